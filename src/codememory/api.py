@@ -1,0 +1,381 @@
+"""The Python API and the one core every entry point (CLI, MCP, daemon, hooks) goes through."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any
+
+from .dates import now_iso, now_utc, parse_when, to_iso
+from .errors import InvalidInput, NotFound
+from .model import (
+    ID_RE,
+    Memory,
+    new_memory_id,
+    normalize_tags,
+    validate_category,
+    validate_importance,
+    validate_text,
+)
+from .project import db_path, find_project_root, store_dir
+from .remember import extract_remember_notes
+from .search import DEFAULT_THRESHOLD, SearchResult
+from .search import search as run_search
+from .store.database import SORT_COLUMNS, Database, Filters
+from .transfer import LineError, parse_jsonl, write_jsonl
+
+GITIGNORE = """# codememory: caches and SQLite side files are rebuilt locally; never commit them.
+*.db-wal
+*.db-shm
+cache/
+logs/
+*.tmp
+"""
+
+DateLike = str | datetime | None
+
+
+@dataclass
+class AddResult:
+    memory: Memory
+    created: bool  # False: an identical live memory already existed and is returned instead
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "created": self.created,
+            "duplicate_of": None if self.created else self.memory.id,
+            "memory": self.memory.to_dict(),
+        }
+
+
+@dataclass
+class ImportReport:
+    added: int = 0
+    skipped_existing: int = 0
+    invalid: list[LineError] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "added": self.added,
+            "skipped_existing": self.skipped_existing,
+            "invalid": [{"line": e.line, "error": e.message} for e in self.invalid],
+        }
+
+
+def _when(value: DateLike, what: str) -> str | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return to_iso(value)
+    return to_iso(parse_when(value, what=what))
+
+
+def _categories(category: str | Sequence[str] | None) -> list[str]:
+    if not category:
+        return []
+    items = category.split(",") if isinstance(category, str) else list(category)
+    return [validate_category(c) for c in items if c.strip()]
+
+
+def _check_ids(ids: Sequence[str]) -> list[str]:
+    if not ids:
+        raise InvalidInput("give at least one memory id")
+    bad = [i for i in ids if not ID_RE.match(i)]
+    if bad:
+        raise InvalidInput(f"not a memory id (expected mem_ and 8 hex digits): {', '.join(bad)}")
+    return list(dict.fromkeys(ids))
+
+
+class Store:
+    """A project's memory. `Store.open()` finds the project as the CLI does; use as a context manager."""
+
+    def __init__(self, root: Path, db: Database) -> None:
+        self.root = root
+        self.db = db
+
+    # ----------------------------------------------------------------- opening
+    @classmethod
+    def open(cls, project: str | os.PathLike[str] | None = None) -> Store:
+        root = find_project_root(project)
+        return cls(root, Database.open(db_path(root)))
+
+    @classmethod
+    def init(cls, project: str | os.PathLike[str] | None = None) -> tuple[Store, bool]:
+        """Create the store (idempotent). Returns the store and whether it was newly created."""
+        root = find_project_root(project)
+        folder = store_dir(root)
+        created = not db_path(root).exists()
+        folder.mkdir(parents=True, exist_ok=True)
+        gitignore = folder / ".gitignore"
+        if not gitignore.exists():
+            gitignore.write_text(GITIGNORE, encoding="utf-8")
+        return cls(root, Database.open(db_path(root), create=True)), created
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def store_path(self) -> Path:
+        return self.db.path
+
+    # ------------------------------------------------------------------ writes
+    def add(
+        self,
+        text: str,
+        *,
+        category: str | None = None,
+        importance: float | str | None = None,
+        tags: str | Sequence[str] | None = None,
+        expires: DateLike = None,
+        entered_by: str | None = None,
+        source: str | None = None,
+    ) -> AddResult:
+        text = validate_text(text)
+        now = now_iso()
+        expires_at = _when(expires, "expires")
+        if expires_at is not None and expires_at <= now:
+            raise InvalidInput(f"expiry {expires_at} is in the past")
+        mem = Memory(
+            id=new_memory_id(),
+            text=text,
+            category=validate_category(category),
+            importance=validate_importance(importance),
+            tags=normalize_tags(list(tags) if tags is not None and not isinstance(tags, str) else tags),
+            entered_by=entered_by or None,
+            source=source or None,
+            created_at=now,
+            updated_at=now,
+            expires_at=expires_at,
+        )
+        duplicate = self.db.find_live_duplicate(text, now)
+        if duplicate:
+            pk, existing_id = duplicate
+            self.db.touch([pk], now)
+            return AddResult(self.db.get_by_ids([existing_id])[0][1], created=False)
+        for _attempt in range(5):
+            try:
+                self.db.insert(mem)
+                return AddResult(mem, created=True)
+            except Exception as exc:  # an id collision (1 in 4 billion) gets a fresh id
+                if "UNIQUE constraint failed: memories.id" not in str(exc):
+                    raise
+                mem.id = new_memory_id()
+        raise RuntimeError("could not allocate a unique memory id")
+
+    def forget(self, ids: Sequence[str], *, purge: bool = True) -> tuple[list[str], list[str]]:
+        """Delete memories. Returns (forgotten, unknown). With purge, the text is also scrubbed from
+        the full-text index segments and the WAL so it cannot be recovered from the file."""
+        ids = _check_ids(ids)
+        gone = self.db.delete(ids)
+        if gone and purge:
+            self.db.purge_deleted_text()
+        return gone, [i for i in ids if i not in gone]
+
+    def archive(self, ids: Sequence[str], *, archived: bool = True) -> tuple[list[str], list[str]]:
+        ids = _check_ids(ids)
+        done = self.db.set_archived(ids, archived, now_iso())
+        return done, [i for i in ids if i not in done]
+
+    def prune(self, *, before: DateLike = None, dry_run: bool = False) -> list[Memory]:
+        """Delete expired memories (and, with `before`, everything created before that date)."""
+        victims = self.db.expired_or_before(now_iso(), _when(before, "before"))
+        if victims and not dry_run:
+            self.db.delete([m.id for m in victims])
+            self.db.purge_deleted_text()
+        return victims
+
+    def remember_scan(self, text: str, *, entered_by: str | None = None, source: str | None = None) -> list[AddResult]:
+        results = []
+        now = now_utc()
+        for note in extract_remember_notes(text, now):
+            expires = note.expires_at if note.expires_at and note.expires_at > now else None
+            results.append(
+                self.add(
+                    note.text,
+                    tags=note.tags,
+                    expires=expires,
+                    entered_by=entered_by or "auto-extract",
+                    source=source,
+                )
+            )
+        return results
+
+    # ------------------------------------------------------------------- reads
+    def get(self, memory_id: str, *, touch: bool = True) -> Memory:
+        _check_ids([memory_id])
+        found = self.db.get_by_ids([memory_id])
+        if not found:
+            raise NotFound(f"no memory with id {memory_id}")
+        pk, mem = found[0]
+        if touch:
+            now = now_iso()
+            self.db.touch([pk], now)
+            mem.access_count += 1
+            mem.last_accessed_at = now
+        return mem
+
+    def filters(
+        self,
+        *,
+        tags: str | Sequence[str] | None = None,
+        any_tags: str | Sequence[str] | None = None,
+        after: DateLike = None,
+        before: DateLike = None,
+        entered_by: str | None = None,
+        category: str | Sequence[str] | None = None,
+        include_expired: bool = False,
+        include_archived: bool = False,
+    ) -> Filters:
+        return Filters(
+            tags_all=normalize_tags(tags if tags is None or isinstance(tags, str) else list(tags)),
+            tags_any=normalize_tags(any_tags if any_tags is None or isinstance(any_tags, str) else list(any_tags)),
+            after=_when(after, "after"),
+            before=_when(before, "before"),
+            entered_by=entered_by or None,
+            categories=_categories(category),
+            include_expired=include_expired,
+            include_archived=include_archived,
+        )
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        offset: int = 0,
+        fuzzy: bool | None = None,
+        threshold: float = DEFAULT_THRESHOLD,
+        touch: bool = True,
+        **filter_args: Any,
+    ) -> SearchResult:
+        """Search with the grep-like syntax. `fuzzy=None` adds typo-tolerant hits only when exact
+        matches are fewer than `limit`; True always adds them; False never does."""
+        if limit < 1:
+            raise InvalidInput("limit must be at least 1")
+        if offset < 0:
+            raise InvalidInput("offset cannot be negative")
+        if not 0.0 <= threshold <= 1.0:
+            raise InvalidInput(f"threshold must be between 0 and 1, got {threshold}")
+        result, pks = run_search(
+            self.db,
+            query,
+            self.filters(**filter_args),
+            limit=limit,
+            offset=offset,
+            fuzzy=fuzzy,
+            threshold=threshold,
+        )
+        if touch and pks:
+            now = now_iso()
+            self.db.touch(pks, now)
+            for hit in result.hits:
+                hit.memory.access_count += 1
+                hit.memory.last_accessed_at = now
+        return result
+
+    def list(
+        self,
+        *,
+        sort: str = "created",
+        order: str = "desc",
+        limit: int = 20,
+        offset: int = 0,
+        **filter_args: Any,
+    ) -> list[Memory]:
+        if sort not in SORT_COLUMNS:
+            raise InvalidInput(f"unknown sort {sort!r}; choose one of: {', '.join(SORT_COLUMNS)}")
+        if order not in ("asc", "desc"):
+            raise InvalidInput(f"order must be asc or desc, got {order!r}")
+        if limit < 1 or offset < 0:
+            raise InvalidInput("limit must be at least 1 and offset not negative")
+        return self.db.list_memories(
+            self.filters(**filter_args), sort=sort, descending=order == "desc", limit=limit, offset=offset
+        )
+
+    def count(self, **filter_args: Any) -> int:
+        return self.db.count(self.filters(**filter_args))
+
+    def stats(self, *, tags: bool = False, agents: bool = False) -> dict[str, Any]:
+        out = self.db.stats(now_iso())
+        out["store"] = str(self.store_path)
+        out["size_bytes"] = sum(
+            p.stat().st_size for p in self.store_path.parent.glob(self.store_path.name + "*") if p.is_file()
+        )
+        if tags:
+            out["tags"] = self.db.tag_frequencies()
+        if agents:
+            out["agents"] = self.db.agent_frequencies()
+        return out
+
+    # ---------------------------------------------------------- import/export
+    def export(self, dest: str | os.PathLike[str] | IO[str]) -> int:
+        """Write every memory as JSON Lines to a path ('-' for stdout) or an open text file."""
+        if isinstance(dest, str) and dest == "-":
+            return write_jsonl(self.db.iter_all(), sys.stdout)
+        if not isinstance(dest, (str, os.PathLike)):
+            return write_jsonl(self.db.iter_all(), dest)
+        path = Path(dest)
+        if path.is_dir():
+            raise InvalidInput(f"{path} is a directory; give a file name")
+        tmp = path.with_name(path.name + ".tmp")
+        try:
+            with tmp.open("w", encoding="utf-8") as out:
+                count = write_jsonl(self.db.iter_all(), out)
+            tmp.replace(path)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise InvalidInput(f"cannot write {path}: {exc.strerror}") from None
+        return count
+
+    def import_(self, src: str | os.PathLike[str] | IO[str], *, skip_invalid: bool = False) -> ImportReport:
+        """Import JSON Lines. Idempotent: records whose id exists (or, without an id, whose exact text
+        exists) are skipped. A file with invalid lines imports nothing unless skip_invalid."""
+        if isinstance(src, str) and src == "-":
+            parsed = parse_jsonl(sys.stdin)
+        elif isinstance(src, (str, os.PathLike)):
+            try:
+                with open(src, encoding="utf-8") as fh:
+                    parsed = parse_jsonl(fh)
+            except FileNotFoundError:
+                raise InvalidInput(f"no such file: {src}") from None
+            except UnicodeDecodeError:
+                raise InvalidInput(f"{src} is not UTF-8 text") from None
+            except OSError as exc:
+                raise InvalidInput(f"cannot read {src}: {exc.strerror}") from None
+        else:
+            parsed = parse_jsonl(src)
+        report = ImportReport(invalid=parsed.errors)
+        if parsed.errors and not skip_invalid:
+            shown = "; ".join(str(e) for e in parsed.errors[:5])
+            more = f" (and {len(parsed.errors) - 5} more)" if len(parsed.errors) > 5 else ""
+            raise InvalidInput(f"import aborted, nothing imported: {shown}{more}; fix them or use --skip-invalid")
+        existing = self.db.existing_ids([m.id for m in parsed.memories])
+        fresh: list[Memory] = []
+        seen: set[str] = set()
+        now = now_iso()
+        for mem in parsed.memories:
+            if mem.id in existing or mem.id in seen:
+                report.skipped_existing += 1
+                continue
+            if mem.id not in parsed.id_given and self.db.find_live_duplicate(mem.text, now):
+                report.skipped_existing += 1
+                continue
+            seen.add(mem.id)
+            fresh.append(mem)
+        report.added = self.db.insert_many(fresh)
+        return report
+
+
+def open_store(project: str | os.PathLike[str] | None = None) -> Store:
+    """Open an existing project store (see Store.open)."""
+    return Store.open(project)

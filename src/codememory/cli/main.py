@@ -1,0 +1,449 @@
+"""`codememory` command line: a thin layer over codememory.api.Store."""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from .. import __version__
+from ..api import Store
+from ..errors import CodememoryError, InvalidInput
+from ..model import CATEGORIES
+from ..store.database import SORT_COLUMNS
+from . import render
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _Group(click.Group):
+    """Turns user-caused errors into one line on stderr and a non-zero exit, never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except CodememoryError as exc:
+            click.echo(f"codememory: error: {exc}", err=True)
+            ctx.exit(exc.exit_code)
+        except sqlite3.OperationalError as exc:
+            click.echo(f"codememory: error: the store could not be used: {exc}", err=True)
+            ctx.exit(1)
+        except BrokenPipeError:
+            sys.stderr.close()  # e.g. `codememory list | head`
+            ctx.exit(0)
+        return None
+
+
+def _agent_context(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    click.echo(resources.files("codememory.cli").joinpath("agent_context.md").read_text(encoding="utf-8"))
+    ctx.exit(0)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option(
+    "--project",
+    "project",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar="CODEMEMORY_PROJECT",
+    help="Project folder (default: $CODEMEMORY_PROJECT, else the nearest folder above with .codememory/, "
+    "else the git root).",
+)
+@click.option(
+    "--agent-context",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_agent_context,
+    help="Print a concise guide for AI agents on using codememory, then exit.",
+)
+@click.version_option(__version__, prog_name="codememory")
+@click.pass_context
+def cli(ctx: click.Context, project: Path | None) -> None:
+    """Local, per-project memory for AI coding agents.
+
+    Store decisions, conventions, gotchas and todos once; search them from any agent or shell.
+    Start with `codememory init` in your project, then `codememory store` and `codememory search`.
+    """
+    ctx.obj = {"project": project}
+
+
+def _open(ctx: click.Context) -> Store:
+    store = Store.open(ctx.obj["project"])
+    ctx.call_on_close(store.close)
+    return store
+
+
+def _json_option(f: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")(f)
+
+
+def _filter_options(f: F) -> F:
+    options = [
+        click.option("--tags", help="Only memories with ALL these tags (comma-separated)."),
+        click.option("--any-tag", "any_tags", help="Only memories with ANY of these tags (comma-separated)."),
+        click.option("--after", help="Created at or after this date (ISO, or e.g. '2 weeks ago')."),
+        click.option("--before", help="Created before this date (ISO, or e.g. 'yesterday')."),
+        click.option("--entered-by", help="Only memories entered by this agent or person."),
+        click.option("--category", help=f"Only these categories (comma-separated): {', '.join(CATEGORIES)}."),
+        click.option("--include-expired", is_flag=True, help="Also show expired memories."),
+        click.option("--include-archived", is_flag=True, help="Also show archived memories."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _filter_args(kwargs: dict[str, Any]) -> dict[str, Any]:
+    keys = (
+        "tags",
+        "any_tags",
+        "after",
+        "before",
+        "entered_by",
+        "category",
+        "include_expired",
+        "include_archived",
+    )
+    return {k: kwargs.pop(k) for k in keys}
+
+
+# --------------------------------------------------------------------------- init
+@cli.command()
+@_json_option
+@click.pass_context
+def init(ctx: click.Context, as_json: bool) -> None:
+    """Create the project's store in .codememory/ (safe to run again)."""
+    store, created = Store.init(ctx.obj["project"])
+    ctx.call_on_close(store.close)
+    if as_json:
+        render.dump_json({"created": created, "project": str(store.root), "store": str(store.store_path)})
+    elif created:
+        click.echo(f"Initialized codememory store at {store.store_path}")
+    else:
+        click.echo(f"codememory store already exists at {store.store_path}")
+
+
+# -------------------------------------------------------------------------- store
+@cli.command("store")
+@click.argument("text", required=False)
+@click.option("--file", "file", type=click.Path(dir_okay=False, path_type=Path), help="Read the text from a file.")
+@click.option("--tags", help="Comma-separated tags, e.g. docker,ci.")
+@click.option("--category", help=f"One of: {', '.join(CATEGORIES)} (default note).")
+@click.option("--importance", type=float, help="0..1, how much this matters (default 0.5).")
+@click.option("--expires", help="When it stops being true: ISO date or e.g. 'in 2 weeks', 'tomorrow'.")
+@click.option("--entered-by", help="Which agent or person is storing this.")
+@click.option("--source", help="Where it came from (session id, file, URL); kept verbatim.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only the memory id.")
+@_json_option
+@click.pass_context
+def store_cmd(ctx: click.Context, text: str | None, file: Path | None, as_json: bool, quiet: bool, **opts: Any) -> None:
+    """Store a memory. TEXT may also come from --file or standard input.
+
+    \b
+    Examples:
+      codememory store "Use httpx, not requests" --category decision --tags http
+      git log -1 --format=%B | codememory store --source commit --tags history
+    """
+    if text is not None and file is not None:
+        raise InvalidInput("give the text either as an argument or with --file, not both")
+    if file is not None:
+        try:
+            text = file.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise InvalidInput(f"no such file: {file}") from None
+        except UnicodeDecodeError:
+            raise InvalidInput(f"{file} is not UTF-8 text") from None
+        except OSError as exc:
+            raise InvalidInput(f"cannot read {file}: {exc.strerror}") from None
+    elif text is None:
+        if sys.stdin is None or sys.stdin.isatty():
+            raise InvalidInput("no text given: pass it as an argument, with --file, or on standard input")
+        text = sys.stdin.read()
+    result = _open(ctx).add(text, **opts)
+    if as_json:
+        render.dump_json(result.to_dict())
+    elif quiet:
+        click.echo(result.memory.id)
+    elif result.created:
+        click.echo(f"Stored {result.memory.id}")
+    else:
+        click.echo(f"Already stored as {result.memory.id} (identical text); not stored again")
+
+
+# ------------------------------------------------------------------------- search
+@cli.command()
+@click.argument("query", nargs=-1, required=True)
+@_filter_options
+@click.option("--limit", default=10, show_default=True, type=click.IntRange(min=1), help="Maximum results.")
+@click.option("--offset", default=0, type=click.IntRange(min=0), help="Skip this many results (paging).")
+@click.option(
+    "--fuzzy/--no-fuzzy",
+    default=None,
+    help="Always / never add typo-tolerant matches (default: only when exact matches are fewer than --limit).",
+)
+@click.option(
+    "--threshold",
+    default=0.7,
+    show_default=True,
+    type=click.FloatRange(0, 1),
+    help="Minimum similarity for fuzzy matches.",
+)
+@click.option("--markdown", is_flag=True, help="Print markdown.")
+@click.option("--explain", is_flag=True, help="Show why each result matched and how it was scored.")
+@_json_option
+@click.pass_context
+def search(
+    ctx: click.Context,
+    query: tuple[str, ...],
+    limit: int,
+    offset: int,
+    fuzzy: bool | None,
+    threshold: float,
+    markdown: bool,
+    explain: bool,
+    as_json: bool,
+    **kwargs: Any,
+) -> None:
+    """Search memories. QUERY words must all match; supports OR, NOT, "phrases", prefix* and (groups).
+
+    \b
+    Examples:
+      codememory search docker compose
+      codememory search 'postgres OR sqlite' --category decision
+      codememory search '"connection pool"' --after "2 weeks ago" --json
+    """
+    text = " ".join(query)
+    result = _open(ctx).search(
+        text, limit=limit, offset=offset, fuzzy=fuzzy, threshold=threshold, **_filter_args(kwargs)
+    )
+    if as_json:
+        render.dump_json(result.to_dict())
+        return
+    if markdown:
+        click.echo(render.hits_markdown(text, result.hits))
+        return
+    if not result.hits:
+        click.echo("No memories match.", err=True)
+        return
+    for hit in result.hits:
+        click.echo(render.hit_text(hit))
+        if explain:
+            click.echo(click.style(f"    why: score {hit.score:.4f} {hit.explain}", dim=True))
+    if result.has_more:
+        click.echo(click.style(f"(more results: use --offset {offset + limit})", dim=True), err=True)
+
+
+# --------------------------------------------------------------------------- list
+@cli.command("list")
+@_filter_options
+@click.option("--sort", type=click.Choice(list(SORT_COLUMNS)), default="created", show_default=True)
+@click.option("--order", type=click.Choice(["asc", "desc"]), default="desc", show_default=True)
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(min=1))
+@click.option("--offset", default=0, type=click.IntRange(min=0))
+@click.option("--markdown", is_flag=True, help="Print markdown.")
+@_json_option
+@click.pass_context
+def list_cmd(
+    ctx: click.Context,
+    sort: str,
+    order: str,
+    limit: int,
+    offset: int,
+    markdown: bool,
+    as_json: bool,
+    **kwargs: Any,
+) -> None:
+    """List memories, newest first by default."""
+    store = _open(ctx)
+    filters = _filter_args(kwargs)
+    memories = store.list(sort=sort, order=order, limit=limit, offset=offset, **filters)
+    if as_json:
+        render.dump_json(
+            {
+                "count": len(memories),
+                "total": store.count(**filters),
+                "memories": [m.to_dict() for m in memories],
+            }
+        )
+    elif markdown:
+        click.echo(render.memories_markdown("Memories", memories))
+    elif not memories:
+        click.echo("No memories.", err=True)
+    else:
+        for mem in memories:
+            click.echo(render.memory_text(mem))
+
+
+# --------------------------------------------------------------------------- show
+@cli.command()
+@click.argument("ids", nargs=-1, required=True)
+@click.option("--markdown", is_flag=True, help="Print markdown.")
+@_json_option
+@click.pass_context
+def show(ctx: click.Context, ids: tuple[str, ...], markdown: bool, as_json: bool) -> None:
+    """Show memories in full."""
+    store = _open(ctx)
+    memories = [store.get(i) for i in ids]
+    if as_json:
+        render.dump_json(memories[0].to_dict() if len(memories) == 1 else [m.to_dict() for m in memories])
+    elif markdown:
+        click.echo("\n".join(render.memory_markdown(m) for m in memories))
+    else:
+        click.echo("\n\n".join(render.memory_detail(m) for m in memories))
+
+
+# ------------------------------------------------------------- forget / archive
+def _report_ids(verb: str, done: list[str], unknown: list[str], as_json: bool) -> None:
+    if as_json:
+        render.dump_json({verb: done, "unknown": unknown})
+    else:
+        for i in done:
+            click.echo(f"{verb.capitalize()} {i}")
+    if unknown:
+        raise CodememoryError(f"no memory with id {', '.join(unknown)}")
+
+
+@cli.command()
+@click.argument("ids", nargs=-1, required=True)
+@_json_option
+@click.pass_context
+def forget(ctx: click.Context, ids: tuple[str, ...], as_json: bool) -> None:
+    """Delete memories for good (also from the search indexes)."""
+    done, unknown = _open(ctx).forget(list(ids))
+    _report_ids("forgotten", done, unknown, as_json)
+
+
+@cli.command()
+@click.argument("ids", nargs=-1, required=True)
+@click.option("--undo", is_flag=True, help="Bring archived memories back.")
+@_json_option
+@click.pass_context
+def archive(ctx: click.Context, ids: tuple[str, ...], undo: bool, as_json: bool) -> None:
+    """Hide memories from search and list without deleting them."""
+    done, unknown = _open(ctx).archive(list(ids), archived=not undo)
+    _report_ids("unarchived" if undo else "archived", done, unknown, as_json)
+
+
+# -------------------------------------------------------------------------- prune
+@cli.command()
+@click.option("--before", help="Also delete memories created before this date (even if not expired).")
+@click.option("--dry-run", is_flag=True, help="Show what would be deleted; delete nothing.")
+@click.option("--force", "-f", is_flag=True, help="Do not ask for confirmation.")
+@_json_option
+@click.pass_context
+def prune(ctx: click.Context, before: str | None, dry_run: bool, force: bool, as_json: bool) -> None:
+    """Delete expired memories."""
+    store = _open(ctx)
+    victims = store.prune(before=before, dry_run=True)
+    if not dry_run and victims and not force:
+        if not sys.stdin or not sys.stdin.isatty():
+            raise InvalidInput(f"would delete {len(victims)} memories; re-run with --force (or --dry-run to see them)")
+        click.confirm(f"Delete {len(victims)} memories?", abort=True)
+    if not dry_run and victims:
+        victims = store.prune(before=before)
+    if as_json:
+        render.dump_json({"dry_run": dry_run, "count": len(victims), "memories": [m.to_dict() for m in victims]})
+        return
+    for mem in victims:
+        click.echo(render.memory_text(mem))
+    verb = "Would delete" if dry_run else "Deleted"
+    click.echo(f"{verb} {len(victims)} memories.")
+
+
+# -------------------------------------------------------------------------- stats
+@cli.command()
+@click.option("--tags", is_flag=True, help="Show how often each tag is used.")
+@click.option("--agents", is_flag=True, help="Show how many memories each agent entered.")
+@_json_option
+@click.pass_context
+def stats(ctx: click.Context, tags: bool, agents: bool, as_json: bool) -> None:
+    """Counts, categories, tags, agents and store size."""
+    data = _open(ctx).stats(tags=tags, agents=agents)
+    if as_json:
+        render.dump_json(data)
+        return
+    click.echo(f"Store:     {data['store']} ({data['size_bytes'] / 1024:.0f} KiB)")
+    click.echo(
+        f"Memories:  {data['total']} total, {data['live']} live, {data['expired']} expired, {data['archived']} archived"
+    )
+    if data["oldest"]:
+        click.echo(f"Span:      {data['oldest'][:10]} .. {data['newest'][:10]}")
+    if data["categories"]:
+        click.echo("Categories: " + ", ".join(f"{k} {v}" for k, v in data["categories"].items()))
+    for key, title in (("tags", "Tags"), ("agents", "Agents")):
+        if key in data:
+            click.echo(f"{title}:")
+            for name, n in data[key].items():
+                click.echo(f"  {n:>6}  {name}")
+
+
+# ----------------------------------------------------------------- export/import
+@cli.command()
+@click.argument("file")
+@_json_option
+@click.pass_context
+def export(ctx: click.Context, file: str, as_json: bool) -> None:
+    """Write all memories to FILE as JSON Lines ('-' for standard output)."""
+    count = _open(ctx).export(file)
+    if file == "-":
+        return
+    if as_json:
+        render.dump_json({"exported": count, "file": file})
+    else:
+        click.echo(f"Exported {count} memories to {file}", err=True)
+
+
+@cli.command("import")
+@click.argument("file")
+@click.option("--skip-invalid", is_flag=True, help="Import the valid lines even if some are invalid.")
+@_json_option
+@click.pass_context
+def import_cmd(ctx: click.Context, file: str, skip_invalid: bool, as_json: bool) -> None:
+    """Import memories from a JSON Lines FILE ('-' for standard input). Safe to repeat."""
+    report = _open(ctx).import_(file, skip_invalid=skip_invalid)
+    if as_json:
+        render.dump_json(report.to_dict())
+        return
+    for err in report.invalid:
+        click.echo(f"skipped {err}", err=True)
+    click.echo(
+        f"Imported {report.added} memories ({report.skipped_existing} already present"
+        + (f", {len(report.invalid)} invalid lines skipped)" if report.invalid else ")")
+    )
+
+
+# ------------------------------------------------------------------ remember-scan
+@cli.command("remember-scan")
+@click.option("--entered-by", help="Agent name to record (default auto-extract).")
+@click.option("--source", help="Where the text came from.")
+@_json_option
+@click.pass_context
+def remember_scan(ctx: click.Context, entered_by: str | None, source: str | None, as_json: bool) -> None:
+    """Store every `*Remember*: …` note found in standard input (auto tags and expiry)."""
+    text = sys.stdin.read() if sys.stdin else ""
+    results = _open(ctx).remember_scan(text, entered_by=entered_by, source=source)
+    if as_json:
+        render.dump_json(
+            {
+                "found": len(results),
+                "stored": sum(r.created for r in results),
+                "results": [r.to_dict() for r in results],
+            }
+        )
+        return
+    for r in results:
+        state = "Stored" if r.created else "Already stored"
+        click.echo(f"{state} {r.memory.id}: {r.memory.text[:80]}")
+    if not results:
+        click.echo("No *Remember* notes found.", err=True)
+
+
+def main() -> None:
+    cli(prog_name="codememory")

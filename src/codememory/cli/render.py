@@ -1,0 +1,102 @@
+"""Plain-text and markdown renderings of memories and search hits (JSON is `to_dict()` as is)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from ..model import Memory
+from ..search import Hit
+
+
+def dump_json(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def _day(ts: str | None) -> str:
+    return ts[:10] if ts else "-"
+
+
+def memory_header(mem: Memory, extra: str = "") -> str:
+    parts = [
+        click.style(mem.id, fg="cyan", bold=True),
+        click.style(mem.category, fg="magenta"),
+        f"importance {mem.importance:g}",
+        _day(mem.created_at),
+    ]
+    if mem.tags:
+        parts.append(click.style(" ".join("#" + t for t in mem.tags), fg="green"))
+    if mem.entered_by:
+        parts.append(f"by {mem.entered_by}")
+    if mem.expires_at:
+        parts.append(f"expires {_day(mem.expires_at)}")
+    if mem.archived:
+        parts.append(click.style("archived", fg="yellow"))
+    if extra:
+        parts.append(extra)
+    return "  ".join(parts)
+
+
+def _indent(text: str, width: int = 4) -> str:
+    pad = " " * width
+    return "\n".join(pad + line for line in text.splitlines())
+
+
+def memory_text(mem: Memory) -> str:
+    return memory_header(mem) + "\n" + _indent(mem.text)
+
+
+def hit_text(hit: Hit) -> str:
+    extra = click.style("fuzzy", fg="yellow") if hit.match == "fuzzy" else ""
+    return memory_header(hit.memory, extra) + "\n" + _indent(hit.memory.text)
+
+
+def memory_detail(mem: Memory) -> str:
+    rows = [
+        ("id", mem.id),
+        ("category", mem.category),
+        ("importance", f"{mem.importance:g}"),
+        ("tags", ", ".join(mem.tags) or "-"),
+        ("entered by", mem.entered_by or "-"),
+        ("source", mem.source or "-"),
+        ("created", mem.created_at),
+        ("updated", mem.updated_at),
+        ("expires", mem.expires_at or "never"),
+        ("accessed", f"{mem.access_count} times, last {mem.last_accessed_at or 'never'}"),
+        ("archived", "yes" if mem.archived else "no"),
+    ]
+    head = "\n".join(f"{click.style(k + ':', bold=True):<22} {v}" for k, v in rows)
+    return head + "\n\n" + mem.text
+
+
+def memory_markdown(mem: Memory, extra: str = "") -> str:
+    meta = [f"`{mem.id}`", mem.category, f"importance {mem.importance:g}", _day(mem.created_at)]
+    if mem.tags:
+        meta.append(" ".join(f"`#{t}`" for t in mem.tags))
+    if mem.entered_by:
+        meta.append(f"by {mem.entered_by}")
+    if mem.source:
+        meta.append(f"source: {mem.source}")
+    if extra:
+        meta.append(extra)
+    body = "\n".join("> " + line if line else ">" for line in mem.text.splitlines())
+    return "- " + " · ".join(meta) + "\n\n" + body + "\n"
+
+
+def hits_markdown(query: str, hits: list[Hit]) -> str:
+    lines = [f"## Memories matching `{query}`", ""]
+    if not hits:
+        lines.append("_No matches._")
+    for hit in hits:
+        lines.append(memory_markdown(hit.memory, "fuzzy match" if hit.match == "fuzzy" else ""))
+    return "\n".join(lines)
+
+
+def memories_markdown(title: str, memories: list[Memory]) -> str:
+    lines = [f"## {title}", ""]
+    if not memories:
+        lines.append("_None._")
+    lines.extend(memory_markdown(m) for m in memories)
+    return "\n".join(lines)

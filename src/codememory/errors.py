@@ -1,0 +1,23 @@
+"""Errors a user can cause. Entry points print their message on one line; they are never tracebacks."""
+
+
+class CodememoryError(Exception):
+    """Base for every error that is the user's to fix (bad input, missing store, ...)."""
+
+    exit_code = 1
+
+
+class InvalidInput(CodememoryError):
+    exit_code = 2
+
+
+class StoreNotFound(CodememoryError):
+    pass
+
+
+class StoreUnusable(CodememoryError):
+    """Corrupt, unreadable, or written by a newer codememory."""
+
+
+class NotFound(CodememoryError):
+    pass

@@ -1,0 +1,218 @@
+"""Grep-like query language compiled to a safe FTS5 expression.
+
+Syntax: words are ANDed; `OR`, `AND`, `NOT` (upper case) are operators; `"exact phrase"`; `prefix*`;
+parentheses group. Everything else is literal text: every term reaches FTS5 as a quoted string, so
+`C++`, `a:b`, `@user`, `#tag`, `a=b` and `src/auth/oauth.py` are searched, never parsed as syntax.
+Input that does not form a valid expression (a stray quote, unbalanced parentheses, a dangling
+operator) is searched as plain words instead of raising.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+MAX_TERMS = 64
+MAX_DEPTH = 16
+_OPERATORS = {"AND", "OR", "NOT"}
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_WORD_RE = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class Term:
+    text: str
+    phrase: bool = False
+    prefix: bool = False
+
+    def fts(self) -> str:
+        body = '"' + self.text.replace('"', '""') + '"'
+        return body + "*" if self.prefix else body
+
+    def indexable(self) -> bool:
+        """FTS5 finds nothing for a string without word characters; such terms are dropped."""
+        return bool(_WORD_RE.search(self.text))
+
+
+@dataclass
+class Node:
+    op: str  # "AND" | "OR" | "NOT" (binary: left NOT right) | "TERM"
+    children: list[Node] = field(default_factory=list)
+    term: Term | None = None
+
+
+@dataclass
+class ParsedQuery:
+    raw: str
+    fts: str | None  # None: nothing searchable by the keyword index
+    terms: list[Term]  # positive terms (not under NOT), for fuzzy matching and highlighting
+    literal: bool  # True when the input was not a valid expression and was read as plain words
+
+
+def clean(query: str) -> str:
+    return _CONTROL_RE.sub(" ", query)
+
+
+def _lex(query: str) -> list[tuple[str, str]]:
+    tokens: list[tuple[str, str]] = []
+    i, n = 0, len(query)
+    while i < n:
+        ch = query[i]
+        if ch.isspace():
+            i += 1
+        elif ch in "()":
+            tokens.append((ch, ch))
+            i += 1
+        elif ch == '"':
+            end = query.find('"', i + 1)
+            if end == -1:  # stray quote: literal, the rest is words
+                i += 1
+                continue
+            prefix = end + 1 < n and query[end + 1] == "*"
+            tokens.append(("PHRASE*" if prefix else "PHRASE", query[i + 1 : end]))
+            i = end + (2 if prefix else 1)
+        else:
+            j = i
+            while j < n and not query[j].isspace() and query[j] not in '()"':
+                j += 1
+            word = query[i:j]
+            i = j
+            if word in _OPERATORS:
+                tokens.append((word, word))
+            else:
+                tokens.append(("WORD", word))
+    return tokens
+
+
+class _Syntax(Exception):
+    pass
+
+
+class _Parser:
+    def __init__(self, tokens: list[tuple[str, str]]) -> None:
+        self.tokens = tokens
+        self.pos = 0
+        self.depth = 0
+        self.term_count = 0
+
+    def peek(self) -> str | None:
+        return self.tokens[self.pos][0] if self.pos < len(self.tokens) else None
+
+    def take(self) -> tuple[str, str]:
+        tok = self.tokens[self.pos]
+        self.pos += 1
+        return tok
+
+    def parse(self) -> Node:
+        node = self.or_expr()
+        if self.pos != len(self.tokens):
+            raise _Syntax("trailing tokens")
+        return node
+
+    def or_expr(self) -> Node:
+        parts = [self.and_expr()]
+        while self.peek() == "OR":
+            self.take()
+            parts.append(self.and_expr())
+        return parts[0] if len(parts) == 1 else Node("OR", parts)
+
+    def and_expr(self) -> Node:
+        parts = [self.not_expr()]
+        while self.peek() in ("AND", "WORD", "PHRASE", "PHRASE*", "("):
+            if self.peek() == "AND":
+                self.take()
+            parts.append(self.not_expr())
+        return parts[0] if len(parts) == 1 else Node("AND", parts)
+
+    def not_expr(self) -> Node:
+        node = self.primary()
+        while self.peek() == "NOT":
+            self.take()
+            node = Node("NOT", [node, self.primary()])
+        return node
+
+    def primary(self) -> Node:
+        kind = self.peek()
+        if kind == "(":
+            self.take()
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise _Syntax("too deep")
+            node = self.or_expr()
+            if self.peek() != ")":
+                raise _Syntax("unclosed parenthesis")
+            self.take()
+            self.depth -= 1
+            return node
+        if kind in ("WORD", "PHRASE", "PHRASE*"):
+            _, text = self.take()
+            self.term_count += 1
+            if self.term_count > MAX_TERMS:
+                raise _Syntax("too many terms")
+            return Node("TERM", term=_make_term(kind, text))
+        raise _Syntax(f"unexpected {kind}")
+
+
+def _make_term(kind: str, text: str) -> Term:
+    if kind == "WORD":
+        if len(text) > 1 and text.endswith("*") and _WORD_RE.search(text[:-1].rstrip("*")):
+            return Term(text.rstrip("*"), prefix=True)
+        return Term(text)
+    return Term(text, phrase=True, prefix=kind == "PHRASE*")
+
+
+def _compile(node: Node) -> str | None:
+    """FTS5 text for a node, or None when nothing in it is searchable."""
+    if node.op == "TERM":
+        assert node.term is not None
+        return node.term.fts() if node.term.indexable() else None
+    if node.op == "NOT":
+        left, right = _compile(node.children[0]), _compile(node.children[1])
+        if left is None:
+            return None
+        return f"({left} NOT {right})" if right else left
+    parts = [p for p in (_compile(c) for c in node.children) if p]
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else "(" + f" {node.op} ".join(parts) + ")"
+
+
+def _positive_terms(node: Node) -> list[Term]:
+    if node.op == "TERM":
+        assert node.term is not None
+        return [node.term]
+    if node.op == "NOT":
+        return _positive_terms(node.children[0])
+    return [t for c in node.children for t in _positive_terms(c)]
+
+
+def _literal(query: str) -> Node:
+    """Plain-words reading: every whitespace-separated chunk (operators and quotes included) is a term."""
+    words = query.replace('"', " ").replace("(", " ").replace(")", " ").split()[:MAX_TERMS]
+    return Node("AND", [Node("TERM", term=_make_term("WORD", w)) for w in words])
+
+
+def parse_query(query: str) -> ParsedQuery:
+    text = clean(query)
+    tokens = _lex(text)
+    literal = False
+    if not tokens:
+        return ParsedQuery(raw=query, fts=None, terms=[], literal=False)
+    try:
+        node = _Parser(tokens).parse()
+    except _Syntax:
+        node = _literal(text)
+        literal = True
+    terms = [t for t in _positive_terms(node) if t.text.strip()]
+    return ParsedQuery(raw=query, fts=_compile(node), terms=terms, literal=literal)
+
+
+def fold(text: str) -> str:
+    """Lower-case and strip diacritics, as the index's tokenizer does."""
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def words(text: str) -> list[str]:
+    return _WORD_RE.findall(fold(text))

@@ -1,0 +1,499 @@
+"""The only module that speaks SQL. Everything above it works with Memory objects and opaque row keys."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..dates import now_iso
+from ..errors import StoreNotFound, StoreUnusable
+from ..model import Memory
+from .migrations import LATEST, MIGRATIONS
+
+BUSY_TIMEOUT_S = 30.0
+_LOCK_RETRIES = 5
+
+_MEMORY_COLUMNS = (
+    "m.pk, m.id, m.text, m.category, m.importance, m.entered_by, m.source, m.created_at, m.updated_at, "
+    "m.expires_at, m.access_count, m.last_accessed_at, m.archived"
+)
+SORT_COLUMNS = {
+    "created": "m.created_at",
+    "updated": "m.updated_at",
+    "expires": "m.expires_at",
+    "importance": "m.importance",
+    "accessed": "m.last_accessed_at",
+    "content": "m.text COLLATE NOCASE",
+}
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.strip().encode("utf-8")).hexdigest()
+
+
+@dataclass
+class Filters:
+    """Restrictions shared by search, list and count. Times are canonical ISO strings."""
+
+    now: str = field(default_factory=now_iso)
+    tags_all: list[str] = field(default_factory=list)
+    tags_any: list[str] = field(default_factory=list)
+    after: str | None = None
+    before: str | None = None
+    entered_by: str | None = None
+    categories: list[str] = field(default_factory=list)
+    include_expired: bool = False
+    include_archived: bool = False
+
+    def where(self) -> tuple[str, list[Any]]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        if not self.include_archived:
+            clauses.append("m.archived = 0")
+        if not self.include_expired:
+            clauses.append("(m.expires_at IS NULL OR m.expires_at > ?)")
+            params.append(self.now)
+        if self.after:
+            clauses.append("m.created_at >= ?")
+            params.append(self.after)
+        if self.before:
+            clauses.append("m.created_at < ?")
+            params.append(self.before)
+        if self.entered_by:
+            clauses.append("m.entered_by = ?")
+            params.append(self.entered_by)
+        if self.categories:
+            clauses.append(f"m.category IN ({','.join('?' * len(self.categories))})")
+            params.extend(self.categories)
+        if self.tags_all:
+            clauses.append(
+                "m.pk IN (SELECT mt.memory_pk FROM memory_tags mt JOIN tags t ON t.id = mt.tag_id "
+                f"WHERE t.name IN ({','.join('?' * len(self.tags_all))}) "
+                "GROUP BY mt.memory_pk HAVING COUNT(*) = ?)"
+            )
+            params.extend(self.tags_all)
+            params.append(len(self.tags_all))
+        if self.tags_any:
+            clauses.append(
+                "EXISTS (SELECT 1 FROM memory_tags mt JOIN tags t ON t.id = mt.tag_id "
+                f"WHERE mt.memory_pk = m.pk AND t.name IN ({','.join('?' * len(self.tags_any))}))"
+            )
+            params.extend(self.tags_any)
+        return (" AND ".join(clauses) or "1"), params
+
+
+@dataclass
+class RankRow:
+    pk: int
+    text: str
+    importance: float
+    created_at: str
+
+
+class Database:
+    """A project's SQLite store: WAL, busy timeout, BEGIN IMMEDIATE writes, migrations on open."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self.conn = conn
+        self.path = path
+        self._vocab_key: tuple[int, int] | None = None
+        self._vocab: list[str] = []
+
+    # ----------------------------------------------------------------- opening
+    @classmethod
+    def open(cls, path: Path, *, create: bool = False) -> Database:
+        if not create and not path.exists():
+            raise StoreNotFound(f"no codememory store at {path.parent} (run `codememory init` in the project first)")
+        try:
+            conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise StoreUnusable(f"cannot open store {path}: {exc}") from None
+        db = cls(conn, path)
+        try:
+            db._configure()
+            db._migrate()
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreUnusable(f"store {path} is unreadable or corrupt: {exc}") from None
+        except BaseException:
+            conn.close()
+            raise
+        return db
+
+    def _configure(self) -> None:
+        c = self.conn
+        c.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        if c.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            c.execute("PRAGMA journal_mode = WAL")
+        c.execute("PRAGMA synchronous = NORMAL")
+        c.execute("PRAGMA foreign_keys = ON")
+        # Forgotten text must not linger in freed pages of the file.
+        c.execute("PRAGMA secure_delete = ON")
+
+    def _migrate(self) -> None:
+        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > LATEST:
+            raise StoreUnusable(
+                f"store {self.path} has schema version {version}, newer than this codememory knows "
+                f"({LATEST}); upgrade codememory"
+            )
+        if version == LATEST:
+            return
+        with self.transaction():
+            version = self.conn.execute("PRAGMA user_version").fetchone()[0]  # another process may have won
+            if version == 0:
+                self.conn.execute(
+                    "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                    "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+                )
+            for number, name, sql in MIGRATIONS:
+                if number <= version:
+                    continue
+                for statement in _split_sql(sql):
+                    self.conn.execute(statement)
+                self.conn.execute(
+                    "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
+                    (number, name, now_iso()),
+                )
+                self.conn.execute(f"PRAGMA user_version = {number}")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def schema_version(self) -> int:
+        return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
+
+    # ------------------------------------------------------------ transactions
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction that takes the write lock up front (deferred read-then-write
+        transactions fail with 'database is locked' without waiting for the busy timeout)."""
+        for attempt in range(_LOCK_RETRIES):
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or attempt == _LOCK_RETRIES - 1:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        else:
+            self.conn.execute("COMMIT")
+
+    # ------------------------------------------------------------------ writes
+    def insert(self, mem: Memory) -> None:
+        with self.transaction():
+            self._insert(mem)
+
+    def insert_many(self, mems: Iterable[Memory]) -> int:
+        count = 0
+        with self.transaction():
+            for mem in mems:
+                self._insert(mem)
+                count += 1
+        return count
+
+    def _insert(self, mem: Memory) -> None:
+        cur = self.conn.execute(
+            "INSERT INTO memories(id, text, text_hash, category, importance, entered_by, source, "
+            "created_at, updated_at, expires_at, access_count, last_accessed_at, archived) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                mem.id,
+                mem.text,
+                text_hash(mem.text),
+                mem.category,
+                mem.importance,
+                mem.entered_by,
+                mem.source,
+                mem.created_at,
+                mem.updated_at,
+                mem.expires_at,
+                mem.access_count,
+                mem.last_accessed_at,
+                int(mem.archived),
+            ),
+        )
+        if mem.tags:
+            pk = cur.lastrowid
+            self.conn.executemany("INSERT OR IGNORE INTO tags(name) VALUES (?)", [(t,) for t in mem.tags])
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO memory_tags(memory_pk, tag_id) SELECT ?, id FROM tags WHERE name = ?",
+                [(pk, t) for t in mem.tags],
+            )
+
+    def delete(self, ids: Sequence[str]) -> list[str]:
+        """Delete memories by id; returns the ids that existed."""
+        with self.transaction():
+            found = self._existing(ids)
+            self._delete_ids(found)
+        return found
+
+    def _delete_ids(self, ids: Sequence[str]) -> None:
+        for chunk in _chunks(ids, 500):
+            self.conn.execute(f"DELETE FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+        self.conn.execute("DELETE FROM tags WHERE id NOT IN (SELECT tag_id FROM memory_tags)")
+
+    def purge_deleted_text(self) -> None:
+        """Make deleted text unrecoverable: FTS5 keeps deleted tokens in old segments until they are
+        merged, and the WAL keeps old pages until a checkpoint. Costs ~1 s per 100k memories."""
+        with self.transaction():
+            for table in ("memories_fts", "memories_trigram", "memories_words"):
+                self.conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def set_archived(self, ids: Sequence[str], archived: bool, now: str) -> list[str]:
+        with self.transaction():
+            found = self._existing(ids)
+            for chunk in _chunks(found, 500):
+                self.conn.execute(
+                    f"UPDATE memories SET archived = ?, updated_at = ? WHERE id IN ({','.join('?' * len(chunk))})",
+                    (int(archived), now, *chunk),
+                )
+        return found
+
+    def touch(self, pks: Sequence[int], now: str) -> None:
+        """Record that these memories were shown to someone."""
+        if not pks:
+            return
+        with self.transaction():
+            self.conn.execute(
+                "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? "
+                f"WHERE pk IN ({','.join('?' * len(pks))})",
+                (now, *pks),
+            )
+
+    # ------------------------------------------------------------------- reads
+    def _existing(self, ids: Sequence[str]) -> list[str]:
+        found: set[str] = set()
+        for chunk in _chunks(list(dict.fromkeys(ids)), 500):
+            found.update(
+                r[0]
+                for r in self.conn.execute(f"SELECT id FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+            )
+        return [i for i in dict.fromkeys(ids) if i in found]
+
+    def existing_ids(self, ids: Sequence[str]) -> set[str]:
+        return set(self._existing(ids))
+
+    def find_live_duplicate(self, text: str, now: str) -> tuple[int, str] | None:
+        row = self.conn.execute(
+            "SELECT pk, id FROM memories WHERE text_hash = ? AND archived = 0 "
+            "AND (expires_at IS NULL OR expires_at > ?) LIMIT 1",
+            (text_hash(text), now),
+        ).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def get_by_ids(self, ids: Sequence[str]) -> list[tuple[int, Memory]]:
+        rows: list[tuple[int, Memory]] = []
+        for chunk in _chunks(list(ids), 500):
+            rows.extend(self._select(f"m.id IN ({','.join('?' * len(chunk))})", list(chunk)))
+        by_id = {m.id: (pk, m) for pk, m in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def get_by_pks(self, pks: Sequence[int]) -> dict[int, Memory]:
+        out: dict[int, Memory] = {}
+        for chunk in _chunks(list(pks), 500):
+            out.update(self._select(f"m.pk IN ({','.join('?' * len(chunk))})", list(chunk)))
+        return out
+
+    def _select(self, where: str, params: list[Any], tail: str = "") -> list[tuple[int, Memory]]:
+        rows = self.conn.execute(f"SELECT {_MEMORY_COLUMNS} FROM memories m WHERE {where} {tail}", params).fetchall()
+        tags = self._tags_for([r[0] for r in rows])
+        return [
+            (
+                r[0],
+                Memory(
+                    id=r[1],
+                    text=r[2],
+                    category=r[3],
+                    importance=r[4],
+                    tags=tags.get(r[0], []),
+                    entered_by=r[5],
+                    source=r[6],
+                    created_at=r[7],
+                    updated_at=r[8],
+                    expires_at=r[9],
+                    access_count=r[10],
+                    last_accessed_at=r[11],
+                    archived=bool(r[12]),
+                ),
+            )
+            for r in rows
+        ]
+
+    def _tags_for(self, pks: list[int]) -> dict[int, list[str]]:
+        out: dict[int, list[str]] = {}
+        for chunk in _chunks(pks, 500):
+            for pk, name in self.conn.execute(
+                "SELECT mt.memory_pk, t.name FROM memory_tags mt JOIN tags t ON t.id = mt.tag_id "
+                f"WHERE mt.memory_pk IN ({','.join('?' * len(chunk))}) ORDER BY t.name",
+                chunk,
+            ):
+                out.setdefault(pk, []).append(name)
+        return out
+
+    def list_memories(
+        self,
+        filters: Filters,
+        *,
+        sort: str = "created",
+        descending: bool = True,
+        limit: int = 20,
+        offset: int = 0,
+    ) -> list[Memory]:
+        where, params = filters.where()
+        direction = "DESC" if descending else "ASC"
+        nulls = "NULLS LAST"
+        tail = f"ORDER BY {SORT_COLUMNS[sort]} {direction} {nulls}, m.pk {direction} LIMIT ? OFFSET ?"
+        return [m for _, m in self._select(where, [*params, limit, offset], tail)]
+
+    def count(self, filters: Filters) -> int:
+        where, params = filters.where()
+        return int(self.conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", params).fetchone()[0])
+
+    def iter_all(self, batch: int = 1000) -> Iterator[Memory]:
+        """Every memory, oldest first, in batches (export)."""
+        last = 0
+        while True:
+            rows = self._select("m.pk > ?", [last], f"ORDER BY m.pk LIMIT {batch}")
+            if not rows:
+                return
+            for _, mem in rows:
+                yield mem
+            last = rows[-1][0]
+
+    def fts_search(self, match: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
+        """BM25 candidates (smaller score is better, as FTS5 reports it)."""
+        where, params = filters.where()
+        try:
+            return self.conn.execute(
+                "SELECT m.pk, bm25(memories_fts) AS score FROM memories_fts "
+                "JOIN memories m ON m.pk = memories_fts.rowid "
+                f"WHERE memories_fts MATCH ? AND {where} ORDER BY score LIMIT ?",
+                (match, *params, limit),
+            ).fetchall()
+        except sqlite3.OperationalError as exc:
+            if "fts5" in str(exc) or "syntax" in str(exc):
+                return []  # the query compiler should prevent this; an odd query finds nothing, never crashes
+            raise
+
+    def substring_search(self, match: str, filters: Filters, limit: int) -> list[int]:
+        where, params = filters.where()
+        try:
+            return [
+                r[0]
+                for r in self.conn.execute(
+                    "SELECT m.pk FROM memories_trigram JOIN memories m ON m.pk = memories_trigram.rowid "
+                    f"WHERE memories_trigram MATCH ? AND {where} ORDER BY m.importance DESC LIMIT ?",
+                    (match, *params, limit),
+                )
+            ]
+        except sqlite3.OperationalError as exc:
+            if "fts5" in str(exc) or "syntax" in str(exc):
+                return []
+            raise
+
+    def rank_rows(self, pks: Sequence[int]) -> dict[int, RankRow]:
+        out: dict[int, RankRow] = {}
+        for chunk in _chunks(list(pks), 500):
+            for pk, text, importance, created_at in self.conn.execute(
+                f"SELECT pk, text, importance, created_at FROM memories WHERE pk IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ):
+                out[pk] = RankRow(pk, text, importance, created_at)
+        return out
+
+    def vocabulary(self) -> list[str]:
+        """Distinct unstemmed words of all memories (for typo correction), cached until the store changes."""
+        key = (int(self.conn.execute("PRAGMA data_version").fetchone()[0]), self.conn.total_changes)
+        if key != self._vocab_key:
+            self._vocab = [
+                r[0]
+                for r in self.conn.execute(
+                    "SELECT term FROM memories_vocab WHERE length(term) >= 3 AND term GLOB '*[a-z]*'"
+                )
+            ]
+            self._vocab_key = key
+        return self._vocab
+
+    # ------------------------------------------------------------------- stats
+    def expired_or_before(self, now: str, before: str | None) -> list[Memory]:
+        if before:
+            where, params = (
+                "m.created_at < ? OR (m.expires_at IS NOT NULL AND m.expires_at <= ?)",
+                [before, now],
+            )
+        else:
+            where, params = "m.expires_at IS NOT NULL AND m.expires_at <= ?", [now]
+        return [m for _, m in self._select(where, params, "ORDER BY m.created_at")]
+
+    def stats(self, now: str) -> dict[str, Any]:
+        c = self.conn
+        total, archived, expired = c.execute(
+            "SELECT COUNT(*), COALESCE(SUM(archived), 0), "
+            "COALESCE(SUM(expires_at IS NOT NULL AND expires_at <= ?), 0) FROM memories",
+            (now,),
+        ).fetchone()
+        oldest, newest = c.execute("SELECT MIN(created_at), MAX(created_at) FROM memories").fetchone()
+        live = Filters(now=now)
+        where, params = live.where()
+        live_count = c.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", params).fetchone()[0]
+        return {
+            "total": total,
+            "live": live_count,
+            "archived": archived,
+            "expired": expired,
+            "oldest": oldest,
+            "newest": newest,
+            "categories": dict(c.execute("SELECT category, COUNT(*) FROM memories GROUP BY category ORDER BY 2 DESC")),
+            "tag_count": c.execute("SELECT COUNT(*) FROM tags").fetchone()[0],
+            "schema_version": self.schema_version(),
+        }
+
+    def tag_frequencies(self) -> dict[str, int]:
+        return dict(
+            self.conn.execute(
+                "SELECT t.name, COUNT(*) FROM tags t JOIN memory_tags mt ON mt.tag_id = t.id "
+                "GROUP BY t.id ORDER BY 2 DESC, t.name"
+            )
+        )
+
+    def agent_frequencies(self) -> dict[str, int]:
+        return {
+            (name if name is not None else "(unknown)"): n
+            for name, n in self.conn.execute(
+                "SELECT entered_by, COUNT(*) FROM memories GROUP BY entered_by ORDER BY 2 DESC, entered_by"
+            )
+        }
+
+
+def _chunks(items: Sequence[Any], size: int) -> Iterator[list[Any]]:
+    for i in range(0, len(items), size):
+        yield list(items[i : i + size])
+
+
+def _split_sql(script: str) -> list[str]:
+    """Split a migration into statements; sqlite3.complete_statement keeps trigger bodies whole."""
+    statements: list[str] = []
+    buf = ""
+    for line in script.splitlines(keepends=True):
+        if line.strip().startswith("--") and not buf.strip():
+            continue
+        buf += line
+        if sqlite3.complete_statement(buf):
+            statements.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        statements.append(buf.strip())
+    return statements

@@ -1,0 +1,80 @@
+"""Numbered schema migrations. Each runs once, inside the opening write transaction, and is recorded
+in `schema_migrations`; `PRAGMA user_version` mirrors the latest so opening a store costs one read."""
+
+from __future__ import annotations
+
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (
+        1,
+        "memories, tags, full-text indexes",
+        """
+CREATE TABLE memories (
+    pk               INTEGER PRIMARY KEY,
+    id               TEXT NOT NULL UNIQUE,
+    text             TEXT NOT NULL CHECK (length(text) BETWEEN 1 AND 10000),
+    text_hash        TEXT NOT NULL,
+    category         TEXT NOT NULL DEFAULT 'note',
+    importance       REAL NOT NULL DEFAULT 0.5 CHECK (importance BETWEEN 0 AND 1),
+    entered_by       TEXT,
+    source           TEXT,
+    created_at       TEXT NOT NULL,
+    updated_at       TEXT NOT NULL,
+    expires_at       TEXT,
+    access_count     INTEGER NOT NULL DEFAULT 0,
+    last_accessed_at TEXT,
+    archived         INTEGER NOT NULL DEFAULT 0 CHECK (archived IN (0, 1))
+);
+CREATE INDEX memories_created ON memories(created_at);
+CREATE INDEX memories_expires ON memories(expires_at) WHERE expires_at IS NOT NULL;
+CREATE INDEX memories_entered_by ON memories(entered_by);
+CREATE INDEX memories_hash ON memories(text_hash);
+
+CREATE TABLE tags (
+    id   INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE COLLATE NOCASE
+);
+CREATE TABLE memory_tags (
+    memory_pk INTEGER NOT NULL REFERENCES memories(pk) ON DELETE CASCADE,
+    tag_id    INTEGER NOT NULL REFERENCES tags(id) ON DELETE CASCADE,
+    PRIMARY KEY (memory_pk, tag_id)
+) WITHOUT ROWID;
+CREATE INDEX memory_tags_tag ON memory_tags(tag_id, memory_pk);
+
+-- Ranked keyword search (BM25) with stemming.
+CREATE VIRTUAL TABLE memories_fts USING fts5(
+    text, content='memories', content_rowid='pk', tokenize='porter unicode61 remove_diacritics 2'
+);
+-- Literal substring search (paths, identifiers, C++), case-insensitive.
+CREATE VIRTUAL TABLE memories_trigram USING fts5(
+    text, content='memories', content_rowid='pk', tokenize='trigram', detail='none'
+);
+-- Unstemmed words: its vocabulary feeds typo correction (porter stems are not valid query words).
+CREATE VIRTUAL TABLE memories_words USING fts5(
+    text, content='memories', content_rowid='pk', tokenize='unicode61 remove_diacritics 2', detail='none'
+);
+CREATE VIRTUAL TABLE memories_vocab USING fts5vocab(memories_words, row);
+
+CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts(rowid, text) VALUES (new.pk, new.text);
+    INSERT INTO memories_trigram(rowid, text) VALUES (new.pk, new.text);
+    INSERT INTO memories_words(rowid, text) VALUES (new.pk, new.text);
+END;
+CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, text) VALUES ('delete', old.pk, old.text);
+    INSERT INTO memories_trigram(memories_trigram, rowid, text) VALUES ('delete', old.pk, old.text);
+    INSERT INTO memories_words(memories_words, rowid, text) VALUES ('delete', old.pk, old.text);
+END;
+-- Only a change of text touches the indexes: access-stat updates on every search stay cheap.
+CREATE TRIGGER memories_au AFTER UPDATE OF text ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, text) VALUES ('delete', old.pk, old.text);
+    INSERT INTO memories_trigram(memories_trigram, rowid, text) VALUES ('delete', old.pk, old.text);
+    INSERT INTO memories_words(memories_words, rowid, text) VALUES ('delete', old.pk, old.text);
+    INSERT INTO memories_fts(rowid, text) VALUES (new.pk, new.text);
+    INSERT INTO memories_trigram(rowid, text) VALUES (new.pk, new.text);
+    INSERT INTO memories_words(rowid, text) VALUES (new.pk, new.text);
+END;
+""",
+    ),
+]
+
+LATEST = MIGRATIONS[-1][0]

@@ -1,0 +1,126 @@
+"""JSON Lines import/export: one memory per line, every field kept (id, timestamps, source, ...)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from .dates import canonical_iso, now_iso
+from .errors import InvalidInput
+from .model import (
+    ID_RE,
+    Memory,
+    new_memory_id,
+    normalize_tags,
+    validate_category,
+    validate_importance,
+    validate_text,
+)
+
+
+@dataclass
+class LineError:
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}"
+
+
+@dataclass
+class ParsedImport:
+    memories: list[Memory] = field(default_factory=list)
+    errors: list[LineError] = field(default_factory=list)
+    id_given: set[str] = field(default_factory=set)
+
+
+def write_jsonl(memories: Iterable[Memory], out: IO[str]) -> int:
+    count = 0
+    for mem in memories:
+        out.write(json.dumps(mem.to_dict(), ensure_ascii=False) + "\n")
+        count += 1
+    return count
+
+
+def _timestamp(obj: dict[str, Any], key: str, required: bool, default: str | None = None) -> str | None:
+    value = obj.get(key)
+    if value is None:
+        if required:
+            return default
+        return None
+    if not isinstance(value, str):
+        raise InvalidInput(f"{key} must be an ISO 8601 string")
+    try:
+        return canonical_iso(value)
+    except ValueError:
+        raise InvalidInput(f"{key} is not an ISO 8601 timestamp: {value!r}") from None
+
+
+def memory_from_dict(obj: Any) -> tuple[Memory, bool]:
+    """Validate one exported record. Returns the memory and whether its id came from the record."""
+    if not isinstance(obj, dict):
+        raise InvalidInput("expected a JSON object")
+    text = obj.get("text")
+    if not isinstance(text, str):
+        raise InvalidInput("missing or non-string 'text'")
+    text = validate_text(text)
+    raw_id = obj.get("id")
+    if raw_id is not None and (not isinstance(raw_id, str) or not ID_RE.match(raw_id)):
+        raise InvalidInput(f"id must look like mem_ and 8 hex digits, got {raw_id!r}")
+    tags = obj.get("tags") or []
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise InvalidInput("tags must be a list of strings")
+    for key in ("entered_by", "source"):
+        if obj.get(key) is not None and not isinstance(obj[key], str):
+            raise InvalidInput(f"{key} must be a string")
+    access_count = obj.get("access_count", 0) or 0
+    if not isinstance(access_count, int) or isinstance(access_count, bool) or access_count < 0:
+        raise InvalidInput("access_count must be a non-negative integer")
+    archived = obj.get("archived", False)
+    if not isinstance(archived, bool):
+        raise InvalidInput("archived must be true or false")
+    now = now_iso()
+    created = _timestamp(obj, "created_at", True, now) or now
+    mem = Memory(
+        id=raw_id or new_memory_id(),
+        text=text,
+        category=validate_category(obj.get("category")),
+        importance=validate_importance(obj.get("importance")),
+        tags=normalize_tags(tags),
+        entered_by=obj.get("entered_by"),
+        source=obj.get("source"),
+        created_at=created,
+        updated_at=_timestamp(obj, "updated_at", True, created) or created,
+        expires_at=_timestamp(obj, "expires_at", False),
+        access_count=access_count,
+        last_accessed_at=_timestamp(obj, "last_accessed_at", False),
+        archived=archived,
+    )
+    return mem, raw_id is not None
+
+
+def parse_jsonl(lines: Iterable[str]) -> ParsedImport:
+    result = ParsedImport()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            result.errors.append(LineError(number, f"not valid JSON ({exc.msg} at column {exc.colno})"))
+            continue
+        try:
+            mem, given = memory_from_dict(obj)
+        except InvalidInput as exc:
+            result.errors.append(LineError(number, str(exc)))
+            continue
+        result.memories.append(mem)
+        if given:
+            result.id_given.add(mem.id)
+    return result
+
+
+def iter_lines(stream: IO[str]) -> Iterator[str]:
+    yield from stream
