@@ -143,7 +143,9 @@ def init(ctx: click.Context, as_json: bool) -> None:
 @click.option("-q", "--quiet", is_flag=True, help="Print only the memory id.")
 @_json_option
 @click.pass_context
-def store_cmd(ctx: click.Context, text: str | None, file: Path | None, as_json: bool, quiet: bool, **opts: Any) -> None:
+def store_cmd(
+    ctx: click.Context, /, text: str | None, file: Path | None, as_json: bool, quiet: bool, **opts: Any
+) -> None:
     """Store a memory. TEXT may also come from --file or standard input.
 
     \b
@@ -201,6 +203,7 @@ def store_cmd(ctx: click.Context, text: str | None, file: Path | None, as_json: 
 @click.pass_context
 def search(
     ctx: click.Context,
+    /,
     query: tuple[str, ...],
     limit: int,
     offset: int,
@@ -252,6 +255,7 @@ def search(
 @click.pass_context
 def list_cmd(
     ctx: click.Context,
+    /,
     sort: str,
     order: str,
     limit: int,
