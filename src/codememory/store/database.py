@@ -384,7 +384,7 @@ class Database:
                 (match, *params, limit),
             ).fetchall()
         except sqlite3.OperationalError as exc:
-            if "fts5" in str(exc) or "syntax" in str(exc):
+            if _is_query_error(exc):
                 return []  # the query compiler should prevent this; an odd query finds nothing, never crashes
             raise
 
@@ -400,7 +400,7 @@ class Database:
                 )
             ]
         except sqlite3.OperationalError as exc:
-            if "fts5" in str(exc) or "syntax" in str(exc):
+            if _is_query_error(exc):
                 return []
             raise
 
@@ -476,6 +476,10 @@ class Database:
                 "SELECT entered_by, COUNT(*) FROM memories GROUP BY entered_by ORDER BY 2 DESC, entered_by"
             )
         }
+
+
+def _is_query_error(exc: sqlite3.OperationalError) -> bool:
+    return "fts5: syntax error" in str(exc) or "unterminated string" in str(exc)
 
 
 def _chunks(items: Sequence[Any], size: int) -> Iterator[list[Any]]:

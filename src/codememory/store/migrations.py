@@ -46,7 +46,7 @@ CREATE VIRTUAL TABLE memories_fts USING fts5(
 );
 -- Literal substring search (paths, identifiers, C++), case-insensitive.
 CREATE VIRTUAL TABLE memories_trigram USING fts5(
-    text, content='memories', content_rowid='pk', tokenize='trigram', detail='none'
+    text, content='memories', content_rowid='pk', tokenize='trigram'
 );
 -- Unstemmed words: its vocabulary feeds typo correction (porter stems are not valid query words).
 CREATE VIRTUAL TABLE memories_words USING fts5(

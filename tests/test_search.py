@@ -1,0 +1,195 @@
+"""Search through the Python API against a real store on disk."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from codememory import InvalidInput, Store
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    st, _ = Store.init(tmp_path)
+    with st:
+        yield st
+
+
+def ids(result: object) -> list[str]:
+    return [h.memory.id for h in result.hits]  # type: ignore[attr-defined]
+
+
+def add(store: Store, text: str, **kw: object) -> str:
+    return store.add(text, **kw).memory.id  # type: ignore[arg-type]
+
+
+def test_implicit_and_or_not_phrase_prefix(store: Store) -> None:
+    both = add(store, "docker compose file for the api")
+    only_docker = add(store, "docker swarm is not used here")
+    podman = add(store, "podman runs rootless containers")
+    assert ids(store.search("docker compose", fuzzy=False)) == [both]
+    assert set(ids(store.search("docker OR podman", fuzzy=False))) == {both, only_docker, podman}
+    assert ids(store.search("docker NOT swarm", fuzzy=False)) == [both]
+    assert ids(store.search('"compose file"', fuzzy=False)) == [both]
+    assert ids(store.search('"file compose"', fuzzy=False)) == []
+    assert set(ids(store.search("contain*", fuzzy=False))) == {podman}
+    assert set(ids(store.search("(swarm OR rootless) NOT api", fuzzy=False))) == {only_docker, podman}
+
+
+def test_stemming_and_diacritics(store: Store) -> None:
+    mid = add(store, "Migrations are run by the café deploy script")
+    assert ids(store.search("migration", fuzzy=False)) == [mid]
+    assert ids(store.search("cafe", fuzzy=False)) == [mid]
+
+
+def test_literal_code_tokens(store: Store) -> None:
+    path = add(store, "OAuth tokens are refreshed in src/auth/oauth.py before expiry")
+    cpp = add(store, "The renderer is written in C++ with a C ABI")
+    assert ids(store.search("src/auth/oauth.py", fuzzy=False)) == [path]
+    assert cpp in ids(store.search("C++"))
+
+
+@pytest.mark.parametrize(
+    "query", ['"', "*", "(", "NOT", "a:b", "@user", "#tag", "a=b", "x\x00y", "東京", "a" * 10_000, '"unclosed']
+)
+def test_hostile_queries_never_raise(store: Store, query: str) -> None:
+    add(store, "something about docker")
+    result = store.search(query)
+    assert result.query == query
+
+
+def test_fuzzy_finds_typos_and_marks_them(store: Store) -> None:
+    docker = add(store, "Use docker compose v2 everywhere")
+    k8s = add(store, "kubernetes ingress needs a class annotation")
+    res = store.search("dokcer")
+    assert ids(res) == [docker]
+    assert res.hits[0].match == "fuzzy" and res.fuzzy_used
+    assert ids(store.search("kuberntes")) == [k8s]
+    assert ids(store.search("dokcer", fuzzy=False)) == []
+
+
+def test_fuzzy_substring_inside_identifiers(store: Store) -> None:
+    mid = add(store, "The OAuthProvider class wraps the token endpoint")
+    res = store.search("provider")
+    assert ids(res) == [mid]
+    assert res.hits[0].explain["terms"]["provider"]["matched"] == "substring"
+
+
+def test_exact_hits_rank_before_fuzzy_and_fuzzy_only_fills(store: Store) -> None:
+    exact = add(store, "docker build cache is shared in CI")
+    typo = add(store, "dockr is misspelled here on purpose")
+    res = store.search("docker")
+    assert ids(res) == [exact, typo]
+    assert [h.match for h in res.hits] == ["exact", "fuzzy"]
+    assert ids(store.search("docker", limit=1)) == [exact]  # enough exact hits: no fuzzy pass
+    assert ids(store.search("docker", limit=1, fuzzy=True, offset=1)) == [typo]
+
+
+def test_threshold_controls_fuzzy(store: Store) -> None:
+    add(store, "kubernetes cluster upgrade notes")
+    assert ids(store.search("kubrnetse", threshold=0.95)) == []
+    assert len(ids(store.search("kubrnetse", threshold=0.6))) == 1
+
+
+def test_bm25_ranks_before_nudges(store: Store) -> None:
+    weak = add(store, "redis is mentioned once among many other words about caching layers and queues", importance=1.0)
+    strong = add(store, "redis redis: redis config", importance=0.0)
+    assert ids(store.search("redis", fuzzy=False)) == [strong, weak]
+
+
+def test_importance_breaks_ties(store: Store) -> None:
+    low = add(store, "the cache uses redis streams", importance=0.1)
+    high = add(store, "the queue uses redis streams", importance=0.9)
+    assert ids(store.search("redis streams", fuzzy=False)) == [high, low]
+
+
+def test_filters(store: Store) -> None:
+    a = add(store, "alpha note about caching", tags=["Perf", "cache"], entered_by="claude", category="decision")
+    b = add(store, "beta note about caching", tags=["cache"], entered_by="codex", category="gotcha")
+    c = add(store, "gamma note about caching", tags=["other"], entered_by="claude")
+    q = "caching"
+    assert set(ids(store.search(q, tags="perf,cache"))) == {a}
+    assert set(ids(store.search(q, any_tags=["perf", "other"]))) == {a, c}
+    assert set(ids(store.search(q, entered_by="claude"))) == {a, c}
+    assert set(ids(store.search(q, category="decision,gotcha"))) == {a, b}
+    assert set(ids(store.search(q, after="2000-01-01"))) == {a, b, c}
+    assert ids(store.search(q, before="2000-01-01")) == []
+    assert set(ids(store.search(q, after="1 hour ago"))) == {a, b, c}
+
+
+def test_expired_and_archived_are_hidden_unless_asked(store: Store) -> None:
+    live = add(store, "deploy uses blue green")
+    gone = add(store, "deploy freeze this week", expires="in 2 weeks")
+    store.db.conn.execute("UPDATE memories SET expires_at = '2000-01-01T00:00:00.000Z' WHERE id = ?", (gone,))
+    archived = add(store, "deploy used to be manual")
+    store.archive([archived])
+    assert ids(store.search("deploy")) == [live]
+    assert set(ids(store.search("deploy", include_expired=True))) == {live, gone}
+    assert set(ids(store.search("deploy", include_archived=True))) == {live, archived}
+    assert set(ids(store.search("deploy", include_expired=True, include_archived=True))) == {live, gone, archived}
+
+
+def test_paging(store: Store) -> None:
+    made = {add(store, f"pagination item number {i} about paging") for i in range(7)}
+    first = store.search("paging", limit=3, fuzzy=False)
+    second = store.search("paging", limit=3, offset=3, fuzzy=False)
+    third = store.search("paging", limit=3, offset=6, fuzzy=False)
+    assert first.has_more and second.has_more and not third.has_more
+    assert set(ids(first)) | set(ids(second)) | set(ids(third)) == made
+    assert len(set(ids(first)) & set(ids(second))) == 0
+
+
+def test_search_updates_access_stats(store: Store) -> None:
+    mid = add(store, "access stats are counted")
+    hit = store.search("access").hits[0]
+    assert hit.memory.access_count == 1 and hit.memory.last_accessed_at
+    assert store.get(mid, touch=False).access_count == 1
+    store.search("access", touch=False)
+    assert store.get(mid, touch=False).access_count == 1
+
+
+def test_bad_search_arguments_are_clear_errors(store: Store) -> None:
+    with pytest.raises(InvalidInput, match="limit"):
+        store.search("x", limit=0)
+    with pytest.raises(InvalidInput, match="threshold"):
+        store.search("x", threshold=2)
+    with pytest.raises(InvalidInput, match="cannot understand date"):
+        store.search("x", after="the day after never")
+    with pytest.raises(InvalidInput, match="unknown category"):
+        store.search("x", category="nonsense")
+
+
+def test_json_shape_is_stable(store: Store) -> None:
+    add(store, "json shape check", tags=["t"], source="session:abc message:42")
+    data = store.search("json").to_dict()
+    assert set(data) == {"query", "count", "has_more", "fuzzy_used", "literal", "results"}
+    assert set(data["results"][0]) == {
+        "id",
+        "text",
+        "category",
+        "importance",
+        "tags",
+        "entered_by",
+        "source",
+        "created_at",
+        "updated_at",
+        "expires_at",
+        "access_count",
+        "last_accessed_at",
+        "archived",
+        "score",
+        "match",
+        "fuzzy",
+        "explain",
+    }
+    assert data["results"][0]["source"] == "session:abc message:42"
+
+
+def test_fuzzy_literal_fragment_uses_trigram_index(store: Store) -> None:
+    path = add(store, "OAuth tokens are refreshed in src/auth/oauth.py before expiry")
+    res = store.search("th/oauth.p")
+    assert ids(res) == [path]
+    assert res.hits[0].explain["terms"]["th/oauth.p"]["matched"] == "substring"
+    assert store.db.substring_search('"th/oauth.p"', store.filters(), 10) != []
