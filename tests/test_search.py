@@ -193,3 +193,16 @@ def test_fuzzy_literal_fragment_uses_trigram_index(store: Store) -> None:
     assert ids(res) == [path]
     assert res.hits[0].explain["terms"]["th/oauth.p"]["matched"] == "substring"
     assert store.db.substring_search('"th/oauth.p"', store.filters(), 10) != []
+
+
+def test_fuzzy_keeps_boolean_meaning(store: Store) -> None:
+    both = add(store, "docker compose file for the api")
+    add(store, "compose music with care")  # lacks anything like "docker": must not pass on "compose" alone
+    swarm = add(store, "dockr swarm is deprecated here")
+    podman = add(store, "podmn runs rootless containers")
+    assert ids(store.search("docker compose", fuzzy=True)) == [both]
+    assert swarm not in ids(store.search("docker NOT swarm", fuzzy=True))
+    assert ids(store.search("docker NOT swarm", fuzzy=True)) == [both]
+    assert set(ids(store.search("docker OR podman", fuzzy=True))) == {both, swarm, podman}
+    res = store.search("dokcer AND (swarm OR podman)")
+    assert ids(res) == [swarm] and res.hits[0].match == "fuzzy"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 MAX_TERMS = 64
@@ -48,6 +49,7 @@ class ParsedQuery:
     fts: str | None  # None: nothing searchable by the keyword index
     terms: list[Term]  # positive terms (not under NOT), for fuzzy matching and highlighting
     literal: bool  # True when the input was not a valid expression and was read as plain words
+    node: Node | None = None  # the expression tree (None for an empty query)
 
 
 def clean(query: str) -> str:
@@ -162,17 +164,26 @@ def _make_term(kind: str, text: str) -> Term:
     return Term(text, phrase=True, prefix=kind == "PHRASE*")
 
 
-def _compile(node: Node) -> str | None:
-    """FTS5 text for a node, or None when nothing in it is searchable."""
+TermRenderer = Callable[[Term, bool], "str | None"]
+
+
+def _render_exact(term: Term, _negated: bool) -> str | None:
+    return term.fts() if term.indexable() else None
+
+
+def compile_node(node: Node, render: TermRenderer = _render_exact, negated: bool = False) -> str | None:
+    """FTS5 text for a node, or None when nothing in it is searchable. `render` turns each term into
+    FTS5 text (it is told whether the term sits on the excluded side of a NOT)."""
     if node.op == "TERM":
         assert node.term is not None
-        return node.term.fts() if node.term.indexable() else None
+        return render(node.term, negated)
     if node.op == "NOT":
-        left, right = _compile(node.children[0]), _compile(node.children[1])
+        left = compile_node(node.children[0], render, negated)
+        right = compile_node(node.children[1], render, not negated)
         if left is None:
             return None
         return f"({left} NOT {right})" if right else left
-    parts = [p for p in (_compile(c) for c in node.children) if p]
+    parts = [p for p in (compile_node(c, render, negated) for c in node.children) if p]
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else "(" + f" {node.op} ".join(parts) + ")"
@@ -185,6 +196,14 @@ def _positive_terms(node: Node) -> list[Term]:
     if node.op == "NOT":
         return _positive_terms(node.children[0])
     return [t for c in node.children for t in _positive_terms(c)]
+
+
+def all_terms(node: Node) -> list[Term]:
+    """Every term of the expression, excluded ones included."""
+    if node.op == "TERM":
+        assert node.term is not None
+        return [node.term]
+    return [t for c in node.children for t in all_terms(c)]
 
 
 def _literal(query: str) -> Node:
@@ -205,7 +224,7 @@ def parse_query(query: str) -> ParsedQuery:
         node = _literal(text)
         literal = True
     terms = [t for t in _positive_terms(node) if t.text.strip()]
-    return ParsedQuery(raw=query, fts=_compile(node), terms=terms, literal=literal)
+    return ParsedQuery(raw=query, fts=compile_node(node), terms=terms, literal=literal, node=node)
 
 
 def fold(text: str) -> str:

@@ -21,7 +21,7 @@ from rapidfuzz import fuzz, process
 
 from .dates import from_iso, now_utc
 from .model import Memory
-from .query import ParsedQuery, Term, fold, parse_query, words
+from .query import Node, ParsedQuery, Term, all_terms, compile_node, fold, parse_query, words
 from .store.database import Database, Filters, RankRow
 
 DEFAULT_THRESHOLD = 0.7
@@ -135,93 +135,114 @@ def _quote(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
 
+_NEUTRAL = -1.0  # a term FTS5 cannot index (e.g. "@"): ignored, as the exact pass ignores it
+_PRESENT = 0.9  # what counts as "contains it" on the excluded side of a NOT
+
+
 def _fuzzy(
     db: Database, parsed: ParsedQuery, filters: Filters, threshold: float, seen: set[int], now: datetime
 ) -> list[tuple[float, int, dict[str, Any]]]:
-    terms = [t for t in parsed.terms if fold(t.text).strip()]
-    if not terms:
+    """Fuzzy pass: the same boolean expression, with each term allowed to match approximately."""
+    node = parsed.node
+    if node is None or not parsed.terms:
         return []
+    vocab: list[str] | None = None
+    alternatives: dict[str, list[str]] = {}
+    for term in parsed.terms:
+        term_words = words(term.text)
+        if len(term_words) != 1 or len(term_words[0]) < 3 or term_words[0] in alternatives:
+            continue
+        if vocab is None:
+            vocab = db.vocabulary()
+        word = term_words[0]
+        alternatives[word] = [
+            match
+            for match, _score, _i in process.extract(
+                word, vocab, scorer=fuzz.ratio, score_cutoff=threshold * 100, limit=_CORRECTIONS_PER_WORD
+            )
+            if match != word
+        ]
+
+    def render_words(term: Term, negated: bool) -> str | None:
+        term_words = words(term.text)
+        if negated or len(term_words) != 1 or not alternatives.get(term_words[0]):
+            return term.fts() if term.indexable() else None
+        return "(" + " OR ".join([term.fts(), *(_quote(a) for a in alternatives[term_words[0]])]) + ")"
+
+    def render_substring(term: Term, _negated: bool) -> str | None:
+        needle = fold(term.text).strip()
+        return _quote(needle) if len(needle) >= 3 else None
+
     candidates: set[int] = set()
-
-    literal = [fold(t.text).strip() for t in terms if len(fold(t.text).strip()) >= 3]
-    if literal:
-        candidates.update(db.substring_search(" AND ".join(_quote(s) for s in literal), filters, _FUZZY_CANDIDATES))
-
-    query_words = list(dict.fromkeys(w for t in terms for w in words(t.text)))
-    if query_words:
-        vocab = db.vocabulary()
-        groups = []
-        for word in query_words:
-            alternatives = [word]
-            if len(word) >= 3:
-                alternatives += [
-                    match
-                    for match, _score, _i in process.extract(
-                        word,
-                        vocab,
-                        scorer=fuzz.ratio,
-                        score_cutoff=threshold * 100,
-                        limit=_CORRECTIONS_PER_WORD,
-                    )
-                    if match != word
-                ]
-            groups.append("(" + " OR ".join(_quote(a) for a in alternatives) + ")")
-        found = db.fts_search(" AND ".join(groups), filters, _FUZZY_CANDIDATES)
-        if len(found) < _FUZZY_CANDIDATES and len(groups) > 1:
-            found += db.fts_search(" OR ".join(groups), filters, _FUZZY_CANDIDATES)
-        candidates.update(pk for pk, _ in found)
-
+    if expr := compile_node(node, render_substring):
+        candidates.update(db.substring_search(expr, filters, _FUZZY_CANDIDATES))
+    if expr := compile_node(node, render_words):
+        candidates.update(pk for pk, _ in db.fts_search(expr, filters, _FUZZY_CANDIDATES))
     candidates -= seen
+
     rows = db.rank_rows(sorted(candidates))
     out: list[tuple[float, int, dict[str, Any]]] = []
     for pk, row in rows.items():
-        similarity, per_term = _similarity(terms, row.text)
-        if similarity < threshold:
+        per_term = _term_similarities(all_terms(node), row.text)
+        similarity = _evaluate(node, per_term, threshold)
+        if similarity is None or similarity == _NEUTRAL:
             continue
         imp, rec = _nudges(row, now)
-        score = similarity * (1 + imp) * (1 + rec)
-        out.append(
-            (
-                score,
-                pk,
-                {
-                    "similarity": round(similarity, 4),
-                    "terms": per_term,
-                    "importance_nudge": round(imp, 4),
-                    "recency_nudge": round(rec, 4),
-                },
-            )
-        )
+        explain = {
+            "similarity": round(similarity, 4),
+            "terms": {t: {"similarity": round(s, 4), "matched": how} for t, (s, how) in per_term.items()},
+            "importance_nudge": round(imp, 4),
+            "recency_nudge": round(rec, 4),
+        }
+        out.append((similarity * (1 + imp) * (1 + rec), pk, explain))
     out.sort(key=lambda r: -r[0])
     return out
 
 
-def _similarity(terms: list[Term], text: str) -> tuple[float, dict[str, Any]]:
+def _evaluate(node: Node, sims: dict[str, tuple[float, str]], threshold: float) -> float | None:
+    """Similarity of a memory to the expression: None if it does not match, _NEUTRAL if nothing in the
+    expression is searchable. AND needs every term (mean), OR any (max), NOT excludes what is present."""
+    if node.op == "TERM":
+        assert node.term is not None
+        if not node.term.indexable() and len(fold(node.term.text).strip()) < 3:
+            return _NEUTRAL
+        score = sims.get(node.term.text, (0.0, ""))[0]
+        return score if score >= threshold else None
+    if node.op == "NOT":
+        left = _evaluate(node.children[0], sims, threshold)
+        right = _evaluate(node.children[1], sims, _PRESENT)
+        return None if right is not None and right != _NEUTRAL else left
+    results = [_evaluate(c, sims, threshold) for c in node.children]
+    scored = [r for r in results if r is not None and r != _NEUTRAL]
+    if node.op == "AND":
+        if any(r is None for r in results):
+            return None
+        return sum(scored) / len(scored) if scored else _NEUTRAL
+    if scored:
+        return max(scored)
+    return _NEUTRAL if all(r == _NEUTRAL for r in results) else None
+
+
+def _term_similarities(terms: list[Term], text: str) -> dict[str, tuple[float, str]]:
+    """Best match of each query term in the text: 1.0 the word(s), 0.9 a literal substring, else the
+    mean edit-distance ratio of its words to the closest words of the text."""
     folded = fold(text)
     doc_words = set(words(text))
-    per_term: dict[str, Any] = {}
-    total = 0.0
+    out: dict[str, tuple[float, str]] = {}
     for term in terms:
         needle = fold(term.text).strip()
         term_words = words(term.text)
         if term_words and all(w in doc_words for w in term_words) and (len(term_words) == 1 or needle in folded):
-            best, how = 1.0, "word"
+            out[term.text] = (1.0, "word")
         elif len(needle) >= 3 and needle in folded:
-            best, how = 0.9, "substring"
+            out[term.text] = (0.9, "substring")
         elif term_words and doc_words:
-            scores = []
-            matched = []
+            scores, matched = [], []
             for w in term_words:
-                if w in doc_words:
-                    scores.append(1.0)
-                    matched.append(w)
-                    continue
-                found = process.extractOne(w, doc_words, scorer=fuzz.ratio)
+                found = (w, 100.0, None) if w in doc_words else process.extractOne(w, doc_words, scorer=fuzz.ratio)
                 scores.append(found[1] / 100 if found else 0.0)
-                matched.append(found[0] if found else None)
-            best, how = sum(scores) / len(scores), "typo:" + ",".join(m or "?" for m in matched)
+                matched.append(found[0] if found else "?")
+            out[term.text] = (sum(scores) / len(scores), "typo:" + ",".join(matched))
         else:
-            best, how = 0.0, "none"
-        per_term[term.text] = {"similarity": round(best, 4), "matched": how}
-        total += best
-    return total / len(terms), per_term
+            out[term.text] = (0.0, "none")
+    return out

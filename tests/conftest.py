@@ -1,0 +1,71 @@
+"""Shared fixtures: real project folders in tmp dirs, and the real CLI (in-process and installed)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from codememory.cli.main import cli
+
+Invoke = Callable[..., Result]
+
+
+@pytest.fixture(autouse=True)
+def _no_ambient_project(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CODEMEMORY_PROJECT in the developer's shell must never point a test at a real store."""
+    monkeypatch.delenv("CODEMEMORY_PROJECT", raising=False)
+
+
+def invoke_cli(*args: Any, input: str | bytes | None = None, env: dict[str, str | None] | None = None) -> Result:
+    """Run `codememory ARGS` in-process through click's CliRunner (stdout and stderr kept apart)."""
+    return CliRunner().invoke(cli, [str(a) for a in args], input=input, env=env, catch_exceptions=True)
+
+
+@pytest.fixture
+def invoke() -> Invoke:
+    """`invoke("--project", dir, "search", "x")`: the CLI with no project chosen for you."""
+    return invoke_cli
+
+
+@pytest.fixture
+def make_project(tmp_path: Path) -> Callable[[str], Path]:
+    """Factory: a fresh folder under tmp_path with `codememory init` already run in it."""
+
+    def make(name: str = "project") -> Path:
+        root = tmp_path / name
+        root.mkdir(parents=True)
+        result = invoke_cli("--project", root, "init")
+        assert result.exit_code == 0, result.output
+        return root
+
+    return make
+
+
+@pytest.fixture
+def project(make_project: Callable[[str], Path]) -> Path:
+    """An initialised project folder."""
+    return make_project("project")
+
+
+@pytest.fixture
+def cm(project: Path) -> Invoke:
+    """`cm("store", "text", "--tags", "a")`: the CLI bound to the `project` fixture via --project."""
+
+    def run(*args: Any, input: str | bytes | None = None, env: dict[str, str | None] | None = None) -> Result:
+        return invoke_cli("--project", project, *args, input=input, env=env)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def console_script() -> Path:
+    """The installed `codememory` entry point of the interpreter running the tests."""
+    script = Path(sys.executable).parent / "codememory"
+    if not script.exists():
+        pytest.skip(f"console script not installed next to {sys.executable}")
+    return script
