@@ -206,3 +206,14 @@ def test_fuzzy_keeps_boolean_meaning(store: Store) -> None:
     assert set(ids(store.search("docker OR podman", fuzzy=True))) == {both, swarm, podman}
     res = store.search("dokcer AND (swarm OR podman)")
     assert ids(res) == [swarm] and res.hits[0].match == "fuzzy"
+
+
+def test_typo_vocabulary_follows_writes_from_other_connections(tmp_path: Path) -> None:
+    Store.init(tmp_path)[0].close()
+    with Store.open(tmp_path) as reader, Store.open(tmp_path) as writer:
+        writer.add("airships are slow")
+        assert ids(reader.search("airshps")) != []  # vocabulary loaded and cached by the reader
+        new = writer.add("the zeppelin hangar is in hall 3").memory.id
+        assert ids(reader.search("zepelin")) == [new]
+        writer.forget([new])
+        assert ids(reader.search("zepelin")) == []

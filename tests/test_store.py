@@ -183,3 +183,28 @@ def test_python_api_export_import_roundtrip(tmp_path: Path) -> None:
         assert (report.added, report.skipped_existing) == (2, 0)
         assert b.import_(out).added == 0
         assert {m.id: m.to_dict() for m in b.list(limit=10)} == originals
+
+
+def test_import_without_ids_dedups_within_the_file(tmp_path: Path) -> None:
+    dump = tmp_path / "noids.jsonl"
+    dump.write_text('{"text": "same words"}\n{"text": "same words"}\n{"text": "other words"}\n')
+    with Store.init(tmp_path)[0] as store:
+        report = store.import_(dump)
+        assert (report.added, report.skipped_existing) == (2, 1)
+        assert store.import_(dump).added == 0
+        assert store.count() == 2
+
+
+def test_bulk_import_indexes_and_tags_every_row(tmp_path: Path) -> None:
+    dump = tmp_path / "bulk.jsonl"
+    lines = [
+        f'{{"id": "mem_{i:08x}", "text": "bulk row {i} about widgets", "tags": ["bulk", "t{i % 3}"]}}'
+        for i in range(500)
+    ]
+    dump.write_text("\n".join(lines) + "\n")
+    with Store.init(tmp_path)[0] as store:
+        assert store.import_(dump).added == 500
+        conn = store.db.conn
+        assert conn.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH 'widgets'").fetchone()[0] == 500
+        assert store.count(tags="bulk,t1") == len([i for i in range(500) if i % 3 == 1])
+        assert store.get("mem_00000007").tags == ["bulk", "t1"]

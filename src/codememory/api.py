@@ -362,14 +362,18 @@ class Store:
         existing = self.db.existing_ids([m.id for m in parsed.memories])
         fresh: list[Memory] = []
         seen: set[str] = set()
+        seen_texts: set[str] = set()
         now = now_iso()
         for mem in parsed.memories:
             if mem.id in existing or mem.id in seen:
                 report.skipped_existing += 1
                 continue
-            if mem.id not in parsed.id_given and self.db.find_live_duplicate(mem.text, now):
-                report.skipped_existing += 1
-                continue
+            if mem.id not in parsed.id_given:
+                key = mem.text.strip()
+                if key in seen_texts or self.db.find_live_duplicate(mem.text, now):
+                    report.skipped_existing += 1
+                    continue
+                seen_texts.add(key)
             seen.add(mem.id)
             fresh.append(mem)
         report.added = self.db.insert_many(fresh)

@@ -229,6 +229,8 @@ def parse_query(query: str) -> ParsedQuery:
 
 def fold(text: str) -> str:
     """Lower-case and strip diacritics, as the index's tokenizer does."""
+    if text.isascii():
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text.lower())
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 

@@ -54,18 +54,26 @@ CREATE VIRTUAL TABLE memories_words USING fts5(
 );
 CREATE VIRTUAL TABLE memories_vocab USING fts5vocab(memories_words, row);
 
+-- Bumped by the triggers whenever indexed text changes: caches derived from the text (the typo
+-- vocabulary) key on it, so access-stat writes do not invalidate them.
+CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+INSERT INTO counters VALUES ('text_version', 0);
+
 CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+    UPDATE counters SET value = value + 1 WHERE name = 'text_version';
     INSERT INTO memories_fts(rowid, text) VALUES (new.pk, new.text);
     INSERT INTO memories_trigram(rowid, text) VALUES (new.pk, new.text);
     INSERT INTO memories_words(rowid, text) VALUES (new.pk, new.text);
 END;
 CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+    UPDATE counters SET value = value + 1 WHERE name = 'text_version';
     INSERT INTO memories_fts(memories_fts, rowid, text) VALUES ('delete', old.pk, old.text);
     INSERT INTO memories_trigram(memories_trigram, rowid, text) VALUES ('delete', old.pk, old.text);
     INSERT INTO memories_words(memories_words, rowid, text) VALUES ('delete', old.pk, old.text);
 END;
 -- Only a change of text touches the indexes: access-stat updates on every search stay cheap.
 CREATE TRIGGER memories_au AFTER UPDATE OF text ON memories BEGIN
+    UPDATE counters SET value = value + 1 WHERE name = 'text_version';
     INSERT INTO memories_fts(memories_fts, rowid, text) VALUES ('delete', old.pk, old.text);
     INSERT INTO memories_trigram(memories_trigram, rowid, text) VALUES ('delete', old.pk, old.text);
     INSERT INTO memories_words(memories_words, rowid, text) VALUES ('delete', old.pk, old.text);
