@@ -37,6 +37,7 @@ MEMORY_KEYS = {
     "access_count",
     "last_accessed_at",
     "archived",
+    "superseded_by",
 }
 
 
@@ -275,7 +276,7 @@ def test_init_without_store_uses_git_root(
 # -------------------------------------------------------------------------------------- store
 def test_store_text_argument_and_json_shape(cm: Invoke) -> None:
     data = ok_json(cm("store", "Use httpx, not requests", "--json"))
-    assert set(data) == {"created", "duplicate_of", "memory"}
+    assert set(data) == {"created", "duplicate_of", "duplicate_reason", "embedded", "links", "memory"}
     assert data["created"] is True and data["duplicate_of"] is None
     mem = data["memory"]
     assert set(mem) == MEMORY_KEYS
@@ -500,7 +501,17 @@ def test_search_entered_by_and_category(cm: Invoke, corpus: dict[str, str]) -> N
 
 def test_search_json_shape(cm: Invoke, corpus: dict[str, str]) -> None:
     data = ok_json(cm("search", "compose", "--json"))
-    assert set(data) == {"query", "count", "has_more", "fuzzy_used", "literal", "results"}
+    assert set(data) == {
+        "query",
+        "count",
+        "has_more",
+        "fuzzy_used",
+        "literal",
+        "mode",
+        "degraded",
+        "degraded_reason",
+        "results",
+    }
     assert data["query"] == "compose"
     assert data["count"] == len(data["results"]) == 1
     assert data["has_more"] is False and data["literal"] is False
@@ -765,7 +776,7 @@ def test_show_updates_access_count(cm: Invoke) -> None:
     second = show(cm, mid)
     assert (first["access_count"], second["access_count"]) == (1, 2)
     assert second["last_accessed_at"] >= first["last_accessed_at"]
-    assert set(first) == MEMORY_KEYS
+    assert set(first) == MEMORY_KEYS | {"links", "entities"}
 
 
 def test_show_plain_markdown_and_several_ids(cm: Invoke) -> None:

@@ -164,7 +164,17 @@ def test_bad_search_arguments_are_clear_errors(store: Store) -> None:
 def test_json_shape_is_stable(store: Store) -> None:
     add(store, "json shape check", tags=["t"], source="session:abc message:42")
     data = store.search("json").to_dict()
-    assert set(data) == {"query", "count", "has_more", "fuzzy_used", "literal", "results"}
+    assert set(data) == {
+        "query",
+        "count",
+        "has_more",
+        "fuzzy_used",
+        "literal",
+        "mode",
+        "degraded",
+        "degraded_reason",
+        "results",
+    }
     assert set(data["results"][0]) == {
         "id",
         "text",
@@ -179,6 +189,7 @@ def test_json_shape_is_stable(store: Store) -> None:
         "access_count",
         "last_accessed_at",
         "archived",
+        "superseded_by",
         "score",
         "match",
         "fuzzy",

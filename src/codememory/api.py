@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
+from rapidfuzz import fuzz
+
+from .config import load_config
 from .dates import now_iso, now_utc, parse_when, to_iso
+from .entities import extract_entities, normalize_entity_name
 from .errors import InvalidInput, NotFound
 from .model import (
     ID_RE,
@@ -22,9 +27,12 @@ from .model import (
     validate_text,
 )
 from .project import db_path, find_project_root, store_dir
+from .query import words
 from .remember import extract_remember_notes
+from .retrieval import RetrieveRequest, retrieve
 from .search import DEFAULT_THRESHOLD, SearchResult
 from .search import search as run_search
+from .semantic import Semantic
 from .store.database import SORT_COLUMNS, Database, Filters
 from .transfer import LineError, parse_jsonl, write_jsonl
 
@@ -42,12 +50,18 @@ DateLike = str | datetime | None
 @dataclass
 class AddResult:
     memory: Memory
-    created: bool  # False: an identical live memory already existed and is returned instead
+    created: bool  # False: a (near-)identical live memory already existed and is returned instead
+    duplicate_reason: str | None = None  # why it counts as a duplicate
+    links: list[dict[str, Any]] = field(default_factory=list)
+    embedded: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "created": self.created,
             "duplicate_of": None if self.created else self.memory.id,
+            "duplicate_reason": self.duplicate_reason,
+            "embedded": self.embedded,
+            "links": self.links,
             "memory": self.memory.to_dict(),
         }
 
@@ -81,6 +95,22 @@ def _categories(category: str | Sequence[str] | None) -> list[str]:
     return [validate_category(c) for c in items if c.strip()]
 
 
+MODES = ("hybrid", "lexical", "semantic")
+_NUMBER_RE = re.compile(r"\d+(?:[.,:]\d+)*")
+
+
+def _same_numbers(a: str, b: str) -> bool:
+    """Near-identical texts that differ in a number ("port 8080" / "port 8081") are different facts."""
+    return _NUMBER_RE.findall(a) == _NUMBER_RE.findall(b)
+
+
+def _entity_names(entity: str | Sequence[str] | None) -> list[str]:
+    if not entity:
+        return []
+    items = entity.split(",") if isinstance(entity, str) else list(entity)
+    return list(dict.fromkeys(normalize_entity_name(e) for e in items if e.strip()))
+
+
 def _check_ids(ids: Sequence[str]) -> list[str]:
     if not ids:
         raise InvalidInput("give at least one memory id")
@@ -90,12 +120,21 @@ def _check_ids(ids: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
+LINK_TYPES = ("corroborates", "conflicts", "supersedes", "refines", "contextualizes")
+
+
 class Store:
     """A project's memory. `Store.open()` finds the project as the CLI does; use as a context manager."""
 
     def __init__(self, root: Path, db: Database) -> None:
         self.root = root
         self.db = db
+        try:
+            self.config = load_config(store_dir(root))
+        except BaseException:
+            db.close()
+            raise
+        self.semantic = Semantic(db, self.config, store_dir(root) / "cache")
 
     # ----------------------------------------------------------------- opening
     @classmethod
@@ -139,7 +178,11 @@ class Store:
         expires: DateLike = None,
         entered_by: str | None = None,
         source: str | None = None,
+        supersedes: Sequence[str] | None = None,
     ) -> AddResult:
+        """Store a memory. A (near-)identical live memory is returned instead of a copy (`created` is
+        False). With an embedder, the memory is embedded and linked to close neighbours; the memories
+        in `supersedes` are marked superseded by it and drop out of search."""
         text = validate_text(text)
         now = now_iso()
         expires_at = _when(expires, "expires")
@@ -157,20 +200,90 @@ class Store:
             updated_at=now,
             expires_at=expires_at,
         )
-        duplicate = self.db.find_live_duplicate(text, now)
+        live = Filters(now=now)
+        duplicate = self._text_duplicate(text, live)
         if duplicate:
-            pk, existing_id = duplicate
-            self.db.touch([pk], now)
-            return AddResult(self.db.get_by_ids([existing_id])[0][1], created=False)
+            return self._existing(duplicate[0], now, duplicate[1])
+        vector = None
+        neighbours: list[tuple[int, float]] = []
+        if self.semantic.configured:
+            vectors = self.semantic.embed_documents([text])
+            if vectors is not None:
+                vector = vectors[0]
+                neighbours = self.semantic.neighbours(vector, self.config.links.max_links + 1, live)
+                close = [(pk, c) for pk, c in neighbours[:3] if c >= self.config.dedup.cosine]
+                texts = self.db.rank_rows([pk for pk, _ in close])
+                for other, cosine in close:
+                    if _same_numbers(text, texts[other].text):
+                        return self._existing(other, now, f"near-identical meaning (cosine {cosine:.3f})")
+        old_pks = self._resolve(supersedes or [])
+        self._insert_fresh(mem)
+        pk = self.db.pk_of(mem.id)
+        assert pk is not None
+        if vector is not None:
+            self.semantic.store_vectors([(pk, text)], vector[None, :])
+        self.db.set_entities([(pk, [(e.name, e.type) for e in extract_entities(text)])])
+        close = [(other, score) for other, score in neighbours if score >= self.config.links.cosine]
+        category_of = self.db.categories_of([other for other, _ in close])
+        # Without an LLM a neighbour is refined (same kind of memory) or given context (another kind);
+        # supersedes, conflicts and corroborates need a caller (or a model) that knows.
+        links: list[tuple[int, int, str, float | None]] = []
+        for other, score in close:
+            if other not in old_pks and len(links) < self.config.links.max_links:
+                kind = "refines" if category_of.get(other) == mem.category else "contextualizes"
+                links.append((pk, other, kind, round(score, 4)))
+        links += [(pk, old, "supersedes", None) for old in old_pks]
+        self.db.add_links(links, now)
+        if old_pks:
+            self.db.supersede(old_pks, mem.id, now)
+        ids = self.db.ids_of([b for _, b, _, _ in links])
+        return AddResult(
+            mem,
+            created=True,
+            embedded=vector is not None,
+            links=[{"id": ids[b], "type": t, "score": sc} for _, b, t, sc in links],
+        )
+
+    def _insert_fresh(self, mem: Memory) -> None:
         for _attempt in range(5):
             try:
                 self.db.insert(mem)
-                return AddResult(mem, created=True)
+                return
             except Exception as exc:  # an id collision (1 in 4 billion) gets a fresh id
                 if "UNIQUE constraint failed: memories.id" not in str(exc):
                     raise
                 mem.id = new_memory_id()
         raise RuntimeError("could not allocate a unique memory id")
+
+    def _existing(self, pk: int, now: str, reason: str) -> AddResult:
+        self.db.touch([pk], now)
+        return AddResult(self.db.get_by_pks([pk])[pk], created=False, duplicate_reason=reason)
+
+    def _text_duplicate(self, text: str, live: Filters) -> tuple[int, str] | None:
+        """An identical live memory, or one whose text is near-identical (rapidfuzz ratio)."""
+        exact = self.db.find_live_duplicate(text, live.now)
+        if exact:
+            return exact[0], "identical text"
+        query = " OR ".join(dict.fromkeys('"' + w + '"' for w in words(text)[:40]))
+        if not query:
+            return None
+        candidates = self.db.fts_search(query, live, 10)
+        threshold = self.config.dedup.text_ratio * 100
+        for pk, row in self.db.rank_rows([pk for pk, _ in candidates]).items():
+            ratio = fuzz.ratio(text, row.text, score_cutoff=threshold)
+            if ratio and _same_numbers(text, row.text):
+                return pk, f"near-identical text (ratio {ratio / 100:.3f})"
+        return None
+
+    def _resolve(self, ids: Sequence[str]) -> list[int]:
+        if not ids:
+            return []
+        ids = _check_ids(ids)
+        found = dict(self.db.get_pk_map(ids))
+        unknown = [i for i in ids if i not in found]
+        if unknown:
+            raise NotFound(f"no memory with id {', '.join(unknown)}")
+        return [found[i] for i in ids]
 
     def forget(self, ids: Sequence[str], *, purge: bool = True) -> tuple[list[str], list[str]]:
         """Delete memories. Returns (forgotten, unknown). With purge, the text is also scrubbed from
@@ -235,6 +348,8 @@ class Store:
         category: str | Sequence[str] | None = None,
         include_expired: bool = False,
         include_archived: bool = False,
+        include_superseded: bool = False,
+        entity: str | Sequence[str] | None = None,
     ) -> Filters:
         return Filters(
             tags_all=normalize_tags(tags if tags is None or isinstance(tags, str) else list(tags)),
@@ -245,6 +360,8 @@ class Store:
             categories=_categories(category),
             include_expired=include_expired,
             include_archived=include_archived,
+            include_superseded=include_superseded,
+            entities=_entity_names(entity),
         )
 
     def search(
@@ -256,10 +373,14 @@ class Store:
         fuzzy: bool | None = None,
         threshold: float = DEFAULT_THRESHOLD,
         touch: bool = True,
+        mode: str = "hybrid",
         **filter_args: Any,
     ) -> SearchResult:
         """Search with the grep-like syntax. `fuzzy=None` adds typo-tolerant hits only when exact
-        matches are fewer than `limit`; True always adds them; False never does."""
+        matches are fewer than `limit`; True always adds them; False never does. `mode`: "hybrid"
+        (keywords + meaning when an embedder is configured), "lexical" or "semantic"."""
+        if mode not in MODES:
+            raise InvalidInput(f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}")
         if limit < 1:
             raise InvalidInput("limit must be at least 1")
         if offset < 0:
@@ -274,6 +395,8 @@ class Store:
             offset=offset,
             fuzzy=fuzzy,
             threshold=threshold,
+            semantic=self.semantic,
+            mode=mode,
         )
         if touch and pks:
             now = now_iso()
@@ -304,6 +427,76 @@ class Store:
 
     def count(self, **filter_args: Any) -> int:
         return self.db.count(self.filters(**filter_args))
+
+    def relations(self, memory_id: str) -> dict[str, Any]:
+        """A memory's links (both directions) and entities, for `show`."""
+        pk = self.db.pk_of(memory_id)
+        if pk is None:
+            raise NotFound(f"no memory with id {memory_id}")
+        return {
+            "links": [
+                {"direction": d, "id": other, "type": t, "score": sc} for d, other, t, sc in self.db.links_of(pk)
+            ],
+            "entities": [{"name": n, "type": t} for n, t in self.db.entities_of([pk]).get(pk, [])],
+        }
+
+    def link(self, from_id: str, to_id: str, link_type: str) -> None:
+        """Record a relation the caller knows (e.g. "conflicts"); "supersedes" also retires `to_id`."""
+        if link_type not in LINK_TYPES:
+            raise InvalidInput(f"unknown link type {link_type!r}; choose one of: {', '.join(LINK_TYPES)}")
+        a, b = self._resolve([from_id, to_id]) if from_id != to_id else (None, None)
+        if a is None or b is None:
+            raise InvalidInput("a memory cannot link to itself")
+        now = now_iso()
+        self.db.add_links([(a, b, link_type, None)], now)
+        if link_type == "supersedes":
+            self.db.supersede([b], from_id, now)
+
+    def retrieve(
+        self,
+        query_expansion: Sequence[str],
+        *,
+        entities: Sequence[str] = (),
+        pinned: Sequence[str] = (),
+        max_memories: int = 8,
+        max_new: int = 5,
+        token_budget: int = 1500,
+        touch: bool = True,
+    ) -> dict[str, Any]:
+        """Proactive retrieval for an agent's current step (see codememory.retrieval)."""
+        request = RetrieveRequest(
+            query_expansion=list(query_expansion),
+            entities=list(entities),
+            pinned_memory_ids=[i for i in pinned if ID_RE.match(i)],
+            max_memories=max_memories,
+            max_new=max_new,
+            token_budget=token_budget,
+        )
+        result = retrieve(self.db, self.semantic, request, _entity_names(list(entities)))
+        pks = result.pop("pks")
+        if touch and pks:
+            self.db.touch(pks, now_iso())
+        return result
+
+    def embed(self, *, progress: Callable[[int, int], None] | None = None, batch: int = 64) -> int:
+        """Embed every memory without a vector from the configured model (or whose text changed);
+        after a model change this re-embeds everything. Returns how many were embedded."""
+        model = self.semantic.model
+        if model is None:
+            raise InvalidInput(f"cannot embed: {self.semantic.reason}")
+        total = self.db.count_needing_embedding(model)
+        done = 0
+        while done < total:
+            n = self.semantic.backfill(batch)
+            if n == 0:
+                if self.semantic.reason:
+                    raise InvalidInput(f"cannot embed: {self.semantic.reason}")
+                break
+            done += n
+            if progress:
+                progress(done, total)
+        self.db.drop_other_embeddings(model)
+        return done
 
     def stats(self, *, tags: bool = False, agents: bool = False) -> dict[str, Any]:
         out = self.db.stats(now_iso())
@@ -377,7 +570,20 @@ class Store:
             seen.add(mem.id)
             fresh.append(mem)
         report.added = self.db.insert_many(fresh)
+        self._index_new(fresh)
         return report
+
+    def _index_new(self, memories: Sequence[Memory]) -> None:
+        """Entities and (when an embedder works) vectors for freshly imported memories."""
+        pks = dict(self.db.get_pk_map([m.id for m in memories]))
+        self.db.set_entities(
+            [(pks[m.id], [(e.name, e.type) for e in extract_entities(m.text)]) for m in memories if m.id in pks]
+        )
+        if self.semantic.configured:
+            todo = list(pks.values())
+            for i in range(0, len(todo), 256):
+                if not self.semantic.backfill(256, todo[i : i + 256]) and self.semantic.reason:
+                    break  # stored without vectors: `codememory embed` fills them in later
 
 
 def open_store(project: str | os.PathLike[str] | None = None) -> Store:

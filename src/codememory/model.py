@@ -95,6 +95,7 @@ class Memory:
     access_count: int = 0
     last_accessed_at: str | None = None
     archived: bool = False
+    superseded_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The stable JSON shape used by --json, export and the Python API."""
@@ -112,4 +113,5 @@ class Memory:
             "access_count": self.access_count,
             "last_accessed_at": self.last_accessed_at,
             "archived": self.archived,
+            "superseded_by": self.superseded_by,
         }

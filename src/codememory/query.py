@@ -50,6 +50,12 @@ class ParsedQuery:
     terms: list[Term]  # positive terms (not under NOT), for fuzzy matching and highlighting
     literal: bool  # True when the input was not a valid expression and was read as plain words
     node: Node | None = None  # the expression tree (None for an empty query)
+    explicit: bool = False  # uses syntax (OR, AND, NOT, "phrase", prefix*, parentheses): match strictly
+
+    def any_term_fts(self) -> str | None:
+        """The positive terms ORed: a natural-language query's lexical candidates for hybrid ranking."""
+        parts = list(dict.fromkeys(t.fts() for t in self.terms if t.indexable()))
+        return " OR ".join(parts) if parts else None
 
 
 def clean(query: str) -> str:
@@ -224,7 +230,8 @@ def parse_query(query: str) -> ParsedQuery:
         node = _literal(text)
         literal = True
     terms = [t for t in _positive_terms(node) if t.text.strip()]
-    return ParsedQuery(raw=query, fts=compile_node(node), terms=terms, literal=literal, node=node)
+    explicit = not literal and any(kind != "WORD" or (len(text) > 1 and text.endswith("*")) for kind, text in tokens)
+    return ParsedQuery(raw=query, fts=compile_node(node), terms=terms, literal=literal, node=node, explicit=explicit)
 
 
 def fold(text: str) -> str:

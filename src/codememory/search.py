@@ -15,14 +15,21 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rapidfuzz import fuzz, process
 
 from .dates import from_iso, now_utc
+from .fusion import fuse
 from .model import Memory
 from .query import Node, ParsedQuery, Term, all_terms, compile_node, fold, parse_query, words
 from .store.database import Database, Filters, RankRow
+
+if TYPE_CHECKING:
+    from .embedding.base import Vectors
+    from .semantic import Semantic
+
+NOT_CONFIGURED = "no embedding model configured ([embedding] provider in .codememory/config.toml)"
 
 DEFAULT_THRESHOLD = 0.7
 IMPORTANCE_WEIGHT = 0.10
@@ -57,6 +64,9 @@ class SearchResult:
     has_more: bool
     fuzzy_used: bool
     literal: bool  # the query was not valid syntax and was searched as plain words
+    mode: str = "lexical"  # "hybrid", "lexical" or "semantic": what actually ranked the results
+    degraded: bool = False  # semantic search was wanted but unavailable (see degraded_reason)
+    degraded_reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -65,6 +75,9 @@ class SearchResult:
             "has_more": self.has_more,
             "fuzzy_used": self.fuzzy_used,
             "literal": self.literal,
+            "mode": self.mode,
+            "degraded": self.degraded,
+            "degraded_reason": self.degraded_reason,
             "results": [h.to_dict() for h in self.hits],
         }
 
@@ -78,6 +91,9 @@ def _nudges(row: RankRow, now: datetime) -> tuple[float, float]:
     return IMPORTANCE_WEIGHT * (row.importance - 0.5), RECENCY_WEIGHT * recency
 
 
+Ranked = list[tuple[float, int, str, dict[str, Any]]]  # (score, pk, match, explain), best first
+
+
 def search(
     db: Database,
     query: str,
@@ -87,48 +103,122 @@ def search(
     offset: int = 0,
     fuzzy: bool | None = None,
     threshold: float = DEFAULT_THRESHOLD,
+    semantic: Semantic | None = None,
+    mode: str = "hybrid",
 ) -> tuple[SearchResult, list[int]]:
-    """Run a search; returns the result and the row keys of the hits (for access stats)."""
+    """Run a search; returns the result and the row keys of the hits (for access stats).
+
+    mode "hybrid" fuses keyword and meaning (plain-word queries; a query using OR/NOT/"phrases"/prefix*
+    is matched strictly by keywords), "lexical" uses keywords only, "semantic" meaning only. Without a
+    working embedder every mode falls back to lexical and the result says `degraded`."""
     parsed = parse_query(query)
     want = limit + offset
     now = now_utc()
-    fetch = min(want + _CANDIDATE_SLACK, 10_000)
+    reason = None
+    qvec = None
+    if semantic is not None and mode != "lexical":
+        if parsed.terms and not (mode == "hybrid" and parsed.explicit):
+            qvec = semantic.embed_query(" ".join(t.text for t in parsed.terms))
+            reason = semantic.reason if qvec is None else None
+        elif not semantic.configured:
+            reason = NOT_CONFIGURED
+    if qvec is not None and semantic is not None:
+        order, more, fuzzy_used = _hybrid(db, parsed, filters, want, fuzzy, threshold, semantic, qvec, now, mode)
+        used = "semantic" if mode == "semantic" else "hybrid"
+    else:
+        order, more, fuzzy_used = _lexical(db, parsed, filters, want, fuzzy, threshold, now)
+        used = "lexical"
+    page = order[offset : offset + limit]
+    memories = db.get_by_pks([pk for _, pk, _, _ in page])
+    hits = [Hit(memories[pk], score, match, explain) for score, pk, match, explain in page if pk in memories]
+    result = SearchResult(
+        query=query,
+        hits=hits,
+        has_more=len(order) > offset + limit or more,
+        fuzzy_used=fuzzy_used,
+        literal=parsed.literal,
+        mode=used,
+        degraded=reason is not None,
+        degraded_reason=reason,
+    )
+    return result, [pk for _, pk, _, _ in page if pk in memories]
 
+
+def _lexical(
+    db: Database,
+    parsed: ParsedQuery,
+    filters: Filters,
+    want: int,
+    fuzzy: bool | None,
+    threshold: float,
+    now: datetime,
+) -> tuple[Ranked, bool, bool]:
+    fetch = min(want + _CANDIDATE_SLACK, 10_000)
     exact = db.fts_search(parsed.fts, filters, fetch) if parsed.fts else []
-    exact_more = len(exact) >= fetch
     rows = db.rank_rows([pk for pk, _ in exact])
-    ranked: list[tuple[float, int, dict[str, Any]]] = []
+    ranked: Ranked = []
     for pk, bm25 in exact:
         imp, rec = _nudges(rows[pk], now)
         relevance = -bm25
-        score = relevance * (1 + imp) * (1 + rec)
-        ranked.append(
-            (
-                score,
-                pk,
-                {
-                    "bm25": round(relevance, 6),
-                    "importance_nudge": round(imp, 4),
-                    "recency_nudge": round(rec, 4),
-                },
-            )
-        )
+        explain = {"bm25": round(relevance, 6), "importance_nudge": round(imp, 4), "recency_nudge": round(rec, 4)}
+        ranked.append((relevance * (1 + imp) * (1 + rec), pk, "exact", explain))
     ranked.sort(key=lambda r: -r[0])
-    order: list[tuple[float, int, str, dict[str, Any]]] = [(s, pk, "exact", e) for s, pk, e in ranked]
-
     fuzzy_used = False
     if fuzzy is True or (fuzzy is None and len(exact) < want):
         fuzzy_used = True
         seen = {pk for pk, _ in exact}
-        for score, pk, explain in _fuzzy(db, parsed, filters, threshold, seen, now):
-            order.append((score, pk, "fuzzy", explain))
+        ranked.extend(
+            (score, pk, "fuzzy", explain) for score, pk, explain in _fuzzy(db, parsed, filters, threshold, seen, now)
+        )
+    return ranked, len(exact) >= fetch, fuzzy_used
 
-    page = order[offset : offset + limit]
-    memories = db.get_by_pks([pk for _, pk, _, _ in page])
-    hits = [Hit(memories[pk], score, match, explain) for score, pk, match, explain in page if pk in memories]
-    has_more = len(order) > offset + limit or exact_more
-    result = SearchResult(query=query, hits=hits, has_more=has_more, fuzzy_used=fuzzy_used, literal=parsed.literal)
-    return result, [pk for _, pk, _, _ in page if pk in memories]
+
+def _hybrid(
+    db: Database,
+    parsed: ParsedQuery,
+    filters: Filters,
+    want: int,
+    fuzzy: bool | None,
+    threshold: float,
+    semantic: Semantic,
+    qvec: Vectors,
+    now: datetime,
+    mode: str,
+) -> tuple[Ranked, bool, bool]:
+    pool = max(semantic.config.search.semantic_candidates, want + _CANDIDATE_SLACK)
+    lexical: dict[int, float] = {}
+    if mode != "semantic" and (any_fts := parsed.any_term_fts()):
+        lexical = {pk: -bm25 for pk, bm25 in db.fts_search(any_fts, filters, pool)}
+    strict = db.fts_subset(parsed.fts, list(lexical)) if parsed.fts and lexical else set()
+    fuzzy_used = False
+    fuzzy_hits: dict[int, dict[str, Any]] = {}
+    if mode != "semantic" and (fuzzy is True or (fuzzy is None and len(strict) < want)):
+        fuzzy_used = True
+        top = max(lexical.values(), default=1.0)
+        for _score, pk, explain in _fuzzy(db, parsed, filters, threshold, set(lexical), now):
+            lexical[pk] = explain["similarity"] * top  # a close typo counts as a (slightly weaker) keyword hit
+            fuzzy_hits[pk] = explain
+    from .vectors import from_blob  # numpy: only on the semantic path, keeping the lexical CLI light
+
+    cosine = dict(semantic.neighbours(qvec, pool, filters))
+    missing = [pk for pk in lexical if pk not in cosine]
+    if missing and semantic.model:
+        for pk, blob in db.vectors_for(semantic.model, missing).items():
+            cosine[pk] = float(from_blob(blob) @ qvec)
+    fused = fuse(lexical, cosine)
+    rows = db.rank_rows(list(fused))
+    ranked: Ranked = []
+    for pk, (score, parts) in fused.items():
+        if pk not in rows:
+            continue
+        imp, rec = _nudges(rows[pk], now)
+        match = "fuzzy" if pk in fuzzy_hits else "exact" if pk in strict else "partial" if pk in lexical else "semantic"
+        explain = {**parts, "importance_nudge": round(imp, 4), "recency_nudge": round(rec, 4)}
+        if pk in fuzzy_hits:
+            explain["fuzzy"] = fuzzy_hits[pk]
+        ranked.append((score * (1 + imp) * (1 + rec), pk, match, explain))
+    ranked.sort(key=lambda r: -r[0])
+    return ranked, False, fuzzy_used
 
 
 def _quote(text: str) -> str:

@@ -78,6 +78,9 @@ def memory_from_dict(obj: Any) -> tuple[Memory, bool]:
     access_count = obj.get("access_count", 0) or 0
     if not isinstance(access_count, int) or isinstance(access_count, bool) or access_count < 0:
         raise InvalidInput("access_count must be a non-negative integer")
+    superseded_by = obj.get("superseded_by")
+    if superseded_by is not None and (not isinstance(superseded_by, str) or not ID_RE.match(superseded_by)):
+        raise InvalidInput(f"superseded_by must be a memory id, got {superseded_by!r}")
     archived = obj.get("archived", False)
     if not isinstance(archived, bool):
         raise InvalidInput("archived must be true or false")
@@ -97,6 +100,7 @@ def memory_from_dict(obj: Any) -> tuple[Memory, bool]:
         access_count=access_count,
         last_accessed_at=_timestamp(obj, "last_accessed_at", False),
         archived=archived,
+        superseded_by=superseded_by,
     )
     return mem, raw_id is not None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import sys
 from collections.abc import Callable
@@ -15,6 +16,7 @@ from .. import __version__
 from ..api import Store
 from ..errors import CodememoryError, InvalidInput
 from ..model import CATEGORIES
+from ..search import NOT_CONFIGURED
 from ..store.database import SORT_COLUMNS
 from . import render
 
@@ -94,6 +96,10 @@ def _filter_options(f: F) -> F:
         click.option("--category", help=f"Only these categories (comma-separated): {', '.join(CATEGORIES)}."),
         click.option("--include-expired", is_flag=True, help="Also show expired memories."),
         click.option("--include-archived", is_flag=True, help="Also show archived memories."),
+        click.option("--include-superseded", is_flag=True, help="Also show memories replaced by newer ones."),
+        click.option(
+            "--entity", help="Only memories mentioning this entity (library, tool, file, error; comma-separated: any)."
+        ),
     ]
     for option in reversed(options):
         f = option(f)
@@ -110,6 +116,8 @@ def _filter_args(kwargs: dict[str, Any]) -> dict[str, Any]:
         "category",
         "include_expired",
         "include_archived",
+        "include_superseded",
+        "entity",
     )
     return {k: kwargs.pop(k) for k in keys}
 
@@ -140,6 +148,11 @@ def init(ctx: click.Context, as_json: bool) -> None:
 @click.option("--expires", help="When it stops being true: ISO date or e.g. 'in 2 weeks', 'tomorrow'.")
 @click.option("--entered-by", help="Which agent or person is storing this.")
 @click.option("--source", help="Where it came from (session id, file, URL); kept verbatim.")
+@click.option(
+    "--supersedes",
+    multiple=True,
+    help="Id of a memory this one replaces (repeatable); the old one drops out of search.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print only the memory id.")
 @_json_option
 @click.pass_context
@@ -168,6 +181,7 @@ def store_cmd(
         if sys.stdin is None or sys.stdin.isatty():
             raise InvalidInput("no text given: pass it as an argument, with --file, or on standard input")
         text = sys.stdin.read()
+    opts["supersedes"] = list(opts["supersedes"])
     result = _open(ctx).add(text, **opts)
     if as_json:
         render.dump_json(result.to_dict())
@@ -175,8 +189,10 @@ def store_cmd(
         click.echo(result.memory.id)
     elif result.created:
         click.echo(f"Stored {result.memory.id}")
+        for link in result.links:
+            click.echo(f"  {link['type']} {link['id']}" + (f" (cosine {link['score']})" if link["score"] else ""))
     else:
-        click.echo(f"Already stored as {result.memory.id} (identical text); not stored again")
+        click.echo(f"Already stored as {result.memory.id} ({result.duplicate_reason}); not stored again")
 
 
 # ------------------------------------------------------------------------- search
@@ -199,12 +215,20 @@ def store_cmd(
 )
 @click.option("--markdown", is_flag=True, help="Print markdown.")
 @click.option("--explain", is_flag=True, help="Show why each result matched and how it was scored.")
+@click.option(
+    "--mode",
+    type=click.Choice(["hybrid", "lexical", "semantic"]),
+    default="hybrid",
+    show_default=True,
+    help="hybrid: keywords and meaning (needs an embedding model, else keywords only); lexical; semantic.",
+)
 @_json_option
 @click.pass_context
 def search(
     ctx: click.Context,
     /,
     query: tuple[str, ...],
+    mode: str,
     limit: int,
     offset: int,
     fuzzy: bool | None,
@@ -214,7 +238,9 @@ def search(
     as_json: bool,
     **kwargs: Any,
 ) -> None:
-    """Search memories. QUERY words must all match; supports OR, NOT, "phrases", prefix* and (groups).
+    """Search memories. Plain words find memories with all of them and, when an embedding model is
+    configured, memories close in meaning (hybrid ranking). OR, NOT, "phrases", prefix* and (groups)
+    are matched strictly by keyword. Typos are tolerated.
 
     \b
     Examples:
@@ -224,11 +250,13 @@ def search(
     """
     text = " ".join(query)
     result = _open(ctx).search(
-        text, limit=limit, offset=offset, fuzzy=fuzzy, threshold=threshold, **_filter_args(kwargs)
+        text, limit=limit, offset=offset, fuzzy=fuzzy, threshold=threshold, mode=mode, **_filter_args(kwargs)
     )
     if as_json:
         render.dump_json(result.to_dict())
         return
+    if result.degraded and result.degraded_reason != NOT_CONFIGURED:  # a configured model that failed
+        click.echo(click.style(f"(keyword search only: {result.degraded_reason})", dim=True), err=True)
     if markdown:
         click.echo(render.hits_markdown(text, result.hits))
         return
@@ -292,15 +320,37 @@ def list_cmd(
 @_json_option
 @click.pass_context
 def show(ctx: click.Context, ids: tuple[str, ...], markdown: bool, as_json: bool) -> None:
-    """Show memories in full."""
+    """Show memories in full, with their links and entities."""
     store = _open(ctx)
     memories = [store.get(i) for i in ids]
+    details = [{**m.to_dict(), **store.relations(m.id)} for m in memories]
     if as_json:
-        render.dump_json(memories[0].to_dict() if len(memories) == 1 else [m.to_dict() for m in memories])
+        render.dump_json(details[0] if len(details) == 1 else details)
     elif markdown:
         click.echo("\n".join(render.memory_markdown(m) for m in memories))
     else:
-        click.echo("\n\n".join(render.memory_detail(m) for m in memories))
+        click.echo(
+            "\n\n".join(
+                render.memory_detail(m, d["links"], d["entities"]) for m, d in zip(memories, details, strict=True)
+            )
+        )
+
+
+@cli.command()
+@click.argument("from_id")
+@click.argument("to_id")
+@click.option(
+    "--type",
+    "link_type",
+    type=click.Choice(["corroborates", "conflicts", "supersedes", "refines", "contextualizes"]),
+    required=True,
+    help="How FROM_ID relates to TO_ID (supersedes also retires TO_ID from search).",
+)
+@click.pass_context
+def link(ctx: click.Context, from_id: str, to_id: str, link_type: str) -> None:
+    """Record how one memory relates to another."""
+    _open(ctx).link(from_id, to_id, link_type)
+    click.echo(f"{from_id} {link_type} {to_id}")
 
 
 # ------------------------------------------------------------- forget / archive
@@ -421,6 +471,108 @@ def import_cmd(ctx: click.Context, file: str, skip_invalid: bool, as_json: bool)
         f"Imported {report.added} memories ({report.skipped_existing} already present"
         + (f", {len(report.invalid)} invalid lines skipped)" if report.invalid else ")")
     )
+
+
+# -------------------------------------------------------------------------- embed
+@cli.command()
+@_json_option
+@click.pass_context
+def embed(ctx: click.Context, as_json: bool) -> None:
+    """Compute missing embeddings (after enabling a model, or re-embed all after changing it)."""
+    store = _open(ctx)
+    model = store.semantic.model
+    if model is None:
+        raise InvalidInput(f"cannot embed: {store.semantic.reason}")
+    todo = store.db.count_needing_embedding(model)
+    if as_json or todo == 0:
+        done = store.embed()
+    else:
+        with click.progressbar(length=todo, label=f"Embedding with {model}", file=sys.stderr) as bar:
+            last = [0]
+
+            def advance(done: int, _total: int) -> None:
+                bar.update(done - last[0])
+                last[0] = done
+
+            done = store.embed(progress=advance)
+    if as_json:
+        render.dump_json({"model": model, "embedded": done})
+    else:
+        click.echo(f"Embedded {done} memories with {model}.")
+
+
+# ----------------------------------------------------------------------- retrieve
+@cli.command()
+@click.option("-q", "--query", "queries", multiple=True, help="A phrase describing the current task (repeatable).")
+@click.option("-e", "--entity", "entities", multiple=True, help="An entity the task involves (repeatable).")
+@click.option("--pinned", multiple=True, help="Id surfaced last time, kept while still relevant (repeatable).")
+@click.option("--max", "max_memories", default=8, show_default=True, type=click.IntRange(min=1))
+@click.option("--max-new", default=5, show_default=True, type=click.IntRange(min=1))
+@click.option(
+    "--budget",
+    "token_budget",
+    default=1500,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Token budget for the memories' text.",
+)
+@click.option(
+    "--input",
+    "input_file",
+    type=click.File("r"),
+    help="Read the request as JSON ({query_expansion, entities, pinned_memory_ids, max_memories, "
+    "max_new, token_budget}); '-' for stdin.",
+)
+@_json_option
+@click.pass_context
+def retrieve(
+    ctx: click.Context,
+    queries: tuple[str, ...],
+    entities: tuple[str, ...],
+    pinned: tuple[str, ...],
+    max_memories: int,
+    max_new: int,
+    token_budget: int,
+    input_file: Any,
+    as_json: bool,
+) -> None:
+    """The few memories worth showing an agent for its current step (what the plugin injects)."""
+    request: dict[str, Any] = {
+        "query_expansion": list(queries),
+        "entities": list(entities),
+        "pinned_memory_ids": list(pinned),
+        "max_memories": max_memories,
+        "max_new": max_new,
+        "token_budget": token_budget,
+    }
+    if input_file is not None:
+        try:
+            loaded = json.load(input_file)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"--input is not valid JSON: {exc.msg} (line {exc.lineno})") from None
+        if not isinstance(loaded, dict):
+            raise InvalidInput("--input must hold a JSON object")
+        unknown = set(loaded) - set(request)
+        if unknown:
+            raise InvalidInput(f"unknown field(s) in --input: {', '.join(sorted(unknown))}")
+        request.update(loaded)
+    result = _open(ctx).retrieve(
+        request["query_expansion"],
+        entities=request["entities"],
+        pinned=request["pinned_memory_ids"],
+        max_memories=request["max_memories"],
+        max_new=request["max_new"],
+        token_budget=request["token_budget"],
+    )
+    if as_json:
+        render.dump_json(result)
+        return
+    if not result["memories"]:
+        click.echo("Nothing relevant.", err=True)
+    for item in result["memories"]:
+        click.echo(f"{click.style(item['id'], fg='cyan', bold=True)}  {item['category']}  {item['why']}")
+        click.echo("    " + item["text"].replace("\n", "\n    "))
+    click.echo(click.style(f"({result['tokens']} tokens)", dim=True), err=True)
 
 
 # ------------------------------------------------------------------ remember-scan

@@ -53,7 +53,9 @@ def hit_text(hit: Hit) -> str:
     return memory_header(hit.memory, extra) + "\n" + _indent(hit.memory.text)
 
 
-def memory_detail(mem: Memory) -> str:
+def memory_detail(
+    mem: Memory, links: list[dict[str, Any]] | None = None, entities: list[dict[str, Any]] | None = None
+) -> str:
     rows = [
         ("id", mem.id),
         ("category", mem.category),
@@ -67,6 +69,14 @@ def memory_detail(mem: Memory) -> str:
         ("accessed", f"{mem.access_count} times, last {mem.last_accessed_at or 'never'}"),
         ("archived", "yes" if mem.archived else "no"),
     ]
+    if mem.superseded_by:
+        rows.append(("superseded by", mem.superseded_by))
+    if entities:
+        rows.append(("entities", ", ".join(e["name"] for e in entities)))
+    for item in links or []:
+        arrow = "->" if item["direction"] == "out" else "<-"
+        score = f" ({item['score']})" if item["score"] is not None else ""
+        rows.append(("link", f"{arrow} {item['type']} {item['id']}{score}"))
     head = "\n".join(f"{click.style(k + ':', bold=True):<22} {v}" for k, v in rows)
     return head + "\n\n" + mem.text
 

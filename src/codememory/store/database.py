@@ -21,7 +21,7 @@ _LOCK_RETRIES = 5
 
 _MEMORY_COLUMNS = (
     "m.pk, m.id, m.text, m.category, m.importance, m.entered_by, m.source, m.created_at, m.updated_at, "
-    "m.expires_at, m.access_count, m.last_accessed_at, m.archived"
+    "m.expires_at, m.access_count, m.last_accessed_at, m.archived, m.superseded_by"
 )
 SORT_COLUMNS = {
     "created": "m.created_at",
@@ -35,7 +35,7 @@ SORT_COLUMNS = {
 
 _INSERT_COLUMNS = (
     "id, text, text_hash, category, importance, entered_by, source, created_at, updated_at, expires_at, "
-    "access_count, last_accessed_at, archived"
+    "access_count, last_accessed_at, archived, superseded_by"
 )
 
 
@@ -54,6 +54,7 @@ def _insert_row(mem: Memory) -> tuple[Any, ...]:
         mem.access_count,
         mem.last_accessed_at,
         int(mem.archived),
+        mem.superseded_by,
     )
 
 
@@ -74,12 +75,16 @@ class Filters:
     categories: list[str] = field(default_factory=list)
     include_expired: bool = False
     include_archived: bool = False
+    include_superseded: bool = False
+    entities: list[str] = field(default_factory=list)
 
     def where(self) -> tuple[str, list[Any]]:
         clauses: list[str] = []
         params: list[Any] = []
         if not self.include_archived:
             clauses.append("m.archived = 0")
+        if not self.include_superseded:
+            clauses.append("m.superseded_by IS NULL")
         if not self.include_expired:
             clauses.append("(m.expires_at IS NULL OR m.expires_at > ?)")
             params.append(self.now)
@@ -103,6 +108,12 @@ class Filters:
             )
             params.extend(self.tags_all)
             params.append(len(self.tags_all))
+        if self.entities:
+            clauses.append(
+                "EXISTS (SELECT 1 FROM memory_entities me JOIN entities e ON e.id = me.entity_id "
+                f"WHERE me.memory_pk = m.pk AND e.name IN ({','.join('?' * len(self.entities))}))"
+            )
+            params.extend(self.entities)
         if self.tags_any:
             clauses.append(
                 "EXISTS (SELECT 1 FROM memory_tags mt JOIN tags t ON t.id = mt.tag_id "
@@ -232,7 +243,7 @@ class Database:
             c.execute("DELETE FROM stage_memories")
             c.execute("DELETE FROM stage_tags")
             c.executemany(
-                f"INSERT INTO stage_memories({_INSERT_COLUMNS}) VALUES ({','.join('?' * 13)})",
+                f"INSERT INTO stage_memories({_INSERT_COLUMNS}) VALUES ({','.join('?' * 14)})",
                 (_insert_row(m) for m in mems),
             )
             c.execute(
@@ -250,7 +261,7 @@ class Database:
 
     def _insert(self, mem: Memory) -> None:
         cur = self.conn.execute(
-            f"INSERT INTO memories({_INSERT_COLUMNS}) VALUES ({','.join('?' * 13)})", _insert_row(mem)
+            f"INSERT INTO memories({_INSERT_COLUMNS}) VALUES ({','.join('?' * 14)})", _insert_row(mem)
         )
         if mem.tags:
             pk = cur.lastrowid
@@ -271,6 +282,7 @@ class Database:
         for chunk in _chunks(ids, 500):
             self.conn.execute(f"DELETE FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk)
         self.conn.execute("DELETE FROM tags WHERE id NOT IN (SELECT tag_id FROM memory_tags)")
+        self.conn.execute("DELETE FROM entities WHERE id NOT IN (SELECT entity_id FROM memory_entities)")
 
     def purge_deleted_text(self) -> None:
         """Make deleted text unrecoverable: FTS5 keeps deleted tokens in old segments until they are
@@ -355,6 +367,7 @@ class Database:
                     access_count=r[10],
                     last_accessed_at=r[11],
                     archived=bool(r[12]),
+                    superseded_by=r[13],
                 ),
             )
             for r in rows
@@ -416,6 +429,24 @@ class Database:
                 return []  # the query compiler should prevent this; an odd query finds nothing, never crashes
             raise
 
+    def fts_subset(self, match: str, pks: Sequence[int]) -> set[int]:
+        """Which of these memories the keyword expression matches."""
+        out: set[int] = set()
+        try:
+            for chunk in _chunks(list(pks), 500):
+                out.update(
+                    r[0]
+                    for r in self.conn.execute(
+                        "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? "
+                        f"AND rowid IN ({','.join('?' * len(chunk))})",
+                        (match, *chunk),
+                    )
+                )
+        except sqlite3.OperationalError as exc:
+            if not _is_query_error(exc):
+                raise
+        return out
+
     def substring_search(self, match: str, filters: Filters, limit: int) -> list[int]:
         where, params = filters.where()
         try:
@@ -454,6 +485,186 @@ class Database:
             ]
             self._vocab_key = key
         return self._vocab
+
+    # -------------------------------------------------------------- embeddings
+    def needing_embedding(self, model: str, limit: int, pks: Sequence[int] | None = None) -> list[tuple[int, str]]:
+        """Memories with no vector from `model`, or one computed from different text."""
+        where = "e.memory_pk IS NULL OR e.text_hash != m.text_hash"
+        params: list[Any] = [model]
+        if pks is not None:
+            if not pks:
+                return []
+            where = f"({where}) AND m.pk IN ({','.join('?' * len(pks))})"
+            params.extend(pks)
+        return self.conn.execute(
+            "SELECT m.pk, m.text FROM memories m LEFT JOIN embeddings e ON e.memory_pk = m.pk AND e.model = ? "
+            f"WHERE {where} ORDER BY m.pk LIMIT ?",
+            (*params, limit),
+        ).fetchall()
+
+    def count_needing_embedding(self, model: str) -> int:
+        return int(
+            self.conn.execute(
+                "SELECT COUNT(*) FROM memories m LEFT JOIN embeddings e ON e.memory_pk = m.pk AND e.model = ? "
+                "WHERE e.memory_pk IS NULL OR e.text_hash != m.text_hash",
+                (model,),
+            ).fetchone()[0]
+        )
+
+    def save_embeddings(self, model: str, rows: Sequence[tuple[int, str, bytes, int]]) -> None:
+        """rows: (memory pk, text the vector was computed from, float32 bytes, dimension)."""
+        if not rows:
+            return
+        with self.transaction():
+            seq = int(self.conn.execute("SELECT value FROM counters WHERE name = 'embedding_seq'").fetchone()[0])
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO embeddings(memory_pk, model, dim, text_hash, seq, vector) "
+                "SELECT pk, ?, ?, ?, ?, ? FROM memories WHERE pk = ?",
+                [(model, dim, text_hash(text), seq + i + 1, blob, pk) for i, (pk, text, blob, dim) in enumerate(rows)],
+            )
+            self.conn.execute("UPDATE counters SET value = ? WHERE name = 'embedding_seq'", (seq + len(rows),))
+
+    def drop_other_embeddings(self, model: str) -> None:
+        with self.transaction():
+            self.conn.execute("DELETE FROM embeddings WHERE model != ?", (model,))
+
+    def embedding_state(self, model: str) -> tuple[int, int]:
+        """(number of vectors for `model`, highest sequence number): changes whenever the vectors do."""
+        count, top = self.conn.execute(
+            "SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM embeddings WHERE model = ?", (model,)
+        ).fetchone()
+        return int(count), int(top)
+
+    def vectors(self, model: str, after_seq: int = 0) -> list[tuple[int, int, bytes]]:
+        """(memory pk, seq, vector bytes) for `model`, newer than `after_seq`."""
+        return self.conn.execute(
+            "SELECT memory_pk, seq, vector FROM embeddings WHERE model = ? AND seq > ? ORDER BY seq",
+            (model, after_seq),
+        ).fetchall()
+
+    def vectors_for(self, model: str, pks: Sequence[int]) -> dict[int, bytes]:
+        out: dict[int, bytes] = {}
+        for chunk in _chunks(list(pks), 500):
+            out.update(
+                self.conn.execute(
+                    "SELECT memory_pk, vector FROM embeddings "
+                    f"WHERE model = ? AND memory_pk IN ({','.join('?' * len(chunk))})",
+                    (model, *chunk),
+                ).fetchall()
+            )
+        return out
+
+    def live_pks(self, pks: Sequence[int], filters: Filters) -> set[int]:
+        """Which of these memories pass the filters (vector hits come from a cache that may be stale)."""
+        where, params = filters.where()
+        out: set[int] = set()
+        for chunk in _chunks(list(pks), 500):
+            out.update(
+                r[0]
+                for r in self.conn.execute(
+                    f"SELECT m.pk FROM memories m WHERE m.pk IN ({','.join('?' * len(chunk))}) AND {where}",
+                    (*chunk, *params),
+                )
+            )
+        return out
+
+    # ------------------------------------------------------------------- links
+    def add_links(self, rows: Sequence[tuple[int, int, str, float | None]], now: str) -> None:
+        """rows: (from pk, to pk, link type, score). An existing link between the pair is replaced."""
+        if not rows:
+            return
+        with self.transaction():
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO memory_links(memory_pk, linked_pk, link_type, score, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [(a, b, t, s, now) for a, b, t, s in rows],
+            )
+
+    def supersede(self, old_pks: Sequence[int], new_id: str, now: str) -> None:
+        with self.transaction():
+            for chunk in _chunks(list(old_pks), 500):
+                self.conn.execute(
+                    f"UPDATE memories SET superseded_by = ?, updated_at = ? WHERE pk IN ({','.join('?' * len(chunk))})",
+                    (new_id, now, *chunk),
+                )
+
+    def links_of(self, pk: int) -> list[tuple[str, str, str, float | None]]:
+        """(direction 'out'|'in', other memory id, link type, score) for one memory."""
+        rows = self.conn.execute(
+            "SELECT 'out', m.id, l.link_type, l.score FROM memory_links l JOIN memories m ON m.pk = l.linked_pk "
+            "WHERE l.memory_pk = ? UNION ALL "
+            "SELECT 'in', m.id, l.link_type, l.score FROM memory_links l JOIN memories m ON m.pk = l.memory_pk "
+            "WHERE l.linked_pk = ? ORDER BY 1 DESC, 4 DESC",
+            (pk, pk),
+        ).fetchall()
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def categories_of(self, pks: Sequence[int]) -> dict[int, str]:
+        return {pk: row_cat for pk, row_cat in self._pairs("SELECT pk, category FROM memories WHERE pk IN", pks)}
+
+    def ids_of(self, pks: Sequence[int]) -> dict[int, str]:
+        return {pk: mid for pk, mid in self._pairs("SELECT pk, id FROM memories WHERE pk IN", pks)}
+
+    def get_pk_map(self, ids: Sequence[str]) -> list[tuple[str, int]]:
+        return [(mid, pk) for mid, pk in self._pairs("SELECT id, pk FROM memories WHERE id IN", ids)]
+
+    def _pairs(self, select: str, keys: Sequence[Any]) -> list[tuple[Any, Any]]:
+        out: list[tuple[Any, Any]] = []
+        for chunk in _chunks(list(dict.fromkeys(keys)), 500):
+            out.extend(self.conn.execute(f"{select} ({','.join('?' * len(chunk))})", chunk).fetchall())
+        return out
+
+    def pk_of(self, memory_id: str) -> int | None:
+        row = self.conn.execute("SELECT pk FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        return int(row[0]) if row else None
+
+    # ---------------------------------------------------------------- entities
+    def set_entities(self, items: Sequence[tuple[int, Sequence[tuple[str, str]]]]) -> None:
+        """items: (memory pk, [(entity name, type)]) — replaces each memory's entities."""
+        with self.transaction():
+            for pk, entities in items:
+                self.conn.execute("DELETE FROM memory_entities WHERE memory_pk = ?", (pk,))
+                if not entities:
+                    continue
+                self.conn.executemany(
+                    "INSERT INTO entities(name, type) VALUES (?, ?) ON CONFLICT(name) DO NOTHING", list(entities)
+                )
+                self.conn.executemany(
+                    "INSERT OR IGNORE INTO memory_entities(memory_pk, entity_id) "
+                    "SELECT ?, id FROM entities WHERE name = ?",
+                    [(pk, name) for name, _ in entities],
+                )
+
+    def entities_of(self, pks: Sequence[int]) -> dict[int, list[tuple[str, str]]]:
+        out: dict[int, list[tuple[str, str]]] = {}
+        for chunk in _chunks(list(pks), 500):
+            for pk, name, typ in self.conn.execute(
+                "SELECT me.memory_pk, e.name, e.type FROM memory_entities me JOIN entities e ON e.id = me.entity_id "
+                f"WHERE me.memory_pk IN ({','.join('?' * len(chunk))}) ORDER BY e.name",
+                chunk,
+            ):
+                out.setdefault(pk, []).append((name, typ))
+        return out
+
+    def memories_with_entities(self, names: Sequence[str], filters: Filters, limit: int) -> list[tuple[int, int]]:
+        """Hub discovery: (memory pk, how many of the named entities it mentions), most first."""
+        if not names:
+            return []
+        where, params = filters.where()
+        return self.conn.execute(
+            "SELECT m.pk, COUNT(*) AS n FROM memory_entities me JOIN entities e ON e.id = me.entity_id "
+            "JOIN memories m ON m.pk = me.memory_pk "
+            f"WHERE e.name IN ({','.join('?' * len(names))}) AND {where} "
+            "GROUP BY m.pk ORDER BY n DESC, m.importance DESC, m.created_at DESC LIMIT ?",
+            (*names, *params, limit),
+        ).fetchall()
+
+    def entity_counts(self, limit: int = 50) -> list[tuple[str, str, int]]:
+        return self.conn.execute(
+            "SELECT e.name, e.type, COUNT(*) FROM entities e JOIN memory_entities me ON me.entity_id = e.id "
+            "GROUP BY e.id ORDER BY 3 DESC, e.name LIMIT ?",
+            (limit,),
+        ).fetchall()
 
     # ------------------------------------------------------------------- stats
     def expired_or_before(self, now: str, before: str | None) -> list[Memory]:

@@ -85,4 +85,50 @@ END;
     ),
 ]
 
+MIGRATIONS.append(
+    (
+        2,
+        "embeddings, links, entities, supersession",
+        """
+ALTER TABLE memories ADD COLUMN superseded_by TEXT;
+
+-- One vector per memory and model. The vector index files under cache/ are rebuilt from this table.
+CREATE TABLE embeddings (
+    memory_pk INTEGER NOT NULL REFERENCES memories(pk) ON DELETE CASCADE,
+    model     TEXT NOT NULL,
+    dim       INTEGER NOT NULL,
+    text_hash TEXT NOT NULL,
+    seq       INTEGER NOT NULL,
+    vector    BLOB NOT NULL,
+    PRIMARY KEY (memory_pk, model)
+) WITHOUT ROWID;
+CREATE INDEX embeddings_model_seq ON embeddings(model, seq);
+INSERT INTO counters VALUES ('embedding_seq', 0);
+
+CREATE TABLE memory_links (
+    memory_pk  INTEGER NOT NULL REFERENCES memories(pk) ON DELETE CASCADE,
+    linked_pk  INTEGER NOT NULL REFERENCES memories(pk) ON DELETE CASCADE,
+    link_type  TEXT NOT NULL
+        CHECK (link_type IN ('corroborates', 'conflicts', 'supersedes', 'refines', 'contextualizes')),
+    score      REAL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (memory_pk, linked_pk)
+) WITHOUT ROWID;
+CREATE INDEX memory_links_linked ON memory_links(linked_pk);
+
+CREATE TABLE entities (
+    id   INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    type TEXT NOT NULL
+);
+CREATE TABLE memory_entities (
+    memory_pk INTEGER NOT NULL REFERENCES memories(pk) ON DELETE CASCADE,
+    entity_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    PRIMARY KEY (memory_pk, entity_id)
+) WITHOUT ROWID;
+CREATE INDEX memory_entities_entity ON memory_entities(entity_id, memory_pk);
+""",
+    )
+)
+
 LATEST = MIGRATIONS[-1][0]

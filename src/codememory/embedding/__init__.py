@@ -1,0 +1,11 @@
+"""Embedders: text -> unit-length float32 vectors, behind one small interface.
+
+Heavy dependencies (torch, sentence-transformers) are imported only when a local model is configured.
+"""
+
+from __future__ import annotations
+
+from .base import Embedder, EmbedderError
+from .factory import create_embedder
+
+__all__ = ["Embedder", "EmbedderError", "create_embedder"]

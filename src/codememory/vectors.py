@@ -1,0 +1,184 @@
+"""Vector search over the embeddings table.
+
+The table is the source of truth. A snapshot of it (matrix + row keys, and an ANN index once the store
+has `ann_threshold` vectors) is cached in memory and in `.codememory/cache/vectors/`; vectors written
+after the snapshot are searched exactly as a small delta, and the snapshot is rebuilt when the delta
+grows, when it is missing or unreadable, or when it belongs to another model.
+
+ANN library: usearch (HNSW) — maintained, wheels for Linux/macOS/Windows on every recent Python, an
+index file that memory-maps on load, and no C++ toolchain needed at install (hnswlib ships sources only).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .store.database import Database, Filters
+
+Matrix = npt.NDArray[np.float32]
+_DELTA_LIMIT = 2_000
+_ANN_CONNECTIVITY = 16
+_ANN_EXPANSION_ADD = 128
+_ANN_EXPANSION_SEARCH = 128
+
+
+@dataclass
+class _Snapshot:
+    model: str
+    seq: int  # highest embedding sequence number included
+    pks: npt.NDArray[np.int64]
+    matrix: Matrix
+    ann: Any = None  # usearch.index.Index when the snapshot is large
+
+
+def _slug(model: str) -> str:
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in model)[:60]
+    return f"{safe}-{hashlib.sha1(model.encode()).hexdigest()[:8]}"
+
+
+def from_blob(blob: bytes) -> Matrix:
+    return np.frombuffer(blob, dtype=np.float32)
+
+
+class VectorIndex:
+    def __init__(self, db: Database, model: str, cache_dir: Path | None, ann_threshold: int) -> None:
+        self.db = db
+        self.model = model
+        self.cache_dir = cache_dir
+        self.ann_threshold = ann_threshold
+        self._snap: _Snapshot | None = None
+        self.last_method = "none"
+
+    # ------------------------------------------------------------------ cache
+    def _paths(self) -> tuple[Path, Path, Path] | None:
+        if self.cache_dir is None:
+            return None
+        base = self.cache_dir / "vectors" / _slug(self.model)
+        return base.with_suffix(".npz"), base.with_suffix(".json"), base.with_suffix(".usearch")
+
+    def _load_cached(self) -> _Snapshot | None:
+        paths = self._paths()
+        if not paths or not paths[1].exists():
+            return None
+        npz, meta_path, ann_path = paths
+        try:
+            meta = json.loads(meta_path.read_text())
+            if meta.get("model") != self.model:
+                return None
+            with np.load(npz) as data:
+                snap = _Snapshot(self.model, int(meta["seq"]), data["pks"], data["matrix"])
+            if meta.get("ann"):
+                from usearch.index import Index
+
+                snap.ann = Index.restore(str(ann_path))
+                if snap.ann is None or len(snap.ann) != len(snap.pks):
+                    return None
+            return snap
+        except (OSError, ValueError, KeyError, json.JSONDecodeError):
+            return None  # a damaged cache is rebuilt, never trusted
+
+    def _save(self, snap: _Snapshot) -> None:
+        paths = self._paths()
+        if not paths:
+            return
+        npz, meta_path, ann_path = paths
+        try:
+            npz.parent.mkdir(parents=True, exist_ok=True)
+            tmp = npz.with_suffix(".tmp.npz")
+            np.savez(tmp, pks=snap.pks, matrix=snap.matrix)
+            os.replace(tmp, npz)
+            if snap.ann is not None:
+                tmp_ann = ann_path.with_suffix(".tmp")
+                snap.ann.save(str(tmp_ann))
+                os.replace(tmp_ann, ann_path)
+            meta = {"model": self.model, "seq": snap.seq, "count": len(snap.pks), "ann": snap.ann is not None}
+            tmp_meta = meta_path.with_suffix(".tmp")
+            tmp_meta.write_text(json.dumps(meta))
+            os.replace(tmp_meta, meta_path)  # written last: a crash leaves the old meta, which is rebuilt
+        except OSError:
+            pass  # the cache is an optimisation; searching still works from the table
+
+    def _build(self) -> _Snapshot:
+        rows = self.db.vectors(self.model)
+        if rows:
+            pks = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            matrix = np.vstack([from_blob(r[2]) for r in rows])
+            seq = max(r[1] for r in rows)
+        else:
+            pks, matrix, seq = np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32), 0
+        snap = _Snapshot(self.model, seq, pks, matrix)
+        if len(pks) >= self.ann_threshold:
+            from usearch.index import Index
+
+            ann = Index(
+                ndim=matrix.shape[1],
+                metric="ip",  # vectors are unit length: inner product is cosine
+                dtype="f32",
+                connectivity=_ANN_CONNECTIVITY,
+                expansion_add=_ANN_EXPANSION_ADD,
+                expansion_search=_ANN_EXPANSION_SEARCH,
+            )
+            ann.add(pks.astype(np.uint64), matrix)
+            snap.ann = ann
+        self._save(snap)
+        return snap
+
+    def snapshot(self) -> tuple[_Snapshot, list[tuple[int, int, bytes]]]:
+        """The current snapshot and the rows written since it (rebuilding when that delta is large)."""
+        count, top = self.db.embedding_state(self.model)
+        snap = self._snap or self._load_cached()
+        if snap is not None and top < snap.seq:
+            snap = None  # the table was rebuilt behind our back (e.g. restored file): start over
+        delta = self.db.vectors(self.model, snap.seq) if snap is not None else []
+        stale = snap is None or len(delta) > _DELTA_LIMIT or len(snap.pks) > 2 * max(count, 1) + _DELTA_LIMIT
+        want_ann = count >= self.ann_threshold
+        if not stale and snap is not None and want_ann and snap.ann is None and len(snap.pks) + len(delta) > 0:
+            stale = True
+        if stale:
+            snap, delta = self._build(), []
+        assert snap is not None
+        self._snap = snap
+        return snap, delta
+
+    # ----------------------------------------------------------------- search
+    def search(self, query: Matrix, k: int, filters: Filters) -> list[tuple[int, float]]:
+        """Top-k (memory pk, cosine) among memories passing `filters`."""
+        snap, delta = self.snapshot()
+        delta_pks = {r[0] for r in delta}
+        scores: dict[int, float] = {}
+        if delta:
+            d_matrix = np.vstack([from_blob(r[2]) for r in delta])
+            for pk, score in zip((r[0] for r in delta), d_matrix @ query, strict=True):
+                scores[pk] = float(score)
+        total = len(snap.pks)
+        fetch = min(total, max(4 * k + 20, k))
+        while True:
+            found = dict(scores)
+            if total:
+                for pk, score in self._search_snapshot(snap, query, fetch):
+                    if pk not in delta_pks:
+                        found[pk] = score
+            ranked = sorted(found.items(), key=lambda kv: -kv[1])
+            live = self.db.live_pks([pk for pk, _ in ranked], filters)
+            hits = [(pk, s) for pk, s in ranked if pk in live]
+            if len(hits) >= k or fetch >= total:
+                return hits[:k]
+            fetch = min(total, fetch * 4)
+
+    def _search_snapshot(self, snap: _Snapshot, query: Matrix, fetch: int) -> list[tuple[int, float]]:
+        if snap.ann is not None and fetch < len(snap.pks) // 2:
+            self.last_method = "ann"
+            matches = snap.ann.search(query, fetch)
+            return [(int(key), 1.0 - float(dist)) for key, dist in zip(matches.keys, matches.distances, strict=True)]
+        self.last_method = "exact"
+        sims = snap.matrix @ query
+        top = np.argpartition(-sims, fetch - 1)[:fetch] if fetch < len(sims) else np.arange(len(sims))
+        return [(int(snap.pks[i]), float(sims[i])) for i in top]
