@@ -37,7 +37,7 @@ class EmbeddingConfig:
 @dataclass
 class SearchConfig:
     ann_threshold: int = 50_000  # exact vector search below this many embeddings, an ANN index above
-    semantic_candidates: int = 50
+    neighbour_weight: float = 0.4  # context from neighbouring turns of the same session (0 switches it off)
 
 
 @dataclass

@@ -1,37 +1,103 @@
-"""How lexical and semantic evidence combine into one ranking (tuned on data: benchmarks/README.md)."""
+"""How keyword and meaning evidence combine into one ranking.
+
+Tuned on data (benchmarks/research/README.md, LoCoMo development half; checked on the coding set):
+naive reciprocal rank fusion scored *below* BM25 there (0.496 vs 0.550 recall@5), a min-max blend
+0.593, and this recipe 0.724 (0.721 with its parameters tuned leave-one-conversation-out):
+
+1. B: BM25 relevance over the OR of the query's non-stopword terms, z-scored over the returned rows
+   (memories the keyword search did not return get the lowest returned value).
+2. C: cosine similarity to the query, z-scored over the candidates.
+3. base = 0.6·B + 0.4·C.
+4. Context: a memory's neighbours in the same session (±1 and ±2 turns) add 0.4 × their base — an
+   answer is often spread over adjacent turns, and a memory whose neighbours match is more likely the
+   one meant. Memories outside any session get no context term.
+5. Boosts: +3.0 when the query names the month (and year) the memory was created in; +0.3 when a
+   query word equals one of the memory's tags.
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
-LEXICAL_WEIGHT = 0.5
-SEMANTIC_WEIGHT = 0.5
+LEXICAL_WEIGHT = 0.6
+SEMANTIC_WEIGHT = 0.4
+NEIGHBOUR_SPAN = 2
+DATE_BOOST = 3.0
+TAG_BOOST = 0.3
+LEXICAL_POOL = 200
+SEMANTIC_POOL = 50
 
 
-def _minmax(values: dict[int, float]) -> dict[int, float]:
+def zscores(values: dict[int, float]) -> dict[int, float]:
     if not values:
         return {}
-    lo, hi = min(values.values()), max(values.values())
-    span = hi - lo
-    return {k: (v - lo) / span if span > 0 else 1.0 for k, v in values.items()}
+    if len(values) == 1:
+        return dict.fromkeys(values, 1.0)
+    mean = sum(values.values()) / len(values)
+    std = math.sqrt(sum((v - mean) ** 2 for v in values.values()) / len(values))
+    if std == 0:
+        return dict.fromkeys(values, 1.0)
+    return {k: (v - mean) / std for k, v in values.items()}
 
 
-def fuse(lexical: dict[int, float], cosine: dict[int, float]) -> dict[int, tuple[float, dict[str, Any]]]:
-    """lexical: BM25 relevance (higher is better) of the lexical candidates; cosine: similarity of every
-    candidate that has a vector. Returns each candidate's fused score with the parts that made it."""
-    lex_n = _minmax(lexical)
-    cos_n = _minmax(cosine)
+@dataclass
+class Sessions:
+    """Turn order of the sessions the candidates belong to: pk -> (that session's members, index)."""
+
+    position: dict[int, tuple[list[int], int]]
+
+    @classmethod
+    def build(cls, members: Iterable[list[int]]) -> Sessions:
+        return cls({pk: (order, i) for order in members for i, pk in enumerate(order)})
+
+    def around(self, pk: int, span: int) -> list[tuple[int, int]]:
+        """(neighbour pk, distance) within `span` turns of pk in its session."""
+        if pk not in self.position:
+            return []
+        order, i = self.position[pk]
+        return [(order[j], abs(j - i)) for j in range(max(0, i - span), min(len(order), i + span + 1)) if j != i]
+
+
+def expand(pool: Iterable[int], sessions: Sessions, span: int) -> set[int]:
+    out = set(pool)
+    for pk in list(out):
+        out.update(n for n, _ in sessions.around(pk, span))
+    return out
+
+
+def fuse(
+    pool: set[int],
+    lexical: dict[int, float],
+    cosine: dict[int, float],
+    sessions: Sessions,
+    boosts: dict[int, float],
+    neighbour_weight: float,
+) -> dict[int, tuple[float, dict[str, Any]]]:
+    """Score the pool and its neighbours. `lexical`: BM25 relevance (higher is better) of the rows the
+    keyword search returned; `cosine`: similarity of every candidate that has a vector."""
+    ranked = expand(pool, sessions, NEIGHBOUR_SPAN)
+    scored = expand(ranked, sessions, NEIGHBOUR_SPAN)  # neighbours of neighbours need a base too
+    lex_z = zscores(lexical)
+    lex_floor = min(lex_z.values(), default=0.0)
+    cos_z = zscores({pk: cosine[pk] for pk in scored if pk in cosine})
+    cos_floor = min(cos_z.values(), default=0.0)
+    base = {pk: LEXICAL_WEIGHT * lex_z.get(pk, lex_floor) + SEMANTIC_WEIGHT * cos_z.get(pk, cos_floor) for pk in scored}
     out: dict[int, tuple[float, dict[str, Any]]] = {}
-    for pk in set(lexical) | set(cosine):
-        lex, sem = lex_n.get(pk, 0.0), cos_n.get(pk, 0.0)
-        score = LEXICAL_WEIGHT * lex + SEMANTIC_WEIGHT * sem
+    for pk in ranked:
+        context = neighbour_weight * sum(base[n] for n, _ in sessions.around(pk, NEIGHBOUR_SPAN))
+        boost = boosts.get(pk, 0.0)
         out[pk] = (
-            score,
+            base[pk] + context + boost,
             {
                 "bm25": round(lexical[pk], 4) if pk in lexical else None,
                 "cosine": round(cosine[pk], 4) if pk in cosine else None,
-                "lexical_part": round(LEXICAL_WEIGHT * lex, 4),
-                "semantic_part": round(SEMANTIC_WEIGHT * sem, 4),
+                "lexical_z": round(lex_z.get(pk, lex_floor), 4),
+                "semantic_z": round(cos_z.get(pk, cos_floor), 4),
+                "context": round(context, 4),
+                "boost": round(boost, 4),
             },
         )
     return out

@@ -26,6 +26,24 @@ ID_RE = re.compile(r"^mem_[0-9a-f]{8}$")
 _TAG_SPACE_RE = re.compile(r"\s+")
 
 
+# Where a memory sits in the session it came from, read from its `source` (documented in the README):
+# "D3:14" (LoCoMo-style <session>:<turn>) or "session:ses_abc turn:14" / "session=ses_abc message=14".
+_SOURCE_TURN_RE = re.compile(r"^(?P<session>[^\s:]+):(?P<turn>\d+)$")
+_SOURCE_SESSION_RE = re.compile(r"\bsession[:=](?P<session>\S+)(?:\s+(?:turn|message|msg)[:=](?P<turn>\d+))?")
+
+
+def session_position(source: str | None) -> tuple[str | None, int | None]:
+    """(session key, turn number) of a memory's source, or (None, None) when it names no session."""
+    if not source:
+        return None, None
+    if m := _SOURCE_TURN_RE.match(source.strip()):
+        return m.group("session"), int(m.group("turn"))
+    if m := _SOURCE_SESSION_RE.search(source):
+        turn = m.group("turn")
+        return m.group("session"), int(turn) if turn else None
+    return None, None
+
+
 def new_memory_id() -> str:
     return "mem_" + secrets.token_hex(4)
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from rapidfuzz import fuzz, process
 
 from .dates import from_iso, now_utc
-from .fusion import fuse
+from .fusion import DATE_BOOST, LEXICAL_POOL, NEIGHBOUR_SPAN, SEMANTIC_POOL, TAG_BOOST, Sessions, expand, fuse
 from .model import Memory
 from .query import Node, ParsedQuery, Term, all_terms, compile_node, fold, parse_query, words
 from .store.database import Database, Filters, RankRow
@@ -185,40 +185,85 @@ def _hybrid(
     now: datetime,
     mode: str,
 ) -> tuple[Ranked, bool, bool]:
-    pool = max(semantic.config.search.semantic_candidates, want + _CANDIDATE_SLACK)
-    lexical: dict[int, float] = {}
-    if mode != "semantic" and (any_fts := parsed.any_term_fts()):
-        lexical = {pk: -bm25 for pk, bm25 in db.fts_search(any_fts, filters, pool)}
+    from .vectors import from_blob  # numpy: only on the semantic path, keeping the lexical CLI light
+
+    sem_pool = max(SEMANTIC_POOL, want + _CANDIDATE_SLACK)
+    semantic_hits = dict(semantic.neighbours(qvec, sem_pool, filters))
+    if mode == "semantic":
+        rows = db.rank_rows(list(semantic_hits))
+        ranked: Ranked = []
+        for pk, cos in semantic_hits.items():
+            imp, rec = _nudges(rows[pk], now)
+            explain: dict[str, Any] = {
+                "cosine": round(cos, 4),
+                "importance_nudge": round(imp, 4),
+                "recency_nudge": round(rec, 4),
+            }
+            ranked.append((cos + imp + rec, pk, "semantic", explain))
+        ranked.sort(key=lambda r: -r[0])
+        return ranked, False, False
+
+    keyword_fts = parsed.keyword_fts()
+    lexical = {pk: -bm25 for pk, bm25 in db.fts_search(keyword_fts, filters, LEXICAL_POOL)} if keyword_fts else {}
     strict = db.fts_subset(parsed.fts, list(lexical)) if parsed.fts and lexical else set()
     fuzzy_used = False
     fuzzy_hits: dict[int, dict[str, Any]] = {}
-    if mode != "semantic" and (fuzzy is True or (fuzzy is None and len(strict) < want)):
+    if fuzzy is True or (fuzzy is None and len(strict) < want):
         fuzzy_used = True
         top = max(lexical.values(), default=1.0)
         for _score, pk, explain in _fuzzy(db, parsed, filters, threshold, set(lexical), now):
             lexical[pk] = explain["similarity"] * top  # a close typo counts as a (slightly weaker) keyword hit
             fuzzy_hits[pk] = explain
-    from .vectors import from_blob  # numpy: only on the semantic path, keeping the lexical CLI light
-
-    cosine = dict(semantic.neighbours(qvec, pool, filters))
-    missing = [pk for pk in lexical if pk not in cosine]
+    pool = set(lexical) | set(semantic_hits)
+    sessions = Sessions.build(db.sessions_around(sorted(pool), filters).values())
+    candidates = expand(expand(pool, sessions, NEIGHBOUR_SPAN), sessions, NEIGHBOUR_SPAN)
+    cosine = dict(semantic_hits)
+    missing = [pk for pk in candidates if pk not in cosine]
     if missing and semantic.model:
         for pk, blob in db.vectors_for(semantic.model, missing).items():
             cosine[pk] = float(from_blob(blob) @ qvec)
-    fused = fuse(lexical, cosine)
-    rows = db.rank_rows(list(fused))
-    ranked: Ranked = []
+    rows = db.rank_rows(sorted(candidates))
+    fused = fuse(pool, lexical, cosine, sessions, _boosts(db, parsed, rows), semantic.config.search.neighbour_weight)
+    ranked = []
     for pk, (score, parts) in fused.items():
         if pk not in rows:
             continue
         imp, rec = _nudges(rows[pk], now)
-        match = "fuzzy" if pk in fuzzy_hits else "exact" if pk in strict else "partial" if pk in lexical else "semantic"
+        if pk in fuzzy_hits:
+            match = "fuzzy"
+        elif pk in strict:
+            match = "exact"
+        elif pk in lexical:
+            match = "partial"
+        else:
+            match = "semantic" if pk in semantic_hits else "context"
         explain = {**parts, "importance_nudge": round(imp, 4), "recency_nudge": round(rec, 4)}
         if pk in fuzzy_hits:
             explain["fuzzy"] = fuzzy_hits[pk]
-        ranked.append((score * (1 + imp) * (1 + rec), pk, match, explain))
-    ranked.sort(key=lambda r: -r[0])
+        ranked.append((score + imp + rec, pk, match, explain))
+    ranked.sort(key=lambda r: (-r[0], r[1]))
     return ranked, False, fuzzy_used
+
+
+def _boosts(db: Database, parsed: ParsedQuery, rows: dict[int, RankRow]) -> dict[int, float]:
+    """Date boost for memories created in the month (and year) the query names; tag boost for
+    memories tagged with a word of the query."""
+    boosts: dict[int, float] = {}
+    month, year = parsed.month()
+    if month is not None:
+        for pk, row in rows.items():
+            try:
+                created = from_iso(row.created_at)
+            except ValueError:
+                continue
+            if created.month == month and (year is None or created.year == year):
+                boosts[pk] = DATE_BOOST
+    query_words = {w for t in parsed.terms for w in words(t.text)}
+    if query_words:
+        for pk, tags in db.tags_of(list(rows)).items():
+            if query_words & {t.lower() for t in tags}:
+                boosts[pk] = boosts.get(pk, 0.0) + TAG_BOOST
+    return boosts
 
 
 def _quote(text: str) -> str:

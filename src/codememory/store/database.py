@@ -13,7 +13,7 @@ from typing import Any
 
 from ..dates import now_iso
 from ..errors import StoreNotFound, StoreUnusable
-from ..model import Memory
+from ..model import Memory, session_position
 from .migrations import LATEST, MIGRATIONS
 
 BUSY_TIMEOUT_S = 30.0
@@ -35,7 +35,7 @@ SORT_COLUMNS = {
 
 _INSERT_COLUMNS = (
     "id, text, text_hash, category, importance, entered_by, source, created_at, updated_at, expires_at, "
-    "access_count, last_accessed_at, archived, superseded_by"
+    "access_count, last_accessed_at, archived, superseded_by, session_key, seq"
 )
 
 
@@ -55,6 +55,7 @@ def _insert_row(mem: Memory) -> tuple[Any, ...]:
         mem.last_accessed_at,
         int(mem.archived),
         mem.superseded_by,
+        *session_position(mem.source),
     )
 
 
@@ -187,11 +188,13 @@ class Database:
                     "CREATE TABLE IF NOT EXISTS schema_migrations ("
                     "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
                 )
-            for number, name, sql in MIGRATIONS:
+            for number, name, sql, step in MIGRATIONS:
                 if number <= version:
                     continue
                 for statement in _split_sql(sql):
                     self.conn.execute(statement)
+                if step is not None:
+                    step(self.conn)
                 self.conn.execute(
                     "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
                     (number, name, now_iso()),
@@ -243,7 +246,7 @@ class Database:
             c.execute("DELETE FROM stage_memories")
             c.execute("DELETE FROM stage_tags")
             c.executemany(
-                f"INSERT INTO stage_memories({_INSERT_COLUMNS}) VALUES ({','.join('?' * 14)})",
+                f"INSERT INTO stage_memories({_INSERT_COLUMNS}) VALUES ({','.join('?' * 16)})",
                 (_insert_row(m) for m in mems),
             )
             c.execute(
@@ -261,7 +264,7 @@ class Database:
 
     def _insert(self, mem: Memory) -> None:
         cur = self.conn.execute(
-            f"INSERT INTO memories({_INSERT_COLUMNS}) VALUES ({','.join('?' * 14)})", _insert_row(mem)
+            f"INSERT INTO memories({_INSERT_COLUMNS}) VALUES ({','.join('?' * 16)})", _insert_row(mem)
         )
         if mem.tags:
             pk = cur.lastrowid
@@ -372,6 +375,9 @@ class Database:
             )
             for r in rows
         ]
+
+    def tags_of(self, pks: Sequence[int]) -> dict[int, list[str]]:
+        return self._tags_for(list(pks))
 
     def _tags_for(self, pks: list[int]) -> dict[int, list[str]]:
         out: dict[int, list[str]] = {}
@@ -612,6 +618,25 @@ class Database:
         out: list[tuple[Any, Any]] = []
         for chunk in _chunks(list(dict.fromkeys(keys)), 500):
             out.extend(self.conn.execute(f"{select} ({','.join('?' * len(chunk))})", chunk).fetchall())
+        return out
+
+    def sessions_around(self, pks: Sequence[int], filters: Filters) -> dict[str, list[int]]:
+        """For the sessions these memories belong to: every member passing the filters, in turn order."""
+        keys = [
+            k
+            for _, k in self._pairs("SELECT pk, session_key FROM memories WHERE session_key IS NOT NULL AND pk IN", pks)
+        ]
+        if not keys:
+            return {}
+        where, params = filters.where()
+        out: dict[str, list[int]] = {}
+        for chunk in _chunks(list(dict.fromkeys(keys)), 500):
+            for key, pk in self.conn.execute(
+                f"SELECT m.session_key, m.pk FROM memories m WHERE m.session_key IN ({','.join('?' * len(chunk))}) "
+                f"AND {where} ORDER BY m.session_key, m.seq, m.created_at, m.pk",
+                (*chunk, *params),
+            ):
+                out.setdefault(key, []).append(pk)
         return out
 
     def pk_of(self, memory_id: str) -> int | None:

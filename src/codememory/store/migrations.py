@@ -3,7 +3,20 @@ in `schema_migrations`; `PRAGMA user_version` mirrors the latest so opening a st
 
 from __future__ import annotations
 
-MIGRATIONS: list[tuple[int, str, str]] = [
+import sqlite3
+from collections.abc import Callable
+
+from ..model import session_position
+
+
+def _backfill_session_positions(conn: sqlite3.Connection) -> None:
+    rows = conn.execute("SELECT pk, source FROM memories WHERE source IS NOT NULL").fetchall()
+    updates = [(*session_position(source), pk) for pk, source in rows]
+    conn.executemany("UPDATE memories SET session_key = ?, seq = ? WHERE pk = ?", [u for u in updates if u[0]])
+
+
+# (number, name, SQL script, optional Python step run after the script in the same transaction)
+MIGRATIONS: list[tuple[int, str, str, Callable[[sqlite3.Connection], None] | None]] = [
     (
         1,
         "memories, tags, full-text indexes",
@@ -82,6 +95,7 @@ CREATE TRIGGER memories_au AFTER UPDATE OF text ON memories BEGIN
     INSERT INTO memories_words(rowid, text) VALUES (new.pk, new.text);
 END;
 """,
+        None,
     ),
 ]
 
@@ -128,6 +142,19 @@ CREATE TABLE memory_entities (
 ) WITHOUT ROWID;
 CREATE INDEX memory_entities_entity ON memory_entities(entity_id, memory_pk);
 """,
+        None,
+    )
+)
+MIGRATIONS.append(
+    (
+        3,
+        "session positions (neighbouring turns give each other context in ranking)",
+        """
+ALTER TABLE memories ADD COLUMN session_key TEXT;
+ALTER TABLE memories ADD COLUMN seq INTEGER;
+CREATE INDEX memories_session ON memories(session_key, seq) WHERE session_key IS NOT NULL;
+""",
+        _backfill_session_positions,
     )
 )
 
