@@ -1633,7 +1633,7 @@ STOPWORDS = set(
     ought our ours ourselves out over own same shan't she should shouldn't so some such than that that's the their
     theirs them themselves then there there's these they this those through to too under until up very was wasn't we
     we're were weren't what what's when where which while who whom why will with won't would wouldn't you your yours
-    yourself yourselves also get got still yet every any much many one""".split()  # noqa: SIM905
+    yourself yourselves also get got still yet every any much many one""".split()
 )
 
 
