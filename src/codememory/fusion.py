@@ -27,7 +27,9 @@ SEMANTIC_WEIGHT = 0.4
 NEIGHBOUR_SPAN = 2
 DATE_BOOST = 3.0
 TAG_BOOST = 0.3
-LEXICAL_POOL = 200
+# Candidates from each side before context expansion (research: 50/50 scored 0.721 against 0.724 for
+# ranking every memory, at a fraction of the cost).
+LEXICAL_POOL = 50
 SEMANTIC_POOL = 50
 
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInput
+from .query import parse_query
+from .search import embedding_text
 from .search import search as run_search
 from .store.database import Database, Filters
 
@@ -62,6 +64,8 @@ def retrieve(db: Database, semantic: Semantic | None, req: RetrieveRequest, enti
     found: dict[int, _Candidate] = {}
     degraded_reason: str | None = None
     phrases = [q.strip() for q in req.query_expansion if q.strip()][:MAX_PHRASES]
+    if semantic is not None and semantic.configured:
+        semantic.prepare_queries([embedding_text(parse_query(p)) for p in phrases])  # one model call
     for phrase in phrases:
         result, pks = run_search(db, phrase, filters, limit=PER_PHRASE, semantic=semantic, mode="hybrid")
         degraded_reason = degraded_reason or result.degraded_reason
@@ -153,7 +157,7 @@ def _still_close(db: Database, semantic: Semantic, pk: int, phrases: list[str]) 
     vector = from_blob(blob)
     best = 0.0
     for phrase in phrases:
-        qvec = semantic.embed_query(phrase)
+        qvec = semantic.embed_query(embedding_text(parse_query(phrase)))
         if qvec is not None:
             best = max(best, float(vector @ qvec))
     if best < PINNED_FLOOR:

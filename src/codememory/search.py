@@ -22,7 +22,7 @@ from rapidfuzz import fuzz, process
 from .dates import from_iso, now_utc
 from .fusion import DATE_BOOST, LEXICAL_POOL, NEIGHBOUR_SPAN, SEMANTIC_POOL, TAG_BOOST, Sessions, expand, fuse
 from .model import Memory
-from .query import Node, ParsedQuery, Term, all_terms, compile_node, fold, parse_query, words
+from .query import STOPWORDS, Node, ParsedQuery, Term, all_terms, compile_node, fold, parse_query, words
 from .store.database import Database, Filters, RankRow
 
 if TYPE_CHECKING:
@@ -118,7 +118,7 @@ def search(
     qvec = None
     if semantic is not None and mode != "lexical":
         if parsed.terms and not (mode == "hybrid" and parsed.explicit):
-            qvec = semantic.embed_query(" ".join(t.text for t in parsed.terms))
+            qvec = semantic.embed_query(embedding_text(parsed))
             reason = semantic.reason if qvec is None else None
         elif not semantic.configured:
             reason = NOT_CONFIGURED
@@ -129,6 +129,10 @@ def search(
         order, more, fuzzy_used = _lexical(db, parsed, filters, want, fuzzy, threshold, now)
         used = "lexical"
     page = order[offset : offset + limit]
+    partial = [pk for _, pk, match, _ in page if match == "partial"]
+    if partial and parsed.fts:
+        exact = db.fts_subset(parsed.fts, partial)
+        page = [(s, pk, "exact" if pk in exact else m, e) for s, pk, m, e in page]
     memories = db.get_by_pks([pk for _, pk, _, _ in page])
     hits = [Hit(memories[pk], score, match, explain) for score, pk, match, explain in page if pk in memories]
     result = SearchResult(
@@ -142,6 +146,11 @@ def search(
         degraded_reason=reason,
     )
     return result, [pk for _, pk, _, _ in page if pk in memories]
+
+
+def embedding_text(parsed: ParsedQuery) -> str:
+    """What gets embedded for a query: its words, without the syntax."""
+    return " ".join(t.text for t in parsed.terms)
 
 
 def _lexical(
@@ -185,8 +194,6 @@ def _hybrid(
     now: datetime,
     mode: str,
 ) -> tuple[Ranked, bool, bool]:
-    from .vectors import from_blob  # numpy: only on the semantic path, keeping the lexical CLI light
-
     sem_pool = max(SEMANTIC_POOL, want + _CANDIDATE_SLACK)
     semantic_hits = dict(semantic.neighbours(qvec, sem_pool, filters))
     if mode == "semantic":
@@ -205,10 +212,9 @@ def _hybrid(
 
     keyword_fts = parsed.keyword_fts()
     lexical = {pk: -bm25 for pk, bm25 in db.fts_search(keyword_fts, filters, LEXICAL_POOL)} if keyword_fts else {}
-    strict = db.fts_subset(parsed.fts, list(lexical)) if parsed.fts and lexical else set()
     fuzzy_used = False
     fuzzy_hits: dict[int, dict[str, Any]] = {}
-    if fuzzy is True or (fuzzy is None and len(strict) < want):
+    if fuzzy is True or (fuzzy is None and _has_unknown_word(db, parsed)):
         fuzzy_used = True
         top = max(lexical.values(), default=1.0)
         for _score, pk, explain in _fuzzy(db, parsed, filters, threshold, set(lexical), now):
@@ -219,9 +225,8 @@ def _hybrid(
     candidates = expand(expand(pool, sessions, NEIGHBOUR_SPAN), sessions, NEIGHBOUR_SPAN)
     cosine = dict(semantic_hits)
     missing = [pk for pk in candidates if pk not in cosine]
-    if missing and semantic.model:
-        for pk, blob in db.vectors_for(semantic.model, missing).items():
-            cosine[pk] = float(from_blob(blob) @ qvec)
+    if missing:
+        cosine.update(semantic.cosines(qvec, missing))
     rows = db.rank_rows(sorted(candidates))
     fused = fuse(pool, lexical, cosine, sessions, _boosts(db, parsed, rows), semantic.config.search.neighbour_weight)
     ranked = []
@@ -231,10 +236,8 @@ def _hybrid(
         imp, rec = _nudges(rows[pk], now)
         if pk in fuzzy_hits:
             match = "fuzzy"
-        elif pk in strict:
-            match = "exact"
         elif pk in lexical:
-            match = "partial"
+            match = "partial"  # upgraded to "exact" for the returned page when every term matches
         else:
             match = "semantic" if pk in semantic_hits else "context"
         explain = {**parts, "importance_nudge": round(imp, 4), "recency_nudge": round(rec, 4)}
@@ -243,6 +246,17 @@ def _hybrid(
         ranked.append((score + imp + rec, pk, match, explain))
     ranked.sort(key=lambda r: (-r[0], r[1]))
     return ranked, False, fuzzy_used
+
+
+def _has_unknown_word(db: Database, parsed: ParsedQuery) -> bool:
+    """A content word that no memory contains is likely a typo: worth the fuzzy pass. (Meaning-based
+    results fill the list anyway, so "fewer exact hits than asked for" is no signal here.)"""
+    vocab = db.vocabulary_set()
+    return any(
+        len(w) >= 3 and w.isalpha() and w not in STOPWORDS and w not in vocab
+        for t in parsed.terms
+        for w in words(t.text)
+    )
 
 
 def _boosts(db: Database, parsed: ParsedQuery, rows: dict[int, RankRow]) -> dict[int, float]:

@@ -71,23 +71,28 @@ class Semantic:
 
     def embed_query(self, text: str) -> Vectors | None:
         """Query vectors are cached: an agent's consecutive calls repeat most of their phrases."""
-        cached = self._query_cache.get(text)
-        if cached is not None:
-            return cached
+        self.prepare_queries([text])
+        return self._query_cache.get(text)
+
+    def prepare_queries(self, texts: Sequence[str]) -> None:
+        """Embed the uncached queries among `texts` in one model call."""
+        todo = list(dict.fromkeys(t for t in texts if t not in self._query_cache))
+        if not todo:
+            return
         emb = self.embedder()
         if emb is None:
-            return None
+            return
         from .embedding import EmbedderError
 
         try:
-            vector = emb.embed_query(text)
+            vectors = emb.embed_queries(todo)
         except EmbedderError as exc:
             self._fail(exc)
-            return None
-        if len(self._query_cache) >= 512:
-            self._query_cache.pop(next(iter(self._query_cache)))
-        self._query_cache[text] = vector
-        return vector
+            return
+        for text, vector in zip(todo, vectors, strict=True):
+            if len(self._query_cache) >= 512:
+                self._query_cache.pop(next(iter(self._query_cache)))
+            self._query_cache[text] = vector
 
     def index(self) -> VectorIndex | None:
         emb = self.embedder()
@@ -102,6 +107,10 @@ class Semantic:
     def neighbours(self, vector: Vectors, k: int, filters: Filters) -> list[tuple[int, float]]:
         index = self.index()
         return index.search(vector, k, filters) if index is not None else []
+
+    def cosines(self, vector: Vectors, pks: list[int]) -> dict[int, float]:
+        index = self.index()
+        return index.cosines(vector, pks) if index is not None else {}
 
     def store_vectors(self, items: Sequence[tuple[int, str]], vectors: Vectors) -> None:
         emb = self.embedder()

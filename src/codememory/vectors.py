@@ -37,6 +37,12 @@ class _Snapshot:
     pks: npt.NDArray[np.int64]
     matrix: Matrix
     ann: Any = None  # usearch.index.Index when the snapshot is large
+    _position: dict[int, int] | None = None
+
+    def position(self) -> dict[int, int]:
+        if self._position is None:
+            self._position = {int(pk): i for i, pk in enumerate(self.pks)}
+        return self._position
 
 
 def _slug(model: str) -> str:
@@ -55,6 +61,7 @@ class VectorIndex:
         self.cache_dir = cache_dir
         self.ann_threshold = ann_threshold
         self._snap: _Snapshot | None = None
+        self._last: tuple[bytes, Matrix] | None = None  # (query, its similarity to every snapshot row)
         self.last_method = "none"
 
     # ------------------------------------------------------------------ cache
@@ -173,12 +180,38 @@ class VectorIndex:
                 return hits[:k]
             fetch = min(total, fetch * 4)
 
+    def _similarities(self, snap: _Snapshot, query: Matrix) -> Matrix:
+        key = query.tobytes()
+        if self._last is None or self._last[0] != key or len(self._last[1]) != len(snap.pks):
+            self._last = (key, snap.matrix @ query)
+        return self._last[1]
+
+    def cosines(self, query: Matrix, pks: list[int]) -> dict[int, float]:
+        """Similarity of specific memories to the query (reusing the last full scan when there was one)."""
+        snap, delta = self.snapshot()
+        out: dict[int, float] = {}
+        for pk, _seq, blob in delta:
+            if pk in pks:
+                out[pk] = float(from_blob(blob) @ query)
+        rest = [pk for pk in pks if pk not in out]
+        if snap.ann is None and len(snap.pks):
+            sims, position = self._similarities(snap, query), snap.position()
+            for pk in rest:
+                i = position.get(pk)
+                if i is not None:
+                    out[pk] = float(sims[i])
+            rest = [pk for pk in rest if pk not in out]
+        if rest:
+            for pk, blob in self.db.vectors_for(self.model, rest).items():
+                out[pk] = float(from_blob(blob) @ query)
+        return out
+
     def _search_snapshot(self, snap: _Snapshot, query: Matrix, fetch: int) -> list[tuple[int, float]]:
         if snap.ann is not None and fetch < len(snap.pks) // 2:
             self.last_method = "ann"
             matches = snap.ann.search(query, fetch)
             return [(int(key), 1.0 - float(dist)) for key, dist in zip(matches.keys, matches.distances, strict=True)]
         self.last_method = "exact"
-        sims = snap.matrix @ query
+        sims = self._similarities(snap, query)
         top = np.argpartition(-sims, fetch - 1)[:fetch] if fetch < len(sims) else np.arange(len(sims))
         return [(int(snap.pks[i]), float(sims[i])) for i in top]

@@ -26,6 +26,10 @@ class Embedder(ABC):
     def embed_query(self, text: str) -> Vectors:
         """A unit-length vector for a search query (asymmetric models encode queries differently)."""
 
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
+        """Several queries at once (one model call where the backend allows it)."""
+        return np.vstack([self.embed_query(t) for t in texts])
+
 
 def normalize(vectors: npt.ArrayLike) -> Vectors:
     arr = np.asarray(vectors, dtype=np.float32)

@@ -47,8 +47,11 @@ class _RemoteEmbedder(Embedder):
         return normalize(out)
 
     def embed_query(self, text: str) -> Vectors:
-        vector: Vectors = normalize(self._embed([self.cfg.query_prefix + text]))[0]
+        vector: Vectors = self.embed_queries([text])[0]
         return vector
+
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
+        return normalize(self._embed([self.cfg.query_prefix + t for t in texts]))
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
         raise NotImplementedError

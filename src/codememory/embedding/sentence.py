@@ -86,11 +86,14 @@ class SentenceTransformerEmbedder(Embedder):
             raise EmbedderError(f"embedding failed: {exc}") from None
 
     def embed_query(self, text: str) -> Vectors:
+        vector: Vectors = self.embed_queries([text])[0]
+        return vector
+
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
         kwargs: dict[str, Any] = {"show_progress_bar": False}
         if self.cfg.query_prompt:
             kwargs["prompt_name"] = self.cfg.query_prompt
         try:
-            vector: Vectors = normalize(self.query_model.encode([self.cfg.query_prefix + text], **kwargs))[0]
-            return vector
+            return normalize(self.query_model.encode([self.cfg.query_prefix + t for t in texts], **kwargs))
         except Exception as exc:
             raise EmbedderError(f"query embedding failed: {exc}") from None

@@ -140,6 +140,7 @@ class Database:
         self.path = path
         self._vocab_key: int | None = None
         self._vocab: list[str] = []
+        self._vocab_set: frozenset[str] = frozenset()
 
     # ----------------------------------------------------------------- opening
     @classmethod
@@ -490,7 +491,12 @@ class Database:
                 )
             ]
             self._vocab_key = key
+            self._vocab_set = frozenset(self._vocab)
         return self._vocab
+
+    def vocabulary_set(self) -> frozenset[str]:
+        self.vocabulary()
+        return self._vocab_set
 
     # -------------------------------------------------------------- embeddings
     def needing_embedding(self, model: str, limit: int, pks: Sequence[int] | None = None) -> list[tuple[int, str]]:
