@@ -60,8 +60,13 @@ def test_keyword_matches_still_lead_and_explicit_syntax_stays_strict(store: Stor
     store.add("Memcached was considered for caching but rejected")
     result = store.search("redis cache")
     assert ids(result)[0] == exact and result.hits[0].match == "exact"
-    strict = store.search('"redis is"')
-    assert strict.mode == "lexical" and ids(strict) == [exact]
+    strict = store.search('"redis is"', mode="lexical")
+    assert ids(strict) == [exact]
+    filled = store.search('"redis is"')  # the phrase matches first; related memories fill the list
+    assert ids(filled)[0] == exact and filled.hits[0].match == "exact"
+    assert all(h.match != "exact" for h in filled.hits[1:])
+    excluded = store.search("cache NOT memcached")  # never filled: related memories could be the excluded ones
+    assert excluded.mode == "lexical" and ids(excluded) == [exact]
 
 
 def test_embed_on_write_and_unchanged_text_is_never_reembedded(store: Store) -> None:

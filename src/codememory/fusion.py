@@ -94,12 +94,12 @@ def fuse(
         out[pk] = (
             base[pk] + context + boost,
             {
-                "bm25": round(lexical[pk], 4) if pk in lexical else None,
-                "cosine": round(cosine[pk], 4) if pk in cosine else None,
-                "lexical_z": round(lex_z.get(pk, lex_floor), 4),
-                "semantic_z": round(cos_z.get(pk, cos_floor), 4),
-                "context": round(context, 4),
-                "boost": round(boost, 4),
+                "bm25": lexical.get(pk),
+                "cosine": cosine.get(pk),
+                "lexical_z": lex_z.get(pk, lex_floor),
+                "semantic_z": cos_z.get(pk, cos_floor),
+                "context": context,
+                "boost": boost,
             },
         )
     return out

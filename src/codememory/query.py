@@ -66,6 +66,7 @@ class ParsedQuery:
     literal: bool  # True when the input was not a valid expression and was read as plain words
     node: Node | None = None  # the expression tree (None for an empty query)
     explicit: bool = False  # uses syntax (OR, AND, NOT, "phrase", prefix*, parentheses): match strictly
+    negated: bool = False  # excludes something (NOT)
 
     def any_term_fts(self) -> str | None:
         """The positive terms ORed: a natural-language query's lexical candidates for hybrid ranking."""
@@ -260,7 +261,19 @@ def parse_query(query: str) -> ParsedQuery:
         literal = True
     terms = [t for t in _positive_terms(node) if t.text.strip()]
     explicit = not literal and any(kind != "WORD" or (len(text) > 1 and text.endswith("*")) for kind, text in tokens)
-    return ParsedQuery(raw=query, fts=compile_node(node), terms=terms, literal=literal, node=node, explicit=explicit)
+    return ParsedQuery(
+        raw=query,
+        fts=compile_node(node),
+        terms=terms,
+        literal=literal,
+        node=node,
+        explicit=explicit,
+        negated=_has_not(node),
+    )
+
+
+def _has_not(node: Node) -> bool:
+    return node.op == "NOT" or any(_has_not(c) for c in node.children)
 
 
 def fold(text: str) -> str:

@@ -11,9 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInput
-from .query import parse_query
-from .search import embedding_text
-from .search import search as run_search
+from .search import rank_phrases
 from .store.database import Database, Filters
 
 if TYPE_CHECKING:
@@ -64,32 +62,25 @@ def retrieve(db: Database, semantic: Semantic | None, req: RetrieveRequest, enti
     found: dict[int, _Candidate] = {}
     degraded_reason: str | None = None
     phrases = [q.strip() for q in req.query_expansion if q.strip()][:MAX_PHRASES]
-    if semantic is not None and semantic.configured:
-        semantic.prepare_queries([embedding_text(parse_query(p)) for p in phrases])  # one model call
-    for phrase in phrases:
-        result, pks = run_search(db, phrase, filters, limit=PER_PHRASE, semantic=semantic, mode="hybrid")
-        degraded_reason = degraded_reason or result.degraded_reason
-        top = max((h.score for h in result.hits), default=0.0) or 1.0
-        for pk, hit in zip(pks, result.hits, strict=True):
-            cosine = hit.explain.get("cosine")
-            if hit.match == "semantic" and (cosine is None or cosine < SEMANTIC_FLOOR):
-                continue
-            score = hit.score / top
+    if phrases:
+        ranking = rank_phrases(db, phrases, filters, want=PER_PHRASE * len(phrases), semantic=semantic)
+        degraded_reason = ranking.reason
+        for position, (_score, pk, match, explain) in enumerate(ranking.order[: 4 * req.max_memories]):
+            cosine = explain.get("cosine")
+            if match in ("semantic", "context") and (cosine is None or cosine < SEMANTIC_FLOOR):
+                continue  # found by meaning alone, and not close enough to be worth the agent's attention
             cand = found.setdefault(pk, _Candidate(pk))
-            if score > cand.score:
-                cand.score = score
-                cand.why.update(
-                    {"retriever": result.mode, "match": hit.match, "query": phrase, "score": round(score, 4)}
-                )
-                if cosine is not None:
-                    cand.why["cosine"] = cosine
+            cand.score = 1.0 - position / (4 * req.max_memories)  # rank-based: fused scores are z-scores
+            cand.why.update({"retriever": ranking.mode, "match": match, "score": round(cand.score, 4)})
+            if cosine is not None:
+                cand.why["cosine"] = round(cosine, 4)
     if entity_names:
         hub = db.memories_with_entities(entity_names, filters, 4 * req.max_memories)
+        names_of = db.entities_of([pk for pk, _ in hub])
         for pk, count in hub:
             cand = found.setdefault(pk, _Candidate(pk, why={"retriever": "entity"}))
-            share = count / len(entity_names)
-            cand.score += ENTITY_WEIGHT * share
-            cand.why["entities"] = [n for n, _ in db.entities_of([pk]).get(pk, []) if n in entity_names]
+            cand.score += ENTITY_WEIGHT * count / len(entity_names)
+            cand.why["entities"] = [n for n, _ in names_of.get(pk, []) if n in entity_names]
 
     pinned_pks = dict(db.get_pk_map(req.pinned_memory_ids)) if req.pinned_memory_ids else {}
     kept: list[_Candidate] = []
@@ -157,7 +148,7 @@ def _still_close(db: Database, semantic: Semantic, pk: int, phrases: list[str]) 
     vector = from_blob(blob)
     best = 0.0
     for phrase in phrases:
-        qvec = semantic.embed_query(embedding_text(parse_query(phrase)))
+        qvec = semantic.embed_query(phrase)
         if qvec is not None:
             best = max(best, float(vector @ qvec))
     if best < PINNED_FLOOR:

@@ -53,8 +53,16 @@ class Hit:
             "score": round(self.score, 6),
             "match": self.match,
             "fuzzy": self.match == "fuzzy",
-            "explain": self.explain,
+            "explain": _rounded(self.explain),
         }
+
+
+def _rounded(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, 4)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    return value
 
 
 @dataclass
@@ -94,6 +102,76 @@ def _nudges(row: RankRow, now: datetime) -> tuple[float, float]:
 Ranked = list[tuple[float, int, str, dict[str, Any]]]  # (score, pk, match, explain), best first
 
 
+@dataclass
+class Ranking:
+    order: Ranked
+    more: bool
+    fuzzy_used: bool
+    mode: str
+    reason: str | None
+    parsed: ParsedQuery
+
+
+def rank(
+    db: Database,
+    query: str,
+    filters: Filters,
+    *,
+    want: int = 10,
+    fuzzy: bool | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    semantic: Semantic | None = None,
+    mode: str = "hybrid",
+) -> Ranking:
+    """Every candidate for a query, best first (no memories loaded). See `search`."""
+    parsed = parse_query(query)
+    now = now_utc()
+    reason = None
+    if semantic is None or mode == "lexical" or not parsed.terms:
+        order, more, fuzzy_used = _lexical(db, parsed, filters, want, fuzzy, threshold, now)
+        configured = semantic is not None and semantic.configured
+        return Ranking(
+            order, more, fuzzy_used, "lexical", None if mode == "lexical" or configured else NOT_CONFIGURED, parsed
+        )
+    strict: Ranked = []
+    if mode == "hybrid" and parsed.explicit:
+        # The user's syntax decides first; meaning may only fill up the rest of the list, and never
+        # where the query excludes something (NOT), since related memories could be the excluded ones.
+        strict, more, fuzzy_used = _lexical(db, parsed, filters, want, fuzzy, threshold, now)
+        if len(strict) >= want or parsed.negated:
+            reason = None if semantic.configured else NOT_CONFIGURED
+            return Ranking(strict, more, fuzzy_used, "lexical", reason, parsed)
+    qvec = semantic.embed_query(embedding_text(parsed))
+    if qvec is None:
+        if strict:
+            return Ranking(strict, False, fuzzy_used, "lexical", semantic.reason, parsed)
+        order, more, fuzzy_used = _lexical(db, parsed, filters, want, fuzzy, threshold, now)
+        return Ranking(order, more, fuzzy_used, "lexical", semantic.reason, parsed)
+    order, more, fuzzy_used = _hybrid(db, parsed, filters, want, fuzzy, threshold, semantic, [qvec], now, mode)
+    if strict:
+        seen = {pk for _, pk, _, _ in strict}
+        order = strict + [entry for entry in order if entry[1] not in seen]
+    return Ranking(order, more, fuzzy_used, "semantic" if mode == "semantic" else "hybrid", None, parsed)
+
+
+def rank_phrases(
+    db: Database, phrases: list[str], filters: Filters, *, want: int, semantic: Semantic | None
+) -> Ranking:
+    """One hybrid pass for several phrases describing one need (a query expansion): keywords of all
+    phrases ORed, each phrase's vector searched, a memory's cosine its best over the phrases."""
+    parsed = parse_query(" ".join(w for p in phrases for w in words(p)))
+    if semantic is None or not parsed.terms:
+        return rank(db, parsed.raw, filters, want=want, semantic=semantic)
+    semantic.prepare_queries(phrases)  # one model call for all of them
+    qvecs = [v for v in (semantic.embed_query(p) for p in phrases) if v is not None]
+    if not qvecs:
+        return rank(db, parsed.raw, filters, want=want, semantic=semantic)
+    order, more, fuzzy_used = _hybrid(
+        db, parsed, filters, want, None, DEFAULT_THRESHOLD, semantic, qvecs, now_utc(), "hybrid"
+    )
+    return Ranking(order, more, fuzzy_used, "hybrid", None, parsed)
+
+
 def search(
     db: Database,
     query: str,
@@ -108,26 +186,14 @@ def search(
 ) -> tuple[SearchResult, list[int]]:
     """Run a search; returns the result and the row keys of the hits (for access stats).
 
-    mode "hybrid" fuses keyword and meaning (plain-word queries; a query using OR/NOT/"phrases"/prefix*
-    is matched strictly by keywords), "lexical" uses keywords only, "semantic" meaning only. Without a
-    working embedder every mode falls back to lexical and the result says `degraded`."""
-    parsed = parse_query(query)
-    want = limit + offset
-    now = now_utc()
-    reason = None
-    qvec = None
-    if semantic is not None and mode != "lexical":
-        if parsed.terms and not (mode == "hybrid" and parsed.explicit):
-            qvec = semantic.embed_query(embedding_text(parsed))
-            reason = semantic.reason if qvec is None else None
-        elif not semantic.configured:
-            reason = NOT_CONFIGURED
-    if qvec is not None and semantic is not None:
-        order, more, fuzzy_used = _hybrid(db, parsed, filters, want, fuzzy, threshold, semantic, qvec, now, mode)
-        used = "semantic" if mode == "semantic" else "hybrid"
-    else:
-        order, more, fuzzy_used = _lexical(db, parsed, filters, want, fuzzy, threshold, now)
-        used = "lexical"
+    mode "hybrid" fuses keywords and meaning for plain words; a query using OR/NOT/"phrases"/prefix*/
+    parentheses is matched strictly by keywords first, and (unless it has a NOT) related memories fill
+    the rest of the list. "lexical" uses keywords only, "semantic" meaning only. Without a working
+    embedder every mode falls back to lexical and the result says `degraded`."""
+    ranking = rank(
+        db, query, filters, want=limit + offset, fuzzy=fuzzy, threshold=threshold, semantic=semantic, mode=mode
+    )
+    order, parsed = ranking.order, ranking.parsed
     page = order[offset : offset + limit]
     partial = [pk for _, pk, match, _ in page if match == "partial"]
     if partial and parsed.fts:
@@ -138,12 +204,12 @@ def search(
     result = SearchResult(
         query=query,
         hits=hits,
-        has_more=len(order) > offset + limit or more,
-        fuzzy_used=fuzzy_used,
+        has_more=len(order) > offset + limit or ranking.more,
+        fuzzy_used=ranking.fuzzy_used,
         literal=parsed.literal,
-        mode=used,
-        degraded=reason is not None,
-        degraded_reason=reason,
+        mode=ranking.mode,
+        degraded=ranking.reason is not None,
+        degraded_reason=ranking.reason,
     )
     return result, [pk for _, pk, _, _ in page if pk in memories]
 
@@ -190,12 +256,16 @@ def _hybrid(
     fuzzy: bool | None,
     threshold: float,
     semantic: Semantic,
-    qvec: Vectors,
+    qvecs: list[Vectors],
     now: datetime,
     mode: str,
 ) -> tuple[Ranked, bool, bool]:
+    """Several query vectors (one per phrase of a query expansion) count by their best similarity."""
     sem_pool = max(SEMANTIC_POOL, want + _CANDIDATE_SLACK)
-    semantic_hits = dict(semantic.neighbours(qvec, sem_pool, filters))
+    semantic_hits: dict[int, float] = {}
+    for qvec in qvecs:
+        for pk, cos in semantic.neighbours(qvec, sem_pool, filters):
+            semantic_hits[pk] = max(cos, semantic_hits.get(pk, -1.0))
     if mode == "semantic":
         rows = db.rank_rows(list(semantic_hits))
         ranked: Ranked = []
@@ -225,8 +295,9 @@ def _hybrid(
     candidates = expand(expand(pool, sessions, NEIGHBOUR_SPAN), sessions, NEIGHBOUR_SPAN)
     cosine = dict(semantic_hits)
     missing = [pk for pk in candidates if pk not in cosine]
-    if missing:
-        cosine.update(semantic.cosines(qvec, missing))
+    for qvec in qvecs if missing else []:
+        for pk, cos in semantic.cosines(qvec, missing).items():
+            cosine[pk] = max(cos, cosine.get(pk, -1.0))
     rows = db.rank_rows(sorted(candidates))
     fused = fuse(pool, lexical, cosine, sessions, _boosts(db, parsed, rows), semantic.config.search.neighbour_weight)
     ranked = []
@@ -240,7 +311,7 @@ def _hybrid(
             match = "partial"  # upgraded to "exact" for the returned page when every term matches
         else:
             match = "semantic" if pk in semantic_hits else "context"
-        explain = {**parts, "importance_nudge": round(imp, 4), "recency_nudge": round(rec, 4)}
+        explain = {**parts, "importance_nudge": imp, "recency_nudge": rec}
         if pk in fuzzy_hits:
             explain["fuzzy"] = fuzzy_hits[pk]
         ranked.append((score + imp + rec, pk, match, explain))

@@ -61,7 +61,7 @@ class VectorIndex:
         self.cache_dir = cache_dir
         self.ann_threshold = ann_threshold
         self._snap: _Snapshot | None = None
-        self._last: tuple[bytes, Matrix] | None = None  # (query, its similarity to every snapshot row)
+        self._scans: dict[bytes, Matrix] = {}  # recent queries' similarity to every snapshot row
         self.last_method = "none"
 
     # ------------------------------------------------------------------ cache
@@ -152,6 +152,8 @@ class VectorIndex:
         if stale:
             snap, delta = self._build(), []
         assert snap is not None
+        if snap is not self._snap:
+            self._scans.clear()
         self._snap = snap
         return snap, delta
 
@@ -182,9 +184,12 @@ class VectorIndex:
 
     def _similarities(self, snap: _Snapshot, query: Matrix) -> Matrix:
         key = query.tobytes()
-        if self._last is None or self._last[0] != key or len(self._last[1]) != len(snap.pks):
-            self._last = (key, snap.matrix @ query)
-        return self._last[1]
+        sims = self._scans.get(key)
+        if sims is None or len(sims) != len(snap.pks):
+            if len(self._scans) >= 8:  # a query expansion has a few phrases; keep each one's scan
+                self._scans.pop(next(iter(self._scans)))
+            sims = self._scans[key] = snap.matrix @ query
+        return sims
 
     def cosines(self, query: Matrix, pks: list[int]) -> dict[int, float]:
         """Similarity of specific memories to the query (reusing the last full scan when there was one)."""
