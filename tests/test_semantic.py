@@ -229,6 +229,7 @@ class _EmbeddingServer(BaseHTTPRequestHandler):
     """A real OpenAI-compatible / Ollama embedding endpoint with a bag-of-letters 'model'."""
 
     calls: ClassVar[list[str]] = []
+    inputs: ClassVar[list[str]] = []
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -245,6 +246,7 @@ class _EmbeddingServer(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).calls.append(self.path)
         inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        type(self).inputs.extend(inputs)
         if self.path == "/v1/embeddings":
             if self.headers.get("Authorization") != "Bearer sekret":
                 self.send_response(401)
@@ -279,6 +281,16 @@ def test_http_embedders(tmp_path: Path, embedding_server: str, provider: str, mo
         result = st.search("zzzz", mode="semantic")
         assert not result.degraded and ids(result) == [mid]
         assert st.semantic.model == f"{provider}:letters"
+
+
+def test_asymmetric_prefixes_reach_the_model(tmp_path: Path, embedding_server: str) -> None:
+    _EmbeddingServer.inputs.clear()
+    settings = {"query_prefix": "search_query: ", "document_prefix": "search_document: "}
+    with make_store(tmp_path, provider="ollama", model="letters", base_url=embedding_server, **settings) as st:
+        st.add("zebra crossing")
+        st.search("zebras", mode="semantic")
+    assert "search_document: zebra crossing" in _EmbeddingServer.inputs
+    assert "search_query: zebras" in _EmbeddingServer.inputs
 
 
 def test_unreachable_embedding_server_degrades(tmp_path: Path) -> None:
