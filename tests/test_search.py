@@ -228,3 +228,11 @@ def test_typo_vocabulary_follows_writes_from_other_connections(tmp_path: Path) -
         assert ids(reader.search("zepelin")) == [new]
         writer.forget([new])
         assert ids(reader.search("zepelin")) == []
+
+
+def test_retrieve_without_a_model_uses_any_keyword(store: Store) -> None:
+    pool = add(store, "The Postgres connection pool is capped at 20 in production")
+    add(store, "The dashboard polls the API every 30 seconds")
+    result = store.retrieve(["raise the connection limit", "postgres pool exhausted errors"])
+    assert [m["id"] for m in result["memories"]] == [pool]
+    assert result["degraded"] and result["memories"][0]["why"]["retriever"] == "lexical"

@@ -160,12 +160,20 @@ def rank_phrases(
     """One hybrid pass for several phrases describing one need (a query expansion): keywords of all
     phrases ORed, each phrase's vector searched, a memory's cosine its best over the phrases."""
     parsed = parse_query(" ".join(w for p in phrases for w in words(p)))
-    if semantic is None or not parsed.terms:
-        return rank(db, parsed.raw, filters, want=want, semantic=semantic)
-    semantic.prepare_queries(phrases)  # one model call for all of them
-    qvecs = [v for v in (semantic.embed_query(p) for p in phrases) if v is not None]
+    qvecs = []
+    if semantic is not None and semantic.configured and parsed.terms:
+        semantic.prepare_queries(phrases)  # one model call for all of them
+        qvecs = [v for v in (semantic.embed_query(p) for p in phrases) if v is not None]
     if not qvecs:
-        return rank(db, parsed.raw, filters, want=want, semantic=semantic)
+        # Keywords only: any content word counts (ORed, BM25-ranked); an AND of every word of several
+        # phrases would almost never match.
+        now = now_utc()
+        order, more, fuzzy_used = _lexical(
+            db, parsed, filters, want, None, DEFAULT_THRESHOLD, now, parsed.keyword_fts()
+        )
+        reason = (semantic.reason if semantic is not None else None) or NOT_CONFIGURED
+        return Ranking(order, more, fuzzy_used, "lexical", reason, parsed)
+    assert semantic is not None  # vectors exist only with a working embedder
     order, more, fuzzy_used = _hybrid(
         db, parsed, filters, want, None, DEFAULT_THRESHOLD, semantic, qvecs, now_utc(), "hybrid"
     )
@@ -227,16 +235,20 @@ def _lexical(
     fuzzy: bool | None,
     threshold: float,
     now: datetime,
+    match: str | None = None,
 ) -> tuple[Ranked, bool, bool]:
+    """Keyword ranking of `match` (default: the query's own expression, matched strictly)."""
     fetch = min(want + _CANDIDATE_SLACK, 10_000)
-    exact = db.fts_search(parsed.fts, filters, fetch) if parsed.fts else []
+    label = "partial" if match else "exact"
+    match = match or parsed.fts
+    exact = db.fts_search(match, filters, fetch) if match else []
     rows = db.rank_rows([pk for pk, _ in exact])
     ranked: Ranked = []
     for pk, bm25 in exact:
         imp, rec = _nudges(rows[pk], now)
         relevance = -bm25
         explain = {"bm25": round(relevance, 6), "importance_nudge": round(imp, 4), "recency_nudge": round(rec, 4)}
-        ranked.append((relevance * (1 + imp) * (1 + rec), pk, "exact", explain))
+        ranked.append((relevance * (1 + imp) * (1 + rec), pk, label, explain))
     ranked.sort(key=lambda r: -r[0])
     fuzzy_used = False
     if fuzzy is True or (fuzzy is None and len(exact) < want):
