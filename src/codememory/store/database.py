@@ -728,6 +728,10 @@ class Database:
             "newest": newest,
             "categories": dict(c.execute("SELECT category, COUNT(*) FROM memories GROUP BY category ORDER BY 2 DESC")),
             "tag_count": c.execute("SELECT COUNT(*) FROM tags").fetchone()[0],
+            "entity_count": c.execute("SELECT COUNT(*) FROM entities").fetchone()[0],
+            "link_count": c.execute("SELECT COUNT(*) FROM memory_links").fetchone()[0],
+            "superseded": c.execute("SELECT COUNT(*) FROM memories WHERE superseded_by IS NOT NULL").fetchone()[0],
+            "embeddings": dict(c.execute("SELECT model, COUNT(*) FROM embeddings GROUP BY model ORDER BY 2 DESC")),
             "schema_version": self.schema_version(),
         }
 
