@@ -601,5 +601,25 @@ def remember_scan(ctx: click.Context, entered_by: str | None, source: str | None
         click.echo("No *Remember* notes found.", err=True)
 
 
+# ---------------------------------------------------------------------------- mcp
+@cli.command("mcp")
+@click.pass_context
+def mcp_cmd(ctx: click.Context) -> None:
+    """Serve the memory tools to AI agents over MCP (stdio): memory_search, memory_get,
+    memory_store, memory_forget, memory_retrieve. Your agent starts it; run it by hand only to test.
+
+    \b
+    Register it once per project (the agent starts it in the project folder):
+      Claude Code:  claude mcp add --scope project codememory -- codememory mcp
+      OpenCode:     opencode.json  {"mcp": {"codememory": {"type": "local", "command": ["codememory", "mcp"]}}}
+      Cursor:       .cursor/mcp.json  {"mcpServers": {"codememory": {"command": "codememory", "args": ["mcp"]}}}
+      Codex:        ~/.codex/config.toml  [mcp_servers.codememory]  command = "codememory"  args = ["mcp"]
+    Add `--project DIR` before `mcp` (or set CODEMEMORY_PROJECT) to serve another project's store.
+    """
+    from ..mcp_server import serve  # imported here: the MCP SDK must not slow the other commands
+
+    serve(ctx.obj["project"])
+
+
 def main() -> None:
     cli(prog_name="codememory")

@@ -1,0 +1,403 @@
+"""`codememory mcp`: the project's memory as MCP tools for AI agents (stdio transport).
+
+A thin entry point over codememory.api.Store, like the CLI: one project (explicit path, else
+$CODEMEMORY_PROJECT, else found from the working directory), its store opened on the first tool call
+and kept open. Errors the caller can fix come back as tool errors (`isError`) with a one-line
+message; the server keeps running. Only protocol messages are written to stdout.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import sqlite3
+import sys
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from typing import Annotated, Any, Literal
+
+from mcp.server.fastmcp import Context, FastMCP
+from mcp.server.fastmcp.exceptions import ToolError
+from mcp.server.session import ServerSession
+from mcp.types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
+from mcp.types import Tool as MCPTool
+from pydantic import Field, ValidationError
+
+from .api import Store
+from .errors import CodememoryError, NotFound
+from .model import CATEGORIES, ID_RE, MAX_TEXT
+
+log = logging.getLogger("codememory.mcp")
+
+INSTRUCTIONS = """\
+codememory is this project's long-term memory: decisions, rejected alternatives, conventions, \
+gotchas, preferences, facts and todos recorded by earlier sessions. Call memory_retrieve (or \
+memory_search) before deciding something the project may already have settled; call memory_store \
+when you learn something a future session would otherwise have to rediscover (one fact per memory, \
+with the reason, never secrets)."""
+
+_CATEGORY_LIST = ", ".join(CATEGORIES)
+
+MemoryId = Annotated[
+    str, Field(pattern=ID_RE.pattern, description="A memory id: mem_ followed by 8 hex digits, e.g. mem_1a2b3c4d.")
+]
+DateText = Annotated[
+    str | None,
+    Field(description="ISO date/time (2026-04-01, 2026-04-01T09:30) or words ('2 weeks ago', 'yesterday')."),
+]
+
+
+class _Project:
+    """The project's store, opened on first use and reused; a failed open is retried on the next call
+    (so `codememory init` run meanwhile takes effect without restarting the server)."""
+
+    def __init__(self, project: str | os.PathLike[str] | None) -> None:
+        self.project = project
+        self._store: Store | None = None
+
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = Store.open(self.project)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
+class MemoryServer(FastMCP[None]):
+    """FastMCP that rejects unknown arguments and turns failures into messages an agent can act on."""
+
+    def __init__(self, project: str | os.PathLike[str] | None) -> None:
+        super().__init__("codememory", instructions=INSTRUCTIONS, log_level="WARNING", lifespan=_print_to_stderr)
+        self.memory = _Project(project)
+
+    async def list_tools(self) -> list[MCPTool]:
+        tools = await super().list_tools()
+        for tool in tools:
+            tool.inputSchema = {**tool.inputSchema, "additionalProperties": False}
+        return tools
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Sequence[ContentBlock] | dict[str, Any]:
+        # FastMCP drops arguments it does not know; an agent that misspells one should hear about it.
+        known = {tool.name: tool.inputSchema.get("properties", {}) for tool in await super().list_tools()}
+        if name in known:
+            unknown = [key for key in arguments if key not in known[name]]
+            if unknown:
+                raise ToolError(
+                    f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} for {name}; "
+                    f"it takes: {', '.join(known[name])}"
+                )
+        try:
+            return await super().call_tool(name, arguments)
+        except ToolError as exc:
+            raise ToolError(_error_message(exc)) from exc.__cause__
+
+
+def _error_message(exc: ToolError) -> str:
+    cause = exc.__cause__
+    if isinstance(cause, CodememoryError):
+        return str(cause)
+    if isinstance(cause, ValidationError) and cause.title.endswith("Arguments"):  # the tool's arguments model
+        return _validation_message(cause)
+    if isinstance(cause, sqlite3.Error):
+        return f"the store could not be used: {cause}"
+    if cause is not None:  # a bug, not the caller's mistake: keep the details for whoever reads stderr
+        log.error("%s", exc, exc_info=cause)
+    return str(exc)
+
+
+def _validation_message(error: ValidationError) -> str:
+    parts = []
+    for item in error.errors(include_url=False):
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in item["loc"]).lstrip(".")
+        value = item.get("input")
+        if item["type"] == "string_pattern_mismatch":  # only memory ids carry a pattern
+            text = f"{value!r} is not a memory id (expected mem_ followed by 8 hex digits)"
+        elif item["type"] == "missing":
+            text = "required"
+        else:
+            text = item["msg"]
+            if value is None or isinstance(value, str | int | float | bool):
+                shown = repr(value)
+                text += f" (got {shown if len(shown) <= 60 else shown[:57] + '...'})"
+        parts.append(f"{where}: {text}")
+    return "invalid arguments: " + "; ".join(parts)
+
+
+def _result(data: dict[str, Any]) -> CallToolResult:
+    """The data as compact JSON text (what the model reads) and as structured content."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))], structuredContent=data
+    )
+
+
+def _why(explain: dict[str, Any]) -> str:
+    """One line from a search hit's score breakdown, e.g. "bm25 4.21, cosine 0.63, session context +0.20"."""
+    parts = []
+    if explain.get("bm25") is not None:
+        parts.append(f"bm25 {explain['bm25']:.3g}")
+    if explain.get("cosine") is not None:
+        parts.append(f"cosine {explain['cosine']:.2f}")
+    fuzzy = explain.get("fuzzy") or (explain if "similarity" in explain else None)
+    if fuzzy:
+        near = []
+        for term, info in fuzzy.get("terms", {}).items():
+            how = info.get("matched", "")
+            if how.startswith("typo:"):
+                near.append(f"{term}~{how[5:]}")
+            elif how == "substring":
+                near.append(f"{term} inside a word")
+        parts.append(f"fuzzy {fuzzy['similarity']:.2f}" + (f" ({'; '.join(near)})" if near else ""))
+    for key, label in (("context", "session context"), ("boost", "date/tag boost")):
+        if explain.get(key):
+            parts.append(f"{label} {explain[key]:+.2f}")
+    return ", ".join(parts)
+
+
+def _client_name(ctx: Context[ServerSession, None, Any]) -> str:
+    """Who is storing: the MCP client's name from its initialize request (e.g. "claude-code")."""
+    params = ctx.session.client_params
+    name = params.clientInfo.name.strip() if params is not None else ""
+    return name or "mcp"
+
+
+@asynccontextmanager
+async def _print_to_stderr(_server: FastMCP[None]) -> AsyncIterator[None]:
+    """Entered once the stdio transport holds stdout: a stray print() must not corrupt the protocol."""
+    saved, sys.stdout = sys.stdout, sys.stderr
+    try:
+        yield
+    finally:
+        sys.stdout = saved
+
+
+def create_server(project: str | os.PathLike[str] | None = None) -> MemoryServer:
+    """The MCP server for one project (found like the CLI does when `project` is None)."""
+    server = MemoryServer(project)
+    memory = server.memory
+    reads = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
+
+    @server.tool(title="Search project memory", annotations=reads)
+    def memory_search(
+        query: Annotated[str, Field(description="What to look for: words, a path, an identifier, an error name.")],
+        limit: Annotated[int, Field(ge=1, le=50, description="Maximum results.")] = 5,
+        category: Annotated[
+            str | None, Field(description=f"Only this category (or several, comma-separated): {_CATEGORY_LIST}.")
+        ] = None,
+        tags: Annotated[list[str] | None, Field(description="Only memories with all these tags.")] = None,
+        entity: Annotated[
+            str | None, Field(description="Only memories mentioning this library, tool, file or error name.")
+        ] = None,
+        after: DateText = None,
+        before: DateText = None,
+        mode: Annotated[
+            Literal["hybrid", "lexical", "semantic"],
+            Field(description="hybrid: keywords and meaning; lexical: keywords only; semantic: meaning only."),
+        ] = "hybrid",
+    ) -> CallToolResult:
+        """Search this project's memory: decisions, rejected alternatives, conventions, gotchas,
+        preferences, facts and todos recorded by earlier sessions. Use it before choosing a library,
+        pattern or approach the project may already have settled, when something looks surprising, or
+        when the user refers to earlier work.
+
+        Query syntax is grep-like and never fails: plain words must all match (stemmed; typos are
+        tolerated), `OR`, `NOT`, "exact phrase", prefix*, (groups); paths and symbols are matched
+        literally. Filters (category, tags, entity, after/before) narrow the results.
+
+        Returns {results: [{id, text, category, importance, tags, created_at, source, match, score,
+        why}], degraded, degraded_reason}, best first. match is exact, partial, semantic, context or
+        fuzzy; why says what scored. degraded=true means meaning-based search is unavailable (reason
+        given) and results come from keywords only. memory_get gives a memory's links and entities.
+        """
+        result = memory.store().search(
+            query,
+            limit=limit,
+            mode=mode,
+            touch=True,
+            category=category,
+            tags=tags,
+            entity=entity,
+            after=after,
+            before=before,
+        )
+        return _result(
+            {
+                "results": [
+                    {
+                        "id": hit.memory.id,
+                        "text": hit.memory.text,
+                        "category": hit.memory.category,
+                        "importance": hit.memory.importance,
+                        "tags": hit.memory.tags,
+                        "created_at": hit.memory.created_at,
+                        "source": hit.memory.source,
+                        "match": hit.match,
+                        "score": round(hit.score, 6),
+                        "why": _why(hit.explain),
+                    }
+                    for hit in result.hits
+                ],
+                "degraded": result.degraded,
+                "degraded_reason": result.degraded_reason,
+            }
+        )
+
+    @server.tool(title="Get memories by id", annotations=reads)
+    def memory_get(
+        ids: Annotated[list[MemoryId], Field(min_length=1, max_length=20, description="Memory ids (1 to 20).")],
+    ) -> CallToolResult:
+        """Full records of memories whose ids you have (from memory_search or memory_retrieve): every
+        field (entered_by, updated_at, expires_at, access_count, superseded_by, ...), plus links to
+        related memories (direction, id, type: supersedes, refines, conflicts, corroborates,
+        contextualizes) and the entities mentioned (libraries, tools, files, error names).
+
+        Returns {memories: [record + links + entities], missing: [ids that do not exist]}.
+        """
+        store = memory.store()
+        found, missing = [], []
+        for memory_id in dict.fromkeys(ids):
+            try:
+                record = store.get(memory_id)
+            except NotFound:
+                missing.append(memory_id)
+                continue
+            found.append({**record.to_dict(), **store.relations(memory_id)})
+        return _result({"memories": found, "missing": missing})
+
+    @server.tool(
+        title="Store a memory",
+        annotations=ToolAnnotations(
+            readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=False
+        ),
+    )
+    def memory_store(
+        text: Annotated[
+            str,
+            Field(description=f"One self-contained statement with its reason (at most {MAX_TEXT:,} characters)."),
+        ],
+        ctx: Context[ServerSession, None, Any],
+        category: Annotated[str, Field(description=f"One of: {_CATEGORY_LIST}.")] = "note",
+        tags: Annotated[Sequence[str], Field(description="Short topic tags, e.g. ['http', 'deps'].")] = (),
+        importance: Annotated[float, Field(ge=0, le=1, description="How much this matters, 0 to 1.")] = 0.5,
+        expires: Annotated[
+            str | None,
+            Field(description="When it stops being true: ISO date or words ('in 2 weeks', 'next month')."),
+        ] = None,
+        supersedes: Annotated[
+            Sequence[MemoryId],
+            Field(description="Ids of memories this one replaces; they drop out of search."),
+        ] = (),
+    ) -> CallToolResult:
+        """Save one durable piece of project knowledge for future sessions: a decision and its
+        reason, a rejected alternative and why, a convention, a gotcha, a user preference, a fact or a
+        todo. Write it to be read without this conversation (name the libraries, files and commands
+        involved). Do not store secrets, passing state, or what the code and git history already say.
+
+        Storing text (nearly) identical to a live memory returns that memory with created=false. When
+        a memory is no longer true, store the new truth with supersedes=[old id].
+
+        Returns {created, duplicate_of, duplicate_reason, embedded, links, memory}.
+        """
+        added = memory.store().add(
+            text,
+            category=category,
+            tags=list(tags),
+            importance=importance,
+            expires=expires,
+            entered_by=_client_name(ctx),
+            supersedes=list(supersedes),
+        )
+        return _result(added.to_dict())
+
+    @server.tool(
+        title="Forget memories",
+        annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=True, openWorldHint=False),
+    )
+    def memory_forget(
+        ids: Annotated[list[MemoryId], Field(min_length=1, max_length=100, description="Memory ids to delete.")],
+    ) -> CallToolResult:
+        """Delete memories for good (also scrubbed from the search indexes): ones that are wrong or
+        were stored by mistake. When a memory was replaced by a newer truth, prefer memory_store with
+        supersedes, which keeps the history.
+
+        Returns {forgotten: [ids deleted], unknown: [ids that did not exist]}.
+        """
+        forgotten, unknown = memory.store().forget(ids)
+        return _result({"forgotten": forgotten, "unknown": unknown})
+
+    @server.tool(title="Memories for the current step", annotations=reads)
+    def memory_retrieve(
+        query_expansion: Annotated[
+            list[str],
+            Field(
+                max_length=8,
+                description="1 to 8 short phrases describing what you are about to do, in different wordings.",
+            ),
+        ],
+        entities: Annotated[
+            Sequence[str], Field(description="Libraries, tools, services, files or error names the step involves.")
+        ] = (),
+        pinned_memory_ids: Annotated[
+            Sequence[MemoryId],
+            Field(description="Ids this tool returned last time; kept while they are still relevant."),
+        ] = (),
+        max_memories: Annotated[int, Field(ge=1, le=50, description="Maximum memories returned.")] = 8,
+    ) -> CallToolResult:
+        """The few memories worth having in mind for your current step, within a token budget: call it
+        when starting a task or changing direction. Give phrases describing the step (several wordings
+        find more), the entities involved, and the ids surfaced last time so the still-relevant ones stay.
+
+        Returns {memories: [{id, text, importance, category, why}], tokens, degraded, degraded_reason};
+        why says how each was found (keywords, meaning, entity, pinned).
+        """
+        return _result(
+            memory.store().retrieve(
+                query_expansion, entities=list(entities), pinned=list(pinned_memory_ids), max_memories=max_memories
+            )
+        )
+
+    return server
+
+
+@contextmanager
+def _protocol_stdout() -> Iterator[None]:
+    """Reserve the process's stdout for protocol messages: the transport gets a private copy of it and
+    file descriptor 1 points to stderr, so output from native code cannot corrupt the protocol."""
+    try:
+        out_fd, err_fd = sys.stdout.fileno(), sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # not real files (e.g. captured in-process)
+        yield
+        return
+    sys.stdout.flush()
+    original_fd = os.dup(out_fd)
+    protocol = io.TextIOWrapper(os.fdopen(os.dup(out_fd), "wb"), encoding="utf-8")
+    os.dup2(err_fd, out_fd)
+    saved = sys.stdout
+    sys.stdout = protocol  # FastMCP's stdio transport writes to sys.stdout.buffer
+    try:
+        yield
+    finally:
+        sys.stdout = saved
+        os.dup2(original_fd, out_fd)
+        os.close(original_fd)
+        protocol.close()
+
+
+def run_stdio(server: MemoryServer) -> None:
+    """Run a server over stdio until the client disconnects, with stdout reserved for the protocol."""
+    try:
+        with _protocol_stdout():
+            server.run("stdio")
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.memory.close()
+
+
+def serve(project: str | os.PathLike[str] | None = None) -> None:
+    """`codememory mcp`: serve the project's memory over stdio."""
+    run_stdio(create_server(project))

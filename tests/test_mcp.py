@@ -1,0 +1,340 @@
+"""The MCP server end to end: the installed `codememory mcp` runs in a subprocess and the MCP SDK's own
+client talks to it over stdio, against real stores in tmp dirs (no embedding model configured there,
+so search is keyword-only and says it is degraded)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import IO, Any, TypeVar
+
+import anyio
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.types import Implementation
+
+from codememory import Store
+
+T = TypeVar("T")
+TOOLS = {"memory_search", "memory_get", "memory_store", "memory_forget", "memory_retrieve"}
+CLIENT = "pytest-agent"
+MEMORY_KEYS = {
+    "id",
+    "text",
+    "category",
+    "importance",
+    "tags",
+    "entered_by",
+    "source",
+    "created_at",
+    "updated_at",
+    "expires_at",
+    "access_count",
+    "last_accessed_at",
+    "archived",
+    "superseded_by",
+}
+HIT_KEYS = {"id", "text", "category", "importance", "tags", "created_at", "source", "match", "score", "why"}
+
+
+# ----------------------------------------------------------------------------------- helpers
+def session_with(
+    command: Path | str,
+    args: Sequence[str | Path],
+    body: Callable[[ClientSession], Awaitable[T]],
+    *,
+    cwd: Path | None = None,
+    errlog: IO[str] | None = None,
+) -> T:
+    """Start the server, initialize a client session, run `body`, and check that every line the server
+    wrote to stdout was a protocol message (the client reports anything else as an exception)."""
+    stray: list[Exception] = []
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, Exception):
+            stray.append(message)
+
+    async def main() -> T:
+        params = StdioServerParameters(command=str(command), args=[str(a) for a in args], cwd=cwd)
+        with anyio.fail_after(30):
+            async with (
+                stdio_client(params, errlog=errlog or sys.stderr) as (read, write),
+                ClientSession(
+                    read,
+                    write,
+                    read_timeout_seconds=timedelta(seconds=20),
+                    message_handler=on_message,
+                    client_info=Implementation(name=CLIENT, version="1.0"),
+                ) as session,
+            ):
+                await session.initialize()
+                return await body(session)
+
+    result = anyio.run(main)
+    assert not stray, f"the server wrote something other than protocol messages to stdout: {stray}"
+    return result
+
+
+async def call(session: ClientSession, tool: str, arguments: dict[str, Any]) -> Any:
+    """A successful tool call: its JSON text, which is also its structured content."""
+    result = await session.call_tool(tool, arguments)
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert not result.isError, f"{tool}({arguments}) failed: {text}"
+    data = json.loads(text)
+    assert data == result.structuredContent
+    return data
+
+
+async def call_error(session: ClientSession, tool: str, arguments: dict[str, Any]) -> str:
+    """A tool call that must fail as a tool error (not a protocol error): its one-line message."""
+    result = await session.call_tool(tool, arguments)
+    text: str = result.content[0].text  # type: ignore[union-attr]
+    assert result.isError, f"{tool}({arguments}) should have failed, got: {text}"
+    assert "Traceback" not in text
+    assert "\n" not in text, text
+    return text
+
+
+# ------------------------------------------------------------------------------------- tests
+def test_the_server_lists_five_documented_tools_with_strict_schemas(console_script: Path, project: Path) -> None:
+    async def body(session: ClientSession) -> Any:
+        return (await session.list_tools()).tools
+
+    tools = {t.name: t for t in session_with(console_script, ["--project", project, "mcp"], body)}
+    assert set(tools) == TOOLS
+    for tool in tools.values():
+        assert tool.description and len(tool.description) > 150, tool.name
+        assert "Returns" in tool.description, tool.name
+        assert tool.inputSchema["type"] == "object"
+        assert tool.inputSchema["additionalProperties"] is False, tool.name
+    required = {name: tool.inputSchema.get("required", []) for name, tool in tools.items()}
+    assert required == {
+        "memory_search": ["query"],
+        "memory_get": ["ids"],
+        "memory_store": ["text"],
+        "memory_forget": ["ids"],
+        "memory_retrieve": ["query_expansion"],
+    }
+    search = tools["memory_search"].inputSchema["properties"]
+    assert set(search) == {"query", "limit", "category", "tags", "entity", "after", "before", "mode"}
+    assert (search["limit"]["default"], search["limit"]["minimum"], search["limit"]["maximum"]) == (5, 1, 50)
+    assert search["mode"]["enum"] == ["hybrid", "lexical", "semantic"]
+    store = tools["memory_store"].inputSchema["properties"]
+    assert set(store) == {"text", "category", "tags", "importance", "expires", "supersedes"}  # no context argument
+    assert (store["importance"]["minimum"], store["importance"]["maximum"]) == (0, 1)
+    ids = tools["memory_get"].inputSchema["properties"]["ids"]
+    assert (ids["minItems"], ids["maxItems"]) == (1, 20)
+    assert ids["items"]["pattern"] == "^mem_[0-9a-f]{8}$"
+
+
+def test_store_search_get_retrieve_forget_round_trip(console_script: Path, project: Path) -> None:
+    async def body(session: ClientSession) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        out["stored"] = await call(
+            session,
+            "memory_store",
+            {
+                "text": "Use httpx, not requests: we need HTTP/2",
+                "category": "decision",
+                "tags": ["HTTP", "Deps"],
+                "importance": 0.8,
+            },
+        )
+        out["again"] = await call(session, "memory_store", {"text": "Use httpx, not requests: we need HTTP/2"})
+        out["other"] = await call(
+            session, "memory_store", {"text": "The staging database is reset every night", "category": "gotcha"}
+        )
+        out["search"] = await call(session, "memory_search", {"query": "httpx"})
+        first = out["stored"]["memory"]["id"]
+        out["get"] = await call(session, "memory_get", {"ids": [first, "mem_00000000", first]})
+        out["by_category"] = await call(session, "memory_search", {"query": "httpx OR staging", "category": "gotcha"})
+        out["by_tag"] = await call(session, "memory_search", {"query": "httpx OR staging", "tags": ["http"]})
+        out["typo"] = await call(session, "memory_search", {"query": "htpx", "mode": "lexical"})
+        out["retrieve"] = await call(
+            session, "memory_retrieve", {"query_expansion": ["which HTTP client library to use"], "entities": ["httpx"]}
+        )
+        out["forget"] = await call(session, "memory_forget", {"ids": [first, "mem_00000000"]})
+        out["after_forget"] = await call(session, "memory_search", {"query": "httpx"})
+        out["get_forgotten"] = await call(session, "memory_get", {"ids": [first]})
+        return out
+
+    # Started in the project folder without --project: the store is found from the working directory.
+    out = session_with(console_script, ["mcp"], body, cwd=project)
+
+    stored = out["stored"]
+    assert stored["created"] is True and stored["duplicate_of"] is None
+    memory = stored["memory"]
+    assert set(memory) == MEMORY_KEYS
+    assert (memory["category"], memory["importance"], memory["tags"]) == ("decision", 0.8, ["http", "deps"])
+    assert memory["entered_by"] == CLIENT  # the client's name from its initialize request
+    first = memory["id"]
+    assert (out["again"]["created"], out["again"]["duplicate_of"]) == (False, first)
+
+    search = out["search"]
+    assert set(search) == {"results", "degraded", "degraded_reason"}
+    assert search["degraded"] is True and "no embedding model" in search["degraded_reason"]
+    [hit] = search["results"]
+    assert set(hit) == HIT_KEYS
+    assert (hit["id"], hit["match"], hit["category"]) == (first, "exact", "decision")
+    assert hit["why"].startswith("bm25 ")
+
+    get = out["get"]
+    assert get["missing"] == ["mem_00000000"]
+    [record] = get["memories"]  # asked twice, returned once
+    assert set(record) == MEMORY_KEYS | {"links", "entities"}
+    assert record["id"] == first and record["links"] == []
+    assert {"name": "httpx", "type": "library"} in record["entities"]
+    assert record["access_count"] == 3  # the duplicate store, the search and this get each count as an access
+
+    assert [h["category"] for h in out["by_category"]["results"]] == ["gotcha"]
+    assert [h["id"] for h in out["by_tag"]["results"]] == [first]
+    [typo] = out["typo"]["results"]
+    assert typo["match"] == "fuzzy" and "htpx~httpx" in typo["why"]
+
+    retrieve = out["retrieve"]
+    assert first in [m["id"] for m in retrieve["memories"]]
+    assert retrieve["degraded"] is True and retrieve["degraded_reason"]
+    assert retrieve["tokens"] > 0
+
+    assert out["forget"] == {"forgotten": [first], "unknown": ["mem_00000000"]}
+    assert out["after_forget"]["results"] == []
+    assert out["get_forgotten"] == {"memories": [], "missing": [first]}
+    with Store.open(project) as store:  # what the agent did is in the real file
+        [left] = store.list()
+        assert left.id == out["other"]["memory"]["id"] and left.entered_by == CLIENT
+
+
+def test_supersedes_and_expiry(console_script: Path, project: Path) -> None:
+    async def body(session: ClientSession) -> tuple[Any, Any, Any]:
+        old = await call(session, "memory_store", {"text": "Deploys go through Jenkins", "category": "fact"})
+        new = await call(
+            session,
+            "memory_store",
+            {
+                "text": "Deploys go through GitHub Actions since the migration",
+                "category": "fact",
+                "supersedes": [old["memory"]["id"]],
+                "expires": "in 2 weeks",
+            },
+        )
+        found = await call(session, "memory_search", {"query": "deploys"})
+        return old, new, found
+
+    old, new, found = session_with(console_script, ["--project", project, "mcp"], body)
+    assert {"id": old["memory"]["id"], "type": "supersedes", "score": None} in new["links"]
+    assert new["memory"]["expires_at"] is not None
+    assert [h["id"] for h in found["results"]] == [new["memory"]["id"]]  # the replaced one dropped out
+
+
+ERROR_CASES: list[tuple[str, dict[str, Any], str]] = [
+    ("memory_get", {"ids": ["bogus"]}, "ids[0]: 'bogus' is not a memory id (expected mem_ followed by 8 hex"),
+    ("memory_forget", {"ids": ["mem_1", "mem_0000000g"]}, "ids[1]: 'mem_0000000g' is not a memory id"),
+    ("memory_get", {"ids": []}, "ids: List should have at least 1 item"),
+    ("memory_get", {"ids": [f"mem_{i:08x}" for i in range(21)]}, "ids: List should have at most 20 items"),
+    ("memory_get", {}, "ids: required"),
+    ("memory_store", {"text": ""}, "memory text is empty"),
+    ("memory_store", {"text": "   \n"}, "memory text is empty"),
+    ("memory_store", {"text": "x" * 10_001}, "the limit is 10,000"),
+    ("memory_store", {"text": "ok", "category": "nope"}, "unknown category 'nope'; choose one of: decision"),
+    ("memory_store", {"text": "ok", "importance": 2}, "importance: Input should be less than or equal to 1 (got 2)"),
+    ("memory_store", {"text": "ok", "expires": "yesterday"}, "is in the past"),
+    ("memory_store", {"text": "ok", "expires": "someday"}, "cannot understand date 'someday'"),
+    ("memory_store", {"text": "ok", "supersedes": ["mem_00000000"]}, "no memory with id mem_00000000"),
+    ("memory_store", {"text": "ok", "tag": ["a"]}, "unknown argument 'tag' for memory_store; it takes: text, category"),
+    ("memory_search", {"query": "x", "limit": 0}, "limit: Input should be greater than or equal to 1 (got 0)"),
+    ("memory_search", {"query": "x", "limit": 51}, "limit: Input should be less than or equal to 50 (got 51)"),
+    ("memory_search", {"query": "x", "bogus": 1, "other": 2}, "unknown arguments 'bogus', 'other' for memory_search"),
+    ("memory_search", {"query": "x", "mode": "fast"}, "mode: Input should be 'hybrid', 'lexical' or 'semantic'"),
+    ("memory_search", {"query": "x", "tags": "a,b"}, "tags: Input should be a valid list (got 'a,b')"),
+    ("memory_search", {"query": "x", "after": "not a date"}, "after: cannot understand date 'not a date'"),
+    ("memory_search", {"limit": 3}, "query: required"),
+    ("memory_retrieve", {"query_expansion": []}, "give at least one query_expansion phrase or entity"),
+    ("memory_retrieve", {"query_expansion": ["x"], "max_memories": 0}, "max_memories: Input should be greater"),
+    ("memory_retrieve", {"query_expansion": ["x"], "pinned_memory_ids": ["nope"]}, "'nope' is not a memory id"),
+]
+
+
+def test_user_mistakes_come_back_as_clear_tool_errors(console_script: Path, project: Path) -> None:
+    async def body(session: ClientSession) -> tuple[list[tuple[str, dict[str, Any], str, str]], Any]:
+        seen = [(tool, args, want, await call_error(session, tool, args)) for tool, args, want in ERROR_CASES]
+        still_alive = await call(session, "memory_store", {"text": "the server survived every mistake"})
+        return seen, still_alive
+
+    seen, still_alive = session_with(console_script, ["--project", project, "mcp"], body)
+    wrong = [
+        f"{tool}({str(args)[:80]}): wanted {want!r}, got {got!r}" for tool, args, want, got in seen if want not in got
+    ]
+    assert not wrong, "\n".join(wrong)
+    assert still_alive["created"] is True
+    with Store.open(project) as store:
+        assert [m.text for m in store.list()] == ["the server survived every mistake"]  # no mistake stored anything
+
+
+def test_missing_store_is_a_tool_error_and_the_server_keeps_serving(console_script: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "no-store-yet"
+    folder.mkdir()
+
+    async def body(session: ClientSession) -> tuple[str, str, Any, Any]:
+        search_error = await call_error(session, "memory_search", {"query": "anything"})
+        store_error = await call_error(session, "memory_store", {"text": "too early"})
+        subprocess.run([str(console_script), "--project", str(folder), "init"], check=True, capture_output=True)
+        stored = await call(session, "memory_store", {"text": "stored once the store exists"})
+        found = await call(session, "memory_search", {"query": "stored"})
+        return search_error, store_error, stored, found
+
+    search_error, store_error, stored, found = session_with(console_script, ["--project", folder, "mcp"], body)
+    for message in (search_error, store_error):
+        assert "no codememory store at" in message and "run `codememory init`" in message
+    assert stored["created"] is True
+    assert [h["id"] for h in found["results"]] == [stored["memory"]["id"]]
+
+
+def test_stray_output_goes_to_stderr_not_into_the_protocol(project: Path, tmp_path: Path) -> None:
+    """A tool that prints, or native code writing to file descriptor 1, must not corrupt the protocol."""
+    script = tmp_path / "noisy_server.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import os, sys
+            from codememory.mcp_server import create_server, run_stdio
+
+            server = create_server(sys.argv[1])
+
+            @server.tool()
+            def noisy() -> str:
+                print("printed by a tool")
+                os.write(1, b"written to fd 1 by native code\\n")
+                return "still fine"
+
+            run_stdio(server)
+            """
+        ),
+        encoding="utf-8",
+    )
+
+    async def body(session: ClientSession) -> tuple[Any, Any]:
+        result = await session.call_tool("noisy", {})
+        return result.content[0].text, await call(session, "memory_search", {"query": "anything"})  # type: ignore[union-attr]
+
+    stderr_path = tmp_path / "stderr.txt"
+    with stderr_path.open("w", encoding="utf-8") as errlog:
+        noisy, search = session_with(sys.executable, [script, project], body, errlog=errlog)
+    assert noisy == "still fine"
+    assert search["results"] == []
+    stderr = stderr_path.read_text(encoding="utf-8")
+    assert "printed by a tool" in stderr and "written to fd 1 by native code" in stderr
+
+
+def test_mcp_command_help_and_lazy_import(console_script: Path) -> None:
+    shown = subprocess.run([str(console_script), "mcp", "--help"], capture_output=True, text=True, check=True).stdout
+    assert "claude mcp add --scope project codememory -- codememory mcp" in shown
+    assert '"command": ["codememory", "mcp"]' in shown  # OpenCode
+    # The MCP SDK is imported only by `codememory mcp`, so the other commands start fast.
+    probe = "import sys, codememory.cli.main; print(sorted(m for m in sys.modules if m.split('.')[0] == 'mcp'))"
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]"
