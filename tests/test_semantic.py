@@ -170,20 +170,22 @@ def test_ann_recall_and_rebuild_after_cache_deletion(store: Store) -> None:
     filters = store.filters()
     queries = [store.semantic.embed_query(q) for q in ["slow database deploys", "frontend tests", "kafka queue auth"]]
     queries += [store.semantic.embed_query(t) for t in texts[::60]]
-    recalls = []
-    for q in queries:
-        assert q is not None
-        want = {pk for pk, _ in exact.search(q, 10, filters)}
-        got = {pk for pk, _ in ann.search(q, 10, filters)}
-        assert ann.last_method == "ann"
-        recalls.append(len(want & got) / 10)
-    assert float(np.mean(recalls)) >= 0.95
+
+    def recall(index: VectorIndex) -> float:
+        found = []
+        for q in queries:
+            assert q is not None
+            want = {pk for pk, _ in exact.search(q, 10, filters)}
+            got = {pk for pk, _ in index.search(q, 10, filters)}
+            assert index.last_method == "ann"
+            found.append(len(want & got) / 10)
+        return float(np.mean(found))
+
+    assert recall(ann) >= 0.95
     assert list(cache.glob("vectors/*.usearch"))
     shutil.rmtree(cache)
     rebuilt = VectorIndex(store.db, model, cache, ann_threshold=100)
-    q = queries[0]
-    assert q is not None
-    assert {pk for pk, _ in rebuilt.search(q, 10, filters)} == {pk for pk, _ in ann.search(q, 10, filters)}
+    assert recall(rebuilt) >= 0.95  # HNSW builds are not deterministic: compare with exact, not with `ann`
     assert list(cache.glob("vectors/*.usearch"))
 
 
