@@ -5,6 +5,7 @@ so search is keyword-only and says it is degraded)."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -22,6 +23,7 @@ from codememory import Store
 
 T = TypeVar("T")
 TOOLS = {"memory_search", "memory_get", "memory_store", "memory_forget", "memory_retrieve"}
+SESSION_TOOLS = {"checkpoint", "search_sessions", "list_sessions", "get_session_files"}
 CLIENT = "pytest-agent"
 MEMORY_KEYS = {
     "id",
@@ -101,12 +103,12 @@ async def call_error(session: ClientSession, tool: str, arguments: dict[str, Any
 
 
 # ------------------------------------------------------------------------------------- tests
-def test_the_server_lists_five_documented_tools_with_strict_schemas(console_script: Path, project: Path) -> None:
+def test_the_server_lists_its_documented_tools_with_strict_schemas(console_script: Path, project: Path) -> None:
     async def body(session: ClientSession) -> Any:
         return (await session.list_tools()).tools
 
     tools = {t.name: t for t in session_with(console_script, ["--project", project, "mcp"], body)}
-    assert set(tools) == TOOLS
+    assert set(tools) == TOOLS | SESSION_TOOLS
     for tool in tools.values():
         assert tool.description and len(tool.description) > 150, tool.name
         assert "Returns" in tool.description, tool.name
@@ -119,6 +121,10 @@ def test_the_server_lists_five_documented_tools_with_strict_schemas(console_scri
         "memory_store": ["text"],
         "memory_forget": ["ids"],
         "memory_retrieve": ["query_expansion"],
+        "checkpoint": [],
+        "search_sessions": ["query"],
+        "list_sessions": [],
+        "get_session_files": ["session_id"],
     }
     search = tools["memory_search"].inputSchema["properties"]
     assert set(search) == {"query", "limit", "category", "tags", "entity", "after", "before", "mode"}
@@ -338,3 +344,172 @@ def test_mcp_command_help_and_lazy_import(console_script: Path) -> None:
     probe = "import sys, codememory.cli.main; print(sorted(m for m in sys.modules if m.split('.')[0] == 'mcp'))"
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]"
+
+
+# ------------------------------------------------------------------------------ sessions
+def test_checkpoint_markdown_search_rebuild_round_trip(console_script: Path, project: Path) -> None:
+    async def body(session: ClientSession) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        out["first"] = await call(
+            session,
+            "checkpoint",
+            {
+                "slug": "tei-migration",
+                "goal": "Migrate the embedding endpoint from vLLM to TEI.",
+                "work_completed": ["Replaced the vLLM client"],
+                "work_pending": ["Tune batch size", "Fix p99 OOM"],
+                "decisions": ["**TEI over Infinity:** native BGE-M3 support"],
+                "plan_files": [{"path": "docs/tei-plan.md", "header": "## TEI Migration Plan"}],
+                "references": [{"url": "https://huggingface.co/docs/tei", "title": "TEI Documentation"}],
+            },
+        )
+        out["second"] = await call(
+            session,
+            "checkpoint",
+            {
+                "slug": "tei-migration",
+                "work_completed": ["Tuned batch size to 64"],
+                "work_pending": ["Fix p99 OOM"],
+                "work_summary": ["Batch 64 fits on A10G"],
+                "status": "closed",
+            },
+        )
+        out["list"] = await call(session, "list_sessions", {})
+        out["search"] = await call(session, "search_sessions", {"query": "TEI migration OOM"})
+        out["files"] = await call(session, "get_session_files", {"session_id": out["first"]["session_id"]})
+        out["none"] = await call(session, "search_sessions", {"query": "quantum gravity"})
+        conn = sqlite3.connect(project / ".codememory" / "memory.db")
+        with conn:
+            conn.execute("DELETE FROM sessions")  # the rows are lost; the markdown file is not
+            conn.execute("DELETE FROM sessions_fts")
+        conn.close()
+        out["lost"] = await call(session, "search_sessions", {"query": "TEI migration"})
+        rebuilt = subprocess.run(
+            [str(console_script), "--project", str(project), "sessions", "rebuild", "--json"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        out["rebuild"] = json.loads(rebuilt.stdout)
+        out["again"] = await call(session, "search_sessions", {"query": "TEI migration"})
+        return out
+
+    out = session_with(console_script, ["--project", project, "mcp"], body)
+    first, second = out["first"], out["second"]
+    session_id = first["session_id"]
+    assert session_id.endswith(f"_{CLIENT}_tei-migration")  # the tool is the client's name
+    assert (first["created"], first["status"], second["created"], second["status"]) == (True, "open", False, "closed")
+    path = Path(first["markdown_path"])
+    assert path == project / ".codememory" / "sessions" / f"{session_id}.md" == Path(second["markdown_path"])
+    [listed] = out["list"]["sessions"]
+    assert listed["session_id"] == session_id and listed["status"] == "closed"
+    assert path.read_text(encoding="utf-8") == textwrap.dedent(
+        f"""\
+        ---
+        session_id: {session_id}
+        tool: {CLIENT}
+        project: {project.name}
+        started_at: {listed["started_at"]}
+        git_sha_start:
+        git_sha_end:
+        trigger: session_end
+        slug: tei-migration
+        status: closed
+        ended_at: {listed["updated_at"]}
+        updated_at: {listed["updated_at"]}
+        ---
+
+        ## Goal
+        Migrate the embedding endpoint from vLLM to TEI.
+
+        ---
+
+        ## Todos
+
+        ### ✅ Work Completed
+        - Replaced the vLLM client
+        - Tuned batch size to 64
+
+        ### 🔲 Work To Be Completed
+        - Fix p99 OOM
+
+        ---
+
+        ## Files Touched
+
+        _None._
+
+        ---
+
+        ## Git Diff Summary
+        _None._
+
+        ---
+
+        ## Work Done
+
+        - Batch 64 fits on A10G
+
+        ---
+
+        ## Plan Files
+
+        | File | Description |
+        |------|-------------|
+        | `docs/tei-plan.md` | ## TEI Migration Plan |
+
+        ---
+
+        ## Architecture Decisions
+
+        - **TEI over Infinity:** native BGE-M3 support
+
+        ---
+
+        ## References
+
+        - [TEI Documentation](https://huggingface.co/docs/tei)
+        """
+    )
+    [hit] = out["search"]["results"]
+    assert hit["session_id"] == session_id and hit["markdown_path"] == str(path) and hit["rank"] == 1
+    assert "markdown" not in hit and hit["goal"] == "Migrate the embedding endpoint from vLLM to TEI."
+    assert out["search"]["query"]["terms"] == ["tei", "migration", "oom"]
+    assert out["files"] == {"session_id": session_id, "files": []}
+    assert out["none"]["results"] == []
+    assert out["lost"]["results"] == []
+    assert out["rebuild"] == {"sessions": 1, "errors": []}
+    assert [h["session_id"] for h in out["again"]["results"]] == [session_id]
+
+
+SESSION_ERROR_CASES: list[tuple[str, dict[str, Any], str]] = [
+    ("checkpoint", {"goal": "no slug yet"}, "slug is required to start a session"),
+    ("checkpoint", {"slug": "x", "status": "done"}, "status: Input should be 'open', 'frozen' or 'closed'"),
+    ("checkpoint", {"slug": "x", "plan_files": [{"path": "../../etc/passwd"}]}, "is outside the project root"),
+    ("checkpoint", {"slug": "x", "plan_files": [{"path": "/etc/passwd"}]}, "plan_files[0].path '/etc/passwd' is"),
+    ("checkpoint", {"slug": "x", "references": [{"url": "../secret.md"}]}, "references[0].url '../secret.md' is"),
+    ("checkpoint", {"slug": "x", "plan_files": [{"file": "a.md"}]}, "plan_files[0].path: required"),
+    ("checkpoint", {"slug": "one two three four five"}, "more than 4 words"),
+    ("checkpoint", {"session_id": "../etc"}, "session_id: '../etc' is not a session id"),
+    ("checkpoint", {"session_id": "2026-01-01_09-00_cursor_gone"}, "no session with id 2026-01-01_09-00_cursor_gone"),
+    ("checkpoint", {"slug": "x", "work_pending": "a"}, "work_pending: Input should be a valid list"),
+    ("checkpoint", {"slug": "x", "goals": "a"}, "unknown argument 'goals' for checkpoint"),
+    ("get_session_files", {"session_id": "2026-01-01_09-00_cursor_gone"}, "no session with id"),
+    ("get_session_files", {}, "session_id: required"),
+    ("search_sessions", {"query": "x", "limit": 6}, "limit: Input should be less than or equal to 5 (got 6)"),
+    ("list_sessions", {"status": "gone"}, "status: Input should be 'open', 'frozen' or 'closed'"),
+]
+
+
+def test_session_tool_mistakes_are_clear_tool_errors(console_script: Path, project: Path) -> None:
+    async def body(session: ClientSession) -> tuple[list[tuple[str, dict[str, Any], str, str]], Any]:
+        seen = [(tool, args, want, await call_error(session, tool, args)) for tool, args, want in SESSION_ERROR_CASES]
+        return seen, await call(session, "list_sessions", {})
+
+    seen, listed = session_with(console_script, ["--project", project, "mcp"], body)
+    wrong = [
+        f"{tool}({str(args)[:80]}): wanted {want!r}, got {got!r}" for tool, args, want, got in seen if want not in got
+    ]
+    assert not wrong, "\n".join(wrong)
+    assert listed == {"sessions": []}  # no mistake created a session
+    assert not list((project / ".codememory").glob("sessions/*.md"))

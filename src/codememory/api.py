@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import os
 import re
 import sys
@@ -33,7 +34,9 @@ from .retrieval import RetrieveRequest, retrieve
 from .search import DEFAULT_THRESHOLD, SearchResult
 from .search import search as run_search
 from .semantic import Semantic
+from .sessions import Sessions
 from .store.database import SORT_COLUMNS, Database, Filters
+from .store.sessions import SessionTables
 from .transfer import LineError, parse_jsonl, write_jsonl
 
 GITIGNORE = """# codememory: caches and SQLite side files are rebuilt locally; never commit them.
@@ -135,6 +138,7 @@ class Store:
             db.close()
             raise
         self.semantic = Semantic(db, self.config, store_dir(root) / "cache")
+        self.sessions = Sessions(SessionTables(db), root)
 
     # ----------------------------------------------------------------- opening
     @classmethod
@@ -509,6 +513,34 @@ class Store:
         if agents:
             out["agents"] = self.db.agent_frequencies()
         return out
+
+    # ---------------------------------------------------------------- sessions
+    def checkpoint(self, *, tool: str, **fields: Any) -> dict[str, Any]:
+        """Save a session checkpoint and re-render its markdown file (see `Sessions.checkpoint`).
+        Returns {session_id, markdown_path, status, created, files_touched}."""
+        return self.sessions.checkpoint(tool=tool, **fields)
+
+    def search_sessions(self, query: str, *, limit: int = 5, tool: str | None = None) -> dict[str, Any]:
+        """Up to 5 sessions matching a natural-language query: {results: [...], query: {...}}."""
+        return self.sessions.search(query, limit=limit, tool=tool)
+
+    def list_sessions(
+        self, *, limit: int = 10, tool: str | None = None, status: str | None = None
+    ) -> builtins.list[dict[str, Any]]:
+        """Recent sessions, newest first."""
+        return self.sessions.recent(limit=limit, tool=tool, status=status)
+
+    def session_files(self, session_id: str) -> builtins.list[dict[str, str]]:
+        """Files touched in a session: [{path, change_type}], created first, then modified, deleted."""
+        return self.sessions.files(session_id)
+
+    def show_session(self, session_id: str) -> dict[str, Any]:
+        """A session's metadata, files and markdown text."""
+        return self.sessions.show(session_id)
+
+    def rebuild_sessions(self) -> dict[str, Any]:
+        """Recreate the session rows from the markdown files: {sessions: count, errors: [{file, error}]}."""
+        return self.sessions.rebuild()
 
     # ---------------------------------------------------------- import/export
     def export(self, dest: str | os.PathLike[str] | IO[str]) -> int:

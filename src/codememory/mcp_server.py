@@ -23,11 +23,12 @@ from mcp.server.fastmcp.exceptions import ToolError
 from mcp.server.session import ServerSession
 from mcp.types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
 from mcp.types import Tool as MCPTool
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .api import Store
 from .errors import CodememoryError, NotFound
 from .model import CATEGORIES, ID_RE, MAX_TEXT
+from .sessions import MAX_RESULTS, SESSION_ID_RE
 
 log = logging.getLogger("codememory.mcp")
 
@@ -36,13 +37,42 @@ codememory is this project's long-term memory: decisions, rejected alternatives,
 gotchas, preferences, facts and todos recorded by earlier sessions. Call memory_retrieve (or \
 memory_search) before deciding something the project may already have settled; call memory_store \
 when you learn something a future session would otherwise have to rediscover (one fact per memory, \
-with the reason, never secrets)."""
+with the reason, never secrets).
+
+Coding sessions: call checkpoint to save the session's goal, work completed and pending, decisions, \
+plan files and references (at ~70% context, before a commit, at the end of a task); it renders a \
+markdown file. To continue earlier work, call search_sessions (or list_sessions) and read the file at \
+the returned markdown_path; get_session_files gives just the files a session touched."""
 
 _CATEGORY_LIST = ", ".join(CATEGORIES)
 
 MemoryId = Annotated[
     str, Field(pattern=ID_RE.pattern, description="A memory id: mem_ followed by 8 hex digits, e.g. mem_1a2b3c4d.")
 ]
+SessionId = Annotated[
+    str,
+    Field(
+        pattern=SESSION_ID_RE.pattern,
+        description="A session id: YYYY-MM-DD_HH-MM_<tool>_<slug>, e.g. 2026-02-23_14-32_cursor_tei-migration.",
+    ),
+]
+Bullets = Annotated[list[str] | None, Field(max_length=100)]
+
+
+class PlanFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: Annotated[str, Field(description="Path of the plan/design file, relative to the project root.")]
+    header: Annotated[
+        str | None, Field(description="The file's first heading, copied exactly (read from the file if omitted).")
+    ] = None
+
+
+class Reference(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    url: Annotated[str, Field(description="https://... URL, or a path in the project.")]
+    title: Annotated[str | None, Field(description="Short (3-5 word) descriptive title.")] = None
+
+
 DateText = Annotated[
     str | None,
     Field(description="ISO date/time (2026-04-01, 2026-04-01T09:30) or words ('2 weeks ago', 'yesterday')."),
@@ -115,8 +145,10 @@ def _validation_message(error: ValidationError) -> str:
     for item in error.errors(include_url=False):
         where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in item["loc"]).lstrip(".")
         value = item.get("input")
-        if item["type"] == "string_pattern_mismatch":  # only memory ids carry a pattern
+        if item["type"] == "string_pattern_mismatch" and (item.get("ctx") or {}).get("pattern") == ID_RE.pattern:
             text = f"{value!r} is not a memory id (expected mem_ followed by 8 hex digits)"
+        elif item["type"] == "string_pattern_mismatch":  # the other pattern: session ids
+            text = f"{value!r} is not a session id (expected YYYY-MM-DD_HH-MM_<tool>_<slug>)"
         elif item["type"] == "missing":
             text = "required"
         else:
@@ -359,6 +391,127 @@ def create_server(project: str | os.PathLike[str] | None = None) -> MemoryServer
                 query_expansion, entities=list(entities), pinned=list(pinned_memory_ids), max_memories=max_memories
             )
         )
+
+    writes = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False)
+
+    @server.tool(title="Save a session checkpoint", annotations=writes)
+    def checkpoint(
+        ctx: Context[ServerSession, None, Any],
+        slug: Annotated[
+            str | None,
+            Field(description="Session topic, at most 4 words hyphenated (e.g. 'tei-migration'); first checkpoint."),
+        ] = None,
+        session_id: Annotated[
+            SessionId | None, Field(description="Update this session instead of finding it by tool and slug.")
+        ] = None,
+        goal: Annotated[
+            str | None, Field(description="1-2 specific sentences: what is being built or fixed, and the target.")
+        ] = None,
+        work_completed: Annotated[
+            Bullets, Field(description="Tasks finished since the last checkpoint (appended).")
+        ] = None,
+        work_pending: Annotated[
+            Bullets, Field(description="The FULL current list of remaining tasks (replaces the previous list).")
+        ] = None,
+        work_summary: Annotated[
+            Bullets, Field(description="What happened since the last checkpoint, as bullets (appended).")
+        ] = None,
+        decisions: Annotated[
+            Bullets, Field(description="New decisions as '**Label:** Rationale. [Link](url)' (appended).")
+        ] = None,
+        plan_files: Annotated[
+            list[PlanFile] | None, Field(max_length=50, description="Plan/design files written (appended).")
+        ] = None,
+        references: Annotated[
+            list[Reference] | None, Field(max_length=50, description="URLs or documents consulted (appended).")
+        ] = None,
+        key_changes: Annotated[
+            str | None, Field(description="One sentence on the key changes, shown under the git diff summary.")
+        ] = None,
+        status: Annotated[
+            Literal["open", "frozen", "closed"] | None,
+            Field(description="'frozen' when the context limit is hit, 'closed' at session end; omit otherwise."),
+        ] = None,
+        trigger: Annotated[
+            Literal["manual", "context_limit", "git_commit", "session_end"] | None,
+            Field(description="What prompted this checkpoint."),
+        ] = None,
+        tool: Annotated[
+            str | None, Field(description="The coding tool (default: this MCP client's name, e.g. claude-code).")
+        ] = None,
+    ) -> CallToolResult:
+        """Save or update this coding session's state for future sessions, and re-render its markdown
+        file (.codememory/sessions/<YYYY-MM-DD_HH-MM>_<tool>_<slug>.md). Call it at about 70% context,
+        before a git commit, when asked to save, and at the end of a task. Give only what is new:
+        work_completed, work_summary, decisions, plan_files and references are appended; work_pending
+        replaces the pending list. The first checkpoint needs a slug (and should give the goal); later
+        ones find the open session by tool and slug, or take its session_id. Files touched and git SHAs
+        are recorded from git. Paths must be inside the project.
+
+        Returns {session_id, markdown_path, status, created, files_touched}.
+        """
+        return _result(
+            memory.store().checkpoint(
+                tool=tool or _client_name(ctx),
+                session_id=session_id,
+                slug=slug,
+                goal=goal,
+                work_completed=work_completed,
+                work_pending=work_pending,
+                work_summary=work_summary,
+                decisions=decisions,
+                plan_files=[p.model_dump() for p in plan_files] if plan_files is not None else None,
+                references=[r.model_dump() for r in references] if references is not None else None,
+                key_changes=key_changes,
+                status=status,
+                trigger=trigger,
+            )
+        )
+
+    @server.tool(title="Search past coding sessions", annotations=reads)
+    def search_sessions(
+        query: Annotated[
+            str,
+            Field(
+                description="What the session was about, in plain words; may name dates ('last week', 'in "
+                "january', 'before march 15'), a tool ('cursor session') and file paths."
+            ),
+        ],
+        limit: Annotated[int, Field(ge=1, le=MAX_RESULTS, description="Maximum results (at most 5).")] = MAX_RESULTS,
+        tool: Annotated[str | None, Field(description="Only sessions of this tool, e.g. claude-code.")] = None,
+    ) -> CallToolResult:
+        """Find earlier coding sessions of this project to continue their work. Ranks sessions by
+        weighted keywords (goal, decisions, todos, files, work done) and keeps only relevant ones.
+        Read the file at markdown_path yourself to load a session (the content is not returned).
+
+        Returns {results: [{rank, score, session_id, goal, date, tool, status, top_files,
+        markdown_path, why}], query: {terms, paths, after, before, tool}}; results is empty when
+        nothing is relevant enough.
+        """
+        return _result(memory.store().search_sessions(query, limit=limit, tool=tool))
+
+    @server.tool(title="List recent coding sessions", annotations=reads)
+    def list_sessions(
+        limit: Annotated[int, Field(ge=1, le=100, description="Maximum sessions.")] = 10,
+        tool: Annotated[str | None, Field(description="Only sessions of this tool, e.g. cursor.")] = None,
+        status: Annotated[Literal["open", "frozen", "closed"] | None, Field(description="Only this status.")] = None,
+    ) -> CallToolResult:
+        """Recent coding sessions of this project, newest first, to browse rather than search (or to
+        find the session_id of the session to continue).
+
+        Returns {sessions: [{session_id, goal, date, started_at, updated_at, tool, status,
+        markdown_path}]}.
+        """
+        return _result({"sessions": memory.store().list_sessions(limit=limit, tool=tool, status=status)})
+
+    @server.tool(title="Files a session touched", annotations=reads)
+    def get_session_files(session_id: SessionId) -> CallToolResult:
+        """Only the files a coding session created, modified or deleted (paths relative to the project
+        root), to decide which files to open without loading the session's whole markdown file.
+
+        Returns {session_id, files: [{path, change_type}]}, created first, then modified, then deleted.
+        """
+        return _result({"session_id": session_id, "files": memory.store().session_files(session_id)})
 
     return server
 

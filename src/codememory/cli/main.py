@@ -602,6 +602,95 @@ def remember_scan(ctx: click.Context, entered_by: str | None, source: str | None
 
 
 # ---------------------------------------------------------------------------- mcp
+# ----------------------------------------------------------------------- sessions
+@cli.group(cls=_Group)
+def sessions() -> None:
+    """Coding sessions saved by agents through the MCP `checkpoint` tool (markdown files in
+    .codememory/sessions/, which are the source of truth)."""
+
+
+def _session_line(item: dict[str, Any]) -> str:
+    goal = item.get("goal") or "(no goal yet)"
+    if len(goal) > 80:
+        goal = goal[:77] + "..."
+    parts = [click.style(item["session_id"], fg="cyan", bold=True), item["tool"], item["date"], item["status"]]
+    return "  ".join(parts) + "\n    " + goal + "\n    " + click.style(item["markdown_path"], dim=True)
+
+
+@sessions.command("list")
+@click.option("--limit", default=10, show_default=True, type=click.IntRange(min=1))
+@click.option("--tool", help="Only sessions of this tool (e.g. claude-code, cursor).")
+@click.option("--status", type=click.Choice(["open", "frozen", "closed"]), help="Only sessions with this status.")
+@_json_option
+@click.pass_context
+def sessions_list(ctx: click.Context, limit: int, tool: str | None, status: str | None, as_json: bool) -> None:
+    """Recent sessions, newest first."""
+    found = _open(ctx).list_sessions(limit=limit, tool=tool, status=status)
+    if as_json:
+        render.dump_json({"sessions": found})
+    elif not found:
+        click.echo("No sessions.")
+    else:
+        for item in found:
+            click.echo(_session_line(item))
+
+
+@sessions.command("search")
+@click.argument("query", nargs=-1, required=True)
+@click.option("--limit", default=5, show_default=True, type=click.IntRange(1, 5))
+@click.option("--tool", help="Only sessions of this tool (e.g. claude-code, cursor).")
+@_json_option
+@click.pass_context
+def sessions_search(ctx: click.Context, query: tuple[str, ...], limit: int, tool: str | None, as_json: bool) -> None:
+    """Find sessions by what they were about ('tei migration last week', 'cursor session about auth.py')."""
+    found = _open(ctx).search_sessions(" ".join(query), limit=limit, tool=tool)
+    if as_json:
+        render.dump_json(found)
+    elif not found["results"]:
+        click.echo("No sessions found matching your query.")
+    else:
+        for item in found["results"]:
+            score = "" if item["score"] is None else f"  score {item['score']:g}"
+            click.echo(_session_line(item) + score)
+
+
+@sessions.command("show")
+@click.argument("session_id")
+@click.option("--files", "files_only", is_flag=True, help="Print only the files the session touched.")
+@_json_option
+@click.pass_context
+def sessions_show(ctx: click.Context, session_id: str, files_only: bool, as_json: bool) -> None:
+    """Print a session's markdown file (or its files with --files)."""
+    store = _open(ctx)
+    if files_only:
+        files = store.session_files(session_id)
+        if as_json:
+            render.dump_json({"session_id": session_id, "files": files})
+        else:
+            for item in files:
+                click.echo(f"{item['change_type']:<9} {item['path']}")
+        return
+    shown = store.show_session(session_id)
+    if as_json:
+        render.dump_json(shown)
+    else:
+        click.echo(shown["markdown"], nl=False)
+
+
+@sessions.command("rebuild")
+@_json_option
+@click.pass_context
+def sessions_rebuild(ctx: click.Context, as_json: bool) -> None:
+    """Recreate the session rows and search index from the markdown files in .codememory/sessions/."""
+    report = _open(ctx).rebuild_sessions()
+    if as_json:
+        render.dump_json(report)
+        return
+    click.echo(f"Rebuilt {report['sessions']} session{'' if report['sessions'] == 1 else 's'} from markdown.")
+    for error in report["errors"]:
+        click.echo(f"codememory: warning: skipped {error['file']}: {error['error']}", err=True)
+
+
 @cli.command("mcp")
 @click.pass_context
 def mcp_cmd(ctx: click.Context) -> None:

@@ -158,4 +158,61 @@ CREATE INDEX memories_session ON memories(session_key, seq) WHERE session_key IS
     )
 )
 
+MIGRATIONS.append(
+    (
+        4,
+        "coding sessions: checkpoints, files touched, weighted session search",
+        """
+-- One row per coding session of one tool. The markdown file under .codememory/ is the source of
+-- truth (`codememory sessions rebuild` recreates these rows from it); markdown_path is relative to
+-- .codememory/. Timestamps are canonical UTC ISO text like the memories table.
+CREATE TABLE sessions (
+    id            TEXT PRIMARY KEY,
+    project       TEXT NOT NULL,
+    tool          TEXT NOT NULL,
+    slug          TEXT NOT NULL,
+    started_at    TEXT NOT NULL,
+    updated_at    TEXT NOT NULL,
+    ended_at      TEXT,
+    trigger       TEXT,
+    git_sha_start TEXT,
+    git_sha_end   TEXT,
+    status        TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'frozen', 'closed')),
+    markdown_path TEXT NOT NULL,
+    goal          TEXT
+);
+CREATE INDEX sessions_started ON sessions(started_at);
+CREATE INDEX sessions_tool_slug ON sessions(tool, slug, status);
+
+CREATE TABLE session_files (
+    session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    file_path   TEXT NOT NULL,
+    change_type TEXT NOT NULL CHECK (change_type IN ('created', 'modified', 'deleted')),
+    PRIMARY KEY (session_id, file_path)
+) WITHOUT ROWID;
+
+-- The write buffer a session's markdown is rendered from: appended on each checkpoint, except
+-- work_pending and diff_summary, which each checkpoint replaces.
+CREATE TABLE session_chunks (
+    id         INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    chunk_type TEXT NOT NULL CHECK (chunk_type IN (
+        'work_completed', 'work_pending', 'work_summary', 'decision', 'plan_file', 'reference', 'diff_summary'
+    )),
+    content    TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX session_chunks_session ON session_chunks(session_id, id);
+
+-- Rewritten for a session by the store on every checkpoint (and by rebuild); ranked with
+-- bm25 weights goal 10, todos 5, file_paths 5, decisions 8, work_summary 3.
+CREATE VIRTUAL TABLE sessions_fts USING fts5(
+    session_id UNINDEXED, goal, todos, file_paths, decisions, work_summary,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+""",
+        None,
+    )
+)
+
 LATEST = MIGRATIONS[-1][0]
