@@ -21,6 +21,14 @@ def _no_ambient_project(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CODEMEMORY_PROJECT", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _no_user_config(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """`codememory init` writes the global registry and Codex's config.toml: never the developer's real ones."""
+    home = tmp_path_factory.mktemp("user")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("CODEX_HOME", str(home / "codex"))
+
+
 def invoke_cli(*args: Any, input: str | bytes | None = None, env: dict[str, str | None] | None = None) -> Result:
     """Run `codememory ARGS` in-process through click's CliRunner (stdout and stderr kept apart)."""
     return CliRunner().invoke(cli, [str(a) for a in args], input=input, env=env, catch_exceptions=True)

@@ -198,11 +198,13 @@ def test_init_is_idempotent_and_keeps_memories_and_gitignore(invoke: Invoke, tmp
 
 
 def test_init_json(invoke: Invoke, tmp_path: Path) -> None:
-    first = ok_json(invoke("--project", tmp_path, "init", "--json"))
-    assert first == {
+    first = ok_json(invoke("--project", tmp_path, "init", "--json", "--assistants", "none"))
+    assert first | {"steps": None} == {
         "created": True,
         "project": str(tmp_path.resolve()),
         "store": str(db_file(tmp_path.resolve())),
+        "assistants": [],
+        "steps": None,
     }
     second = ok_json(invoke("--project", tmp_path, "init", "--json"))
     assert second["created"] is False

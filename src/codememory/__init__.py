@@ -7,18 +7,49 @@ with open_store("/path/to/project") as store:
         print(hit.memory.id, hit.memory.text)
 """
 
+import importlib
 import os
+from typing import TYPE_CHECKING, Any
 
 # Vector math here is matrix-vector products on one query: OpenBLAS threads gain nothing, and their
 # spinning starves PyTorch's threads on small machines (proactive retrieval p50 137 ms -> 42 ms at 10k).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from .api import AddResult, ImportReport, Store, open_store
-from .errors import CodememoryError, InvalidInput, NotFound, StoreNotFound, StoreUnusable
-from .model import CATEGORIES, Memory
-from .search import Hit, SearchResult
+if TYPE_CHECKING:
+    from .api import AddResult, ImportReport, Store, open_store
+    from .errors import CodememoryError, InvalidInput, NotFound, StoreNotFound, StoreUnusable
+    from .model import CATEGORIES, Memory
+    from .search import Hit, SearchResult
 
 __version__ = "0.1.0"
+
+# The public names load on first use (PEP 562): the hook entry point (`codememory.hooks`) runs on every
+# prompt and edit and must not pay for the whole API when it only appends to a journal.
+_LAZY = {
+    "AddResult": ".api",
+    "ImportReport": ".api",
+    "Store": ".api",
+    "open_store": ".api",
+    "CodememoryError": ".errors",
+    "InvalidInput": ".errors",
+    "NotFound": ".errors",
+    "StoreNotFound": ".errors",
+    "StoreUnusable": ".errors",
+    "CATEGORIES": ".model",
+    "Memory": ".model",
+    "Hit": ".search",
+    "SearchResult": ".search",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'codememory' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "CATEGORIES",

@@ -1,0 +1,23 @@
+"""`codememory hook ASSISTANT EVENT`: the same as the lean `codememory-hook` console script (which
+hooks should call directly: it skips click and the CLI's imports)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .. import hooks
+
+
+@click.command("hook")
+@click.argument("assistant", type=click.Choice(sorted(hooks.ASSISTANTS)))
+@click.argument("event")
+@click.option("--project", "project", default=None, help="Project folder (default: from the payload's cwd).")
+def hook(assistant: str, event: str, project: str | None) -> None:
+    """Handle an assistant's hook: read its JSON payload on stdin, print context to inject. Fails open."""
+    raw = sys.stdin.read()
+    out = hooks.run(assistant, event, raw, project)
+    if out:
+        click.echo(out)
+    sys.exit(0)

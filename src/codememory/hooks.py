@@ -1,0 +1,449 @@
+"""`codememory hook <assistant> <event>`: the coding assistants' lifecycle hooks (FACTS.md).
+
+Claude Code and Codex CLI (`.claude/settings.json`, `.codex/hooks.json`; same payloads) and Cursor
+(`.cursor/hooks.json`, version 1) run `codememory-hook <assistant> <event>` with the event's JSON on
+stdin. A hook runs on every prompt and every edit, so this module imports only the standard library at
+the top and loads the store's code only on the events that need it (an edit only appends one line to
+the session's journal). It fails open: any error is logged to `.codememory/logs/hooks.log` and the
+process exits 0 with nothing on stdout, so a broken store never blocks the assistant.
+
+Per assistant session (`session_id` / `conversation_id`) the hook keeps, in `.codememory/journal/`:
+- `<assistant>-<session>.jsonl`: the files the assistant wrote or edited, one JSON line per edit. The
+  sessions core derives a session's files from `git diff` at each checkpoint and has no row for
+  individual edits; an append-only file costs no database write lock on every edit and survives a
+  `sessions rebuild`.
+- `<assistant>-<session>.json`: state: the codememory session id it maps to and, per transcript
+  file, the byte offset already scanned for `*Remember*:` notes (nothing is read twice).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .api import Store
+
+ASSISTANTS = {"claude": "claude-code", "codex": "codex", "cursor": "cursor"}
+EVENTS = {
+    "claude": ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop", "SessionEnd"),
+    "codex": ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop", "SessionEnd"),
+    "cursor": ("sessionStart", "beforeSubmitPrompt", "afterFileEdit", "stop"),
+}
+EDIT_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "apply_patch"}
+STORE_DIR = ".codememory"
+START_TOKENS = 600  # context injected at session start
+PROMPT_TOKENS = 800  # context injected per prompt
+MAX_TRANSCRIPT_READ = 4_000_000  # bytes scanned per hook run; the cursor picks up the rest next time
+_PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
+CHECKPOINT_REMINDER = (
+    "codememory: the conversation is about to be compacted. Before details are lost, call the "
+    "`checkpoint` MCP tool (codememory) with the session's goal, work completed, work pending and "
+    "decisions, and save durable facts with `*Remember*: ...` notes."
+)
+
+
+AFTER_COMPACT = "Context was just compacted; if you have not, save progress with the `checkpoint` MCP tool."
+
+
+class HookError(Exception):
+    """A usage error of the hook command itself (unknown assistant or event)."""
+
+
+# --------------------------------------------------------------------------- plumbing
+def _project_dir(payload: dict[str, Any], explicit: str | None) -> Path:
+    """--project, else the payload's cwd / workspace_roots[0], else $CLAUDE_PROJECT_DIR, else the cwd;
+    then the nearest ancestor holding `.codememory/` (or the folder itself)."""
+    if explicit:
+        return Path(explicit).expanduser().resolve()
+    roots = payload.get("workspace_roots")
+    candidates = [
+        payload.get("cwd"),
+        roots[0] if isinstance(roots, list) and roots else None,
+        os.environ.get("CLAUDE_PROJECT_DIR"),
+    ]
+    start = next((Path(c) for c in candidates if isinstance(c, str) and c and Path(c).is_dir()), Path.cwd())
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / STORE_DIR / "memory.db").is_file():
+            return folder
+    return start
+
+
+def _safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", text)[:120] or "unknown"
+
+
+class Hook:
+    """One hook invocation: the payload, the project and (opened on demand) its store."""
+
+    def __init__(self, assistant: str, event: str, payload: dict[str, Any], root: Path) -> None:
+        self.assistant = assistant
+        self.event = event
+        self.payload = payload
+        self.root = root
+        self.tool = ASSISTANTS[assistant]
+        raw_id = payload.get("session_id") or payload.get("conversation_id") or "unknown"
+        self.session_key = f"{assistant}-{_safe_name(str(raw_id))}"
+        self.raw_session_id = str(raw_id)
+        self._store: Store | None = None
+
+    # ------------------------------------------------------------------ files
+    @property
+    def folder(self) -> Path:
+        return self.root / STORE_DIR
+
+    @property
+    def journal_dir(self) -> Path:
+        folder = self.folder / "journal"
+        if not folder.is_dir():
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / ".gitignore").write_text("# codememory hook journals: local only.\n*\n", encoding="utf-8")
+        return folder
+
+    @property
+    def journal_path(self) -> Path:
+        return self.journal_dir / f"{self.session_key}.jsonl"
+
+    @property
+    def state_path(self) -> Path:
+        return self.journal_dir / f"{self.session_key}.json"
+
+    def load_state(self) -> dict[str, Any]:
+        try:
+            state = json.loads(self.state_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return state if isinstance(state, dict) else {}
+
+    def save_state(self, state: dict[str, Any]) -> None:
+        tmp = self.state_path.with_name(self.state_path.name + ".tmp")
+        tmp.write_text(json.dumps(state, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, self.state_path)
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            from .api import Store
+
+            self._store = Store.open(self.root)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+    # ---------------------------------------------------------------- session
+    def ensure_session(self, goal: str | None = None) -> str:
+        """The codememory session this assistant session maps to, created (or reopened) when needed."""
+        state = self.load_state()
+        session_id = state.get("session")
+        if isinstance(session_id, str):
+            if not state.get("closed"):
+                return session_id
+            result = self.store.checkpoint(tool=self.tool, session_id=session_id, status="open")
+        else:
+            fields: dict[str, Any] = {"slug": f"hook {_safe_name(self.raw_session_id)[:8]}"}
+            if goal and goal.strip():
+                fields["goal"] = " ".join(goal.split())[:300]
+            result = self.store.checkpoint(tool=self.tool, **fields)
+        state.update(session=result["session_id"], closed=False)
+        self.save_state(state)
+        return str(result["session_id"])
+
+    def close_session(self) -> None:
+        state = self.load_state()
+        if not isinstance(state.get("session"), str):
+            self.ensure_session()
+            state = self.load_state()
+        self.store.checkpoint(tool=self.tool, session_id=state["session"], status="closed", trigger="session_end")
+        state["closed"] = True
+        self.save_state(state)
+
+    def record_files(self, paths: list[str]) -> None:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        lines = []
+        for path in paths:
+            p = Path(path)
+            absolute = p if p.is_absolute() else Path(str(self.payload.get("cwd") or self.root)) / p
+            try:
+                rel = absolute.resolve().relative_to(self.root.resolve()).as_posix()
+            except ValueError:
+                rel = str(absolute)  # outside the project: kept as given
+            lines.append(json.dumps({"at": stamp, "event": self.event, "path": rel}, ensure_ascii=False))
+        if lines:
+            with self.journal_path.open("a", encoding="utf-8") as f:
+                f.write("\n".join(lines) + "\n")
+
+    # --------------------------------------------------------------- remember
+    def remember(self, text: str) -> int:
+        if not text or "remember*" not in text.lower():
+            return 0
+        results = self.store.remember_scan(text, entered_by=self.tool, source=f"hook:{self.session_key}")
+        return sum(1 for r in results if r.created)
+
+    def scan_transcript(self) -> int:
+        """Scan the transcript's new complete lines (from the stored byte offset) for `*Remember*:` notes."""
+        path_value = self.payload.get("transcript_path")
+        if not isinstance(path_value, str) or not path_value:
+            return 0
+        path = Path(path_value).expanduser()
+        if not path.is_file():
+            return 0
+        state = self.load_state()
+        cursors = state.setdefault("transcripts", {})
+        key = str(path.resolve())
+        offset = int(cursors.get(key, 0))
+        size = path.stat().st_size
+        if size < offset:  # truncated or replaced: start again (add() skips what is already stored)
+            offset = 0
+        if size == offset:
+            return 0
+        with path.open("rb") as f:
+            f.seek(offset)
+            data = f.read(MAX_TRANSCRIPT_READ)
+        end = data.rfind(b"\n")
+        if end < 0:
+            return 0  # no complete line yet
+        data = data[: end + 1]
+        added = 0
+        for line in data.splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            for text in assistant_texts(entry):
+                added += self.remember(text)
+        cursors[key] = offset + len(data)
+        self.save_state(state)
+        return added
+
+    # ---------------------------------------------------------------- context
+    def start_context(self) -> str:
+        memories = self.store.list(sort="importance", order="desc", limit=8)
+        lines, budget = [], START_TOKENS
+        for mem in memories:
+            line = _bullet(mem.id, mem.category, mem.text)
+            cost = len(line) // 4 + 1
+            if cost > budget:
+                continue
+            budget -= cost
+            lines.append(line)
+        recent = self.store.list_sessions(limit=1, tool=self.tool)
+        head = "## codememory: project memory\n"
+        tail = ""
+        if recent and recent[0].get("goal"):
+            tail = f"\nLast {self.tool} session: {recent[0]['goal']} ({recent[0]['date']})\n"
+        if not lines and not tail:
+            return ""
+        hint = (
+            "Use the codememory MCP tools (`memory_search`, `memory_store`, `checkpoint`) for more;"
+            " cite ids when you rely on one."
+        )
+        body = "\n".join(lines) if lines else "_No memories yet._"
+        return f"{head}Most important memories:\n{body}\n{tail}\n{hint}"
+
+    def prompt_context(self, prompt: str) -> str:
+        if not prompt.strip():
+            return ""
+        result = self.store.retrieve([prompt[:2000]], max_memories=6, max_new=6, token_budget=PROMPT_TOKENS)
+        memories = result.get("memories") or []
+        if not memories:
+            return ""
+        lines = [_bullet(m["id"], m.get("category"), m["text"]) for m in memories]
+        return "## codememory: memories relevant to this prompt\n" + "\n".join(lines)
+
+
+def _bullet(memory_id: str, category: str | None, text: str) -> str:
+    text = " ".join(text.split())
+    if len(text) > 400:
+        text = text[:397] + "..."
+    return f"- `{memory_id}`" + (f" [{category}]" if category else "") + f" {text}"
+
+
+def assistant_texts(entry: Any) -> list[str]:
+    """The assistant's text in one transcript line: Claude Code (`{"type": "assistant", "message":
+    {"content": [...]}}`) or Codex (`{"type": "response_item", "payload": {"type": "message", "role":
+    "assistant", "content": [{"type": "output_text", ...}]}}`)."""
+    if not isinstance(entry, dict):
+        return []
+    message: Any = None
+    if entry.get("type") == "assistant":
+        message = entry.get("message")
+    elif entry.get("type") == "response_item":
+        payload = entry.get("payload")
+        if isinstance(payload, dict) and payload.get("type") == "message" and payload.get("role") == "assistant":
+            message = payload
+    elif entry.get("role") == "assistant":
+        message = entry
+    if not isinstance(message, dict):
+        return []
+    content = message.get("content")
+    if isinstance(content, str):
+        return [content]
+    texts = []
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict) or not isinstance(block.get("text"), str):
+            continue
+        if block.get("type") in ("text", "output_text"):
+            texts.append(block["text"])
+    return texts
+
+
+def edited_paths(payload: dict[str, Any]) -> list[str]:
+    """Files written by a PostToolUse (Write/Edit/MultiEdit, Codex apply_patch) or a Cursor afterFileEdit."""
+    if isinstance(payload.get("file_path"), str):
+        return [payload["file_path"]]
+    if payload.get("tool_name") not in EDIT_TOOLS:
+        return []
+    tool_input = payload.get("tool_input")
+    if isinstance(tool_input, dict):
+        for key in ("file_path", "notebook_path", "path"):
+            if isinstance(tool_input.get(key), str) and tool_input[key]:
+                return [tool_input[key]]
+        patch = tool_input.get("input") or tool_input.get("patch") or tool_input.get("command")
+    else:
+        patch = tool_input
+    if isinstance(patch, list):
+        patch = "\n".join(str(p) for p in patch)
+    return [m.strip() for m in _PATCH_FILE_RE.findall(patch)] if isinstance(patch, str) else []
+
+
+# ---------------------------------------------------------------------------- events
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _claude_context(event: str, text: str) -> str:
+    if not text:
+        return ""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}, ensure_ascii=False)
+
+
+def handle(hook: Hook) -> str:
+    """Do the event's work; return what to print on stdout ('' for nothing)."""
+    payload, event = hook.payload, hook.event
+    if hook.assistant in ("claude", "codex"):
+        if event == "SessionStart":
+            hook.ensure_session()
+            text = hook.start_context()
+            if payload.get("source") == "compact":
+                text = (text + "\n\n" if text else "") + AFTER_COMPACT
+            return _claude_context(event, text)
+        if event == "UserPromptSubmit":
+            prompt = _text(payload.get("prompt"))
+            hook.ensure_session(goal=prompt)
+            return _claude_context(event, hook.prompt_context(prompt))
+        if event == "PostToolUse":
+            hook.record_files(edited_paths(payload))
+            return ""
+        if event == "PreCompact":
+            return CHECKPOINT_REMINDER
+        if event in ("Stop", "SessionEnd"):
+            message = payload.get("last_assistant_message")
+            if isinstance(message, str):
+                hook.remember(message)
+            hook.scan_transcript()
+            hook.close_session()
+            return ""
+    else:
+        if event == "sessionStart":
+            hook.ensure_session()
+            text = hook.start_context()
+            return json.dumps({"additional_context": text}, ensure_ascii=False) if text else ""
+        if event == "beforeSubmitPrompt":
+            hook.ensure_session(goal=_text(payload.get("prompt")))
+            return ""  # Cursor takes no context here; its output may only allow or block the prompt
+        if event == "afterFileEdit":
+            hook.record_files(edited_paths(payload))
+            return ""
+        if event == "stop":
+            hook.scan_transcript()
+            hook.close_session()
+            return ""
+    raise HookError(f"unsupported event {event!r} for {hook.assistant}")
+
+
+def _log(root: Path | None, message: str) -> None:
+    """Append to .codememory/logs/hooks.log when the project has a store; otherwise stay silent."""
+    if root is None or not (root / STORE_DIR).is_dir():
+        return
+    try:
+        logs = root / STORE_DIR / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        with (logs / "hooks.log").open("a", encoding="utf-8") as f:
+            f.write(f"{stamp} {message}\n")
+    except OSError:
+        pass
+
+
+def run(assistant: str, event: str, raw: str, project: str | None = None) -> str:
+    """Handle one hook call; return stdout text. Never raises: errors are logged and give ''."""
+    root: Path | None = None
+    hook: Hook | None = None
+    try:
+        try:
+            payload = json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            payload = None
+        root = _project_dir(payload if isinstance(payload, dict) else {}, project)
+        if not isinstance(payload, dict):
+            raise HookError(f"stdin is not a JSON object: {raw[:80]!r}")
+        if assistant not in ASSISTANTS:
+            raise HookError(f"unknown assistant {assistant!r}; choose one of: {', '.join(ASSISTANTS)}")
+        if event not in EVENTS[assistant]:
+            raise HookError(f"unknown {assistant} event {event!r}; choose one of: {', '.join(EVENTS[assistant])}")
+        if not (root / STORE_DIR / "memory.db").is_file():
+            return ""  # no store in this project: nothing to do
+        hook = Hook(assistant, event, payload, root)
+        return handle(hook)
+    except Exception as exc:
+        import traceback
+
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        _log(root, f"{assistant} {event}: {detail}")
+        return ""
+    finally:
+        if hook is not None:
+            with contextlib.suppress(Exception):
+                hook.close()
+
+
+USAGE = "usage: codememory-hook {claude,codex,cursor} EVENT [--project DIR] < payload.json"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console entry point `codememory-hook`. Always exits 0 (exit 2 would block the prompt in Claude Code);
+    wrong arguments only print the usage on stderr."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    project = None
+    if "--project" in args:
+        i = args.index("--project")
+        if i + 1 >= len(args):
+            print(USAGE, file=sys.stderr)
+            return 0
+        project = args[i + 1]
+        del args[i : i + 2]
+    if len(args) != 2 or args[0] in ("-h", "--help"):
+        print(USAGE, file=sys.stderr)
+        return 0
+    try:
+        raw = sys.stdin.read()
+    except (OSError, ValueError):
+        raw = ""
+    out = run(args[0], args[1], raw, project)
+    if out:
+        sys.stdout.write(out + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

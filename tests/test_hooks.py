@@ -1,0 +1,175 @@
+"""The hook entry point, run as the installed `codememory-hook` script with the assistants' payloads."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from codememory import Store
+
+FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
+HOOK = Path(sys.executable).with_name("codememory-hook")
+
+
+def _git(root: Path, *args: str) -> str:
+    cmd = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args]
+    return subprocess.run(cmd, cwd=root, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("a = 1\n")
+    _git(root, "init", "-q")
+    _git(root, "add", ".")
+    _git(root, "commit", "-q", "-m", "init")
+    store, _ = Store.init(root)
+    with store:
+        store.add("Staging deploys use the deploy-staging make target")
+        store.add("The staging server runs Ubuntu 24.04")
+    return root
+
+
+def payload(name: str, root: Path, transcript: Path | None = None) -> str:
+    text = (FIXTURES / name).read_text()
+    return text.replace("__PROJECT__", str(root)).replace("__TRANSCRIPT__", str(transcript or root / "none.jsonl"))
+
+
+def hook(*args: str, stdin: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([str(HOOK), *args], input=stdin, capture_output=True, text=True, cwd=cwd, timeout=30)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def context(out: str, event: str) -> str:
+    data = json.loads(out)
+    assert data["hookSpecificOutput"]["hookEventName"] == event
+    text = data["hookSpecificOutput"]["additionalContext"]
+    assert isinstance(text, str)
+    return text
+
+
+def test_claude_session_start_and_prompt_inject_memories(project: Path) -> None:
+    start = context(
+        hook("claude", "SessionStart", stdin=payload("claude_SessionStart.json", project)).stdout, "SessionStart"
+    )
+    assert "deploy-staging" in start and "`mem_" in start
+    out = hook("claude", "UserPromptSubmit", stdin=payload("claude_UserPromptSubmit.json", project)).stdout
+    prompt = context(out, "UserPromptSubmit")
+    assert prompt.startswith("## codememory") and "deploy-staging" in prompt
+    with Store.open(project) as store:
+        sessions = store.list_sessions(tool="claude-code")
+    assert len(sessions) == 1 and sessions[0]["status"] == "open"
+
+
+def test_prompt_without_matches_prints_nothing(project: Path) -> None:
+    raw = payload("claude_UserPromptSubmit.json", project).replace("How do we deploy the staging server?", "zebra")
+    assert hook("claude", "UserPromptSubmit", stdin=raw).stdout == ""
+
+
+def test_files_touched_are_journaled(project: Path) -> None:
+    hook("claude", "PostToolUse", stdin=payload("claude_PostToolUse_Edit.json", project))
+    hook("claude", "PostToolUse", stdin=payload("claude_PostToolUse_Bash.json", project))
+    hook("codex", "PostToolUse", stdin=payload("codex_PostToolUse_apply_patch.json", project))
+    hook("cursor", "afterFileEdit", stdin=payload("cursor_afterFileEdit.json", project))
+    journal = project / ".codememory" / "journal"
+
+    def paths(name: str) -> list[str]:
+        return [json.loads(line)["path"] for line in (journal / name).read_text().splitlines()]
+
+    assert paths("claude-0b7c9a4e-1111-4c1e-9d7a-5f0e2a3b4c5d.jsonl") == ["src/app.py"]
+    assert paths("codex-019a2b3c-2222-7d8e-9f00-aabbccddeeff.jsonl") == ["docs/notes.md", "src/app.py"]
+    assert paths("cursor-7f3e0c2a-3333-4b5c-8d9e-001122334455.jsonl") == ["src/app.py"]
+    assert (journal / ".gitignore").read_text().strip().endswith("*")
+
+
+def test_stop_closes_session_with_end_sha_and_remembers_once(project: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text((FIXTURES / "claude_transcript.jsonl").read_text())
+    hook("claude", "SessionStart", stdin=payload("claude_SessionStart.json", project, transcript))
+    (project / "src" / "app.py").write_text("a = 2\n")
+    _git(project, "commit", "-qam", "change")
+    sha = _git(project, "rev-parse", "HEAD")
+    stop = payload("claude_Stop.json", project, transcript)
+    assert hook("claude", "Stop", stdin=stop).stdout == ""
+    with Store.open(project) as store:
+        [session] = store.list_sessions(tool="claude-code")
+        assert session["status"] == "closed"
+        markdown = store.show_session(session["session_id"])["markdown"]
+        assert f"git_sha_end: {sha}" in markdown
+        texts = sorted(m.text for m in store.list(limit=50))
+    assert any("make deploy-staging" in t for t in texts)
+    assert any("Postgres 16 on port 5433" in t for t in texts)
+    # Again, plus a new transcript line: the old lines are not re-read (cursor), nothing is stored twice.
+    with transcript.open("a") as f:
+        line = {"type": "assistant", "message": {"content": [{"type": "text", "text": "*Remember*: use uv."}]}}
+        f.write(json.dumps(line) + "\n")
+    hook("claude", "UserPromptSubmit", stdin=payload("claude_UserPromptSubmit.json", project, transcript))
+    hook("claude", "SessionEnd", stdin=payload("claude_SessionEnd.json", project, transcript))
+    hook("claude", "Stop", stdin=stop)
+    with Store.open(project) as store:
+        again = sorted(m.text for m in store.list(limit=50))
+        [session] = store.list_sessions(tool="claude-code")
+    assert sorted([*texts, "use uv."]) == again
+    assert session["status"] == "closed"
+    state = json.loads((project / ".codememory/journal/claude-0b7c9a4e-1111-4c1e-9d7a-5f0e2a3b4c5d.json").read_text())
+    assert state["transcripts"][str(transcript.resolve())] == transcript.stat().st_size
+
+
+def test_codex_events(project: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "rollout.jsonl"
+    transcript.write_text(payload("codex_transcript.jsonl", project))
+    out = hook("codex", "UserPromptSubmit", stdin=payload("codex_UserPromptSubmit.json", project, transcript)).stdout
+    assert "deploy-staging" in context(out, "UserPromptSubmit")
+    hook("codex", "Stop", stdin=payload("codex_Stop.json", project, transcript))
+    with Store.open(project) as store:
+        assert any("gpu-2" in m.text for m in store.list(limit=50))
+        [session] = store.list_sessions(tool="codex")
+    assert session["status"] == "closed" and session["goal"] == "How do we deploy the staging server?"
+
+
+def test_cursor_events(project: Path) -> None:
+    out = json.loads(hook("cursor", "sessionStart", stdin=payload("cursor_sessionStart.json", project)).stdout)
+    assert list(out) == ["additional_context"] and "deploy-staging" in out["additional_context"]
+    assert hook("cursor", "beforeSubmitPrompt", stdin=payload("cursor_beforeSubmitPrompt.json", project)).stdout == ""
+    hook("cursor", "stop", stdin=payload("cursor_stop.json", project))
+    with Store.open(project) as store:
+        [session] = store.list_sessions(tool="cursor")
+    assert session["status"] == "closed"
+
+
+def test_precompact_reminds_to_checkpoint(project: Path) -> None:
+    out = hook("claude", "PreCompact", stdin=payload("claude_PreCompact.json", project)).stdout
+    assert "`checkpoint` MCP tool" in out
+
+
+def test_fail_open(project: Path, tmp_path: Path) -> None:
+    log = project / ".codememory" / "logs" / "hooks.log"
+    done = hook("claude", "UserPromptSubmit", "--project", str(project), stdin="{not json")
+    assert done.stdout == "" and "not a JSON object" in log.read_text()
+    done = hook("claude", "NoSuchEvent", stdin=payload("claude_PreCompact.json", project))
+    assert done.stdout == "" and "NoSuchEvent" in log.read_text()
+    (project / ".codememory" / "memory.db").write_bytes(b"this is not a database" * 100)
+    done = hook("claude", "SessionStart", stdin=payload("claude_SessionStart.json", project))
+    assert done.stdout == "" and "SessionStart" in log.read_text().splitlines()[-1]
+    empty = tmp_path / "nostore"
+    empty.mkdir()
+    raw = payload("claude_SessionStart.json", empty)
+    assert hook("claude", "SessionStart", stdin=raw, cwd=empty).stdout == ""
+    assert not (empty / ".codememory").exists()
+
+
+def test_cli_hook_command(project: Path) -> None:
+    from click.testing import CliRunner
+
+    from codememory.cli.hook_cmd import hook as hook_cmd
+
+    result = CliRunner().invoke(hook_cmd, ["claude", "PreCompact"], input=payload("claude_PreCompact.json", project))
+    assert result.exit_code == 0 and "checkpoint" in result.output
+    result = CliRunner().invoke(hook_cmd, ["claude", "SessionStart", "--project", str(project)], input="[]")
+    assert result.exit_code == 0 and result.output == ""
