@@ -12,11 +12,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-from rapidfuzz import fuzz
-
 from .config import load_config
 from .dates import now_iso, now_utc, parse_when, to_iso
-from .entities import extract_entities, normalize_entity_name
 from .errors import InvalidInput, NotFound
 from .model import (
     ID_RE,
@@ -111,7 +108,15 @@ def _entity_names(entity: str | Sequence[str] | None) -> list[str]:
     if not entity:
         return []
     items = entity.split(",") if isinstance(entity, str) else list(entity)
+    from .entities import normalize_entity_name
+
     return list(dict.fromkeys(normalize_entity_name(e) for e in items if e.strip()))
+
+
+def _entities(text: str) -> list[tuple[str, str]]:
+    from .entities import extract_entities  # its regexes and vocabulary load only when memories are written
+
+    return [(e.name, e.type) for e in extract_entities(text)]
 
 
 def _check_ids(ids: Sequence[str]) -> list[str]:
@@ -226,7 +231,7 @@ class Store:
         assert pk is not None
         if vector is not None:
             self.semantic.store_vectors([(pk, text)], vector[None, :])
-        self.db.set_entities([(pk, [(e.name, e.type) for e in extract_entities(text)])])
+        self.db.set_entities([(pk, _entities(text))])
         close = [(other, score) for other, score in neighbours if score >= self.config.links.cosine]
         category_of = self.db.categories_of([other for other, _ in close])
         # Without an LLM a neighbour is refined (same kind of memory) or given context (another kind);
@@ -274,6 +279,8 @@ class Store:
         candidates = self.db.fts_search(query, live, 10)
         threshold = self.config.dedup.text_ratio * 100
         for pk, row in self.db.rank_rows([pk for pk, _ in candidates]).items():
+            from rapidfuzz import fuzz  # imported on use: every hook process would pay ~13 ms otherwise
+
             ratio = fuzz.ratio(text, row.text, score_cutoff=threshold)
             if ratio and _same_numbers(text, row.text):
                 return pk, f"near-identical text (ratio {ratio / 100:.3f})"
@@ -608,9 +615,7 @@ class Store:
     def _index_new(self, memories: Sequence[Memory]) -> None:
         """Entities and (when an embedder works) vectors for freshly imported memories."""
         pks = dict(self.db.get_pk_map([m.id for m in memories]))
-        self.db.set_entities(
-            [(pks[m.id], [(e.name, e.type) for e in extract_entities(m.text)]) for m in memories if m.id in pks]
-        )
+        self.db.set_entities([(pks[m.id], _entities(m.text)) for m in memories if m.id in pks])
         if self.semantic.configured:
             todo = list(pks.values())
             for i in range(0, len(todo), 256):

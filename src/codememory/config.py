@@ -8,7 +8,6 @@ model = "all-MiniLM-L6-v2"           # a local folder, a model id, or an API mod
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -81,6 +80,8 @@ def load_config(store_dir: Path | None) -> Config:
     path = store_dir / CONFIG_NAME if store_dir else None
     if path and path.is_file():
         try:
+            import tomllib  # only when there is a config file
+
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise InvalidInput(f"cannot read {path}: {exc}") from None

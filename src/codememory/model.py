@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 import re
-import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,7 +45,7 @@ def session_position(source: str | None) -> tuple[str | None, int | None]:
 
 
 def new_memory_id() -> str:
-    return "mem_" + secrets.token_hex(4)
+    return "mem_" + os.urandom(4).hex()  # os.urandom, not secrets: that import costs a hook ~5 ms
 
 
 def validate_text(text: str) -> str:

@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from rapidfuzz import fuzz, process
-
 from .dates import from_iso, now_utc
 from .fusion import DATE_BOOST, LEXICAL_POOL, NEIGHBOUR_SPAN, SEMANTIC_POOL, TAG_BOOST, Sessions, expand, fuse
 from .model import Memory
@@ -168,8 +166,9 @@ def rank_phrases(
         # Keywords only: any content word counts (ORed, BM25-ranked); an AND of every word of several
         # phrases would almost never match.
         now = now_utc()
+        typo = _has_unknown_word(db, parsed)  # any-word matching leaves few gaps; fuzzy only for unknown words
         order, more, fuzzy_used = _lexical(
-            db, parsed, filters, want, None, DEFAULT_THRESHOLD, now, parsed.keyword_fts()
+            db, parsed, filters, want, typo, DEFAULT_THRESHOLD, now, parsed.keyword_fts()
         )
         reason = (semantic.reason if semantic is not None else None) or NOT_CONFIGURED
         return Ranking(order, more, fuzzy_used, "lexical", reason, parsed)
@@ -375,6 +374,9 @@ def _fuzzy(
     db: Database, parsed: ParsedQuery, filters: Filters, threshold: float, seen: set[int], now: datetime
 ) -> list[tuple[float, int, dict[str, Any]]]:
     """Fuzzy pass: the same boolean expression, with each term allowed to match approximately."""
+    from rapidfuzz import fuzz as rf_fuzz  # imported on use: most searches never need it
+    from rapidfuzz import process as rf_process
+
     node = parsed.node
     if node is None or not parsed.terms:
         return []
@@ -389,8 +391,8 @@ def _fuzzy(
         word = term_words[0]
         alternatives[word] = [
             match
-            for match, _score, _i in process.extract(
-                word, vocab, scorer=fuzz.ratio, score_cutoff=threshold * 100, limit=_CORRECTIONS_PER_WORD
+            for match, _score, _i in rf_process.extract(
+                word, vocab, scorer=rf_fuzz.ratio, score_cutoff=threshold * 100, limit=_CORRECTIONS_PER_WORD
             )
             if match != word
         ]
@@ -458,6 +460,9 @@ def _evaluate(node: Node, sims: dict[str, tuple[float, str]], threshold: float) 
 def _term_similarities(terms: list[Term], text: str) -> dict[str, tuple[float, str]]:
     """Best match of each query term in the text: 1.0 the word(s), 0.9 a literal substring, else the
     mean edit-distance ratio of its words to the closest words of the text."""
+    from rapidfuzz import fuzz as rf_fuzz
+    from rapidfuzz import process as rf_process
+
     folded = fold(text)
     doc_words = set(words(text))
     out: dict[str, tuple[float, str]] = {}
@@ -471,7 +476,9 @@ def _term_similarities(terms: list[Term], text: str) -> dict[str, tuple[float, s
         elif term_words and doc_words:
             scores, matched = [], []
             for w in term_words:
-                found = (w, 100.0, None) if w in doc_words else process.extractOne(w, doc_words, scorer=fuzz.ratio)
+                found = (
+                    (w, 100.0, None) if w in doc_words else rf_process.extractOne(w, doc_words, scorer=rf_fuzz.ratio)
+                )
                 scores.append(found[1] / 100 if found else 0.0)
                 matched.append(found[0] if found else "?")
             out[term.text] = (sum(scores) / len(scores), "typo:" + ",".join(matched))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -122,6 +121,8 @@ def safe_path(root: Path, path: str, what: str = "path") -> str:
 
 # --------------------------------------------------------------------------------- git
 def _git(root: Path, *args: str) -> str | None:
+    import subprocess  # on use: hooks that never run git skip its import
+
     try:
         done = subprocess.run(
             ["git", *args], cwd=root, capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False
