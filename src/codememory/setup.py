@@ -221,7 +221,9 @@ def _nested_hook_install(
     return install
 
 
-def _nested_hook_strip(doc: JsonDoc, drop_empty: bool = True) -> JsonDoc:
+def _strip_hooks(doc: JsonDoc, drop_empty: bool, keep: Callable[[Any], Any | None]) -> JsonDoc:
+    """A copy of `doc` whose `hooks.<event>` lists hold `keep(entry)` for each entry (None drops it);
+    events (and `hooks`) that only held our entries disappear when `drop_empty`."""
     doc = json.loads(json.dumps(doc))
     hooks = doc.get("hooks")
     if hooks is None:
@@ -229,25 +231,30 @@ def _nested_hook_strip(doc: JsonDoc, drop_empty: bool = True) -> JsonDoc:
     if not isinstance(hooks, dict):
         raise _shape_error('"hooks" is not an object')
     for event in list(hooks):
-        groups = hooks[event]
-        if not isinstance(groups, list):
+        entries = hooks[event]
+        if not isinstance(entries, list):
             raise _shape_error(f'"hooks.{event}" is not a list')
-        kept = []
-        for group in groups:
-            inner = group.get("hooks") if isinstance(group, dict) else None
-            if isinstance(inner, list) and any(_is_our_hook(h) for h in inner):
-                rest = [h for h in inner if not _is_our_hook(h)]
-                if rest:
-                    kept.append({**group, "hooks": rest})
-                continue
-            kept.append(group)
-        if kept or not drop_empty or len(kept) == len(groups):
+        kept = [k for k in (keep(e) for e in entries) if k is not None]
+        if kept or not drop_empty or len(kept) == len(entries):
             hooks[event] = kept
         else:
             del hooks[event]
     if drop_empty and not hooks:
         del doc["hooks"]
     return doc
+
+
+def _without_our_commands(group: Any) -> Any | None:
+    """Claude/Codex shape: a group {matcher?, hooks: [commands]} loses our commands (and goes if empty)."""
+    inner = group.get("hooks") if isinstance(group, dict) else None
+    if isinstance(inner, list) and any(_is_our_hook(h) for h in inner):
+        rest = [h for h in inner if not _is_our_hook(h)]
+        return {**group, "hooks": rest} if rest else None
+    return group
+
+
+def _nested_hook_strip(doc: JsonDoc, drop_empty: bool = True) -> JsonDoc:
+    return _strip_hooks(doc, drop_empty, _without_our_commands)
 
 
 def _cursor_hooks_install(exe: str) -> Callable[[JsonDoc], JsonDoc]:
@@ -264,25 +271,10 @@ def _cursor_hooks_install(exe: str) -> Callable[[JsonDoc], JsonDoc]:
 
 
 def _cursor_hooks_strip(doc: JsonDoc, drop_empty: bool = True) -> JsonDoc:
-    doc = json.loads(json.dumps(doc))
-    hooks = doc.get("hooks")
-    if hooks is None:
-        return doc
-    if not isinstance(hooks, dict):
-        raise _shape_error('"hooks" is not an object')
-    for event in list(hooks):
-        entries = hooks[event]
-        if not isinstance(entries, list):
-            raise _shape_error(f'"hooks.{event}" is not a list')
-        kept = [e for e in entries if not _is_our_hook(e)]
-        if kept or not drop_empty or len(kept) == len(entries):
-            hooks[event] = kept
-        else:
-            del hooks[event]
-    if drop_empty and not hooks:
-        del doc["hooks"]
-        if doc == {"version": 1}:
-            del doc["version"]
+    had_hooks = "hooks" in doc
+    doc = _strip_hooks(doc, drop_empty, lambda entry: None if _is_our_hook(entry) else entry)
+    if drop_empty and had_hooks and doc == {"version": 1}:
+        del doc["version"]  # nothing of the user's was left: the file goes
     return doc
 
 
