@@ -24,6 +24,7 @@ from .model import (
     validate_importance,
     validate_text,
 )
+from .privacy import scrub
 from .project import db_path, find_project_root, store_dir
 from .query import words
 from .remember import extract_remember_notes
@@ -192,7 +193,11 @@ class Store:
         """Store a memory. A (near-)identical live memory is returned instead of a copy (`created` is
         False). With an embedder, the memory is embedded and linked to close neighbours; the memories
         in `supersedes` are marked superseded by it and drop out of search."""
-        text = validate_text(text)
+        text = scrub(validate_text(text))
+        if not text.strip():
+            raise InvalidInput("memory text is empty after removing private spans and secrets")
+        text = validate_text(text)  # a redaction marker can be longer than the secret it replaces
+        source = scrub(source) if source else None
         now = now_iso()
         expires_at = _when(expires, "expires")
         if expires_at is not None and expires_at <= now:
@@ -319,9 +324,13 @@ class Store:
         return victims
 
     def remember_scan(self, text: str, *, entered_by: str | None = None, source: str | None = None) -> list[AddResult]:
+        """Store every `*Remember*: ...` note in `text` (private spans and secrets removed first; a note
+        left empty is skipped)."""
         results = []
         now = now_utc()
-        for note in extract_remember_notes(text, now):
+        for note in extract_remember_notes(scrub(text), now):
+            if not scrub(note.text).strip():
+                continue
             expires = note.expires_at if note.expires_at and note.expires_at > now else None
             results.append(
                 self.add(
@@ -400,7 +409,7 @@ class Store:
             raise InvalidInput(f"threshold must be between 0 and 1, got {threshold}")
         result, pks = run_search(
             self.db,
-            query,
+            scrub(query),  # the query may reach an embedding model
             self.filters(**filter_args),
             limit=limit,
             offset=offset,
@@ -476,7 +485,7 @@ class Store:
     ) -> dict[str, Any]:
         """Proactive retrieval for an agent's current step (see codememory.retrieval)."""
         request = RetrieveRequest(
-            query_expansion=list(query_expansion),
+            query_expansion=[scrub(q) for q in query_expansion],  # these may reach an embedding model
             entities=list(entities),
             pinned_memory_ids=[i for i in pinned if ID_RE.match(i)],
             max_memories=max_memories,
@@ -571,7 +580,9 @@ class Store:
 
     def import_(self, src: str | os.PathLike[str] | IO[str], *, skip_invalid: bool = False) -> ImportReport:
         """Import JSON Lines. Idempotent: records whose id exists (or, without an id, whose exact text
-        exists) are skipped. A file with invalid lines imports nothing unless skip_invalid."""
+        exists) are skipped. A file with invalid lines imports nothing unless skip_invalid. Texts and
+        sources lose private spans and secrets (`transfer.memory_from_dict`); a record keeps its id
+        even when its text changes, and a record left with no text is an invalid line."""
         if isinstance(src, str) and src == "-":
             parsed = parse_jsonl(sys.stdin)
         elif isinstance(src, (str, os.PathLike)):

@@ -150,8 +150,11 @@ class Hook:
             result = self.store.checkpoint(tool=self.tool, session_id=session_id, status="open")
         else:
             fields: dict[str, Any] = {"slug": f"hook {_safe_name(self.raw_session_id)[:8]}"}
-            if goal and goal.strip():
-                fields["goal"] = " ".join(goal.split())[:300]
+            from .privacy import scrub
+
+            goal = " ".join(scrub(goal or "").split())[:300]  # cut after scrubbing: no half secret survives
+            if goal:
+                fields["goal"] = goal
             result = self.store.checkpoint(tool=self.tool, **fields)
         state.update(session=result["session_id"], closed=False)
         self.save_state(state)
@@ -167,6 +170,8 @@ class Hook:
         self.save_state(state)
 
     def record_files(self, paths: list[str]) -> None:
+        from .privacy import scrub
+
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         lines = []
         for path in paths:
@@ -176,7 +181,7 @@ class Hook:
                 rel = absolute.resolve().relative_to(self.root.resolve()).as_posix()
             except ValueError:
                 rel = str(absolute)  # outside the project: kept as given
-            lines.append(json.dumps({"at": stamp, "event": self.event, "path": rel}, ensure_ascii=False))
+            lines.append(json.dumps({"at": stamp, "event": self.event, "path": scrub(rel)}, ensure_ascii=False))
         if lines:
             with self.journal_path.open("a", encoding="utf-8") as f:
                 f.write("\n".join(lines) + "\n")
@@ -250,6 +255,9 @@ class Hook:
         return f"{head}Most important memories:\n{body}\n{tail}\n{hint}"
 
     def prompt_context(self, prompt: str) -> str:
+        from .privacy import scrub
+
+        prompt = scrub(prompt)  # the query may reach an embedding model
         if not prompt.strip():
             return ""
         result = self.store.retrieve([prompt[:2000]], max_memories=6, max_new=6, token_budget=PROMPT_TOKENS)
@@ -378,8 +386,10 @@ def _log(root: Path | None, message: str) -> None:
         logs = root / STORE_DIR / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        from .privacy import scrub
+
         with (logs / "hooks.log").open("a", encoding="utf-8") as f:
-            f.write(f"{stamp} {message}\n")
+            f.write(f"{stamp} {scrub(message)}\n")
     except OSError:
         pass
 
@@ -395,7 +405,7 @@ def run(assistant: str, event: str, raw: str, project: str | None = None) -> str
             payload = None
         root = _project_dir(payload if isinstance(payload, dict) else {}, project)
         if not isinstance(payload, dict):
-            raise HookError(f"stdin is not a JSON object: {raw[:80]!r}")
+            raise HookError(f"stdin is not a JSON object ({len(raw)} characters)")  # the text may hold secrets
         if assistant not in ASSISTANTS:
             raise HookError(f"unknown assistant {assistant!r}; choose one of: {', '.join(ASSISTANTS)}")
         if event not in EVENTS[assistant]:

@@ -20,6 +20,7 @@ from typing import Any
 
 from .dates import now_utc, parse_when, to_iso
 from .errors import InvalidInput, NotFound
+from .privacy import scrub
 from .project import STORE_DIR, store_dir
 from .query import STOPWORDS, words
 from .store.sessions import FTS_WEIGHTS, SessionRecord, SessionRow, SessionTables
@@ -56,7 +57,7 @@ _PENDING = "### 🔲 Work To Be Completed"
 # --------------------------------------------------------------------------- validation
 def session_slug(text: str, what: str = "slug") -> str:
     """'TEI Migration' -> 'tei-migration'; at most four words."""
-    slug = "-".join(re.findall(r"[a-z0-9]+", text.lower()))
+    slug = "-".join(re.findall(r"[a-z0-9]+", scrub(text).lower()))
     if not slug:
         raise InvalidInput(f"{what} is empty (give a short topic like 'tei-migration')")
     if slug.count("-") >= MAX_SLUG_WORDS:
@@ -84,9 +85,11 @@ def _item(text: str, what: str, limit: int = MAX_ITEM) -> str:
     """One bullet: surrounding space and blank lines dropped (they would break the markdown)."""
     if not isinstance(text, str):
         raise InvalidInput(f"{what} must be text")
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    if not lines:
+    if not text.strip():
         raise InvalidInput(f"{what} is empty")
+    lines = [line.strip() for line in scrub(text).strip().splitlines() if line.strip()]
+    if not lines:
+        raise InvalidInput(f"{what} is empty after removing private spans and secrets")
     item = "\n".join(lines)
     if len(item) > limit:
         raise InvalidInput(f"{what} is {len(item):,} characters; the limit is {limit:,}")
@@ -641,17 +644,19 @@ class Sessions:
                     header = next((line for line in f if line.startswith("#")), "")
             except OSError:
                 header = ""
-        return {"path": path, "header": _line(str(header))}
+        return {"path": path, "header": _line(scrub(str(header)))}
 
     def _reference(self, value: Mapping[str, Any], what: str) -> dict[str, str]:
         if not isinstance(value, Mapping) or not isinstance(value.get("url"), str) or not value["url"].strip():
             raise InvalidInput(f"{what} needs a url (https://... or a path in the project)")
-        url = value["url"].strip()
+        url = scrub(value["url"]).strip()
+        if not url:
+            raise InvalidInput(f"{what}.url is empty after removing private spans and secrets")
         if not _URL_RE.match(url):
             url = safe_path(self.root, url, f"{what}.url")
         elif any(ch.isspace() for ch in url) or (")" in url and "(" not in url):
             raise InvalidInput(f"{what}.url {url!r} is not a valid URL")
-        title = _line(str(value.get("title") or "")) or url
+        title = _line(scrub(str(value.get("title") or ""))) or url
         return {"url": url, "title": title.replace("](", "] (")}
 
     def rebuild(self) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from .model import (
     validate_importance,
     validate_text,
 )
+from .privacy import scrub
 
 
 @dataclass
@@ -65,7 +66,9 @@ def memory_from_dict(obj: Any) -> tuple[Memory, bool]:
     text = obj.get("text")
     if not isinstance(text, str):
         raise InvalidInput("missing or non-string 'text'")
-    text = validate_text(text)
+    text = scrub(validate_text(text))
+    if not text.strip():
+        raise InvalidInput("memory text is empty after removing private spans and secrets")
     raw_id = obj.get("id")
     if raw_id is not None and (not isinstance(raw_id, str) or not ID_RE.match(raw_id)):
         raise InvalidInput(f"id must look like mem_ and 8 hex digits, got {raw_id!r}")
@@ -93,7 +96,7 @@ def memory_from_dict(obj: Any) -> tuple[Memory, bool]:
         importance=validate_importance(obj.get("importance")),
         tags=normalize_tags(tags),
         entered_by=obj.get("entered_by"),
-        source=obj.get("source"),
+        source=scrub(obj["source"]) if obj.get("source") else obj.get("source"),
         created_at=created,
         updated_at=_timestamp(obj, "updated_at", True, created) or created,
         expires_at=_timestamp(obj, "expires_at", False),
