@@ -77,3 +77,22 @@ def console_script() -> Path:
     if not script.exists():
         pytest.skip(f"console script not installed next to {sys.executable}")
     return script
+
+
+# The stable JSON shape of a memory (README "JSON output"); several test files assert it.
+MEMORY_KEYS = {
+    "id",
+    "text",
+    "category",
+    "importance",
+    "tags",
+    "entered_by",
+    "source",
+    "created_at",
+    "updated_at",
+    "expires_at",
+    "access_count",
+    "last_accessed_at",
+    "archived",
+    "superseded_by",
+}

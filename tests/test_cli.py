@@ -19,26 +19,11 @@ from click.testing import Result
 import codememory
 from codememory import Store
 from codememory.cli.main import cli
+from conftest import MEMORY_KEYS
 
 Invoke = Callable[..., Result]
 
 ID = re.compile(r"mem_[0-9a-f]{8}")
-MEMORY_KEYS = {
-    "id",
-    "text",
-    "category",
-    "importance",
-    "tags",
-    "entered_by",
-    "source",
-    "created_at",
-    "updated_at",
-    "expires_at",
-    "access_count",
-    "last_accessed_at",
-    "archived",
-    "superseded_by",
-}
 
 
 # ----------------------------------------------------------------------------------- helpers

@@ -20,27 +20,12 @@ from mcp.client.stdio import stdio_client
 from mcp.types import Implementation
 
 from codememory import Store
+from conftest import MEMORY_KEYS
 
 T = TypeVar("T")
 TOOLS = {"memory_search", "memory_get", "memory_store", "memory_forget", "memory_retrieve"}
 SESSION_TOOLS = {"checkpoint", "search_sessions", "list_sessions", "get_session_files"}
 CLIENT = "pytest-agent"
-MEMORY_KEYS = {
-    "id",
-    "text",
-    "category",
-    "importance",
-    "tags",
-    "entered_by",
-    "source",
-    "created_at",
-    "updated_at",
-    "expires_at",
-    "access_count",
-    "last_accessed_at",
-    "archived",
-    "superseded_by",
-}
 HIT_KEYS = {"id", "text", "category", "importance", "tags", "created_at", "source", "match", "score", "why"}
 
 
