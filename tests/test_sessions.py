@@ -17,6 +17,7 @@ from click.testing import Result
 from codememory import Store
 from codememory.errors import InvalidInput, NotFound
 from codememory.sessions import extract_filters, parse, render
+from codememory.store.migrations import LATEST
 from codememory.store.sessions import SessionRecord, SessionRow
 
 Invoke = Callable[..., Result]
@@ -506,15 +507,19 @@ def test_without_a_git_binary_checkpoints_still_work(
         assert record is not None and record.row.git_sha_start is None and record.files == []
 
 
+# tables of migrations after 4, dropped too so the upgrade can recreate them
+LATER_TABLES = ("captured_turns", "capture_cursors", "extractions", "llm_spend")
+
+
 def test_migration_4_upgrades_a_version_3_store(project: Path) -> None:
     with Store.open(project) as store:
         store.add("kept across the upgrade")
         conn = store.db.conn
-        for table in ("sessions_fts", "session_chunks", "session_files", "sessions"):
+        for table in ("sessions_fts", "session_chunks", "session_files", "sessions", *LATER_TABLES):
             conn.execute(f"DROP TABLE {table}")
-        conn.execute("DELETE FROM schema_migrations WHERE version = 4")
+        conn.execute("DELETE FROM schema_migrations WHERE version >= 4")
         conn.execute("PRAGMA user_version = 3")
     with Store.open(project) as store:
-        assert store.db.schema_version() == 4
+        assert store.db.schema_version() == LATEST
         assert [m.text for m in store.list()] == ["kept across the upgrade"]
         assert store.checkpoint(tool="cursor", slug="after-upgrade", now=NOW)["created"] is True

@@ -1,4 +1,5 @@
-"""Settings: defaults, then `<project>/.codememory/config.toml`, then `CODEMEMORY_<SECTION>_<KEY>` env vars.
+"""Settings: defaults, then the user's `~/.config/codememory/config.toml`, then
+`<project>/.codememory/config.toml`, then `CODEMEMORY_<SECTION>_<KEY>` env vars (later wins, key by key).
 
 [embedding]
 provider = "sentence-transformers"   # none | sentence-transformers | ollama | openai
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InvalidInput
+from .paths import config_dir
 
 CONFIG_NAME = "config.toml"
 
@@ -52,11 +54,45 @@ class LinksConfig:
 
 
 @dataclass
+class CaptureConfig:
+    poll_interval: float = 10.0  # seconds between polls of OpenCode's database for new turns
+    idle_after: float = 3600.0  # seconds without activity before a session's turns are extracted
+    min_messages: int = 4  # sessions with fewer messages are not extracted
+    auto_init: bool = False  # also capture OpenCode projects that never ran `codememory init`
+    opencode_db: str = ""  # OpenCode's database; empty: found as OpenCode finds it (OPENCODE_DB, XDG, ...)
+
+
+@dataclass
+class LLMConfig:
+    provider: str = "none"  # none | openai (any OpenAI-compatible endpoint, Ollama included) | opencode
+    base_url: str = ""  # openai: http://127.0.0.1:11434/v1 for Ollama, https://api.openai.com/v1, ...
+    model: str = ""  # empty with provider=opencode: OpenCode's configured small_model / model
+    api_key_env: str = ""  # name of the env var holding the key (never the key itself)
+    timeout: float = 120.0
+    opencode_bin: str = "opencode"  # provider=opencode: the agent CLI run with an isolated config
+    compress_tools: bool = False  # ask the model to describe each tool call (else a deterministic sentence)
+    session_token_budget: int = 60_000  # prompt + completion tokens one session's extraction may spend
+    daily_token_budget: int = 500_000  # the same, per project per UTC day
+    max_transcript_tokens: int = 24_000  # longer transcripts are extracted in several windows
+
+
+@dataclass
+class DaemonConfig:
+    port: int = 9473  # always bound to 127.0.0.1
+    max_body_bytes: int = 1_000_000
+    log_max_bytes: int = 5_000_000
+    log_backups: int = 3
+
+
+@dataclass
 class Config:
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     search: SearchConfig = field(default_factory=SearchConfig)
     dedup: DedupConfig = field(default_factory=DedupConfig)
     links: LinksConfig = field(default_factory=LinksConfig)
+    capture: CaptureConfig = field(default_factory=CaptureConfig)
+    llm: LLMConfig = field(default_factory=LLMConfig)
+    daemon: DaemonConfig = field(default_factory=DaemonConfig)
 
 
 def _coerce(value: Any, like: Any, where: str) -> Any:
@@ -74,22 +110,37 @@ def _coerce(value: Any, like: Any, where: str) -> Any:
         raise InvalidInput(f"config {where}: expected {type(like).__name__}, got {value!r}") from None
 
 
-def load_config(store_dir: Path | None) -> Config:
-    cfg = Config()
-    data: dict[str, Any] = {}
-    path = store_dir / CONFIG_NAME if store_dir else None
-    if path and path.is_file():
-        try:
-            import tomllib  # only when there is a config file
+def _read_toml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    import tomllib  # only when there is a config file
 
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise InvalidInput(f"cannot read {path}: {exc}") from None
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"cannot read {path}: {exc}") from None
+
+
+def load_config(store_dir: Path | None) -> Config:
+    """The settings for one project's store (`store_dir` None: the user's settings and env only)."""
+    cfg = Config()
+    user = _read_toml(config_dir() / CONFIG_NAME)
+    project = _read_toml(store_dir / CONFIG_NAME) if store_dir else {}
+    data: dict[str, Any] = {}
+    for layer in (user, project):
+        for name, values in layer.items():
+            if not isinstance(values, dict):
+                raise InvalidInput(f"config [{name}] must be a table")
+            data.setdefault(name, {}).update(values)
+    unknown_sections = set(data) - {f.name for f in fields(cfg)}
+    if unknown_sections:
+        raise InvalidInput(
+            f"config: unknown section(s) {', '.join(sorted(unknown_sections))}; "
+            f"known: {', '.join(f.name for f in fields(cfg))}"
+        )
     for section_field in fields(cfg):
         section = getattr(cfg, section_field.name)
         values = data.get(section_field.name, {})
-        if not isinstance(values, dict):
-            raise InvalidInput(f"config [{section_field.name}] must be a table")
         known = {f.name for f in fields(section)}
         unknown = set(values) - known
         if unknown:

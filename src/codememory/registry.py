@@ -14,17 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from .errors import CodememoryError
+from .paths import config_dir
 
 VERSION = 1
 
 
 class RegistryError(CodememoryError):
     pass
-
-
-def config_dir() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME")
-    return (Path(base) if base and os.path.isabs(base) else Path.home() / ".config") / "codememory"
 
 
 def registry_path() -> Path:

@@ -215,4 +215,72 @@ CREATE VIRTUAL TABLE sessions_fts USING fts5(
     )
 )
 
+MIGRATIONS.append(
+    (
+        5,
+        "capture: captured turns, per-source cursors, extraction log, LLM spend",
+        """
+-- One row per captured turn of any source ('opencode', 'claude', 'codex', ...). The primary key makes
+-- a replayed turn a no-op; the daily-log anchor <!-- session:ID turn:ID --> repairs a crash between
+-- the log append and this insert. seq is the 1-based turn number within the session.
+CREATE TABLE captured_turns (
+    source      TEXT NOT NULL,
+    session_id  TEXT NOT NULL,
+    turn_id     TEXT NOT NULL,
+    seq         INTEGER NOT NULL,
+    started_at  TEXT NOT NULL,
+    ended_at    TEXT,
+    log_path    TEXT NOT NULL,
+    summary     TEXT NOT NULL,
+    captured_at TEXT NOT NULL,
+    PRIMARY KEY (source, session_id, turn_id)
+) WITHOUT ROWID;
+CREATE INDEX captured_turns_seq ON captured_turns(source, session_id, seq);
+
+-- Where reading stopped, per source and key (a session id, or a transcript file path). position is
+-- opaque to the store: a turn id, a byte offset, a timestamp.
+CREATE TABLE capture_cursors (
+    source     TEXT NOT NULL,
+    key        TEXT NOT NULL,
+    position   TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (source, key)
+) WITHOUT ROWID;
+
+-- Each extraction run over a span of one session's turns [first_seq, last_seq]; a resumed session
+-- extracts only turns after the last successful span.
+CREATE TABLE extractions (
+    id           INTEGER PRIMARY KEY,
+    source       TEXT NOT NULL,
+    session_id   TEXT NOT NULL,
+    first_seq    INTEGER NOT NULL,
+    last_seq     INTEGER NOT NULL,
+    method       TEXT NOT NULL,
+    status       TEXT NOT NULL CHECK (status IN ('ok', 'empty', 'failed', 'over_budget')),
+    memory_count INTEGER NOT NULL DEFAULT 0,
+    detail       TEXT,
+    started_at   TEXT NOT NULL,
+    finished_at  TEXT NOT NULL
+);
+CREATE INDEX extractions_session ON extractions(source, session_id, last_seq);
+
+-- Every model call's token spend, for the per-session and per-day budgets and `codememory stats`.
+CREATE TABLE llm_spend (
+    id                INTEGER PRIMARY KEY,
+    at                TEXT NOT NULL,
+    day               TEXT NOT NULL,
+    provider          TEXT NOT NULL,
+    model             TEXT NOT NULL,
+    purpose           TEXT NOT NULL,
+    session_id        TEXT,
+    prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX llm_spend_day ON llm_spend(day);
+CREATE INDEX llm_spend_session ON llm_spend(session_id) WHERE session_id IS NOT NULL;
+""",
+        None,
+    )
+)
+
 LATEST = MIGRATIONS[-1][0]

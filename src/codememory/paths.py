@@ -1,0 +1,20 @@
+"""Per-user locations (XDG): settings and the project registry in the config dir; the daemon's PID
+file, token and log in the state dir. Each honours an absolute XDG_* variable, as the spec says."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def _xdg(var: str, default: str) -> Path:
+    base = os.environ.get(var)
+    return (Path(base) if base and os.path.isabs(base) else Path.home() / default) / "codememory"
+
+
+def config_dir() -> Path:
+    return _xdg("XDG_CONFIG_HOME", ".config")
+
+
+def state_dir() -> Path:
+    return _xdg("XDG_STATE_HOME", ".local/state")
