@@ -1,0 +1,216 @@
+"""A scripted OpenAI-compatible chat server on 127.0.0.1 for tests: the model behind the real `opencode`
+binary and behind our own LLM providers.
+
+    with ScriptedLLM(Script([Reply(tool_calls=[ToolCallSpec("bash", {"command": "ls"})]), Reply("done")])) as llm:
+        ...  # point the client at llm.base_url
+        llm.requests  # every JSON body received at /v1/chat/completions, in order
+
+Answers `POST /v1/chat/completions` as JSON, or as server-sent events when the body has `"stream": true`
+(the shape the AI SDK's openai-compatible provider parses), and `GET /v1/models`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class ToolCallSpec:
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass
+class Reply:
+    text: str = ""
+    tool_calls: list[ToolCallSpec] = field(default_factory=list)
+    usage: dict[str, int] | None = None  # default: a rough count from the request and the reply
+    status: int = 200  # anything else answers with an error body
+
+
+Handler = Callable[[dict[str, Any]], Reply]
+
+
+def message_text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+def is_title_request(body: dict[str, Any]) -> bool:
+    """OpenCode asks its model for a session title in a separate request without tools."""
+    system = " ".join(message_text(m) for m in body.get("messages", []) if m.get("role") == "system").lower()
+    return "title" in system and not body.get("tools")
+
+
+class Script:
+    """Serves the replies in order to the conversation's requests; title requests get a fixed title;
+    when the script is exhausted, every further request gets `fallback`."""
+
+    def __init__(self, replies: Sequence[Reply], *, title: str = "Scripted session", fallback: str = "ok") -> None:
+        self.replies = list(replies)
+        self.title = title
+        self.fallback = fallback
+        self._lock = threading.Lock()
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        if is_title_request(body):
+            return Reply(self.title)
+        with self._lock:
+            return self.replies.pop(0) if self.replies else Reply(self.fallback)
+
+
+class ScriptedLLM:
+    def __init__(self, handler: Handler, *, model: str = "scripted-model") -> None:
+        self.handler = handler
+        self.model = model
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "server not started"
+        return int(self._server.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def conversation_requests(self) -> list[dict[str, Any]]:
+        """The requests that were not title requests."""
+        with self._lock:
+            return [r for r in self.requests if not is_title_request(r)]
+
+    def __enter__(self) -> ScriptedLLM:
+        llm = self
+
+        class RequestHandler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def _send_json(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send_json(200, {"object": "list", "data": [{"id": llm.model, "object": "model"}]})
+                else:
+                    self._send_json(404, {"error": {"message": "not found"}})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send_json(404, {"error": {"message": "not found"}})
+                    return
+                try:
+                    body = json.loads(raw)
+                except json.JSONDecodeError:
+                    self._send_json(400, {"error": {"message": "invalid JSON"}})
+                    return
+                with llm._lock:
+                    llm.requests.append(body)
+                reply = llm.handler(body)
+                if reply.status != 200:
+                    self._send_json(reply.status, {"error": {"message": reply.text or "scripted error"}})
+                    return
+                usage = reply.usage or {
+                    "prompt_tokens": max(1, len(raw) // 4),
+                    "completion_tokens": max(1, len(reply.text) // 4),
+                }
+                usage = {**usage, "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"]}
+                if body.get("stream"):
+                    self._stream(reply, usage, body)
+                else:
+                    self._send_json(200, _completion(llm.model, reply, usage))
+
+            def _stream(self, reply: Reply, usage: dict[str, int], body: dict[str, Any]) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                for chunk in _chunks(llm.model, reply, usage, body):
+                    self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+                self.close_connection = True
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), RequestHandler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+
+_call_ids = itertools.count(1)
+
+
+def _tool_calls(reply: Reply) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": f"call_{next(_call_ids)}",
+            "type": "function",
+            "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+        }
+        for call in reply.tool_calls
+    ]
+
+
+def _completion(model: str, reply: Reply, usage: dict[str, int]) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+    if reply.tool_calls:
+        message["tool_calls"] = _tool_calls(reply)
+    return {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
+        "usage": usage,
+    }
+
+
+def _chunks(model: str, reply: Reply, usage: dict[str, int], body: dict[str, Any]) -> list[dict[str, Any]]:
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {
+            "id": "chatcmpl-scripted",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+
+    out = [chunk({"role": "assistant", "content": ""})]
+    if reply.text:
+        out.append(chunk({"content": reply.text}))
+    for i, call in enumerate(_tool_calls(reply)):
+        out.append(chunk({"tool_calls": [{"index": i, **call}]}))
+    out.append(chunk({}, "tool_calls" if reply.tool_calls else "stop"))
+    if (body.get("stream_options") or {}).get("include_usage", True):
+        out.append({**chunk({}), "choices": [], "usage": usage})
+    return out
