@@ -43,6 +43,7 @@ GITIGNORE = """# codememory: caches and SQLite side files are rebuilt locally; n
 cache/
 logs/
 *.tmp
+*.lock
 """
 
 DateLike = str | datetime | None

@@ -3,7 +3,9 @@ being one user message with the assistant text and tool calls that answered it."
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -36,6 +38,8 @@ class Turn:
     tool_calls: tuple[ToolCall, ...] = ()
     files: tuple[str, ...] = ()  # paths written or patched in this turn (project-relative when inside it)
     completed: bool = True  # False while the assistant is still answering: not captured yet
+    error: str | None = None  # why the assistant stopped early (aborted, provider error), if it did
+    steps: int = 0  # model steps (request/response rounds) the assistant took to answer
 
     @property
     def anchor(self) -> str:
@@ -48,6 +52,19 @@ class Turn:
 
 
 @dataclass(frozen=True)
+class Todo:
+    """An item of the agent's own todo list (OpenCode's `todo` table, written by its `todowrite` tool)."""
+
+    content: str
+    status: str = "pending"  # pending | in_progress | completed | cancelled
+    priority: str = "medium"  # high | medium | low
+    position: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"content": self.content, "status": self.status, "priority": self.priority, "position": self.position}
+
+
+@dataclass(frozen=True)
 class SessionInfo:
     source: str
     session_id: str
@@ -57,3 +74,16 @@ class SessionInfo:
     updated_at: str  # last activity: what idle detection compares against
     message_count: int = 0
     parent_id: str | None = None  # OpenCode sub-agent sessions have a parent
+
+
+def project_path(path: str, root: str | Path | None) -> str:
+    """`path` relative to the project root when inside it (POSIX separators), else unchanged."""
+    if not path or not root or not os.path.isabs(path):
+        return path
+    try:
+        rel = os.path.relpath(path, root)
+    except ValueError:  # another drive (Windows)
+        return path
+    if rel == "." or rel == ".." or rel.startswith(".." + os.sep) or os.path.isabs(rel):
+        return path
+    return Path(rel).as_posix()

@@ -1,0 +1,581 @@
+"""Read OpenCode's SQLite database (OpenCode 1.x: tables project, session, message, part, todo).
+
+The database belongs to a live program, so the reader is careful:
+- it opens the file strictly read-only (`file:…?mode=ro`, never `immutable=1`) and never writes;
+- every method runs its queries in one short read transaction and ends it before returning: a read
+  transaction left open would stop OpenCode's WAL checkpoints and let its WAL grow without bound;
+- `status()` says whether the file is there and has the tables and columns we read, with a reason,
+  instead of raising; the other methods raise `OpenCodeDBError` (carrying that status) on failure.
+
+Turns: each user message starts a turn; assistant messages belong to the turn of their `parentID`
+(OpenCode's link from an answer to the prompt it answers), else to the preceding user message. The
+turn id is the user message id, its seq the 1-based position among the session's turns. Compaction
+turns (OpenCode summarising the conversation to itself) are not turns: they are skipped and not
+counted. Parts marked `synthetic` (file contents OpenCode inlines, text that plugins inject) or
+`ignored` are skipped, and `<developer_context>` blocks are cut out of every text: memory must never
+re-ingest what it injected.
+
+A turn is completed when the assistant has finished it, the rule OpenCode's own prompt loop uses to
+stop: every assistant message of the turn has `time.completed`, and the last one either ended with an
+error (aborted, provider error) or has a `finish` reason other than "tool-calls"/"unknown" (which mean
+another step follows). A turn that a later user message has superseded is also complete once none of
+its messages is still streaming. Everything else (no answer yet, a step or tool still running) is
+incomplete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import threading
+import urllib.parse
+from collections.abc import Callable, Collection, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ..dates import from_iso, to_iso
+from .model import SessionInfo, Todo, ToolCall, Turn, project_path
+
+SOURCE = "opencode"
+DB_NAME = "opencode.db"
+BUSY_TIMEOUT_MS = 2000
+
+# The tables and columns the reader relies on (OpenCode 1.x). `todo` is optional: without it a
+# session simply has no todos.
+REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
+    "project": ("id", "worktree"),
+    "session": ("id", "project_id", "parent_id", "title", "time_created", "time_updated"),
+    "message": ("id", "session_id", "time_created", "time_updated", "data"),
+    "part": ("id", "message_id", "session_id", "data"),
+}
+OPTIONAL_COLUMNS: dict[str, tuple[str, ...]] = {
+    "todo": ("session_id", "content", "status", "priority", "position"),
+}
+# finish reasons after which OpenCode's loop runs another model step
+CONTINUING_FINISH = frozenset({"tool-calls", "unknown"})
+# tools whose `filePath` input is a file they change
+WRITING_TOOLS = frozenset({"write", "edit", "multiedit"})
+_DEVELOPER_CONTEXT_RE = re.compile(r"<developer_context\b[^>]*>.*?(?:</developer_context>|\Z)", re.DOTALL | re.I)
+_CHUNK = 400
+
+
+# --------------------------------------------------------------------------- discovery
+def data_dirs(env: Mapping[str, str] = os.environ) -> list[Path]:
+    """OpenCode's data directories, most specific first: $XDG_DATA_HOME/opencode (OpenCode's own choice
+    on every platform), ~/.local/share/opencode, and ~/Library/Application Support/opencode."""
+    home = Path(env.get("HOME") or Path.home())
+    out: list[Path] = []
+    xdg = env.get("XDG_DATA_HOME", "")
+    if xdg and os.path.isabs(xdg):
+        out.append(Path(xdg) / "opencode")
+    out.append(home / ".local" / "share" / "opencode")
+    out.append(home / "Library" / "Application Support" / "opencode")
+    return list(dict.fromkeys(out))
+
+
+def discover_db(env: Mapping[str, str] = os.environ, configured: str = "") -> Path | None:
+    """Where OpenCode keeps its database, found as OpenCode finds it.
+
+    Order: `configured` (our `[capture] opencode_db` setting), then `OPENCODE_DB` (absolute, or relative
+    to the data directory; ":memory:" means nothing on disk), then in each data directory `opencode.db`
+    (the latest, beta and prod channels), else the most recently modified channel database
+    `opencode-<channel>.db` (other channels, e.g. dev builds). An explicit path is returned even when it does not exist
+    (status() then says "missing"); otherwise None when nothing is found."""
+    home = Path(env.get("HOME") or Path.home())
+    dirs = data_dirs(env)
+    if configured:
+        return Path(configured).expanduser()
+    explicit = env.get("OPENCODE_DB", "")
+    if explicit == ":memory:":
+        return None  # OpenCode keeps nothing on disk
+    if explicit:
+        path = Path(str(home) + explicit[1:] if explicit.startswith("~/") else explicit)
+        if path.is_absolute():
+            return path
+        for folder in dirs:
+            if (folder / path).exists():
+                return folder / path
+        return dirs[0] / path
+    for folder in dirs:
+        main = folder / DB_NAME
+        if main.is_file():
+            return main
+        channels = [p for p in folder.glob("opencode-*.db") if p.is_file()]
+        if channels:
+            return max(channels, key=lambda p: (p.stat().st_mtime, p.name))
+    return None
+
+
+# --------------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class DbStatus:
+    state: str  # "ok" | "missing" | "unreadable" | "unknown_schema"
+    path: str | None
+    reason: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.state == "ok"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"state": self.state, "path": self.path, "reason": self.reason}
+
+
+class OpenCodeDBError(Exception):
+    """OpenCode's database could not be read; `status` says why."""
+
+    def __init__(self, status: DbStatus) -> None:
+        super().__init__(f"OpenCode database {status.state}: {status.reason}")
+        self.status = status
+
+
+@dataclass
+class _Message:
+    id: str
+    role: str
+    created: int
+    data: dict[str, Any]
+
+
+# --------------------------------------------------------------------------- helpers
+def ms_to_iso(ms: int | float | None) -> str | None:
+    if ms is None:
+        return None
+    return to_iso(datetime.fromtimestamp(float(ms) / 1000.0, UTC))
+
+
+def _ms(value: str | datetime | int | float | None) -> int | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, int | float):
+        return int(value)
+    dt = value if isinstance(value, datetime) else from_iso(value)
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return int(dt.timestamp() * 1000)
+
+
+def _json(text: Any) -> dict[str, Any]:
+    if not isinstance(text, str | bytes):
+        return {}
+    try:
+        value = json.loads(text)
+    except (ValueError, TypeError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def strip_injected(text: str) -> str:
+    """Text without `<developer_context>` blocks (what codememory itself injects)."""
+    if "developer_context" not in text.lower():
+        return text
+    return _DEVELOPER_CONTEXT_RE.sub("", text).strip()
+
+
+def _error_text(error: Any) -> str | None:
+    if not error:
+        return None
+    if isinstance(error, str):
+        return error
+    if isinstance(error, dict):
+        name = str(error.get("name") or "error")
+        data = error.get("data")
+        message = data.get("message") if isinstance(data, dict) else None
+        return f"{name}: {message}" if message else name
+    return str(error)
+
+
+def _completed_ms(msg: _Message) -> int | None:
+    time = msg.data.get("time")
+    value = time.get("completed") if isinstance(time, dict) else None
+    return int(value) if isinstance(value, int | float) else None
+
+
+def _is_compaction(assistants: list[_Message]) -> bool:
+    return any(
+        m.data.get("summary") is True or m.data.get("mode") == "compaction" or m.data.get("agent") == "compaction"
+        for m in assistants
+    )
+
+
+def _turn_state(assistants: list[_Message], superseded: bool) -> tuple[bool, str | None, str | None]:
+    """(completed, ended_at, error) of a turn from its assistant messages."""
+    if not assistants:
+        return superseded, None, None
+    last = assistants[-1]
+    error = _error_text(last.data.get("error"))
+    streaming = any(_completed_ms(m) is None for m in assistants)
+    finish = last.data.get("finish")
+    finished = not streaming and (error is not None or finish not in CONTINUING_FINISH)
+    done = finished or (superseded and not streaming)
+    ended = ms_to_iso(_completed_ms(last)) if done else None
+    return done, ended, error
+
+
+# --------------------------------------------------------------------------- reader
+class OpenCodeDB:
+    """A read-only view of OpenCode's database. Cheap to keep around: the connection holds no
+    transaction between calls, and is reopened when the file is replaced."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path).expanduser()
+        self._conn: sqlite3.Connection | None = None
+        self._ident: tuple[int, int] | None = None
+        self._lock = threading.RLock()  # one call at a time on the shared connection
+
+    @classmethod
+    def discover(cls, env: Mapping[str, str] = os.environ, configured: str = "") -> OpenCodeDB | None:
+        path = discover_db(env, configured)
+        return cls(path) if path is not None else None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+            self._conn = None
+            self._ident = None
+
+    def __enter__(self) -> OpenCodeDB:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---------------------------------------------------------------- plumbing
+    def _fail(self, state: str, reason: str) -> OpenCodeDBError:
+        return OpenCodeDBError(DbStatus(state, str(self.path), reason))
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            self.close()
+            raise self._fail("missing", f"no OpenCode database at {self.path}") from None
+        except OSError as exc:
+            self.close()
+            raise self._fail("unreadable", f"cannot stat {self.path}: {exc.strerror or exc}") from None
+        ident = (st.st_dev, st.st_ino)
+        if self._conn is not None and self._ident == ident:
+            return self._conn
+        self.close()  # first use, or OpenCode's file was replaced: read the new one
+        uri = "file:" + urllib.parse.quote(str(self.path.resolve())) + "?mode=ro"
+        try:
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA query_only = 1")
+        except sqlite3.Error as exc:
+            raise self._fail("unreadable", f"cannot open {self.path} read-only: {exc}") from None
+        self._conn, self._ident = conn, ident
+        return conn
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """One short read transaction: a consistent snapshot for the queries of one call, ended before
+        the call returns (also on errors), so OpenCode's checkpoints are never held back."""
+        with self._lock:
+            conn = self._connect()
+            try:
+                conn.execute("BEGIN")
+                try:
+                    yield conn
+                finally:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+            except sqlite3.Error as exc:
+                self.close()
+                if isinstance(exc, sqlite3.OperationalError) and "no such" in str(exc):
+                    raise self._fail("unknown_schema", str(exc)) from None
+                raise self._fail("unreadable", f"{self.path}: {exc}") from None
+
+    def _columns(self, conn: sqlite3.Connection, table: str) -> set[str]:
+        return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+
+    # ------------------------------------------------------------------ status
+    def status(self) -> DbStatus:
+        """ok / missing / unreadable / unknown_schema, with a reason; never raises."""
+        try:
+            with self._read() as conn:
+                problems = []
+                for table, needed in REQUIRED_COLUMNS.items():
+                    have = self._columns(conn, table)
+                    if not have:
+                        problems.append(f"table {table} is missing")
+                        continue
+                    lacking = [c for c in needed if c not in have]
+                    if lacking:
+                        problems.append(f"{table} lacks {', '.join(lacking)}")
+        except OpenCodeDBError as exc:
+            return exc.status
+        except Exception as exc:  # status must never raise
+            self.close()
+            return DbStatus("unreadable", str(self.path), f"{type(exc).__name__}: {exc}")
+        if problems:
+            return DbStatus(
+                "unknown_schema",
+                str(self.path),
+                "not an OpenCode 1.x database this codememory knows: " + "; ".join(problems),
+            )
+        return DbStatus("ok", str(self.path))
+
+    # ---------------------------------------------------------------- sessions
+    _SESSIONS_SQL = """
+        SELECT id, parent_id, title, time_created, time_updated, worktree, n, last_message
+        FROM (
+            SELECT s.id, s.parent_id, s.title, s.time_created, s.time_updated, p.worktree,
+                   (SELECT count(*) FROM message m WHERE m.session_id = s.id) AS n,
+                   (SELECT max(m.time_created) FROM message m WHERE m.session_id = s.id) AS last_message
+            FROM session s LEFT JOIN project p ON p.id = s.project_id
+            {where}
+        )
+        WHERE max(time_updated, coalesce(last_message, 0)) >= ?
+        ORDER BY max(time_updated, coalesce(last_message, 0)), id
+    """
+
+    def sessions(self, since: str | datetime | None = None) -> list[SessionInfo]:
+        """Sessions (sub-agent sessions included) with activity at or after `since` (all when None),
+        oldest activity first. `updated_at` is the last activity: the session's own time_updated or
+        its newest message, whichever is later; `project_root` is the project's worktree."""
+        with self._read() as conn:
+            rows = conn.execute(self._SESSIONS_SQL.format(where=""), (_ms(since) or 0,)).fetchall()
+        return [self._session_info(r) for r in rows]
+
+    def session(self, session_id: str) -> SessionInfo | None:
+        with self._read() as conn:
+            row = conn.execute(self._SESSIONS_SQL.format(where="WHERE s.id = ?"), (session_id, 0)).fetchone()
+        return self._session_info(row) if row else None
+
+    @staticmethod
+    def _session_info(row: tuple[Any, ...]) -> SessionInfo:
+        sid, parent, title, created, updated, worktree, count, last_message = row
+        activity = max(int(updated or 0), int(last_message or 0))
+        return SessionInfo(
+            source=SOURCE,
+            session_id=sid,
+            project_root=worktree or "",
+            title=title or None,
+            created_at=ms_to_iso(created) or "",
+            updated_at=ms_to_iso(activity) or "",
+            message_count=int(count or 0),
+            parent_id=parent or None,
+        )
+
+    # ------------------------------------------------------------------- turns
+    def turns(self, session_id: str, *, exclude: Collection[str] = ()) -> list[Turn]:
+        """The session's turns in order. Turns whose id is in `exclude` (e.g. already captured) are left
+        out and their parts are not read; seq numbers still count them."""
+        loaded = self._load(session_id, lambda user_id: user_id not in exclude)
+        if loaded is None:
+            return []
+        root, groups, parts = loaded
+        out: list[Turn] = []
+        for index, (user, answers) in enumerate(groups):
+            if user.id in exclude:
+                continue
+            superseded = index + 1 < len(groups)
+            out.append(self._turn(session_id, index + 1, user, answers, parts, root, superseded))
+        return out
+
+    def _load(
+        self, session_id: str, want: Callable[[str], bool]
+    ) -> tuple[str | None, list[tuple[_Message, list[_Message]]], dict[str, list[dict[str, Any]]]] | None:
+        """(project root, [(user message, its assistant messages)], parts by message id for the turns
+        `want` selects) in one read transaction; None when there is no such session."""
+        with self._read() as conn:
+            head = conn.execute(
+                "SELECT p.worktree FROM session s LEFT JOIN project p ON p.id = s.project_id WHERE s.id = ?",
+                (session_id,),
+            ).fetchone()
+            if head is None:
+                return None
+            messages = [
+                _Message(r[0], str(data.get("role") or ""), int(r[1] or 0), data)
+                for r in conn.execute(
+                    "SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id",
+                    (session_id,),
+                )
+                for data in (_json(r[2]),)
+            ]
+            groups = self._group(messages)
+            ids = [m.id for user, answers in groups if want(user.id) for m in (user, *answers)]
+            parts: dict[str, list[dict[str, Any]]] = {}
+            for i in range(0, len(ids), _CHUNK):
+                chunk = ids[i : i + _CHUNK]
+                marks = ",".join("?" * len(chunk))
+                for message_id, data in conn.execute(
+                    f"SELECT message_id, data FROM part WHERE message_id IN ({marks}) ORDER BY message_id, id", chunk
+                ):
+                    parts.setdefault(message_id, []).append(_json(data))
+        return head[0] or None, groups, parts
+
+    def turn(self, session_id: str, turn_id: str) -> Turn | None:
+        """One turn by id (the id of its user message)."""
+        for t in self.turns(session_id):
+            if t.turn_id == turn_id:
+                return t
+        return None
+
+    @staticmethod
+    def _group(messages: list[_Message]) -> list[tuple[_Message, list[_Message]]]:
+        """[(user message, its assistant messages)] in order, compaction turns left out."""
+        groups: dict[str, list[_Message]] = {}
+        order: list[_Message] = []
+        current: str | None = None
+        for m in messages:
+            if m.role == "user":
+                groups[m.id] = []
+                order.append(m)
+                current = m.id
+            elif m.role == "assistant":
+                parent = m.data.get("parentID")
+                key = parent if isinstance(parent, str) and parent in groups else current
+                if key is not None:
+                    groups[key].append(m)
+        return [(u, groups[u.id]) for u in order if not _is_compaction(groups[u.id])]
+
+    @staticmethod
+    def _turn(
+        session_id: str,
+        seq: int,
+        user: _Message,
+        answers: list[_Message],
+        parts: dict[str, list[dict[str, Any]]],
+        root: str | None,
+        superseded: bool,
+    ) -> Turn:
+        user_texts = []
+        for part in parts.get(user.id, []):
+            if part.get("type") == "text" and not part.get("synthetic") and not part.get("ignored"):
+                text = strip_injected(str(part.get("text") or ""))
+                if text.strip():
+                    user_texts.append(text.strip())
+        texts: list[str] = []
+        calls: list[ToolCall] = []
+        files: list[str] = []
+        steps = 0
+        for message in answers:
+            for part in parts.get(message.id, []):
+                kind = part.get("type")
+                if part.get("synthetic") or part.get("ignored"):
+                    continue
+                if kind == "text":
+                    text = strip_injected(str(part.get("text") or "")).strip()
+                    if text:
+                        texts.append(text)
+                elif kind == "step-start":
+                    steps += 1
+                elif kind == "patch":
+                    for f in part.get("files") or []:
+                        if isinstance(f, str):
+                            files.append(project_path(f, root))
+                elif kind == "tool":
+                    call = _tool_call(part)
+                    calls.append(call)
+                    path = call.input.get("filePath")
+                    if call.tool in WRITING_TOOLS and call.status == "completed" and isinstance(path, str):
+                        files.append(project_path(path, root))
+        completed, ended_at, error = _turn_state(answers, superseded)
+        return Turn(
+            source=SOURCE,
+            session_id=session_id,
+            turn_id=user.id,
+            seq=seq,
+            started_at=ms_to_iso(user.created) or "",
+            ended_at=ended_at,
+            user_text="\n\n".join(user_texts),
+            assistant_texts=tuple(texts),
+            tool_calls=tuple(calls),
+            files=tuple(dict.fromkeys(files)),
+            completed=completed,
+            error=error,
+            steps=steps,
+        )
+
+    # ------------------------------------------------------------------- todos
+    def todos(self, session_id: str) -> list[Todo]:
+        """The session's todo list as OpenCode last saved it (its `todowrite` tool), in order."""
+        with self._read() as conn:
+            if not self._columns(conn, "todo"):
+                return []
+            rows = conn.execute(
+                "SELECT content, status, priority, position FROM todo WHERE session_id = ? ORDER BY position",
+                (session_id,),
+            ).fetchall()
+        return [Todo(str(c), str(s), str(p), int(pos)) for c, s, p, pos in rows]
+
+    # -------------------------------------------------------------- transcript
+    def transcript(self, session_id: str, turn_id: str, *, max_output: int = 2000) -> str | None:
+        """One turn as readable text in the order it happened (the prompt; then each step's text and
+        tool calls with their input and output, long ones cut to `max_output` characters), scrubbed of
+        private spans and secrets. None when there is no such turn."""
+        from ..privacy import scrub
+
+        loaded = self._load(session_id, lambda user_id: user_id == turn_id)
+        if loaded is None:
+            return None
+        root, groups, parts = loaded
+        for index, (user, answers) in enumerate(groups):
+            if user.id == turn_id:
+                turn = self._turn(session_id, index + 1, user, answers, parts, root, index + 1 < len(groups))
+                events = [p for m in answers for p in parts.get(m.id, [])]
+                return scrub(render_transcript(turn, events, max_output=max_output))
+        return None
+
+
+def _tool_call(part: dict[str, Any]) -> ToolCall:
+    raw_state = part.get("state")
+    state: dict[str, Any] = raw_state if isinstance(raw_state, dict) else {}
+    raw_input = state.get("input")
+    output = state.get("output")
+    title = state.get("title")
+    return ToolCall(
+        tool=str(part.get("tool") or "?"),
+        call_id=str(part.get("callID") or ""),
+        status=str(state.get("status") or "pending"),
+        input=raw_input if isinstance(raw_input, dict) else {},
+        output=output if isinstance(output, str) else "",
+        error=_error_text(state.get("error")),
+        title=title if isinstance(title, str) and title else None,
+    )
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"\n… [{len(text) - limit} more characters]"
+
+
+def render_transcript(turn: Turn, events: list[dict[str, Any]], *, max_output: int = 2000) -> str:
+    """A turn as plain text: the prompt, then the assistant's parts (`events`, in order). Not scrubbed:
+    callers scrub before showing or storing it."""
+    state = "completed" if turn.completed else "still running"
+    lines = [f"# Turn {turn.seq} of session {turn.session_id} ({turn.turn_id}), {turn.started_at}, {state}", ""]
+    lines += ["## User", "", turn.user_text or "(no text)", "", "## Assistant", ""]
+    step = 0
+    for part in events:
+        kind = part.get("type")
+        if part.get("synthetic") or part.get("ignored"):
+            continue
+        if kind == "step-start":
+            step += 1
+            lines += [f"### Step {step}", ""]
+        elif kind == "text":
+            text = strip_injected(str(part.get("text") or "")).strip()
+            if text:
+                lines += [text, ""]
+        elif kind == "tool":
+            call = _tool_call(part)
+            args = json.dumps(call.input, ensure_ascii=False, sort_keys=True)
+            lines.append(f"[Tool: {call.tool}] {call.status}: {_cut(args, max_output)}")
+            if call.error:
+                lines.append(f"error: {call.error}")
+            if call.output:
+                lines += ["output:", _cut(call.output.rstrip(), max_output)]
+            lines.append("")
+    if turn.files:
+        lines += ["Files: " + ", ".join(turn.files), ""]
+    if turn.error:
+        lines += [f"Stopped: {turn.error}", ""]
+    return "\n".join(lines).rstrip() + "\n"
