@@ -1,0 +1,540 @@
+"""Extraction of one session's new turns into memories (issue 4, parts 3 and 4).
+
+`extract_session(store, session, turns, provider=...)`:
+1. Takes the turns after the last done span of the session (`extractions` rows with status ok, empty or
+   over_budget), up to the first turn still being answered. A resumed session extracts only its new turns.
+2. Without a provider: the heuristic extractor (codememory.extract.heuristic) over the whole span.
+   With one: the span is rendered as a compact transcript, split into windows of at most
+   `[llm] max_transcript_tokens`, and each window is sent to the model with the existing memories (to
+   avoid duplicates). Remember notes, the agent's pending todos and the files touched are added by rule
+   as well (they need no judgement).
+3. Each window's answer is validated (codememory.extract.output); an invalid answer gets one repair
+   request quoting the reason; a second invalid answer is dropped (logged with its reason) and the
+   heuristic extractor runs on that window instead, so the span still yields memories.
+4. Budgets: before every call the estimated cost is checked against the session and daily budgets. Over
+   budget, no more calls are made for the session: the remaining windows get the heuristic extractor and
+   their rows say `over_budget`. Every call's spend goes to `llm_spend`.
+5. A model that cannot be reached (LLMError) ends the run: the row says `failed` and the same turns are
+   retried on the next run; after MAX_FAILED_ATTEMPTS failed runs of a span, the heuristic takes it.
+6. Memories go through `Store.add` (scrub, dedup, embedding, links, entities) with the turn's
+   `memory_source` and `entered_by="codememory-extract:<llm|heuristic>"`; duplicates are counted apart.
+
+Crash safety: each memory is its own transaction and the span's row is written after its memories. If
+the process dies in between, the next run extracts the same turns again and `Store.add` returns the
+existing memories instead of copies (identical text for the rules; for a model, identical or
+near-identical answers at temperature 0, and the existing memories are in its prompt).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..capture.model import SessionInfo, Todo, ToolCall, Turn
+from ..dates import now_iso, now_utc
+from ..errors import InvalidInput
+from ..model import CATEGORIES
+from ..privacy import scrub
+from ..store.database import Filters
+from ..store.extraction import ExtractionRow, ExtractionTables
+from .budget import Budget
+from .heuristic import Candidate, explicit_candidates, heuristic_candidates, unique
+from .llm import LLMError, Provider
+from .output import InvalidOutput, parse_output
+from .transcript import (
+    Window,
+    analyze_tool,
+    describe_tool,
+    estimate_tokens,
+    render_transcript,
+    split_windows,
+    tool_prompt,
+)
+
+if TYPE_CHECKING:
+    from ..api import Store
+
+log = logging.getLogger("codememory.extract")
+
+PROMPTS_DIR = Path(__file__).parent / "prompts"
+PROMPT_FILES = {
+    "extraction_system": "extraction_system.txt",
+    "extraction_user": "extraction_user.txt",
+    "extraction_repair": "extraction_repair.txt",
+    "compression_system": "compression_system.txt",
+}
+EXTRACT_MAX_TOKENS = 2048
+COMPRESS_MAX_TOKENS = 160
+EXISTING_MEMORIES = 40  # how many stored memories the prompt shows (most important, then most recent)
+EXISTING_CHARS = 240
+MAX_FAILED_ATTEMPTS = 3
+# Tools whose deterministic sentence is already exact ("Read src/a.py"): never worth a compression call.
+_EXACT_KINDS = frozenset({"write", "edit", "read", "search", "todo"})
+_PLACEHOLDER_RE = re.compile(r"\{(\w+)\}")
+
+
+def fill(template: str, **values: str) -> str:
+    """Replace `{name}` placeholders of the template (only known names; inserted text is not rescanned)."""
+    return _PLACEHOLDER_RE.sub(lambda m: values.get(m.group(1), m.group(0)), template)
+
+
+@dataclass(frozen=True)
+class Prompts:
+    extraction_system: str
+    extraction_user: str
+    extraction_repair: str
+    compression_system: str
+
+    @classmethod
+    def load(cls, folder: Path | None = None) -> Prompts:
+        """Read every prompt file; a missing or empty one raises FileNotFoundError (fail fast)."""
+        folder = folder or PROMPTS_DIR
+        texts: dict[str, str] = {}
+        for key, name in PROMPT_FILES.items():
+            path = folder / name
+            try:
+                text = path.read_text(encoding="utf-8")
+            except FileNotFoundError:
+                raise FileNotFoundError(f"extraction prompt file missing: {path}") from None
+            if not text.strip():
+                raise FileNotFoundError(f"extraction prompt file is empty: {path}")
+            texts[key] = text
+        if "{transcript}" not in texts["extraction_user"]:
+            raise FileNotFoundError(f"{folder / PROMPT_FILES['extraction_user']} has no {{transcript}} placeholder")
+        return cls(**texts)
+
+
+@dataclass
+class SpanReport:
+    first_seq: int
+    last_seq: int
+    method: str
+    status: str
+    created: int = 0
+    duplicates: int = 0
+    dropped: int = 0
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "first_seq": self.first_seq,
+            "last_seq": self.last_seq,
+            "method": self.method,
+            "status": self.status,
+            "created": self.created,
+            "duplicates": self.duplicates,
+            "dropped": self.dropped,
+            "detail": self.detail,
+        }
+
+
+@dataclass
+class ExtractionReport:
+    """What one `extract_session` run did. `status`: nothing_new | ok | empty | over_budget | failed
+    (the most telling span status: failed, then over_budget, then ok, then empty)."""
+
+    source: str
+    session_id: str
+    status: str = "nothing_new"
+    first_seq: int | None = None
+    last_seq: int | None = None
+    spans: list[SpanReport] = field(default_factory=list)
+    created_ids: list[str] = field(default_factory=list)
+    duplicate_ids: list[str] = field(default_factory=list)
+    dropped: int = 0
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "session_id": self.session_id,
+            "status": self.status,
+            "first_seq": self.first_seq,
+            "last_seq": self.last_seq,
+            "created": len(self.created_ids),
+            "duplicates": len(self.duplicate_ids),
+            "dropped": self.dropped,
+            "created_ids": list(self.created_ids),
+            "duplicate_ids": list(self.duplicate_ids),
+            "llm_calls": self.llm_calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "spans": [s.to_dict() for s in self.spans],
+            "errors": list(self.errors),
+        }
+
+
+class _OverBudget(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class _Answer:
+    candidates: list[Candidate]
+    fallback_reason: str | None = None  # the model's answer was dropped: the heuristic ran instead
+
+
+class Extractor:
+    """Loads the prompts (fail fast) and extracts sessions into one store."""
+
+    def __init__(self, store: Store, provider: Provider | None = None, *, prompts_dir: Path | None = None) -> None:
+        self.store = store
+        self.provider = provider
+        self.prompts = Prompts.load(prompts_dir)
+        self.cfg = store.config.llm
+        self.tables = ExtractionTables(store.db)
+
+    # ------------------------------------------------------------------------------------ entry
+    def extract_session(
+        self, session: SessionInfo, turns: Sequence[Turn], *, todos: Iterable[Todo] = ()
+    ) -> ExtractionReport:
+        report = ExtractionReport(session.source, session.session_id)
+        done = self.tables.last_done_seq(session.source, session.session_id)
+        new = _new_turns(session, turns, done)
+        if not new:
+            return report
+        report.first_seq, report.last_seq = new[0].seq, new[-1].seq
+        todos = list(todos)
+        if self.provider is None:
+            self._heuristic_span(report, session, new, todos, status=None, detail={})
+        else:
+            attempts = self.tables.failed_attempts(session.source, session.session_id, done)
+            if attempts >= MAX_FAILED_ATTEMPTS:
+                detail = {"reason": f"the model failed {attempts} times on these turns; heuristic fallback"}
+                log.warning("extract %s: %s", session.session_id, detail["reason"])
+                self._heuristic_span(report, session, new, todos, status=None, detail=detail)
+            else:
+                self._llm_spans(report, session, new, todos, self.provider)
+        report.status = _overall_status(report.spans)
+        log.info(
+            "extract %s %s turns %d-%d: %s, %d new, %d duplicates, %d dropped, %d model calls",
+            session.source,
+            session.session_id,
+            report.first_seq,
+            report.last_seq,
+            report.status,
+            len(report.created_ids),
+            len(report.duplicate_ids),
+            report.dropped,
+            report.llm_calls,
+        )
+        return report
+
+    # -------------------------------------------------------------------------------- heuristic
+    def _heuristic_span(
+        self,
+        report: ExtractionReport,
+        session: SessionInfo,
+        turns: Sequence[Turn],
+        todos: Sequence[Todo],
+        *,
+        status: str | None,
+        detail: dict[str, Any],
+    ) -> None:
+        started = now_iso()
+        candidates = heuristic_candidates(turns, session, todos)
+        span = SpanReport(turns[0].seq, turns[-1].seq, "heuristic", "ok", detail=dict(detail))
+        self._store(report, span, candidates, turns)
+        span.status = status or ("ok" if span.created or span.duplicates else "empty")
+        self._record(report, session, span, started)
+
+    # -------------------------------------------------------------------------------------- llm
+    def _llm_spans(
+        self,
+        report: ExtractionReport,
+        session: SessionInfo,
+        turns: Sequence[Turn],
+        todos: Sequence[Todo],
+        provider: Provider,
+    ) -> None:
+        budget = Budget.for_session(self.store.db, self.cfg, session.session_id, provider.name)
+        root = session.project_root
+        windows = split_windows(render_transcript(turns, root=root), self.cfg.max_transcript_tokens)
+        existing = self._existing_memories()
+        header = self._header(session)
+        if self.cfg.compress_tools:
+            overhead = estimate_tokens(self.prompts.extraction_system + self.prompts.extraction_user + "".join(header))
+            reserve = sum(w.tokens + overhead + estimate_tokens(existing) + EXTRACT_MAX_TOKENS for w in windows)
+            describe = self._compressor(provider, budget, report, root, reserve)
+            windows = split_windows(
+                render_transcript(turns, root=root, describe=describe), self.cfg.max_transcript_tokens
+            )
+        for index, window in enumerate(windows):
+            span_turns = [t for t in turns if window.first_seq <= t.seq <= window.last_seq]
+            window_todos = todos if index == len(windows) - 1 else []
+            started = now_iso()
+            try:
+                answer = self._ask(provider, budget, report, session, window, existing, header)
+            except _OverBudget as exc:
+                # No more calls for this session: the rules take every remaining turn, as one span.
+                log.warning(
+                    "extract %s turns %d-%d: %s", session.session_id, window.first_seq, turns[-1].seq, exc.reason
+                )
+                rest = [t for t in turns if t.seq >= window.first_seq]
+                detail = {"model": provider.model, "reason": exc.reason}
+                self._heuristic_span(report, session, rest, todos, status="over_budget", detail=detail)
+                return
+            except LLMError as exc:
+                self._failed(report, session, turns, window, exc, started)
+                return
+            if answer.fallback_reason is not None:
+                detail = {"model": provider.model, "reason": answer.fallback_reason}
+                self._heuristic_span(report, session, span_turns, window_todos, status=None, detail=detail)
+                continue
+            span = SpanReport(window.first_seq, window.last_seq, "llm", "ok", detail={"model": provider.model})
+            candidates = answer.candidates + explicit_candidates(span_turns, session, window_todos)
+            self._store(report, span, unique(candidates), span_turns)
+            span.status = "ok" if span.created or span.duplicates else "empty"
+            self._record(report, session, span, started)
+            existing = self._existing_memories()
+
+    def _ask(
+        self,
+        provider: Provider,
+        budget: Budget,
+        report: ExtractionReport,
+        session: SessionInfo,
+        window: Window,
+        existing: str,
+        header: tuple[str, str],
+    ) -> _Answer:
+        system = self.prompts.extraction_system
+        user = fill(
+            self.prompts.extraction_user,
+            project=header[0],
+            session=header[1],
+            existing_memories=existing or "(none yet)",
+            transcript=window.text,
+        )
+        answer = self._call(provider, budget, report, system, user, "extract")
+        try:
+            items = parse_output(answer)
+        except InvalidOutput as first:
+            log.warning(
+                "extract %s turns %d-%d: model output invalid (%s); asking for a repair",
+                session.session_id,
+                window.first_seq,
+                window.last_seq,
+                first.reason,
+            )
+            repair = fill(
+                self.prompts.extraction_repair,
+                error=first.reason,
+                previous_answer=scrub(answer)[:2000] or "(empty)",
+                categories=", ".join(CATEGORIES),
+            )
+            answer = self._call(provider, budget, report, system, f"{user}\n\n{repair}", "repair")
+            try:
+                items = parse_output(answer)
+            except InvalidOutput as second:
+                reason = f"model output invalid twice: {second.reason}"
+                log.warning(
+                    "extract %s turns %d-%d: %s; dropped, heuristic fallback",
+                    session.session_id,
+                    window.first_seq,
+                    window.last_seq,
+                    reason,
+                )
+                report.errors.append(reason)
+                return _Answer([], fallback_reason=reason)
+        candidates = []
+        for item in items:
+            seq = item.turn if item.turn in window.seqs else window.last_seq
+            candidates.append(
+                Candidate(item.text, item.category, item.importance, seq, tuple(item.entities), rule="llm")
+            )
+        return _Answer(candidates)
+
+    def _call(
+        self, provider: Provider, budget: Budget, report: ExtractionReport, system: str, user: str, purpose: str
+    ) -> str:
+        estimate = estimate_tokens(system) + estimate_tokens(user)
+        refusal = budget.refusal(estimate, EXTRACT_MAX_TOKENS)
+        if refusal:
+            raise _OverBudget(refusal)
+        completion = provider.complete(system, user, purpose=purpose, max_tokens=EXTRACT_MAX_TOKENS, json_output=True)
+        budget.record(completion, purpose)
+        report.llm_calls += 1
+        report.prompt_tokens += completion.prompt_tokens
+        report.completion_tokens += completion.completion_tokens
+        return completion.text
+
+    def _compressor(
+        self, provider: Provider, budget: Budget, report: ExtractionReport, root: str, reserve: int
+    ) -> Callable[[ToolCall], str]:
+        """The model's description of each tool call, while the budget (minus what the extraction itself
+        needs) allows; the deterministic sentence otherwise, and after the first error."""
+        system = self.prompts.compression_system
+        stopped = False
+
+        def describe(call: ToolCall) -> str:
+            nonlocal stopped
+            fallback = describe_tool(call, root)
+            if stopped or analyze_tool(call, root).kind in _EXACT_KINDS:
+                return fallback
+            user = tool_prompt(call, root)
+            if budget.refusal(estimate_tokens(system) + estimate_tokens(user), COMPRESS_MAX_TOKENS, reserve=reserve):
+                stopped = True
+                return fallback
+            try:
+                completion = provider.complete(system, user, purpose="compress", max_tokens=COMPRESS_MAX_TOKENS)
+            except LLMError as exc:
+                log.warning("tool compression stopped after an error: %s", exc)
+                stopped = True
+                return fallback
+            budget.record(completion, "compress")
+            report.llm_calls += 1
+            report.prompt_tokens += completion.prompt_tokens
+            report.completion_tokens += completion.completion_tokens
+            return _two_sentences(scrub(completion.text)) or fallback
+
+        return describe
+
+    def _failed(
+        self,
+        report: ExtractionReport,
+        session: SessionInfo,
+        turns: Sequence[Turn],
+        window: Window,
+        exc: LLMError,
+        started: str,
+    ) -> None:
+        reason = str(exc)
+        log.warning(
+            "extract %s turns %d-%d: model call failed: %s", session.session_id, window.first_seq, turns[-1].seq, reason
+        )
+        report.errors.append(reason)
+        span = SpanReport(window.first_seq, turns[-1].seq, "llm", "failed", detail={"reason": reason})
+        self._record(report, session, span, started)
+
+    # -------------------------------------------------------------------------------- storing
+    def _store(
+        self,
+        report: ExtractionReport,
+        span: SpanReport,
+        candidates: Sequence[Candidate],
+        turns: Sequence[Turn],
+    ) -> None:
+        by_seq = {t.seq: t for t in turns}
+        now = now_utc()
+        for c in candidates:
+            turn = by_seq.get(c.seq) or turns[-1]
+            entered_by = f"codememory-extract:{'llm' if c.rule == 'llm' else 'heuristic'}"
+            expires: datetime | None = c.expires_at if c.expires_at and c.expires_at > now else None
+            try:
+                result = self.store.add(
+                    c.text,
+                    category=c.category,
+                    importance=c.importance,
+                    tags=list(c.tags) or None,
+                    expires=expires,
+                    source=turn.memory_source,
+                    entered_by=entered_by,
+                )
+            except InvalidInput as exc:
+                span.dropped += 1
+                report.dropped += 1
+                log.info(
+                    "extract %s turn %d: a %s memory was refused: %s", turn.session_id, turn.seq, c.category, _safe(exc)
+                )
+                continue
+            if result.created:
+                span.created += 1
+                report.created_ids.append(result.memory.id)
+            else:
+                span.duplicates += 1
+                report.duplicate_ids.append(result.memory.id)
+
+    def _record(self, report: ExtractionReport, session: SessionInfo, span: SpanReport, started: str) -> None:
+        detail = {**span.detail, "duplicates": span.duplicates, "dropped": span.dropped}
+        self.tables.record(
+            ExtractionRow(
+                source=session.source,
+                session_id=session.session_id,
+                first_seq=span.first_seq,
+                last_seq=span.last_seq,
+                method=span.method,
+                status=span.status,
+                memory_count=span.created,
+                detail=json.dumps(detail, ensure_ascii=False, sort_keys=True),
+                started_at=started,
+                finished_at=now_iso(),
+            )
+        )
+        report.spans.append(span)
+
+    # ------------------------------------------------------------------------------ prompt parts
+    def _existing_memories(self) -> str:
+        """Stored memories for the prompt (to avoid duplicates): the most important, then the newest."""
+        db = self.store.db
+        picked = db.list_memories(Filters(), sort="importance", limit=EXISTING_MEMORIES // 2)
+        picked += db.list_memories(Filters(), sort="created", limit=EXISTING_MEMORIES)
+        lines: list[str] = []
+        seen: set[str] = set()
+        for mem in picked:
+            if mem.id in seen or len(lines) >= EXISTING_MEMORIES:
+                continue
+            seen.add(mem.id)
+            text = " ".join(scrub(mem.text).split())
+            if len(text) > EXISTING_CHARS:
+                text = text[: EXISTING_CHARS - 1] + "…"
+            lines.append(f"- [{mem.category}] {text}")
+        return "\n".join(lines)
+
+    def _header(self, session: SessionInfo) -> tuple[str, str]:
+        """(project, session) lines of the prompt."""
+        project = scrub(Path(session.project_root).name or session.project_root)
+        title = " ".join(scrub(session.title or "").split())[:120]
+        return project, f"{session.source} {session.session_id}" + (f' "{title}"' if title else "")
+
+
+def _overall_status(spans: Sequence[SpanReport]) -> str:
+    statuses = {s.status for s in spans}
+    return next((s for s in ("failed", "over_budget", "ok", "empty") if s in statuses), "nothing_new")
+
+
+def _new_turns(session: SessionInfo, turns: Sequence[Turn], done: int) -> list[Turn]:
+    """The session's completed turns after `done`, in order, stopping at the first unfinished one."""
+    out: list[Turn] = []
+    for turn in sorted((t for t in turns if t.session_id == session.session_id), key=lambda t: t.seq):
+        if turn.seq <= done:
+            continue
+        if not turn.completed:
+            break
+        out.append(turn)
+    return out
+
+
+def _two_sentences(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    parts = re.split(r"(?<=[.!?])\s+", text)
+    text = " ".join(parts[:2])
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _safe(exc: Exception) -> str:
+    """An InvalidInput's reason without the text it may quote after a colon (a tag, a category)."""
+    return str(exc).split(":", 1)[0]
+
+
+def extract_session(
+    store: Store,
+    session: SessionInfo,
+    turns: Sequence[Turn],
+    *,
+    provider: Provider | None,
+    todos: Iterable[Todo] = (),
+) -> ExtractionReport:
+    """Extract a session's new turns into the store (see the module docstring)."""
+    return Extractor(store, provider).extract_session(session, turns, todos=todos)

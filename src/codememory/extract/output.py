@@ -1,0 +1,111 @@
+"""The extraction model's answer, validated with a strict schema.
+
+Accepted shapes: `{"memories": [...]}` (what the prompt asks for, and what JSON mode allows) or a bare
+array, optionally inside a ```json fence or surrounded by prose. Every item must be exactly
+{text, category, importance, entities?, turn?}: no other keys, a known category, importance in 0..1.
+One bad item makes the whole answer invalid (the caller asks once for a repair, quoting the reason).
+Reasons name positions and rules, never the answer's text."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+
+MAX_MEMORY_CHARS = 1000
+MAX_MEMORIES = 50
+
+Category = Literal["decision", "rejected_alternative", "convention", "preference", "gotcha", "fact", "todo", "note"]
+
+
+class ExtractedMemory(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    text: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_MEMORY_CHARS)]
+    category: Category
+    importance: Annotated[float, Field(ge=0.0, le=1.0)]
+    entities: Annotated[list[Annotated[str, StringConstraints(max_length=200)]], Field(max_length=30)] = []
+    turn: int | None = None
+
+
+class ExtractionOutput(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    memories: Annotated[list[ExtractedMemory], Field(max_length=MAX_MEMORIES)]
+
+
+class InvalidOutput(ValueError):
+    """The answer cannot be used; `reason` is safe to log and to send back to the model."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+_FENCE_RE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.DOTALL)
+
+
+def _good(value: Any) -> bool:
+    if isinstance(value, dict):
+        return "memories" in value
+    return isinstance(value, list) and all(isinstance(v, dict) for v in value)
+
+
+def _find_answer(text: str) -> Any:
+    """The JSON answer in the text: in a fence or from the first `{` or `[` that starts one; a value of
+    the expected shape wins over any other JSON (e.g. "[1]" in prose). None when there is no JSON."""
+    decoder = json.JSONDecoder()
+    fallback: Any = None
+    chunks = [m.group(1) for m in _FENCE_RE.finditer(text)] + [text]
+    for chunk in chunks:
+        for start, ch in enumerate(chunk):
+            if ch not in "[{":
+                continue
+            try:
+                value, _end = decoder.raw_decode(chunk, start)
+            except json.JSONDecodeError:
+                continue
+            if _good(value):
+                return value
+            if fallback is None:
+                fallback = value
+    return fallback
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "answer"
+
+
+def _reason(exc: ValidationError) -> str:
+    errors = exc.errors(include_url=False, include_input=False)
+    parts = [f"{_location(tuple(e['loc']))}: {e['msg']}" for e in errors[:3]]
+    more = f" (and {len(errors) - 3} more problems)" if len(errors) > 3 else ""
+    return "; ".join(parts) + more
+
+
+def parse_output(text: str) -> list[ExtractedMemory]:
+    """The memories in a model's answer, or InvalidOutput with a reason."""
+    if not text or not text.strip():
+        raise InvalidOutput("the answer is empty")
+    value = _find_answer(text)
+    if value is None:
+        raise InvalidOutput('the answer holds no JSON object or array; expected {"memories": [...]}')
+    if isinstance(value, list):
+        value = {"memories": value}
+    elif isinstance(value, dict) and "memories" not in value:
+        if "text" in value:  # a single memory
+            value = {"memories": [value]}
+        else:
+            keys = ", ".join(sorted(str(k) for k in value)[:5])
+            raise InvalidOutput(f'expected {{"memories": [...]}}, got an object with keys: {keys}')
+    elif not isinstance(value, dict):
+        raise InvalidOutput('expected {"memories": [...]}')
+    try:
+        return ExtractionOutput.model_validate(value).memories
+    except ValidationError as exc:
+        raise InvalidOutput(_reason(exc)) from None

@@ -1,0 +1,207 @@
+"""SQL for the extraction log and the LLM spend ledger (tables from migration 5). Like database.py, the only
+place these tables are spoken to; codememory.extract holds the rules (what counts as done, budgets)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .database import Database
+
+# A span with one of these statuses is done: a resumed session extracts only turns after it. 'failed'
+# spans (the model could not be reached) are retried; 'over_budget' spans got the heuristic extractor.
+DONE_STATUSES = ("ok", "empty", "over_budget")
+STATUSES = (*DONE_STATUSES, "failed")
+_COLUMNS = "id, source, session_id, first_seq, last_seq, method, status, memory_count, detail, started_at, finished_at"
+
+
+@dataclass
+class ExtractionRow:
+    source: str
+    session_id: str
+    first_seq: int
+    last_seq: int
+    method: str  # "llm" | "heuristic"
+    status: str  # one of STATUSES
+    memory_count: int
+    detail: str | None
+    started_at: str
+    finished_at: str
+    id: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "source": self.source,
+            "session_id": self.session_id,
+            "first_seq": self.first_seq,
+            "last_seq": self.last_seq,
+            "method": self.method,
+            "status": self.status,
+            "memory_count": self.memory_count,
+            "detail": self.detail,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+        }
+
+
+@dataclass
+class SpendRow:
+    at: str
+    day: str  # UTC date, YYYY-MM-DD
+    provider: str
+    model: str
+    purpose: str  # "extract" | "repair" | "compress"
+    session_id: str | None
+    prompt_tokens: int
+    completion_tokens: int
+
+
+@dataclass
+class SpendTotal:
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "calls": self.calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+        }
+
+
+class ExtractionTables:
+    """Reads and transactional writes of `extractions` and `llm_spend` in one store."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        return self.db.conn
+
+    # ------------------------------------------------------------ extractions
+    def record(self, row: ExtractionRow) -> int:
+        if row.status not in STATUSES:
+            raise ValueError(f"unknown extraction status {row.status!r}")
+        with self.db.transaction():
+            cur = self.conn.execute(
+                "INSERT INTO extractions(source, session_id, first_seq, last_seq, method, status, memory_count, "
+                "detail, started_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    row.source,
+                    row.session_id,
+                    row.first_seq,
+                    row.last_seq,
+                    row.method,
+                    row.status,
+                    row.memory_count,
+                    row.detail,
+                    row.started_at,
+                    row.finished_at,
+                ),
+            )
+        row.id = int(cur.lastrowid or 0)
+        return row.id
+
+    def last_done_seq(self, source: str, session_id: str) -> int:
+        """The last turn of the session covered by a done span (0 when none is)."""
+        value = self.conn.execute(
+            "SELECT MAX(last_seq) FROM extractions WHERE source = ? AND session_id = ? "
+            f"AND status IN ({','.join('?' * len(DONE_STATUSES))})",
+            (source, session_id, *DONE_STATUSES),
+        ).fetchone()[0]
+        return int(value or 0)
+
+    def failed_attempts(self, source: str, session_id: str, after_seq: int) -> int:
+        """How many failed runs started right after `after_seq` (the span now being retried)."""
+        value = self.conn.execute(
+            "SELECT COUNT(*) FROM extractions WHERE source = ? AND session_id = ? AND status = 'failed' "
+            "AND first_seq = ?",
+            (source, session_id, after_seq + 1),
+        ).fetchone()[0]
+        return int(value)
+
+    def history(self, source: str, session_id: str) -> list[ExtractionRow]:
+        rows = self.conn.execute(
+            f"SELECT {_COLUMNS} FROM extractions WHERE source = ? AND session_id = ? ORDER BY id",
+            (source, session_id),
+        ).fetchall()
+        return [_extraction(r) for r in rows]
+
+    def recent(self, limit: int = 20) -> list[ExtractionRow]:
+        rows = self.conn.execute(f"SELECT {_COLUMNS} FROM extractions ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+        return [_extraction(r) for r in rows]
+
+    # ------------------------------------------------------------------ spend
+    def record_spend(self, row: SpendRow) -> None:
+        with self.db.transaction():
+            self.conn.execute(
+                "INSERT INTO llm_spend(at, day, provider, model, purpose, session_id, prompt_tokens, "
+                "completion_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    row.at,
+                    row.day,
+                    row.provider,
+                    row.model,
+                    row.purpose,
+                    row.session_id,
+                    row.prompt_tokens,
+                    row.completion_tokens,
+                ),
+            )
+
+    def session_spend(self, session_id: str) -> int:
+        value = self.conn.execute(
+            "SELECT SUM(prompt_tokens + completion_tokens) FROM llm_spend WHERE session_id = ?", (session_id,)
+        ).fetchone()[0]
+        return int(value or 0)
+
+    def day_spend(self, day: str) -> int:
+        value = self.conn.execute(
+            "SELECT SUM(prompt_tokens + completion_tokens) FROM llm_spend WHERE day = ?", (day,)
+        ).fetchone()[0]
+        return int(value or 0)
+
+    def spend_since(self, first_day: str | None) -> SpendTotal:
+        """Totals over the days from `first_day` (inclusive; None: all time)."""
+        where, params = ("day >= ?", (first_day,)) if first_day else ("1", ())
+        calls, prompt, completion = self.conn.execute(
+            f"SELECT COUNT(*), SUM(prompt_tokens), SUM(completion_tokens) FROM llm_spend WHERE {where}", params
+        ).fetchone()
+        return SpendTotal(int(calls), int(prompt or 0), int(completion or 0))
+
+    def spend_per_model(self, first_day: str | None) -> list[tuple[str, str, SpendTotal]]:
+        """(provider, model, totals) from `first_day` on, the biggest spender first."""
+        where, params = ("day >= ?", (first_day,)) if first_day else ("1", ())
+        rows: Sequence[tuple[str, str, int, int | None, int | None]] = self.conn.execute(
+            "SELECT provider, model, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens) FROM llm_spend "
+            f"WHERE {where} GROUP BY provider, model "
+            "ORDER BY SUM(prompt_tokens + completion_tokens) DESC, provider, model",
+            params,
+        ).fetchall()
+        return [(p, m, SpendTotal(int(n), int(pt or 0), int(ct or 0))) for p, m, n, pt, ct in rows]
+
+
+def _extraction(r: Sequence[Any]) -> ExtractionRow:
+    return ExtractionRow(
+        id=r[0],
+        source=r[1],
+        session_id=r[2],
+        first_seq=r[3],
+        last_seq=r[4],
+        method=r[5],
+        status=r[6],
+        memory_count=r[7],
+        detail=r[8],
+        started_at=r[9],
+        finished_at=r[10],
+    )
