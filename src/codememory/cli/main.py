@@ -788,6 +788,10 @@ from .hook_cmd import hook  # noqa: E402  (registered last: hook_cmd imports not
 
 cli.add_command(hook)
 
+from .daemon_cmd import daemon  # noqa: E402
+
+cli.add_command(daemon)
+
 
 def main() -> None:
     cli(prog_name="codememory")

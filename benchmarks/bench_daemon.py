@@ -1,0 +1,221 @@
+"""Benchmark of the daemon's HTTP bridge: `POST /retrieve` latency (p50/p95) on a 10k-memory synthetic store,
+with the embedding model (all-MiniLM-L6-v2) and without it (keywords + entities only), the cost of HTTP alone
+(`GET /health`), and the daemon's resident memory (VmRSS from /proc/<pid>/status) at idle.
+
+    python benchmarks/bench_daemon.py [--size 10000] [--calls 200] [--reuse] [--out results.json]
+
+The store is built under benchmarks/.work/daemon/ (gitignored) from benchmarks/synthetic.py, with the model
+configured, so every memory is embedded (about 70 s for 10k on 2 cores; `--reuse` keeps a store built by an
+earlier run from the same data). Each arm starts a real daemon (`python -m codememory.daemon run --port 0`)
+with its own XDG state folder; the "no model" arm sets CODEMEMORY_EMBEDDING_PROVIDER=none, which overrides
+the store's setting. Requests are the proactive-retrieval requests of bench_retrieval.py (2-3 fresh phrases
+and 1-2 entities each), sent over one keep-alive connection as the OpenCode plugin does; the same requests
+are then sent again (query vectors cached), and 50 more over a new connection each (the urllib client).
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import synthetic
+from bench_core import log, machine, summary
+from bench_retrieval import build_store, make_requests
+from codememory.daemon.client import Client
+
+HERE = Path(__file__).resolve().parent
+WORK = HERE / ".work" / "daemon"
+WARMUP = 5
+START_DEADLINE = 120.0
+
+
+def rss_kib(pid: int) -> dict[str, int]:
+    """VmRSS (resident now) and VmHWM (peak resident) of a process, in KiB."""
+    out = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            out[key] = int(value.split()[0])
+    return out
+
+
+class Daemon:
+    def __init__(self, name: str, extra_env: dict[str, str]) -> None:
+        base = WORK / f"daemon-{name}"
+        shutil.rmtree(base, ignore_errors=True)
+        (base / "config").mkdir(parents=True)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CODEMEMORY_")}
+        env.update(XDG_STATE_HOME=str(base / "state"), XDG_CONFIG_HOME=str(base / "config"), **extra_env)
+        self.state = base / "state" / "codememory"
+        self.out = open(base / "stderr.txt", "wb")  # noqa: SIM115 (closed in stop)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "codememory.daemon", "run", "--port", "0", "--background"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=self.out,
+            stderr=self.out,
+        )
+        deadline = time.monotonic() + START_DEADLINE
+        t0 = time.perf_counter()
+        while True:
+            if self.proc.poll() is not None:
+                sys.exit(f"daemon exited: {(base / 'stderr.txt').read_text()[-2000:]}")
+            try:
+                info = json.loads((self.state / "daemon.json").read_text())
+                if info["pid"] == self.proc.pid:
+                    Client(port=info["port"], token="", timeout=1).health()
+                    break
+            except Exception:
+                pass
+            if time.monotonic() > deadline:
+                self.proc.kill()
+                sys.exit("the daemon did not answer /health in time")
+            time.sleep(0.02)
+        self.start_s = time.perf_counter() - t0
+        self.port = int(info["port"])
+        self.token = (self.state / "token").read_text().strip()
+        self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=300)
+
+    def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[float, dict[str, Any]]:
+        """One request on the keep-alive connection; (milliseconds, JSON answer)."""
+        data = json.dumps(body).encode() if body is not None else None
+        headers = {"Host": f"127.0.0.1:{self.port}", "Authorization": f"Bearer {self.token}"}
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        t0 = time.perf_counter()
+        self.conn.request(method, path, body=data, headers=headers)
+        resp = self.conn.getresponse()
+        raw = resp.read()
+        ms = (time.perf_counter() - t0) * 1000
+        if resp.status != 200:
+            sys.exit(f"{method} {path} answered {resp.status}: {raw[:500]!r}")
+        return ms, json.loads(raw)
+
+    def stop(self) -> None:
+        self.conn.close()
+        self.proc.terminate()
+        self.proc.wait(timeout=60)
+        self.out.close()
+
+
+def retrieve_arm(name: str, extra_env: dict[str, str], project: Path, calls: int, seed: int) -> dict[str, Any]:
+    daemon = Daemon(name, extra_env)
+    try:
+        idle_start = rss_kib(daemon.proc.pid)
+        rng = random.Random(seed)
+        used: set[str] = set()
+        bodies = [
+            {"query_expansion": phrases, "entities": entities, "project_root": str(project)}
+            for phrases, entities in make_requests(WARMUP + calls, rng, used)
+        ]
+        first_ms, first = daemon.call("POST", "/retrieve", bodies[0])  # opens the store (and loads the model)
+        for body in bodies[1:WARMUP]:
+            daemon.call("POST", "/retrieve", body)
+        fresh, degraded, returned = [], 0, 0
+        for body in bodies[WARMUP:]:
+            ms, res = daemon.call("POST", "/retrieve", body)
+            fresh.append(ms)
+            degraded += bool(res["degraded"])
+            returned += len(res["memories"])
+        cached = [daemon.call("POST", "/retrieve", body)[0] for body in bodies[WARMUP:]]
+        health = [daemon.call("GET", "/health")[0] for _ in range(calls)]
+        client = Client(port=daemon.port, token=daemon.token, timeout=300)
+        new_conn = []
+        for body in bodies[WARMUP : WARMUP + 50]:
+            t0 = time.perf_counter()
+            client.retrieve(body["query_expansion"], project, entities=body["entities"])
+            new_conn.append((time.perf_counter() - t0) * 1000)
+        settle = time.monotonic() + 2.0
+        while time.monotonic() < settle:  # let worker threads go quiet before reading "idle" memory
+            time.sleep(0.1)
+        idle_after = rss_kib(daemon.proc.pid)
+        result = {
+            "arm": name,
+            "start_s": round(daemon.start_s, 3),
+            "first_call_ms": round(first_ms, 1),
+            "first_call_degraded_reason": first.get("degraded_reason"),
+            "retrieve_fresh": summary(fresh),
+            "retrieve_cached": summary(cached),
+            "retrieve_new_connection": summary(new_conn),
+            "health": summary(health),
+            "degraded_calls": degraded,
+            "mean_memories": round(returned / max(len(fresh), 1), 2),
+            "rss_idle_start_mib": round(idle_start["VmRSS"] / 1024, 1),
+            "rss_idle_after_mib": round(idle_after["VmRSS"] / 1024, 1),
+            "rss_peak_mib": round(idle_after["VmHWM"] / 1024, 1),
+        }
+    finally:
+        daemon.stop()
+    log(
+        f"[{name}] /retrieve p50 {result['retrieve_fresh']['p50_ms']:.1f} ms, p95 "
+        f"{result['retrieve_fresh']['p95_ms']:.1f} ms; RSS idle {result['rss_idle_after_mib']:.0f} MiB"
+    )
+    return result
+
+
+def markdown(results: dict[str, Any]) -> str:
+    n = results["memories"]
+    rows = [
+        f"`POST /retrieve` on {n:,} synthetic memories ({results['calls']} requests per row, keep-alive "
+        "connection unless noted; ms)",
+        "",
+        "| arm | p50 | p95 | mean | cached phrases p50 / p95 | new connection p50 / p95 | first call |"
+        " `GET /health` p50 | RSS idle at start | RSS idle after | degraded |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for arm in results["arms"]:
+        f, c, nc, h = arm["retrieve_fresh"], arm["retrieve_cached"], arm["retrieve_new_connection"], arm["health"]
+        rows.append(
+            f"| {arm['arm']} | {f['p50_ms']:.1f} | {f['p95_ms']:.1f} | {f['mean_ms']:.1f} | "
+            f"{c['p50_ms']:.1f} / {c['p95_ms']:.1f} | {nc['p50_ms']:.1f} / {nc['p95_ms']:.1f} | "
+            f"{arm['first_call_ms']:.0f} | {h['p50_ms']:.2f} | {arm['rss_idle_start_mib']:.0f} MiB | "
+            f"{arm['rss_idle_after_mib']:.0f} MiB | {arm['degraded_calls']}/{f['n']} |"
+        )
+    return "\n".join(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--size", type=int, default=10_000, help="memories in the store")
+    parser.add_argument("--calls", type=int, default=200, help="measured /retrieve calls per arm")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--reuse", action="store_true", help="keep a store built by an earlier run")
+    parser.add_argument("--out", help="also write the results as JSON to this file")
+    args = parser.parse_args()
+    if not Path("/proc/self/status").exists():
+        sys.exit("this benchmark reads /proc/<pid>/status (Linux)")
+    WORK.mkdir(parents=True, exist_ok=True)
+    jsonl = WORK / f"synthetic-{args.size}.jsonl"
+    if not (args.reuse and jsonl.exists()):
+        synthetic.write_jsonl(jsonl, args.size, args.seed)
+    project = WORK / f"synthetic-{args.size}"
+    log(f"[store] building or reusing {project} ...")
+    store, info = build_store(project, jsonl, args.reuse)
+    with store:
+        held = store.count()
+    log(f"[store] {held:,} memories" + ("" if info["reused"] else f", import + embedding {info['import_embed_s']} s"))
+    arms = [
+        retrieve_arm(
+            "no model (keywords + entities)", {"CODEMEMORY_EMBEDDING_PROVIDER": "none"}, project, args.calls, 1
+        ),
+        retrieve_arm("all-MiniLM-L6-v2 (hybrid)", {}, project, args.calls, 2),
+    ]
+    results = {"memories": held, "calls": args.calls, "store": info, "arms": arms, "machine": machine()}
+    print(markdown(results))
+    if args.out:
+        Path(args.out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
