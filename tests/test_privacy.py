@@ -115,6 +115,15 @@ def test_scrub_removes_each_secret(kind: str, secret: str, text: str) -> None:
     assert scrub(out) == out  # idempotent
 
 
+@pytest.mark.parametrize(("kind", "secret", "text"), CORPUS, ids=[f"{i}-{k}" for i, (k, _, _) in enumerate(CORPUS)])
+def test_scrub_removes_each_secret_inside_json_escaped_text(kind: str, secret: str, text: str) -> None:
+    """A secret inside a JSON string inside text (a tool call's arguments, a quoted prompt): quotes are
+    escaped as \\" and newlines as \\n, and the patterns must still see the quotes."""
+    escaped = json.dumps({"command": text})
+    assert secret not in scrub(escaped), kind
+    assert secret not in scrub(json.dumps(escaped)), kind  # escaped twice
+
+
 @pytest.mark.parametrize(
     ("text", "kind"),
     [

@@ -95,19 +95,26 @@ _TOKENS: list[tuple[str, tuple[str, ...], re.Pattern[str]]] = [
     ]
 ]
 
+# A quote escaped n times (\\" inside a JSON string, \\\\\\" inside one inside another) stands in as the
+# private-use character U+E000+n while the patterns run, so they see it as one quote character.
+_ESCAPED_QUOTE_RE = re.compile(r'(\\{1,15})"')
+_STAND_IN_RE = re.compile("[\ue001-\ue00f]")
+QUOTES = "\"'\ue001\ue002\ue003\ue004\ue005\ue006\ue007\ue008\ue009\ue00a\ue00b\ue00c\ue00d\ue00e\ue00f"
+
 _URL_PASSWORD_RE = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:)(?!\[REDACTED)[^\s/@]+(@)")
 _AUTH_HEADER_RE = re.compile(
-    r"(\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:bearer|basic|token|bot|digest|negotiate)[ \t]+)?)"
-    r"(?!\[REDACTED|(?:bearer|basic|token|bot|digest|negotiate)\b)[^\s'\",;]+",
+    r"(\b(?:proxy-)?authorization[\"'\ue001-\ue00f]?[ \t]*[:=][ \t]*[\"'\ue001-\ue00f]?"
+    r"(?:(?:bearer|basic|token|bot|digest|negotiate)[ \t]+)?)"
+    r"(?!\[REDACTED|(?:bearer|basic|token|bot|digest|negotiate)\b)[^\s'\",;\ue001-\ue00f]+",
     re.IGNORECASE,
 )
 _BEARER_RE = re.compile(r"(\bbearer[ \t]+)(?!\[REDACTED)[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE)
 
 _ASSIGN_RE = re.compile(
-    r"(?P<q>[\"']?)(?<![A-Za-z0-9_.-])"
+    r"(?P<q>[\"'\ue001-\ue00f]?)(?<![A-Za-z0-9_.-])"
     r"(?P<key>(?=[A-Za-z0-9_.-]*?(?i:pass|pwd|secret|token|key|auth|credential))[A-Za-z0-9_.-]++)(?P=q)"
     r"(?P<sep>[ \t]*(?::=|=>|[:=])[ \t]*)"
-    r"(?P<val>\"[^\"\n]*\"|'[^'\n]*'|[^\s'\",;]++)"
+    r"(?P<val>\"[^\"\n]*\"|'[^'\n]*'|(?P<eq>[\ue001-\ue00f])[^\ue001-\ue00f\n]*(?P=eq)|[^\s'\",;\ue001-\ue00f]++)"
 )
 _KEY_HINTS = ("pass", "pwd", "secret", "token", "key", "auth", "credential")
 _KEY_WORD_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
@@ -210,7 +217,7 @@ def _assign_sub(m: re.Match[str]) -> str | None:
         return None
     val = m.group("val")
     head = m.group(0)[: m.start("val") - m.start()]
-    if val[:1] in "\"'":
+    if val[:1] in QUOTES:
         inner, quote, tail = val[1:-1], val[0], ""
     else:
         inner = val.rstrip(")]}>")
@@ -236,6 +243,13 @@ _STEPS: list[tuple[str, re.Pattern[str], str]] = [  # (substring the lower-cased
 
 def redact_secrets(text: str) -> str:
     """Replace secrets with `[REDACTED:<kind>]` (see the module docstring for the rules)."""
+    if '\\"' in text:  # JSON inside a string: a tool's input, a prompt OpenCode stored quoted
+        hidden = _ESCAPED_QUOTE_RE.sub(lambda m: chr(0xE000 + len(m.group(1))), text)
+        return _STAND_IN_RE.sub(lambda m: "\\" * (ord(m.group(0)) - 0xE000) + '"', _redact(hidden))
+    return _redact(text)
+
+
+def _redact(text: str) -> str:
     if "PRIVATE KEY" in text:
         text = _PRIVATE_KEY_RE.sub("[REDACTED:private_key]", text)
     for kind, triggers, pattern in _TOKENS:
