@@ -328,7 +328,8 @@ class OpenCodeDB:
         FROM (
             SELECT s.id, s.parent_id, s.title, s.time_created, s.time_updated, p.worktree,
                    (SELECT count(*) FROM message m WHERE m.session_id = s.id) AS n,
-                   (SELECT max(m.time_created) FROM message m WHERE m.session_id = s.id) AS last_message
+                   (SELECT max(max(m.time_created, coalesce(m.time_updated, 0))) FROM message m
+                    WHERE m.session_id = s.id) AS last_message
             FROM session s LEFT JOIN project p ON p.id = s.project_id
             {where}
         )

@@ -493,7 +493,11 @@ def prune(ctx: click.Context, before: str | None, dry_run: bool, force: bool, as
 @click.pass_context
 def stats(ctx: click.Context, tags: bool, agents: bool, as_json: bool) -> None:
     """Counts, categories, tags, agents and store size."""
-    data = _open(ctx).stats(tags=tags, agents=agents)
+    from ..extract.budget import spend_summary
+
+    store = _open(ctx)
+    data = store.stats(tags=tags, agents=agents)
+    data["llm_spend"] = spend_summary(store.db, store.config.llm)
     if as_json:
         render.dump_json(data)
         return
@@ -510,6 +514,20 @@ def stats(ctx: click.Context, tags: bool, agents: bool, as_json: bool) -> None:
             click.echo(f"{title}:")
             for name, n in data[key].items():
                 click.echo(f"  {n:>6}  {name}")
+    _print_spend(data["llm_spend"])
+
+
+def _print_spend(spend: dict[str, Any]) -> None:
+    """LLM spend of extraction, against the daily budget (tokens; zero calls when no model is set)."""
+    today, total = spend["today"], spend["all_time"]
+    budget = spend.get("budget", {})
+    click.echo(
+        f"LLM spend: today {today['total_tokens']} tokens in {today['calls']} calls"
+        f" (budget {budget.get('daily_token_budget', '?')}), all time {total['total_tokens']} tokens"
+        f" in {total['calls']} calls"
+    )
+    for row in spend["per_model"]:
+        click.echo(f"  {row['total_tokens']:>9}  {row['provider']}/{row['model']}")
 
 
 # ----------------------------------------------------------------- export/import
@@ -791,6 +809,10 @@ cli.add_command(hook)
 from .daemon_cmd import daemon  # noqa: E402
 
 cli.add_command(daemon)
+
+from .capture_cmd import capture  # noqa: E402
+
+cli.add_command(capture)
 
 
 def main() -> None:

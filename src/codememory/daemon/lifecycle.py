@@ -299,8 +299,10 @@ def remove_logging(handlers: Sequence[logging.Handler]) -> None:
 
 # -------------------------------------------------------------------------------------------- run
 def default_tasks() -> list[Task]:
-    """The background work `codememory daemon run` schedules (capture and extraction plug in here)."""
-    return []
+    """The background work `codememory daemon run` schedules: capture every poll, extraction beside it."""
+    from .tasks import default_tasks as tasks  # imported here: `daemon status` must not load the pipeline
+
+    return tasks()
 
 
 def _bind(port: int) -> socket.socket:

@@ -78,6 +78,15 @@ class SpendTotal:
         }
 
 
+@dataclass(frozen=True)
+class PendingSession:
+    session_id: str
+    last_captured_seq: int
+    last_done_seq: int
+    last_status: str | None  # the latest extraction run's status (None: never extracted)
+    last_finished_at: str | None
+
+
 class ExtractionTables:
     """Reads and transactional writes of `extractions` and `llm_spend` in one store."""
 
@@ -120,6 +129,30 @@ class ExtractionTables:
             (source, session_id, *DONE_STATUSES),
         ).fetchone()[0]
         return int(value or 0)
+
+    def pending_sessions(self, source: str) -> list[PendingSession]:
+        """Sessions of `source` with captured turns after their last done extraction span, with the
+        status and end of their latest extraction run (a failed run is retried later, not at once)."""
+        done = ",".join("?" * len(DONE_STATUSES))
+        rows = self.conn.execute(
+            f"""
+            WITH captured AS (
+                SELECT session_id, MAX(seq) AS last_seq FROM captured_turns WHERE source = ? GROUP BY session_id
+            ), done AS (
+                SELECT session_id, MAX(last_seq) AS last_seq FROM extractions
+                WHERE source = ? AND status IN ({done}) GROUP BY session_id
+            ), latest AS (
+                SELECT session_id, status, finished_at FROM extractions
+                WHERE id IN (SELECT MAX(id) FROM extractions WHERE source = ? GROUP BY session_id)
+            )
+            SELECT c.session_id, c.last_seq, COALESCE(d.last_seq, 0), l.status, l.finished_at
+            FROM captured c LEFT JOIN done d USING (session_id) LEFT JOIN latest l USING (session_id)
+            WHERE c.last_seq > COALESCE(d.last_seq, 0)
+            ORDER BY c.session_id
+            """,
+            (source, source, *DONE_STATUSES, source),
+        ).fetchall()
+        return [PendingSession(str(r[0]), int(r[1]), int(r[2]), r[3], r[4]) for r in rows]
 
     def failed_attempts(self, source: str, session_id: str, after_seq: int) -> int:
         """How many failed runs started right after `after_seq` (the span now being retried)."""
