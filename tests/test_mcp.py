@@ -5,6 +5,8 @@ so search is keyword-only and says it is degraded)."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -23,7 +25,7 @@ from codememory import Store
 from conftest import MEMORY_KEYS
 
 T = TypeVar("T")
-TOOLS = {"memory_search", "memory_get", "memory_store", "memory_forget", "memory_retrieve"}
+TOOLS = {"memory_search", "memory_get", "memory_store", "memory_forget", "memory_retrieve", "memory_transcript"}
 SESSION_TOOLS = {"checkpoint", "search_sessions", "list_sessions", "get_session_files"}
 CLIENT = "pytest-agent"
 HIT_KEYS = {"id", "text", "category", "importance", "tags", "created_at", "source", "match", "score", "why"}
@@ -37,6 +39,7 @@ def session_with(
     *,
     cwd: Path | None = None,
     errlog: IO[str] | None = None,
+    env: dict[str, str] | None = None,
 ) -> T:
     """Start the server, initialize a client session, run `body`, and check that every line the server
     wrote to stdout was a protocol message (the client reports anything else as an exception)."""
@@ -47,7 +50,7 @@ def session_with(
             stray.append(message)
 
     async def main() -> T:
-        params = StdioServerParameters(command=str(command), args=[str(a) for a in args], cwd=cwd)
+        params = StdioServerParameters(command=str(command), args=[str(a) for a in args], cwd=cwd, env=env)
         with anyio.fail_after(30):
             async with (
                 stdio_client(params, errlog=errlog or sys.stderr) as (read, write),
@@ -106,6 +109,7 @@ def test_the_server_lists_its_documented_tools_with_strict_schemas(console_scrip
         "memory_store": ["text"],
         "memory_forget": ["ids"],
         "memory_retrieve": ["query_expansion"],
+        "memory_transcript": ["reference"],
         "checkpoint": [],
         "search_sessions": ["query"],
         "list_sessions": [],
@@ -498,3 +502,72 @@ def test_session_tool_mistakes_are_clear_tool_errors(console_script: Path, proje
     assert not wrong, "\n".join(wrong)
     assert listed == {"sessions": []}  # no mistake created a session
     assert not list((project / ".codememory").glob("sessions/*.md"))
+
+
+def test_search_sessions_in_every_registered_project(console_script: Path, make_project: Callable[[str], Path]) -> None:
+    alpha, beta, gone = make_project("alpha"), make_project("beta"), make_project("gone")
+    with Store.open(alpha) as store:
+        store.checkpoint(tool="cursor", slug="tei-migration", goal="Migrate the vector endpoint to TEI.")
+    with Store.open(beta) as store:
+        store.checkpoint(
+            tool="claude-code",
+            slug="tei-rollout",
+            goal="Roll out the TEI embedding server in production.",
+            decisions=["**TEI over vLLM:** native embedding support"],
+        )
+        store.checkpoint(tool="claude-code", slug="auth-fix", goal="Fix the login redirect.")
+    shutil.rmtree(gone)
+    env = {"XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"]}  # the registry the projects were added to
+
+    async def body(session: ClientSession) -> dict[str, Any]:
+        return {
+            "project": await call(session, "search_sessions", {"query": "TEI embedding"}),
+            "global": await call(session, "search_sessions", {"query": "TEI embedding", "scope": "global"}),
+            "one": await call(session, "search_sessions", {"query": "TEI embedding", "scope": "global", "limit": 1}),
+            "bad": await call_error(session, "search_sessions", {"query": "TEI", "scope": "everywhere"}),
+        }
+
+    out = session_with(console_script, ["--project", alpha, "mcp"], body, env=env)
+    [local] = out["project"]["results"]
+    assert local["goal"].startswith("Migrate") and "project" not in local and "project" not in out["project"]
+    found = out["global"]
+    assert set(found) == {"scope", "results", "query", "projects"} and found["scope"] == "global"
+    assert [(r["project_name"], r["project"], r["rank"]) for r in found["results"]] == [
+        ("beta", str(beta), 1),  # both words in its goal: the higher score, though alpha is registered first
+        ("alpha", str(alpha), 2),
+    ]
+    assert found["results"][0]["score"] > found["results"][1]["score"]
+    assert Path(found["results"][0]["markdown_path"]).is_relative_to(beta)
+    assert [(p["name"], p["hits"], p["error"]) for p in found["projects"]] == [
+        ("alpha", 1, None),
+        ("beta", 1, None),
+        ("gone", 0, f"project directory does not exist: {gone}"),
+    ]
+    assert [r["project_name"] for r in out["one"]["results"]] == ["beta"]
+    assert out["bad"].startswith("invalid arguments: scope: Input should be 'project' or 'global'")
+
+
+def test_memory_transcript_errors_are_clear_tool_errors(console_script: Path, project: Path) -> None:
+    with Store.open(project) as store:
+        plain = store.add("Use ruff for linting").memory.id
+
+    async def body(session: ClientSession) -> list[str]:
+        return [
+            await call_error(session, "memory_transcript", {"reference": plain}),
+            await call_error(session, "memory_transcript", {"reference": "mem_00000000"}),
+            await call_error(session, "memory_transcript", {"reference": "two words"}),
+            await call_error(session, "memory_transcript", {"reference": "ses_x", "turn": 0}),
+            await call_error(session, "memory_transcript", {"reference": "ses_x", "max_turns": 0}),
+            await call_error(session, "memory_transcript", {}),
+        ]
+
+    errors = session_with(console_script, ["--project", project, "mcp"], body)
+    assert errors == [
+        f"memory {plain} does not come from a captured session turn (its source is none)",
+        "no memory with id mem_00000000",
+        "not a memory id (mem_ and 8 hex digits), a daily-log anchor (<!-- session:ID turn:ID -->) "
+        "or a session id: 'two words'",
+        "turn numbers start at 1, got 0",
+        "invalid arguments: max_turns: Input should be greater than or equal to 1 (got 0)",
+        "invalid arguments: reference: required",
+    ]

@@ -42,7 +42,11 @@ with the reason, never secrets).
 Coding sessions: call checkpoint to save the session's goal, work completed and pending, decisions, \
 plan files and references (at ~70% context, before a commit, at the end of a task); it renders a \
 markdown file. To continue earlier work, call search_sessions (or list_sessions) and read the file at \
-the returned markdown_path; get_session_files gives just the files a session touched."""
+the returned markdown_path; get_session_files gives just the files a session touched; \
+search_sessions with scope="global" looks in every project registered on this machine.
+
+Captured turns: memory_transcript gives what was actually said and done in the turn a memory came \
+from (or behind a daily-log anchor, or in a session)."""
 
 _CATEGORY_LIST = ", ".join(CATEGORIES)
 
@@ -479,16 +483,63 @@ def create_server(project: str | os.PathLike[str] | None = None) -> MemoryServer
         ],
         limit: Annotated[int, Field(ge=1, le=MAX_RESULTS, description="Maximum results (at most 5).")] = MAX_RESULTS,
         tool: Annotated[str | None, Field(description="Only sessions of this tool, e.g. claude-code.")] = None,
+        scope: Annotated[
+            Literal["project", "global"],
+            Field(description="project: this project only; global: every project registered on this machine."),
+        ] = "project",
     ) -> CallToolResult:
         """Find earlier coding sessions of this project to continue their work. Ranks sessions by
         weighted keywords (goal, decisions, todos, files, work done) and keeps only relevant ones.
         Read the file at markdown_path yourself to load a session (the content is not returned).
+        scope="global" searches every project registered with `codememory init` (e.g. "how did we
+        set up TEI in the other repo") and merges the results by score.
 
         Returns {results: [{rank, score, session_id, goal, date, tool, status, top_files,
         markdown_path, why}], query: {terms, paths, after, before, tool}}; results is empty when
-        nothing is relevant enough.
+        nothing is relevant enough. With scope="global" each result also has project (its root) and
+        project_name, and projects: [{root, name, hits, error}] says which projects could not be read.
         """
+        if scope == "global":
+            from .global_search import search_sessions_all
+
+            return _result(search_sessions_all(query, limit=limit, tool=tool))
         return _result(memory.store().search_sessions(query, limit=limit, tool=tool))
+
+    @server.tool(title="Transcript behind a memory", annotations=reads)
+    def memory_transcript(
+        reference: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=500,
+                description="A memory id (mem_1a2b3c4d), a daily-log anchor (<!-- session:ses_abc turn:msg_123 -->) "
+                "or a captured session id (ses_abc).",
+            ),
+        ],
+        turn: Annotated[
+            int | str | None,
+            Field(description="With a session id only: one turn, by number (1 = first) or by turn id."),
+        ] = None,
+        max_turns: Annotated[int, Field(ge=1, le=50, description="Most turns returned for a session.")] = 10,
+    ) -> CallToolResult:
+        """What was actually said and done in the captured coding-session turn a memory came from:
+        the user's request, the assistant's answers and its tool calls with their input and output.
+        Use it when a memory (from memory_search, memory_get or memory_retrieve) is too terse to act
+        on, or to read a turn named by an anchor in .codememory/memory/*.md. A session id gives its
+        captured turns in order (at most max_turns; ask for others with turn).
+
+        Secrets and <private> spans are removed. The transcript comes from the coding tool's own
+        record when it is still there (origin "opencode"); otherwise from the turn's daily-log entry
+        (origin "daily_log") or the summary kept at capture (origin "summary"), with fallback_reason.
+
+        Returns {reference, kind (memory, anchor or session), memory_id, session_id, turns: [{source,
+        session_id, turn_id, seq, started_at, ended_at, log_path, origin, fallback_reason,
+        transcript}], turns_total, truncated}. A memory that did not come from a captured turn, or a
+        reference nothing captured matches, is an error saying so.
+        """
+        from .transcripts import transcript
+
+        return _result(transcript(memory.store(), reference, turn=turn, max_turns=max_turns))
 
     @server.tool(title="List recent coding sessions", annotations=reads)
     def list_sessions(

@@ -296,6 +296,12 @@ def store_cmd(
     show_default=True,
     help="hybrid: keywords and meaning (needs an embedding model, else keywords only); lexical; semantic.",
 )
+@click.option(
+    "--global",
+    "global_",
+    is_flag=True,
+    help="Search every project in the global registry (see `codememory projects`) instead of one.",
+)
 @_json_option
 @click.pass_context
 def search(
@@ -309,6 +315,7 @@ def search(
     threshold: float,
     markdown: bool,
     explain: bool,
+    global_: bool,
     as_json: bool,
     **kwargs: Any,
 ) -> None:
@@ -316,13 +323,21 @@ def search(
     configured, memories close in meaning (hybrid ranking). OR, NOT, "phrases", prefix* and (groups)
     are matched strictly by keyword. Typos are tolerated.
 
+    With --global, every registered project is searched (--project is ignored) and the hits are
+    merged by their rank in their project, keyword matches before typo-tolerant ones; each result
+    names its project. A project that is gone or broken is reported, never fatal.
+
     \b
     Examples:
       codememory search docker compose
       codememory search 'postgres OR sqlite' --category decision
       codememory search '"connection pool"' --after "2 weeks ago" --json
+      codememory search --global retry backoff --json
     """
     text = " ".join(query)
+    if global_:
+        _search_global(text, mode, limit, offset, fuzzy, threshold, markdown, explain, as_json, _filter_args(kwargs))
+        return
     result = _open(ctx).search(
         text, limit=limit, offset=offset, fuzzy=fuzzy, threshold=threshold, mode=mode, **_filter_args(kwargs)
     )
@@ -341,6 +356,52 @@ def search(
         click.echo(render.hit_text(hit))
         if explain:
             click.echo(click.style(f"    why: score {hit.score:.4f} {hit.explain}", dim=True))
+    if result.has_more:
+        click.echo(click.style(f"(more results: use --offset {offset + limit})", dim=True), err=True)
+
+
+def _search_global(
+    text: str,
+    mode: str,
+    limit: int,
+    offset: int,
+    fuzzy: bool | None,
+    threshold: float,
+    markdown: bool,
+    explain: bool,
+    as_json: bool,
+    filters: dict[str, Any],
+) -> None:
+    from ..global_search import search_all
+
+    result = search_all(
+        text, limit=limit, offset=offset, fuzzy=fuzzy, threshold=threshold, mode=mode, touch=True, **filters
+    )
+    if as_json:
+        render.dump_json(result.to_dict())
+        return
+    for project in result.projects:
+        if project.error:
+            click.echo(f"codememory: warning: skipped {project.name} ({project.root}): {project.error}", err=True)
+    if not result.projects:
+        click.echo(f"No projects registered yet ({result.registry}); run `codememory init` in a project.", err=True)
+        return
+    if markdown:
+        click.echo(f"## Memories matching `{text}` in all projects\n")
+        for g in result.hits:
+            click.echo(render.memory_markdown(g.hit.memory, f"project: {g.project.name} ({g.project.root})"))
+        return
+    if not result.hits:
+        click.echo("No memories match in any project.", err=True)
+        return
+    for g in result.hits:
+        tag = click.style(f"[{g.project.name}]", fg="blue", bold=True)
+        fuzzy_tag = " " + click.style("fuzzy", fg="yellow") if g.hit.match == "fuzzy" else ""
+        click.echo(render.memory_header(g.hit.memory, tag + fuzzy_tag))
+        click.echo("    " + g.hit.memory.text.replace("\n", "\n    "))
+        if explain:
+            why = f"    why: {g.project.name} #{g.project_rank}, score {g.hit.score:.4f} {g.hit.explain}"
+            click.echo(click.style(why, dim=True))
     if result.has_more:
         click.echo(click.style(f"(more results: use --offset {offset + limit})", dim=True), err=True)
 
@@ -809,6 +870,10 @@ cli.add_command(hook)
 from .daemon_cmd import daemon  # noqa: E402
 
 cli.add_command(daemon)
+
+from .transcript_cmd import transcript  # noqa: E402
+
+cli.add_command(transcript)
 
 from .capture_cmd import capture  # noqa: E402
 
