@@ -29,7 +29,7 @@ from codememory.api import Store
 from codememory.capture.daily_log import find_anchors
 from codememory.project import store_dir
 from codememory.store.capture import CaptureTables
-from support.opencode import OpenCodeHome, OpenCodeMissing, make_git_project, opencode_bin
+from support.opencode import MODEL, PROVIDER, OpenCodeHome, OpenCodeMissing, make_git_project, opencode_bin
 from support.scripted_llm import Reply, Script, ScriptedLLM, ToolCallSpec, is_title_request
 from test_daemon import isolated_env, spawn, wait_for
 from test_privacy import CORPUS, SECRETS
@@ -210,8 +210,9 @@ class ExtractionModel:
         self.release = threading.Event()
 
     def __call__(self, body: dict[str, Any]) -> Reply:
-        system = " ".join(str(m.get("content")) for m in body.get("messages", []) if m.get("role") == "system")
-        if is_title_request(body) or "memories" not in system.lower():
+        # By the prompt's text, not its role: `opencode run` sends our system prompt as its user message.
+        text = json.dumps(body.get("messages", []))
+        if is_title_request(body) or "extract durable project knowledge" not in text.lower():
             return Reply("Ran a command.")
         if self.gate and not self.arrived.is_set():
             self.arrived.set()
@@ -257,6 +258,31 @@ def test_extraction_with_a_scripted_llm_stores_its_memories_and_spend(world: Wor
     )
     assert "LLM spend: today" in human.stdout and "openai/scripted" in human.stdout
     assert leaks(world.project) == [] and fts_leaks(world.project) == []
+
+
+def test_extraction_through_the_users_own_opencode(world: World, fresh: dict[str, str], tmp_path: Path) -> None:
+    """provider = "opencode": our prompt goes through the real `opencode run`, in an isolated config made
+    from the user's (here: one whose model is the scripted server)."""
+    with ScriptedLLM(ExtractionModel()) as llm:
+        user = OpenCodeHome(tmp_path / "user-home", llm.base_url)
+        env = {**fresh, "HOME": str(user.home), "XDG_CONFIG_HOME": str(user.home / ".config")}
+        project_config(
+            world,
+            f'[capture]\nidle_after = 0\n\n[llm]\nprovider = "opencode"\nopencode_bin = "{user.bin}"\n'
+            f'model = "{PROVIDER}/{MODEL}"\ncompress_tools = false\n',
+        )
+        report = capture(env)
+        asked = [
+            r
+            for r in llm.requests
+            if not is_title_request(r) and "extract durable project knowledge" in json.dumps(r).lower()
+        ]
+    session = next(s for p in report["extraction"] for s in p["sessions"])
+    assert session["status"] == "ok", session
+    assert len(asked) == session["llm_calls"] >= 1
+    assert not any(t.get("function", {}).get("name") == "memory_search" for r in asked for t in r.get("tools", []))
+    from_llm = [m for m in memories(world.project) if m["entered_by"] == "codememory-extract:llm"]
+    assert [m["text"] for m in from_llm] == [LLM_MEMORY]
 
 
 def test_unreachable_llm_leaves_the_session_for_a_later_pass(world: World, fresh: dict[str, str]) -> None:
