@@ -14,6 +14,10 @@ Per assistant session (`session_id` / `conversation_id`) the hook keeps, in `.co
   `sessions rebuild`.
 - `<assistant>-<session>.json`: state: the codememory session id it maps to and, per transcript
   file, the byte offset already scanned for `*Remember*:` notes (nothing is read twice).
+
+On Stop and SessionEnd, Claude Code and Codex transcripts (`transcript_path`) also go through turn
+capture (codememory.capture.transcript_capture): each newly finished turn is appended to the daily log
+and recorded in `captured_turns`, reading only the bytes after the file's capture cursor.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .api import Store
 
 ASSISTANTS = {"claude": "claude-code", "codex": "codex", "cursor": "cursor"}
@@ -37,10 +43,12 @@ EVENTS = {
     "cursor": ("sessionStart", "beforeSubmitPrompt", "afterFileEdit", "stop"),
 }
 EDIT_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "apply_patch"}
+SHELL_TOOLS = {"Bash", "shell", "exec_command"}
 STORE_DIR = ".codememory"
 START_TOKENS = 600  # context injected at session start
 PROMPT_TOKENS = 800  # context injected per prompt
 MAX_TRANSCRIPT_READ = 4_000_000  # bytes scanned per hook run; the cursor picks up the rest next time
+MAX_TURNS = 40  # turns captured per hook run (each is an fsynced log append): a catch-up stays short
 _PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
 CHECKPOINT_REMINDER = (
     "codememory: the conversation is about to be compacted. Before details are lost, call the "
@@ -229,6 +237,31 @@ class Hook:
         self.save_state(state)
         return added
 
+    def capture_transcript(self, *, final: bool) -> None:
+        """Capture the transcript's newly finished turns into the daily log and `captured_turns`
+        (codememory.capture.transcript_capture). The turn this Stop hook reports on counts as finished
+        even before its end marker is written (Codex writes `task_complete` after the hook)."""
+        path_value = self.payload.get("transcript_path")
+        if self.assistant not in ("claude", "codex") or not isinstance(path_value, str) or not path_value:
+            return
+        path = Path(path_value).expanduser()
+        if not path.is_file():
+            return
+        from .capture.transcript_capture import capture_transcript
+
+        finished = [v for v in (self.payload.get("turn_id"), self.payload.get("prompt_id")) if isinstance(v, str) and v]
+        report = capture_transcript(
+            self.store,
+            path,
+            self.tool,
+            finished=finished,
+            final=final,
+            max_bytes=MAX_TRANSCRIPT_READ,
+            max_turns=MAX_TURNS,
+        )
+        if report.error:
+            _log(self.root, f"{self.assistant} {self.event}: transcript capture: {report.error}")
+
     # ---------------------------------------------------------------- context
     def start_context(self) -> str:
         memories = self.store.list(sort="importance", order="desc", limit=8)
@@ -305,12 +338,20 @@ def assistant_texts(entry: Any) -> list[str]:
 
 
 def edited_paths(payload: dict[str, Any]) -> list[str]:
-    """Files written by a PostToolUse (Write/Edit/MultiEdit, Codex apply_patch) or a Cursor afterFileEdit."""
+    """Files written by a PostToolUse (Write/Edit/MultiEdit, Codex apply_patch, a shell command that
+    obviously writes: Codex runs apply_patch through its shell tool) or a Cursor afterFileEdit."""
     if isinstance(payload.get("file_path"), str):
         return [payload["file_path"]]
+    tool_input = payload.get("tool_input")
+    if payload.get("tool_name") in SHELL_TOOLS and isinstance(tool_input, dict):
+        command = tool_input.get("command")
+        if isinstance(command, str):
+            from .capture.codex_transcript import shell_written
+
+            return shell_written(command)
+        return []
     if payload.get("tool_name") not in EDIT_TOOLS:
         return []
-    tool_input = payload.get("tool_input")
     if isinstance(tool_input, dict):
         for key in ("file_path", "notebook_path", "path"):
             if isinstance(tool_input.get(key), str) and tool_input[key]:
@@ -332,6 +373,14 @@ def _claude_context(event: str, text: str) -> str:
     if not text:
         return ""
     return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}, ensure_ascii=False)
+
+
+def _guarded(hook: Hook, step: Callable[[], None]) -> None:
+    """Run one step of a hook; its failure is logged and the hook's other steps still run."""
+    try:
+        step()
+    except Exception as exc:
+        _log(hook.root, f"{hook.assistant} {hook.event}: {type(exc).__name__}: {exc}")
 
 
 def handle(hook: Hook) -> str:
@@ -358,6 +407,7 @@ def handle(hook: Hook) -> str:
             if isinstance(message, str):
                 hook.remember(message)
             hook.scan_transcript()
+            _guarded(hook, lambda: hook.capture_transcript(final=event == "SessionEnd"))
             hook.close_session()
             return ""
     else:

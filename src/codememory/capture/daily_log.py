@@ -41,11 +41,30 @@ ANSWER_CHARS = 400
 TOOL_ARG_CHARS = 80
 MAX_TOOL_LINES = 12
 MAX_FILES = 20
-LABELS = {"opencode": "OpenCode", "claude": "Claude", "codex": "Codex", "cursor": "Cursor"}
+LABELS = {
+    "opencode": "OpenCode",
+    "claude": "Claude",
+    "claude-code": "Claude Code",
+    "codex": "Codex",
+    "cursor": "Cursor",
+}
 # the input that says best what a tool call did, per tool; other tools: the first of ARG_KEYS present
 _TOOL_ARG = {"bash": "command", "write": "filePath", "edit": "filePath", "read": "filePath", "task": "description"}
-_ARG_KEYS = ("command", "filePath", "path", "pattern", "url", "query", "description", "prompt", "name")
-_PATH_KEYS = frozenset({"filePath", "path"})
+_ARG_KEYS = (
+    "command",
+    "cmd",
+    "filePath",
+    "file_path",
+    "notebook_path",
+    "path",
+    "pattern",
+    "url",
+    "query",
+    "description",
+    "prompt",
+    "name",
+)
+_PATH_KEYS = frozenset({"filePath", "file_path", "notebook_path", "path"})
 _SPACE_RE = re.compile(r"\s+")
 
 
