@@ -93,6 +93,21 @@ def test_add_validates_fields(tmp_path: Path) -> None:
         assert store.add("y" * 10_000).created
 
 
+def test_given_entities_join_those_found_in_the_text(tmp_path: Path) -> None:
+    store, _ = Store.init(tmp_path)
+    secret = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+    with store:
+        added = store.add(
+            "The cart total is cached for a minute.",
+            entities=["Postgres", "CartService", "two words here", secret, "src/cart/total.py"],
+        )
+        got = {e["name"]: e["type"] for e in store.relations(added.memory.id)["entities"]}
+    assert got["postgresql"] == "database"  # recognised by name
+    assert got["CartService"] == "identifier"  # one identifier-like word, kept as given
+    assert got["src/cart/total.py"] == "file"
+    assert "two words here" not in got and not any(secret[:8] in name for name in got)
+
+
 def test_identical_text_is_stored_once(tmp_path: Path) -> None:
     with Store.init(tmp_path)[0] as store:
         first = store.add("Use ruff for linting")

@@ -47,6 +47,7 @@ logs/
 """
 
 DateLike = str | datetime | None
+_IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]{1,63}")
 
 
 @dataclass
@@ -115,10 +116,22 @@ def _entity_names(entity: str | Sequence[str] | None) -> list[str]:
     return list(dict.fromkeys(normalize_entity_name(e) for e in items if e.strip()))
 
 
-def _entities(text: str) -> list[tuple[str, str]]:
+def _entities(text: str, given: Sequence[str] = ()) -> list[tuple[str, str]]:
+    """(name, type) of the entities in the text, then of the `given` names: a given name is kept when the
+    extractor recognises it, or when it is one identifier-like word (`CartService`, `retry_policy`)."""
     from .entities import extract_entities  # its regexes and vocabulary load only when memories are written
 
-    return [(e.name, e.type) for e in extract_entities(text)]
+    found = {e.name: e.type for e in extract_entities(text)}
+    for raw in given:
+        name = scrub(str(raw)).strip()
+        if not name or len(name) > 100 or "[REDACTED" in name:
+            continue
+        known = extract_entities(name)
+        if known:
+            found.update((e.name, e.type) for e in known if e.name not in found)
+        elif _IDENTIFIER_RE.fullmatch(name):
+            found.setdefault(name, "identifier")
+    return list(found.items())
 
 
 def _check_ids(ids: Sequence[str]) -> list[str]:
@@ -190,9 +203,11 @@ class Store:
         entered_by: str | None = None,
         source: str | None = None,
         supersedes: Sequence[str] | None = None,
+        entities: Sequence[str] | None = None,
     ) -> AddResult:
         """Store a memory. A (near-)identical live memory is returned instead of a copy (`created` is
-        False). With an embedder, the memory is embedded and linked to close neighbours; the memories
+        False). `entities` adds names the caller knows are involved (an extraction model's) to those
+        found in the text. With an embedder, the memory is embedded and linked to close neighbours; the memories
         in `supersedes` are marked superseded by it and drop out of search."""
         text = scrub(validate_text(text))
         if not text.strip():
@@ -237,7 +252,7 @@ class Store:
         assert pk is not None
         if vector is not None:
             self.semantic.store_vectors([(pk, text)], vector[None, :])
-        self.db.set_entities([(pk, _entities(text))])
+        self.db.set_entities([(pk, _entities(text, entities or ()))])
         close = [(other, score) for other, score in neighbours if score >= self.config.links.cosine]
         category_of = self.db.categories_of([other for other, _ in close])
         # Without an LLM a neighbour is refined (same kind of memory) or given context (another kind);

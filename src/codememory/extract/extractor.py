@@ -441,6 +441,7 @@ class Extractor:
                     expires=expires,
                     source=turn.memory_source,
                     entered_by=entered_by,
+                    entities=list(c.entities) or None,
                 )
             except InvalidInput as exc:
                 span.dropped += 1
