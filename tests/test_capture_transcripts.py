@@ -359,3 +359,26 @@ def test_stop_hint_ignored_for_a_turn_cut_by_the_read(project: Path, tmp_path: P
     with Store.open(project) as store:
         [row] = CaptureTables(store.db).turns("codex")
     assert "Added hello.py" in row.summary  # its last answer, which the cut read had not reached
+
+
+def test_idle_claude_and_codex_sessions_are_extracted_by_the_pass(project: Path, tmp_path: Path) -> None:
+    """The hooks capture; the daemon's (or `codememory capture`'s) pass finds the sessions through the
+    per-file cursors and extracts them once idle, reading each transcript only then."""
+    from codememory.ingest import run_pass
+
+    for path, lines in (claude_file(project, tmp_path), codex_file(project, tmp_path)):
+        write(path, lines)
+        assert capture(project, path, final=True)["turns_captured"] > 0
+    no_opencode = str(tmp_path / "no-opencode.db")
+    waiting = run_pass(opencode_db=no_opencode, roots={str(project)})  # default idle_after: an hour
+    assert waiting.capture.db.state == "missing" and waiting.memories_created == 0
+    report = run_pass(opencode_db=no_opencode, roots={str(project)}, idle_after=0)
+    sessions = {s["source"]: s for p in report.extraction for s in p.sessions}
+    assert set(sessions) == {"claude-code", "codex"}
+    assert all(s["status"] in ("ok", "empty") for s in sessions.values())
+    assert report.memories_created > 0
+    with Store.open(project) as store:
+        sources = {m.source.split(" ")[0] for m in store.list(limit=500) if m.source}
+    assert sources == {"claude-code", "codex"}, sources
+    again = run_pass(opencode_db=no_opencode, roots={str(project)}, idle_after=0)
+    assert again.memories_created == 0 and [s for p in again.extraction for s in p.sessions] == []

@@ -2,8 +2,9 @@
 
 1. Capture: every completed OpenCode turn not yet captured goes to its project's daily log and
    `captured_turns` (codememory.capture.opencode_capture).
-2. Extraction: in every project the pass knows, each session with captured turns not yet extracted is
-   extracted once it has been idle for `[capture] idle_after` seconds and has at least
+2. Extraction: in every project the pass knows (those it captured, and the registered ones, whose
+   Claude Code and Codex sessions the hooks captured), each session with captured turns not yet
+   extracted is extracted once it has been idle for `[capture] idle_after` seconds and has at least
    `[capture] min_messages` messages (codememory.extract). The project's own config decides the
    thresholds and the LLM provider; `idle_after` may be overridden for the whole pass.
 
@@ -27,20 +28,25 @@ from pathlib import Path
 from typing import Any
 
 from .api import Store
+from .capture.model import SessionInfo, Todo, Turn
 from .capture.opencode_capture import CaptureReport, capture_opencode, open_initialised_store
 from .capture.opencode_db import SOURCE as OPENCODE
 from .capture.opencode_db import DbStatus, OpenCodeDB, OpenCodeDBError
+from .capture.transcript_capture import TranscriptError, read_session
+from .capture.transcript_common import ReadState
 from .config import Config
 from .dates import from_iso, now_utc, to_iso
 from .errors import CodememoryError
 from .extract import extract_session, provider_from_config
 from .extract.llm import Provider
 from .project import store_dir
+from .store.capture import CaptureTables
 from .store.extraction import ExtractionTables
 
 log = logging.getLogger("codememory.ingest")
 
 EXTRACT_LOCK = "extract.lock"
+TRANSCRIPT_SOURCES = ("claude-code", "codex")  # captured by the hooks from their transcript files
 RETRY_AFTER = 300.0  # seconds before a failed extraction of a session is tried again
 
 ProviderFor = Callable[[Config], Provider | None]
@@ -116,6 +122,18 @@ def try_lock(root: Path, name: str) -> Iterator[bool]:
         os.close(fd)  # closing releases the lock
 
 
+def registered_roots() -> set[str]:
+    """Every project `codememory init` registered: Claude Code and Codex sessions are captured by their
+    hooks, so these projects may have sessions to extract even when OpenCode has none."""
+    from .registry import RegistryError, load
+
+    try:
+        return {str(p["root"]) for p in load()}
+    except RegistryError as exc:
+        log.warning("%s", exc)
+        return set()
+
+
 def missing_db_status(configured: str) -> DbStatus:
     where = f"[capture] opencode_db = {configured!r}" if configured else "OPENCODE_DB or OpenCode's data folders"
     return DbStatus("missing", configured or None, f"no OpenCode database found (looked at {where})")
@@ -129,16 +147,19 @@ def run_pass(
     extract: bool = True,
     since: str | datetime | None = None,
     roots: set[str] | None = None,
+    registered: bool = False,
     provider_for: ProviderFor = _provider,
     now: Callable[[], datetime] = now_utc,
 ) -> PassReport:
     """Capture, then extract idle sessions (see the module docstring). `roots`: project roots to consider
-    for extraction besides those this pass captured. Never raises for a missing or broken OpenCode
-    database or project: the report says what happened."""
+    for extraction besides those this pass captured; `registered`: and every registered project. Never
+    raises for a missing or broken OpenCode database or project: the report says what happened."""
     started = time.monotonic()
     report = PassReport(capture_pass(opencode_db=opencode_db, auto_init=auto_init, since=since, now=now))
-    if extract and report.capture.db.ok:
+    if extract:  # also without OpenCode: Claude Code and Codex sessions are captured by the hooks
         known = {p.root for p in report.capture.projects if not p.error} | set(roots or ())
+        if registered:
+            known |= registered_roots()
         report.extraction = extract_idle(
             known, opencode_db=opencode_db, idle_after=idle_after, provider_for=provider_for, now=now
         )
@@ -172,14 +193,15 @@ def extract_idle(
 ) -> list[ProjectExtraction]:
     """Extract the idle sessions of these projects (each project's config decides thresholds and model)."""
     reader = OpenCodeDB.discover(configured=opencode_db)
-    if reader is None:
-        return []
-    with reader:
+    try:
         return [_extract_project(reader, Path(root), idle_after, provider_for, now) for root in sorted(roots)]
+    finally:
+        if reader is not None:
+            reader.close()
 
 
 def _extract_project(
-    reader: OpenCodeDB,
+    reader: OpenCodeDB | None,
     root: Path,
     idle_after: float | None,
     provider_for: ProviderFor,
@@ -208,8 +230,58 @@ def _extract_project(
     return result
 
 
+@dataclass
+class _Candidate:
+    """A session with turns to extract: enough to decide whether it is idle, and how to read it."""
+
+    session_id: str
+    updated_at: str
+    message_count: int
+    load: Callable[[], tuple[SessionInfo, list[Turn], list[Todo]] | None]
+
+
+def _opencode_candidate(reader: OpenCodeDB | None, session_id: str) -> _Candidate | None:
+    if reader is None:
+        return None
+    info = reader.session(session_id)
+    if info is None:
+        return None  # OpenCode deleted the session: its captured turns stay in the daily log
+
+    def load() -> tuple[SessionInfo, list[Turn], list[Todo]]:
+        return info, reader.turns(session_id), reader.todos(session_id)
+
+    return _Candidate(session_id, info.updated_at, info.message_count, load)
+
+
+def _transcript_paths(store: Store, source: str) -> dict[str, str]:
+    """session id -> transcript file, from the per-file capture cursors the hooks keep."""
+    out: dict[str, str] = {}
+    for cursor in CaptureTables(store.db).cursors(source):
+        state = ReadState.from_json(cursor.position)
+        if state.session_id:
+            out[state.session_id] = cursor.key
+    return out
+
+
+def _transcript_candidate(store: Store, source: str, path: str, session_id: str) -> _Candidate | None:
+    """The cursor tells idleness and size without reading the file; the file is read only to extract."""
+    cursor = CaptureTables(store.db).get_cursor(source, path)
+    state = ReadState.from_json(cursor.position if cursor else None)
+    updated = state.updated_at or (cursor.updated_at if cursor else "")
+
+    def load() -> tuple[SessionInfo, list[Turn], list[Todo]] | None:
+        try:
+            info, turns = read_session(path, source=source, root=str(store.root))
+        except TranscriptError as exc:
+            log.info("cannot extract %s session %s: %s", source, session_id, exc)
+            return None
+        return info, turns, []
+
+    return _Candidate(session_id, updated, state.messages, load)
+
+
 def _extract_sessions(
-    reader: OpenCodeDB,
+    reader: OpenCodeDB | None,
     store: Store,
     result: ProjectExtraction,
     idle_after: float | None,
@@ -221,26 +293,35 @@ def _extract_sessions(
     tables = ExtractionTables(store.db)
     provider: Provider | None = None
     provider_made = False
-    for pending in tables.pending_sessions(OPENCODE):
-        if _failed_recently(pending.last_status, pending.last_finished_at, now()):
-            result.waiting += 1
-            continue
-        info = reader.session(pending.session_id)
-        if info is None:
-            continue  # OpenCode deleted the session: its captured turns stay in the daily log
-        idle = (now() - from_iso(info.updated_at)).total_seconds() if info.updated_at else 0.0
-        if idle < threshold or info.message_count < cfg.min_messages:
-            result.waiting += 1
-            continue
-        if not provider_made:
-            # A misconfigured provider stops the project's extraction rather than falling back to the
-            # heuristic: the sessions wait (nothing is lost) until the user fixes the setting.
-            provider = provider_for(store.config)
-            provider_made = True
-        turns = reader.turns(info.session_id)
-        todos = reader.todos(info.session_id)
-        extraction = extract_session(store, info, turns, provider=provider, todos=todos)
-        result.sessions.append(extraction.to_dict())
+    for source in (OPENCODE, *TRANSCRIPT_SOURCES):
+        paths = _transcript_paths(store, source) if source != OPENCODE else {}
+        for pending in tables.pending_sessions(source):
+            if _failed_recently(pending.last_status, pending.last_finished_at, now()):
+                result.waiting += 1
+                continue
+            if source == OPENCODE:
+                candidate = _opencode_candidate(reader, pending.session_id)
+            elif pending.session_id in paths:
+                candidate = _transcript_candidate(store, source, paths[pending.session_id], pending.session_id)
+            else:
+                candidate = None
+            if candidate is None:
+                continue
+            idle = (now() - from_iso(candidate.updated_at)).total_seconds() if candidate.updated_at else 0.0
+            if idle < threshold or candidate.message_count < cfg.min_messages:
+                result.waiting += 1
+                continue
+            if not provider_made:
+                # A misconfigured provider stops the project's extraction rather than falling back to the
+                # heuristic: the sessions wait (nothing is lost) until the user fixes the setting.
+                provider = provider_for(store.config)
+                provider_made = True
+            loaded = candidate.load()
+            if loaded is None:
+                continue
+            info, turns, todos = loaded
+            extraction = extract_session(store, info, turns, provider=provider, todos=todos)
+            result.sessions.append(extraction.to_dict())
 
 
 def _failed_recently(status: str | None, finished_at: str | None, now: datetime) -> bool:

@@ -42,7 +42,8 @@ class _Duration(click.ParamType):  # type: ignore[type-arg]
 @click.option("--json", "as_json", is_flag=True, help="Print the pass's report as JSON.")
 def capture(idle_after: float | None, no_extract: bool, as_json: bool) -> None:
     """Capture new OpenCode turns into every initialised project's daily log, then extract memories
-    from sessions idle past the threshold, once, and exit.
+    from sessions idle past the threshold (OpenCode's, and the Claude Code and Codex sessions their
+    hooks captured in registered projects), once, and exit.
 
     This is what the daemon does every few seconds. The OpenCode database is found like OpenCode finds
     it (OPENCODE_DB, XDG_DATA_HOME/opencode, ~/.local/share/opencode) or set by [capture] opencode_db.
@@ -54,7 +55,11 @@ def capture(idle_after: float | None, no_extract: bool, as_json: bool) -> None:
     try:
         cfg = load_config(None).capture
         report = run_pass(
-            opencode_db=cfg.opencode_db, auto_init=cfg.auto_init, idle_after=idle_after, extract=not no_extract
+            opencode_db=cfg.opencode_db,
+            auto_init=cfg.auto_init,
+            idle_after=idle_after,
+            extract=not no_extract,
+            registered=True,
         )
     except CodememoryError as exc:
         raise click.ClickException(str(exc)) from None

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 
 from ..capture.opencode_db import OpenCodeDBError
 from ..dates import now_utc
-from ..ingest import capture_pass, extract_idle
+from ..ingest import capture_pass, extract_idle, registered_roots
 from .state import DaemonState, Task
 
 log = logging.getLogger("codememory.daemon")
@@ -76,15 +76,15 @@ class CaptureLoop:
             log.warning("capture: %s", error)
         if report.errors:
             state.health.record_error(PassFailed(report.errors[-1]), "capture")
-        if self.extract and report.db.ok:
+        if self.extract:  # without OpenCode too: the hooks capture Claude Code and Codex sessions
             self._start_extraction(state)
 
     def _start_extraction(self, state: DaemonState) -> None:
         if self._extractor is not None and self._extractor.is_alive():
             return
-        if not self.roots:
+        roots = self.roots | registered_roots()
+        if not roots:
             return
-        roots = set(self.roots)
         # A daemon thread: stopping the daemon mid-extraction is safe (a span is recorded after its
         # memories, and re-extraction finds them as duplicates).
         self._extractor = threading.Thread(target=self._extract, args=(state, roots), name="extract", daemon=True)

@@ -167,6 +167,12 @@ class CaptureTables:
         ).fetchone()
         return Cursor(*row) if row else None
 
+    def cursors(self, source: str) -> list[Cursor]:
+        rows = self.conn.execute(
+            "SELECT source, key, position, updated_at FROM capture_cursors WHERE source = ? ORDER BY key", (source,)
+        ).fetchall()
+        return [Cursor(*row) for row in rows]
+
     def counts(self, source: str | None = None) -> CaptureCounts:
         where, params = ("WHERE source = ?", [source]) if source else ("", [])
         turns, sessions, last = self.conn.execute(
