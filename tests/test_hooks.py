@@ -121,6 +121,22 @@ def test_stop_closes_session_with_end_sha_and_remembers_once(project: Path, tmp_
     assert state["transcripts"][str(transcript.resolve())] == transcript.stat().st_size
 
 
+def test_journaled_files_join_git_in_the_closed_session(project: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("")
+    hook("claude", "SessionStart", stdin=payload("claude_SessionStart.json", project, transcript))
+    # an edit the journal saw but git cannot (the file ends as it began), and a file only git sees
+    hook("claude", "PostToolUse", stdin=payload("claude_PostToolUse_Edit.json", project))
+    (project / "notes.txt").write_text("x\n")
+    hook("claude", "Stop", stdin=payload("claude_Stop.json", project, transcript))
+    with Store.open(project) as store:
+        [session] = store.list_sessions(tool="claude-code")
+        files = store.session_files(session["session_id"])
+        markdown = store.show_session(session["session_id"])["markdown"]
+    assert {f["path"]: f["change_type"] for f in files} == {"src/app.py": "modified", "notes.txt": "created"}
+    assert "src/app.py" in markdown
+
+
 def test_codex_events(project: Path, tmp_path: Path) -> None:
     transcript = tmp_path / "rollout.jsonl"
     transcript.write_text(payload("codex_transcript.jsonl", project))

@@ -173,9 +173,31 @@ class Hook:
         if not isinstance(state.get("session"), str):
             self.ensure_session()
             state = self.load_state()
-        self.store.checkpoint(tool=self.tool, session_id=state["session"], status="closed", trigger="session_end")
+        self.store.checkpoint(
+            tool=self.tool,
+            session_id=state["session"],
+            status="closed",
+            trigger="session_end",
+            touched=self.journaled_paths(),
+        )
         state["closed"] = True
         self.save_state(state)
+
+    def journaled_paths(self) -> list[str]:
+        """Project-relative paths the PostToolUse / afterFileEdit hooks recorded for this session."""
+        try:
+            lines = self.journal_path.read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return []
+        out: list[str] = []
+        for line in lines:
+            try:
+                path = json.loads(line).get("path")
+            except (ValueError, AttributeError):
+                continue  # a line cut by a crash
+            if isinstance(path, str) and path and not os.path.isabs(path):
+                out.append(path)
+        return out
 
     def record_files(self, paths: list[str]) -> None:
         from .privacy import scrub

@@ -165,6 +165,17 @@ def files_touched(root: Path, since: str) -> list[tuple[str, str]] | None:
     return sorted(found.items(), key=lambda pc: (CHANGE_TYPES.index(pc[1]), pc[0]))
 
 
+def _with_touched(files: list[tuple[str, str]] | None, touched: Sequence[str]) -> list[tuple[str, str]] | None:
+    """Git's (path, change type) list plus the journaled paths it does not have (None: neither knows)."""
+    paths = [p for p in dict.fromkeys(str(t).strip() for t in touched) if p and not _ours(p)]
+    if not paths:
+        return files
+    found = dict(files or [])
+    for path in paths:
+        found.setdefault(path, "modified")
+    return sorted(found.items(), key=lambda pc: (CHANGE_TYPES.index(pc[1]), pc[0]))
+
+
 def _line_counts(root: Path, since: str, files: Sequence[tuple[str, str]]) -> tuple[int, int]:
     added = removed = 0
     counted: set[str] = set()
@@ -533,9 +544,14 @@ class Sessions:
         status: str | None = None,
         trigger: str | None = None,
         key_changes: str | None = None,
+        touched: Sequence[str] | None = None,
         now: datetime | None = None,
     ) -> dict[str, Any]:
         """Create or update a session and re-render its markdown file.
+
+        Files touched are those git shows changed since the session started, plus `touched` (paths the
+        assistant's hooks saw it write, e.g. outside git or written and reverted), as "modified" unless
+        git knows better.
 
         The session is `session_id` when given (it must exist), else the newest open session of this
         tool with this slug, else a new one (which needs a slug). work_completed, work_summary,
@@ -588,6 +604,7 @@ class Sessions:
                 row.ended_at, row.git_sha_end = stamp, head_sha(self.root)
 
         files = files_touched(self.root, row.git_sha_start) if row.git_sha_start else None
+        files = _with_touched(files, touched or ())
         replace = ["work_pending"] if work_pending is not None else []
         chunks = [("work_completed", c) for c in completed] + [("work_pending", c) for c in pending]
         chunks += [("work_summary", c) for c in summary] + [("decision", d) for d in decided]
