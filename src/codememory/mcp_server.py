@@ -1,4 +1,5 @@
-"""`codememory mcp`: the project's memory as MCP tools for AI agents (stdio transport).
+"""`codememory mcp`: the project's memory as MCP tools for AI agents (stdio transport; mcp_http.py serves the
+same server over streamable HTTP).
 
 A thin entry point over codememory.api.Store, like the CLI: one project (explicit path, else
 $CODEMEMORY_PROJECT, else found from the working directory), its store opened on the first tool call
@@ -21,6 +22,7 @@ from typing import Annotated, Any, Literal
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.server.session import ServerSession
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from mcp.types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
 from mcp.types import Tool as MCPTool
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -105,8 +107,22 @@ class _Project:
 class MemoryServer(FastMCP[None]):
     """FastMCP that rejects unknown arguments and turns failures into messages an agent can act on."""
 
-    def __init__(self, project: str | os.PathLike[str] | None) -> None:
-        super().__init__("codememory", instructions=INSTRUCTIONS, log_level="WARNING", lifespan=_print_to_stderr)
+    def __init__(
+        self,
+        project: str | os.PathLike[str] | None,
+        *,
+        transport_security: TransportSecuritySettings | None = None,
+        max_request_body_size: int = DEFAULT_MAX_REQUEST_BODY_SIZE,
+    ) -> None:
+        # The last two only matter to the HTTP transport (`codememory mcp --http`, see mcp_http.py).
+        super().__init__(
+            "codememory",
+            instructions=INSTRUCTIONS,
+            log_level="WARNING",
+            lifespan=_print_to_stderr,
+            transport_security=transport_security,
+            max_request_body_size=max_request_body_size,
+        )
         self.memory = _Project(project)
 
     async def list_tools(self) -> list[MCPTool]:
@@ -211,9 +227,15 @@ async def _print_to_stderr(_server: FastMCP[None]) -> AsyncIterator[None]:
         sys.stdout = saved
 
 
-def create_server(project: str | os.PathLike[str] | None = None) -> MemoryServer:
-    """The MCP server for one project (found like the CLI does when `project` is None)."""
-    server = MemoryServer(project)
+def create_server(
+    project: str | os.PathLike[str] | None = None,
+    *,
+    transport_security: TransportSecuritySettings | None = None,
+    max_request_body_size: int = DEFAULT_MAX_REQUEST_BODY_SIZE,
+) -> MemoryServer:
+    """The MCP server for one project (found like the CLI does when `project` is None). The keyword
+    arguments set the SDK's checks for the streamable HTTP transport (unused over stdio)."""
+    server = MemoryServer(project, transport_security=transport_security, max_request_body_size=max_request_body_size)
     memory = server.memory
     reads = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
 

@@ -182,6 +182,8 @@ class _Reject(Exception):
 class SecurityMiddleware:
     """Host, Origin, token and body-size checks in front of everything (see the module docstring)."""
 
+    public_paths: frozenset[str] = PUBLIC_PATHS  # served without a token (`codememory mcp --http`: none)
+
     def __init__(self, app: ASGIApp, state: DaemonState) -> None:
         self.app = app
         self.state = state
@@ -198,7 +200,7 @@ class SecurityMiddleware:
             headers = self._headers(scope)
             self._check_host(headers)
             self._check_origin(headers)
-            if scope["path"] not in PUBLIC_PATHS:
+            if scope["path"] not in self.public_paths:
                 self._check_token(headers)
             body = await self._read_body(headers, receive)
         except _Reject as rej:
