@@ -23,6 +23,7 @@ USER_SETTINGS = {
 }
 USER_MCP = {"mcpServers": {"other": {"type": "stdio", "command": "other-server", "args": []}}}
 USER_CODEX = 'model = "o3"\n\n[mcp_servers.other]\ncommand = "x"\n'
+PLUGIN_SOURCE = Path(__file__).resolve().parents[1] / "integrations" / "opencode" / "plugin" / "codememory.js"
 
 
 @pytest.fixture
@@ -99,8 +100,8 @@ def test_init_twice_then_uninstall_restores_everything(invoke: Invoke, env: dict
     assert actions[("cursor", ".cursor/mcp.json")] == "added"
     assert actions[("opencode", "opencode.json")] == "added"
     assert actions[("opencode", "AGENTS.md")] == "unchanged"  # codex already added the block
-    assert {"assistant": "opencode", "file": ".opencode/plugin/", "action": "skipped",
-            "reason": "plugin: not yet available"} in first["steps"]  # fmt: skip
+    assert actions[("opencode", ".opencode/plugin/codememory.js")] == "added"
+    assert (project / ".opencode" / "plugin" / "codememory.js").read_text() == PLUGIN_SOURCE.read_text()
     assert actions[("codememory", str(env["registry"]))] == "added"
 
     # exact contents
@@ -292,3 +293,44 @@ def test_user_level_codex_server_is_kept_while_other_projects_use_it(invoke: Inv
     assert not (first / ".codex").exists()
     run(invoke, second, "--uninstall")
     assert not config.exists() and not env["registry"].exists()
+
+
+def test_opencode_plugin_is_copied_updated_and_removed(invoke: Invoke, env: dict[str, Path]) -> None:
+    project = env["project"]
+    plugin = project / ".opencode" / "plugin" / "codememory.js"
+    first = run(invoke, project, "--assistants", "opencode", "--json")
+    step = next(s for s in first["steps"] if s["file"] == ".opencode/plugin/codememory.js")
+    assert (step["action"], step["reason"]) == ("added", "plugin")
+    assert plugin.read_text() == PLUGIN_SOURCE.read_text()
+    # idempotent
+    again = run(invoke, project, "--assistants", "opencode", "--json")
+    assert next(s for s in again["steps"] if s["file"] == ".opencode/plugin/codememory.js")["action"] == "unchanged"
+    # an older copy of ours is replaced, without a backup (uninstall must never bring an old plugin back)
+    plugin.write_text(PLUGIN_SOURCE.read_text().replace("const MAX_PHRASES = 8", "const MAX_PHRASES = 4"))
+    updated = run(invoke, project, "--assistants", "opencode", "--json")
+    assert next(s for s in updated["steps"] if s["file"] == ".opencode/plugin/codememory.js")["action"] == "updated"
+    assert plugin.read_text() == PLUGIN_SOURCE.read_text()
+    assert not list(project.rglob("*.codememory-backup"))
+    # OpenCode writes its own files next to the plugin folder: uninstall removes only ours
+    (project / ".opencode" / "package.json").write_text('{"dependencies": {}}\n')
+    (project / ".opencode" / "plugin" / "mine.ts").write_text("export const Mine = async () => ({})\n")
+    gone = run(invoke, project, "--uninstall", "--assistants", "opencode", "--json")
+    assert next(s for s in gone["steps"] if s["file"] == ".opencode/plugin/codememory.js")["action"] == "removed"
+    assert not plugin.exists() and (project / ".opencode" / "plugin" / "mine.ts").exists()
+    (project / ".opencode" / "plugin" / "mine.ts").unlink()
+    (project / ".opencode" / "package.json").unlink()
+    run(invoke, project, "--assistants", "opencode")
+    run(invoke, project, "--uninstall", "--assistants", "opencode")
+    assert not (project / ".opencode").exists()  # created by init, empty again: pruned
+
+
+def test_a_foreign_plugin_file_of_the_same_name_is_left_alone(invoke: Invoke, env: dict[str, Path]) -> None:
+    project = env["project"]
+    plugin = project / ".opencode" / "plugin" / "codememory.js"
+    plugin.parent.mkdir(parents=True)
+    plugin.write_text("export const Other = async () => ({})\n")
+    out = run(invoke, project, "--assistants", "opencode", "--json")
+    step = next(s for s in out["steps"] if s["file"] == ".opencode/plugin/codememory.js")
+    assert step["action"] == "skipped" and "left alone" in step["reason"]
+    run(invoke, project, "--uninstall", "--assistants", "opencode")
+    assert plugin.read_text() == "export const Other = async () => ({})\n"

@@ -351,6 +351,43 @@ def _text_strip(start: str, end: str) -> Callable[[str], str]:
     return strip
 
 
+# ---------------------------------------------------------------------------------- OpenCode plugin
+PLUGIN_FILE = "codememory.js"
+PLUGIN_ENV = "CODEMEMORY_OPENCODE_PLUGIN"
+_PLUGIN_MARK = 'PLUGIN_ID = "codememory"'  # a line every version of our plugin file has
+
+
+def opencode_plugin_source() -> str | None:
+    """The OpenCode plugin's code: $CODEMEMORY_OPENCODE_PLUGIN, else shipped in the package
+    (codememory/data/opencode/), else the source checkout's integrations/opencode/plugin/ (editable installs)."""
+    here = Path(__file__).resolve().parent
+    candidates = [Path(p) for p in [os.environ.get(PLUGIN_ENV, "")] if p] + [
+        here / "data" / "opencode" / PLUGIN_FILE,
+        here.parents[1] / "integrations" / "opencode" / "plugin" / PLUGIN_FILE,
+    ]
+    for path in candidates:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError:
+            continue
+        if _PLUGIN_MARK in text:
+            return text
+    return None
+
+
+def _plugin_install(source: str) -> Callable[[str], str]:
+    def install(text: str) -> str:
+        if text and _PLUGIN_MARK not in text:
+            raise _Skip(f"a different .opencode/plugin/{PLUGIN_FILE} exists; left alone")
+        return source
+
+    return install
+
+
+def _plugin_strip(text: str) -> str:
+    return "" if _PLUGIN_MARK in text else text
+
+
 # ------------------------------------------------------------------------------------------ planner
 @dataclass
 class _FileOp:
@@ -360,6 +397,7 @@ class _FileOp:
     install: Callable[[Any], Any]
     strip: Callable[[Any], Any]
     what: str  # e.g. "MCP server", "hooks"
+    backup: bool = True  # False: a file wholly ours (the OpenCode plugin): no backup, never restored
 
 
 def _ops(assistant: str, root: Path, exe: str) -> tuple[list[_FileOp], list[Step]]:
@@ -485,7 +523,29 @@ def _ops(assistant: str, root: Path, exe: str) -> tuple[list[_FileOp], list[Step
                     "MCP server",
                 )
             )
-        skipped.append(Step(assistant, ".opencode/plugin/", "skipped", "plugin: not yet available"))
+        source = opencode_plugin_source()
+        if source is None:
+            skipped.append(
+                Step(
+                    assistant,
+                    f".opencode/plugin/{PLUGIN_FILE}",
+                    "skipped",
+                    "plugin: its file is not part of this install (set CODEMEMORY_OPENCODE_PLUGIN to "
+                    "integrations/opencode/plugin/codememory.js of a codememory checkout)",
+                )
+            )
+        else:
+            ops.append(
+                _FileOp(
+                    assistant,
+                    root / ".opencode" / "plugin" / PLUGIN_FILE,
+                    "text",
+                    _plugin_install(source),
+                    _plugin_strip,
+                    "plugin",
+                    backup=False,
+                )
+            )
         ops.append(
             _FileOp(
                 assistant,
@@ -620,7 +680,7 @@ def _plan_install(op: _FileOp, shown: str, text: str | None, data: Any) -> tuple
     new = _render(op, op.install(data))
     if text is not None and (new == text or (op.kind == "json" and json.loads(new) == data)):
         return Step(op.assistant, shown, "unchanged", f"{op.what} already installed"), None
-    backup = text is not None and not _backup_path(op.path).exists()
+    backup = op.backup and text is not None and not _backup_path(op.path).exists()
     reason = op.what + (f"; backup: {_backup_path(op.path).name}" if backup else "")
     action = "added" if text is None or op.strip(data) == data else "updated"
     return Step(op.assistant, shown, action, reason), _Write(op.path, new, backup=backup)
@@ -680,10 +740,13 @@ def apply(result: Plan) -> None:
             backup.unlink(missing_ok=True)
 
 
-_OUR_DIRS = (".claude", ".codex", ".cursor")
+_OUR_DIRS = (".claude", ".codex", ".cursor", ".opencode")
 
 
 def _prune_dirs(folder: Path) -> None:
     """Remove an assistant folder init may have created, only when it is now empty."""
+    if folder.name == "plugin" and folder.parent.name == ".opencode" and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+        folder = folder.parent
     if (folder.name in _OUR_DIRS or folder == codex_home()) and folder.is_dir() and not any(folder.iterdir()):
         folder.rmdir()

@@ -35,6 +35,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import __version__
 from ..errors import CodememoryError, InvalidInput, NotFound, StoreNotFound, StoreUnusable
+from .recall_api import create_router as create_recall_router
 from .state import DaemonState, StorePool
 
 log = logging.getLogger("codememory.daemon")
@@ -429,4 +430,5 @@ def create_app(state: DaemonState) -> FastAPI:
         result["project_root"] = str(root)
         return result
 
+    app.include_router(create_recall_router(state))
     return app

@@ -1,0 +1,874 @@
+// @ts-check
+/**
+ * codememory for OpenCode: project memory in every LLM call, through the local codememory daemon.
+ *
+ * - `experimental.chat.messages.transform` (every LLM call): derive what the agent is doing (latest user
+ *   message + the last completed tool calls), ask the daemon's `POST /retrieve` for the few memories that
+ *   matter, and append them as one synthetic user message `<developer_context>…</developer_context>` at the
+ *   tail (never the system prompt; never saved by OpenCode). The ids surfaced become the session's pinned
+ *   set for the next call. Nothing is injected when nothing was found.
+ * - `experimental.chat.system.transform`: once per session, a short block of important and recent project
+ *   memories plus one line naming the memory tools (fetched once, then repeated unchanged on the session's
+ *   later calls so the system prompt stays a stable, cacheable prefix).
+ * - tools `memory_search`, `memory_get`, `memory_store` (same names and result JSON as the MCP tools).
+ *
+ * Fail-open: when the daemon is down, slow or answering errors, the call goes on without memory, a flag is
+ * raised (logged once per transition), and /health is re-checked in the background with a backoff.
+ *
+ * One self-contained ES module without runtime imports of npm packages (only `node:` built-ins), so a copy
+ * in a project's `.opencode/plugin/` runs as is; Node's test runner imports the pure functions exported
+ * below. OpenCode uses only the default export `{id, server}` (other exports are ignored).
+ */
+
+import { appendFileSync, readFileSync } from "node:fs"
+import { homedir } from "node:os"
+import { isAbsolute, join } from "node:path"
+
+/**
+ * @typedef {import("@opencode-ai/plugin").Hooks} Hooks
+ * @typedef {import("@opencode-ai/plugin").PluginInput} PluginInput
+ * @typedef {import("@opencode-ai/plugin").ToolDefinition} ToolDefinition
+ * @typedef {{ info: any, parts: any[] }} WithParts  one entry of output.messages
+ *
+ * @typedef {object} Config
+ * @property {string | null} daemonUrl    fixed base URL (e.g. http://127.0.0.1:9473); else from daemon.json
+ * @property {number | null} port         fixed port on 127.0.0.1; else from daemon.json
+ * @property {string} stateDir            codememory's state folder (daemon.json, token)
+ * @property {string} tokenFile           the bearer token file
+ * @property {string | null} projectRoot  the project (default: OpenCode's directory)
+ * @property {number} timeoutMs           per /retrieve call
+ * @property {number} coldStartTimeoutMs  per /memory/recent call
+ * @property {number} toolTimeoutMs       per recall-tool call
+ * @property {number} healthTimeoutMs     per background /health check
+ * @property {number} retryMinMs          first /health re-check after a failure
+ * @property {number} retryMaxMs          backoff ceiling
+ * @property {number} toolWindow          completed tool calls in the HUD input
+ * @property {number} resultChars         tool result characters kept per call
+ * @property {number} maxMemories         memories per HUD
+ * @property {number} maxNew              new (not pinned) memories per HUD
+ * @property {number} tokenBudget         HUD token budget (daemon's estimate)
+ * @property {boolean} hud                inject the per-call HUD
+ * @property {boolean} coldStart          inject the cold-start block
+ * @property {number} coldStartLimit      memories in the cold-start block
+ * @property {number} coldStartTokens     cold-start token budget
+ * @property {boolean} tools              register the recall tools
+ * @property {string | null} traceFile    append one JSON line per hook call (debugging, benchmarks)
+ *
+ * @typedef {{ id: string, text: string, category?: string, importance?: number }} MemoryItem
+ * @typedef {{ tool: string, args: Record<string, string>, output: string, error: boolean }} ToolTrace
+ * @typedef {{ userText: string, tools: ToolTrace[], pinned: string[] }} HudInput
+ * @typedef {{ query_expansion: string[], entities: string[] }} Derived
+ * @typedef {(input: HudInput) => Derived} Deriver
+ */
+
+export const PLUGIN_ID = "codememory"
+export const HUD_MESSAGE_ID = "msg_zzzzzzzz_codememory_hud"
+export const HUD_TAG = "developer_context"
+export const COLD_TAG = "project_memory"
+export const TOOLS_LINE =
+  "Memory tools: memory_search (find project memories by words, paths, identifiers), memory_get (full records " +
+  "by id), memory_store (save one durable fact: a decision with its reason, a convention, a gotcha)."
+// OpenCode's title request (same session, no tools) needs no memory.
+const TITLE_PROMPT = "You are a title generator"
+const WARMUP_WORD = "zqxjvkwpf"
+const MAX_PHRASES = 8
+const MAX_ENTITIES = 24
+const MAX_SESSIONS = 64
+
+// ------------------------------------------------------------------------------------------- options
+/**
+ * The plugin's settings: OpenCode's options (the second element of a `["path", {options}]` entry in
+ * opencode.json's "plugin" list) over the defaults; paths follow codememory's (XDG_STATE_HOME).
+ * @param {Record<string, unknown> | undefined} options
+ * @param {Record<string, string | undefined>} env
+ * @returns {Config}
+ */
+export function resolveConfig(options = {}, env = process.env) {
+  const o = options ?? {}
+  const xdg = env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : null
+  const stateDir = str(o.stateDir) ?? join(xdg ?? join(env.HOME || homedir(), ".local", "state"), "codememory")
+  return {
+    daemonUrl: str(o.daemonUrl)?.replace(/\/+$/, "") ?? null,
+    port: int(o.port, 0, 1, 65535) || null,
+    stateDir,
+    tokenFile: str(o.tokenFile) ?? join(stateDir, "token"),
+    projectRoot: str(o.projectRoot),
+    timeoutMs: int(o.timeoutMs, 300, 10, 60_000),
+    coldStartTimeoutMs: int(o.coldStartTimeoutMs, 1000, 10, 60_000),
+    toolTimeoutMs: int(o.toolTimeoutMs, 10_000, 100, 300_000),
+    healthTimeoutMs: int(o.healthTimeoutMs, 500, 10, 60_000),
+    retryMinMs: int(o.retryMinMs, 2_000, 0, 3_600_000),
+    retryMaxMs: int(o.retryMaxMs, 60_000, 0, 3_600_000),
+    toolWindow: int(o.toolWindow, 5, 0, 50),
+    resultChars: int(o.resultChars, 300, 0, 10_000),
+    maxMemories: int(o.maxMemories, 8, 1, 50),
+    maxNew: int(o.maxNew, 5, 1, 50),
+    tokenBudget: int(o.tokenBudget, 1200, 1, 100_000),
+    hud: o.hud !== false,
+    coldStart: o.coldStart !== false,
+    coldStartLimit: int(o.coldStartLimit, 8, 1, 50),
+    coldStartTokens: int(o.coldStartTokens, 400, 1, 20_000),
+    tools: o.tools !== false,
+    traceFile: str(o.traceFile) ?? (env.CODEMEMORY_PLUGIN_TRACE || null),
+  }
+}
+
+/** @param {unknown} v */
+function str(v) {
+  return typeof v === "string" && v.trim() ? v.trim() : null
+}
+
+/** @param {unknown} v @param {number} dflt @param {number} lo @param {number} hi */
+function int(v, dflt, lo, hi) {
+  const n = typeof v === "number" ? v : typeof v === "string" && v.trim() ? Number(v) : NaN
+  return Number.isFinite(n) ? Math.min(hi, Math.max(lo, Math.round(n))) : dflt
+}
+
+// ---------------------------------------------------------------------------------- reading messages
+/** @param {any} part */
+function isText(part) {
+  return part && part.type === "text" && typeof part.text === "string"
+}
+
+/**
+ * The latest user message's own words (synthetic parts, e.g. file contents OpenCode inlines or an injected
+ * HUD, are left out; a message that only has synthetic parts is skipped).
+ * @param {WithParts[]} messages
+ */
+export function latestUserText(messages) {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]
+    if (m?.info?.role !== "user" || m.info.id === HUD_MESSAGE_ID) continue
+    const text = (m.parts ?? [])
+      .filter((p) => isText(p) && !p.synthetic && !p.ignored)
+      .map((p) => p.text)
+      .join("\n")
+      .trim()
+    if (text) return text
+  }
+  return ""
+}
+
+const KEY_ARGS = ["filePath", "path", "pattern", "include", "command", "url", "query", "description", "subagent_type"]
+
+/**
+ * The arguments worth showing for a tool call: paths, patterns, commands, URLs, queries (each cut short).
+ * @param {Record<string, unknown> | undefined} input
+ * @returns {Record<string, string>}
+ */
+export function keyArgs(input) {
+  /** @type {Record<string, string>} */
+  const out = {}
+  if (!input || typeof input !== "object") return out
+  for (const key of KEY_ARGS) {
+    const v = input[key]
+    if (typeof v === "string" && v.trim()) out[key] = clip(v.trim(), 200)
+    else if (typeof v === "number" || typeof v === "boolean") out[key] = String(v)
+  }
+  return out
+}
+
+/**
+ * The last `n` finished tool calls, oldest first: name, key arguments, result cut to `resultChars`.
+ * @param {WithParts[]} messages
+ * @param {number} n
+ * @param {number} resultChars
+ * @returns {ToolTrace[]}
+ */
+export function recentToolCalls(messages, n = 5, resultChars = 300) {
+  /** @type {ToolTrace[]} */
+  const found = []
+  for (let i = messages.length - 1; i >= 0 && found.length < n; i--) {
+    const m = messages[i]
+    if (m?.info?.role !== "assistant") continue
+    const parts = m.parts ?? []
+    for (let j = parts.length - 1; j >= 0 && found.length < n; j--) {
+      const p = parts[j]
+      if (p?.type !== "tool" || !p.state) continue
+      const status = p.state.status
+      if (status !== "completed" && status !== "error") continue
+      const raw = status === "completed" ? p.state.output : p.state.error
+      found.push({
+        tool: String(p.tool ?? "tool"),
+        args: keyArgs(p.state.input),
+        output: clip(typeof raw === "string" ? raw.trim() : "", resultChars),
+        error: status === "error",
+      })
+    }
+  }
+  return found.reverse()
+}
+
+/**
+ * What the HUD derivation looks at.
+ * @param {WithParts[]} messages
+ * @param {Config} config
+ * @param {string[]} pinned
+ * @returns {HudInput}
+ */
+export function hudInput(messages, config, pinned = []) {
+  return {
+    userText: clip(latestUserText(messages), 2000),
+    tools: recentToolCalls(messages, config.toolWindow, config.resultChars),
+    pinned,
+  }
+}
+
+// ------------------------------------------------------------------------------ query derivation
+const PATH_RE = /(?:~|\.{1,2})?\/?(?:[\w@.-]+\/)+[\w@.-]+|\b[\w-]+\.(?:[a-z][a-z0-9]{0,7})\b/g
+const ERROR_RE = /\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Warning|Fault)\b|\b(?:E[A-Z]{3,}|ERR_[A-Z_]+)\b/g
+const CODE_RE = /`([^`\n]{2,80})`/g
+const IDENT_RE = /\b(?:[a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+|[a-z][\w]*(?:\.[a-z_][\w]*){1,4}\(\)?)\b/g
+const NOT_FILES = new Set(["e.g", "i.e", "etc", "vs"])
+const FILE_EXT = /\.(?:[a-z][a-z0-9]{0,7})$/
+
+/**
+ * Entities in a text: file paths, error names, `code spans`, and identifiers (camelCase, PascalCase,
+ * snake_case, dotted.names), in order of appearance.
+ * @param {string} text
+ * @returns {string[]}
+ */
+export function extractEntities(text) {
+  if (!text) return []
+  /** @type {Array<[number, string]>} */
+  const hits = []
+  /** @type {Array<[number, number]>} */
+  const pathSpans = []
+  for (const m of text.matchAll(PATH_RE)) {
+    const v = m[0].replace(/[.,:;]+$/, "")
+    if (v.length < 3 || NOT_FILES.has(v.toLowerCase()) || /^\d+(\.\d+)*$/.test(v)) continue
+    if (!v.includes("/") && !FILE_EXT.test(v)) continue
+    const start = m.index ?? 0
+    if (/[a-z]:\/*$/i.test(text.slice(Math.max(0, start - 3), start))) continue // inside a URL
+    hits.push([start, v])
+    pathSpans.push([start, start + m[0].length])
+  }
+  const inPath = (/** @type {number} */ i) => pathSpans.some(([a, b]) => i >= a && i < b)
+  for (const re of [ERROR_RE, IDENT_RE])
+    for (const m of text.matchAll(re)) if (!inPath(m.index ?? 0)) hits.push([m.index ?? 0, m[0]])
+  for (const m of text.matchAll(CODE_RE)) hits.push([m.index ?? 0, m[1].trim()])
+  hits.sort((a, b) => a[0] - b[0])
+  return dedupe(hits.map((h) => h[1]))
+}
+
+/**
+ * Lines of a tool result that name a failure (first two), e.g. "ModuleNotFoundError: No module named x".
+ * @param {string} output
+ */
+function errorLines(output) {
+  return output
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => /error|exception|failed|failure|traceback|not found|denied|panic/i.test(l))
+    .slice(0, 2)
+    .map((l) => clip(l, 160))
+}
+
+/**
+ * The default, deterministic derivation of `/retrieve`'s `query_expansion` and `entities` from the HUD
+ * input: the user's words (their sentences), one phrase per recent tool call (name + key arguments), the
+ * error lines of failed or failing calls; entities are the paths, identifiers and error names in all of
+ * that. Newest tool calls weigh more: their phrases come first after the user's.
+ *
+ * This is the extension point for a model-based ("subcortical") derivation: anything with this signature
+ * can replace it (see `createServer(deps)`), e.g. a call to a local model that also returns `keep` ids.
+ * @type {Deriver}
+ */
+export function deriveQuery(input) {
+  const phrases = []
+  const user = input.userText.replace(/\s+/g, " ").trim()
+  if (user) {
+    const sentences = user
+      .split(/(?<=[.!?])\s+|\n+/)
+      .map((s) => s.trim())
+      .filter((s) => s.length > 2)
+    phrases.push(clip(sentences.slice(0, 3).join(" "), 300))
+  }
+  const tools = [...input.tools].reverse()
+  for (const t of tools) {
+    const args = Object.values(t.args).join(" ")
+    phrases.push(clip(`${t.tool} ${args}`.trim(), 200))
+    for (const line of errorLines(t.output)) phrases.push(line)
+  }
+  const entityText = [user, ...tools.flatMap((t) => [...Object.values(t.args), ...errorLines(t.output)])].join("\n")
+  const entities = extractEntities(entityText)
+  for (const t of tools) {
+    const p = t.args.filePath ?? t.args.path
+    if (p) {
+      const base = p.split("/").pop()
+      if (base && base !== p) entities.push(base)
+    }
+  }
+  return {
+    query_expansion: dedupe(phrases.filter(Boolean)).slice(0, MAX_PHRASES),
+    entities: dedupe(entities)
+      .filter((e) => e.length <= 200)
+      .slice(0, MAX_ENTITIES),
+  }
+}
+
+// ------------------------------------------------------------------------------------ formatting
+/**
+ * The HUD text for the memories the daemon surfaced, or null when there are none (an empty block would
+ * teach the model to ignore it).
+ * @param {MemoryItem[] | undefined | null} memories
+ * @returns {string | null}
+ */
+export function formatHud(memories) {
+  const items = (memories ?? []).filter((m) => m && typeof m.text === "string" && m.text.trim())
+  if (!items.length) return null
+  const lines = items.map((m) => `- [${m.id}]${m.category ? ` (${m.category})` : ""} ${oneLine(m.text)}`)
+  return (
+    `<${HUD_TAG}>\n` +
+    "Project memory (codememory) relevant to the current step; follow it unless the user says otherwise. " +
+    "memory_get gives a memory's full record.\n" +
+    lines.join("\n") +
+    `\n</${HUD_TAG}>`
+  )
+}
+
+/**
+ * The cold-start block for the system prompt, or null without memories.
+ * @param {MemoryItem[] | undefined | null} memories
+ * @param {{ tools?: boolean, total?: number }} [opts]
+ * @returns {string | null}
+ */
+export function formatColdStart(memories, opts = {}) {
+  const items = (memories ?? []).filter((m) => m && typeof m.text === "string" && m.text.trim())
+  if (!items.length) return null
+  const lines = items.map((m) => `- [${m.id}]${m.category ? ` (${m.category})` : ""} ${oneLine(m.text)}`)
+  const more = opts.total && opts.total > items.length ? ` (${items.length} of ${opts.total})` : ""
+  return (
+    `<${COLD_TAG}>\n` +
+    `This project has a long-term memory (codememory). Important and recent memories${more}:\n` +
+    lines.join("\n") +
+    (opts.tools === false ? "" : `\n${TOOLS_LINE}`) +
+    `\n</${COLD_TAG}>`
+  )
+}
+
+/**
+ * The synthetic user message carrying the HUD, shaped like OpenCode's own messages; agent and model are
+ * copied from the latest real user message.
+ * @param {WithParts[]} messages
+ * @param {string} sessionID
+ * @param {string} text
+ * @returns {WithParts}
+ */
+export function hudMessage(messages, sessionID, text) {
+  let last = null
+  for (let i = messages.length - 1; i >= 0 && !last; i--) if (messages[i]?.info?.role === "user") last = messages[i].info
+  const info = {
+    id: HUD_MESSAGE_ID,
+    sessionID,
+    role: "user",
+    time: { created: Date.now() },
+    ...(last?.agent ? { agent: last.agent } : {}),
+    ...(last?.model ? { model: last.model } : {}),
+  }
+  const part = { id: "prt_zzzzzzzz_codememory_hud", messageID: HUD_MESSAGE_ID, sessionID, type: "text", text, synthetic: true }
+  return { info, parts: [part] }
+}
+
+/** @param {WithParts[]} messages */
+export function sessionOf(messages) {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const id = messages[i]?.info?.sessionID
+    if (typeof id === "string" && id) return id
+  }
+  return null
+}
+
+// ------------------------------------------------------------------------------ per-session state
+/** Pinned ids and the cold-start block of each session (the newest sessions only). */
+export class Sessions {
+  constructor(max = MAX_SESSIONS) {
+    this.max = max
+    /** @type {Map<string, { pinned: string[], cold: string | null, coldDone: boolean }>} */
+    this.map = new Map()
+  }
+
+  /** @param {string} id */
+  get(id) {
+    let s = this.map.get(id)
+    if (s) {
+      this.map.delete(id) // most recently used last
+    } else {
+      s = { pinned: [], cold: null, coldDone: false }
+    }
+    this.map.set(id, s)
+    while (this.map.size > this.max) this.map.delete(/** @type {string} */ (this.map.keys().next().value))
+    return s
+  }
+
+  /**
+   * After a successful /retrieve: the ids surfaced become the pinned set (an empty answer clears it).
+   * @param {string} id
+   * @param {MemoryItem[]} memories
+   */
+  pin(id, memories) {
+    this.get(id).pinned = dedupe(memories.map((m) => m.id).filter((x) => typeof x === "string"))
+  }
+}
+
+// ------------------------------------------------------------------------------------ degradation
+/**
+ * Whether to call the daemon. States: "up" (call it), "down" (skip; a background /health check is due at
+ * `nextCheckAt`, the wait doubling from `minMs` to `maxMs` with each failure). `flagged` is what users see: it
+ * is raised by the first failure and lowered only by a call that worked (`ok(true)`), not by /health alone,
+ * so a daemon whose /health answers but whose /retrieve fails (wrong token, broken store) keeps backing off
+ * without flapping the flag. Starts "up" (the first call tries). Pure: the caller passes the time.
+ */
+export class Health {
+  /** @param {number} minMs @param {number} maxMs */
+  constructor(minMs = 2000, maxMs = 60_000) {
+    this.minMs = minMs
+    this.maxMs = maxMs
+    /** @type {"up" | "down"} */
+    this.state = "up"
+    this.flagged = false
+    this.reason = ""
+    this.failures = 0
+    this.nextCheckAt = 0
+    this.checking = false
+  }
+
+  get down() {
+    return this.state === "down"
+  }
+
+  /** @param {number} now */
+  shouldCall(now) {
+    void now
+    return this.state === "up"
+  }
+
+  /** A background /health check is due (and none is running). @param {number} now */
+  dueForCheck(now) {
+    return this.state === "down" && !this.checking && now >= this.nextCheckAt
+  }
+
+  /**
+   * The daemon answered: /health (`verified` false: try it again) or a real call (`verified` true).
+   * @param {boolean} verified
+   * @returns {boolean} true when this lowered the flag
+   */
+  ok(verified) {
+    this.state = "up"
+    this.nextCheckAt = 0
+    if (!verified) return false
+    const lowered = this.flagged
+    this.flagged = false
+    this.reason = ""
+    this.failures = 0
+    return lowered
+  }
+
+  /**
+   * @param {string} reason
+   * @param {number} now
+   * @returns {boolean} true when this raised the flag
+   */
+  fail(reason, now) {
+    const raised = !this.flagged
+    this.state = "down"
+    this.flagged = true
+    this.reason = reason
+    const wait = Math.min(this.maxMs, this.minMs * 2 ** Math.min(this.failures, 20))
+    this.failures += 1
+    this.nextCheckAt = now + wait
+    return raised
+  }
+}
+
+// ------------------------------------------------------------------------------------------ daemon
+export class DaemonError extends Error {
+  /** @param {string} message @param {number} [status] */
+  constructor(message, status = 0) {
+    super(message)
+    this.status = status
+  }
+}
+
+/**
+ * Where the daemon listens and its token, read from codememory's state folder on every call (the daemon may
+ * restart on another port; the files are tiny).
+ * @param {Config} config
+ * @returns {{ url: string, token: string }}
+ */
+export function endpoint(config) {
+  let url = config.daemonUrl
+  if (!url && config.port) url = `http://127.0.0.1:${config.port}`
+  if (!url) {
+    let info
+    try {
+      info = JSON.parse(readFileSync(join(config.stateDir, "daemon.json"), "utf8"))
+    } catch {
+      throw new DaemonError("the codememory daemon is not running (no daemon.json; start it: codememory daemon start)")
+    }
+    if (!info || !Number.isInteger(info.port)) throw new DaemonError("daemon.json has no port")
+    url = `http://127.0.0.1:${info.port}`
+  }
+  let token = ""
+  try {
+    token = readFileSync(config.tokenFile, "utf8").trim()
+  } catch {
+    throw new DaemonError(`cannot read the daemon's token file ${config.tokenFile}`)
+  }
+  return { url, token }
+}
+
+/**
+ * One JSON request to the daemon. Throws DaemonError (status 0: unreachable or too slow).
+ * @param {Config} config
+ * @param {"GET" | "POST"} method
+ * @param {string} path
+ * @param {unknown} body
+ * @param {number} timeoutMs
+ * @returns {Promise<any>}
+ */
+export async function request(config, method, path, body, timeoutMs) {
+  const { url, token } = endpoint(config)
+  let res
+  try {
+    res = await fetch(url + path, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(timeoutMs),
+    })
+  } catch (e) {
+    const err = /** @type {any} */ (e)
+    const slow = err?.name === "TimeoutError" || err?.name === "AbortError"
+    throw new DaemonError(slow ? `no answer within ${timeoutMs} ms` : `unreachable (${err?.code ?? err?.message ?? err})`)
+  }
+  const text = await res.text()
+  let data = null
+  try {
+    data = text ? JSON.parse(text) : null
+  } catch {
+    data = null
+  }
+  if (!res.ok) throw new DaemonError(data?.error ? String(data.error) : `HTTP ${res.status}`, res.status)
+  return data
+}
+
+// -------------------------------------------------------------------------------------------- plugin
+/**
+ * @typedef {object} Deps
+ * @property {Deriver} [derive]     replaces `deriveQuery` (the extension point for a model-based derivation)
+ * @property {() => number} [now]   clock (tests)
+ * @property {(level: "info" | "warn", message: string) => void} [log]
+ */
+
+/**
+ * The plugin's hooks for one OpenCode instance.
+ * @param {PluginInput} ctx
+ * @param {Record<string, unknown> | undefined} options
+ * @param {Deps} [deps]
+ * @returns {Promise<Hooks & { _state: { health: Health, sessions: Sessions, config: Config, ready: Promise<void> } }>}
+ */
+export async function createHooks(ctx, options, deps = {}) {
+  const config = resolveConfig(options)
+  const derive = deps.derive ?? deriveQuery
+  const now = deps.now ?? (() => Date.now())
+  const projectRoot = config.projectRoot ?? ctx?.directory ?? process.cwd()
+  const health = new Health(config.retryMinMs, config.retryMaxMs)
+  const sessions = new Sessions()
+  const log =
+    deps.log ??
+    ((level, message) => {
+      try {
+        const p = ctx?.client?.app?.log?.({ body: { service: PLUGIN_ID, level, message } })
+        if (p && typeof p.catch === "function") p.catch(() => {})
+      } catch {
+        /* logging must never break a call */
+      }
+    })
+
+  /** @param {Record<string, unknown>} entry */
+  const trace = (entry) => {
+    if (!config.traceFile) return
+    try {
+      appendFileSync(config.traceFile, JSON.stringify({ t: new Date().toISOString(), ...entry }) + "\n")
+    } catch {
+      /* tracing is best effort */
+    }
+  }
+
+  /** @param {unknown} e */
+  const failed = (e) => {
+    const reason = e instanceof Error ? e.message : String(e)
+    if (health.fail(reason, now())) log("warn", `codememory daemon unavailable, memory injection paused: ${reason}`)
+    return reason
+  }
+
+  const checkHealth = () => {
+    if (!health.dueForCheck(now())) return
+    health.checking = true
+    request(config, "GET", "/health", undefined, config.healthTimeoutMs)
+      .then(() => health.ok(false))
+      .catch(failed)
+      .finally(() => {
+        health.checking = false
+      })
+  }
+
+  // Sessions being compacted (OpenCode also runs the messages hook on the copy it summarises): no HUD there,
+  // so memories do not end up in the summary. Cleared by the session.compacted event, or after 5 minutes.
+  /** @type {Map<string, number>} */
+  const compacting = new Map()
+  // A project without a store answers 404: asked again only after a minute (not an outage: no flag).
+  let noStoreUntil = 0
+
+  /** @type {Hooks} */
+  const hooks = {
+    "experimental.session.compacting": async (input) => {
+      if (input?.sessionID) compacting.set(input.sessionID, now() + 300_000)
+    },
+
+    event: async ({ event }) => {
+      if (event?.type === "session.compacted") compacting.delete(event.properties?.sessionID)
+    },
+
+    "experimental.chat.messages.transform": async (_input, output) => {
+      if (!config.hud) return
+      const started = performance.now()
+      const messages = /** @type {WithParts[]} */ (output?.messages ?? [])
+      const sessionID = sessionOf(messages)
+      if (!sessionID) return
+      const until = compacting.get(sessionID)
+      if (until !== undefined) {
+        if (now() < until) return
+        compacting.delete(sessionID)
+      }
+      if (!health.shouldCall(now())) {
+        checkHealth()
+        trace({ hook: "messages", sessionID, skipped: "daemon down", reason: health.reason, ms: performance.now() - started })
+        return
+      }
+      if (now() < noStoreUntil) return
+      const session = sessions.get(sessionID)
+      const input = hudInput(messages, config, session.pinned)
+      let derived
+      try {
+        derived = derive(input)
+      } catch (e) {
+        trace({ hook: "messages", sessionID, skipped: `derive failed: ${e}` })
+        return
+      }
+      if (!derived.query_expansion.length && !derived.entities.length) {
+        trace({ hook: "messages", sessionID, skipped: "nothing to ask", ms: performance.now() - started })
+        return
+      }
+      const body = {
+        query_expansion: derived.query_expansion,
+        entities: derived.entities,
+        pinned_memory_ids: session.pinned,
+        project_root: projectRoot,
+        max_memories: config.maxMemories,
+        max_new: config.maxNew,
+        token_budget: config.tokenBudget,
+      }
+      let result
+      try {
+        result = await request(config, "POST", "/retrieve", body, config.timeoutMs)
+      } catch (e) {
+        const noStore = e instanceof DaemonError && e.status === 404
+        if (noStore) noStoreUntil = now() + 60_000
+        const reason = noStore ? /** @type {DaemonError} */ (e).message : failed(e)
+        trace({ hook: "messages", sessionID, request: body, error: reason, ms: performance.now() - started })
+        return
+      }
+      if (health.ok(true)) log("info", "codememory daemon reachable again: memory injection resumed")
+      const memories = Array.isArray(result?.memories) ? result.memories : []
+      sessions.pin(sessionID, memories)
+      const text = formatHud(memories)
+      if (text) messages.push(hudMessage(messages, sessionID, text))
+      trace({
+        hook: "messages",
+        sessionID,
+        request: body,
+        surfaced: memories.map((/** @type {MemoryItem} */ m) => m.id),
+        injected: Boolean(text),
+        degraded: Boolean(result?.degraded),
+        ms: performance.now() - started,
+      })
+    },
+
+    "experimental.chat.system.transform": async (input, output) => {
+      if (!config.coldStart) return
+      const sessionID = input?.sessionID
+      if (!sessionID || !Array.isArray(output?.system)) return
+      if (output.system.some((s) => typeof s === "string" && s.startsWith(TITLE_PROMPT))) return
+      const session = sessions.get(sessionID)
+      if (!session.coldDone && health.shouldCall(now())) {
+        const started = performance.now()
+        try {
+          const result = await request(
+            config,
+            "POST",
+            "/memory/recent",
+            { project_root: projectRoot, limit: config.coldStartLimit, token_budget: config.coldStartTokens },
+            config.coldStartTimeoutMs,
+          )
+          session.cold = formatColdStart(result?.memories, { tools: toolsReady, total: result?.total })
+          session.coldDone = true
+          trace({ hook: "system", sessionID, cold: (result?.memories ?? []).map((/** @type {MemoryItem} */ m) => m.id), ms: performance.now() - started })
+        } catch (e) {
+          if (e instanceof DaemonError && e.status === 404) session.coldDone = true
+          else failed(e)
+          trace({ hook: "system", sessionID, error: String(e), ms: performance.now() - started })
+        }
+      } else if (!session.coldDone) {
+        checkHealth()
+      }
+      if (session.cold) output.system.push(session.cold)
+    },
+  }
+
+  let toolsReady = false
+  if (config.tools) {
+    const made = await recallTools(config, projectRoot)
+    if (made) {
+      hooks.tool = made
+      toolsReady = true
+    } else {
+      log("warn", "codememory: recall tools not registered (neither @opencode-ai/plugin nor zod could be imported)")
+    }
+  }
+  // Warm up at load, before the first LLM call: the daemon opens the project's store (its first query is the
+  // slow one) and this runtime's HTTP client gets ready. A daemon that is not there is flagged right away.
+  const ready = config.hud || config.coldStart ? prewarm() : Promise.resolve()
+  // Whatever goes wrong inside a hook, the LLM call goes on.
+  for (const name of /** @type {const} */ (["experimental.chat.messages.transform", "experimental.chat.system.transform"])) {
+    const inner = /** @type {(input: any, output: any) => Promise<void>} */ (hooks[name])
+    hooks[name] = async (input, output) => {
+      try {
+        await inner(input, output)
+      } catch (e) {
+        trace({ hook: name, error: `unexpected: ${e instanceof Error ? e.stack : e}` })
+      }
+    }
+  }
+  return Object.assign(hooks, { _state: { health, sessions, config, ready } })
+
+  async function prewarm() {
+    try {
+      // A retrieval that finds nothing (so no memory's access stats change) loads what retrieval needs.
+      const body = { query_expansion: [WARMUP_WORD], entities: [], project_root: projectRoot, max_memories: 1 }
+      await request(config, "POST", "/retrieve", body, config.coldStartTimeoutMs)
+      health.ok(true)
+    } catch (e) {
+      if (!(e instanceof DaemonError && e.status === 404)) failed(e)
+    }
+  }
+}
+
+/**
+ * The recall tools, or null when no zod is importable (OpenCode installs @opencode-ai/plugin, which brings
+ * zod, into `.opencode/node_modules` of every project with a plugin).
+ * @param {Config} config
+ * @param {string} projectRoot
+ * @returns {Promise<Record<string, ToolDefinition> | null>}
+ */
+async function recallTools(config, projectRoot) {
+  /** @type {any} */
+  let z = null
+  try {
+    z = (await import("@opencode-ai/plugin")).tool.schema
+  } catch {
+    try {
+      z = (await import("zod")).z
+    } catch {
+      return null
+    }
+  }
+  /** @param {string} path @param {Record<string, unknown>} body @param {string} directory */
+  const call = async (path, body, directory) => {
+    const result = await request(config, "POST", path, { project_root: config.projectRoot ?? directory ?? projectRoot, ...body }, config.toolTimeoutMs)
+    return JSON.stringify(result)
+  }
+  /** @param {Record<string, unknown>} args */
+  const defined = (args) => Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined && v !== null))
+  return {
+    memory_search: {
+      description:
+        "Search this project's memory (codememory): decisions, rejected alternatives, conventions, gotchas, " +
+        "preferences, facts and todos recorded by earlier sessions. Use it before choosing a library, pattern or " +
+        "approach the project may already have settled. Query syntax is grep-like: words must all match, OR, NOT, " +
+        '"exact phrase", prefix*; paths and symbols match literally. Returns {results: [{id, text, category, ' +
+        "importance, tags, created_at, source, match, score, why}], degraded, degraded_reason}.",
+      args: {
+        query: z.string().describe("What to look for: words, a path, an identifier, an error name."),
+        limit: z.number().int().min(1).max(50).optional().describe("Maximum results (default 5)."),
+        category: z.string().optional().describe("Only this category (or several, comma-separated)."),
+        tags: z.array(z.string()).optional().describe("Only memories with all these tags."),
+        entity: z.string().optional().describe("Only memories mentioning this library, tool, file or error name."),
+        after: z.string().optional().describe("ISO date or words ('2 weeks ago')."),
+        before: z.string().optional().describe("ISO date or words ('yesterday')."),
+        mode: z.enum(["hybrid", "lexical", "semantic"]).optional().describe("hybrid (default), lexical or semantic."),
+      },
+      async execute(/** @type {any} */ args, /** @type {any} */ ctx) {
+        return call("/memory/search", defined(args), ctx?.directory)
+      },
+    },
+    memory_get: {
+      description:
+        "Full records of project memories by id (from memory_search or the developer_context block): every field, " +
+        "links to related memories and the entities mentioned. Returns {memories: [...], missing: [ids]}.",
+      args: { ids: z.array(z.string()).min(1).max(20).describe("Memory ids, e.g. mem_1a2b3c4d (1 to 20).") },
+      async execute(/** @type {any} */ args, /** @type {any} */ ctx) {
+        return call("/memory/get", { ids: args.ids }, ctx?.directory)
+      },
+    },
+    memory_store: {
+      description:
+        "Save one durable piece of project knowledge for future sessions: a decision and its reason, a rejected " +
+        "alternative and why, a convention, a gotcha, a preference, a fact or a todo. Write it to be read without " +
+        "this conversation. Never store secrets. Returns {created, duplicate_of, duplicate_reason, embedded, links, memory}.",
+      args: {
+        text: z.string().describe("One self-contained statement with its reason."),
+        category: z.string().optional().describe("decision, rejected_alternative, convention, preference, gotcha, fact, todo, note."),
+        tags: z.array(z.string()).optional().describe("Short topic tags."),
+        importance: z.number().min(0).max(1).optional().describe("How much this matters, 0 to 1 (default 0.5)."),
+        expires: z.string().optional().describe("When it stops being true: ISO date or words ('in 2 weeks')."),
+        supersedes: z.array(z.string()).optional().describe("Ids of memories this one replaces."),
+      },
+      async execute(/** @type {any} */ args, /** @type {any} */ ctx) {
+        return call("/memory/store", { ...defined(args), entered_by: "opencode" }, ctx?.directory)
+      },
+    },
+  }
+}
+
+// -------------------------------------------------------------------------------------------- utils
+/** @param {string} s @param {number} n */
+export function clip(s, n) {
+  if (n <= 0) return ""
+  return s.length <= n ? s : s.slice(0, Math.max(0, n - 1)) + "…"
+}
+
+/** @param {string} s */
+function oneLine(s) {
+  return s.replace(/\s+/g, " ").trim()
+}
+
+/** @template T @param {T[]} items @returns {T[]} */
+function dedupe(items) {
+  const seen = new Set()
+  /** @type {T[]} */
+  const out = []
+  for (const x of items) {
+    const key = typeof x === "string" ? x.toLowerCase() : x
+    if (seen.has(key)) continue
+    seen.add(key)
+    out.push(x)
+  }
+  return out
+}
+
+/** @type {import("@opencode-ai/plugin").Plugin} */
+export const server = async (ctx, options) => createHooks(ctx, options)
+
+export default { id: PLUGIN_ID, server }

@@ -1,0 +1,197 @@
+"""The recall endpoints the OpenCode plugin's tools call: `POST /memory/search`, `/memory/get`, `/memory/store`
+and `/memory/recent` (the plugin's cold-start block).
+
+Each body names the project (`project_root`, an absolute path inside a project with a store, as for
+`/retrieve`). The results have the same shapes as the MCP tools of the same names (`codememory.mcp_server`),
+so an agent reading either gets the same JSON. Security (Host, Origin, bearer token, body size) is the
+server's middleware: every path here needs the token, exactly like `/retrieve`.
+"""
+
+from __future__ import annotations
+
+from itertools import zip_longest
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Security
+from fastapi.security import HTTPBearer
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..errors import NotFound
+from ..model import ID_RE, MAX_TEXT
+from ..retrieval import estimate_tokens
+from .state import DaemonState, StorePool
+
+MemoryId = Annotated[str, Field(pattern=ID_RE.pattern, description="A memory id: mem_ followed by 8 hex digits.")]
+ProjectRoot = Annotated[
+    str, Field(max_length=4096, description="Absolute path of the project (or a folder inside it) with a store.")
+]
+DEFAULT_ENTERED_BY = "opencode"
+
+
+class SearchBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    project_root: ProjectRoot
+    query: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
+    limit: Annotated[int, Field(ge=1, le=50)] = 5
+    category: Annotated[str | None, Field(max_length=400)] = None
+    tags: Annotated[list[Annotated[str, Field(max_length=100)]] | None, Field(max_length=20)] = None
+    entity: Annotated[str | None, Field(max_length=200)] = None
+    after: Annotated[str | None, Field(max_length=100)] = None
+    before: Annotated[str | None, Field(max_length=100)] = None
+    mode: Literal["hybrid", "lexical", "semantic"] = "hybrid"
+
+
+class GetBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    project_root: ProjectRoot
+    ids: Annotated[list[MemoryId], Field(min_length=1, max_length=20)]
+
+
+class StoreBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    project_root: ProjectRoot
+    text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
+    category: Annotated[str, Field(max_length=40)] = "note"
+    tags: Annotated[list[Annotated[str, Field(max_length=100)]], Field(max_length=20)] = Field(default_factory=list)
+    importance: Annotated[float, Field(ge=0, le=1)] = 0.5
+    expires: Annotated[str | None, Field(max_length=100)] = None
+    supersedes: Annotated[list[MemoryId], Field(max_length=20)] = Field(default_factory=list)
+    entered_by: Annotated[str, Field(min_length=1, max_length=100)] = DEFAULT_ENTERED_BY
+
+
+class RecentBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    project_root: ProjectRoot
+    limit: Annotated[int, Field(ge=1, le=50)] = 8
+    token_budget: Annotated[int, Field(ge=1, le=20_000)] = 400
+
+
+def why_line(explain: dict[str, Any]) -> str:
+    """One line from a search hit's score breakdown. The same text as `codememory.mcp_server._why` (kept
+    here so the daemon does not import the MCP SDK; tests/test_opencode_plugin.py checks they agree)."""
+    parts = []
+    if explain.get("bm25") is not None:
+        parts.append(f"bm25 {explain['bm25']:.3g}")
+    if explain.get("cosine") is not None:
+        parts.append(f"cosine {explain['cosine']:.2f}")
+    fuzzy = explain.get("fuzzy") or (explain if "similarity" in explain else None)
+    if fuzzy:
+        near = []
+        for term, info in fuzzy.get("terms", {}).items():
+            how = info.get("matched", "")
+            if how.startswith("typo:"):
+                near.append(f"{term}~{how[5:]}")
+            elif how == "substring":
+                near.append(f"{term} inside a word")
+        parts.append(f"fuzzy {fuzzy['similarity']:.2f}" + (f" ({'; '.join(near)})" if near else ""))
+    for key, label in (("context", "session context"), ("boost", "date/tag boost")):
+        if explain.get(key):
+            parts.append(f"{label} {explain[key]:+.2f}")
+    return ", ".join(parts)
+
+
+def create_router(state: DaemonState) -> APIRouter:
+    """The recall endpoints over the daemon's open stores (include with `app.include_router`)."""
+    bearer = HTTPBearer(auto_error=False, description="The per-install token (the middleware enforces it).")
+    router = APIRouter(prefix="/memory", tags=["memory"], dependencies=[Security(bearer)])
+
+    @router.post("/search")
+    def memory_search(body: SearchBody) -> dict[str, Any]:
+        """Search the project's memory with the grep-like syntax: the MCP tool memory_search's result,
+        `{results: [{id, text, category, importance, tags, created_at, source, match, score, why}], degraded,
+        degraded_reason}`, best first."""
+        with state.stores.use(StorePool.find_root(body.project_root)) as store:
+            result = store.search(
+                body.query,
+                limit=body.limit,
+                mode=body.mode,
+                touch=True,
+                category=body.category,
+                tags=body.tags,
+                entity=body.entity,
+                after=body.after,
+                before=body.before,
+            )
+        return {
+            "results": [
+                {
+                    "id": hit.memory.id,
+                    "text": hit.memory.text,
+                    "category": hit.memory.category,
+                    "importance": hit.memory.importance,
+                    "tags": hit.memory.tags,
+                    "created_at": hit.memory.created_at,
+                    "source": hit.memory.source,
+                    "match": hit.match,
+                    "score": round(hit.score, 6),
+                    "why": why_line(hit.explain),
+                }
+                for hit in result.hits
+            ],
+            "degraded": result.degraded,
+            "degraded_reason": result.degraded_reason,
+        }
+
+    @router.post("/get")
+    def memory_get(body: GetBody) -> dict[str, Any]:
+        """Full records with links and entities, as the MCP tool memory_get: `{memories, missing}`."""
+        found, missing = [], []
+        with state.stores.use(StorePool.find_root(body.project_root)) as store:
+            for memory_id in dict.fromkeys(body.ids):
+                try:
+                    record = store.get(memory_id)
+                except NotFound:
+                    missing.append(memory_id)
+                    continue
+                found.append({**record.to_dict(), **store.relations(memory_id)})
+        return {"memories": found, "missing": missing}
+
+    @router.post("/store")
+    def memory_store(body: StoreBody) -> dict[str, Any]:
+        """Store one memory, as the MCP tool memory_store: `{created, duplicate_of, duplicate_reason, embedded,
+        links, memory}` (a near-identical live memory is returned with created=false)."""
+        with state.stores.use(StorePool.find_root(body.project_root)) as store:
+            added = store.add(
+                body.text,
+                category=body.category,
+                tags=body.tags,
+                importance=body.importance,
+                expires=body.expires,
+                entered_by=body.entered_by,
+                supersedes=body.supersedes,
+            )
+        return added.to_dict()
+
+    @router.post("/recent")
+    def memory_recent(body: RecentBody) -> dict[str, Any]:
+        """For a session's cold start: the most important live memories, then the most recent ones, without
+        duplicates, within `token_budget` (estimated like /retrieve). `{memories: [{id, text, category,
+        importance, created_at}], tokens, total}`; `total` counts every live memory of the project."""
+        with state.stores.use(StorePool.find_root(body.project_root)) as store:
+            important = store.list(sort="importance", order="desc", limit=body.limit)
+            recent = store.list(sort="created", order="desc", limit=body.limit)
+            total = store.count()
+        chosen: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        budget = body.token_budget
+        # Alternate: the most important first, then the newest, so both kinds make it into a small budget.
+        for mem in (m for pair in zip_longest(important, recent) for m in pair if m is not None):
+            if mem.id in seen or len(chosen) >= body.limit:
+                continue
+            cost = estimate_tokens(mem.text)
+            if cost > budget:
+                continue
+            seen.add(mem.id)
+            budget -= cost
+            chosen.append(
+                {
+                    "id": mem.id,
+                    "text": mem.text,
+                    "category": mem.category,
+                    "importance": mem.importance,
+                    "created_at": mem.created_at,
+                }
+            )
+        return {"memories": chosen, "tokens": body.token_budget - budget, "total": total}
+
+    return router

@@ -1,0 +1,262 @@
+"""The OpenCode plugin end to end: the real `opencode` binary (with the plugin that `codememory init` copies
+into the project) talks to a scripted model, and the plugin to a real codememory daemon (isolated HOME and
+XDG folders, port 0) over a real store. The plugin finds the daemon as users' plugins do: daemon.json and the
+token in $XDG_STATE_HOME/codememory/ (OpenCode's XDG_STATE_HOME is the daemon's here).
+
+Also runs the plugin's Node unit tests (`npm test` in integrations/opencode), and checks the daemon's recall
+endpoints (/memory/search, /memory/get, /memory/store, /memory/recent) against the MCP tools' shapes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+import sqlite3
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codememory import Store
+from codememory.daemon.recall_api import why_line
+from support.opencode import OPENCODE_DIR, OpenCodeHome, OpenCodeMissing, make_git_project, opencode_bin
+from support.scripted_llm import Reply, Script, ScriptedLLM, ToolCallSpec, is_title_request, message_text
+from test_daemon import Daemon, codememory, isolated_env, spawn
+
+HTTPX = "The webhook worker must call partner APIs with httpx and a 10 second timeout, never with requests"
+DEPLOY = "Deploys happen on Tuesdays after the billing batch finishes"
+PROMPT = "Add retries to the webhook worker's partner API calls"
+HUD_OPEN, HUD_CLOSE = "<developer_context>", "</developer_context>"
+COLD_OPEN = "<project_memory>"
+STORED = "Webhook retries use exponential backoff capped at five attempts"
+
+
+class Switch:
+    """The scripted model's handler; each test sets `script`."""
+
+    def __init__(self) -> None:
+        self.script = Script([])
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        return self.script(body)
+
+
+class TracingHome(OpenCodeHome):
+    """OpenCode whose codememory plugin appends a JSON line per hook call to `trace`."""
+
+    def __init__(self, home: Path, base_url: str, trace: Path) -> None:
+        self.trace = trace
+        super().__init__(home, base_url)
+
+    def env(self) -> dict[str, str]:
+        return {**super().env(), "CODEMEMORY_PLUGIN_TRACE": str(self.trace)}
+
+    def entries(self, session: str | None = None) -> list[dict[str, Any]]:
+        if not self.trace.exists():
+            return []
+        lines = [json.loads(line) for line in self.trace.read_text().splitlines() if line.strip()]
+        return [e for e in lines if session is None or e.get("sessionID") == session]
+
+
+@dataclass
+class World:
+    oc: TracingHome
+    llm: ScriptedLLM
+    model: Switch
+    project: Path
+    daemon: Daemon
+    ids: list[str]
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    try:
+        opencode_bin()
+    except OpenCodeMissing as exc:
+        pytest.fail(str(exc))
+    base = tmp_path_factory.mktemp("plugin")
+    model = Switch()
+    with ScriptedLLM(model) as llm:
+        oc = TracingHome(base / "home", llm.base_url, base / "trace.jsonl")
+        env = isolated_env(base / "daemon", XDG_STATE_HOME=str(oc.home / ".local" / "state"))
+        project = make_git_project(base / "project")
+        out = codememory(env, "--project", project, "init", "--assistants", "opencode", "--no-global", "--json")
+        assert any(
+            s["file"] == ".opencode/plugin/codememory.js" and s["action"] == "added" for s in json.loads(out)["steps"]
+        )
+        ids = [
+            codememory(env, "--project", project, "store", text, "--category", "decision", "--quiet").strip()
+            for text in (HTTPX, DEPLOY)
+        ]
+        daemon = spawn(env)
+        try:
+            yield World(oc, llm, model, project, daemon, ids)
+        finally:
+            daemon.terminate()
+
+
+def conversation(llm: ScriptedLLM, start: int) -> list[dict[str, Any]]:
+    return [r for r in llm.requests[start:] if not is_title_request(r)]
+
+
+def hud_of(request: dict[str, Any]) -> str | None:
+    """The text of the request's last message when it is our HUD (it must be the tail)."""
+    last = request["messages"][-1]
+    text = message_text(last)
+    return text if last["role"] == "user" and text.startswith(HUD_OPEN) else None
+
+
+def system_text(request: dict[str, Any]) -> str:
+    return "\n".join(message_text(m) for m in request["messages"] if m["role"] == "system")
+
+
+def db_texts(db: Path, session: str) -> str:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        rows = conn.execute("SELECT data FROM message WHERE session_id = ?", (session,)).fetchall()
+        rows += conn.execute("SELECT data FROM part WHERE session_id = ?", (session,)).fetchall()
+    finally:
+        conn.close()
+    assert rows
+    return "\n".join(r[0] for r in rows)
+
+
+# ------------------------------------------------------------------------------------------- tests
+def test_node_unit_tests_pass() -> None:
+    npm = shutil.which("npm")
+    assert npm, "npm (Node.js 20+) is needed for the plugin's unit tests"
+    done = subprocess.run(
+        [npm, "test", "--prefix", str(OPENCODE_DIR)], capture_output=True, text=True, timeout=180, check=False
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "# fail 0" in done.stdout
+
+
+def test_plugin_typechecks_against_opencode_plugin_types() -> None:
+    tsc = OPENCODE_DIR / "node_modules" / ".bin" / "tsc"
+    assert tsc.exists(), f"TypeScript is not installed: run `npm ci --prefix {OPENCODE_DIR}`"
+    done = subprocess.run(
+        [str(tsc), "-p", str(OPENCODE_DIR / "tsconfig.json")], capture_output=True, text=True, timeout=180, check=False
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+
+
+def test_memories_reach_the_model_each_call_pinned_and_never_the_database(world: World) -> None:
+    """One session, three LLM calls (two tool calls: the plugin's memory_search and memory_store)."""
+    start = len(world.llm.requests)
+    world.model.script = Script(
+        [
+            Reply(tool_calls=[ToolCallSpec("memory_search", {"query": "webhook httpx"})]),
+            Reply(tool_calls=[ToolCallSpec("memory_store", {"text": STORED, "category": "decision"})]),
+            Reply("Retries added."),
+        ]
+    )
+    result = world.oc.run(world.project, PROMPT, timeout=180)
+    session = result.session_id
+    assert session
+    calls = conversation(world.llm, start)
+    assert len(calls) == 3
+
+    # Every call carries the HUD as the last message, with the related memory.
+    huds = [hud_of(r) for r in calls]
+    assert all(huds), [r["messages"][-1] for r in calls]
+    for hud in huds:
+        assert hud is not None and hud.endswith(HUD_CLOSE)
+        assert world.ids[0] in hud and HTTPX in hud
+    # ... never in the system prompt, which has the cold-start block instead (same on every call).
+    systems = [system_text(r) for r in calls]
+    assert all(HUD_OPEN not in s for s in systems)
+    assert COLD_OPEN in systems[0] and HTTPX in systems[0] and "memory_search" in systems[0]
+    assert systems[0] == systems[1] == systems[2]
+    # The title request gets neither.
+    titles = [r for r in world.llm.requests[start:] if is_title_request(r)]
+    assert all(HUD_OPEN not in json.dumps(t) and COLD_OPEN not in json.dumps(t) for t in titles)
+
+    # Pinned: each call sends the ids the previous call surfaced.
+    sent = [e for e in world.oc.entries(session) if e["hook"] == "messages" and "request" in e]
+    assert len(sent) >= 3
+    assert sent[0]["request"]["pinned_memory_ids"] == []
+    assert world.ids[0] in sent[0]["surfaced"]
+    for before, after in itertools.pairwise(sent):
+        assert after["request"]["pinned_memory_ids"] == before["surfaced"]
+    assert sent[0]["request"]["project_root"] == str(world.project)
+    assert "webhook" in " ".join(sent[0]["request"]["query_expansion"]).lower()
+
+    # The recall tools answered from the daemon with the MCP shapes.
+    tool_results = [m for m in calls[1]["messages"] if m["role"] == "tool"]
+    found = json.loads(message_text(tool_results[-1]))
+    assert {"results", "degraded", "degraded_reason"} <= set(found)
+    assert found["results"][0]["id"] == world.ids[0]
+    stored = json.loads(message_text([m for m in calls[2]["messages"] if m["role"] == "tool"][-1]))
+    assert stored["created"] is True and stored["memory"]["text"] == STORED
+    assert stored["memory"]["entered_by"] == "opencode"
+    with Store.open(world.project) as store:
+        assert store.get(stored["memory"]["id"], touch=False).text == STORED
+
+    # OpenCode's own transcript has neither block.
+    saved = db_texts(result.db_path, session)
+    assert PROMPT in saved
+    assert HUD_OPEN not in saved and COLD_OPEN not in saved
+
+
+def test_recall_endpoints_need_the_token_and_match_the_mcp_shapes(world: World) -> None:
+    from codememory.mcp_server import _why
+
+    client = world.daemon.client()
+    root = str(world.project)
+    resp = world.daemon.client(token="").request("POST", "/memory/search", {"project_root": root, "query": "x"})
+    assert resp.status == 401
+    hits = client.request("POST", "/memory/search", {"project_root": root, "query": "Tuesdays billing"}).data
+    assert [h["id"] for h in hits["results"]] == [world.ids[1]]
+    assert set(hits["results"][0]) == {
+        "id", "text", "category", "importance", "tags", "created_at", "source", "match", "score", "why",
+    }  # fmt: skip
+    got = client.request("POST", "/memory/get", {"project_root": root, "ids": [world.ids[0], "mem_00000000"]}).data
+    assert got["missing"] == ["mem_00000000"] and got["memories"][0]["id"] == world.ids[0]
+    assert {"links", "entities", "entered_by"} <= set(got["memories"][0])
+    bad = client.request("POST", "/memory/get", {"project_root": root, "ids": ["nope"]})
+    assert bad.status == 422
+    recent = client.request("POST", "/memory/recent", {"project_root": root, "limit": 2, "token_budget": 400}).data
+    assert len(recent["memories"]) == 2 and recent["total"] >= 2 and 0 < recent["tokens"] <= 400
+    tiny = client.request("POST", "/memory/recent", {"project_root": root, "token_budget": 5}).data
+    assert tiny["memories"] == [] and tiny["tokens"] == 0
+    missing = client.request("POST", "/memory/search", {"project_root": "/", "query": "x"})
+    assert missing.status == 404
+    for explain in (
+        {"bm25": 4.2123, "cosine": 0.634},
+        {"similarity": 0.8, "terms": {"webhok": {"matched": "typo:webhook"}, "ook": {"matched": "substring"}}},
+        {"bm25": 1.0, "context": 0.2, "boost": -0.1},
+        {},
+    ):
+        assert why_line(explain) == _why(explain)
+
+
+def test_daemon_down_the_session_completes_without_memory(world: World) -> None:
+    """Runs last: the daemon is killed (daemon.json stays behind, the port refuses connections)."""
+    world.daemon.proc.kill()
+    world.daemon.proc.wait(timeout=10)
+    start = len(world.llm.requests)
+    world.model.script = Script(
+        [Reply(tool_calls=[ToolCallSpec("read", {"filePath": str(world.project / "README.md")})]), Reply("Done.")]
+    )
+    result = world.oc.run(world.project, PROMPT, timeout=180)
+    assert result.returncode == 0 and result.session_id
+    calls = conversation(world.llm, start)
+    assert len(calls) == 2
+    for request in calls:
+        assert HUD_OPEN not in json.dumps(request)
+        assert COLD_OPEN not in system_text(request)
+    entries = world.oc.entries(result.session_id)
+    messages = [e for e in entries if e["hook"] == "messages"]
+    assert messages and all("surfaced" not in e for e in messages)
+    assert any("error" in e or e.get("skipped") == "daemon down" for e in messages)
+    # The flag is raised loudly: a warning in OpenCode's log.
+    logs = "".join(p.read_text() for p in (world.oc.data_dir / "log").glob("*.log"))
+    assert "codememory daemon unavailable, memory injection paused" in logs
+    # Once flagged, a call skips the daemon: no I/O, well under 5 ms.
+    skipped = [e["ms"] for e in messages if e.get("skipped") == "daemon down"]
+    assert skipped and max(skipped) < 5, skipped
