@@ -508,7 +508,7 @@ def test_without_a_git_binary_checkpoints_still_work(
 
 
 # tables of migrations after 4, dropped too so the upgrade can recreate them
-LATER_TABLES = ("captured_turns", "capture_cursors", "extractions", "llm_spend")
+LATER_TABLES = ("captured_turns", "capture_cursors", "extractions", "llm_spend", "raw_events", "injections")
 
 
 def test_migration_4_upgrades_a_version_3_store(project: Path) -> None:

@@ -283,4 +283,50 @@ CREATE INDEX llm_spend_session ON llm_spend(session_id) WHERE session_id IS NOT 
     )
 )
 
+MIGRATIONS.append(
+    (
+        6,
+        "live capture and visibility: the raw-event queue, the injection ledger",
+        """
+-- Raw events streamed by an assistant plugin (POST /api/raw-events), accepted durably before they are
+-- processed. (source, event_id) is unique: a replayed batch, or an event also seen by the database
+-- poller under the same id, is stored once. payload is scrubbed JSON. processed_at is set when the
+-- flush worker has turned the event into captured turns; attempts/error record failed tries.
+CREATE TABLE raw_events (
+    id           INTEGER PRIMARY KEY,
+    source       TEXT NOT NULL,
+    session_id   TEXT NOT NULL,
+    event_id     TEXT NOT NULL,
+    kind         TEXT NOT NULL,
+    at           TEXT NOT NULL,
+    payload      TEXT NOT NULL,
+    batch_id     TEXT,
+    received_at  TEXT NOT NULL,
+    processed_at TEXT,
+    attempts     INTEGER NOT NULL DEFAULT 0,
+    error        TEXT,
+    UNIQUE (source, event_id)
+);
+CREATE INDEX raw_events_pending ON raw_events(source, session_id, id) WHERE processed_at IS NULL;
+
+-- What proactive retrieval put in front of a model: one row per injection (a /retrieve call that
+-- returned memories, or a cold-start block), for `codememory explain`. memories is JSON
+-- [{id, why, tokens}]; query is the scrubbed query expansion.
+CREATE TABLE injections (
+    id         INTEGER PRIMARY KEY,
+    at         TEXT NOT NULL,
+    source     TEXT NOT NULL,
+    session_id TEXT,
+    kind       TEXT NOT NULL,
+    query      TEXT NOT NULL DEFAULT '',
+    memories   TEXT NOT NULL,
+    tokens     INTEGER NOT NULL DEFAULT 0,
+    degraded   INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX injections_session ON injections(session_id, id);
+""",
+        None,
+    )
+)
+
 LATEST = MIGRATIONS[-1][0]
