@@ -23,9 +23,11 @@ def _no_ambient_project(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(autouse=True)
 def _no_user_config(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """`codememory init` writes the global registry and Codex's config.toml: never the developer's real ones."""
+    """`codememory init` writes the global registry and Codex's config.toml: never the developer's real ones;
+    and a daemon the developer runs (its daemon.json and token in the state folder) is never found."""
     home = tmp_path_factory.mktemp("user")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))
     monkeypatch.setenv("CODEX_HOME", str(home / "codex"))
 
 

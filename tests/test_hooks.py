@@ -137,6 +137,39 @@ def test_journaled_files_join_git_in_the_closed_session(project: Path, tmp_path:
     assert "src/app.py" in markdown
 
 
+def test_prompt_hooks_are_answered_by_a_running_daemon(project: Path, tmp_path: Path) -> None:
+    """With a daemon up, UserPromptSubmit is forwarded to it: the hook process here has a broken user
+    config, so only the daemon (with a good one) can answer; without the daemon the hook fails open."""
+    from test_daemon import isolated_env, spawn
+
+    daemon_env = isolated_env(tmp_path / "d")
+    daemon = spawn(daemon_env)
+    try:
+        broken = tmp_path / "broken-config"
+        (broken / "codememory").mkdir(parents=True)
+        (broken / "codememory" / "config.toml").write_text("[no_such_section]\n")
+        env = {**daemon_env, "XDG_CONFIG_HOME": str(broken)}
+        prompt = payload("claude_UserPromptSubmit.json", project)
+
+        def run_hook(**extra: str) -> str:
+            done = subprocess.run(
+                [str(HOOK), "claude", "UserPromptSubmit"],
+                input=prompt,
+                capture_output=True,
+                text=True,
+                timeout=30,
+                env={**env, **extra},
+            )
+            assert done.returncode == 0, done.stderr
+            return done.stdout
+
+        assert "deploy-staging" in context(run_hook(), "UserPromptSubmit")
+        assert run_hook(CODEMEMORY_HOOK_NO_DAEMON="1") == ""
+    finally:
+        assert daemon.terminate() == 0
+    assert run_hook() == ""  # daemon gone: the hook runs here (and fails open on the broken config)
+
+
 def test_codex_events(project: Path, tmp_path: Path) -> None:
     transcript = tmp_path / "rollout.jsonl"
     transcript.write_text(payload("codex_transcript.jsonl", project))

@@ -35,6 +35,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import __version__
 from ..errors import CodememoryError, InvalidInput, NotFound, StoreNotFound, StoreUnusable
+from .hook_api import create_router as create_hook_router
 from .recall_api import create_router as create_recall_router
 from .state import DaemonState, StorePool
 
@@ -431,4 +432,5 @@ def create_app(state: DaemonState) -> FastAPI:
         return result
 
     app.include_router(create_recall_router(state))
+    app.include_router(create_hook_router())
     return app
