@@ -29,9 +29,9 @@ from codememory.api import Store
 from codememory.capture.daily_log import find_anchors
 from codememory.project import store_dir
 from codememory.store.capture import CaptureTables
+from support.daemon import isolated_env, spawn, wait_for
 from support.opencode import MODEL, PROVIDER, OpenCodeHome, OpenCodeMissing, make_git_project, opencode_bin
 from support.scripted_llm import Reply, Script, ScriptedLLM, ToolCallSpec, is_title_request
-from test_daemon import isolated_env, spawn, wait_for
 from test_privacy import CORPUS, SECRETS
 
 CODEMEMORY = str(Path(sys.executable).with_name("codememory"))

@@ -23,9 +23,9 @@ import pytest
 
 from codememory import Store
 from codememory.daemon.recall_api import why_line
+from support.daemon import Daemon, codememory, isolated_env, spawn
 from support.opencode import OPENCODE_DIR, OpenCodeHome, OpenCodeMissing, make_git_project, opencode_bin
 from support.scripted_llm import Reply, Script, ScriptedLLM, ToolCallSpec, is_title_request, message_text
-from test_daemon import Daemon, codememory, isolated_env, spawn
 
 HTTPX = "The webhook worker must call partner APIs with httpx and a 10 second timeout, never with requests"
 DEPLOY = "Deploys happen on Tuesdays after the billing batch finishes"
