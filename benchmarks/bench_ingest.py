@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -45,6 +44,7 @@ from codememory.capture.opencode_db import OpenCodeDB  # noqa: E402
 from codememory.dates import from_iso  # noqa: E402
 from codememory.extract import OpenAICompatible, extract_session  # noqa: E402
 from codememory.store.capture import CaptureTables  # noqa: E402
+from support.daemon import isolated_env  # noqa: E402
 from support.opencode import OpenCodeHome, make_git_project  # noqa: E402
 from support.scripted_llm import Reply, Script, ScriptedLLM, ToolCallSpec, is_title_request  # noqa: E402
 
@@ -58,17 +58,7 @@ def pct(values: list[float], q: float) -> float:
 
 
 def env_for(base: Path, db: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CODEMEMORY_", "XDG_"))}
-    env.update(
-        HOME=str(base / "home"),
-        XDG_CONFIG_HOME=str(base / "config"),
-        XDG_STATE_HOME=str(base / "state"),
-        XDG_DATA_HOME=str(base / "data"),
-        OPENCODE_DB=str(db),
-        CODEMEMORY_EMBEDDING_PROVIDER="none",
-        CODEMEMORY_NO_SERVICE_MANAGER="1",
-    )
-    return env
+    return isolated_env(base, OPENCODE_DB=str(db))
 
 
 # ------------------------------------------------------------------------------------- capture lag

@@ -28,6 +28,7 @@ from mcp.types import Implementation
 
 from codememory import Store
 from codememory.mcp_http import DEFAULT_PORT
+from support.daemon import isolated_env as daemon_env
 
 T = TypeVar("T")
 MAX_BODY = 20_000
@@ -47,19 +48,7 @@ MCP_ACCEPT = "application/json, text/event-stream"
 
 # ------------------------------------------------------------------------------------------- helpers
 def isolated_env(base: Path) -> dict[str, str]:
-    """An environment that may touch nothing outside `base` (as in test_daemon.py)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CODEMEMORY_", "XDG_"))}
-    env.update(
-        HOME=str(base / "home"),
-        XDG_CONFIG_HOME=str(base / "config"),
-        XDG_STATE_HOME=str(base / "state"),
-        XDG_DATA_HOME=str(base / "data"),
-        CODEMEMORY_EMBEDDING_PROVIDER="none",
-        CODEMEMORY_NO_SERVICE_MANAGER="1",
-        CODEMEMORY_DAEMON_MAX_BODY_BYTES=str(MAX_BODY),
-    )
-    (base / "home").mkdir(parents=True, exist_ok=True)
-    return env
+    return daemon_env(base, CODEMEMORY_DAEMON_MAX_BODY_BYTES=str(MAX_BODY))
 
 
 def token_file(env: dict[str, str]) -> Path:

@@ -31,7 +31,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp
 
 from .config import Config, load_config
-from .daemon.lifecycle import load_or_create_token
+from .daemon.lifecycle import DaemonError, listen_loopback, load_or_create_token
 from .daemon.server import SecurityMiddleware
 from .daemon.state import DaemonState
 from .errors import CodememoryError
@@ -64,20 +64,10 @@ class _QuietSessionClose(logging.Filter):
 
 def bind(port: int) -> socket.socket:
     """A listening TCP socket on 127.0.0.1:`port` (0: any free port). Raises McpHttpError (one line)."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
-        if os.name == "posix":  # rebind at once after a restart (old connections in TIME_WAIT)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((HOST, port))
-        sock.listen(128)
-    except OSError as exc:
-        sock.close()
-        raise McpHttpError(
-            f"cannot listen on {HOST}:{port}: {exc.strerror or exc} (is another program using the port? "
-            "pass --port N, or --port 0 for any free port)"
-        ) from None
-    sock.set_inheritable(False)
-    return sock
+        return listen_loopback(port, "pass --port N, or --port 0 for any free port")
+    except DaemonError as exc:
+        raise McpHttpError(str(exc)) from None
 
 
 def transport_security(port: int) -> TransportSecuritySettings:

@@ -306,6 +306,12 @@ def default_tasks() -> list[Task]:
 
 
 def _bind(port: int) -> socket.socket:
+    return listen_loopback(port, "set [daemon] port in the user config.toml or pass --port")
+
+
+def listen_loopback(port: int, hint: str) -> socket.socket:
+    """A listening TCP socket on 127.0.0.1:`port` (0: any free port); DaemonError (one line, ending with
+    `hint`) when the port cannot be had."""
     # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets whose proto says TCP; without it every
     # keep-alive response waits ~40 ms (Nagle + delayed ACK: uvicorn writes headers and body separately).
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -317,8 +323,7 @@ def _bind(port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         raise DaemonError(
-            f"cannot listen on {HOST}:{port}: {exc.strerror or exc} (is another program using the port? "
-            "set [daemon] port in the user config.toml or pass --port)"
+            f"cannot listen on {HOST}:{port}: {exc.strerror or exc} (is another program using the port? {hint})"
         ) from None
     sock.set_inheritable(False)
     return sock
