@@ -269,3 +269,19 @@ def test_secrets_never_reach_the_store_files(project: Path, cm: Invoke, tmp_path
                 assert found == 0, (table, secret[:12])
     finally:
         db.close()
+
+
+def test_tags_entered_by_and_rebuilt_session_markdown_are_scrubbed(tmp_path: Path) -> None:
+    """Fields besides the text: a tag that is a secret is dropped, entered_by is redacted, and session
+    markdown read back by `sessions rebuild` (it may come from an untrusted commit) is scrubbed too."""
+    token, key, password = SECRETS[6], SECRETS[0], SECRETS[26]  # ghp_…, sk-…, DB_PASSWORD value
+    store, _ = Store.init(tmp_path)
+    with store:
+        added = store.add("Deploys go through the staging gate.", tags=["deploy", token], entered_by=f"bot {key}")
+        assert added.memory.tags == ["deploy"] and key not in (added.memory.entered_by or "")
+        result = store.checkpoint(tool="claude-code", slug="gate", goal="Harden the staging gate")
+        markdown = Path(result["markdown_path"])
+        markdown.write_text(markdown.read_text() + f"\nDB_PASSWORD={password}\n")
+        store.rebuild_sessions()
+    blob = b"".join(p.read_bytes() for p in (tmp_path / ".codememory").rglob("*") if p.is_file() and p.suffix != ".md")
+    assert all(s.encode() not in blob for s in (token, key, password))

@@ -214,6 +214,10 @@ class Store:
             raise InvalidInput("memory text is empty after removing private spans and secrets")
         text = validate_text(text)  # a redaction marker can be longer than the secret it replaces
         source = scrub(source) if source else None
+        entered_by = scrub(entered_by) if entered_by else None
+        if tags is not None:  # a tag that looks like a secret is dropped, not stored redacted
+            items = tags.split(",") if isinstance(tags, str) else list(tags)
+            tags = [t for t in items if scrub(t) == t]
         now = now_iso()
         expires_at = _when(expires, "expires")
         if expires_at is not None and expires_at <= now:

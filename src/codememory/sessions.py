@@ -685,7 +685,8 @@ class Sessions:
         for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
             relative = f"sessions/{path.name}"
             try:
-                record = parse(path.read_text(encoding="utf-8"), relative)
+                # the markdown may come from a commit (untrusted): scrubbed like anything else stored
+                record = parse(scrub(path.read_text(encoding="utf-8")), relative)
             except (InvalidInput, OSError, UnicodeDecodeError) as exc:
                 errors.append({"file": str(path), "error": str(exc)})
                 continue
