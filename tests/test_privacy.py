@@ -281,7 +281,9 @@ def test_tags_entered_by_and_rebuilt_session_markdown_are_scrubbed(tmp_path: Pat
         assert added.memory.tags == ["deploy"] and key not in (added.memory.entered_by or "")
         result = store.checkpoint(tool="claude-code", slug="gate", goal="Harden the staging gate")
         markdown = Path(result["markdown_path"])
-        markdown.write_text(markdown.read_text() + f"\nDB_PASSWORD={password}\n")
+        text = markdown.read_text()
+        assert "Harden the staging gate" in text
+        markdown.write_text(text.replace("Harden the staging gate", f"Harden the gate, DB_PASSWORD={password}"))
         store.rebuild_sessions()
     blob = b"".join(p.read_bytes() for p in (tmp_path / ".codememory").rglob("*") if p.is_file() and p.suffix != ".md")
     assert all(s.encode() not in blob for s in (token, key, password))
