@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import sqlite3
 from pathlib import Path
@@ -223,3 +224,33 @@ def test_bulk_import_indexes_and_tags_every_row(tmp_path: Path) -> None:
         assert conn.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH 'widgets'").fetchone()[0] == 500
         assert store.count(tags="bulk,t1") == len([i for i in range(500) if i % 3 == 1])
         assert store.get("mem_00000007").tags == ["bulk", "t1"]
+
+
+def test_export_import_keeps_links(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    src, _ = Store.init(tmp_path / "a")
+    with src:
+        old = src.add("Retries use a fixed 1 s delay.").memory.id
+        new = src.add("Retries back off exponentially, capped at 30 s.").memory.id
+        src.link(new, old, "supersedes")
+        other = src.add("The payment worker retries five times.").memory.id
+        src.link(other, new, "refines")
+        dump = tmp_path / "dump.jsonl"
+        src.export(dump)
+    lines = [json.loads(line) for line in dump.read_text().splitlines()]
+    assert {(r["id"], link["to"], link["type"]) for r in lines for link in r.get("links", [])} == {
+        (new, old, "supersedes"),
+        (other, new, "refines"),
+    }
+    dst, _ = Store.init(tmp_path / "b")
+    with dst:
+        dst.import_(dump)
+        dst.import_(dump)  # again: nothing changes
+        out = {(d, i, t) for d, i, t, _ in dst.db.links_of(dst.db.pk_of(new) or 0)}
+        assert out == {("out", old, "supersedes"), ("in", other, "refines")}
+        assert dst.get(old).superseded_by == new
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"text": "x", "links": [{"to": old, "type": "likes"}]}) + "\n")
+    with Store.open(tmp_path / "b") as store, pytest.raises(InvalidInput, match="unknown link type"):
+        store.import_(bad)

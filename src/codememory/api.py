@@ -17,6 +17,7 @@ from .dates import now_iso, now_utc, parse_when, to_iso
 from .errors import InvalidInput, NotFound
 from .model import (
     ID_RE,
+    LINK_TYPES,
     Memory,
     new_memory_id,
     normalize_tags,
@@ -141,9 +142,6 @@ def _check_ids(ids: Sequence[str]) -> list[str]:
     if bad:
         raise InvalidInput(f"not a memory id (expected mem_ and 8 hex digits): {', '.join(bad)}")
     return list(dict.fromkeys(ids))
-
-
-LINK_TYPES = ("corroborates", "conflicts", "supersedes", "refines", "contextualizes")
 
 
 class Store:
@@ -581,17 +579,18 @@ class Store:
     # ---------------------------------------------------------- import/export
     def export(self, dest: str | os.PathLike[str] | IO[str]) -> int:
         """Write every memory as JSON Lines to a path ('-' for stdout) or an open text file."""
+        links = self.db.outgoing_links()
         if isinstance(dest, str) and dest == "-":
-            return write_jsonl(self.db.iter_all(), sys.stdout)
+            return write_jsonl(self.db.iter_all(), sys.stdout, links)
         if not isinstance(dest, (str, os.PathLike)):
-            return write_jsonl(self.db.iter_all(), dest)
+            return write_jsonl(self.db.iter_all(), dest, links)
         path = Path(dest)
         if path.is_dir():
             raise InvalidInput(f"{path} is a directory; give a file name")
         tmp = path.with_name(path.name + ".tmp")
         try:
             with tmp.open("w", encoding="utf-8") as out:
-                count = write_jsonl(self.db.iter_all(), out)
+                count = write_jsonl(self.db.iter_all(), out, links)
             tmp.replace(path)
         except OSError as exc:
             tmp.unlink(missing_ok=True)
@@ -641,7 +640,14 @@ class Store:
             fresh.append(mem)
         report.added = self.db.insert_many(fresh)
         self._index_new(fresh)
+        self._import_links(parsed.links)
         return report
+
+    def _import_links(self, links: Sequence[tuple[str, str, str, float | None]]) -> None:
+        """The exported links whose two memories are both in the store now (re-importing changes nothing)."""
+        pks = dict(self.db.get_pk_map([i for a, b, _, _ in links for i in (a, b)]))
+        rows = [(pks[a], pks[b], kind, score) for a, b, kind, score in links if a in pks and b in pks]
+        self.db.add_links(rows, now_iso())
 
     def _index_new(self, memories: Sequence[Memory]) -> None:
         """Entities and (when an embedder works) vectors for freshly imported memories."""

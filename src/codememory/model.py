@@ -133,3 +133,7 @@ class Memory:
             "archived": self.archived,
             "superseded_by": self.superseded_by,
         }
+
+
+# How one memory relates to another (memory_links.link_type).
+LINK_TYPES = ("corroborates", "conflicts", "supersedes", "refines", "contextualizes")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -11,6 +11,7 @@ from .dates import canonical_iso, now_iso
 from .errors import InvalidInput
 from .model import (
     ID_RE,
+    LINK_TYPES,
     Memory,
     new_memory_id,
     normalize_tags,
@@ -35,14 +36,40 @@ class ParsedImport:
     memories: list[Memory] = field(default_factory=list)
     errors: list[LineError] = field(default_factory=list)
     id_given: set[str] = field(default_factory=set)
+    links: list[tuple[str, str, str, float | None]] = field(default_factory=list)  # (from, to, type, score)
 
 
-def write_jsonl(memories: Iterable[Memory], out: IO[str]) -> int:
+def write_jsonl(
+    memories: Iterable[Memory], out: IO[str], links: Mapping[str, list[dict[str, Any]]] | None = None
+) -> int:
+    """One JSON object a line; `links` (memory id -> its outgoing links) adds a "links" key where present."""
     count = 0
     for mem in memories:
-        out.write(json.dumps(mem.to_dict(), ensure_ascii=False) + "\n")
+        obj = mem.to_dict()
+        if links and links.get(mem.id):
+            obj["links"] = links[mem.id]
+        out.write(json.dumps(obj, ensure_ascii=False) + "\n")
         count += 1
     return count
+
+
+def _links(obj: dict[str, Any], from_id: str) -> list[tuple[str, str, str, float | None]]:
+    raw = obj.get("links") or []
+    if not isinstance(raw, list):
+        raise InvalidInput("links must be a list of {to, type, score}")
+    out: list[tuple[str, str, str, float | None]] = []
+    for link in raw:
+        if not isinstance(link, dict):
+            raise InvalidInput("links must be a list of {to, type, score}")
+        to, kind, score = link.get("to"), link.get("type"), link.get("score")
+        if not isinstance(to, str) or not ID_RE.match(to):
+            raise InvalidInput(f"a link's 'to' must be a memory id, got {to!r}")
+        if kind not in LINK_TYPES:
+            raise InvalidInput(f"unknown link type {kind!r}; choose one of: {', '.join(LINK_TYPES)}")
+        if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
+            raise InvalidInput("a link's score must be a number or null")
+        out.append((from_id, to, kind, None if score is None else float(score)))
+    return out
 
 
 def _timestamp(obj: dict[str, Any], key: str, required: bool, default: str | None = None) -> str | None:
@@ -120,10 +147,12 @@ def parse_jsonl(lines: Iterable[str]) -> ParsedImport:
             continue
         try:
             mem, given = memory_from_dict(obj)
+            links = _links(obj, mem.id)
         except InvalidInput as exc:
             result.errors.append(LineError(number, str(exc)))
             continue
         result.memories.append(mem)
+        result.links += links
         if given:
             result.id_given.add(mem.id)
     return result

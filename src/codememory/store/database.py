@@ -600,6 +600,17 @@ class Database:
                     (new_id, now, *chunk),
                 )
 
+    def outgoing_links(self) -> dict[str, list[dict[str, Any]]]:
+        """Every link, by the id of the memory it starts from: {id: [{to, type, score}]} (export)."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        rows = self.conn.execute(
+            "SELECT a.id, b.id, l.link_type, l.score FROM memory_links l "
+            "JOIN memories a ON a.pk = l.memory_pk JOIN memories b ON b.pk = l.linked_pk ORDER BY a.pk, b.pk"
+        )
+        for from_id, to_id, kind, score in rows:
+            out.setdefault(from_id, []).append({"to": to_id, "type": kind, "score": score})
+        return out
+
     def links_of(self, pk: int) -> list[tuple[str, str, str, float | None]]:
         """(direction 'out'|'in', other memory id, link type, score) for one memory."""
         rows = self.conn.execute(
