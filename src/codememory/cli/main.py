@@ -909,3 +909,8 @@ cli.add_command(capture)
 
 def main() -> None:
     cli(prog_name="codememory")
+
+
+from .explain_cmd import explain  # noqa: E402
+
+cli.add_command(explain)

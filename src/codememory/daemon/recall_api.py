@@ -1,16 +1,20 @@
-"""The recall endpoints the OpenCode plugin's tools call: `POST /memory/search`, `/memory/get`, `/memory/store`
-and `/memory/recent` (the plugin's cold-start block).
+"""The recall endpoints the OpenCode plugin's tools call: `POST /memory/search`, `/memory/get`, `/memory/store`,
+`/memory/transcript` and `/memory/recent` (the plugin's cold-start block).
 
 Each body names the project (`project_root`, an absolute path inside a project with a store, as for
 `/retrieve`). The results have the same shapes as the MCP tools of the same names (`codememory.mcp_server`),
 so an agent reading either gets the same JSON. Security (Host, Origin, bearer token, body size) is the
 server's middleware: every path here needs the token, exactly like `/retrieve`.
+
+What `/memory/recent` (and the server's `/retrieve`) hand an agent is recorded in the project's injection
+ledger (`codememory.explain`, shown by `codememory explain`); recording never fails a request (`record_quietly`).
 """
 
 from __future__ import annotations
 
+import logging
 from itertools import zip_longest
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import APIRouter, Security
 from fastapi.security import HTTPBearer
@@ -18,14 +22,25 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import NotFound
 from ..model import ID_RE, MAX_TEXT
+from ..privacy import scrub
 from ..retrieval import estimate_tokens
 from .state import DaemonState, StorePool
+
+if TYPE_CHECKING:
+    from ..api import Store
+
+log = logging.getLogger("codememory.daemon")
 
 MemoryId = Annotated[str, Field(pattern=ID_RE.pattern, description="A memory id: mem_ followed by 8 hex digits.")]
 ProjectRoot = Annotated[
     str, Field(max_length=4096, description="Absolute path of the project (or a folder inside it) with a store.")
 ]
 DEFAULT_ENTERED_BY = "opencode"
+DEFAULT_SOURCE = "opencode"
+SessionIdField = Annotated[
+    str | None, Field(max_length=200, description="The agent's session, recorded in the injection ledger.")
+]
+SourceField = Annotated[str, Field(min_length=1, max_length=100, description="The calling tool, for the ledger.")]
 
 
 class SearchBody(BaseModel):
@@ -64,6 +79,39 @@ class RecentBody(BaseModel):
     project_root: ProjectRoot
     limit: Annotated[int, Field(ge=1, le=50)] = 8
     token_budget: Annotated[int, Field(ge=1, le=20_000)] = 400
+    session_id: SessionIdField = None
+    source: SourceField = DEFAULT_SOURCE
+
+
+class TranscriptBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    project_root: ProjectRoot
+    reference: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=500,
+            description="A memory id (mem_1a2b3c4d), a daily-log anchor (<!-- session:ses_abc turn:msg_123 -->) "
+            "or a captured session id (ses_abc).",
+        ),
+    ]
+    turn: Annotated[
+        int | Annotated[str, Field(max_length=200)] | None,
+        Field(description="With a session id only: one turn, by number (1 = first) or by turn id."),
+    ] = None
+    max_turns: Annotated[int, Field(ge=1, le=50, description="Most turns returned for a session.")] = 10
+
+
+def record_quietly(state: DaemonState, store: Store, **fields: Any) -> None:
+    """`codememory.explain.record_injection(store, **fields)`, never raising: a failure is logged and shown
+    on /health, and the request it belongs to goes on."""
+    from ..explain import record_injection
+
+    try:
+        record_injection(store, **fields)
+    except Exception as exc:
+        log.warning("could not record an injection in the ledger: %s", scrub(str(exc)))
+        state.health.record_error(exc, "injection ledger")
 
 
 def why_line(explain: dict[str, Any]) -> str:
@@ -162,35 +210,58 @@ def create_router(state: DaemonState) -> APIRouter:
             )
         return added.to_dict()
 
+    @router.post("/transcript")
+    def memory_transcript(body: TranscriptBody) -> dict[str, Any]:
+        """What was said and done in the captured turn(s) behind a memory id, a daily-log anchor or a session
+        id, as the MCP tool memory_transcript: `{reference, kind, memory_id, session_id, turns: [{source,
+        session_id, turn_id, seq, started_at, ended_at, log_path, origin, fallback_reason, transcript}],
+        turns_total, truncated}`. A malformed reference is a 400, one nothing captured matches a 404."""
+        from ..transcripts import transcript
+
+        with state.stores.use(StorePool.find_root(body.project_root)) as store:
+            return transcript(store, body.reference, turn=body.turn, max_turns=body.max_turns)
+
     @router.post("/recent")
     def memory_recent(body: RecentBody) -> dict[str, Any]:
         """For a session's cold start: the most important live memories, then the most recent ones, without
         duplicates, within `token_budget` (estimated like /retrieve). `{memories: [{id, text, category,
-        importance, created_at}], tokens, total}`; `total` counts every live memory of the project."""
+        importance, created_at}], tokens, total}`; `total` counts every live memory of the project. A non-empty
+        answer is recorded in the injection ledger (kind "cold_start", with `session_id` and `source`)."""
         with state.stores.use(StorePool.find_root(body.project_root)) as store:
             important = store.list(sort="importance", order="desc", limit=body.limit)
             recent = store.list(sort="created", order="desc", limit=body.limit)
             total = store.count()
-        chosen: list[dict[str, Any]] = []
-        seen: set[str] = set()
-        budget = body.token_budget
-        # Alternate: the most important first, then the newest, so both kinds make it into a small budget.
-        for mem in (m for pair in zip_longest(important, recent) for m in pair if m is not None):
-            if mem.id in seen or len(chosen) >= body.limit:
-                continue
-            cost = estimate_tokens(mem.text)
-            if cost > budget:
-                continue
-            seen.add(mem.id)
-            budget -= cost
-            chosen.append(
-                {
-                    "id": mem.id,
-                    "text": mem.text,
-                    "category": mem.category,
-                    "importance": mem.importance,
-                    "created_at": mem.created_at,
-                }
+            chosen: list[dict[str, Any]] = []
+            whys: list[dict[str, Any]] = []
+            seen: set[str] = set()
+            budget = body.token_budget
+            # Alternate: the most important first, then the newest, so both kinds make it into a small budget.
+            for pair in zip_longest(important, recent):
+                for mem, reason in zip(pair, ("importance", "recency"), strict=True):
+                    if mem is None or mem.id in seen or len(chosen) >= body.limit:
+                        continue
+                    cost = estimate_tokens(mem.text)
+                    if cost > budget:
+                        continue
+                    seen.add(mem.id)
+                    budget -= cost
+                    chosen.append(
+                        {
+                            "id": mem.id,
+                            "text": mem.text,
+                            "category": mem.category,
+                            "importance": mem.importance,
+                            "created_at": mem.created_at,
+                        }
+                    )
+                    whys.append({"retriever": "cold_start", "by": reason, "importance": mem.importance})
+            record_quietly(
+                state,
+                store,
+                kind="cold_start",
+                memories=[{**m, "why": why} for m, why in zip(chosen, whys, strict=True)],
+                source=body.source,
+                session_id=body.session_id,
             )
         return {"memories": chosen, "tokens": body.token_budget - budget, "total": total}
 

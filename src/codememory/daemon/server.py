@@ -75,6 +75,10 @@ class RetrieveBody(BaseModel):
     max_memories: int = Field(8, ge=1, le=50, strict=True)
     max_new: int = Field(5, ge=1, le=50, strict=True)
     token_budget: int = Field(1500, ge=1, le=100_000, strict=True)
+    session_id: str | None = Field(
+        None, max_length=200, description="The agent's session: recorded with the injection for `codememory explain`."
+    )
+    source: str = Field("opencode", min_length=1, max_length=100, description="The calling tool, for the ledger.")
 
     @field_validator("query_expansion", mode="before")
     @classmethod
@@ -413,7 +417,10 @@ def create_app(state: DaemonState) -> FastAPI:
     def retrieve(body: RetrieveBody) -> dict[str, Any]:
         """The few memories worth showing the agent for its current step, within a token budget, each with
         why it was chosen. `degraded` is true (with a reason) when part of retrieval failed, e.g. no
-        embedding model: the results then come from keywords and entities alone."""
+        embedding model: the results then come from keywords and entities alone. An answer with memories is
+        recorded in the project's injection ledger (with `session_id` and `source`) for `codememory explain`."""
+        from .recall_api import record_quietly
+
         root = StorePool.find_root(body.project_root)
         with state.stores.use(root) as store:
             result = store.retrieve(
@@ -423,6 +430,16 @@ def create_app(state: DaemonState) -> FastAPI:
                 max_memories=body.max_memories,
                 max_new=body.max_new,
                 token_budget=body.token_budget,
+            )
+            record_quietly(
+                state,
+                store,
+                kind="hud",
+                memories=result["memories"],
+                query=body.phrases(),
+                source=body.source,
+                session_id=body.session_id,
+                degraded=bool(result["degraded"]),
             )
             semantic = store.semantic
             if semantic.configured:
