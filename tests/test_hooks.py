@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from codememory import Store
+from codememory.explain import explain_last
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 HOOK = Path(sys.executable).with_name("codememory-hook")
@@ -65,6 +66,14 @@ def test_claude_session_start_and_prompt_inject_memories(project: Path) -> None:
     with Store.open(project) as store:
         sessions = store.list_sessions(tool="claude-code")
     assert len(sessions) == 1 and sessions[0]["status"] == "open"
+    # both injections are in the ledger `codememory explain` reads, under the assistant's session id
+    with Store.open(project) as store:
+        explained = explain_last(store, last=5)
+    assert explained["session_id"] == "0b7c9a4e-1111-4c1e-9d7a-5f0e2a3b4c5d"
+    kinds = [i["kind"] for i in explained["injections"]]
+    assert kinds == ["hook_start", "hook_prompt"]
+    shown = [m["id"] for m in explained["injections"][1]["memories"]]
+    assert shown and all(f"`{i}`" in prompt or i in prompt for i in shown)
 
 
 def test_prompt_without_matches_prints_nothing(project: Path) -> None:

@@ -307,6 +307,9 @@ class Hook:
             " cite ids when you rely on one."
         )
         body = "\n".join(lines) if lines else "_No memories yet._"
+        shown = [m for m in memories if any(m.id in line for line in lines)]
+        why = {"retriever": "cold_start", "by": "importance"}
+        self._record("hook_start", [{"id": m.id, "text": m.text, "why": why} for m in shown], [])
         return f"{head}Most important memories:\n{body}\n{tail}\n{hint}"
 
     def prompt_context(self, prompt: str) -> str:
@@ -320,7 +323,19 @@ class Hook:
         if not memories:
             return ""
         lines = [_bullet(m["id"], m.get("category"), m["text"]) for m in memories]
+        self._record("hook_prompt", memories, [prompt[:2000]])
         return "## codememory: memories relevant to this prompt\n" + "\n".join(lines)
+
+    def _record(self, kind: str, memories: list[dict[str, Any]], query: list[str]) -> None:
+        """The injection goes to the ledger `codememory explain` reads; a failure never costs the context."""
+        try:
+            from .explain import record_injection
+
+            record_injection(
+                self.store, kind=kind, memories=memories, query=query, source=self.tool, session_id=self.raw_session_id
+            )
+        except Exception as exc:
+            _log(self.root, f"{self.assistant} {self.event}: injection ledger: {type(exc).__name__}: {exc}")
 
 
 def _bullet(memory_id: str, category: str | None, text: str) -> str:
