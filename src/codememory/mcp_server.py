@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .api import Store
 from .errors import CodememoryError, NotFound
 from .model import CATEGORIES, ID_RE, MAX_TEXT
+from .search import why_line
 from .sessions import MAX_RESULTS, SESSION_ID_RE
 
 log = logging.getLogger("codememory.mcp")
@@ -187,29 +188,6 @@ def _result(data: dict[str, Any]) -> CallToolResult:
     )
 
 
-def _why(explain: dict[str, Any]) -> str:
-    """One line from a search hit's score breakdown, e.g. "bm25 4.21, cosine 0.63, session context +0.20"."""
-    parts = []
-    if explain.get("bm25") is not None:
-        parts.append(f"bm25 {explain['bm25']:.3g}")
-    if explain.get("cosine") is not None:
-        parts.append(f"cosine {explain['cosine']:.2f}")
-    fuzzy = explain.get("fuzzy") or (explain if "similarity" in explain else None)
-    if fuzzy:
-        near = []
-        for term, info in fuzzy.get("terms", {}).items():
-            how = info.get("matched", "")
-            if how.startswith("typo:"):
-                near.append(f"{term}~{how[5:]}")
-            elif how == "substring":
-                near.append(f"{term} inside a word")
-        parts.append(f"fuzzy {fuzzy['similarity']:.2f}" + (f" ({'; '.join(near)})" if near else ""))
-    for key, label in (("context", "session context"), ("boost", "date/tag boost")):
-        if explain.get(key):
-            parts.append(f"{label} {explain[key]:+.2f}")
-    return ", ".join(parts)
-
-
 def _client_name(ctx: Context[ServerSession, None, Any]) -> str:
     """Who is storing: the MCP client's name from its initialize request (e.g. "claude-code")."""
     params = ctx.session.client_params
@@ -295,7 +273,7 @@ def create_server(
                         "source": hit.memory.source,
                         "match": hit.match,
                         "score": round(hit.score, 6),
-                        "why": _why(hit.explain),
+                        "why": why_line(hit.explain),
                     }
                     for hit in result.hits
                 ],

@@ -485,3 +485,27 @@ def _term_similarities(terms: list[Term], text: str) -> dict[str, tuple[float, s
         else:
             out[term.text] = (0.0, "none")
     return out
+
+
+def why_line(explain: dict[str, Any]) -> str:
+    """One line from a search hit's score breakdown, e.g. "bm25 4.21, cosine 0.63, session context +0.20"
+    (the MCP tool's and the daemon's `why`)."""
+    parts = []
+    if explain.get("bm25") is not None:
+        parts.append(f"bm25 {explain['bm25']:.3g}")
+    if explain.get("cosine") is not None:
+        parts.append(f"cosine {explain['cosine']:.2f}")
+    fuzzy = explain.get("fuzzy") or (explain if "similarity" in explain else None)
+    if fuzzy:
+        near = []
+        for term, info in fuzzy.get("terms", {}).items():
+            how = info.get("matched", "")
+            if how.startswith("typo:"):
+                near.append(f"{term}~{how[5:]}")
+            elif how == "substring":
+                near.append(f"{term} inside a word")
+        parts.append(f"fuzzy {fuzzy['similarity']:.2f}" + (f" ({'; '.join(near)})" if near else ""))
+    for key, label in (("context", "session context"), ("boost", "date/tag boost")):
+        if explain.get(key):
+            parts.append(f"{label} {explain[key]:+.2f}")
+    return ", ".join(parts)

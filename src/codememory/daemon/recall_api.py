@@ -24,6 +24,7 @@ from ..errors import NotFound
 from ..model import ID_RE, MAX_TEXT
 from ..privacy import scrub
 from ..retrieval import estimate_tokens
+from ..search import why_line
 from .state import DaemonState, StorePool
 
 if TYPE_CHECKING:
@@ -112,30 +113,6 @@ def record_quietly(state: DaemonState, store: Store, **fields: Any) -> None:
     except Exception as exc:
         log.warning("could not record an injection in the ledger: %s", scrub(str(exc)))
         state.health.record_error(exc, "injection ledger")
-
-
-def why_line(explain: dict[str, Any]) -> str:
-    """One line from a search hit's score breakdown. The same text as `codememory.mcp_server._why` (kept
-    here so the daemon does not import the MCP SDK; tests/test_opencode_plugin.py checks they agree)."""
-    parts = []
-    if explain.get("bm25") is not None:
-        parts.append(f"bm25 {explain['bm25']:.3g}")
-    if explain.get("cosine") is not None:
-        parts.append(f"cosine {explain['cosine']:.2f}")
-    fuzzy = explain.get("fuzzy") or (explain if "similarity" in explain else None)
-    if fuzzy:
-        near = []
-        for term, info in fuzzy.get("terms", {}).items():
-            how = info.get("matched", "")
-            if how.startswith("typo:"):
-                near.append(f"{term}~{how[5:]}")
-            elif how == "substring":
-                near.append(f"{term} inside a word")
-        parts.append(f"fuzzy {fuzzy['similarity']:.2f}" + (f" ({'; '.join(near)})" if near else ""))
-    for key, label in (("context", "session context"), ("boost", "date/tag boost")):
-        if explain.get(key):
-            parts.append(f"{label} {explain[key]:+.2f}")
-    return ", ".join(parts)
 
 
 def create_router(state: DaemonState) -> APIRouter:
