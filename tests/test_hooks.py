@@ -76,6 +76,18 @@ def test_claude_session_start_and_prompt_inject_memories(project: Path) -> None:
     assert shown and all(f"`{i}`" in prompt or i in prompt for i in shown)
 
 
+def test_first_prompt_is_the_goal_and_the_next_session_hears_of_it(project: Path) -> None:
+    hook("claude", "SessionStart", stdin=payload("claude_SessionStart.json", project))
+    hook("claude", "UserPromptSubmit", stdin=payload("claude_UserPromptSubmit.json", project))
+    hook("claude", "SessionEnd", stdin=payload("claude_SessionEnd.json", project))
+    with Store.open(project) as store:
+        [session] = store.list_sessions(tool="claude-code")
+    assert session["goal"] == "How do we deploy the staging server?"
+    other = payload("claude_SessionStart.json", project).replace("0b7c9a4e-1111", "0b7c9a4e-2222")
+    start = context(hook("claude", "SessionStart", stdin=other).stdout, "SessionStart")
+    assert "Last claude-code session: How do we deploy the staging server?" in start
+
+
 def test_prompt_without_matches_prints_nothing(project: Path) -> None:
     raw = payload("claude_UserPromptSubmit.json", project).replace("How do we deploy the staging server?", "zebra")
     assert hook("claude", "UserPromptSubmit", stdin=raw).stdout == ""

@@ -149,22 +149,30 @@ class Hook:
 
     # ---------------------------------------------------------------- session
     def ensure_session(self, goal: str | None = None) -> str:
-        """The codememory session this assistant session maps to, created (or reopened) when needed."""
+        """The codememory session this assistant session maps to, created (or reopened) when needed. The
+        first prompt's text becomes its goal (SessionStart, which comes before any prompt, has none)."""
+        from .privacy import scrub
+
         state = self.load_state()
         session_id = state.get("session")
+        goal = " ".join(scrub(goal or "").split())[:300]  # cut after scrubbing: no half secret survives
         if isinstance(session_id, str):
-            if not state.get("closed"):
+            changes: dict[str, Any] = {}
+            if state.get("closed"):
+                changes["status"] = "open"
+            if goal and not state.get("goal"):
+                changes["goal"] = goal
+            if not changes:
                 return session_id
-            result = self.store.checkpoint(tool=self.tool, session_id=session_id, status="open")
+            result = self.store.checkpoint(tool=self.tool, session_id=session_id, **changes)
         else:
             fields: dict[str, Any] = {"slug": f"hook {_safe_name(self.raw_session_id)[:8]}"}
-            from .privacy import scrub
-
-            goal = " ".join(scrub(goal or "").split())[:300]  # cut after scrubbing: no half secret survives
             if goal:
                 fields["goal"] = goal
             result = self.store.checkpoint(tool=self.tool, **fields)
         state.update(session=result["session_id"], closed=False)
+        if goal:
+            state["goal"] = True
         self.save_state(state)
         return str(result["session_id"])
 
@@ -295,10 +303,14 @@ class Hook:
                 continue
             budget -= cost
             lines.append(line)
-        recent = self.store.list_sessions(limit=1, tool=self.tool)
+        current = self.load_state().get("session")
+        # the session just opened for this one is not "the last session"; neither is one with no goal
+        recent = [
+            r for r in self.store.list_sessions(limit=5, tool=self.tool) if r["session_id"] != current and r.get("goal")
+        ]
         head = "## codememory: project memory\n"
         tail = ""
-        if recent and recent[0].get("goal"):
+        if recent:
             tail = f"\nLast {self.tool} session: {recent[0]['goal']} ({recent[0]['date']})\n"
         if not lines and not tail:
             return ""
