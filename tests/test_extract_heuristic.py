@@ -117,6 +117,13 @@ def test_remember_note_that_states_a_decision_is_a_decision() -> None:
     assert "docker" in found[0].tags
 
 
+def test_a_decision_in_the_same_paragraph_as_a_note_is_kept() -> None:
+    text = "We decided to keep rate limiter counters in Redis, not Memcached. *Remember*: limits are per API key."
+    found = heuristic_candidates([turn(1, text)], SESSION)
+    assert only(found, "note").text == "limits are per API key."
+    assert only(found, "decision").text.startswith("We decided to keep rate limiter counters in Redis")
+
+
 def test_explicit_decisions() -> None:
     turns = [
         turn(1, "We decided to keep prices in integer cents, never floats."),

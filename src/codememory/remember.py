@@ -84,6 +84,11 @@ def auto_expiry(text: str, now: datetime | None = None) -> datetime | None:
     return None
 
 
+def without_remember_notes(text: str) -> str:
+    """The text with every `*Remember*: …` note (to the end of its paragraph) taken out."""
+    return _REMEMBER_RE.sub("\n\n", text)
+
+
 def extract_remember_notes(text: str, now: datetime | None = None) -> list[RememberNote]:
     notes = []
     for match in _REMEMBER_RE.finditer(text):

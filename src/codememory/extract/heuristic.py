@@ -30,7 +30,7 @@ from datetime import datetime
 
 from ..capture.model import SessionInfo, Todo, Turn
 from ..privacy import scrub
-from ..remember import extract_remember_notes
+from ..remember import extract_remember_notes, without_remember_notes
 from .transcript import ToolOutcome, analyze_tool, relative_path, tool_kind
 
 MAX_FILES_LISTED = 8
@@ -377,7 +377,9 @@ def statement_candidates(turns: Sequence[Turn]) -> list[Candidate]:
                 continue
             notes, bodies = _remember(text, turn.seq)
             out += notes
-            units = [u for u in prose_units(text) if not any(u.lower() in b or b in u.lower() for b in bodies)]
+            # the prose around a note still counts ("We decided X. *Remember*: Y."); the note itself not again
+            rest = without_remember_notes(text)
+            units = [u for u in prose_units(rest) if not any(u.lower() in b or b in u.lower() for b in bodies)]
             for unit in units:
                 for sentence in _SENTENCE_SPLIT_RE.split(unit):
                     if any(sentence.lower().strip() in b for b in bodies):
