@@ -860,7 +860,8 @@ def sessions_rebuild(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def mcp_cmd(ctx: click.Context, http: bool, port: int | None) -> None:
     """Serve the memory tools to AI agents over MCP (stdio; streamable HTTP with --http): memory_search, memory_get,
-    memory_store, memory_forget, memory_retrieve. Your agent starts it; run it by hand only to test.
+    memory_store, memory_forget, memory_retrieve, memory_transcript, and the session tools checkpoint,
+    search_sessions, list_sessions, get_session_files. Your agent starts it; run it by hand only to test.
 
     \b
     Register it once per project (the agent starts it in the project folder):
