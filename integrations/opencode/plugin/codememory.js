@@ -10,7 +10,14 @@
  * - `experimental.chat.system.transform`: once per session, a short block of important and recent project
  *   memories plus one line naming the memory tools (fetched once, then repeated unchanged on the session's
  *   later calls so the system prompt stays a stable, cacheable prefix).
- * - tools `memory_search`, `memory_get`, `memory_store` (same names and result JSON as the MCP tools).
+ * - tools `memory_search`, `memory_get`, `memory_store`, `memory_transcript` (same names and result JSON as the MCP
+ *   tools).
+ * - live capture (`event`): user prompts, assistant messages and tool calls with their results, as OpenCode's bus
+ *   reports them, are buffered per session and streamed to the daemon's `POST /api/raw-events` (preflight:
+ *   `GET /api/raw-events/status`) on `session.idle`, `session.created`, a `/new` boundary and `session.error`, and
+ *   sooner after 50 tool calls, 15 prompts or 10 minutes; a failed request opens a backoff window (events stay
+ *   buffered). OpenCode message and part ids are the event ids, so the daemon stores each once whichever path
+ *   (this stream or its database poller) sees it first.
  *
  * Fail-open: when the daemon is down, slow or answering errors, the call goes on without memory, a flag is
  * raised (logged once per transition), and /health is re-checked in the background with a backoff.
@@ -53,6 +60,15 @@ import { isAbsolute, join } from "node:path"
  * @property {number} coldStartTokens     cold-start token budget
  * @property {boolean} tools              register the recall tools
  * @property {string | null} traceFile    append one JSON line per hook call (debugging, benchmarks)
+ * @property {boolean} rawEvents          stream raw events (prompts, answers, tool calls) to the daemon (live capture)
+ * @property {number} rawTimeoutMs        per raw-event request
+ * @property {number} rawBackoffMs        first backoff window after a failed raw-event request (doubles)
+ * @property {number} rawStatusCheckMs    re-run the raw-event preflight this often
+ * @property {number} rawBatchBytes       largest raw-event request body (also capped by the daemon's limit)
+ * @property {number} rawOutputChars      tool result characters sent per tool call
+ * @property {number} flushToolCalls     flush a session after this many finished tool calls
+ * @property {number} flushPrompts        ... or this many prompts
+ * @property {number} flushMaxAgeMs       ... or when its oldest unsent event is this old
  *
  * @typedef {{ id: string, text: string, category?: string, importance?: number }} MemoryItem
  * @typedef {{ tool: string, args: Record<string, string>, output: string, error: boolean }} ToolTrace
@@ -67,7 +83,8 @@ export const HUD_TAG = "developer_context"
 export const COLD_TAG = "project_memory"
 export const TOOLS_LINE =
   "Memory tools: memory_search (find project memories by words, paths, identifiers), memory_get (full records " +
-  "by id), memory_store (save one durable fact: a decision with its reason, a convention, a gotcha)."
+  "by id), memory_store (save one durable fact: a decision with its reason, a convention, a gotcha), " +
+  "memory_transcript (what was said and done in the session turn a memory came from)."
 // OpenCode's title request (same session, no tools) needs no memory.
 const TITLE_PROMPT = "You are a title generator"
 const WARMUP_WORD = "zqxjvkwpf"
@@ -110,6 +127,16 @@ export function resolveConfig(options = {}, env = process.env) {
     coldStartTokens: int(o.coldStartTokens, 400, 1, 20_000),
     tools: o.tools !== false,
     traceFile: str(o.traceFile) ?? (env.CODEMEMORY_PLUGIN_TRACE || null),
+    // Off in codememory's own `opencode run` calls (extraction), which set CODEMEMORY_NO_CAPTURE.
+    rawEvents: o.rawEvents !== false && ["", "0", "false", "no"].includes(String(env.CODEMEMORY_NO_CAPTURE ?? "").trim().toLowerCase()),
+    rawTimeoutMs: int(o.rawTimeoutMs, 3000, 100, 60_000),
+    rawBackoffMs: int(o.rawBackoffMs ?? env.CODEMEMORY_RAW_EVENTS_BACKOFF_MS, 5000, 0, 3_600_000),
+    rawStatusCheckMs: int(o.rawStatusCheckMs ?? env.CODEMEMORY_RAW_EVENTS_STATUS_CHECK_MS, 60_000, 0, 86_400_000),
+    rawBatchBytes: int(o.rawBatchBytes, 256_000, 4096, 10_000_000),
+    rawOutputChars: int(o.rawOutputChars, 4000, 0, 100_000),
+    flushToolCalls: int(o.flushToolCalls, 50, 1, 100_000),
+    flushPrompts: int(o.flushPrompts, 15, 1, 100_000),
+    flushMaxAgeMs: int(o.flushMaxAgeMs, 600_000, 1000, 86_400_000),
   }
 }
 
@@ -553,6 +580,363 @@ export async function request(config, method, path, body, timeoutMs) {
   return data
 }
 
+// ------------------------------------------------------------------------------ live capture (raw events)
+/**
+ * @typedef {{ event_id: string, session_id: string, kind: "session" | "user_prompt" | "assistant_message" | "tool_call", at: number, payload: Record<string, unknown> }} RawEvent
+ * @typedef {{ tools: number, prompts: number, firstAt: number | null }} RawCounters
+ * @typedef {{ tools: number, prompts: number, maxAgeMs: number }} FlushPolicy
+ * @typedef {{ session: any, messages: Map<string, any>, parts: Map<string, Map<string, any>>, sent: Set<string>, counters: RawCounters }} RawSession
+ */
+
+const DEVELOPER_CONTEXT_RE = /<developer_context\b[^>]*>[\s\S]*?(?:<\/developer_context>|$)/gi
+const MAX_SENT_IDS = 20_000
+const MAX_BUFFERED_MESSAGES = 2_000
+
+/** Text without the `<developer_context>` blocks codememory itself injects (never captured). @param {string} text */
+export function stripInjected(text) {
+  return /developer_context/i.test(text) ? text.replace(DEVELOPER_CONTEXT_RE, "").trim() : text
+}
+
+/**
+ * Why a session's buffer must be flushed now, before any idle: 50+ finished tool calls, 15+ prompts, or 10+ minutes
+ * since its oldest unsent event (the seed's thresholds; configurable). null: not yet.
+ * @param {RawCounters} counters
+ * @param {number} now
+ * @param {FlushPolicy} policy
+ * @returns {"tools" | "prompts" | "age" | null}
+ */
+export function flushReason(counters, now, policy) {
+  if (counters.tools >= policy.tools) return "tools"
+  if (counters.prompts >= policy.prompts) return "prompts"
+  if (counters.firstAt !== null && now - counters.firstAt >= policy.maxAgeMs) return "age"
+  return null
+}
+
+/** A user prompt that starts a new context (`/new`): flush before it. @param {string} text */
+export function isNewBoundary(text) {
+  return /^\/new(\s|$)/.test(text.trim())
+}
+
+/**
+ * Strings inside `value` cut to `n` characters (objects and arrays kept, at most 50 keys/items deep-copied).
+ * @param {unknown} value @param {number} n @param {number} [depth]
+ * @returns {unknown}
+ */
+export function clipDeep(value, n, depth = 0) {
+  if (typeof value === "string") return clip(value, n)
+  if (depth > 6 || value === null || typeof value !== "object") return value
+  if (Array.isArray(value)) return value.slice(0, 50).map((v) => clipDeep(v, n, depth + 1))
+  return Object.fromEntries(
+    Object.entries(value)
+      .slice(0, 50)
+      .map(([k, v]) => [k, clipDeep(v, n, depth + 1)]),
+  )
+}
+
+/**
+ * Split events into batches whose JSON stays under `maxBytes` (with `overhead` for the envelope) and `maxEvents`;
+ * an event too big on its own is cut down (its strings clipped) until it fits.
+ * @param {RawEvent[]} events @param {number} maxBytes @param {number} maxEvents @param {number} [overhead]
+ * @returns {RawEvent[][]}
+ */
+export function batches(events, maxBytes, maxEvents = 500, overhead = 512) {
+  const budget = Math.max(1024, maxBytes - overhead)
+  /** @type {RawEvent[][]} */
+  const out = []
+  /** @type {RawEvent[]} */
+  let current = []
+  let size = 0
+  for (let e of events) {
+    let bytes = Buffer.byteLength(JSON.stringify(e)) + 1
+    for (let n = 2000; bytes > budget && n >= 16; n = Math.floor(n / 2)) {
+      e = { ...e, payload: /** @type {Record<string, unknown>} */ (clipDeep(e.payload, n)) }
+      bytes = Buffer.byteLength(JSON.stringify(e)) + 1
+    }
+    if (current.length && (size + bytes > budget || current.length >= maxEvents)) {
+      out.push(current)
+      current = []
+      size = 0
+    }
+    current.push(e)
+    size += bytes
+  }
+  if (current.length) out.push(current)
+  return out
+}
+
+/** @param {any} error */
+function errorText(error) {
+  if (!error) return null
+  if (typeof error === "string") return error
+  const message = error?.data?.message ?? error?.message
+  return message ? `${error.name ?? "error"}: ${message}` : String(error.name ?? "error")
+}
+
+/**
+ * What the plugin has seen of each session from OpenCode's bus (`message.updated`, `message.part.updated`,
+ * `message.part.delta`, `session.created`), and which of it is settled enough to send: a user prompt once answered
+ * (or at the session's end), an assistant message once completed with all its tool calls finished, a tool call
+ * once it has its result. Each OpenCode message or part is sent once (its id is the event id). Pure: no I/O.
+ */
+export class RawBuffer {
+  /** @param {{ outputChars?: number, inputChars?: number }} [opts] */
+  constructor(opts = {}) {
+    this.outputChars = opts.outputChars ?? 4000
+    this.inputChars = opts.inputChars ?? 2000
+    /** @type {Map<string, RawSession>} */
+    this.sessions = new Map()
+  }
+
+  /** @param {string} id @returns {RawSession} */
+  session(id) {
+    let s = this.sessions.get(id)
+    if (!s) {
+      s = { session: null, messages: new Map(), parts: new Map(), sent: new Set(), counters: { tools: 0, prompts: 0, firstAt: null } }
+      this.sessions.set(id, s)
+      while (this.sessions.size > MAX_SESSIONS) {
+        const oldest = /** @type {string} */ (this.sessions.keys().next().value)
+        this.sessions.delete(oldest)
+      }
+    }
+    return s
+  }
+
+  /** @param {RawSession} s @param {number} now */
+  touch(s, now) {
+    if (s.counters.firstAt === null) s.counters.firstAt = now
+  }
+
+  /** session.created / session.updated @param {any} info @param {number} now */
+  onSession(info, now) {
+    if (!info?.id) return
+    const s = this.session(info.id)
+    if (!s.session) this.touch(s, now)
+    s.session = info
+  }
+
+  /** message.updated @param {any} info @param {number} now */
+  onMessage(info, now) {
+    if (!info?.id || !info.sessionID) return
+    const s = this.session(info.sessionID)
+    if (s.sent.has(info.id) && !s.messages.has(info.id)) return
+    if (!s.messages.has(info.id)) {
+      if (info.role === "user") s.counters.prompts += 1
+      this.touch(s, now)
+      while (s.messages.size >= MAX_BUFFERED_MESSAGES) {
+        const oldest = /** @type {string} */ (s.messages.keys().next().value)
+        s.messages.delete(oldest)
+        s.parts.delete(oldest)
+      }
+    }
+    s.messages.set(info.id, info)
+  }
+
+  /** message.part.updated @param {any} part @param {number} now */
+  onPart(part, now) {
+    if (!part?.id || !part.sessionID || !part.messageID) return
+    const s = this.session(part.sessionID)
+    if (s.sent.has(part.id)) return
+    let parts = s.parts.get(part.messageID)
+    if (!parts) s.parts.set(part.messageID, (parts = new Map()))
+    const before = parts.get(part.id)
+    const finished = (/** @type {any} */ p) => p?.type === "tool" && (p.state?.status === "completed" || p.state?.status === "error")
+    if (finished(part) && !finished(before)) s.counters.tools += 1
+    this.touch(s, now)
+    parts.set(part.id, part)
+  }
+
+  /** message.part.delta (streamed text) @param {any} props */
+  onDelta(props) {
+    const part = this.sessions.get(props?.sessionID)?.parts.get(props?.messageID)?.get(props?.partID)
+    if (part && typeof props.field === "string" && typeof props.delta === "string") {
+      part[props.field] = (typeof part[props.field] === "string" ? part[props.field] : "") + props.delta
+    }
+  }
+
+  /** The user's words of a message (synthetic and ignored parts left out, injected blocks cut). @param {any[]} parts */
+  static userText(parts) {
+    return parts
+      .filter((p) => isText(p) && !p.synthetic && !p.ignored)
+      .map((p) => stripInjected(p.text).trim())
+      .filter(Boolean)
+      .join("\n\n")
+  }
+
+  /**
+   * The settled, unsent events of a session, oldest first. `final` (the session went idle or failed): user prompts
+   * are sent even when no answer was seen.
+   * @param {string} sessionID @param {{ final?: boolean }} [opts]
+   * @returns {RawEvent[]}
+   */
+  take(sessionID, opts = {}) {
+    const s = this.sessions.get(sessionID)
+    if (!s) return []
+    /** @type {RawEvent[]} */
+    const out = []
+    if (s.session && !s.sent.has(sessionID)) {
+      out.push({
+        event_id: sessionID,
+        session_id: sessionID,
+        kind: "session",
+        at: Number(s.session.time?.created) || 0,
+        payload: { title: s.session.title ?? null, parent_id: s.session.parentID ?? null },
+      })
+    }
+    const messages = [...s.messages.values()].sort((a, b) => (a.time?.created ?? 0) - (b.time?.created ?? 0) || (a.id < b.id ? -1 : 1))
+    const answered = new Set(messages.filter((m) => m.role === "assistant").map((m) => m.parentID))
+    messages.forEach((m, i) => {
+      const parts = [...(s.parts.get(m.id)?.values() ?? [])]
+      if (m.role === "user") {
+        if (s.sent.has(m.id) || !parts.length) return
+        if (!(opts.final || answered.has(m.id) || i < messages.length - 1)) return
+        out.push({
+          event_id: m.id,
+          session_id: sessionID,
+          kind: "user_prompt",
+          at: Number(m.time?.created) || 0,
+          payload: { text: RawBuffer.userText(parts), compaction: parts.some((p) => p?.type === "compaction") },
+        })
+        return
+      }
+      if (m.role !== "assistant") return
+      for (const p of parts) {
+        if (p?.type !== "tool" || s.sent.has(p.id)) continue
+        const st = p.state ?? {}
+        if (st.status !== "completed" && st.status !== "error") continue
+        out.push({
+          event_id: p.id,
+          session_id: sessionID,
+          kind: "tool_call",
+          at: Number(st.time?.start) || Number(m.time?.created) || 0,
+          payload: {
+            message_id: m.id,
+            tool: String(p.tool ?? "tool"),
+            call_id: String(p.callID ?? ""),
+            status: st.status,
+            input: clipDeep(st.input ?? {}, this.inputChars),
+            output: typeof st.output === "string" ? clip(st.output, this.outputChars) : "",
+            error: typeof st.error === "string" ? clip(st.error, this.inputChars) : null,
+            title: typeof st.title === "string" ? st.title : null,
+          },
+        })
+      }
+      if (s.sent.has(m.id)) return
+      const done = Boolean(m.time?.completed) || Boolean(m.error)
+      const running = parts.some((p) => p?.type === "tool" && p.state?.status !== "completed" && p.state?.status !== "error")
+      if (!done || (running && !m.error)) return
+      out.push({
+        event_id: m.id,
+        session_id: sessionID,
+        kind: "assistant_message",
+        at: Number(m.time?.created) || 0,
+        payload: {
+          parent_id: m.parentID ?? null,
+          completed: m.time?.completed ?? null,
+          finish: m.finish ?? null,
+          error: errorText(m.error),
+          mode: m.mode ?? null,
+          agent: m.agent ?? null,
+          summary: m.summary === true,
+          texts: parts
+            .filter((p) => isText(p) && !p.synthetic && !p.ignored)
+            .map((p) => stripInjected(p.text).trim())
+            .filter(Boolean),
+          steps: parts.filter((p) => p?.type === "step-start").length,
+          files: parts.filter((p) => p?.type === "patch").flatMap((p) => (Array.isArray(p.files) ? p.files : [])),
+        },
+      })
+    })
+    return out
+  }
+
+  /**
+   * After the daemon accepted them: never send these again; forget finished messages.
+   * @param {string} sessionID @param {string[]} ids
+   */
+  markSent(sessionID, ids) {
+    const s = this.sessions.get(sessionID)
+    if (!s) return
+    for (const id of ids) s.sent.add(id)
+    while (s.sent.size > MAX_SENT_IDS) s.sent.delete(/** @type {string} */ (s.sent.values().next().value))
+    for (const [id, m] of s.messages) {
+      if (!s.sent.has(id)) continue
+      const parts = [...(s.parts.get(id)?.values() ?? [])]
+      if (m.role === "assistant" && parts.some((p) => p?.type === "tool" && !s.sent.has(p.id))) continue
+      s.messages.delete(id)
+      s.parts.delete(id)
+    }
+  }
+
+  /** A flush went through: the thresholds count from zero again. @param {string} sessionID @param {number} now */
+  flushed(sessionID, now) {
+    const s = this.sessions.get(sessionID)
+    if (!s) return
+    const left = s.messages.size > 0
+    s.counters = { tools: 0, prompts: 0, firstAt: left ? now : null }
+  }
+
+  /** @param {string} sessionID */
+  drop(sessionID) {
+    this.sessions.delete(sessionID)
+  }
+}
+
+/**
+ * The raw stream's availability: a preflight `GET /api/raw-events/status` before the first flush and every
+ * `statusEveryMs`; after a failure, a backoff window (`Health`'s doubling wait from `backoffMs`) during which
+ * flushes only buffer; a project without a store (404) pauses streaming for a minute. Pure: the caller passes the time.
+ */
+export class RawStream {
+  /** @param {number} backoffMs @param {number} maxBackoffMs @param {number} statusEveryMs @param {number} maxBytes */
+  constructor(backoffMs, maxBackoffMs, statusEveryMs, maxBytes) {
+    this.health = new Health(backoffMs, maxBackoffMs)
+    this.statusEveryMs = statusEveryMs
+    this.maxBytes = maxBytes
+    this.configuredBytes = maxBytes
+    this.maxEvents = 500
+    this.accepting = true
+    this.statusAt = -Infinity
+    this.pausedUntil = 0
+  }
+
+  /** Inside the backoff window (or paused): do not try now. @param {number} now */
+  waiting(now) {
+    if (now < this.pausedUntil) return true
+    return this.health.down && now < this.health.nextCheckAt
+  }
+
+  /** @param {number} now */
+  needsStatus(now) {
+    return this.health.down || now - this.statusAt >= this.statusEveryMs
+  }
+
+  /** @param {any} status @param {number} now */
+  status(status, now) {
+    this.statusAt = now
+    this.accepting = status?.accepting !== false
+    const limit = Number(status?.max_body_bytes)
+    if (Number.isFinite(limit) && limit > 0) this.maxBytes = Math.min(this.configuredBytes, limit)
+    const events = Number(status?.max_events)
+    if (Number.isFinite(events) && events > 0) this.maxEvents = events
+  }
+
+  /** @param {string} reason @param {number} now @returns {boolean} true when this opened the window */
+  fail(reason, now) {
+    this.statusAt = -Infinity
+    return this.health.fail(reason, now)
+  }
+
+  /** @returns {boolean} true when this closed the window */
+  ok() {
+    return this.health.ok(true)
+  }
+
+  /** @param {number} now */
+  noStore(now) {
+    this.pausedUntil = now + 60_000
+  }
+}
+
 // -------------------------------------------------------------------------------------------- plugin
 /**
  * @typedef {object} Deps
@@ -566,7 +950,7 @@ export async function request(config, method, path, body, timeoutMs) {
  * @param {PluginInput} ctx
  * @param {Record<string, unknown> | undefined} options
  * @param {Deps} [deps]
- * @returns {Promise<Hooks & { _state: { health: Health, sessions: Sessions, config: Config, ready: Promise<void> } }>}
+ * @returns {Promise<Hooks & { _state: { health: Health, sessions: Sessions, config: Config, ready: Promise<void>, raw: RawBuffer, stream: RawStream, flushed: () => Promise<void> } }>}
  */
 export async function createHooks(ctx, options, deps = {}) {
   const config = resolveConfig(options)
@@ -621,6 +1005,136 @@ export async function createHooks(ctx, options, deps = {}) {
   // A project without a store answers 404: asked again only after a minute (not an outage: no flag).
   let noStoreUntil = 0
 
+  // Live capture: OpenCode's bus events buffered per session, flushed to POST /api/raw-events (see sendRaw).
+  const raw = new RawBuffer({ outputChars: config.rawOutputChars })
+  const stream = new RawStream(config.rawBackoffMs, Math.max(config.retryMaxMs, config.rawBackoffMs), config.rawStatusCheckMs, config.rawBatchBytes)
+  const policy = { tools: config.flushToolCalls, prompts: config.flushPrompts, maxAgeMs: config.flushMaxAgeMs }
+  /** @type {Set<string>} sessions with a threshold flush queued */
+  const queued = new Set()
+  let rawChain = Promise.resolve()
+
+  /**
+   * Flush these sessions' settled events, one flush at a time (in order). Never rejects.
+   * @param {string[]} ids @param {boolean} final @param {string} why
+   */
+  const flushRaw = (ids, final, why) => {
+    rawChain = rawChain.then(() => sendRaw(ids, final, why)).catch((e) => trace({ hook: "raw", error: `unexpected: ${e instanceof Error ? e.stack : e}` }))
+    return rawChain
+  }
+
+  /** @param {string | undefined} sessionID */
+  const maybeFlush = (sessionID) => {
+    const s = sessionID ? raw.sessions.get(sessionID) : undefined
+    if (!sessionID || !s || queued.has(sessionID)) return
+    const why = flushReason(s.counters, now(), policy)
+    if (!why) return
+    queued.add(sessionID)
+    return flushRaw([sessionID], false, why)
+  }
+
+  /** @param {unknown} e */
+  const rawFailed = (e) => {
+    const reason = e instanceof Error ? e.message : String(e)
+    if (stream.fail(reason, now()))
+      log("warn", `codememory: live capture paused (${reason}); events stay buffered and are sent after a backoff (the database poller still captures)`)
+    return reason
+  }
+
+  /** @param {string[]} ids @param {boolean} final @param {string} why */
+  async function sendRaw(ids, final, why) {
+    for (const id of ids) queued.delete(id)
+    const started = now()
+    if (stream.waiting(started)) {
+      trace({ hook: "raw", reason: why, skipped: "backoff", until: stream.health.nextCheckAt })
+      return
+    }
+    if (stream.needsStatus(started)) {
+      try {
+        const path = `/api/raw-events/status?project_root=${encodeURIComponent(projectRoot)}`
+        stream.status(await request(config, "GET", path, undefined, config.rawTimeoutMs), now())
+      } catch (e) {
+        if (e instanceof DaemonError && e.status === 404) {
+          stream.noStore(now())
+          for (const id of ids) raw.drop(id)
+        } else {
+          trace({ hook: "raw", reason: why, error: rawFailed(e) })
+        }
+        return
+      }
+    }
+    if (!stream.accepting) return
+    for (const sessionID of ids) {
+      const events = raw.take(sessionID, { final })
+      let sent = 0
+      for (const batch of batches(events, stream.maxBytes, stream.maxEvents, 1024 + Buffer.byteLength(projectRoot))) {
+        const body = { project_root: projectRoot, source: "opencode", batch_id: `${sessionID}:${batch[0].event_id}:${batch.length}`, events: batch }
+        const eventIds = batch.map((e) => e.event_id)
+        try {
+          await request(config, "POST", "/api/raw-events", body, config.rawTimeoutMs)
+        } catch (e) {
+          const status = e instanceof DaemonError ? e.status : 0
+          if (status === 404) {
+            stream.noStore(now())
+            raw.drop(sessionID)
+          } else if (status === 400 || status === 422) {
+            raw.markSent(sessionID, eventIds) // the daemon will never take these: do not resend them for ever
+            trace({ hook: "raw", sessionID, reason: why, rejected: eventIds.length, error: String(e) })
+            continue
+          } else {
+            if (status === 413) stream.maxBytes = Math.max(4096, Math.floor(stream.maxBytes / 2))
+            trace({ hook: "raw", sessionID, reason: why, error: rawFailed(e) })
+          }
+          return
+        }
+        raw.markSent(sessionID, eventIds)
+        sent += eventIds.length
+        if (stream.ok()) log("info", "codememory: live capture resumed")
+      }
+      raw.flushed(sessionID, now())
+      if (events.length) trace({ hook: "raw", sessionID, reason: why, final, sent, ms: now() - started })
+    }
+  }
+
+  /** One OpenCode bus event. @param {any} event */
+  const onRawEvent = (event) => {
+    const p = event?.properties ?? {}
+    const t = now()
+    switch (event?.type) {
+      case "message.updated":
+        raw.onMessage(p.info, t)
+        return maybeFlush(p.info?.sessionID)
+      case "message.part.updated": {
+        const part = p.part
+        raw.onPart(part, t)
+        const role = raw.sessions.get(part?.sessionID)?.messages.get(part?.messageID)?.role
+        if (role === "user" && isText(part) && !part.synthetic && isNewBoundary(part.text)) {
+          // `/new`: what came before belongs to the old context
+          return flushRaw([...raw.sessions.keys()], false, "/new")
+        }
+        return maybeFlush(part?.sessionID)
+      }
+      case "message.part.delta":
+        raw.onDelta(p)
+        return
+      case "session.created": {
+        const others = [...raw.sessions.keys()].filter((id) => id !== p.info?.id)
+        raw.onSession(p.info, t)
+        return flushRaw(others, false, "session.created")
+      }
+      case "session.updated":
+        if (p.info?.id && !raw.sessions.get(p.info.id)?.session) raw.onSession(p.info, t)
+        return
+      case "session.idle":
+        return p.sessionID ? flushRaw([p.sessionID], true, "session.idle") : undefined
+      case "session.error":
+        return flushRaw(p.sessionID ? [p.sessionID] : [...raw.sessions.keys()], true, "session.error")
+      case "tui.command.execute":
+        return p.command === "session.new" ? flushRaw([...raw.sessions.keys()], false, "/new") : undefined
+      case "command.executed":
+        return p.name === "new" ? flushRaw([...raw.sessions.keys()], false, "/new") : undefined
+    }
+  }
+
   /** @type {Hooks} */
   const hooks = {
     "experimental.session.compacting": async (input) => {
@@ -629,6 +1143,17 @@ export async function createHooks(ctx, options, deps = {}) {
 
     event: async ({ event }) => {
       if (event?.type === "session.compacted") compacting.delete(event.properties?.sessionID)
+      if (!config.rawEvents) return
+      try {
+        await onRawEvent(/** @type {any} */ (event))
+      } catch (e) {
+        trace({ hook: "raw", error: `unexpected: ${e instanceof Error ? e.stack : e}` })
+      }
+    },
+
+    // OpenCode awaits this when the instance shuts down (it does not await `event`): send what is left.
+    dispose: async () => {
+      if (config.rawEvents) await flushRaw([...raw.sessions.keys()], true, "dispose")
     },
 
     "experimental.chat.messages.transform": async (_input, output) => {
@@ -666,6 +1191,7 @@ export async function createHooks(ctx, options, deps = {}) {
         entities: derived.entities,
         pinned_memory_ids: session.pinned,
         project_root: projectRoot,
+        session_id: sessionID,
         max_memories: config.maxMemories,
         max_new: config.maxNew,
         token_budget: config.tokenBudget,
@@ -709,7 +1235,7 @@ export async function createHooks(ctx, options, deps = {}) {
             config,
             "POST",
             "/memory/recent",
-            { project_root: projectRoot, limit: config.coldStartLimit, token_budget: config.coldStartTokens },
+            { project_root: projectRoot, session_id: sessionID, limit: config.coldStartLimit, token_budget: config.coldStartTokens },
             config.coldStartTimeoutMs,
           )
           session.cold = formatColdStart(result?.memories, { tools: toolsReady, total: result?.total })
@@ -751,7 +1277,7 @@ export async function createHooks(ctx, options, deps = {}) {
       }
     }
   }
-  return Object.assign(hooks, { _state: { health, sessions, config, ready } })
+  return Object.assign(hooks, { _state: { health, sessions, config, ready, raw, stream, flushed: () => rawChain } })
 
   async function prewarm() {
     try {
@@ -837,6 +1363,31 @@ async function recallTools(config, projectRoot) {
       },
       async execute(/** @type {any} */ args, /** @type {any} */ ctx) {
         return call("/memory/store", { ...defined(args), entered_by: "opencode" }, ctx?.directory)
+      },
+    },
+    memory_transcript: {
+      description:
+        "What was actually said and done in the captured coding-session turn a memory came from: the user's request, " +
+        "the assistant's answers and its tool calls with their input and output. Use it when a memory (from " +
+        "memory_search, memory_get or the developer_context block) is too terse to act on, or to read a turn named by " +
+        "an anchor in .codememory/memory/*.md. A session id gives its captured turns in order (at most max_turns; ask " +
+        "for others with turn). Secrets and <private> spans are removed. Returns {reference, kind (memory, anchor or " +
+        "session), memory_id, session_id, turns: [{source, session_id, turn_id, seq, started_at, ended_at, log_path, " +
+        "origin, fallback_reason, transcript}], turns_total, truncated}.",
+      args: {
+        reference: z
+          .string()
+          .min(1)
+          .max(500)
+          .describe("A memory id (mem_1a2b3c4d), a daily-log anchor (<!-- session:ses_abc turn:msg_123 -->) or a captured session id (ses_abc)."),
+        turn: z
+          .union([z.number().int(), z.string().max(200)])
+          .optional()
+          .describe("With a session id only: one turn, by number (1 = first) or by turn id."),
+        max_turns: z.number().int().min(1).max(50).optional().describe("Most turns returned for a session (default 10)."),
+      },
+      async execute(/** @type {any} */ args, /** @type {any} */ ctx) {
+        return call("/memory/transcript", defined(args), ctx?.directory)
       },
     },
   }

@@ -36,6 +36,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from .. import __version__
 from ..errors import CodememoryError, InvalidInput, NotFound, StoreNotFound, StoreUnusable
 from .hook_api import create_router as create_hook_router
+from .raw_events_api import create_router as create_raw_events_router
 from .recall_api import create_router as create_recall_router
 from .state import DaemonState, StorePool
 
@@ -449,5 +450,6 @@ def create_app(state: DaemonState) -> FastAPI:
         return result
 
     app.include_router(create_recall_router(state))
+    app.include_router(create_raw_events_router(state))
     app.include_router(create_hook_router())
     return app

@@ -1,4 +1,5 @@
-"""The daemon's background work: capture OpenCode turns every poll, extract idle sessions beside it.
+"""The daemon's background work: capture OpenCode turns every poll, extract idle sessions beside it, and turn
+the raw events the plugin streams into captured turns (`RawEventFlusher`, live capture).
 
 Capture runs in the worker thread every `[capture] poll_interval` seconds. Incremental passes read only
 sessions active since the previous pass; a full pass (every session) runs at start and every
@@ -15,10 +16,17 @@ import os
 import threading
 import time
 from datetime import datetime, timedelta
+from pathlib import Path
 
+from ..capture.opencode_capture import project_lock
 from ..capture.opencode_db import OpenCodeDBError
+from ..capture.raw_events import FlushReport, flush_project
 from ..dates import now_utc
+from ..errors import StoreNotFound
 from ..ingest import capture_pass, extract_idle, registered_roots
+from ..paths import state_dir
+from ..project import db_path
+from ..store.raw_events import RawEventTables
 from .state import DaemonState, Task
 
 log = logging.getLogger("codememory.daemon")
@@ -120,5 +128,121 @@ class CaptureLoop:
             self._extractor.join(timeout)
 
 
+RAW_ROOTS_NAME = "raw-event-roots"  # in the state folder: projects that were sent raw events (one per line)
+
+
+class RawEventFlusher:
+    """The flush worker of live capture (raw events the plugin streams to `POST /api/raw-events`): turns a
+    project's queued events into captured turns (`capture.raw_events.flush_project`).
+
+    - `kick(state, root)`: right after a batch is accepted, in a background thread (one at a time; roots kicked
+      while it runs are taken in turn), so a turn reaches the daily log within moments of its end;
+    - called as a daemon task every poll: a sweep over every project that was ever sent raw events (remembered
+      in the state folder, so a daemon killed after accepting a batch processes it after its restart) and the
+      open stores.
+    Both run under the project's capture lock, like the database poller, so the paths take turns."""
+
+    __name__ = "raw-events"
+
+    def __init__(self) -> None:
+        self.roots: set[str] = set()
+        self._wanted: set[Path] = set()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ roots
+    @staticmethod
+    def _roots_file() -> Path:
+        return state_dir() / RAW_ROOTS_NAME
+
+    def remember(self, root: Path) -> None:
+        """Note a project that is sent raw events, on disk before its first batch is acknowledged."""
+        key = str(root)
+        with self._lock:
+            if key in self.roots:
+                return
+            self.roots.add(key)
+        if key in self._saved_roots():
+            return
+        path = self._roots_file()
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, (key + "\n").encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def _saved_roots(self) -> set[str]:
+        try:
+            text = self._roots_file().read_text(encoding="utf-8")
+        except OSError:
+            return set()
+        return {line.strip() for line in text.splitlines() if line.strip()}
+
+    # ---------------------------------------------------------------- flushing
+    def flush(self, state: DaemonState, root: Path) -> FlushReport | None:
+        """Process the project's queue now (None when it has no store any more)."""
+        try:
+            with state.stores.use(root) as store:
+                if not RawEventTables(store.db).pending_count():
+                    return None
+            # The capture lock first, the store second: waiting for the lock (a capture pass holding it) must not
+            # hold the pooled store, which /retrieve needs within its few hundred milliseconds.
+            with project_lock(root), state.stores.use(root) as store:
+                report = flush_project(store, locked=True)
+        except (StoreNotFound, FileNotFoundError):
+            return None
+        if report.turns_captured:
+            log.info("live capture: %d turns from raw events in %s", report.turns_captured, root)
+            state.health.set_capture(report.max_lag_seconds)
+        for error in report.errors:
+            log.warning("live capture: %s", error)
+            state.health.record_error(PassFailed(error), "raw-events")
+        return report
+
+    def kick(self, state: DaemonState, root: Path) -> None:
+        """Flush the project's queue soon, in the background."""
+        with self._lock:
+            self._wanted.add(root)
+            if self._thread is not None and self._thread.is_alive():
+                return
+            self._thread = threading.Thread(target=self._drain, args=(state,), name="raw-events", daemon=True)
+            self._thread.start()
+
+    def _drain(self, state: DaemonState) -> None:
+        while not state.stop_event.is_set():
+            with self._lock:
+                if not self._wanted:
+                    self._thread = None
+                    return
+                root = self._wanted.pop()
+            try:
+                self.flush(state, root)
+            except Exception as exc:
+                log.exception("live capture failed in %s", root)
+                state.health.record_error(exc, "raw-events")
+
+    def wait_idle(self, timeout: float | None = None) -> None:
+        """For an orderly stop or a test: let a running background flush finish."""
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+
+    def __call__(self, state: DaemonState) -> None:
+        if capture_disabled():
+            return
+        candidates = self.roots | self._saved_roots() | {str(s.root) for s in state.stores.stores()}
+        for key in sorted(candidates):
+            root = Path(key)
+            if not db_path(root).is_file():
+                continue
+            try:
+                self.flush(state, root)
+            except Exception as exc:  # one project's failure must not stop the others
+                log.exception("live capture failed in %s", root)
+                state.health.record_error(exc, "raw-events")
+
+
 def default_tasks() -> list[Task]:
-    return [CaptureLoop()]
+    return [RawEventFlusher(), CaptureLoop()]
