@@ -230,14 +230,14 @@ def _capture_session(
                 caught_up = False
                 break
             turn = replace(turn, completed=True, error=turn.error or UNFINISHED)
-        _capture_turn(tables, log, info, turn, now, project, report)
+        capture_turn(tables, log, info, turn, now, project, report)
         position = {"turn": turn.turn_id, "seq": turn.seq, "activity": None}
     if caught_up:
         position["activity"] = info.updated_at
         tables.set_cursor(SOURCE, info.session_id, json.dumps(position, sort_keys=True), to_iso(now()))
 
 
-def _capture_turn(
+def capture_turn(
     tables: CaptureTables,
     log: DailyLog,
     info: SessionInfo,
@@ -246,6 +246,9 @@ def _capture_turn(
     project: ProjectReport,
     report: CaptureReport,
 ) -> None:
+    """Write one completed turn: its daily-log entry (skipped when the anchor is there), then its
+    `captured_turns` row and the session cursor in one transaction. Shared by the database poller and
+    the raw-event flusher, so a turn either path reaches is captured once."""
     written = log.append(turn, info)
     captured = now()
     rel_log = written.path.relative_to(log.folder.parent).as_posix()

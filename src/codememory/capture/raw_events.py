@@ -1,6 +1,6 @@
 """Live capture: raw events streamed by the OpenCode plugin (queued in the store's `raw_events` by
 `POST /api/raw-events`) become captured turns through the same pipeline as the database poller
-(`opencode_capture._capture_turn`: the daily log entry, then `captured_turns`, under the project's capture
+(`opencode_capture.capture_turn`: the daily log entry, then `captured_turns`, under the project's capture
 lock).
 
 Event kinds and payloads (ids are OpenCode's own, so an event is the same whichever path sees it):
@@ -49,7 +49,7 @@ from ..store.capture import CaptureTables
 from ..store.raw_events import RawEvent, RawEventTables
 from .daily_log import MEMORY_DIR, DailyLog
 from .model import SessionInfo, ToolCall, Turn, project_path
-from .opencode_capture import UNFINISHED, CaptureReport, ProjectReport, _capture_turn, project_lock
+from .opencode_capture import UNFINISHED, CaptureReport, ProjectReport, capture_turn, project_lock
 from .opencode_db import CONTINUING_FINISH, WRITING_TOOLS, DbStatus, ms_to_iso, strip_injected
 
 log = logging.getLogger("codememory.capture")
@@ -339,7 +339,7 @@ def _flush_session(
                 break  # later turns wait for this one (captured turns stay a prefix of the session)
             turn = replace(turn, completed=True, error=turn.error or UNFINISHED)
         before = project.turns_captured
-        _capture_turn(tables, daily, info, turn, now, project, capture)
+        capture_turn(tables, daily, info, turn, now, project, capture)
         if project.turns_captured == before:
             report.turns_already += 1
         done += raw_turn.event_ids
