@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .api import Store
 from .errors import CodememoryError, NotFound
 from .model import CATEGORIES, ID_RE, MAX_TEXT
-from .search import why_line
+from .search import recall_results
 from .sessions import MAX_RESULTS, SESSION_ID_RE
 
 log = logging.getLogger("codememory.mcp")
@@ -260,27 +260,7 @@ def create_server(
             after=after,
             before=before,
         )
-        return _result(
-            {
-                "results": [
-                    {
-                        "id": hit.memory.id,
-                        "text": hit.memory.text,
-                        "category": hit.memory.category,
-                        "importance": hit.memory.importance,
-                        "tags": hit.memory.tags,
-                        "created_at": hit.memory.created_at,
-                        "source": hit.memory.source,
-                        "match": hit.match,
-                        "score": round(hit.score, 6),
-                        "why": why_line(hit.explain),
-                    }
-                    for hit in result.hits
-                ],
-                "degraded": result.degraded,
-                "degraded_reason": result.degraded_reason,
-            }
-        )
+        return _result(recall_results(result))
 
     @server.tool(title="Get memories by id", annotations=reads)
     def memory_get(

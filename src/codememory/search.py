@@ -509,3 +509,28 @@ def why_line(explain: dict[str, Any]) -> str:
         if explain.get(key):
             parts.append(f"{label} {explain[key]:+.2f}")
     return ", ".join(parts)
+
+
+def recall_results(result: SearchResult) -> dict[str, Any]:
+    """A search as the recall tools return it (MCP memory_search and the daemon's /memory/search):
+    `{results: [{id, text, category, importance, tags, created_at, source, match, score, why}], degraded,
+    degraded_reason}`, best first."""
+    return {
+        "results": [
+            {
+                "id": hit.memory.id,
+                "text": hit.memory.text,
+                "category": hit.memory.category,
+                "importance": hit.memory.importance,
+                "tags": hit.memory.tags,
+                "created_at": hit.memory.created_at,
+                "source": hit.memory.source,
+                "match": hit.match,
+                "score": round(hit.score, 6),
+                "why": why_line(hit.explain),
+            }
+            for hit in result.hits
+        ],
+        "degraded": result.degraded,
+        "degraded_reason": result.degraded_reason,
+    }

@@ -24,7 +24,7 @@ from ..errors import NotFound
 from ..model import ID_RE, MAX_TEXT
 from ..privacy import scrub
 from ..retrieval import estimate_tokens
-from ..search import why_line
+from ..search import recall_results
 from .state import DaemonState, StorePool
 
 if TYPE_CHECKING:
@@ -137,25 +137,7 @@ def create_router(state: DaemonState) -> APIRouter:
                 after=body.after,
                 before=body.before,
             )
-        return {
-            "results": [
-                {
-                    "id": hit.memory.id,
-                    "text": hit.memory.text,
-                    "category": hit.memory.category,
-                    "importance": hit.memory.importance,
-                    "tags": hit.memory.tags,
-                    "created_at": hit.memory.created_at,
-                    "source": hit.memory.source,
-                    "match": hit.match,
-                    "score": round(hit.score, 6),
-                    "why": why_line(hit.explain),
-                }
-                for hit in result.hits
-            ],
-            "degraded": result.degraded,
-            "degraded_reason": result.degraded_reason,
-        }
+        return recall_results(result)
 
     @router.post("/get")
     def memory_get(body: GetBody) -> dict[str, Any]:
