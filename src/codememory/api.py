@@ -30,7 +30,7 @@ from .project import db_path, find_project_root, store_dir
 from .query import words
 from .remember import extract_remember_notes
 from .retrieval import RetrieveRequest, retrieve
-from .search import DEFAULT_THRESHOLD, SearchResult
+from .search import DEFAULT_THRESHOLD, SearchResult, check_search_args
 from .search import search as run_search
 from .semantic import Semantic
 from .sessions import Sessions
@@ -99,7 +99,6 @@ def _categories(category: str | Sequence[str] | None) -> list[str]:
     return [validate_category(c) for c in items if c.strip()]
 
 
-MODES = ("hybrid", "lexical", "semantic")
 _NUMBER_RE = re.compile(r"\d+(?:[.,:]\d+)*")
 
 
@@ -417,14 +416,7 @@ class Store:
         """Search with the grep-like syntax. `fuzzy=None` adds typo-tolerant hits only when exact
         matches are fewer than `limit`; True always adds them; False never does. `mode`: "hybrid"
         (keywords + meaning when an embedder is configured), "lexical" or "semantic"."""
-        if mode not in MODES:
-            raise InvalidInput(f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}")
-        if limit < 1:
-            raise InvalidInput("limit must be at least 1")
-        if offset < 0:
-            raise InvalidInput("offset cannot be negative")
-        if not 0.0 <= threshold <= 1.0:
-            raise InvalidInput(f"threshold must be between 0 and 1, got {threshold}")
+        check_search_args(limit, offset, mode, threshold)
         result, pks = run_search(
             self.db,
             scrub(query),  # the query may reach an embedding model

@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from . import registry
-from .api import MODES, Store
+from .api import Store
 from .dates import now_iso
 from .errors import CodememoryError, InvalidInput
-from .search import DEFAULT_THRESHOLD, Hit, SearchResult
+from .search import DEFAULT_THRESHOLD, Hit, SearchResult, check_search_args
 from .sessions import MAX_RESULTS, extract_filters
 
 
@@ -130,18 +130,6 @@ def _opened(projects: list[ProjectOutcome]) -> Iterator[tuple[int, ProjectOutcom
                 yield index, outcome, store
 
 
-def _check(limit: int, offset: int, mode: str, threshold: float) -> None:
-    """The checks Store.search makes, made once up front so they hold with no project registered."""
-    if mode not in MODES:
-        raise InvalidInput(f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}")
-    if limit < 1:
-        raise InvalidInput("limit must be at least 1")
-    if offset < 0:
-        raise InvalidInput("offset cannot be negative")
-    if not 0.0 <= threshold <= 1.0:
-        raise InvalidInput(f"threshold must be between 0 and 1, got {threshold}")
-
-
 def _ranked(result: SearchResult, outcome: ProjectOutcome) -> list[tuple[tuple[int, int], GlobalHit]]:
     """(merge key, hit) for one project's hits: (tier, rank within the tier), non-decreasing along
     the project's own order, so sorting by it never reorders a project's hits."""
@@ -197,7 +185,7 @@ def search_all(
 ) -> GlobalResult:
     """Run `Store.search` in every registered project and merge the hits (see the module docstring).
     `filter_args` are Store.search's filters (tags, category, after, entity, ...)."""
-    _check(limit, offset, mode, threshold)
+    check_search_args(limit, offset, mode, threshold)
     projects = registered_projects(registry_path)
     want = limit + offset
     candidates: list[tuple[tuple[int, int, int], GlobalHit]] = []

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .dates import from_iso, now_utc
+from .errors import InvalidInput
 from .fusion import DATE_BOOST, LEXICAL_POOL, NEIGHBOUR_SPAN, SEMANTIC_POOL, TAG_BOOST, Sessions, expand, fuse
 from .model import Memory
 from .query import STOPWORDS, Node, ParsedQuery, Term, all_terms, compile_node, fold, parse_query, words
@@ -534,3 +535,18 @@ def recall_results(result: SearchResult) -> dict[str, Any]:
         "degraded": result.degraded,
         "degraded_reason": result.degraded_reason,
     }
+
+
+MODES = ("hybrid", "lexical", "semantic")
+
+
+def check_search_args(limit: int, offset: int, mode: str, threshold: float) -> None:
+    """The argument checks of a search (one store's or every registered project's), before any work."""
+    if mode not in MODES:
+        raise InvalidInput(f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}")
+    if limit < 1:
+        raise InvalidInput("limit must be at least 1")
+    if offset < 0:
+        raise InvalidInput("offset cannot be negative")
+    if not 0.0 <= threshold <= 1.0:
+        raise InvalidInput(f"threshold must be between 0 and 1, got {threshold}")
