@@ -1,9 +1,9 @@
 """Issue 5's "done when", for Claude Code: in a fresh project, `codememory init --assistants claude` and then
 a Claude Code session (the real `claude` CLI, pinned in tests/clis/package.json, talking to a scripted
-Anthropic API on 127.0.0.1) leave a checkpointed session file (the model called our MCP `checkpoint` tool),
-a hook session closed at the end with the written file, the captured turn in the daily log and memories a
-search finds; the next session gets the relevant memory injected by our hooks; the secret typed in the
-first prompt is nowhere in the store.
+Anthropic API on 127.0.0.1) leave one session file (the model's MCP `checkpoint` written into the session
+the hooks opened, closed at the end with the written file), the captured turn in the daily log and
+memories a search finds; the next session gets the relevant memory injected by our hooks; the secret
+typed in the first prompt is nowhere in the store.
 """
 
 from __future__ import annotations
@@ -172,23 +172,23 @@ def test_init_then_claude_code_sessions_leave_session_files_turns_memories_and_i
     assert not results["toolu_write"].get("is_error"), results["toolu_write"]
     assert not results["toolu_checkpoint"].get("is_error"), results["toolu_checkpoint"]
 
-    # the checkpoint the model wrote through our MCP server: a markdown session file with the goal
+    # the checkpoint the model wrote through our MCP server went into the session the hooks opened for
+    # this conversation (Claude Code gives stdio MCP servers CLAUDE_CODE_SESSION_ID): one conversation,
+    # one session file, with the goal and decision from the model and the file the Write created
     saved = json.loads(block_text(results["toolu_checkpoint"].get("content")))
     checkpoint_id, checkpoint_md = saved["session_id"], Path(saved["markdown_path"])
-    assert checkpoint_md.parent == store / "sessions" and checkpoint_md.name.endswith("_claude-code_rate-limiter.md")
+    assert checkpoint_md.parent == store / "sessions" and "_claude-code_hook-" in checkpoint_md.name
+
+    def closed_session() -> dict[str, Any] | None:
+        listed = cm(env, project, "sessions", "list")["sessions"]
+        assert [s["session_id"] for s in listed] == [checkpoint_id], listed
+        return listed[0] if listed[0]["status"] == "closed" else None
+
+    hook_session = poll("the session to be closed", closed_session)
+    assert hook_session["goal"] == GOAL
     markdown = checkpoint_md.read_text()
     assert GOAL in markdown and "Redis, not Memcached" in markdown
-
-    # the hooks' session: opened at SessionStart, closed by Stop/SessionEnd, with the file the Write created
-    def closed_hook_session() -> dict[str, Any] | None:
-        listed = cm(env, project, "sessions", "list")["sessions"]
-        others = [s for s in listed if s["session_id"] != checkpoint_id]
-        assert len(others) <= 1 and all(s["tool"] == "claude-code" for s in listed), listed
-        return others[0] if others and others[0]["status"] == "closed" else None
-
-    hook_session = poll("the hook session to be closed", closed_hook_session)
-    assert Path(hook_session["markdown_path"]).parent == store / "sessions"
-    files = cm(env, project, "sessions", "show", hook_session["session_id"], "--files")["files"]
+    files = cm(env, project, "sessions", "show", checkpoint_id, "--files")["files"]
     assert {"path": "limiter.py", "change_type": "created"} in files, files
 
     # the captured turn in the daily log, anchored to the Claude Code session

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from .api import Store
 
@@ -86,6 +86,28 @@ def _project_dir(payload: dict[str, Any], explicit: str | None) -> Path:
 
 def _safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", text)[:120] or "unknown"
+
+
+# The assistant's session id in the environment of the processes it starts (Claude Code 2.1.154+ gives it
+# to stdio MCP servers): the MCP server's checkpoint then writes into the hooks' session.
+SESSION_ENV = {"claude": "CLAUDE_CODE_SESSION_ID"}
+
+
+def hook_session(root: Path, env: Mapping[str, str]) -> str | None:
+    """The open codememory session the hooks keep for the assistant session named in `env`, if any."""
+    for assistant, var in SESSION_ENV.items():
+        raw = env.get(var, "").strip()
+        if not raw:
+            continue
+        path = root / STORE_DIR / "journal" / f"{assistant}-{_safe_name(raw)}.json"
+        try:
+            state = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        session = state.get("session") if isinstance(state, dict) else None
+        if isinstance(session, str) and not state.get("closed"):
+            return session
+    return None
 
 
 class Hook:

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .api import Store
 from .errors import CodememoryError, NotFound
+from .hooks import hook_session
 from .model import CATEGORIES, ID_RE, MAX_TEXT
 from .search import recall_results
 from .sessions import MAX_RESULTS, SESSION_ID_RE
@@ -434,8 +435,14 @@ def create_server(
 
         Returns {session_id, markdown_path, status, created, files_touched}.
         """
+        store = memory.store()
+        if session_id is None:
+            # The assistant's hooks already opened a session for this conversation: write into it, so one
+            # conversation is one session file (the hooks add the files touched and close it at the end).
+            session_id = hook_session(store.root, os.environ)
+            slug = None if session_id else slug
         return _result(
-            memory.store().checkpoint(
+            store.checkpoint(
                 tool=tool or _client_name(ctx),
                 session_id=session_id,
                 slug=slug,
