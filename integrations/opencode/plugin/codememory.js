@@ -19,6 +19,12 @@
  *   buffered). OpenCode message and part ids are the event ids, so the daemon stores each once whichever path
  *   (this stream or its database poller) sees it first.
  *
+ * - optional query model (`subcortical` option): any OpenAI-compatible chat endpoint (Ollama's included) turns the
+ *   same input into `query_expansion` phrases and `entities`, merged before the deterministic ones; a slow, failing
+ *   or invalid answer falls back to the deterministic derivation and backs the model off.
+ * - optional daemon autostart (`autoStartDaemon`): no daemon running → `codememory daemon start`, detached, once
+ *   per window, never awaited by a call.
+ *
  * Fail-open: when the daemon is down, slow or answering errors, the call goes on without memory, a flag is
  * raised (logged once per transition), and /health is re-checked in the background with a backoff.
  *
@@ -27,6 +33,7 @@
  * below. OpenCode uses only the default export `{id, server}` (other exports are ignored).
  */
 
+import { spawn } from "node:child_process"
 import { appendFileSync, readFileSync } from "node:fs"
 import { homedir } from "node:os"
 import { isAbsolute, join } from "node:path"
@@ -69,12 +76,28 @@ import { isAbsolute, join } from "node:path"
  * @property {number} flushToolCalls     flush a session after this many finished tool calls
  * @property {number} flushPrompts        ... or this many prompts
  * @property {number} flushMaxAgeMs       ... or when its oldest unsent event is this old
+ * @property {SubcorticalConfig | null} subcortical  the optional query model (null: deterministic derivation only)
+ * @property {boolean} autoStartDaemon    run `codememory daemon start` when no daemon is running
+ * @property {string} codememoryBin       the codememory executable (for autoStartDaemon)
+ * @property {number} autoStartRetryMs    at most one start attempt per this window
+ *
+ * @typedef {object} SubcorticalConfig
+ * @property {string} baseURL             an OpenAI-compatible API base (…/v1); POST {baseURL}/chat/completions
+ * @property {string} model               the model name
+ * @property {string | null} apiKeyEnv    the environment variable holding the API key (sent as a bearer token)
+ * @property {number} timeoutMs           per model call in the LLM call path; slower counts as a failure
+ * @property {number} maxTokens           max_tokens of the answer
+ * @property {number} inputChars          characters of conversation sent to the model
+ * @property {boolean} jsonMode           send response_format {type: "json_object"}
+ * @property {number} backoffMs           first window without the model after a failure (doubles)
+ * @property {number} backoffMaxMs        backoff ceiling
  *
  * @typedef {{ id: string, text: string, category?: string, importance?: number }} MemoryItem
  * @typedef {{ tool: string, args: Record<string, string>, output: string, error: boolean }} ToolTrace
  * @typedef {{ userText: string, tools: ToolTrace[], pinned: string[] }} HudInput
  * @typedef {{ query_expansion: string[], entities: string[] }} Derived
- * @typedef {(input: HudInput) => Derived} Deriver
+ * @typedef {{ attempts: number, running: boolean, lastAt: number, warned: boolean, exit: number | null }} AutoStartState
+ * @typedef {(input: HudInput) => Derived | Promise<Derived>} Deriver
  */
 
 export const PLUGIN_ID = "codememory"
@@ -137,6 +160,35 @@ export function resolveConfig(options = {}, env = process.env) {
     flushToolCalls: int(o.flushToolCalls, 50, 1, 100_000),
     flushPrompts: int(o.flushPrompts, 15, 1, 100_000),
     flushMaxAgeMs: int(o.flushMaxAgeMs, 600_000, 1000, 86_400_000),
+    subcortical: resolveSubcortical(o.subcortical),
+    autoStartDaemon: o.autoStartDaemon === true,
+    codememoryBin: str(o.codememoryBin) ?? "codememory",
+    autoStartRetryMs: int(o.autoStartRetryMs, 600_000, 0, 86_400_000),
+  }
+}
+
+export const OLLAMA_BASE_URL = "http://127.0.0.1:11434/v1"
+
+/**
+ * The `subcortical` option: on when it names a `model` (the base URL defaults to a local Ollama); null otherwise.
+ * @param {unknown} v
+ * @returns {SubcorticalConfig | null}
+ */
+export function resolveSubcortical(v) {
+  if (!v || typeof v !== "object") return null
+  const o = /** @type {Record<string, unknown>} */ (v)
+  const model = str(o.model)
+  if (!model || o.enabled === false) return null
+  return {
+    baseURL: (str(o.baseURL) ?? str(o.baseUrl) ?? OLLAMA_BASE_URL).replace(/\/+$/, ""),
+    model,
+    apiKeyEnv: str(o.apiKeyEnv),
+    timeoutMs: int(o.timeoutMs, 800, 50, 60_000),
+    maxTokens: int(o.maxTokens, 256, 16, 8192),
+    inputChars: int(o.inputChars, 4000, 200, 100_000),
+    jsonMode: o.jsonMode !== false,
+    backoffMs: int(o.backoffMs, 30_000, 0, 3_600_000),
+    backoffMaxMs: int(o.backoffMaxMs, 600_000, 0, 86_400_000),
   }
 }
 
@@ -298,7 +350,8 @@ function errorLines(output) {
  * that. Newest tool calls weigh more: their phrases come first after the user's.
  *
  * This is the extension point for a model-based ("subcortical") derivation: anything with this signature
- * can replace it (see `createServer(deps)`), e.g. a call to a local model that also returns `keep` ids.
+ * can replace it (`createHooks(ctx, options, { derive })`); the `subcortical` option merges a model's answer
+ * before it (see `createSubcortical`).
  * @type {Deriver}
  */
 export function deriveQuery(input) {
@@ -332,6 +385,236 @@ export function deriveQuery(input) {
       .filter((e) => e.length <= 200)
       .slice(0, MAX_ENTITIES),
   }
+}
+
+// ------------------------------------------------------------------------- subcortical (optional model)
+/**
+ * The system prompt of the optional query model (`subcortical` option). It sees what `deriveQuery` sees (the
+ * user's latest message and the last tool calls) and answers what to look up in the project's memory.
+ */
+export const SUBCORTICAL_PROMPT = [
+  "You write search queries for a coding agent's long-term project memory: decisions and their reasons, rejected",
+  "alternatives, conventions, gotchas, preferences and facts recorded in earlier sessions of this project.",
+  "You are given the user's latest message and the agent's most recent tool calls (oldest first). Work out what the",
+  "agent is doing right now and which past knowledge would help with that step.",
+  "Answer with one JSON object and nothing else:",
+  '{"query_expansion": ["..."], "entities": ["..."]}',
+  "- query_expansion: 2 to 8 short phrases (3 to 12 words each) describing the current step and what a helpful",
+  "  memory would be about: the task, the component, the problem, the decision or convention likely involved.",
+  "  Use the project's own words, plus a synonym where an earlier note may have phrased it differently.",
+  "- entities: up to 12 exact names from the input: libraries, tools, commands, files, functions, config keys,",
+  "  error names. Copy them verbatim; do not invent names.",
+  "No explanations, no markdown, no code fences.",
+].join("\n")
+
+const SUB_MAX_PHRASES = 8
+const SUB_MAX_ENTITIES = 16
+const SUB_PHRASE_CHARS = 160
+const SUB_ENTITY_CHARS = 100
+// A background re-try of a backed-off model is not in any call's path: it may take this long (e.g. Ollama loading it).
+const SUB_PROBE_TIMEOUT_MS = 15_000
+
+/**
+ * The user message sent to the query model: the same input `deriveQuery` reads, cut to `maxChars` in all.
+ * @param {HudInput} input
+ * @param {number} maxChars
+ */
+export function subcorticalMessage(input, maxChars = 4000) {
+  const user = clip(input.userText.trim(), Math.max(100, Math.floor(maxChars / 2)))
+  const lines = ["User's latest message:", user || "(none)", "", "Recent tool calls (oldest first):"]
+  if (!input.tools.length) lines.push("(none)")
+  input.tools.forEach((t, i) => {
+    const args = Object.entries(t.args)
+      .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+      .join(" ")
+    lines.push(`${i + 1}. ${t.tool}${args ? ` ${args}` : ""}${t.error ? " [failed]" : ""}`)
+    const out = oneLine(t.output)
+    if (out) lines.push(`   ${t.error ? "error" : "result"}: ${clip(out, 300)}`)
+  })
+  return clip(lines.join("\n"), maxChars)
+}
+
+/**
+ * The model's answer (the message content) as a Derived, validated: one JSON object (a ```json fence or text
+ * around it is tolerated) with `query_expansion` (an array of strings, or one string of `;`-separated phrases)
+ * and/or `entities` (an array of strings). Non-strings are dropped, whitespace collapsed, phrases cut to 160
+ * characters, entities longer than 100 dropped, at most 8 phrases and 16 entities. Throws when it is not that.
+ * @param {unknown} content
+ * @returns {Derived}
+ */
+export function parseSubcortical(content) {
+  if (typeof content !== "string" || !content.trim()) throw new Error("empty answer")
+  let text = content.trim()
+  const a = text.indexOf("{")
+  const b = text.lastIndexOf("}")
+  if (a < 0 || b < a) throw new Error("no JSON object in the answer")
+  text = text.slice(a, b + 1)
+  let data
+  try {
+    data = JSON.parse(text)
+  } catch {
+    throw new Error("invalid JSON in the answer")
+  }
+  if (!data || typeof data !== "object" || Array.isArray(data)) throw new Error("the answer is not a JSON object")
+  let qe = data.query_expansion
+  if (typeof qe === "string") qe = qe.split(/[;\n]/)
+  const ents = data.entities
+  if (!Array.isArray(qe) && !Array.isArray(ents)) throw new Error("the answer has neither query_expansion nor entities")
+  if ((qe !== undefined && !Array.isArray(qe)) || (ents !== undefined && ents !== null && !Array.isArray(ents)))
+    throw new Error("query_expansion and entities must be arrays of strings")
+  /** @param {unknown} items */
+  const strings = (items) =>
+    (Array.isArray(items) ? items : [])
+      .filter((x) => typeof x === "string")
+      .map((x) => oneLine(x.replace(/[\u0000-\u001f\u007f]/g, " ")))
+      .filter(Boolean)
+  return {
+    query_expansion: dedupe(strings(qe).map((p) => clip(p, SUB_PHRASE_CHARS))).slice(0, SUB_MAX_PHRASES),
+    entities: dedupe(strings(ents).filter((e) => e.length <= SUB_ENTITY_CHARS)).slice(0, SUB_MAX_ENTITIES),
+  }
+}
+
+/**
+ * The query sent to /retrieve with a model answer: the model's phrases and entities first, then the
+ * deterministic ones, deduplicated (case-insensitively) and capped (8 phrases, the daemon uses no more; 24 entities).
+ * @param {Derived} model
+ * @param {Derived} base
+ * @returns {Derived}
+ */
+export function mergeDerived(model, base) {
+  return {
+    query_expansion: dedupe([...model.query_expansion, ...base.query_expansion]).slice(0, MAX_PHRASES),
+    entities: dedupe([...model.entities, ...base.entities]).slice(0, MAX_ENTITIES),
+  }
+}
+
+/**
+ * One chat-completions call to an OpenAI-compatible endpoint; the validated answer. Throws an Error whose message
+ * never contains the API key.
+ * @param {SubcorticalConfig} sc
+ * @param {HudInput} input
+ * @param {number} timeoutMs
+ * @param {Record<string, string | undefined>} env
+ * @returns {Promise<Derived>}
+ */
+export async function askSubcortical(sc, input, timeoutMs, env = process.env) {
+  const key = sc.apiKeyEnv ? (env[sc.apiKeyEnv] ?? "").trim() : ""
+  /** @param {string} msg */
+  const redact = (msg) => (key ? msg.split(key).join("[redacted]") : msg)
+  /** @type {Record<string, unknown>} */
+  const body = {
+    model: sc.model,
+    messages: [
+      { role: "system", content: SUBCORTICAL_PROMPT },
+      { role: "user", content: subcorticalMessage(input, sc.inputChars) },
+    ],
+    temperature: 0,
+    max_tokens: sc.maxTokens,
+    stream: false,
+  }
+  if (sc.jsonMode) body.response_format = { type: "json_object" }
+  const controller = new AbortController()
+  const timer = setTimeout(() => controller.abort(), timeoutMs)
+  let status = 0
+  let text = ""
+  try {
+    const res = await fetch(`${sc.baseURL}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}) },
+      body: JSON.stringify(body),
+      signal: controller.signal,
+    })
+    status = res.status
+    text = await res.text()
+  } catch (e) {
+    const err = /** @type {any} */ (e)
+    if (controller.signal.aborted) throw new Error(`no answer within ${timeoutMs} ms`)
+    throw new Error(redact(`unreachable (${err?.cause?.code ?? err?.code ?? err?.message ?? err})`))
+  } finally {
+    clearTimeout(timer)
+  }
+  let data = null
+  try {
+    data = text ? JSON.parse(text) : null
+  } catch {
+    data = null
+  }
+  if (status < 200 || status >= 300) {
+    const detail = data?.error?.message ?? data?.error ?? ""
+    throw new Error(redact(`HTTP ${status}${detail ? `: ${clip(oneLine(String(detail)), 160)}` : ""}`))
+  }
+  if (!data) throw new Error("the endpoint did not answer JSON")
+  try {
+    return parseSubcortical(data?.choices?.[0]?.message?.content)
+  } catch (e) {
+    throw new Error(redact(e instanceof Error ? e.message : String(e)))
+  }
+}
+
+/**
+ * The model-backed derivation: asks the query model (within `timeoutMs`) and merges its answer before the
+ * deterministic one; on a timeout, an HTTP error or an invalid answer, that call uses the deterministic
+ * derivation alone and the model is skipped (no I/O) for a window doubling from `backoffMs` to `backoffMaxMs`
+ * (one warning per outage). Once a window has passed, the next call still goes without the model while it is
+ * re-tried in the background (with a longer timeout): a slow or dead model delays at most one call.
+ * @param {SubcorticalConfig} sc
+ * @param {{ fallback?: Deriver, now?: () => number, log?: (level: "info" | "warn", message: string) => void, env?: Record<string, string | undefined> }} [opts]
+ */
+export function createSubcortical(sc, opts = {}) {
+  const fallback = opts.fallback ?? deriveQuery
+  const now = opts.now ?? (() => Date.now())
+  const log = opts.log ?? (() => {})
+  const env = opts.env ?? process.env
+  const health = new Health(sc.backoffMs, Math.max(sc.backoffMs, sc.backoffMaxMs))
+  const state = { health, calls: 0, probing: false, last: /** @type {Record<string, unknown>} */ ({}) }
+
+  /** @param {string} reason */
+  const failed = (reason) => {
+    if (health.fail(reason, now()))
+      log("warn", `codememory: query model ${sc.model} unavailable (${reason}); using the built-in query derivation, retrying later`)
+  }
+  const worked = () => {
+    if (health.ok(true)) log("info", `codememory: query model ${sc.model} answering again`)
+  }
+
+  /** @param {HudInput} input */
+  const probe = (input) => {
+    state.probing = true
+    state.calls += 1
+    askSubcortical(sc, input, Math.max(sc.timeoutMs, SUB_PROBE_TIMEOUT_MS), env)
+      .then(worked, (e) => failed(e instanceof Error ? e.message : String(e)))
+      .finally(() => {
+        state.probing = false
+      })
+  }
+
+  /** @type {(input: HudInput) => Promise<Derived>} */
+  const derive = async (input) => {
+    const base = await fallback(input)
+    const started = performance.now()
+    if (!input.userText.trim() && !input.tools.length) {
+      state.last = { model: "skipped", reason: "nothing to read" }
+      return base
+    }
+    if (health.down) {
+      if (health.dueForCheck(now()) && !state.probing) probe(input)
+      state.last = { model: "skipped", reason: health.reason }
+      return base
+    }
+    state.calls += 1
+    try {
+      const answer = await askSubcortical(sc, input, sc.timeoutMs, env)
+      worked()
+      state.last = { model: "used", phrases: answer.query_expansion.length, entities: answer.entities.length, ms: performance.now() - started }
+      return mergeDerived(answer, base)
+    } catch (e) {
+      const reason = e instanceof Error ? e.message : String(e)
+      failed(reason)
+      state.last = { model: "failed", reason, ms: performance.now() - started }
+      return base
+    }
+  }
+  return { derive, state }
 }
 
 // ------------------------------------------------------------------------------------ formatting
@@ -510,11 +793,22 @@ export class Health {
 
 // ------------------------------------------------------------------------------------------ daemon
 export class DaemonError extends Error {
-  /** @param {string} message @param {number} [status] */
-  constructor(message, status = 0) {
+  /**
+   * @param {string} message
+   * @param {number} [status]  the HTTP status (0: no answer)
+   * @param {"" | "absent" | "refused"} [absence]  no daemon runs: no daemon.json ("absent"), or nothing listens on its port ("refused")
+   */
+  constructor(message, status = 0, absence = "") {
     super(message)
     this.status = status
+    this.absence = absence
   }
+}
+
+/** Connection refused, as Node (undici: cause.code) and Bun (code) report it. @param {any} err */
+function refused(err) {
+  const code = String(err?.cause?.code ?? err?.code ?? "")
+  return code === "ECONNREFUSED" || code === "ConnectionRefused"
 }
 
 /**
@@ -531,7 +825,7 @@ export function endpoint(config) {
     try {
       info = JSON.parse(readFileSync(join(config.stateDir, "daemon.json"), "utf8"))
     } catch {
-      throw new DaemonError("the codememory daemon is not running (no daemon.json; start it: codememory daemon start)")
+      throw new DaemonError("the codememory daemon is not running (no daemon.json; start it: codememory daemon start)", 0, "absent")
     }
     if (!info || !Number.isInteger(info.port)) throw new DaemonError("daemon.json has no port")
     url = `http://127.0.0.1:${info.port}`
@@ -567,7 +861,8 @@ export async function request(config, method, path, body, timeoutMs) {
   } catch (e) {
     const err = /** @type {any} */ (e)
     const slow = err?.name === "TimeoutError" || err?.name === "AbortError"
-    throw new DaemonError(slow ? `no answer within ${timeoutMs} ms` : `unreachable (${err?.code ?? err?.message ?? err})`)
+    if (slow) throw new DaemonError(`no answer within ${timeoutMs} ms`)
+    throw new DaemonError(`unreachable (${err?.cause?.code ?? err?.code ?? err?.message ?? err})`, 0, refused(err) ? "refused" : "")
   }
   const text = await res.text()
   let data = null
@@ -940,8 +1235,10 @@ export class RawStream {
 // -------------------------------------------------------------------------------------------- plugin
 /**
  * @typedef {object} Deps
- * @property {Deriver} [derive]     replaces `deriveQuery` (the extension point for a model-based derivation)
+ * @property {Deriver} [derive]     replaces `deriveQuery` (the extension point for a model-based derivation; with the
+ *                                  `subcortical` option it is the deterministic part the model's answer is merged with)
  * @property {() => number} [now]   clock (tests)
+ * @property {Record<string, string | undefined>} [env]  environment (the query model's API key; tests)
  * @property {(level: "info" | "warn", message: string) => void} [log]
  */
 
@@ -950,11 +1247,10 @@ export class RawStream {
  * @param {PluginInput} ctx
  * @param {Record<string, unknown> | undefined} options
  * @param {Deps} [deps]
- * @returns {Promise<Hooks & { _state: { health: Health, sessions: Sessions, config: Config, ready: Promise<void>, raw: RawBuffer, stream: RawStream, flushed: () => Promise<void> } }>}
+ * @returns {Promise<Hooks & { _state: { health: Health, sessions: Sessions, config: Config, ready: Promise<void>, raw: RawBuffer, stream: RawStream, flushed: () => Promise<void>, subcortical: ReturnType<typeof createSubcortical>["state"] | null, autoStart: AutoStartState } }>}
  */
 export async function createHooks(ctx, options, deps = {}) {
   const config = resolveConfig(options)
-  const derive = deps.derive ?? deriveQuery
   const now = deps.now ?? (() => Date.now())
   const projectRoot = config.projectRoot ?? ctx?.directory ?? process.cwd()
   const health = new Health(config.retryMinMs, config.retryMaxMs)
@@ -970,6 +1266,15 @@ export async function createHooks(ctx, options, deps = {}) {
       }
     })
 
+  // The optional query model (subcortical): its answer first, the deterministic derivation after (and alone when
+  // the model is slow, failing or backed off).
+  const sub = config.subcortical ? createSubcortical(config.subcortical, { fallback: deps.derive ?? deriveQuery, now, log, env: deps.env }) : null
+  const asked = /** @type {any} */ (options ?? {}).subcortical
+  if (!sub && asked && typeof asked === "object" && asked.enabled !== false)
+    log("warn", "codememory: the subcortical option has no model; using the built-in query derivation")
+  /** @type {Deriver} */
+  const derive = sub ? sub.derive : deps.derive ?? deriveQuery
+
   /** @param {Record<string, unknown>} entry */
   const trace = (entry) => {
     if (!config.traceFile) return
@@ -984,7 +1289,54 @@ export async function createHooks(ctx, options, deps = {}) {
   const failed = (e) => {
     const reason = e instanceof Error ? e.message : String(e)
     if (health.fail(reason, now())) log("warn", `codememory daemon unavailable, memory injection paused: ${reason}`)
+    maybeAutoStart(e)
     return reason
+  }
+
+  // autoStartDaemon: no daemon runs (no daemon.json, or its port refuses) → `codememory daemon start`, detached and
+  // never awaited (calls go on without memory meanwhile); at most one attempt per autoStartRetryMs.
+  /** @type {AutoStartState} */
+  const autoStart = { attempts: 0, running: false, lastAt: -Infinity, warned: false, exit: null }
+  /** @param {unknown} e */
+  function maybeAutoStart(e) {
+    if (!config.autoStartDaemon || !(e instanceof DaemonError) || !e.absence) return
+    if (autoStart.running || (autoStart.attempts > 0 && now() - autoStart.lastAt < config.autoStartRetryMs)) return
+    autoStart.running = true
+    autoStart.attempts += 1
+    autoStart.lastAt = now()
+    const bin = config.codememoryBin
+    /** @param {string} why */
+    const failedStart = (why) => {
+      autoStart.running = false
+      trace({ hook: "autostart", bin, error: why })
+      if (autoStart.warned) return
+      autoStart.warned = true
+      log("warn", `codememory: could not start the daemon (${bin} daemon start: ${why}); start it by hand: codememory daemon start`)
+    }
+    // Off the call path: the spawn itself (fork/exec) happens after this call has gone on.
+    setImmediate(() => {
+      log("info", `codememory: the daemon is not running; starting it (${bin} daemon start)`)
+      let child
+      try {
+        child = spawn(bin, ["daemon", "start"], { detached: true, stdio: "ignore", env: process.env })
+      } catch (err) {
+        failedStart(err instanceof Error ? err.message : String(err))
+        return
+      }
+      child.on("error", (err) => failedStart(/** @type {any} */ (err)?.code ?? err.message))
+      child.on("exit", (code, signal) => {
+        autoStart.exit = code
+        if (code !== 0) return failedStart(signal ? `killed by ${signal}` : `exit ${code}`)
+        autoStart.running = false
+        trace({ hook: "autostart", bin, started: true })
+        // Started (it waits for /health before exiting): look now instead of at the end of the backoff.
+        if (health.down) {
+          health.nextCheckAt = 0
+          checkHealth()
+        }
+      })
+      child.unref()
+    })
   }
 
   const checkHealth = () => {
@@ -1037,6 +1389,7 @@ export async function createHooks(ctx, options, deps = {}) {
     const reason = e instanceof Error ? e.message : String(e)
     if (stream.fail(reason, now()))
       log("warn", `codememory: live capture paused (${reason}); events stay buffered and are sent after a backoff (the database poller still captures)`)
+    maybeAutoStart(e)
     return reason
   }
 
@@ -1177,7 +1530,7 @@ export async function createHooks(ctx, options, deps = {}) {
       const input = hudInput(messages, config, session.pinned)
       let derived
       try {
-        derived = derive(input)
+        derived = await derive(input)
       } catch (e) {
         trace({ hook: "messages", sessionID, skipped: `derive failed: ${e}` })
         return
@@ -1203,7 +1556,7 @@ export async function createHooks(ctx, options, deps = {}) {
         const noStore = e instanceof DaemonError && e.status === 404
         if (noStore) noStoreUntil = now() + 60_000
         const reason = noStore ? /** @type {DaemonError} */ (e).message : failed(e)
-        trace({ hook: "messages", sessionID, request: body, error: reason, ms: performance.now() - started })
+        trace({ hook: "messages", sessionID, request: body, error: reason, ...(sub ? { subcortical: sub.state.last } : {}), ms: performance.now() - started })
         return
       }
       if (health.ok(true)) log("info", "codememory daemon reachable again: memory injection resumed")
@@ -1218,6 +1571,7 @@ export async function createHooks(ctx, options, deps = {}) {
         surfaced: memories.map((/** @type {MemoryItem} */ m) => m.id),
         injected: Boolean(text),
         degraded: Boolean(result?.degraded),
+        ...(sub ? { subcortical: sub.state.last } : {}),
         ms: performance.now() - started,
       })
     },
@@ -1277,7 +1631,7 @@ export async function createHooks(ctx, options, deps = {}) {
       }
     }
   }
-  return Object.assign(hooks, { _state: { health, sessions, config, ready, raw, stream, flushed: () => rawChain } })
+  return Object.assign(hooks, { _state: { health, sessions, config, ready, raw, stream, flushed: () => rawChain, subcortical: sub?.state ?? null, autoStart } })
 
   async function prewarm() {
     try {
