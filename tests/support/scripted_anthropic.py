@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from support.scripted_llm import QuietServer
+
 
 @dataclass
 class ToolUse:
@@ -200,7 +202,7 @@ class ScriptedAnthropic:
                 self.wfile.flush()
                 self.close_connection = True
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), RequestHandler)
+        self._server = QuietServer(("127.0.0.1", 0), RequestHandler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
