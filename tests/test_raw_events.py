@@ -382,3 +382,25 @@ def run_opencode(
     found = re.search(r"\bses_[A-Za-z0-9]+\b", proc.stdout)
     assert found, proc.stdout[-2000:]
     return {"session": found.group(0)}
+
+
+def test_processed_events_are_pruned_and_a_later_replay_still_captures_nothing_twice(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    project.mkdir()
+    store, _ = Store.init(project)
+    with store:
+        raw = RawEventTables(store.db)
+        done = [new_event(e) for e in turn_events("ses_old", 1)]
+        raw.accept(done, batch_id="b1", received_at=to_iso_ms(T0 + 1000))
+        assert flush_project(store).turns_captured == 1
+        prompt = {**turn_events("ses_open", 7)[0], "event_id": "msg_open_user"}  # not answered yet: pending
+        raw.accept([new_event(prompt)], batch_id="b2", received_at=to_iso_ms(T0 + 2000))
+        assert raw.prune("2999-01-01T00:00:00.000Z") == 4  # ses_old's four; ses_open has a pending event
+        assert {e.session_id for e in raw.session_events("opencode", "ses_open")} == {"ses_open"}
+        assert raw.session_events("opencode", "ses_old") == []
+        again = raw.accept(done, batch_id="b1", received_at=to_iso_ms(T0 + 3000))  # replayed after the prune
+        assert again.accepted == 4
+        replay = flush_project(store)  # (also takes ses_open's prompt: its session is long idle)
+        assert replay.turns_already == 1
+        assert [t.turn_id for t in CaptureTables(store.db).turns("opencode", "ses_old")] == ["msg_001_user"]
+    assert anchors(project).count(("ses_old", "msg_001_user")) == 1

@@ -36,10 +36,11 @@ turn id, never the seq, so a turn is still stored once.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..api import Store
@@ -262,6 +263,10 @@ def _turn(
     )
 
 
+KEEP_PROCESSED = timedelta(days=7)  # processed events kept this long (a replay is a no-op at the queue)
+PRUNE_EVERY = 3600.0  # seconds
+
+
 def flush_project(store: Store, *, now: Callable[[], datetime] = now_utc, locked: bool = False) -> FlushReport:
     """Turn every pending raw event of the project's store into captured turns (see the module docstring),
     under the project's capture lock (`locked`: the caller holds it already). Never raises for one session's
@@ -291,7 +296,19 @@ def flush_project(store: Store, *, now: Callable[[], datetime] = now_utc, locked
                 )
                 if closed:
                     report.errors.append(f"{session}: {closed} events given up after {GIVE_UP_AFTER} attempts")
+    _prune(raw, str(root), now())
     return report
+
+
+_last_prune: dict[str, float] = {}
+
+
+def _prune(raw: RawEventTables, root: str, now: datetime) -> None:
+    """At most hourly per project: drop events processed more than KEEP_PROCESSED ago."""
+    if time.monotonic() - _last_prune.get(root, float("-inf")) < PRUNE_EVERY:
+        return
+    _last_prune[root] = time.monotonic()
+    raw.prune(to_iso(now - KEEP_PROCESSED))
 
 
 def _flush_session(

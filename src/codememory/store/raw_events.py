@@ -181,6 +181,18 @@ class RawEventTables:
                 ).rowcount
         return closed
 
+    def prune(self, before: str) -> int:
+        """Delete events processed before `before` in sessions with nothing pending. They have become
+        captured turns; a batch replayed after this is accepted again and then meets those turns, which
+        capture never writes twice. Without this the queue keeps every tool output for ever."""
+        with self.db.transaction() as c:
+            return c.execute(
+                "DELETE FROM raw_events WHERE processed_at IS NOT NULL AND processed_at < ? AND NOT EXISTS "
+                "(SELECT 1 FROM raw_events p WHERE p.processed_at IS NULL AND p.source = raw_events.source "
+                "AND p.session_id = raw_events.session_id)",
+                (before,),
+            ).rowcount
+
     # ------------------------------------------------------------------- reads
     def pending_sessions(self) -> list[tuple[str, str]]:
         """(source, session id) of every session with pending events, oldest pending event first."""
