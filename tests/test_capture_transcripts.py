@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -370,7 +371,9 @@ def test_idle_claude_and_codex_sessions_are_extracted_by_the_pass(project: Path,
         write(path, lines)
         assert capture(project, path, final=True)["turns_captured"] > 0
     no_opencode = str(tmp_path / "no-opencode.db")
-    waiting = run_pass(opencode_db=no_opencode, roots={str(project)})  # default idle_after: an hour
+    # a minute after the recording's last line, with the default idle_after (an hour): nothing is idle yet
+    minute_later = datetime(2026, 11, 23, 12, 22, 6, tzinfo=UTC)
+    waiting = run_pass(opencode_db=no_opencode, roots={str(project)}, now=lambda: minute_later)
     assert waiting.capture.db.state == "missing" and waiting.memories_created == 0
     report = run_pass(opencode_db=no_opencode, roots={str(project)}, idle_after=0)
     sessions = {s["source"]: s for p in report.extraction for s in p.sessions}
