@@ -14,16 +14,7 @@ from codememory.capture.model import SessionInfo, ToolCall, Turn
 from codememory.extract import Todo, extract_session, heuristic_candidates
 from codememory.extract.heuristic import Candidate, command_key
 from codememory.extract.transcript import describe_tool, render_transcript, split_windows
-
-ROOT = "/home/dev/shop"
-SESSION = SessionInfo(
-    source="opencode",
-    session_id="ses_shop1",
-    project_root=ROOT,
-    title="Add a shopping cart",
-    created_at="2026-11-20T10:00:00.000Z",
-    updated_at="2026-11-20T11:00:00.000Z",
-)
+from support.extraction import ROOT, SESSION, bash, edit, extraction_rows, stored_memories, turn
 
 PYTEST_IMPORT_ERROR = """\
 ============================= test session starts ==============================
@@ -51,45 +42,12 @@ AssertionError: expected 1999 to be 2000
 """
 
 
-def bash(command: str, output: str = "", status: str = "completed", call_id: str = "call") -> ToolCall:
-    return ToolCall("bash", call_id, status, {"command": command, "description": "run"}, output)
-
-
-def edit(path: str) -> ToolCall:
-    return ToolCall("edit", "e", "completed", {"filePath": f"{ROOT}/{path}", "oldString": "a", "newString": "b"}, "ok")
-
-
 def write(path: str) -> ToolCall:
     return ToolCall("write", "w", "completed", {"filePath": f"{ROOT}/{path}", "content": "x = 1\n"}, "ok")
 
 
 def read(path: str) -> ToolCall:
     return ToolCall("read", "r", "completed", {"filePath": f"{ROOT}/{path}"}, "1: import os\n")
-
-
-def turn(
-    seq: int,
-    user: str,
-    assistant: tuple[str, ...] = (),
-    tools: tuple[ToolCall, ...] = (),
-    files: tuple[str, ...] = (),
-    *,
-    session_id: str = "ses_shop1",
-    completed: bool = True,
-) -> Turn:
-    return Turn(
-        source="opencode",
-        session_id=session_id,
-        turn_id=f"msg_{seq:03d}",
-        seq=seq,
-        started_at=f"2026-11-20T10:{seq:02d}:00.000Z",
-        ended_at=f"2026-11-20T10:{seq:02d}:30.000Z",
-        user_text=user,
-        assistant_texts=assistant,
-        tool_calls=tools,
-        files=files,
-        completed=completed,
-    )
 
 
 def texts(candidates: list[Candidate], category: str | None = None) -> list[str]:
@@ -403,20 +361,10 @@ def store(tmp_path: Path) -> Iterator[Store]:
     s.close()
 
 
-def memories(store: Store) -> list[dict[str, object]]:
-    return [m.to_dict() for m in store.list(limit=100, sort="created", order="asc")]
-
-
-def extraction_rows(store: Store) -> list[tuple[object, ...]]:
-    return store.db.conn.execute(
-        "SELECT first_seq, last_seq, method, status, memory_count FROM extractions ORDER BY id"
-    ).fetchall()
-
-
 def test_extract_session_stores_memories_with_source_and_records_the_span(store: Store) -> None:
     report = extract_session(store, SESSION, realistic_session(), provider=None)
     assert report.status == "ok" and (report.first_seq, report.last_seq) == (1, 3)
-    stored = memories(store)
+    stored = stored_memories(store)
     by_category = {m["category"]: m for m in stored}
     assert set(by_category) == {"note", "decision", "rejected_alternative", "gotcha", "convention", "fact"}
     assert by_category["decision"]["source"] == "opencode session:ses_shop1 turn:1"
@@ -438,7 +386,7 @@ def test_resumed_session_extracts_only_its_new_turns(store: Store) -> None:
     resumed = [*first, turn(4, "We decided to ship the cart behind a feature flag."), turn(5, "Thanks.")]
     report = extract_session(store, SESSION, resumed, provider=None)
     assert (report.first_seq, report.last_seq) == (4, 5)
-    assert [m["text"] for m in memories(store)][-1] == "We decided to ship the cart behind a feature flag."
+    assert [m["text"] for m in stored_memories(store)][-1] == "We decided to ship the cart behind a feature flag."
     assert extraction_rows(store)[-1] == (4, 5, "heuristic", "ok", 1)
 
 
@@ -458,11 +406,11 @@ def test_a_span_with_nothing_durable_is_recorded_as_empty(store: Store) -> None:
 def test_rerun_after_a_crash_before_the_extraction_row_does_not_duplicate(store: Store) -> None:
     turns = realistic_session()
     first = extract_session(store, SESSION, turns, provider=None)
-    before = memories(store)
+    before = stored_memories(store)
     # The state a crash leaves between the last memory's transaction and the extraction row's.
     store.db.conn.execute("DELETE FROM extractions")
     rerun = extract_session(store, SESSION, turns, provider=None)
-    assert [m["id"] for m in memories(store)] == [m["id"] for m in before]
+    assert [m["id"] for m in stored_memories(store)] == [m["id"] for m in before]
     assert rerun.created_ids == [] and sorted(rerun.duplicate_ids) == sorted(first.created_ids)
     assert extraction_rows(store) == [(1, 3, "heuristic", "ok", 0)]
 
@@ -486,7 +434,7 @@ def test_secrets_and_private_spans_never_reach_the_store(store: Store, tmp_path:
         turn(2, "Fix it.", (), (edit("src/shop/cart.py"), bash("pytest", PYTEST_OK))),
     ]
     extract_session(store, SESSION, turns, provider=None)
-    stored = " ".join(str(m["text"]) for m in memories(store))
+    stored = " ".join(str(m["text"]) for m in stored_memories(store))
     assert "decided to authenticate" in stored and "[REDACTED:github]" in stored
     store.close()
     raw = b"".join(p.read_bytes() for p in (tmp_path / "shop" / ".codememory").glob("memory.db*"))
@@ -496,7 +444,7 @@ def test_secrets_and_private_spans_never_reach_the_store(store: Store, tmp_path:
 def test_other_sessions_turns_are_ignored(store: Store) -> None:
     turns = [turn(1, "We decided to use Stripe."), turn(2, "We decided to use Adyen.", session_id="ses_other")]
     report = extract_session(store, SESSION, turns, provider=None)
-    assert [m["text"] for m in memories(store)] == ["We decided to use Stripe."]
+    assert [m["text"] for m in stored_memories(store)] == ["We decided to use Stripe."]
     assert report.last_seq == 1
 
 

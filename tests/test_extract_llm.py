@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from codememory import InvalidInput, Store
-from codememory.capture.model import SessionInfo, ToolCall, Turn
+from codememory.capture.model import Turn
 from codememory.config import LLMConfig
 from codememory.dates import now_utc, to_iso
 from codememory.extract import (
@@ -34,35 +34,10 @@ from codememory.extract import (
 from codememory.extract.budget import utc_day
 from codememory.extract.extractor import PROMPTS_DIR, Prompts
 from codememory.store.extraction import ExtractionTables, SpendRow
+from support.extraction import SESSION, bash, edit, extraction_rows, stored_memories, turn
 from support.scripted_llm import Reply, Script, ScriptedLLM
 
-ROOT = "/home/dev/shop"
-SESSION = SessionInfo(
-    "opencode", "ses_shop1", ROOT, "Add a shopping cart", "2026-11-20T10:00:00.000Z", "2026-11-20T11:00:00.000Z"
-)
 PYTEST_FAIL = "E   ImportError: cannot import name 'Cart' from 'shop.cart'\n1 error in 0.12s\n"
-
-
-def bash(command: str, output: str = "", status: str = "completed") -> ToolCall:
-    return ToolCall("bash", "b", status, {"command": command}, output)
-
-
-def edit(path: str) -> ToolCall:
-    return ToolCall("edit", "e", "completed", {"filePath": f"{ROOT}/{path}", "oldString": "a", "newString": "b"}, "ok")
-
-
-def turn(seq: int, user: str, assistant: tuple[str, ...] = (), tools: tuple[ToolCall, ...] = ()) -> Turn:
-    return Turn(
-        source="opencode",
-        session_id="ses_shop1",
-        turn_id=f"msg_{seq:03d}",
-        seq=seq,
-        started_at=f"2026-11-20T10:{seq:02d}:00.000Z",
-        ended_at=f"2026-11-20T10:{seq:02d}:30.000Z",
-        user_text=user,
-        assistant_texts=assistant,
-        tool_calls=tools,
-    )
 
 
 def session_turns() -> list[Turn]:
@@ -113,16 +88,6 @@ def store(tmp_path: Path) -> Iterator[Store]:
     s.close()
 
 
-def stored(store: Store) -> list[dict[str, Any]]:
-    return [m.to_dict() for m in store.list(limit=200, sort="created", order="asc")]
-
-
-def rows(store: Store) -> list[tuple[Any, ...]]:
-    return store.db.conn.execute(
-        "SELECT first_seq, last_seq, method, status, memory_count FROM extractions ORDER BY id"
-    ).fetchall()
-
-
 def spend(store: Store) -> list[tuple[Any, ...]]:
     return store.db.conn.execute(
         "SELECT provider, model, purpose, session_id, prompt_tokens, completion_tokens FROM llm_spend ORDER BY id"
@@ -151,7 +116,7 @@ def test_llm_memories_are_stored_with_their_turn_source_and_category(store: Stor
     assert "Tool: Ran `uv run pytest -q` (failed: 1 error; ImportError: cannot import name 'Cart'" in user["content"]
     assert "Tool: Edited src/shop/cart.py." in user["content"]
 
-    by_text = {m["text"]: m for m in stored(store)}
+    by_text = {m["text"]: m for m in stored_memories(store)}
     cents = by_text["Store prices as integer cents, never floats."]
     assert (cents["category"], cents["importance"], cents["source"], cents["entered_by"]) == (
         "decision",
@@ -166,7 +131,7 @@ def test_llm_memories_are_stored_with_their_turn_source_and_category(store: Stor
     assert note["entered_by"] == "codememory-extract:heuristic" and note["source"].endswith("turn:2")
     assert any(t.startswith("Files changed in opencode session ses_shop1") for t in by_text)
     assert report.status == "ok" and report.llm_calls == 1 and report.prompt_tokens == 1234
-    assert rows(store) == [(1, 3, "llm", "ok", 4)]
+    assert extraction_rows(store) == [(1, 3, "llm", "ok", 4)]
     assert spend(store) == [("openai", "scripted-model", "extract", "ses_shop1", 1234, 56)]
 
 
@@ -184,7 +149,7 @@ def test_a_turn_the_model_does_not_name_is_attributed_to_the_windows_last_turn(s
         )
     ) as llm:
         extract_session(store, SESSION, session_turns(), provider=OpenAICompatible(llm.base_url, "m"))
-    sources = {m["text"]: m["source"] for m in stored(store)}
+    sources = {m["text"]: m["source"] for m in stored_memories(store)}
     assert sources["The shop sells only digital goods."] == "opencode session:ses_shop1 turn:3"
     assert sources["Use Stripe."] == "opencode session:ses_shop1 turn:3"
 
@@ -202,7 +167,7 @@ def test_fenced_or_bare_array_answers_are_accepted(store: Store) -> None:
     with ScriptedLLM(Script([Reply(fenced)])) as llm:
         report = extract_session(store, SESSION, session_turns(), provider=OpenAICompatible(llm.base_url, "m"))
     assert len(llm.requests) == 1 and report.status == "ok"
-    assert CENTS["text"] in [m["text"] for m in stored(store)]
+    assert CENTS["text"] in [m["text"] for m in stored_memories(store)]
 
 
 # ----------------------------------------------------------------------------------- invalid output
@@ -214,11 +179,11 @@ def test_invalid_output_gets_one_repair_request_then_succeeds(store: Store) -> N
     assert user_prompt(repair).startswith(user_prompt(first))
     assert "could not be used: memories[0].category: Input should be 'decision'" in user_prompt(repair)
     assert '"category": "choice"' in user_prompt(repair)  # the previous answer, quoted back
-    assert CENTS["text"] in [m["text"] for m in stored(store)] and "Use Stripe." not in [
-        m["text"] for m in stored(store)
+    assert CENTS["text"] in [m["text"] for m in stored_memories(store)] and "Use Stripe." not in [
+        m["text"] for m in stored_memories(store)
     ]
     assert [p for _, _, p, *_ in spend(store)] == ["extract", "repair"]
-    assert report.llm_calls == 2 and rows(store)[0][2:4] == ("llm", "ok")
+    assert report.llm_calls == 2 and extraction_rows(store)[0][2:4] == ("llm", "ok")
 
 
 def test_invalid_output_twice_is_dropped_and_the_heuristic_takes_the_window(
@@ -229,10 +194,10 @@ def test_invalid_output_twice_is_dropped_and_the_heuristic_takes_the_window(
     with ScriptedLLM(Script([Reply("Sure! The session was about a cart."), Reply('[{"text": "Use Stripe."}]')])) as llm:
         report = extract_session(store, SESSION, turns, provider=OpenAICompatible(llm.base_url, "m"))
     assert len(llm.requests) == 2
-    texts = {m["text"]: m["entered_by"] for m in stored(store)}
+    texts = {m["text"]: m["entered_by"] for m in stored_memories(store)}
     assert texts["We decided to ship the cart behind a feature flag."] == "codememory-extract:heuristic"
     assert "Use Stripe." not in texts
-    assert rows(store) == [(1, 4, "heuristic", "ok", len(texts))]
+    assert extraction_rows(store) == [(1, 4, "heuristic", "ok", len(texts))]
     detail = json.loads(store.db.conn.execute("SELECT detail FROM extractions").fetchone()[0])
     assert detail["reason"].startswith("model output invalid twice: memories[0].category: Field required")
     assert report.errors == [detail["reason"]]
@@ -250,10 +215,10 @@ def test_over_the_session_budget_no_call_is_made_and_the_heuristic_runs(tmp_path
         report = extract_session(store, SESSION, turns, provider=OpenAICompatible(llm.base_url, "m"))
     assert llm.requests == [] and spend(store) == []
     assert report.status == "over_budget"
-    assert rows(store) == [(1, 4, "heuristic", "over_budget", len(stored(store)))]
+    assert extraction_rows(store) == [(1, 4, "heuristic", "over_budget", len(stored_memories(store)))]
     detail = json.loads(store.db.conn.execute("SELECT detail FROM extractions").fetchone()[0])
     assert "session token budget reached" in detail["reason"] and "limit 500" in detail["reason"]
-    assert "We decided to ship the cart behind a feature flag." in [m["text"] for m in stored(store)]
+    assert "We decided to ship the cart behind a feature flag." in [m["text"] for m in stored_memories(store)]
     # The span is done: a later run does not spend on it either.
     assert extract_session(store, SESSION, turns, provider=OpenAICompatible(llm.base_url, "m")).status == "nothing_new"
     store.close()
@@ -266,7 +231,7 @@ def test_budget_runs_out_between_windows(tmp_path: Path) -> None:
     with ScriptedLLM(Script([Reply(answer(CENTS), usage=big)])) as llm:
         report = extract_session(store, SESSION, turns, provider=OpenAICompatible(llm.base_url, "m"))
     assert len(llm.requests) == 1
-    assert rows(store) == [(1, 1, "llm", "ok", 1), (2, 3, "heuristic", "over_budget", 2)]
+    assert extraction_rows(store) == [(1, 1, "llm", "ok", 1), (2, 3, "heuristic", "over_budget", 2)]
     assert report.status == "over_budget" and report.prompt_tokens == 58_000
     summary = spend_summary(store.db, store.config.llm)
     assert summary["today"] == {"calls": 1, "prompt_tokens": 58_000, "completion_tokens": 100, "total_tokens": 58_100}
@@ -322,19 +287,19 @@ def test_a_resumed_session_sends_only_its_new_turns(store: Store) -> None:
     assert "[turn 4]" in second and "[turn 5]" in second and "[turn 3]" not in second and "[turn 1]" not in second
     assert "- [decision] Store prices as integer cents, never floats." in second  # now an existing memory
     assert (report.first_seq, report.last_seq) == (4, 5)
-    assert [r[:4] for r in rows(store)] == [(1, 3, "llm", "ok"), (4, 5, "llm", "ok")]
+    assert [r[:4] for r in extraction_rows(store)] == [(1, 3, "llm", "ok"), (4, 5, "llm", "ok")]
 
 
 def test_rerun_after_a_crash_before_the_extraction_row_does_not_duplicate(store: Store) -> None:
     with ScriptedLLM(lambda body: Reply(answer(CENTS, GOTCHA))) as llm:
         provider = OpenAICompatible(llm.base_url, "m")
         first = extract_session(store, SESSION, session_turns(), provider=provider)
-        ids = [m["id"] for m in stored(store)]
+        ids = [m["id"] for m in stored_memories(store)]
         store.db.conn.execute("DELETE FROM extractions")  # the process died before writing the span's row
         rerun = extract_session(store, SESSION, session_turns(), provider=provider)
-    assert [m["id"] for m in stored(store)] == ids
+    assert [m["id"] for m in stored_memories(store)] == ids
     assert rerun.created_ids == [] and sorted(rerun.duplicate_ids) == sorted(first.created_ids)
-    assert rows(store) == [(1, 3, "llm", "ok", 0)]
+    assert extraction_rows(store) == [(1, 3, "llm", "ok", 0)]
 
 
 def test_secrets_in_turns_never_reach_the_model(tmp_path: Path) -> None:
@@ -397,7 +362,7 @@ def test_an_unreachable_model_fails_the_span_and_it_is_retried(store: Store) -> 
     with ScriptedLLM(lambda body: Reply("upstream exploded", status=500)) as llm:
         report = extract_session(store, SESSION, session_turns(), provider=OpenAICompatible(llm.base_url, "m"))
     assert report.status == "failed" and "HTTP 500: upstream exploded" in report.errors[0]
-    assert rows(store) == [(1, 3, "llm", "failed", 0)] and stored(store) == []
+    assert extraction_rows(store) == [(1, 3, "llm", "failed", 0)] and stored_memories(store) == []
     with ScriptedLLM(Script([Reply(answer(CENTS))])) as llm:
         retry = extract_session(store, SESSION, session_turns(), provider=OpenAICompatible(llm.base_url, "m"))
     assert retry.status == "ok" and (retry.first_seq, retry.last_seq) == (1, 3)
@@ -409,7 +374,7 @@ def test_after_repeated_failures_the_heuristic_takes_the_span(store: Store) -> N
         provider = OpenAICompatible(llm.base_url, "m")
         statuses = [extract_session(store, SESSION, turns, provider=provider).status for _ in range(4)]
     assert statuses == ["failed", "failed", "failed", "ok"] and len(llm.requests) == 3
-    assert rows(store)[-1][2:4] == ("heuristic", "ok")
+    assert extraction_rows(store)[-1][2:4] == ("heuristic", "ok")
 
 
 def test_connection_refused_and_timeouts_are_clear_errors() -> None:
@@ -443,7 +408,7 @@ def test_a_server_without_json_mode_is_asked_again_without_it(store: Store) -> N
         extract_session(store, SESSION, session_turns(), provider=provider)
         provider.complete("s", "u", purpose="extract", max_tokens=10, json_output=True)
     assert ["response_format" in r for r in llm.requests] == [True, False, False]
-    assert CENTS["text"] in [m["text"] for m in stored(store)]
+    assert CENTS["text"] in [m["text"] for m in stored_memories(store)]
 
 
 # ---------------------------------------------------------------------------------------- prompts
@@ -579,7 +544,7 @@ def test_opencode_cli_runs_isolated_and_its_answer_is_extracted(
     assert str(store.root) not in call["cwd"]
 
     assert report.status == "ok"
-    (cents,) = [m for m in stored(store) if m["text"] == CENTS["text"]]
+    (cents,) = [m for m in stored_memories(store) if m["text"] == CENTS["text"]]
     assert cents["entered_by"] == "codememory-extract:llm"
     ((provider_name, model, purpose, _, prompt_tokens, completion_tokens),) = spend(store)
     assert (provider_name, model, purpose) == ("opencode", "scripted/small", "extract")
@@ -609,6 +574,6 @@ def test_opencode_cli_todos_and_the_agent_list(store: Store, tmp_path: Path, use
     todos = [Todo("Wire the cart into the API", "in_progress", "high"), Todo("Done already", "completed")]
     report = extract_session(store, SESSION, session_turns(), provider=OpenCodeCLI(str(fake)), todos=todos)
     assert report.status == "ok"
-    todo = [m for m in stored(store) if m["category"] == "todo"]
+    todo = [m for m in stored_memories(store) if m["category"] == "todo"]
     assert [m["text"] for m in todo] == ["Pending: Wire the cart into the API."]
     assert todo[0]["source"] == "opencode session:ses_shop1 turn:3"
