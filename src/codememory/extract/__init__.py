@@ -1,31 +1,47 @@
 """Extraction: a session's turns -> durable memories, with a model (any OpenAI-compatible endpoint, or the
-user's own `opencode`) or without one (rules). See `extractor` for the pipeline."""
+user's own `opencode`) or without one (rules). See `extractor` for the pipeline.
 
-from ..capture.model import Todo
-from .budget import Budget, spend_summary
-from .extractor import ExtractionReport, Extractor, Prompts, SpanReport, extract_session
-from .heuristic import Candidate, heuristic_candidates
-from .llm import Completion, LLMError, OpenAICompatible, OpenCodeCLI, Provider, provider_from_config
-from .transcript import describe_tool, render_transcript, split_windows
+The names below load on first use: `codememory stats` needs only the spend ledger (`extract.budget`), not
+the extractor and its output schema (pydantic), which cost a noticeable part of a CLI start."""
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..capture.model import Todo
+    from .budget import spend_summary
+    from .extractor import Extractor, extract_session
+    from .heuristic import heuristic_candidates
+    from .llm import LLMError, OpenAICompatible, OpenCodeCLI, provider_from_config
+
+_MODULE_OF = {
+    "Extractor": ".extractor",
+    "LLMError": ".llm",
+    "OpenAICompatible": ".llm",
+    "OpenCodeCLI": ".llm",
+    "Todo": "..capture.model",
+    "extract_session": ".extractor",
+    "heuristic_candidates": ".heuristic",
+    "provider_from_config": ".llm",
+    "spend_summary": ".budget",
+}
 __all__ = [
-    "Budget",
-    "Candidate",
-    "Completion",
-    "ExtractionReport",
     "Extractor",
     "LLMError",
     "OpenAICompatible",
     "OpenCodeCLI",
-    "Prompts",
-    "Provider",
-    "SpanReport",
     "Todo",
-    "describe_tool",
     "extract_session",
     "heuristic_candidates",
     "provider_from_config",
-    "render_transcript",
     "spend_summary",
-    "split_windows",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module, __name__), name)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from .database import Database
 
@@ -14,7 +13,6 @@ from .database import Database
 # spans (the model could not be reached) are retried; 'over_budget' spans got the heuristic extractor.
 DONE_STATUSES = ("ok", "empty", "over_budget")
 STATUSES = (*DONE_STATUSES, "failed")
-_COLUMNS = "id, source, session_id, first_seq, last_seq, method, status, memory_count, detail, started_at, finished_at"
 
 
 @dataclass
@@ -30,21 +28,6 @@ class ExtractionRow:
     started_at: str
     finished_at: str
     id: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "source": self.source,
-            "session_id": self.session_id,
-            "first_seq": self.first_seq,
-            "last_seq": self.last_seq,
-            "method": self.method,
-            "status": self.status,
-            "memory_count": self.memory_count,
-            "detail": self.detail,
-            "started_at": self.started_at,
-            "finished_at": self.finished_at,
-        }
 
 
 @dataclass
@@ -163,17 +146,6 @@ class ExtractionTables:
         ).fetchone()[0]
         return int(value)
 
-    def history(self, source: str, session_id: str) -> list[ExtractionRow]:
-        rows = self.conn.execute(
-            f"SELECT {_COLUMNS} FROM extractions WHERE source = ? AND session_id = ? ORDER BY id",
-            (source, session_id),
-        ).fetchall()
-        return [_extraction(r) for r in rows]
-
-    def recent(self, limit: int = 20) -> list[ExtractionRow]:
-        rows = self.conn.execute(f"SELECT {_COLUMNS} FROM extractions ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
-        return [_extraction(r) for r in rows]
-
     # ------------------------------------------------------------------ spend
     def record_spend(self, row: SpendRow) -> None:
         with self.db.transaction():
@@ -222,19 +194,3 @@ class ExtractionTables:
             params,
         ).fetchall()
         return [(p, m, SpendTotal(int(n), int(pt or 0), int(ct or 0))) for p, m, n, pt, ct in rows]
-
-
-def _extraction(r: Sequence[Any]) -> ExtractionRow:
-    return ExtractionRow(
-        id=r[0],
-        source=r[1],
-        session_id=r[2],
-        first_seq=r[3],
-        last_seq=r[4],
-        method=r[5],
-        status=r[6],
-        memory_count=r[7],
-        detail=r[8],
-        started_at=r[9],
-        finished_at=r[10],
-    )
