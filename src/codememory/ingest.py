@@ -36,11 +36,11 @@ from .capture.transcript_capture import TranscriptError, read_session
 from .capture.transcript_common import ReadState
 from .config import Config
 from .dates import from_iso, now_utc, to_iso
-from .errors import CodememoryError
-from .extract import extract_session, provider_from_config
-from .extract.llm import Provider
+from .errors import CodememoryError, StoreUnusable
+from .extract.extractor import Extractor
+from .extract.llm import Provider, provider_from_config
 from .project import store_dir
-from .store.capture import CaptureTables
+from .store.capture import CaptureTables, Cursor
 from .store.extraction import ExtractionTables
 
 log = logging.getLogger("codememory.ingest")
@@ -110,7 +110,11 @@ def _provider(config: Config) -> Provider | None:
 @contextmanager
 def try_lock(root: Path, name: str) -> Iterator[bool]:
     """A non-blocking exclusive lock on `.codememory/<name>`: yields False when another process holds it."""
-    fd = os.open(store_dir(root) / name, os.O_RDWR | os.O_CREAT, 0o644)
+    path = store_dir(root) / name
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise StoreUnusable(f"cannot open the lock file {path}: {exc.strerror or exc}") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -210,18 +214,22 @@ def _extract_project(
     result = ProjectExtraction(str(root))
     try:
         store = open_initialised_store(root)
+    except CodememoryError as exc:  # a malformed .codememory/config.toml, say: the message says what to fix
+        result.error = f"cannot open the store: {exc}"
+        return result
     except Exception as exc:
         result.error = f"cannot open the store: {type(exc).__name__}: {exc}"
         return result
     if store is None:
         result.skipped = "no codememory store"
         return result
-    with store, try_lock(store.root, EXTRACT_LOCK) as locked:
-        if not locked:
-            result.skipped = "another process is extracting this project"
-            return result
+    with store:
         try:
-            _extract_sessions(reader, store, result, idle_after, provider_for, now)
+            with try_lock(store.root, EXTRACT_LOCK) as locked:
+                if not locked:
+                    result.skipped = "another process is extracting this project"
+                    return result
+                _extract_sessions(reader, store, result, idle_after, provider_for, now)
         except (OpenCodeDBError, CodememoryError) as exc:
             result.error = str(exc)
         except Exception as exc:  # one project's failure must not stop the others
@@ -253,21 +261,20 @@ def _opencode_candidate(reader: OpenCodeDB | None, session_id: str) -> _Candidat
     return _Candidate(session_id, info.updated_at, info.message_count, load)
 
 
-def _transcript_paths(store: Store, source: str) -> dict[str, str]:
-    """session id -> transcript file, from the per-file capture cursors the hooks keep."""
-    out: dict[str, str] = {}
+def _transcript_cursors(store: Store, source: str) -> dict[str, tuple[Cursor, ReadState]]:
+    """session id -> (capture cursor of its transcript file, its read state), from the cursors the hooks keep."""
+    out: dict[str, tuple[Cursor, ReadState]] = {}
     for cursor in CaptureTables(store.db).cursors(source):
         state = ReadState.from_json(cursor.position)
         if state.session_id:
-            out[state.session_id] = cursor.key
+            out[state.session_id] = (cursor, state)
     return out
 
 
-def _transcript_candidate(store: Store, source: str, path: str, session_id: str) -> _Candidate | None:
+def _transcript_candidate(store: Store, source: str, session_id: str, cursor: Cursor, state: ReadState) -> _Candidate:
     """The cursor tells idleness and size without reading the file; the file is read only to extract."""
-    cursor = CaptureTables(store.db).get_cursor(source, path)
-    state = ReadState.from_json(cursor.position if cursor else None)
-    updated = state.updated_at or (cursor.updated_at if cursor else "")
+    path = cursor.key
+    updated = state.updated_at or cursor.updated_at
 
     def load() -> tuple[SessionInfo, list[Turn], list[Todo]] | None:
         try:
@@ -291,18 +298,17 @@ def _extract_sessions(
     cfg = store.config.capture
     threshold = cfg.idle_after if idle_after is None else idle_after
     tables = ExtractionTables(store.db)
-    provider: Provider | None = None
-    provider_made = False
+    extractor: Extractor | None = None
     for source in (OPENCODE, *TRANSCRIPT_SOURCES):
-        paths = _transcript_paths(store, source) if source != OPENCODE else {}
+        cursors = _transcript_cursors(store, source) if source != OPENCODE else {}
         for pending in tables.pending_sessions(source):
             if _failed_recently(pending.last_status, pending.last_finished_at, now()):
                 result.waiting += 1
                 continue
             if source == OPENCODE:
                 candidate = _opencode_candidate(reader, pending.session_id)
-            elif pending.session_id in paths:
-                candidate = _transcript_candidate(store, source, paths[pending.session_id], pending.session_id)
+            elif pending.session_id in cursors:
+                candidate = _transcript_candidate(store, source, pending.session_id, *cursors[pending.session_id])
             else:
                 candidate = None
             if candidate is None:
@@ -311,16 +317,15 @@ def _extract_sessions(
             if idle < threshold or candidate.message_count < cfg.min_messages:
                 result.waiting += 1
                 continue
-            if not provider_made:
+            if extractor is None:
                 # A misconfigured provider stops the project's extraction rather than falling back to the
                 # heuristic: the sessions wait (nothing is lost) until the user fixes the setting.
-                provider = provider_for(store.config)
-                provider_made = True
+                extractor = Extractor(store, provider_for(store.config))
             loaded = candidate.load()
             if loaded is None:
                 continue
             info, turns, todos = loaded
-            extraction = extract_session(store, info, turns, provider=provider, todos=todos)
+            extraction = extractor.extract_session(info, turns, todos=todos)
             result.sessions.append(extraction.to_dict())
 
 

@@ -122,11 +122,6 @@ class CaptureLoop:
                 log.warning("extraction in %s: %s", project.root, project.error)
                 state.health.record_error(PassFailed(project.error), "extract")
 
-    def wait_for_extraction(self, timeout: float | None = None) -> None:
-        """For an orderly stop or a test: let a running extraction finish."""
-        if self._extractor is not None:
-            self._extractor.join(timeout)
-
 
 RAW_ROOTS_NAME = "raw-event-roots"  # in the state folder: projects that were sent raw events (one per line)
 
@@ -146,6 +141,7 @@ class RawEventFlusher:
 
     def __init__(self) -> None:
         self.roots: set[str] = set()
+        self._saved_loaded = False  # the roots file is read at the first sweep; `remember` keeps both up to date
         self._wanted: set[Path] = set()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -223,16 +219,17 @@ class RawEventFlusher:
                 log.exception("live capture failed in %s", root)
                 state.health.record_error(exc, "raw-events")
 
-    def wait_idle(self, timeout: float | None = None) -> None:
-        """For an orderly stop or a test: let a running background flush finish."""
-        thread = self._thread
-        if thread is not None:
-            thread.join(timeout)
-
     def __call__(self, state: DaemonState) -> None:
         if capture_disabled():
             return
-        candidates = self.roots | self._saved_roots() | {str(s.root) for s in state.stores.stores()}
+        if not self._saved_loaded:
+            saved = self._saved_roots()
+            with self._lock:
+                self.roots |= saved
+            self._saved_loaded = True
+        with self._lock:
+            candidates = set(self.roots)
+        candidates |= {str(s.root) for s in state.stores.stores()}
         for key in sorted(candidates):
             root = Path(key)
             if not db_path(root).is_file():

@@ -27,6 +27,7 @@ near-identical answers at temperature 0, and the existing memories are in its pr
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -53,6 +54,7 @@ from .transcript import (
     describe_tool,
     estimate_tokens,
     render_transcript,
+    shorten,
     split_windows,
     tool_prompt,
 )
@@ -93,8 +95,12 @@ class Prompts:
 
     @classmethod
     def load(cls, folder: Path | None = None) -> Prompts:
-        """Read every prompt file; a missing or empty one raises FileNotFoundError (fail fast)."""
-        folder = folder or PROMPTS_DIR
+        """Read every prompt file; a missing or empty one raises FileNotFoundError (fail fast). The packaged
+        prompts (no `folder`) are read once per process: the daemon extracts session after session."""
+        return _packaged_prompts() if folder is None else cls._read(folder)
+
+    @classmethod
+    def _read(cls, folder: Path) -> Prompts:
         texts: dict[str, str] = {}
         for key, name in PROMPT_FILES.items():
             path = folder / name
@@ -108,6 +114,11 @@ class Prompts:
         if "{transcript}" not in texts["extraction_user"]:
             raise FileNotFoundError(f"{folder / PROMPT_FILES['extraction_user']} has no {{transcript}} placeholder")
         return cls(**texts)
+
+
+@functools.cache
+def _packaged_prompts() -> Prompts:
+    return Prompts._read(PROMPTS_DIR)
 
 
 @dataclass
@@ -487,10 +498,7 @@ class Extractor:
             if mem.id in seen or len(lines) >= EXISTING_MEMORIES:
                 continue
             seen.add(mem.id)
-            text = " ".join(scrub(mem.text).split())
-            if len(text) > EXISTING_CHARS:
-                text = text[: EXISTING_CHARS - 1] + "…"
-            lines.append(f"- [{mem.category}] {text}")
+            lines.append(f"- [{mem.category}] {shorten(scrub(mem.text), EXISTING_CHARS)}")
         return "\n".join(lines)
 
     def _header(self, session: SessionInfo) -> tuple[str, str]:
@@ -518,10 +526,7 @@ def _new_turns(session: SessionInfo, turns: Sequence[Turn], done: int) -> list[T
 
 
 def _two_sentences(text: str, limit: int = 300) -> str:
-    text = " ".join(text.split())
-    parts = re.split(r"(?<=[.!?])\s+", text)
-    text = " ".join(parts[:2])
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shorten(" ".join(re.split(r"(?<=[.!?])\s+", text.strip())[:2]), limit)
 
 
 def _safe(exc: Exception) -> str:

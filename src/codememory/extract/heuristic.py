@@ -596,12 +596,7 @@ def explicit_candidates(
     for turn in turns:
         for raw in (turn.user_text, *turn.assistant_texts):
             out += _remember(scrub(raw), turn.seq)[0]
-    if turns:
-        out += todo_candidates(todos, turns[-1].seq)
-        files = files_candidate(turns, session)
-        if files:
-            out.append(files)
-    return unique(out)
+    return unique(out + _span_end_candidates(turns, session, todos))
 
 
 def heuristic_candidates(
@@ -611,12 +606,16 @@ def heuristic_candidates(
     turns = sorted(turns, key=lambda t: t.seq)
     root = session.project_root if session else None
     out = statement_candidates(turns) + gotcha_candidates(turns, root)
-    if turns:
-        out += todo_candidates(todos, turns[-1].seq)
-        files = files_candidate(turns, session)
-        if files:
-            out.append(files)
-    return unique(out)
+    return unique(out + _span_end_candidates(turns, session, todos))
+
+
+def _span_end_candidates(turns: Sequence[Turn], session: SessionInfo | None, todos: Iterable[Todo]) -> list[Candidate]:
+    """The agent's pending todos and the files touched, attributed to the span's last turn."""
+    if not turns:
+        return []
+    out = todo_candidates(todos, turns[-1].seq)
+    files = files_candidate(turns, session)
+    return [*out, files] if files else out
 
 
 def unique(candidates: Iterable[Candidate]) -> list[Candidate]:

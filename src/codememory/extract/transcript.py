@@ -76,7 +76,8 @@ def _clip_lines(text: str, limit: int = _SCAN_CHARS) -> str:
     return f"{head}[… {len(text) - len(head) - len(tail)} characters cut …]\n{tail}"
 
 
-def _short(text: str, limit: int) -> str:
+def shorten(text: str, limit: int) -> str:
+    """The text on one line (whitespace runs as one space), cut to `limit` characters with an ellipsis."""
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
@@ -147,9 +148,9 @@ def _error_line(text: str) -> str | None:
             continue
         (exceptions if _EXCEPTION_RE.match(line) else others).append(line)
     if exceptions:
-        return _short(exceptions[-1], _MAX_ERROR)
+        return shorten(exceptions[-1], _MAX_ERROR)
     if others:
-        return _short(others[0], _MAX_ERROR)
+        return shorten(others[0], _MAX_ERROR)
     return None
 
 
@@ -169,7 +170,7 @@ def analyze_tool(call: ToolCall, root: str | None = None) -> ToolOutcome:
     elif kind == "task":
         target = next((str(inp[k]) for k in ("description", "prompt") if inp.get(k)), None)
     if target is not None:
-        target = _short(scrub(_clip_lines(target, 4000)), _MAX_TARGET)
+        target = shorten(scrub(_clip_lines(target, 4000)), _MAX_TARGET)
     output = _unroot(scrub(_ANSI_RE.sub("", _clip_lines(call.output or ""))), root)
     error_text = _unroot(scrub(_clip_lines(call.error)), root) if call.error else ""
     failed = call.status == "error"
@@ -182,7 +183,7 @@ def analyze_tool(call: ToolCall, root: str | None = None) -> ToolOutcome:
             failed = failed or exit_code != 0
         if kind == "shell":
             summaries = _SUMMARY_RE.findall(output[-4000:])
-            summary = _short(summaries[-1], 80) if summaries else None
+            summary = shorten(summaries[-1], 80) if summaries else None
             if summary and re.search(r"\b[1-9]\d* (?:failed|failing|errors?)\b", summary, re.IGNORECASE):
                 failed = True
         if error is None and (failed or kind == "shell"):
@@ -190,7 +191,7 @@ def analyze_tool(call: ToolCall, root: str | None = None) -> ToolOutcome:
             if error and exit_code is None and kind == "shell":
                 failed = True
     if failed and error is None and error_text:
-        error = _short(error_text.strip().splitlines()[0], _MAX_ERROR) if error_text.strip() else None
+        error = shorten(error_text.strip().splitlines()[0], _MAX_ERROR) if error_text.strip() else None
     return ToolOutcome(kind, call.tool, target, failed, error, summary, exit_code)
 
 
