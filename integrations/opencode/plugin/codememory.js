@@ -114,6 +114,8 @@ const WARMUP_WORD = "zqxjvkwpf"
 const MAX_PHRASES = 8
 const MAX_ENTITIES = 24
 const MAX_SESSIONS = 64
+// A project without a store (the daemon answers 404) is asked again only after this long (not an outage: no flag).
+const NO_STORE_PAUSE_MS = 60_000
 
 // ------------------------------------------------------------------------------------------- options
 /**
@@ -566,7 +568,7 @@ export function createSubcortical(sc, opts = {}) {
   const log = opts.log ?? (() => {})
   const env = opts.env ?? process.env
   const health = new Health(sc.backoffMs, Math.max(sc.backoffMs, sc.backoffMaxMs))
-  const state = { health, calls: 0, probing: false, last: /** @type {Record<string, unknown>} */ ({}) }
+  const state = { health, calls: 0, last: /** @type {Record<string, unknown>} */ ({}) }
 
   /** @param {string} reason */
   const failed = (reason) => {
@@ -579,12 +581,12 @@ export function createSubcortical(sc, opts = {}) {
 
   /** @param {HudInput} input */
   const probe = (input) => {
-    state.probing = true
+    health.checking = true
     state.calls += 1
     askSubcortical(sc, input, Math.max(sc.timeoutMs, SUB_PROBE_TIMEOUT_MS), env)
       .then(worked, (e) => failed(e instanceof Error ? e.message : String(e)))
       .finally(() => {
-        state.probing = false
+        health.checking = false
       })
   }
 
@@ -597,7 +599,7 @@ export function createSubcortical(sc, opts = {}) {
       return base
     }
     if (health.down) {
-      if (health.dueForCheck(now()) && !state.probing) probe(input)
+      if (health.dueForCheck(now())) probe(input)
       state.last = { model: "skipped", reason: health.reason }
       return base
     }
@@ -619,15 +621,24 @@ export function createSubcortical(sc, opts = {}) {
 
 // ------------------------------------------------------------------------------------ formatting
 /**
+ * One line per memory with text: `- [id] (category) text`.
+ * @param {MemoryItem[] | undefined | null} memories
+ */
+function memoryLines(memories) {
+  return (memories ?? [])
+    .filter((m) => m && typeof m.text === "string" && m.text.trim())
+    .map((m) => `- [${m.id}]${m.category ? ` (${m.category})` : ""} ${oneLine(m.text)}`)
+}
+
+/**
  * The HUD text for the memories the daemon surfaced, or null when there are none (an empty block would
  * teach the model to ignore it).
  * @param {MemoryItem[] | undefined | null} memories
  * @returns {string | null}
  */
 export function formatHud(memories) {
-  const items = (memories ?? []).filter((m) => m && typeof m.text === "string" && m.text.trim())
-  if (!items.length) return null
-  const lines = items.map((m) => `- [${m.id}]${m.category ? ` (${m.category})` : ""} ${oneLine(m.text)}`)
+  const lines = memoryLines(memories)
+  if (!lines.length) return null
   return (
     `<${HUD_TAG}>\n` +
     "Project memory (codememory) relevant to the current step; follow it unless the user says otherwise. " +
@@ -644,10 +655,9 @@ export function formatHud(memories) {
  * @returns {string | null}
  */
 export function formatColdStart(memories, opts = {}) {
-  const items = (memories ?? []).filter((m) => m && typeof m.text === "string" && m.text.trim())
-  if (!items.length) return null
-  const lines = items.map((m) => `- [${m.id}]${m.category ? ` (${m.category})` : ""} ${oneLine(m.text)}`)
-  const more = opts.total && opts.total > items.length ? ` (${items.length} of ${opts.total})` : ""
+  const lines = memoryLines(memories)
+  if (!lines.length) return null
+  const more = opts.total && opts.total > lines.length ? ` (${lines.length} of ${opts.total})` : ""
   return (
     `<${COLD_TAG}>\n` +
     `This project has a long-term memory (codememory). Important and recent memories${more}:\n` +
@@ -747,12 +757,6 @@ export class Health {
     return this.state === "down"
   }
 
-  /** @param {number} now */
-  shouldCall(now) {
-    void now
-    return this.state === "up"
-  }
-
   /** A background /health check is due (and none is running). @param {number} now */
   dueForCheck(now) {
     return this.state === "down" && !this.checking && now >= this.nextCheckAt
@@ -812,8 +816,15 @@ function refused(err) {
 }
 
 /**
- * Where the daemon listens and its token, read from codememory's state folder on every call (the daemon may
- * restart on another port; the files are tiny).
+ * The endpoint each config last read, reused by the next requests: the hot path (every LLM call) does no file I/O.
+ * A request to it that fails drops it (see `request`).
+ * @type {WeakMap<Config, { url: string, token: string }>}
+ */
+const endpoints = new WeakMap()
+
+/**
+ * Where the daemon listens and its token, read from codememory's state folder (daemon.json, token file) and
+ * remembered for `request`.
  * @param {Config} config
  * @returns {{ url: string, token: string }}
  */
@@ -836,11 +847,15 @@ export function endpoint(config) {
   } catch {
     throw new DaemonError(`cannot read the daemon's token file ${config.tokenFile}`)
   }
-  return { url, token }
+  const found = { url, token }
+  endpoints.set(config, found)
+  return found
 }
 
 /**
- * One JSON request to the daemon. Throws DaemonError (status 0: unreachable or too slow).
+ * One JSON request to the daemon, at the remembered endpoint (read from the state folder when there is none). A
+ * failed request forgets it, and when the state folder now names another port or token (the daemon restarted), it is
+ * sent once more there. Throws DaemonError (status 0: unreachable or too slow).
  * @param {Config} config
  * @param {"GET" | "POST"} method
  * @param {string} path
@@ -849,7 +864,28 @@ export function endpoint(config) {
  * @returns {Promise<any>}
  */
 export async function request(config, method, path, body, timeoutMs) {
-  const { url, token } = endpoint(config)
+  const cached = endpoints.get(config)
+  try {
+    return await send(cached ?? endpoint(config), method, path, body, timeoutMs)
+  } catch (e) {
+    endpoints.delete(config)
+    if (!cached || !(e instanceof DaemonError)) throw e
+    const fresh = endpoint(config)
+    if (fresh.url === cached.url && fresh.token === cached.token) throw e
+    return await send(fresh, method, path, body, timeoutMs)
+  }
+}
+
+/**
+ * One JSON request to the daemon at `at` (see `request`).
+ * @param {{ url: string, token: string }} at
+ * @param {"GET" | "POST"} method
+ * @param {string} path
+ * @param {unknown} body
+ * @param {number} timeoutMs
+ * @returns {Promise<any>}
+ */
+async function send({ url, token }, method, path, body, timeoutMs) {
   let res
   try {
     res = await fetch(url + path, {
@@ -1048,13 +1084,12 @@ export class RawBuffer {
     }
   }
 
-  /** The user's words of a message (synthetic and ignored parts left out, injected blocks cut). @param {any[]} parts */
-  static userText(parts) {
+  /** The texts a message's author wrote (synthetic and ignored parts left out, injected blocks cut). @param {any[]} parts */
+  static ownTexts(parts) {
     return parts
       .filter((p) => isText(p) && !p.synthetic && !p.ignored)
       .map((p) => stripInjected(p.text).trim())
       .filter(Boolean)
-      .join("\n\n")
   }
 
   /**
@@ -1089,7 +1124,7 @@ export class RawBuffer {
           session_id: sessionID,
           kind: "user_prompt",
           at: Number(m.time?.created) || 0,
-          payload: { text: RawBuffer.userText(parts), compaction: parts.some((p) => p?.type === "compaction") },
+          payload: { text: RawBuffer.ownTexts(parts).join("\n\n"), compaction: parts.some((p) => p?.type === "compaction") },
         })
         return
       }
@@ -1132,10 +1167,7 @@ export class RawBuffer {
           mode: m.mode ?? null,
           agent: m.agent ?? null,
           summary: m.summary === true,
-          texts: parts
-            .filter((p) => isText(p) && !p.synthetic && !p.ignored)
-            .map((p) => stripInjected(p.text).trim())
-            .filter(Boolean),
+          texts: RawBuffer.ownTexts(parts),
           steps: parts.filter((p) => p?.type === "step-start").length,
           files: parts.filter((p) => p?.type === "patch").flatMap((p) => (Array.isArray(p.files) ? p.files : [])),
         },
@@ -1228,7 +1260,7 @@ export class RawStream {
 
   /** @param {number} now */
   noStore(now) {
-    this.pausedUntil = now + 60_000
+    this.pausedUntil = now + NO_STORE_PAUSE_MS
   }
 }
 
@@ -1354,8 +1386,7 @@ export async function createHooks(ctx, options, deps = {}) {
   // so memories do not end up in the summary. Cleared by the session.compacted event, or after 5 minutes.
   /** @type {Map<string, number>} */
   const compacting = new Map()
-  // A project without a store answers 404: asked again only after a minute (not an outage: no flag).
-  let noStoreUntil = 0
+  let noStoreUntil = 0 // see NO_STORE_PAUSE_MS
 
   // Live capture: OpenCode's bus events buffered per session, flushed to POST /api/raw-events (see sendRaw).
   const raw = new RawBuffer({ outputChars: config.rawOutputChars })
@@ -1520,7 +1551,7 @@ export async function createHooks(ctx, options, deps = {}) {
         if (now() < until) return
         compacting.delete(sessionID)
       }
-      if (!health.shouldCall(now())) {
+      if (health.down) {
         checkHealth()
         trace({ hook: "messages", sessionID, skipped: "daemon down", reason: health.reason, ms: performance.now() - started })
         return
@@ -1554,7 +1585,7 @@ export async function createHooks(ctx, options, deps = {}) {
         result = await request(config, "POST", "/retrieve", body, config.timeoutMs)
       } catch (e) {
         const noStore = e instanceof DaemonError && e.status === 404
-        if (noStore) noStoreUntil = now() + 60_000
+        if (noStore) noStoreUntil = now() + NO_STORE_PAUSE_MS
         const reason = noStore ? /** @type {DaemonError} */ (e).message : failed(e)
         trace({ hook: "messages", sessionID, request: body, error: reason, ...(sub ? { subcortical: sub.state.last } : {}), ms: performance.now() - started })
         return
@@ -1582,7 +1613,7 @@ export async function createHooks(ctx, options, deps = {}) {
       if (!sessionID || !Array.isArray(output?.system)) return
       if (output.system.some((s) => typeof s === "string" && s.startsWith(TITLE_PROMPT))) return
       const session = sessions.get(sessionID)
-      if (!session.coldDone && health.shouldCall(now())) {
+      if (!session.coldDone && !health.down) {
         const started = performance.now()
         try {
           const result = await request(

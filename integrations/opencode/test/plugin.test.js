@@ -136,10 +136,10 @@ test("Sessions pin the surfaced ids per session and forget the oldest sessions",
 
 test("Health: down after a failure, health checks back off, a working call resets", () => {
   const h = new Health(100, 1000)
-  assert.ok(h.shouldCall(0))
+  assert.ok(!h.down)
   assert.equal(h.fail("refused", 0), true) // raises the flag
   assert.equal(h.fail("refused", 0), false)
-  assert.ok(!h.shouldCall(1))
+  assert.ok(h.down)
   assert.ok(!h.dueForCheck(150))
   assert.ok(h.dueForCheck(200)) // second failure: 200 ms
   h.fail("x", 200)
@@ -151,7 +151,7 @@ test("Health: down after a failure, health checks back off, a working call reset
   h.checking = false
   // /health answers: calls are tried again, but the flag and the backoff stay until one works.
   assert.equal(h.ok(false), false)
-  assert.ok(h.shouldCall(5000) && h.flagged)
+  assert.ok(!h.down && h.flagged)
   assert.equal(h.fail("401", 5000), false) // e.g. a wrong token: no new warning, longer wait
   assert.equal(h.nextCheckAt, 6000)
   h.ok(false)
@@ -227,7 +227,7 @@ const MEM = { id: "mem_0000abcd", text: "Retry webhooks with exponential backoff
 
 async function hooksFor(daemon, options = {}, clock = { t: 0 }) {
   const logs = []
-  const hooks = await createHooks({ directory: "/repo" }, { stateDir: daemon.state, tools: false, retryMinMs: 100, ...options }, { now: () => clock.t, log: (l, m) => logs.push([l, m]) })
+  const hooks = await createHooks({ directory: "/repo" }, { stateDir: daemon.state, tools: false, retryMinMs: 100, coldStartTimeoutMs: 10_000, ...options }, { now: () => clock.t, log: (l, m) => logs.push([l, m]) })
   await hooks._state.ready
   if (daemon.server?.listening) {
     assert.deepEqual(daemon.requests.map((r) => r.path), ["/retrieve"]) // the warm-up at load
@@ -335,11 +335,9 @@ test("daemon down: no HUD, one warning, calls skip the daemon until a health che
   assert.ok(hooks._state.health.down)
   assert.equal(logs.length, 1)
   assert.match(logs[0][1], /unavailable/)
-  // While down (before the re-check is due), a call does no I/O at all and is fast.
-  const started = performance.now()
-  for (let i = 0; i < 100; i++) await transform(hooks, CONVERSATION)
-  const perCall = (performance.now() - started) / 100
-  assert.ok(perCall < 5, `${perCall} ms per call while down`)
+  // While down (before the re-check is due), a call does no I/O at all: not even a /health check.
+  for (let i = 0; i < 10; i++) await transform(hooks, CONVERSATION)
+  assert.ok(!hooks._state.health.checking)
   // The daemon comes back on the same port; the next due check notices and injection resumes.
   const back = await fakeDaemon({ memories: [MEM] })
   back.server.close()
@@ -362,14 +360,49 @@ test("a slow daemon is cut off at timeoutMs and the call goes on without memory"
   const d = await fakeDaemon({ memories: [MEM], delayMs: 400 })
   try {
     const { hooks } = await hooksFor(d, { timeoutMs: 50 })
-    const started = performance.now()
     const out = await transform(hooks, CONVERSATION)
-    const ms = performance.now() - started
     assert.equal(out.length, CONVERSATION.length)
-    assert.ok(ms < 300, `${ms} ms`)
     assert.match(hooks._state.health.reason, /no answer within 50 ms/)
   } finally {
     await d.close()
+  }
+})
+
+test("daemon.json and the token are read once, and again when the daemon restarts on another port with another token", async () => {
+  const d = await fakeDaemon({ memories: [MEM] })
+  const moved = await fakeDaemon({ memories: [MEM] })
+  try {
+    const { hooks, logs } = await hooksFor(d)
+    assert.equal((await transform(hooks, CONVERSATION)).length, CONVERSATION.length + 1)
+    // Unreadable files: the remembered endpoint is used without reading them.
+    writeFileSync(join(d.state, "daemon.json"), "not json")
+    assert.equal((await transform(hooks, CONVERSATION)).length, CONVERSATION.length + 1)
+    // The daemon restarted: the old port is gone; the call re-reads the state folder and goes to the new one.
+    await d.close()
+    let token = "new-token"
+    moved.server.removeAllListeners("request")
+    moved.server.on("request", (req, res) => {
+      req.resume()
+      req.on("end", () => {
+        moved.requests.push({ path: req.url, auth: req.headers.authorization })
+        const ok = req.headers.authorization === `Bearer ${token}`
+        res.writeHead(ok ? 200 : 401, { "content-type": "application/json" })
+        res.end(JSON.stringify(ok ? { memories: [MEM] } : { error: "bad token" }))
+      })
+    })
+    writeFileSync(join(d.state, "daemon.json"), JSON.stringify({ pid: 2, host: "127.0.0.1", port: moved.server.address().port }))
+    writeFileSync(join(d.state, "token"), "new-token\n")
+    assert.equal((await transform(hooks, CONVERSATION)).length, CONVERSATION.length + 1)
+    assert.deepEqual(moved.requests.map((r) => r.auth), ["Bearer new-token"])
+    // A new token on the same port: the 401 makes it read the token again.
+    token = "newer-token"
+    writeFileSync(join(d.state, "token"), "newer-token\n")
+    assert.equal((await transform(hooks, CONVERSATION)).length, CONVERSATION.length + 1)
+    assert.deepEqual(moved.requests.slice(1).map((r) => r.auth), ["Bearer new-token", "Bearer newer-token"])
+    assert.ok(!hooks._state.health.flagged && logs.length === 0)
+  } finally {
+    await moved.close()
+    if (d.server.listening) await d.close()
   }
 })
 

@@ -104,7 +104,7 @@ async function hooksWith(daemon, model, sub = {}, extra = {}, clock = { t: 0 }) 
   const logs = []
   const hooks = await createHooks(
     { directory: "/repo" },
-    { stateDir: daemon.state, tools: false, coldStart: false, rawEvents: false, subcortical: { baseURL: model.baseURL, model: "tiny-q4", apiKeyEnv: KEY_ENV, ...sub }, ...extra },
+    { stateDir: daemon.state, tools: false, coldStart: false, rawEvents: false, coldStartTimeoutMs: 10_000, subcortical: { baseURL: model.baseURL, model: "tiny-q4", apiKeyEnv: KEY_ENV, ...sub }, ...extra },
     { now: () => clock.t, log: (l, m) => logs.push([l, m]) },
   )
   await hooks._state.ready
@@ -230,10 +230,7 @@ test("a slow model: deterministic query within ~timeoutMs, then skipped (no requ
   const m = await fakeModel(() => ({ delayMs: 2000 }))
   try {
     const { hooks, logs, clock } = await hooksWith(d, m, { timeoutMs: 100, backoffMs: 1000 })
-    let started = performance.now()
-    let out = await transform(hooks)
-    const first = performance.now() - started
-    assert.ok(first < 1000, `${first} ms`) // cut off at ~100 ms, not the model's 2 s
+    const out = await transform(hooks) // cut off at timeoutMs, not the model's 2 s (the log below names the cut-off)
     assert.equal(out.length, CONVERSATION.length + 1) // the call still got its memories
     assert.deepEqual(d.retrieves()[0].query_expansion, DETERMINISTIC.query_expansion)
     assert.deepEqual(d.retrieves()[0].entities, DETERMINISTIC.entities)
@@ -244,9 +241,7 @@ test("a slow model: deterministic query within ~timeoutMs, then skipped (no requ
     // Backed off: the next calls do not touch the model at all.
     for (let i = 0; i < 5; i++) {
       clock.t += 100
-      started = performance.now()
       await transform(hooks)
-      assert.ok(performance.now() - started < 100)
     }
     assert.equal(m.requests.length, 1)
     assert.equal(hooks._state.subcortical.last.model, "skipped")
@@ -254,11 +249,10 @@ test("a slow model: deterministic query within ~timeoutMs, then skipped (no requ
     // After the window: this call still goes without the model while it is re-tried in the background.
     m.server.behave = () => ({})
     clock.t += 1000
-    started = performance.now()
     await transform(hooks)
-    assert.ok(performance.now() - started < 100)
+    assert.equal(hooks._state.subcortical.last.model, "skipped")
     assert.deepEqual(d.retrieves().at(-1).query_expansion, DETERMINISTIC.query_expansion)
-    await until(() => !hooks._state.subcortical.probing)
+    await until(() => !hooks._state.subcortical.health.checking)
     assert.equal(m.requests.length, 2)
     assert.equal(logs.at(-1)[0], "info")
     assert.match(logs.at(-1)[1], /answering again/)
@@ -337,33 +331,6 @@ test("calls that skip the daemon do not ask the model; a subcortical option with
   }
 })
 
-test("latency: what an instant local model adds to a call (reported, not asserted)", async (t) => {
-  const d = await fakeDaemon()
-  const m = await fakeModel()
-  try {
-    const measure = async (hooks, n = 200) => {
-      for (let i = 0; i < 10; i++) await transform(hooks)
-      const ms = []
-      for (let i = 0; i < n; i++) {
-        const s = performance.now()
-        await transform(hooks)
-        ms.push(performance.now() - s)
-      }
-      ms.sort((a, b) => a - b)
-      return { p50: ms[Math.floor(n / 2)], p95: ms[Math.floor(n * 0.95)] }
-    }
-    const without = await measure((await createHooks({ directory: "/repo" }, { stateDir: d.state, tools: false, coldStart: false, rawEvents: false }, { log: () => {} })))
-    const withModel = await measure((await hooksWith(d, m)).hooks)
-    const f = (x) => x.toFixed(2)
-    t.diagnostic(`messages hook, deterministic only: p50 ${f(without.p50)} ms, p95 ${f(without.p95)} ms`)
-    t.diagnostic(`messages hook, with an instant local model: p50 ${f(withModel.p50)} ms, p95 ${f(withModel.p95)} ms (added p50 ${f(withModel.p50 - without.p50)} ms)`)
-    assert.ok(m.requests.length >= 210)
-  } finally {
-    await m.close()
-    await d.close()
-  }
-})
-
 // ---------------------------------------------------------------------------------------- autostart
 /** A stand-in `codememory` executable: appends its arguments to `marker`, then runs `then` (shell), exits with `code`. */
 function fakeBin(dir, { code = 0, then = "" } = {}) {
@@ -383,22 +350,22 @@ async function hooksNoModel(state, extra = {}, clock = { t: 0 }) {
 
 test("autoStartDaemon: no daemon.json → `codememory daemon start` spawned once, the calls not waiting for it", async () => {
   const state = mkdtempSync(join(tmpdir(), "cm-auto-"))
-  const fake = fakeBin(state, { then: "sleep 0.3" })
+  const release = join(state, "release")
+  const fake = fakeBin(state, { then: `while [ ! -e "${release}" ]; do sleep 0.01; done` })
   const { hooks, logs, clock } = await hooksNoModel(state, { autoStartDaemon: true, codememoryBin: fake.bin })
-  // The load-time warm-up found no daemon: the start is under way; calls go on without memory, at once.
-  const started = performance.now()
+  // The load-time warm-up found no daemon: the start is under way (it does not end until released); calls go on
+  // without memory meanwhile.
   for (let i = 0; i < 20; i++) {
     clock.t += 1000 // background /health checks fall due and fail again
     assert.equal((await transform(hooks)).length, CONVERSATION.length)
   }
-  assert.ok(performance.now() - started < 200)
+  assert.equal(hooks._state.autoStart.exit, null)
+  writeFileSync(release, "")
   await until(() => hooks._state.autoStart.exit !== null)
   for (let i = 0; i < 20; i++) {
     clock.t += 1000
     await transform(hooks)
-    await sleep(2)
   }
-  await sleep(100)
   assert.deepEqual(fake.lines(), ["daemon start"])
   assert.equal(hooks._state.autoStart.attempts, 1)
   assert.ok(logs.some(([l, m]) => l === "info" && /starting it/.test(m)))
@@ -413,7 +380,6 @@ test("autoStartDaemon off (the default): nothing is spawned", async () => {
     clock.t += 1000
     await transform(hooks)
   }
-  await sleep(300)
   assert.deepEqual(fake.lines(), [])
   assert.equal(hooks._state.autoStart.attempts, 0)
 })
