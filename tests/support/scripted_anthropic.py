@@ -24,10 +24,9 @@ import json
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from support.scripted_llm import QuietServer
+from support.scripted_llm import ScriptedHandler, ScriptedServer
 
 
 @dataclass
@@ -100,19 +99,67 @@ class Script:
             return len(self.replies)
 
 
-class ScriptedAnthropic:
-    def __init__(self, handler: Handler) -> None:
-        self.handler = handler
-        self.requests: list[dict[str, Any]] = []
-        self.other_requests: list[tuple[str, str]] = []  # (method, path) of everything else asked
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+class _MessagesHandler(ScriptedHandler):
+    def _not_found(self) -> None:
+        api: ScriptedAnthropic = self.server.api  # type: ignore[attr-defined]
+        with api._lock:
+            api.other_requests.append((self.command, self.path))
+        self.send_json(404, _error("not_found_error", f"{self.command} {self.path} is not scripted"))
 
-    @property
-    def port(self) -> int:
-        assert self._server is not None, "server not started"
-        return int(self._server.server_address[1])
+    def do_GET(self) -> None:
+        self._not_found()
+
+    def do_HEAD(self) -> None:
+        api: ScriptedAnthropic = self.server.api  # type: ignore[attr-defined]
+        with api._lock:
+            api.other_requests.append((self.command, self.path))
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_POST(self) -> None:
+        api: ScriptedAnthropic = self.server.api  # type: ignore[attr-defined]
+        raw = self.read_body()
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path not in ("/v1/messages", "/v1/messages/count_tokens"):
+            self._not_found()
+            return
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError:
+            self.send_json(400, _error("invalid_request_error", "invalid JSON"))
+            return
+        if not isinstance(body, dict):
+            self.send_json(400, _error("invalid_request_error", "the body is not an object"))
+            return
+        if path.endswith("/count_tokens"):
+            self.send_json(200, {"input_tokens": max(1, len(raw) // 4)})
+            return
+        api.record(body)
+        reply = api.handler(body)
+        if reply.status != 200:
+            self.send_json(reply.status, _error("api_error", reply.text or "scripted error"))
+            return
+        usage = reply.usage or {
+            "input_tokens": max(1, len(raw) // 4),
+            "output_tokens": max(1, (len(reply.text) + 40 * len(reply.tool_uses)) // 4),
+        }
+        model = str(body.get("model") or "claude-scripted")
+        blocks = _blocks(reply)
+        if body.get("stream"):
+            events = _events(model, blocks, usage)
+            self.send_stream(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode() for name, data in events)
+        else:
+            self.send_json(200, {**_message(model, [], usage), "content": blocks, **_stop(blocks)})
+
+
+class ScriptedAnthropic(ScriptedServer):
+    handler: Handler
+    request_handler = _MessagesHandler
+
+    def __init__(self, handler: Handler) -> None:
+        super().__init__(handler)
+        self.other_requests: list[tuple[str, str]] = []  # (method, path) of everything else asked
 
     @property
     def base_url(self) -> str:
@@ -121,97 +168,7 @@ class ScriptedAnthropic:
 
     def conversation_requests(self) -> list[dict[str, Any]]:
         """The requests that were not side requests."""
-        with self._lock:
-            return [r for r in self.requests if not is_side_request(r)]
-
-    def __enter__(self) -> ScriptedAnthropic:
-        api = self
-
-        class RequestHandler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
-                pass
-
-            def _send_json(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _not_found(self) -> None:
-                with api._lock:
-                    api.other_requests.append((self.command, self.path))
-                self._send_json(404, _error("not_found_error", f"{self.command} {self.path} is not scripted"))
-
-            def do_GET(self) -> None:
-                self._not_found()
-
-            def do_HEAD(self) -> None:
-                with api._lock:
-                    api.other_requests.append((self.command, self.path))
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length)
-                path = self.path.split("?", 1)[0].rstrip("/")
-                if path not in ("/v1/messages", "/v1/messages/count_tokens"):
-                    self._not_found()
-                    return
-                try:
-                    body = json.loads(raw)
-                except json.JSONDecodeError:
-                    self._send_json(400, _error("invalid_request_error", "invalid JSON"))
-                    return
-                if not isinstance(body, dict):
-                    self._send_json(400, _error("invalid_request_error", "the body is not an object"))
-                    return
-                if path.endswith("/count_tokens"):
-                    self._send_json(200, {"input_tokens": max(1, len(raw) // 4)})
-                    return
-                with api._lock:
-                    api.requests.append(body)
-                reply = api.handler(body)
-                if reply.status != 200:
-                    self._send_json(reply.status, _error("api_error", reply.text or "scripted error"))
-                    return
-                usage = reply.usage or {
-                    "input_tokens": max(1, len(raw) // 4),
-                    "output_tokens": max(1, (len(reply.text) + 40 * len(reply.tool_uses)) // 4),
-                }
-                model = str(body.get("model") or "claude-scripted")
-                blocks = _blocks(reply)
-                if body.get("stream"):
-                    self._stream(model, blocks, usage)
-                else:
-                    self._send_json(200, {**_message(model, [], usage), "content": blocks, **_stop(blocks)})
-
-            def _stream(self, model: str, blocks: list[dict[str, Any]], usage: dict[str, int]) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Connection", "close")
-                self.end_headers()
-                for name, data in _events(model, blocks, usage):
-                    self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
-                self.wfile.flush()
-                self.close_connection = True
-
-        self._server = QuietServer(("127.0.0.1", 0), RequestHandler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+        return self._requests_where(lambda r: not is_side_request(r))
 
 
 _ids = itertools.count(1)

@@ -16,10 +16,10 @@ import json
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 
 @dataclass
@@ -79,13 +79,50 @@ class QuietServer(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-class ScriptedLLM:
-    def __init__(self, handler: Handler, *, model: str = "scripted-model") -> None:
+class ScriptedHandler(BaseHTTPRequestHandler):
+    """What every scripted API's request handler shares: quiet, JSON answers, server-sent event streams."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
+        pass
+
+    def read_body(self) -> bytes:
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+    def send_json(self, status: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def send_stream(self, events: Iterable[bytes]) -> None:
+        """A `text/event-stream` answer of these (already framed) events; the connection closes after it."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for event in events:
+            self.wfile.write(event)
+        self.wfile.flush()
+        self.close_connection = True
+
+
+class ScriptedServer:
+    """A scripted API on 127.0.0.1 (a context manager): `handler` turns each request body into a reply;
+    `requests` records the bodies (under `_lock`). Subclasses name their `ScriptedHandler` subclass in
+    `request_handler`; it reaches this object as `self.server.api`."""
+
+    request_handler: type[ScriptedHandler] = ScriptedHandler
+
+    def __init__(self, handler: Callable[[dict[str, Any]], Any]) -> None:
         self.handler = handler
-        self.model = model
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
+        self._server: QuietServer | None = None
         self._thread: threading.Thread | None = None
 
     @property
@@ -93,79 +130,18 @@ class ScriptedLLM:
         assert self._server is not None, "server not started"
         return int(self._server.server_address[1])
 
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def conversation_requests(self) -> list[dict[str, Any]]:
-        """The requests that were not title requests."""
+    def record(self, body: dict[str, Any]) -> None:
         with self._lock:
-            return [r for r in self.requests if not is_title_request(r)]
+            self.requests.append(body)
 
-    def __enter__(self) -> ScriptedLLM:
-        llm = self
+    def _requests_where(self, keep: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
+        with self._lock:
+            return [r for r in self.requests if keep(r)]
 
-        class RequestHandler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
-                pass
-
-            def _send_json(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:
-                if self.path.rstrip("/").endswith("/models"):
-                    self._send_json(200, {"object": "list", "data": [{"id": llm.model, "object": "model"}]})
-                else:
-                    self._send_json(404, {"error": {"message": "not found"}})
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length)
-                if not self.path.rstrip("/").endswith("/chat/completions"):
-                    self._send_json(404, {"error": {"message": "not found"}})
-                    return
-                try:
-                    body = json.loads(raw)
-                except json.JSONDecodeError:
-                    self._send_json(400, {"error": {"message": "invalid JSON"}})
-                    return
-                with llm._lock:
-                    llm.requests.append(body)
-                reply = llm.handler(body)
-                if reply.status != 200:
-                    self._send_json(reply.status, {"error": {"message": reply.text or "scripted error"}})
-                    return
-                usage = reply.usage or {
-                    "prompt_tokens": max(1, len(raw) // 4),
-                    "completion_tokens": max(1, len(reply.text) // 4),
-                }
-                usage = {**usage, "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"]}
-                if body.get("stream"):
-                    self._stream(reply, usage, body)
-                else:
-                    self._send_json(200, _completion(llm.model, reply, usage))
-
-            def _stream(self, reply: Reply, usage: dict[str, int], body: dict[str, Any]) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Connection", "close")
-                self.end_headers()
-                for chunk in _chunks(llm.model, reply, usage, body):
-                    self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
-                self.wfile.write(b"data: [DONE]\n\n")
-                self.wfile.flush()
-                self.close_connection = True
-
-        self._server = QuietServer(("127.0.0.1", 0), RequestHandler)
+    def __enter__(self) -> Self:
+        self._server = QuietServer(("127.0.0.1", 0), self.request_handler)
         self._server.daemon_threads = True
+        self._server.api = self  # type: ignore[attr-defined]
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
         return self
@@ -174,6 +150,59 @@ class ScriptedLLM:
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
+
+
+class _ChatHandler(ScriptedHandler):
+    def do_GET(self) -> None:
+        llm: ScriptedLLM = self.server.api  # type: ignore[attr-defined]
+        if self.path.rstrip("/").endswith("/models"):
+            self.send_json(200, {"object": "list", "data": [{"id": llm.model, "object": "model"}]})
+        else:
+            self.send_json(404, {"error": {"message": "not found"}})
+
+    def do_POST(self) -> None:
+        llm: ScriptedLLM = self.server.api  # type: ignore[attr-defined]
+        raw = self.read_body()
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self.send_json(404, {"error": {"message": "not found"}})
+            return
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError:
+            self.send_json(400, {"error": {"message": "invalid JSON"}})
+            return
+        llm.record(body)
+        reply = llm.handler(body)
+        if reply.status != 200:
+            self.send_json(reply.status, {"error": {"message": reply.text or "scripted error"}})
+            return
+        usage = reply.usage or {
+            "prompt_tokens": max(1, len(raw) // 4),
+            "completion_tokens": max(1, len(reply.text) // 4),
+        }
+        usage = {**usage, "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"]}
+        if body.get("stream"):
+            chunks = [b"data: " + json.dumps(c).encode() + b"\n\n" for c in _chunks(llm.model, reply, usage, body)]
+            self.send_stream([*chunks, b"data: [DONE]\n\n"])
+        else:
+            self.send_json(200, _completion(llm.model, reply, usage))
+
+
+class ScriptedLLM(ScriptedServer):
+    handler: Handler
+    request_handler = _ChatHandler
+
+    def __init__(self, handler: Handler, *, model: str = "scripted-model") -> None:
+        super().__init__(handler)
+        self.model = model
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def conversation_requests(self) -> list[dict[str, Any]]:
+        """The requests that were not title requests."""
+        return self._requests_where(lambda r: not is_title_request(r))
 
 
 _call_ids = itertools.count(1)
