@@ -37,7 +37,7 @@ from codememory.capture.opencode_db import OpenCodeDB, OpenCodeDBError, discover
 from codememory.dates import now_utc
 from codememory.project import store_dir
 from codememory.store.capture import CaptureTables
-from support.opencode import OpenCodeHome, OpenCodeMissing, make_git_project, opencode_bin
+from support.opencode import OpenCodeHome, make_git_project, require_opencode
 from support.scripted_llm import Reply, Script, ScriptedLLM, ToolCallSpec, is_title_request, message_text
 
 SECRET_KEY = "sk-proj-" + "Ab3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5bC7d"  # split: not a real key for scanners
@@ -94,10 +94,7 @@ def _backup(src: Path, dst: Path) -> None:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    try:
-        opencode_bin()
-    except OpenCodeMissing as exc:
-        pytest.fail(str(exc))
+    require_opencode()
     base = tmp_path_factory.mktemp("opencode")
     alpha = make_git_project(base / "alpha")
     beta = make_git_project(base / "beta")
@@ -464,6 +461,7 @@ def test_a_turn_is_captured_only_once_the_assistant_has_finished_it(world: World
             if gamma and gamma[0].message_count >= 2:
                 break
             assert time.monotonic() < deadline, "the in-flight turn never showed up in OpenCode's database"
+            time.sleep(0.05)  # poll, not spin: the machine running opencode is shared
         with OpenCodeDB(world.db) as reader:
             (turn,) = reader.turns(gamma[0].session_id)
         assert not turn.completed and turn.ended_at is None

@@ -23,7 +23,7 @@ import pytest
 
 from codememory import Store
 from support.daemon import Daemon, codememory, isolated_env, spawn
-from support.opencode import OPENCODE_DIR, OpenCodeHome, OpenCodeMissing, make_git_project, opencode_bin
+from support.opencode import OPENCODE_DIR, OpenCodeHome, make_git_project, require_opencode
 from support.scripted_llm import Reply, Script, ScriptedLLM, ToolCallSpec, is_title_request, message_text
 
 HTTPX = "The webhook worker must call partner APIs with httpx and a 10 second timeout, never with requests"
@@ -73,10 +73,7 @@ class World:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    try:
-        opencode_bin()
-    except OpenCodeMissing as exc:
-        pytest.fail(str(exc))
+    require_opencode()
     base = tmp_path_factory.mktemp("plugin")
     model = Switch()
     with ScriptedLLM(model) as llm:
@@ -247,6 +244,5 @@ def test_daemon_down_the_session_completes_without_memory(world: World) -> None:
     # The flag is raised loudly: a warning in OpenCode's log.
     logs = "".join(p.read_text() for p in (world.oc.data_dir / "log").glob("*.log"))
     assert "codememory daemon unavailable, memory injection paused" in logs
-    # Once flagged, a call skips the daemon: no I/O, well under 5 ms.
-    skipped = [e["ms"] for e in messages if e.get("skipped") == "daemon down"]
-    assert skipped and max(skipped) < 5, skipped
+    # Once flagged, a call skips the daemon (no I/O; how fast that is: benchmarks/bench_plugin.py).
+    assert any(e.get("skipped") == "daemon down" for e in messages), messages

@@ -356,8 +356,6 @@ def test_cli_semantic_commands(tmp_path: Path) -> None:
 
 def test_concurrent_first_loads_share_one_model(tmp_path: Path) -> None:
     """The daemon's first requests arrive together on several threads: one copy of the model is loaded."""
-    import threading
-
     from codememory.embedding import sentence
 
     copy = tmp_path / "minilm-copy"  # a path no other test loaded: the cache starts empty for it

@@ -20,6 +20,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 OPENCODE_DIR = REPO / "integrations" / "opencode"
 OPENCODE_BIN = OPENCODE_DIR / "node_modules" / ".bin" / "opencode"
@@ -40,6 +42,14 @@ def opencode_bin() -> Path:
             f"run `npm ci --prefix {OPENCODE_DIR.relative_to(REPO)}` (Node.js 20+) first"
         )
     return OPENCODE_BIN
+
+
+def require_opencode() -> Path:
+    """`opencode_bin()` for a test fixture: a missing binary fails the test (it is never skipped)."""
+    try:
+        return opencode_bin()
+    except OpenCodeMissing as exc:
+        pytest.fail(str(exc))
 
 
 def make_git_project(path: Path) -> Path:
