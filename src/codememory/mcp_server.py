@@ -28,9 +28,10 @@ from mcp.types import Tool as MCPTool
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .api import Store
-from .errors import CodememoryError, NotFound
+from .errors import CodememoryError
 from .hooks import hook_session
 from .model import CATEGORIES, ID_RE, MAX_TEXT
+from .recall import get_records
 from .search import recall_results
 from .sessions import MAX_RESULTS, SESSION_ID_RE
 
@@ -274,16 +275,7 @@ def create_server(
 
         Returns {memories: [record + links + entities], missing: [ids that do not exist]}.
         """
-        store = memory.store()
-        found, missing = [], []
-        for memory_id in dict.fromkeys(ids):
-            try:
-                record = store.get(memory_id)
-            except NotFound:
-                missing.append(memory_id)
-                continue
-            found.append({**record.to_dict(), **store.relations(memory_id)})
-        return _result({"memories": found, "missing": missing})
+        return _result(get_records(memory.store(), ids))
 
     @server.tool(
         title="Store a memory",

@@ -20,9 +20,9 @@ from fastapi import APIRouter, Security
 from fastapi.security import HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import NotFound
 from ..model import ID_RE, MAX_TEXT
 from ..privacy import scrub
+from ..recall import get_records
 from ..retrieval import estimate_tokens
 from ..search import recall_results
 from .state import DaemonState, StorePool
@@ -142,16 +142,8 @@ def create_router(state: DaemonState) -> APIRouter:
     @router.post("/get")
     def memory_get(body: GetBody) -> dict[str, Any]:
         """Full records with links and entities, as the MCP tool memory_get: `{memories, missing}`."""
-        found, missing = [], []
         with state.stores.use(StorePool.find_root(body.project_root)) as store:
-            for memory_id in dict.fromkeys(body.ids):
-                try:
-                    record = store.get(memory_id)
-                except NotFound:
-                    missing.append(memory_id)
-                    continue
-                found.append({**record.to_dict(), **store.relations(memory_id)})
-        return {"memories": found, "missing": missing}
+            return get_records(store, body.ids)
 
     @router.post("/store")
     def memory_store(body: StoreBody) -> dict[str, Any]:
