@@ -16,14 +16,12 @@ from typing import Any
 import pytest
 
 from codememory.api import Store
-from codememory.capture.daily_log import MEMORY_DIR, DailyLog
-from codememory.capture.model import ToolCall, Turn
 from codememory.explain import explain_last, record_injection
-from codememory.project import db_path, store_dir
+from codememory.project import db_path
 from codememory.retrieval import estimate_tokens
-from codememory.store.capture import CapturedTurn, CaptureTables
 from codememory.store.injections import MAX_ROWS, InjectionTables
 from conftest import Invoke
+from support.capture import capture_by_hand
 from support.daemon import Daemon, isolated_env, make_project, spawn
 
 SECRET_KEY = "sk-proj-" + "Zq4rT6yU8iO0pA2sD4fG6hJ8kL0zX2cV4bN6mQ8w"  # split: not a real key for scanners
@@ -254,45 +252,10 @@ def test_help_names_the_keys(invoke: Invoke) -> None:
 
 
 # ---------------------------------------------------------------------------- /memory/transcript
-def _capture_by_hand(root: Path, session: str, texts: list[str]) -> list[Turn]:
-    """What a capture pass does: append each turn to the daily log, record it (source codex: no tool DB)."""
-    turns = [
-        Turn(
-            source="codex",
-            session_id=session,
-            turn_id=f"t{seq}",
-            seq=seq,
-            started_at=f"2026-11-20T10:0{seq}:00Z",
-            ended_at=f"2026-11-20T10:0{seq}:30Z",
-            user_text=text,
-            assistant_texts=(f"answer {seq}",),
-            tool_calls=(ToolCall("Bash", f"c{seq}", "completed", {"command": "make test"}),),
-        )
-        for seq, text in enumerate(texts, start=1)
-    ]
-    log = DailyLog(store_dir(root) / MEMORY_DIR, root=root)
-    with Store.open(root) as store:
-        tables = CaptureTables(store.db)
-        for turn in turns:
-            written = log.append(turn)
-            assert tables.record_turn(
-                CapturedTurn(
-                    source="codex",
-                    session_id=session,
-                    turn_id=turn.turn_id,
-                    seq=turn.seq,
-                    started_at=turn.started_at,
-                    ended_at=turn.ended_at,
-                    log_path=written.path.relative_to(store_dir(root)).as_posix(),
-                    summary=written.summary,
-                    captured_at=turn.ended_at or "",
-                )
-            )
-    return turns
-
-
 def test_the_transcript_endpoint_answers_what_the_cli_prints(world: World, invoke: Invoke) -> None:
-    turns = _capture_by_hand(world.project, "codex-xyz", ["fix the flaky login test", f"now signup {SECRET_KEY}"])
+    turns = capture_by_hand(
+        world.project, "codex", "codex-xyz", ["fix the flaky login test", f"now signup {SECRET_KEY}"]
+    )
     stored = invoke(
         "--project", world.project, "store", "Login test was flaky", "--source", turns[0].memory_source, "-q"
     )

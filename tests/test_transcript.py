@@ -16,13 +16,12 @@ import pytest
 from mcp import ClientSession
 
 from codememory.api import Store
-from codememory.capture.daily_log import MEMORY_DIR, DailyLog, find_anchors
-from codememory.capture.model import ToolCall, Turn
+from codememory.capture.daily_log import MEMORY_DIR, find_anchors
 from codememory.capture.opencode_capture import capture_opencode, open_initialised_store
 from codememory.capture.opencode_db import OpenCodeDB
 from codememory.project import store_dir
-from codememory.store.capture import CapturedTurn, CaptureTables
 from conftest import Invoke
+from support.capture import capture_by_hand
 from support.opencode import OpenCodeHome, OpenCodeMissing, make_git_project, opencode_bin
 from support.scripted_llm import Reply, Script, ScriptedLLM, ToolCallSpec
 from test_mcp import call, call_error, session_with
@@ -200,44 +199,8 @@ def test_the_mcp_tool_returns_the_same_transcript(console_script: Path, captured
 
 
 # ------------------------------------------------------------------- without OpenCode at all
-def _capture_by_hand(root: Path, source: str, session: str, texts: list[str]) -> list[Turn]:
-    """What a capture pass of any source does: append each turn to the daily log, record it."""
-    turns = [
-        Turn(
-            source=source,
-            session_id=session,
-            turn_id=f"t{seq}",
-            seq=seq,
-            started_at=f"2026-11-20T10:0{seq}:00Z",
-            ended_at=f"2026-11-20T10:0{seq}:30Z",
-            user_text=text,
-            assistant_texts=(f"answer {seq}",),
-            tool_calls=(ToolCall("Bash", f"c{seq}", "completed", {"command": "make test"}),),
-        )
-        for seq, text in enumerate(texts, start=1)
-    ]
-    log = DailyLog(store_dir(root) / MEMORY_DIR, root=root)
-    with Store.open(root) as store:
-        tables = CaptureTables(store.db)
-        for turn in turns:
-            written = log.append(turn)
-            row = CapturedTurn(
-                source=source,
-                session_id=session,
-                turn_id=turn.turn_id,
-                seq=turn.seq,
-                started_at=turn.started_at,
-                ended_at=turn.ended_at,
-                log_path=written.path.relative_to(store_dir(root)).as_posix(),
-                summary=written.summary,
-                captured_at=turn.ended_at or "",
-            )
-            assert tables.record_turn(row)
-    return turns
-
-
 def test_other_sources_fall_back_to_the_daily_log_then_to_the_summary(cm: Invoke, project: Path) -> None:
-    turns = _capture_by_hand(project, "codex", "codex-abc", ["fix the flaky login test", "now the signup one"])
+    turns = capture_by_hand(project, "codex", "codex-abc", ["fix the flaky login test", "now the signup one"])
     stored = json.loads(cm("store", "Login test was flaky", "--source", turns[1].memory_source, "--json").stdout)
     memory_id = stored["memory"]["id"]
     # an edited daily log may hold anything: what comes back is scrubbed anyway
