@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
 
 from ..errors import CodememoryError
+from .render import dump_json
 
 
 class _DaemonGroup(click.Group):
@@ -25,10 +25,6 @@ class _DaemonGroup(click.Group):
             click.echo(f"codememory: error: {exc.strerror or exc}{where}", err=True)
             ctx.exit(1)
         return None
-
-
-def _dump(data: Any) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
 _PORT = click.option(
@@ -71,7 +67,7 @@ def start_cmd(port: int | None, as_json: bool) -> None:
 
     info = lifecycle.start(port)
     if as_json:
-        _dump(info)
+        dump_json(info)
         return
     click.echo(f"codememory daemon started: pid {info['pid']}, http://{info['host']}:{info['port']}")
 
@@ -84,7 +80,7 @@ def stop_cmd(as_json: bool) -> None:
 
     result = lifecycle.stop()
     if as_json:
-        _dump(result)
+        dump_json(result)
     elif not result["was_running"]:
         click.echo("codememory daemon is not running")
     else:
@@ -99,7 +95,7 @@ def status_cmd(as_json: bool) -> None:
 
     info = lifecycle.status()
     if as_json:
-        _dump(info)
+        dump_json(info)
         return
     if not info["running"]:
         click.echo("codememory daemon: stopped")
@@ -145,7 +141,7 @@ def install_cmd(as_json: bool) -> None:
 
     result = lifecycle.install_service()
     if as_json:
-        _dump(result)
+        dump_json(result)
         return
     click.echo(f"{result['action'].capitalize()} {result['service']} service: {result['file']}")
     if result["stopped_pid"]:
@@ -166,7 +162,7 @@ def uninstall_cmd(as_json: bool) -> None:
 
     result = lifecycle.uninstall_service()
     if as_json:
-        _dump(result)
+        dump_json(result)
         return
     if result["action"] == "unchanged":
         click.echo(f"No {result['service']} service installed ({result['file']})")

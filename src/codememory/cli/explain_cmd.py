@@ -3,11 +3,10 @@ token cost (a thin layer over codememory.explain)."""
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from ..explain import DEFAULT_LAST, MAX_LAST
+from .render import dump_json
 
 
 @click.command("explain")
@@ -48,6 +47,6 @@ def explain(ctx: click.Context, last: int, session_id: str | None, as_json: bool
     with Store.open((ctx.obj or {}).get("project")) as store:
         data = explain_last(store, last=last, session_id=session_id)
     if as_json:
-        click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+        dump_json(data)
     else:
         click.echo(render_text(data))

@@ -907,11 +907,10 @@ from .capture_cmd import capture  # noqa: E402
 
 cli.add_command(capture)
 
-
-def main() -> None:
-    cli(prog_name="codememory")
-
-
 from .explain_cmd import explain  # noqa: E402
 
 cli.add_command(explain)
+
+
+def main() -> None:
+    cli(prog_name="codememory")

@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
+
+from .render import dump_json
 
 
 @click.command("transcript")
@@ -41,7 +42,7 @@ def transcript(ctx: click.Context, reference: str, turn: str | None, max_turns: 
     with Store.open((ctx.obj or {}).get("project")) as store:
         data = transcript_of(store, reference, turn=turn, max_turns=max_turns)
     if as_json:
-        click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+        dump_json(data)
         return
     for item in data["turns"]:
         click.echo(_heading(item))
