@@ -317,7 +317,7 @@ class Hook:
     # ---------------------------------------------------------------- context
     def start_context(self) -> str:
         memories = self.store.list(sort="importance", order="desc", limit=8)
-        lines, budget = [], START_TOKENS
+        lines, shown, budget = [], [], START_TOKENS
         for mem in memories:
             line = _bullet(mem.id, mem.category, mem.text)
             cost = len(line) // 4 + 1
@@ -325,6 +325,7 @@ class Hook:
                 continue
             budget -= cost
             lines.append(line)
+            shown.append(mem)
         current = self.load_state().get("session")
         # the session just opened for this one is not "the last session"; neither is one with no goal
         recent = [
@@ -341,7 +342,6 @@ class Hook:
             " cite ids when you rely on one."
         )
         body = "\n".join(lines) if lines else "_No memories yet._"
-        shown = [m for m in memories if any(m.id in line for line in lines)]
         why = {"retriever": "cold_start", "by": "importance"}
         self._record("hook_start", [{"id": m.id, "text": m.text, "why": why} for m in shown], [])
         return f"{head}Most important memories:\n{body}\n{tail}\n{hint}"

@@ -38,6 +38,7 @@ from ..errors import CodememoryError, InvalidInput, NotFound, StoreNotFound, Sto
 from .hook_api import create_router as create_hook_router
 from .raw_events_api import create_router as create_raw_events_router
 from .recall_api import create_router as create_recall_router
+from .recall_api import record_quietly
 from .state import DaemonState, StorePool
 
 log = logging.getLogger("codememory.daemon")
@@ -420,12 +421,11 @@ def create_app(state: DaemonState) -> FastAPI:
         why it was chosen. `degraded` is true (with a reason) when part of retrieval failed, e.g. no
         embedding model: the results then come from keywords and entities alone. An answer with memories is
         recorded in the project's injection ledger (with `session_id` and `source`) for `codememory explain`."""
-        from .recall_api import record_quietly
-
         root = StorePool.find_root(body.project_root)
         with state.stores.use(root) as store:
+            phrases = body.phrases()
             result = store.retrieve(
-                body.phrases(),
+                phrases,
                 entities=body.entities,
                 pinned=body.pinned_memory_ids,
                 max_memories=body.max_memories,
@@ -437,7 +437,7 @@ def create_app(state: DaemonState) -> FastAPI:
                 store,
                 kind="hud",
                 memories=result["memories"],
-                query=body.phrases(),
+                query=phrases,
                 source=body.source,
                 session_id=body.session_id,
                 degraded=bool(result["degraded"]),
