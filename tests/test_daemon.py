@@ -161,6 +161,7 @@ def test_parallel_requests_share_one_open_store(shared: tuple[Daemon, Path, list
         t.start()
     for t in threads:
         t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads), "a request hung"
     assert failures == []
     assert d.client().health()["projects_open"] >= 1
 
