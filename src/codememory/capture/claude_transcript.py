@@ -20,19 +20,16 @@ every tool call has its result, when the next prompt arrives, or when a Stop hoo
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 from .transcript_common import (
     Call,
-    Chunk,
     Line,
     ReadState,
+    TranscriptFormat,
     TurnBuilder,
-    finish_read,
     iso,
     output_text,
-    read_lines,
     strip_injected,
 )
 
@@ -185,37 +182,4 @@ class _Reader:
         turn.touch(when)
 
 
-def read(
-    path: str | Path,
-    state: ReadState | None = None,
-    *,
-    root: str | None = None,
-    finished: frozenset[str] = frozenset(),
-    final: bool = False,
-    keep_unfinished: bool = False,
-    max_bytes: int | None = None,
-    max_turns: int | None = None,
-) -> Chunk:
-    """Read the transcript from `state.offset` (0: the start). `root`: the project the file paths are
-    made relative to; `finished`: prompt ids (or turn ids) a Stop hook says are done; `final`: the
-    session has ended, so its last turn is taken as it is; `max_bytes` / `max_turns` bound the work
-    of one read (the rest is read next time)."""
-    path = Path(path)
-    state = ReadState(**(state or ReadState()).__dict__)
-    lines, end, at_end = read_lines(path, state.offset, max_bytes)
-    reader = _Reader(state, root)
-    for line in lines:
-        reader.line(line)
-    return finish_read(
-        SOURCE,
-        reader.builders,
-        state,
-        end,
-        finished=finished,
-        final=final,
-        root=root,
-        fallback_id=path.stem,
-        keep_unfinished=keep_unfinished,
-        at_end=at_end,
-        max_turns=max_turns,
-    )
+FORMAT = TranscriptFormat(SOURCE, _Reader, lambda path: path.stem)

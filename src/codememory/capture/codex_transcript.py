@@ -28,14 +28,12 @@ from typing import Any
 
 from .transcript_common import (
     Call,
-    Chunk,
     Line,
     ReadState,
+    TranscriptFormat,
     TurnBuilder,
-    finish_read,
     iso,
     output_text,
-    read_lines,
     strip_injected,
 )
 
@@ -297,34 +295,4 @@ class _Reader:
                 turn.add_file(path, self.state.cwd, self.root)
 
 
-def read(
-    path: str | Path,
-    state: ReadState | None = None,
-    *,
-    root: str | None = None,
-    finished: frozenset[str] = frozenset(),
-    final: bool = False,
-    keep_unfinished: bool = False,
-    max_bytes: int | None = None,
-    max_turns: int | None = None,
-) -> Chunk:
-    """Read the rollout from `state.offset` (0: the start); see claude_transcript.read for the rest."""
-    path = Path(path)
-    state = ReadState(**(state or ReadState()).__dict__)
-    lines, end, at_end = read_lines(path, state.offset, max_bytes)
-    reader = _Reader(state, root)
-    for line in lines:
-        reader.line(line)
-    return finish_read(
-        SOURCE,
-        reader.builders,
-        state,
-        end,
-        finished=finished,
-        final=final,
-        root=root,
-        fallback_id=session_id_from_name(path),
-        keep_unfinished=keep_unfinished,
-        at_end=at_end,
-        max_turns=max_turns,
-    )
+FORMAT = TranscriptFormat(SOURCE, _Reader, session_id_from_name)

@@ -38,9 +38,9 @@ from ..api import Store
 from ..dates import from_iso, now_utc, to_iso
 from ..project import db_path, store_dir
 from ..store.capture import CapturedTurn, CaptureTables
-from .daily_log import MEMORY_DIR, DailyLog
+from .daily_log import MEMORY_DIR, Appended, DailyLog
 from .model import SessionInfo, Turn
-from .opencode_db import SOURCE, DbStatus, OpenCodeDB, OpenCodeDBError
+from .opencode_db import SOURCE, DbStatus, OpenCodeDB, OpenCodeDBError, json_object
 
 LOCK_NAME = "capture.lock"
 UNFINISHED = "unfinished: the session went idle before the assistant finished"
@@ -67,15 +67,57 @@ def project_lock(root: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
+@dataclass(kw_only=True)
+class TurnCounts:
+    """What a capture wrote (OpenCode passes and transcript captures alike)."""
+
+    turns_captured: int = 0  # turns recorded by this capture
+    turns_repaired: int = 0  # of those, turns whose log entry an earlier, interrupted capture had written
+    turns_pending: int = 0  # turns still running (captured later)
+    log_files: list[str] = field(default_factory=list)  # daily logs written, relative to the project root
+
+    def count(self, log: DailyLog, written: Appended) -> None:
+        self.turns_captured += 1
+        if not written.appended:
+            self.turns_repaired += 1
+        log_file = written.path.relative_to(log.folder.parent.parent).as_posix()
+        if log_file not in self.log_files:
+            self.log_files.append(log_file)
+
+
+def write_turn(
+    tables: CaptureTables,
+    log: DailyLog,
+    info: SessionInfo,
+    turn: Turn,
+    captured_at: str,
+    *,
+    source: str | None = None,
+    cursor: str | None = None,
+) -> Appended | None:
+    """Write one completed turn: its daily-log entry (skipped when the anchor is there), then its
+    `captured_turns` row under `source` (default: the turn's) and, with `cursor`, the session cursor, in
+    one transaction. None when the turn was recorded already."""
+    written = log.append(turn, info)
+    row = CapturedTurn(
+        source=source or turn.source,
+        session_id=turn.session_id,
+        turn_id=turn.turn_id,
+        seq=turn.seq,
+        started_at=turn.started_at,
+        ended_at=turn.ended_at,
+        log_path=written.path.relative_to(log.folder.parent).as_posix(),
+        summary=written.summary,
+        captured_at=captured_at,
+    )
+    return written if tables.record_turn(row, cursor=cursor) else None
+
+
 @dataclass
-class ProjectReport:
+class ProjectReport(TurnCounts):
     root: str
     sessions_seen: int = 0  # sessions of this project in OpenCode's database
     sessions_read: int = 0  # sessions with new activity whose turns were read
-    turns_captured: int = 0  # turns recorded in this pass
-    turns_repaired: int = 0  # of those, turns whose log entry an earlier, interrupted pass had written
-    turns_pending: int = 0  # turns still running (captured by a later pass)
-    log_files: list[str] = field(default_factory=list)  # daily logs written, relative to the project root
     initialised: bool = False  # the store was created by this pass (auto_init)
     error: str | None = None
 
@@ -215,7 +257,7 @@ def _capture_session(
     report: CaptureReport,
 ) -> None:
     cursor = tables.get_cursor(SOURCE, info.session_id)
-    position = _position(cursor.position if cursor else None)
+    position = json_object(cursor.position if cursor else None)
     if position.get("activity") == info.updated_at:
         return  # everything up to the session's last activity is captured
     project.sessions_read += 1
@@ -249,41 +291,14 @@ def capture_turn(
     """Write one completed turn: its daily-log entry (skipped when the anchor is there), then its
     `captured_turns` row and the session cursor in one transaction. Shared by the database poller and
     the raw-event flusher, so a turn either path reaches is captured once."""
-    written = log.append(turn, info)
     captured = now()
-    rel_log = written.path.relative_to(log.folder.parent).as_posix()
-    row = CapturedTurn(
-        source=SOURCE,
-        session_id=turn.session_id,
-        turn_id=turn.turn_id,
-        seq=turn.seq,
-        started_at=turn.started_at,
-        ended_at=turn.ended_at,
-        log_path=rel_log,
-        summary=written.summary,
-        captured_at=to_iso(captured),
-    )
     position = json.dumps({"activity": None, "seq": turn.seq, "turn": turn.turn_id}, sort_keys=True)
-    if not tables.record_turn(row, cursor=position):
+    written = write_turn(tables, log, info, turn, to_iso(captured), source=SOURCE, cursor=position)
+    if written is None:
         return  # another pass recorded it (it cannot: the lock; kept for safety)
-    project.turns_captured += 1
-    if not written.appended:
-        project.turns_repaired += 1
-    log_file = written.path.relative_to(log.folder.parent.parent).as_posix()
-    if log_file not in project.log_files:
-        project.log_files.append(log_file)
+    project.count(log, written)
     ended = turn.ended_at or turn.started_at
     if report.newest_turn_at is None or ended > report.newest_turn_at:
         report.newest_turn_at = ended
     lag = max(0.0, (captured - from_iso(ended)).total_seconds())
     report.max_lag_seconds = lag if report.max_lag_seconds is None else max(report.max_lag_seconds, lag)
-
-
-def _position(text: str | None) -> dict[str, Any]:
-    if not text:
-        return {}
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}

@@ -143,8 +143,9 @@ class _Message:
 
 
 # --------------------------------------------------------------------------- helpers
-def ms_to_iso(ms: int | float | None) -> str | None:
-    if ms is None:
+def ms_to_iso(ms: object) -> str | None:
+    """Epoch milliseconds as canonical ISO; None for anything that is not a number."""
+    if not isinstance(ms, int | float) or isinstance(ms, bool):
         return None
     return to_iso(datetime.fromtimestamp(float(ms) / 1000.0, UTC))
 
@@ -160,7 +161,8 @@ def _ms(value: str | datetime | int | float | None) -> int | None:
     return int(dt.timestamp() * 1000)
 
 
-def _json(text: Any) -> dict[str, Any]:
+def json_object(text: Any) -> dict[str, Any]:
+    """The JSON object in `text`; {} for anything else (not text, not JSON, not an object)."""
     if not isinstance(text, str | bytes):
         return {}
     try:
@@ -177,15 +179,14 @@ def strip_injected(text: str) -> str:
     return _DEVELOPER_CONTEXT_RE.sub("", text).strip()
 
 
-def _error_text(error: Any) -> str | None:
+def error_text(error: Any) -> str | None:
+    """An OpenCode error (`{name, data: {message}}`, or a plain message) as one line of text."""
     if not error:
         return None
-    if isinstance(error, str):
-        return error
     if isinstance(error, dict):
         name = str(error.get("name") or "error")
         data = error.get("data")
-        message = data.get("message") if isinstance(data, dict) else None
+        message = data.get("message") if isinstance(data, dict) else error.get("message")
         return f"{name}: {message}" if message else name
     return str(error)
 
@@ -196,11 +197,24 @@ def _completed_ms(msg: _Message) -> int | None:
     return int(value) if isinstance(value, int | float) else None
 
 
-def _is_compaction(assistants: list[_Message]) -> bool:
-    return any(
-        m.data.get("summary") is True or m.data.get("mode") == "compaction" or m.data.get("agent") == "compaction"
-        for m in assistants
-    )
+def is_compaction(message: dict[str, Any]) -> bool:
+    """Whether an assistant message is a compaction summary (its turn is not a turn)."""
+    return message.get("summary") is True or message.get("mode") == "compaction" or message.get("agent") == "compaction"
+
+
+def answer_finished(last: dict[str, Any]) -> tuple[bool, str | None]:
+    """Whether a turn's last assistant message ends the turn (an error, or a finish reason that does not
+    continue with tool results), and its error."""
+    error = error_text(last.get("error"))
+    return error is not None or last.get("finish") not in CONTINUING_FINISH, error
+
+
+def written_file(call: ToolCall) -> str | None:
+    """The file a completed write/edit tool call wrote."""
+    path = call.input.get("filePath")
+    if call.tool in WRITING_TOOLS and call.status == "completed" and isinstance(path, str):
+        return path
+    return None
 
 
 def _turn_state(assistants: list[_Message], superseded: bool) -> tuple[bool, str | None, str | None]:
@@ -208,10 +222,9 @@ def _turn_state(assistants: list[_Message], superseded: bool) -> tuple[bool, str
     if not assistants:
         return superseded, None, None
     last = assistants[-1]
-    error = _error_text(last.data.get("error"))
     streaming = any(_completed_ms(m) is None for m in assistants)
-    finish = last.data.get("finish")
-    finished = not streaming and (error is not None or finish not in CONTINUING_FINISH)
+    finished, error = answer_finished(last.data)
+    finished = finished and not streaming
     done = finished or (superseded and not streaming)
     ended = ms_to_iso(_completed_ms(last)) if done else None
     return done, ended, error
@@ -399,7 +412,7 @@ class OpenCodeDB:
                     "SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id",
                     (session_id,),
                 )
-                for data in (_json(r[2]),)
+                for data in (json_object(r[2]),)
             ]
             groups = self._group(messages)
             ids = [m.id for user, answers in groups if want(user.id) for m in (user, *answers)]
@@ -410,7 +423,7 @@ class OpenCodeDB:
                 for message_id, data in conn.execute(
                     f"SELECT message_id, data FROM part WHERE message_id IN ({marks}) ORDER BY message_id, id", chunk
                 ):
-                    parts.setdefault(message_id, []).append(_json(data))
+                    parts.setdefault(message_id, []).append(json_object(data))
         return head[0] or None, groups, parts
 
     def turn(self, session_id: str, turn_id: str) -> Turn | None:
@@ -436,7 +449,7 @@ class OpenCodeDB:
                 key = parent if isinstance(parent, str) and parent in groups else current
                 if key is not None:
                     groups[key].append(m)
-        return [(u, groups[u.id]) for u in order if not _is_compaction(groups[u.id])]
+        return [(u, groups[u.id]) for u in order if not any(is_compaction(m.data) for m in groups[u.id])]
 
     @staticmethod
     def _turn(
@@ -476,8 +489,8 @@ class OpenCodeDB:
                 elif kind == "tool":
                     call = _tool_call(part)
                     calls.append(call)
-                    path = call.input.get("filePath")
-                    if call.tool in WRITING_TOOLS and call.status == "completed" and isinstance(path, str):
+                    path = written_file(call)
+                    if path:
                         files.append(project_path(path, root))
         completed, ended_at, error = _turn_state(answers, superseded)
         return Turn(
@@ -539,7 +552,7 @@ def _tool_call(part: dict[str, Any]) -> ToolCall:
         status=str(state.get("status") or "pending"),
         input=raw_input if isinstance(raw_input, dict) else {},
         output=output if isinstance(output, str) else "",
-        error=_error_text(state.get("error")),
+        error=error_text(state.get("error")),
         title=title if isinstance(title, str) and title else None,
     )
 

@@ -51,7 +51,7 @@ from ..store.raw_events import RawEvent, RawEventTables
 from .daily_log import MEMORY_DIR, DailyLog
 from .model import SessionInfo, ToolCall, Turn, project_path
 from .opencode_capture import UNFINISHED, CaptureReport, ProjectReport, capture_turn, project_lock
-from .opencode_db import CONTINUING_FINISH, WRITING_TOOLS, DbStatus, ms_to_iso, strip_injected
+from .opencode_db import DbStatus, answer_finished, error_text, is_compaction, ms_to_iso, strip_injected, written_file
 
 log = logging.getLogger("codememory.capture")
 
@@ -96,21 +96,6 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _ms_iso(value: Any) -> str | None:
-    return ms_to_iso(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _error_text(error: Any) -> str | None:
-    if not error:
-        return None
-    if isinstance(error, dict):
-        name = str(error.get("name") or "error")
-        data = error.get("data")
-        message = data.get("message") if isinstance(data, dict) else error.get("message")
-        return f"{name}: {message}" if message else name
-    return str(error)
-
-
 def _tool_call(payload: dict[str, Any]) -> ToolCall:
     raw_input = payload.get("input")
     title = payload.get("title")
@@ -120,14 +105,9 @@ def _tool_call(payload: dict[str, Any]) -> ToolCall:
         status=_text(payload.get("status")) or "pending",
         input=raw_input if isinstance(raw_input, dict) else {},
         output=_text(payload.get("output")),
-        error=_error_text(payload.get("error")),
+        error=error_text(payload.get("error")),
         title=title if isinstance(title, str) and title else None,
     )
-
-
-def _is_compaction(answer: RawEvent) -> bool:
-    p = answer.payload
-    return p.get("summary") is True or p.get("mode") == "compaction" or p.get("agent") == "compaction"
 
 
 def session_info(events: list[RawEvent], root: str) -> SessionInfo | None:
@@ -181,7 +161,7 @@ def build_turns(
             orphans.append(t.id)
 
     compaction = {u.event_id for u in users if u.payload.get("compaction") is True}
-    compaction |= {key for key, group in answers.items() if any(_is_compaction(a) for a in group)}
+    compaction |= {key for key, group in answers.items() if any(is_compaction(a.payload) for a in group)}
     known = dict(captured)
     for u in users:
         if u.event_id not in compaction:
@@ -234,16 +214,15 @@ def _turn(
         for t in tools.get(a.event_id, []):
             call = _tool_call(t.payload)
             calls.append(call)
-            path = call.input.get("filePath")
-            if call.tool in WRITING_TOOLS and call.status == "completed" and isinstance(path, str):
+            path = written_file(call)
+            if path:
                 files.append(project_path(path, root))
     completed, ended_at, error = False, None, None
     if group:
         last = group[-1].payload
-        error = _error_text(last.get("error"))
-        finished = error is not None or last.get("finish") not in CONTINUING_FINISH
+        finished, error = answer_finished(last)
         completed = finished or superseded
-        ended_at = _ms_iso(last.get("completed")) if completed else None
+        ended_at = ms_to_iso(last.get("completed")) if completed else None
     else:
         completed = superseded
     return Turn(
@@ -280,7 +259,7 @@ def flush_project(store: Store, *, now: Callable[[], datetime] = now_utc, locked
     daily = DailyLog(store_dir(root) / MEMORY_DIR, root=root)
     idle_after = store.config.capture.idle_after
     with nullcontext() if locked else project_lock(root):
-        for source, session in raw.pending_sessions():
+        for source, session in raw.pending_sessions():  # again, under the lock
             report.sessions += 1
             events = raw.session_events(source, session)
             try:

@@ -18,19 +18,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from ..dates import now_utc, to_iso
 from ..project import store_dir
-from ..store.capture import CapturedTurn, CaptureTables
+from ..store.capture import CaptureTables
 from . import claude_transcript, codex_transcript
 from .daily_log import MEMORY_DIR, DailyLog
 from .model import SessionInfo, Turn
-from .opencode_capture import project_lock
-from .transcript_common import Chunk, ReadState, project_root_of
+from .opencode_capture import TurnCounts, project_lock, write_turn
+from .transcript_common import Chunk, ReadState, TranscriptFormat, project_root_of, read_transcript
 
 if TYPE_CHECKING:
     from ..api import Store
@@ -38,24 +38,9 @@ if TYPE_CHECKING:
 SNIFF_BYTES = 256_000  # enough for Codex's first line, which carries its whole system prompt
 
 
-class Reader(Protocol):
-    def __call__(
-        self,
-        path: str | Path,
-        state: ReadState | None = None,
-        *,
-        root: str | None = None,
-        finished: frozenset[str] = frozenset(),
-        final: bool = False,
-        keep_unfinished: bool = False,
-        max_bytes: int | None = None,
-        max_turns: int | None = None,
-    ) -> Chunk: ...
-
-
-READERS: dict[str, Reader] = {
-    claude_transcript.SOURCE: claude_transcript.read,
-    codex_transcript.SOURCE: codex_transcript.read,
+READERS: dict[str, TranscriptFormat] = {
+    claude_transcript.SOURCE: claude_transcript.FORMAT,
+    codex_transcript.SOURCE: codex_transcript.FORMAT,
 }
 
 
@@ -64,16 +49,12 @@ class TranscriptError(Exception):
 
 
 @dataclass
-class TranscriptReport:
+class TranscriptReport(TurnCounts):
     path: str
     source: str
     session_id: str | None = None
     bytes_read: int = 0
     offset: int = 0  # where the next capture of this file starts
-    turns_captured: int = 0
-    turns_repaired: int = 0  # of those, turns whose log entry an interrupted capture had written
-    turns_pending: int = 0  # turns not finished yet (captured later)
-    log_files: list[str] = field(default_factory=list)  # relative to the project root
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -156,7 +137,7 @@ def read_session(
     kind = _source(file, source)
     root = root or project_root_of(_cwd(file))
     try:
-        chunk = READERS[kind](file, root=root, keep_unfinished=True)
+        chunk = read_transcript(READERS[kind], file, root=root, keep_unfinished=True)
     except OSError as exc:
         raise TranscriptError(f"cannot read {file}: {exc.strerror or exc}") from None
     return chunk.session, chunk.turns
@@ -202,7 +183,8 @@ class _Limits:
 
 def _read(file: Path, kind: str, state: ReadState, root: str, limits: _Limits) -> Chunk:
     def read(max_bytes: int | None) -> Chunk:
-        return READERS[kind](
+        return read_transcript(
+            READERS[kind],
             file,
             state,
             root=root,
@@ -255,23 +237,6 @@ def _record(
 ) -> None:
     if tables.is_captured(turn.source, turn.session_id, turn.turn_id):
         return  # a file read again from the start, or a capture that died before moving the cursor
-    written = log.append(turn, session)
-    row = CapturedTurn(
-        source=turn.source,
-        session_id=turn.session_id,
-        turn_id=turn.turn_id,
-        seq=turn.seq,
-        started_at=turn.started_at,
-        ended_at=turn.ended_at,
-        log_path=written.path.relative_to(log.folder.parent).as_posix(),
-        summary=written.summary,
-        captured_at=to_iso(now()),
-    )
-    if not tables.record_turn(row):
-        return
-    report.turns_captured += 1
-    if not written.appended:
-        report.turns_repaired += 1
-    log_file = written.path.relative_to(log.folder.parent.parent).as_posix()
-    if log_file not in report.log_files:
-        report.log_files.append(log_file)
+    written = write_turn(tables, log, session, turn, to_iso(now()))
+    if written is not None:
+        report.count(log, written)

@@ -13,10 +13,11 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..dates import canonical_iso, to_iso
 from .model import SessionInfo, ToolCall, Turn, project_path
@@ -271,6 +272,59 @@ def finish_read(
         message_count=new.messages,
     )
     return Chunk(info, turns, new, pending, at_end)
+
+
+class LineReader(Protocol):
+    """What a transcript format reads its lines with: it opens and fills turn builders, line by line,
+    and keeps the session's facts (id, times, title, cwd) in the ReadState it was made with."""
+
+    builders: list[TurnBuilder]
+
+    def line(self, line: Line) -> None: ...
+
+
+@dataclass(frozen=True)
+class TranscriptFormat:
+    source: str
+    reader: Callable[[ReadState, str | None], LineReader]  # (state to update, root) -> a fresh reader
+    session_id: Callable[[Path], str]  # the session id from the file name, when no line names it
+
+
+def read_transcript(
+    fmt: TranscriptFormat,
+    path: str | Path,
+    state: ReadState | None = None,
+    *,
+    root: str | None = None,
+    finished: frozenset[str] = frozenset(),
+    final: bool = False,
+    keep_unfinished: bool = False,
+    max_bytes: int | None = None,
+    max_turns: int | None = None,
+) -> Chunk:
+    """Read a transcript of format `fmt` from `state.offset` (0: the start). `root`: the project the file
+    paths are made relative to; `finished`: prompt ids (or turn ids) a Stop hook says are done; `final`:
+    the session has ended, so its last turn is taken as it is; `max_bytes` / `max_turns` bound the work
+    of one read (the rest is read next time); see finish_read."""
+    path = Path(path)
+    state = ReadState(**(state or ReadState()).__dict__)
+    lines, end, at_end = read_lines(path, state.offset, max_bytes)
+    reader = fmt.reader(state, root)
+    for line in lines:
+        reader.line(line)
+    return finish_read(
+        fmt.source,
+        reader.builders,
+        state,
+        end,
+        finished=finished,
+        final=final,
+        root=root,
+        fallback_id=fmt.session_id(path),
+        keep_unfinished=keep_unfinished,
+        at_end=at_end,
+        max_turns=max_turns,
+    )
 
 
 def output_text(value: Any) -> str:

@@ -132,13 +132,6 @@ class CaptureTables:
         ).fetchall()
         return {r[0] for r in rows}
 
-    def get_turn(self, source: str, session_id: str, turn_id: str) -> CapturedTurn | None:
-        row = self.conn.execute(
-            f"SELECT {_TURN_COLUMNS} FROM captured_turns WHERE source = ? AND session_id = ? AND turn_id = ?",
-            (source, session_id, turn_id),
-        ).fetchone()
-        return CapturedTurn(*row) if row else None
-
     def turns(self, source: str, session_id: str | None = None) -> list[CapturedTurn]:
         """Captured turns of one source (and session), in session order."""
         if session_id is None:

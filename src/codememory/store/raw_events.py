@@ -210,12 +210,6 @@ class RawEventTables:
         ).fetchall()
         return [_row(r) for r in rows]
 
-    def get(self, source: str, event_id: str) -> RawEvent | None:
-        row = self.conn.execute(
-            f"SELECT {_COLUMNS} FROM raw_events WHERE source = ? AND event_id = ?", (source, event_id)
-        ).fetchone()
-        return _row(row) if row else None
-
     def pending_count(self) -> int:
         row = self.conn.execute("SELECT count(*) FROM raw_events WHERE processed_at IS NULL").fetchone()
         return int(row[0])
