@@ -15,7 +15,6 @@ import os
 import re
 import sqlite3
 import subprocess
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -183,7 +182,9 @@ def test_an_incomplete_turn_waits_for_its_end(daemon: tuple[Daemon, Path]) -> No
     client = d.client()
     assert client.request("POST", "/api/raw-events", batch(project, events[:3])).data["accepted"] == 3
     # a step that ended with tool-calls: the turn goes on, nothing is captured; the events stay queued
-    time.sleep(1.0)  # the flush the batch started has long finished
+    with Store.open(project) as store:  # a flush of its own (the capture lock orders it with the daemon's)
+        waiting = flush_project(store)
+    assert waiting.turns_captured == 0 and waiting.events_waiting == 3
     status = client.request("GET", f"/api/raw-events/status?project_root={project}").data
     assert status["counts"]["pending"] == 3
     assert captured(project) == [] and all(r[3] is None for r in rows(project))
