@@ -47,6 +47,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from typing import Any
 
 __all__ = ["redact_secrets", "scrub", "scrub_private"]
 
@@ -273,3 +274,14 @@ def scrub(text: str) -> str:
         return redact_secrets(scrub_private(text))
     except Exception:  # fail closed: nothing we could not check is written anywhere
         return ""
+
+
+def scrub_json(value: Any) -> Any:
+    """Every string inside a JSON-able value scrubbed, keys included (a secret can be a key too)."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {scrub(str(k)): scrub_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub_json(v) for v in value]
+    return value

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..privacy import scrub
+from ..privacy import scrub, scrub_json
 from .database import Database
 
 MAX_ROWS = 5000  # rows kept per store
@@ -43,17 +43,6 @@ class Injection:
     memories: list[InjectedMemory]
     tokens: int
     degraded: bool
-
-
-def _scrubbed(value: Any) -> Any:
-    """Every string inside a JSON-able value scrubbed (keys included)."""
-    if isinstance(value, str):
-        return scrub(value)
-    if isinstance(value, dict):
-        return {scrub(str(k)): _scrubbed(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_scrubbed(v) for v in value]
-    return value
 
 
 def _memories(raw: str) -> list[InjectedMemory]:
@@ -106,7 +95,7 @@ class InjectionTables:
     ) -> int:
         """Append one injection (query, session id and every string in `why` scrubbed; `tokens` is the sum
         of the memories' tokens) and drop the rows beyond the newest `keep`. Returns the row's id."""
-        payload = json.dumps([_scrubbed(m.to_dict()) for m in memories], ensure_ascii=False, separators=(",", ":"))
+        payload = json.dumps([scrub_json(m.to_dict()) for m in memories], ensure_ascii=False, separators=(",", ":"))
         with self.db.transaction() as c:
             cur = c.execute(
                 f"INSERT INTO injections({_COLUMNS}) VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?)",

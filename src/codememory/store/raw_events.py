@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..privacy import scrub
+from ..privacy import scrub, scrub_json
 from .database import Database
 
 _COLUMNS = "id, source, session_id, event_id, kind, at, payload, batch_id, received_at, processed_at, attempts, error"
@@ -67,20 +67,10 @@ class Accepted:
         return {"received": self.received, "accepted": self.accepted, "duplicates": self.duplicates}
 
 
-def _scrub_value(value: Any) -> Any:
-    if isinstance(value, str):
-        return scrub(value)
-    if isinstance(value, dict):
-        return {str(k): _scrub_value(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_scrub_value(v) for v in value]
-    return value
-
-
 def scrub_payload(payload: dict[str, Any]) -> str:
     """The payload as scrubbed JSON: each string scrubbed, then the JSON text as a whole (which also catches
     `"secret_key": "…"` pairs); when scrubbing the whole text would break the JSON, the per-string result."""
-    cleaned = json.dumps(_scrub_value(payload), ensure_ascii=False, sort_keys=True)
+    cleaned = json.dumps(scrub_json(payload), ensure_ascii=False, sort_keys=True)
     whole = scrub(cleaned)
     if whole != cleaned:
         try:
