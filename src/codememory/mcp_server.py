@@ -34,6 +34,7 @@ from .model import CATEGORIES, ID_RE, MAX_TEXT
 from .recall import get_records
 from .search import recall_results
 from .sessions import MAX_RESULTS, SESSION_ID_RE
+from .transcripts import TranscriptReference
 
 log = logging.getLogger("codememory.mcp")
 
@@ -486,15 +487,7 @@ def create_server(
 
     @server.tool(title="Transcript behind a memory", annotations=reads)
     def memory_transcript(
-        reference: Annotated[
-            str,
-            Field(
-                min_length=1,
-                max_length=500,
-                description="A memory id (mem_1a2b3c4d), a daily-log anchor (<!-- session:ses_abc turn:msg_123 -->) "
-                "or a captured session id (ses_abc).",
-            ),
-        ],
+        reference: TranscriptReference,
         turn: Annotated[
             int | str | None,
             Field(description="With a session id only: one turn, by number (1 = first) or by turn id."),

@@ -21,7 +21,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from .api import Store
 from .capture.daily_log import ANCHOR_RE, MEMORY_DIR
@@ -38,6 +40,18 @@ MAX_REFERENCE = 500
 _SOURCE_NAME_RE = re.compile(r"^\s*(?P<source>[A-Za-z][\w.-]*)\s+session[:=]")
 _SESSION_ID_RE = re.compile(r"^[^\s<>]+$")
 _HEADING_RE = re.compile(r"^#{1,6}\s")
+
+
+# What the MCP tool and the daemon endpoint take as a reference (one definition for both schemas).
+TranscriptReference = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=MAX_REFERENCE,
+        description="A memory id (mem_1a2b3c4d), a daily-log anchor (<!-- session:ses_abc turn:msg_123 -->) "
+        "or a captured session id (ses_abc).",
+    ),
+]
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from ..privacy import scrub
 from ..recall import get_records
 from ..retrieval import estimate_tokens
 from ..search import recall_results
+from ..transcripts import TranscriptReference
 from .state import DaemonState, StorePool
 
 if TYPE_CHECKING:
@@ -87,15 +88,7 @@ class RecentBody(BaseModel):
 class TranscriptBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     project_root: ProjectRoot
-    reference: Annotated[
-        str,
-        Field(
-            min_length=1,
-            max_length=500,
-            description="A memory id (mem_1a2b3c4d), a daily-log anchor (<!-- session:ses_abc turn:msg_123 -->) "
-            "or a captured session id (ses_abc).",
-        ),
-    ]
+    reference: TranscriptReference
     turn: Annotated[
         int | Annotated[str, Field(max_length=200)] | None,
         Field(description="With a session id only: one turn, by number (1 = first) or by turn id."),
