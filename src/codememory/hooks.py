@@ -15,6 +15,10 @@ Per assistant session (`session_id` / `conversation_id`) the hook keeps, in `.co
 - `<assistant>-<session>.json`: state: the codememory session id it maps to and, per transcript
   file, the byte offset already scanned for `*Remember*:` notes (nothing is read twice).
 
+The context injected at session start and on each prompt is one `<project_memory>` block rendered by
+codememory.context_render (memories are data from an untrusted store: they cannot close the block or start
+sections of their own), under a one-sentence preamble.
+
 On Stop and SessionEnd, Claude Code and Codex transcripts (`transcript_path`) also go through turn
 capture (codememory.capture.transcript_capture): each newly finished turn is appended to the daily log
 and recorded in `captured_turns`, reading only the bytes after the file's capture cursor.
