@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -215,11 +216,11 @@ def test_init_then_claude_code_sessions_leave_session_files_turns_memories_and_i
         requests = api.conversation_requests()
     assert requests, "Claude Code sent no request in session 2"
     shown = request_text(requests[0])
-    assert "## codememory: project memory" in shown and NOTE in shown, shown[-4000:]  # SessionStart's context
-    head = "## codememory: memories relevant to this prompt\n"
-    assert head in shown, shown[-4000:]
-    relevant = shown.split(head, 1)[1].split("\n\n", 1)[0]  # UserPromptSubmit's context: bullets up to a blank line
-    assert NOTE in relevant, relevant
+    blocks = re.findall(r"<project_memory>\n.*?\n</project_memory>", shown, re.S)
+    start = [b for b in blocks if "Most important memories:" in b]  # SessionStart's context
+    relevant = [b for b in blocks if "Most important memories:" not in b]  # UserPromptSubmit's
+    assert start and NOTE in start[0], shown[-4000:]
+    assert relevant and NOTE in relevant[0], shown[-4000:]
 
     # the hooks fail open, logging what went wrong: nothing did
     hooks_log = store / "logs" / "hooks.log"

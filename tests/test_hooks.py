@@ -62,7 +62,7 @@ def test_claude_session_start_and_prompt_inject_memories(project: Path) -> None:
     assert "deploy-staging" in start and "`mem_" in start
     out = hook("claude", "UserPromptSubmit", stdin=payload("claude_UserPromptSubmit.json", project)).stdout
     prompt = context(out, "UserPromptSubmit")
-    assert prompt.startswith("## codememory") and "deploy-staging" in prompt
+    assert prompt.startswith("<project_memory>\n") and "deploy-staging" in prompt
     with Store.open(project) as store:
         sessions = store.list_sessions(tool="claude-code")
     assert len(sessions) == 1 and sessions[0]["status"] == "open"

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .context_render import one_line
 from .dates import now_iso
 from .errors import InvalidInput, NotFound
 from .retrieval import MAX_PHRASES, estimate_tokens
@@ -152,7 +153,7 @@ def why_text(why: Mapping[str, Any]) -> str:
 
 
 def _short(text: str, width: int = _SHOWN_CHARS) -> str:
-    line = " ".join(text.split())
+    line = one_line(text)  # an agent may read this (`codememory explain --last`): no line breaks, no tags
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
@@ -163,20 +164,22 @@ def render_text(data: Mapping[str, Any]) -> str:
             "No injections recorded yet in this project: the daemon records one each time it hands memories "
             "to an agent (a /retrieve answer, a cold-start block)."
         )
-    session = data["session_id"] or "(no session id)"
+    session = one_line(data["session_id"], 200) or "(no session id)"  # the ledger is in memory.db: untrusted
     lines = [f"Session {session}: the last {data['shown']} of {data['total']} injections, oldest first", ""]
     for inj in data["injections"]:
         flags = ", degraded" if inj["degraded"] else ""
         count = len(inj["memories"])
         lines.append(
-            f"{inj['at']}  {inj['kind']} ({inj['source']}{flags}): {count} "
+            f"{one_line(inj['at'], 40)}  {one_line(inj['kind'], 40)} ({one_line(inj['source'], 100)}{flags}): {count} "
             f"{'memory' if count == 1 else 'memories'}, {inj['tokens']} tokens"
         )
         if inj["query"]:
             lines.append(f"  query: {_short('; '.join(inj['query']), 160)}")
         for mem in inj["memories"]:
             state = "" if mem["state"] == "live" else f" [{mem['state']}]"
-            lines.append(f"  {mem['id']}  {mem['tokens']:>4} tok{state}  {_short(mem['text'] or '(forgotten)')}")
-            lines.append(f"      why: {why_text(mem['why'])}")
+            lines.append(
+                f"  {one_line(mem['id'], 40)}  {mem['tokens']:>4} tok{state}  {_short(mem['text'] or '(forgotten)')}"
+            )
+            lines.append(f"      why: {one_line(why_text(mem['why']), 300)}")
         lines.append("")
     return "\n".join(lines).rstrip("\n")

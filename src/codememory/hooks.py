@@ -15,6 +15,10 @@ Per assistant session (`session_id` / `conversation_id`) the hook keeps, in `.co
 - `<assistant>-<session>.json`: state: the codememory session id it maps to and, per transcript
   file, the byte offset already scanned for `*Remember*:` notes (nothing is read twice).
 
+The context injected at session start and on each prompt is one `<project_memory>` block rendered by
+codememory.context_render (memories are data from an untrusted store: they cannot close the block or start
+sections of their own), under a one-sentence preamble.
+
 On Stop and SessionEnd, Claude Code and Codex transcripts (`transcript_path`) also go through turn
 capture (codememory.capture.transcript_capture): each newly finished turn is appended to the daily log
 and recorded in `captured_turns`, reading only the bytes after the file's capture cursor.
@@ -316,12 +320,14 @@ class Hook:
 
     # ---------------------------------------------------------------- context
     def start_context(self) -> str:
+        from .context_render import FIELD_CHARS, context_block, memory_line, one_line
+
         memories = self.store.list(sort="importance", order="desc", limit=8)
         lines, shown, budget = [], [], START_TOKENS
         for mem in memories:
-            line = _bullet(mem.id, mem.category, mem.text)
-            cost = len(line) // 4 + 1
-            if cost > budget:
+            line = memory_line(mem.id, mem.category, mem.text)
+            cost = len(line or "") // 4 + 1
+            if line is None or cost > budget:
                 continue
             budget -= cost
             lines.append(line)
@@ -331,34 +337,39 @@ class Hook:
         recent = [
             r for r in self.store.list_sessions(limit=5, tool=self.tool) if r["session_id"] != current and r.get("goal")
         ]
-        head = "## codememory: project memory\n"
-        tail = ""
+        last = ""
         if recent:
-            tail = f"\nLast {self.tool} session: {recent[0]['goal']} ({recent[0]['date']})\n"
-        if not lines and not tail:
+            goal, date = one_line(recent[0]["goal"], FIELD_CHARS), one_line(recent[0].get("date"), 40)
+            last = f"Last {self.tool} session: {goal} ({date})" if goal else ""
+        if not lines and not last:
             return ""
         hint = (
             "Use the codememory MCP tools (`memory_search`, `memory_store`, `checkpoint`) for more;"
             " cite ids when you rely on one."
         )
-        body = "\n".join(lines) if lines else "_No memories yet._"
+        body = ["Most important memories:", *lines] if lines else ["No memories yet."]
         why = {"retriever": "cold_start", "by": "importance"}
         self._record("hook_start", [{"id": m.id, "text": m.text, "why": why} for m in shown], [])
-        return f"{head}Most important memories:\n{body}\n{tail}\n{hint}"
+        return context_block([*body, *([last] if last else []), hint])
 
     def prompt_context(self, prompt: str) -> str:
+        from .context_render import context_block, memory_line
         from .privacy import scrub
 
         prompt = scrub(prompt)  # the query may reach an embedding model
         if not prompt.strip():
             return ""
         result = self.store.retrieve([prompt[:2000]], max_memories=6, max_new=6, token_budget=PROMPT_TOKENS)
-        memories = result.get("memories") or []
-        if not memories:
+        shown, lines = [], []
+        for mem in result.get("memories") or []:
+            line = memory_line(mem.get("id"), mem.get("category"), mem.get("text"))
+            if line is not None:
+                shown.append(mem)
+                lines.append(line)
+        if not lines:
             return ""
-        lines = [_bullet(m["id"], m.get("category"), m["text"]) for m in memories]
-        self._record("hook_prompt", memories, [prompt[:2000]])
-        return "## codememory: memories relevant to this prompt\n" + "\n".join(lines)
+        self._record("hook_prompt", shown, [prompt[:2000]])
+        return context_block(lines)
 
     def _record(self, kind: str, memories: list[dict[str, Any]], query: list[str]) -> None:
         """The injection goes to the ledger `codememory explain` reads; a failure never costs the context."""
@@ -370,13 +381,6 @@ class Hook:
             )
         except Exception as exc:
             _log(self.root, f"{self.assistant} {self.event}: injection ledger: {type(exc).__name__}: {exc}")
-
-
-def _bullet(memory_id: str, category: str | None, text: str) -> str:
-    text = " ".join(text.split())
-    if len(text) > 400:
-        text = text[:397] + "..."
-    return f"- `{memory_id}`" + (f" [{category}]" if category else "") + f" {text}"
 
 
 def assistant_texts(entry: Any) -> list[str]:

@@ -107,7 +107,7 @@ test("deriveQuery caps phrases and gives nothing for an empty conversation", () 
 test("formatHud never makes an empty block", () => {
   assert.equal(formatHud([]), null)
   assert.equal(formatHud(null), null)
-  assert.equal(formatHud([{ id: "mem_1", text: "   " }]), null)
+  assert.equal(formatHud([{ id: "mem_0000000a", text: "   " }]), null)
   const hud = formatHud([{ id: "mem_0000000a", text: "Use httpx,\n not requests", category: "decision" }])
   assert.equal(hud, formatHud([{ id: "mem_0000000a", text: "Use httpx,\n not requests", category: "decision" }]))
   assert.match(hud, /^<developer_context>\n/)
@@ -116,10 +116,10 @@ test("formatHud never makes an empty block", () => {
 
 test("formatColdStart lists memories and names the tools", () => {
   assert.equal(formatColdStart([]), null)
-  const text = formatColdStart([{ id: "mem_1", text: "Deploys on Tuesdays", category: "fact" }], { total: 5 })
+  const text = formatColdStart([{ id: "mem_0000000b", text: "Deploys on Tuesdays", category: "fact" }], { total: 5 })
   assert.match(text, /\(1 of 5\)/)
   assert.ok(text.includes(TOOLS_LINE))
-  assert.ok(!formatColdStart([{ id: "mem_1", text: "x" }], { tools: false }).includes("memory_search"))
+  assert.ok(!formatColdStart([{ id: "mem_0000000b", text: "x" }], { tools: false }).includes("memory_search"))
 })
 
 // ------------------------------------------------------------------------------------------- state

@@ -14,6 +14,7 @@ import click
 
 from .. import __version__
 from ..api import Store
+from ..context_render import one_line, quoted
 from ..errors import CodememoryError, InvalidInput
 from ..model import CATEGORIES
 from ..search import NOT_CONFIGURED
@@ -395,10 +396,10 @@ def _search_global(
         click.echo("No memories match in any project.", err=True)
         return
     for g in result.hits:
-        tag = click.style(f"[{g.project.name}]", fg="blue", bold=True)
+        tag = click.style(f"[{one_line(g.project.name)}]", fg="blue", bold=True)
         fuzzy_tag = " " + click.style("fuzzy", fg="yellow") if g.hit.match == "fuzzy" else ""
         click.echo(render.memory_header(g.hit.memory, tag + fuzzy_tag))
-        click.echo("    " + g.hit.memory.text.replace("\n", "\n    "))
+        click.echo(quoted(g.hit.memory.text, "    "))
         if explain:
             why = f"    why: {g.project.name} #{g.project_rank}, score {g.hit.score:.4f} {g.hit.explain}"
             click.echo(click.style(why, dim=True))

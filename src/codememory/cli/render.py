@@ -1,4 +1,7 @@
-"""Plain-text and markdown renderings of memories and search hits (JSON is `to_dict()` as is)."""
+"""Plain-text and markdown renderings of memories and search hits (JSON is `to_dict()` as is).
+
+Agents read this output too, so every field goes through codememory.context_render: header fields on one
+line, text behind a prefix on every line, tag-like `<` neutralised."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ from typing import Any
 
 import click
 
+from ..context_render import FIELD_CHARS, one_line, quoted
 from ..model import Memory
 from ..search import Hit
 
@@ -16,20 +20,24 @@ def dump_json(data: Any) -> None:
 
 
 def _day(ts: str | None) -> str:
-    return ts[:10] if ts else "-"
+    return one_line(ts[:10]) if ts else "-"
+
+
+def _field(value: object) -> str:
+    return one_line(value, FIELD_CHARS)
 
 
 def memory_header(mem: Memory, extra: str = "") -> str:
     parts = [
-        click.style(mem.id, fg="cyan", bold=True),
-        click.style(mem.category, fg="magenta"),
+        click.style(_field(mem.id), fg="cyan", bold=True),
+        click.style(_field(mem.category), fg="magenta"),
         f"importance {mem.importance:g}",
         _day(mem.created_at),
     ]
     if mem.tags:
-        parts.append(click.style(" ".join("#" + t for t in mem.tags), fg="green"))
+        parts.append(click.style(" ".join("#" + _field(t) for t in mem.tags), fg="green"))
     if mem.entered_by:
-        parts.append(f"by {mem.entered_by}")
+        parts.append(f"by {_field(mem.entered_by)}")
     if mem.expires_at:
         parts.append(f"expires {_day(mem.expires_at)}")
     if mem.archived:
@@ -40,8 +48,7 @@ def memory_header(mem: Memory, extra: str = "") -> str:
 
 
 def _indent(text: str, width: int = 4) -> str:
-    pad = " " * width
-    return "\n".join(pad + line for line in text.splitlines())
+    return quoted(text, " " * width)
 
 
 def memory_text(mem: Memory) -> str:
@@ -77,22 +84,21 @@ def memory_detail(
         arrow = "->" if item["direction"] == "out" else "<-"
         score = f" ({item['score']})" if item["score"] is not None else ""
         rows.append(("link", f"{arrow} {item['type']} {item['id']}{score}"))
-    head = "\n".join(f"{click.style(k + ':', bold=True):<22} {v}" for k, v in rows)
-    return head + "\n\n" + mem.text
+    head = "\n".join(f"{click.style(k + ':', bold=True):<22} {_field(v)}" for k, v in rows)
+    return head + "\n\n" + quoted(mem.text, "")
 
 
 def memory_markdown(mem: Memory, extra: str = "") -> str:
-    meta = [f"`{mem.id}`", mem.category, f"importance {mem.importance:g}", _day(mem.created_at)]
+    meta = [f"`{_field(mem.id)}`", _field(mem.category), f"importance {mem.importance:g}", _day(mem.created_at)]
     if mem.tags:
-        meta.append(" ".join(f"`#{t}`" for t in mem.tags))
+        meta.append(" ".join(f"`#{_field(t)}`" for t in mem.tags))
     if mem.entered_by:
-        meta.append(f"by {mem.entered_by}")
+        meta.append(f"by {_field(mem.entered_by)}")
     if mem.source:
-        meta.append(f"source: {mem.source}")
+        meta.append(f"source: {_field(mem.source)}")
     if extra:
-        meta.append(extra)
-    body = "\n".join("> " + line if line else ">" for line in mem.text.splitlines())
-    return "- " + " · ".join(meta) + "\n\n" + body + "\n"
+        meta.append(_field(extra))
+    return "- " + " · ".join(meta) + "\n\n" + quoted(mem.text) + "\n"
 
 
 def hits_markdown(query: str, hits: list[Hit]) -> str:
