@@ -80,7 +80,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         oc = TracingHome(base / "home", llm.base_url, base / "trace.jsonl")
         env = isolated_env(base / "daemon", XDG_STATE_HOME=str(oc.home / ".local" / "state"))
         project = make_git_project(base / "project")
-        out = codememory(env, "--project", project, "init", "--assistants", "opencode", "--no-global", "--json")
+        out = codememory(env, "--project", project, "init", "--assistants", "opencode", "--json")
         assert any(
             s["file"] == ".opencode/plugin/codememory.js" and s["action"] == "added" for s in json.loads(out)["steps"]
         )

@@ -310,7 +310,7 @@ def test_a_real_opencode_session_arrives_as_raw_events_and_is_captured_once(tmp_
         oc_env = {**oc.env(), "CODEMEMORY_PLUGIN_TRACE": str(trace)}
         env = isolated_env(tmp_path / "daemon", XDG_STATE_HOME=str(oc.home / ".local" / "state"))
         project = make_git_project(tmp_path / "project")
-        codememory(env, "--project", project, "init", "--assistants", "opencode", "--no-global", "--json")
+        codememory(env, "--project", project, "init", "--assistants", "opencode", "--json")
         d = spawn(env)  # its HOME is not OpenCode's: its database poller cannot see this session
         try:
             first = run_opencode(oc, oc_env, project, "Add retries to the webhook worker")
