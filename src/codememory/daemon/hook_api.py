@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter
@@ -45,6 +46,29 @@ def _payload(text: str) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def _usable(path: str) -> bool:
+    return os.path.isabs(path) and "\x00" not in path and os.path.isdir(path)
+
+
+def hook_root(project: str | None, payload_text: str) -> Path | None:
+    """The folder the hook would act on, found as `hooks._project_dir` does (--project as given, else the
+    payload's cwd or first workspace root, then the nearest folder with a store) but from the request alone:
+    never the daemon's own working folder or environment. None when the request names no existing folder.
+    Only existence is looked at: nothing is opened here."""
+    if project:
+        if not os.path.isabs(project) or "\x00" in project:
+            raise InvalidInput("project must be an absolute path")
+        return Path(project).resolve()
+    payload = _payload(payload_text)
+    roots = payload.get("workspace_roots")
+    candidates = [payload.get("cwd"), roots[0] if isinstance(roots, list) and roots else None]
+    usable = [c for c in candidates if isinstance(c, str) and _usable(c)]
+    if not usable:
+        return None
+    start = Path(usable[0]).resolve()
+    return next((folder for folder in (start, *start.parents) if os.path.lexists(db_path(folder))), start)
+
+
 def create_router(state: DaemonState) -> APIRouter:
     router = APIRouter()
 
@@ -54,12 +78,9 @@ def create_router(state: DaemonState) -> APIRouter:
         in the project's hooks.log and give no output), for a registered project only (else 403)."""
         if body.event not in hooks.DAEMON_EVENTS:  # the only ones codememory-hook forwards
             raise InvalidInput(f"the daemon runs only these hook events: {', '.join(sorted(hooks.DAEMON_EVENTS))}")
-        if body.project and (not os.path.isabs(body.project) or "\x00" in body.project):
-            raise InvalidInput("project must be an absolute path")
-        explicit = body.project or None
-        # The folder the hook would act on, found the hook's own way (--project, else the payload's cwd,
-        # then the nearest folder with a store); only its existence is looked at before the check.
-        root = hooks._project_dir(_payload(body.payload), explicit)
+        root = hook_root(body.project, body.payload)
+        if root is None:  # the hook's own process knows its folder (its cwd, CLAUDE_PROJECT_DIR): it runs there
+            raise InvalidInput("name the project: send project, or a payload whose cwd is an existing folder")
         if not state.projects.allows(root):
             if os.path.lexists(db_path(root)):
                 raise ProjectNotAllowed(
