@@ -35,6 +35,7 @@ from support.daemon import (
     cli,
     isolated_env,
     make_project,
+    register,
     spawn,
     state_of,
     wait_for,
@@ -174,13 +175,14 @@ def test_foreign_host_is_misdirected(shared: tuple[Daemon, Path, list[str]]) -> 
         "127.0.0.1",
         f"127.0.0.1:{d.port + 1}",
         f"10.0.0.1:{d.port}",
+        f"[::1]:{d.port}",  # the daemon binds 127.0.0.1 only
     ):
         status, _, data = d.raw("GET", "/health", headers={"Host": host})
         assert status == 421, host
         assert "misdirected" in data["error"]
     status, _, _ = d.raw("GET", "/health", headers={})  # no Host at all: HTTP/1.1 requires one (h11 says 400)
     assert status in (400, 421)
-    for host in (f"127.0.0.1:{d.port}", f"localhost:{d.port}", f"[::1]:{d.port}", f"LOCALHOST:{d.port}"):
+    for host in (f"127.0.0.1:{d.port}", f"localhost:{d.port}", f"LOCALHOST:{d.port}"):
         assert d.raw("GET", "/health", headers={"Host": host})[0] == 200, host
 
 
@@ -195,6 +197,8 @@ def test_foreign_origin_is_forbidden(shared: tuple[Daemon, Path, list[str]]) -> 
         "http://[::1",
         "http://localhost:99999",
         "file://localhost",
+        "http://localhost:3000",  # another local port is another program
+        "http://[::1]:8080",
     ):
         for method, path, data in (("GET", "/health", None), ("POST", "/retrieve", body)):
             headers = d.auth_headers(Origin=origin, **({"Content-Type": "application/json"} if data else {}))
@@ -203,7 +207,7 @@ def test_foreign_origin_is_forbidden(shared: tuple[Daemon, Path, list[str]]) -> 
             assert payload == {"error": "cross-origin requests are not allowed"}
     status, _, _ = d.raw("GET", "/health", headers=d.host_headers(**{"Sec-Fetch-Site": "cross-site"}))
     assert status == 403
-    for origin in (f"http://127.0.0.1:{d.port}", "http://localhost:3000", "http://[::1]:8080"):
+    for origin in (f"http://127.0.0.1:{d.port}", f"http://localhost:{d.port}"):
         assert d.raw("GET", "/health", headers=d.host_headers(Origin=origin))[0] == 200, origin
 
 
@@ -241,22 +245,23 @@ def test_body_over_the_cap_is_413(shared: tuple[Daemon, Path, list[str]]) -> Non
 
 
 def test_unknown_or_bad_project_root(shared: tuple[Daemon, Path, list[str]], tmp_path: Path) -> None:
-    d, _, _ = shared
+    d, project, _ = shared
     client = d.client()
-    resp = client.request("POST", "/retrieve", retrieve_body(tmp_path))
-    assert (
-        resp.status == 404 and "no codememory store" in resp.data["error"] and "codememory init" in resp.data["error"]
-    )
+    # Not registered (with `codememory init`): refused, whether or not it exists.
+    for root in (tmp_path, tmp_path / "missing"):
+        resp = client.request("POST", "/retrieve", retrieve_body(root))
+        assert resp.status == 403 and "not in a project registered" in resp.data["error"], resp
+        assert "codememory init" in resp.data["error"]
     for root, fragment in [
         ("relative/path", "absolute"),
-        (str(tmp_path / "missing"), "not an existing folder"),
+        (str(project / "missing"), "not an existing folder"),
         ("", "absolute"),
     ]:
         resp = client.request("POST", "/retrieve", {"query_expansion": "x", "project_root": root})
         assert resp.status == 400 and fragment in resp.data["error"], (root, resp)
     with pytest.raises(DaemonRequestError) as info:
         client.retrieve("x", tmp_path)
-    assert info.value.status == 404
+    assert info.value.status == 403
 
 
 def test_corrupt_store_is_a_json_503(shared: tuple[Daemon, Path, list[str]]) -> None:
@@ -264,6 +269,7 @@ def test_corrupt_store_is_a_json_503(shared: tuple[Daemon, Path, list[str]]) -> 
     bad = Path(d.env["HOME"]).parent / "corrupt"
     (bad / ".codememory").mkdir(parents=True)
     (bad / ".codememory" / "memory.db").write_bytes(b"this is not SQLite" * 300)
+    register(d.env, bad)
     resp = d.client().request("POST", "/retrieve", {"query_expansion": "x", "project_root": str(bad)})
     assert resp.status == 503 and "corrupt" in resp.data["error"] and "Traceback" not in resp.data["error"]
     assert d.client().health()["status"] == "ok"
@@ -557,6 +563,7 @@ def test_real_model_finds_by_meaning_and_loads_once(tmp_path: Path) -> None:
         store.add("Postgres connection pool size is 20 in production")
         store.add("The dashboard is built with React and Vite")
     env = isolated_env(tmp_path, CODEMEMORY_EMBEDDING_PROVIDER=None)
+    register(env, project)
     d = spawn(env)
     try:
         assert d.client().health()["embedding"]["loaded"] is False

@@ -297,6 +297,6 @@ def test_the_transcript_endpoint_needs_the_token_and_answers_errors_in_json(worl
         assert status == code, (body, data)
         assert set(data) <= {"error", "details"} and message in data["error"], (body, data)
     resp = world.daemon.client().request("POST", "/memory/transcript", {"project_root": "/", "reference": "x"})
-    assert resp.status == 404 and "no codememory store" in resp.data["error"]
+    assert resp.status == 403 and "not in a project registered" in resp.data["error"]
     schema = world.daemon.client().request("GET", "/openapi.json").data
     assert "/memory/transcript" in schema["paths"]

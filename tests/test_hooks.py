@@ -161,9 +161,10 @@ def test_journaled_files_join_git_in_the_closed_session(project: Path, tmp_path:
 def test_prompt_hooks_are_answered_by_a_running_daemon(project: Path, tmp_path: Path) -> None:
     """With a daemon up, UserPromptSubmit is forwarded to it: the hook process here has a broken user
     config, so only the daemon (with a good one) can answer; without the daemon the hook fails open."""
-    from support.daemon import isolated_env, spawn
+    from support.daemon import isolated_env, register, spawn
 
     daemon_env = isolated_env(tmp_path / "d")
+    register(daemon_env, project)  # the daemon runs hooks only for projects registered in its user's registry
     daemon = spawn(daemon_env)
     try:
         broken = tmp_path / "broken-config"

@@ -28,7 +28,7 @@ from codememory.api import Store
 from codememory.capture.daily_log import find_anchors
 from codememory.project import store_dir
 from codememory.store.capture import CaptureTables
-from support.daemon import isolated_env, spawn, wait_for
+from support.daemon import isolated_env, register, spawn, wait_for
 from support.opencode import MODEL, PROVIDER, OpenCodeHome, make_git_project, require_opencode
 from support.scripted_llm import Reply, Script, ScriptedLLM, ToolCallSpec, is_title_request
 from test_privacy import CORPUS, SECRETS
@@ -373,6 +373,7 @@ def test_daemon_captures_new_turns_extracts_and_serves_them(world: World, fresh:
     user_config.parent.mkdir(parents=True, exist_ok=True)
     user_config.write_text("[capture]\npoll_interval = 0.2\n", encoding="utf-8")
     project_config(world, "[capture]\nidle_after = 0\nmin_messages = 2\n")
+    register(fresh, world.project)  # the daemon answers /retrieve only for registered projects
     daemon = spawn(fresh)
     try:
         wait_for("the existing turns", lambda: len(log_anchors(world.project)) == world.turns, timeout=60)

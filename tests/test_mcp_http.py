@@ -27,7 +27,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import Implementation
 
 from codememory import Store
-from codememory.mcp_http import DEFAULT_PORT
+from codememory.mcp_http import DEFAULT_PORT, transport_security
 from support.daemon import MAX_BODY, START_DEADLINE, isolated_env, state_of
 
 T = TypeVar("T")
@@ -298,7 +298,9 @@ def test_the_right_token_opens_a_session(running: Running) -> None:
     assert reply.headers.get("mcp-session-id")
 
 
-@pytest.mark.parametrize("host", ["evil.example", "evil.example:{port}", "127.0.0.1:1", "localhost", ""])
+@pytest.mark.parametrize(
+    "host", ["evil.example", "evil.example:{port}", "127.0.0.1:1", "localhost", "", "[::1]:{port}", "localhost:1"]
+)
 def test_a_foreign_host_is_421(running: Running, host: str) -> None:
     port = running.server.port
     reply = request(port, body=INIT_BODY, headers=mcp_headers(running.token), host=host.format(port=port))
@@ -308,33 +310,67 @@ def test_a_foreign_host_is_421(running: Running, host: str) -> None:
 
 def test_loopback_names_of_this_port_are_accepted(running: Running) -> None:
     port = running.server.port
-    for host in (f"localhost:{port}", f"[::1]:{port}"):
+    for host in (f"localhost:{port}", f"127.0.0.1:{port}"):
         reply = request(port, body=INIT_BODY, headers=mcp_headers(running.token), host=host)
         assert reply.status == 200, (host, reply)
 
 
-@pytest.mark.parametrize("origin", ["https://evil.example", "null", "http://127.0.0.1.evil.example:{port}"])
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "https://evil.example",
+        "http://evil.example",
+        "null",
+        "http://127.0.0.1.evil.example:{port}",
+        "http://localhost:1",  # another local port is another program (a dev server's page, say)
+        "http://127.0.0.1:{other}",
+        "http://[::1]:{port}",
+        "https://127.0.0.1:{port}",
+        "http://localhost:{port}/mcp",
+    ],
+)
 def test_a_foreign_origin_is_403(running: Running, origin: str) -> None:
     port = running.server.port
-    headers = mcp_headers(running.token, Origin=origin.format(port=port))
+    headers = mcp_headers(running.token, Origin=origin.format(port=port, other=port + 1))
     reply = request(port, body=INIT_BODY, headers=headers)
     assert reply.status == 403
     assert reply.json() == {"error": "cross-origin requests are not allowed"}
 
 
-def test_the_sdk_transport_security_is_on_too(running: Running) -> None:
-    """A loopback Origin on another port passes the daemon's check (any loopback origin) but not the SDK's
-    DNS-rebinding protection, which allows only this port's origins."""
+def test_this_ports_own_origins_are_accepted(running: Running) -> None:
     port = running.server.port
-    other = request(port, body=INIT_BODY, headers=mcp_headers(running.token, Origin="http://localhost:1"))
-    assert (other.status, other.body) == (403, b"Invalid Origin header")
-    same = request(port, body=INIT_BODY, headers=mcp_headers(running.token, Origin=f"http://localhost:{port}"))
-    assert same.status == 200, same
+    for origin in (f"http://localhost:{port}", f"http://127.0.0.1:{port}"):
+        reply = request(port, body=INIT_BODY, headers=mcp_headers(running.token, Origin=origin))
+        assert reply.status == 200, (origin, reply)
 
 
-def test_a_cross_site_fetch_is_403(running: Running) -> None:
-    headers = mcp_headers(running.token, **{"Sec-Fetch-Site": "cross-site"})
+def test_the_sdk_transport_security_allows_the_same_names() -> None:
+    """The SDK's own DNS-rebinding protection runs behind ours, with the same exact hosts and origins."""
+    settings = transport_security(4321)
+    assert settings.enable_dns_rebinding_protection is True
+    assert settings.allowed_hosts == ["127.0.0.1:4321", "localhost:4321"]
+    assert settings.allowed_origins == ["http://127.0.0.1:4321", "http://localhost:4321"]
+
+
+@pytest.mark.parametrize("site", ["cross-site", "same-site"])
+def test_a_fetch_from_another_site_or_port_is_403(running: Running, site: str) -> None:
+    headers = mcp_headers(running.token, **{"Sec-Fetch-Site": site})
     assert request(running.server.port, body=INIT_BODY, headers=headers).status == 403
+
+
+def test_idle_sockets_do_not_starve_requests_with_the_token(running: Running) -> None:
+    """100 sockets that connect and never send a byte (uvicorn's limit_concurrency=64 counted them, and then
+    answered every request 503) leave the server answering the token's requests."""
+    port = running.server.port
+    idle: list[socket.socket] = []
+    try:
+        for _ in range(100):
+            idle.append(socket.create_connection(("127.0.0.1", port), timeout=10))
+        reply = request(port, body=INIT_BODY, headers=mcp_headers(running.token))  # 30 s timeout: bounded
+        assert reply.status == 200, reply
+    finally:
+        for sock in idle:
+            sock.close()
 
 
 def test_an_oversized_body_is_413(running: Running) -> None:

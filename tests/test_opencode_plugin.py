@@ -80,7 +80,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         oc = TracingHome(base / "home", llm.base_url, base / "trace.jsonl")
         env = isolated_env(base / "daemon", XDG_STATE_HOME=str(oc.home / ".local" / "state"))
         project = make_git_project(base / "project")
-        out = codememory(env, "--project", project, "init", "--assistants", "opencode", "--no-global", "--json")
+        out = codememory(env, "--project", project, "init", "--assistants", "opencode", "--json")
         assert any(
             s["file"] == ".opencode/plugin/codememory.js" and s["action"] == "added" for s in json.loads(out)["steps"]
         )
@@ -219,7 +219,7 @@ def test_recall_endpoints_need_the_token_and_match_the_mcp_shapes(world: World) 
     tiny = client.request("POST", "/memory/recent", {"project_root": root, "token_budget": 5}).data
     assert tiny["memories"] == [] and tiny["tokens"] == 0
     missing = client.request("POST", "/memory/search", {"project_root": "/", "query": "x"})
-    assert missing.status == 404
+    assert missing.status == 403  # not a registered project
 
 
 def test_daemon_down_the_session_completes_without_memory(world: World) -> None:

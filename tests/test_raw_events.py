@@ -135,7 +135,7 @@ def test_endpoints_need_the_token(daemon: tuple[Daemon, Path]) -> None:
     # with a project: its queue; a folder without a store is a 404, bad input a 4xx with a JSON error
     scoped = d.client().request("GET", f"/api/raw-events/status?project_root={project}").data
     assert scoped["counts"] == {"total": 0, "pending": 0, "processed": 0, "failed": 0}
-    assert d.client().request("GET", "/api/raw-events/status?project_root=/").status == 404
+    assert d.client().request("GET", "/api/raw-events/status?project_root=/").status == 403  # not registered
     bad = d.client().request("POST", "/api/raw-events", batch(project, [{"event_id": "x", "kind": "nope"}]))
     assert bad.status == 422 and "error" in bad.data
 
@@ -310,7 +310,7 @@ def test_a_real_opencode_session_arrives_as_raw_events_and_is_captured_once(tmp_
         oc_env = {**oc.env(), "CODEMEMORY_PLUGIN_TRACE": str(trace)}
         env = isolated_env(tmp_path / "daemon", XDG_STATE_HOME=str(oc.home / ".local" / "state"))
         project = make_git_project(tmp_path / "project")
-        codememory(env, "--project", project, "init", "--assistants", "opencode", "--no-global", "--json")
+        codememory(env, "--project", project, "init", "--assistants", "opencode", "--json")
         d = spawn(env)  # its HOME is not OpenCode's: its database poller cannot see this session
         try:
             first = run_opencode(oc, oc_env, project, "Add retries to the webhook worker")

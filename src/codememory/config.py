@@ -80,6 +80,7 @@ class LLMConfig:
 class DaemonConfig:
     port: int = 9473  # always bound to 127.0.0.1
     max_body_bytes: int = 1_000_000
+    header_timeout: float = 10.0  # seconds a connection has to send a whole request head (slow ones are cut)
     log_max_bytes: int = 5_000_000
     log_backups: int = 3
 

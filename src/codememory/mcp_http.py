@@ -4,11 +4,14 @@ Listens on 127.0.0.1 only (never another address), at http://127.0.0.1:PORT/mcp,
 request passes the daemon's own checks first (`daemon.server.SecurityMiddleware`, with no path exempt
 from the token):
 
-1. `Host` must be 127.0.0.1:PORT, localhost:PORT or [::1]:PORT (else 421, against DNS rebinding);
-2. a foreign `Origin` or a cross-site `Sec-Fetch-Site` is refused (403, against CSRF from web pages);
+1. `Host` must be exactly 127.0.0.1:PORT or localhost:PORT (else 421, against DNS rebinding);
+2. an `Origin` other than http://127.0.0.1:PORT or http://localhost:PORT, or a `Sec-Fetch-Site` other than
+   same-origin/none, is refused (403, against CSRF from web pages and other local ports);
 3. `Authorization: Bearer <token>` with the daemon's per-user token, the file `token` in codememory's
    state folder, created (0600) if missing (else 401);
-4. bodies over `[daemon] max_body_bytes` are refused (413).
+4. bodies over `[daemon] max_body_bytes` are refused (413);
+5. idle or slow connections cannot starve the others (`daemon.http_guard`: a deadline for the request
+   head, a cap on idle connections, and a limit on requests at once counted after the token check).
 
 Then the MCP SDK's own transport security runs too (DNS-rebinding protection with the allowed hosts and
 origins of this port only). Logs go to stderr; stdout is not used. SIGINT/SIGTERM stop it cleanly.
@@ -31,6 +34,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp
 
 from .config import Config, load_config
+from .daemon.http_guard import uvicorn_options
 from .daemon.lifecycle import DaemonError, listen_loopback, load_or_create_token
 from .daemon.server import SecurityMiddleware
 from .daemon.state import DaemonState
@@ -72,7 +76,7 @@ def bind(port: int) -> socket.socket:
 
 def transport_security(port: int) -> TransportSecuritySettings:
     """The SDK's DNS-rebinding protection for a server on 127.0.0.1:`port`: this port's loopback names only."""
-    names = ("127.0.0.1", "localhost", "[::1]")
+    names = ("127.0.0.1", "localhost")
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=[f"{name}:{port}" for name in names],
@@ -109,10 +113,8 @@ def serve_http(project: str | os.PathLike[str] | None = None, port: int = DEFAUL
                 server_header=False,
                 proxy_headers=False,
                 lifespan="on",  # the SDK's session manager runs in the app's lifespan
-                ws="none",
-                timeout_keep_alive=30,
                 timeout_graceful_shutdown=3,  # open event streams are cut after this
-                limit_concurrency=64,
+                **uvicorn_options(config.daemon.header_timeout),  # head deadline, idle cap (no socket limit)
             )
         )
 

@@ -84,9 +84,21 @@ def codememory(env: dict[str, str], *args: Any) -> str:
 
 
 def make_project(env: dict[str, str], root: Path, *memories: str) -> list[str]:
+    """`codememory init` (which registers the project in `env`'s registry: the daemon serves only registered
+    projects), then `store` each memory; returns their ids."""
     root.mkdir(parents=True, exist_ok=True)
-    codememory(env, "--project", root, "init", "--assistants", "none", "--no-global")
+    codememory(env, "--project", root, "init", "--assistants", "none")
     return [codememory(env, "--project", root, "store", text, "--quiet").strip() for text in memories]
+
+
+def register(env: dict[str, str], root: Path) -> None:
+    """Add `root` to the registry of `env` without `init` (for a store made another way, or a broken one)."""
+    from codememory import registry
+
+    resolved = root.resolve()
+    registry.register(
+        resolved, resolved / ".codememory", path=Path(env["XDG_CONFIG_HOME"]) / "codememory" / "registry.json"
+    )
 
 
 @dataclass

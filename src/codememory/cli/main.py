@@ -132,7 +132,12 @@ def _filter_args(kwargs: dict[str, Any]) -> dict[str, Any]:
     help="claude,codex,cursor,opencode (comma-separated), all, or none (default: the installed ones; "
     "with --uninstall: all).",
 )
-@click.option("--no-global", is_flag=True, help="Do not add the project to (or remove it from) the global registry.")
+@click.option(
+    "--no-global",
+    is_flag=True,
+    help="Do not add the project to (or remove it from) the global registry (the daemon serves only "
+    "registered projects).",
+)
 @_json_option
 @click.pass_context
 def init(ctx: click.Context, uninstall: bool, assistants: str | None, no_global: bool, as_json: bool) -> None:

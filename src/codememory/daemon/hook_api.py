@@ -2,16 +2,27 @@
 already loaded. `codememory-hook` forwards the events an assistant waits on (session start and every
 prompt: they retrieve memories to inject) here when the daemon runs, which saves the ~60 ms a fresh
 process spends importing codememory; when the daemon is down or slow the hook runs in its own process.
+
+The daemon runs a hook only for a project registered on this machine (`project_access`): for a folder with an
+unregistered store it answers 403 (and `codememory-hook` then runs the hook in its own process, under that
+process's own rules); for a folder without a store there is nothing to do and the output is empty.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any
 
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import hooks
+from ..errors import InvalidInput
+from ..project import db_path
+from .project_access import ProjectNotAllowed
+from .state import DaemonState
 
 
 class HookBody(BaseModel):
@@ -27,13 +38,56 @@ class HookResult(BaseModel):
     output: str = Field(description="What the hook prints on stdout ('' for nothing).")
 
 
-def create_router() -> APIRouter:
+def _payload(text: str) -> dict[str, Any]:
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _usable(path: str) -> bool:
+    return os.path.isabs(path) and "\x00" not in path and os.path.isdir(path)
+
+
+def hook_root(project: str | None, payload_text: str) -> Path | None:
+    """The folder the hook would act on, found as `hooks._project_dir` does (--project as given, else the
+    payload's cwd or first workspace root, then the nearest folder with a store) but from the request alone:
+    never the daemon's own working folder or environment. None when the request names no existing folder.
+    Only existence is looked at: nothing is opened here."""
+    if project:
+        if not os.path.isabs(project) or "\x00" in project:
+            raise InvalidInput("project must be an absolute path")
+        return Path(project).resolve()
+    payload = _payload(payload_text)
+    roots = payload.get("workspace_roots")
+    candidates = [payload.get("cwd"), roots[0] if isinstance(roots, list) and roots else None]
+    usable = [c for c in candidates if isinstance(c, str) and _usable(c)]
+    if not usable:
+        return None
+    start = Path(usable[0]).resolve()
+    return next((folder for folder in (start, *start.parents) if os.path.lexists(db_path(folder))), start)
+
+
+def create_router(state: DaemonState) -> APIRouter:
     router = APIRouter()
 
     @router.post("/hook", response_model=HookResult)
     def run_hook(body: HookBody) -> HookResult:
         """Run one hook exactly as `codememory-hook ASSISTANT EVENT` would (fail-open: errors are logged
-        in the project's hooks.log and give no output)."""
-        return HookResult(output=hooks.run(body.assistant, body.event, body.payload, body.project))
+        in the project's hooks.log and give no output), for a registered project only (else 403)."""
+        if body.event not in hooks.DAEMON_EVENTS:  # the only ones codememory-hook forwards
+            raise InvalidInput(f"the daemon runs only these hook events: {', '.join(sorted(hooks.DAEMON_EVENTS))}")
+        root = hook_root(body.project, body.payload)
+        if root is None:  # the hook's own process knows its folder (its cwd, CLAUDE_PROJECT_DIR): it runs there
+            raise InvalidInput("name the project: send project, or a payload whose cwd is an existing folder")
+        if not state.projects.allows(root):
+            if os.path.lexists(db_path(root)):
+                raise ProjectNotAllowed(
+                    f"{json.dumps(str(root)[:300])} is not a project registered on this machine: the daemon runs "
+                    "hooks only for projects added by `codememory init`"
+                )
+            return HookResult(output="")  # no store here: the hook would do nothing either
+        return HookResult(output=hooks.run(body.assistant, body.event, body.payload, str(root)))
 
     return router

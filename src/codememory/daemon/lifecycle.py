@@ -400,6 +400,7 @@ def run(
 def _serve(state: DaemonState, sock: socket.socket) -> None:
     import uvicorn
 
+    from .http_guard import uvicorn_options
     from .server import create_app
 
     server = uvicorn.Server(
@@ -410,10 +411,8 @@ def _serve(state: DaemonState, sock: socket.socket) -> None:
             server_header=False,
             proxy_headers=False,
             lifespan="off",
-            ws="none",
-            timeout_keep_alive=30,
             timeout_graceful_shutdown=5,
-            limit_concurrency=64,
+            **uvicorn_options(state.config.daemon.header_timeout),  # head deadline, idle cap (no socket limit)
         )
     )
 

@@ -23,7 +23,7 @@ from ..capture.opencode_db import ms_to_iso
 from ..dates import from_iso, now_iso, to_iso
 from ..errors import InvalidInput
 from ..store.raw_events import NewRawEvent, RawEventTables
-from .state import DaemonState, StorePool
+from .state import DaemonState
 
 if TYPE_CHECKING:
     from .tasks import RawEventFlusher
@@ -115,7 +115,7 @@ def create_router(state: DaemonState) -> APIRouter:
             "max_events": MAX_EVENTS,
         }
         if project_root is not None:
-            root = StorePool.find_root(project_root)
+            root = state.project_root(project_root)
             with state.stores.use(root) as store:
                 out["counts"] = RawEventTables(store.db).counts()
             out["project_root"] = str(root)
@@ -129,7 +129,7 @@ def create_router(state: DaemonState) -> APIRouter:
         skipped, so sending a batch again is harmless."""
         if capture_disabled():
             raise InvalidInput("capture is turned off in this daemon (CODEMEMORY_NO_CAPTURE)")
-        root = StorePool.find_root(body.project_root)
+        root = state.project_root(body.project_root)
         events = [
             NewRawEvent(body.source, e.session_id, e.event_id, e.kind, _iso(e.at), e.payload) for e in body.events
         ]

@@ -26,7 +26,7 @@ from ..recall import get_records
 from ..retrieval import estimate_tokens
 from ..search import recall_results
 from ..transcripts import TranscriptReference
-from .state import DaemonState, StorePool
+from .state import DaemonState
 
 if TYPE_CHECKING:
     from ..api import Store
@@ -118,7 +118,7 @@ def create_router(state: DaemonState) -> APIRouter:
         """Search the project's memory with the grep-like syntax: the MCP tool memory_search's result,
         `{results: [{id, text, category, importance, tags, created_at, source, match, score, why}], degraded,
         degraded_reason}`, best first."""
-        with state.stores.use(StorePool.find_root(body.project_root)) as store:
+        with state.stores.use(state.project_root(body.project_root)) as store:
             result = store.search(
                 body.query,
                 limit=body.limit,
@@ -135,14 +135,14 @@ def create_router(state: DaemonState) -> APIRouter:
     @router.post("/get")
     def memory_get(body: GetBody) -> dict[str, Any]:
         """Full records with links and entities, as the MCP tool memory_get: `{memories, missing}`."""
-        with state.stores.use(StorePool.find_root(body.project_root)) as store:
+        with state.stores.use(state.project_root(body.project_root)) as store:
             return get_records(store, body.ids)
 
     @router.post("/store")
     def memory_store(body: StoreBody) -> dict[str, Any]:
         """Store one memory, as the MCP tool memory_store: `{created, duplicate_of, duplicate_reason, embedded,
         links, memory}` (a near-identical live memory is returned with created=false)."""
-        with state.stores.use(StorePool.find_root(body.project_root)) as store:
+        with state.stores.use(state.project_root(body.project_root)) as store:
             added = store.add(
                 body.text,
                 category=body.category,
@@ -162,7 +162,7 @@ def create_router(state: DaemonState) -> APIRouter:
         turns_total, truncated}`. A malformed reference is a 400, one nothing captured matches a 404."""
         from ..transcripts import transcript
 
-        with state.stores.use(StorePool.find_root(body.project_root)) as store:
+        with state.stores.use(state.project_root(body.project_root)) as store:
             return transcript(store, body.reference, turn=body.turn, max_turns=body.max_turns)
 
     @router.post("/recent")
@@ -171,7 +171,7 @@ def create_router(state: DaemonState) -> APIRouter:
         duplicates, within `token_budget` (estimated like /retrieve). `{memories: [{id, text, category,
         importance, created_at}], tokens, total}`; `total` counts every live memory of the project. A non-empty
         answer is recorded in the injection ledger (kind "cold_start", with `session_id` and `source`)."""
-        with state.stores.use(StorePool.find_root(body.project_root)) as store:
+        with state.stores.use(state.project_root(body.project_root)) as store:
             important = store.list(sort="importance", order="desc", limit=body.limit)
             recent = store.list(sort="created", order="desc", limit=body.limit)
             total = store.count()

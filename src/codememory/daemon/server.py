@@ -2,14 +2,20 @@
 
 Security runs first, as ASGI middleware in front of the routing, in this order:
 
-1. `Host` must be 127.0.0.1:PORT, localhost:PORT or [::1]:PORT (else 421): a web page that rebinds its
-   own DNS name to 127.0.0.1 still sends its own name.
-2. `Origin`, when present, must be a loopback origin, and `Sec-Fetch-Site` must not be cross-site (else
-   403): browsers on other sites cannot reach the daemon (CSRF).
+1. `Host` must be exactly 127.0.0.1:PORT or localhost:PORT (else 421): a web page that rebinds its own DNS
+   name to 127.0.0.1 still sends its own name.
+2. `Origin`, when present, must be exactly the daemon's own, http://127.0.0.1:PORT or http://localhost:PORT,
+   and `Sec-Fetch-Site`, when present, `same-origin` or `none` (else 403): a page served by any other local
+   port or site, a sandboxed frame (`null`) or a file cannot reach the daemon (CSRF). Clients that are not
+   browsers send no Origin and are not affected.
 3. `Authorization: Bearer <token>` on everything except /health and /openapi.json (else 401), compared in
-   constant time.
+   constant time. Only then does a request count against the limit of requests at once (503 beyond
+   `http_guard.MAX_IN_FLIGHT`): sockets without the token cannot fill it (see `http_guard`).
 4. The request body is capped at `[daemon] max_body_bytes` (413): the Content-Length header is checked
    before reading, and a chunked body is counted as it streams.
+
+A refusal closes the connection (its body is never read). Every endpoint that names a project opens it only
+when it is registered on this machine (`project_access`, else 403).
 
 Every error is JSON `{"error": "..."}`; a failure inside a handler is logged (scrubbed) and answered with
 a 500 that carries no traceback.
@@ -23,7 +29,6 @@ import logging
 import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
-from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request, Security
 from fastapi.exceptions import RequestValidationError
@@ -35,17 +40,20 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import __version__
 from ..errors import CodememoryError, InvalidInput, NotFound, StoreNotFound, StoreUnusable
+from ..registry import RegistryError
 from .hook_api import create_router as create_hook_router
+from .http_guard import MAX_IN_FLIGHT
+from .project_access import ProjectNotAllowed
 from .raw_events_api import create_router as create_raw_events_router
 from .recall_api import create_router as create_recall_router
 from .recall_api import record_quietly
-from .state import DaemonState, StorePool
+from .state import DaemonState
 
 log = logging.getLogger("codememory.daemon")
 
 PUBLIC_PATHS = frozenset({"/health", "/openapi.json"})
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
-_LOOPBACK_ORIGIN_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost")  # the names of the one address the daemon binds
+_FETCH_SITES_ALLOWED = frozenset({b"same-origin", b"none"})
 
 MAX_PHRASES_IN = 32
 MAX_LIST = 64
@@ -145,12 +153,13 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     for code, text in [
         (400, "Invalid request (bad JSON, bad project_root, invalid values)"),
         (401, "Missing or wrong bearer token"),
-        (403, "Cross-origin request"),
+        (403, "Cross-origin request, or a project not registered on this machine"),
         (404, "No codememory store for project_root"),
         (413, "Request body too large"),
         (415, "Body sent with a Content-Type other than JSON"),
         (421, "Host header is not this daemon's loopback address"),
         (422, "Request body does not match the schema"),
+        (503, "Too many requests at once, or the store or the registry cannot be used"),
     ]
 }
 
@@ -177,13 +186,16 @@ async def send_json(send: Send, status: int, payload: dict[str, Any], headers: l
 
 
 class _Reject(Exception):
+    """A refusal before the app runs. It closes the connection: the request's body is not read, so the
+    connection could not carry another request anyway, and a refused client gets nothing to keep open."""
+
     def __init__(
         self, status: int, message: str, headers: list[tuple[bytes, bytes]] | None = None, reason: str = ""
     ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
-        self.headers = headers or []
+        self.headers = [*(headers or []), (b"connection", b"close")]
         self.reason = reason or message  # for the log
 
 
@@ -192,9 +204,11 @@ class SecurityMiddleware:
 
     public_paths: frozenset[str] = PUBLIC_PATHS  # served without a token (`codememory mcp --http`: none)
 
-    def __init__(self, app: ASGIApp, state: DaemonState) -> None:
+    def __init__(self, app: ASGIApp, state: DaemonState, max_in_flight: int = MAX_IN_FLIGHT) -> None:
         self.app = app
         self.state = state
+        self.max_in_flight = max_in_flight
+        self.in_flight = 0  # requests past the token check, not yet answered (one event loop: no lock)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -204,25 +218,33 @@ class SecurityMiddleware:
             if scope["type"] == "websocket":
                 await send({"type": "websocket.close", "code": 1008})
             return
+        counted = False
         try:
             headers = self._headers(scope)
             self._check_host(headers)
             self._check_origin(headers)
             if scope["path"] not in self.public_paths:
                 self._check_token(headers)
+                if self.in_flight >= self.max_in_flight:
+                    raise _Reject(503, "too many requests at once; try again in a moment", [(b"retry-after", b"1")])
+                self.in_flight += 1
+                counted = True
             body = await self._read_body(headers, receive)
+            if body is None:  # the client went away
+                return
+            content_type = (headers.get(b"content-type") or [b""])[0].split(b";")[0].strip().lower()
+            if body and content_type and not (content_type == b"application/json" or content_type.endswith(b"+json")):
+                message = "send the request body as JSON (Content-Type: application/json)"
+                await send_json(send, 415, {"error": message}, [])
+                return
+            await self._call_app(scope, receive, send, body)
         except _Reject as rej:
-            if rej.status in (401, 403, 421):
+            if rej.status in (401, 403, 421, 503):
                 log.warning("rejected %s %s: %d %s", scope.get("method"), scope.get("path"), rej.status, rej.reason)
             await send_json(send, rej.status, {"error": rej.message}, rej.headers)
-            return
-        if body is None:  # the client went away
-            return
-        content_type = (headers.get(b"content-type") or [b""])[0].split(b";")[0].strip().lower()
-        if body and content_type and not (content_type == b"application/json" or content_type.endswith(b"+json")):
-            await send_json(send, 415, {"error": "send the request body as JSON (Content-Type: application/json)"}, [])
-            return
-        await self._call_app(scope, receive, send, body)
+        finally:
+            if counted:
+                self.in_flight -= 1
 
     @staticmethod
     def _headers(scope: Scope) -> dict[bytes, list[bytes]]:
@@ -238,26 +260,27 @@ class SecurityMiddleware:
         if host not in allowed:
             raise _Reject(
                 421,
-                f"misdirected request: this server answers only to 127.0.0.1:{self.state.port}, "
-                f"localhost:{self.state.port} or [::1]:{self.state.port}",
-                [(b"connection", b"close")],
+                f"misdirected request: this server answers only to 127.0.0.1:{self.state.port} or "
+                f"localhost:{self.state.port}",
                 reason=f"Host header {host[:100]!r}" if host else "no single Host header",
             )
 
-    @staticmethod
-    def _check_origin(headers: dict[bytes, list[bytes]]) -> None:
+    def _check_origin(self, headers: dict[bytes, list[bytes]]) -> None:
+        # Exact strings: scheme, name and port. Any other port on loopback is another program (a dev server
+        # serving a page, say), not this daemon.
+        own = {f"http://{h}:{self.state.port}".encode() for h in LOOPBACK_HOSTS}
         for value in headers.get(b"origin", []):
-            try:
-                parts = urlsplit(value.decode("latin-1").strip())
-                parts.port  # noqa: B018  (raises ValueError on a bad port)
-                loopback = parts.scheme in ("http", "https") and parts.hostname in _LOOPBACK_ORIGIN_HOSTS
-            except ValueError:  # not a URL at all
-                loopback = False
-            if not loopback:
-                raise _Reject(403, "cross-origin requests are not allowed")
+            if value.strip().lower() not in own:
+                raise _Reject(
+                    403, "cross-origin requests are not allowed", reason=f"Origin {value[:100].decode('latin-1')!r}"
+                )
         for value in headers.get(b"sec-fetch-site", []):
-            if value.strip().lower() == b"cross-site":
-                raise _Reject(403, "cross-origin requests are not allowed")
+            if value.strip().lower() not in _FETCH_SITES_ALLOWED:
+                raise _Reject(
+                    403,
+                    "cross-origin requests are not allowed",
+                    reason=f"Sec-Fetch-Site {value[:40].decode('latin-1')!r}",
+                )
 
     def _check_token(self, headers: dict[bytes, list[bytes]]) -> None:
         values = headers.get(b"authorization", [])
@@ -278,13 +301,13 @@ class SecurityMiddleware:
 
     async def _read_body(self, headers: dict[bytes, list[bytes]], receive: Receive) -> bytes | None:
         limit = self.state.config.daemon.max_body_bytes
-        too_large = _Reject(413, f"request body too large (limit {limit} bytes)", [(b"connection", b"close")])
+        too_large = _Reject(413, f"request body too large (limit {limit} bytes)")
         lengths = headers.get(b"content-length", [])
         if lengths:
             try:
                 declared = int(lengths[0])
             except ValueError:
-                raise _Reject(400, "invalid Content-Length header", [(b"connection", b"close")]) from None
+                raise _Reject(400, "invalid Content-Length header") from None
             if declared > limit:
                 raise too_large
         body = bytearray()
@@ -379,6 +402,8 @@ def create_app(state: DaemonState) -> FastAPI:
 
     handlers: list[tuple[type[Exception], int]] = [
         (InvalidInput, 400),
+        (ProjectNotAllowed, 403),
+        (RegistryError, 503),
         (StoreNotFound, 404),
         (NotFound, 404),
         (StoreUnusable, 503),
@@ -421,7 +446,7 @@ def create_app(state: DaemonState) -> FastAPI:
         why it was chosen. `degraded` is true (with a reason) when part of retrieval failed, e.g. no
         embedding model: the results then come from keywords and entities alone. An answer with memories is
         recorded in the project's injection ledger (with `session_id` and `source`) for `codememory explain`."""
-        root = StorePool.find_root(body.project_root)
+        root = state.project_root(body.project_root)
         with state.stores.use(root) as store:
             phrases = body.phrases()
             result = store.retrieve(
@@ -451,5 +476,5 @@ def create_app(state: DaemonState) -> FastAPI:
 
     app.include_router(create_recall_router(state))
     app.include_router(create_raw_events_router(state))
-    app.include_router(create_hook_router())
+    app.include_router(create_hook_router(state))
     return app

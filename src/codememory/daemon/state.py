@@ -4,7 +4,6 @@ index and the embedding model stay in memory between requests, which is why the 
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 import time
@@ -17,10 +16,11 @@ from typing import TYPE_CHECKING, Any
 from .. import __version__
 from ..config import CONFIG_NAME, Config
 from ..dates import now_iso
-from ..errors import InvalidInput, StoreNotFound
+from ..errors import StoreNotFound
 from ..paths import config_dir
 from ..privacy import scrub
 from ..project import STORE_DIR, db_path
+from .project_access import RegisteredProjects
 
 if TYPE_CHECKING:
     from ..api import Store
@@ -147,21 +147,6 @@ class StorePool:
             return len(self._entries)
 
     @staticmethod
-    def find_root(project_root: str) -> Path:
-        """The initialised project holding `project_root` (itself or the nearest parent with a store).
-        InvalidInput when the path is not absolute or not a folder; StoreNotFound when no store holds it."""
-        if not project_root or not os.path.isabs(project_root) or "\x00" in project_root:
-            raise InvalidInput("project_root must be an absolute path")
-        start = Path(project_root)
-        if not start.is_dir():
-            raise InvalidInput(f"project_root is not an existing folder: {project_root}")
-        start = start.resolve()
-        for folder in (start, *start.parents):
-            if db_path(folder).is_file():
-                return folder
-        raise StoreNotFound(f"no codememory store for {project_root} (run `codememory init` in the project first)")
-
-    @staticmethod
     def _signature(root: Path) -> tuple[Any, ...]:
         try:
             st = db_path(root).stat()
@@ -243,11 +228,17 @@ class DaemonState:
     started_monotonic: float = field(default_factory=time.monotonic)
     health: Health = field(default_factory=Health)
     stores: StorePool = field(default_factory=StorePool)
+    projects: RegisteredProjects = field(default_factory=RegisteredProjects)
     stop_event: threading.Event = field(default_factory=threading.Event)
 
     def __post_init__(self) -> None:
         self.health.llm_provider = self.config.llm.provider or "none"
         self.health.embedding_provider = self.config.embedding.provider or "none"
+
+    def project_root(self, project_root: str) -> Path:
+        """The registered project answering for `project_root` (see `project_access`): every endpoint that
+        names a project goes through here before it opens a store."""
+        return self.projects.allowed_root(project_root)
 
     @property
     def uptime_seconds(self) -> float:

@@ -26,6 +26,7 @@ from ..errors import StoreNotFound
 from ..ingest import capture_pass, extract_idle, registered_roots
 from ..paths import state_dir
 from ..project import db_path
+from ..registry import RegistryError
 from ..store.raw_events import RawEventTables
 from .state import DaemonState, Task
 
@@ -134,7 +135,7 @@ class RawEventFlusher:
       while it runs are taken in turn), so a turn reaches the daily log within moments of its end;
     - called as a daemon task every poll: a sweep over every project that was ever sent raw events (remembered
       in the state folder, so a daemon killed after accepting a batch processes it after its restart) and the
-      open stores.
+      open stores, as long as it is still in the user's registry.
     Both run under the project's capture lock, like the database poller, so the paths take turns."""
 
     __name__ = "raw-events"
@@ -230,9 +231,14 @@ class RawEventFlusher:
         with self._lock:
             candidates = set(self.roots)
         candidates |= {str(s.root) for s in state.stores.stores()}
+        try:
+            registered = state.projects.roots()  # a project removed from the registry is no longer touched
+        except RegistryError as exc:
+            state.health.record_error(exc, "raw-events")
+            return
         for key in sorted(candidates):
             root = Path(key)
-            if not db_path(root).is_file():
+            if root not in registered or not db_path(root).is_file():
                 continue
             try:
                 self.flush(state, root)
