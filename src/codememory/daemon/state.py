@@ -21,6 +21,7 @@ from ..errors import InvalidInput, StoreNotFound
 from ..paths import config_dir
 from ..privacy import scrub
 from ..project import STORE_DIR, db_path
+from ..trust import trust_path
 
 if TYPE_CHECKING:
     from ..api import Store
@@ -172,6 +173,7 @@ class StorePool:
             st.st_ino,
             _mtime(root / STORE_DIR / CONFIG_NAME),
             _mtime(config_dir() / CONFIG_NAME),
+            _mtime(trust_path()),  # `codememory trust` changes which of the project's settings apply
         )
 
     def _entry(self, root: Path) -> _Entry:
