@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
+import math
 import os
 import re
 import stat
@@ -37,7 +38,17 @@ HARMLESS = "harmless"  # applies as written
 LOWER_ONLY = "lower-only"  # applies when it does not raise the value from the trusted layers
 OFF_ONLY = "off-only"  # applies when it switches the feature off
 
-UNTRUSTED_RULES: dict[str, str] = {
+
+@dataclass(frozen=True)
+class Rule:
+    kind: str
+    # Numbers from an untrusted file must also lie in [low, high]: a harmless knob at an absurd value
+    # (a batch size of 0, dedup at 0 so that every new memory "duplicates" a committed one) is not harmless.
+    low: float | None = None
+    high: float | None = None
+
+
+UNTRUSTED_RULES: dict[str, Rule] = {
     # [embedding]: the provider chooses where every query and memory text is sent (ollama, openai) or
     # which code loads a model, so the project may only switch embeddings off. `model` / `query_model`
     # name a model: for a local provider a folder, which may be inside the repository and hold a
@@ -45,33 +56,33 @@ UNTRUSTED_RULES: dict[str, str] = {
     # `base_url` and `api_key_env` choose the destination and the credential sent with the text.
     # The prompt and prefixes belong to the model the user chose: a project's would silently put its
     # vectors in another space. `device` picks the user's hardware (GPU memory, a shared machine's GPUs).
-    "embedding.provider": OFF_ONLY,
-    "embedding.timeout": HARMLESS,  # how long we wait for the user's own provider
-    "embedding.batch_size": HARMLESS,  # how many texts per call to the user's own provider
+    "embedding.provider": Rule(OFF_ONLY),
+    "embedding.timeout": Rule(HARMLESS, 0.1, 600),  # how long we wait for the user's own provider
+    "embedding.batch_size": Rule(HARMLESS, 1, 4096),  # texts per call to the user's own provider
     # [search], [dedup], [links]: thresholds and weights that only shape this project's own results.
-    "search.ann_threshold": HARMLESS,
-    "search.neighbour_weight": HARMLESS,
-    "dedup.text_ratio": HARMLESS,
-    "dedup.cosine": HARMLESS,
-    "links.cosine": HARMLESS,
-    "links.max_links": HARMLESS,
+    "search.ann_threshold": Rule(HARMLESS, 0, 1e9),
+    "search.neighbour_weight": Rule(HARMLESS, 0, 1),
+    "dedup.text_ratio": Rule(HARMLESS, 0.8, 1),
+    "dedup.cosine": Rule(HARMLESS, 0.8, 1),
+    "links.cosine": Rule(HARMLESS, 0, 1),
+    "links.max_links": Rule(HARMLESS, 0, 50),
     # [capture]: intervals and thresholds are harmless. `auto_init` makes capture create stores in
     # other projects (off is harmless); `opencode_db` names a database outside the project to read.
-    "capture.poll_interval": HARMLESS,
-    "capture.idle_after": HARMLESS,
-    "capture.min_messages": HARMLESS,
-    "capture.auto_init": OFF_ONLY,
+    "capture.poll_interval": Rule(HARMLESS, 0.5, 86400),
+    "capture.idle_after": Rule(HARMLESS, 0, 30 * 86400),
+    "capture.min_messages": Rule(HARMLESS, 0, 1e6),
+    "capture.auto_init": Rule(OFF_ONLY),
     # [llm]: the provider, base_url, model and api_key_env choose where transcripts go, with which
     # credential and at what price (`model` with provider "opencode" also picks OpenCode's provider);
     # `opencode_bin` is a program to run with the user's environment. None of them apply untrusted,
     # except switching the LLM off. The budgets cap what the user's credential spends: a project may
     # tighten them, never loosen them. The rest only shapes calls the user already chose to make.
-    "llm.provider": OFF_ONLY,
-    "llm.timeout": HARMLESS,
-    "llm.compress_tools": HARMLESS,
-    "llm.session_token_budget": LOWER_ONLY,
-    "llm.daily_token_budget": LOWER_ONLY,
-    "llm.max_transcript_tokens": HARMLESS,
+    "llm.provider": Rule(OFF_ONLY),
+    "llm.timeout": Rule(HARMLESS, 1, 600),
+    "llm.compress_tools": Rule(HARMLESS),
+    "llm.session_token_budget": Rule(LOWER_ONLY, 0),
+    "llm.daily_token_budget": Rule(LOWER_ONLY, 0),
+    "llm.max_transcript_tokens": Rule(HARMLESS, 1, 1_000_000),
     # [daemon]: the user's daemon serves every project; nothing in it is a project's to choose.
 }
 
@@ -89,8 +100,8 @@ class TrustError(CodememoryError):
     pass
 
 
-def rule(key: str) -> str | None:
-    """How an untrusted project file's `key` is treated: HARMLESS, LOWER_ONLY, OFF_ONLY, or None (needs trust)."""
+def rule(key: str) -> Rule | None:
+    """How an untrusted project file's `key` is treated; None: it needs trust."""
     return UNTRUSTED_RULES.get(key)
 
 
@@ -98,19 +109,23 @@ def judge_untrusted(key: str, value: Any, current: Any) -> tuple[bool, str]:
     """Whether an untrusted project file's `value` for `key` applies over `current` (the value from the
     defaults and the user's config), and why. `value` is already coerced to the setting's type, except
     for keys that need trust (their value is never used)."""
-    kind = rule(key)
-    if kind == HARMLESS:
-        return True, "a limit, weight or interval: applies untrusted"
-    if kind == OFF_ONLY:
+    found = rule(key)
+    if found is None:
+        return False, NEEDS_TRUST_REASON
+    if found.kind == OFF_ONLY:
         normalized = value.strip().lower() if isinstance(value, str) else value
         if normalized in _OFF_VALUES[key]:
             return True, "switches the feature off: applies untrusted"
         return False, "untrusted, a project may only switch this off"
-    if kind == LOWER_ONLY:
+    low = -math.inf if found.low is None else found.low
+    high = math.inf if found.high is None else found.high
+    if not isinstance(value, bool) and isinstance(value, int | float) and not low <= value <= high:
+        return False, f"untrusted, must be between {low:g} and {high:g}"
+    if found.kind == LOWER_ONLY:
         if value <= current:
             return True, "lowers a limit: applies untrusted"
         return False, f"untrusted, a project may only lower this limit (now {current})"
-    return False, NEEDS_TRUST_REASON
+    return True, "a limit, weight or interval: applies untrusted"
 
 
 # ------------------------------------------------------------------------------------ the project file
