@@ -185,9 +185,9 @@ def resolve_config(store_dir: Path | None) -> Resolved:
         project_values = project.data.get(section_field.name, {}) if project else {}
         for f in fields(section):
             where = f"{section_field.name}.{f.name}"
-            if f.name in user_values:
-                setattr(section, f.name, _coerce(user_values[f.name], getattr(section, f.name), where))
             env = os.environ.get(f"CODEMEMORY_{section_field.name}_{f.name}".upper())
+            if f.name in user_values and env is None:
+                setattr(section, f.name, _coerce(user_values[f.name], getattr(section, f.name), where))
             if f.name in project_values:
                 written = project_values[f.name]
                 if env is not None:
