@@ -28,6 +28,7 @@ from codememory import Store
 from codememory.cli.daemon_cmd import daemon as daemon_group
 from codememory.daemon import lifecycle
 from codememory.daemon.client import DaemonRequestError, Response
+from codememory.trust import read_project_file, trust
 from support.daemon import (
     MAX_BODY,
     PY,
@@ -555,15 +556,21 @@ def test_real_model_finds_by_meaning_and_loads_once(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
     Store.init(project)[0].close()
-    (project / ".codememory" / "config.toml").write_text(
-        '[embedding]\nprovider = "sentence-transformers"\nmodel = "all-MiniLM-L6-v2"\n'
-    )
+    config = project / ".codememory" / "config.toml"
+    config.write_text('[embedding]\nprovider = "sentence-transformers"\nmodel = "all-MiniLM-L6-v2"\n')
+    written = read_project_file(config)
+    assert written is not None
+    trust(written)  # a model named by the project's file loads only once its user trusts the file
     with Store.open(project) as store:
         httpx = store.add("Use httpx instead of requests: we need HTTP/2 and async in the webhook worker").memory.id
         store.add("Postgres connection pool size is 20 in production")
         store.add("The dashboard is built with React and Vite")
     env = isolated_env(tmp_path, CODEMEMORY_EMBEDDING_PROVIDER=None)
     register(env, project)
+    trusted = subprocess.run(
+        [Path(sys.executable).with_name("codememory"), "--project", project, "trust"], env=env, capture_output=True
+    )
+    assert trusted.returncode == 0, trusted.stderr  # the daemon's user (another state folder) trusts it too
     d = spawn(env)
     try:
         assert d.client().health()["embedding"]["loaded"] is False

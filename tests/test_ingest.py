@@ -88,8 +88,13 @@ def fresh(world: World, tmp_path: Path) -> Iterator[dict[str, str]]:
     shutil.rmtree(store_dir(world.project), ignore_errors=True)
 
 
-def project_config(world: World, text: str) -> None:
+def project_config(world: World, text: str, trusted_in: dict[str, str] | None = None) -> None:
+    """Write the project's config.toml; with `trusted_in` (a process environment), its user then trusts
+    it there, as settings that send data (an LLM's base_url) or run a program apply only when trusted."""
     (store_dir(world.project) / "config.toml").write_text(text, encoding="utf-8")
+    if trusted_in is not None:
+        trust = [CODEMEMORY, "--project", str(world.project), "trust"]
+        subprocess.run(trust, env=trusted_in, capture_output=True, text=True, timeout=60, check=True)
 
 
 def capture(env: dict[str, str], *args: str, status: int = 0) -> dict[str, Any]:
@@ -236,7 +241,7 @@ def llm_config(base_url: str) -> str:
 
 def test_extraction_with_a_scripted_llm_stores_its_memories_and_spend(world: World, fresh: dict[str, str]) -> None:
     with ScriptedLLM(ExtractionModel()) as llm:
-        project_config(world, llm_config(llm.base_url))
+        project_config(world, llm_config(llm.base_url), trusted_in=fresh)
         report = capture(fresh)
         requests = list(llm.requests)
     assert report["turns_captured"] == world.turns
@@ -279,6 +284,7 @@ def test_extraction_through_the_users_own_opencode(world: World, fresh: dict[str
             world,
             f'[capture]\nidle_after = 0\n\n[llm]\nprovider = "opencode"\nopencode_bin = "{user.bin}"\n'
             f'model = "{PROVIDER}/{MODEL}"\ncompress_tools = false\n',
+            trusted_in=env,
         )
         report = capture(env)
         asked = [
@@ -295,7 +301,7 @@ def test_extraction_through_the_users_own_opencode(world: World, fresh: dict[str
 
 
 def test_unreachable_llm_leaves_the_session_for_a_later_pass(world: World, fresh: dict[str, str]) -> None:
-    project_config(world, llm_config("http://127.0.0.1:9/v1"))  # discard port: connection refused
+    project_config(world, llm_config("http://127.0.0.1:9/v1"), trusted_in=fresh)  # discard port: connection refused
     report = capture(fresh, status=1)
     session = next(s for p in report["extraction"] for s in p["sessions"])
     assert session["status"] == "failed" and session["created"] == 0
@@ -309,7 +315,7 @@ def test_unreachable_llm_leaves_the_session_for_a_later_pass(world: World, fresh
 def test_kill_9_during_extraction_loses_and_duplicates_nothing(world: World, fresh: dict[str, str]) -> None:
     model = ExtractionModel(gate=True)
     with ScriptedLLM(model) as llm:
-        project_config(world, llm_config(llm.base_url))
+        project_config(world, llm_config(llm.base_url), trusted_in=fresh)
         proc = subprocess.Popen([CODEMEMORY, "capture"], env=fresh, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             assert model.arrived.wait(60), "the extraction request never arrived"

@@ -16,14 +16,20 @@ from click.testing import CliRunner
 
 from codememory import Store
 from codememory.cli.main import cli
+from codememory.trust import read_project_file, trust
 from codememory.vectors import VectorIndex
 
 MINILM = "all-MiniLM-L6-v2"
 
 
 def configure(root: Path, **embedding: Any) -> None:
+    """Write the project's [embedding] settings and trust the file, as its user would (`codememory trust`)."""
     lines = ["[embedding]"] + [f"{k} = {json.dumps(v)}" for k, v in embedding.items()]
-    (root / ".codememory" / "config.toml").write_text("\n".join(lines) + "\n")
+    path = root / ".codememory" / "config.toml"
+    path.write_text("\n".join(lines) + "\n")
+    written = read_project_file(path)
+    assert written is not None
+    trust(written)
 
 
 def make_store(root: Path, **embedding: Any) -> Store:

@@ -1,5 +1,7 @@
 """Settings: defaults, then the user's `~/.config/codememory/config.toml`, then
 `<project>/.codememory/config.toml`, then `CODEMEMORY_<SECTION>_<KEY>` env vars (later wins, key by key).
+A project's file is committed with the repository, so it is untrusted: only its harmless settings apply
+until the user runs `codememory trust` (see codememory.trust).
 
 [embedding]
 provider = "sentence-transformers"   # none | sentence-transformers | ollama | openai
@@ -13,6 +15,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from . import trust
 from .errors import InvalidInput
 from .paths import config_dir
 
@@ -122,38 +125,94 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise InvalidInput(f"cannot read {path}: {exc}") from None
 
 
-def load_config(store_dir: Path | None) -> Config:
-    """The settings for one project's store (`store_dir` None: the user's settings and env only)."""
-    cfg = Config()
-    user = _read_toml(config_dir() / CONFIG_NAME)
-    project = _read_toml(store_dir / CONFIG_NAME) if store_dir else {}
-    data: dict[str, Any] = {}
-    for layer in (user, project):
-        for name, values in layer.items():
-            if not isinstance(values, dict):
-                raise InvalidInput(f"config [{name}] must be a table")
-            data.setdefault(name, {}).update(values)
-    unknown_sections = set(data) - {f.name for f in fields(cfg)}
+@dataclass
+class ProjectSetting:
+    """One setting written in the project's config.toml and what became of it."""
+
+    key: str  # "section.key"
+    value: Any  # as written in the file
+    status: str  # "honoured", "ignored" (untrusted), or "overridden" (a CODEMEMORY_* env var wins)
+    reason: str
+
+
+@dataclass
+class Resolved:
+    """The settings, and for the project's file: its trust and the fate of each setting in it."""
+
+    config: Config
+    project: trust.ProjectFile | None = None
+    trust_state: str = "absent"  # "absent" (no file), "trusted", "changed" (since trusted) or "untrusted"
+    settings: list[ProjectSetting] = field(default_factory=list)
+
+    @property
+    def ignored(self) -> list[str]:
+        return [s.key for s in self.settings if s.status == "ignored"]
+
+
+def _check_layout(layer: dict[str, Any], cfg: Config) -> None:
+    for name, values in layer.items():
+        if not isinstance(values, dict):
+            raise InvalidInput(f"config [{name}] must be a table")
+    known_sections = {f.name for f in fields(cfg)}
+    unknown_sections = set(layer) - known_sections
     if unknown_sections:
         raise InvalidInput(
             f"config: unknown section(s) {', '.join(sorted(unknown_sections))}; "
             f"known: {', '.join(f.name for f in fields(cfg))}"
         )
     for section_field in fields(cfg):
-        section = getattr(cfg, section_field.name)
-        values = data.get(section_field.name, {})
-        known = {f.name for f in fields(section)}
-        unknown = set(values) - known
+        known = {f.name for f in fields(getattr(cfg, section_field.name))}
+        unknown = set(layer.get(section_field.name, {})) - known
         if unknown:
             raise InvalidInput(
                 f"config [{section_field.name}]: unknown key(s) {', '.join(sorted(unknown))}; "
                 f"known: {', '.join(sorted(known))}"
             )
+
+
+def resolve_config(store_dir: Path | None) -> Resolved:
+    """The settings for one project's store (`store_dir` None: the user's settings and env only), with
+    what became of each setting in the project's file (see codememory.trust for who may set what)."""
+    cfg = Config()
+    user = _read_toml(config_dir() / CONFIG_NAME)
+    project = trust.read_project_file(store_dir / CONFIG_NAME) if store_dir else None
+    _check_layout(user, cfg)
+    _check_layout(project.data if project else {}, cfg)
+    resolved = Resolved(cfg, project, trust.status(project) if project else "absent")
+    trusted = resolved.trust_state == "trusted"
+    for section_field in fields(cfg):
+        section = getattr(cfg, section_field.name)
+        user_values = user.get(section_field.name, {})
+        project_values = project.data.get(section_field.name, {}) if project else {}
         for f in fields(section):
             where = f"{section_field.name}.{f.name}"
             env = os.environ.get(f"CODEMEMORY_{section_field.name}_{f.name}".upper())
+            if f.name in user_values and env is None:
+                setattr(section, f.name, _coerce(user_values[f.name], getattr(section, f.name), where))
+            if f.name in project_values:
+                written = project_values[f.name]
+                if env is not None:
+                    resolved.settings.append(
+                        ProjectSetting(where, written, "overridden", "an environment variable sets it")
+                    )
+                else:
+                    current = getattr(section, f.name)
+                    needs_trust = not trusted and trust.rule(where) is None
+                    value = written if needs_trust else _coerce(written, current, where)
+                    honoured, reason = (True, "trusted") if trusted else trust.judge_untrusted(where, value, current)
+                    if honoured:
+                        setattr(section, f.name, value)
+                    status = "honoured" if honoured else "ignored"
+                    resolved.settings.append(ProjectSetting(where, written, status, reason))
             if env is not None:
                 setattr(section, f.name, _coerce(env, getattr(section, f.name), where))
-            elif f.name in values:
-                setattr(section, f.name, _coerce(values[f.name], getattr(section, f.name), where))
-    return cfg
+    return resolved
+
+
+def load_config(store_dir: Path | None) -> Config:
+    """The settings for one project's store (`store_dir` None: the user's settings and env only).
+    Settings of an untrusted project file that are not harmless are left out, with one line on stderr."""
+    resolved = resolve_config(store_dir)
+    if resolved.project is not None:
+        trust.warn_ignored(resolved.project, resolved.ignored, resolved.trust_state)
+    return resolved.config

@@ -28,7 +28,10 @@ if TYPE_CHECKING:
     from .embedding.base import Vectors
     from .semantic import Semantic
 
-NOT_CONFIGURED = "no embedding model configured ([embedding] provider in .codememory/config.toml)"
+NOT_CONFIGURED = (
+    "no embedding model configured ([embedding] provider in ~/.config/codememory/config.toml, or in a "
+    "trusted .codememory/config.toml)"
+)
 
 DEFAULT_THRESHOLD = 0.7
 IMPORTANCE_WEIGHT = 0.10

@@ -917,6 +917,10 @@ from .explain_cmd import explain  # noqa: E402
 
 cli.add_command(explain)
 
+from .trust_cmd import trust  # noqa: E402
+
+cli.add_command(trust)
+
 
 def main() -> None:
     cli(prog_name="codememory")

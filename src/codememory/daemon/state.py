@@ -20,6 +20,7 @@ from ..errors import StoreNotFound
 from ..paths import config_dir
 from ..privacy import scrub
 from ..project import STORE_DIR, db_path
+from ..trust import trust_path
 from .project_access import RegisteredProjects
 
 if TYPE_CHECKING:
@@ -157,6 +158,7 @@ class StorePool:
             st.st_ino,
             _mtime(root / STORE_DIR / CONFIG_NAME),
             _mtime(config_dir() / CONFIG_NAME),
+            _mtime(trust_path()),  # `codememory trust` changes which of the project's settings apply
         )
 
     def _entry(self, root: Path) -> _Entry:
