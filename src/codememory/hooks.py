@@ -511,9 +511,9 @@ def _log(root: Path | None, message: str) -> None:
         pass
 
 
-def read_stdin(assistant: str, event: str, project: str | None) -> str:
-    """The JSON payload on stdin as valid text. One over HOOK_STDIN_MAX_BYTES is logged and ignored ('');
-    the rest of it is read and dropped, so the assistant's write to us does not fail."""
+def read_stdin(assistant: str, event: str, project: str | None) -> str | None:
+    """The JSON payload on stdin as valid text; None for one over HOOK_STDIN_MAX_BYTES, which is logged
+    and ignored (the rest of it is read and dropped, so the assistant's write to us does not fail)."""
     try:
         data, more = read_upto(sys.stdin.buffer, HOOK_STDIN_MAX_BYTES)
         while more and sys.stdin.buffer.read(1 << 20):
@@ -524,7 +524,7 @@ def read_stdin(assistant: str, event: str, project: str | None) -> str:
         with contextlib.suppress(Exception):  # _project_dir needs a working directory that still exists
             limit = size_text(HOOK_STDIN_MAX_BYTES)
             _log(_project_dir({}, project), f"{assistant} {event}: stdin is over the {limit} limit; ignored")
-        return ""
+        return None
     return decode(data)
 
 
@@ -628,6 +628,8 @@ def main(argv: list[str] | None = None) -> int:
         print(USAGE, file=sys.stderr)
         return 0
     raw = read_stdin(args[0], args[1], project)
+    if raw is None:
+        return 0
     out = _via_daemon(args[0], args[1], raw, project) if args[1] in DAEMON_EVENTS else None
     if out is None:
         out = run(args[0], args[1], raw, project)
