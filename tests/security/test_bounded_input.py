@@ -88,7 +88,9 @@ def assert_valid_utf8_everywhere(root: Path) -> None:
             path.read_bytes().decode("utf-8")
 
 
-def script(*args: str | bytes | Path, stdin: bytes = b"", cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
+def script(
+    *args: str | bytes | Path, stdin: bytes = b"", cwd: Path | None = None
+) -> subprocess.CompletedProcess[bytes]:
     """Run an installed console script with byte arguments (as a shell passes them), never a daemon."""
     env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_PROJECT_DIR", "CODEMEMORY_PROJECT")}
     env["CODEMEMORY_HOOK_NO_DAEMON"] = "1"
@@ -373,7 +375,10 @@ def test_the_text_helpers_replace_only_what_is_broken() -> None:
     assert valid_text("plain ascii") == "plain ascii"
     assert valid_text("caf\u00e9 \U0001f600") == "caf\u00e9 \U0001f600"
     assert valid_text("\udcff\ud800x\ud83d\ude00") == "\ufffd\ufffdx\U0001f600"
-    assert valid_json_text(r'{"a": "\ud800 \\ud800 \ud83d\ude00 \udc00"}') == r'{"a": "\ufffd \\ud800 \ud83d\ude00 \ufffd"}'
+    assert (
+        valid_json_text(r'{"a": "\ud800 \\ud800 \ud83d\ude00 \udc00"}')
+        == r'{"a": "\ufffd \\ud800 \ud83d\ude00 \ufffd"}'
+    )
     assert json.loads(valid_json_text(r'["\uD800\u0041"]')) == ["\ufffdA"]
 
 
@@ -441,3 +446,66 @@ def test_mcp_stdio_lines_are_capped_and_made_valid() -> None:
     lines = _ProtocolLines(stream)
     read = [lines.readline() for _ in range(5)]
     assert read == ['{"id": 1}\n', '{"t": "\\ufffd"}\n', '{"t": "\ufffd"}\n', "{", ""]
+
+
+# ------------------------------------------------------------------------------------------------- daemon
+def test_lone_surrogates_in_daemon_requests_are_replaced(tmp_path: Path) -> None:
+    """JSON's `\\ud800` escapes (what json.dumps sends for a lone surrogate) in every kind of daemon request:
+    each is answered, and what it stored is valid UTF-8."""
+    from support.daemon import isolated_env, make_project, spawn
+
+    env = isolated_env(tmp_path / "d")
+    project = tmp_path / "daemon-project"
+    make_project(env, project)
+    root = str(project.resolve())
+    d = spawn(env)
+    try:
+        client = d.client()
+        stored = client.request(
+            "POST", "/memory/store", {"project_root": root, "text": "queue \ud800 depth is 50", "tags": ["q\udcff"]}
+        )
+        assert stored.status == 200, stored.data
+        assert stored.data["memory"]["text"] == "queue \ufffd depth is 50"
+        requests: list[tuple[str, dict[str, Any]]] = [
+            ("/memory/search", {"project_root": root, "query": "\ud800 queue"}),
+            ("/memory/transcript", {"project_root": root, "reference": "mem_\ud800"}),
+            ("/retrieve", {"project_root": root, "query_expansion": ["queue \ud800 depth"], "session_id": "s\udcff"}),
+            (
+                "/hook",
+                {
+                    "assistant": "claude",
+                    "event": "UserPromptSubmit",
+                    "payload": json.dumps({"session_id": "h\udcff", "cwd": root, "prompt": "queue \ud800 depth"}),
+                    "project": root,
+                },
+            ),
+            (
+                "/api/raw-events",
+                {
+                    "project_root": root,
+                    "batch_id": "b\udcff",
+                    "events": [
+                        {
+                            "event_id": "msg_1",
+                            "session_id": "ses_1",
+                            "kind": "user_prompt",
+                            "at": 1_790_000_000_000,
+                            "payload": {"text": "raw \ud800 prompt", "k\udcff": ["\udfff"]},
+                        }
+                    ],
+                },
+            ),
+        ]
+        statuses = {path: client.request("POST", path, body) for path, body in requests}
+        assert {path: answer.status for path, answer in statuses.items()} == {
+            "/memory/search": 200,
+            "/memory/transcript": 404,  # a clean "no captured turn for session mem_\ufffd"
+            "/retrieve": 200,
+            "/hook": 200,
+            "/api/raw-events": 200,
+        }, {path: answer.data for path, answer in statuses.items()}
+        assert statuses["/memory/transcript"].data["error"] == "no captured turn for session mem_\ufffd in this project"
+        assert "queue \ufffd depth is 50" in statuses["/hook"].data["output"]
+    finally:
+        d.terminate()
+    assert_valid_utf8_everywhere(project)

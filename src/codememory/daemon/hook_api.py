@@ -12,9 +12,10 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import hooks
+from .request_body import RequestBody
 
 
-class HookBody(BaseModel):
+class HookBody(RequestBody):
     model_config = ConfigDict(extra="forbid")
 
     assistant: Annotated[str, Field(max_length=20)]

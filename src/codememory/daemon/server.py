@@ -39,6 +39,7 @@ from .hook_api import create_router as create_hook_router
 from .raw_events_api import create_router as create_raw_events_router
 from .recall_api import create_router as create_recall_router
 from .recall_api import record_quietly
+from .request_body import RequestBody
 from .state import DaemonState, StorePool
 
 log = logging.getLogger("codememory.daemon")
@@ -53,7 +54,7 @@ MAX_TEXT = 4000
 
 
 # ------------------------------------------------------------------------------------------- models
-class RetrieveBody(BaseModel):
+class RetrieveBody(RequestBody):
     """A proactive-retrieval request (the OpenCode plugin sends one per LLM call)."""
 
     model_config = ConfigDict(extra="ignore")
