@@ -6,12 +6,22 @@ import builtins
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
+from .bounded_input import (
+    IMPORT_LINE_MAX_BYTES,
+    IMPORT_MAX_BYTES,
+    REMEMBER_SCAN_MAX_BYTES,
+    REMEMBER_SCAN_MAX_NOTES,
+    LineTooLong,
+    capped_lines,
+    size_text,
+    text_arguments,
+)
 from .config import load_config
 from .dates import now_iso, now_utc, parse_when, to_iso
 from .errors import InvalidInput, NotFound
@@ -28,7 +38,7 @@ from .model import (
 from .privacy import scrub
 from .project import db_path, find_project_root, store_dir
 from .query import words
-from .remember import extract_remember_notes
+from .remember import scan_remember_notes
 from .retrieval import RetrieveRequest, retrieve
 from .search import DEFAULT_THRESHOLD, SearchResult, check_search_args
 from .search import search as run_search
@@ -189,6 +199,7 @@ class Store:
         return self.db.path
 
     # ------------------------------------------------------------------ writes
+    @text_arguments
     def add(
         self,
         text: str,
@@ -318,6 +329,7 @@ class Store:
             raise NotFound(f"no memory with id {', '.join(unknown)}")
         return [found[i] for i in ids]
 
+    @text_arguments
     def forget(self, ids: Sequence[str], *, purge: bool = True) -> tuple[list[str], list[str]]:
         """Delete memories. Returns (forgotten, unknown). With purge, the text is also scrubbed from
         the full-text index segments and the WAL so it cannot be recovered from the file."""
@@ -327,6 +339,7 @@ class Store:
             self.db.purge_deleted_text()
         return gone, [i for i in ids if i not in gone]
 
+    @text_arguments
     def archive(self, ids: Sequence[str], *, archived: bool = True) -> tuple[list[str], list[str]]:
         ids = _check_ids(ids)
         done = self.db.set_archived(ids, archived, now_iso())
@@ -340,27 +353,55 @@ class Store:
             self.db.purge_deleted_text()
         return victims
 
-    def remember_scan(self, text: str, *, entered_by: str | None = None, source: str | None = None) -> list[AddResult]:
+    @text_arguments
+    def remember_scan(
+        self,
+        text: str,
+        *,
+        entered_by: str | None = None,
+        source: str | None = None,
+        on_warning: Callable[[str], None] | None = None,
+    ) -> list[AddResult]:
         """Store every `*Remember*: ...` note in `text` (private spans and secrets removed first; a note
-        left empty is skipped)."""
-        results = []
+        left empty is skipped). Bounded: only the first REMEMBER_SCAN_MAX_BYTES characters (to their last
+        whole line) and REMEMBER_SCAN_MAX_NOTES notes are taken; a note too long for a memory, or one
+        `add` refuses, is skipped. Each of these is told to `on_warning` in one line; the other notes
+        are stored all the same."""
+        warn = on_warning or (lambda _message: None)
+        if len(text) > REMEMBER_SCAN_MAX_BYTES:
+            cut = text.rfind("\n", 0, REMEMBER_SCAN_MAX_BYTES) + 1 or REMEMBER_SCAN_MAX_BYTES
+            text = text[:cut]
+            limit = size_text(REMEMBER_SCAN_MAX_BYTES)
+            warn(f"the text is over the {limit} limit; scanned its first {cut:,} characters")
+        if "*remember*" not in text.lower():
+            return []  # nothing to scrub a long text for
         now = now_utc()
-        for note in extract_remember_notes(scrub(text), now):
+        scan = scan_remember_notes(scrub(text), now, max_notes=REMEMBER_SCAN_MAX_NOTES)
+        for skipped in scan.skipped:
+            warn(str(skipped))
+        if scan.more:
+            warn(f"stopped after {REMEMBER_SCAN_MAX_NOTES:,} notes; the notes after them were not stored")
+        results = []
+        for note in scan.notes:
             if not scrub(note.text).strip():
                 continue
             expires = note.expires_at if note.expires_at and note.expires_at > now else None
-            results.append(
-                self.add(
+            try:
+                added = self.add(
                     note.text,
                     tags=note.tags,
                     expires=expires,
                     entered_by=entered_by or "auto-extract",
                     source=source,
                 )
-            )
+            except InvalidInput as exc:  # one bad note must not cost the others
+                warn(f"skipped a *Remember* note: {exc}")
+                continue
+            results.append(added)
         return results
 
     # ------------------------------------------------------------------- reads
+    @text_arguments
     def get(self, memory_id: str, *, touch: bool = True) -> Memory:
         _check_ids([memory_id])
         found = self.db.get_by_ids([memory_id])
@@ -374,6 +415,7 @@ class Store:
             mem.last_accessed_at = now
         return mem
 
+    @text_arguments
     def filters(
         self,
         *,
@@ -401,6 +443,7 @@ class Store:
             entities=_entity_names(entity),
         )
 
+    @text_arguments
     def search(
         self,
         query: str,
@@ -436,6 +479,7 @@ class Store:
                 hit.memory.last_accessed_at = now
         return result
 
+    @text_arguments
     def list(
         self,
         *,
@@ -455,9 +499,11 @@ class Store:
             self.filters(**filter_args), sort=sort, descending=order == "desc", limit=limit, offset=offset
         )
 
+    @text_arguments
     def count(self, **filter_args: Any) -> int:
         return self.db.count(self.filters(**filter_args))
 
+    @text_arguments
     def relations(self, memory_id: str) -> dict[str, Any]:
         """A memory's links (both directions) and entities, for `show`."""
         pk = self.db.pk_of(memory_id)
@@ -470,6 +516,7 @@ class Store:
             "entities": [{"name": n, "type": t} for n, t in self.db.entities_of([pk]).get(pk, [])],
         }
 
+    @text_arguments
     def link(self, from_id: str, to_id: str, link_type: str) -> None:
         """Record a relation the caller knows (e.g. "conflicts"); "supersedes" also retires `to_id`."""
         if link_type not in LINK_TYPES:
@@ -482,6 +529,7 @@ class Store:
         if link_type == "supersedes":
             self.db.supersede([b], from_id, now)
 
+    @text_arguments
     def retrieve(
         self,
         query_expansion: Sequence[str],
@@ -541,25 +589,30 @@ class Store:
         return out
 
     # ---------------------------------------------------------------- sessions
+    @text_arguments
     def checkpoint(self, *, tool: str, **fields: Any) -> dict[str, Any]:
         """Save a session checkpoint and re-render its markdown file (see `Sessions.checkpoint`).
         Returns {session_id, markdown_path, status, created, files_touched}."""
         return self.sessions.checkpoint(tool=tool, **fields)
 
+    @text_arguments
     def search_sessions(self, query: str, *, limit: int = 5, tool: str | None = None) -> dict[str, Any]:
         """Up to 5 sessions matching a natural-language query: {results: [...], query: {...}}."""
         return self.sessions.search(query, limit=limit, tool=tool)
 
+    @text_arguments
     def list_sessions(
         self, *, limit: int = 10, tool: str | None = None, status: str | None = None
     ) -> builtins.list[dict[str, Any]]:
         """Recent sessions, newest first."""
         return self.sessions.recent(limit=limit, tool=tool, status=status)
 
+    @text_arguments
     def session_files(self, session_id: str) -> builtins.list[dict[str, str]]:
         """Files touched in a session: [{path, change_type}], created first, then modified, deleted."""
         return self.sessions.files(session_id)
 
+    @text_arguments
     def show_session(self, session_id: str) -> dict[str, Any]:
         """A session's metadata, files and markdown text."""
         return self.sessions.show(session_id)
@@ -594,20 +647,22 @@ class Store:
         exists) are skipped. A file with invalid lines imports nothing unless skip_invalid. Texts and
         sources lose private spans and secrets (`transfer.memory_from_dict`); a record keeps its id
         even when its text changes, and a record left with no text is an invalid line."""
+
+        def lines(stream: IO[Any], what: str) -> Iterator[str | LineTooLong]:
+            return capped_lines(stream, IMPORT_LINE_MAX_BYTES, IMPORT_MAX_BYTES, what)
+
         if isinstance(src, str) and src == "-":
-            parsed = parse_jsonl(sys.stdin)
+            parsed = parse_jsonl(lines(sys.stdin, "standard input"))
         elif isinstance(src, (str, os.PathLike)):
             try:
-                with open(src, encoding="utf-8") as fh:
-                    parsed = parse_jsonl(fh)
+                with open(src, "rb") as fh:
+                    parsed = parse_jsonl(lines(fh, str(src)))
             except FileNotFoundError:
                 raise InvalidInput(f"no such file: {src}") from None
-            except UnicodeDecodeError:
-                raise InvalidInput(f"{src} is not UTF-8 text") from None
             except OSError as exc:
                 raise InvalidInput(f"cannot read {src}: {exc.strerror}") from None
         else:
-            parsed = parse_jsonl(src)
+            parsed = parse_jsonl(lines(src, "the input"))
         report = ImportReport(invalid=parsed.errors)
         if parsed.errors and not skip_invalid:
             shown = "; ".join(str(e) for e in parsed.errors[:5])

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .bounded_input import text_arguments
 from .context_render import one_line
 from .dates import now_iso
 from .errors import InvalidInput, NotFound
@@ -36,6 +37,7 @@ MAX_LAST = 1000
 _SHOWN_CHARS = 100  # of a memory's text in the text output
 
 
+@text_arguments  # the phrases and texts come from hooks, the daemon and agents: no lone surrogate reaches SQLite
 def record_injection(
     store: Store,
     *,

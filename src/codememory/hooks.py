@@ -35,6 +35,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .bounded_input import HOOK_STDIN_MAX_BYTES, decode, read_upto, size_text, valid_json_text
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
@@ -274,22 +276,16 @@ class Hook:
             offset = 0
         if size == offset:
             return 0
-        with path.open("rb") as f:
-            f.seek(offset)
-            data = f.read(MAX_TRANSCRIPT_READ)
-        end = data.rfind(b"\n")
-        if end < 0:
-            return 0  # no complete line yet
-        data = data[: end + 1]
+        from .capture.transcript_common import read_lines
+
+        lines, end, _at_end, skipped = read_lines(path, offset, MAX_TRANSCRIPT_READ)
+        if skipped:
+            _log(self.root, f"{self.assistant} {self.event}: skipped {skipped} transcript line(s) over the limit")
         added = 0
-        for line in data.splitlines():
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
-            for text in assistant_texts(entry):
+        for line in lines:
+            for text in assistant_texts(line.data):
                 added += self.remember(text)
-        cursors[key] = offset + len(data)
+        cursors[key] = end
         self.save_state(state)
         return added
 
@@ -519,11 +515,29 @@ def _log(root: Path | None, message: str) -> None:
         pass
 
 
+def read_stdin(assistant: str, event: str, project: str | None) -> str | None:
+    """The JSON payload on stdin as valid text; None for one over HOOK_STDIN_MAX_BYTES, which is logged
+    and ignored (the rest of it is read and dropped, so the assistant's write to us does not fail)."""
+    try:
+        data, more = read_upto(sys.stdin.buffer, HOOK_STDIN_MAX_BYTES)
+        while more and sys.stdin.buffer.read(1 << 20):
+            pass
+    except (OSError, ValueError, AttributeError):
+        return ""
+    if more:
+        with contextlib.suppress(Exception):  # _project_dir needs a working directory that still exists
+            limit = size_text(HOOK_STDIN_MAX_BYTES)
+            _log(_project_dir({}, project), f"{assistant} {event}: stdin is over the {limit} limit; ignored")
+        return None
+    return decode(data)
+
+
 def run(assistant: str, event: str, raw: str, project: str | None = None) -> str:
     """Handle one hook call; return stdout text. Never raises: errors are logged and give ''."""
     root: Path | None = None
     hook: Hook | None = None
     try:
+        raw = valid_json_text(raw)  # no lone surrogate reaches the store, a journal or the output
         try:
             payload = json.loads(raw) if raw.strip() else {}
         except ValueError:
@@ -617,10 +631,9 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 2 or args[0] in ("-h", "--help"):
         print(USAGE, file=sys.stderr)
         return 0
-    try:
-        raw = sys.stdin.read()
-    except (OSError, ValueError):
-        raw = ""
+    raw = read_stdin(args[0], args[1], project)
+    if raw is None:
+        return 0
     out = _via_daemon(args[0], args[1], raw, project) if args[1] in DAEMON_EVENTS else None
     if out is None:
         out = run(args[0], args[1], raw, project)

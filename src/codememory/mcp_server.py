@@ -17,17 +17,20 @@ import sqlite3
 import sys
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from typing import Annotated, Any, Literal
+from typing import IO, Annotated, Any, Literal, cast
 
+import anyio
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.server.session import ServerSession
+from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from mcp.types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
 from mcp.types import Tool as MCPTool
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .api import Store
+from .bounded_input import MCP_STDIO_LINE_MAX_BYTES, decode, size_text, valid_deep, valid_json_text
 from .errors import CodememoryError
 from .hooks import hook_session
 from .model import CATEGORIES, ID_RE, MAX_TEXT
@@ -132,6 +135,12 @@ class MemoryServer(FastMCP[None]):
         )
         self.memory = _Project(project)
 
+    async def run_stdio_async(self) -> None:
+        """FastMCP's stdio loop, reading through _ProtocolLines (bounded, valid text) instead of raw stdin."""
+        stdin = anyio.wrap_file(cast(IO[str], _ProtocolLines(sys.stdin.buffer)))
+        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+            await self._mcp_server.run(read_stream, write_stream, self._mcp_server.create_initialization_options())
+
     async def list_tools(self) -> list[MCPTool]:
         tools = await super().list_tools()
         for tool in tools:
@@ -149,9 +158,29 @@ class MemoryServer(FastMCP[None]):
                     f"it takes: {', '.join(known[name])}"
                 )
         try:
-            return await super().call_tool(name, arguments)
+            return await super().call_tool(name, valid_deep(arguments))
         except ToolError as exc:
             raise ToolError(_error_message(exc)) from exc.__cause__
+
+
+class _ProtocolLines:
+    """The client's messages, one a line, as the SDK's stdio transport reads them, with two differences:
+    a line over MCP_STDIO_LINE_MAX_BYTES is dropped (read past in chunks, logged) rather than held
+    whole, and a lone surrogate (a `\\ud800` escape, which the SDK's JSON parser refuses without
+    answering, so the client would wait for its timeout) becomes U+FFFD. Bytes that are not UTF-8
+    become U+FFFD, as in the SDK."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._stream = stream
+
+    def readline(self) -> str:
+        while True:
+            raw = self._stream.readline(MCP_STDIO_LINE_MAX_BYTES + 1)
+            if len(raw) <= MCP_STDIO_LINE_MAX_BYTES or raw.endswith(b"\n"):
+                return valid_json_text(decode(raw))
+            while raw and not raw.endswith(b"\n"):
+                raw = self._stream.readline(1 << 20)
+            log.warning("dropped a message over the %s limit", size_text(MCP_STDIO_LINE_MAX_BYTES))
 
 
 def _error_message(exc: ToolError) -> str:

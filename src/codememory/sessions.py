@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from .bounded_input import PLAN_HEADER_MAX_BYTES, SESSION_MARKDOWN_MAX_BYTES, decode, read_file_text, read_upto
 from .dates import now_utc, parse_when, to_iso
 from .errors import InvalidInput, NotFound
 from .privacy import scrub
@@ -128,7 +129,13 @@ def _git(root: Path, *args: str) -> str | None:
 
     try:
         done = subprocess.run(
-            ["git", *args], cwd=root, capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False
+            ["git", *args],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            errors="replace",  # a file name that is not UTF-8 (core.quotePath off) must not fail a checkpoint
+            timeout=GIT_TIMEOUT_S,
+            check=False,
         )
     except (OSError, subprocess.SubprocessError):
         return None
@@ -655,10 +662,11 @@ class Sessions:
             raise InvalidInput(f"{what} needs a path")
         path = safe_path(self.root, value["path"], f"{what}.path")
         header = value.get("header")
-        if header is None:  # the file's first heading, when it exists
+        if header is None:  # the file's first heading, when it exists (in its first PLAN_HEADER_MAX_BYTES)
             try:
-                with (self.root / path).open(encoding="utf-8", errors="replace") as f:
-                    header = next((line for line in f if line.startswith("#")), "")
+                with (self.root / path).open("rb") as f:
+                    head = decode(read_upto(f, PLAN_HEADER_MAX_BYTES)[0])
+                header = next((line for line in head.splitlines() if line.startswith("#")), "")
             except OSError:
                 header = ""
         return {"path": path, "header": _line(scrub(str(header)))}
@@ -686,8 +694,8 @@ class Sessions:
             relative = f"sessions/{path.name}"
             try:
                 # the markdown may come from a commit (untrusted): scrubbed like anything else stored
-                record = parse(scrub(path.read_text(encoding="utf-8")), relative)
-            except (InvalidInput, OSError, UnicodeDecodeError) as exc:
+                record = parse(scrub(read_file_text(path, SESSION_MARKDOWN_MAX_BYTES, relative)), relative)
+            except (InvalidInput, OSError) as exc:
                 errors.append({"file": str(path), "error": str(exc)})
                 continue
             if record.row.id in seen:
@@ -726,8 +734,8 @@ class Sessions:
         record = self._get(session_id)
         path = self.folder / record.row.markdown_path
         try:
-            markdown = path.read_text(encoding="utf-8")
-        except OSError:
+            markdown = read_file_text(path, SESSION_MARKDOWN_MAX_BYTES, str(path))
+        except InvalidInput:  # gone, unreadable or oversized: the session as the store has it
             markdown = render(record)
         return {**self._summary(record.row), "files": self.files(session_id), "markdown": markdown}
 

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from .bounded_input import LineTooLong, valid_json_text
 from .dates import canonical_iso, now_iso
 from .errors import InvalidInput
 from .model import (
@@ -135,13 +136,16 @@ def memory_from_dict(obj: Any) -> tuple[Memory, bool]:
     return mem, raw_id is not None
 
 
-def parse_jsonl(lines: Iterable[str]) -> ParsedImport:
+def parse_jsonl(lines: Iterable[str | LineTooLong]) -> ParsedImport:
     result = ParsedImport()
     for number, line in enumerate(lines, start=1):
+        if isinstance(line, LineTooLong):
+            result.errors.append(LineError(number, str(line)))
+            continue
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = json.loads(valid_json_text(line))  # a lone surrogate escape would reach SQLite otherwise
         except json.JSONDecodeError as exc:
             result.errors.append(LineError(number, f"not valid JSON ({exc.msg} at column {exc.colno})"))
             continue

@@ -23,6 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..bounded_input import TRANSCRIPT_LINE_MAX_BYTES, size_text
 from ..dates import now_utc, to_iso
 from ..project import store_dir
 from ..store.capture import CaptureTables
@@ -216,6 +217,8 @@ def _capture(store: Store, file: Path, report: TranscriptReport, limits: _Limits
     except OSError as exc:
         raise TranscriptError(f"cannot read {file}: {exc.strerror or exc}") from None
     report.session_id = chunk.session.session_id
+    if chunk.skipped_lines:
+        report.error = f"skipped {chunk.skipped_lines} line(s) over the {size_text(TRANSCRIPT_LINE_MAX_BYTES)} limit"
     limit = size if chunk.at_end or limits.max_bytes is None else min(size, state.offset + limits.max_bytes)
     report.bytes_read = limit - state.offset
     report.turns_pending = chunk.pending

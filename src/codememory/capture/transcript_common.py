@@ -14,11 +14,12 @@ import json
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
+from ..bounded_input import TRANSCRIPT_LINE_MAX_BYTES, TRANSCRIPT_READ_MAX_BYTES, decode, valid_json_text
 from ..dates import canonical_iso, to_iso
 from .model import SessionInfo, ToolCall, Turn, project_path
 
@@ -32,6 +33,7 @@ _INJECTED_RE = re.compile(
 # hooks.py starts every context it injects with one of these (the heading in versions before the tag)
 OUR_CONTEXT_PREFIX = ("<project_memory>", "## codememory:")
 _SPACE_RE = re.compile(r"[ \t]+\n")
+_SKIP_CHUNK = 1 << 20
 
 
 def strip_injected(text: str) -> str:
@@ -64,33 +66,76 @@ class Line:
     data: dict[str, Any]
 
 
-def read_lines(path: Path, offset: int, max_bytes: int | None = None) -> tuple[list[Line], int, bool]:
-    """The whole JSON-object lines from `offset` on (at most `max_bytes` of them), the offset just
-    after the last whole line, and whether the read reached the end of the file. Lines that are not
-    JSON objects are skipped (still counted in the offsets)."""
+class LineRead(NamedTuple):
+    lines: list[Line]
+    end: int  # the offset just after the last line read (or read past)
+    at_end: bool  # the read reached the end of the file
+    skipped: int = 0  # lines over TRANSCRIPT_LINE_MAX_BYTES read past
+
+
+def read_lines(
+    path: Path, offset: int, max_bytes: int | None = None, *, line_cap: int = TRANSCRIPT_LINE_MAX_BYTES
+) -> LineRead:
+    """The whole JSON-object lines from `offset` on, within `max_bytes` (at most, and by default,
+    TRANSCRIPT_READ_MAX_BYTES), the offset just after the last line read, and whether the read reached
+    the end of the file. A first line longer than `max_bytes` is still read whole. Lines that are not
+    JSON objects are skipped (still counted in the offsets), and so is a line over `line_cap` bytes: it
+    is read past in chunks, never held, and when the byte budget ends inside it the next read starts
+    there and skips its rest (which is not a JSON object). Bytes that are not UTF-8 become U+FFFD and
+    lone surrogate escapes \\ufffd, so no line's text holds a string that cannot be written out."""
+    limit = TRANSCRIPT_READ_MAX_BYTES if max_bytes is None else min(max_bytes, TRANSCRIPT_READ_MAX_BYTES)
+    lines: list[Line] = []
+    pos = offset
+    skipped = 0
     with path.open("rb") as f:
         f.seek(offset)
-        data = f.read() if max_bytes is None else f.read(max_bytes + 1)
-    at_end = max_bytes is None or len(data) <= max_bytes
-    if not at_end:
-        data = data[:max_bytes]
-    end = data.rfind(b"\n")
-    if end < 0:
-        return [], offset, at_end
-    lines: list[Line] = []
-    pos = 0
-    for raw in data[: end + 1].splitlines(keepends=True):
-        start, pos = pos, pos + len(raw)
-        text = raw.strip()
-        if not text:
-            continue
-        try:
-            value = json.loads(text)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            lines.append(Line(offset + start, offset + pos, value))
-    return lines, offset + end + 1, at_end
+        while True:
+            room = offset + limit - pos
+            first = pos == offset
+            if room <= 0 and not first:
+                return LineRead(lines, pos, f.read(1) == b"", skipped)
+            want = (line_cap if first else min(room, line_cap)) + 1
+            raw = f.readline(want)
+            if not raw:
+                return LineRead(lines, pos, True, skipped)
+            if raw.endswith(b"\n"):
+                if len(raw) > room and not first:
+                    return LineRead(lines, pos, False, skipped)  # the budget ends before this line does
+                if len(raw) <= line_cap:
+                    line = _json_line(raw)
+                    if line is not None:
+                        lines.append(Line(pos, pos + len(raw), line))
+                    pos += len(raw)
+                    continue
+            elif len(raw) < want:
+                return LineRead(lines, pos, True, skipped)  # a last line still being written
+            elif want <= line_cap:
+                return LineRead(lines, pos, False, skipped)  # longer than what is left of the budget
+            # over line_cap: read past it, up to the budget (a first line: up to line_cap more)
+            stop = max(room, line_cap + 1)
+            taken = len(raw)
+            while not raw.endswith(b"\n") and taken < stop:
+                raw = f.readline(min(_SKIP_CHUNK, stop - taken))
+                if not raw:
+                    break
+                taken += len(raw)
+            pos += taken
+            skipped += 1
+            if not raw:
+                return LineRead(lines, pos, True, skipped)
+            if not raw.endswith(b"\n"):
+                return LineRead(lines, pos, False, skipped)
+
+
+def _json_line(raw: bytes) -> dict[str, Any] | None:
+    text = raw.strip()
+    if not text:
+        return None
+    try:
+        value = json.loads(valid_json_text(decode(text)))
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 # --------------------------------------------------------------------------- state
@@ -140,6 +185,7 @@ class Chunk:
     state: ReadState
     pending: int = 0
     at_end: bool = True  # the read reached the end of the file (no byte limit cut it)
+    skipped_lines: int = 0  # lines over TRANSCRIPT_LINE_MAX_BYTES, read past
 
 
 # --------------------------------------------------------------------------- turns
@@ -308,11 +354,11 @@ def read_transcript(
     of one read (the rest is read next time); see finish_read."""
     path = Path(path)
     state = ReadState(**(state or ReadState()).__dict__)
-    lines, end, at_end = read_lines(path, state.offset, max_bytes)
+    lines, end, at_end, skipped = read_lines(path, state.offset, max_bytes)
     reader = fmt.reader(state, root)
     for line in lines:
         reader.line(line)
-    return finish_read(
+    chunk = finish_read(
         fmt.source,
         reader.builders,
         state,
@@ -325,6 +371,7 @@ def read_transcript(
         at_end=at_end,
         max_turns=max_turns,
     )
+    return replace(chunk, skipped_lines=skipped) if skipped else chunk
 
 
 def output_text(value: Any) -> str:

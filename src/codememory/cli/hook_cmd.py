@@ -16,7 +16,9 @@ from .. import hooks
 @click.option("--project", "project", default=None, help="Project folder (default: from the payload's cwd).")
 def hook(assistant: str, event: str, project: str | None) -> None:
     """Handle an assistant's hook: read its JSON payload on stdin, print context to inject. Fails open."""
-    raw = sys.stdin.read()
+    raw = hooks.read_stdin(assistant, event, project)
+    if raw is None:
+        sys.exit(0)
     out = hooks.run(assistant, event, raw, project)
     if out:
         click.echo(out)

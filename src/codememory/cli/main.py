@@ -14,6 +14,17 @@ import click
 
 from .. import __version__
 from ..api import Store
+from ..bounded_input import (
+    REMEMBER_SCAN_MAX_BYTES,
+    RETRIEVE_INPUT_MAX_BYTES,
+    STORE_INPUT_MAX_BYTES,
+    read_all_text,
+    read_file_text,
+    read_text_upto,
+    size_text,
+    valid_json_text,
+    valid_text,
+)
 from ..context_render import one_line, quoted
 from ..errors import CodememoryError, InvalidInput
 from ..model import CATEGORIES
@@ -26,6 +37,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 class _Group(click.Group):
     """Turns user-caused errors into one line on stderr and a non-zero exit, never a traceback."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # Python decodes argv with surrogateescape: a byte that is not UTF-8 arrives as a lone surrogate,
+        # which SQLite, the markdown files and JSON output cannot take. It becomes U+FFFD here, once,
+        # for every command (bounded_input explains why replace rather than refuse).
+        return super().parse_args(ctx, [valid_text(a) for a in args])
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -249,18 +266,11 @@ def store_cmd(
     if text is not None and file is not None:
         raise InvalidInput("give the text either as an argument or with --file, not both")
     if file is not None:
-        try:
-            text = file.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise InvalidInput(f"no such file: {file}") from None
-        except UnicodeDecodeError:
-            raise InvalidInput(f"{file} is not UTF-8 text") from None
-        except OSError as exc:
-            raise InvalidInput(f"cannot read {file}: {exc.strerror}") from None
+        text = read_file_text(file, STORE_INPUT_MAX_BYTES, str(file))
     elif text is None:
         if sys.stdin is None or sys.stdin.isatty():
             raise InvalidInput("no text given: pass it as an argument, with --file, or on standard input")
-        text = sys.stdin.read()
+        text = read_all_text(sys.stdin, STORE_INPUT_MAX_BYTES, "standard input")
     opts["supersedes"] = list(opts["supersedes"])
     result = _open(ctx).add(text, **opts)
     if as_json:
@@ -706,7 +716,7 @@ def retrieve(
     }
     if input_file is not None:
         try:
-            loaded = json.load(input_file)
+            loaded = json.loads(valid_json_text(read_all_text(input_file, RETRIEVE_INPUT_MAX_BYTES, "--input")))
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"--input is not valid JSON: {exc.msg} (line {exc.lineno})") from None
         if not isinstance(loaded, dict):
@@ -741,15 +751,34 @@ def retrieve(
 @_json_option
 @click.pass_context
 def remember_scan(ctx: click.Context, entered_by: str | None, source: str | None, as_json: bool) -> None:
-    """Store every `*Remember*: …` note found in standard input (auto tags and expiry)."""
-    text = sys.stdin.read() if sys.stdin else ""
-    results = _open(ctx).remember_scan(text, entered_by=entered_by, source=source)
+    """Store every `*Remember*: …` note found in standard input (auto tags and expiry).
+
+    A note ends at a blank line or at the next `*Remember*`. Only the first 10 MiB of input and 1,000 notes
+    are taken, and a note longer than 10,000 characters is skipped; each says so on standard error.
+    """
+    store = _open(ctx)
+    warnings: list[str] = []
+
+    def warn(message: str) -> None:
+        warnings.append(message)
+        click.echo(f"codememory: warning: {message}", err=True)
+
+    text, scanned, more = (
+        read_text_upto(sys.stdin, REMEMBER_SCAN_MAX_BYTES, whole_lines=True) if sys.stdin else ("", 0, False)
+    )
+    if more:
+        warn(
+            f"standard input is over the {size_text(REMEMBER_SCAN_MAX_BYTES)} limit; scanned its first {scanned:,}"
+            " bytes (to the last whole line), the rest was not read"
+        )
+    results = store.remember_scan(text, entered_by=entered_by, source=source, on_warning=warn)
     if as_json:
         render.dump_json(
             {
                 "found": len(results),
                 "stored": sum(r.created for r in results),
                 "results": [r.to_dict() for r in results],
+                "warnings": warnings,
             }
         )
         return

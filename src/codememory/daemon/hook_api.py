@@ -22,10 +22,11 @@ from .. import hooks
 from ..errors import InvalidInput
 from ..project import db_path
 from .project_access import ProjectNotAllowed
+from .request_body import RequestBody
 from .state import DaemonState
 
 
-class HookBody(BaseModel):
+class HookBody(RequestBody):
     model_config = ConfigDict(extra="forbid")
 
     assistant: Annotated[str, Field(max_length=20)]

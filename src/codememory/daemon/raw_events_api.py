@@ -23,6 +23,7 @@ from ..capture.opencode_db import ms_to_iso
 from ..dates import from_iso, now_iso, to_iso
 from ..errors import InvalidInput
 from ..store.raw_events import NewRawEvent, RawEventTables
+from .request_body import RequestBody
 from .state import DaemonState
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ class RawEventIn(BaseModel):
     payload: dict[str, Any] = Field(default_factory=dict, description="Kind-specific fields (see the docs).")
 
 
-class RawBatch(BaseModel):
+class RawBatch(RequestBody):
     model_config = ConfigDict(extra="forbid")
     project_root: ProjectRoot
     source: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]{0,31}$")] = "opencode"

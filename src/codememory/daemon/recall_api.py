@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import APIRouter, Security
 from fastapi.security import HTTPBearer
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from ..model import ID_RE, MAX_TEXT
 from ..privacy import scrub
@@ -26,6 +26,7 @@ from ..recall import get_records
 from ..retrieval import estimate_tokens
 from ..search import recall_results
 from ..transcripts import TranscriptReference
+from .request_body import RequestBody
 from .state import DaemonState
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ SessionIdField = Annotated[
 SourceField = Annotated[str, Field(min_length=1, max_length=100, description="The calling tool, for the ledger.")]
 
 
-class SearchBody(BaseModel):
+class SearchBody(RequestBody):
     model_config = ConfigDict(extra="forbid")
     project_root: ProjectRoot
     query: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
@@ -58,13 +59,13 @@ class SearchBody(BaseModel):
     mode: Literal["hybrid", "lexical", "semantic"] = "hybrid"
 
 
-class GetBody(BaseModel):
+class GetBody(RequestBody):
     model_config = ConfigDict(extra="forbid")
     project_root: ProjectRoot
     ids: Annotated[list[MemoryId], Field(min_length=1, max_length=20)]
 
 
-class StoreBody(BaseModel):
+class StoreBody(RequestBody):
     model_config = ConfigDict(extra="forbid")
     project_root: ProjectRoot
     text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
@@ -76,7 +77,7 @@ class StoreBody(BaseModel):
     entered_by: Annotated[str, Field(min_length=1, max_length=100)] = DEFAULT_ENTERED_BY
 
 
-class RecentBody(BaseModel):
+class RecentBody(RequestBody):
     model_config = ConfigDict(extra="forbid")
     project_root: ProjectRoot
     limit: Annotated[int, Field(ge=1, le=50)] = 8
@@ -85,7 +86,7 @@ class RecentBody(BaseModel):
     source: SourceField = DEFAULT_SOURCE
 
 
-class TranscriptBody(BaseModel):
+class TranscriptBody(RequestBody):
     model_config = ConfigDict(extra="forbid")
     project_root: ProjectRoot
     reference: TranscriptReference

@@ -47,6 +47,7 @@ from .project_access import ProjectNotAllowed
 from .raw_events_api import create_router as create_raw_events_router
 from .recall_api import create_router as create_recall_router
 from .recall_api import record_quietly
+from .request_body import RequestBody
 from .state import DaemonState
 
 log = logging.getLogger("codememory.daemon")
@@ -61,7 +62,7 @@ MAX_TEXT = 4000
 
 
 # ------------------------------------------------------------------------------------------- models
-class RetrieveBody(BaseModel):
+class RetrieveBody(RequestBody):
     """A proactive-retrieval request (the OpenCode plugin sends one per LLM call)."""
 
     model_config = ConfigDict(extra="ignore")
