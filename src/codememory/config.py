@@ -110,12 +110,21 @@ def _coerce(value: Any, like: Any, where: str) -> Any:
         raise InvalidInput(f"config {where}: expected {type(like).__name__}, got {value!r}") from None
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    if not path.is_file():
+MAX_CONFIG_BYTES = 1_000_000
+
+
+def _read_toml(path: Path, *, in_project: bool = False) -> dict[str, Any]:
+    """A TOML file's tables ({} when absent). The project's file (committed by anyone) is read without
+    following links (safe_files); the user's own may be a link (dotfile managers make them)."""
+    if not path.is_file() and not (in_project and os.path.islink(path)):
         return {}
     import tomllib  # only when there is a config file
 
     try:
+        if in_project:
+            from .safe_files import read_text
+
+            return tomllib.loads(read_text(path, MAX_CONFIG_BYTES))
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"cannot read {path}: {exc}") from None
@@ -125,7 +134,7 @@ def load_config(store_dir: Path | None) -> Config:
     """The settings for one project's store (`store_dir` None: the user's settings and env only)."""
     cfg = Config()
     user = _read_toml(config_dir() / CONFIG_NAME)
-    project = _read_toml(store_dir / CONFIG_NAME) if store_dir else {}
+    project = _read_toml(store_dir / CONFIG_NAME, in_project=True) if store_dir else {}
     data: dict[str, Any] = {}
     for layer in (user, project):
         for name, values in layer.items():
