@@ -39,10 +39,8 @@ class UnsafePath(StoreUnusable, OSError):
 
 
 def _refusal(shown: Path, what: str) -> UnsafePath:
-    return UnsafePath(
-        f"refusing to use {shown}: it is {what}; codememory never follows links inside {STORE_DIR}/ "
-        "(a cloned repository could point them anywhere). Remove it and try again"
-    )
+    why = f"; codememory never follows links inside {STORE_DIR}/ (a clone could point them anywhere)"
+    return UnsafePath(f"refusing to use {shown}: it is {what}{why if 'link' in what else ''}. Remove it and try again")
 
 
 def _split(path: Path) -> tuple[Path, tuple[str, ...]]:
@@ -70,19 +68,24 @@ def _check_link(dir_fd: int, name: str, shown: Path) -> None:
 
 def _open_dir(dir_fd: int, name: str, shown: Path, create: bool) -> int:
     try:
-        return os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+        return _open_dir_once(dir_fd, name, shown)
     except FileNotFoundError:
         if not create:
             raise
-    except OSError:
-        _check_link(dir_fd, name, shown)
-        raise
     with contextlib.suppress(FileExistsError):
         os.mkdir(name, 0o777, dir_fd=dir_fd)
+    return _open_dir_once(dir_fd, name, shown)
+
+
+def _open_dir_once(dir_fd: int, name: str, shown: Path) -> int:
     try:
         return os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
-    except OSError:
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
         _check_link(dir_fd, name, shown)
+        if exc.errno == errno.ENOTDIR:
+            raise _refusal(shown, "a file where a folder should be") from None
         raise
 
 

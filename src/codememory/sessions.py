@@ -737,7 +737,7 @@ class Sessions:
     def show(self, session_id: str) -> dict[str, Any]:
         record = self._get(session_id)
         try:
-            markdown = safe_files.read_text(self.markdown_file(record.row), MAX_MARKDOWN_BYTES)
+            markdown = safe_files.read_text(self.markdown_file(record.row), MAX_MARKDOWN_BYTES, errors="replace")
         except FileNotFoundError:
             markdown = render(record)
         return {**self._summary(record.row), "files": self.files(session_id), "markdown": markdown}
