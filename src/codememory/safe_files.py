@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
@@ -251,11 +253,14 @@ def _escape(ch: str) -> str:
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
-_TABLE = {c: _escape(chr(c)) for c in (*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029)}
-_TABLE |= {c: _escape(chr(c)) for c in range(0xD800, 0xE000)}  # lone surrogates cannot be encoded
+@functools.cache
+def _controls() -> re.Pattern[str]:
+    """C0, DEL and C1 controls, the Unicode line separators, and lone surrogates (which cannot be encoded).
+    Compiled on first use: the hooks import this module on every prompt and rarely log."""
+    return re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
 def one_line(text: str) -> str:
     """`text` as one line: newlines, carriage returns, escapes and every other C0/C1 control character
     (and the Unicode line separators) written as `\\n`, `\\x1b`, ..."""
-    return text.translate(_TABLE)
+    return _controls().sub(lambda m: _escape(m.group()), text)
