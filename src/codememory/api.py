@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import os
 import re
+import stat
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
+from . import safe_files
 from .bounded_input import (
     IMPORT_LINE_MAX_BYTES,
     IMPORT_MAX_BYTES,
@@ -178,11 +180,9 @@ class Store:
         """Create the store (idempotent). Returns the store and whether it was newly created."""
         root = find_project_root(project)
         folder = store_dir(root)
-        created = not db_path(root).exists()
-        folder.mkdir(parents=True, exist_ok=True)
-        gitignore = folder / ".gitignore"
-        if not gitignore.exists():
-            gitignore.write_text(GITIGNORE, encoding="utf-8")
+        safe_files.make_dirs(folder)  # refuses a .codememory that is a link (see safe_files)
+        created = not os.path.lexists(db_path(root))
+        safe_files.create_exclusive(folder / ".gitignore", GITIGNORE)  # never over a committed link
         return cls(root, Database.open(db_path(root), create=True)), created
 
     def close(self) -> None:
@@ -579,8 +579,10 @@ class Store:
     def stats(self, *, tags: bool = False, agents: bool = False) -> dict[str, Any]:
         out = self.db.stats(now_iso())
         out["store"] = str(self.store_path)
-        out["size_bytes"] = sum(
-            p.stat().st_size for p in self.store_path.parent.glob(self.store_path.name + "*") if p.is_file()
+        out["size_bytes"] = sum(  # lstat: a committed link must not report the size of what it points to
+            st.st_size
+            for st in (p.lstat() for p in self.store_path.parent.glob(self.store_path.name + "*"))
+            if stat.S_ISREG(st.st_mode)
         )
         if tags:
             out["tags"] = self.db.tag_frequencies()

@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import safe_files
 from .bounded_input import HOOK_STDIN_MAX_BYTES, decode, read_upto, size_text, valid_json_text
 
 if TYPE_CHECKING:
@@ -54,6 +55,8 @@ STORE_DIR = ".codememory"
 START_TOKENS = 600  # context injected at session start
 PROMPT_TOKENS = 800  # context injected per prompt
 MAX_TRANSCRIPT_READ = 4_000_000  # bytes scanned per hook run; the cursor picks up the rest next time
+MAX_STATE_BYTES = 4_000_000  # a session's state file (transcript cursors); a bigger one is not ours
+MAX_JOURNAL_BYTES = 16_000_000  # the edits journal read back at session end
 MAX_TURNS = 40  # turns captured per hook run (each is an fsynced log append): a catch-up stays short
 _PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
 CHECKPOINT_REMINDER = (
@@ -107,7 +110,7 @@ def hook_session(root: Path, env: Mapping[str, str]) -> str | None:
             continue
         path = root / STORE_DIR / "journal" / f"{assistant}-{_safe_name(raw)}.json"
         try:
-            state = json.loads(path.read_text(encoding="utf-8"))
+            state = json.loads(safe_files.read_text(path, MAX_STATE_BYTES))
         except (OSError, ValueError):
             continue
         session = state.get("session") if isinstance(state, dict) else None
@@ -138,9 +141,9 @@ class Hook:
     @property
     def journal_dir(self) -> Path:
         folder = self.folder / "journal"
-        if not folder.is_dir():
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / ".gitignore").write_text("# codememory hook journals: local only.\n*\n", encoding="utf-8")
+        if not safe_files.check_dir(folder):
+            safe_files.make_dirs(folder)
+            safe_files.create_exclusive(folder / ".gitignore", "# codememory hook journals: local only.\n*\n")
         return folder
 
     @property
@@ -153,15 +156,13 @@ class Hook:
 
     def load_state(self) -> dict[str, Any]:
         try:
-            state = json.loads(self.state_path.read_text(encoding="utf-8"))
+            state = json.loads(safe_files.read_text(self.state_path, MAX_STATE_BYTES))
         except (OSError, ValueError):
             return {}
         return state if isinstance(state, dict) else {}
 
     def save_state(self, state: dict[str, Any]) -> None:
-        tmp = self.state_path.with_name(self.state_path.name + ".tmp")
-        tmp.write_text(json.dumps(state, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, self.state_path)
+        safe_files.write_atomic(self.state_path, json.dumps(state, sort_keys=True))
 
     @property
     def store(self) -> Store:
@@ -222,7 +223,7 @@ class Hook:
     def journaled_paths(self) -> list[str]:
         """Project-relative paths the PostToolUse / afterFileEdit hooks recorded for this session."""
         try:
-            lines = self.journal_path.read_text(encoding="utf-8").splitlines()
+            lines = safe_files.read_text(self.journal_path, MAX_JOURNAL_BYTES, errors="replace").splitlines()
         except OSError:
             return []
         out: list[str] = []
@@ -249,8 +250,7 @@ class Hook:
                 rel = str(absolute)  # outside the project: kept as given
             lines.append(json.dumps({"at": stamp, "event": self.event, "path": scrub(rel)}, ensure_ascii=False))
         if lines:
-            with self.journal_path.open("a", encoding="utf-8") as f:
-                f.write("\n".join(lines) + "\n")
+            safe_files.append_bytes(self.journal_path, ("\n".join(lines) + "\n").encode("utf-8", "backslashreplace"))
 
     # --------------------------------------------------------------- remember
     def remember(self, text: str) -> int:
@@ -500,17 +500,17 @@ def handle(hook: Hook) -> str:
 
 
 def _log(root: Path | None, message: str) -> None:
-    """Append to .codememory/logs/hooks.log when the project has a store; otherwise stay silent."""
+    """Append one line to .codememory/logs/hooks.log when the project has a store; otherwise stay silent.
+    The message is one line whatever it holds (control characters escaped), and a link anywhere on the
+    way to the log (committed to trick us into writing elsewhere) means no log, never following it."""
     if root is None or not (root / STORE_DIR).is_dir():
         return
     try:
-        logs = root / STORE_DIR / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         from .privacy import scrub
 
-        with (logs / "hooks.log").open("a", encoding="utf-8") as f:
-            f.write(f"{stamp} {scrub(message)}\n")
+        line = f"{stamp} {safe_files.one_line(scrub(message))}\n"
+        safe_files.append_bytes(root / STORE_DIR / "logs" / "hooks.log", line.encode("utf-8", "backslashreplace"))
     except OSError:
         pass
 

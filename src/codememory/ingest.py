@@ -27,12 +27,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from . import safe_files
 from .api import Store
 from .capture.model import SessionInfo, Todo, Turn
 from .capture.opencode_capture import CaptureReport, capture_opencode, open_initialised_store
 from .capture.opencode_db import SOURCE as OPENCODE
 from .capture.opencode_db import DbStatus, OpenCodeDB, OpenCodeDBError
-from .capture.transcript_capture import TranscriptError, read_session
+from .capture.transcript_capture import TranscriptError, read_session, transcript_project
 from .capture.transcript_common import ReadState
 from .config import Config
 from .dates import from_iso, now_utc, to_iso
@@ -112,7 +113,7 @@ def try_lock(root: Path, name: str) -> Iterator[bool]:
     """A non-blocking exclusive lock on `.codememory/<name>`: yields False when another process holds it."""
     path = store_dir(root) / name
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = safe_files.open_fd(path, os.O_RDWR | os.O_CREAT, 0o644)  # a committed link is refused
     except OSError as exc:
         raise StoreUnusable(f"cannot open the lock file {path}: {exc.strerror or exc}") from None
     try:
@@ -277,6 +278,14 @@ def _transcript_candidate(store: Store, source: str, session_id: str, cursor: Cu
     updated = state.updated_at or cursor.updated_at
 
     def load() -> tuple[SessionInfo, list[Turn], list[Todo]] | None:
+        # The path comes from the store (which a clone may bring): read only a transcript of this project.
+        try:
+            ran_in = transcript_project(path)
+        except TranscriptError:
+            ran_in = None
+        if ran_in is None or Path(ran_in).resolve() != store.root.resolve():
+            log.info("not extracting %s session %s: its transcript %s is another project's", source, session_id, path)
+            return None
         try:
             info, turns = read_session(path, source=source, root=str(store.root))
         except TranscriptError as exc:

@@ -11,14 +11,14 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from .bounded_input import PLAN_HEADER_MAX_BYTES, SESSION_MARKDOWN_MAX_BYTES, decode, read_file_text, read_upto
+from . import safe_files
+from .bounded_input import PLAN_HEADER_MAX_BYTES, SESSION_MARKDOWN_MAX_BYTES, decode, read_upto, size_text
 from .dates import now_utc, parse_when, to_iso
 from .errors import InvalidInput, NotFound
 from .privacy import scrub
@@ -366,15 +366,20 @@ def parse(text: str, markdown_path: str) -> SessionRecord:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    safe_files.write_atomic(path, text)
+
+
+_MARKDOWN_NAME_RE = re.compile(r"^sessions/[A-Za-z0-9][A-Za-z0-9_.-]{0,200}\.md$")
+
+
+def markdown_path_of(row: SessionRow) -> str:
+    """The row's markdown file relative to `.codememory/`: its stored `markdown_path` when that is a plain
+    file name in `sessions/` (a rebuild keeps the names of the files it read), else `sessions/<id>.md`
+    from the validated id. The stored value comes from a database anyone may have committed: a value
+    like `../../x` must never become a path we read, return or overwrite."""
+    if _MARKDOWN_NAME_RE.match(row.markdown_path) and ".." not in row.markdown_path:
+        return row.markdown_path
+    return f"sessions/{check_session_id(row.id)}.md"
 
 
 # ------------------------------------------------------------------------------ search
@@ -514,6 +519,14 @@ def extract_filters(query: str, tools: Sequence[str], now: datetime | None = Non
 _WEIGHT_LABEL = {"goal": "goal", "todos": "todos", "file_paths": "files", "decisions": "decisions"}
 
 
+def _read_session_file(path: Path) -> str:
+    """A session's markdown, never through a link, bad bytes as U+FFFD; over the cap is an error, not a cut."""
+    raw = safe_files.read_bytes(path, SESSION_MARKDOWN_MAX_BYTES + 1)
+    if len(raw) > SESSION_MARKDOWN_MAX_BYTES:
+        raise InvalidInput(f"{path.name} is larger than {size_text(SESSION_MARKDOWN_MAX_BYTES)}")
+    return decode(raw)
+
+
 class Sessions:
     """The sessions of one project store."""
 
@@ -525,8 +538,11 @@ class Sessions:
     def folder(self) -> Path:
         return store_dir(self.root)
 
-    def absolute(self, markdown_path: str) -> str:
-        return str(self.folder / markdown_path)
+    def markdown_file(self, row: SessionRow) -> Path:
+        return safe_files.inside(self.folder, markdown_path_of(row), "markdown_path")
+
+    def absolute(self, row: SessionRow) -> str:
+        return str(self.markdown_file(row))
 
     def _get(self, session_id: str) -> SessionRecord:
         record = self.tables.get(check_session_id(session_id))
@@ -627,14 +643,14 @@ class Sessions:
             chunks.append(("diff_summary", note_text))
 
         def write(record: SessionRecord) -> None:
-            _write_atomically(self.folder / record.row.markdown_path, render(record))
+            _write_atomically(self.markdown_file(record.row), render(record))
 
         record = self.tables.checkpoint(
             row, new=new, chunks=chunks, replace=replace, files=files, now=stamp, finish=write
         )
         return {
             "session_id": record.row.id,
-            "markdown_path": self.absolute(record.row.markdown_path),
+            "markdown_path": self.absolute(record.row),
             "status": record.row.status,
             "created": new,
             "files_touched": len(record.files),
@@ -643,7 +659,7 @@ class Sessions:
     def _new_row(self, tool: str, slug: str, when: datetime) -> SessionRow:
         prefix = when.astimezone().strftime("%Y-%m-%d_%H-%M")
         session_id, n = f"{prefix}_{tool}_{slug}", 1
-        while self.tables.exists(session_id) or (self.folder / "sessions" / f"{session_id}.md").exists():
+        while self.tables.exists(session_id) or os.path.lexists(self.folder / "sessions" / f"{session_id}.md"):
             n += 1
             session_id = f"{prefix}_{tool}_{slug}-{n}"
         return SessionRow(
@@ -690,12 +706,15 @@ class Sessions:
         errors: list[dict[str, str]] = []
         seen: set[str] = set()
         folder = self.folder / "sessions"
-        for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+        # a link at .codememory or sessions/ refuses the whole rebuild (it would otherwise empty the table)
+        for path in sorted(folder.glob("*.md")) if safe_files.check_dir(folder) else []:
             relative = f"sessions/{path.name}"
             try:
+                if not _MARKDOWN_NAME_RE.match(relative):
+                    raise InvalidInput(f"{path.name!r} is not a session file name")
                 # the markdown may come from a commit (untrusted): scrubbed like anything else stored
-                record = parse(scrub(read_file_text(path, SESSION_MARKDOWN_MAX_BYTES, relative)), relative)
-            except (InvalidInput, OSError) as exc:
+                record = parse(scrub(_read_session_file(path)), relative)
+            except (InvalidInput, OSError, UnicodeDecodeError) as exc:
                 errors.append({"file": str(path), "error": str(exc)})
                 continue
             if record.row.id in seen:
@@ -716,7 +735,7 @@ class Sessions:
             "updated_at": row.updated_at,
             "tool": row.tool,
             "status": row.status,
-            "markdown_path": self.absolute(row.markdown_path),
+            "markdown_path": self.absolute(row),
         }
 
     def recent(self, *, limit: int = 10, tool: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
@@ -732,10 +751,11 @@ class Sessions:
 
     def show(self, session_id: str) -> dict[str, Any]:
         record = self._get(session_id)
-        path = self.folder / record.row.markdown_path
         try:
-            markdown = read_file_text(path, SESSION_MARKDOWN_MAX_BYTES, str(path))
-        except InvalidInput:  # gone, unreadable or oversized: the session as the store has it
+            markdown = safe_files.read_text(
+                self.markdown_file(record.row), SESSION_MARKDOWN_MAX_BYTES, errors="replace"
+            )
+        except FileNotFoundError:
             markdown = render(record)
         return {**self._summary(record.row), "files": self.files(session_id), "markdown": markdown}
 
@@ -788,7 +808,7 @@ class Sessions:
                     "tool": row.tool,
                     "status": row.status,
                     "top_files": [p for p, _ in self.tables.files(sid, limit=3)],
-                    "markdown_path": self.absolute(row.markdown_path),
+                    "markdown_path": self.absolute(row),
                     "why": "; ".join(f"{t} in {', '.join(cols)}" for t, cols in matched[sid].items())
                     or "matches the date/tool filters",
                 }

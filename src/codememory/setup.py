@@ -681,7 +681,7 @@ def _plan_install(op: _FileOp, shown: str, text: str | None, data: Any) -> tuple
     new = _render(op, op.install(data))
     if text is not None and (new == text or (op.kind == "json" and json.loads(new) == data)):
         return Step(op.assistant, shown, "unchanged", f"{op.what} already installed"), None
-    backup = op.backup and text is not None and not _backup_path(op.path).exists()
+    backup = op.backup and text is not None and not os.path.lexists(_backup_path(op.path))
     reason = op.what + (f"; backup: {_backup_path(op.path).name}" if backup else "")
     action = "added" if text is None or op.strip(data) == data else "updated"
     return Step(op.assistant, shown, action, reason), _Write(op.path, new, backup=backup)
@@ -725,20 +725,33 @@ def apply(result: Plan) -> None:
             os.replace(backup, path)
             _prune_dirs(path.parent)
             continue
-        if write.backup and path.exists() and not backup.exists():
-            shutil.copy2(path, backup)
+        if write.backup and path.exists() and not os.path.lexists(backup):
+            _write_new(backup, path.read_bytes())
+            shutil.copystat(path, backup)
         if write.content is None:
             path.unlink(missing_ok=True)
             _prune_dirs(path.parent)
         elif not path.exists() or path.read_text(encoding="utf-8") != write.content:
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(path.name + ".codememory-tmp")
-            tmp.write_text(write.content, encoding="utf-8")
+            tmp = path.with_name(f".{path.name}.{os.urandom(6).hex()}.codememory-tmp")
+            _write_new(tmp, write.content.encode("utf-8"))
             if path.exists():
                 shutil.copymode(path, tmp)
             os.replace(tmp, path)
         if write.drop_backup:
             backup.unlink(missing_ok=True)
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    """Create `path` (O_EXCL, never through a link: a clone may commit `settings.json.codememory-backup ->
+    ~/.bashrc` to have our JSON, its keys included, written over the user's shell start-up file)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
 
 
 _OUR_DIRS = (".claude", ".codex", ".cursor", ".opencode")

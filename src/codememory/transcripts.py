@@ -25,6 +25,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from . import safe_files
 from .api import Store
 from .capture.daily_log import ANCHOR_RE, MEMORY_DIR
 from .capture.opencode_db import SOURCE as OPENCODE
@@ -85,7 +86,7 @@ class TurnTranscript:
             "seq": t.seq,
             "started_at": t.started_at,
             "ended_at": t.ended_at,
-            "log_path": f"{STORE_DIR}/{t.log_path}" if t.log_path else None,  # relative to the project root
+            "log_path": f"{STORE_DIR}/{t.log_path}" if _log_name(t.log_path) else None,  # relative to the project root
             "origin": self.origin,
             "fallback_reason": self.fallback_reason,
             "transcript": self.text,
@@ -167,11 +168,24 @@ def captured_turns(tables: CaptureTables, ref: Reference) -> list[CapturedTurn]:
 
 
 # ------------------------------------------------------------------------- transcripts
+_LOG_PATH_RE = re.compile(rf"^{MEMORY_DIR}/[A-Za-z0-9][A-Za-z0-9_.-]{{0,200}}\.md$")
+MAX_LOG_READ = 64_000_000
+
+
+def _log_name(log_path: str | None) -> str | None:
+    """The file name of a stored log_path when it is a daily log (`memory/<name>.md`); the value comes
+    from a database anyone may have committed, so anything else is not a path we read or return."""
+    if log_path and _LOG_PATH_RE.match(log_path) and ".." not in log_path:
+        return log_path.split("/", 1)[1]
+    return None
+
+
 def daily_log_entry(folder: Path, turn: CapturedTurn) -> str | None:
     """The turn's entry (its `### HH:MM` heading, anchor and bullets) from the daily log it was written
     to, else from any daily log in `folder` (a log may have been renamed or merged); None if gone."""
-    recorded = folder.parent / turn.log_path if turn.log_path else None
-    candidates = [recorded] if recorded and recorded.resolve().is_relative_to(folder.resolve()) else []
+    name = _log_name(turn.log_path)
+    recorded = folder / name if name else None
+    candidates = [recorded] if recorded else []
     candidates += sorted(p for p in folder.glob("*.md") if p != recorded)
     for path in candidates:
         entry = _entry_in(path, turn.session_id, turn.turn_id)
@@ -182,8 +196,8 @@ def daily_log_entry(folder: Path, turn: CapturedTurn) -> str | None:
 
 def _entry_in(path: Path, session_id: str, turn_id: str) -> str | None:
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+        lines = safe_files.read_text(path, MAX_LOG_READ, errors="replace").splitlines()
+    except OSError:  # gone, or a link (never followed)
         return None
     for i, line in enumerate(lines):
         anchor = ANCHOR_RE.search(line)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from . import safe_files
 from .store.database import Database, Filters
 
 Matrix = npt.NDArray[np.float32]
@@ -28,6 +28,7 @@ _DELTA_LIMIT = 2_000
 _ANN_CONNECTIVITY = 16
 _ANN_EXPANSION_ADD = 128
 _ANN_EXPANSION_SEARCH = 128
+_MAX_META = 100_000
 
 
 @dataclass
@@ -73,19 +74,19 @@ class VectorIndex:
 
     def _load_cached(self) -> _Snapshot | None:
         paths = self._paths()
-        if not paths or not paths[1].exists():
+        if not paths:
             return None
         npz, meta_path, ann_path = paths
-        try:
-            meta = json.loads(meta_path.read_text())
+        try:  # the cache folder may hold links committed with the project: never followed (safe_files)
+            meta = json.loads(safe_files.read_text(meta_path, _MAX_META))
             if meta.get("model") != self.model:
                 return None
-            with np.load(npz) as data:
+            with safe_files.open_read(npz) as f, np.load(f) as data:
                 snap = _Snapshot(self.model, int(meta["seq"]), data["pks"], data["matrix"])
             if meta.get("ann"):
                 from usearch.index import Index
 
-                snap.ann = Index.restore(str(ann_path))
+                snap.ann = Index.restore(safe_files.read_bytes(ann_path))
                 if snap.ann is None or len(snap.ann) != len(snap.pks):
                     return None
             return snap
@@ -98,18 +99,13 @@ class VectorIndex:
             return
         npz, meta_path, ann_path = paths
         try:
-            npz.parent.mkdir(parents=True, exist_ok=True)
-            tmp = npz.with_suffix(".tmp.npz")
-            np.savez(tmp, pks=snap.pks, matrix=snap.matrix)
-            os.replace(tmp, npz)
+            with safe_files.atomic_file(npz) as f:
+                np.savez(f, pks=snap.pks, matrix=snap.matrix)
             if snap.ann is not None:
-                tmp_ann = ann_path.with_suffix(".tmp")
-                snap.ann.save(str(tmp_ann))
-                os.replace(tmp_ann, ann_path)
+                safe_files.write_atomic(ann_path, bytes(snap.ann.save()))
             meta = {"model": self.model, "seq": snap.seq, "count": len(snap.pks), "ann": snap.ann is not None}
-            tmp_meta = meta_path.with_suffix(".tmp")
-            tmp_meta.write_text(json.dumps(meta))
-            os.replace(tmp_meta, meta_path)  # written last: a crash leaves the old meta, which is rebuilt
+            # written last: a crash leaves the old meta, which is rebuilt
+            safe_files.write_atomic(meta_path, json.dumps(meta))
         except OSError:
             pass  # the cache is an optimisation; searching still works from the table
 

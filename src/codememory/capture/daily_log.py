@@ -30,11 +30,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from .. import safe_files
 from ..dates import from_iso
 from ..privacy import scrub
 from .model import SessionInfo, ToolCall, Turn, project_path
 
 MEMORY_DIR = "memory"
+MAX_LOG_BYTES = 64_000_000  # one day's log; anchors past this are not seen (a replay may then repeat an entry)
 ANCHOR_RE = re.compile(r"<!--\s*session:(\S+)\s+turn:(\S+?)(?:\s+[^>]*?)?\s*-->")
 USER_CHARS = 300
 ANSWER_CHARS = 400
@@ -159,14 +161,14 @@ def render_entry(turn: Turn, lines: list[str]) -> str:
 def find_anchors(path: Path) -> list[tuple[str, str]]:
     """(session id, turn id) of every anchor in a log file, in file order ([] when there is no file)."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = safe_files.read_text(path, MAX_LOG_BYTES, errors="replace")
     except FileNotFoundError:
         return []
     return ANCHOR_RE.findall(text)
 
 
 def _ends_with_newline(path: Path) -> bool:
-    with path.open("rb") as f:
+    with safe_files.open_read(path) as f:
         f.seek(-1, os.SEEK_END)
         return f.read(1) == b"\n"
 
@@ -200,7 +202,7 @@ class DailyLog:
 
     def _state(self, path: Path) -> _FileState:
         try:
-            size = path.stat().st_size
+            size = os.lstat(path).st_size
         except FileNotFoundError:
             size = -1
         state = self._files.get(path)
@@ -230,16 +232,8 @@ class DailyLog:
             chunks.append(f"\n{session_heading(session, turn)}\n")
         chunks.append("\n" + render_entry(turn, lines))
         data = "".join(chunks).encode("utf-8")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        size = safe_files.append_bytes(path, data, sync=True)
         state.anchors.add((turn.session_id, turn.turn_id))
         state.last_session = turn.session_id
-        state.size = path.stat().st_size
+        state.size = size
         return Appended(path, summary, appended=True)

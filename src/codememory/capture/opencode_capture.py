@@ -34,6 +34,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from .. import safe_files
 from ..api import Store
 from ..dates import from_iso, now_utc, to_iso
 from ..project import db_path, store_dir
@@ -59,7 +60,7 @@ def open_initialised_store(root: Path) -> Store | None:
 def project_lock(root: Path) -> Iterator[None]:
     """Exclusive lock on `.codememory/capture.lock` (blocks until the other holder is done)."""
     path = store_dir(root) / LOCK_NAME
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = safe_files.open_fd(path, os.O_RDWR | os.O_CREAT, 0o644)  # a committed link is refused
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield

@@ -115,6 +115,11 @@ def _cwd(path: Path) -> str | None:
     return None
 
 
+def transcript_project(path: str | Path) -> str | None:
+    """The project a transcript's session ran in (from the working directory in its first lines)."""
+    return project_root_of(_cwd(Path(path).expanduser()))
+
+
 def _source(path: Path, source: str | None) -> str:
     if source is not None:
         if source not in READERS:

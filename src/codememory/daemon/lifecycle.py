@@ -42,6 +42,7 @@ from ..dates import now_utc
 from ..errors import CodememoryError
 from ..paths import state_dir
 from ..privacy import scrub
+from ..safe_files import one_line
 from .client import INFO_NAME, TOKEN_NAME, Client, DaemonUnavailable, read_info
 from .state import HOST, Task
 
@@ -266,6 +267,14 @@ class ScrubFilter(logging.Filter):
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
+class OneLineFormatter(logging.Formatter):
+    """One line per record, traceback included: a message may carry text from a project's files or
+    database (an error message with newlines or terminal escapes), which must not forge log lines."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return one_line(super().format(record))
+
+
 def configure_logging(path: Path, max_bytes: int, backups: int, *, stderr: bool = False) -> list[logging.Handler]:
     """Send the root logger (and so uvicorn's) to a rotating, scrubbed log file, and to stderr when asked.
     Returns the handlers added, for `remove_logging`."""
@@ -285,7 +294,7 @@ def configure_logging(path: Path, max_bytes: int, backups: int, *, stderr: bool 
 
 def _attach(handler: logging.Handler) -> logging.Handler:
     handler.addFilter(ScrubFilter())
-    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    handler.setFormatter(OneLineFormatter(LOG_FORMAT))
     logging.getLogger().addHandler(handler)
     return handler
 

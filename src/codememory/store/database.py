@@ -14,6 +14,7 @@ from typing import Any
 from ..dates import now_iso
 from ..errors import StoreNotFound, StoreUnusable
 from ..model import Memory, session_position
+from ..safe_files import check_sqlite_files
 from .migrations import LATEST, MIGRATIONS
 
 BUSY_TIMEOUT_S = 30.0
@@ -147,6 +148,7 @@ class Database:
     def open(cls, path: Path, *, create: bool = False) -> Database:
         if not create and not path.exists():
             raise StoreNotFound(f"no codememory store at {path.parent} (run `codememory init` in the project first)")
+        check_sqlite_files(path)  # SQLite would follow a committed link at the database or its journal
         try:
             conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
