@@ -523,7 +523,7 @@ def _read_session_file(path: Path) -> str:
     """A session's markdown, never through a link, bad bytes as U+FFFD; over the cap is an error, not a cut."""
     raw = safe_files.read_bytes(path, SESSION_MARKDOWN_MAX_BYTES + 1)
     if len(raw) > SESSION_MARKDOWN_MAX_BYTES:
-        raise InvalidInput(f"{path.name} is larger than {size_text(SESSION_MARKDOWN_MAX_BYTES)}")
+        raise InvalidInput(f"{path.name} is over the {size_text(SESSION_MARKDOWN_MAX_BYTES)} limit")
     return decode(raw)
 
 

@@ -422,7 +422,9 @@ def claude_transcript(root: Path, folder: Path, session: str) -> Path:
 
 def end_session(env: dict[str, str], root: Path, session: str, tmp_path: Path) -> None:
     """Claude Code's SessionEnd hook: the transcript's turns are captured for a later extraction pass."""
-    path = claude_transcript(root, tmp_path, session)
+    folder = tmp_path / f"transcripts-{root.name}"  # one per project: a transcript names the folder it ran in
+    folder.mkdir(exist_ok=True)
+    path = claude_transcript(root, folder, session)
     payload = hook_payload(root, "SessionEnd", session_id=session, transcript_path=str(path), reason="exit")
     done = subprocess.run(
         [HOOK, "claude", "SessionEnd"], input=payload, env=env, capture_output=True, text=True, timeout=60
