@@ -100,6 +100,17 @@ def test_all_words_outrank_any_word_matches_whatever_their_bm25(project: Path) -
     assert res.hits[1].score > res.hits[0].score  # the pass decides the order, not the score
 
 
+def test_a_tag_naming_a_word_lifts_a_some_word_match(project: Path) -> None:
+    no_model(project)
+    with Store.open(project) as store:
+        plain = store.add("retries use exponential backoff").memory.id
+        tagged = store.add("retries stop after five attempts", tags="retries").memory.id
+        res = store.search("how many retries do we allow?")
+    assert [h.memory.id for h in res.hits] == [tagged, plain]
+    assert res.hits[0].explain["tag_nudge"] == 0.2 and "tag_nudge" not in res.hits[1].explain
+    assert res.hits[0].explain["bm25"] <= res.hits[1].explain["bm25"] * 1.01  # the tag made the difference
+
+
 def test_no_fallback_when_all_words_fill_the_limit(project: Path) -> None:
     no_model(project)
     with Store.open(project) as store:
