@@ -84,6 +84,18 @@ def test_typo_tolerant_fills_come_after_every_projects_keyword_matches(
     assert [r["match"] for r in data["results"]] == ["exact", "exact", "fuzzy"]
 
 
+def test_some_word_fills_come_after_every_projects_all_word_matches(invoke: Invoke, make_project: MakeProject) -> None:
+    alpha, beta = make_project("alpha"), make_project("beta")
+    for root in (alpha, beta):  # keyword-only whatever the default provider
+        (root / ".codememory" / "config.toml").write_text('[embedding]\nprovider = "none"\n', encoding="utf-8")
+    fill(alpha, "docker images are built in CI")  # one of the two words: a partial fill in alpha
+    fill(beta, "docker swarm in production", "docker swarm nodes run on arm64")
+
+    data = search_json(invoke, "docker swarm")
+    assert order(data) == [("beta", 1), ("beta", 2), ("alpha", 1)]
+    assert [r["match"] for r in data["results"]] == ["exact", "exact", "partial"]
+
+
 def test_filters_and_paging_work_across_projects(invoke: Invoke, make_project: MakeProject) -> None:
     alpha, beta = make_project("alpha"), make_project("beta")
     fill(alpha, "retry with backoff for the payments API", category="decision", tags="http")

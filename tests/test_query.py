@@ -89,3 +89,23 @@ def test_term_count_is_capped() -> None:
 
 def test_nul_and_control_characters_are_removed() -> None:
     assert "\x00" not in (parse_query("do\x00cker").fts or "")
+
+
+def test_lower_case_not_is_a_stopword_in_the_keyword_words() -> None:
+    parsed = parse_query("why not requests?")
+    assert parsed.fts == '("why" AND "not" AND "requests?")' and not parsed.negated
+    assert parsed.content_words() == ["requests"]
+    assert parsed.keyword_fts() == '"requests"'  # the hybrid keyword half too
+    assert parse_query("why don't we use requests").content_words() == ["use", "requests"]
+
+
+def test_relaxed_is_the_content_words_ored_for_plain_words_only() -> None:
+    relaxed = parse_query("why did we choose httpx?").relaxed()
+    assert relaxed is not None and relaxed.fts == '("choose" OR "httpx")' and not relaxed.explicit
+    assert [t.text for t in relaxed.terms] == ["choose", "httpx"]
+    assert parse_query("why httpx?").relaxed().fts == '"httpx"'  # type: ignore[union-attr]
+    for strict in ('"connection pool" why', "docker OR podman", "docker NOT swarm", "migrat* tool", "(a b) c"):
+        assert parse_query(strict).relaxed() is None, strict
+    assert parse_query("httpx").relaxed() is None  # one term: nothing to relax
+    assert parse_query("what is it?").relaxed() is None  # nothing but stopwords
+    assert parse_query("(docker compose").relaxed() is not None  # invalid syntax is read as plain words

@@ -29,7 +29,9 @@ def test_implicit_and_or_not_phrase_prefix(store: Store) -> None:
     both = add(store, "docker compose file for the api")
     only_docker = add(store, "docker swarm is not used here")
     podman = add(store, "podman runs rootless containers")
-    assert ids(store.search("docker compose", fuzzy=False)) == [both]
+    assert ids(store.search("docker AND compose", fuzzy=False)) == [both]
+    plain = store.search("docker compose", fuzzy=False)  # all words first, then (no model) some of them
+    assert [(h.memory.id, h.match) for h in plain.hits] == [(both, "exact"), (only_docker, "partial")]
     assert set(ids(store.search("docker OR podman", fuzzy=False))) == {both, only_docker, podman}
     assert ids(store.search("docker NOT swarm", fuzzy=False)) == [both]
     assert ids(store.search('"compose file"', fuzzy=False)) == [both]
@@ -211,7 +213,7 @@ def test_fuzzy_keeps_boolean_meaning(store: Store) -> None:
     add(store, "compose music with care")  # lacks anything like "docker": must not pass on "compose" alone
     swarm = add(store, "dockr swarm is deprecated here")
     podman = add(store, "podmn runs rootless containers")
-    assert ids(store.search("docker compose", fuzzy=True)) == [both]
+    assert ids(store.search("docker AND compose", fuzzy=True)) == [both]
     assert swarm not in ids(store.search("docker NOT swarm", fuzzy=True))
     assert ids(store.search("docker NOT swarm", fuzzy=True)) == [both]
     assert set(ids(store.search("docker OR podman", fuzzy=True))) == {both, swarm, podman}

@@ -6,8 +6,9 @@ Merging memories. Raw scores are not comparable between stores: BM25 depends on 
 hybrid scores are z-scores over each store's own candidates, and one store may rank by meaning while
 another has no embedding model. So the merge uses ranks, not scores:
 1. every project's own order is kept (it is the best judgement of relevance inside that project);
-2. typo-tolerant fills of a keyword search (match "fuzzy" in a lexical result, which a store appends
-   only after its exact matches) come after every project's main hits, as they do in one store;
+2. the fills of a keyword search, which a store appends only after its exact matches (match "partial":
+   some of the words; then "fuzzy": typo-tolerant), come after every project's main hits, partial
+   before fuzzy, as they do in one store;
 3. otherwise hits interleave by their rank in their project (1st of each project, then 2nd, ...),
    projects in registry order on ties.
 Each result keeps its project's own `score` and gains `project`, `project_name` and `project_rank`.
@@ -130,13 +131,16 @@ def _opened(projects: list[ProjectOutcome]) -> Iterator[tuple[int, ProjectOutcom
                 yield index, outcome, store
 
 
+_LEXICAL_FILLS = {"partial": 1, "fuzzy": 2}  # merge tier of a keyword search's fills (exact: 0)
+
+
 def _ranked(result: SearchResult, outcome: ProjectOutcome) -> list[tuple[tuple[int, int], GlobalHit]]:
     """(merge key, hit) for one project's hits: (tier, rank within the tier), non-decreasing along
     the project's own order, so sorting by it never reorders a project's hits."""
     out = []
     tier, in_tier = 0, 0
     for position, hit in enumerate(result.hits, start=1):
-        fill = 1 if result.mode == "lexical" and hit.match == "fuzzy" else 0
+        fill = _LEXICAL_FILLS.get(hit.match, 0) if result.mode == "lexical" else 0
         if fill > tier:
             tier, in_tier = fill, 0
         in_tier += 1

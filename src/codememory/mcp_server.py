@@ -275,9 +275,11 @@ def create_server(
         pattern or approach the project may already have settled, when something looks surprising, or
         when the user refers to earlier work.
 
-        Query syntax is grep-like and never fails: plain words must all match (stemmed; typos are
-        tolerated), `OR`, `NOT`, "exact phrase", prefix*, (groups); paths and symbols are matched
-        literally. Filters (category, tags, entity, after/before) narrow the results.
+        Query syntax is grep-like and never fails: memories with all the plain words come first
+        (stemmed; typos are tolerated), then those close in meaning or, with keywords only, those
+        with some of the words, so a question works; `OR`, `NOT`, "exact phrase", prefix*, (groups)
+        match strictly; paths and symbols are matched literally. Filters (category, tags, entity,
+        after/before) narrow the results.
 
         Returns {results: [{id, text, category, importance, tags, created_at, source, match, score,
         why}], degraded, degraded_reason}, best first. match is exact, partial, semantic, context or

@@ -15,12 +15,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 MAX_TERMS = 64
-# Function words that carry no topic: dropped from the keyword half of hybrid ranking (measured on
-# LoCoMo: this list reproduces the reference BM25 figures; NLTK's longer list scored lower).
+# Function words that carry no topic: dropped from the keyword half of hybrid ranking and from the
+# any-word fallback of keyword search (measured on LoCoMo: this list reproduces the reference BM25
+# figures; NLTK's longer list scored lower). Lower-case "not" and the pieces of "don't", "isn't", ...
+# are words here, never operators: as keywords they would rank "we do not use Redux" first for
+# "why not requests?".
 STOPWORDS = frozenset(
     """a an the and or of to in on at for with is are was were be been do does did what when where who whom
     which why how that this these those it its i you he she they we my your his her their our me him them
-    us as by from about into""".split()
+    us as by from about into not t don doesn didn isn aren wasn weren""".split()
 )
 _MONTHS = {
     name: i
@@ -75,10 +78,25 @@ class ParsedQuery:
 
     def keyword_fts(self) -> str | None:
         """The query's content words ORed (stopwords dropped, unless that leaves nothing)."""
-        kept = [w for t in self.terms for w in words(t.text) if w not in STOPWORDS]
+        kept = self.content_words()
         if not kept:
             return self.any_term_fts()
-        return " OR ".join(dict.fromkeys('"' + w + '"' for w in kept))
+        return " OR ".join('"' + w + '"' for w in kept)
+
+    def content_words(self) -> list[str]:
+        """The words of the positive terms that carry a topic (no stopwords, no question words), once each."""
+        return list(dict.fromkeys(w for t in self.terms for w in words(t.text) if w not in STOPWORDS))
+
+    def relaxed(self) -> ParsedQuery | None:
+        """The keyword-only fallback for a plain-words query of several words: its content words ORed,
+        so that a question ("why did we choose httpx?") finds the memories holding some of them. None for
+        explicit syntax (it keeps its strict meaning), a single term, or nothing but stopwords."""
+        kept = self.content_words() if not self.explicit and len(self.terms) > 1 else []
+        if not kept:
+            return None
+        terms = [Term(w) for w in kept]
+        node = Node("OR", [Node("TERM", term=t) for t in terms]) if len(terms) > 1 else Node("TERM", term=terms[0])
+        return ParsedQuery(raw=self.raw, fts=compile_node(node), terms=terms, literal=self.literal, node=node)
 
     def month(self) -> tuple[int | None, int | None]:
         """(month, year) named in the query ("in March 2026", "last May"); capitalised month names only,

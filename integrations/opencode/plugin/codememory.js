@@ -1749,9 +1749,10 @@ async function recallTools(config, projectRoot) {
       description:
         "Search this project's memory (codememory): decisions, rejected alternatives, conventions, gotchas, " +
         "preferences, facts and todos recorded by earlier sessions. Use it before choosing a library, pattern or " +
-        "approach the project may already have settled. Query syntax is grep-like: words must all match, OR, NOT, " +
-        '"exact phrase", prefix*; paths and symbols match literally. Returns {results: [{id, text, category, ' +
-        "importance, tags, created_at, source, match, score, why}], degraded, degraded_reason}.",
+        "approach the project may already have settled. Query syntax is grep-like: memories with all the words " +
+        'first, then related ones (a question works); OR, NOT, "exact phrase", prefix* match strictly; paths and ' +
+        "symbols match literally. Returns {results: [{id, text, category, importance, tags, created_at, source, " +
+        "match, score, why}], degraded, degraded_reason}.",
       args: {
         query: z.string().describe("What to look for: words, a path, an identifier, an error name."),
         limit: z.number().int().min(1).max(50).optional().describe("Maximum results (default 5)."),

@@ -335,9 +335,10 @@ def search(
     as_json: bool,
     **kwargs: Any,
 ) -> None:
-    """Search memories. Plain words find memories with all of them and, when an embedding model is
-    configured, memories close in meaning (hybrid ranking). OR, NOT, "phrases", prefix* and (groups)
-    are matched strictly by keyword. Typos are tolerated.
+    """Search memories. Plain words find memories with all of them first, then memories close in
+    meaning (with an embedding model: hybrid ranking) or, keywords only, memories with some of the
+    words, so a question works. OR, NOT, "phrases", prefix* and (groups) are matched strictly by
+    keyword. Typos are tolerated.
 
     With --global, every registered project is searched (--project is ignored) and the hits are
     merged by their rank in their project, keyword matches before typo-tolerant ones; each result
