@@ -201,7 +201,9 @@ def test_daemon_memory_search_answers_a_question(tmp_path: Path) -> None:
     env = isolated_env(tmp_path / "daemon")
     root = tmp_path / "project"
     root.mkdir()
-    codememory(env, "--project", root, "init", "--assistants", "none", "--no-global")
+    codememory(
+        env, "--project", root, "init", "--assistants", "none"
+    )  # registered: the daemon serves only the user's projects
     no_model(root)
     httpx = codememory(env, "--project", root, "store", QUESTIONS["httpx"][0], "--quiet").strip()
     codememory(env, "--project", root, "store", QUESTIONS["redux"][0], "--quiet")
