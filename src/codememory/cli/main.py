@@ -952,5 +952,18 @@ from .trust_cmd import trust  # noqa: E402
 cli.add_command(trust)
 
 
+def _help_flags_everywhere(group: click.Group) -> None:
+    """`-h` on every command, also when a command object was first run on its own (click caches each command's
+    help option the first time it builds one, from that run's settings: a test or a script calling `hook`
+    directly would otherwise leave `codememory hook -h` without `-h`)."""
+    for command in group.commands.values():
+        command.context_settings.setdefault("help_option_names", ["-h", "--help"])
+        if isinstance(command, click.Group):
+            _help_flags_everywhere(command)
+
+
+_help_flags_everywhere(cli)
+
+
 def main() -> None:
     cli(prog_name="codememory")
