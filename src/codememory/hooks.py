@@ -507,10 +507,10 @@ def _log(root: Path | None, message: str) -> None:
         logs = root / STORE_DIR / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        from .privacy import scrub
+        from .privacy import scrub_message  # scrubbed, one line, long echoed arguments cut
 
         with (logs / "hooks.log").open("a", encoding="utf-8") as f:
-            f.write(f"{stamp} {scrub(message)}\n")
+            f.write(f"{stamp} {scrub_message(message)}\n")
     except OSError:
         pass
 

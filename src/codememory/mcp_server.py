@@ -31,6 +31,7 @@ from .api import Store
 from .errors import CodememoryError
 from .hooks import hook_session
 from .model import CATEGORIES, ID_RE, MAX_TEXT
+from .privacy import scrub_message
 from .recall import get_records
 from .search import recall_results
 from .sessions import MAX_RESULTS, SESSION_ID_RE
@@ -142,13 +143,15 @@ class MemoryServer(FastMCP[None]):
             unknown = [key for key in arguments if key not in known[name]]
             if unknown:
                 raise ToolError(
-                    f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} for {name}; "
-                    f"it takes: {', '.join(known[name])}"
+                    scrub_message(
+                        f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} "
+                        f"for {name}; it takes: {', '.join(known[name])}"
+                    )
                 )
         try:
             return await super().call_tool(name, arguments)
-        except ToolError as exc:
-            raise ToolError(_error_message(exc)) from exc.__cause__
+        except ToolError as exc:  # the message may quote an argument, which may be a secret
+            raise ToolError(scrub_message(_error_message(exc))) from exc.__cause__
 
 
 def _error_message(exc: ToolError) -> str:

@@ -16,6 +16,7 @@ from .. import __version__
 from ..api import Store
 from ..errors import CodememoryError, InvalidInput
 from ..model import CATEGORIES
+from ..privacy import scrub_message
 from ..search import NOT_CONFIGURED
 from ..store.database import SORT_COLUMNS
 from . import render
@@ -24,21 +25,42 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 class _Group(click.Group):
-    """Turns user-caused errors into one line on stderr and a non-zero exit, never a traceback."""
+    """Turns user-caused errors into one line on stderr and a non-zero exit, never a traceback. Every
+    message that may echo an argument (click's usage errors, ours) is scrubbed first: an argument can be
+    a pasted key or password (`privacy.scrub_message`)."""
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.ClickException as exc:
+            raise _scrubbed(exc) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.ClickException as exc:
+            raise _scrubbed(exc) from None
         except CodememoryError as exc:
-            click.echo(f"codememory: error: {exc}", err=True)
+            click.echo(f"codememory: error: {scrub_message(exc)}", err=True)
             ctx.exit(exc.exit_code)
         except sqlite3.OperationalError as exc:
-            click.echo(f"codememory: error: the store could not be used: {exc}", err=True)
+            click.echo(f"codememory: error: the store could not be used: {scrub_message(exc)}", err=True)
             ctx.exit(1)
         except BrokenPipeError:
             sys.stderr.close()  # e.g. `codememory list | head`
             ctx.exit(0)
         return None
+
+
+def _scrubbed(exc: click.ClickException) -> click.ClickException:
+    """The same error (a usage error shows the usage first) with its message, which quotes the offending
+    argument, scrubbed."""
+    message = scrub_message(exc.format_message(), limit=300)
+    if isinstance(exc, click.UsageError):  # exit code 2, as click's own
+        return click.UsageError(message, ctx=exc.ctx)
+    return click.ClickException(message)
 
 
 def _agent_context(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
