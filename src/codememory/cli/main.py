@@ -20,28 +20,19 @@ from ..privacy import scrub_message
 from ..search import NOT_CONFIGURED
 from ..store.database import SORT_COLUMNS
 from . import render
+from .scrubbed import ScrubbedGroup
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class _Group(click.Group):
+class _Group(ScrubbedGroup):
     """Turns user-caused errors into one line on stderr and a non-zero exit, never a traceback. Every
     message that may echo an argument (click's usage errors, ours) is scrubbed first: an argument can be
     a pasted key or password (`privacy.scrub_message`)."""
 
-    def make_context(
-        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
-    ) -> click.Context:
-        try:
-            return super().make_context(info_name, args, parent, **extra)
-        except click.ClickException as exc:
-            raise _scrubbed(exc) from None
-
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except click.ClickException as exc:
-            raise _scrubbed(exc) from None
         except CodememoryError as exc:
             click.echo(f"codememory: error: {scrub_message(exc)}", err=True)
             ctx.exit(exc.exit_code)
@@ -52,15 +43,6 @@ class _Group(click.Group):
             sys.stderr.close()  # e.g. `codememory list | head`
             ctx.exit(0)
         return None
-
-
-def _scrubbed(exc: click.ClickException) -> click.ClickException:
-    """The same error (a usage error shows the usage first) with its message, which quotes the offending
-    argument, scrubbed."""
-    message = scrub_message(exc.format_message(), limit=300)
-    if isinstance(exc, click.UsageError):  # exit code 2, as click's own
-        return click.UsageError(message, ctx=exc.ctx)
-    return click.ClickException(message)
 
 
 def _agent_context(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
