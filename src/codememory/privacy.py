@@ -284,16 +284,16 @@ def scrub_json(value: Any) -> Any:
     return value
 
 
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")  # and lone surrogates: unprintable
 _LONG_ARG_RE = re.compile(r"[^\s'\"(),;]{41,}")
 _PATHLIKE_RE = re.compile(r"(?:~|\.{1,2})?/[^=]*|[A-Za-z]:\\[^=]*")
 
 
 def scrub_message(message: object, limit: int = 2000) -> str:
     """An error or log message that may echo user input (an argument, a payload field), made safe to show:
-    scrubbed, on one line (control characters escaped), every run of more than 40 characters without a
-    space that is not a path (an echoed argument: an unrecognised key would show whole) cut to its first
-    12 characters, and at most `limit` characters."""
+    scrubbed, on one line and printable (control characters and lone surrogates escaped), every run of
+    more than 40 characters without a space that is not a path (an echoed argument: an unrecognised key
+    would show whole) cut to its first 12 characters, and at most `limit` characters."""
     text = scrub(str(message))
     text = _CONTROL_RE.sub(lambda m: repr(m.group(0))[1:-1], text)
     text = _LONG_ARG_RE.sub(lambda m: m.group(0) if _PATHLIKE_RE.fullmatch(m.group(0)) else m.group(0)[:12] + "…", text)

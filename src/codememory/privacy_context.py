@@ -154,9 +154,7 @@ _PROSE_NOUNS = [
     "access[ _-]?key",
     "credentials?",
 ]
-_PROSE_OBJECT = (
-    r"(?:[ \t]+(?:for|of|to|on|at)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+|your[ \t]+|this[ \t]+)?[\w.@:/-]{1,64})?"
-)
+_PROSE_OBJECT = r"(?:[ \t]+(?:for|of|to|on|at)(?:[ \t]+[\w.@:/-]{1,64}){1,3}?)?"  # "for the staging db"
 
 
 def _cli(command: str, flag: str) -> _Rule:
@@ -214,7 +212,9 @@ _RULES = [
         for noun in _PROSE_NOUNS
     ],
 ]
-_NETRC_PREFIX_RE = re.compile(r"[ \t]*(?:(?:machine|login|account)[ \t]+\S+[ \t]+|default[ \t]+)*")
+_NETRC_HEAD_RE = re.compile(  # what comes before `password` in a .netrc entry on one line
+    r"(?:(?:^|[ \t])(?:machine[ \t]+\S+|default)|(?:^|[ \t])login[ \t]+\S+)(?:[ \t]+(?:login|account)[ \t]+\S+)*[ \t]+$"
+)
 _HEADER_LEADS = ("", "<", ">", "-h", "--header", "set-")
 
 
@@ -239,6 +239,9 @@ def _named(m: re.Match[str], raw: str, text: str, low: str, names_secret: Callab
 
 
 def _header(m: re.Match[str], raw: str, text: str, low: str, names_secret: Callable[[str], bool]) -> bool:
+    """`Cookie:` as a header is written with a capital; a lower-case one must start a line or a string."""
+    if text.startswith("Cookie", m.start()):
+        return True
     line_start = text.rfind("\n", 0, m.start()) + 1
     lead = low[line_start : m.start()].strip()
     return lead in _HEADER_LEADS or lead.endswith(_HEADER_LEADS[3:]) or lead[-1:] in QUOTES
@@ -256,16 +259,19 @@ _CHECKS: dict[str, _Check] = {
 }
 
 
+_LINE_BREAK_RE = re.compile(rf"\n|\\n|[{_Q}]")  # a line ends at a newline, an escaped one, or a quote
+
+
 def _netrc_line(m: re.Match[str], text: str, low: str) -> bool:
-    """`password X` counts in a .netrc entry: after `machine h login u` on its line, or alone on a line."""
-    line_start = text.rfind("\n", 0, m.start()) + 1
-    if not _NETRC_PREFIX_RE.fullmatch(low, line_start, m.start()):
-        return False
-    if low[line_start : m.start()].strip():
+    """`password X` counts in a .netrc entry: after `machine h login u` (or `login u`), or alone on a line
+    (a line of a JSON string counts too: it is bounded by an escaped newline or a quote)."""
+    breaks = [b.end() for b in _LINE_BREAK_RE.finditer(text, max(0, m.start() - 300), m.start())]
+    head = low[breaks[-1] if breaks else max(0, m.start() - 300) : m.start()]
+    if _NETRC_HEAD_RE.search(head):
         return True
-    line_end = text.find("\n", m.end())
-    rest = text[m.end() : len(text) if line_end < 0 else line_end]
-    return not rest.strip() and not _ordinary_word(m.group("val"))
+    end = _LINE_BREAK_RE.search(text, m.end())
+    rest = text[m.end() : end.start() if end else len(text)]
+    return not head.strip() and not rest.strip() and not _ordinary_word(m.group("val"))
 
 
 def redact_context(text: str, names_secret: Callable[[str], bool]) -> str:
