@@ -21,7 +21,8 @@
      off inside the value (an unclosed quote redacts to the end of the line). A key names a secret when
      a word of it (split on `_ - .` spaces and camelCase, any case) is password/passwd/pwd/passphrase/
      secret(s)/token/auth/credential(s)/apikey/pat, or ends in password/passwd/passphrase/secret/token
-     (`PGPASSWORD`, `authtoken`), or holds the pairs api+key, access+key, private+key, secret+key,
+     (`PGPASSWORD`, `authtoken`), or its last word ends in "pass" (`DB_PASS`, `dbpass`; not "pass"
+     alone, nor bypass/compass…), or it holds the pairs api+key, access+key, private+key, secret+key,
      client+secret, e.g. `aws_secret_access_key`, `DB_PASSWORD`, `authToken`;
    - generic high-entropy strings: a run of >= 32 characters of `[A-Za-z0-9+/=_-]` with Shannon
      entropy >= 4.0 bits/char that holds at least 2 digits, 2 upper-case and 2 lower-case letters.
@@ -30,14 +31,18 @@ False-positive trade-offs (we prefer redacting a little too much over leaking):
 - KEY/value: a value is kept when it is empty, a number shorter than 6 digits, a literal such as
   true/false/null/None, a type name (`password: str`, but a default after it, `password: str = "x"`,
   is redacted), a placeholder (`$VAR`, `${…}`, `<…>`, `{…}`, `***`, `xxx`, `...`), a path of
-  lower-case words (`/run/secrets/db`), or looks like code (`os.environ[...]`, `get_token()`,
-  `args.password`, `token=token`). Comparisons (`token == x`) and paths (`Token::new`) are not
-  assignments. Keys that name something about a secret rather than the secret are kept: any word among
-  count, max, min, limit, size, len(gth), type, file, path, url, uri, endpoint, name, id, env, var,
-  header, ttl, expiry, usage, budget, prefix, dir, length, kind, field, stdin, prompt, command, helper,
-  policy (`max_tokens=4096`, `token_url=…`, `SECRET_KEY_FILE=…`, `--password-stdin`). Prose such as
-  "Password: see the vault" loses its next word. An unquoted value stops at whitespace, a quote, `,` or
-  `;`; trailing `)]}>.,:!?` are kept outside the redaction.
+  lower-case words (`/run/secrets/db`), a function word ("Password: see the vault": the, a, see, use,
+  …), or looks like code (`os.environ[...]`, `get_token()`, a dotted or lower-case name that itself
+  names the secret: `args.password`, `token=token`; `password=Super_Secret1` is redacted).
+  Comparisons (`token == x`) and paths (`Token::new`) are not assignments. Keys that name something
+  about a secret rather than the secret are kept: any word among count, max, min, limit, size,
+  len(gth), type, file, path, url, uri, endpoint, name, id, env, var, header, ttl, expiry, usage,
+  budget, prefix, dir, length, kind, field, stdin, prompt, command, helper, policy (`max_tokens=4096`,
+  `token_url=…`, `SECRET_KEY_FILE=…`, `--password-stdin`). Prose such as "Password: vault entry 7"
+  loses its next word. An unquoted value stops at whitespace, a quote, `,` or `;`; trailing
+  `)]}>.,:!?` are kept outside the redaction. Where the context says it is a password (a URL's,
+  `mysql -p`, `.netrc`), only a whole placeholder is kept (`$VAR`, `${VAR}`, `%VAR%`, `<…>`, `{…}`),
+  even a short number goes.
 - High entropy: lower-case hex (git SHAs, sha256 digests) and UUIDs never qualify (no upper-case),
   so a hex-only secret is only caught through its key name or prefix; identifiers such as
   `test_scrub_keeps_paths` fail the mixed-class rule. Slash-separated runs whose segments are all
@@ -47,8 +52,9 @@ False-positive trade-offs (we prefer redacting a little too much over leaking):
 
 `scrub` is idempotent (`scrub(scrub(x)) == scrub(x)`), uses only precompiled regular expressions and
 the standard library (hooks import it), and never raises: on an internal error it returns "" (fail
-closed). Each pattern starts with a literal and runs only when the text holds it, so ordinary text
-costs little: `benchmarks/bench_scrub.py` measures the throughput on transcript-like text.
+closed). Each pattern starts with a literal, so the regex engine jumps from one occurrence of it to the
+next and ordinary text costs little: `benchmarks/bench_scrub.py` measures the throughput on
+transcript-like text.
 `scrub_message` is `scrub` for an error message that may echo what the user typed: also one line, long
 echoed arguments cut short.
 """
@@ -124,8 +130,10 @@ _DEFAULT_RE = re.compile(r"(?:[ \t]*\|[ \t]*[A-Za-z_][\w.]*(?:\[[\w., |]*\])?)*[
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _KEY_WORD_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _SECRET_WORDS = {"password", "passwd", "pwd", "passphrase", "secret", "token", "auth", "credential", "credentials"}
-_SECRET_WORDS |= {"apikey", "secrets", "pat", "pass"}
-_SECRET_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "pass")
+_SECRET_WORDS |= {"apikey", "secrets", "pat"}
+_SECRET_ENDINGS = ("password", "passwd", "passphrase", "secret", "token")
+# "pass" alone is too common a word ("a second pass: the …"); it names a secret as the last word of a longer
+# key (`DB_PASS`, `redisPass`) or glued to one (`dbpass`, but not `bypass`)
 _PASS_WORDS = {"bypass", "compass", "surpass", "overpass", "underpass", "trespass", "encompass"}
 _SECRET_PAIRS = [("api", "key"), ("access", "key"), ("private", "key"), ("secret", "key"), ("client", "secret")]
 _NOT_SECRET_WORDS = {
@@ -197,7 +205,10 @@ def _secret_key(key: str) -> bool:
         return False
     if any(w in _NOT_SECRET_WORDS for w in words):
         return False
-    if any(w in _SECRET_WORDS or (w.endswith(_SECRET_ENDINGS) and w not in _PASS_WORDS) for w in words):
+    if any(w in _SECRET_WORDS or w.endswith(_SECRET_ENDINGS) for w in words):
+        return True
+    last = words[-1]
+    if last.endswith("pass") and last not in _PASS_WORDS and (len(words) > 1 or last != "pass"):
         return True
     return any(a in words and b in words for a, b in _SECRET_PAIRS)
 

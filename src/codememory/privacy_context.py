@@ -61,11 +61,16 @@ _LITERALS |= {"int", "bytes", "any", "secretstr", "redacted", "number", "boolean
 _CODE_RE = re.compile(r"[A-Za-z_][\w.]*[(\[]|(?:self|os|process|env|config|settings|cls|this|args|opts)\.")
 _PLACEHOLDER_RE = re.compile(r"[$<{%]|\*{3}|x{3}|\.\.\.|…|\[REDACTED", re.IGNORECASE)
 _WHOLE_PLACEHOLDER_RE = re.compile(  # where a value is surely a secret, only a whole placeholder stays
-    r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_][A-Za-z0-9_]*%|<[^<>]*>?|\*+|x{3,}|\.\.\.|…|\[REDACTED:[a-z_]+\]?",
+    r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_][A-Za-z0-9_]*%|<[^<>]*>?|\{[^{}]*\}?|\*+|x{3,}|\.\.\.|…|\[REDACTED:[a-z_]+\]?",
     re.IGNORECASE,
 )
 _PATH_RE = re.compile(r"(?:~|\.{1,2})?(?:/[A-Za-z]?[a-z0-9_.-]*)+/?")
-_IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+# code that refers to the secret instead of holding it: `args.password`, `self.token`, `token=token`
+_REFERENCE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+|[a-z_][a-z0-9_]*")
+_FUNCTION_WORDS = set(
+    """a an the this that these those it its is are was were be been to of in on at for with by from as and or
+    not no see use what which where how when if then your my our their""".split()
+)
 _TRAILING = ")]}>.,:!?"
 
 
@@ -89,7 +94,9 @@ def keep_value(
         return False
     if _CODE_RE.match(plain):
         return True
-    return names_secret is not None and _IDENTIFIER_RE.fullmatch(plain) is not None and names_secret(plain)
+    if plain.lower() in _FUNCTION_WORDS:  # prose after a colon: "Password: see the vault"
+        return True
+    return names_secret is not None and _REFERENCE_RE.fullmatch(plain) is not None and names_secret(plain)
 
 
 def redacted(
@@ -118,14 +125,15 @@ _ORDINARY = set(
     given shown taken written broken stolen forgotten sent kept stored read case sensitive random unique static
     temporary permanent one two part due then exactly either neither both more less longer shorter your my our
     their his her whatever something anything nothing somewhere elsewhere needed necessary mandatory plain
-    plaintext clear cleartext free public private secret hard easy simple complex correct same default""".split()
+    plaintext clear cleartext free public private secret hard easy simple complex correct same default right
+    gone back out up off over ready enough live dead full""".split()
 )
 _ORDINARY_ENDINGS = ("ed", "ing", "ly", "able", "ible", "ive", "ful", "less", "ous", "ent", "ant", "al", "ic", "ary")
 
 
 def _ordinary_word(word: str) -> bool:
     w = word.lower()
-    return w.isalpha() and (w in _ORDINARY or (len(w) > 4 and w.endswith(_ORDINARY_ENDINGS)))
+    return w.isalpha() and (w in _ORDINARY or (len(w) > 3 and w.endswith(_ORDINARY_ENDINGS)))
 
 
 # ---------------------------------------------------------------------------------------------- rules
@@ -141,7 +149,7 @@ class _Rule:
 _WORD_CHARS = frozenset(string.ascii_letters + string.digits + "_")
 _CLI = r"[^\n;|&]*?[ \t]"  # the rest of one shell command up to a flag (lazily: the first such flag)
 _CLI_VAL = val(";|&<>")
-_VERBS = r"(?:'s|[ \t]+(?:is|was|are|were|will[ \t]+be|should[ \t]+be|became|becomes|remains|equals))"
+_VERBS = r"(?:'s|[ \t]+(?:is|was|are|were|will[ \t]+be|should[ \t]+be|became|becomes|remains))"
 _FILLERS = r"(?:[ \t]+(?:now|still|just|simply|actually|currently|set[ \t]+to))*"
 _SCHEMES = "bearer|basic|token|bot|digest|negotiate"
 
@@ -171,6 +179,7 @@ _RULES = [
         ),
         on_lower=True,
         kind="authorization",
+        check="value",  # code stays: `{"Authorization": self.token}`, `Bearer ${token}`
     ),
     _Rule(re.compile(r"bearer[ \t]+(?P<val>[a-z0-9._~+/=-]{8,})"), True, "bearer", "token"),
     _Rule(re.compile(rf"cookie[{_Q}]?[ \t]*:[ \t]*[{_Q}]?(?P<val>[^\n{_Q}]+)"), True, "cookie", "header"),
@@ -199,7 +208,8 @@ _RULES = [
     ),
     _Rule(re.compile(rf"password[ \t]+{val('')}"), on_lower=True, check="netrc"),
     _Rule(
-        re.compile(r"<(?P<key>[A-Za-z_][\w.:-]{0,60})>(?P<val>[^<\s][^<\n]{0,499})(?:</(?P=key)>|\Z)"),
+        # closed on its line, or cut off at the end of the text (then one word)
+        re.compile(rf"<(?P<key>[A-Za-z_][\w.:-]{{0,60}})>(?P<val>[^<\s{_Q}][^<\n]{{0,499}}(?=</(?P=key)>)|[^<\s]+\Z)"),
         check="named",
         boundary=False,
     ),
@@ -235,7 +245,8 @@ def _accept(rule: _Rule, m: re.Match[str], text: str, low: str, names_secret: Ca
 
 def _named(m: re.Match[str], raw: str, text: str, low: str, names_secret: Callable[[str], bool]) -> bool:
     key = text[m.start("key") : m.end("key")]
-    return names_secret(key.split(":")[-1])  # `ns:password` -> password
+    key = key.split(":")[-1]  # `ns:password` -> password
+    return names_secret(key) or key.lower() == "pass"  # `redis-cli --pass PW`
 
 
 def _header(m: re.Match[str], raw: str, text: str, low: str, names_secret: Callable[[str], bool]) -> bool:

@@ -74,6 +74,9 @@ CONTEXTS: list[tuple[str, str]] = [
     ("redis-cli -a", "redis-cli -h cache -a {s} ping"),
     ("Cookie header", "Cookie: session={s}"),
     ("openssl pass:", "openssl enc -aes-256-cbc -pass pass:{s} -in notes.txt"),
+    ("DB_PASS=", "DB_PASS={s}"),
+    ("a value like an identifier", "password=Super_{s}"),
+    ("a default after a type", 'def connect(password: str = "{s}") -> None:'),
 ]
 
 
@@ -170,6 +173,12 @@ FALSE_POSITIVES = [
     "mysql is our database; -p is the port flag of psql",
     "curl https://example.com/api -o out.json",
     "the session token endpoint is /oauth/token",
+    "Fuzzy pass: the same boolean expression; FULL_PASS_EVERY = 300.0",
+    "- `token`: the bearer token, created once per install",
+    "An existing daemon token is used as is.",
+    "every request needs `Authorization: Bearer <token>` (the file `token` in the state folder)",
+    '(d.client(token=""), {"Authorization": d.token}); headers = {"authorization": `Bearer ${token}`}',
+    "the webhook fails even though the secret is right",
 ]
 
 
@@ -449,7 +458,9 @@ def test_daemon_store_and_error_answers(tmp_path: Path) -> None:
         )
         assert stored.status == 200, stored.data
         answers = [
-            client.request("POST", "/memory/store", {"project_root": root, "text": "x", "category": f"pass: {s[3]}"}),
+            client.request(
+                "POST", "/memory/store", {"project_root": root, "text": "x", "category": f"db_pass: {s[3]}"}
+            ),
             client.request("POST", "/memory/store", {"project_root": root, "text": "x", "expires": f"token={s[4]}"}),
             client.request("POST", "/memory/store", {"project_root": root, "text": "x", f"password: {s[5]}": "y"}),
         ]
