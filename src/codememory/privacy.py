@@ -120,8 +120,10 @@ _STAND_IN_RES = {0x80: re.compile("[\x81-\x8f]"), 0xE000: re.compile("[\ue001-\u
 
 # Key-named values: found from the key's hint word (on the lower-cased text), then the key is read back to
 # its start and the value read after the separator. `==`, `!=`, `::` are not separators.
-_ASSIGN_HINT_RES = [  # one literal each: seven quick scans cost less than one scan for seven words
-    re.compile(rf"{hint}[a-z0-9_.-]*(?P<q>['\"`{STAND_INS}]?)[ \t]*(?::=|=>|:(?!:)|=(?!=))[ \t]*")
+# One literal each (seven quick scans cost less than one scan for seven words); the rest of the key is
+# bounded so that a long run of key characters costs a bounded scan per hint word in it.
+_ASSIGN_HINT_RES = [
+    re.compile(rf"{hint}[a-z0-9_.-]{{0,80}}(?P<q>['\"`{STAND_INS}]?)[ \t]*(?::=|=>|:(?!:)|=(?!=))[ \t]*")
     for hint in ("pass", "pwd", "secret", "token", "key", "auth", "credential")
 ]
 _VALUE_RE = re.compile(val())

@@ -64,7 +64,7 @@ _WHOLE_PLACEHOLDER_RE = re.compile(  # where a value is surely a secret, only a 
     r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_][A-Za-z0-9_]*%|<[^<>]*>?|\{[^{}]*\}?|\*+|x{3,}|\.\.\.|…|\[REDACTED:[a-z_]+\]?",
     re.IGNORECASE,
 )
-_PATH_RE = re.compile(r"(?:~|\.{1,2})?(?:/[A-Za-z]?[a-z0-9_.-]*)+/?")
+_PATH_RE = re.compile(r"(?:~|\.{1,2})?(?:/[A-Z]?+[a-z0-9_.-]*+)+/?")  # possessive: no backtracking
 # code that refers to the secret instead of holding it: `args.password`, `self.token`, `token=token`
 _REFERENCE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+|[a-z_][a-z0-9_]*")
 _FUNCTION_WORDS = set(
@@ -147,7 +147,9 @@ class _Rule:
 
 
 _WORD_CHARS = frozenset(string.ascii_letters + string.digits + "_")
-_CLI = r"[^\n;|&]*?[ \t]"  # the rest of one shell command up to a flag (lazily: the first such flag)
+# the rest of one shell command up to a flag (lazily: the first such flag; bounded, so that a long line
+# naming the command many times costs a bounded scan per mention, not one to the end of the line)
+_CLI = r"[^\n;|&]{0,300}?[ \t]"
 _CLI_VAL = val(";|&<>")
 _VERBS = r"(?:'s|[ \t]+(?:is|was|are|were|will[ \t]+be|should[ \t]+be|became|becomes|remains))"
 _FILLERS = r"(?:[ \t]+(?:now|still|just|simply|actually|currently|set[ \t]+to))*"
@@ -171,7 +173,11 @@ def _cli(command: str, flag: str) -> _Rule:
 
 
 _RULES = [
-    _Rule(re.compile(rf"://[^\s:/@{_Q}<>]*:(?P<val>[^\s/?#{_Q}<>]+)@"), kind="url_password", boundary=False),
+    _Rule(
+        re.compile(rf"://[^\s:/@{_Q}<>]{{0,256}}:(?P<val>[^\s/?#{_Q}<>]{{1,256}})@"),
+        kind="url_password",
+        boundary=False,
+    ),
     _Rule(
         re.compile(
             rf"authorization[{_Q}]?[ \t]*[:=][ \t]*[{_Q}]?(?:(?:{_SCHEMES})[ \t]+)?"
@@ -200,7 +206,8 @@ _RULES = [
     _cli("mongo[a-z]*", r"-p[ \t]+"),
     _Rule(
         re.compile(
-            rf"--(?P<key>[a-z0-9-]*(?:pass|pwd|secret|token|key|auth|credential)[a-z0-9-]*)[ \t]+(?!-){_CLI_VAL}"
+            rf"--(?P<key>[a-z0-9-]{{0,40}}(?:pass|pwd|secret|token|key|auth|credential)[a-z0-9-]{{0,40}})"
+            rf"[ \t]+(?!-){_CLI_VAL}"
         ),
         on_lower=True,
         check="named",
@@ -280,8 +287,8 @@ def _netrc_line(m: re.Match[str], text: str, low: str) -> bool:
     head = low[breaks[-1] if breaks else max(0, m.start() - 300) : m.start()]
     if _NETRC_HEAD_RE.search(head):
         return True
-    end = _LINE_BREAK_RE.search(text, m.end())
-    rest = text[m.end() : end.start() if end else len(text)]
+    end = _LINE_BREAK_RE.search(text, m.end(), m.end() + 300)
+    rest = text[m.end() : end.start() if end else m.end() + 300]
     return not head.strip() and not rest.strip() and not _ordinary_word(m.group("val"))
 
 

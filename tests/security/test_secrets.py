@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterable
@@ -199,6 +200,46 @@ def test_scrub_message_is_one_line_scrubbed_and_cuts_long_arguments() -> None:
     assert scrub_message("x" * 5000, limit=100).endswith("…") and len(scrub_message("y " * 5000, limit=100)) == 100
     assert secret(1) not in scrub_message(f"unknown category 'PGPASSWORD={secret(1)}'")
     assert scrub_message("lone \udc80 surrogate") == "lone \\udc80 surrogate"
+
+
+ADVERSARIAL = [  # each repeats what one pattern starts from, on one long line, with nothing that completes it
+    "mysql ",
+    "docker login ",
+    "curl x ",
+    "token",
+    "token" * 50 + " ",
+    "-",
+    "--password-",
+    "a:",
+    "redis://",
+    "password x ",
+    "Cookie: ",
+    "<password>",
+    "the password is ",
+    '\\"',
+    "sshpass -e x ",
+    "authorization: ",
+]
+
+
+def test_adversarial_input_costs_a_bounded_scan() -> None:
+    """A pattern whose scan from each mention ran to the end of the line made 200 KB of `mysql mysql …`
+    take over a minute (quadratic); every scan is bounded now. The alarm is 60 s for all of them together,
+    about a hundred times what they take."""
+
+    def too_slow(*_: object) -> None:
+        raise TimeoutError("scrub took over 60 s on adversarial input: a pattern scans without a bound")
+
+    previous = signal.signal(signal.SIGALRM, too_slow)
+    signal.alarm(60)
+    try:
+        for unit in ADVERSARIAL:
+            text = unit * (100_000 // len(unit))
+            assert isinstance(scrub(text), str) and isinstance(scrub_message(text), str)
+        assert scrub("password=" + "/a" * 5000 + "!") != ""  # a long path-like value: no backtracking
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 # ------------------------------------------------------------------------------------------------ import
