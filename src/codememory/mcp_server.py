@@ -173,15 +173,15 @@ def _validation_message(error: ValidationError) -> str:
         where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in item["loc"]).lstrip(".")
         value = item.get("input")
         if item["type"] == "string_pattern_mismatch" and (item.get("ctx") or {}).get("pattern") == ID_RE.pattern:
-            text = f"{value!r} is not a memory id (expected mem_ followed by 8 hex digits)"
+            text = f"{scrub_message(value, limit=80)!r} is not a memory id (expected mem_ followed by 8 hex digits)"
         elif item["type"] == "string_pattern_mismatch":  # the other pattern: session ids
-            text = f"{value!r} is not a session id (expected YYYY-MM-DD_HH-MM_<tool>_<slug>)"
+            text = f"{scrub_message(value, limit=80)!r} is not a session id (expected YYYY-MM-DD_HH-MM_<tool>_<slug>)"
         elif item["type"] == "missing":
             text = "required"
         else:
             text = item["msg"]
             if value is None or isinstance(value, str | int | float | bool):
-                shown = repr(value)
+                shown = repr(scrub_message(value) if isinstance(value, str) else value)  # cut after scrubbing
                 text += f" (got {shown if len(shown) <= 60 else shown[:57] + '...'})"
         parts.append(f"{where}: {text}")
     return "invalid arguments: " + "; ".join(parts)
