@@ -253,6 +253,8 @@ def _accept(rule: _Rule, m: re.Match[str], text: str, low: str, names_secret: Ca
 def _named(m: re.Match[str], raw: str, text: str, low: str, names_secret: Callable[[str], bool]) -> bool:
     key = text[m.start("key") : m.end("key")]
     key = key.split(":")[-1]  # `ns:password` -> password
+    if key.startswith("no-"):  # a negated flag takes no value: `--no-auth deploy`
+        return False
     return names_secret(key) or key.lower() == "pass"  # `redis-cli --pass PW`
 
 

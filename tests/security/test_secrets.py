@@ -180,6 +180,7 @@ FALSE_POSITIVES = [
     "every request needs `Authorization: Bearer <token>` (the file `token` in the state folder)",
     '(d.client(token=""), {"Authorization": d.token}); headers = {"authorization": `Bearer ${token}`}',
     "the webhook fails even though the secret is right",
+    "tool --no-auth deploy --token-limit 500 --author Jane --password-file ./pw.txt",
 ]
 
 
