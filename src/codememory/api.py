@@ -27,6 +27,7 @@ from .bounded_input import (
 from .config import load_config
 from .dates import now_iso, now_utc, parse_when, to_iso
 from .errors import InvalidInput, NotFound
+from .memory_fields import clean_label, clean_tags, clean_text
 from .model import (
     ID_RE,
     LINK_TYPES,
@@ -35,7 +36,6 @@ from .model import (
     normalize_tags,
     validate_category,
     validate_importance,
-    validate_text,
 )
 from .privacy import scrub
 from .project import db_path, find_project_root, store_dir
@@ -217,15 +217,7 @@ class Store:
         False). `entities` adds names the caller knows are involved (an extraction model's) to those
         found in the text. With an embedder, the memory is embedded and linked to close neighbours; the memories
         in `supersedes` are marked superseded by it and drop out of search."""
-        text = scrub(validate_text(text))
-        if not text.strip():
-            raise InvalidInput("memory text is empty after removing private spans and secrets")
-        text = validate_text(text)  # a redaction marker can be longer than the secret it replaces
-        source = scrub(source) if source else None
-        entered_by = scrub(entered_by) if entered_by else None
-        if tags is not None:  # a tag that looks like a secret is dropped, not stored redacted
-            items = tags.split(",") if isinstance(tags, str) else list(tags)
-            tags = [t for t in items if scrub(t) == t]
+        text = clean_text(text)
         now = now_iso()
         expires_at = _when(expires, "expires")
         if expires_at is not None and expires_at <= now:
@@ -235,9 +227,9 @@ class Store:
             text=text,
             category=validate_category(category),
             importance=validate_importance(importance),
-            tags=normalize_tags(list(tags) if tags is not None and not isinstance(tags, str) else tags),
-            entered_by=entered_by or None,
-            source=source or None,
+            tags=clean_tags(tags),
+            entered_by=clean_label(entered_by),
+            source=clean_label(source),
             created_at=now,
             updated_at=now,
             expires_at=expires_at,
@@ -646,9 +638,9 @@ class Store:
 
     def import_(self, src: str | os.PathLike[str] | IO[str], *, skip_invalid: bool = False) -> ImportReport:
         """Import JSON Lines. Idempotent: records whose id exists (or, without an id, whose exact text
-        exists) are skipped. A file with invalid lines imports nothing unless skip_invalid. Texts and
-        sources lose private spans and secrets (`transfer.memory_from_dict`); a record keeps its id
-        even when its text changes, and a record left with no text is an invalid line."""
+        exists) are skipped. A file with invalid lines imports nothing unless skip_invalid. Every free-form
+        field (text, tags, entered_by, source) is scrubbed as `add` does (memory_fields.py); a record keeps
+        its id even when its text changes, and a record left with no text is an invalid line."""
 
         def lines(stream: IO[Any], what: str) -> Iterator[str | LineTooLong]:
             return capped_lines(stream, IMPORT_LINE_MAX_BYTES, IMPORT_MAX_BYTES, what)

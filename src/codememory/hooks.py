@@ -507,9 +507,9 @@ def _log(root: Path | None, message: str) -> None:
         return
     try:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        from .privacy import scrub
+        from .privacy import scrub_message  # scrubbed, one line, long echoed arguments cut
 
-        line = f"{stamp} {safe_files.one_line(scrub(message))}\n"
+        line = f"{stamp} {safe_files.one_line(scrub_message(message))}\n"
         safe_files.append_bytes(root / STORE_DIR / "logs" / "hooks.log", line.encode("utf-8", "backslashreplace"))
     except OSError:
         pass

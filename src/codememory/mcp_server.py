@@ -34,6 +34,7 @@ from .bounded_input import MCP_STDIO_LINE_MAX_BYTES, decode, size_text, valid_de
 from .errors import CodememoryError
 from .hooks import hook_session
 from .model import CATEGORIES, ID_RE, MAX_TEXT
+from .privacy import scrub_message
 from .recall import get_records
 from .search import recall_results
 from .sessions import MAX_RESULTS, SESSION_ID_RE
@@ -154,13 +155,15 @@ class MemoryServer(FastMCP[None]):
             unknown = [key for key in arguments if key not in known[name]]
             if unknown:
                 raise ToolError(
-                    f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} for {name}; "
-                    f"it takes: {', '.join(known[name])}"
+                    scrub_message(
+                        f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} "
+                        f"for {name}; it takes: {', '.join(known[name])}"
+                    )
                 )
         try:
             return await super().call_tool(name, valid_deep(arguments))
-        except ToolError as exc:
-            raise ToolError(_error_message(exc)) from exc.__cause__
+        except ToolError as exc:  # the message may quote an argument, which may be a secret
+            raise ToolError(scrub_message(_error_message(exc))) from exc.__cause__
 
 
 class _ProtocolLines:
@@ -202,15 +205,15 @@ def _validation_message(error: ValidationError) -> str:
         where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in item["loc"]).lstrip(".")
         value = item.get("input")
         if item["type"] == "string_pattern_mismatch" and (item.get("ctx") or {}).get("pattern") == ID_RE.pattern:
-            text = f"{value!r} is not a memory id (expected mem_ followed by 8 hex digits)"
+            text = f"{scrub_message(value, limit=80)!r} is not a memory id (expected mem_ followed by 8 hex digits)"
         elif item["type"] == "string_pattern_mismatch":  # the other pattern: session ids
-            text = f"{value!r} is not a session id (expected YYYY-MM-DD_HH-MM_<tool>_<slug>)"
+            text = f"{scrub_message(value, limit=80)!r} is not a session id (expected YYYY-MM-DD_HH-MM_<tool>_<slug>)"
         elif item["type"] == "missing":
             text = "required"
         else:
             text = item["msg"]
             if value is None or isinstance(value, str | int | float | bool):
-                shown = repr(value)
+                shown = repr(scrub_message(value) if isinstance(value, str) else value)  # cut after scrubbing
                 text += f" (got {shown if len(shown) <= 60 else shown[:57] + '...'})"
         parts.append(f"{where}: {text}")
     return "invalid arguments: " + "; ".join(parts)

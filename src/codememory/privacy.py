@@ -12,24 +12,37 @@
      and webhook URLs, Stripe `sk_/rk_ live|test`, `whsec_`, AWS access key ids `AKIA/ASIA…`,
      npm `npm_`, PyPI `pypi-`, Hugging Face `hf_`; JWTs (`eyJ….eyJ….sig`);
    - `-----BEGIN … PRIVATE KEY-----` blocks (an unterminated block removes the rest of the text);
-   - `Authorization: <scheme> <value>` headers and `Bearer <value>` (the value only);
-   - passwords in URLs: `scheme://user:pass@host` -> `scheme://user:[REDACTED:url_password]@host`;
-   - `KEY=value`, `KEY: value`, `"key": "value"` (also `:=`, `=>`) where a word of the key name is
-     password/passwd/pwd/passphrase/secret/token/auth/credential(s)/apikey or the pairs api+key,
-     access+key, private+key, secret+key, client+secret (split on `_ - .` and camelCase, any case),
-     e.g. `aws_secret_access_key`, `DB_PASSWORD`, `authToken`;
+   - secrets known by their context (privacy_context.py): passwords in any URL (`redis://:pw@host`),
+     `Authorization`/`Bearer`/`Cookie` values, password flags of command lines (`mysql -pPW`,
+     `sshpass -p PW`, `curl -u user:PW`, `--password PW`, …), `.netrc` lines, `<password>` elements
+     and prose ("the wifi password is PW");
+   - key-named values: `KEY=value`, `KEY: value`, `"key": "value"` (also `:=`, `=>`, and a quoted key
+     with spaces such as `"API Key"`), quoted or not, in any JSON-ish text, also when the text was cut
+     off inside the value (an unclosed quote redacts to the end of the line). A key names a secret when
+     a word of it (split on `_ - .` spaces and camelCase, any case) is password/passwd/pwd/passphrase/
+     secret(s)/token/auth/credential(s)/apikey/pat, or ends in password/passwd/passphrase/secret/token
+     (`PGPASSWORD`, `authtoken`), or its last word ends in "pass" (`DB_PASS`, `dbpass`; not "pass"
+     alone, nor bypass/compass…), or it holds the pairs api+key, access+key, private+key, secret+key,
+     client+secret, e.g. `aws_secret_access_key`, `DB_PASSWORD`, `authToken`;
    - generic high-entropy strings: a run of >= 32 characters of `[A-Za-z0-9+/=_-]` with Shannon
      entropy >= 4.0 bits/char that holds at least 2 digits, 2 upper-case and 2 lower-case letters.
 
 False-positive trade-offs (we prefer redacting a little too much over leaking):
 - KEY/value: a value is kept when it is empty, a number shorter than 6 digits, a literal such as
-  true/false/null/None, a type name (`password: str`), a placeholder (`$VAR`, `${…}`, `<…>`,
-  `{…}`, `***`, `xxx`, `...`) or looks like code (`os.environ[...]`, `get_token()`). Keys that name
-  something about a secret rather than the secret are kept: any word among count, max, min, limit,
-  size, len(gth), type, file, path, url, uri, endpoint, name, id, env, var, header, ttl, expiry,
-  usage, budget, prefix, dir, length, kind, field (`max_tokens=4096`, `token_url=…`,
-  `SECRET_KEY_FILE=…`). Prose such as "Password: see the vault" loses its next word. An unquoted
-  value stops at whitespace, a quote, `,` or `;`; trailing `)]}>` are kept outside the redaction.
+  true/false/null/None, a type name (`password: str`, but a default after it, `password: str = "x"`,
+  is redacted), a placeholder (`$VAR`, `${…}`, `<…>`, `{…}`, `***`, `xxx`, `...`), a path of
+  lower-case words (`/run/secrets/db`), a function word ("Password: see the vault": the, a, see, use,
+  …), or looks like code (`os.environ[...]`, `get_token()`, a dotted or lower-case name that itself
+  names the secret: `args.password`, `token=token`; `password=Super_Secret1` is redacted).
+  Comparisons (`token == x`) and paths (`Token::new`) are not assignments. Keys that name something
+  about a secret rather than the secret are kept: any word among count, max, min, limit, size,
+  len(gth), type, file, path, url, uri, endpoint, name, id, env, var, header, ttl, expiry, usage,
+  budget, prefix, dir, length, kind, field, stdin, prompt, command, helper, policy (`max_tokens=4096`,
+  `token_url=…`, `SECRET_KEY_FILE=…`, `--password-stdin`). Prose such as "Password: vault entry 7"
+  loses its next word. An unquoted value stops at whitespace, a quote, `,` or `;`; trailing
+  `)]}>.,:!?` are kept outside the redaction. Where the context says it is a password (a URL's,
+  `mysql -p`, `.netrc`), only a whole placeholder is kept (`$VAR`, `${VAR}`, `%VAR%`, `<…>`, `{…}`),
+  even a short number goes.
 - High entropy: lower-case hex (git SHAs, sha256 digests) and UUIDs never qualify (no upper-case),
   so a hex-only secret is only caught through its key name or prefix; identifiers such as
   `test_scrub_keeps_paths` fail the mixed-class rule. Slash-separated runs whose segments are all
@@ -39,17 +52,24 @@ False-positive trade-offs (we prefer redacting a little too much over leaking):
 
 `scrub` is idempotent (`scrub(scrub(x)) == scrub(x)`), uses only precompiled regular expressions and
 the standard library (hooks import it), and never raises: on an internal error it returns "" (fail
-closed). It takes well under a millisecond for a 10,000-character text of ordinary prose and code.
+closed). Each pattern starts with a literal, so the regex engine jumps from one occurrence of it to the
+next and ordinary text costs little: `benchmarks/bench_scrub.py` measures the throughput on
+transcript-like text.
+`scrub_message` is `scrub` for an error message that may echo what the user typed: also one line, long
+echoed arguments cut short.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
 from typing import Any
 
-__all__ = ["redact_secrets", "scrub", "scrub_private"]
+from .privacy_context import STAND_INS, lower, redact_context, redacted, val
+
+__all__ = ["redact_secrets", "scrub", "scrub_json", "scrub_message", "scrub_private"]
 
 _TAG_RE = re.compile(r"<\s*(/?)\s*private\s*>", re.IGNORECASE)
 
@@ -58,79 +78,72 @@ _PRIVATE_KEY_RE = re.compile(
     re.DOTALL,
 )
 
-_B = r"(?<![A-Za-z0-9_-])"  # a token starts at a boundary
-_E = r"(?![A-Za-z0-9_-])"  # and ends at one
-# (kind, substrings one of which the text must hold, pattern): the substring test skips most patterns cheaply
-_TOKENS: list[tuple[str, tuple[str, ...], re.Pattern[str]]] = [
-    (kind, triggers, re.compile(pattern))
-    for kind, triggers, pattern in [
-        ("anthropic", ("sk-ant-",), rf"{_B}sk-ant-[A-Za-z0-9_-]{{20,}}"),
-        ("openai", ("sk-",), rf"{_B}sk-(?:proj-|svcacct-|admin-)?(?=[A-Za-z_-]*[0-9])[A-Za-z0-9_-]{{20,}}"),
-        ("groq", ("gsk_",), rf"{_B}gsk_[A-Za-z0-9]{{20,}}"),
-        (
-            "google",
-            ("AIza", "ya29.", "GOCSPX-"),
-            rf"{_B}(?:AIza[0-9A-Za-z_-]{{35}}|ya29\.[0-9A-Za-z_-]{{20,}}|GOCSPX-[0-9A-Za-z_-]{{20,}}){_E}",
-        ),
-        (
-            "github",
-            ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-            rf"{_B}(?:gh[pousr]_[A-Za-z0-9]{{30,}}|github_pat_[A-Za-z0-9_]{{22,}})",
-        ),
-        ("gitlab", ("gl",), rf"{_B}gl(?:pat|dt|rt|ptt|ft|cbt|oas)-[A-Za-z0-9_-]{{20,}}"),
-        (
-            "slack",
-            ("xox", "hooks.slack.com"),
-            rf"{_B}xox[abposr]-[A-Za-z0-9-]{{10,}}|hooks\.slack\.com/services/[A-Za-z0-9/_-]+",
-        ),
-        (
-            "stripe",
-            ("_live_", "_test_", "whsec_"),
-            rf"{_B}(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{{16,}}|whsec_[A-Za-z0-9]{{20,}})",
-        ),
-        ("aws", ("AKIA", "ASIA", "ABIA", "ACCA"), r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])"),
-        ("npm", ("npm_",), rf"{_B}npm_[A-Za-z0-9]{{36,}}"),
-        ("pypi", ("pypi-",), rf"{_B}pypi-[A-Za-z0-9_-]{{50,}}"),
-        ("huggingface", ("hf_",), rf"{_B}hf_[A-Za-z0-9]{{30,}}"),
-        ("jwt", ("eyJ",), rf"{_B}eyJ[A-Za-z0-9_-]{{8,}}\.eyJ[A-Za-z0-9_-]{{8,}}\.[A-Za-z0-9_-]*"),
+
+def _lit(prefix: str, before: str = "A-Za-z0-9_-") -> str:
+    """`prefix` not continuing a token on its left; the check comes after the literal so that the regex
+    engine can jump from one occurrence of the literal to the next."""
+    return rf"{re.escape(prefix)}(?<![{before}]{re.escape(prefix)})"
+
+
+_E = r"(?![A-Za-z0-9_-])"  # a token ends at a boundary
+_TOKENS: list[tuple[str, re.Pattern[str]]] = [
+    (kind, re.compile(pattern))
+    for kind, pattern in [
+        ("anthropic", rf"{_lit('sk-ant-')}[A-Za-z0-9_-]{{20,}}"),
+        ("openai", rf"{_lit('sk-')}(?:proj-|svcacct-|admin-)?(?=[A-Za-z_-]*[0-9])[A-Za-z0-9_-]{{20,}}"),
+        ("groq", rf"{_lit('gsk_')}[A-Za-z0-9]{{20,}}"),
+        ("google", rf"{_lit('AIza')}[0-9A-Za-z_-]{{35}}{_E}"),
+        ("google", rf"{_lit('ya29.')}[0-9A-Za-z_-]{{20,}}{_E}"),
+        ("google", rf"{_lit('GOCSPX-')}[0-9A-Za-z_-]{{20,}}{_E}"),
+        ("github", rf"{_lit('gh')}[pousr]_[A-Za-z0-9]{{30,}}"),
+        ("github", rf"{_lit('github_pat_')}[A-Za-z0-9_]{{22,}}"),
+        ("gitlab", rf"{_lit('gl')}(?:pat|dt|rt|ptt|ft|cbt|oas)-[A-Za-z0-9_-]{{20,}}"),
+        ("slack", rf"{_lit('xox')}[abposr]-[A-Za-z0-9-]{{10,}}"),
+        ("slack", r"hooks\.slack\.com/services/[A-Za-z0-9/_-]+"),
+        ("stripe", rf"{_lit('sk_')}(?:live|test)_[A-Za-z0-9]{{16,}}"),
+        ("stripe", rf"{_lit('rk_')}(?:live|test)_[A-Za-z0-9]{{16,}}"),
+        ("stripe", rf"{_lit('whsec_')}[A-Za-z0-9]{{20,}}"),
+        ("aws", r"A(?<![A-Z0-9]A)(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}(?![A-Z0-9])"),
+        ("npm", rf"{_lit('npm_')}[A-Za-z0-9]{{36,}}"),
+        ("pypi", rf"{_lit('pypi-')}[A-Za-z0-9_-]{{50,}}"),
+        ("huggingface", rf"{_lit('hf_')}[A-Za-z0-9]{{30,}}"),
+        ("jwt", rf"{_lit('eyJ')}[A-Za-z0-9_-]{{8,}}\.eyJ[A-Za-z0-9_-]{{8,}}\.[A-Za-z0-9_-]*"),
     ]
 ]
 
 # A quote escaped n times (\\" inside a JSON string, \\\\\\" inside one inside another) stands in as the
-# private-use character U+E000+n while the patterns run, so they see it as one quote character.
+# character U+0080+n (U+E000+n when the text holds C1 controls) while the patterns run, so they see it as
+# one quote character.
 _ESCAPED_QUOTE_RE = re.compile(r'(\\{1,15})"')
-_STAND_IN_RE = re.compile("[\ue001-\ue00f]")
-QUOTES = "\"'\ue001\ue002\ue003\ue004\ue005\ue006\ue007\ue008\ue009\ue00a\ue00b\ue00c\ue00d\ue00e\ue00f"
+_C1_RE = re.compile("[\x80-\x9f]")
+_STAND_IN_RES = {0x80: re.compile("[\x81-\x8f]"), 0xE000: re.compile("[\ue001-\ue00f]")}
 
-_URL_PASSWORD_RE = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:)(?!\[REDACTED)[^\s/@]+(@)")
-_AUTH_HEADER_RE = re.compile(
-    r"(\b(?:proxy-)?authorization[\"'\ue001-\ue00f]?[ \t]*[:=][ \t]*[\"'\ue001-\ue00f]?"
-    r"(?:(?:bearer|basic|token|bot|digest|negotiate)[ \t]+)?)"
-    r"(?!\[REDACTED|(?:bearer|basic|token|bot|digest|negotiate)\b)[^\s'\",;\ue001-\ue00f]+",
-    re.IGNORECASE,
-)
-_BEARER_RE = re.compile(r"(\bbearer[ \t]+)(?!\[REDACTED)[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE)
-
-_ASSIGN_RE = re.compile(
-    r"(?P<q>[\"'\ue001-\ue00f]?)(?<![A-Za-z0-9_.-])"
-    r"(?P<key>(?=[A-Za-z0-9_.-]*?(?i:pass|pwd|secret|token|key|auth|credential))[A-Za-z0-9_.-]++)(?P=q)"
-    r"(?P<sep>[ \t]*(?::=|=>|[:=])[ \t]*)"
-    r"(?P<val>\"[^\"\n]*\"|'[^'\n]*'|(?P<eq>[\ue001-\ue00f])[^\ue001-\ue00f\n]*(?P=eq)|[^\s'\",;\ue001-\ue00f]++)"
-)
-_KEY_HINTS = ("pass", "pwd", "secret", "token", "key", "auth", "credential")
+# Key-named values: found from the key's hint word (on the lower-cased text), then the key is read back to
+# its start and the value read after the separator. `==`, `!=`, `::` are not separators.
+# One literal each (seven quick scans cost less than one scan for seven words); the rest of the key is
+# bounded so that a long run of key characters costs a bounded scan per hint word in it.
+_ASSIGN_HINT_RES = [
+    re.compile(rf"{hint}[a-z0-9_.-]{{0,80}}(?P<q>['\"`{STAND_INS}]?)[ \t]*(?::=|=>|:(?!:)|=(?!=))[ \t]*")
+    for hint in ("pass", "pwd", "secret", "token", "key", "auth", "credential")
+]
+_VALUE_RE = re.compile(val())
+_TYPE_RE = re.compile(r"[A-Za-z_][\w.]*(?:\[[\w., |]*\])?")
+_DEFAULT_RE = re.compile(r"(?:[ \t]*\|[ \t]*[A-Za-z_][\w.]*(?:\[[\w., |]*\])?)*[ \t]*=(?![=>])[ \t]*" + val())
+_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _KEY_WORD_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _SECRET_WORDS = {"password", "passwd", "pwd", "passphrase", "secret", "token", "auth", "credential", "credentials"}
 _SECRET_WORDS |= {"apikey", "secrets", "pat"}
+_SECRET_ENDINGS = ("password", "passwd", "passphrase", "secret", "token")
+# "pass" alone is too common a word ("a second pass: the …"); it names a secret as the last word of a longer
+# key (`DB_PASS`, `redisPass`) or glued to one (`dbpass`, but not `bypass`)
+_PASS_WORDS = {"bypass", "compass", "surpass", "overpass", "underpass", "trespass", "encompass"}
 _SECRET_PAIRS = [("api", "key"), ("access", "key"), ("private", "key"), ("secret", "key"), ("client", "secret")]
 _NOT_SECRET_WORDS = {
     "count", "max", "min", "limit", "limits", "size", "len", "length", "type", "types", "file", "path",
     "url", "uri", "endpoint", "name", "id", "ids", "env", "var", "header", "ttl", "expiry", "expires",
-    "usage", "budget", "prefix", "dir", "kind", "field", "tokens", "tokenizer",
+    "usage", "budget", "prefix", "dir", "kind", "field", "tokens", "tokenizer", "stdin", "prompt",
+    "command", "cmd", "helper", "policy",
 }  # fmt: skip
-_LITERALS = {"true", "false", "null", "none", "nil", "undefined", "required", "optional", "str", "string", "bool"}
-_LITERALS |= {"int", "bytes", "any", "secretstr", "redacted"}
-_CODE_RE = re.compile(r"[A-Za-z_][\w.]*[(\[]|(?:self|os|process|env|config|settings|cls)\.")
-_PLACEHOLDER_RE = re.compile(r"[$<{%]|\*{3}|x{3}|\.\.\.|\[REDACTED", re.IGNORECASE)
 
 _CANDIDATE_RE = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{32,}")
 _KEEP_RE = re.compile(
@@ -186,83 +199,80 @@ def _entropy_sub(m: re.Match[str]) -> str:
     return "[REDACTED:high_entropy]" if _high_entropy(m.group(0)) else m.group(0)
 
 
+@functools.lru_cache(maxsize=4096)  # the same names come back on every turn
 def _secret_key(key: str) -> bool:
+    """Whether a key (variable, field, flag or element name) names a secret (see the module docstring)."""
     words = [w.lower() for w in _KEY_WORD_RE.findall(key)]
     if not words or key.lower() in ("pwd", "oldpwd", "old_pwd"):  # the shell's working directory
         return False
     if any(w in _NOT_SECRET_WORDS for w in words):
         return False
-    if any(w in _SECRET_WORDS for w in words):
+    if any(w in _SECRET_WORDS or w.endswith(_SECRET_ENDINGS) for w in words):
+        return True
+    last = words[-1]
+    if last.endswith("pass") and last not in _PASS_WORDS and (len(words) > 1 or last != "pass"):
         return True
     return any(a in words and b in words for a, b in _SECRET_PAIRS)
 
 
+def _key_start(text: str, hint: int, quote: str) -> int:
+    """Where the key holding the hint word at `hint` starts; a quoted key may hold spaces (`"API Key"`)."""
+    start = hint
+    while start and text[start - 1] in _KEY_CHARS:
+        start -= 1
+    if quote and start and text[start - 1] == " ":
+        opening = text.rfind(quote, max(0, start - 40), start)
+        if opening >= 0 and all(c in _KEY_CHARS or c == " " for c in text[opening + 1 : start]):
+            return opening + 1
+    return start
+
+
 def _redact_assignments(text: str) -> str:
-    """`_ASSIGN_RE` matches one after another; a rejected match resumes at its value, which may itself
-    be an assignment (`note: DB_PASSWORD=x`)."""
+    """Key-named values, found from their key's hint word; a rejected match resumes after its separator,
+    so a value that is itself an assignment (`note: DB_PASSWORD=x`) is still looked at."""
+    low = lower(text)
+    hints = sorted((m for pattern in _ASSIGN_HINT_RES for m in pattern.finditer(low)), key=lambda m: m.start())
     out: list[str] = []
     pos = done = 0
-    while m := _ASSIGN_RE.search(text, pos):
-        replaced = _assign_sub(m)
-        if replaced is None:
-            pos = m.start("val")
+    for m in hints:
+        if m.start() < pos:  # inside a key or value already looked at
             continue
-        out += [text[done : m.start()], replaced]
-        pos = done = m.end()
+        pos = m.end()
+        start = _key_start(text, m.start(), m.group("q"))
+        if not _secret_key(text[start : m.start("q")]):
+            continue
+        value = _VALUE_RE.match(text, m.end())
+        if value is None:
+            continue
+        new = redacted(value.group("val"), "secret", _secret_key)
+        if new is None:  # a type name may be followed by a default: `password: str = "hunter2"`
+            if not _TYPE_RE.fullmatch(value.group("val")):
+                continue
+            value = _DEFAULT_RE.match(text, value.end())
+            new = redacted(value.group("val"), "secret", _secret_key) if value else None
+            if value is None or new is None:
+                continue
+        out += [text[done : value.start("val")], new]
+        pos = done = value.end()
     return "".join(out) + text[done:] if out else text
-
-
-def _assign_sub(m: re.Match[str]) -> str | None:
-    """The redacted assignment, or None when the key or value does not look like a secret."""
-    if not _secret_key(m.group("key")):
-        return None
-    val = m.group("val")
-    head = m.group(0)[: m.start("val") - m.start()]
-    if val[:1] in QUOTES:
-        inner, quote, tail = val[1:-1], val[0], ""
-    else:
-        inner = val.rstrip(")]}>")
-        quote, tail = "", val[len(inner) :]
-    plain = inner.strip()
-    if (
-        not plain
-        or plain.lower() in _LITERALS
-        or (plain.isdigit() and len(plain) < 6)
-        or _PLACEHOLDER_RE.match(plain)
-        or (not quote and _CODE_RE.match(plain))
-    ):
-        return None
-    return f"{head}{quote}[REDACTED:secret]{quote}{tail}"
-
-
-_STEPS: list[tuple[str, re.Pattern[str], str]] = [  # (substring the lower-cased text must hold, pattern, replacement)
-    ("://", _URL_PASSWORD_RE, r"\1[REDACTED:url_password]\2"),
-    ("authorization", _AUTH_HEADER_RE, r"\1[REDACTED:authorization]"),
-    ("bearer", _BEARER_RE, r"\1[REDACTED:bearer]"),
-]
 
 
 def redact_secrets(text: str) -> str:
     """Replace secrets with `[REDACTED:<kind>]` (see the module docstring for the rules)."""
     if '\\"' in text:  # JSON inside a string: a tool's input, a prompt OpenCode stored quoted
-        hidden = _ESCAPED_QUOTE_RE.sub(lambda m: chr(0xE000 + len(m.group(1))), text)
-        return _STAND_IN_RE.sub(lambda m: "\\" * (ord(m.group(0)) - 0xE000) + '"', _redact(hidden))
+        base = 0xE000 if _C1_RE.search(text) else 0x80
+        hidden = _ESCAPED_QUOTE_RE.sub(lambda m: chr(base + len(m.group(1))), text)
+        return _STAND_IN_RES[base].sub(lambda m: "\\" * (ord(m.group(0)) - base) + '"', _redact(hidden))
     return _redact(text)
 
 
 def _redact(text: str) -> str:
     if "PRIVATE KEY" in text:
         text = _PRIVATE_KEY_RE.sub("[REDACTED:private_key]", text)
-    for kind, triggers, pattern in _TOKENS:
-        if any(t in text for t in triggers):
-            text = pattern.sub(f"[REDACTED:{kind}]", text)
-    lower = text.lower()
-    for gate, step, replacement in _STEPS:
-        if gate in lower:
-            text = step.sub(replacement, text)
-    lower = text.lower()
-    if any(hint in lower for hint in _KEY_HINTS):
-        text = _redact_assignments(text)
+    for kind, pattern in _TOKENS:  # each starts with a literal: a text without it is skipped quickly
+        text = pattern.sub(f"[REDACTED:{kind}]", text)
+    text = redact_context(text, _secret_key)
+    text = _redact_assignments(text)
     return _CANDIDATE_RE.sub(_entropy_sub, text)
 
 
@@ -285,3 +295,19 @@ def scrub_json(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [scrub_json(v) for v in value]
     return value
+
+
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")  # and lone surrogates: unprintable
+_LONG_ARG_RE = re.compile(r"[^\s'\"(),;]{41,}")
+_PATHLIKE_RE = re.compile(r"(?:~|\.{1,2})?/[^=]*|[A-Za-z]:\\[^=]*")
+
+
+def scrub_message(message: object, limit: int = 2000) -> str:
+    """An error or log message that may echo user input (an argument, a payload field), made safe to show:
+    scrubbed, on one line and printable (control characters and lone surrogates escaped), every run of
+    more than 40 characters without a space that is not a path (an echoed argument: an unrecognised key
+    would show whole) cut to its first 12 characters, and at most `limit` characters."""
+    text = scrub(str(message))
+    text = _CONTROL_RE.sub(lambda m: repr(m.group(0))[1:-1], text)
+    text = _LONG_ARG_RE.sub(lambda m: m.group(0) if _PATHLIKE_RE.fullmatch(m.group(0)) else m.group(0)[:12] + "…", text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

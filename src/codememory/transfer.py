@@ -10,17 +10,16 @@ from typing import IO, Any
 from .bounded_input import LineTooLong, valid_json_text
 from .dates import canonical_iso, now_iso
 from .errors import InvalidInput
+from .memory_fields import clean_label, clean_tags, clean_text
 from .model import (
     ID_RE,
     LINK_TYPES,
     Memory,
     new_memory_id,
-    normalize_tags,
     validate_category,
     validate_importance,
-    validate_text,
 )
-from .privacy import scrub
+from .privacy import scrub_message
 
 
 @dataclass
@@ -94,9 +93,7 @@ def memory_from_dict(obj: Any) -> tuple[Memory, bool]:
     text = obj.get("text")
     if not isinstance(text, str):
         raise InvalidInput("missing or non-string 'text'")
-    text = scrub(validate_text(text))
-    if not text.strip():
-        raise InvalidInput("memory text is empty after removing private spans and secrets")
+    text = clean_text(text)  # the same rules as `store` for every free-form field (memory_fields.py)
     raw_id = obj.get("id")
     if raw_id is not None and (not isinstance(raw_id, str) or not ID_RE.match(raw_id)):
         raise InvalidInput(f"id must look like mem_ and 8 hex digits, got {raw_id!r}")
@@ -122,9 +119,9 @@ def memory_from_dict(obj: Any) -> tuple[Memory, bool]:
         text=text,
         category=validate_category(obj.get("category")),
         importance=validate_importance(obj.get("importance")),
-        tags=normalize_tags(tags),
-        entered_by=obj.get("entered_by"),
-        source=scrub(obj["source"]) if obj.get("source") else obj.get("source"),
+        tags=clean_tags(tags),
+        entered_by=clean_label(obj.get("entered_by")),
+        source=clean_label(obj.get("source")),
         created_at=created,
         updated_at=_timestamp(obj, "updated_at", True, created) or created,
         expires_at=_timestamp(obj, "expires_at", False),
@@ -152,8 +149,8 @@ def parse_jsonl(lines: Iterable[str | LineTooLong]) -> ParsedImport:
         try:
             mem, given = memory_from_dict(obj)
             links = _links(obj, mem.id)
-        except InvalidInput as exc:
-            result.errors.append(LineError(number, str(exc)))
+        except InvalidInput as exc:  # its message may quote a field of the line, which may hold a secret
+            result.errors.append(LineError(number, scrub_message(exc, limit=300)))
             continue
         result.memories.append(mem)
         result.links += links

@@ -8,17 +8,19 @@ from typing import Any
 import click
 
 from ..errors import CodememoryError
+from ..privacy import scrub_message
 from .render import dump_json
+from .scrubbed import ScrubbedGroup
 
 
-class _DaemonGroup(click.Group):
-    """Every error is one line on stderr and exit code 1, never a traceback."""
+class _DaemonGroup(ScrubbedGroup):
+    """Every error is one line on stderr and exit code 1, never a traceback (nor a secret it quotes)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except CodememoryError as exc:
-            click.echo(f"codememory: error: {exc}", err=True)
+            click.echo(f"codememory: error: {scrub_message(exc)}", err=True)
             ctx.exit(1)
         except OSError as exc:
             where = f": {exc.filename}" if exc.filename else ""

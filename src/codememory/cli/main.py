@@ -28,15 +28,19 @@ from ..bounded_input import (
 from ..context_render import one_line, quoted
 from ..errors import CodememoryError, InvalidInput
 from ..model import CATEGORIES
+from ..privacy import scrub_message
 from ..search import NOT_CONFIGURED
 from ..store.database import SORT_COLUMNS
 from . import render
+from .scrubbed import ScrubbedGroup
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class _Group(click.Group):
-    """Turns user-caused errors into one line on stderr and a non-zero exit, never a traceback."""
+class _Group(ScrubbedGroup):
+    """Turns user-caused errors into one line on stderr and a non-zero exit, never a traceback. Every
+    message that may echo an argument (click's usage errors, ours) is scrubbed first: an argument can be
+    a pasted key or password (`privacy.scrub_message`)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         # Python decodes argv with surrogateescape: a byte that is not UTF-8 arrives as a lone surrogate,
@@ -48,10 +52,10 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except CodememoryError as exc:
-            click.echo(f"codememory: error: {exc}", err=True)
+            click.echo(f"codememory: error: {scrub_message(exc)}", err=True)
             ctx.exit(exc.exit_code)
         except sqlite3.OperationalError as exc:
-            click.echo(f"codememory: error: the store could not be used: {exc}", err=True)
+            click.echo(f"codememory: error: the store could not be used: {scrub_message(exc)}", err=True)
             ctx.exit(1)
         except BrokenPipeError:
             sys.stderr.close()  # e.g. `codememory list | head`

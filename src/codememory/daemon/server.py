@@ -40,6 +40,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import __version__
 from ..errors import CodememoryError, InvalidInput, NotFound, StoreNotFound, StoreUnusable
+from ..privacy import scrub_message
 from ..registry import RegistryError
 from .hook_api import create_router as create_hook_router
 from .http_guard import MAX_IN_FLIGHT
@@ -355,7 +356,11 @@ def _validation_message(exc: RequestValidationError) -> tuple[int, str, list[dic
     if any(e.get("type") == "json_invalid" for e in errors):
         return 400, "request body is not valid JSON", []
     details = [
-        {"loc": [str(x) for x in e.get("loc", ())], "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
+        {
+            "loc": [scrub_message(x, limit=100) for x in e.get("loc", ())],  # a key of the body is input too
+            "msg": scrub_message(e.get("msg", "")),
+            "type": str(e.get("type", "")),
+        }
         for e in errors
     ]
     first = details[0] if details else {"loc": [], "msg": "invalid request"}
@@ -384,7 +389,8 @@ def create_app(state: DaemonState) -> FastAPI:
     bearer = HTTPBearer(auto_error=False, description="The per-install token (the middleware enforces it).")
 
     def error(status: int, message: str, **extra: Any) -> JSONResponse:
-        return JSONResponse({"error": message, **extra}, status_code=status)
+        """Every error answer: its message may quote a request field, which may hold a secret."""
+        return JSONResponse({"error": scrub_message(message), **extra}, status_code=status)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -1,0 +1,39 @@
+"""Click groups whose usage errors do not echo secrets: click quotes the offending argument ("No such option
+'-----BEGIN OPENSSH PRIVATE KEY-----…'", "Got unexpected extra argument (…)", "'…' is not one of …"), and
+an argument can be a pasted key or password. The message goes through `privacy.scrub_message` first."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ..privacy import scrub_message
+
+
+def scrubbed(exc: click.ClickException) -> click.ClickException:
+    """The same error (a usage error still shows the usage first, and exits with 2) with its message
+    scrubbed, on one line, long echoed arguments cut."""
+    message = scrub_message(exc.format_message(), limit=300)
+    if isinstance(exc, click.UsageError):
+        return click.UsageError(message, ctx=exc.ctx)
+    return click.ClickException(message)
+
+
+class ScrubbedGroup(click.Group):
+    """Parsing a group's arguments (make_context) and running a subcommand (invoke, which parses the
+    subcommand's arguments) both raise usage errors: both are scrubbed."""
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.ClickException as exc:
+            raise scrubbed(exc) from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.ClickException as exc:
+            raise scrubbed(exc) from None
