@@ -45,6 +45,7 @@ cache/
 logs/
 *.tmp
 *.lock
+*.bak-*
 """
 
 DateLike = str | datetime | None

@@ -32,8 +32,9 @@ class _Group(click.Group):
         except CodememoryError as exc:
             click.echo(f"codememory: error: {exc}", err=True)
             ctx.exit(exc.exit_code)
-        except sqlite3.OperationalError as exc:
-            click.echo(f"codememory: error: the store could not be used: {exc}", err=True)
+        except sqlite3.Error as exc:  # the store layer turns damage and locks into CodememoryError already
+            detail = " ".join(str(exc).split())
+            click.echo(f"codememory: error: the store could not be used: {detail}", err=True)
             ctx.exit(1)
         except BrokenPipeError:
             sys.stderr.close()  # e.g. `codememory list | head`
@@ -910,6 +911,10 @@ cli.add_command(capture)
 from .explain_cmd import explain  # noqa: E402
 
 cli.add_command(explain)
+
+from .repair_cmd import repair_cmd  # noqa: E402
+
+cli.add_command(repair_cmd)
 
 
 def main() -> None:
