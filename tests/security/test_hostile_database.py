@@ -34,6 +34,8 @@ from codememory.store import schema
 from codememory.store.migrations import LATEST, apply
 from codememory.store.repair import repair
 from conftest import Invoke, invoke_cli
+from support.daemon import isolated_env, spawn
+from support.daemon import make_project as daemon_project
 
 T = TypeVar("T")
 BIN = Path(sys.executable).parent
@@ -446,6 +448,22 @@ def test_the_hook_and_the_mcp_server_refuse_a_tampered_store_in_one_line(project
     with closing(sqlite3.connect(db_file(project))) as conn:
         assert conn.execute("SELECT count(*) FROM kept").fetchone() == (0,)
         assert conn.execute("SELECT count(*) FROM memories").fetchone() == (4,)
+
+
+def test_the_daemon_answers_a_tampered_store_with_one_clear_error(tmp_path: Path) -> None:
+    env = isolated_env(tmp_path)
+    project = tmp_path / "project"
+    daemon_project(env, project, *VALID)
+    tamper(project, "CREATE TRIGGER wreck AFTER INSERT ON memories BEGIN DELETE FROM memories_fts_data; END")
+    d = spawn(env)
+    try:
+        resp = d.client().request("POST", "/retrieve", {"query_expansion": ["staging"], "project_root": str(project)})
+        assert resp.status == 503, resp
+        message = json.dumps(resp.data)
+        assert "trigger 'wreck'" in message and "codememory repair" in message and "Traceback" not in message
+        assert d.client().health()  # the daemon keeps serving
+    finally:
+        d.terminate()
 
 
 def test_repair_of_a_healthy_store_changes_nothing_a_user_can_see(project: Path, invoke: Invoke) -> None:

@@ -304,8 +304,10 @@ class Database:
     def _index_text(self, where: str, params: list[Any]) -> None:
         """Add the text of the memories matching `where` to the full-text indexes (inside the caller's
         transaction, like every write of memories.text: the store has no triggers to do it)."""
-        for table in _FTS_TABLES:
-            self.conn.execute(f"INSERT INTO {table}(rowid, text) SELECT pk, text FROM memories WHERE {where}", params)
+        for table in _FTS_TABLES:  # in rowid order: FTS5 is several times slower given rowids out of order
+            self.conn.execute(
+                f"INSERT INTO {table}(rowid, text) SELECT pk, text FROM memories WHERE {where} ORDER BY pk", params
+            )
         self.conn.execute("UPDATE counters SET value = value + 1 WHERE name = 'text_version'")
 
     def _unindex_text(self, where: str, params: list[Any]) -> None:
@@ -313,7 +315,8 @@ class Database:
         needs the exact text it indexed)."""
         for table in _FTS_TABLES:
             self.conn.execute(
-                f"INSERT INTO {table}({table}, rowid, text) SELECT 'delete', pk, text FROM memories WHERE {where}",
+                f"INSERT INTO {table}({table}, rowid, text) SELECT 'delete', pk, text FROM memories WHERE {where} "
+                "ORDER BY pk",
                 params,
             )
         self.conn.execute("UPDATE counters SET value = value + 1 WHERE name = 'text_version'")

@@ -597,7 +597,7 @@ def _copy(
             table.kept += 1
     except sqlite3.DatabaseError as exc:
         table.note = f"unreadable ({escape(str(exc), 100)})"
-    if progress is not None and seen >= every:
+    if progress is not None and seen >= every and seen % every:
         progress(spec.table, seen, total)
 
 
