@@ -31,6 +31,7 @@ from mcp.client.stdio import stdio_client
 
 from codememory import Store
 from codememory.store import schema
+from codememory.store.failures import translate
 from codememory.store.migrations import LATEST, apply
 from codememory.store.repair import repair
 from conftest import Invoke, invoke_cli
@@ -515,3 +516,25 @@ def test_the_expected_schema_is_cached_per_user_and_a_bad_cache_is_rebuilt(proje
     schema._digests.clear()
     Store.open(project).close()  # a damaged cache costs a rebuild, never a refusal
     assert len(cache.read_text()) == 64
+
+
+def test_a_lock_held_past_the_busy_timeout_is_one_clear_error(project: Path) -> None:
+    """The real SQLITE_BUSY error of a store another process holds locked (waiting 30 s for the real busy
+    timeout would make the test slow: the translation is what matters)."""
+    with closing(sqlite3.connect(db_file(project), isolation_level=None)) as holder:
+        holder.execute("BEGIN EXCLUSIVE")
+        with (
+            closing(sqlite3.connect(db_file(project), timeout=0)) as other,
+            pytest.raises(sqlite3.OperationalError) as caught,
+        ):
+            other.execute("INSERT INTO tags(name) VALUES ('x')")
+        holder.execute("ROLLBACK")
+    unusable = translate(caught.value, db_file(project), 30.0)
+    assert unusable is not None
+    assert str(unusable) == (
+        f"store {db_file(project)} stayed locked by another process for 30 s (database is locked); try again, "
+        "or stop the process that holds it"
+    )
+    with pytest.raises(sqlite3.OperationalError) as syntax:
+        sqlite3.connect(":memory:").execute("SELEC 1")
+    assert translate(syntax.value, db_file(project), 30.0) is None  # not about the store: left to the caller
