@@ -185,12 +185,18 @@ def test_a_broken_ledger_never_fails_the_request(tmp_path: Path) -> None:
     env = isolated_env(tmp_path)
     project = tmp_path / "project"
     make_project(env, project, MEMORIES[0])
-    with sqlite3.connect(db_path(project)) as conn:
-        conn.execute(
-            "CREATE TRIGGER no_ledger BEFORE INSERT ON injections BEGIN SELECT RAISE(ABORT, 'ledger off'); END"
-        )
     d = spawn(env)
     try:
+        # The daemon opens the store first (a store holding a foreign trigger is refused when opened; this
+        # one breaks later, under the open store): a question that finds nothing records no injection.
+        warm = d.client().request(
+            "POST", "/retrieve", {"query_expansion": ["zzzqqq"], "project_root": str(project), "session_id": "s"}
+        )
+        assert warm.status == 200 and warm.data["memories"] == [], warm
+        with sqlite3.connect(db_path(project)) as conn:
+            conn.execute(
+                "CREATE TRIGGER no_ledger BEFORE INSERT ON injections BEGIN SELECT RAISE(ABORT, 'ledger off'); END"
+            )
         resp = d.client().request(
             "POST", "/retrieve", {"query_expansion": ["httpx webhook"], "project_root": str(project), "session_id": "s"}
         )

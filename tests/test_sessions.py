@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -17,7 +18,7 @@ from click.testing import Result
 from codememory import Store
 from codememory.errors import InvalidInput, NotFound
 from codememory.sessions import extract_filters, parse, render
-from codememory.store.migrations import LATEST
+from codememory.store.migrations import LATEST, apply
 from codememory.store.sessions import SessionRecord, SessionRow
 
 Invoke = Callable[..., Result]
@@ -507,19 +508,22 @@ def test_without_a_git_binary_checkpoints_still_work(
         assert record is not None and record.row.git_sha_start is None and record.files == []
 
 
-# tables of migrations after 4, dropped too so the upgrade can recreate them
-LATER_TABLES = ("captured_turns", "capture_cursors", "extractions", "llm_spend", "raw_events", "injections")
-
-
 def test_migration_4_upgrades_a_version_3_store(project: Path) -> None:
-    with Store.open(project) as store:
-        store.add("kept across the upgrade")
-        conn = store.db.conn
-        for table in ("sessions_fts", "session_chunks", "session_files", "sessions", *LATER_TABLES):
-            conn.execute(f"DROP TABLE {table}")
-        conn.execute("DELETE FROM schema_migrations WHERE version >= 4")
-        conn.execute("PRAGMA user_version = 3")
+    """A store built by migrations 1-3 alone (as a release of that time wrote it) is brought up to date."""
+    path = project / ".codememory" / "memory.db"
+    for old in path.parent.glob("memory.db*"):
+        old.unlink()
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN")
+    apply(conn, 0, 3, "2026-01-01T00:00:00.000Z")
+    conn.execute(
+        "INSERT INTO memories(id, text, text_hash, created_at, updated_at) VALUES (?, ?, '-', ?, ?)",
+        ("mem_0000abcd", "kept across the upgrade", "2026-01-01T00:00:00.000Z", "2026-01-01T00:00:00.000Z"),
+    )
+    conn.execute("COMMIT")
+    conn.close()
     with Store.open(project) as store:
         assert store.db.schema_version() == LATEST
         assert [m.text for m in store.list()] == ["kept across the upgrade"]
+        assert [h.memory.id for h in store.search("upgrade").hits] == ["mem_0000abcd"]
         assert store.checkpoint(tool="cursor", slug="after-upgrade", now=NOW)["created"] is True

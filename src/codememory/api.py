@@ -57,6 +57,7 @@ cache/
 logs/
 *.tmp
 *.lock
+*.bak-*
 """
 
 DateLike = str | datetime | None

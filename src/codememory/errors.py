@@ -19,5 +19,9 @@ class StoreUnusable(CodememoryError):
     """Corrupt, unreadable, or written by a newer codememory."""
 
 
+class UnexpectedSchema(StoreUnusable):
+    """The store holds schema objects (triggers, views, tables, indexes) codememory did not create."""
+
+
 class NotFound(CodememoryError):
     pass

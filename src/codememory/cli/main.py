@@ -54,7 +54,7 @@ class _Group(ScrubbedGroup):
         except CodememoryError as exc:
             click.echo(f"codememory: error: {scrub_message(exc)}", err=True)
             ctx.exit(exc.exit_code)
-        except sqlite3.OperationalError as exc:
+        except sqlite3.Error as exc:  # the store layer turns damage and locks into CodememoryError already
             click.echo(f"codememory: error: the store could not be used: {scrub_message(exc)}", err=True)
             ctx.exit(1)
         except BrokenPipeError:
@@ -954,6 +954,10 @@ cli.add_command(explain)
 from .trust_cmd import trust  # noqa: E402
 
 cli.add_command(trust)
+
+from .repair_cmd import repair_cmd  # noqa: E402
+
+cli.add_command(repair_cmd)
 
 
 def _help_flags_everywhere(group: click.Group) -> None:

@@ -8,9 +8,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..privacy import scrub
-from .database import Database
+from .database import BUSY_TIMEOUT_S, Database
+from .failures import store_errors
+from .rows import MAX_LABEL, escape, is_label, is_relative_path, is_stamp, is_text, warn
 
-_TURN_COLUMNS = "source, session_id, turn_id, seq, started_at, ended_at, log_path, summary, captured_at"
+TURN_COLUMNS = "source, session_id, turn_id, seq, started_at, ended_at, log_path, summary, captured_at"
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,52 @@ class CaptureCounts:
         }
 
 
+def turn_problems(r: tuple[Any, ...]) -> list[str]:
+    """The fields of a stored turn (in TURN_COLUMNS order) whose values the store never writes (log_path
+    names a file that is read and shown, so it must stay a plain path under .codememory/)."""
+    source, session_id, turn_id, seq, started, ended, log_path, summary, captured = r
+    checks = (
+        ("source", is_label(source)),
+        ("session_id", is_label(session_id)),
+        ("turn_id", is_label(turn_id)),
+        ("seq", isinstance(seq, int) and not isinstance(seq, bool)),
+        ("started_at", is_stamp(started)),
+        ("ended_at", ended is None or is_stamp(ended)),
+        ("log_path", log_path == "" or is_relative_path(log_path)),
+        ("summary", is_text(summary)),
+        ("captured_at", is_stamp(captured)),
+    )
+    return [name for name, ok in checks if not ok]
+
+
+def turn_from_row(r: tuple[Any, ...]) -> CapturedTurn | None:
+    bad = turn_problems(r)
+    if bad:
+        warn(f"skipped captured turn {escape(r[2])}: invalid {', '.join(bad)}")
+        return None
+    return CapturedTurn(*r)
+
+
+def cursor_problems(r: tuple[Any, ...]) -> list[str]:
+    source, key, position, updated = r
+    checks = (
+        ("source", is_label(source)),
+        ("key", is_text(key, MAX_LABEL)),
+        ("position", is_text(position)),
+        ("updated_at", is_stamp(updated)),
+    )
+    return [name for name, ok in checks if not ok]
+
+
+def cursor_from_row(r: tuple[Any, ...]) -> Cursor | None:
+    bad = cursor_problems(r)
+    if bad:
+        warn(f"skipped capture cursor {escape(r[1])}: invalid {', '.join(bad)}")
+        return None
+    return Cursor(*r)
+
+
+@store_errors(BUSY_TIMEOUT_S)
 class CaptureTables:
     """Reads and transactional writes of captured_turns and capture_cursors of one store."""
 
@@ -79,7 +127,7 @@ class CaptureTables:
         to it in the same transaction. Returns False when the turn was already recorded (a replay)."""
         with self.db.transaction() as c:
             inserted = c.execute(
-                f"INSERT OR IGNORE INTO captured_turns({_TURN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT OR IGNORE INTO captured_turns({TURN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     turn.source,
                     turn.session_id,
@@ -136,15 +184,15 @@ class CaptureTables:
         """Captured turns of one source (and session), in session order."""
         if session_id is None:
             rows = self.conn.execute(
-                f"SELECT {_TURN_COLUMNS} FROM captured_turns WHERE source = ? ORDER BY session_id, seq, turn_id",
+                f"SELECT {TURN_COLUMNS} FROM captured_turns WHERE source = ? ORDER BY session_id, seq, turn_id",
                 (source,),
             ).fetchall()
         else:
             rows = self.conn.execute(
-                f"SELECT {_TURN_COLUMNS} FROM captured_turns WHERE source = ? AND session_id = ? ORDER BY seq, turn_id",
+                f"SELECT {TURN_COLUMNS} FROM captured_turns WHERE source = ? AND session_id = ? ORDER BY seq, turn_id",
                 (source, session_id),
             ).fetchall()
-        return [CapturedTurn(*r) for r in rows]
+        return [turn for turn in map(turn_from_row, rows) if turn is not None]
 
     def last_seq(self, source: str, session_id: str) -> int:
         """The highest captured turn number of the session (0: none yet)."""
@@ -158,13 +206,13 @@ class CaptureTables:
             "SELECT source, key, position, updated_at FROM capture_cursors WHERE source = ? AND key = ?",
             (source, key),
         ).fetchone()
-        return Cursor(*row) if row else None
+        return cursor_from_row(row) if row else None
 
     def cursors(self, source: str) -> list[Cursor]:
         rows = self.conn.execute(
             "SELECT source, key, position, updated_at FROM capture_cursors WHERE source = ? ORDER BY key", (source,)
         ).fetchall()
-        return [Cursor(*row) for row in rows]
+        return [cursor for cursor in map(cursor_from_row, rows) if cursor is not None]
 
     def counts(self, source: str | None = None) -> CaptureCounts:
         where, params = ("WHERE source = ?", [source]) if source else ("", [])

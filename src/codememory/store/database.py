@@ -6,19 +6,24 @@ import hashlib
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from ..dates import now_iso
 from ..errors import StoreNotFound, StoreUnusable
-from ..model import Memory, session_position
+from ..model import CATEGORIES, LINK_TYPES, Memory, session_position
 from ..safe_files import check_sqlite_files
-from .migrations import LATEST, MIGRATIONS
+from . import schema
+from .failures import store_errors, translate
+from .migrations import LATEST, apply
+from .rows import VALID_MEMORY_SQL, escape, is_label, is_memory_id, is_tag, memory_from_row, warn
 
 BUSY_TIMEOUT_S = 30.0
 _LOCK_RETRIES = 5
+# Kept by this module's own statements (no triggers since schema 7, so trusted_schema can be OFF).
+_FTS_TABLES = ("memories_fts", "memories_trigram", "memories_words")
 
 _MEMORY_COLUMNS = (
     "m.pk, m.id, m.text, m.category, m.importance, m.entered_by, m.source, m.created_at, m.updated_at, "
@@ -81,7 +86,7 @@ class Filters:
     entities: list[str] = field(default_factory=list)
 
     def where(self) -> tuple[str, list[Any]]:
-        clauses: list[str] = []
+        clauses: list[str] = [VALID_MEMORY_SQL]  # a row the mapper would skip is never a candidate
         params: list[Any] = []
         if not self.include_archived:
             clauses.append("m.archived = 0")
@@ -133,8 +138,12 @@ class RankRow:
     created_at: str
 
 
+@store_errors(BUSY_TIMEOUT_S)
 class Database:
-    """A project's SQLite store: WAL, busy timeout, BEGIN IMMEDIATE writes, migrations on open."""
+    """A project's SQLite store: WAL, busy timeout, BEGIN IMMEDIATE writes, migrations on open. The file
+    is untrusted input: its schema must be exactly the migrations' (schema.py), nothing stored in it runs
+    (trusted_schema OFF), rows are checked as they are read (rows.py), and sqlite3 errors about the file
+    itself become StoreUnusable (failures.py)."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self.conn = conn
@@ -159,7 +168,8 @@ class Database:
             db._migrate()
         except sqlite3.DatabaseError as exc:
             conn.close()
-            raise StoreUnusable(f"store {path} is unreadable or corrupt: {exc}") from None
+            unusable = translate(exc, path, BUSY_TIMEOUT_S)
+            raise (unusable or StoreUnusable(f"store {path} is unreadable or corrupt: {exc}")) from None
         except BaseException:
             conn.close()
             raise
@@ -167,6 +177,9 @@ class Database:
 
     def _configure(self) -> None:
         c = self.conn
+        # Nothing the file defines (a trigger, a view, a default) may call functions or write virtual
+        # tables on our behalf: the schema is also checked, this is the second wall.
+        c.execute("PRAGMA trusted_schema = OFF")
         c.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         if c.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
             c.execute("PRAGMA journal_mode = WAL")
@@ -175,34 +188,28 @@ class Database:
         # Forgotten text must not linger in freed pages of the file.
         c.execute("PRAGMA secure_delete = ON")
 
-    def _migrate(self) -> None:
-        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+    def _checked_version(self) -> int:
+        """The recorded schema version, once the schema objects are known to be exactly that version's."""
+        version = self.schema_version()
         if version > LATEST:
             raise StoreUnusable(
                 f"store {self.path} has schema version {version}, newer than this codememory knows "
                 f"({LATEST}); upgrade codememory"
             )
+        if version < 0:
+            raise StoreUnusable(f"store {self.path} has schema version {version}, which no codememory writes")
+        schema.verify(self.conn, version, self.path)
+        return version
+
+    def _migrate(self) -> None:
+        """Bring a store whose schema is exactly an older version's up to date (never a foreign one)."""
+        version = self._checked_version()
         if version == LATEST:
             return
         with self.transaction():
-            version = self.conn.execute("PRAGMA user_version").fetchone()[0]  # another process may have won
-            if version == 0:
-                self.conn.execute(
-                    "CREATE TABLE IF NOT EXISTS schema_migrations ("
-                    "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
-                )
-            for number, name, sql, step in MIGRATIONS:
-                if number <= version:
-                    continue
-                for statement in _split_sql(sql):
-                    self.conn.execute(statement)
-                if step is not None:
-                    step(self.conn)
-                self.conn.execute(
-                    "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
-                    (number, name, now_iso()),
-                )
-                self.conn.execute(f"PRAGMA user_version = {number}")
+            if self.schema_version() != version:  # another process migrated meanwhile
+                version = self._checked_version()
+            apply(self.conn, version, LATEST, now_iso())
 
     def close(self) -> None:
         self.conn.close()
@@ -221,15 +228,25 @@ class Database:
                 break
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) or attempt == _LOCK_RETRIES - 1:
-                    raise
+                    _raise_translated(exc, self.path)
                 time.sleep(0.05 * (attempt + 1))
         try:
             yield self.conn
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            # SQLite rolls back by itself after some errors (disk full, I/O, corruption): a second
+            # ROLLBACK would fail and hide the error that matters.
+            if self.conn.in_transaction:
+                with suppress(sqlite3.Error):
+                    self.conn.execute("ROLLBACK")
             raise
         else:
-            self.conn.execute("COMMIT")
+            try:
+                self.conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                if self.conn.in_transaction:
+                    with suppress(sqlite3.Error):
+                        self.conn.execute("ROLLBACK")
+                _raise_translated(exc, self.path)
 
     # ------------------------------------------------------------------ writes
     def insert(self, mem: Memory) -> None:
@@ -255,6 +272,7 @@ class Database:
             c.execute(
                 f"INSERT INTO memories({_INSERT_COLUMNS}) SELECT {_INSERT_COLUMNS} FROM stage_memories ORDER BY rowid"
             )
+            self._index_text("id IN (SELECT id FROM stage_memories)", [])
             c.executemany("INSERT INTO stage_tags VALUES (?, ?)", ((m.id, t) for m in mems for t in m.tags))
             c.execute("INSERT OR IGNORE INTO tags(name) SELECT DISTINCT name FROM stage_tags")
             c.execute(
@@ -269,8 +287,9 @@ class Database:
         cur = self.conn.execute(
             f"INSERT INTO memories({_INSERT_COLUMNS}) VALUES ({','.join('?' * 16)})", _insert_row(mem)
         )
+        pk = cur.lastrowid
+        self._index_text("pk = ?", [pk])
         if mem.tags:
-            pk = cur.lastrowid
             self.conn.executemany("INSERT OR IGNORE INTO tags(name) VALUES (?)", [(t,) for t in mem.tags])
             self.conn.executemany(
                 "INSERT OR IGNORE INTO memory_tags(memory_pk, tag_id) SELECT ?, id FROM tags WHERE name = ?",
@@ -284,9 +303,31 @@ class Database:
             self._delete_ids(found)
         return found
 
+    def _index_text(self, where: str, params: list[Any]) -> None:
+        """Add the text of the memories matching `where` to the full-text indexes (inside the caller's
+        transaction, like every write of memories.text: the store has no triggers to do it)."""
+        for table in _FTS_TABLES:  # in rowid order: FTS5 is several times slower given rowids out of order
+            self.conn.execute(
+                f"INSERT INTO {table}(rowid, text) SELECT pk, text FROM memories WHERE {where} ORDER BY pk", params
+            )
+        self.conn.execute("UPDATE counters SET value = value + 1 WHERE name = 'text_version'")
+
+    def _unindex_text(self, where: str, params: list[Any]) -> None:
+        """Remove these memories' text from the full-text indexes (before the rows are deleted: FTS5
+        needs the exact text it indexed)."""
+        for table in _FTS_TABLES:
+            self.conn.execute(
+                f"INSERT INTO {table}({table}, rowid, text) SELECT 'delete', pk, text FROM memories WHERE {where} "
+                "ORDER BY pk",
+                params,
+            )
+        self.conn.execute("UPDATE counters SET value = value + 1 WHERE name = 'text_version'")
+
     def _delete_ids(self, ids: Sequence[str]) -> None:
         for chunk in _chunks(ids, 500):
-            self.conn.execute(f"DELETE FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+            where = f"id IN ({','.join('?' * len(chunk))})"
+            self._unindex_text(where, chunk)
+            self.conn.execute(f"DELETE FROM memories WHERE {where}", chunk)
         self.conn.execute("DELETE FROM tags WHERE id NOT IN (SELECT tag_id FROM memory_tags)")
         self.conn.execute("DELETE FROM entities WHERE id NOT IN (SELECT entity_id FROM memory_entities)")
 
@@ -334,8 +375,8 @@ class Database:
 
     def find_live_duplicate(self, text: str, now: str) -> tuple[int, str] | None:
         row = self.conn.execute(
-            "SELECT pk, id FROM memories WHERE text_hash = ? AND archived = 0 "
-            "AND (expires_at IS NULL OR expires_at > ?) LIMIT 1",
+            "SELECT m.pk, m.id FROM memories m WHERE m.text_hash = ? AND m.archived = 0 "
+            f"AND (m.expires_at IS NULL OR m.expires_at > ?) AND {VALID_MEMORY_SQL} LIMIT 1",
             (text_hash(text), now),
         ).fetchone()
         return (row[0], row[1]) if row else None
@@ -356,28 +397,12 @@ class Database:
     def _select(self, where: str, params: list[Any], tail: str = "") -> list[tuple[int, Memory]]:
         rows = self.conn.execute(f"SELECT {_MEMORY_COLUMNS} FROM memories m WHERE {where} {tail}", params).fetchall()
         tags = self._tags_for([r[0] for r in rows])
-        return [
-            (
-                r[0],
-                Memory(
-                    id=r[1],
-                    text=r[2],
-                    category=r[3],
-                    importance=r[4],
-                    tags=tags.get(r[0], []),
-                    entered_by=r[5],
-                    source=r[6],
-                    created_at=r[7],
-                    updated_at=r[8],
-                    expires_at=r[9],
-                    access_count=r[10],
-                    last_accessed_at=r[11],
-                    archived=bool(r[12]),
-                    superseded_by=r[13],
-                ),
-            )
-            for r in rows
-        ]
+        out: list[tuple[int, Memory]] = []
+        for r in rows:
+            mem = memory_from_row(r, tags.get(r[0], []))
+            if mem is not None:
+                out.append((r[0], mem))
+        return out
 
     def tags_of(self, pks: Sequence[int]) -> dict[int, list[str]]:
         return self._tags_for(list(pks))
@@ -416,12 +441,14 @@ class Database:
         """Every memory, oldest first, in batches (export)."""
         last = 0
         while True:
-            rows = self._select("m.pk > ?", [last], f"ORDER BY m.pk LIMIT {batch}")
-            if not rows:
+            row = self.conn.execute(
+                "SELECT max(pk) FROM (SELECT pk FROM memories WHERE pk > ? ORDER BY pk LIMIT ?)", (last, batch)
+            ).fetchone()
+            if row[0] is None:
                 return
-            for _, mem in rows:
-                yield mem
-            last = rows[-1][0]
+            for _, mem in self._select("m.pk > ? AND m.pk <= ?", [last, row[0]], "ORDER BY m.pk"):
+                yield mem  # a batch may lose rows the mapper skips; the next starts after it all the same
+            last = row[0]
 
     def fts_search(self, match: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
         """BM25 candidates (smaller score is better, as FTS5 reports it)."""
@@ -489,7 +516,9 @@ class Database:
             self._vocab = [
                 r[0]
                 for r in self.conn.execute(
-                    "SELECT term FROM memories_vocab WHERE length(term) >= 3 AND term GLOB '*[a-z]*'"
+                    "SELECT term FROM memories_vocab WHERE length(term) BETWEEN 3 AND 100 AND term GLOB '*[a-z]*' "
+                    "AND term NOT GLOB ?",  # a tampered index could hold any "word": never one with a line break
+                    ("*[\x01-\x20\x7f]*",),
                 )
             ]
             self._vocab_key = key
@@ -610,7 +639,8 @@ class Database:
             "JOIN memories a ON a.pk = l.memory_pk JOIN memories b ON b.pk = l.linked_pk ORDER BY a.pk, b.pk"
         )
         for from_id, to_id, kind, score in rows:
-            out.setdefault(from_id, []).append({"to": to_id, "type": kind, "score": score})
+            if _valid_link(from_id, to_id, kind, score):
+                out.setdefault(from_id, []).append({"to": to_id, "type": kind, "score": score})
         return out
 
     def links_of(self, pk: int) -> list[tuple[str, str, str, float | None]]:
@@ -622,13 +652,13 @@ class Database:
             "WHERE l.linked_pk = ? ORDER BY 1 DESC, 4 DESC",
             (pk, pk),
         ).fetchall()
-        return [(r[0], r[1], r[2], r[3]) for r in rows]
+        return [(r[0], r[1], r[2], r[3]) for r in rows if _valid_link(r[1], r[1], r[2], r[3])]
 
     def categories_of(self, pks: Sequence[int]) -> dict[int, str]:
         return {pk: row_cat for pk, row_cat in self._pairs("SELECT pk, category FROM memories WHERE pk IN", pks)}
 
     def ids_of(self, pks: Sequence[int]) -> dict[int, str]:
-        return {pk: mid for pk, mid in self._pairs("SELECT pk, id FROM memories WHERE pk IN", pks)}
+        return {pk: mid for pk, mid in self._pairs("SELECT pk, id FROM memories WHERE pk IN", pks) if is_memory_id(mid)}
 
     def get_pk_map(self, ids: Sequence[str]) -> list[tuple[str, int]]:
         return [(mid, pk) for mid, pk in self._pairs("SELECT id, pk FROM memories WHERE id IN", ids)]
@@ -687,7 +717,8 @@ class Database:
                 f"WHERE me.memory_pk IN ({','.join('?' * len(chunk))}) ORDER BY e.name",
                 chunk,
             ):
-                out.setdefault(pk, []).append((name, typ))
+                if is_label(name) and is_label(typ):
+                    out.setdefault(pk, []).append((name, typ))
         return out
 
     def memories_with_entities(self, names: Sequence[str], filters: Filters, limit: int) -> list[tuple[int, int]]:
@@ -704,11 +735,12 @@ class Database:
         ).fetchall()
 
     def entity_counts(self, limit: int = 50) -> list[tuple[str, str, int]]:
-        return self.conn.execute(
+        rows = self.conn.execute(
             "SELECT e.name, e.type, COUNT(*) FROM entities e JOIN memory_entities me ON me.entity_id = e.id "
             "GROUP BY e.id ORDER BY 3 DESC, e.name LIMIT ?",
             (limit,),
         ).fetchall()
+        return [(name, typ, n) for name, typ, n in rows if is_label(name) and is_label(typ)]
 
     # ------------------------------------------------------------------- stats
     def expired_or_before(self, now: str, before: str | None) -> list[Memory]:
@@ -728,7 +760,9 @@ class Database:
             "COALESCE(SUM(expires_at IS NOT NULL AND expires_at <= ?), 0) FROM memories",
             (now,),
         ).fetchone()
-        oldest, newest = c.execute("SELECT MIN(created_at), MAX(created_at) FROM memories").fetchone()
+        oldest, newest = c.execute(
+            f"SELECT MIN(created_at), MAX(created_at) FROM memories m WHERE {VALID_MEMORY_SQL}"
+        ).fetchone()
         live = Filters(now=now)
         where, params = live.where()
         live_count = c.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", params).fetchone()[0]
@@ -739,30 +773,60 @@ class Database:
             "expired": expired,
             "oldest": oldest,
             "newest": newest,
-            "categories": dict(c.execute("SELECT category, COUNT(*) FROM memories GROUP BY category ORDER BY 2 DESC")),
+            "categories": _known(
+                c.execute("SELECT category, COUNT(*) FROM memories GROUP BY category ORDER BY 2 DESC"), CATEGORIES
+            ),
             "tag_count": c.execute("SELECT COUNT(*) FROM tags").fetchone()[0],
             "entity_count": c.execute("SELECT COUNT(*) FROM entities").fetchone()[0],
             "link_count": c.execute("SELECT COUNT(*) FROM memory_links").fetchone()[0],
             "superseded": c.execute("SELECT COUNT(*) FROM memories WHERE superseded_by IS NOT NULL").fetchone()[0],
-            "embeddings": dict(c.execute("SELECT model, COUNT(*) FROM embeddings GROUP BY model ORDER BY 2 DESC")),
+            "embeddings": _known(c.execute("SELECT model, COUNT(*) FROM embeddings GROUP BY model ORDER BY 2 DESC")),
             "schema_version": self.schema_version(),
         }
 
     def tag_frequencies(self) -> dict[str, int]:
-        return dict(
-            self.conn.execute(
+        return {
+            name: n
+            for name, n in self.conn.execute(
                 "SELECT t.name, COUNT(*) FROM tags t JOIN memory_tags mt ON mt.tag_id = t.id "
                 "GROUP BY t.id ORDER BY 2 DESC, t.name"
             )
-        )
+            if is_tag(name)
+        }
 
     def agent_frequencies(self) -> dict[str, int]:
-        return {
-            (name if name is not None else "(unknown)"): n
+        return _known(
+            ("(unknown)" if name is None else name, n)
             for name, n in self.conn.execute(
                 "SELECT entered_by, COUNT(*) FROM memories GROUP BY entered_by ORDER BY 2 DESC, entered_by"
             )
-        }
+        )
+
+
+def _known(pairs: Iterable[tuple[Any, Any]], allowed: Sequence[str] | None = None) -> dict[str, int]:
+    """Counts by a stored label; labels no codememory writes (control characters, not text, too long, not
+    in `allowed`) are counted together as '(invalid)' instead of being shown."""
+    out: dict[str, int] = {}
+    for label, n in pairs:
+        good = is_label(label) and (allowed is None or label in allowed)
+        key = label if good else "(invalid)"
+        out[key] = out.get(key, 0) + int(n)
+    return out
+
+
+def _valid_link(from_id: object, to_id: object, kind: object, score: object) -> bool:
+    ok = is_memory_id(from_id) and is_memory_id(to_id) and kind in LINK_TYPES
+    if not ok or not (score is None or (isinstance(score, (int, float)) and not isinstance(score, bool))):
+        warn(f"skipped a link of memory {escape(from_id)}")
+        return False
+    return True
+
+
+def _raise_translated(exc: sqlite3.Error, path: Path) -> NoReturn:
+    unusable = translate(exc, path, BUSY_TIMEOUT_S)
+    if unusable is None:
+        raise exc
+    raise unusable from exc
 
 
 def _is_query_error(exc: sqlite3.OperationalError) -> bool:
@@ -772,19 +836,3 @@ def _is_query_error(exc: sqlite3.OperationalError) -> bool:
 def _chunks(items: Sequence[Any], size: int) -> Iterator[list[Any]]:
     for i in range(0, len(items), size):
         yield list(items[i : i + size])
-
-
-def _split_sql(script: str) -> list[str]:
-    """Split a migration into statements; sqlite3.complete_statement keeps trigger bodies whole."""
-    statements: list[str] = []
-    buf = ""
-    for line in script.splitlines(keepends=True):
-        if line.strip().startswith("--") and not buf.strip():
-            continue
-        buf += line
-        if sqlite3.complete_statement(buf):
-            statements.append(buf.strip())
-            buf = ""
-    if buf.strip():
-        statements.append(buf.strip())
-    return statements

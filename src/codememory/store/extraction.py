@@ -7,7 +7,8 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .database import Database
+from .database import BUSY_TIMEOUT_S, Database
+from .failures import store_errors
 
 # A span with one of these statuses is done: a resumed session extracts only turns after it. 'failed'
 # spans (the model could not be reached) are retried; 'over_budget' spans got the heuristic extractor.
@@ -70,6 +71,7 @@ class PendingSession:
     last_finished_at: str | None
 
 
+@store_errors(BUSY_TIMEOUT_S)
 class ExtractionTables:
     """Reads and transactional writes of `extractions` and `llm_spend` in one store."""
 

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..privacy import scrub, scrub_json
-from .database import Database
+from .database import BUSY_TIMEOUT_S, Database
+from .failures import store_errors
+from .rows import is_memory_id
 
 MAX_ROWS = 5000  # rows kept per store
 MAX_QUERY_CHARS = 4000  # the stored query expansion is cut to this
@@ -45,14 +47,14 @@ class Injection:
     degraded: bool
 
 
-def _memories(raw: str) -> list[InjectedMemory]:
+def _memories(raw: object) -> list[InjectedMemory]:
     try:
-        items = json.loads(raw)
+        items = json.loads(raw) if isinstance(raw, str) else None
     except ValueError:
         return []
     out = []
     for item in items if isinstance(items, list) else []:
-        if isinstance(item, dict) and isinstance(item.get("id"), str):
+        if isinstance(item, dict) and is_memory_id(item.get("id")):
             why = item.get("why")
             tokens = item.get("tokens")
             out.append(
@@ -68,6 +70,7 @@ def _row(row: tuple[Any, ...]) -> Injection:
     return Injection(pk, at, source, session_id, kind, query, _memories(memories), tokens, bool(degraded))
 
 
+@store_errors(BUSY_TIMEOUT_S)
 class InjectionTables:
     """Inserts (with pruning) and reads of one store's injection ledger."""
 

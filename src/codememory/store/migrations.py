@@ -329,4 +329,58 @@ CREATE INDEX injections_session ON injections(session_id, id);
     )
 )
 
+MIGRATIONS.append(
+    (
+        7,
+        "no triggers: the store keeps its full-text indexes itself",
+        """
+-- database.py indexes and unindexes memory text in the same transaction as the write. With no trigger
+-- left, every connection runs with PRAGMA trusted_schema = OFF (FTS5 may not be written from a trigger
+-- then), and any trigger found in a store is foreign: the store is refused (see schema.py).
+DROP TRIGGER memories_ai;
+DROP TRIGGER memories_ad;
+DROP TRIGGER memories_au;
+""",
+        None,
+    )
+)
+
 LATEST = MIGRATIONS[-1][0]
+
+_BOOKKEEPING = (
+    "CREATE TABLE IF NOT EXISTS schema_migrations ("
+    "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+)
+
+
+def apply(conn: sqlite3.Connection, from_version: int, to_version: int, now: str) -> None:
+    """Run migrations from_version+1 .. to_version on `conn`, inside the caller's transaction. The one
+    way a schema is built: opening a store uses it, and so does schema.py to know what a store of each
+    version must contain."""
+    if from_version == 0 < to_version:
+        conn.execute(_BOOKKEEPING)
+    for number, name, sql, step in MIGRATIONS:
+        if number <= from_version or number > to_version:
+            continue
+        for statement in split_sql(sql):
+            conn.execute(statement)
+        if step is not None:
+            step(conn)
+        conn.execute("INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)", (number, name, now))
+        conn.execute(f"PRAGMA user_version = {number}")
+
+
+def split_sql(script: str) -> list[str]:
+    """Split a migration into statements; sqlite3.complete_statement keeps trigger bodies whole."""
+    statements: list[str] = []
+    buf = ""
+    for line in script.splitlines(keepends=True):
+        if line.strip().startswith("--") and not buf.strip():
+            continue
+        buf += line
+        if sqlite3.complete_statement(buf):
+            statements.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        statements.append(buf.strip())
+    return statements

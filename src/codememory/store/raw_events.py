@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..privacy import scrub, scrub_json
-from .database import Database
+from .database import BUSY_TIMEOUT_S, Database
+from .failures import store_errors
 
 _COLUMNS = "id, source, session_id, event_id, kind, at, payload, batch_id, received_at, processed_at, attempts, error"
 _CHUNK = 400
@@ -81,9 +82,9 @@ def scrub_payload(payload: dict[str, Any]) -> str:
     return cleaned
 
 
-def _payload(text: str) -> dict[str, Any]:
+def _payload(text: object) -> dict[str, Any]:
     try:
-        value = json.loads(text)
+        value = json.loads(text) if isinstance(text, str) else None
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
@@ -102,11 +103,12 @@ def _row(row: tuple[Any, ...]) -> RawEvent:
         batch,
         received,
         processed,
-        int(attempts),
+        attempts if isinstance(attempts, int) else 0,  # the file is untrusted: never int() a stored value
         error,
     )
 
 
+@store_errors(BUSY_TIMEOUT_S)
 class RawEventTables:
     """Reads and transactional writes of `raw_events` in one store."""
 

@@ -9,14 +9,28 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .database import Database
+from .database import BUSY_TIMEOUT_S, Database
+from .failures import store_errors
+from .rows import (
+    MAX_LABEL,
+    escape,
+    is_label,
+    is_name,
+    is_session_markdown,
+    is_stamp,
+    is_text,
+    json_object,
+    warn,
+)
 
+STATUSES = ("open", "frozen", "closed")
 CHUNK_TYPES = ("work_completed", "work_pending", "work_summary", "decision", "plan_file", "reference", "diff_summary")
 # bm25() weights per sessions_fts column: session_id (unindexed), goal, todos, file_paths, decisions, work_summary
 FTS_COLUMNS = ("goal", "todos", "file_paths", "decisions", "work_summary")
 FTS_WEIGHTS = {"goal": 10.0, "todos": 5.0, "file_paths": 5.0, "decisions": 8.0, "work_summary": 3.0}
+_CHANGE_TYPES = ("created", "modified", "deleted")
 _CHANGE_ORDER = "CASE change_type WHEN 'created' THEN 0 WHEN 'modified' THEN 1 ELSE 2 END"
-_ROW_COLUMNS = (
+ROW_COLUMNS = (
     "id, project, tool, slug, started_at, updated_at, ended_at, trigger, git_sha_start, git_sha_end, status, "
     "markdown_path, goal"
 )
@@ -92,6 +106,38 @@ class SessionRecord:
         )
 
 
+def session_problems(r: tuple[Any, ...]) -> list[str]:
+    """The fields of a stored session row (in ROW_COLUMNS order) whose values the store never writes: the
+    row decides which markdown file is read, written and shown, so nothing in it may name another path."""
+    sid, project, tool, slug, started, updated, ended, trigger, sha_start, sha_end, status, markdown, goal = r
+    checks = (
+        ("id", is_name(sid)),
+        ("project", is_text(project, MAX_LABEL)),
+        ("tool", is_name(tool)),
+        ("slug", is_name(slug)),
+        ("started_at", is_stamp(started)),
+        ("updated_at", is_stamp(updated)),
+        ("ended_at", ended is None or is_stamp(ended)),
+        ("trigger", trigger is None or is_name(trigger)),
+        ("git_sha_start", sha_start is None or is_name(sha_start)),
+        ("git_sha_end", sha_end is None or is_name(sha_end)),
+        ("status", status in STATUSES),
+        ("markdown_path", is_session_markdown(markdown)),
+        ("goal", goal is None or is_text(goal)),
+    )
+    return [name for name, ok in checks if not ok]
+
+
+def session_from_row(r: tuple[Any, ...]) -> SessionRow | None:
+    """A stored session row, or None (warned) when session_problems finds any."""
+    bad = session_problems(r)
+    if bad:
+        warn(f"skipped session {escape(r[0])}: invalid {', '.join(bad)}")
+        return None
+    return SessionRow(*r)
+
+
+@store_errors(BUSY_TIMEOUT_S)
 class SessionTables:
     """Reads and transactional writes of the session tables of one store."""
 
@@ -120,10 +166,10 @@ class SessionTables:
         c = self.conn
         with self.db.transaction():
             if new:
-                c.execute(f"INSERT INTO sessions({_ROW_COLUMNS}) VALUES ({','.join('?' * 13)})", row.values())
+                c.execute(f"INSERT INTO sessions({ROW_COLUMNS}) VALUES ({','.join('?' * 13)})", row.values())
             else:
                 c.execute(
-                    f"UPDATE sessions SET ({_ROW_COLUMNS}) = ({','.join('?' * 13)}) WHERE id = ?",
+                    f"UPDATE sessions SET ({ROW_COLUMNS}) = ({','.join('?' * 13)}) WHERE id = ?",
                     (*row.values(), row.id),
                 )
             for chunk_type in replace:
@@ -154,7 +200,7 @@ class SessionTables:
             c.execute("DELETE FROM sessions_fts")
             for record in records:
                 row = record.row
-                c.execute(f"INSERT INTO sessions({_ROW_COLUMNS}) VALUES ({','.join('?' * 13)})", row.values())
+                c.execute(f"INSERT INTO sessions({ROW_COLUMNS}) VALUES ({','.join('?' * 13)})", row.values())
                 c.executemany(
                     "INSERT INTO session_chunks(session_id, chunk_type, content, created_at) VALUES (?, ?, ?, ?)",
                     [(row.id, t, content, row.updated_at) for t, content in record.chunks()],
@@ -164,6 +210,20 @@ class SessionTables:
                     [(row.id, p, t) for p, t in record.files],
                 )
                 self._index(record)
+
+    def reindex(self) -> int:
+        """Rewrite the search row of every session from its stored rows (`codememory repair` copies the
+        rows, never a store's index). Returns how many sessions were indexed."""
+        c = self.conn
+        done = 0
+        with self.db.transaction():
+            c.execute("DELETE FROM sessions_fts")
+            for (session_id,) in c.execute("SELECT id FROM sessions ORDER BY id").fetchall():
+                record = self._load(session_id)
+                if record is not None:
+                    self._index(record)
+                    done += 1
+        return done
 
     def _index(self, record: SessionRecord) -> None:
         self.conn.execute("DELETE FROM sessions_fts WHERE session_id = ?", (record.row.id,))
@@ -178,8 +238,8 @@ class SessionTables:
         return self._load(session_id)
 
     def _row(self, where: str, params: Sequence[Any], tail: str = "") -> list[SessionRow]:
-        rows = self.conn.execute(f"SELECT {_ROW_COLUMNS} FROM sessions WHERE {where} {tail}", params).fetchall()
-        return [SessionRow(*r) for r in rows]
+        rows = self.conn.execute(f"SELECT {ROW_COLUMNS} FROM sessions WHERE {where} {tail}", params).fetchall()
+        return [row for row in map(session_from_row, rows) if row is not None]
 
     def _load(self, session_id: str) -> SessionRecord | None:
         rows = self._row("id = ?", (session_id,))
@@ -189,7 +249,16 @@ class SessionTables:
         for chunk_type, content in self.conn.execute(
             "SELECT chunk_type, content FROM session_chunks WHERE session_id = ? ORDER BY id", (session_id,)
         ):
-            if chunk_type == "work_completed":
+            if not is_text(content):
+                warn(f"skipped a {escape(chunk_type)} entry of session {session_id}: not text")
+                continue
+            if chunk_type in ("plan_file", "reference"):
+                item = json_object(content, *(("path", "header") if chunk_type == "plan_file" else ("url", "title")))
+                if item is None:
+                    warn(f"skipped a {chunk_type} entry of session {session_id}: not the JSON the store writes")
+                    continue
+                (record.plan_files if chunk_type == "plan_file" else record.references).append(item)
+            elif chunk_type == "work_completed":
                 record.completed.append(content)
             elif chunk_type == "work_pending":
                 record.pending.append(content)
@@ -197,10 +266,6 @@ class SessionTables:
                 record.summary.append(content)
             elif chunk_type == "decision":
                 record.decisions.append(content)
-            elif chunk_type == "plan_file":
-                record.plan_files.append(json.loads(content))
-            elif chunk_type == "reference":
-                record.references.append(json.loads(content))
             elif chunk_type == "diff_summary":
                 record.diff_summary = content
         record.files = self.files(session_id)
@@ -214,7 +279,7 @@ class SessionTables:
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
-        return [(p, t) for p, t in self.conn.execute(sql, params)]
+        return [(p, t) for p, t in self.conn.execute(sql, params) if is_label(p) and t in _CHANGE_TYPES]
 
     def open_session(self, tool: str, slug: str) -> SessionRow | None:
         """The newest open session of this tool with this slug."""
@@ -256,7 +321,7 @@ class SessionTables:
         return self._row(" AND ".join(clauses), params, tail)
 
     def tools(self) -> list[str]:
-        return [r[0] for r in self.conn.execute("SELECT DISTINCT tool FROM sessions ORDER BY tool")]
+        return [r[0] for r in self.conn.execute("SELECT DISTINCT tool FROM sessions ORDER BY tool") if is_name(r[0])]
 
     def bm25(self, match: str) -> dict[str, float]:
         """session id -> weighted bm25 (negative; lower is better) for an FTS5 expression."""

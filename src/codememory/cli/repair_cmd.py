@@ -1,0 +1,74 @@
+"""`codememory repair`: rebuild a clean store from the data of a damaged or foreign one (a thin layer over
+codememory.store.repair)."""
+
+from __future__ import annotations
+
+import click
+
+from ..project import db_path, find_project_root
+from ..store.repair import RepairReport, repair
+from .render import dump_json
+
+PROGRESS_FROM = 10_000  # rows in a table before progress is shown
+PROGRESS_EVERY = 5_000
+
+
+def _progress(table: str, done: int, total: int | None) -> None:
+    if total is None or total >= PROGRESS_FROM:
+        click.echo(f"repair: {table} {done:,}/{'?' if total is None else f'{total:,}'} rows read", err=True)
+
+
+def _text(report: RepairReport) -> str:
+    memories = report.table("memories")
+    lines = [f"Rebuilt {report.store} from the data it held."]
+    if not report.readable:
+        lines.append(f"Nothing could be read from the old file ({report.problem}): the new store is empty.")
+    lines.append(
+        f"Memories: {memories.kept:,} kept, {memories.skipped:,} skipped"
+        + (f", {memories.unreadable:,} damaged regions unreadable" if memories.unreadable else "")
+        + "."
+    )
+    for table in report.tables:
+        if table.table in ("memories", "sqlite_master") or not (table.kept or table.skipped or table.unreadable):
+            continue
+        detail = f"{table.kept:,} kept, {table.skipped:,} skipped"
+        if table.unreadable:
+            detail += f", {table.unreadable:,} damaged regions unreadable"
+        lines.append(f"  {table.table}: {detail}")
+    notes = [t for t in report.tables if t.note and t.note != "not in the old store"]
+    lines += [f"  {t.table}: {t.note}" for t in notes]
+    if report.examples:
+        lines.append("Skipped, for example:")
+        lines += [f"  - {example}" for example in report.examples]
+    lines.append(
+        f"The old store is kept at {report.backup}. It still holds everything the old store held (forgotten "
+        "text and anything foreign included): delete it once the new store looks right, and never commit it."
+    )
+    return "\n".join(lines)
+
+
+@click.command("repair")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.pass_context
+def repair_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Rebuild a clean store from the data of a damaged or tampered one.
+
+    Use it when a command says the store is corrupt, or holds a trigger, view, table or index codememory
+    did not create (a committed `.codememory/memory.db` is written by whoever pushed last). Only the data
+    tables are read, nothing stored in the file runs, every row is checked (id, category, lengths, JSON)
+    and invalid rows are skipped and counted; on damaged pages whatever SQLite can read is kept. The new
+    store is built by the migrations, its search indexes are rebuilt, and it replaces the old one in one
+    rename; the old file is kept as memory.db.bak-<time> beside it (repair never deletes data).
+
+    Stop the daemon and agents first: writes made to the old store during the repair stay in the backup.
+
+    \b
+    JSON keys: store, backup, readable, problem, memories {kept, skipped, unreadable},
+    tables [{table, kept, skipped, unreadable, note}], examples.
+    """
+    root = find_project_root(ctx.obj["project"])
+    report = repair(db_path(root), progress=_progress, progress_every=PROGRESS_EVERY)
+    if as_json:
+        dump_json(report.to_dict())
+    else:
+        click.echo(_text(report))
