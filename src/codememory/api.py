@@ -447,11 +447,13 @@ class Store:
         threshold: float = DEFAULT_THRESHOLD,
         touch: bool = True,
         mode: str = "hybrid",
+        relevance_floor: bool = True,
         **filter_args: Any,
     ) -> SearchResult:
         """Search with the grep-like syntax. `fuzzy=None` adds typo-tolerant hits only when exact
         matches are fewer than `limit`; True always adds them; False never does. `mode`: "hybrid"
-        (keywords + meaning when an embedder is configured), "lexical" or "semantic"."""
+        (keywords + meaning when an embedder is configured), "lexical" or "semantic". `relevance_floor`
+        False keeps memories found by meaning alone however far they are from the query."""
         check_search_args(limit, offset, mode, threshold)
         result, pks = run_search(
             self.db,
@@ -463,6 +465,7 @@ class Store:
             threshold=threshold,
             semantic=self.semantic,
             mode=mode,
+            relevance_floor=relevance_floor,
         )
         if touch and pks:
             now = now_iso()

@@ -44,6 +44,8 @@ class EmbeddingConfig:
 class SearchConfig:
     ann_threshold: int = 50_000  # exact vector search below this many embeddings, an ANN index above
     neighbour_weight: float = 0.4  # context from neighbouring turns of the same session (0 switches it off)
+    # Results found by meaning alone need this cosine; -1: the floor calibrated for the model (relevance.py).
+    min_cosine: float = -1.0
 
 
 @dataclass

@@ -82,6 +82,7 @@ class SearchResult:
     mode: str = "lexical"  # "hybrid", "lexical" or "semantic": what actually ranked the results
     degraded: bool = False  # semantic search was wanted but unavailable (see degraded_reason)
     degraded_reason: str | None = None
+    below_floor: int = 0  # candidates found by meaning alone and cut as too far from the query
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -93,6 +94,7 @@ class SearchResult:
             "mode": self.mode,
             "degraded": self.degraded,
             "degraded_reason": self.degraded_reason,
+            "below_floor": self.below_floor,
             "results": [h.to_dict() for h in self.hits],
         }
 
@@ -117,6 +119,23 @@ class Ranking:
     mode: str
     reason: str | None
     parsed: ParsedQuery
+    below_floor: int = 0
+
+
+def apply_floor(order: Ranked, floor: float) -> tuple[Ranked, int]:
+    """Drop the entries found by meaning alone whose cosine is under `floor` (keyword and typo hits stay)."""
+    kept = [e for e in order if e[2] not in ("semantic", "context") or (e[3].get("cosine") or -1.0) >= floor]
+    return kept, len(order) - len(kept)
+
+
+def _floored(ranking: Ranking, semantic: Semantic, enabled: bool) -> Ranking:
+    if not enabled:
+        return ranking
+    from .relevance import floors_for
+
+    floor = floors_for(semantic.model, semantic.config.search.min_cosine).search
+    ranking.order, ranking.below_floor = apply_floor(ranking.order, floor)
+    return ranking
 
 
 def rank(
@@ -129,6 +148,7 @@ def rank(
     threshold: float = DEFAULT_THRESHOLD,
     semantic: Semantic | None = None,
     mode: str = "hybrid",
+    relevance_floor: bool = True,
 ) -> Ranking:
     """Every candidate for a query, best first (no memories loaded). See `search`."""
     parsed = parse_query(query)
@@ -158,7 +178,8 @@ def rank(
     if strict:
         seen = {pk for _, pk, _, _ in strict}
         order = strict + [entry for entry in order if entry[1] not in seen]
-    return Ranking(order, more, fuzzy_used, "semantic" if mode == "semantic" else "hybrid", None, parsed)
+    ranking = Ranking(order, more, fuzzy_used, "semantic" if mode == "semantic" else "hybrid", None, parsed)
+    return _floored(ranking, semantic, relevance_floor)
 
 
 def rank_phrases(
@@ -199,6 +220,7 @@ def search(
     threshold: float = DEFAULT_THRESHOLD,
     semantic: Semantic | None = None,
     mode: str = "hybrid",
+    relevance_floor: bool = True,
 ) -> tuple[SearchResult, list[int]]:
     """Run a search; returns the result and the row keys of the hits (for access stats).
 
@@ -207,7 +229,15 @@ def search(
     the rest of the list. "lexical" uses keywords only, "semantic" meaning only. Without a working
     embedder every mode falls back to lexical and the result says `degraded`."""
     ranking = rank(
-        db, query, filters, want=limit + offset, fuzzy=fuzzy, threshold=threshold, semantic=semantic, mode=mode
+        db,
+        query,
+        filters,
+        want=limit + offset,
+        fuzzy=fuzzy,
+        threshold=threshold,
+        semantic=semantic,
+        mode=mode,
+        relevance_floor=relevance_floor,
     )
     order, parsed = ranking.order, ranking.parsed
     page = order[offset : offset + limit]
@@ -226,6 +256,7 @@ def search(
         mode=ranking.mode,
         degraded=ranking.reason is not None,
         degraded_reason=ranking.reason,
+        below_floor=ranking.below_floor,
     )
     return result, [pk for _, pk, _, _ in page if pk in memories]
 
