@@ -88,7 +88,9 @@ def start_daemon(root: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
     return proc
 
 
-def rounds(root: Path, env: dict[str, str], records: list[dict[str, Any]], runs: int, tag: str) -> dict[str, list[float]]:
+def rounds(
+    root: Path, env: dict[str, str], records: list[dict[str, Any]], runs: int, tag: str
+) -> dict[str, list[float]]:
     project = root / "project"
     entities = [e for r in records[:400] for e in r.get("tags", [])][:runs] or ["postgres"] * runs
     out: dict[str, list[float]] = {"version": [], "search": [], "store": [], "hook": []}
@@ -96,8 +98,13 @@ def rounds(root: Path, env: dict[str, str], records: list[dict[str, Any]], runs:
         entity = entities[i % len(entities)]
         question = QUESTIONS[i % len(QUESTIONS)].format(e=entity)
         payload = json.dumps(
-            {"session_id": f"bench-{tag}-{i}", "transcript_path": "", "cwd": str(project),
-             "hook_event_name": "UserPromptSubmit", "prompt": question}  # fmt: skip
+            {
+                "session_id": f"bench-{tag}-{i}",
+                "transcript_path": "",
+                "cwd": str(project),
+                "hook_event_name": "UserPromptSubmit",
+                "prompt": question,
+            }
         )
         out["version"].append(timed([BIN / "codememory", "--version"], env))
         out["search"].append(timed([BIN / "codememory", "--project", project, "search", question], env))

