@@ -552,6 +552,16 @@ class Store:
             self.db.touch(pks, now_iso())
         return result
 
+    def embedding_coverage(self) -> dict[str, Any]:
+        """{model, total, with_vector, coverage (0..1), reason}: how much of the store meaning-based search sees."""
+        total = self.db.count_all()
+        model = self.semantic.model
+        if model is None:
+            return {"model": None, "total": total, "with_vector": 0, "coverage": 0.0, "reason": self.semantic.reason}
+        done = total - self.db.count_needing_embedding(model)
+        share = round(done / total, 4) if total else 1.0
+        return {"model": model, "total": total, "with_vector": done, "coverage": share, "reason": None}
+
     def embed(self, *, progress: Callable[[int, int], None] | None = None, batch: int = 64) -> int:
         """Embed every memory without a vector from the configured model (or whose text changed);
         after a model change this re-embeds everything. Returns how many were embedded."""
@@ -580,6 +590,7 @@ class Store:
             for st in (p.lstat() for p in self.store_path.parent.glob(self.store_path.name + "*"))
             if stat.S_ISREG(st.st_mode)
         )
+        out["embeddings"] = self.embedding_coverage()
         if tags:
             out["tags"] = self.db.tag_frequencies()
         if agents:

@@ -178,7 +178,8 @@ def rank(
     if strict:
         seen = {pk for _, pk, _, _ in strict}
         order = strict + [entry for entry in order if entry[1] not in seen]
-    ranking = Ranking(order, more, fuzzy_used, "semantic" if mode == "semantic" else "hybrid", None, parsed)
+    gap = semantic.coverage_gap()
+    ranking = Ranking(order, more, fuzzy_used, "semantic" if mode == "semantic" else "hybrid", gap, parsed)
     return _floored(ranking, semantic, relevance_floor)
 
 
@@ -206,7 +207,7 @@ def rank_phrases(
     order, more, fuzzy_used = _hybrid(
         db, parsed, filters, want, None, DEFAULT_THRESHOLD, semantic, qvecs, now_utc(), "hybrid"
     )
-    return Ranking(order, more, fuzzy_used, "hybrid", None, parsed)
+    return Ranking(order, more, fuzzy_used, "hybrid", semantic.coverage_gap(), parsed)
 
 
 def search(

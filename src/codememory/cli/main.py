@@ -591,6 +591,11 @@ def stats(ctx: click.Context, tags: bool, agents: bool, as_json: bool) -> None:
         click.echo(f"Span:      {data['oldest'][:10]} .. {data['newest'][:10]}")
     if data["categories"]:
         click.echo("Categories: " + ", ".join(f"{k} {v}" for k, v in data["categories"].items()))
+    emb = data["embeddings"]
+    if emb["model"] is None:
+        click.echo(f"Vectors:   none ({emb['reason']})")
+    else:
+        click.echo(f"Vectors:   {emb['with_vector']} of {emb['total']} ({emb['coverage']:.0%}) from {emb['model']}")
     for key, title in (("tags", "Tags"), ("agents", "Agents")):
         if key in data:
             click.echo(f"{title}:")

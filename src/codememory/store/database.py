@@ -433,6 +433,10 @@ class Database:
         tail = f"ORDER BY {SORT_COLUMNS[sort]} {direction} {nulls}, m.pk {direction} LIMIT ? OFFSET ?"
         return [m for _, m in self._select(where, [*params, limit, offset], tail)]
 
+    def count_all(self) -> int:
+        """Every memory row, archived, expired and superseded included (what embeddings are kept for)."""
+        return int(self.conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
+
     def count(self, filters: Filters) -> int:
         where, params = filters.where()
         return int(self.conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", params).fetchone()[0])
