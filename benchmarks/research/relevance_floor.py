@@ -1,13 +1,14 @@
-"""Calibrate the hybrid search's relevance floor: the cosine below which a memory with no keyword evidence is noise.
+"""Calibrate the relevance floor: how far above the closest background sentence (relevance.py) a memory with no
+keyword evidence must be.
 
     python benchmarks/research/relevance_floor.py [--model default] [--out benchmarks/research/relevance-floor.json]
 
 Needs the stores `bench_retrieval.py --model M` built (it reuses them, building them when missing). For every
 question of LoCoMo-dev and the coding set (positives: their evidence is in the store) and for the coding questions
 asked of each LoCoMo store and LoCoMo questions asked of the coding store (negatives: nothing there answers them),
-it runs the product's hybrid search with no floor and records each of the top 10 hits' cosine, whether keywords
-(or a typo match) found it, and whether it is evidence. Then, per candidate floor: the recall@5 lost on the
-positives (evidence with no keyword evidence and a cosine under the floor) and the share of negative hits cut.
+it runs the product's hybrid search with no floor and records each of the top 10 hits' cosine minus the query's
+closest background sentence, whether keywords (or a typo match) found it, and whether it is evidence. Then, per
+candidate margin: the recall@5 lost on the positives and the share of negative hits cut.
 """
 
 from __future__ import annotations
@@ -23,16 +24,26 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 import bench_retrieval as br  # noqa: E402
+from codememory.query import parse_query  # noqa: E402
 
-FLOORS = [round(0.70 + 0.01 * i, 2) for i in range(21)] + [round(0.05 * i, 2) for i in range(1, 14)]
+MARGINS = [round(-0.02 + 0.005 * i, 3) for i in range(17)]
 
 
 def hits(store: Any, question: str) -> list[dict[str, Any]]:
+    """The top 10 with no floor, each hit's cosine given relative to the query's background (relevance.py)."""
+    from codememory.relevance import background
+    from codememory.search import embedding_text
+
     res = store.search(question, mode="hybrid", limit=10, touch=False, relevance_floor=False)
+    qvec = store.semantic.embed_query(embedding_text(parse_query(question)))
+    refs = background(store.semantic.embedder())
+    base = float((refs @ qvec).max())
     out = []
     for h in res.hits:
         ex = h.explain or {}
-        out.append({"id": h.memory.id, "cosine": ex.get("cosine"), "keyword": h.match in ("exact", "partial", "fuzzy")})
+        cos = ex.get("cosine")
+        keyword = h.match in ("exact", "partial", "fuzzy")
+        out.append({"id": h.memory.id, "cosine": None if cos is None else cos - base, "keyword": keyword})
     return out
 
 
@@ -60,7 +71,7 @@ def main() -> None:
             for text in others[:60]:
                 negatives.append(hits(store, text))
     table = []
-    for floor in sorted(set(FLOORS)):
+    for floor in MARGINS:
         lost = 0.0
         for found, gold, n in positives:
             kept = [h for h in found if h["keyword"] or (h["cosine"] is not None and h["cosine"] >= floor)]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInput
-from .relevance import floors_for
+from .relevance import FALLBACK, PINNED_SLACK
 from .search import rank_phrases
 from .store.database import Database, Filters
 
@@ -61,14 +61,14 @@ def retrieve(db: Database, semantic: Semantic | None, req: RetrieveRequest, enti
     found: dict[int, _Candidate] = {}
     degraded_reason: str | None = None
     phrases = [q.strip() for q in req.query_expansion if q.strip()][:MAX_PHRASES]
-    # A memory found by meaning alone must be this close to be offered; a pinned one stays while this close.
-    floors = floors_for(semantic.model if semantic is not None else None, _configured_floor(semantic))
+    floor = FALLBACK  # a memory found by meaning alone must be this close to be offered (relevance.py)
     if phrases:
         ranking = rank_phrases(db, phrases, filters, want=PER_PHRASE * len(phrases), semantic=semantic)
         degraded_reason = ranking.reason
+        floor = ranking.floor if ranking.floor is not None else FALLBACK
         for position, (_score, pk, match, explain) in enumerate(ranking.order[: 4 * req.max_memories]):
             cosine = explain.get("cosine")
-            if match in ("semantic", "context") and (cosine is None or cosine < floors.search):
+            if match in ("semantic", "context") and (cosine is None or cosine < floor):
                 continue  # found by meaning alone, and not close enough to be worth the agent's attention
             cand = found.setdefault(pk, _Candidate(pk))
             cand.score = 1.0 - position / (4 * req.max_memories)  # rank-based: fused scores are z-scores
@@ -91,7 +91,7 @@ def retrieve(db: Database, semantic: Semantic | None, req: RetrieveRequest, enti
             continue
         pinned = found.pop(pinned_pk, None)
         if pinned is None and semantic is not None and phrases:
-            pinned = _still_close(db, semantic, pinned_pk, phrases, floors.pinned)
+            pinned = _still_close(db, semantic, pinned_pk, phrases, floor - PINNED_SLACK)
         if pinned is not None:
             pinned.why["pinned"] = True
             kept.append(pinned)
@@ -135,10 +135,6 @@ def retrieve(db: Database, semantic: Semantic | None, req: RetrieveRequest, enti
         "degraded_reason": degraded_reason,
         "pks": [c.pk for c in chosen],
     }
-
-
-def _configured_floor(semantic: Semantic | None) -> float:
-    return semantic.config.search.min_cosine if semantic is not None else -1.0
 
 
 def _still_close(db: Database, semantic: Semantic, pk: int, phrases: list[str], floor: float) -> _Candidate | None:

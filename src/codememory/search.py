@@ -120,6 +120,7 @@ class Ranking:
     reason: str | None
     parsed: ParsedQuery
     below_floor: int = 0
+    floor: float | None = None  # the cosine a meaning-only match needed (relevance.py), when meaning was used
 
 
 def apply_floor(order: Ranked, floor: float) -> tuple[Ranked, int]:
@@ -128,13 +129,17 @@ def apply_floor(order: Ranked, floor: float) -> tuple[Ranked, int]:
     return kept, len(order) - len(kept)
 
 
-def _floored(ranking: Ranking, semantic: Semantic, enabled: bool) -> Ranking:
-    if not enabled:
-        return ranking
-    from .relevance import floors_for
+def meaning_floor(semantic: Semantic, qvecs: list[Vectors], *, inject: bool = False) -> float:
+    from .relevance import INJECT_MARGIN, SEARCH_MARGIN, floor_for
 
-    floor = floors_for(semantic.model, semantic.config.search.min_cosine).search
-    ranking.order, ranking.below_floor = apply_floor(ranking.order, floor)
+    margin = INJECT_MARGIN if inject else SEARCH_MARGIN
+    return floor_for(semantic.embedder(), qvecs, semantic.config.search.min_cosine, margin)
+
+
+def _floored(ranking: Ranking, semantic: Semantic, enabled: bool, qvecs: list[Vectors]) -> Ranking:
+    ranking.floor = meaning_floor(semantic, qvecs)
+    if enabled:
+        ranking.order, ranking.below_floor = apply_floor(ranking.order, ranking.floor)
     return ranking
 
 
@@ -148,7 +153,7 @@ def rank(
     threshold: float = DEFAULT_THRESHOLD,
     semantic: Semantic | None = None,
     mode: str = "hybrid",
-    relevance_floor: bool = True,
+    floor: bool = True,
 ) -> Ranking:
     """Every candidate for a query, best first (no memories loaded). See `search`."""
     parsed = parse_query(query)
@@ -180,7 +185,7 @@ def rank(
         order = strict + [entry for entry in order if entry[1] not in seen]
     gap = semantic.coverage_gap()
     ranking = Ranking(order, more, fuzzy_used, "semantic" if mode == "semantic" else "hybrid", gap, parsed)
-    return _floored(ranking, semantic, relevance_floor)
+    return _floored(ranking, semantic, floor, [qvec])
 
 
 def rank_phrases(
@@ -207,7 +212,9 @@ def rank_phrases(
     order, more, fuzzy_used = _hybrid(
         db, parsed, filters, want, None, DEFAULT_THRESHOLD, semantic, qvecs, now_utc(), "hybrid"
     )
-    return Ranking(order, more, fuzzy_used, "hybrid", semantic.coverage_gap(), parsed)
+    ranking = Ranking(order, more, fuzzy_used, "hybrid", semantic.coverage_gap(), parsed)
+    ranking.floor = meaning_floor(semantic, qvecs, inject=True)  # rank_phrases serves proactive retrieval
+    return ranking
 
 
 def search(
@@ -238,7 +245,7 @@ def search(
         threshold=threshold,
         semantic=semantic,
         mode=mode,
-        relevance_floor=relevance_floor,
+        floor=relevance_floor,
     )
     order, parsed = ranking.order, ranking.parsed
     page = order[offset : offset + limit]
