@@ -241,12 +241,19 @@ class Store:
             return self._existing(duplicate[0], now, duplicate[1])
         vector = None
         neighbours: list[tuple[int, float]] = []
+        from .relevance import similarity_thresholds
+
+        dedup_cosine, link_cosine = similarity_thresholds(
+            self.semantic.model if self.semantic.configured else None,
+            self.config.dedup.cosine,
+            self.config.links.cosine,
+        )
         if self.semantic.configured:
             vectors = self.semantic.embed_documents([text])
             if vectors is not None:
                 vector = vectors[0]
                 neighbours = self.semantic.neighbours(vector, self.config.links.max_links + 1, live)
-                close = [(pk, c) for pk, c in neighbours[:3] if c >= self.config.dedup.cosine]
+                close = [(pk, c) for pk, c in neighbours[:3] if c >= dedup_cosine]
                 texts = self.db.rank_rows([pk for pk, _ in close])
                 for other, cosine in close:
                     if _same_numbers(text, texts[other].text):
@@ -258,7 +265,7 @@ class Store:
         if vector is not None:
             self.semantic.store_vectors([(pk, text)], vector[None, :])
         self.db.set_entities([(pk, _entities(text, entities or ()))])
-        close = [(other, score) for other, score in neighbours if score >= self.config.links.cosine]
+        close = [(other, score) for other, score in neighbours if score >= link_cosine]
         category_of = self.db.categories_of([other for other, _ in close])
         # Without an LLM a neighbour is refined (same kind of memory) or given context (another kind);
         # supersedes, conflicts and corroborates need a caller (or a model) that knows.

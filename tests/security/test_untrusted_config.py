@@ -268,7 +268,7 @@ def test_cli_ignores_untrusted_settings_until_trusted_and_again_once_changed(
         fh.write("# updated upstream\n")
     before = listener.count()
     found = ok(env, "--project", root, "search", "staging", "deploys", "--json")
-    assert json.loads(found.stdout)["mode"] == "lexical"
+    assert json.loads(found.stdout)["mode"] == "hybrid"  # the default local model again, not the project's
     assert_one_warning(found.stderr, root, *LEAKY_KEYS, changed=True)
     assert listener.count() == before
     again = json.loads(ok(env, "--project", root, "trust", "--show", "--json").stdout)
