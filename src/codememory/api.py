@@ -565,7 +565,7 @@ class Store:
         model = self.semantic.model
         if model is None:
             return {"model": None, "total": total, "with_vector": 0, "coverage": 0.0, "reason": self.semantic.reason}
-        done = total - self.db.count_needing_embedding(model)
+        done = total - self.db.count_without_vector(model)
         share = round(done / total, 4) if total else 1.0
         return {"model": model, "total": total, "with_vector": done, "coverage": share, "reason": None}
 

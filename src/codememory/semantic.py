@@ -133,10 +133,10 @@ class Semantic:
         emb = self.embedder()
         if emb is None:
             return None
-        missing = self.db.count_needing_embedding(emb.name)
+        missing = self.db.count_without_vector(emb.name)
         if 0 < missing <= AUTO_BACKFILL:
             self.backfill(AUTO_BACKFILL)
-            missing = self.db.count_needing_embedding(emb.name)
+            missing = self.db.count_without_vector(emb.name)
         if not missing:
             return None
         return (

@@ -549,6 +549,14 @@ class Database:
             (*params, limit),
         ).fetchall()
 
+    def count_without_vector(self, model: str) -> int:
+        """Memories with no vector from `model` at all: a cheap count for every search (the covering index
+        embeddings_model_seq answers it), unlike count_needing_embedding, which also compares text hashes."""
+        row = self.conn.execute(
+            "SELECT (SELECT COUNT(*) FROM memories) - (SELECT COUNT(*) FROM embeddings WHERE model = ?)", (model,)
+        ).fetchone()
+        return max(0, int(row[0]))
+
     def count_needing_embedding(self, model: str) -> int:
         return int(
             self.conn.execute(
