@@ -108,7 +108,7 @@ def rounds(
         )
         out["version"].append(timed([BIN / "codememory", "--version"], env))
         out["search"].append(timed([BIN / "codememory", "--project", project, "search", question], env))
-        text = f"Run {tag} {i}: we keep {entity} behind a feature flag until the load test passes"
+        text = f"Run {tag} {i} ({time.time_ns()}): we keep {entity} behind a feature flag until the load test passes"
         out["store"].append(timed([BIN / "codememory", "--project", project, "store", text, "-q"], env))
         out["hook"].append(timed([BIN / "codememory-hook", "claude", "UserPromptSubmit"], env, payload))
     return out
