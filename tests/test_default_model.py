@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from tests.conftest import Invoke
-from tests.support.daemon import isolated_env, make_project, spawn, state_of
+from tests.support.daemon import isolated_env, make_project, spawn, state_of, wait_for
 
 from codememory import Store
 from codememory.relevance import background_sentences
@@ -193,3 +193,23 @@ def test_the_prompt_hook_injects_the_answer_to_a_question(tmp_path: Path) -> Non
     context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     assert MEMORIES[0][0] in context
     assert MEMORIES[1][0] not in context  # React has nothing to do with the question: not injected
+
+
+def test_the_daemon_embeds_memories_stored_while_the_model_was_off(tmp_path: Path) -> None:
+    env = isolated_env(tmp_path / "user")  # provider none: memories are stored without vectors
+    root = tmp_path / "project"
+    make_project(env, root, *(f"Worker {i} drains the billing queue every {i + 1} minutes" for i in range(40)))
+    on = {**env, "CODEMEMORY_CAPTURE_POLL_INTERVAL": "0.2", "CODEMEMORY_NO_CAPTURE": "1"}
+    on.pop("CODEMEMORY_EMBEDDING_PROVIDER")  # the daemon runs with the default model
+    assert cli_json(on, "--project", root, "stats")["embeddings"]["coverage"] == 0.0
+    daemon = spawn(on)
+    try:
+        wait_for(
+            "the daemon to embed every memory",
+            lambda: cli_json(on, "--project", root, "stats")["embeddings"]["coverage"] == 1.0,
+            timeout=120,
+        )
+    finally:
+        assert daemon.terminate() == 0
+    found = cli_json(on, "--project", root, "search", "how often is the billing queue drained?")
+    assert (found["mode"], found["degraded"]) == ("hybrid", False)
