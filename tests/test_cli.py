@@ -499,6 +499,7 @@ def test_search_json_shape(cm: Invoke, corpus: dict[str, str]) -> None:
         "mode",
         "degraded",
         "degraded_reason",
+        "below_floor",
         "results",
     }
     assert data["query"] == "compose"

@@ -168,7 +168,7 @@ def test_an_empty_or_broken_registry(invoke: Invoke) -> None:
     assert text.exit_code == 0 and "No projects registered yet" in text.stderr
 
     registry = Path(os.environ["XDG_CONFIG_HOME"]) / "codememory" / "registry.json"
-    registry.parent.mkdir(parents=True)
+    registry.parent.mkdir(parents=True, exist_ok=True)
     registry.write_text("{not json", encoding="utf-8")
     broken = invoke("search", "--global", "anything")
     assert broken.exit_code == 1 and broken.stderr.startswith("codememory: error: ")

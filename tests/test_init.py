@@ -64,9 +64,14 @@ def seed_user_files(project: Path, home: Path) -> None:
     (project / "opencode.json").write_text('{"$schema": "https://opencode.ai/config.json", "mcp": {}}\n')
 
 
+def lean_hook(exe: str) -> str:
+    """init wires the lean `codememory-hook` installed beside the CLI, never the full CLI's `hook` command."""
+    return str(Path(exe).with_name("codememory-hook"))
+
+
 def expected_settings(exe: str) -> dict[str, Any]:
     def cmd(event: str) -> list[dict[str, Any]]:
-        return [{"type": "command", "command": f"{exe} hook claude {event}", "timeout": 10}]
+        return [{"type": "command", "command": f"{lean_hook(exe)} claude {event}", "timeout": 10}]
 
     return {
         "permissions": {"allow": ["Bash(ls)"]},
@@ -116,11 +121,12 @@ def test_init_twice_then_uninstall_restores_everything(invoke: Invoke, env: dict
     }
     assert json.loads((project / ".cursor" / "hooks.json").read_text()) == {
         "version": 1,
-        "hooks": {e: [{"command": f"{exe} hook cursor {e}"}] for e in setup.CURSOR_HOOKS},
+        "hooks": {e: [{"command": f"{lean_hook(exe)} cursor {e}"}] for e in setup.CURSOR_HOOKS},
     }
     codex_hooks = json.loads((project / ".codex" / "hooks.json").read_text())["hooks"]
     assert set(codex_hooks) == {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"}
-    assert codex_hooks["Stop"] == [{"hooks": [{"type": "command", "command": f"{exe} hook codex Stop", "timeout": 10}]}]
+    stop = {"type": "command", "command": f"{lean_hook(exe)} codex Stop", "timeout": 10}
+    assert codex_hooks["Stop"] == [{"hooks": [stop]}]
     assert json.loads((project / "opencode.json").read_text()) == {
         "$schema": "https://opencode.ai/config.json",
         "mcp": {"codememory": {"type": "local", "command": [exe, "mcp"]}},
@@ -275,7 +281,7 @@ def test_installed_script_writes_its_own_absolute_path(console_script: Path, env
     subprocess.run([str(console_script), "--project", str(project), "init", "--assistants", "claude"], env=environ,
                    check=True, capture_output=True)  # fmt: skip
     hooks = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]
-    assert hooks["Stop"][0]["hooks"][0]["command"] == f"{console_script.absolute()} hook claude Stop"
+    assert hooks["Stop"][0]["hooks"][0]["command"] == f"{lean_hook(str(console_script.absolute()))} claude Stop"
     listed = subprocess.run([str(console_script), "projects"], env=environ, check=True, capture_output=True, text=True)
     assert str(project.resolve()) in listed.stdout
 
@@ -334,3 +340,17 @@ def test_a_foreign_plugin_file_of_the_same_name_is_left_alone(invoke: Invoke, en
     assert step["action"] == "skipped" and "left alone" in step["reason"]
     run(invoke, project, "--uninstall", "--assistants", "opencode")
     assert plugin.read_text() == "export const Other = async () => ({})\n"
+
+
+def test_rerun_replaces_the_full_cli_hook_of_an_older_install(invoke: Invoke, env: dict[str, Path]) -> None:
+    """Installs made before the lean hook ran `codememory hook …` (a full CLI start on every prompt)."""
+    project = env["project"]
+    exe = setup.codememory_command()
+    (project / ".claude").mkdir()
+    old = {"type": "command", "command": f"{exe} hook claude UserPromptSubmit", "timeout": 10}
+    settings = {"hooks": {"UserPromptSubmit": [{"hooks": [old]}]}}
+    (project / ".claude" / "settings.json").write_text(json.dumps(settings))
+    run(invoke, project, "--assistants", "claude")
+    hooks = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]
+    commands = [h["command"] for group in hooks["UserPromptSubmit"] for h in group["hooks"]]
+    assert commands == [f"{lean_hook(exe)} claude UserPromptSubmit"]

@@ -175,6 +175,7 @@ def test_json_shape_is_stable(store: Store) -> None:
         "mode",
         "degraded",
         "degraded_reason",
+        "below_floor",
         "results",
     }
     assert set(data["results"][0]) == {

@@ -95,8 +95,8 @@ def test_model_change_reembeds_everything(tmp_path: Path) -> None:
     configure(tmp_path, provider="sentence-transformers", model=str(other))
     with Store.open(tmp_path) as st:
         assert st.semantic.model != first_model
-        assert st.search("deploys").mode == "hybrid"
         assert st.embed() == 2
+        assert st.search("deploys").mode == "hybrid"
         model = st.semantic.model
         assert model is not None
         rows = st.db.conn.execute("SELECT DISTINCT model FROM embeddings").fetchall()

@@ -241,12 +241,19 @@ class Store:
             return self._existing(duplicate[0], now, duplicate[1])
         vector = None
         neighbours: list[tuple[int, float]] = []
+        from .relevance import similarity_thresholds
+
+        dedup_cosine, link_cosine = similarity_thresholds(
+            self.semantic.model if self.semantic.configured else None,
+            self.config.dedup.cosine,
+            self.config.links.cosine,
+        )
         if self.semantic.configured:
             vectors = self.semantic.embed_documents([text])
             if vectors is not None:
                 vector = vectors[0]
                 neighbours = self.semantic.neighbours(vector, self.config.links.max_links + 1, live)
-                close = [(pk, c) for pk, c in neighbours[:3] if c >= self.config.dedup.cosine]
+                close = [(pk, c) for pk, c in neighbours[:3] if c >= dedup_cosine]
                 texts = self.db.rank_rows([pk for pk, _ in close])
                 for other, cosine in close:
                     if _same_numbers(text, texts[other].text):
@@ -258,7 +265,7 @@ class Store:
         if vector is not None:
             self.semantic.store_vectors([(pk, text)], vector[None, :])
         self.db.set_entities([(pk, _entities(text, entities or ()))])
-        close = [(other, score) for other, score in neighbours if score >= self.config.links.cosine]
+        close = [(other, score) for other, score in neighbours if score >= link_cosine]
         category_of = self.db.categories_of([other for other, _ in close])
         # Without an LLM a neighbour is refined (same kind of memory) or given context (another kind);
         # supersedes, conflicts and corroborates need a caller (or a model) that knows.
@@ -447,11 +454,13 @@ class Store:
         threshold: float = DEFAULT_THRESHOLD,
         touch: bool = True,
         mode: str = "hybrid",
+        relevance_floor: bool = True,
         **filter_args: Any,
     ) -> SearchResult:
         """Search with the grep-like syntax. `fuzzy=None` adds typo-tolerant hits only when exact
         matches are fewer than `limit`; True always adds them; False never does. `mode`: "hybrid"
-        (keywords + meaning when an embedder is configured), "lexical" or "semantic"."""
+        (keywords + meaning when an embedder is configured), "lexical" or "semantic". `relevance_floor`
+        False keeps memories found by meaning alone however far they are from the query."""
         check_search_args(limit, offset, mode, threshold)
         result, pks = run_search(
             self.db,
@@ -463,6 +472,7 @@ class Store:
             threshold=threshold,
             semantic=self.semantic,
             mode=mode,
+            relevance_floor=relevance_floor,
         )
         if touch and pks:
             now = now_iso()
@@ -549,6 +559,16 @@ class Store:
             self.db.touch(pks, now_iso())
         return result
 
+    def embedding_coverage(self) -> dict[str, Any]:
+        """{model, total, with_vector, coverage (0..1), reason}: how much of the store meaning-based search sees."""
+        total = self.db.count_all()
+        model = self.semantic.model
+        if model is None:
+            return {"model": None, "total": total, "with_vector": 0, "coverage": 0.0, "reason": self.semantic.reason}
+        done = total - self.db.count_without_vector(model)
+        share = round(done / total, 4) if total else 1.0
+        return {"model": model, "total": total, "with_vector": done, "coverage": share, "reason": None}
+
     def embed(self, *, progress: Callable[[int, int], None] | None = None, batch: int = 64) -> int:
         """Embed every memory without a vector from the configured model (or whose text changed);
         after a model change this re-embeds everything. Returns how many were embedded."""
@@ -577,6 +597,7 @@ class Store:
             for st in (p.lstat() for p in self.store_path.parent.glob(self.store_path.name + "*"))
             if stat.S_ISREG(st.st_mode)
         )
+        out["embeddings"] = self.embedding_coverage()
         if tags:
             out["tags"] = self.db.tag_frequencies()
         if agents:

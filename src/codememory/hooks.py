@@ -569,43 +569,19 @@ def run(assistant: str, event: str, raw: str, project: str | None = None) -> str
 # daemon/hook_api.py), which has codememory imported and the store open.
 DAEMON_EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "sessionStart", "beforeSubmitPrompt"})
 DAEMON_TIMEOUT = 2.0  # seconds; then the hook runs here instead (its steps are idempotent)
-ENV_NO_DAEMON = "CODEMEMORY_HOOK_NO_DAEMON"
 
 
 def _via_daemon(assistant: str, event: str, raw: str, project: str | None) -> str | None:
     """The hook's output from the daemon's POST /hook, or None when there is no daemon or it failed (the
-    caller then runs the hook in this process). A plain socket, not http.client: importing that (and
-    the email parser it needs) costs more than the whole round trip."""
-    if os.environ.get(ENV_NO_DAEMON, "") not in ("", "0") or (project is None and not raw.strip()):
+    caller then runs the hook in this process)."""
+    if project is None and not raw.strip():
         return None
-    import socket
+    from .loopback import post_json  # a plain socket: http.client's imports cost more than the round trip
 
-    from .paths import state_dir
-
-    try:
-        folder = state_dir()
-        port = int(json.loads((folder / "daemon.json").read_text(encoding="utf-8"))["port"])
-        token = (folder / "token").read_text(encoding="utf-8").strip()
-        body = json.dumps({"assistant": assistant, "event": event, "payload": raw, "project": _absolute(project)})
-        data = body.encode()
-        head = (
-            f"POST /hook HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n"
-            f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\nConnection: close\r\n\r\n"
-        )
-        with socket.create_connection(("127.0.0.1", port), timeout=DAEMON_TIMEOUT) as sock:
-            sock.sendall(head.encode() + data)
-            chunks = []
-            while chunk := sock.recv(65536):
-                chunks.append(chunk)
-        response = b"".join(chunks)
-        status_line, _, rest = response.partition(b"\r\n")
-        headers, _, payload = rest.partition(b"\r\n\r\n")
-        if status_line.split()[1:2] != [b"200"] or b"chunked" in headers.lower():
-            return None
-        output = json.loads(payload).get("output")
-        return output if isinstance(output, str) else None
-    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
-        return None
+    body = {"assistant": assistant, "event": event, "payload": raw, "project": _absolute(project)}
+    answer = post_json("/hook", body, DAEMON_TIMEOUT)
+    output = answer.get("output") if answer is not None else None
+    return output if isinstance(output, str) else None
 
 
 def _absolute(project: str | None) -> str | None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInput
+from .relevance import FALLBACK, PINNED_SLACK
 from .search import rank_phrases
 from .store.database import Database, Filters
 
@@ -19,8 +20,6 @@ if TYPE_CHECKING:
 
 MAX_PHRASES = 8
 PER_PHRASE = 10
-SEMANTIC_FLOOR = 0.30  # a memory found by meaning alone needs at least this cosine to be offered
-PINNED_FLOOR = 0.25  # a pinned memory stays while some phrase is at least this close
 ENTITY_WEIGHT = 0.5
 
 
@@ -62,12 +61,14 @@ def retrieve(db: Database, semantic: Semantic | None, req: RetrieveRequest, enti
     found: dict[int, _Candidate] = {}
     degraded_reason: str | None = None
     phrases = [q.strip() for q in req.query_expansion if q.strip()][:MAX_PHRASES]
+    floor = FALLBACK  # a memory found by meaning alone must be this close to be offered (relevance.py)
     if phrases:
         ranking = rank_phrases(db, phrases, filters, want=PER_PHRASE * len(phrases), semantic=semantic)
         degraded_reason = ranking.reason
+        floor = ranking.floor if ranking.floor is not None else FALLBACK
         for position, (_score, pk, match, explain) in enumerate(ranking.order[: 4 * req.max_memories]):
             cosine = explain.get("cosine")
-            if match in ("semantic", "context") and (cosine is None or cosine < SEMANTIC_FLOOR):
+            if match in ("semantic", "context") and (cosine is None or cosine < floor):
                 continue  # found by meaning alone, and not close enough to be worth the agent's attention
             cand = found.setdefault(pk, _Candidate(pk))
             cand.score = 1.0 - position / (4 * req.max_memories)  # rank-based: fused scores are z-scores
@@ -90,7 +91,7 @@ def retrieve(db: Database, semantic: Semantic | None, req: RetrieveRequest, enti
             continue
         pinned = found.pop(pinned_pk, None)
         if pinned is None and semantic is not None and phrases:
-            pinned = _still_close(db, semantic, pinned_pk, phrases)
+            pinned = _still_close(db, semantic, pinned_pk, phrases, floor - PINNED_SLACK)
         if pinned is not None:
             pinned.why["pinned"] = True
             kept.append(pinned)
@@ -136,7 +137,7 @@ def retrieve(db: Database, semantic: Semantic | None, req: RetrieveRequest, enti
     }
 
 
-def _still_close(db: Database, semantic: Semantic, pk: int, phrases: list[str]) -> _Candidate | None:
+def _still_close(db: Database, semantic: Semantic, pk: int, phrases: list[str], floor: float) -> _Candidate | None:
     model = semantic.model
     if model is None:
         return None
@@ -151,6 +152,6 @@ def _still_close(db: Database, semantic: Semantic, pk: int, phrases: list[str]) 
         qvec = semantic.embed_query(phrase)
         if qvec is not None:
             best = max(best, float(vector @ qvec))
-    if best < PINNED_FLOOR:
+    if best < floor:
         return None
     return _Candidate(pk, score=best, why={"retriever": "pinned", "cosine": round(best, 4)})

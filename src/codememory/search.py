@@ -82,6 +82,7 @@ class SearchResult:
     mode: str = "lexical"  # "hybrid", "lexical" or "semantic": what actually ranked the results
     degraded: bool = False  # semantic search was wanted but unavailable (see degraded_reason)
     degraded_reason: str | None = None
+    below_floor: int = 0  # candidates found by meaning alone and cut as too far from the query
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -93,6 +94,7 @@ class SearchResult:
             "mode": self.mode,
             "degraded": self.degraded,
             "degraded_reason": self.degraded_reason,
+            "below_floor": self.below_floor,
             "results": [h.to_dict() for h in self.hits],
         }
 
@@ -117,6 +119,28 @@ class Ranking:
     mode: str
     reason: str | None
     parsed: ParsedQuery
+    below_floor: int = 0
+    floor: float | None = None  # the cosine a meaning-only match needed (relevance.py), when meaning was used
+
+
+def apply_floor(order: Ranked, floor: float) -> tuple[Ranked, int]:
+    """Drop the entries found by meaning alone whose cosine is under `floor` (keyword and typo hits stay)."""
+    kept = [e for e in order if e[2] not in ("semantic", "context") or (e[3].get("cosine") or -1.0) >= floor]
+    return kept, len(order) - len(kept)
+
+
+def meaning_floor(semantic: Semantic, qvecs: list[Vectors], *, inject: bool = False) -> float:
+    from .relevance import INJECT_MARGIN, SEARCH_MARGIN, floor_for
+
+    margin = INJECT_MARGIN if inject else SEARCH_MARGIN
+    return floor_for(semantic.embedder(), qvecs, semantic.config.search.min_cosine, margin)
+
+
+def _floored(ranking: Ranking, semantic: Semantic, enabled: bool, qvecs: list[Vectors]) -> Ranking:
+    ranking.floor = meaning_floor(semantic, qvecs)
+    if enabled:
+        ranking.order, ranking.below_floor = apply_floor(ranking.order, ranking.floor)
+    return ranking
 
 
 def rank(
@@ -129,6 +153,7 @@ def rank(
     threshold: float = DEFAULT_THRESHOLD,
     semantic: Semantic | None = None,
     mode: str = "hybrid",
+    floor: bool = True,
 ) -> Ranking:
     """Every candidate for a query, best first (no memories loaded). See `search`."""
     parsed = parse_query(query)
@@ -158,7 +183,9 @@ def rank(
     if strict:
         seen = {pk for _, pk, _, _ in strict}
         order = strict + [entry for entry in order if entry[1] not in seen]
-    return Ranking(order, more, fuzzy_used, "semantic" if mode == "semantic" else "hybrid", None, parsed)
+    gap = semantic.coverage_gap()
+    ranking = Ranking(order, more, fuzzy_used, "semantic" if mode == "semantic" else "hybrid", gap, parsed)
+    return _floored(ranking, semantic, floor, [qvec])
 
 
 def rank_phrases(
@@ -185,7 +212,9 @@ def rank_phrases(
     order, more, fuzzy_used = _hybrid(
         db, parsed, filters, want, None, DEFAULT_THRESHOLD, semantic, qvecs, now_utc(), "hybrid"
     )
-    return Ranking(order, more, fuzzy_used, "hybrid", None, parsed)
+    ranking = Ranking(order, more, fuzzy_used, "hybrid", semantic.coverage_gap(), parsed)
+    ranking.floor = meaning_floor(semantic, qvecs, inject=True)  # rank_phrases serves proactive retrieval
+    return ranking
 
 
 def search(
@@ -199,6 +228,7 @@ def search(
     threshold: float = DEFAULT_THRESHOLD,
     semantic: Semantic | None = None,
     mode: str = "hybrid",
+    relevance_floor: bool = True,
 ) -> tuple[SearchResult, list[int]]:
     """Run a search; returns the result and the row keys of the hits (for access stats).
 
@@ -207,7 +237,15 @@ def search(
     the rest of the list. "lexical" uses keywords only, "semantic" meaning only. Without a working
     embedder every mode falls back to lexical and the result says `degraded`."""
     ranking = rank(
-        db, query, filters, want=limit + offset, fuzzy=fuzzy, threshold=threshold, semantic=semantic, mode=mode
+        db,
+        query,
+        filters,
+        want=limit + offset,
+        fuzzy=fuzzy,
+        threshold=threshold,
+        semantic=semantic,
+        mode=mode,
+        floor=relevance_floor,
     )
     order, parsed = ranking.order, ranking.parsed
     page = order[offset : offset + limit]
@@ -226,6 +264,7 @@ def search(
         mode=ranking.mode,
         degraded=ranking.reason is not None,
         degraded_reason=ranking.reason,
+        below_floor=ranking.below_floor,
     )
     return result, [pk for _, pk, _, _ in page if pk in memories]
 

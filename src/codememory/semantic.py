@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from .vectors import VectorIndex
 
 
+AUTO_BACKFILL = 16  # a search embeds up to this many memories that lack a vector itself (about 0.2 s)
+
+
 class Semantic:
     def __init__(self, db: Database, config: Config, cache_dir: Path | None) -> None:
         self.db = db
@@ -122,6 +125,23 @@ class Semantic:
                 (pk, text, vec.astype("float32").tobytes(), int(vec.shape[0]))
                 for (pk, text), vec in zip(items, vectors, strict=True)
             ],
+        )
+
+    def coverage_gap(self) -> str | None:
+        """Why meaning-based results are incomplete — memories without a vector from the model (after the model
+        changed, or embeddings were turned on) — or None. A small gap is filled here and now."""
+        emb = self.embedder()
+        if emb is None:
+            return None
+        missing = self.db.count_without_vector(emb.name)
+        if 0 < missing <= AUTO_BACKFILL:
+            self.backfill(AUTO_BACKFILL)
+            missing = self.db.count_without_vector(emb.name)
+        if not missing:
+            return None
+        return (
+            f"{missing} memories have no vector from {emb.name} yet, so meaning-based search misses them: "
+            "`codememory embed` adds them (a running daemon does it in the background)"
         )
 
     def backfill(self, batch: int = 64, pks: Sequence[int] | None = None) -> int:

@@ -173,7 +173,8 @@ def parse_assistants(value: str | None, root: Path) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------ ownership tests
-_OUR_HOOK = re.compile(r"codememory(\.exe)?['\"]?\s+hook\s")
+# Ours: the lean `codememory-hook` and, from older installs, the full CLI's `codememory hook` (replaced on re-run).
+_OUR_HOOK = re.compile(r"codememory(-hook)?(\.exe)?['\"]?\s+(hook\s+)?(claude|codex|cursor)\s")
 
 
 def _is_our_hook(entry: Any) -> bool:
@@ -191,7 +192,12 @@ def _runs_codememory(server: Any) -> bool:
 
 
 def _hook_command(exe: str, assistant: str, event: str) -> str:
-    return f"{shlex.quote(exe)} hook {assistant} {event}"
+    """The lean `codememory-hook` beside the CLI: it imports neither click nor the CLI, and hands prompt events
+    to a running daemon, so a prompt waits tens of milliseconds instead of a full CLI start."""
+    path = Path(exe)
+    lean = path.with_name("codememory-hook" + path.suffix) if path.is_absolute() else None
+    command = str(lean) if lean is not None and lean.is_file() else "codememory-hook"
+    return f"{shlex.quote(command)} {assistant} {event}"
 
 
 # ------------------------------------------------------------------------------ JSON transformations

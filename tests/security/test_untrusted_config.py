@@ -241,7 +241,7 @@ def test_cli_ignores_untrusted_settings_until_trusted_and_again_once_changed(
     assert "capture.min_messages" not in stored.stderr and "capture.idle_after" not in stored.stderr  # harmless
     found = ok(env, "--project", root, "search", "staging", "deploys", "--json")
     data = json.loads(found.stdout)
-    assert data["count"] >= 1 and data["mode"] == "lexical"
+    assert data["count"] >= 1 and data["mode"] == "hybrid"  # the default local model, not the project's remote one
     assert_one_warning(found.stderr, root, *LEAKY_KEYS)
     assert listener.count() == 0
 
@@ -268,7 +268,7 @@ def test_cli_ignores_untrusted_settings_until_trusted_and_again_once_changed(
         fh.write("# updated upstream\n")
     before = listener.count()
     found = ok(env, "--project", root, "search", "staging", "deploys", "--json")
-    assert json.loads(found.stdout)["mode"] == "lexical"
+    assert json.loads(found.stdout)["mode"] == "hybrid"  # the default local model again, not the project's
     assert_one_warning(found.stderr, root, *LEAKY_KEYS, changed=True)
     assert listener.count() == before
     again = json.loads(ok(env, "--project", root, "trust", "--show", "--json").stdout)
@@ -398,7 +398,7 @@ def test_daemon_ignores_untrusted_settings_and_applies_trust_without_a_restart(
     daemon = spawn(env)
     try:
         result = daemon.client().retrieve(["staging pipeline deploys"], root)
-        assert result["memories"] and result["degraded"] is True
+        assert result["memories"] and result["degraded"] is False  # the default local model answers
         assert listener.count() == 0
         ok(env, "--project", root, "trust")
         result = daemon.client().retrieve(["how do staging deploys work"], root)

@@ -322,6 +322,13 @@ def store_cmd(
     is_flag=True,
     help="Search every project in the global registry (see `codememory projects`) instead of one.",
 )
+@click.option(
+    "--no-floor",
+    "no_floor",
+    is_flag=True,
+    help="Keep memories found by meaning alone however far they are from the query (the relevance floor "
+    "otherwise leaves them out; --json counts them in below_floor).",
+)
 @_json_option
 @click.pass_context
 def search(
@@ -336,6 +343,7 @@ def search(
     markdown: bool,
     explain: bool,
     global_: bool,
+    no_floor: bool,
     as_json: bool,
     **kwargs: Any,
 ) -> None:
@@ -360,13 +368,24 @@ def search(
         _search_global(text, mode, limit, offset, fuzzy, threshold, markdown, explain, as_json, _filter_args(kwargs))
         return
     result = _open(ctx).search(
-        text, limit=limit, offset=offset, fuzzy=fuzzy, threshold=threshold, mode=mode, **_filter_args(kwargs)
+        text,
+        limit=limit,
+        offset=offset,
+        fuzzy=fuzzy,
+        threshold=threshold,
+        mode=mode,
+        relevance_floor=not no_floor,
+        **_filter_args(kwargs),
     )
     if as_json:
         render.dump_json(result.to_dict())
         return
-    if result.degraded and result.degraded_reason != NOT_CONFIGURED:  # a configured model that failed
-        click.echo(click.style(f"(keyword search only: {result.degraded_reason})", dim=True), err=True)
+    if result.degraded and result.degraded_reason != NOT_CONFIGURED:  # a configured model that failed or lags
+        where = "partial" if result.mode in ("hybrid", "semantic") else "keyword search only"
+        click.echo(click.style(f"({where}: {result.degraded_reason})", dim=True), err=True)
+    if result.below_floor:
+        left_out = f"({result.below_floor} found by meaning alone were too far from the query; --no-floor shows them)"
+        click.echo(click.style(left_out, dim=True), err=True)
     if markdown:
         click.echo(render.hits_markdown(text, result.hits))
         return
@@ -591,6 +610,11 @@ def stats(ctx: click.Context, tags: bool, agents: bool, as_json: bool) -> None:
         click.echo(f"Span:      {data['oldest'][:10]} .. {data['newest'][:10]}")
     if data["categories"]:
         click.echo("Categories: " + ", ".join(f"{k} {v}" for k, v in data["categories"].items()))
+    emb = data["embeddings"]
+    if emb["model"] is None:
+        click.echo(f"Vectors:   none ({emb['reason']})")
+    else:
+        click.echo(f"Vectors:   {emb['with_vector']} of {emb['total']} ({emb['coverage']:.0%}) from {emb['model']}")
     for key, title in (("tags", "Tags"), ("agents", "Agents")):
         if key in data:
             click.echo(f"{title}:")

@@ -42,6 +42,7 @@ from .. import __version__
 from ..errors import CodememoryError, InvalidInput, NotFound, StoreNotFound, StoreUnusable
 from ..privacy import scrub_message
 from ..registry import RegistryError
+from .embed_api import create_router as create_embed_router
 from .hook_api import create_router as create_hook_router
 from .http_guard import MAX_IN_FLIGHT
 from .project_access import ProjectNotAllowed
@@ -374,6 +375,9 @@ def _validation_message(exc: RequestValidationError) -> tuple[int, str, list[dic
 
 def create_app(state: DaemonState) -> FastAPI:
     """The HTTP app over a daemon's state. The caller binds it to 127.0.0.1:`state.port`."""
+    from ..embedding.factory import serve_models_locally
+
+    serve_models_locally()  # this process is the daemon: its stores embed with their own warm model
     app = FastAPI(
         title="codememory daemon",
         version=__version__,
@@ -484,4 +488,5 @@ def create_app(state: DaemonState) -> FastAPI:
     app.include_router(create_recall_router(state))
     app.include_router(create_raw_events_router(state))
     app.include_router(create_hook_router(state))
+    app.include_router(create_embed_router())
     return app

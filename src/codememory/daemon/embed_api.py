@@ -1,0 +1,87 @@
+"""`POST /embed`: vectors from the daemon's warm copy of a local model, for the CLI, hooks and MCP server.
+
+Those processes would otherwise load the model on every call (see embedding/via_daemon.py). Only the local
+providers are served — a request can never make the daemon call out to a remote embedding service — and each
+model is loaded once per daemon, so many projects with the default model share one copy.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..config import EmbeddingConfig
+from ..embedding import Embedder, EmbedderError
+from ..embedding.factory import LOCAL_PROVIDERS, canonical_provider, create_embedder
+from ..embedding.via_daemon import encode_vectors
+
+MAX_TEXTS = 512
+MAX_TEXT_CHARS = 20_000
+
+
+class EmbeddingSettings(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    provider: Annotated[str, Field(max_length=40)]
+    model: Annotated[str, Field(max_length=4096)] = ""
+    query_model: Annotated[str, Field(max_length=4096)] = ""
+    query_prompt: Annotated[str, Field(max_length=200)] = ""
+    query_prefix: Annotated[str, Field(max_length=200)] = ""
+    document_prefix: Annotated[str, Field(max_length=200)] = ""
+    batch_size: Annotated[int, Field(ge=1, le=1024)] = 32
+    device: Annotated[str, Field(max_length=40)] = "cpu"
+
+
+class EmbedBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    embedding: EmbeddingSettings
+    texts: Annotated[list[Annotated[str, Field(max_length=MAX_TEXT_CHARS)]], Field(min_length=1, max_length=MAX_TEXTS)]
+    query: bool = Field(description="True: search queries (asymmetric models encode them differently).")
+
+
+class EmbedResult(BaseModel):
+    model: str = Field(description="The vector space's name (Embedder.name).")
+    dim: int
+    vectors: str = Field(description="Row-major float32 little-endian, base64.")
+
+
+def create_router() -> APIRouter:
+    router = APIRouter()
+    embedders: dict[tuple[Any, ...], Embedder] = {}
+    lock = threading.Lock()
+
+    def embedder_for(settings: EmbeddingSettings) -> Embedder:
+        provider = canonical_provider(settings.provider)
+        if provider not in LOCAL_PROVIDERS:
+            raise HTTPException(400, f"the daemon serves only local models ({', '.join(sorted(LOCAL_PROVIDERS))})")
+        cfg = EmbeddingConfig(**settings.model_dump())
+        cfg.provider = provider
+        key = tuple(sorted(settings.model_dump().items()))
+        with lock:
+            found = embedders.get(key)
+        if found is not None:
+            return found
+        try:
+            made = create_embedder(cfg, ask_daemon=False)
+        except EmbedderError as exc:
+            raise HTTPException(422, str(exc)) from None
+        if made is None:
+            raise HTTPException(400, "embeddings are switched off in these settings")
+        with lock:
+            return embedders.setdefault(key, made)
+
+    @router.post("/embed", response_model=EmbedResult)
+    def embed(body: EmbedBody) -> EmbedResult:
+        """Embed texts with a local model held by the daemon (the same vectors the caller would compute)."""
+        emb = embedder_for(body.embedding)
+        try:
+            vectors = emb.embed_queries(body.texts) if body.query else emb.embed_documents(body.texts)
+        except EmbedderError as exc:
+            raise HTTPException(503, str(exc)) from None
+        return EmbedResult(model=emb.name, dim=int(vectors.shape[1]), vectors=encode_vectors(vectors))
+
+    return router

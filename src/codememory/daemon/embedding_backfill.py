@@ -1,0 +1,39 @@
+"""Vectors for memories that have none from the configured model: after the model changed (or embeddings were
+turned on) a store's older memories are embedded here, a batch per project per poll, so search stops being
+`degraded` without anyone running `codememory embed`."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from ..errors import CodememoryError
+from ..project import db_path
+from ..registry import RegistryError
+from .state import DaemonState
+
+log = logging.getLogger("codememory.daemon")
+
+BATCH = 64  # per project per poll: a few hundred milliseconds with the default model
+
+
+class EmbeddingBackfill:
+    def __call__(self, state: DaemonState) -> None:
+        try:
+            roots = state.projects.roots()
+        except RegistryError as exc:
+            state.health.record_error(exc, "embedding")
+            return
+        for root in sorted(roots, key=str):
+            if not db_path(Path(root)).is_file():
+                continue
+            try:
+                with state.stores.use(Path(root)) as store:
+                    model = store.semantic.model
+                    if model is None or not store.db.count_needing_embedding(model):
+                        continue
+                    done = store.semantic.backfill(BATCH)
+                    if done:
+                        log.info("embedded %d memories of %s with %s", done, root, model)
+            except CodememoryError as exc:  # one project's failure must not stop the others
+                state.health.record_error(exc, "embedding")
