@@ -213,3 +213,18 @@ def test_the_daemon_embeds_memories_stored_while_the_model_was_off(tmp_path: Pat
         assert daemon.terminate() == 0
     found = cli_json(on, "--project", root, "search", "how often is the billing queue drained?")
     assert (found["mode"], found["degraded"]) == ("hybrid", False)
+
+
+@pytest.mark.default_model
+def test_a_contradiction_is_stored_not_taken_for_a_duplicate(cm: Invoke) -> None:
+    """e5 puts opposite decisions above its duplicate cosine: only the same content words make a duplicate."""
+    for first, second in [
+        ("Tests must run against Postgres", "Tests must run against SQLite"),
+        ("Use httpx, not requests", "Use requests, not httpx"),
+        ("Always rebase before merging", "Never rebase before merging"),
+    ]:
+        assert json.loads(cm("store", first, "--json").stdout)["created"] is True
+        again = json.loads(cm("store", second, "--json").stdout)
+        assert again["created"] is True, (first, second, again.get("duplicate_reason"))
+    reworded = json.loads(cm("store", "Tests must run against Postgres!", "--json").stdout)
+    assert reworded["created"] is False  # the same words are still one memory

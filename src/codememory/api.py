@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import math
 import os
 import re
 import stat
@@ -118,6 +119,27 @@ _NUMBER_RE = re.compile(r"\d+(?:[.,:]\d+)*")
 def _same_numbers(a: str, b: str) -> bool:
     """Near-identical texts that differ in a number ("port 8080" / "port 8081") are different facts."""
     return _NUMBER_RE.findall(a) == _NUMBER_RE.findall(b)
+
+
+_FILLERS = frozenset({"should", "please", "just", "also", "really", "then", "now", "here", "so"})
+_NEGATIONS = frozenset({"not", "no", "never", "nor", "without", "don", "doesn", "isn", "aren", "won", "t", "nt"})
+
+
+def _same_wording(a: str, b: str) -> bool:
+    """Two texts with the same content words (stop words aside, in any order; in the same order when a negation
+    is among them). A meaning match alone is no duplicate: e5 puts "tests run against Postgres" and "… SQLite"
+    at 0.947, "always rebase" / "never rebase" higher still, and "use httpx, not requests" / "use requests,
+    not httpx" at 0.992."""
+    from .query import STOPWORDS
+
+    def content(text: str) -> list[str]:
+        words = re.findall(r"\w+", text.lower())
+        return [w for w in words if (w not in STOPWORDS and w not in _FILLERS) or w in _NEGATIONS]
+
+    left, right = content(a), content(b)
+    if sorted(left) != sorted(right):
+        return False
+    return left == right if any(w in _NEGATIONS for w in left) else True
 
 
 def _entity_names(entity: str | Sequence[str] | None) -> list[str]:
@@ -256,7 +278,8 @@ class Store:
                 close = [(pk, c) for pk, c in neighbours[:3] if c >= dedup_cosine]
                 texts = self.db.rank_rows([pk for pk, _ in close])
                 for other, cosine in close:
-                    if _same_numbers(text, texts[other].text):
+                    other_text = texts[other].text
+                    if not supersedes and _same_numbers(text, other_text) and _same_wording(text, other_text):
                         return self._existing(other, now, f"near-identical meaning (cosine {cosine:.3f})")
         old_pks = self._resolve(supersedes or [])
         self._insert_fresh(mem)
@@ -566,7 +589,7 @@ class Store:
         if model is None:
             return {"model": None, "total": total, "with_vector": 0, "coverage": 0.0, "reason": self.semantic.reason}
         done = total - self.db.count_without_vector(model)
-        share = round(done / total, 4) if total else 1.0
+        share = math.floor(done / total * 10_000) / 10_000 if total else 1.0  # 1.0 only when complete
         return {"model": model, "total": total, "with_vector": done, "coverage": share, "reason": None}
 
     def embed(self, *, progress: Callable[[int, int], None] | None = None, batch: int = 64) -> int:

@@ -24,11 +24,16 @@ def daemon_address() -> tuple[int, str] | None:
         return None
     folder = state_dir()
     try:
-        port = json.loads((folder / "daemon.json").read_text(encoding="utf-8"))["port"]
+        info = json.loads((folder / "daemon.json").read_text(encoding="utf-8"))
+        port, pid = info["port"], info["pid"]
         token = (folder / "token").read_text(encoding="utf-8").strip()
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if not isinstance(port, int) or not 0 < port < 65536 or not token:
+    if not isinstance(port, int) or not 0 < port < 65536 or not isinstance(pid, int) or pid <= 0 or not token:
+        return None
+    try:  # a daemon that died left its address behind: never send the token to whatever listens there now
+        os.kill(pid, 0)
+    except OSError:  # gone, or another user's process that took the number: not our daemon
         return None
     return port, token
 

@@ -60,10 +60,15 @@ def background(emb: Embedder) -> Vectors | None:
     vectors: Vectors | None = None
     try:
         loaded = np.load(path, allow_pickle=False)
-        if loaded.ndim == 2 and loaded.shape[0] == len(sentences) and loaded.dtype == np.float32:
+        if (
+            loaded.ndim == 2
+            and loaded.shape[0] == len(sentences)
+            and loaded.dtype == np.float32
+            and bool(np.isfinite(loaded).all())
+        ):
             vectors = loaded
-    except (OSError, ValueError):
-        pass
+    except Exception:  # a cache file cut short or damaged (EOFError, ValueError, …) is simply rebuilt
+        vectors = None
     if vectors is None:
         from .embedding import EmbedderError
 
@@ -72,9 +77,14 @@ def background(emb: Embedder) -> Vectors | None:
         except EmbedderError:
             return None
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
-            np.save(tmp, vectors, allow_pickle=False)
+            import tempfile
+
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npy")
+            with os.fdopen(fd, "wb") as fh:
+                np.save(fh, vectors, allow_pickle=False)
+                fh.flush()
+                os.fsync(fh.fileno())
             os.replace(tmp, path)
         except OSError:
             pass  # a read-only state folder costs a model call per process, nothing else
@@ -91,7 +101,7 @@ def floor_for(
     if configured >= 0:
         return configured
     refs = background(emb) if emb is not None and qvecs else None
-    if refs is None:
+    if refs is None or any(q.shape != refs.shape[1:] for q in qvecs):
         return FALLBACK
     return min(float((refs @ q).max()) for q in qvecs) + margin
 

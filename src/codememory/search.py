@@ -173,6 +173,7 @@ def rank(
         if len(strict) >= want or parsed.negated:
             reason = None if semantic.configured else NOT_CONFIGURED
             return Ranking(strict, more, fuzzy_used, "lexical", reason, parsed)
+    gap = semantic.coverage_gap()  # first: a small gap it fills is ranked in this very search
     qvec = semantic.embed_query(embedding_text(parsed))
     if qvec is None:
         if strict:
@@ -183,7 +184,6 @@ def rank(
     if strict:
         seen = {pk for _, pk, _, _ in strict}
         order = strict + [entry for entry in order if entry[1] not in seen]
-    gap = semantic.coverage_gap()
     ranking = Ranking(order, more, fuzzy_used, "semantic" if mode == "semantic" else "hybrid", gap, parsed)
     return _floored(ranking, semantic, floor, [qvec])
 
@@ -195,7 +195,9 @@ def rank_phrases(
     phrases ORed, each phrase's vector searched, a memory's cosine its best over the phrases."""
     parsed = parse_query(" ".join(w for p in phrases for w in words(p)))
     qvecs = []
+    gap = None
     if semantic is not None and semantic.configured and parsed.terms:
+        gap = semantic.coverage_gap()  # first: a small gap it fills is ranked in this very call
         semantic.prepare_queries(phrases)  # one model call for all of them
         qvecs = [v for v in (semantic.embed_query(p) for p in phrases) if v is not None]
     if not qvecs:
@@ -212,7 +214,7 @@ def rank_phrases(
     order, more, fuzzy_used = _hybrid(
         db, parsed, filters, want, None, DEFAULT_THRESHOLD, semantic, qvecs, now_utc(), "hybrid"
     )
-    ranking = Ranking(order, more, fuzzy_used, "hybrid", semantic.coverage_gap(), parsed)
+    ranking = Ranking(order, more, fuzzy_used, "hybrid", gap, parsed)
     ranking.floor = meaning_floor(semantic, qvecs, inject=True)  # rank_phrases serves proactive retrieval
     return ranking
 

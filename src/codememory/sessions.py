@@ -8,6 +8,7 @@ The markdown file is the source of truth: `rebuild` recreates the database rows 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -379,7 +380,10 @@ def markdown_path_of(row: SessionRow) -> str:
     like `../../x` must never become a path we read, return or overwrite."""
     if _MARKDOWN_NAME_RE.match(row.markdown_path) and ".." not in row.markdown_path:
         return row.markdown_path
-    return f"sessions/{check_session_id(row.id)}.md"
+    try:
+        return f"sessions/{check_session_id(row.id)}.md"
+    except InvalidInput:  # an id we never write: a harmless name in sessions/, so one bad row never breaks a list
+        return "sessions/invalid-" + hashlib.sha256(row.id.encode("utf-8", "replace")).hexdigest()[:16] + ".md"
 
 
 # ------------------------------------------------------------------------------ search
@@ -752,10 +756,10 @@ class Sessions:
     def show(self, session_id: str) -> dict[str, Any]:
         record = self._get(session_id)
         try:
-            markdown = safe_files.read_text(
-                self.markdown_file(record.row), SESSION_MARKDOWN_MAX_BYTES, errors="replace"
-            )
-        except FileNotFoundError:
+            markdown = _read_session_file(self.markdown_file(record.row))
+        except safe_files.UnsafePath:
+            raise  # a committed link where the file should be: refused, never read
+        except (OSError, InvalidInput):  # gone, unreadable or oversized: the session as the store has it
             markdown = render(record)
         return {**self._summary(record.row), "files": self.files(session_id), "markdown": markdown}
 

@@ -195,9 +195,11 @@ def _hook_command(exe: str, assistant: str, event: str) -> str:
     """The lean `codememory-hook` beside the CLI: it imports neither click nor the CLI, and hands prompt events
     to a running daemon, so a prompt waits tens of milliseconds instead of a full CLI start."""
     path = Path(exe)
-    lean = path.with_name("codememory-hook" + path.suffix) if path.is_absolute() else None
-    command = str(lean) if lean is not None and lean.is_file() else "codememory-hook"
-    return f"{shlex.quote(command)} {assistant} {event}"
+    for candidate in (path, path.resolve()) if path.is_absolute() else ():
+        lean = candidate.with_name("codememory-hook" + candidate.suffix)
+        if lean.is_file():
+            return f"{shlex.quote(str(lean))} {assistant} {event}"
+    return f"{shlex.quote(exe)} hook {assistant} {event}"  # no lean script beside the CLI: the CLI's own hook
 
 
 # ------------------------------------------------------------------------------ JSON transformations

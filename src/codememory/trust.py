@@ -36,6 +36,7 @@ MAX_CONFIG_BYTES = 256 * 1024
 # What an untrusted project file may still set, per "section.key". A key missing here needs trust.
 HARMLESS = "harmless"  # applies as written
 LOWER_ONLY = "lower-only"  # applies when it does not raise the value from the trusted layers
+RAISE_ONLY = "raise-only"  # applies when it does not lower the value from the trusted layers
 OFF_ONLY = "off-only"  # applies when it switches the feature off
 
 
@@ -63,8 +64,10 @@ UNTRUSTED_RULES: dict[str, Rule] = {
     "search.ann_threshold": Rule(HARMLESS, 0, 1e9),
     "search.neighbour_weight": Rule(HARMLESS, 0, 1),
     "dedup.text_ratio": Rule(HARMLESS, 0.8, 1),
-    "dedup.cosine": Rule(HARMLESS, 0.8, 1),
-    "links.cosine": Rule(HARMLESS, 0, 1),
+    # A lower dedup cosine makes more new memories "duplicates" of committed ones (they are not stored), and
+    # what is low depends on the model (e5's unrelated notes sit at 0.80-0.85): a project may only be stricter.
+    "dedup.cosine": Rule(RAISE_ONLY, 0, 1),
+    "links.cosine": Rule(RAISE_ONLY, 0, 1),
     "links.max_links": Rule(HARMLESS, 0, 50),
     # [capture]: intervals and thresholds are harmless. `auto_init` makes capture create stores in
     # other projects (off is harmless); `opencode_db` names a database outside the project to read.
@@ -125,6 +128,10 @@ def judge_untrusted(key: str, value: Any, current: Any) -> tuple[bool, str]:
         if value <= current:
             return True, "lowers a limit: applies untrusted"
         return False, f"untrusted, a project may only lower this limit (now {current})"
+    if found.kind == RAISE_ONLY:
+        if value >= current:
+            return True, "raises a threshold: applies untrusted"
+        return False, f"untrusted, a project may only raise this threshold (now {current})"
     return True, "a limit, weight or interval: applies untrusted"
 
 

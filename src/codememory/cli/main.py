@@ -364,6 +364,8 @@ def search(
       codememory search --global retry backoff --json
     """
     text = " ".join(query)
+    if global_ and no_floor:
+        raise InvalidInput("--no-floor applies to one project's search, not --global")
     if global_:
         _search_global(text, mode, limit, offset, fuzzy, threshold, markdown, explain, as_json, _filter_args(kwargs))
         return
@@ -422,7 +424,8 @@ def _search_global(
         return
     for project in result.projects:
         if project.error:
-            click.echo(f"codememory: warning: skipped {project.name} ({project.root}): {project.error}", err=True)
+            reason = scrub_message(project.error)
+            click.echo(f"codememory: warning: skipped {project.name} ({project.root}): {reason}", err=True)
     if not result.projects:
         click.echo(f"No projects registered yet ({result.registry}); run `codememory init` in a project.", err=True)
         return

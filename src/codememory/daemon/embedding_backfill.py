@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from ..errors import CodememoryError
 from ..project import db_path
 from ..registry import RegistryError
 from .state import DaemonState
@@ -35,5 +34,6 @@ class EmbeddingBackfill:
                     done = store.semantic.backfill(BATCH)
                     if done:
                         log.info("embedded %d memories of %s with %s", done, root, model)
-            except CodememoryError as exc:  # one project's failure must not stop the others
+            except Exception as exc:  # one project's failure must not stop the others
+                log.exception("embedding backfill failed in %s", root)
                 state.health.record_error(exc, "embedding")

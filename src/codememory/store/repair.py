@@ -641,6 +641,9 @@ def repair(path: Path, *, progress: Progress | None = None, progress_every: int 
     tmp = path.with_name(f"{path.name}.repair-{os.getpid()}.tmp")
     for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
         leftover.unlink(missing_ok=True)
+    from ..safe_files import check_sqlite_files
+
+    check_sqlite_files(path)  # SQLite would follow a committed link at the database or its journal files
     src = _open_source(path)
     try:
         try:
@@ -695,10 +698,12 @@ def _swap(path: Path, tmp: Path, backup: Path) -> None:
 def _drop_vector_cache(folder: Path) -> None:
     """Cached vector snapshots are derived from the embeddings table: remove them (files only, never through
     a link) so they are rebuilt from the repaired table."""
-    if folder.is_symlink():
-        folder.unlink()
-        return
-    if not folder.is_dir():
+    from ..safe_files import UnsafePath, check_dir
+
+    try:
+        if not check_dir(folder):  # a link at .codememory, cache/ or vectors/ is refused, never followed
+            return
+    except UnsafePath:
         return
     for entry in os.scandir(folder):
         if entry.is_file(follow_symlinks=False) or entry.is_symlink():
