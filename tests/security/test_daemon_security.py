@@ -286,8 +286,9 @@ def test_idle_sockets_do_not_starve_authenticated_requests(world: World) -> None
     base_fds = fd_count(d.proc.pid) if ON_LINUX else 0
     idle = open_idle(d.port, 100)
     try:
-        if ON_LINUX:  # the daemon has accepted them all (not just the kernel's backlog)
-            wait_for("the daemon to accept 100 sockets", lambda: fd_count(d.proc.pid) >= base_fds + 100, timeout=10)
+        if ON_LINUX:  # the daemon has accepted them (not just the kernel's backlog); a few descriptors open at
+            # the base count (a store's journal, a log rotation) may have closed since, hence the slack
+            wait_for("the daemon to accept 100 sockets", lambda: fd_count(d.proc.pid) >= base_fds + 90, timeout=30)
         loaded = timed_retrieve(d, world.mine, 30)
         assert d.client(timeout=5).health()["status"] == "ok"
         # They are still open: served alongside, not closed to make room.
