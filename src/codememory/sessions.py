@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -196,9 +197,8 @@ def _line_counts(root: Path, since: str, files: Sequence[tuple[str, str]]) -> tu
                 removed += int(parts[1])
     for path, change in files:  # untracked new files: every line is added
         if change == "created" and path not in counted:
-            try:
-                data = (root / path).read_bytes()[:1_000_000]
-            except OSError:
+            data = _head_of_regular_file(root / path, 1_000_000)
+            if data is None:
                 continue
             if b"\0" not in data:
                 added += data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
@@ -521,6 +521,20 @@ def extract_filters(query: str, tools: Sequence[str], now: datetime | None = Non
 
 # ------------------------------------------------------------------------------- core
 _WEIGHT_LABEL = {"goal": "goal", "todos": "todos", "file_paths": "files", "decisions": "decisions"}
+
+
+def _head_of_regular_file(path: Path, limit: int) -> bytes | None:
+    """At most `limit` bytes of a plain file in the work tree; None for a link (a committed link to /dev/zero
+    or a FIFO would hang or flood us), anything that is not a regular file, or an unreadable one."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return None
+        return fh.read(limit)
 
 
 def _read_session_file(path: Path) -> str:

@@ -12,13 +12,11 @@ A changed file is untrusted again until trusted anew.
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import math
 import os
 import re
-import stat
 import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -149,21 +147,21 @@ class ProjectFile:
 def read_project_file(path: Path) -> ProjectFile | None:
     """The project's config.toml, or None when there is none. Read once, so the hash is of what was
     parsed; never through a symbolic link (it could point anywhere the user can read); capped in size."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
+    from . import safe_files
+
+    try:  # no link at the file nor at any folder from .codememory down (a linked .codememory included)
+        fd = safe_files.open_fd(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except (FileNotFoundError, NotADirectoryError):
         return None
+    except safe_files.UnsafePath as exc:
+        if path.is_dir() or (not path.is_symlink() and path.exists() and not path.is_file()):
+            return None  # a folder or a pipe named config.toml is not a config (and must not block us)
+        raise InvalidInput(
+            f"{exc}; codememory does not follow links in a project's .codememory/ (replace it with a real file)"
+        ) from None
     except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.EMLINK):
-            raise InvalidInput(
-                f"{path} is a symbolic link; codememory does not follow links in a project's .codememory/ "
-                "(replace it with a regular file)"
-            ) from None
         raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
     with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            return None  # a folder or a pipe named config.toml is not a config (and must not block us)
         raw = fh.read(MAX_CONFIG_BYTES + 1)
     if len(raw) > MAX_CONFIG_BYTES:
         raise InvalidInput(f"cannot read {path}: larger than {MAX_CONFIG_BYTES // 1024} KiB")
