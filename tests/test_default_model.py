@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import Invoke
-from tests.support.daemon import isolated_env, make_project, spawn, state_of, wait_for
 
 from codememory import Store
 from codememory.relevance import background_sentences
+from conftest import Invoke
+from support.daemon import isolated_env, make_project, spawn, state_of, wait_for
 
 MEMORIES = [
     ("Use httpx, not requests: we need HTTP/2", "decision"),

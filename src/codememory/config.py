@@ -118,21 +118,14 @@ def _coerce(value: Any, like: Any, where: str) -> Any:
         raise InvalidInput(f"config {where}: expected {type(like).__name__}, got {value!r}") from None
 
 
-MAX_CONFIG_BYTES = 1_000_000
-
-
-def _read_toml(path: Path, *, in_project: bool = False) -> dict[str, Any]:
-    """A TOML file's tables ({} when absent). The project's file (committed by anyone) is read without
-    following links (safe_files); the user's own may be a link (dotfile managers make them)."""
-    if not path.is_file() and not (in_project and os.path.islink(path)):
+def _read_toml(path: Path) -> dict[str, Any]:
+    """The user's own config file ({} when absent); it may be a link (dotfile managers make them). A project's
+    file is read by trust.read_project_file, which follows no link and caps its size."""
+    if not path.is_file():
         return {}
     import tomllib  # only when there is a config file
 
     try:
-        if in_project:
-            from .safe_files import read_text
-
-            return tomllib.loads(read_text(path, MAX_CONFIG_BYTES))
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"cannot read {path}: {exc}") from None

@@ -17,14 +17,11 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
-import anyio
 from click.testing import Result
 from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 from codememory import Store
 from codememory.bounded_input import LineTooLong, capped_lines, read_text_upto, valid_json_text, valid_text
@@ -32,6 +29,7 @@ from codememory.capture.transcript_common import read_lines
 from codememory.errors import InvalidInput
 from codememory.mcp_server import _ProtocolLines
 from conftest import Invoke
+from support.mcp import run_stdio
 
 CODEMEMORY = Path(sys.executable).with_name("codememory")
 HOOK = Path(sys.executable).with_name("codememory-hook")
@@ -399,18 +397,8 @@ def mcp_session(project: Path, body: Callable[[ClientSession], Awaitable[T]]) ->
     cannot send into its messages: a JSON `\\ud800` escape (a JavaScript client sends one for a lone
     surrogate) and bytes that are not UTF-8."""
 
-    async def main() -> T:
-        args = ["-c", RELAY, str(CODEMEMORY), "--project", str(project), "mcp"]
-        params = StdioServerParameters(command=sys.executable, args=args, cwd=project)
-        with anyio.fail_after(60):
-            async with (
-                stdio_client(params) as (read, write),
-                ClientSession(read, write, read_timeout_seconds=timedelta(seconds=30)) as session,
-            ):
-                await session.initialize()
-                return await body(session)
-
-    return anyio.run(main)
+    args = ["-c", RELAY, str(CODEMEMORY), "--project", str(project), "mcp"]
+    return run_stdio(StdioServerParameters(command=sys.executable, args=args, cwd=project), body)
 
 
 async def call(session: ClientSession, tool: str, arguments: dict[str, Any]) -> Any:

@@ -19,15 +19,12 @@ import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from contextlib import closing
-from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
-import anyio
 import pytest
 from click.testing import Result
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp import ClientSession
 
 from codememory import Store
 from codememory.store import schema
@@ -37,6 +34,7 @@ from codememory.store.repair import repair
 from conftest import Invoke, invoke_cli
 from support.daemon import isolated_env, spawn
 from support.daemon import make_project as daemon_project
+from support.mcp import project_session
 
 T = TypeVar("T")
 BIN = Path(sys.executable).parent
@@ -160,17 +158,7 @@ def mcp_errors(project: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[s
 
 
 def mcp_session(project: Path, body: Callable[[ClientSession], Awaitable[T]]) -> T:
-    async def main() -> T:
-        params = StdioServerParameters(command=str(BIN / "codememory"), args=["--project", str(project), "mcp"])
-        with anyio.fail_after(60):
-            async with (
-                stdio_client(params, errlog=sys.stderr) as (read, write),
-                ClientSession(read, write, read_timeout_seconds=timedelta(seconds=30)) as session,
-            ):
-                await session.initialize()
-                return await body(session)
-
-    return anyio.run(main)
+    return project_session(project, body)
 
 
 # ------------------------------------------------------------------------------------- the attacks

@@ -21,20 +21,18 @@ import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
-import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp import ClientSession
 
 from codememory import Store
 from codememory.daemon.lifecycle import configure_logging, remove_logging
 from codememory.safe_files import one_line
 from codememory.vectors import VectorIndex
 from conftest import invoke_cli
+from support.mcp import project_session
 
 T = TypeVar("T")
 BIN = Path(sys.executable).parent
@@ -125,17 +123,7 @@ def one_line_error(result: Any) -> str:
 
 
 def mcp(root: Path, body: Callable[[ClientSession], Awaitable[T]]) -> T:
-    async def main() -> T:
-        params = StdioServerParameters(command=str(CODEMEMORY), args=["--project", str(root), "mcp"])
-        with anyio.fail_after(60):
-            async with (
-                stdio_client(params, errlog=sys.stderr) as (read, write),
-                ClientSession(read, write, read_timeout_seconds=timedelta(seconds=30)) as session,
-            ):
-                await session.initialize()
-                return await body(session)
-
-    return anyio.run(main)
+    return project_session(root, body)
 
 
 async def tool(session: ClientSession, name: str, arguments: dict[str, Any]) -> tuple[bool, str]:
