@@ -73,7 +73,6 @@ def isolated_env(home: Path) -> dict[str, str]:
         XDG_CACHE_HOME=str(home / ".cache"),
         XDG_STATE_HOME=str(home / ".local" / "state"),
         CODEX_HOME=str(home / ".codex"),
-        CODEMEMORY_EMBEDDING_PROVIDER="none",
         ANTHROPIC_API_KEY="scripted-test-key",
         DISABLE_TELEMETRY="1",
         DISABLE_AUTOUPDATER="1",

@@ -43,7 +43,7 @@ def test_init_then_an_opencode_session_leaves_session_file_turns_and_memories(tm
     )
     with ScriptedLLM(script) as llm:
         oc = OpenCodeHome(tmp_path / "home", llm.base_url)
-        env = {**oc.env(), "CODEMEMORY_EMBEDDING_PROVIDER": "none"}
+        env = oc.env()  # a fresh install: the default embedding model, no configuration
         init = run(env, project, "init", "--assistants", "opencode")
         assert init["created"] is True and Path(init["store"]).parent.resolve() == store_dir(project).resolve()
         config = json.loads((project / "opencode.json").read_text())
