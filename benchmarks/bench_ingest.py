@@ -38,11 +38,11 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
 
 from bench_core import log, machine  # noqa: E402
-from codememory.api import Store  # noqa: E402
-from codememory.capture.model import SessionInfo, Turn  # noqa: E402
 from codememory.capture.opencode_db import OpenCodeDB  # noqa: E402
-from codememory.dates import from_iso  # noqa: E402
+from codememory.capture.turns import SessionInfo, Turn  # noqa: E402
+from codememory.core.dates import from_iso  # noqa: E402
 from codememory.extract import OpenAICompatible, extract_session  # noqa: E402
+from codememory.service.project_store import Store  # noqa: E402
 from codememory.store.capture import CaptureTables  # noqa: E402
 from support.daemon import isolated_env  # noqa: E402
 from support.opencode import OpenCodeHome, make_git_project  # noqa: E402

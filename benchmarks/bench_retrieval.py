@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synthetic
 from bench_core import log, machine, summary, timed
 from codememory import Store
-from codememory.query import parse_query
+from codememory.text.query import parse_query
 
 HERE = Path(__file__).resolve().parent
 WORK = HERE / ".work" / "retrieval"

@@ -17,7 +17,7 @@ import random
 import string
 import time
 
-from codememory.privacy import scrub
+from codememory.text.privacy import scrub
 
 WORDS = (
     "the cache layer retries the request after a timeout because the upstream service drops idle connections "

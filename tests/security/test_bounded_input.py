@@ -1,7 +1,7 @@
 """Bounded input and well-formed text (issue 11, item 8, and the robustness findings).
 
 Every reader of standard input or of a file someone else wrote stops at a documented cap (see
-codememory.bounded_input); `remember-scan` ends a note at its paragraph or the next marker and skips an
+codememory.core.bounded_input); `remember-scan` ends a note at its paragraph or the next marker and skips an
 oversized one with a warning; lone surrogates and bytes that are not UTF-8 become U+FFFD wherever text
 comes in (command line, stdin, files, hook JSON, MCP arguments, the Python API), so SQLite and the
 markdown files never receive a string they cannot hold. Driven through the real entry points: the CLI
@@ -21,14 +21,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from click.testing import Result
-from mcp import ClientSession, StdioServerParameters
 
 from codememory import Store
-from codememory.bounded_input import LineTooLong, capped_lines, read_text_upto, valid_json_text, valid_text
-from codememory.capture.transcript_common import read_lines
+from codememory.capture.jsonl_reader import read_lines
+from codememory.core.bounded_input import LineTooLong, capped_lines, read_text_upto, valid_json_text, valid_text
 from codememory.errors import InvalidInput
-from codememory.mcp_server import _ProtocolLines
+from codememory.mcp.server import _ProtocolLines
 from conftest import Invoke
+from mcp import ClientSession, StdioServerParameters
 from support.mcp import run_stdio
 
 CODEMEMORY = Path(sys.executable).with_name("codememory")

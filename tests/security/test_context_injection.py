@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from codememory import Store
-from codememory.context_render import PREAMBLE, memory_line, one_line, quoted, valid_id
+from codememory.text.context_render import PREAMBLE, memory_line, one_line, quoted, valid_id
 from support.daemon import Daemon, isolated_env, make_project, spawn
 
 HOOK = Path(sys.executable).with_name("codememory-hook")

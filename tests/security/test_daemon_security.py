@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from codememory import registry
+from codememory.core import registry
 from codememory.daemon.client import Response
 from codememory.daemon.http_guard import MAX_IDLE, MAX_IN_FLIGHT
 from support.daemon import Daemon, codememory, isolated_env, make_project, register, spawn, wait_for

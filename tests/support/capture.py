@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from codememory.api import Store
 from codememory.capture.daily_log import MEMORY_DIR, DailyLog
-from codememory.capture.model import ToolCall, Turn
-from codememory.project import store_dir
+from codememory.capture.turns import ToolCall, Turn
+from codememory.core.project import store_dir
+from codememory.service.project_store import Store
 from codememory.store.capture import CapturedTurn, CaptureTables
 
 

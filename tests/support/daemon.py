@@ -93,7 +93,7 @@ def make_project(env: dict[str, str], root: Path, *memories: str) -> list[str]:
 
 def register(env: dict[str, str], root: Path) -> None:
     """Add `root` to the registry of `env` without `init` (for a store made another way, or a broken one)."""
-    from codememory import registry
+    from codememory.core import registry
 
     resolved = root.resolve()
     registry.register(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from codememory.api import Store
-from codememory.capture.model import SessionInfo, ToolCall, Turn
+from codememory.capture.turns import SessionInfo, ToolCall, Turn
+from codememory.service.project_store import Store
 
 ROOT = "/home/dev/shop"
 SESSION = SessionInfo(

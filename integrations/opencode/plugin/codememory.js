@@ -622,7 +622,7 @@ export function createSubcortical(sc, opts = {}) {
 // ------------------------------------------------------------------------------------ formatting
 // What the daemon returns comes from the project's memory (written by past sessions, teammates, or whoever
 // pushed a committed .codememory/ last): data, never instructions. The rules are codememory's
-// (src/codememory/context_render.py, which documents them; tests/security/test_context_injection.py checks that
+// (src/codememory/text/context_render.py, which documents them; tests/security/test_context_injection.py checks that
 // both give the same output): single-line fields have blanks and control characters collapsed to one space and
 // bidi controls removed; a `<` that could open or close a delimiter of ours or a role marker (`</x`, `<!`, `<?`,
 // `<|`, `<developer…`, `<project_memory`, `<system…`, `<user`, …) becomes `‹`; a memory whose id is not

@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from .. import safe_files
-from ..dates import from_iso
-from ..privacy import scrub
-from .model import SessionInfo, ToolCall, Turn, project_path
+from codememory.capture.turns import SessionInfo, ToolCall, Turn, project_path
+from codememory.core import safe_files
+from codememory.core.dates import from_iso
+from codememory.text.privacy import scrub
 
 MEMORY_DIR = "memory"
 MAX_LOG_BYTES = 64_000_000  # one day's log; anchors past this are not seen (a replay may then repeat an entry)

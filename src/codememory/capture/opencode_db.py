@@ -38,8 +38,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..dates import from_iso, to_iso
-from .model import SessionInfo, Todo, ToolCall, Turn, project_path
+from codememory.capture.turns import SessionInfo, Todo, ToolCall, Turn, project_path
+from codememory.core.dates import from_iso, to_iso
 
 SOURCE = "opencode"
 DB_NAME = "opencode.db"
@@ -526,7 +526,7 @@ class OpenCodeDB:
         """One turn as readable text in the order it happened (the prompt; then each step's text and
         tool calls with their input and output, long ones cut to `max_output` characters), scrubbed of
         private spans and secrets. None when there is no such turn."""
-        from ..privacy import scrub
+        from codememory.text.privacy import scrub
 
         loaded = self._load(session_id, lambda user_id: user_id == turn_id)
         if loaded is None:

@@ -43,15 +43,23 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..api import Store
-from ..dates import from_iso, now_utc, to_iso
-from ..project import store_dir
-from ..store.capture import CaptureTables
-from ..store.raw_events import RawEvent, RawEventTables
-from .daily_log import MEMORY_DIR, DailyLog
-from .model import SessionInfo, ToolCall, Turn, project_path
-from .opencode_capture import UNFINISHED, CaptureReport, ProjectReport, capture_turn, project_lock
-from .opencode_db import DbStatus, answer_finished, error_text, is_compaction, ms_to_iso, strip_injected, written_file
+from codememory.capture.daily_log import MEMORY_DIR, DailyLog
+from codememory.capture.opencode import UNFINISHED, CaptureReport, ProjectReport, capture_turn, project_lock
+from codememory.capture.opencode_db import (
+    DbStatus,
+    answer_finished,
+    error_text,
+    is_compaction,
+    ms_to_iso,
+    strip_injected,
+    written_file,
+)
+from codememory.capture.turns import SessionInfo, ToolCall, Turn, project_path
+from codememory.core.dates import from_iso, now_utc, to_iso
+from codememory.core.project import store_dir
+from codememory.service.project_store import Store
+from codememory.store.capture import CaptureTables
+from codememory.store.raw_events import RawEvent, RawEventTables
 
 log = logging.getLogger("codememory.capture")
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ..errors import CodememoryError
+from codememory.errors import CodememoryError
 
 _UNITS = {"": 1, "s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|min|h|d)?\s*$", re.IGNORECASE)
@@ -49,8 +49,8 @@ def capture(idle_after: float | None, no_extract: bool, as_json: bool) -> None:
     it (OPENCODE_DB, XDG_DATA_HOME/opencode, ~/.local/share/opencode) or set by [capture] opencode_db.
     Exit status 1 when the database cannot be read or a project failed.
     """
-    from ..config import load_config
-    from ..ingest import run_pass
+    from codememory.core.config import load_config
+    from codememory.extract.capture_and_extract import run_pass
 
     try:
         cfg = load_config(None).capture

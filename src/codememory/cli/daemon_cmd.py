@@ -7,10 +7,10 @@ from typing import Any
 
 import click
 
-from ..errors import CodememoryError
-from ..privacy import scrub_message
-from .render import dump_json
-from .scrubbed import ScrubbedGroup
+from codememory.cli.render import dump_json
+from codememory.cli.scrubbed import ScrubbedGroup
+from codememory.errors import CodememoryError
+from codememory.text.privacy import scrub_message
 
 
 class _DaemonGroup(ScrubbedGroup):
@@ -55,7 +55,7 @@ def daemon() -> None:
 @click.option("--background", is_flag=True, hidden=True, help="Log to the log file only (used by `start`).")
 def run_cmd(port: int | None, background: bool) -> None:
     """Run the daemon in this terminal until Ctrl-C / SIGTERM (what the service runs)."""
-    from ..daemon import lifecycle
+    from codememory.daemon import lifecycle
 
     lifecycle.run(foreground=not background, port=port, tasks=lifecycle.default_tasks())
 
@@ -65,7 +65,7 @@ def run_cmd(port: int | None, background: bool) -> None:
 @_JSON
 def start_cmd(port: int | None, as_json: bool) -> None:
     """Start the daemon in the background and wait until it answers."""
-    from ..daemon import lifecycle
+    from codememory.daemon import lifecycle
 
     info = lifecycle.start(port)
     if as_json:
@@ -78,7 +78,7 @@ def start_cmd(port: int | None, as_json: bool) -> None:
 @_JSON
 def stop_cmd(as_json: bool) -> None:
     """Stop the running daemon (SIGTERM, then SIGKILL if it does not exit in time)."""
-    from ..daemon import lifecycle
+    from codememory.daemon import lifecycle
 
     result = lifecycle.stop()
     if as_json:
@@ -93,7 +93,7 @@ def stop_cmd(as_json: bool) -> None:
 @_JSON
 def status_cmd(as_json: bool) -> None:
     """Running or stopped, pid, port, uptime and health."""
-    from ..daemon import lifecycle
+    from codememory.daemon import lifecycle
 
     info = lifecycle.status()
     if as_json:
@@ -139,7 +139,7 @@ def _duration(seconds: float) -> str:
 def install_cmd(as_json: bool) -> None:
     """Start the daemon at login: a systemd user unit (Linux) or a launchd agent (macOS), enabled and
     started when the service manager is reachable (set CODEMEMORY_NO_SERVICE_MANAGER=1 to only write it)."""
-    from ..daemon import lifecycle
+    from codememory.daemon import lifecycle
 
     result = lifecycle.install_service()
     if as_json:
@@ -160,7 +160,7 @@ def install_cmd(as_json: bool) -> None:
 @_JSON
 def uninstall_cmd(as_json: bool) -> None:
     """Stop and remove the login service written by `install`."""
-    from ..daemon import lifecycle
+    from codememory.daemon import lifecycle
 
     result = lifecycle.uninstall_service()
     if as_json:

@@ -1,12 +1,12 @@
 """`codememory explain`: what the daemon injected into a session's most recent LLM calls, why and at what
-token cost (a thin layer over codememory.explain)."""
+token cost (a thin layer over codememory.operations.explain)."""
 
 from __future__ import annotations
 
 import click
 
-from ..explain import DEFAULT_LAST, MAX_LAST
-from .render import dump_json
+from codememory.cli.render import dump_json
+from codememory.operations.explain import DEFAULT_LAST, MAX_LAST
 
 
 @click.command("explain")
@@ -41,8 +41,8 @@ def explain(ctx: click.Context, last: int, session_id: str | None, as_json: bool
       codememory explain --last 20 --session ses_abc
       codememory explain --json
     """
-    from ..api import Store
-    from ..explain import explain_last, render_text
+    from codememory.operations.explain import explain_last, render_text
+    from codememory.service.project_store import Store
 
     with Store.open((ctx.obj or {}).get("project")) as store:
         data = explain_last(store, last=last, session_id=session_id)

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from .. import hooks
+from codememory.hooks import dispatch as hooks
 
 
 @click.command("hook")

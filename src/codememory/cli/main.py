@@ -1,4 +1,4 @@
-"""`codememory` command line: a thin layer over codememory.api.Store."""
+"""`codememory` command line: a thin layer over codememory.service.project_store.Store."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from typing import Any, TypeVar
 
 import click
 
-from .. import __version__
-from ..api import Store
-from ..bounded_input import (
+from codememory import __version__
+from codememory.cli import render
+from codememory.cli.scrubbed import ScrubbedGroup
+from codememory.core.bounded_input import (
     REMEMBER_SCAN_MAX_BYTES,
     RETRIEVE_INPUT_MAX_BYTES,
     STORE_INPUT_MAX_BYTES,
@@ -25,14 +26,13 @@ from ..bounded_input import (
     valid_json_text,
     valid_text,
 )
-from ..context_render import one_line, quoted
-from ..errors import CodememoryError, InvalidInput
-from ..model import CATEGORIES
-from ..privacy import scrub_message
-from ..search import NOT_CONFIGURED
-from ..store.database import SORT_COLUMNS
-from . import render
-from .scrubbed import ScrubbedGroup
+from codememory.core.model import CATEGORIES
+from codememory.embedding.semantic import NOT_CONFIGURED
+from codememory.errors import CodememoryError, InvalidInput
+from codememory.service.project_store import Store
+from codememory.store.database import SORT_COLUMNS
+from codememory.text.context_render import one_line, quoted
+from codememory.text.privacy import scrub_message
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -170,8 +170,9 @@ def init(ctx: click.Context, uninstall: bool, assistants: str | None, no_global:
     If a file to change is malformed, nothing at all is written. Then the project is added to the global
     registry ($XDG_CONFIG_HOME/codememory/registry.json).
     """
-    from .. import registry, setup
-    from ..project import db_path, find_project_root
+    from codememory.core import registry
+    from codememory.core.project import db_path, find_project_root
+    from codememory.install import plan as setup
 
     root = find_project_root(ctx.obj["project"])
     if uninstall and assistants is None:
@@ -224,7 +225,7 @@ def init(ctx: click.Context, uninstall: bool, assistants: str | None, no_global:
 @_json_option
 def projects(as_json: bool) -> None:
     """List the projects in the global registry (added by `codememory init`)."""
-    from .. import registry
+    from codememory.core import registry
 
     entries = registry.load()
     rows = [{**e, "exists": Path(str(e.get("store", ""))).is_file()} for e in entries]
@@ -414,7 +415,7 @@ def _search_global(
     as_json: bool,
     filters: dict[str, Any],
 ) -> None:
-    from ..global_search import search_all
+    from codememory.operations.global_search import search_all
 
     result = search_all(
         text, limit=limit, offset=offset, fuzzy=fuzzy, threshold=threshold, mode=mode, touch=True, **filters
@@ -597,7 +598,7 @@ def prune(ctx: click.Context, before: str | None, dry_run: bool, force: bool, as
 @click.pass_context
 def stats(ctx: click.Context, tags: bool, agents: bool, as_json: bool) -> None:
     """Counts, categories, tags, agents and store size."""
-    from ..extract.budget import spend_summary
+    from codememory.extract.budget import spend_summary
 
     store = _open(ctx)
     data = store.stats(tags=tags, agents=agents)
@@ -949,40 +950,40 @@ def mcp_cmd(ctx: click.Context, http: bool, port: int | None) -> None:
     if port is not None and not http:
         raise click.UsageError("--port needs --http")
     if http:
-        from ..mcp_http import DEFAULT_PORT, serve_http  # imported here: the SDK must not slow other commands
+        from codememory.mcp.http import DEFAULT_PORT, serve_http  # imported here: the SDK must not slow other commands
 
         serve_http(ctx.obj["project"], DEFAULT_PORT if port is None else port)
         return
-    from ..mcp_server import serve  # imported here: the MCP SDK must not slow the other commands
+    from codememory.mcp.server import serve  # imported here: the MCP SDK must not slow the other commands
 
     serve(ctx.obj["project"])
 
 
-from .hook_cmd import hook  # noqa: E402  (registered last: hook_cmd imports nothing heavy)
+from codememory.cli.hook_cmd import hook  # noqa: E402  (registered last: hook_cmd imports nothing heavy)
 
 cli.add_command(hook)
 
-from .daemon_cmd import daemon  # noqa: E402
+from codememory.cli.daemon_cmd import daemon  # noqa: E402
 
 cli.add_command(daemon)
 
-from .transcript_cmd import transcript  # noqa: E402
+from codememory.cli.transcript_cmd import transcript  # noqa: E402
 
 cli.add_command(transcript)
 
-from .capture_cmd import capture  # noqa: E402
+from codememory.cli.capture_cmd import capture  # noqa: E402
 
 cli.add_command(capture)
 
-from .explain_cmd import explain  # noqa: E402
+from codememory.cli.explain_cmd import explain  # noqa: E402
 
 cli.add_command(explain)
 
-from .trust_cmd import trust  # noqa: E402
+from codememory.cli.trust_cmd import trust  # noqa: E402
 
 cli.add_command(trust)
 
-from .repair_cmd import repair_cmd  # noqa: E402
+from codememory.cli.repair_cmd import repair_cmd  # noqa: E402
 
 cli.add_command(repair_cmd)
 

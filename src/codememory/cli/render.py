@@ -1,6 +1,6 @@
 """Plain-text and markdown renderings of memories and search hits (JSON is `to_dict()` as is).
 
-Agents read this output too, so every field goes through codememory.context_render: header fields on one
+Agents read this output too, so every field goes through codememory.text.context_render: header fields on one
 line, text behind a prefix on every line, tag-like `<` neutralised."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import Any
 
 import click
 
-from ..context_render import FIELD_CHARS, one_line, quoted
-from ..model import Memory
-from ..search import Hit
+from codememory.core.model import Memory
+from codememory.retrieval.search import Hit
+from codememory.text.context_render import FIELD_CHARS, one_line, quoted
 
 
 def dump_json(data: Any) -> None:

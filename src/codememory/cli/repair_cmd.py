@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import click
 
-from ..project import db_path, find_project_root
-from ..store.repair import RepairReport, repair
-from .render import dump_json
+from codememory.cli.render import dump_json
+from codememory.core.project import db_path, find_project_root
+from codememory.store.repair import RepairReport, repair
 
 PROGRESS_FROM = 10_000  # rows in a table before progress is shown
 PROGRESS_EVERY = 5_000

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ..privacy import scrub_message
+from codememory.text.privacy import scrub_message
 
 
 def scrubbed(exc: click.ClickException) -> click.ClickException:

@@ -1,5 +1,5 @@
 """`codememory transcript REF`: the captured turns behind a memory, a daily-log anchor or a session
-(a thin layer over codememory.transcripts)."""
+(a thin layer over codememory.operations.transcript)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from .render import dump_json
+from codememory.cli.render import dump_json
 
 
 @click.command("transcript")
@@ -36,8 +36,8 @@ def transcript(ctx: click.Context, reference: str, turn: str | None, max_turns: 
       codememory transcript ses_abc --turn 3
       codememory transcript '<!-- session:ses_abc turn:msg_123 -->' --json
     """
-    from ..api import Store
-    from ..transcripts import transcript as transcript_of
+    from codememory.operations.transcript import transcript as transcript_of
+    from codememory.service.project_store import Store
 
     with Store.open((ctx.obj or {}).get("project")) as store:
         data = transcript_of(store, reference, turn=turn, max_turns=max_turns)

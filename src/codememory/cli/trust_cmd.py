@@ -1,5 +1,5 @@
 """`codememory trust`: let a project's committed config.toml choose where data goes and what runs (a thin
-layer over codememory.trust and codememory.config.resolve_config)."""
+layer over codememory.core.trust and codememory.core.config.resolve_config)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ..errors import InvalidInput
+from codememory.errors import InvalidInput
 
 
 @click.command("trust")
@@ -38,9 +38,9 @@ def trust(ctx: click.Context, revoke: bool, show: bool, as_json: bool) -> None:
       codememory trust
       codememory trust --revoke
     """
-    from .. import trust as trust_model
-    from ..config import CONFIG_NAME, resolve_config
-    from ..project import find_project_root, store_dir
+    from codememory.core import trust as trust_model
+    from codememory.core.config import CONFIG_NAME, resolve_config
+    from codememory.core.project import find_project_root, store_dir
 
     if revoke and show:
         raise click.UsageError("--revoke and --show cannot be combined")
@@ -82,7 +82,7 @@ _STATE_TEXT = {
 
 
 def _print(data: dict[str, Any]) -> None:
-    from ..trust import one_line
+    from codememory.core.trust import one_line
 
     config = one_line(data["config"])
     if data["action"] == "trusted":

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import CodememoryError
-from ..paths import state_dir
+from codememory.core.paths import state_dir
+from codememory.errors import CodememoryError
 
 HOST = "127.0.0.1"
 INFO_NAME = "daemon.json"

@@ -7,9 +7,9 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from ..project import db_path
-from ..registry import RegistryError
-from .state import DaemonState
+from codememory.core.project import db_path
+from codememory.core.registry import RegistryError
+from codememory.daemon.state import DaemonState
 
 log = logging.getLogger("codememory.daemon")
 

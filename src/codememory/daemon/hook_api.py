@@ -18,12 +18,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
-from .. import hooks
-from ..errors import InvalidInput
-from ..project import db_path
-from .project_access import ProjectNotAllowed
-from .request_body import RequestBody
-from .state import DaemonState
+from codememory.core.project import db_path
+from codememory.daemon.project_access import ProjectNotAllowed
+from codememory.daemon.request_body import RequestBody
+from codememory.daemon.state import DaemonState
+from codememory.errors import InvalidInput
+from codememory.hooks import dispatch as hooks
 
 
 class HookBody(RequestBody):

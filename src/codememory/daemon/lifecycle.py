@@ -36,18 +36,18 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from .. import __version__
-from ..config import load_config
-from ..dates import now_utc
-from ..errors import CodememoryError
-from ..paths import state_dir
-from ..privacy import scrub
-from ..safe_files import one_line
-from .client import INFO_NAME, TOKEN_NAME, Client, DaemonUnavailable, read_info
-from .state import HOST, Task
+from codememory import __version__
+from codememory.core.config import load_config
+from codememory.core.dates import now_utc
+from codememory.core.paths import state_dir
+from codememory.core.safe_files import one_line
+from codememory.daemon.client import INFO_NAME, TOKEN_NAME, Client, DaemonUnavailable, read_info
+from codememory.daemon.state import HOST, Task
+from codememory.errors import CodememoryError
+from codememory.text.privacy import scrub
 
 if TYPE_CHECKING:
-    from .state import DaemonState
+    from codememory.daemon.state import DaemonState
 
 log = logging.getLogger("codememory.daemon")
 
@@ -309,7 +309,9 @@ def remove_logging(handlers: Sequence[logging.Handler]) -> None:
 # -------------------------------------------------------------------------------------------- run
 def default_tasks() -> list[Task]:
     """The background work `codememory daemon run` schedules: capture every poll, extraction beside it."""
-    from .tasks import default_tasks as tasks  # imported here: `daemon status` must not load the pipeline
+    from codememory.daemon.tasks import (
+        default_tasks as tasks,  # imported here: `daemon status` must not load the pipeline
+    )
 
     return tasks()
 
@@ -386,7 +388,7 @@ def run(
         if foreground:
             handlers.append(_attach(logging.StreamHandler(sys.stderr)))
         try:
-            from .state import DaemonState
+            from codememory.daemon.state import DaemonState
 
             state = DaemonState(
                 token=load_or_create_token(),
@@ -409,8 +411,8 @@ def run(
 def _serve(state: DaemonState, sock: socket.socket) -> None:
     import uvicorn
 
-    from .http_guard import uvicorn_options
-    from .server import create_app
+    from codememory.daemon.http_guard import uvicorn_options
+    from codememory.daemon.server import create_app
 
     server = uvicorn.Server(
         uvicorn.Config(

@@ -19,9 +19,9 @@ import os
 import threading
 from pathlib import Path
 
-from ..errors import CodememoryError, InvalidInput, StoreNotFound
-from ..project import db_path
-from ..registry import load, registry_path
+from codememory.core.project import db_path
+from codememory.core.registry import load, registry_path
+from codememory.errors import CodememoryError, InvalidInput, StoreNotFound
 
 
 class ProjectNotAllowed(CodememoryError):

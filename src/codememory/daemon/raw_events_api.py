@@ -18,16 +18,16 @@ from fastapi import APIRouter, Query, Security
 from fastapi.security import HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
-from .. import __version__
-from ..capture.opencode_db import ms_to_iso
-from ..dates import from_iso, now_iso, to_iso
-from ..errors import InvalidInput
-from ..store.raw_events import NewRawEvent, RawEventTables
-from .request_body import RequestBody
-from .state import DaemonState
+from codememory import __version__
+from codememory.capture.opencode_db import ms_to_iso
+from codememory.core.dates import from_iso, now_iso, to_iso
+from codememory.daemon.request_body import RequestBody
+from codememory.daemon.state import DaemonState
+from codememory.errors import InvalidInput
+from codememory.store.raw_events import NewRawEvent, RawEventTables
 
 if TYPE_CHECKING:
-    from .tasks import RawEventFlusher
+    from codememory.daemon.tasks import RawEventFlusher
 
 MAX_EVENTS = 500
 Id = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.:-]+$")]
@@ -89,7 +89,9 @@ def capture_disabled() -> bool:
 
 def flusher_of(state: DaemonState) -> RawEventFlusher:
     """The daemon's flush worker (one of its tasks); a new one when the daemon runs without it."""
-    from .tasks import RawEventFlusher  # the capture pipeline loads on first use (`mcp --http` never needs it)
+    from codememory.daemon.tasks import (
+        RawEventFlusher,  # the capture pipeline loads on first use (`mcp --http` never needs it)
+    )
 
     for task in state.tasks:
         if isinstance(task, RawEventFlusher):

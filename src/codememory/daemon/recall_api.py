@@ -2,12 +2,13 @@
 `/memory/transcript` and `/memory/recent` (the plugin's cold-start block).
 
 Each body names the project (`project_root`, an absolute path inside a project with a store, as for
-`/retrieve`). The results have the same shapes as the MCP tools of the same names (`codememory.mcp_server`),
+`/retrieve`). The results have the same shapes as the MCP tools of the same names (`codememory.mcp.server`),
 so an agent reading either gets the same JSON. Security (Host, Origin, bearer token, body size) is the
 server's middleware: every path here needs the token, exactly like `/retrieve`.
 
 What `/memory/recent` (and the server's `/retrieve`) hand an agent is recorded in the project's injection
-ledger (`codememory.explain`, shown by `codememory explain`); recording never fails a request (`record_quietly`).
+ledger (`codememory.operations.explain`, shown by `codememory explain`); recording never fails a request
+(`record_quietly`).
 """
 
 from __future__ import annotations
@@ -20,17 +21,17 @@ from fastapi import APIRouter, Security
 from fastapi.security import HTTPBearer
 from pydantic import ConfigDict, Field
 
-from ..model import ID_RE, MAX_TEXT
-from ..privacy import scrub
-from ..recall import get_records
-from ..retrieval import estimate_tokens
-from ..search import recall_results
-from ..transcripts import TranscriptReference
-from .request_body import RequestBody
-from .state import DaemonState
+from codememory.core.model import ID_RE, MAX_TEXT
+from codememory.daemon.request_body import RequestBody
+from codememory.daemon.state import DaemonState
+from codememory.operations.recall import get_records
+from codememory.operations.transcript import TranscriptReference
+from codememory.retrieval.proactive import estimate_tokens
+from codememory.retrieval.search import recall_results
+from codememory.text.privacy import scrub
 
 if TYPE_CHECKING:
-    from ..api import Store
+    from codememory.service.project_store import Store
 
 log = logging.getLogger("codememory.daemon")
 
@@ -98,9 +99,9 @@ class TranscriptBody(RequestBody):
 
 
 def record_quietly(state: DaemonState, store: Store, **fields: Any) -> None:
-    """`codememory.explain.record_injection(store, **fields)`, never raising: a failure is logged and shown
+    """`codememory.operations.explain.record_injection(store, **fields)`, never raising: a failure is logged and shown
     on /health, and the request it belongs to goes on."""
-    from ..explain import record_injection
+    from codememory.operations.explain import record_injection
 
     try:
         record_injection(store, **fields)
@@ -161,7 +162,7 @@ def create_router(state: DaemonState) -> APIRouter:
         id, as the MCP tool memory_transcript: `{reference, kind, memory_id, session_id, turns: [{source,
         session_id, turn_id, seq, started_at, ended_at, log_path, origin, fallback_reason, transcript}],
         turns_total, truncated}`. A malformed reference is a 400, one nothing captured matches a 404."""
-        from ..transcripts import transcript
+        from codememory.operations.transcript import transcript
 
         with state.stores.use(state.project_root(body.project_root)) as store:
             return transcript(store, body.reference, turn=body.turn, max_turns=body.max_turns)

@@ -38,19 +38,19 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .. import __version__
-from ..errors import CodememoryError, InvalidInput, NotFound, StoreNotFound, StoreUnusable
-from ..privacy import scrub_message
-from ..registry import RegistryError
-from .embed_api import create_router as create_embed_router
-from .hook_api import create_router as create_hook_router
-from .http_guard import MAX_IN_FLIGHT
-from .project_access import ProjectNotAllowed
-from .raw_events_api import create_router as create_raw_events_router
-from .recall_api import create_router as create_recall_router
-from .recall_api import record_quietly
-from .request_body import RequestBody
-from .state import DaemonState
+from codememory import __version__
+from codememory.core.registry import RegistryError
+from codememory.daemon.embed_api import create_router as create_embed_router
+from codememory.daemon.hook_api import create_router as create_hook_router
+from codememory.daemon.http_guard import MAX_IN_FLIGHT
+from codememory.daemon.project_access import ProjectNotAllowed
+from codememory.daemon.raw_events_api import create_router as create_raw_events_router
+from codememory.daemon.recall_api import create_router as create_recall_router
+from codememory.daemon.recall_api import record_quietly
+from codememory.daemon.request_body import RequestBody
+from codememory.daemon.state import DaemonState
+from codememory.errors import CodememoryError, InvalidInput, NotFound, StoreNotFound, StoreUnusable
+from codememory.text.privacy import scrub_message
 
 log = logging.getLogger("codememory.daemon")
 
@@ -375,7 +375,7 @@ def _validation_message(exc: RequestValidationError) -> tuple[int, str, list[dic
 
 def create_app(state: DaemonState) -> FastAPI:
     """The HTTP app over a daemon's state. The caller binds it to 127.0.0.1:`state.port`."""
-    from ..embedding.factory import serve_models_locally
+    from codememory.embedding.factory import serve_models_locally
 
     serve_models_locally()  # this process is the daemon: its stores embed with their own warm model
     app = FastAPI(

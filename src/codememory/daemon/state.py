@@ -13,18 +13,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import __version__
-from ..config import CONFIG_NAME, Config
-from ..dates import now_iso
-from ..errors import StoreNotFound
-from ..paths import config_dir
-from ..privacy import scrub
-from ..project import STORE_DIR, db_path
-from ..trust import trust_path
-from .project_access import RegisteredProjects
+from codememory import __version__
+from codememory.core.config import CONFIG_NAME, Config
+from codememory.core.dates import now_iso
+from codememory.core.paths import config_dir
+from codememory.core.project import STORE_DIR, db_path
+from codememory.core.trust import trust_path
+from codememory.daemon.project_access import RegisteredProjects
+from codememory.errors import StoreNotFound
+from codememory.text.privacy import scrub
 
 if TYPE_CHECKING:
-    from ..api import Store
+    from codememory.service.project_store import Store
 
 HOST = "127.0.0.1"  # the only address the daemon ever binds
 MAX_OPEN_STORES = 32
@@ -162,7 +162,7 @@ class StorePool:
         )
 
     def _entry(self, root: Path) -> _Entry:
-        from ..api import Store
+        from codememory.service.project_store import Store
 
         stale: list[_Entry] = []
         try:

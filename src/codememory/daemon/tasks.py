@@ -18,17 +18,17 @@ import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from ..capture.opencode_capture import project_lock
-from ..capture.opencode_db import OpenCodeDBError
-from ..capture.raw_events import FlushReport, flush_project
-from ..dates import now_utc
-from ..errors import StoreNotFound
-from ..ingest import capture_pass, extract_idle, registered_roots
-from ..paths import state_dir
-from ..project import db_path
-from ..registry import RegistryError
-from ..store.raw_events import RawEventTables
-from .state import DaemonState, Task
+from codememory.capture.opencode import project_lock
+from codememory.capture.opencode_db import OpenCodeDBError
+from codememory.capture.raw_events import FlushReport, flush_project
+from codememory.core.dates import now_utc
+from codememory.core.paths import state_dir
+from codememory.core.project import db_path
+from codememory.core.registry import RegistryError
+from codememory.daemon.state import DaemonState, Task
+from codememory.errors import StoreNotFound
+from codememory.extract.capture_and_extract import capture_pass, extract_idle, registered_roots
+from codememory.store.raw_events import RawEventTables
 
 log = logging.getLogger("codememory.daemon")
 
@@ -248,6 +248,6 @@ class RawEventFlusher:
 
 
 def default_tasks() -> list[Task]:
-    from .embedding_backfill import EmbeddingBackfill
+    from codememory.daemon.embedding_backfill import EmbeddingBackfill
 
     return [RawEventFlusher(), CaptureLoop(), EmbeddingBackfill()]

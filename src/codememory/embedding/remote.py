@@ -12,8 +12,8 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
-from ..config import EmbeddingConfig
-from .base import Embedder, EmbedderError, Vectors, normalize
+from codememory.core.config import EmbeddingConfig
+from codememory.embedding.base import Embedder, EmbedderError, Vectors, normalize
 
 
 def _post(url: str, payload: dict[str, Any], headers: dict[str, str], timeout: float) -> Any:

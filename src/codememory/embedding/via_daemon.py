@@ -15,9 +15,9 @@ from dataclasses import asdict
 
 import numpy as np
 
-from ..config import EmbeddingConfig
-from ..loopback import post_json
-from .base import Embedder, Vectors
+from codememory.core.config import EmbeddingConfig
+from codememory.core.loopback import post_json
+from codememory.embedding.base import Embedder, Vectors
 
 MAX_TEXTS = 512  # per request (the daemon's limit)
 _SENT = ("provider", "model", "query_model", "query_prompt", "query_prefix", "document_prefix", "device")

@@ -10,18 +10,18 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..capture.model import Todo
-    from .budget import spend_summary
-    from .extractor import Extractor, extract_session
-    from .heuristic import heuristic_candidates
-    from .llm import LLMError, OpenAICompatible, OpenCodeCLI, provider_from_config
+    from codememory.capture.turns import Todo
+    from codememory.extract.budget import spend_summary
+    from codememory.extract.extractor import Extractor, extract_session
+    from codememory.extract.heuristic import heuristic_candidates
+    from codememory.extract.llm import LLMError, OpenAICompatible, OpenCodeCLI, provider_from_config
 
 _MODULE_OF = {
     "Extractor": ".extractor",
     "LLMError": ".llm",
     "OpenAICompatible": ".llm",
     "OpenCodeCLI": ".llm",
-    "Todo": "..capture.model",
+    "Todo": "..capture.turns",
     "extract_session": ".extractor",
     "heuristic_candidates": ".heuristic",
     "provider_from_config": ".llm",

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ..config import LLMConfig
-from ..dates import now_utc, to_iso
-from ..store.database import Database
-from ..store.extraction import ExtractionTables, SpendRow
-from .llm import Completion
+from codememory.core.config import LLMConfig
+from codememory.core.dates import now_utc, to_iso
+from codememory.extract.llm import Completion
+from codememory.store.database import Database
+from codememory.store.extraction import ExtractionTables, SpendRow
 
 
 def utc_day(when: datetime | None = None) -> str:

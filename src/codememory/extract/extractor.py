@@ -37,18 +37,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..capture.model import SessionInfo, Todo, ToolCall, Turn
-from ..dates import now_iso, now_utc
-from ..errors import InvalidInput
-from ..model import CATEGORIES
-from ..privacy import scrub
-from ..store.database import Filters
-from ..store.extraction import ExtractionRow, ExtractionTables
-from .budget import Budget
-from .heuristic import Candidate, explicit_candidates, heuristic_candidates, unique
-from .llm import LLMError, Provider
-from .output import InvalidOutput, parse_output
-from .transcript import (
+from codememory.capture.turns import SessionInfo, Todo, ToolCall, Turn
+from codememory.core.dates import now_iso, now_utc
+from codememory.core.model import CATEGORIES
+from codememory.errors import InvalidInput
+from codememory.extract.budget import Budget
+from codememory.extract.compress import (
     Window,
     analyze_tool,
     describe_tool,
@@ -58,9 +52,15 @@ from .transcript import (
     split_windows,
     tool_prompt,
 )
+from codememory.extract.heuristic import Candidate, explicit_candidates, heuristic_candidates, unique
+from codememory.extract.llm import LLMError, Provider
+from codememory.extract.output import InvalidOutput, parse_output
+from codememory.store.database import Filters
+from codememory.store.extraction import ExtractionRow, ExtractionTables
+from codememory.text.privacy import scrub
 
 if TYPE_CHECKING:
-    from ..api import Store
+    from codememory.service.project_store import Store
 
 log = logging.getLogger("codememory.extract")
 

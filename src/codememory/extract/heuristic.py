@@ -1,7 +1,7 @@
 """Durable memories from a session's turns without any model (DESIGN.md principle 2).
 
 Rules, tuned for precision over recall:
-- `*Remember*: …` notes (codememory.remember), in user or assistant text, always kept.
+- `*Remember*: …` notes (codememory.text.remember), in user or assistant text, always kept.
 - Decisions ("we decided to…", "let's go with…"), with "use X instead of Y" also giving a rejected
   alternative; rejected alternatives ("don't use…", "avoid…", "instead of X, …"); conventions and
   preferences ("always…", "never…", "prefer…", "I'd rather…"); pending work ("TODO: …", "still need to…").
@@ -28,10 +28,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..capture.model import SessionInfo, Todo, Turn
-from ..privacy import scrub
-from ..remember import extract_remember_notes, without_remember_notes
-from .transcript import ToolOutcome, analyze_tool, relative_path, tool_kind
+from codememory.capture.turns import SessionInfo, Todo, Turn
+from codememory.extract.compress import ToolOutcome, analyze_tool, relative_path, tool_kind
+from codememory.text.privacy import scrub
+from codememory.text.remember import extract_remember_notes, without_remember_notes
 
 MAX_FILES_LISTED = 8
 _ASSISTANT_TODO_TAIL = 3  # an assistant's "still need to" counts only in the span's last turns
@@ -219,7 +219,7 @@ _TODO_RE = re.compile(
 
 
 def _entities(text: str) -> tuple[str, ...]:
-    from ..entities import extract_entities
+    from codememory.text.entities import extract_entities
 
     return tuple(e.name for e in extract_entities(text, limit=8))
 

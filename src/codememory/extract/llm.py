@@ -5,7 +5,7 @@
 - `OpenCodeCLI`: the user's own agent CLI, `opencode run [-m model] <prompt>`, with an isolated config so
   our own plugin (and MCP server) cannot load inside it and capture the summariser's session.
 
-Callers pass only scrubbed text (codememory.privacy.scrub); errors never carry the prompt.
+Callers pass only scrubbed text (codememory.text.privacy.scrub); errors never carry the prompt.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..config import LLMConfig
-from ..errors import CodememoryError, InvalidInput
-from ..privacy import scrub
-from .transcript import estimate_tokens
+from codememory.core.config import LLMConfig
+from codememory.errors import CodememoryError, InvalidInput
+from codememory.extract.compress import estimate_tokens
+from codememory.text.privacy import scrub
 
 PROVIDERS = ("none", "openai", "opencode")
 _ERROR_SNIPPET = 300

@@ -7,10 +7,10 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from ..privacy import scrub
-from .database import BUSY_TIMEOUT_S, Database
-from .failures import store_errors
-from .rows import MAX_LABEL, escape, is_label, is_relative_path, is_stamp, is_text, warn
+from codememory.store.database import BUSY_TIMEOUT_S, Database
+from codememory.store.failures import store_errors
+from codememory.store.rows import MAX_LABEL, escape, is_label, is_relative_path, is_stamp, is_text, warn
+from codememory.text.privacy import scrub
 
 TURN_COLUMNS = "source, session_id, turn_id, seq, started_at, ended_at, log_path, summary, captured_at"
 

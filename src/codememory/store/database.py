@@ -11,14 +11,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..dates import now_iso
-from ..errors import StoreNotFound, StoreUnusable
-from ..model import CATEGORIES, LINK_TYPES, Memory, session_position
-from ..safe_files import check_sqlite_files
-from . import schema
-from .failures import store_errors, translate
-from .migrations import LATEST, apply
-from .rows import VALID_MEMORY_SQL, escape, is_label, is_memory_id, is_tag, memory_from_row, warn
+from codememory.core.dates import now_iso
+from codememory.core.model import CATEGORIES, LINK_TYPES, Memory, session_position
+from codememory.core.safe_files import check_sqlite_files
+from codememory.errors import StoreNotFound, StoreUnusable
+from codememory.store import schema
+from codememory.store.failures import store_errors, translate
+from codememory.store.migrations import LATEST, apply
+from codememory.store.rows import VALID_MEMORY_SQL, escape, is_label, is_memory_id, is_tag, memory_from_row, warn
 
 BUSY_TIMEOUT_S = 30.0
 _LOCK_RETRIES = 5

@@ -7,8 +7,8 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .database import BUSY_TIMEOUT_S, Database
-from .failures import store_errors
+from codememory.store.database import BUSY_TIMEOUT_S, Database
+from codememory.store.failures import store_errors
 
 # A span with one of these statuses is done: a resumed session extracts only turns after it. 'failed'
 # spans (the model could not be reached) are retried; 'over_budget' spans got the heuristic extractor.

@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..errors import StoreUnusable
-from .schema import REPAIR_HINT
+from codememory.errors import StoreUnusable
+from codememory.store.schema import REPAIR_HINT
 
 T = TypeVar("T")
 

@@ -1,6 +1,6 @@
 """SQL for the injection ledger (table `injections`, migration 6): what proactive retrieval put in front of a
 model, one row per injection, for `codememory explain`. Like database.py, the only place this table is
-spoken to; codememory.explain holds the rules (what a row says, how it is shown).
+spoken to; codememory.operations.explain holds the rules (what a row says, how it is shown).
 
 The ledger is bounded: each insert prunes the rows older than the newest `keep` (default `MAX_ROWS`), in
 the same transaction, so it never grows without limit however long the daemon runs."""
@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..privacy import scrub, scrub_json
-from .database import BUSY_TIMEOUT_S, Database
-from .failures import store_errors
-from .rows import is_memory_id
+from codememory.store.database import BUSY_TIMEOUT_S, Database
+from codememory.store.failures import store_errors
+from codememory.store.rows import is_memory_id
+from codememory.text.privacy import scrub, scrub_json
 
 MAX_ROWS = 5000  # rows kept per store
 MAX_QUERY_CHARS = 4000  # the stored query expansion is cut to this

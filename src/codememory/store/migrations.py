@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-from ..model import session_position
+from codememory.core.model import session_position
 
 
 def _backfill_session_positions(conn: sqlite3.Connection) -> None:

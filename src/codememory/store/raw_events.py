@@ -18,9 +18,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..privacy import scrub, scrub_json
-from .database import BUSY_TIMEOUT_S, Database
-from .failures import store_errors
+from codememory.store.database import BUSY_TIMEOUT_S, Database
+from codememory.store.failures import store_errors
+from codememory.text.privacy import scrub, scrub_json
 
 _COLUMNS = "id, source, session_id, event_id, kind, at, payload, batch_id, received_at, processed_at, attempts, error"
 _CHUNK = 400

@@ -26,13 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput, StoreNotFound, StoreUnusable
-from ..model import DEFAULT_IMPORTANCE, LINK_TYPES, MAX_TEXT, session_position
-from .capture import TURN_COLUMNS, cursor_problems, turn_problems
-from .database import Database, text_hash
-from .extraction import STATUSES as EXTRACTION_STATUSES
-from .migrations import LATEST
-from .rows import (
+from codememory.core.model import DEFAULT_IMPORTANCE, LINK_TYPES, MAX_TEXT, session_position
+from codememory.errors import InvalidInput, StoreNotFound, StoreUnusable
+from codememory.store.capture import TURN_COLUMNS, cursor_problems, turn_problems
+from codememory.store.database import Database, text_hash
+from codememory.store.extraction import STATUSES as EXTRACTION_STATUSES
+from codememory.store.migrations import LATEST
+from codememory.store.rows import (
     MAX_LABEL,
     escape,
     is_label,
@@ -44,7 +44,7 @@ from .rows import (
     json_object,
     memory_problem,
 )
-from .sessions import CHUNK_TYPES, ROW_COLUMNS, SessionTables, session_problems
+from codememory.store.sessions import CHUNK_TYPES, ROW_COLUMNS, SessionTables, session_problems
 
 Progress = Callable[[str, int, int | None], None]  # (table, rows read so far, rows in the table or None)
 Check = Callable[[Any], bool]
@@ -641,7 +641,7 @@ def repair(path: Path, *, progress: Progress | None = None, progress_every: int 
     tmp = path.with_name(f"{path.name}.repair-{os.getpid()}.tmp")
     for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
         leftover.unlink(missing_ok=True)
-    from ..safe_files import check_sqlite_files
+    from codememory.core.safe_files import check_sqlite_files
 
     check_sqlite_files(path)  # SQLite would follow a committed link at the database or its journal files
     src = _open_source(path)
@@ -698,7 +698,7 @@ def _swap(path: Path, tmp: Path, backup: Path) -> None:
 def _drop_vector_cache(folder: Path) -> None:
     """Cached vector snapshots are derived from the embeddings table: remove them (files only, never through
     a link) so they are rebuilt from the repaired table."""
-    from ..safe_files import UnsafePath, check_dir
+    from codememory.core.safe_files import UnsafePath, check_dir
 
     try:
         if not check_dir(folder):  # a link at .codememory, cache/ or vectors/ is refused, never followed

@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from ..model import CATEGORIES, DEFAULT_IMPORTANCE, ID_RE, MAX_TEXT, Memory
+from codememory.core.model import CATEGORIES, DEFAULT_IMPORTANCE, ID_RE, MAX_TEXT, Memory
 
 MAX_STAMP = 40  # canonical timestamps are 24 characters
 MAX_LABEL = 1000  # entered_by, source, tags, entity names, tool names

@@ -21,9 +21,9 @@ import os
 import sqlite3
 from pathlib import Path
 
-from ..errors import UnexpectedSchema
-from ..paths import state_dir
-from .migrations import MIGRATIONS, apply
+from codememory.core.paths import state_dir
+from codememory.errors import UnexpectedSchema
+from codememory.store.migrations import MIGRATIONS, apply
 
 # (type, name, tbl_name, sql with runs of white space collapsed): one row of sqlite_master
 SchemaObject = tuple[str, str, str, str]

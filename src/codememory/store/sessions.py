@@ -1,5 +1,5 @@
 """SQL for coding sessions (tables from migration 4). Like database.py, the only place sessions speak SQL;
-codememory.sessions holds the rules (what a checkpoint appends or replaces, rendering, search)."""
+codememory.sessions.service holds the rules (what a checkpoint appends or replaces, rendering, search)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .database import BUSY_TIMEOUT_S, Database
-from .failures import store_errors
-from .rows import (
+from codememory.store.database import BUSY_TIMEOUT_S, Database
+from codememory.store.failures import store_errors
+from codememory.store.rows import (
     MAX_LABEL,
     escape,
     is_label,

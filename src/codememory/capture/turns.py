@@ -1,0 +1,89 @@
+"""The shape every capture source produces and extraction consumes: sessions made of turns, a turn
+being one user message with the assistant text and tool calls that answered it."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    tool: str  # the assistant's tool name: "bash", "write", "edit", "read", "Write", ...
+    call_id: str
+    status: str  # "completed" | "error" | "pending" | "running"
+    input: dict[str, Any] = field(default_factory=dict)
+    output: str = ""  # the tool result text (may be long; compress before showing a model)
+    error: str | None = None
+    title: str | None = None  # a one-line human summary when the tool gives one
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One user message and everything that answered it, up to the next user message.
+
+    `turn_id` is stable across re-reads (OpenCode: the user message id) and `seq` is its 1-based
+    position in the session; together with the session id they form the capture key."""
+
+    source: str  # "opencode" | "claude" | "codex" | "cursor" | "raw"
+    session_id: str
+    turn_id: str
+    seq: int
+    started_at: str  # canonical UTC ISO (codememory.core.dates.to_iso)
+    ended_at: str | None
+    user_text: str
+    assistant_texts: tuple[str, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = ()
+    files: tuple[str, ...] = ()  # paths written or patched in this turn (project-relative when inside it)
+    completed: bool = True  # False while the assistant is still answering: not captured yet
+    error: str | None = None  # why the assistant stopped early (aborted, provider error), if it did
+    steps: int = 0  # model steps (request/response rounds) the assistant took to answer
+
+    @property
+    def anchor(self) -> str:
+        return f"<!-- session:{self.session_id} turn:{self.turn_id} -->"
+
+    @property
+    def memory_source(self) -> str:
+        """The `source` of a memory extracted from this turn (parsed by model.session_position)."""
+        return f"{self.source} session:{self.session_id} turn:{self.seq}"
+
+
+@dataclass(frozen=True)
+class Todo:
+    """An item of the agent's own todo list (OpenCode's `todo` table, written by its `todowrite` tool)."""
+
+    content: str
+    status: str = "pending"  # pending | in_progress | completed | cancelled
+    priority: str = "medium"  # high | medium | low
+    position: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"content": self.content, "status": self.status, "priority": self.priority, "position": self.position}
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    source: str
+    session_id: str
+    project_root: str  # OpenCode: project.worktree (never session.directory)
+    title: str | None
+    created_at: str
+    updated_at: str  # last activity: what idle detection compares against
+    message_count: int = 0
+    parent_id: str | None = None  # OpenCode sub-agent sessions have a parent
+
+
+def project_path(path: str, root: str | Path | None) -> str:
+    """`path` relative to the project root when inside it (POSIX separators), else unchanged."""
+    if not path or not root or not os.path.isabs(path):
+        return path
+    try:
+        rel = os.path.relpath(path, root)
+    except ValueError:  # another drive (Windows)
+        return path
+    if rel == "." or rel == ".." or rel.startswith(".." + os.sep) or os.path.isabs(rel):
+        return path
+    return Path(rel).as_posix()

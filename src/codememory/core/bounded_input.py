@@ -1,0 +1,229 @@
+"""Input from outside, bounded and made valid Unicode where it comes in.
+
+Caps: every reader of standard input or of a file someone else may have written stops at a documented
+size (one constant per reader, below), reading in chunks, so a huge or endless input costs bounded
+memory and time. What happens past a cap depends on the reader: a single value (the text of `store`, a
+hook's JSON) is refused with a one-line error; a stream of records (import lines, transcript lines,
+`*Remember*` notes) skips the oversized record with a warning and goes on.
+
+Text: bytes that are not UTF-8 and lone surrogates become U+FFFD, the replacement character, wherever
+text enters (command-line arguments, which Python decodes with `surrogateescape`; standard input;
+files; hook JSON; MCP tool arguments; the Python API). Replacing rather than refusing, because most of
+this text comes from agents and transcripts: one stray byte must not lose a whole note or stop a hook,
+and U+FFFD keeps the damage visible at its place. Nothing downstream (SQLite, markdown files, JSON
+output) ever sees a string it cannot encode.
+
+Standard library only: the hook entry point imports this on every prompt.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Iterator
+from typing import IO, Any, ParamSpec, TypeVar
+
+from codememory.core.model import MAX_TEXT
+from codememory.errors import InvalidInput
+
+KiB = 1024
+MiB = 1024 * KiB
+
+# ---------------------------------------------------------------------------------------------- caps
+REMEMBER_SCAN_MAX_BYTES = 10 * MiB  # `remember-scan`'s standard input; past it: a warning, the rest unread
+REMEMBER_NOTE_MAX_CHARS = MAX_TEXT  # one `*Remember*` note (a memory's text limit); longer: skipped, warned
+REMEMBER_SCAN_MAX_NOTES = 1000  # notes stored by one scan; past it: a warning, the rest not stored
+STORE_INPUT_MAX_BYTES = 1 * MiB  # `store` from standard input or --file (a memory holds 10,000 characters)
+RETRIEVE_INPUT_MAX_BYTES = 1 * MiB  # `retrieve --input`: one JSON request
+IMPORT_MAX_BYTES = 256 * MiB  # `import`: the whole file or standard input; past it: nothing imported
+IMPORT_LINE_MAX_BYTES = 1 * MiB  # `import`: one JSON line (one memory); longer: an invalid line
+HOOK_STDIN_MAX_BYTES = 16 * MiB  # a hook's JSON payload (Write payloads carry whole files); longer: ignored
+TRANSCRIPT_LINE_MAX_BYTES = 32 * MiB  # one JSON line of a Claude Code / Codex transcript; longer: skipped
+TRANSCRIPT_READ_MAX_BYTES = 128 * MiB  # one read of a transcript that has no smaller limit (a whole session)
+SESSION_MARKDOWN_MAX_BYTES = 4 * MiB  # a session's markdown file (`sessions show`, `sessions rebuild`)
+PLAN_HEADER_MAX_BYTES = 64 * KiB  # read of a plan file while looking for its first heading
+MCP_STDIO_LINE_MAX_BYTES = 4 * MiB  # one JSON-RPC message on `codememory mcp`'s standard input
+# (The daemon's request bodies are capped by its own setting, `[daemon] max_body_bytes`.)
+
+_CHUNK = 64 * KiB
+
+
+def size_text(n: int) -> str:
+    """1048576 -> '1 MiB', 65536 -> '64 KiB', 1000 -> '1,000 bytes'."""
+    for unit, name in ((MiB, "MiB"), (KiB, "KiB")):
+        if n >= unit and n % unit == 0:
+            return f"{n // unit:,} {name}"
+    return f"{n:,} bytes"
+
+
+# ---------------------------------------------------------------------------------------------- text
+def valid_text(text: str) -> str:
+    """`text` with every lone surrogate (an undecodable byte from `surrogateescape`, or an unpaired
+    `\\ud800` from JSON) replaced by U+FFFD; a surrogate pair becomes the character it encodes."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
+
+
+def valid_deep(value: Any) -> Any:
+    """`value` with `valid_text` applied to every string in it (lists, tuples, dicts, their keys)."""
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, list):
+        return [valid_deep(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(valid_deep(v) for v in value)
+    if isinstance(value, dict):
+        return {valid_deep(k): valid_deep(v) for k, v in value.items()}
+    return value
+
+
+def decode(data: bytes) -> str:
+    """Bytes read from outside as text: UTF-8, anything else U+FFFD."""
+    return data.decode("utf-8", "replace")
+
+
+# A JSON string escape: a surrogate pair, a lone surrogate, or any other escape (consumed so that `\\ud800`,
+# an escaped backslash and the letters ud800, is not mistaken for one).
+_JSON_ESCAPE_RE = re.compile(
+    r"\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u[dD][89a-fA-F][0-9a-fA-F]{2}|.)", re.DOTALL
+)
+_SURROGATE_ESCAPE_RE = re.compile(r"\\u[dD][89a-fA-F]", re.ASCII)
+
+
+def _fix_escape(match: re.Match[str]) -> str:
+    escape = match.group(0)
+    return "\\ufffd" if len(escape) == 6 and escape[1] == "u" else escape
+
+
+def valid_json_text(text: str) -> str:
+    """JSON text whose parse holds no lone surrogate: each `\\ud800`-style escape without its pair becomes
+    `\\ufffd` (a strict parser refuses such text; Python's `json` would let the surrogate through)."""
+    text = valid_text(text)
+    if "\\" not in text or not _SURROGATE_ESCAPE_RE.search(text):
+        return text
+    return _JSON_ESCAPE_RE.sub(_fix_escape, text)
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def text_arguments(method: Callable[P, R]) -> Callable[P, R]:
+    """Decorator for the Python API: every string among the arguments (in lists and dicts too) goes
+    through `valid_text` first. Paths and open files pass untouched."""
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        return method(*valid_deep(args), **valid_deep(kwargs))
+
+    return wrapper
+
+
+# ------------------------------------------------------------------------------------------- reading
+def binary(stream: IO[Any]) -> IO[bytes] | None:
+    """The byte stream under a text stream (sys.stdin.buffer), the stream itself when it is binary, or
+    None for a text-only stream (io.StringIO)."""
+    buffer = getattr(stream, "buffer", None)
+    if buffer is not None:
+        return buffer  # type: ignore[no-any-return]
+    if "b" in getattr(stream, "mode", "") or isinstance(stream.read(0), bytes):
+        return stream
+    return None
+
+
+def read_upto(stream: IO[bytes], cap: int) -> tuple[bytes, bool]:
+    """At most `cap` bytes of `stream`, read in chunks, and whether more followed (left unread)."""
+    chunks: list[bytes] = []
+    size = 0
+    while size <= cap:
+        chunk = stream.read(min(_CHUNK, cap + 1 - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    data = b"".join(chunks)
+    return data[:cap], size > cap
+
+
+def read_text_upto(stream: IO[Any], cap: int, *, whole_lines: bool = False) -> tuple[str, int, bool]:
+    """At most `cap` bytes of a stream (text or binary) as valid text, how many bytes (characters for a
+    text-only stream) that was, and whether more followed (left unread). `whole_lines`: when more
+    followed, the text ends at its last newline (a line cut in two is not taken)."""
+    raw = binary(stream)
+    if raw is not None:
+        data, more = read_upto(raw, cap)
+        if more and whole_lines and b"\n" in data:
+            data = data[: data.rfind(b"\n") + 1]
+        return decode(data), len(data), more
+    text = stream.read(cap + 1)
+    more = len(text) > cap
+    text = text[:cap]
+    if more and whole_lines and "\n" in text:
+        text = text[: text.rfind("\n") + 1]
+    return valid_text(text), len(text), more
+
+
+def read_all_text(stream: IO[Any], cap: int, what: str) -> str:
+    """All of a stream as valid text; InvalidInput naming `what` when it is over `cap` bytes."""
+    text, _size, more = read_text_upto(stream, cap)
+    if more:
+        raise InvalidInput(f"{what} is over the {size_text(cap)} limit")
+    return text
+
+
+def read_file_text(path: Any, cap: int, what: str) -> str:
+    """A file's text (valid text, at most `cap` bytes); InvalidInput for a missing, unreadable or oversized
+    file. Reads at most `cap` + 1 bytes whatever the file's size."""
+    try:
+        with open(path, "rb") as f:
+            return read_all_text(f, cap, what)
+    except FileNotFoundError:
+        raise InvalidInput(f"no such file: {path}") from None
+    except IsADirectoryError:
+        raise InvalidInput(f"{path} is a directory, not a file") from None
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+class LineTooLong:
+    """A line longer than its reader's cap: skipped (its bytes were read past, never kept)."""
+
+    def __init__(self, size: int, cap: int) -> None:
+        self.size = size  # bytes counted (the line may be longer when the read stopped first)
+        self.cap = cap
+
+    def __str__(self) -> str:
+        return f"longer than the {size_text(self.cap)} limit"
+
+
+def capped_lines(stream: IO[Any], line_cap: int, total_cap: int, what: str) -> Iterator[str | LineTooLong]:
+    """The lines of a stream as valid text (newline kept); a line over `line_cap` bytes comes as a
+    LineTooLong (its bytes are skipped in chunks, never held); InvalidInput once more than `total_cap`
+    bytes have been read."""
+    raw = binary(stream)
+    total = 0
+    while True:
+        line: bytes | str = raw.readline(line_cap + 1) if raw is not None else stream.readline(line_cap + 1)
+        if not line:
+            return
+        size = len(line)
+        too_long = size > line_cap
+        while too_long and not (line.endswith(b"\n") if isinstance(line, bytes) else line.endswith("\n")):
+            line = raw.readline(_CHUNK) if raw is not None else stream.readline(_CHUNK)
+            if not line:
+                break
+            size += len(line)
+            if total + size > total_cap:
+                break
+        total += size
+        if total > total_cap:
+            raise InvalidInput(f"{what} is over the {size_text(total_cap)} limit")
+        if too_long:
+            yield LineTooLong(size, line_cap)
+        else:
+            yield decode(line) if isinstance(line, bytes) else valid_text(line)

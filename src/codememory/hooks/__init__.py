@@ -1,0 +1,1 @@
+"""The coding assistants' lifecycle hooks (`codememory-hook`): lean, run on every prompt and edit."""

@@ -1,0 +1,1 @@
+"""`codememory init`: wiring codememory into each coding assistant, planned then applied idempotently."""

@@ -1,0 +1,753 @@
+"""The Python API and the one core every entry point (CLI, MCP, daemon, hooks) goes through."""
+
+from __future__ import annotations
+
+import builtins
+import math
+import os
+import re
+import stat
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any
+
+from codememory.core import safe_files
+from codememory.core.bounded_input import (
+    IMPORT_LINE_MAX_BYTES,
+    IMPORT_MAX_BYTES,
+    REMEMBER_SCAN_MAX_BYTES,
+    REMEMBER_SCAN_MAX_NOTES,
+    LineTooLong,
+    capped_lines,
+    size_text,
+    text_arguments,
+)
+from codememory.core.config import load_config
+from codememory.core.dates import now_iso, now_utc, parse_when, to_iso
+from codememory.core.model import (
+    ID_RE,
+    LINK_TYPES,
+    Memory,
+    new_memory_id,
+    normalize_tags,
+    validate_category,
+    validate_importance,
+)
+from codememory.core.project import db_path, find_project_root, store_dir
+from codememory.embedding.semantic import Semantic
+from codememory.errors import InvalidInput, NotFound
+from codememory.retrieval.proactive import RetrieveRequest, retrieve
+from codememory.retrieval.search import DEFAULT_THRESHOLD, SearchResult, check_search_args
+from codememory.retrieval.search import search as run_search
+from codememory.service.transfer import LineError, parse_jsonl, write_jsonl
+from codememory.sessions.service import Sessions
+from codememory.store.database import SORT_COLUMNS, Database, Filters
+from codememory.store.sessions import SessionTables
+from codememory.text.memory_fields import clean_label, clean_tags, clean_text
+from codememory.text.privacy import scrub
+from codememory.text.query import words
+from codememory.text.remember import scan_remember_notes
+
+GITIGNORE = """# codememory: caches and SQLite side files are rebuilt locally; never commit them.
+*.db-wal
+*.db-shm
+cache/
+logs/
+*.tmp
+*.lock
+*.bak-*
+"""
+
+DateLike = str | datetime | None
+_IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]{1,63}")
+
+
+@dataclass
+class AddResult:
+    memory: Memory
+    created: bool  # False: a (near-)identical live memory already existed and is returned instead
+    duplicate_reason: str | None = None  # why it counts as a duplicate
+    links: list[dict[str, Any]] = field(default_factory=list)
+    embedded: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "created": self.created,
+            "duplicate_of": None if self.created else self.memory.id,
+            "duplicate_reason": self.duplicate_reason,
+            "embedded": self.embedded,
+            "links": self.links,
+            "memory": self.memory.to_dict(),
+        }
+
+
+@dataclass
+class ImportReport:
+    added: int = 0
+    skipped_existing: int = 0
+    invalid: list[LineError] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "added": self.added,
+            "skipped_existing": self.skipped_existing,
+            "invalid": [{"line": e.line, "error": e.message} for e in self.invalid],
+        }
+
+
+def _when(value: DateLike, what: str) -> str | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return to_iso(value)
+    return to_iso(parse_when(value, what=what))
+
+
+def _categories(category: str | Sequence[str] | None) -> list[str]:
+    if not category:
+        return []
+    items = category.split(",") if isinstance(category, str) else list(category)
+    return [validate_category(c) for c in items if c.strip()]
+
+
+_NUMBER_RE = re.compile(r"\d+(?:[.,:]\d+)*")
+
+
+def _same_numbers(a: str, b: str) -> bool:
+    """Near-identical texts that differ in a number ("port 8080" / "port 8081") are different facts."""
+    return _NUMBER_RE.findall(a) == _NUMBER_RE.findall(b)
+
+
+_FILLERS = frozenset({"should", "please", "just", "also", "really", "then", "now", "here", "so"})
+_NEGATIONS = frozenset({"not", "no", "never", "nor", "without", "don", "doesn", "isn", "aren", "won", "t", "nt"})
+
+
+def _same_wording(a: str, b: str) -> bool:
+    """Two texts with the same content words (stop words aside, in any order; in the same order when a negation
+    is among them). A meaning match alone is no duplicate: e5 puts "tests run against Postgres" and "… SQLite"
+    at 0.947, "always rebase" / "never rebase" higher still, and "use httpx, not requests" / "use requests,
+    not httpx" at 0.992."""
+    from codememory.text.query import STOPWORDS
+
+    def content(text: str) -> list[str]:
+        words = re.findall(r"\w+", text.lower())
+        return [w for w in words if (w not in STOPWORDS and w not in _FILLERS) or w in _NEGATIONS]
+
+    left, right = content(a), content(b)
+    if sorted(left) != sorted(right):
+        return False
+    return left == right if any(w in _NEGATIONS for w in left) else True
+
+
+def _entity_names(entity: str | Sequence[str] | None) -> list[str]:
+    if not entity:
+        return []
+    items = entity.split(",") if isinstance(entity, str) else list(entity)
+    from codememory.text.entities import normalize_entity_name
+
+    return list(dict.fromkeys(normalize_entity_name(e) for e in items if e.strip()))
+
+
+def _entities(text: str, given: Sequence[str] = ()) -> list[tuple[str, str]]:
+    """(name, type) of the entities in the text, then of the `given` names: a given name is kept when the
+    extractor recognises it, or when it is one identifier-like word (`CartService`, `retry_policy`)."""
+    from codememory.text.entities import (
+        extract_entities,  # its regexes and vocabulary load only when memories are written
+    )
+
+    found = {e.name: e.type for e in extract_entities(text)}
+    for raw in given:
+        name = scrub(str(raw)).strip()
+        if not name or len(name) > 100 or "[REDACTED" in name:
+            continue
+        known = extract_entities(name)
+        if known:
+            found.update((e.name, e.type) for e in known if e.name not in found)
+        elif _IDENTIFIER_RE.fullmatch(name):
+            found.setdefault(name, "identifier")
+    return list(found.items())
+
+
+def _check_ids(ids: Sequence[str]) -> list[str]:
+    if not ids:
+        raise InvalidInput("give at least one memory id")
+    bad = [i for i in ids if not ID_RE.match(i)]
+    if bad:
+        raise InvalidInput(f"not a memory id (expected mem_ and 8 hex digits): {', '.join(bad)}")
+    return list(dict.fromkeys(ids))
+
+
+class Store:
+    """A project's memory. `Store.open()` finds the project as the CLI does; use as a context manager."""
+
+    def __init__(self, root: Path, db: Database) -> None:
+        self.root = root
+        self.db = db
+        try:
+            self.config = load_config(store_dir(root))
+        except BaseException:
+            db.close()
+            raise
+        self.semantic = Semantic(db, self.config, store_dir(root) / "cache")
+        self.sessions = Sessions(SessionTables(db), root)
+
+    # ----------------------------------------------------------------- opening
+    @classmethod
+    def open(cls, project: str | os.PathLike[str] | None = None) -> Store:
+        root = find_project_root(project)
+        return cls(root, Database.open(db_path(root)))
+
+    @classmethod
+    def init(cls, project: str | os.PathLike[str] | None = None) -> tuple[Store, bool]:
+        """Create the store (idempotent). Returns the store and whether it was newly created."""
+        root = find_project_root(project)
+        folder = store_dir(root)
+        safe_files.make_dirs(folder)  # refuses a .codememory that is a link (see safe_files)
+        created = not os.path.lexists(db_path(root))
+        safe_files.create_exclusive(folder / ".gitignore", GITIGNORE)  # never over a committed link
+        return cls(root, Database.open(db_path(root), create=True)), created
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def store_path(self) -> Path:
+        return self.db.path
+
+    # ------------------------------------------------------------------ writes
+    @text_arguments
+    def add(
+        self,
+        text: str,
+        *,
+        category: str | None = None,
+        importance: float | str | None = None,
+        tags: str | Sequence[str] | None = None,
+        expires: DateLike = None,
+        entered_by: str | None = None,
+        source: str | None = None,
+        supersedes: Sequence[str] | None = None,
+        entities: Sequence[str] | None = None,
+    ) -> AddResult:
+        """Store a memory. A (near-)identical live memory is returned instead of a copy (`created` is
+        False). `entities` adds names the caller knows are involved (an extraction model's) to those
+        found in the text. With an embedder, the memory is embedded and linked to close neighbours; the memories
+        in `supersedes` are marked superseded by it and drop out of search."""
+        text = clean_text(text)
+        now = now_iso()
+        expires_at = _when(expires, "expires")
+        if expires_at is not None and expires_at <= now:
+            raise InvalidInput(f"expiry {expires_at} is in the past")
+        mem = Memory(
+            id=new_memory_id(),
+            text=text,
+            category=validate_category(category),
+            importance=validate_importance(importance),
+            tags=clean_tags(tags),
+            entered_by=clean_label(entered_by),
+            source=clean_label(source),
+            created_at=now,
+            updated_at=now,
+            expires_at=expires_at,
+        )
+        live = Filters(now=now)
+        duplicate = self._text_duplicate(text, live)
+        if duplicate:
+            return self._existing(duplicate[0], now, duplicate[1])
+        vector = None
+        neighbours: list[tuple[int, float]] = []
+        from codememory.embedding.relevance import similarity_thresholds
+
+        dedup_cosine, link_cosine = similarity_thresholds(
+            self.semantic.model if self.semantic.configured else None,
+            self.config.dedup.cosine,
+            self.config.links.cosine,
+        )
+        if self.semantic.configured:
+            vectors = self.semantic.embed_documents([text])
+            if vectors is not None:
+                vector = vectors[0]
+                neighbours = self.semantic.neighbours(vector, self.config.links.max_links + 1, live)
+                close = [(pk, c) for pk, c in neighbours[:3] if c >= dedup_cosine]
+                texts = self.db.rank_rows([pk for pk, _ in close])
+                for other, cosine in close:
+                    other_text = texts[other].text
+                    if not supersedes and _same_numbers(text, other_text) and _same_wording(text, other_text):
+                        return self._existing(other, now, f"near-identical meaning (cosine {cosine:.3f})")
+        old_pks = self._resolve(supersedes or [])
+        self._insert_fresh(mem)
+        pk = self.db.pk_of(mem.id)
+        assert pk is not None
+        if vector is not None:
+            self.semantic.store_vectors([(pk, text)], vector[None, :])
+        self.db.set_entities([(pk, _entities(text, entities or ()))])
+        close = [(other, score) for other, score in neighbours if score >= link_cosine]
+        category_of = self.db.categories_of([other for other, _ in close])
+        # Without an LLM a neighbour is refined (same kind of memory) or given context (another kind);
+        # supersedes, conflicts and corroborates need a caller (or a model) that knows.
+        links: list[tuple[int, int, str, float | None]] = []
+        for other, score in close:
+            if other not in old_pks and len(links) < self.config.links.max_links:
+                kind = "refines" if category_of.get(other) == mem.category else "contextualizes"
+                links.append((pk, other, kind, round(score, 4)))
+        links += [(pk, old, "supersedes", None) for old in old_pks]
+        self.db.add_links(links, now)
+        if old_pks:
+            self.db.supersede(old_pks, mem.id, now)
+        ids = self.db.ids_of([b for _, b, _, _ in links])
+        return AddResult(
+            mem,
+            created=True,
+            embedded=vector is not None,
+            links=[{"id": ids[b], "type": t, "score": sc} for _, b, t, sc in links],
+        )
+
+    def _insert_fresh(self, mem: Memory) -> None:
+        for _attempt in range(5):
+            try:
+                self.db.insert(mem)
+                return
+            except Exception as exc:  # an id collision (1 in 4 billion) gets a fresh id
+                if "UNIQUE constraint failed: memories.id" not in str(exc):
+                    raise
+                mem.id = new_memory_id()
+        raise RuntimeError("could not allocate a unique memory id")
+
+    def _existing(self, pk: int, now: str, reason: str) -> AddResult:
+        self.db.touch([pk], now)
+        return AddResult(self.db.get_by_pks([pk])[pk], created=False, duplicate_reason=reason)
+
+    def _text_duplicate(self, text: str, live: Filters) -> tuple[int, str] | None:
+        """An identical live memory, or one whose text is near-identical (rapidfuzz ratio)."""
+        exact = self.db.find_live_duplicate(text, live.now)
+        if exact:
+            return exact[0], "identical text"
+        query = " OR ".join(dict.fromkeys('"' + w + '"' for w in words(text)[:40]))
+        if not query:
+            return None
+        candidates = self.db.fts_search(query, live, 10)
+        threshold = self.config.dedup.text_ratio * 100
+        for pk, row in self.db.rank_rows([pk for pk, _ in candidates]).items():
+            from rapidfuzz import fuzz  # imported on use: every hook process would pay ~13 ms otherwise
+
+            ratio = fuzz.ratio(text, row.text, score_cutoff=threshold)
+            if ratio and _same_numbers(text, row.text):
+                return pk, f"near-identical text (ratio {ratio / 100:.3f})"
+        return None
+
+    def _resolve(self, ids: Sequence[str]) -> list[int]:
+        if not ids:
+            return []
+        ids = _check_ids(ids)
+        found = dict(self.db.get_pk_map(ids))
+        unknown = [i for i in ids if i not in found]
+        if unknown:
+            raise NotFound(f"no memory with id {', '.join(unknown)}")
+        return [found[i] for i in ids]
+
+    @text_arguments
+    def forget(self, ids: Sequence[str], *, purge: bool = True) -> tuple[list[str], list[str]]:
+        """Delete memories. Returns (forgotten, unknown). With purge, the text is also scrubbed from
+        the full-text index segments and the WAL so it cannot be recovered from the file."""
+        ids = _check_ids(ids)
+        gone = self.db.delete(ids)
+        if gone and purge:
+            self.db.purge_deleted_text()
+        return gone, [i for i in ids if i not in gone]
+
+    @text_arguments
+    def archive(self, ids: Sequence[str], *, archived: bool = True) -> tuple[list[str], list[str]]:
+        ids = _check_ids(ids)
+        done = self.db.set_archived(ids, archived, now_iso())
+        return done, [i for i in ids if i not in done]
+
+    def prune(self, *, before: DateLike = None, dry_run: bool = False) -> list[Memory]:
+        """Delete expired memories (and, with `before`, everything created before that date)."""
+        victims = self.db.expired_or_before(now_iso(), _when(before, "before"))
+        if victims and not dry_run:
+            self.db.delete([m.id for m in victims])
+            self.db.purge_deleted_text()
+        return victims
+
+    @text_arguments
+    def remember_scan(
+        self,
+        text: str,
+        *,
+        entered_by: str | None = None,
+        source: str | None = None,
+        on_warning: Callable[[str], None] | None = None,
+    ) -> list[AddResult]:
+        """Store every `*Remember*: ...` note in `text` (private spans and secrets removed first; a note
+        left empty is skipped). Bounded: only the first REMEMBER_SCAN_MAX_BYTES characters (to their last
+        whole line) and REMEMBER_SCAN_MAX_NOTES notes are taken; a note too long for a memory, or one
+        `add` refuses, is skipped. Each of these is told to `on_warning` in one line; the other notes
+        are stored all the same."""
+        warn = on_warning or (lambda _message: None)
+        if len(text) > REMEMBER_SCAN_MAX_BYTES:
+            cut = text.rfind("\n", 0, REMEMBER_SCAN_MAX_BYTES) + 1 or REMEMBER_SCAN_MAX_BYTES
+            text = text[:cut]
+            limit = size_text(REMEMBER_SCAN_MAX_BYTES)
+            warn(f"the text is over the {limit} limit; scanned its first {cut:,} characters")
+        if "*remember*" not in text.lower():
+            return []  # nothing to scrub a long text for
+        now = now_utc()
+        scan = scan_remember_notes(scrub(text), now, max_notes=REMEMBER_SCAN_MAX_NOTES)
+        for skipped in scan.skipped:
+            warn(str(skipped))
+        if scan.more:
+            warn(f"stopped after {REMEMBER_SCAN_MAX_NOTES:,} notes; the notes after them were not stored")
+        results = []
+        for note in scan.notes:
+            if not scrub(note.text).strip():
+                continue
+            expires = note.expires_at if note.expires_at and note.expires_at > now else None
+            try:
+                added = self.add(
+                    note.text,
+                    tags=note.tags,
+                    expires=expires,
+                    entered_by=entered_by or "auto-extract",
+                    source=source,
+                )
+            except InvalidInput as exc:  # one bad note must not cost the others
+                warn(f"skipped a *Remember* note: {exc}")
+                continue
+            results.append(added)
+        return results
+
+    # ------------------------------------------------------------------- reads
+    @text_arguments
+    def get(self, memory_id: str, *, touch: bool = True) -> Memory:
+        _check_ids([memory_id])
+        found = self.db.get_by_ids([memory_id])
+        if not found:
+            raise NotFound(f"no memory with id {memory_id}")
+        pk, mem = found[0]
+        if touch:
+            now = now_iso()
+            self.db.touch([pk], now)
+            mem.access_count += 1
+            mem.last_accessed_at = now
+        return mem
+
+    @text_arguments
+    def filters(
+        self,
+        *,
+        tags: str | Sequence[str] | None = None,
+        any_tags: str | Sequence[str] | None = None,
+        after: DateLike = None,
+        before: DateLike = None,
+        entered_by: str | None = None,
+        category: str | Sequence[str] | None = None,
+        include_expired: bool = False,
+        include_archived: bool = False,
+        include_superseded: bool = False,
+        entity: str | Sequence[str] | None = None,
+    ) -> Filters:
+        return Filters(
+            tags_all=normalize_tags(tags if tags is None or isinstance(tags, str) else list(tags)),
+            tags_any=normalize_tags(any_tags if any_tags is None or isinstance(any_tags, str) else list(any_tags)),
+            after=_when(after, "after"),
+            before=_when(before, "before"),
+            entered_by=entered_by or None,
+            categories=_categories(category),
+            include_expired=include_expired,
+            include_archived=include_archived,
+            include_superseded=include_superseded,
+            entities=_entity_names(entity),
+        )
+
+    @text_arguments
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        offset: int = 0,
+        fuzzy: bool | None = None,
+        threshold: float = DEFAULT_THRESHOLD,
+        touch: bool = True,
+        mode: str = "hybrid",
+        relevance_floor: bool = True,
+        **filter_args: Any,
+    ) -> SearchResult:
+        """Search with the grep-like syntax. `fuzzy=None` adds typo-tolerant hits only when exact
+        matches are fewer than `limit`; True always adds them; False never does. `mode`: "hybrid"
+        (keywords + meaning when an embedder is configured), "lexical" or "semantic". `relevance_floor`
+        False keeps memories found by meaning alone however far they are from the query."""
+        check_search_args(limit, offset, mode, threshold)
+        result, pks = run_search(
+            self.db,
+            scrub(query),  # the query may reach an embedding model
+            self.filters(**filter_args),
+            limit=limit,
+            offset=offset,
+            fuzzy=fuzzy,
+            threshold=threshold,
+            semantic=self.semantic,
+            mode=mode,
+            relevance_floor=relevance_floor,
+        )
+        if touch and pks:
+            now = now_iso()
+            self.db.touch(pks, now)
+            for hit in result.hits:
+                hit.memory.access_count += 1
+                hit.memory.last_accessed_at = now
+        return result
+
+    @text_arguments
+    def list(
+        self,
+        *,
+        sort: str = "created",
+        order: str = "desc",
+        limit: int = 20,
+        offset: int = 0,
+        **filter_args: Any,
+    ) -> list[Memory]:
+        if sort not in SORT_COLUMNS:
+            raise InvalidInput(f"unknown sort {sort!r}; choose one of: {', '.join(SORT_COLUMNS)}")
+        if order not in ("asc", "desc"):
+            raise InvalidInput(f"order must be asc or desc, got {order!r}")
+        if limit < 1 or offset < 0:
+            raise InvalidInput("limit must be at least 1 and offset not negative")
+        return self.db.list_memories(
+            self.filters(**filter_args), sort=sort, descending=order == "desc", limit=limit, offset=offset
+        )
+
+    @text_arguments
+    def count(self, **filter_args: Any) -> int:
+        return self.db.count(self.filters(**filter_args))
+
+    @text_arguments
+    def relations(self, memory_id: str) -> dict[str, Any]:
+        """A memory's links (both directions) and entities, for `show`."""
+        pk = self.db.pk_of(memory_id)
+        if pk is None:
+            raise NotFound(f"no memory with id {memory_id}")
+        return {
+            "links": [
+                {"direction": d, "id": other, "type": t, "score": sc} for d, other, t, sc in self.db.links_of(pk)
+            ],
+            "entities": [{"name": n, "type": t} for n, t in self.db.entities_of([pk]).get(pk, [])],
+        }
+
+    @text_arguments
+    def link(self, from_id: str, to_id: str, link_type: str) -> None:
+        """Record a relation the caller knows (e.g. "conflicts"); "supersedes" also retires `to_id`."""
+        if link_type not in LINK_TYPES:
+            raise InvalidInput(f"unknown link type {link_type!r}; choose one of: {', '.join(LINK_TYPES)}")
+        a, b = self._resolve([from_id, to_id]) if from_id != to_id else (None, None)
+        if a is None or b is None:
+            raise InvalidInput("a memory cannot link to itself")
+        now = now_iso()
+        self.db.add_links([(a, b, link_type, None)], now)
+        if link_type == "supersedes":
+            self.db.supersede([b], from_id, now)
+
+    @text_arguments
+    def retrieve(
+        self,
+        query_expansion: Sequence[str],
+        *,
+        entities: Sequence[str] = (),
+        pinned: Sequence[str] = (),
+        max_memories: int = 8,
+        max_new: int = 5,
+        token_budget: int = 1500,
+        touch: bool = True,
+    ) -> dict[str, Any]:
+        """Proactive retrieval for an agent's current step (see codememory.retrieval.proactive)."""
+        request = RetrieveRequest(
+            query_expansion=[scrub(q) for q in query_expansion],  # these may reach an embedding model
+            entities=list(entities),
+            pinned_memory_ids=[i for i in pinned if ID_RE.match(i)],
+            max_memories=max_memories,
+            max_new=max_new,
+            token_budget=token_budget,
+        )
+        result = retrieve(self.db, self.semantic, request, _entity_names(list(entities)))
+        pks = result.pop("pks")
+        if touch and pks:
+            self.db.touch(pks, now_iso())
+        return result
+
+    def embedding_coverage(self) -> dict[str, Any]:
+        """{model, total, with_vector, coverage (0..1), reason}: how much of the store meaning-based search sees."""
+        total = self.db.count_all()
+        model = self.semantic.model
+        if model is None:
+            return {"model": None, "total": total, "with_vector": 0, "coverage": 0.0, "reason": self.semantic.reason}
+        done = total - self.db.count_without_vector(model)
+        share = math.floor(done / total * 10_000) / 10_000 if total else 1.0  # 1.0 only when complete
+        return {"model": model, "total": total, "with_vector": done, "coverage": share, "reason": None}
+
+    def embed(self, *, progress: Callable[[int, int], None] | None = None, batch: int = 64) -> int:
+        """Embed every memory without a vector from the configured model (or whose text changed);
+        after a model change this re-embeds everything. Returns how many were embedded."""
+        model = self.semantic.model
+        if model is None:
+            raise InvalidInput(f"cannot embed: {self.semantic.reason}")
+        total = self.db.count_needing_embedding(model)
+        done = 0
+        while done < total:
+            n = self.semantic.backfill(batch)
+            if n == 0:
+                if self.semantic.reason:
+                    raise InvalidInput(f"cannot embed: {self.semantic.reason}")
+                break
+            done += n
+            if progress:
+                progress(done, total)
+        self.db.drop_other_embeddings(model)
+        return done
+
+    def stats(self, *, tags: bool = False, agents: bool = False) -> dict[str, Any]:
+        out = self.db.stats(now_iso())
+        out["store"] = str(self.store_path)
+        out["size_bytes"] = sum(  # lstat: a committed link must not report the size of what it points to
+            st.st_size
+            for st in (p.lstat() for p in self.store_path.parent.glob(self.store_path.name + "*"))
+            if stat.S_ISREG(st.st_mode)
+        )
+        out["embeddings"] = self.embedding_coverage()
+        if tags:
+            out["tags"] = self.db.tag_frequencies()
+        if agents:
+            out["agents"] = self.db.agent_frequencies()
+        return out
+
+    # ---------------------------------------------------------------- sessions
+    @text_arguments
+    def checkpoint(self, *, tool: str, **fields: Any) -> dict[str, Any]:
+        """Save a session checkpoint and re-render its markdown file (see `Sessions.checkpoint`).
+        Returns {session_id, markdown_path, status, created, files_touched}."""
+        return self.sessions.checkpoint(tool=tool, **fields)
+
+    @text_arguments
+    def search_sessions(self, query: str, *, limit: int = 5, tool: str | None = None) -> dict[str, Any]:
+        """Up to 5 sessions matching a natural-language query: {results: [...], query: {...}}."""
+        return self.sessions.search(query, limit=limit, tool=tool)
+
+    @text_arguments
+    def list_sessions(
+        self, *, limit: int = 10, tool: str | None = None, status: str | None = None
+    ) -> builtins.list[dict[str, Any]]:
+        """Recent sessions, newest first."""
+        return self.sessions.recent(limit=limit, tool=tool, status=status)
+
+    @text_arguments
+    def session_files(self, session_id: str) -> builtins.list[dict[str, str]]:
+        """Files touched in a session: [{path, change_type}], created first, then modified, deleted."""
+        return self.sessions.files(session_id)
+
+    @text_arguments
+    def show_session(self, session_id: str) -> dict[str, Any]:
+        """A session's metadata, files and markdown text."""
+        return self.sessions.show(session_id)
+
+    def rebuild_sessions(self) -> dict[str, Any]:
+        """Recreate the session rows from the markdown files: {sessions: count, errors: [{file, error}]}."""
+        return self.sessions.rebuild()
+
+    # ---------------------------------------------------------- import/export
+    def export(self, dest: str | os.PathLike[str] | IO[str]) -> int:
+        """Write every memory as JSON Lines to a path ('-' for stdout) or an open text file."""
+        links = self.db.outgoing_links()
+        if isinstance(dest, str) and dest == "-":
+            return write_jsonl(self.db.iter_all(), sys.stdout, links)
+        if not isinstance(dest, (str, os.PathLike)):
+            return write_jsonl(self.db.iter_all(), dest, links)
+        path = Path(dest)
+        if path.is_dir():
+            raise InvalidInput(f"{path} is a directory; give a file name")
+        tmp = path.with_name(path.name + ".tmp")
+        try:
+            with tmp.open("w", encoding="utf-8") as out:
+                count = write_jsonl(self.db.iter_all(), out, links)
+            tmp.replace(path)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise InvalidInput(f"cannot write {path}: {exc.strerror}") from None
+        return count
+
+    def import_(self, src: str | os.PathLike[str] | IO[str], *, skip_invalid: bool = False) -> ImportReport:
+        """Import JSON Lines. Idempotent: records whose id exists (or, without an id, whose exact text
+        exists) are skipped. A file with invalid lines imports nothing unless skip_invalid. Every free-form
+        field (text, tags, entered_by, source) is scrubbed as `add` does (memory_fields.py); a record keeps
+        its id even when its text changes, and a record left with no text is an invalid line."""
+
+        def lines(stream: IO[Any], what: str) -> Iterator[str | LineTooLong]:
+            return capped_lines(stream, IMPORT_LINE_MAX_BYTES, IMPORT_MAX_BYTES, what)
+
+        if isinstance(src, str) and src == "-":
+            parsed = parse_jsonl(lines(sys.stdin, "standard input"))
+        elif isinstance(src, (str, os.PathLike)):
+            try:
+                with open(src, "rb") as fh:
+                    parsed = parse_jsonl(lines(fh, str(src)))
+            except FileNotFoundError:
+                raise InvalidInput(f"no such file: {src}") from None
+            except OSError as exc:
+                raise InvalidInput(f"cannot read {src}: {exc.strerror}") from None
+        else:
+            parsed = parse_jsonl(lines(src, "the input"))
+        report = ImportReport(invalid=parsed.errors)
+        if parsed.errors and not skip_invalid:
+            shown = "; ".join(str(e) for e in parsed.errors[:5])
+            more = f" (and {len(parsed.errors) - 5} more)" if len(parsed.errors) > 5 else ""
+            raise InvalidInput(f"import aborted, nothing imported: {shown}{more}; fix them or use --skip-invalid")
+        existing = self.db.existing_ids([m.id for m in parsed.memories])
+        fresh: list[Memory] = []
+        seen: set[str] = set()
+        seen_texts: set[str] = set()
+        now = now_iso()
+        for mem in parsed.memories:
+            if mem.id in existing or mem.id in seen:
+                report.skipped_existing += 1
+                continue
+            if mem.id not in parsed.id_given:
+                key = mem.text.strip()
+                if key in seen_texts or self.db.find_live_duplicate(mem.text, now):
+                    report.skipped_existing += 1
+                    continue
+                seen_texts.add(key)
+            seen.add(mem.id)
+            fresh.append(mem)
+        report.added = self.db.insert_many(fresh)
+        self._index_new(fresh)
+        self._import_links(parsed.links)
+        return report
+
+    def _import_links(self, links: Sequence[tuple[str, str, str, float | None]]) -> None:
+        """The exported links whose two memories are both in the store now (re-importing changes nothing)."""
+        pks = dict(self.db.get_pk_map([i for a, b, _, _ in links for i in (a, b)]))
+        rows = [(pks[a], pks[b], kind, score) for a, b, kind, score in links if a in pks and b in pks]
+        self.db.add_links(rows, now_iso())
+
+    def _index_new(self, memories: Sequence[Memory]) -> None:
+        """Entities and (when an embedder works) vectors for freshly imported memories."""
+        pks = dict(self.db.get_pk_map([m.id for m in memories]))
+        self.db.set_entities([(pks[m.id], _entities(m.text)) for m in memories if m.id in pks])
+        if self.semantic.configured:
+            todo = list(pks.values())
+            for i in range(0, len(todo), 256):
+                if not self.semantic.backfill(256, todo[i : i + 256]) and self.semantic.reason:
+                    break  # stored without vectors: `codememory embed` fills them in later
+
+
+def open_store(project: str | os.PathLike[str] | None = None) -> Store:
+    """Open an existing project store (see Store.open)."""
+    return Store.open(project)

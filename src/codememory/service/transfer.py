@@ -1,0 +1,156 @@
+"""JSON Lines import/export: one memory per line, every field kept (id, timestamps, source, ...)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from codememory.core.bounded_input import LineTooLong, valid_json_text
+from codememory.core.dates import canonical_iso, now_iso
+from codememory.core.model import ID_RE, LINK_TYPES, Memory, new_memory_id, validate_category, validate_importance
+from codememory.errors import InvalidInput
+from codememory.text.memory_fields import clean_label, clean_tags, clean_text
+from codememory.text.privacy import scrub_message
+
+
+@dataclass
+class LineError:
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}"
+
+
+@dataclass
+class ParsedImport:
+    memories: list[Memory] = field(default_factory=list)
+    errors: list[LineError] = field(default_factory=list)
+    id_given: set[str] = field(default_factory=set)
+    links: list[tuple[str, str, str, float | None]] = field(default_factory=list)  # (from, to, type, score)
+
+
+def write_jsonl(
+    memories: Iterable[Memory], out: IO[str], links: Mapping[str, list[dict[str, Any]]] | None = None
+) -> int:
+    """One JSON object a line; `links` (memory id -> its outgoing links) adds a "links" key where present."""
+    count = 0
+    for mem in memories:
+        obj = mem.to_dict()
+        if links and links.get(mem.id):
+            obj["links"] = links[mem.id]
+        out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        count += 1
+    return count
+
+
+def _links(obj: dict[str, Any], from_id: str) -> list[tuple[str, str, str, float | None]]:
+    raw = obj.get("links") or []
+    if not isinstance(raw, list):
+        raise InvalidInput("links must be a list of {to, type, score}")
+    out: list[tuple[str, str, str, float | None]] = []
+    for link in raw:
+        if not isinstance(link, dict):
+            raise InvalidInput("links must be a list of {to, type, score}")
+        to, kind, score = link.get("to"), link.get("type"), link.get("score")
+        if not isinstance(to, str) or not ID_RE.match(to):
+            raise InvalidInput(f"a link's 'to' must be a memory id, got {to!r}")
+        if kind not in LINK_TYPES:
+            raise InvalidInput(f"unknown link type {kind!r}; choose one of: {', '.join(LINK_TYPES)}")
+        if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
+            raise InvalidInput("a link's score must be a number or null")
+        out.append((from_id, to, kind, None if score is None else float(score)))
+    return out
+
+
+def _timestamp(obj: dict[str, Any], key: str, required: bool, default: str | None = None) -> str | None:
+    value = obj.get(key)
+    if value is None:
+        if required:
+            return default
+        return None
+    if not isinstance(value, str):
+        raise InvalidInput(f"{key} must be an ISO 8601 string")
+    try:
+        return canonical_iso(value)
+    except ValueError:
+        raise InvalidInput(f"{key} is not an ISO 8601 timestamp: {value!r}") from None
+
+
+def memory_from_dict(obj: Any) -> tuple[Memory, bool]:
+    """Validate one exported record. Returns the memory and whether its id came from the record."""
+    if not isinstance(obj, dict):
+        raise InvalidInput("expected a JSON object")
+    text = obj.get("text")
+    if not isinstance(text, str):
+        raise InvalidInput("missing or non-string 'text'")
+    text = clean_text(text)  # the same rules as `store` for every free-form field (memory_fields.py)
+    raw_id = obj.get("id")
+    if raw_id is not None and (not isinstance(raw_id, str) or not ID_RE.match(raw_id)):
+        raise InvalidInput(f"id must look like mem_ and 8 hex digits, got {raw_id!r}")
+    tags = obj.get("tags") or []
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise InvalidInput("tags must be a list of strings")
+    for key in ("entered_by", "source"):
+        if obj.get(key) is not None and not isinstance(obj[key], str):
+            raise InvalidInput(f"{key} must be a string")
+    access_count = obj.get("access_count", 0) or 0
+    if not isinstance(access_count, int) or isinstance(access_count, bool) or access_count < 0:
+        raise InvalidInput("access_count must be a non-negative integer")
+    superseded_by = obj.get("superseded_by")
+    if superseded_by is not None and (not isinstance(superseded_by, str) or not ID_RE.match(superseded_by)):
+        raise InvalidInput(f"superseded_by must be a memory id, got {superseded_by!r}")
+    archived = obj.get("archived", False)
+    if not isinstance(archived, bool):
+        raise InvalidInput("archived must be true or false")
+    now = now_iso()
+    created = _timestamp(obj, "created_at", True, now) or now
+    mem = Memory(
+        id=raw_id or new_memory_id(),
+        text=text,
+        category=validate_category(obj.get("category")),
+        importance=validate_importance(obj.get("importance")),
+        tags=clean_tags(tags),
+        entered_by=clean_label(obj.get("entered_by")),
+        source=clean_label(obj.get("source")),
+        created_at=created,
+        updated_at=_timestamp(obj, "updated_at", True, created) or created,
+        expires_at=_timestamp(obj, "expires_at", False),
+        access_count=access_count,
+        last_accessed_at=_timestamp(obj, "last_accessed_at", False),
+        archived=archived,
+        superseded_by=superseded_by,
+    )
+    return mem, raw_id is not None
+
+
+def parse_jsonl(lines: Iterable[str | LineTooLong]) -> ParsedImport:
+    result = ParsedImport()
+    for number, line in enumerate(lines, start=1):
+        if isinstance(line, LineTooLong):
+            result.errors.append(LineError(number, str(line)))
+            continue
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(valid_json_text(line))  # a lone surrogate escape would reach SQLite otherwise
+        except json.JSONDecodeError as exc:
+            result.errors.append(LineError(number, f"not valid JSON ({exc.msg} at column {exc.colno})"))
+            continue
+        try:
+            mem, given = memory_from_dict(obj)
+            links = _links(obj, mem.id)
+        except InvalidInput as exc:  # its message may quote a field of the line, which may hold a secret
+            result.errors.append(LineError(number, scrub_message(exc, limit=300)))
+            continue
+        result.memories.append(mem)
+        result.links += links
+        if given:
+            result.id_given.add(mem.id)
+    return result
+
+
+def iter_lines(stream: IO[str]) -> Iterator[str]:
+    yield from stream

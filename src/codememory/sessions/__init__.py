@@ -1,0 +1,1 @@
+"""Coding sessions: checkpoints, their markdown files, git state, session search."""

@@ -1,0 +1,33 @@
+"""A memory's free-form fields as they are stored: one rule for `store` (CLI, MCP, daemon, Python API) and
+`import`, so that a field cannot reach the store unscrubbed through one path but not another (DESIGN.md
+principle 1). The text loses private spans and secrets; entered_by and source are scrubbed the same way; a
+tag that holds a secret is dropped rather than stored redacted (a tag is a label, not a sentence)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from codememory.core.model import normalize_tags, validate_text
+from codememory.errors import InvalidInput
+from codememory.text.privacy import scrub
+
+
+def clean_text(text: str) -> str:
+    """The text scrubbed; InvalidInput when nothing is left or it is too long."""
+    cleaned = scrub(validate_text(text))
+    if not cleaned.strip():
+        raise InvalidInput("memory text is empty after removing private spans and secrets")
+    return validate_text(cleaned)  # a redaction marker can be longer than the secret it replaces
+
+
+def clean_label(value: str | None) -> str | None:
+    """entered_by, source: scrubbed, None when empty."""
+    return scrub(value) or None if value else None
+
+
+def clean_tags(tags: str | Sequence[str] | None) -> list[str]:
+    """Normalised tags ('a,b' or a list), without the ones that hold a secret."""
+    if tags is None:
+        return []
+    items = tags.split(",") if isinstance(tags, str) else [str(t) for t in tags]
+    return normalize_tags([t for t in items if scrub(t) == t])

