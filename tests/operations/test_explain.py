@@ -17,9 +17,9 @@ import pytest
 
 from codememory.core.project import db_path
 from codememory.operations.explain import explain_last, record_injection
-from codememory.retrieval.proactive import estimate_tokens
 from codememory.service.project_store import Store
 from codememory.store.injections import MAX_ROWS, InjectionTables
+from codememory.text.tokens import memory_tokens
 from conftest import Invoke
 from support.capture import capture_by_hand
 from support.daemon import Daemon, isolated_env, make_project, spawn
@@ -105,7 +105,7 @@ def test_each_retrieve_with_memories_is_recorded_with_why_and_tokens(world: Worl
         assert [m["id"] for m in inj["memories"]] == [m["id"] for m in answer["memories"]]
         assert [m["why"] for m in inj["memories"]] == [m["why"] for m in answer["memories"]]
         assert [m["text"] for m in inj["memories"]] == [m["text"] for m in answer["memories"]]
-        assert [m["tokens"] for m in inj["memories"]] == [estimate_tokens(m["text"]) for m in answer["memories"]]
+        assert [m["tokens"] for m in inj["memories"]] == [memory_tokens(m["text"]) for m in answer["memories"]]
         assert inj["tokens"] == answer["tokens"] == sum(m["tokens"] for m in inj["memories"])
         assert {m["state"] for m in inj["memories"]} == {"live"}
     assert data["injections"][0]["id"] < data["injections"][1]["id"]  # oldest first
@@ -148,7 +148,7 @@ def test_a_cold_start_block_is_recorded_once_per_request(world: World, invoke: I
     [inj] = data["injections"]
     assert (inj["kind"], inj["source"], inj["query"], inj["degraded"]) == ("cold_start", "tester", [], False)
     assert [m["id"] for m in inj["memories"]] == [m["id"] for m in block["memories"]]
-    assert inj["tokens"] == block["tokens"] == sum(estimate_tokens(m["text"]) for m in block["memories"])
+    assert inj["tokens"] == block["tokens"] == sum(memory_tokens(m["text"]) for m in block["memories"])
     reasons = [m["why"] for m in inj["memories"]]
     assert all(w["retriever"] == "cold_start" and w["by"] in ("importance", "recency") for w in reasons)
     # without a session id (an older plugin) the block is still served, and recorded without one
@@ -176,7 +176,7 @@ def test_explain_shows_the_memorys_current_state(world: World, invoke: Invoke) -
     [inj] = explain(invoke, world.project, "--session", "ses_explain_state")["injections"]
     gone = next(m for m in inj["memories"] if m["id"] == memory_id)
     assert (gone["state"], gone["text"], gone["category"]) == ("forgotten", None, None)
-    assert gone["tokens"] == estimate_tokens("Staging deploys use the canary cluster")
+    assert gone["tokens"] == memory_tokens("Staging deploys use the canary cluster")
     text = invoke("--project", world.project, "explain", "--session", "ses_explain_state").stdout
     assert f"{memory_id}" in text and "[forgotten]  (forgotten)" in text
 

@@ -26,9 +26,9 @@ from codememory.daemon.request_body import RequestBody
 from codememory.daemon.state import DaemonState
 from codememory.operations.recall import get_records
 from codememory.operations.transcript import TranscriptReference
-from codememory.retrieval.proactive import estimate_tokens
 from codememory.retrieval.search import recall_results
 from codememory.text.privacy import scrub
+from codememory.text.tokens import memory_tokens
 
 if TYPE_CHECKING:
     from codememory.service.project_store import Store
@@ -186,7 +186,7 @@ def create_router(state: DaemonState) -> APIRouter:
                 for mem, reason in zip(pair, ("importance", "recency"), strict=True):
                     if mem is None or mem.id in seen or len(chosen) >= body.limit:
                         continue
-                    cost = estimate_tokens(mem.text)
+                    cost = memory_tokens(mem.text)
                     if cost > budget:
                         continue
                     seen.add(mem.id)

@@ -16,8 +16,8 @@ from typing import Any
 
 from codememory.capture.turns import ToolCall, Turn
 from codememory.text.privacy import scrub
+from codememory.text.tokens import CHARS_PER_TOKEN, estimate_tokens
 
-CHARS_PER_TOKEN = 4
 _SCAN_CHARS = 20_000  # of a tool output, the head and tail (whole lines) that are scrubbed and analysed
 _MAX_TARGET = 120
 _MAX_ERROR = 160
@@ -57,10 +57,6 @@ _EXIT_RE = re.compile(
 )
 _FAIL_WORDS_RE = re.compile(r"\b(?:failed|failing|errors?)\b", re.IGNORECASE)
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-
-
-def estimate_tokens(text: str) -> int:
-    return -(-len(text) // CHARS_PER_TOKEN)
 
 
 def _clip_lines(text: str, limit: int = _SCAN_CHARS) -> str:

@@ -46,7 +46,6 @@ from codememory.extract.compress import (
     Window,
     analyze_tool,
     describe_tool,
-    estimate_tokens,
     render_transcript,
     shorten,
     split_windows,
@@ -58,6 +57,7 @@ from codememory.extract.output import InvalidOutput, parse_output
 from codememory.store.database import Filters
 from codememory.store.extraction import ExtractionRow, ExtractionTables
 from codememory.text.privacy import scrub
+from codememory.text.tokens import estimate_tokens
 
 if TYPE_CHECKING:
     from codememory.service.project_store import Store

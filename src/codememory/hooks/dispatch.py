@@ -317,12 +317,13 @@ class Hook:
     # ---------------------------------------------------------------- context
     def start_context(self) -> str:
         from codememory.text.context_render import FIELD_CHARS, context_block, memory_line, one_line
+        from codememory.text.tokens import estimate_tokens
 
         memories = self.store.list(sort="importance", order="desc", limit=8)
         lines, shown, budget = [], [], START_TOKENS
         for mem in memories:
             line = memory_line(mem.id, mem.category, mem.text)
-            cost = len(line or "") // 4 + 1
+            cost = estimate_tokens((line or "") + "\n")
             if line is None or cost > budget:
                 continue
             budget -= cost

@@ -25,9 +25,10 @@ from typing import TYPE_CHECKING, Any
 from codememory.core.bounded_input import text_arguments
 from codememory.core.dates import now_iso
 from codememory.errors import InvalidInput, NotFound
-from codememory.retrieval.proactive import MAX_PHRASES, estimate_tokens
+from codememory.retrieval.proactive import MAX_PHRASES
 from codememory.store.injections import InjectedMemory, Injection, InjectionTables
 from codememory.text.context_render import one_line
+from codememory.text.tokens import memory_tokens
 
 if TYPE_CHECKING:
     from codememory.service.project_store import Store
@@ -50,11 +51,11 @@ def record_injection(
     keep: int | None = None,
 ) -> int | None:
     """Append what was injected (each memory a mapping with id, text and why) to the store's ledger. Each
-    memory costs `retrieval.estimate_tokens(text)`, as retrieval's budget counts it; `query` keeps the
+    memory costs `memory_tokens(text)`, as retrieval's budget counts it; `query` keeps the
     phrases retrieval used (the first MAX_PHRASES). Nothing is recorded for an empty list (returns None);
     else returns the row id."""
     items = [
-        InjectedMemory(str(m["id"]), dict(m.get("why") or {}), estimate_tokens(str(m.get("text") or "")))
+        InjectedMemory(str(m["id"]), dict(m.get("why") or {}), memory_tokens(str(m.get("text") or "")))
         for m in memories
     ]
     if not items:

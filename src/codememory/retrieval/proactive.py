@@ -14,6 +14,7 @@ from codememory.embedding.relevance import FALLBACK, PINNED_SLACK
 from codememory.errors import InvalidInput
 from codememory.retrieval.search import rank_phrases
 from codememory.store.database import Database, Filters
+from codememory.text.tokens import memory_tokens
 
 if TYPE_CHECKING:
     from codememory.embedding.semantic import Semantic
@@ -41,11 +42,6 @@ class RetrieveRequest:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise InvalidInput(f"{name} must be a positive integer")
-
-
-def estimate_tokens(text: str) -> int:
-    """~4 characters per token for English and code, plus the list-item overhead."""
-    return len(text) // 4 + 6
 
 
 @dataclass
@@ -110,7 +106,7 @@ def retrieve(db: Database, semantic: Semantic | None, req: RetrieveRequest, enti
         mem = rows.get(cand.pk)
         if mem is None:
             continue
-        cost = estimate_tokens(mem.text)
+        cost = memory_tokens(mem.text)
         if cost > budget:
             continue
         budget -= cost
