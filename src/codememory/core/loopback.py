@@ -12,15 +12,16 @@ import os
 import socket
 from typing import Any
 
+from codememory.core.env_switches import switched_on
 from codememory.core.paths import state_dir
 
-ENV_NO_DAEMON = "CODEMEMORY_HOOK_NO_DAEMON"  # "1": never ask the daemon (tests, debugging)
+ENV_NO_DAEMON = "CODEMEMORY_HOOK_NO_DAEMON"  # a switch (core.env_switches): never ask the daemon (tests, debugging)
 MAX_RESPONSE = 32_000_000  # a daemon answer larger than this is not one of ours
 
 
 def daemon_address() -> tuple[int, str] | None:
     """(port, token) of the daemon this user runs, or None when none is running or asking is switched off."""
-    if os.environ.get(ENV_NO_DAEMON, "") not in ("", "0"):
+    if switched_on(ENV_NO_DAEMON):
         return None
     folder = state_dir()
     try:

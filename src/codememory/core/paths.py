@@ -7,14 +7,16 @@ import os
 from pathlib import Path
 
 
-def _xdg(var: str, default: str) -> Path:
+def xdg_home(var: str, default: str) -> Path:
+    """The base directory an XDG variable names (`XDG_CONFIG_HOME`, ...), `~/<default>` when it is unset or
+    relative (the spec says to ignore a relative one). Other programs' folders (OpenCode's) are found here too."""
     base = os.environ.get(var)
-    return (Path(base) if base and os.path.isabs(base) else Path.home() / default) / "codememory"
+    return Path(base) if base and os.path.isabs(base) else Path.home() / default
 
 
 def config_dir() -> Path:
-    return _xdg("XDG_CONFIG_HOME", ".config")
+    return xdg_home("XDG_CONFIG_HOME", ".config") / "codememory"
 
 
 def state_dir() -> Path:
-    return _xdg("XDG_STATE_HOME", ".local/state")
+    return xdg_home("XDG_STATE_HOME", ".local/state") / "codememory"

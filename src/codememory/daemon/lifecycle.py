@@ -39,7 +39,8 @@ from typing import TYPE_CHECKING, Any
 from codememory import __version__
 from codememory.core.config import load_config
 from codememory.core.dates import now_utc
-from codememory.core.paths import state_dir
+from codememory.core.env_switches import switched_on
+from codememory.core.paths import state_dir, xdg_home
 from codememory.core.safe_files import one_line
 from codememory.daemon.client import INFO_NAME, TOKEN_NAME, Client, DaemonUnavailable, read_info
 from codememory.daemon.state import HOST, Task
@@ -57,7 +58,7 @@ LOG_NAME = "daemon.log"
 OUT_NAME = "daemon.out"
 SERVICE_NAME = "codememory.service"
 LAUNCHD_LABEL = "dev.codememory.daemon"
-# Set (to anything but "" or "0") to never call systemctl/launchctl: install only writes the file.
+# A switch (core.env_switches): never call systemctl/launchctl, install only writes the file.
 ENV_NO_SERVICE_MANAGER = "CODEMEMORY_NO_SERVICE_MANAGER"
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 15.0
@@ -677,9 +678,7 @@ def launchd_plist(program: Sequence[str], env: dict[str, str], out_path: Path) -
 
 
 def systemd_unit_path() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME")
-    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".config"
-    return root / "systemd" / "user" / SERVICE_NAME
+    return xdg_home("XDG_CONFIG_HOME", ".config") / "systemd" / "user" / SERVICE_NAME
 
 
 def launchd_plist_path() -> Path:
@@ -687,7 +686,7 @@ def launchd_plist_path() -> Path:
 
 
 def _manager_skipped() -> bool:
-    return os.environ.get(ENV_NO_SERVICE_MANAGER, "") not in ("", "0")
+    return switched_on(ENV_NO_SERVICE_MANAGER)
 
 
 def _systemd_usable() -> bool:

@@ -11,7 +11,6 @@ bearer token, body size) is the server's middleware: both paths need the token.
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Security
@@ -21,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from codememory import __version__
 from codememory.capture.opencode_db import ms_to_iso
 from codememory.core.dates import from_iso, now_iso, to_iso
+from codememory.core.env_switches import capture_disabled
 from codememory.daemon.request_body import RequestBody
 from codememory.daemon.state import DaemonState
 from codememory.errors import InvalidInput
@@ -80,11 +80,6 @@ def _iso(at: int | str) -> str:
         return to_iso(from_iso(at))
     except ValueError:
         raise InvalidInput(f"invalid time {at[:64]!r}: send milliseconds since the epoch or ISO 8601") from None
-
-
-def capture_disabled() -> bool:
-    """`CODEMEMORY_NO_CAPTURE` (as `tasks.capture_disabled`, without importing the capture pipeline here)."""
-    return os.environ.get("CODEMEMORY_NO_CAPTURE", "").strip().lower() not in ("", "0", "false", "no")
 
 
 def flusher_of(state: DaemonState) -> RawEventFlusher:

@@ -22,6 +22,7 @@ from codememory.capture.opencode import project_lock
 from codememory.capture.opencode_db import OpenCodeDBError
 from codememory.capture.raw_events import FlushReport, flush_project
 from codememory.core.dates import now_utc
+from codememory.core.env_switches import capture_disabled
 from codememory.core.paths import state_dir
 from codememory.core.project import db_path
 from codememory.core.registry import RegistryError
@@ -40,10 +41,6 @@ SINCE_OVERLAP = timedelta(seconds=1)
 
 class PassFailed(Exception):
     """A capture or extraction pass reported an error (for /health's last_error)."""
-
-
-def capture_disabled() -> bool:
-    return os.environ.get("CODEMEMORY_NO_CAPTURE", "").strip().lower() not in ("", "0", "false", "no")
 
 
 class CaptureLoop:

@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from codememory.core.config import LLMConfig
+from codememory.core.paths import xdg_home
 from codememory.errors import CodememoryError, InvalidInput
-from codememory.extract.compress import estimate_tokens
 from codememory.text.privacy import scrub
+from codememory.text.tokens import estimate_tokens
 
 PROVIDERS = ("none", "openai", "opencode")
 _ERROR_SNIPPET = 300
@@ -214,14 +215,9 @@ def strip_jsonc(text: str) -> str:
     return re.sub(r",(\s*[}\]])", r"\1", "".join(out))
 
 
-def _xdg(var: str, default: str) -> Path:
-    value = os.environ.get(var)
-    return Path(value) if value and os.path.isabs(value) else Path.home() / default
-
-
 def user_opencode_config() -> dict[str, Any]:
     """The user's global OpenCode config (then `OPENCODE_CONFIG`, merged key by key), {} when none."""
-    folder = _xdg("XDG_CONFIG_HOME", ".config") / "opencode"
+    folder = xdg_home("XDG_CONFIG_HOME", ".config") / "opencode"
     paths = [folder / name for name in _CONFIG_NAMES]
     if os.environ.get("OPENCODE_CONFIG"):
         paths.append(Path(os.environ["OPENCODE_CONFIG"]))
@@ -306,7 +302,7 @@ class OpenCodeCLI:
         (config_home / "opencode" / "opencode.json").write_text(
             json.dumps(isolated_opencode_config(self._user_config), indent=2), encoding="utf-8"
         )
-        auth = _xdg("XDG_DATA_HOME", ".local/share") / "opencode" / "auth.json"
+        auth = xdg_home("XDG_DATA_HOME", ".local/share") / "opencode" / "auth.json"
         if auth.is_file():
             target = data_home / "opencode" / "auth.json"
             shutil.copyfile(auth, target)

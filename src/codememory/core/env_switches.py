@@ -1,0 +1,26 @@
+"""Environment variables that switch a part of codememory off, for one process and the processes it starts:
+tests, debugging, and our own children (the `opencode run` the extractor starts sets `CODEMEMORY_NO_CAPTURE`,
+so a daemon it might start never captures the extraction prompts).
+
+One rule for every switch, so `=0` or `=false` never means the opposite for one of them: unset, empty, "0",
+"false" or "no" (any case, blanks ignored) leaves the switch off; any other value turns it on.
+
+The module imports nothing of ours: the hooks read a switch on every prompt.
+"""
+
+from __future__ import annotations
+
+import os
+
+NO_CAPTURE = "CODEMEMORY_NO_CAPTURE"  # the daemon neither captures nor extracts, and refuses live capture
+_OFF = ("", "0", "false", "no")
+
+
+def switched_on(name: str) -> bool:
+    """Whether the switch `name` is set to something other than "", "0", "false" or "no"."""
+    return os.environ.get(name, "").strip().lower() not in _OFF
+
+
+def capture_disabled() -> bool:
+    """`CODEMEMORY_NO_CAPTURE`: capture, extraction and live capture are turned off in this process."""
+    return switched_on(NO_CAPTURE)
