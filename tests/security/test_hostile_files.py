@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 import pytest
 
 from codememory import Store
-from codememory.core.safe_files import one_line
+from codememory.core.safe_text import printable_line
 from codememory.daemon.lifecycle import configure_logging, remove_logging
 from codememory.embedding.vectors import VectorIndex
 from conftest import invoke_cli
@@ -386,9 +386,9 @@ def test_the_vector_cache_never_writes_through_a_link(hostile: Hostile) -> None:
 
 
 # -------------------------------------------------------------------------------- log lines
-def test_one_line_escapes_every_control_character() -> None:
+def test_printable_line_escapes_every_control_character() -> None:
     text = "a\nb\rc\td\x1b[31me\x00f\x7fg\x85h\u2028i\ud800j ok ü"
-    assert one_line(text) == "a\\nb\\rc\\td\\x1b[31me\\x00f\\x7fg\\x85h\\u2028i\\ud800j ok ü"
+    assert printable_line(text) == "a\\nb\\rc\\td\\x1b[31me\\x00f\\x7fg\\x85h\\u2028i\\ud800j ok ü"
 
 
 def test_daemon_log_records_are_one_line(tmp_path: Path) -> None:

@@ -514,7 +514,7 @@ def test_warning_stays_one_line_whatever_the_folder_name(env: dict[str, str], tm
     config_of(root).write_text('[llm]\nprovider = "openai"\n', encoding="utf-8")
     done = ok(env, "--project", root, "search", "x", "--json")
     assert done.stderr.count("\n") == 1 and done.stderr.startswith(WARNING), done.stderr
-    assert "evil\\x0acodememory: all settings trusted/.codememory" in done.stderr
+    assert "evil\\ncodememory: all settings trusted/.codememory" in done.stderr
 
 
 def test_user_config_and_environment_stay_trusted(env: dict[str, str], listener: Listener, tmp_path: Path) -> None:

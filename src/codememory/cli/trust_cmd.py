@@ -82,9 +82,9 @@ _STATE_TEXT = {
 
 
 def _print(data: dict[str, Any]) -> None:
-    from codememory.core.trust import one_line
+    from codememory.core.safe_text import printable_line
 
-    config = one_line(data["config"])
+    config = printable_line(data["config"])
     if data["action"] == "trusted":
         click.echo(f"Trusted {config}.")
     elif data["action"] == "already trusted":
@@ -96,7 +96,7 @@ def _print(data: dict[str, Any]) -> None:
     digest = f" (sha256 {data['sha256'][:16]}…)" if data["sha256"] else ""
     click.echo(f"{config}{digest}: {_STATE_TEXT[data['trust']]}")
     for s in data["settings"]:
-        value = one_line(json.dumps(s["value"], ensure_ascii=False, default=str))
+        value = printable_line(json.dumps(s["value"], ensure_ascii=False, default=str))
         click.echo(f"  {s['status']:<10} {s['key']} = {value}  ({s['reason']})")
     if data["trust"] in ("untrusted", "changed") and any(s["status"] == "ignored" for s in data["settings"]):
         click.echo("Run `codememory trust` in the project to apply the ignored settings.")

@@ -10,23 +10,21 @@ anything is read or written. Folders above `.codememory` belong to the user and 
 A path with no `.codememory` component (a cache folder a test points elsewhere) is checked from its
 own folder down: only the file itself must not be a link.
 
-Log lines written by codememory go through `one_line`, so a message holding newlines or terminal
-escapes (an error text taken from a hostile database, say) stays one inert line.
+A name from the folder shown in an error goes through `core.safe_text.printable_line`, so it stays one inert line.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import functools
 import os
-import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from codememory.core.project import STORE_DIR
+from codememory.core.safe_text import printable_line
 from codememory.errors import StoreUnusable
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -238,29 +236,5 @@ def inside(folder: Path, relative: str, what: str = "path") -> Path:
         or any(p in ("", ".", "..") or "\\" in p or "\0" in p for p in parts)
         or relative != PurePosixPath(*parts).as_posix()
     ):
-        raise UnsafePath(f"{what} {one_line(relative)!r} does not stay inside {folder}")
+        raise UnsafePath(f"{what} {printable_line(relative)!r} does not stay inside {folder}")
     return folder.joinpath(*parts)
-
-
-# ------------------------------------------------------------------------------ log lines
-_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def _escape(ch: str) -> str:
-    if ch in _ESCAPES:
-        return _ESCAPES[ch]
-    code = ord(ch)
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
-
-
-@functools.cache
-def _controls() -> re.Pattern[str]:
-    """C0, DEL and C1 controls, the Unicode line separators, and lone surrogates (which cannot be encoded).
-    Compiled on first use: the hooks import this module on every prompt and rarely log."""
-    return re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
-
-
-def one_line(text: str) -> str:
-    """`text` as one line: newlines, carriage returns, escapes and every other C0/C1 control character
-    (and the Unicode line separators) written as `\\n`, `\\x1b`, ..."""
-    return _controls().sub(lambda m: _escape(m.group()), text)

@@ -16,7 +16,6 @@ import hashlib
 import json
 import math
 import os
-import re
 import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from codememory.core.paths import state_dir
+from codememory.core.safe_text import printable_line
 from codememory.errors import CodememoryError, InvalidInput
 
 TRUST_NAME = "trusted-configs.json"
@@ -255,13 +255,7 @@ def revoke(resolved: Path) -> bool:
 
 
 # ------------------------------------------------------------------------------------ the warning
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _warned: set[tuple[str, str]] = set()
-
-
-def one_line(text: str) -> str:
-    """`text` with control characters escaped, so a folder name cannot add lines to a message."""
-    return _CONTROL_RE.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def warn_ignored(project: ProjectFile, keys: list[str], state: str) -> None:
@@ -273,7 +267,7 @@ def warn_ignored(project: ProjectFile, keys: list[str], state: str) -> None:
     _warned.add(marker)
     changed = "config changed since you trusted it; " if state == "changed" else ""
     line = (
-        f"codememory: ignoring untrusted settings in {one_line(str(project.resolved))}: {', '.join(keys)} "
+        f"codememory: ignoring untrusted settings in {printable_line(str(project.resolved))}: {', '.join(keys)} "
         f"({changed}run 'codememory trust' in the project to allow them)"
     )
     try:

@@ -41,7 +41,7 @@ from codememory.core.config import load_config
 from codememory.core.dates import now_utc
 from codememory.core.env_switches import switched_on
 from codememory.core.paths import state_dir, xdg_home
-from codememory.core.safe_files import one_line
+from codememory.core.safe_text import printable_line
 from codememory.daemon.client import INFO_NAME, TOKEN_NAME, Client, DaemonUnavailable, read_info
 from codememory.daemon.state import HOST, Task
 from codememory.errors import CodememoryError
@@ -273,7 +273,7 @@ class OneLineFormatter(logging.Formatter):
     database (an error message with newlines or terminal escapes), which must not forge log lines."""
 
     def format(self, record: logging.LogRecord) -> str:
-        return one_line(super().format(record))
+        return printable_line(super().format(record))
 
 
 def configure_logging(path: Path, max_bytes: int, backups: int, *, stderr: bool = False) -> list[logging.Handler]:

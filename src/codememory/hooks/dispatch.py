@@ -510,7 +510,7 @@ def _log(root: Path | None, message: str) -> None:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         from codememory.text.privacy import scrub_message  # scrubbed, one line, long echoed arguments cut
 
-        line = f"{stamp} {safe_files.one_line(scrub_message(message))}\n"
+        line = f"{stamp} {scrub_message(message)}\n"
         safe_files.append_bytes(root / STORE_DIR / "logs" / "hooks.log", line.encode("utf-8", "backslashreplace"))
     except OSError:
         pass

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from codememory.core.safe_text import printable_line
 from codememory.errors import StoreUnusable
 from codememory.store.schema import REPAIR_HINT
 
@@ -30,16 +31,11 @@ _DISK = {3, 8, 10, 13, 14, 15, 22, 23}  # PERM, READONLY, IOERR, FULL, CANTOPEN,
 _DAMAGE_TEXT = ("fts5: corrupt", "invalid fts5 file format", "disk image is malformed", "malformed database schema")
 
 
-def _one_line(exc: BaseException) -> str:
-    text = str(exc)
-    return "".join(ch if ch.isprintable() else " " for ch in text[:300]) + ("..." if len(text) > 300 else "")
-
-
 def translate(exc: sqlite3.Error, path: Path | str | None, busy_seconds: float) -> StoreUnusable | None:
     """The StoreUnusable this error stands for, or None when it is not about the store itself."""
     code = getattr(exc, "sqlite_errorcode", None)
     primary = code & 0xFF if isinstance(code, int) else None
-    detail = _one_line(exc)
+    detail = printable_line(str(exc), 300)
     where = f"store {path}" if path else "the store"
     if primary in _DAMAGED or type(exc) is sqlite3.DatabaseError or any(s in detail for s in _DAMAGE_TEXT):
         return StoreUnusable(f"{where} is unreadable or corrupt ({detail}); {REPAIR_HINT}")

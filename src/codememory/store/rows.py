@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from codememory.core.model import CATEGORIES, DEFAULT_IMPORTANCE, ID_RE, MAX_TEXT, Memory
+from codememory.core.safe_text import printable_line
 
 MAX_STAMP = 40  # canonical timestamps are 24 characters
 MAX_LABEL = 1000  # entered_by, source, tags, entity names, tool names
@@ -56,10 +57,8 @@ def warn(message: str) -> None:
 
 
 def escape(value: object, limit: int = 120) -> str:
-    """A stored value as it may appear in a message: one line, control characters escaped, cut short."""
-    text = value if isinstance(value, str) else repr(value)
-    shown = "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" if ord(ch) < 256 else "?" for ch in text[:limit])
-    return shown + ("..." if len(text) > limit else "")
+    """A stored value of any type as it may appear in a message (`printable_line` of its text or repr)."""
+    return printable_line(value if isinstance(value, str) else repr(value), limit)
 
 
 def is_memory_id(value: object) -> bool:

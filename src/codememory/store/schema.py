@@ -22,6 +22,7 @@ import sqlite3
 from pathlib import Path
 
 from codememory.core.paths import state_dir
+from codememory.core.safe_text import printable_line
 from codememory.errors import UnexpectedSchema
 from codememory.store.migrations import MIGRATIONS, apply
 
@@ -97,8 +98,7 @@ def expected_digest(version: int) -> str:
 
 
 def _quote(name: str) -> str:
-    shown = "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in name[:80])
-    return f"'{shown}'" + ("..." if len(name) > 80 else "")
+    return f"'{printable_line(name[:80])}'" + ("..." if len(name) > 80 else "")
 
 
 def _describe(obj: SchemaObject) -> str:

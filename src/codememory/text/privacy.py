@@ -67,6 +67,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from codememory.core.safe_text import printable_line
 from codememory.text.privacy_context import STAND_INS, lower, redact_context, redacted, val
 
 __all__ = ["redact_secrets", "scrub", "scrub_json", "scrub_message", "scrub_private"]
@@ -297,17 +298,16 @@ def scrub_json(value: Any) -> Any:
     return value
 
 
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")  # and lone surrogates: unprintable
 _LONG_ARG_RE = re.compile(r"[^\s'\"(),;]{41,}")
 _PATHLIKE_RE = re.compile(r"(?:~|\.{1,2})?/[^=]*|[A-Za-z]:\\[^=]*")
 
 
 def scrub_message(message: object, limit: int = 2000) -> str:
     """An error or log message that may echo user input (an argument, a payload field), made safe to show:
-    scrubbed, on one line and printable (control characters and lone surrogates escaped), every run of
+    scrubbed, on one printable line (`core.safe_text.printable_line`), every run of
     more than 40 characters without a space that is not a path (an echoed argument: an unrecognised key
     would show whole) cut to its first 12 characters, and at most `limit` characters."""
     text = scrub(str(message))
-    text = _CONTROL_RE.sub(lambda m: repr(m.group(0))[1:-1], text)
+    text = printable_line(text)
     text = _LONG_ARG_RE.sub(lambda m: m.group(0) if _PATHLIKE_RE.fullmatch(m.group(0)) else m.group(0)[:12] + "…", text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
