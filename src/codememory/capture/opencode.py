@@ -35,10 +35,11 @@ from pathlib import Path
 from typing import Any
 
 from codememory.capture.daily_log import MEMORY_DIR, Appended, DailyLog
-from codememory.capture.opencode_db import SOURCE, DbStatus, OpenCodeDB, OpenCodeDBError, json_object
+from codememory.capture.opencode_db import SOURCE, DbStatus, OpenCodeDB, OpenCodeDBError
 from codememory.capture.turns import SessionInfo, Turn
 from codememory.core import safe_files
 from codememory.core.dates import from_iso, now_utc, to_iso
+from codememory.core.lenient_json import json_object
 from codememory.core.project import db_path, store_dir
 from codememory.service.project_store import Store
 from codememory.store.capture import CapturedTurn, CaptureTables

@@ -40,6 +40,7 @@ from typing import Any
 
 from codememory.capture.turns import SessionInfo, Todo, ToolCall, Turn, project_path
 from codememory.core.dates import from_iso, to_iso
+from codememory.core.lenient_json import json_object
 
 SOURCE = "opencode"
 DB_NAME = "opencode.db"
@@ -159,17 +160,6 @@ def _ms(value: str | datetime | int | float | None) -> int | None:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     return int(dt.timestamp() * 1000)
-
-
-def json_object(text: Any) -> dict[str, Any]:
-    """The JSON object in `text`; {} for anything else (not text, not JSON, not an object)."""
-    if not isinstance(text, str | bytes):
-        return {}
-    try:
-        value = json.loads(text)
-    except (ValueError, TypeError):
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def strip_injected(text: str) -> str:

@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
+from codememory.core.lenient_json import json_object
 from codememory.core.project import db_path
 from codememory.daemon.project_access import ProjectNotAllowed
 from codememory.daemon.request_body import RequestBody
@@ -39,14 +40,6 @@ class HookResult(BaseModel):
     output: str = Field(description="What the hook prints on stdout ('' for nothing).")
 
 
-def _payload(text: str) -> dict[str, Any]:
-    try:
-        data = json.loads(text) if text.strip() else {}
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def _usable(path: str) -> bool:
     return os.path.isabs(path) and "\x00" not in path and os.path.isdir(path)
 
@@ -60,7 +53,7 @@ def hook_root(project: str | None, payload_text: str) -> Path | None:
         if not os.path.isabs(project) or "\x00" in project:
             raise InvalidInput("project must be an absolute path")
         return Path(project).resolve()
-    payload = _payload(payload_text)
+    payload = json_object(payload_text)
     roots = payload.get("workspace_roots")
     candidates = [payload.get("cwd"), roots[0] if isinstance(roots, list) and roots else None]
     usable = [c for c in candidates if isinstance(c, str) and _usable(c)]

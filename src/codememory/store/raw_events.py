@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from codememory.core.lenient_json import json_object
 from codememory.store.database import BUSY_TIMEOUT_S, Database
 from codememory.store.failures import store_errors
 from codememory.text.privacy import scrub, scrub_json
@@ -82,14 +83,6 @@ def scrub_payload(payload: dict[str, Any]) -> str:
     return cleaned
 
 
-def _payload(text: object) -> dict[str, Any]:
-    try:
-        value = json.loads(text) if isinstance(text, str) else None
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 def _row(row: tuple[Any, ...]) -> RawEvent:
     rid, source, session, event_id, kind, at, payload, batch, received, processed, attempts, error = row
     return RawEvent(
@@ -99,7 +92,7 @@ def _row(row: tuple[Any, ...]) -> RawEvent:
         event_id,
         kind,
         at,
-        _payload(payload),
+        json_object(payload),
         batch,
         received,
         processed,
