@@ -60,6 +60,12 @@ def now_iso() -> str:
     return to_iso(now_utc())
 
 
+def now_iso_seconds() -> str:
+    """Now as the user's own JSON files record it (the project registry, the trust list): UTC to the second,
+    `2026-11-22T02:24:36+00:00`. Not the store's form: these files are read by people and never sorted in SQL."""
+    return now_utc().replace(microsecond=0).isoformat()
+
+
 def from_iso(text: str) -> datetime:
     """Parse a stored or exported timestamp (any ISO 8601 form; naive means UTC)."""
     dt = datetime.fromisoformat(text.strip().replace("z", "Z"))

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from codememory.core.dates import now_iso_seconds
 from codememory.core.paths import config_dir
 from codememory.errors import CodememoryError
 
@@ -74,7 +74,7 @@ def register(root: Path, store: Path, path: Path | None = None) -> str:
             entry.update(name=root.name, store=str(store))
             _save(projects, path)
             return "updated"
-    now = datetime.now(UTC).replace(microsecond=0).isoformat()
+    now = now_iso_seconds()
     projects.append({"name": root.name, "root": str(root), "store": str(store), "registered_at": now})
     _save(projects, path)
     return "added"

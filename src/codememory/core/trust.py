@@ -18,10 +18,10 @@ import math
 import os
 import sys
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from codememory.core.dates import now_iso_seconds
 from codememory.core.paths import state_dir
 from codememory.core.safe_text import printable_line
 from codememory.errors import CodememoryError, InvalidInput
@@ -239,7 +239,7 @@ def trust(project: ProjectFile) -> bool:
     key = str(project.resolved)
     if entries.get(key, {}).get("sha256") == project.digest:
         return False
-    now = datetime.now(UTC).replace(microsecond=0).isoformat()
+    now = now_iso_seconds()
     entries[key] = {"sha256": project.digest, "trusted_at": now}
     _save(entries)
     return True
