@@ -80,9 +80,10 @@ def log_name(turn: Turn) -> str:
     return f"{local_time(turn.started_at):%Y-%m-%d}.md"
 
 
-def one_line(text: str, limit: int) -> str:
-    """Scrubbed, whitespace collapsed, cut to `limit` characters with an ellipsis; an HTML comment
-    opener is escaped, so quoted text can never pass for an anchor."""
+def log_field(text: str, limit: int) -> str:
+    """A field of an entry (the markdown's rule, not `core.safe_text`'s log-line escaping): scrubbed, whitespace
+    collapsed, cut to `limit` characters with an ellipsis; an HTML comment opener is escaped, so quoted text can
+    never pass for an anchor."""
     flat = _SPACE_RE.sub(" ", scrub(text)).strip().replace("<!--", "<\\!--")
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
@@ -109,11 +110,11 @@ def tool_line(call: ToolCall, root: str | None = None) -> str:
     key, value = _tool_arg(call)
     if key in _PATH_KEYS:
         value = project_path(value, root)
-    arg = one_line(value, TOOL_ARG_CHARS)
+    arg = log_field(value, TOOL_ARG_CHARS)
     head = f"[Tool: {call.tool} {_code(arg)}]" if arg else f"[Tool: {call.tool}]"
     status = call.status
     if call.status == "error" and call.error:
-        status = f"error: {one_line(call.error, TOOL_ARG_CHARS)}"
+        status = f"error: {log_field(call.error, TOOL_ARG_CHARS)}"
     return f"- {head} {status}"
 
 
@@ -121,24 +122,24 @@ def summary_lines(turn: Turn, root: str | None = None) -> list[str]:
     """The entry's bullets: the request, the answer, one line per tool call, the files touched."""
     lines: list[str] = []
     if turn.user_text.strip():
-        user = one_line(turn.user_text, USER_CHARS)
+        user = log_field(turn.user_text, USER_CHARS)
         if user:
             lines.append(f"- User: {user}")
     answer = next((t for t in reversed(turn.assistant_texts) if t.strip()), "")
     if answer:
-        text = one_line(answer, ANSWER_CHARS)
+        text = log_field(answer, ANSWER_CHARS)
         if text:
             lines.append(f"- {LABELS.get(turn.source, 'Assistant')}: {text}")
     calls = turn.tool_calls
     lines += [tool_line(call, root) for call in calls[:MAX_TOOL_LINES]]
     if len(calls) > MAX_TOOL_LINES:
         lines.append(f"- … and {len(calls) - MAX_TOOL_LINES} more tool calls")
-    files = [one_line(f, 200) for f in turn.files[:MAX_FILES]]
+    files = [log_field(f, 200) for f in turn.files[:MAX_FILES]]
     if files:
         more = f" and {len(turn.files) - MAX_FILES} more" if len(turn.files) > MAX_FILES else ""
         lines.append("- Files: " + ", ".join(files) + more)
     if turn.error:
-        lines.append(f"- Stopped: {one_line(turn.error, 200)}")
+        lines.append(f"- Stopped: {log_field(turn.error, 200)}")
     return lines or ["- (nothing said or done)"]
 
 
