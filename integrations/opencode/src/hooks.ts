@@ -4,6 +4,7 @@
  */
 import type { Hooks, PluginInput } from "@opencode-ai/plugin"
 
+import type { AutoStartState } from "./autostart.ts"
 import { createCapture } from "./capture.ts"
 import { createColdStart } from "./cold-start.ts"
 import { type Config, type Env, resolveConfig } from "./config.ts"
@@ -18,7 +19,6 @@ import type { RawStream } from "./raw-events.ts"
 import { Sessions } from "./sessions.ts"
 import { type SubcorticalState, createSubcortical } from "./subcortical.ts"
 import { recallTools } from "./tools.ts"
-import type { AutoStartState } from "./autostart.ts"
 
 // A word no memory has: the warm-up retrieval finds nothing (so no memory's access stats change).
 const WARMUP_WORD = "zqxjvkwpf"
