@@ -6,7 +6,8 @@ with the daemon up, killed (daemon.json left behind, the port refuses connection
 
 A store of `--size` synthetic memories (benchmarks/synthetic.py, keywords and entities only: no embedding
 model) is built under benchmarks/.work/plugin/, a real daemon is started on it (`python -m codememory.daemon
-run --port 0`, its own XDG folders), and integrations/opencode/bench/hook-latency.mjs calls the hook `--calls`
+run --port 0`, its own XDG folders), and integrations/opencode/bench/hook-latency.mjs calls the hook of the plugin
+bundle (src/codememory/data/opencode/codememory.js, the file `codememory init` installs) `--calls`
 times in one session on conversations of one user message and one to five finished tool calls (after 10
 warm-up calls), under Node and under the Bun inside the pinned `opencode` binary (the runtime OpenCode runs
 plugins in). Targets: p50 <= 50 ms with the daemon up, <= 5 ms with it down.
@@ -51,6 +52,14 @@ def build(size: int) -> Path:
         report = store.import_(source)
     log(f"store: {report.added} memories")
     return project
+
+
+def register(env: dict[str, str], project: Path) -> None:
+    """The daemon serves only projects registered on the machine: `codememory init` without assistants registers
+    this one in the benchmark's own config folder."""
+    cli = Path(sys.executable).with_name("codememory")
+    init = [str(cli), "--project", str(project), "init", "--assistants", "none"]
+    subprocess.run(init, env=env, stdin=subprocess.DEVNULL, capture_output=True, check=True)
 
 
 def start_daemon(env: dict[str, str], state: Path) -> subprocess.Popen[bytes]:
@@ -108,6 +117,7 @@ def main() -> None:
     env.update(
         XDG_STATE_HOME=str(WORK / "state"), XDG_CONFIG_HOME=str(WORK / "config"), CODEMEMORY_EMBEDDING_PROVIDER="none"
     )
+    register(env, project)
     state = WORK / "state" / "codememory"
     runtimes = ["node"] + (["bun"] if OPENCODE.exists() else [])
     results: dict[str, Any] = {"size": args.size, "calls": args.calls, "machine": machine(), "arms": {}}

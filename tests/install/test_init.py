@@ -23,7 +23,7 @@ USER_SETTINGS = {
 }
 USER_MCP = {"mcpServers": {"other": {"type": "stdio", "command": "other-server", "args": []}}}
 USER_CODEX = 'model = "o3"\n\n[mcp_servers.other]\ncommand = "x"\n'
-PLUGIN_SOURCE = Path(__file__).resolve().parents[2] / "integrations" / "opencode" / "plugin" / "codememory.js"
+PLUGIN_SOURCE = Path(__file__).resolve().parents[2] / "src" / "codememory" / "data" / "opencode" / "codememory.js"
 
 
 @pytest.fixture
@@ -312,7 +312,9 @@ def test_opencode_plugin_is_copied_updated_and_removed(invoke: Invoke, env: dict
     again = run(invoke, project, "--assistants", "opencode", "--json")
     assert next(s for s in again["steps"] if s["file"] == ".opencode/plugin/codememory.js")["action"] == "unchanged"
     # an older copy of ours is replaced, without a backup (uninstall must never bring an old plugin back)
-    plugin.write_text(PLUGIN_SOURCE.read_text().replace("const MAX_PHRASES = 8", "const MAX_PHRASES = 4"))
+    older = PLUGIN_SOURCE.read_text().replace("MAX_PHRASES = 8", "MAX_PHRASES = 4")
+    assert older != PLUGIN_SOURCE.read_text()
+    plugin.write_text(older)
     updated = run(invoke, project, "--assistants", "opencode", "--json")
     assert next(s for s in updated["steps"] if s["file"] == ".opencode/plugin/codememory.js")["action"] == "updated"
     assert plugin.read_text() == PLUGIN_SOURCE.read_text()

@@ -25,7 +25,7 @@ from codememory.text.context_render import PREAMBLE, memory_line, one_line, quot
 from support.daemon import Daemon, isolated_env, make_project, spawn
 
 HOOK = Path(sys.executable).with_name("codememory-hook")
-PLUGIN = Path(__file__).resolve().parents[2] / "integrations" / "opencode" / "plugin" / "codememory.js"
+PLUGIN = Path(__file__).resolve().parents[2] / "src" / "codememory" / "data" / "opencode" / "codememory.js"
 TAG = "project_memory"
 OUR_TAGS = ("developer_context", "project_memory", "system-reminder", "system")
 HINT = "Use the codememory MCP tools"

@@ -6,7 +6,7 @@
 //
 // Prints one JSON object: {runtime, first_ms, samples_ms: [...], injected, errors}. benchmarks/bench_plugin.py
 // drives it with the daemon up, killed (port refusing) and absent (no daemon.json).
-import { createHooks } from "../plugin/codememory.js"
+import { createHooks } from "../../../src/codememory/data/opencode/codememory.js"
 
 const [stateDir, projectRoot, callsArg = "200", warmupArg = "10"] = process.argv.slice(2)
 const calls = Number(callsArg)

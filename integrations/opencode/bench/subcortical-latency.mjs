@@ -11,7 +11,7 @@ import { createServer } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 
-import { createHooks } from "../plugin/codememory.js"
+import { createHooks } from "../../../src/codememory/data/opencode/codememory.js"
 
 const calls = Number(process.argv[2] ?? "200")
 const MEM = { id: "mem_0000abcd", text: "Retry webhooks with exponential backoff (max 5)", category: "decision", importance: 0.9 }

@@ -20,7 +20,7 @@ import {
   neutraliseTags,
   safeLine,
   stripInjected,
-} from "../plugin/codememory.js"
+} from "../src/index.ts"
 
 const SES = "ses_hostile"
 const OURS = /^\s*<\s*\/?\s*(developer_context|project_memory|system)/i

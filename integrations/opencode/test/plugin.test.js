@@ -21,7 +21,7 @@ import plugin, {
   latestUserText,
   recentToolCalls,
   resolveConfig,
-} from "../plugin/codememory.js"
+} from "../src/index.ts"
 
 const SES = "ses_test1"
 

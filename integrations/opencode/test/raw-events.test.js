@@ -8,7 +8,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { test } from "node:test"
 
-import { RawBuffer, RawStream, batches, clipDeep, createHooks, flushReason, isNewBoundary, resolveConfig, stripInjected } from "../plugin/codememory.js"
+import { RawBuffer, RawStream, batches, clipDeep, createHooks, flushReason, isNewBoundary, resolveConfig, stripInjected } from "../src/index.ts"
 
 const SES = "ses_raw1"
 const POLICY = { tools: 50, prompts: 15, maxAgeMs: 600_000 }

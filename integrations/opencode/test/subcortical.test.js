@@ -17,7 +17,7 @@ import {
   resolveConfig,
   resolveSubcortical,
   subcorticalMessage,
-} from "../plugin/codememory.js"
+} from "../src/index.ts"
 
 const SES = "ses_sub1"
 const KEY_ENV = "CODEMEMORY_TEST_SUBCORTICAL_KEY"

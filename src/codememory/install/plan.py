@@ -367,13 +367,10 @@ _PLUGIN_MARK = 'PLUGIN_ID = "codememory"'  # a line every version of our plugin 
 
 
 def opencode_plugin_source() -> str | None:
-    """The OpenCode plugin's code: $CODEMEMORY_OPENCODE_PLUGIN, else shipped in the package
-    (codememory/data/opencode/), else the source checkout's integrations/opencode/plugin/ (editable installs)."""
+    """The OpenCode plugin's code: $CODEMEMORY_OPENCODE_PLUGIN, else the bundle shipped in the package
+    (codememory/data/opencode/, built from integrations/opencode/src by `npm run build`)."""
     here = Path(__file__).resolve().parents[1]  # the codememory package
-    candidates = [Path(p) for p in [os.environ.get(PLUGIN_ENV, "")] if p] + [
-        here / "data" / "opencode" / PLUGIN_FILE,
-        here.parents[1] / "integrations" / "opencode" / "plugin" / PLUGIN_FILE,
-    ]
+    candidates = [Path(p) for p in [os.environ.get(PLUGIN_ENV, "")] if p] + [here / "data" / "opencode" / PLUGIN_FILE]
     for path in candidates:
         try:
             text = path.read_text(encoding="utf-8")
@@ -540,7 +537,7 @@ def _ops(assistant: str, root: Path, exe: str) -> tuple[list[_FileOp], list[Step
                     f".opencode/plugin/{PLUGIN_FILE}",
                     "skipped",
                     "plugin: its file is not part of this install (set CODEMEMORY_OPENCODE_PLUGIN to "
-                    "integrations/opencode/plugin/codememory.js of a codememory checkout)",
+                    "src/codememory/data/opencode/codememory.js of a codememory checkout)",
                 )
             )
         else:

@@ -3,7 +3,7 @@ fields into an agent's context (hook `additionalContext`, CLI markdown and text 
 
 Every field comes from an untrusted place: a committed `.codememory/` (whoever pushed last), a transcript, or
 a memory some session stored. Rendered with these rules, no field can close the block it sits in, start a
-section of its own, or pass for a tag or role marker of ours (the OpenCode plugin, plugin/codememory.js,
+section of its own, or pass for a tag or role marker of ours (the OpenCode plugin, integrations/opencode/src/render.ts,
 applies the same rules in `safeLine` / `neutraliseTags`; tests/security/test_context_injection.py checks
 both give the same output):
 

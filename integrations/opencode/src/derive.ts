@@ -1,0 +1,101 @@
+/**
+ * The default, deterministic derivation of `/retrieve`'s `query_expansion` and `entities` from what the agent is
+ * doing (the HUD input): the user's words, the recent tool calls and their errors, the names in all of that.
+ */
+import type { HudInput } from "./messages.ts"
+import { clip, dedupe } from "./text.ts"
+
+/** What `/retrieve` is asked with. */
+export type Derived = { query_expansion: string[]; entities: string[] }
+
+/** A derivation: `deriveQuery`, or anything of its signature (`createHooks(ctx, options, { derive })`). */
+export type Deriver = (input: HudInput) => Derived | Promise<Derived>
+
+// The daemon uses no more than 8 phrases.
+export const MAX_PHRASES = 8
+export const MAX_ENTITIES = 24
+
+const PATH_RE = /(?:~|\.{1,2})?\/?(?:[\w@.-]+\/)+[\w@.-]+|\b[\w-]+\.(?:[a-z][a-z0-9]{0,7})\b/g
+const ERROR_RE = /\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Warning|Fault)\b|\b(?:E[A-Z]{3,}|ERR_[A-Z_]+)\b/g
+const CODE_RE = /`([^`\n]{2,80})`/g
+const IDENT_RE = /\b(?:[a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+|[a-z][\w]*(?:\.[a-z_][\w]*){1,4}\(\)?)\b/g
+const NOT_FILES = new Set(["e.g", "i.e", "etc", "vs"])
+const FILE_EXT = /\.(?:[a-z][a-z0-9]{0,7})$/
+
+/**
+ * Entities in a text: file paths, error names, `code spans`, and identifiers (camelCase, PascalCase,
+ * snake_case, dotted.names), in order of appearance.
+ */
+export function extractEntities(text: string): string[] {
+  if (!text) return []
+  const hits: Array<[number, string]> = []
+  const pathSpans: Array<[number, number]> = []
+  for (const m of text.matchAll(PATH_RE)) {
+    const v = m[0].replace(/[.,:;]+$/, "")
+    if (v.length < 3 || NOT_FILES.has(v.toLowerCase()) || /^\d+(\.\d+)*$/.test(v)) continue
+    if (!v.includes("/") && !FILE_EXT.test(v)) continue
+    const start = m.index ?? 0
+    if (/[a-z]:\/*$/i.test(text.slice(Math.max(0, start - 3), start))) continue // inside a URL
+    hits.push([start, v])
+    pathSpans.push([start, start + m[0].length])
+  }
+  const inPath = (i: number) => pathSpans.some(([a, b]) => i >= a && i < b)
+  for (const re of [ERROR_RE, IDENT_RE])
+    for (const m of text.matchAll(re)) if (!inPath(m.index ?? 0)) hits.push([m.index ?? 0, m[0]])
+  for (const m of text.matchAll(CODE_RE)) hits.push([m.index ?? 0, m[1].trim()])
+  hits.sort((a, b) => a[0] - b[0])
+  return dedupe(hits.map((h) => h[1]))
+}
+
+/** Lines of a tool result that name a failure (first two), e.g. "ModuleNotFoundError: No module named x". */
+function errorLines(output: string): string[] {
+  return output
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => /error|exception|failed|failure|traceback|not found|denied|panic/i.test(l))
+    .slice(0, 2)
+    .map((l) => clip(l, 160))
+}
+
+/**
+ * The default derivation of `/retrieve`'s `query_expansion` and `entities` from the HUD input: the user's words
+ * (their sentences), one phrase per recent tool call (name + key arguments), the error lines of failed or failing
+ * calls; entities are the paths, identifiers and error names in all of that. Newest tool calls weigh more: their
+ * phrases come first after the user's.
+ *
+ * This is the extension point for a model-based ("subcortical") derivation: anything with this signature
+ * can replace it (`createHooks(ctx, options, { derive })`); the `subcortical` option merges a model's answer
+ * before it (see `createSubcortical`).
+ */
+export function deriveQuery(input: HudInput): Derived {
+  const phrases: string[] = []
+  const user = input.userText.replace(/\s+/g, " ").trim()
+  if (user) {
+    const sentences = user
+      .split(/(?<=[.!?])\s+|\n+/)
+      .map((s) => s.trim())
+      .filter((s) => s.length > 2)
+    phrases.push(clip(sentences.slice(0, 3).join(" "), 300))
+  }
+  const tools = [...input.tools].reverse()
+  for (const t of tools) {
+    const args = Object.values(t.args).join(" ")
+    phrases.push(clip(`${t.tool} ${args}`.trim(), 200))
+    for (const line of errorLines(t.output)) phrases.push(line)
+  }
+  const entityText = [user, ...tools.flatMap((t) => [...Object.values(t.args), ...errorLines(t.output)])].join("\n")
+  const entities = extractEntities(entityText)
+  for (const t of tools) {
+    const p = t.args.filePath ?? t.args.path
+    if (p) {
+      const base = p.split("/").pop()
+      if (base && base !== p) entities.push(base)
+    }
+  }
+  return {
+    query_expansion: dedupe(phrases.filter(Boolean)).slice(0, MAX_PHRASES),
+    entities: dedupe(entities)
+      .filter((e) => e.length <= 200)
+      .slice(0, MAX_ENTITIES),
+  }
+}

@@ -1,0 +1,35 @@
+/** What the plugin keeps per OpenCode session between LLM calls: the pinned ids and the cold-start block. */
+import type { MemoryItem } from "./render.ts"
+import { dedupe } from "./text.ts"
+
+// Sessions remembered (the most recently used ones), by the HUD and by the raw-event buffer.
+export const MAX_SESSIONS = 64
+
+export type SessionState = { pinned: string[]; cold: string | null; coldDone: boolean }
+
+/** Pinned ids and the cold-start block of each session (the newest sessions only). */
+export class Sessions {
+  max: number
+  map = new Map<string, SessionState>()
+
+  constructor(max = MAX_SESSIONS) {
+    this.max = max
+  }
+
+  get(id: string): SessionState {
+    let s = this.map.get(id)
+    if (s) {
+      this.map.delete(id) // most recently used last
+    } else {
+      s = { pinned: [], cold: null, coldDone: false }
+    }
+    this.map.set(id, s)
+    while (this.map.size > this.max) this.map.delete(this.map.keys().next().value as string)
+    return s
+  }
+
+  /** After a successful /retrieve: the ids surfaced become the pinned set (an empty answer clears it). */
+  pin(id: string, memories: MemoryItem[]): void {
+    this.get(id).pinned = dedupe(memories.map((m) => m.id).filter((x) => typeof x === "string"))
+  }
+}

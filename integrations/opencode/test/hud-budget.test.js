@@ -1,0 +1,99 @@
+// The HUD's budget and caps (src/config.ts, src/derive.ts, src/hud.ts, src/cold-start.ts): what /retrieve and
+// /memory/recent are asked for is bounded whatever the options or the conversation, and the daemon's own limits
+// (max_memories, max_new, token_budget) are the configured ones, clamped to their ranges.
+import assert from "node:assert/strict"
+import { test } from "node:test"
+
+import { resolveConfig } from "../src/config.ts"
+import { MAX_ENTITIES, MAX_PHRASES, deriveQuery } from "../src/derive.ts"
+import { createHooks } from "../src/hooks.ts"
+import { retrieveBody } from "../src/hud.ts"
+import { hudInput } from "../src/messages.ts"
+import { fakeDaemon } from "./fake-daemon.js"
+
+const SES = "ses_budget"
+const MEMORIES = Array.from({ length: 3 }, (_, i) => ({ id: `mem_0000000${i}`, text: `memory ${i}`, category: "fact" }))
+
+/** A long session: a wordy user message and 60 finished tool calls with long paths, commands and outputs. */
+function longConversation() {
+  const words = Array.from({ length: 40 }, (_, i) => `Sentence ${i} about fetchPayload${i} in src/mod${i}/file${i}.py.`).join(" ")
+  const parts = Array.from({ length: 60 }, (_, i) => ({
+    type: "tool",
+    tool: i % 2 ? "bash" : "read",
+    state: {
+      status: i % 7 ? "completed" : "error",
+      input: i % 2 ? { command: `pytest tests/test_${i}.py ${"-k x ".repeat(80)}` } : { filePath: `/repo/src/pkg${i}/${"deep/".repeat(60)}m${i}.py` },
+      output: `ValueError${i}: failed ${"x".repeat(5000)}`,
+      error: `TimeoutError${i}: command failed`,
+    },
+  }))
+  return [
+    { info: { id: "msg_u", sessionID: SES, role: "user", agent: "build" }, parts: [{ type: "text", text: words }] },
+    { info: { id: "msg_a", sessionID: SES, role: "assistant" }, parts },
+  ]
+}
+
+test("the daemon's limits: defaults, and options clamped to their ranges", () => {
+  const derived = { query_expansion: ["q"], entities: ["e"] }
+  const defaults = retrieveBody(resolveConfig({}, {}), "/repo", SES, derived, ["mem_0000000a"])
+  assert.deepEqual(defaults, {
+    query_expansion: ["q"],
+    entities: ["e"],
+    pinned_memory_ids: ["mem_0000000a"],
+    project_root: "/repo",
+    session_id: SES,
+    max_memories: 8,
+    max_new: 5,
+    token_budget: 1200,
+  })
+  const high = retrieveBody(resolveConfig({ maxMemories: 500, maxNew: 99.6, tokenBudget: 1e9 }, {}), "/repo", SES, derived, [])
+  assert.deepEqual([high.max_memories, high.max_new, high.token_budget], [50, 50, 100_000])
+  const low = retrieveBody(resolveConfig({ maxMemories: 0, maxNew: -3, tokenBudget: "250" }, {}), "/repo", SES, derived, [])
+  assert.deepEqual([low.max_memories, low.max_new, low.token_budget], [1, 1, 250])
+  const junk = retrieveBody(resolveConfig({ maxMemories: "many", maxNew: null, tokenBudget: {} }, {}), "/repo", SES, derived, [])
+  assert.deepEqual([junk.max_memories, junk.max_new, junk.token_budget], [8, 5, 1200])
+})
+
+test("the query stays bounded for a long session: 8 phrases, 24 entities, clipped inputs", () => {
+  const config = resolveConfig({ toolWindow: 50, resultChars: 40 }, {})
+  const input = hudInput(longConversation(), config, [])
+  assert.ok(input.userText.length <= 2000)
+  assert.equal(input.tools.length, 50)
+  for (const t of input.tools) {
+    assert.ok(t.output.length <= 40, t.output)
+    for (const v of Object.values(t.args)) assert.ok(v.length <= 200, v)
+  }
+  const d = deriveQuery(input)
+  assert.equal(d.query_expansion.length, MAX_PHRASES)
+  assert.equal(d.entities.length, MAX_ENTITIES)
+  assert.ok(d.query_expansion.every((p) => p.length <= 300))
+  assert.ok(d.entities.every((e) => e.length <= 200))
+  // toolWindow is itself capped: at most 50 tool calls are read
+  assert.equal(hudInput(longConversation(), resolveConfig({ toolWindow: 1000 }, {}), []).tools.length, 50)
+})
+
+test("through the hooks: /retrieve and /memory/recent get the clamped limits and a bounded query; the HUD shows what came back", async () => {
+  const d = await fakeDaemon({ "/retrieve": { memories: MEMORIES }, "/memory/recent": { memories: MEMORIES.slice(0, 1), total: 40 } })
+  try {
+    const options = { stateDir: d.state, tools: false, rawEvents: false, maxMemories: 80, maxNew: 0, tokenBudget: 64, coldStartLimit: 0, coldStartTokens: 1e9, toolWindow: 50 }
+    const hooks = await createHooks({ directory: "/repo" }, options, { log: () => {} })
+    await hooks._state.ready
+    const output = { messages: longConversation() }
+    await hooks["experimental.chat.messages.transform"]({}, output)
+    const system = { system: ["You are a coding agent."] }
+    await hooks["experimental.chat.system.transform"]({ sessionID: SES }, system)
+
+    const asked = d.requests.filter((r) => r.path === "/retrieve").at(-1).body
+    assert.deepEqual([asked.max_memories, asked.max_new, asked.token_budget], [50, 1, 64])
+    assert.ok(asked.query_expansion.length <= MAX_PHRASES && asked.entities.length <= MAX_ENTITIES)
+    const recent = d.requests.find((r) => r.path === "/memory/recent").body
+    assert.deepEqual([recent.limit, recent.token_budget], [1, 20_000])
+
+    const hud = output.messages.at(-1).parts[0].text
+    assert.deepEqual(hud.split("\n").filter((l) => l.startsWith("- [")).length, MEMORIES.length)
+    assert.deepEqual(hooks._state.sessions.get(SES).pinned, MEMORIES.map((m) => m.id))
+    assert.match(system.system[1], /Important and recent \(1 of 40\):/)
+  } finally {
+    await d.close()
+  }
+})
