@@ -31,6 +31,7 @@ def test_script_store_from_piped_stdin_in_subdirectory(console_script: Path, pro
     assert data["results"][0]["id"] == stored.stdout.split()[1]
 
 
+@pytest.mark.slow
 def test_script_export_pipe_import(console_script: Path, make_project: Callable[[str], Path]) -> None:
     src, dst = make_project("pipe-src"), make_project("pipe-dst")
     for text in ("first piped memory", "second piped memory", "third — ünïcode"):
