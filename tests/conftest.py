@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from codememory.cli.main import cli
+from support.cli import SORTABLE, ok, write_jsonl
 
 Invoke = Callable[..., Result]
 
@@ -80,6 +81,13 @@ def cm(project: Path) -> Invoke:
         return invoke_cli("--project", project, *args, input=input, env=env)
 
     return run
+
+
+@pytest.fixture
+def sortable(cm: Invoke, tmp_path: Path) -> Invoke:
+    """The `project` store holding SORTABLE's three memories, whose six sort keys each order them differently."""
+    ok(cm("import", write_jsonl(tmp_path / "sortable.jsonl", SORTABLE)))
+    return cm
 
 
 @pytest.fixture(scope="session")

@@ -40,6 +40,8 @@ from codememory.store.capture import CaptureTables
 from support.opencode import OpenCodeHome, make_git_project, require_opencode
 from support.scripted_llm import Reply, Script, ScriptedLLM, ToolCallSpec, is_title_request, message_text
 
+pytestmark = pytest.mark.slow  # sessions of the real OpenCode binary (the module's `world`)
+
 SECRET_KEY = "sk-proj-" + "Ab3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5bC7d"  # split: not a real key for scanners
 PRIVATE = "my-private-diary-entry"
 INJECTED = "INJECTED-MEMORY-MARKER"  # what a <developer_context> block of ours would hold

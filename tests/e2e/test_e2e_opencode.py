@@ -11,10 +11,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from codememory.core.project import store_dir
 from codememory.service.project_store import Store
 from support.opencode import OpenCodeHome, make_git_project
 from support.scripted_llm import Reply, Script, ScriptedLLM, ToolCallSpec
+
+pytestmark = pytest.mark.slow  # the real OpenCode binary
 
 CODEMEMORY = str(Path(sys.executable).with_name("codememory"))
 CHECKPOINT = {

@@ -140,6 +140,7 @@ def cli_json(env: dict[str, str], *args: Any) -> dict[str, Any]:
     return data
 
 
+@pytest.mark.slow
 def test_the_cli_uses_the_daemons_warm_model_and_its_own_when_the_daemon_is_down(tmp_path: Path) -> None:
     env = isolated_env(tmp_path / "user", CODEMEMORY_EMBEDDING_PROVIDER=None)  # a fresh install's default
     root = tmp_path / "project"
@@ -174,6 +175,7 @@ def test_the_cli_uses_the_daemons_warm_model_and_its_own_when_the_daemon_is_down
     assert fallback["results"][0]["text"] == MEMORIES[0][0]
 
 
+@pytest.mark.slow
 def test_the_prompt_hook_injects_the_answer_to_a_question(tmp_path: Path) -> None:
     env = isolated_env(tmp_path / "user", CODEMEMORY_EMBEDDING_PROVIDER=None, CODEMEMORY_HOOK_NO_DAEMON="1")
     root = tmp_path / "project"
@@ -195,6 +197,7 @@ def test_the_prompt_hook_injects_the_answer_to_a_question(tmp_path: Path) -> Non
     assert MEMORIES[1][0] not in context  # React has nothing to do with the question: not injected
 
 
+@pytest.mark.slow
 def test_the_daemon_embeds_memories_stored_while_the_model_was_off(tmp_path: Path) -> None:
     env = isolated_env(tmp_path / "user")  # provider none: memories are stored without vectors
     root = tmp_path / "project"

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 from click.testing import CliRunner
 
@@ -48,6 +49,7 @@ def ids(result: Any) -> list[str]:
     return [h.memory.id for h in result.hits]
 
 
+@pytest.mark.slow
 def test_hybrid_finds_paraphrases_that_keywords_miss(store: Store) -> None:
     httpx = store.add("Use httpx instead of requests: we need HTTP/2 and async in the webhook worker").memory.id
     store.add("Postgres connection pool size is 20 in production")
@@ -61,6 +63,7 @@ def test_hybrid_finds_paraphrases_that_keywords_miss(store: Store) -> None:
     assert result.hits[0].explain["cosine"] > 0.3
 
 
+@pytest.mark.slow
 def test_keyword_matches_still_lead_and_explicit_syntax_stays_strict(store: Store) -> None:
     exact = store.add("Redis is the cache for sessions").memory.id
     store.add("Memcached was considered for caching but rejected")
@@ -75,6 +78,7 @@ def test_keyword_matches_still_lead_and_explicit_syntax_stays_strict(store: Stor
     assert excluded.mode == "lexical" and ids(excluded) == [exact]
 
 
+@pytest.mark.slow
 def test_embed_on_write_and_unchanged_text_is_never_reembedded(store: Store) -> None:
     added = store.add("Migrations run with alembic upgrade head")
     assert added.embedded
@@ -84,6 +88,7 @@ def test_embed_on_write_and_unchanged_text_is_never_reembedded(store: Store) -> 
     assert store.db.embedding_state(model)[0] == 1
 
 
+@pytest.mark.slow
 def test_model_change_reembeds_everything(tmp_path: Path) -> None:
     with make_store(tmp_path, provider="sentence-transformers", model=MINILM) as st:
         st.add("first memory about deploys")
@@ -111,6 +116,7 @@ def test_no_embedder_is_degraded_not_empty(tmp_path: Path) -> None:
         assert "no embedding model configured" in (result.degraded_reason or "")
 
 
+@pytest.mark.slow
 def test_broken_model_path_degrades_and_still_stores(tmp_path: Path) -> None:
     with make_store(tmp_path, provider="sentence-transformers", model=str(tmp_path / "no-such-model")) as st:
         added = st.add("deploys happen on tuesdays")
@@ -122,6 +128,7 @@ def test_broken_model_path_degrades_and_still_stores(tmp_path: Path) -> None:
     assert out.exit_code == 2 and "cannot embed" in out.output and "Traceback" not in out.output
 
 
+@pytest.mark.slow
 def test_dedup_near_identical_text_and_meaning(store: Store) -> None:
     first = store.add("Use httpx instead of requests for outbound HTTP calls in the webhook worker.")
     again = store.add("Use httpx instead of requests for outbound HTTP calls in the webhook worker!")
@@ -133,11 +140,13 @@ def test_dedup_near_identical_text_and_meaning(store: Store) -> None:
     assert store.count() == 1
 
 
+@pytest.mark.slow
 def test_numbers_keep_near_identical_texts_apart(store: Store) -> None:
     assert store.add("The API listens on port 8080 in staging").created
     assert store.add("The API listens on port 8081 in staging").created
 
 
+@pytest.mark.slow
 def test_links_supersession_and_show(store: Store) -> None:
     old = store.add("Deploy the API with docker compose on the staging VM", category="decision").memory.id
     related = store.add("Deploying the API to staging uses docker compose and takes five minutes", category="fact")
@@ -163,38 +172,52 @@ def _vector_texts(n: int) -> list[str]:
     ]
 
 
-def test_ann_recall_and_rebuild_after_cache_deletion(store: Store) -> None:
-    texts = _vector_texts(1200)
-    dump = store.root / "bulk.jsonl"
-    dump.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
-    assert store.import_(dump).added == 1200
-    model = store.semantic.model
-    assert model is not None and store.db.embedding_state(model)[0] == 1200
-    cache = store.root / ".codememory" / "cache"
-    ann = VectorIndex(store.db, model, cache, ann_threshold=100)
-    exact = VectorIndex(store.db, model, None, ann_threshold=10**9)
-    filters = store.filters()
-    queries = [store.semantic.embed_query(q) for q in ["slow database deploys", "frontend tests", "kafka queue auth"]]
-    queries += [store.semantic.embed_query(t) for t in texts[::60]]
-
-    def recall(index: VectorIndex) -> float:
-        found = []
-        for q in queries:
-            assert q is not None
-            want = {pk for pk, _ in exact.search(q, 10, filters)}
-            got = {pk for pk, _ in index.search(q, 10, filters)}
-            assert index.last_method == "ann"
-            found.append(len(want & got) / 10)
-        return float(np.mean(found))
-
-    assert recall(ann) >= 0.95
-    assert list(cache.glob("vectors/*.usearch"))
-    shutil.rmtree(cache)
-    rebuilt = VectorIndex(store.db, model, cache, ann_threshold=100)
-    assert recall(rebuilt) >= 0.95  # HNSW builds are not deterministic: compare with exact, not with `ann`
-    assert list(cache.glob("vectors/*.usearch"))
+def _random_unit_vectors(rng: np.random.Generator, n: int, dim: int = 384) -> npt.NDArray[np.float32]:
+    vectors = rng.standard_normal((n, dim)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
+def test_ann_recall_and_rebuild_after_cache_deletion(tmp_path: Path) -> None:
+    """The HNSW index finds what the exact scan finds. It is the index being measured, not a model: seeded random
+    unit vectors (the model's 384 dimensions, and no structure for the graph to lean on) stand in for embeddings."""
+    rng = np.random.default_rng(13)
+    model = "random-unit-vectors"
+    with Store.init(tmp_path)[0] as store:
+        texts = _vector_texts(1200)
+        dump = store.root / "bulk.jsonl"
+        dump.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
+        assert store.import_(dump).added == 1200
+        rows = store.db.conn.execute("SELECT pk, text FROM memories ORDER BY pk").fetchall()
+        vectors = _random_unit_vectors(rng, len(rows))
+        store.db.save_embeddings(
+            model, [(pk, text, v.tobytes(), 384) for (pk, text), v in zip(rows, vectors, strict=True)]
+        )
+        assert store.db.embedding_state(model)[0] == 1200
+        cache = store.root / ".codememory" / "cache"
+        ann = VectorIndex(store.db, model, cache, ann_threshold=100)
+        exact = VectorIndex(store.db, model, None, ann_threshold=10**9)
+        filters = store.filters()
+        near = vectors[::60] + 0.05 * _random_unit_vectors(rng, 20)  # a stored vector's close neighbourhood
+        queries = list(_random_unit_vectors(rng, 30)) + list(near / np.linalg.norm(near, axis=1, keepdims=True))
+
+        def recall(index: VectorIndex) -> float:
+            found = []
+            for q in queries:
+                want = {pk for pk, _ in exact.search(q, 10, filters)}
+                got = {pk for pk, _ in index.search(q, 10, filters)}
+                assert index.last_method == "ann"
+                found.append(len(want & got) / 10)
+            return float(np.mean(found))
+
+        assert recall(ann) >= 0.95
+        assert list(cache.glob("vectors/*.usearch"))
+        shutil.rmtree(cache)
+        rebuilt = VectorIndex(store.db, model, cache, ann_threshold=100)
+        assert recall(rebuilt) >= 0.95  # HNSW builds are not deterministic: compare with exact, not with `ann`
+        assert list(cache.glob("vectors/*.usearch"))
+
+
+@pytest.mark.slow
 def test_vector_cache_sees_new_and_forgotten_memories(store: Store) -> None:
     a = store.add("Kafka consumers commit offsets manually").memory.id
     assert ids(store.search("message queue offsets", mode="semantic"))[0] == a
@@ -204,6 +227,7 @@ def test_vector_cache_sees_new_and_forgotten_memories(store: Store) -> None:
     assert b not in ids(store.search("durable message broker queues", mode="semantic"))
 
 
+@pytest.mark.slow
 def test_entities_filter_and_hub_discovery(store: Store) -> None:
     pg = store.add("Postgres advisory locks guard the nightly billing job in src/billing/cron.py").memory.id
     store.add("The React dashboard polls every 30 seconds")
@@ -213,6 +237,7 @@ def test_entities_filter_and_hub_discovery(store: Store) -> None:
     assert result["memories"][0]["why"]["entities"] == ["postgresql"]
 
 
+@pytest.mark.slow
 def test_retrieve_caps_pins_and_budget(store: Store) -> None:
     made = [
         store.add(f"Billing rule {i}: invoices for plan {name} are generated on day {i}").memory.id
@@ -317,6 +342,7 @@ def test_bad_config_is_a_clear_error(tmp_path: Path) -> None:
     assert out.exit_code == 2 and "unknown key(s) providr" in out.output
 
 
+@pytest.mark.slow
 def test_cli_semantic_commands(tmp_path: Path) -> None:
     Store.init(tmp_path)[0].close()
     run = CliRunner().invoke
@@ -360,6 +386,7 @@ def test_cli_semantic_commands(tmp_path: Path) -> None:
     assert unknown.exit_code == 1 and "no memory with id mem_00000000" in unknown.output
 
 
+@pytest.mark.slow
 def test_concurrent_first_loads_share_one_model(tmp_path: Path) -> None:
     """The daemon's first requests arrive together on several threads: one copy of the model is loaded."""
     from codememory.embedding import sentence

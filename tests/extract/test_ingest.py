@@ -33,6 +33,8 @@ from support.opencode import MODEL, PROVIDER, OpenCodeHome, make_git_project, re
 from support.scripted_llm import Reply, Script, ScriptedLLM, ToolCallSpec, is_title_request
 from support.secrets_corpus import CORPUS, SECRETS
 
+pytestmark = pytest.mark.slow  # sessions of the real OpenCode binary (the module's `world`)
+
 CODEMEMORY = str(Path(sys.executable).with_name("codememory"))
 LLM_MEMORY = "The cache uses SQLite rather than Postgres because it must work offline."
 SECRETS_TEXT = "\n".join(text for _, _, text in CORPUS)

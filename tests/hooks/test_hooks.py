@@ -76,6 +76,7 @@ def test_claude_session_start_and_prompt_inject_memories(project: Path) -> None:
     assert shown and all(f"`{i}`" in prompt or i in prompt for i in shown)
 
 
+@pytest.mark.slow
 def test_first_prompt_is_the_goal_and_the_next_session_hears_of_it(project: Path) -> None:
     hook("claude", "SessionStart", stdin=payload("claude_SessionStart.json", project))
     hook("claude", "UserPromptSubmit", stdin=payload("claude_UserPromptSubmit.json", project))
@@ -109,6 +110,7 @@ def test_files_touched_are_journaled(project: Path) -> None:
     assert (journal / ".gitignore").read_text().strip().endswith("*")
 
 
+@pytest.mark.slow
 def test_stop_closes_session_with_end_sha_and_remembers_once(project: Path, tmp_path: Path) -> None:
     transcript = tmp_path / "t.jsonl"
     transcript.write_text((FIXTURES / "claude_transcript.jsonl").read_text())
@@ -158,6 +160,7 @@ def test_journaled_files_join_git_in_the_closed_session(project: Path, tmp_path:
     assert "src/app.py" in markdown
 
 
+@pytest.mark.slow
 def test_prompt_hooks_are_answered_by_a_running_daemon(project: Path, tmp_path: Path) -> None:
     """With a daemon up, UserPromptSubmit is forwarded to it: the hook process here has a broken user
     config, so only the daemon (with a good one) can answer; without the daemon the hook fails open."""
@@ -268,6 +271,7 @@ def log_anchors(root: Path) -> list[str]:
     return [line for line in text.splitlines() if line.startswith("<!-- session:")]
 
 
+@pytest.mark.slow
 def test_claude_stop_captures_new_turns_once(project: Path, tmp_path: Path) -> None:
     transcript = tmp_path / f"{CLAUDE_SESSION}.jsonl"
     transcript.write_text("".join(transcript_lines("claude-code-2.1.197.jsonl", project)))

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pytest
 from mcp import ClientSession
 
 from codememory import Store
@@ -27,6 +28,7 @@ SESSION_TOOLS = {"checkpoint", "search_sessions", "list_sessions", "get_session_
 HIT_KEYS = {"id", "text", "category", "importance", "tags", "created_at", "source", "match", "score", "why"}
 
 
+@pytest.mark.slow
 def test_the_server_lists_its_documented_tools_with_strict_schemas(console_script: Path, project: Path) -> None:
     async def body(session: ClientSession) -> Any:
         return (await session.list_tools()).tools
@@ -63,6 +65,7 @@ def test_the_server_lists_its_documented_tools_with_strict_schemas(console_scrip
     assert ids["items"]["pattern"] == "^mem_[0-9a-f]{8}$"
 
 
+@pytest.mark.slow
 def test_store_search_get_retrieve_forget_round_trip(console_script: Path, project: Path) -> None:
     async def body(session: ClientSession) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -141,6 +144,7 @@ def test_store_search_get_retrieve_forget_round_trip(console_script: Path, proje
         assert left.id == out["other"]["memory"]["id"] and left.entered_by == CLIENT
 
 
+@pytest.mark.slow
 def test_supersedes_and_expiry(console_script: Path, project: Path) -> None:
     async def body(session: ClientSession) -> tuple[Any, Any, Any]:
         old = await call(session, "memory_store", {"text": "Deploys go through Jenkins", "category": "fact"})
@@ -207,6 +211,7 @@ def test_user_mistakes_come_back_as_clear_tool_errors(console_script: Path, proj
         assert [m.text for m in store.list()] == ["the server survived every mistake"]  # no mistake stored anything
 
 
+@pytest.mark.slow
 def test_missing_store_is_a_tool_error_and_the_server_keeps_serving(console_script: Path, tmp_path: Path) -> None:
     folder = tmp_path / "no-store-yet"
     folder.mkdir()
@@ -273,6 +278,7 @@ def test_mcp_command_help_and_lazy_import(console_script: Path) -> None:
 
 
 # ------------------------------------------------------------------------------ sessions
+@pytest.mark.slow
 def test_checkpoint_markdown_search_rebuild_round_trip(console_script: Path, project: Path) -> None:
     async def body(session: ClientSession) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -441,6 +447,7 @@ def test_session_tool_mistakes_are_clear_tool_errors(console_script: Path, proje
     assert not list((project / ".codememory").glob("sessions/*.md"))
 
 
+@pytest.mark.slow
 def test_search_sessions_in_every_registered_project(console_script: Path, make_project: Callable[[str], Path]) -> None:
     alpha, beta, gone = make_project("alpha"), make_project("beta"), make_project("gone")
     with Store.open(alpha) as store:

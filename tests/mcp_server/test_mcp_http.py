@@ -232,6 +232,7 @@ def running(console_script: Path, tmp_path_factory: pytest.TempPathFactory) -> I
 
 
 # ---------------------------------------------------------------------------------------------- tests
+@pytest.mark.slow
 def test_the_token_is_the_daemons_created_private_if_missing(running: Running) -> None:
     path = token_file(running.env)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -413,6 +414,7 @@ def test_it_listens_on_127_0_0_1_only(running: Running) -> None:
     assert listening == [("/proc/net/tcp", "0100007F")]  # 127.0.0.1, little-endian; no IPv6 socket
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_stops_it_cleanly_and_stdout_stays_empty(
     console_script: Path, tmp_path: Path, sig: signal.Signals

@@ -24,6 +24,8 @@ from support.daemon import Daemon, codememory, isolated_env, spawn
 from support.opencode import OpenCodeHome, make_git_project, require_opencode
 from support.scripted_llm import Reply, Script, ScriptedLLM, ToolCallSpec, is_title_request, message_text
 
+pytestmark = pytest.mark.slow  # node, tsc and the real OpenCode binary
+
 HTTPX = "The webhook worker must call partner APIs with httpx and a 10 second timeout, never with requests"
 DEPLOY = "Deploys happen on Tuesdays after the billing batch finishes"
 PROMPT = "Add retries to the webhook worker's partner API calls"

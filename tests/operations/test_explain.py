@@ -181,6 +181,7 @@ def test_explain_shows_the_memorys_current_state(world: World, invoke: Invoke) -
     assert f"{memory_id}" in text and "[forgotten]  (forgotten)" in text
 
 
+@pytest.mark.slow
 def test_a_broken_ledger_never_fails_the_request(tmp_path: Path) -> None:
     env = isolated_env(tmp_path)
     project = tmp_path / "project"

@@ -89,6 +89,7 @@ def no_secrets(data: Any) -> None:
 
 
 # ------------------------------------------------------------------------ from OpenCode's database
+@pytest.mark.slow
 def test_a_memory_leads_to_the_turn_it_came_from(invoke: Invoke, captured: Captured) -> None:
     data = transcript_json(invoke, captured, captured.memory_id)
     assert set(data) == {"reference", "kind", "memory_id", "session_id", "turns", "turns_total", "truncated"}
@@ -122,6 +123,7 @@ def test_a_memory_leads_to_the_turn_it_came_from(invoke: Invoke, captured: Captu
     assert text.exit_code == 0 and "Hello! Noted." in text.stdout and SECRET_KEY not in text.stdout
 
 
+@pytest.mark.slow
 def test_an_anchor_and_a_session_id_resolve_to_their_turns(invoke: Invoke, captured: Captured) -> None:
     assert len(captured.anchors) == 2
     second = transcript_json(invoke, captured, captured.anchors[1])
@@ -142,6 +144,7 @@ def test_an_anchor_and_a_session_id_resolve_to_their_turns(invoke: Invoke, captu
     assert (first_only["turns_total"], first_only["truncated"]) == (2, True)
 
 
+@pytest.mark.slow
 def test_without_opencodes_record_the_daily_log_entry_is_returned(
     invoke: Invoke, captured: Captured, tmp_path: Path
 ) -> None:
@@ -173,6 +176,7 @@ def test_without_opencodes_record_the_daily_log_entry_is_returned(
     assert text.exit_code == 0 and "(from daily log: " in text.stdout
 
 
+@pytest.mark.slow
 def test_the_mcp_tool_returns_the_same_transcript(console_script: Path, captured: Captured) -> None:
     env = {DB_ENV: str(captured.opencode_db), "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"]}
 

@@ -196,6 +196,7 @@ def test_mcp_memory_search_answers_a_question(console_script: Path, project: Pat
     assert hit["why"].startswith("bm25 ") and found["degraded"] is True
 
 
+@pytest.mark.slow
 def test_daemon_memory_search_answers_a_question(tmp_path: Path) -> None:
     """The endpoint behind the OpenCode plugin's memory_search tool."""
     env = isolated_env(tmp_path / "daemon")

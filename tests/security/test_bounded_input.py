@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pytest
 from click.testing import Result
 from mcp import ClientSession, StdioServerParameters
 
@@ -311,6 +312,7 @@ def test_read_lines_skips_a_line_over_its_cap_and_always_makes_progress(tmp_path
 
 
 # ------------------------------------------------------------------------------ text that is not UTF-8
+@pytest.mark.slow
 def test_non_utf8_command_line_bytes_become_replacement_characters(project: Path) -> None:
     def run(*args: str | bytes) -> subprocess.CompletedProcess[bytes]:
         return script(CODEMEMORY, "--project", project, *args)
@@ -437,6 +439,7 @@ def test_mcp_stdio_lines_are_capped_and_made_valid() -> None:
 
 
 # ------------------------------------------------------------------------------------------------- daemon
+@pytest.mark.slow
 def test_lone_surrogates_in_daemon_requests_are_replaced(tmp_path: Path) -> None:
     """JSON's `\\ud800` escapes (what json.dumps sends for a lone surrogate) in every kind of daemon request:
     each is answered, and what it stored is valid UTF-8."""

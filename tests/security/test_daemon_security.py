@@ -359,6 +359,7 @@ def test_only_requests_with_the_token_count_against_the_concurrency_limit(world:
     wait_for("the slots to free", lambda: recent().status == 200, timeout=10)
 
 
+@pytest.mark.slow
 def test_a_silent_connection_is_closed_after_the_header_timeout(quick: tuple[Daemon, Path]) -> None:
     d, _ = quick
     with socket.create_connection(("127.0.0.1", d.port), timeout=10) as sock:
@@ -383,6 +384,7 @@ def trickle_until_closed(sock: socket.socket, data: bytes, limit: float) -> tupl
     return False, sent
 
 
+@pytest.mark.slow
 def test_a_slowloris_is_cut_off_and_does_not_delay_others(quick: tuple[Daemon, Path]) -> None:
     d, project = quick
     slow_head = f"GET /health HTTP/1.1\r\nHost: 127.0.0.1:{d.port}\r\nX-Pad: {'a' * 500}\r\n\r\n".encode()

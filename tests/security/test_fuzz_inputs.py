@@ -10,6 +10,7 @@ import random
 import sqlite3
 from pathlib import Path
 
+import pytest
 from click.testing import Result
 
 from codememory import Store
@@ -79,6 +80,7 @@ def assert_store_valid_utf8(root: Path) -> None:
         conn.close()
 
 
+@pytest.mark.slow
 def test_fuzz_search_and_store_through_the_cli(cm: Invoke, project: Path) -> None:
     rng = random.Random(SEED)
     assert cm("store", "the connection pool holds 20 connections").exit_code == 0
@@ -96,6 +98,7 @@ def test_fuzz_search_and_store_through_the_cli(cm: Invoke, project: Path) -> Non
     assert_store_valid_utf8(project)
 
 
+@pytest.mark.slow
 def test_fuzz_search_and_store_through_the_python_api(project: Path) -> None:
     rng = random.Random(SEED + 1)
     with Store.open(project) as store:

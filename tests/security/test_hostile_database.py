@@ -353,6 +353,7 @@ def _damage_page_holding(path: Path, needle: bytes) -> None:
     path.write_bytes(bytes(data))
 
 
+@pytest.mark.slow
 def test_damaged_pages_are_a_clear_error_and_repair_keeps_what_sqlite_can_read(project: Path, invoke: Invoke) -> None:
     texts = [f"Memory number {n:03d} about the deployment checklist and its owners" for n in range(400)]
     seed(project, texts)
@@ -381,6 +382,7 @@ def texts_listed_all(invoke: Invoke, project: Path) -> list[str]:
     return [m["text"] for m in json.loads(result.stdout)["memories"]]
 
 
+@pytest.mark.slow
 def test_a_file_that_is_not_a_database_is_one_clear_error_everywhere(project: Path, invoke: Invoke) -> None:
     garbage = b"this is not a database, it only has its name\n" * 300
     for side in db_file(project).parent.glob("memory.db-*"):
@@ -405,6 +407,7 @@ def test_a_file_that_is_not_a_database_is_one_clear_error_everywhere(project: Pa
     assert invoke("--project", project, "store", "a fresh start").exit_code == 0
 
 
+@pytest.mark.slow
 def test_the_hook_and_the_mcp_server_refuse_a_tampered_store_in_one_line(project: Path) -> None:
     seed(project, [SECRET, *VALID])
     tamper(
@@ -439,6 +442,7 @@ def test_the_hook_and_the_mcp_server_refuse_a_tampered_store_in_one_line(project
         assert conn.execute("SELECT count(*) FROM memories").fetchone() == (4,)
 
 
+@pytest.mark.slow
 def test_the_daemon_answers_a_tampered_store_with_one_clear_error(tmp_path: Path) -> None:
     env = isolated_env(tmp_path)
     project = tmp_path / "project"

@@ -200,6 +200,7 @@ def test_a_trigger_error_never_reaches_a_linked_log(hostile: Hostile) -> None:
 
 
 # ------------------------------------------------------------------ the store folder itself
+@pytest.mark.slow
 def test_a_store_folder_that_is_a_link_is_refused_everywhere(hostile: Hostile, tmp_path: Path) -> None:
     elsewhere = hostile.outside / "elsewhere"
     elsewhere.mkdir()
@@ -290,6 +291,7 @@ def test_a_stored_markdown_path_never_leaves_the_sessions_folder(hostile: Hostil
     assert snapshot(hostile.outside) == before
 
 
+@pytest.mark.slow
 def test_a_session_file_that_is_a_link_is_neither_read_nor_overwritten(hostile: Hostile) -> None:
     session_id = make_session(hostile)
     hostile.link(f"sessions/{session_id}.md", hostile.victim)
@@ -310,6 +312,7 @@ def test_a_session_file_that_is_a_link_is_neither_read_nor_overwritten(hostile: 
     assert snapshot(hostile.outside) == before
 
 
+@pytest.mark.slow
 def test_a_sessions_folder_that_is_a_link_is_refused(hostile: Hostile) -> None:
     make_session(hostile)
     hostile.link("sessions", hostile.victim_dir)

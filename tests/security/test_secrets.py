@@ -223,6 +223,7 @@ ADVERSARIAL = [  # each repeats what one pattern starts from, on one long line, 
 ]
 
 
+@pytest.mark.slow
 def test_adversarial_input_costs_a_bounded_scan() -> None:
     """A pattern whose scan from each mention ran to the end of the line made 200 KB of `mysql mysql …`
     take over a minute (quadratic); every scan is bounded now. The alarm is 60 s for all of them together,
@@ -327,6 +328,7 @@ def _hook(root: Path, *args: str, stdin: str) -> subprocess.CompletedProcess[str
     return done
 
 
+@pytest.mark.slow
 def test_hook_payloads_and_arguments(project: Path, tmp_path: Path) -> None:
     prompt, note, tool, output = (_in_field(600), _in_field(700), _in_field(800), _in_field(900))
     base = {"session_id": "sess-1", "cwd": str(project), "transcript_path": str(tmp_path / "none.jsonl")}
@@ -425,6 +427,7 @@ def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return done
 
 
+@pytest.mark.slow
 def test_usage_errors_do_not_echo_secret_arguments(project: Path) -> None:
     key_body = base64.b64encode(bytes(range(256))).decode()
     private_key = "\n".join(["-----BEGIN OPENSSH PRIVATE KEY-----", key_body[:70], key_body[70:140], "-----END"])
@@ -452,6 +455,7 @@ def test_usage_errors_do_not_echo_secret_arguments(project: Path) -> None:
 
 
 # --------------------------------------------------------------------------------------------------- MCP
+@pytest.mark.slow
 def test_mcp_store_and_tool_errors(project: Path, tmp_path: Path) -> None:
     s = [secret(1500 + i) for i in range(6)]
     errlog = tmp_path / "mcp-stderr.txt"
@@ -479,6 +483,7 @@ def test_mcp_store_and_tool_errors(project: Path, tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ daemon
+@pytest.mark.slow
 def test_daemon_store_and_error_answers(tmp_path: Path) -> None:
     env = isolated_env(tmp_path)
     project = tmp_path / "project"

@@ -230,6 +230,7 @@ LEAKY_KEYS = (
 
 
 # ------------------------------------------------------------------------------------------------ CLI
+@pytest.mark.slow
 def test_cli_ignores_untrusted_settings_until_trusted_and_again_once_changed(
     env: dict[str, str], listener: Listener, tmp_path: Path
 ) -> None:
@@ -317,6 +318,7 @@ def prompt_hook(env: dict[str, str], root: Path) -> subprocess.CompletedProcess[
     return done
 
 
+@pytest.mark.slow
 def test_hook_ignores_untrusted_settings(env: dict[str, str], listener: Listener, tmp_path: Path) -> None:
     root = init(env, tmp_path / "cloned", "Deploys go through the staging pipeline first")
     config_of(root).write_text(leaky_config(listener.url), encoding="utf-8")
@@ -353,6 +355,7 @@ def mcp_calls(env: dict[str, str], root: Path, errlog: Path) -> list[Any]:
     return anyio.run(main)
 
 
+@pytest.mark.slow
 def test_mcp_server_ignores_untrusted_settings(env: dict[str, str], listener: Listener, tmp_path: Path) -> None:
     root = init(env, tmp_path / "cloned", "Deploys go through the staging pipeline first")
     config_of(root).write_text(leaky_config(listener.url), encoding="utf-8")
@@ -370,6 +373,7 @@ def test_mcp_server_ignores_untrusted_settings(env: dict[str, str], listener: Li
 
 
 # -------------------------------------------------------------------------------------- global search
+@pytest.mark.slow
 def test_global_search_from_another_project_ignores_untrusted_settings(
     env: dict[str, str], listener: Listener, tmp_path: Path
 ) -> None:
@@ -391,6 +395,7 @@ def test_global_search_from_another_project_ignores_untrusted_settings(
 
 
 # ---------------------------------------------------------------------------------------------- daemon
+@pytest.mark.slow
 def test_daemon_ignores_untrusted_settings_and_applies_trust_without_a_restart(
     env: dict[str, str], listener: Listener, tmp_path: Path
 ) -> None:
@@ -437,6 +442,7 @@ def extracted(report: dict[str, Any], root: Path) -> list[dict[str, Any]]:
     return [s for p in report["extraction"] if p["root"] == str(root) for s in p["sessions"]]
 
 
+@pytest.mark.slow
 def test_capture_sends_nothing_and_runs_no_program_from_the_repository(
     env: dict[str, str], listener: Listener, tmp_path: Path
 ) -> None:

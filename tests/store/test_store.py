@@ -168,6 +168,7 @@ def _store_many(root: str, worker: int, count: int) -> None:
             store.add(f"worker {worker} memory {i} about concurrency", tags=[f"w{worker}", "load"])
 
 
+@pytest.mark.slow
 def test_eight_processes_store_concurrently_without_loss(tmp_path: Path) -> None:
     Store.init(tmp_path)[0].close()
     ctx = multiprocessing.get_context("spawn")

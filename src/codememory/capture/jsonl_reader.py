@@ -30,7 +30,7 @@ _INJECTED_RE = re.compile(
     r"<(" + "|".join(_INJECTED_TAGS) + r")\b[^>]*>.*?(?:</\1>|\Z)",
     re.DOTALL | re.IGNORECASE,
 )
-# hooks.py starts every context it injects with one of these (the heading in versions before the tag)
+# hooks/dispatch.py starts every context it injects with one of these (the heading in versions before the tag)
 OUR_CONTEXT_PREFIX = ("<project_memory>", "## codememory:")
 _SPACE_RE = re.compile(r"[ \t]+\n")
 _SKIP_CHUNK = 1 << 20

@@ -1,4 +1,4 @@
-"""`codememory mcp`: the project's memory as MCP tools for AI agents (stdio transport; mcp_http.py serves the
+"""`codememory mcp`: the project's memory as MCP tools for AI agents (stdio transport; mcp/http.py serves the
 same server over streamable HTTP).
 
 A thin entry point over codememory.service.project_store.Store, like the CLI: one project (explicit path, else
@@ -125,7 +125,7 @@ class MemoryServer(FastMCP[None]):
         transport_security: TransportSecuritySettings | None = None,
         max_request_body_size: int = DEFAULT_MAX_REQUEST_BODY_SIZE,
     ) -> None:
-        # The last two only matter to the HTTP transport (`codememory mcp --http`, see mcp_http.py).
+        # The last two only matter to the HTTP transport (`codememory mcp --http`, see mcp/http.py).
         super().__init__(
             "codememory",
             instructions=INSTRUCTIONS,

@@ -1,0 +1,104 @@
+"""Every repository file that the code or the docs name exists: a comment saying "documented in docs/search.md"
+is only worth something if docs/search.md is there (it once was not), and a module renamed in a move leaves
+no reader looking for its old name."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "src" / "codememory"
+
+# What is scanned: the package's code and text, the README, the docs.
+SOURCES = [
+    *sorted(PACKAGE.rglob("*.py")),
+    *sorted(PACKAGE.rglob("*.md")),
+    REPO / "README.md",
+    *sorted((REPO / "docs").rglob("*.md")),
+]
+
+# A file name with one of these extensions, possibly after folders. Not preceded by `/`, `.`, `~`, `<`, … so
+# that `~/.config/x.toml`, `.codememory/memory/x.md`, `../shared/DESIGN.md` and URLs are never read as paths of
+# this repository.
+_PATH = re.compile(r"(?<![\w./~<>*$@:\\-])((?:[\w-]+/)*[\w.-]*[\w-]\.(?:md|py|txt|js|ts|toml|json|jsonl|sh))(?![\w/])")
+# Top-level folders of this repository: a path starting with one of them is relative to its root.
+REPO_FOLDERS = {"docs", "benchmarks", "integrations", "scripts", "tests", "src"}
+# A path starting with a folder of the package (`data/background.txt`, `daemon/hook_api.py`) is relative to it.
+PACKAGE_FOLDERS = {p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__"}
+
+# Paths and names that stand for something else, each for a reason:
+EXAMPLES = {
+    # what a user's project or an agent's tool call looks like (query syntax, entity extraction, summaries)
+    "src/auth/oauth.py",
+    "src/react/app.py",
+    "src/x.py",
+    "src/a.py",
+    "src/app.py",
+    "src/auth.py",
+    "src/auth.ts",
+    "tests/test_x.py",
+    "tests/a.py",
+    "auth.py",
+    # a tool's name in the vocabulary of technical entities, not a file
+    "coverage.py",
+}
+NOT_OURS = {
+    # written into the user's project by `codememory init`
+    "agents.md",
+    "claude.md",
+    # the team's workspace beside the repository (`../shared/`), named bare in comments
+    "design.md",
+    "facts.md",
+}
+
+
+def _references(path: Path) -> list[tuple[int, str]]:
+    found = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        found += [(number, m.group(1)) for m in _PATH.finditer(line)]
+    return found
+
+
+def _module_names() -> set[str]:
+    return {p.name for p in PACKAGE.rglob("*") if p.is_file()}
+
+
+def _exists(reference: str, modules: set[str]) -> bool | None:
+    """True/False for a path of this repository, None for a name that is not one (or not ours)."""
+    if reference in EXAMPLES or reference.lower() in NOT_OURS or "YYYY" in reference:
+        return None
+    first, _, rest = reference.partition("/")
+    if rest:
+        if first in REPO_FOLDERS:
+            return (REPO / reference).is_file()
+        if first in PACKAGE_FOLDERS:
+            return (PACKAGE / reference).is_file()
+        return None  # a folder of some other tree (`plugin/codememory.js` of an installed copy, …)
+    if reference.endswith(".py"):
+        return reference in modules  # a module named on its own: somewhere in the package
+    if reference.endswith(".md"):
+        return (REPO / reference).is_file() or reference in modules or (REPO / "docs" / reference).is_file()
+    return None  # config.toml, opencode.json, …: files of other programs
+
+
+def test_every_repository_file_the_code_and_the_docs_name_exists() -> None:
+    modules = _module_names()
+    missing = [
+        f"{source.relative_to(REPO)}:{number}: {reference}"
+        for source in SOURCES
+        for number, reference in _references(source)
+        if _exists(reference, modules) is False
+    ]
+    assert missing == [], "named but not in the repository:\n" + "\n".join(missing)
+
+
+def test_the_check_sees_paths_and_module_names() -> None:
+    """The scan above must not pass by matching nothing: it finds the references it is meant to check."""
+    modules = _module_names()
+    line = "Ranking (documented in docs/search.md), see data/background.txt, relevance.py and `mcp_http.py`."
+    references = [m.group(1) for m in _PATH.finditer(line)]
+    assert references == ["docs/search.md", "data/background.txt", "relevance.py", "mcp_http.py"]
+    assert [_exists(r, modules) for r in references] == [True, True, True, False]
+    ignored = "~/.config/codememory/config.toml .codememory/memory/x.md ../shared/DESIGN.md https://a.test/b.md"
+    assert [m.group(1) for m in _PATH.finditer(ignored)] == []
