@@ -40,6 +40,7 @@ from typing import Any
 
 from codememory.capture.turns import SessionInfo, Todo, ToolCall, Turn, project_path
 from codememory.core.dates import from_iso, to_iso
+from codememory.errors import OpenCodeDBError
 
 SOURCE = "opencode"
 DB_NAME = "opencode.db"
@@ -125,13 +126,12 @@ class DbStatus:
     def to_dict(self) -> dict[str, Any]:
         return {"state": self.state, "path": self.path, "reason": self.reason}
 
+    def error(self) -> OpenCodeDBError:
+        return OpenCodeDBError(self.state, self.path, self.reason)
 
-class OpenCodeDBError(Exception):
-    """OpenCode's database could not be read; `status` says why."""
-
-    def __init__(self, status: DbStatus) -> None:
-        super().__init__(f"OpenCode database {status.state}: {status.reason}")
-        self.status = status
+    @classmethod
+    def of(cls, error: OpenCodeDBError) -> DbStatus:
+        return cls(error.state, error.path, error.reason)
 
 
 @dataclass
@@ -261,7 +261,7 @@ class OpenCodeDB:
 
     # ---------------------------------------------------------------- plumbing
     def _fail(self, state: str, reason: str) -> OpenCodeDBError:
-        return OpenCodeDBError(DbStatus(state, str(self.path), reason))
+        return OpenCodeDBError(state, str(self.path), reason)
 
     def _connect(self) -> sqlite3.Connection:
         try:
@@ -323,7 +323,7 @@ class OpenCodeDB:
                     if lacking:
                         problems.append(f"{table} lacks {', '.join(lacking)}")
         except OpenCodeDBError as exc:
-            return exc.status
+            return DbStatus.of(exc)
         except Exception as exc:  # status must never raise
             self.close()
             return DbStatus("unreadable", str(self.path), f"{type(exc).__name__}: {exc}")

@@ -19,10 +19,9 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from codememory.core.project import db_path
-from codememory.daemon.project_access import ProjectNotAllowed
 from codememory.daemon.request_body import RequestBody
 from codememory.daemon.state import DaemonState
-from codememory.errors import InvalidInput
+from codememory.errors import InvalidInput, ProjectNotAllowed
 from codememory.hooks import dispatch as hooks
 
 

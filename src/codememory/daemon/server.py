@@ -39,17 +39,23 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from codememory import __version__
-from codememory.core.registry import RegistryError
 from codememory.daemon.embed_api import create_router as create_embed_router
 from codememory.daemon.hook_api import create_router as create_hook_router
 from codememory.daemon.http_guard import MAX_IN_FLIGHT
-from codememory.daemon.project_access import ProjectNotAllowed
 from codememory.daemon.raw_events_api import create_router as create_raw_events_router
 from codememory.daemon.recall_api import create_router as create_recall_router
 from codememory.daemon.recall_api import record_quietly
 from codememory.daemon.request_body import RequestBody
 from codememory.daemon.state import DaemonState
-from codememory.errors import CodememoryError, InvalidInput, NotFound, StoreNotFound, StoreUnusable
+from codememory.errors import (
+    CodememoryError,
+    InvalidInput,
+    NotFound,
+    ProjectNotAllowed,
+    RegistryError,
+    StoreNotFound,
+    StoreUnusable,
+)
 from codememory.text.privacy import scrub_message
 
 log = logging.getLogger("codememory.daemon")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from codememory.core.config import Config
+from codememory.errors import EmbedderError
 from codememory.store.database import Database, Filters
 
 # Why search is keyword-only when the user never chose a model (callers tell it apart from a model that failed).
@@ -49,7 +50,7 @@ class Semantic:
             if not self.configured:
                 self.reason = NOT_CONFIGURED
                 return None
-            from codememory.embedding import EmbedderError, create_embedder
+            from codememory.embedding import create_embedder
 
             try:
                 self._embedder = create_embedder(self.config.embedding)
@@ -69,8 +70,6 @@ class Semantic:
         emb = self.embedder()
         if emb is None or not texts:
             return None
-        from codememory.embedding import EmbedderError
-
         try:
             return emb.embed_documents(texts)
         except EmbedderError as exc:
@@ -90,8 +89,6 @@ class Semantic:
         emb = self.embedder()
         if emb is None:
             return
-        from codememory.embedding import EmbedderError
-
         try:
             vectors = emb.embed_queries(todo)
         except EmbedderError as exc:

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 from codememory.capture.turns import SessionInfo, Todo, ToolCall, Turn
 from codememory.core.dates import now_iso, now_utc
 from codememory.core.model import CATEGORIES
-from codememory.errors import InvalidInput
+from codememory.errors import InvalidInput, InvalidOutput, LLMError
 from codememory.extract.budget import Budget
 from codememory.extract.compress import (
     Window,
@@ -53,8 +53,8 @@ from codememory.extract.compress import (
     tool_prompt,
 )
 from codememory.extract.heuristic import Candidate, explicit_candidates, heuristic_candidates, unique
-from codememory.extract.llm import LLMError, Provider
-from codememory.extract.output import InvalidOutput, parse_output
+from codememory.extract.llm import Provider
+from codememory.extract.output import parse_output
 from codememory.store.database import Filters
 from codememory.store.extraction import ExtractionRow, ExtractionTables
 from codememory.text.privacy import scrub

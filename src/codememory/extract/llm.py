@@ -24,17 +24,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from codememory.core.config import LLMConfig
-from codememory.errors import CodememoryError, InvalidInput
+from codememory.errors import InvalidInput, LLMError
 from codememory.extract.compress import estimate_tokens
 from codememory.text.privacy import scrub
 
 PROVIDERS = ("none", "openai", "opencode")
 _ERROR_SNIPPET = 300
 _MAX_ARG_BYTES = 100_000  # Linux caps one argv string at 128 KiB; longer prompts go through stdin
-
-
-class LLMError(CodememoryError):
-    """A model call failed: unreachable server, HTTP error, timeout, or an answer that is not a completion."""
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from codememory.core.model import DEFAULT_IMPORTANCE, LINK_TYPES, MAX_TEXT, session_position
-from codememory.errors import InvalidInput, StoreNotFound, StoreUnusable
+from codememory.errors import InvalidInput, StoreNotFound, StoreUnusable, UnsafePath
 from codememory.store.capture import TURN_COLUMNS, cursor_problems, turn_problems
 from codememory.store.database import Database, text_hash
 from codememory.store.extraction import STATUSES as EXTRACTION_STATUSES
@@ -698,7 +698,7 @@ def _swap(path: Path, tmp: Path, backup: Path) -> None:
 def _drop_vector_cache(folder: Path) -> None:
     """Cached vector snapshots are derived from the embeddings table: remove them (files only, never through
     a link) so they are rebuilt from the repaired table."""
-    from codememory.core.safe_files import UnsafePath, check_dir
+    from codememory.core.safe_files import check_dir
 
     try:
         if not check_dir(folder):  # a link at .codememory, cache/ or vectors/ is refused, never followed
