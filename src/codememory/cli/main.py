@@ -30,7 +30,7 @@ from codememory.core.model import CATEGORIES
 from codememory.embedding.semantic import NOT_CONFIGURED
 from codememory.errors import CodememoryError, InvalidInput
 from codememory.service.project_store import Store
-from codememory.store.database import SORT_COLUMNS
+from codememory.store.filters import SORT_COLUMNS
 from codememory.text.context_render import one_line, quoted
 from codememory.text.privacy import scrub_message
 

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 from codememory.core.config import Config
 from codememory.errors import EmbedderError
-from codememory.store.database import Database, Filters
+from codememory.store.database import Database
+from codememory.store.filters import Filters
 
 # Why search is keyword-only when the user never chose a model (callers tell it apart from a model that failed).
 NOT_CONFIGURED = (

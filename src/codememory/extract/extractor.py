@@ -55,8 +55,8 @@ from codememory.extract.compress import (
 from codememory.extract.heuristic import Candidate, explicit_candidates, heuristic_candidates, unique
 from codememory.extract.llm import Provider
 from codememory.extract.output import parse_output
-from codememory.store.database import Filters
 from codememory.store.extraction import ExtractionRow, ExtractionTables
+from codememory.store.filters import Filters
 from codememory.text.privacy import scrub
 
 if TYPE_CHECKING:

@@ -29,8 +29,9 @@ from typing import Any
 from codememory.core.model import DEFAULT_IMPORTANCE, LINK_TYPES, MAX_TEXT, session_position
 from codememory.errors import InvalidInput, StoreNotFound, StoreUnusable, UnsafePath
 from codememory.store.capture import TURN_COLUMNS, cursor_problems, turn_problems
-from codememory.store.database import Database, text_hash
+from codememory.store.database import Database
 from codememory.store.extraction import STATUSES as EXTRACTION_STATUSES
+from codememory.store.memories import text_hash
 from codememory.store.migrations import LATEST
 from codememory.store.rows import (
     MAX_LABEL,
