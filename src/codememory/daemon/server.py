@@ -26,8 +26,6 @@ from __future__ import annotations
 import hmac
 import json
 import logging
-import sqlite3
-from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from fastapi import FastAPI, Request, Security
@@ -47,15 +45,7 @@ from codememory.daemon.recall_api import create_router as create_recall_router
 from codememory.daemon.recall_api import record_quietly
 from codememory.daemon.request_body import RequestBody
 from codememory.daemon.state import DaemonState
-from codememory.errors import (
-    CodememoryError,
-    InvalidInput,
-    NotFound,
-    ProjectNotAllowed,
-    RegistryError,
-    StoreNotFound,
-    StoreUnusable,
-)
+from codememory.errors import CodememoryError, StoreFailed, http_status
 from codememory.text.privacy import scrub_message
 
 log = logging.getLogger("codememory.daemon")
@@ -417,33 +407,15 @@ def create_app(state: DaemonState) -> FastAPI:
             response.headers.update(exc.headers)
         return response
 
-    handlers: list[tuple[type[Exception], int]] = [
-        (InvalidInput, 400),
-        (ProjectNotAllowed, 403),
-        (RegistryError, 503),
-        (StoreNotFound, 404),
-        (NotFound, 404),
-        (StoreUnusable, 503),
-        (CodememoryError, 400),
-    ]
-
-    def _handler(status: int) -> Callable[[Request, Exception], Awaitable[JSONResponse]]:
-        async def handle(_request: Request, exc: Exception) -> JSONResponse:
-            if status >= 500:
-                log.warning("%s", exc)
-            return error(status, str(exc))
-
-        return handle
-
-    for exc_type, status in handlers:
-        app.add_exception_handler(exc_type, _handler(status))
-
-    async def _sqlite(_request: Request, exc: Exception) -> JSONResponse:
-        log.error("store error: %s", exc)
-        state.health.record_error(exc, "store")
-        return error(503, f"the store could not be used: {exc}")
-
-    app.add_exception_handler(sqlite3.Error, _sqlite)
+    @app.exception_handler(CodememoryError)
+    async def _codememory(_request: Request, exc: CodememoryError) -> JSONResponse:
+        status = http_status(exc)
+        if isinstance(exc, StoreFailed):  # SQLite refused a statement: a bug, kept for /health
+            log.error("store error: %s", exc.__cause__ or exc)
+            state.health.record_error(exc.__cause__ or exc, "store")
+        elif status >= 500:
+            log.warning("%s", exc)
+        return error(status, str(exc))
 
     @app.get("/health", response_model=HealthResponse, tags=["daemon"])
     def health() -> dict[str, Any]:
