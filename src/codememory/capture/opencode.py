@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from codememory.capture.daily_log import MEMORY_DIR, Appended, DailyLog
-from codememory.capture.opencode_db import SOURCE, DbStatus, OpenCodeDB, json_object
+from codememory.capture.opencode_db import DbStatus, OpenCodeDB
+from codememory.capture.opencode_turns import SOURCE, json_object
 from codememory.capture.turns import SessionInfo, Turn
 from codememory.core import safe_files
 from codememory.core.dates import from_iso, now_utc, to_iso

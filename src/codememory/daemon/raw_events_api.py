@@ -19,7 +19,7 @@ from fastapi.security import HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
 from codememory import __version__
-from codememory.capture.opencode_db import ms_to_iso
+from codememory.capture.opencode_turns import ms_to_iso
 from codememory.core.dates import from_iso, now_iso, to_iso
 from codememory.daemon.request_body import RequestBody
 from codememory.daemon.state import DaemonState

@@ -30,8 +30,8 @@ from typing import Any
 from codememory.capture.hook_transcripts import read_session, transcript_project
 from codememory.capture.jsonl_reader import ReadState
 from codememory.capture.opencode import CaptureReport, capture_opencode, open_initialised_store
-from codememory.capture.opencode_db import SOURCE as OPENCODE
 from codememory.capture.opencode_db import DbStatus, OpenCodeDB
+from codememory.capture.opencode_turns import SOURCE as OPENCODE
 from codememory.capture.turns import SessionInfo, Todo, Turn
 from codememory.core import safe_files
 from codememory.core.config import Config

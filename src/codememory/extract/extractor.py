@@ -45,9 +45,9 @@ from codememory.extract.budget import Budget
 from codememory.extract.compress import (
     Window,
     analyze_tool,
+    compact_transcript,
     describe_tool,
     estimate_tokens,
-    render_transcript,
     shorten,
     split_windows,
     tool_prompt,
@@ -271,7 +271,7 @@ class Extractor:
     ) -> None:
         budget = Budget.for_session(self.store.db, self.cfg, session.session_id, provider.name)
         root = session.project_root
-        windows = split_windows(render_transcript(turns, root=root), self.cfg.max_transcript_tokens)
+        windows = split_windows(compact_transcript(turns, root=root), self.cfg.max_transcript_tokens)
         existing = self._existing_memories()
         header = self._header(session)
         if self.cfg.compress_tools:
@@ -279,7 +279,7 @@ class Extractor:
             reserve = sum(w.tokens + overhead + estimate_tokens(existing) + EXTRACT_MAX_TOKENS for w in windows)
             describe = self._compressor(provider, budget, report, root, reserve)
             windows = split_windows(
-                render_transcript(turns, root=root, describe=describe), self.cfg.max_transcript_tokens
+                compact_transcript(turns, root=root, describe=describe), self.cfg.max_transcript_tokens
             )
         for index, window in enumerate(windows):
             span_turns = [t for t in turns if window.first_seq <= t.seq <= window.last_seq]
