@@ -186,7 +186,8 @@ async def send_json(send: Send, status: int, payload: dict[str, Any], headers: l
 
 class _Reject(Exception):
     """A refusal before the app runs. It closes the connection: the request's body is not read, so the
-    connection could not carry another request anyway, and a refused client gets nothing to keep open."""
+    connection could not carry another request anyway, and a refused client gets nothing to keep open.
+    Private: the middleware answers it itself; it never leaves this module."""
 
     def __init__(
         self, status: int, message: str, headers: list[tuple[bytes, bytes]] | None = None, reason: str = ""

@@ -185,6 +185,8 @@ class ExtractionReport:
 
 
 class _OverBudget(Exception):
+    """Control flow inside this module (the span falls back to the rules); never reaches a caller."""
+
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason

@@ -152,6 +152,9 @@ class OpenAICompatible:
 
 
 class _Rejected(Exception):
+    """Control flow inside this module (an HTTP 400, retried or turned into LLMError); never reaches a
+    caller."""
+
     def __init__(self, status: int, detail: str) -> None:
         super().__init__(status, detail)
         self.status = status
