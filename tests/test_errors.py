@@ -184,6 +184,16 @@ def test_a_statement_sqlite_refuses_is_store_failed_with_sqlites_words(db: Datab
     assert str(caught.value) == "the store could not be used: Cannot operate on a closed database."
     with pytest.raises(StoreFailed):
         list(db.iter_all())  # generators translate too
+    # every table group Database is made of translates, not only the methods it defines itself
+    for method in (
+        db.vocabulary,
+        lambda: db.vectors("m"),
+        lambda: db.links_of(1),
+        db.entity_counts,
+        db.tag_frequencies,
+    ):
+        with pytest.raises(StoreFailed):
+            method()
 
 
 # ------------------------------------------------------------------------------ through the entry points
