@@ -31,10 +31,11 @@ from codememory.capture.opencode import (
     open_initialised_store,
     project_lock,
 )
-from codememory.capture.opencode_db import OpenCodeDB, OpenCodeDBError, discover_db
+from codememory.capture.opencode_db import OpenCodeDB, discover_db
 from codememory.capture.turns import SessionInfo, ToolCall, Turn
 from codememory.core.dates import now_utc
 from codememory.core.project import store_dir
+from codememory.errors import OpenCodeDBError
 from codememory.service.project_store import Store
 from codememory.store.capture import CaptureTables
 from support.opencode import OpenCodeHome, make_git_project, require_opencode
@@ -581,7 +582,7 @@ def test_a_missing_unreadable_or_foreign_database_degrades_with_a_reason(world: 
 
     with OpenCodeDB(tmp_path / "nope.db") as reader, pytest.raises(OpenCodeDBError) as err:
         reader.sessions()
-    assert err.value.status.state == "missing"
+    assert err.value.state == "missing"
 
 
 def test_discover_finds_the_database_as_opencode_does(world: World, tmp_path: Path) -> None:

@@ -12,9 +12,10 @@ import pytest
 
 from codememory.capture import codex as codex_transcript
 from codememory.capture.daily_log import MEMORY_DIR, DailyLog, find_anchors
-from codememory.capture.hook_transcripts import TranscriptError, capture_transcript, detect_source, read_session
+from codememory.capture.hook_transcripts import capture_transcript, detect_source, read_session
 from codememory.capture.jsonl_reader import ReadState
 from codememory.core.project import store_dir
+from codememory.errors import TranscriptError
 from codememory.service.project_store import Store
 from codememory.store.capture import CaptureTables
 

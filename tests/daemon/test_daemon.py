@@ -28,7 +28,8 @@ from codememory import Store
 from codememory.cli.daemon_cmd import daemon as daemon_group
 from codememory.core.trust import read_project_file, trust
 from codememory.daemon import lifecycle
-from codememory.daemon.client import DaemonRequestError, Response
+from codememory.daemon.client import Response
+from codememory.errors import DaemonRequestError
 from support.daemon import (
     MAX_BODY,
     PY,

@@ -12,7 +12,7 @@ import pytest
 from codememory import Store
 from codememory.capture.turns import SessionInfo, ToolCall, Turn
 from codememory.extract import Todo, extract_session, heuristic_candidates
-from codememory.extract.compress import describe_tool, render_transcript, split_windows
+from codememory.extract.compress import compact_transcript, describe_tool, split_windows
 from codememory.extract.heuristic import Candidate, command_key
 from support.extraction import ROOT, SESSION, bash, edit, extraction_rows, stored_memories, turn
 
@@ -318,7 +318,7 @@ def test_transcript_keeps_text_verbatim_scrubs_secrets_and_splits_into_windows()
             2, "Next.", ("Done: added src/shop/cart.py.",), (bash(f"curl -H 'Authorization: Bearer {secret}' x", "ok"),)
         ),
     ] + [turn(i, "x" * 400) for i in range(3, 9)]
-    rendered = render_transcript(turns, root=ROOT)
+    rendered = compact_transcript(turns, root=ROOT)
     text = "\n".join(r.text for r in rendered)
     assert secret not in text and "home address" not in text
     assert "[turn 1]\nUser: Use this key: [REDACTED:openai]" in text
@@ -327,7 +327,7 @@ def test_transcript_keeps_text_verbatim_scrubs_secrets_and_splits_into_windows()
     assert len(windows) > 1 and windows[0].first_seq == 1
     assert all(w.tokens <= 250 for w in windows)
     assert [s for w in windows for s in w.seqs] == list(range(1, 9))
-    long_turn = render_transcript([turn(1, "y" * 10_000)])
+    long_turn = compact_transcript([turn(1, "y" * 10_000)])
     (only_window,) = split_windows(long_turn, max_tokens=100)
     assert only_window.tokens <= 100 and "characters cut" in only_window.text
 

@@ -21,9 +21,9 @@ from codememory import InvalidInput, Store
 from codememory.capture.turns import Turn
 from codememory.core.config import LLMConfig
 from codememory.core.dates import now_utc, to_iso
+from codememory.errors import LLMError
 from codememory.extract import (
     Extractor,
-    LLMError,
     OpenAICompatible,
     OpenCodeCLI,
     Todo,

@@ -27,6 +27,7 @@ from click.testing import Result
 from mcp import ClientSession
 
 from codememory import Store
+from codememory.errors import StoreBusy, StoreFailed
 from codememory.store import schema
 from codememory.store.failures import translate
 from codememory.store.migrations import LATEST, apply
@@ -521,12 +522,14 @@ def test_a_lock_held_past_the_busy_timeout_is_one_clear_error(project: Path) -> 
         ):
             other.execute("INSERT INTO tags(name) VALUES ('x')")
         holder.execute("ROLLBACK")
-    unusable = translate(caught.value, db_file(project), 30.0)
-    assert unusable is not None
-    assert str(unusable) == (
+    busy = translate(caught.value, db_file(project), 30.0)
+    assert isinstance(busy, StoreBusy)
+    assert str(busy) == (
         f"store {db_file(project)} stayed locked by another process for 30 s (database is locked); try again, "
         "or stop the process that holds it"
     )
     with pytest.raises(sqlite3.OperationalError) as syntax:
         sqlite3.connect(":memory:").execute("SELEC 1")
-    assert translate(syntax.value, db_file(project), 30.0) is None  # not about the store: left to the caller
+    refused = translate(syntax.value, db_file(project), 30.0)  # not about the file: SQLite's words, no advice
+    assert type(refused) is StoreFailed
+    assert str(refused) == 'the store could not be used: near "SELEC": syntax error'

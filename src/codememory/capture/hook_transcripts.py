@@ -32,6 +32,7 @@ from codememory.capture.turns import SessionInfo, Turn
 from codememory.core.bounded_input import TRANSCRIPT_LINE_MAX_BYTES, size_text
 from codememory.core.dates import now_utc, to_iso
 from codememory.core.project import store_dir
+from codememory.errors import TranscriptError
 from codememory.store.capture import CaptureTables
 
 if TYPE_CHECKING:
@@ -44,10 +45,6 @@ READERS: dict[str, TranscriptFormat] = {
     claude_transcript.SOURCE: claude_transcript.FORMAT,
     codex_transcript.SOURCE: codex_transcript.FORMAT,
 }
-
-
-class TranscriptError(Exception):
-    """A transcript that cannot be read (missing, unreadable, not a transcript we know)."""
 
 
 @dataclass

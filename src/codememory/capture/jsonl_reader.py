@@ -37,7 +37,9 @@ _SKIP_CHUNK = 1 << 20
 
 
 def strip_injected(text: str) -> str:
-    """`text` without injected blocks; "" when the whole text is context codememory injected."""
+    """`text` without injected blocks; "" when the whole text is context codememory injected. The rule of
+    Claude Code and Codex transcripts, where hooks' output arrives wrapped in the assistant's own tags;
+    OpenCode's messages carry only the plugin's block (`opencode_turns.strip_developer_context`)."""
     if "<" in text:
         text = _INJECTED_RE.sub("", text)
     text = text.strip()

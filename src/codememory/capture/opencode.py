@@ -35,12 +35,14 @@ from pathlib import Path
 from typing import Any
 
 from codememory.capture.daily_log import MEMORY_DIR, Appended, DailyLog
-from codememory.capture.opencode_db import SOURCE, DbStatus, OpenCodeDB, OpenCodeDBError
+from codememory.capture.opencode_db import DbStatus, OpenCodeDB
+from codememory.capture.opencode_turns import SOURCE
 from codememory.capture.turns import SessionInfo, Turn
 from codememory.core import safe_files
 from codememory.core.dates import from_iso, now_utc, to_iso
 from codememory.core.lenient_json import json_object
 from codememory.core.project import db_path, store_dir
+from codememory.errors import OpenCodeDBError
 from codememory.service.project_store import Store
 from codememory.store.capture import CapturedTurn, CaptureTables
 
@@ -195,7 +197,7 @@ def capture_opencode(
         try:
             sessions = reader.sessions(since)
         except OpenCodeDBError as exc:
-            report.db = exc.status
+            report.db = DbStatus.of(exc)
             sessions = []
         by_root: dict[str, list[SessionInfo]] = {}
         for info in sessions:

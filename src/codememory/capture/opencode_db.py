@@ -7,27 +7,13 @@ The database belongs to a live program, so the reader is careful:
 - `status()` says whether the file is there and has the tables and columns we read, with a reason,
   instead of raising; the other methods raise `OpenCodeDBError` (carrying that status) on failure.
 
-Turns: each user message starts a turn; assistant messages belong to the turn of their `parentID`
-(OpenCode's link from an answer to the prompt it answers), else to the preceding user message. The
-turn id is the user message id, its seq the 1-based position among the session's turns. Compaction
-turns (OpenCode summarising the conversation to itself) are not turns: they are skipped and not
-counted. Parts marked `synthetic` (file contents OpenCode inlines, text that plugins inject) or
-`ignored` are skipped, and `<developer_context>` blocks are cut out of every text: memory must never
-re-ingest what it injected.
-
-A turn is completed when the assistant has finished it, the rule OpenCode's own prompt loop uses to
-stop: every assistant message of the turn has `time.completed`, and the last one either ended with an
-error (aborted, provider error) or has a `finish` reason other than "tool-calls"/"unknown" (which mean
-another step follows). A turn that a later user message has superseded is also complete once none of
-its messages is still streaming. Everything else (no answer yet, a step or tool still running) is
-incomplete.
+How messages and parts become turns is opencode_turns' business (the plugin's raw events follow the same
+rules).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import sqlite3
 import threading
 import urllib.parse
@@ -38,11 +24,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from codememory.capture.turns import SessionInfo, Todo, ToolCall, Turn, project_path
-from codememory.core.dates import from_iso, to_iso
+from codememory.capture.opencode_turns import (
+    SOURCE,
+    OpenCodeMessage,
+    build_turn,
+    group_turns,
+    ms_to_iso,
+    render_full_turn,
+)
+from codememory.capture.turns import SessionInfo, Todo, Turn
+from codememory.core.dates import from_iso
 from codememory.core.lenient_json import json_object
+from codememory.errors import OpenCodeDBError
 
-SOURCE = "opencode"
 DB_NAME = "opencode.db"
 BUSY_TIMEOUT_MS = 2000
 
@@ -57,11 +51,6 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
 OPTIONAL_COLUMNS: dict[str, tuple[str, ...]] = {
     "todo": ("session_id", "content", "status", "priority", "position"),
 }
-# finish reasons after which OpenCode's loop runs another model step
-CONTINUING_FINISH = frozenset({"tool-calls", "unknown"})
-# tools whose `filePath` input is a file they change
-WRITING_TOOLS = frozenset({"write", "edit", "multiedit"})
-_DEVELOPER_CONTEXT_RE = re.compile(r"<developer_context\b[^>]*>.*?(?:</developer_context>|\Z)", re.DOTALL | re.I)
 _CHUNK = 400
 
 
@@ -126,29 +115,12 @@ class DbStatus:
     def to_dict(self) -> dict[str, Any]:
         return {"state": self.state, "path": self.path, "reason": self.reason}
 
+    def error(self) -> OpenCodeDBError:
+        return OpenCodeDBError(self.state, self.path, self.reason)
 
-class OpenCodeDBError(Exception):
-    """OpenCode's database could not be read; `status` says why."""
-
-    def __init__(self, status: DbStatus) -> None:
-        super().__init__(f"OpenCode database {status.state}: {status.reason}")
-        self.status = status
-
-
-@dataclass
-class _Message:
-    id: str
-    role: str
-    created: int
-    data: dict[str, Any]
-
-
-# --------------------------------------------------------------------------- helpers
-def ms_to_iso(ms: object) -> str | None:
-    """Epoch milliseconds as canonical ISO; None for anything that is not a number."""
-    if not isinstance(ms, int | float) or isinstance(ms, bool):
-        return None
-    return to_iso(datetime.fromtimestamp(float(ms) / 1000.0, UTC))
+    @classmethod
+    def of(cls, error: OpenCodeDBError) -> DbStatus:
+        return cls(error.state, error.path, error.reason)
 
 
 def _ms(value: str | datetime | int | float | None) -> int | None:
@@ -160,64 +132,6 @@ def _ms(value: str | datetime | int | float | None) -> int | None:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     return int(dt.timestamp() * 1000)
-
-
-def strip_injected(text: str) -> str:
-    """Text without `<developer_context>` blocks (what codememory itself injects)."""
-    if "developer_context" not in text.lower():
-        return text
-    return _DEVELOPER_CONTEXT_RE.sub("", text).strip()
-
-
-def error_text(error: Any) -> str | None:
-    """An OpenCode error (`{name, data: {message}}`, or a plain message) as one line of text."""
-    if not error:
-        return None
-    if isinstance(error, dict):
-        name = str(error.get("name") or "error")
-        data = error.get("data")
-        message = data.get("message") if isinstance(data, dict) else error.get("message")
-        return f"{name}: {message}" if message else name
-    return str(error)
-
-
-def _completed_ms(msg: _Message) -> int | None:
-    time = msg.data.get("time")
-    value = time.get("completed") if isinstance(time, dict) else None
-    return int(value) if isinstance(value, int | float) else None
-
-
-def is_compaction(message: dict[str, Any]) -> bool:
-    """Whether an assistant message is a compaction summary (its turn is not a turn)."""
-    return message.get("summary") is True or message.get("mode") == "compaction" or message.get("agent") == "compaction"
-
-
-def answer_finished(last: dict[str, Any]) -> tuple[bool, str | None]:
-    """Whether a turn's last assistant message ends the turn (an error, or a finish reason that does not
-    continue with tool results), and its error."""
-    error = error_text(last.get("error"))
-    return error is not None or last.get("finish") not in CONTINUING_FINISH, error
-
-
-def written_file(call: ToolCall) -> str | None:
-    """The file a completed write/edit tool call wrote."""
-    path = call.input.get("filePath")
-    if call.tool in WRITING_TOOLS and call.status == "completed" and isinstance(path, str):
-        return path
-    return None
-
-
-def _turn_state(assistants: list[_Message], superseded: bool) -> tuple[bool, str | None, str | None]:
-    """(completed, ended_at, error) of a turn from its assistant messages."""
-    if not assistants:
-        return superseded, None, None
-    last = assistants[-1]
-    streaming = any(_completed_ms(m) is None for m in assistants)
-    finished, error = answer_finished(last.data)
-    finished = finished and not streaming
-    done = finished or (superseded and not streaming)
-    ended = ms_to_iso(_completed_ms(last)) if done else None
-    return done, ended, error
 
 
 # --------------------------------------------------------------------------- reader
@@ -251,7 +165,7 @@ class OpenCodeDB:
 
     # ---------------------------------------------------------------- plumbing
     def _fail(self, state: str, reason: str) -> OpenCodeDBError:
-        return OpenCodeDBError(DbStatus(state, str(self.path), reason))
+        return OpenCodeDBError(state, str(self.path), reason)
 
     def _connect(self) -> sqlite3.Connection:
         try:
@@ -313,7 +227,7 @@ class OpenCodeDB:
                     if lacking:
                         problems.append(f"{table} lacks {', '.join(lacking)}")
         except OpenCodeDBError as exc:
-            return exc.status
+            return DbStatus.of(exc)
         except Exception as exc:  # status must never raise
             self.close()
             return DbStatus("unreadable", str(self.path), f"{type(exc).__name__}: {exc}")
@@ -381,12 +295,12 @@ class OpenCodeDB:
             if user.id in exclude:
                 continue
             superseded = index + 1 < len(groups)
-            out.append(self._turn(session_id, index + 1, user, answers, parts, root, superseded))
+            out.append(build_turn(session_id, index + 1, user, answers, parts, root, superseded))
         return out
 
     def _load(
         self, session_id: str, want: Callable[[str], bool]
-    ) -> tuple[str | None, list[tuple[_Message, list[_Message]]], dict[str, list[dict[str, Any]]]] | None:
+    ) -> tuple[str | None, list[tuple[OpenCodeMessage, list[OpenCodeMessage]]], dict[str, list[dict[str, Any]]]] | None:
         """(project root, [(user message, its assistant messages)], parts by message id for the turns
         `want` selects) in one read transaction; None when there is no such session."""
         with self._read() as conn:
@@ -397,14 +311,14 @@ class OpenCodeDB:
             if head is None:
                 return None
             messages = [
-                _Message(r[0], str(data.get("role") or ""), int(r[1] or 0), data)
+                OpenCodeMessage(r[0], str(data.get("role") or ""), int(r[1] or 0), data)
                 for r in conn.execute(
                     "SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id",
                     (session_id,),
                 )
                 for data in (json_object(r[2]),)
             ]
-            groups = self._group(messages)
+            groups = group_turns(messages)
             ids = [m.id for user, answers in groups if want(user.id) for m in (user, *answers)]
             parts: dict[str, list[dict[str, Any]]] = {}
             for i in range(0, len(ids), _CHUNK):
@@ -422,82 +336,6 @@ class OpenCodeDB:
             if t.turn_id == turn_id:
                 return t
         return None
-
-    @staticmethod
-    def _group(messages: list[_Message]) -> list[tuple[_Message, list[_Message]]]:
-        """[(user message, its assistant messages)] in order, compaction turns left out."""
-        groups: dict[str, list[_Message]] = {}
-        order: list[_Message] = []
-        current: str | None = None
-        for m in messages:
-            if m.role == "user":
-                groups[m.id] = []
-                order.append(m)
-                current = m.id
-            elif m.role == "assistant":
-                parent = m.data.get("parentID")
-                key = parent if isinstance(parent, str) and parent in groups else current
-                if key is not None:
-                    groups[key].append(m)
-        return [(u, groups[u.id]) for u in order if not any(is_compaction(m.data) for m in groups[u.id])]
-
-    @staticmethod
-    def _turn(
-        session_id: str,
-        seq: int,
-        user: _Message,
-        answers: list[_Message],
-        parts: dict[str, list[dict[str, Any]]],
-        root: str | None,
-        superseded: bool,
-    ) -> Turn:
-        user_texts = []
-        for part in parts.get(user.id, []):
-            if part.get("type") == "text" and not part.get("synthetic") and not part.get("ignored"):
-                text = strip_injected(str(part.get("text") or ""))
-                if text.strip():
-                    user_texts.append(text.strip())
-        texts: list[str] = []
-        calls: list[ToolCall] = []
-        files: list[str] = []
-        steps = 0
-        for message in answers:
-            for part in parts.get(message.id, []):
-                kind = part.get("type")
-                if part.get("synthetic") or part.get("ignored"):
-                    continue
-                if kind == "text":
-                    text = strip_injected(str(part.get("text") or "")).strip()
-                    if text:
-                        texts.append(text)
-                elif kind == "step-start":
-                    steps += 1
-                elif kind == "patch":
-                    for f in part.get("files") or []:
-                        if isinstance(f, str):
-                            files.append(project_path(f, root))
-                elif kind == "tool":
-                    call = _tool_call(part)
-                    calls.append(call)
-                    path = written_file(call)
-                    if path:
-                        files.append(project_path(path, root))
-        completed, ended_at, error = _turn_state(answers, superseded)
-        return Turn(
-            source=SOURCE,
-            session_id=session_id,
-            turn_id=user.id,
-            seq=seq,
-            started_at=ms_to_iso(user.created) or "",
-            ended_at=ended_at,
-            user_text="\n\n".join(user_texts),
-            assistant_texts=tuple(texts),
-            tool_calls=tuple(calls),
-            files=tuple(dict.fromkeys(files)),
-            completed=completed,
-            error=error,
-            steps=steps,
-        )
 
     # ------------------------------------------------------------------- todos
     def todos(self, session_id: str) -> list[Todo]:
@@ -524,62 +362,7 @@ class OpenCodeDB:
         root, groups, parts = loaded
         for index, (user, answers) in enumerate(groups):
             if user.id == turn_id:
-                turn = self._turn(session_id, index + 1, user, answers, parts, root, index + 1 < len(groups))
+                turn = build_turn(session_id, index + 1, user, answers, parts, root, index + 1 < len(groups))
                 events = [p for m in answers for p in parts.get(m.id, [])]
-                return scrub(render_transcript(turn, events, max_output=max_output))
+                return scrub(render_full_turn(turn, events, max_output=max_output))
         return None
-
-
-def _tool_call(part: dict[str, Any]) -> ToolCall:
-    raw_state = part.get("state")
-    state: dict[str, Any] = raw_state if isinstance(raw_state, dict) else {}
-    raw_input = state.get("input")
-    output = state.get("output")
-    title = state.get("title")
-    return ToolCall(
-        tool=str(part.get("tool") or "?"),
-        call_id=str(part.get("callID") or ""),
-        status=str(state.get("status") or "pending"),
-        input=raw_input if isinstance(raw_input, dict) else {},
-        output=output if isinstance(output, str) else "",
-        error=error_text(state.get("error")),
-        title=title if isinstance(title, str) and title else None,
-    )
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + f"\n… [{len(text) - limit} more characters]"
-
-
-def render_transcript(turn: Turn, events: list[dict[str, Any]], *, max_output: int = 2000) -> str:
-    """A turn as plain text: the prompt, then the assistant's parts (`events`, in order). Not scrubbed:
-    callers scrub before showing or storing it."""
-    state = "completed" if turn.completed else "still running"
-    lines = [f"# Turn {turn.seq} of session {turn.session_id} ({turn.turn_id}), {turn.started_at}, {state}", ""]
-    lines += ["## User", "", turn.user_text or "(no text)", "", "## Assistant", ""]
-    step = 0
-    for part in events:
-        kind = part.get("type")
-        if part.get("synthetic") or part.get("ignored"):
-            continue
-        if kind == "step-start":
-            step += 1
-            lines += [f"### Step {step}", ""]
-        elif kind == "text":
-            text = strip_injected(str(part.get("text") or "")).strip()
-            if text:
-                lines += [text, ""]
-        elif kind == "tool":
-            call = _tool_call(part)
-            args = json.dumps(call.input, ensure_ascii=False, sort_keys=True)
-            lines.append(f"[Tool: {call.tool}] {call.status}: {_cut(args, max_output)}")
-            if call.error:
-                lines.append(f"error: {call.error}")
-            if call.output:
-                lines += ["output:", _cut(call.output.rstrip(), max_output)]
-            lines.append("")
-    if turn.files:
-        lines += ["Files: " + ", ".join(turn.files), ""]
-    if turn.error:
-        lines += [f"Stopped: {turn.error}", ""]
-    return "\n".join(lines).rstrip() + "\n"

@@ -45,13 +45,13 @@ from typing import Any
 
 from codememory.capture.daily_log import MEMORY_DIR, DailyLog
 from codememory.capture.opencode import UNFINISHED, CaptureReport, ProjectReport, capture_turn, project_lock
-from codememory.capture.opencode_db import (
-    DbStatus,
+from codememory.capture.opencode_db import DbStatus
+from codememory.capture.opencode_turns import (
     answer_finished,
     error_text,
     is_compaction,
     ms_to_iso,
-    strip_injected,
+    strip_developer_context,
     written_file,
 )
 from codememory.capture.turns import SessionInfo, ToolCall, Turn, project_path
@@ -211,7 +211,7 @@ def _turn(
     steps = 0
     for a in group:
         for text in a.payload.get("texts") or []:
-            clean = strip_injected(_text(text)).strip()
+            clean = strip_developer_context(_text(text)).strip()
             if clean:
                 texts.append(clean)
         raw_steps = a.payload.get("steps")
@@ -240,7 +240,7 @@ def _turn(
         seq=seq,
         started_at=user.at,
         ended_at=ended_at,
-        user_text=strip_injected(_text(user.payload.get("text"))).strip(),
+        user_text=strip_developer_context(_text(user.payload.get("text"))).strip(),
         assistant_texts=tuple(texts),
         tool_calls=tuple(calls),
         files=tuple(dict.fromkeys(files)),

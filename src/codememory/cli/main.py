@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import sys
 from collections.abc import Callable
 from importlib import resources
@@ -28,9 +27,9 @@ from codememory.core.bounded_input import (
 )
 from codememory.core.model import CATEGORIES
 from codememory.embedding.semantic import NOT_CONFIGURED
-from codememory.errors import CodememoryError, InvalidInput
+from codememory.errors import CodememoryError, InvalidInput, exit_code
 from codememory.service.project_store import Store
-from codememory.store.database import SORT_COLUMNS
+from codememory.store.filters import SORT_COLUMNS
 from codememory.text.context_render import one_line, quoted
 from codememory.text.privacy import scrub_message
 
@@ -53,10 +52,7 @@ class _Group(ScrubbedGroup):
             return super().invoke(ctx)
         except CodememoryError as exc:
             click.echo(f"codememory: error: {scrub_message(exc)}", err=True)
-            ctx.exit(exc.exit_code)
-        except sqlite3.Error as exc:  # the store layer turns damage and locks into CodememoryError already
-            click.echo(f"codememory: error: the store could not be used: {scrub_message(exc)}", err=True)
-            ctx.exit(1)
+            ctx.exit(exit_code(exc))
         except BrokenPipeError:
             sys.stderr.close()  # e.g. `codememory list | head`
             ctx.exit(0)

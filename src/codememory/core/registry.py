@@ -14,13 +14,9 @@ from typing import Any
 
 from codememory.core.dates import now_iso_seconds
 from codememory.core.paths import config_dir
-from codememory.errors import CodememoryError
+from codememory.errors import RegistryError
 
 VERSION = 1
-
-
-class RegistryError(CodememoryError):
-    pass
 
 
 def registry_path() -> Path:

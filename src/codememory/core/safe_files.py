@@ -25,17 +25,12 @@ from typing import BinaryIO
 
 from codememory.core.project import STORE_DIR
 from codememory.core.safe_text import printable_line
-from codememory.errors import StoreUnusable
+from codememory.errors import UnsafePath
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK: opening a FIFO someone left in the folder must not hang; it is then refused as not a file.
 _FILE_FLAGS = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
-
-
-class UnsafePath(StoreUnusable, OSError):
-    """A link (or something other than a file or folder) where codememory keeps its files. An OSError too,
-    so the callers that already treat an unreadable cache or log as absent skip it the same way."""
 
 
 def _refusal(shown: Path, what: str) -> UnsafePath:

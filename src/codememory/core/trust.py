@@ -24,7 +24,7 @@ from typing import Any
 from codememory.core.dates import now_iso_seconds
 from codememory.core.paths import state_dir
 from codememory.core.safe_text import printable_line
-from codememory.errors import CodememoryError, InvalidInput
+from codememory.errors import InvalidInput, TrustError, UnsafePath
 
 TRUST_NAME = "trusted-configs.json"
 VERSION = 1
@@ -97,10 +97,6 @@ _OFF_VALUES: dict[str, tuple[Any, ...]] = {
 NEEDS_TRUST_REASON = "sends data, picks a credential, a program, a model or a path: needs `codememory trust`"
 
 
-class TrustError(CodememoryError):
-    pass
-
-
 def rule(key: str) -> Rule | None:
     """How an untrusted project file's `key` is treated; None: it needs trust."""
     return UNTRUSTED_RULES.get(key)
@@ -153,7 +149,7 @@ def read_project_file(path: Path) -> ProjectFile | None:
         fd = safe_files.open_fd(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except (FileNotFoundError, NotADirectoryError):
         return None
-    except safe_files.UnsafePath as exc:
+    except UnsafePath as exc:
         if path.is_dir() or (not path.is_symlink() and path.exists() and not path.is_file()):
             return None  # a folder or a pipe named config.toml is not a config (and must not block us)
         raise InvalidInput(

@@ -20,24 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from codememory.core.paths import state_dir
-from codememory.errors import CodememoryError
+from codememory.errors import DaemonRequestError, DaemonUnavailable
 
 HOST = "127.0.0.1"
 INFO_NAME = "daemon.json"
 TOKEN_NAME = "token"
-
-
-class DaemonUnavailable(CodememoryError):
-    """The daemon is not running, not reachable, or not answering in time."""
-
-
-class DaemonRequestError(CodememoryError):
-    """The daemon answered with an error status."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(f"daemon answered {status}: {message}")
-        self.status = status
-        self.message = message
 
 
 def info_path() -> Path:

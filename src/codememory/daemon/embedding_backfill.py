@@ -8,8 +8,8 @@ import logging
 from pathlib import Path
 
 from codememory.core.project import db_path
-from codememory.core.registry import RegistryError
 from codememory.daemon.state import DaemonState
+from codememory.errors import RegistryError
 
 log = logging.getLogger("codememory.daemon")
 

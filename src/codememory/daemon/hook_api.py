@@ -20,10 +20,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from codememory.core.lenient_json import json_object
 from codememory.core.project import db_path
-from codememory.daemon.project_access import ProjectNotAllowed
 from codememory.daemon.request_body import RequestBody
 from codememory.daemon.state import DaemonState
-from codememory.errors import InvalidInput
+from codememory.errors import InvalidInput, ProjectNotAllowed
 from codememory.hooks import dispatch as hooks
 
 

@@ -42,9 +42,9 @@ from codememory.core.dates import now_utc
 from codememory.core.env_switches import switched_on
 from codememory.core.paths import state_dir, xdg_home
 from codememory.core.safe_text import printable_line
-from codememory.daemon.client import INFO_NAME, TOKEN_NAME, Client, DaemonUnavailable, read_info
+from codememory.daemon.client import INFO_NAME, TOKEN_NAME, Client, read_info
 from codememory.daemon.state import HOST, Task
-from codememory.errors import CodememoryError
+from codememory.errors import DaemonError, DaemonUnavailable
 from codememory.text.privacy import scrub
 
 if TYPE_CHECKING:
@@ -62,10 +62,6 @@ LAUNCHD_LABEL = "dev.codememory.daemon"
 ENV_NO_SERVICE_MANAGER = "CODEMEMORY_NO_SERVICE_MANAGER"
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 15.0
-
-
-class DaemonError(CodememoryError):
-    exit_code = 1
 
 
 # ------------------------------------------------------------------------------------------ files

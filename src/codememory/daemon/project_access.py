@@ -21,11 +21,7 @@ from pathlib import Path
 
 from codememory.core.project import db_path
 from codememory.core.registry import load, registry_path
-from codememory.errors import CodememoryError, InvalidInput, StoreNotFound
-
-
-class ProjectNotAllowed(CodememoryError):
-    """The request names a project that is not in the user's registry (HTTP 403)."""
+from codememory.errors import InvalidInput, ProjectNotAllowed, StoreNotFound
 
 
 def _shown(path: str | Path) -> str:

@@ -18,7 +18,7 @@ from fastapi.security import HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
 from codememory import __version__
-from codememory.capture.opencode_db import ms_to_iso
+from codememory.capture.opencode_turns import ms_to_iso
 from codememory.core.dates import from_iso, now_iso, to_iso
 from codememory.core.env_switches import capture_disabled
 from codememory.daemon.request_body import RequestBody

@@ -26,8 +26,6 @@ from __future__ import annotations
 import hmac
 import json
 import logging
-import sqlite3
-from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from fastapi import FastAPI, Request, Security
@@ -39,17 +37,15 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from codememory import __version__
-from codememory.core.registry import RegistryError
 from codememory.daemon.embed_api import create_router as create_embed_router
 from codememory.daemon.hook_api import create_router as create_hook_router
 from codememory.daemon.http_guard import MAX_IN_FLIGHT
-from codememory.daemon.project_access import ProjectNotAllowed
 from codememory.daemon.raw_events_api import create_router as create_raw_events_router
 from codememory.daemon.recall_api import create_router as create_recall_router
 from codememory.daemon.recall_api import record_quietly
 from codememory.daemon.request_body import RequestBody
 from codememory.daemon.state import DaemonState
-from codememory.errors import CodememoryError, InvalidInput, NotFound, StoreNotFound, StoreUnusable
+from codememory.errors import CodememoryError, StoreFailed, http_status
 from codememory.text.privacy import scrub_message
 
 log = logging.getLogger("codememory.daemon")
@@ -190,7 +186,8 @@ async def send_json(send: Send, status: int, payload: dict[str, Any], headers: l
 
 class _Reject(Exception):
     """A refusal before the app runs. It closes the connection: the request's body is not read, so the
-    connection could not carry another request anyway, and a refused client gets nothing to keep open."""
+    connection could not carry another request anyway, and a refused client gets nothing to keep open.
+    Private: the middleware answers it itself; it never leaves this module."""
 
     def __init__(
         self, status: int, message: str, headers: list[tuple[bytes, bytes]] | None = None, reason: str = ""
@@ -411,33 +408,15 @@ def create_app(state: DaemonState) -> FastAPI:
             response.headers.update(exc.headers)
         return response
 
-    handlers: list[tuple[type[Exception], int]] = [
-        (InvalidInput, 400),
-        (ProjectNotAllowed, 403),
-        (RegistryError, 503),
-        (StoreNotFound, 404),
-        (NotFound, 404),
-        (StoreUnusable, 503),
-        (CodememoryError, 400),
-    ]
-
-    def _handler(status: int) -> Callable[[Request, Exception], Awaitable[JSONResponse]]:
-        async def handle(_request: Request, exc: Exception) -> JSONResponse:
-            if status >= 500:
-                log.warning("%s", exc)
-            return error(status, str(exc))
-
-        return handle
-
-    for exc_type, status in handlers:
-        app.add_exception_handler(exc_type, _handler(status))
-
-    async def _sqlite(_request: Request, exc: Exception) -> JSONResponse:
-        log.error("store error: %s", exc)
-        state.health.record_error(exc, "store")
-        return error(503, f"the store could not be used: {exc}")
-
-    app.add_exception_handler(sqlite3.Error, _sqlite)
+    @app.exception_handler(CodememoryError)
+    async def _codememory(_request: Request, exc: CodememoryError) -> JSONResponse:
+        status = http_status(exc)
+        if isinstance(exc, StoreFailed):  # SQLite refused a statement: a bug, kept for /health
+            log.error("store error: %s", exc.__cause__ or exc)
+            state.health.record_error(exc.__cause__ or exc, "store")
+        elif status >= 500:
+            log.warning("%s", exc)
+        return error(status, str(exc))
 
     @app.get("/health", response_model=HealthResponse, tags=["daemon"])
     def health() -> dict[str, Any]:

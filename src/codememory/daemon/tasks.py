@@ -19,15 +19,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from codememory.capture.opencode import project_lock
-from codememory.capture.opencode_db import OpenCodeDBError
 from codememory.capture.raw_events import FlushReport, flush_project
 from codememory.core.dates import now_utc
 from codememory.core.env_switches import capture_disabled
 from codememory.core.paths import state_dir
 from codememory.core.project import db_path
-from codememory.core.registry import RegistryError
 from codememory.daemon.state import DaemonState, Task
-from codememory.errors import StoreNotFound
+from codememory.errors import PassFailed, RegistryError, StoreNotFound
 from codememory.extract.capture_and_extract import capture_pass, extract_idle, registered_roots
 from codememory.store.raw_events import RawEventTables
 
@@ -37,10 +35,6 @@ FULL_PASS_EVERY = 300.0
 # Activity stamps are OpenCode's milliseconds; a second of overlap costs nothing (captured turns are
 # skipped) and covers a clock step between passes.
 SINCE_OVERLAP = timedelta(seconds=1)
-
-
-class PassFailed(Exception):
-    """A capture or extraction pass reported an error (for /health's last_error)."""
 
 
 class CaptureLoop:
@@ -70,7 +64,7 @@ class CaptureLoop:
             self.roots |= {p.root for p in report.projects if not p.error}
             state.health.set_capture(report.max_lag_seconds if report.turns_captured else 0.0)
         elif report.db.state != "missing":  # no OpenCode at all is normal (a Claude Code user, say)
-            state.health.record_error(OpenCodeDBError(report.db), "capture")
+            state.health.record_error(report.db.error(), "capture")
         if report.turns_captured:
             log.info(
                 "captured %d turns in %s (lag %.1f s)",

@@ -5,7 +5,7 @@ Heavy dependencies (torch, sentence-transformers) are imported only when a local
 
 from __future__ import annotations
 
-from codememory.embedding.base import Embedder, EmbedderError
+from codememory.embedding.base import Embedder
 from codememory.embedding.factory import create_embedder
 
-__all__ = ["Embedder", "EmbedderError", "create_embedder"]
+__all__ = ["Embedder", "create_embedder"]

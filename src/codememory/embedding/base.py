@@ -9,10 +9,6 @@ import numpy.typing as npt
 Vectors = npt.NDArray[np.float32]
 
 
-class EmbedderError(RuntimeError):
-    """The embedder could not load or answer; callers degrade to lexical search."""
-
-
 class Embedder(ABC):
     """`name` identifies the vector space: vectors from different names are never compared."""
 

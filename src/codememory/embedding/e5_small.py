@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from codememory.core.config import EmbeddingConfig
-from codememory.embedding.base import Embedder, EmbedderError, Vectors, normalize
+from codememory.embedding.base import Embedder, Vectors, normalize
+from codememory.errors import EmbedderError
 
 MODEL_NAME = "multilingual-e5-small"
 _VARIANTS = {"": "original", "multilingual-e5-small": "original", "e5-small": "original"}

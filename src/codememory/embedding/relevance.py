@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from codememory.core.paths import state_dir
+from codememory.errors import EmbedderError
 
 if TYPE_CHECKING:
     from codememory.embedding.base import Embedder, Vectors
@@ -70,8 +71,6 @@ def background(emb: Embedder) -> Vectors | None:
     except Exception:  # a cache file cut short or damaged (EOFError, ValueError, …) is simply rebuilt
         vectors = None
     if vectors is None:
-        from codememory.embedding import EmbedderError
-
         try:
             vectors = emb.embed_documents(sentences)
         except EmbedderError:

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from codememory.core.config import EmbeddingConfig
-from codememory.embedding.base import Embedder, EmbedderError, Vectors, normalize
+from codememory.embedding.base import Embedder, Vectors, normalize
+from codememory.errors import EmbedderError
 
 
 def _post(url: str, payload: dict[str, Any], headers: dict[str, str], timeout: float) -> Any:

@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from codememory.core.config import Config
-from codememory.store.database import Database, Filters
+from codememory.errors import EmbedderError
+from codememory.store.database import Database
+from codememory.store.filters import Filters
 
 # Why search is keyword-only when the user never chose a model (callers tell it apart from a model that failed).
 NOT_CONFIGURED = (
@@ -49,7 +51,7 @@ class Semantic:
             if not self.configured:
                 self.reason = NOT_CONFIGURED
                 return None
-            from codememory.embedding import EmbedderError, create_embedder
+            from codememory.embedding import create_embedder
 
             try:
                 self._embedder = create_embedder(self.config.embedding)
@@ -69,8 +71,6 @@ class Semantic:
         emb = self.embedder()
         if emb is None or not texts:
             return None
-        from codememory.embedding import EmbedderError
-
         try:
             return emb.embed_documents(texts)
         except EmbedderError as exc:
@@ -90,8 +90,6 @@ class Semantic:
         emb = self.embedder()
         if emb is None:
             return
-        from codememory.embedding import EmbedderError
-
         try:
             vectors = emb.embed_queries(todo)
         except EmbedderError as exc:

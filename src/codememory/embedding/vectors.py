@@ -21,7 +21,8 @@ import numpy as np
 import numpy.typing as npt
 
 from codememory.core import safe_files
-from codememory.store.database import Database, Filters
+from codememory.store.database import Database
+from codememory.store.filters import Filters
 
 Matrix = npt.NDArray[np.float32]
 _DELTA_LIMIT = 2_000

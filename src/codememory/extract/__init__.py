@@ -14,11 +14,10 @@ if TYPE_CHECKING:
     from codememory.extract.budget import spend_summary
     from codememory.extract.extractor import Extractor, extract_session
     from codememory.extract.heuristic import heuristic_candidates
-    from codememory.extract.llm import LLMError, OpenAICompatible, OpenCodeCLI, provider_from_config
+    from codememory.extract.llm import OpenAICompatible, OpenCodeCLI, provider_from_config
 
 _MODULE_OF = {
     "Extractor": ".extractor",
-    "LLMError": ".llm",
     "OpenAICompatible": ".llm",
     "OpenCodeCLI": ".llm",
     "Todo": "..capture.turns",
@@ -29,7 +28,6 @@ _MODULE_OF = {
 }
 __all__ = [
     "Extractor",
-    "LLMError",
     "OpenAICompatible",
     "OpenCodeCLI",
     "Todo",

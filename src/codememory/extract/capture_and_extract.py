@@ -27,17 +27,17 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from codememory.capture.hook_transcripts import TranscriptError, read_session, transcript_project
+from codememory.capture.hook_transcripts import read_session, transcript_project
 from codememory.capture.jsonl_reader import ReadState
 from codememory.capture.opencode import CaptureReport, capture_opencode, open_initialised_store
-from codememory.capture.opencode_db import SOURCE as OPENCODE
-from codememory.capture.opencode_db import DbStatus, OpenCodeDB, OpenCodeDBError
+from codememory.capture.opencode_db import DbStatus, OpenCodeDB
+from codememory.capture.opencode_turns import SOURCE as OPENCODE
 from codememory.capture.turns import SessionInfo, Todo, Turn
 from codememory.core import safe_files
 from codememory.core.config import Config
 from codememory.core.dates import from_iso, now_utc, to_iso
 from codememory.core.project import store_dir
-from codememory.errors import CodememoryError, StoreUnusable
+from codememory.errors import CodememoryError, RegistryError, StoreUnusable, TranscriptError
 from codememory.extract.extractor import Extractor
 from codememory.extract.llm import Provider, provider_from_config
 from codememory.service.project_store import Store
@@ -130,7 +130,7 @@ def try_lock(root: Path, name: str) -> Iterator[bool]:
 def registered_roots() -> set[str]:
     """Every project `codememory init` registered: Claude Code and Codex sessions are captured by their
     hooks, so these projects may have sessions to extract even when OpenCode has none."""
-    from codememory.core.registry import RegistryError, load
+    from codememory.core.registry import load
 
     try:
         return {str(p["root"]) for p in load()}
@@ -231,7 +231,7 @@ def _extract_project(
                     result.skipped = "another process is extracting this project"
                     return result
                 _extract_sessions(reader, store, result, idle_after, provider_for, now)
-        except (OpenCodeDBError, CodememoryError) as exc:
+        except CodememoryError as exc:  # OpenCode's database, the store, the model
             result.error = str(exc)
         except Exception as exc:  # one project's failure must not stop the others
             log.exception("extraction in %s failed", root)

@@ -275,9 +275,12 @@ def render_turn(turn: Turn, *, root: str | None = None, describe: Describe | Non
     return RenderedTurn(turn.seq, "\n".join(lines))
 
 
-def render_transcript(
+def compact_transcript(
     turns: Iterable[Turn], *, root: str | None = None, describe: Describe | None = None
 ) -> list[RenderedTurn]:
+    """The turns as the extraction model reads them: per turn the prompt, one sentence per tool call and the
+    assistant's text, scrubbed. Not the full record of a turn (`capture.opencode_turns.render_full_turn`,
+    for a person): tool outputs are left out so that many turns fit one window."""
     return [render_turn(t, root=root, describe=describe) for t in turns]
 
 

@@ -40,22 +40,22 @@ from typing import TYPE_CHECKING, Any
 from codememory.capture.turns import SessionInfo, Todo, ToolCall, Turn
 from codememory.core.dates import now_iso, now_utc
 from codememory.core.model import CATEGORIES
-from codememory.errors import InvalidInput
+from codememory.errors import InvalidInput, InvalidOutput, LLMError
 from codememory.extract.budget import Budget
 from codememory.extract.compress import (
     Window,
     analyze_tool,
+    compact_transcript,
     describe_tool,
-    render_transcript,
     shorten,
     split_windows,
     tool_prompt,
 )
 from codememory.extract.heuristic import Candidate, explicit_candidates, heuristic_candidates, unique
-from codememory.extract.llm import LLMError, Provider
-from codememory.extract.output import InvalidOutput, parse_output
-from codememory.store.database import Filters
+from codememory.extract.llm import Provider
+from codememory.extract.output import parse_output
 from codememory.store.extraction import ExtractionRow, ExtractionTables
+from codememory.store.filters import Filters
 from codememory.text.privacy import scrub
 from codememory.text.tokens import estimate_tokens
 
@@ -185,6 +185,8 @@ class ExtractionReport:
 
 
 class _OverBudget(Exception):
+    """Control flow inside this module (the span falls back to the rules); never reaches a caller."""
+
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
@@ -271,7 +273,7 @@ class Extractor:
     ) -> None:
         budget = Budget.for_session(self.store.db, self.cfg, session.session_id, provider.name)
         root = session.project_root
-        windows = split_windows(render_transcript(turns, root=root), self.cfg.max_transcript_tokens)
+        windows = split_windows(compact_transcript(turns, root=root), self.cfg.max_transcript_tokens)
         existing = self._existing_memories()
         header = self._header(session)
         if self.cfg.compress_tools:
@@ -279,7 +281,7 @@ class Extractor:
             reserve = sum(w.tokens + overhead + estimate_tokens(existing) + EXTRACT_MAX_TOKENS for w in windows)
             describe = self._compressor(provider, budget, report, root, reserve)
             windows = split_windows(
-                render_transcript(turns, root=root, describe=describe), self.cfg.max_transcript_tokens
+                compact_transcript(turns, root=root, describe=describe), self.cfg.max_transcript_tokens
             )
         for index, window in enumerate(windows):
             span_turns = [t for t in turns if window.first_seq <= t.seq <= window.last_seq]

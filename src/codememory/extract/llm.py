@@ -25,17 +25,13 @@ from typing import Any, Protocol
 
 from codememory.core.config import LLMConfig
 from codememory.core.paths import xdg_home
-from codememory.errors import CodememoryError, InvalidInput
+from codememory.errors import InvalidInput, LLMError
 from codememory.text.privacy import scrub
 from codememory.text.tokens import estimate_tokens
 
 PROVIDERS = ("none", "openai", "opencode")
 _ERROR_SNIPPET = 300
 _MAX_ARG_BYTES = 100_000  # Linux caps one argv string at 128 KiB; longer prompts go through stdin
-
-
-class LLMError(CodememoryError):
-    """A model call failed: unreachable server, HTTP error, timeout, or an answer that is not a completion."""
 
 
 @dataclass(frozen=True)
@@ -157,6 +153,9 @@ class OpenAICompatible:
 
 
 class _Rejected(Exception):
+    """Control flow inside this module (an HTTP 400, retried or turned into LLMError); never reaches a
+    caller."""
+
     def __init__(self, status: int, detail: str) -> None:
         super().__init__(status, detail)
         self.status = status

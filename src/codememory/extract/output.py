@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
+from codememory.errors import InvalidOutput
+
 MAX_MEMORY_CHARS = 1000
 MAX_MEMORIES = 50
 
@@ -34,14 +36,6 @@ class ExtractionOutput(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid")
 
     memories: Annotated[list[ExtractedMemory], Field(max_length=MAX_MEMORIES)]
-
-
-class InvalidOutput(ValueError):
-    """The answer cannot be used; `reason` is safe to log and to send back to the model."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 _FENCE_RE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.DOTALL)

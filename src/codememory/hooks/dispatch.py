@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from codememory.core import safe_files
 from codememory.core.bounded_input import HOOK_STDIN_MAX_BYTES, decode, read_upto, size_text, valid_json_text
+from codememory.errors import HookError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -67,10 +68,6 @@ CHECKPOINT_REMINDER = (
 
 
 AFTER_COMPACT = "Context was just compacted; if you have not, save progress with the `checkpoint` MCP tool."
-
-
-class HookError(Exception):
-    """A usage error of the hook command itself (unknown assistant or event)."""
 
 
 # --------------------------------------------------------------------------- plumbing

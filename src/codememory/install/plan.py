@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codememory.errors import CodememoryError, InvalidInput
+from codememory.errors import InvalidInput, SetupError
 
 ASSISTANTS = ("claude", "codex", "cursor", "opencode")
 BACKUP_SUFFIX = ".codememory-backup"
@@ -86,10 +86,6 @@ When the user asks to continue, or the task relates to earlier sessions: call `s
 plain description of the task, show the results and ask which one to continue, then read the markdown file
 at its `markdown_path` directly (use `get_session_files` when you only need the file list).
 """
-
-
-class SetupError(CodememoryError):
-    """A file init would change is malformed: nothing was written."""
 
 
 @dataclass
@@ -316,7 +312,8 @@ def _server_strip(key: str) -> Callable[[JsonDoc], JsonDoc]:
 
 
 class _Skip(Exception):
-    pass
+    """Control flow inside this module (a file init leaves alone, reported as a skipped step); never reaches a
+    caller."""
 
 
 # ------------------------------------------------------------------------------ text transformations

@@ -35,19 +35,15 @@ from starlette.types import ASGIApp
 
 from codememory.core.config import Config, load_config
 from codememory.daemon.http_guard import uvicorn_options
-from codememory.daemon.lifecycle import DaemonError, listen_loopback, load_or_create_token
+from codememory.daemon.lifecycle import listen_loopback, load_or_create_token
 from codememory.daemon.server import SecurityMiddleware
 from codememory.daemon.state import DaemonState
-from codememory.errors import CodememoryError
+from codememory.errors import DaemonError, McpHttpError
 from codememory.mcp.server import MemoryServer, create_server
 
 HOST = "127.0.0.1"  # the only address ever bound
 DEFAULT_PORT = 9474  # the daemon's default (9473) + 1
 ENDPOINT = "/mcp"
-
-
-class McpHttpError(CodememoryError):
-    exit_code = 1
 
 
 class _TokenEverywhere(SecurityMiddleware):

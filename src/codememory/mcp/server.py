@@ -13,7 +13,6 @@ import io
 import json
 import logging
 import os
-import sqlite3
 import sys
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
@@ -192,8 +191,6 @@ def _error_message(exc: ToolError) -> str:
         return str(cause)
     if isinstance(cause, ValidationError) and cause.title.endswith("Arguments"):  # the tool's arguments model
         return _validation_message(cause)
-    if isinstance(cause, sqlite3.Error):
-        return f"the store could not be used: {cause}"
     if cause is not None:  # a bug, not the caller's mistake: keep the details for whoever reads stderr
         log.error("%s", exc, exc_info=cause)
     return str(exc)

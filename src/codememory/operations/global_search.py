@@ -22,7 +22,6 @@ A registered project that is gone, has no store, or whose store or config is bro
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,8 +115,6 @@ def _open(outcome: ProjectOutcome) -> Store | None:
 def _describe(exc: Exception) -> str:
     if isinstance(exc, CodememoryError):
         return str(exc)
-    if isinstance(exc, sqlite3.Error):
-        return f"the store could not be used: {exc}"
     return f"{type(exc).__name__}: {exc}"
 
 
@@ -168,7 +165,7 @@ def _touch(page: list[GlobalHit]) -> None:
         try:
             with Store.open(root) as store:
                 store.db.touch([pk for _id, pk in store.db.get_pk_map([h.memory.id for h in shown])], now)
-        except (CodememoryError, sqlite3.Error):
+        except CodememoryError:
             continue  # e.g. another user's read-only store: access stats are not worth failing for
         for hit in shown:
             hit.memory.access_count += 1

@@ -26,12 +26,12 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from codememory.capture.daily_log import ANCHOR_RE, MEMORY_DIR
-from codememory.capture.opencode_db import SOURCE as OPENCODE
-from codememory.capture.opencode_db import OpenCodeDB, OpenCodeDBError
+from codememory.capture.opencode_db import OpenCodeDB
+from codememory.capture.opencode_turns import SOURCE as OPENCODE
 from codememory.core import safe_files
 from codememory.core.model import ID_RE, session_position
 from codememory.core.project import STORE_DIR, store_dir
-from codememory.errors import InvalidInput, NotFound
+from codememory.errors import InvalidInput, NotFound, OpenCodeDBError
 from codememory.service.project_store import Store
 from codememory.store.capture import CapturedTurn, CaptureTables
 from codememory.text.privacy import scrub

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 from codememory.embedding.relevance import FALLBACK, PINNED_SLACK
 from codememory.errors import InvalidInput
 from codememory.retrieval.search import rank_phrases
-from codememory.store.database import Database, Filters
+from codememory.store.database import Database
+from codememory.store.filters import Filters
 from codememory.text.tokens import memory_tokens
 
 if TYPE_CHECKING:

@@ -35,7 +35,9 @@ from codememory.retrieval.fusion import (
     expand,
     fuse,
 )
-from codememory.store.database import Database, Filters, RankRow
+from codememory.store.database import Database
+from codememory.store.filters import Filters
+from codememory.store.memories import RankRow
 from codememory.text.query import STOPWORDS, Node, ParsedQuery, Term, all_terms, compile_node, fold, parse_query, words
 
 if TYPE_CHECKING:

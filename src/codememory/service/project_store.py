@@ -38,13 +38,14 @@ from codememory.core.model import (
 )
 from codememory.core.project import db_path, find_project_root, store_dir
 from codememory.embedding.semantic import Semantic
-from codememory.errors import InvalidInput, NotFound
+from codememory.errors import AlreadyExists, InvalidInput, NotFound
 from codememory.retrieval.proactive import RetrieveRequest, retrieve
 from codememory.retrieval.search import DEFAULT_THRESHOLD, SearchResult, check_search_args
 from codememory.retrieval.search import search as run_search
 from codememory.service.transfer import LineError, parse_jsonl, write_jsonl
 from codememory.sessions.service import Sessions
-from codememory.store.database import SORT_COLUMNS, Database, Filters
+from codememory.store.database import Database
+from codememory.store.filters import SORT_COLUMNS, Filters
 from codememory.store.sessions import SessionTables
 from codememory.text.memory_fields import clean_label, clean_tags, clean_text
 from codememory.text.privacy import scrub
@@ -316,8 +317,8 @@ class Store:
             try:
                 self.db.insert(mem)
                 return
-            except Exception as exc:  # an id collision (1 in 4 billion) gets a fresh id
-                if "UNIQUE constraint failed: memories.id" not in str(exc):
+            except AlreadyExists as exc:  # an id collision (1 in 4 billion) gets a fresh id
+                if exc.constraint != "memories.id":
                     raise
                 mem.id = new_memory_id()
         raise RuntimeError("could not allocate a unique memory id")

@@ -29,7 +29,7 @@ from codememory.core.bounded_input import (
 )
 from codememory.core.dates import now_utc, parse_when, to_iso
 from codememory.core.project import STORE_DIR, store_dir
-from codememory.errors import InvalidInput, NotFound
+from codememory.errors import InvalidInput, NotFound, UnsafePath
 from codememory.store.sessions import FTS_WEIGHTS, SessionRecord, SessionRow, SessionTables
 from codememory.text.privacy import scrub
 from codememory.text.query import STOPWORDS, words
@@ -777,7 +777,7 @@ class Sessions:
         record = self._get(session_id)
         try:
             markdown = _read_session_file(self.markdown_file(record.row))
-        except safe_files.UnsafePath:
+        except UnsafePath:
             raise  # a committed link where the file should be: refused, never read
         except (OSError, InvalidInput):  # gone, unreadable or oversized: the session as the store has it
             markdown = render(record)

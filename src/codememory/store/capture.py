@@ -7,7 +7,8 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from codememory.store.database import BUSY_TIMEOUT_S, Database
+from codememory.store.connection import BUSY_TIMEOUT_S
+from codememory.store.database import Database
 from codememory.store.failures import store_errors
 from codememory.store.rows import MAX_LABEL, escape, is_label, is_relative_path, is_stamp, is_text, warn
 from codememory.text.privacy import scrub

@@ -7,7 +7,8 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from codememory.store.database import BUSY_TIMEOUT_S, Database
+from codememory.store.connection import BUSY_TIMEOUT_S
+from codememory.store.database import Database
 from codememory.store.failures import store_errors
 
 # A span with one of these statuses is done: a resumed session extracts only turns after it. 'failed'

@@ -1,12 +1,16 @@
-"""sqlite3 errors that mean the store itself cannot be used become one StoreUnusable with a recovery hint,
-at the boundary of the store layer, so the CLI, the MCP server, the hooks and the daemon (which all turn
-codememory errors into one line) never show a traceback for them:
+"""sqlite3 errors become codememory's errors here, once, at the boundary of the store layer: the CLI, the MCP
+server, the hooks, the daemon and API users see only the error tree (codememory.errors), never sqlite3.Error.
 
-- a damaged file ('database disk image is malformed', 'file is not a database', a broken FTS5 index);
-- a lock held past the busy timeout;
-- the disk or the file's permissions (read-only, full, I/O error, cannot open).
+- a damaged file ('database disk image is malformed', 'file is not a database', a broken FTS5 index):
+  StoreUnusable, with the repair hint;
+- a lock held past the busy timeout: StoreBusy;
+- the disk or the file's permissions (read-only, full, I/O error, cannot open): StoreUnusable;
+- a row whose unique key is already stored: AlreadyExists (a caller that expects it, such as a fresh id
+  that collides, catches that);
+- anything else (a statement SQLite refuses: a bug): StoreFailed, with SQLite's own words.
 
-Other sqlite3 errors (an FTS query the caller retries, a constraint the caller expects) pass unchanged.
+Errors a store method expects (an FTS query it retries, a constraint it handles) are caught inside the
+method, before they reach this boundary.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from codememory.core.safe_text import printable_line
-from codememory.errors import StoreUnusable
+from codememory.errors import AlreadyExists, CodememoryError, StoreBusy, StoreFailed, StoreUnusable
 from codememory.store.schema import REPAIR_HINT
 
 T = TypeVar("T")
@@ -29,10 +33,13 @@ _DAMAGED = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
 _BUSY = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED
 _DISK = {3, 8, 10, 13, 14, 15, 22, 23}  # PERM, READONLY, IOERR, FULL, CANTOPEN, PROTOCOL, NOLFS, AUTH
 _DAMAGE_TEXT = ("fts5: corrupt", "invalid fts5 file format", "disk image is malformed", "malformed database schema")
+_UNIQUE = {1555, 2067}  # SQLITE_CONSTRAINT_PRIMARYKEY, SQLITE_CONSTRAINT_UNIQUE
+_UNIQUE_TEXT = "UNIQUE constraint failed: "
+_WRAPPED = "__translates_sqlite_errors__"
 
 
-def translate(exc: sqlite3.Error, path: Path | str | None, busy_seconds: float) -> StoreUnusable | None:
-    """The StoreUnusable this error stands for, or None when it is not about the store itself."""
+def file_problem(exc: sqlite3.Error, path: Path | str | None, busy_seconds: float) -> StoreUnusable | None:
+    """The StoreUnusable (or StoreBusy) this error stands for when it is about the store's file itself."""
     code = getattr(exc, "sqlite_errorcode", None)
     primary = code & 0xFF if isinstance(code, int) else None
     detail = printable_line(str(exc), 300)
@@ -40,7 +47,7 @@ def translate(exc: sqlite3.Error, path: Path | str | None, busy_seconds: float) 
     if primary in _DAMAGED or type(exc) is sqlite3.DatabaseError or any(s in detail for s in _DAMAGE_TEXT):
         return StoreUnusable(f"{where} is unreadable or corrupt ({detail}); {REPAIR_HINT}")
     if primary in _BUSY:
-        return StoreUnusable(
+        return StoreBusy(
             f"{where} stayed locked by another process for {busy_seconds:.0f} s ({detail}); try again, "
             "or stop the process that holds it"
         )
@@ -50,6 +57,17 @@ def translate(exc: sqlite3.Error, path: Path | str | None, busy_seconds: float) 
             "of the file and its folder"
         )
     return None
+
+
+def translate(exc: sqlite3.Error, path: Path | str | None, busy_seconds: float) -> CodememoryError:
+    """The error of codememory's tree that this sqlite3 error stands for."""
+    about_file = file_problem(exc, path, busy_seconds)
+    if about_file is not None:
+        return about_file
+    text = str(exc)
+    if getattr(exc, "sqlite_errorcode", None) in _UNIQUE and text.startswith(_UNIQUE_TEXT):
+        return AlreadyExists(text, text.removeprefix(_UNIQUE_TEXT))
+    return StoreFailed(text)
 
 
 def _path_of(obj: Any) -> Path | None:
@@ -67,11 +85,9 @@ def _wrap(fn: Callable[..., Any], busy_seconds: float) -> Callable[..., Any]:
             try:
                 yield from fn(self, *args, **kwargs)
             except sqlite3.Error as exc:
-                unusable = translate(exc, _path_of(self), busy_seconds)
-                if unusable is None:
-                    raise
-                raise unusable from exc
+                raise translate(exc, _path_of(self), busy_seconds) from exc
 
+        setattr(generator, _WRAPPED, True)
         return generator
 
     @functools.wraps(fn)
@@ -79,23 +95,25 @@ def _wrap(fn: Callable[..., Any], busy_seconds: float) -> Callable[..., Any]:
         try:
             return fn(self, *args, **kwargs)
         except sqlite3.Error as exc:
-            unusable = translate(exc, _path_of(self), busy_seconds)
-            if unusable is None:
-                raise
-            raise unusable from exc
+            raise translate(exc, _path_of(self), busy_seconds) from exc
 
+    setattr(call, _WRAPPED, True)
     return call
 
 
 def store_errors(busy_seconds: float) -> Callable[[type[T]], type[T]]:
-    """Class decorator: every public method (and generator) translates store-level sqlite3 errors.
-    `transaction()` context managers translate their own BEGIN/COMMIT (see Database.transaction)."""
+    """Class decorator: every public method (and generator) of the class, its own and those it inherits
+    from the table groups it is made of, translates sqlite3 errors. `transaction()` context managers
+    translate their own BEGIN and COMMIT (see StoreConnection.transaction)."""
 
     def decorate(cls: type[T]) -> type[T]:
-        for name, attr in list(vars(cls).items()):
-            if name.startswith("_") or name == "transaction" or not inspect.isfunction(attr):
+        names = {name for klass in cls.__mro__[:-1] for name in vars(klass)}
+        for name in sorted(names):
+            if name.startswith("_") or name == "transaction":
                 continue
-            setattr(cls, name, _wrap(attr, busy_seconds))
+            attr = inspect.getattr_static(cls, name)  # the definition attribute lookup finds
+            if inspect.isfunction(attr) and not getattr(attr, _WRAPPED, False):
+                setattr(cls, name, _wrap(attr, busy_seconds))
         return cls
 
     return decorate

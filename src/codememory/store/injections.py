@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from codememory.store.database import BUSY_TIMEOUT_S, Database
+from codememory.store.connection import BUSY_TIMEOUT_S
+from codememory.store.database import Database
 from codememory.store.failures import store_errors
 from codememory.store.rows import is_memory_id
 from codememory.text.privacy import scrub, scrub_json

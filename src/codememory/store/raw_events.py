@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from codememory.core.lenient_json import json_object
-from codememory.store.database import BUSY_TIMEOUT_S, Database
+from codememory.store.connection import BUSY_TIMEOUT_S
+from codememory.store.database import Database
 from codememory.store.failures import store_errors
 from codememory.text.privacy import scrub, scrub_json
 

@@ -61,6 +61,11 @@ def escape(value: object, limit: int = 120) -> str:
     return printable_line(value if isinstance(value, str) else repr(value), limit)
 
 
+def is_int(value: object) -> bool:
+    """An integer, and not a bool (which Python counts as one)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def is_memory_id(value: object) -> bool:
     return isinstance(value, str) and ID_RE.fullmatch(value) is not None
 

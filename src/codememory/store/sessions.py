@@ -9,7 +9,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from codememory.store.database import BUSY_TIMEOUT_S, Database
+from codememory.store.connection import BUSY_TIMEOUT_S
+from codememory.store.database import Database
 from codememory.store.failures import store_errors
 from codememory.store.rows import (
     MAX_LABEL,

@@ -142,7 +142,7 @@ def _lex(query: str) -> list[tuple[str, str]]:
 
 
 class _Syntax(Exception):
-    pass
+    """Control flow inside this module (the query is then read literally); never reaches a caller."""
 
 
 class _Parser:

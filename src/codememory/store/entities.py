@@ -1,0 +1,63 @@
+"""The entities table group: the libraries, tools, files and errors each memory mentions (names and types
+from text.entities), for hub discovery and the entity counts of `stats`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from codememory.store.connection import StoreConnection, chunks
+from codememory.store.filters import Filters
+from codememory.store.rows import is_label
+
+
+class EntityRows(StoreConnection):
+    """Writes and reads of memories' entities."""
+
+    def set_entities(self, items: Sequence[tuple[int, Sequence[tuple[str, str]]]]) -> None:
+        """items: (memory pk, [(entity name, type)]) — replaces each memory's entities."""
+        with self.transaction():
+            for pk, entities in items:
+                self.conn.execute("DELETE FROM memory_entities WHERE memory_pk = ?", (pk,))
+                if not entities:
+                    continue
+                self.conn.executemany(
+                    "INSERT INTO entities(name, type) VALUES (?, ?) ON CONFLICT(name) DO NOTHING", list(entities)
+                )
+                self.conn.executemany(
+                    "INSERT OR IGNORE INTO memory_entities(memory_pk, entity_id) "
+                    "SELECT ?, id FROM entities WHERE name = ?",
+                    [(pk, name) for name, _ in entities],
+                )
+
+    def entities_of(self, pks: Sequence[int]) -> dict[int, list[tuple[str, str]]]:
+        out: dict[int, list[tuple[str, str]]] = {}
+        for chunk in chunks(list(pks)):
+            for pk, name, typ in self.conn.execute(
+                "SELECT me.memory_pk, e.name, e.type FROM memory_entities me JOIN entities e ON e.id = me.entity_id "
+                f"WHERE me.memory_pk IN ({','.join('?' * len(chunk))}) ORDER BY e.name",
+                chunk,
+            ):
+                if is_label(name) and is_label(typ):
+                    out.setdefault(pk, []).append((name, typ))
+        return out
+
+    def memories_with_entities(self, names: Sequence[str], filters: Filters, limit: int) -> list[tuple[int, int]]:
+        """Hub discovery: (memory pk, how many of the named entities it mentions), most first."""
+        if not names:
+            return []
+        where, params = filters.where()
+        return self.conn.execute(
+            "SELECT m.pk, COUNT(*) AS n FROM memory_entities me JOIN entities e ON e.id = me.entity_id "
+            "JOIN memories m ON m.pk = me.memory_pk "
+            f"WHERE e.name IN ({','.join('?' * len(names))}) AND {where} "
+            "GROUP BY m.pk ORDER BY n DESC, m.importance DESC, m.created_at DESC LIMIT ?",
+            (*names, *params, limit),
+        ).fetchall()
+
+    def entity_counts(self, limit: int = 50) -> list[tuple[str, str, int]]:
+        rows = self.conn.execute(
+            "SELECT e.name, e.type, COUNT(*) FROM entities e JOIN memory_entities me ON me.entity_id = e.id "
+            "GROUP BY e.id ORDER BY 3 DESC, e.name LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [(name, typ, n) for name, typ, n in rows if is_label(name) and is_label(typ)]

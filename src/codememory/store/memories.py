@@ -1,0 +1,328 @@
+"""The memories table group: memories, their tags and their full-text indexes (written here, in the same
+transaction as the row: the store has no triggers), and the reads that map rows to Memory objects."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from codememory.core.model import Memory, session_position
+from codememory.store.connection import StoreConnection, chunks
+from codememory.store.filters import SORT_COLUMNS, Filters
+from codememory.store.rows import VALID_MEMORY_SQL, is_memory_id, memory_from_row
+
+# Kept by this module's own statements (no triggers since schema 7, so trusted_schema can be OFF).
+_FTS_TABLES = ("memories_fts", "memories_trigram", "memories_words")
+
+_MEMORY_COLUMNS = (
+    "m.pk, m.id, m.text, m.category, m.importance, m.entered_by, m.source, m.created_at, m.updated_at, "
+    "m.expires_at, m.access_count, m.last_accessed_at, m.archived, m.superseded_by"
+)
+
+_INSERT_COLUMNS = (
+    "id, text, text_hash, category, importance, entered_by, source, created_at, updated_at, expires_at, "
+    "access_count, last_accessed_at, archived, superseded_by, session_key, seq"
+)
+
+
+def _insert_row(mem: Memory) -> tuple[Any, ...]:
+    return (
+        mem.id,
+        mem.text,
+        text_hash(mem.text),
+        mem.category,
+        mem.importance,
+        mem.entered_by,
+        mem.source,
+        mem.created_at,
+        mem.updated_at,
+        mem.expires_at,
+        mem.access_count,
+        mem.last_accessed_at,
+        int(mem.archived),
+        mem.superseded_by,
+        *session_position(mem.source),
+    )
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.strip().encode("utf-8")).hexdigest()
+
+
+@dataclass
+class RankRow:
+    pk: int
+    text: str
+    importance: float
+    created_at: str
+
+
+class MemoryRows(StoreConnection):
+    """Writes and reads of memories and their tags (pk: the row key the other table groups refer to)."""
+
+    # ------------------------------------------------------------------ writes
+    def insert(self, mem: Memory) -> None:
+        with self.transaction():
+            self._insert(mem)
+
+    def insert_many(self, mems: Iterable[Memory]) -> int:
+        """Bulk insert in one transaction. Rows go through a staging table and one INSERT ... SELECT:
+        FTS5 flushes its pending terms at every statement, so one statement per row is ~5x slower."""
+        mems = list(mems)
+        if not mems:
+            return 0
+        c = self.conn
+        with self.transaction():
+            c.execute("CREATE TEMP TABLE IF NOT EXISTS stage_memories AS SELECT * FROM memories WHERE 0")
+            c.execute("CREATE TEMP TABLE IF NOT EXISTS stage_tags (memory_id TEXT NOT NULL, name TEXT NOT NULL)")
+            c.execute("DELETE FROM stage_memories")
+            c.execute("DELETE FROM stage_tags")
+            c.executemany(
+                f"INSERT INTO stage_memories({_INSERT_COLUMNS}) VALUES ({','.join('?' * 16)})",
+                (_insert_row(m) for m in mems),
+            )
+            c.execute(
+                f"INSERT INTO memories({_INSERT_COLUMNS}) SELECT {_INSERT_COLUMNS} FROM stage_memories ORDER BY rowid"
+            )
+            self._index_text("id IN (SELECT id FROM stage_memories)", [])
+            c.executemany("INSERT INTO stage_tags VALUES (?, ?)", ((m.id, t) for m in mems for t in m.tags))
+            c.execute("INSERT OR IGNORE INTO tags(name) SELECT DISTINCT name FROM stage_tags")
+            c.execute(
+                "INSERT OR IGNORE INTO memory_tags(memory_pk, tag_id) SELECT m.pk, t.id FROM stage_tags s "
+                "JOIN memories m ON m.id = s.memory_id JOIN tags t ON t.name = s.name"
+            )
+            c.execute("DELETE FROM stage_memories")
+            c.execute("DELETE FROM stage_tags")
+        return len(mems)
+
+    def _insert(self, mem: Memory) -> None:
+        cur = self.conn.execute(
+            f"INSERT INTO memories({_INSERT_COLUMNS}) VALUES ({','.join('?' * 16)})", _insert_row(mem)
+        )
+        pk = cur.lastrowid
+        self._index_text("pk = ?", [pk])
+        if mem.tags:
+            self.conn.executemany("INSERT OR IGNORE INTO tags(name) VALUES (?)", [(t,) for t in mem.tags])
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO memory_tags(memory_pk, tag_id) SELECT ?, id FROM tags WHERE name = ?",
+                [(pk, t) for t in mem.tags],
+            )
+
+    def delete(self, ids: Sequence[str]) -> list[str]:
+        """Delete memories by id; returns the ids that existed."""
+        with self.transaction():
+            found = self._existing(ids)
+            self._delete_ids(found)
+        return found
+
+    def _index_text(self, where: str, params: list[Any]) -> None:
+        """Add the text of the memories matching `where` to the full-text indexes (inside the caller's
+        transaction, like every write of memories.text: the store has no triggers to do it)."""
+        for table in _FTS_TABLES:  # in rowid order: FTS5 is several times slower given rowids out of order
+            self.conn.execute(
+                f"INSERT INTO {table}(rowid, text) SELECT pk, text FROM memories WHERE {where} ORDER BY pk", params
+            )
+        self.conn.execute("UPDATE counters SET value = value + 1 WHERE name = 'text_version'")
+
+    def _unindex_text(self, where: str, params: list[Any]) -> None:
+        """Remove these memories' text from the full-text indexes (before the rows are deleted: FTS5
+        needs the exact text it indexed)."""
+        for table in _FTS_TABLES:
+            self.conn.execute(
+                f"INSERT INTO {table}({table}, rowid, text) SELECT 'delete', pk, text FROM memories WHERE {where} "
+                "ORDER BY pk",
+                params,
+            )
+        self.conn.execute("UPDATE counters SET value = value + 1 WHERE name = 'text_version'")
+
+    def _delete_ids(self, ids: Sequence[str]) -> None:
+        for chunk in chunks(ids):
+            where = f"id IN ({','.join('?' * len(chunk))})"
+            self._unindex_text(where, chunk)
+            self.conn.execute(f"DELETE FROM memories WHERE {where}", chunk)
+        self.conn.execute("DELETE FROM tags WHERE id NOT IN (SELECT tag_id FROM memory_tags)")
+        self.conn.execute("DELETE FROM entities WHERE id NOT IN (SELECT entity_id FROM memory_entities)")
+
+    def purge_deleted_text(self) -> None:
+        """Make deleted text unrecoverable: FTS5 keeps deleted tokens in old segments until they are
+        merged, and the WAL keeps old pages until a checkpoint. Costs ~1 s per 100k memories."""
+        with self.transaction():
+            for table in ("memories_fts", "memories_trigram", "memories_words"):
+                self.conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def set_archived(self, ids: Sequence[str], archived: bool, now: str) -> list[str]:
+        with self.transaction():
+            found = self._existing(ids)
+            for chunk in chunks(found):
+                self.conn.execute(
+                    f"UPDATE memories SET archived = ?, updated_at = ? WHERE id IN ({','.join('?' * len(chunk))})",
+                    (int(archived), now, *chunk),
+                )
+        return found
+
+    def touch(self, pks: Sequence[int], now: str) -> None:
+        """Record that these memories were shown to someone."""
+        if not pks:
+            return
+        with self.transaction():
+            self.conn.execute(
+                "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? "
+                f"WHERE pk IN ({','.join('?' * len(pks))})",
+                (now, *pks),
+            )
+
+    # ------------------------------------------------------------------- reads
+    def _existing(self, ids: Sequence[str]) -> list[str]:
+        found: set[str] = set()
+        for chunk in chunks(list(dict.fromkeys(ids))):
+            found.update(
+                r[0]
+                for r in self.conn.execute(f"SELECT id FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+            )
+        return [i for i in dict.fromkeys(ids) if i in found]
+
+    def existing_ids(self, ids: Sequence[str]) -> set[str]:
+        return set(self._existing(ids))
+
+    def find_live_duplicate(self, text: str, now: str) -> tuple[int, str] | None:
+        row = self.conn.execute(
+            "SELECT m.pk, m.id FROM memories m WHERE m.text_hash = ? AND m.archived = 0 "
+            f"AND (m.expires_at IS NULL OR m.expires_at > ?) AND {VALID_MEMORY_SQL} LIMIT 1",
+            (text_hash(text), now),
+        ).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def get_by_ids(self, ids: Sequence[str]) -> list[tuple[int, Memory]]:
+        rows: list[tuple[int, Memory]] = []
+        for chunk in chunks(list(ids)):
+            rows.extend(self._select(f"m.id IN ({','.join('?' * len(chunk))})", list(chunk)))
+        by_id = {m.id: (pk, m) for pk, m in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def get_by_pks(self, pks: Sequence[int]) -> dict[int, Memory]:
+        out: dict[int, Memory] = {}
+        for chunk in chunks(list(pks)):
+            out.update(self._select(f"m.pk IN ({','.join('?' * len(chunk))})", list(chunk)))
+        return out
+
+    def _select(self, where: str, params: list[Any], tail: str = "") -> list[tuple[int, Memory]]:
+        rows = self.conn.execute(f"SELECT {_MEMORY_COLUMNS} FROM memories m WHERE {where} {tail}", params).fetchall()
+        tags = self._tags_for([r[0] for r in rows])
+        out: list[tuple[int, Memory]] = []
+        for r in rows:
+            mem = memory_from_row(r, tags.get(r[0], []))
+            if mem is not None:
+                out.append((r[0], mem))
+        return out
+
+    def tags_of(self, pks: Sequence[int]) -> dict[int, list[str]]:
+        return self._tags_for(list(pks))
+
+    def _tags_for(self, pks: list[int]) -> dict[int, list[str]]:
+        out: dict[int, list[str]] = {}
+        for chunk in chunks(pks):
+            for pk, name in self.conn.execute(
+                "SELECT mt.memory_pk, t.name FROM memory_tags mt JOIN tags t ON t.id = mt.tag_id "
+                f"WHERE mt.memory_pk IN ({','.join('?' * len(chunk))}) ORDER BY t.name",
+                chunk,
+            ):
+                out.setdefault(pk, []).append(name)
+        return out
+
+    def list_memories(
+        self,
+        filters: Filters,
+        *,
+        sort: str = "created",
+        descending: bool = True,
+        limit: int = 20,
+        offset: int = 0,
+    ) -> list[Memory]:
+        where, params = filters.where()
+        direction = "DESC" if descending else "ASC"
+        nulls = "NULLS LAST"
+        tail = f"ORDER BY {SORT_COLUMNS[sort]} {direction} {nulls}, m.pk {direction} LIMIT ? OFFSET ?"
+        return [m for _, m in self._select(where, [*params, limit, offset], tail)]
+
+    def count_all(self) -> int:
+        """Every memory row, archived, expired and superseded included (what embeddings are kept for)."""
+        return int(self.conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
+
+    def count(self, filters: Filters) -> int:
+        where, params = filters.where()
+        return int(self.conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", params).fetchone()[0])
+
+    def iter_all(self, batch: int = 1000) -> Iterator[Memory]:
+        """Every memory, oldest first, in batches (export)."""
+        last = 0
+        while True:
+            row = self.conn.execute(
+                "SELECT max(pk) FROM (SELECT pk FROM memories WHERE pk > ? ORDER BY pk LIMIT ?)", (last, batch)
+            ).fetchone()
+            if row[0] is None:
+                return
+            for _, mem in self._select("m.pk > ? AND m.pk <= ?", [last, row[0]], "ORDER BY m.pk"):
+                yield mem  # a batch may lose rows the mapper skips; the next starts after it all the same
+            last = row[0]
+
+    def rank_rows(self, pks: Sequence[int]) -> dict[int, RankRow]:
+        out: dict[int, RankRow] = {}
+        for chunk in chunks(list(pks)):
+            for pk, text, importance, created_at in self.conn.execute(
+                f"SELECT pk, text, importance, created_at FROM memories WHERE pk IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ):
+                out[pk] = RankRow(pk, text, importance, created_at)
+        return out
+
+    # ------------------------------------------------------------------ lookups by key
+    def categories_of(self, pks: Sequence[int]) -> dict[int, str]:
+        return {pk: row_cat for pk, row_cat in self._pairs("SELECT pk, category FROM memories WHERE pk IN", pks)}
+
+    def ids_of(self, pks: Sequence[int]) -> dict[int, str]:
+        return {pk: mid for pk, mid in self._pairs("SELECT pk, id FROM memories WHERE pk IN", pks) if is_memory_id(mid)}
+
+    def get_pk_map(self, ids: Sequence[str]) -> list[tuple[str, int]]:
+        return [(mid, pk) for mid, pk in self._pairs("SELECT id, pk FROM memories WHERE id IN", ids)]
+
+    def _pairs(self, select: str, keys: Sequence[Any]) -> list[tuple[Any, Any]]:
+        out: list[tuple[Any, Any]] = []
+        for chunk in chunks(list(dict.fromkeys(keys))):
+            out.extend(self.conn.execute(f"{select} ({','.join('?' * len(chunk))})", chunk).fetchall())
+        return out
+
+    def sessions_around(self, pks: Sequence[int], filters: Filters) -> dict[str, list[int]]:
+        """For the sessions these memories belong to: every member passing the filters, in turn order."""
+        keys = [
+            k
+            for _, k in self._pairs("SELECT pk, session_key FROM memories WHERE session_key IS NOT NULL AND pk IN", pks)
+        ]
+        if not keys:
+            return {}
+        where, params = filters.where()
+        out: dict[str, list[int]] = {}
+        for chunk in chunks(list(dict.fromkeys(keys))):
+            for key, pk in self.conn.execute(
+                f"SELECT m.session_key, m.pk FROM memories m WHERE m.session_key IN ({','.join('?' * len(chunk))}) "
+                f"AND {where} ORDER BY m.session_key, m.seq, m.created_at, m.pk",
+                (*chunk, *params),
+            ):
+                out.setdefault(key, []).append(pk)
+        return out
+
+    def pk_of(self, memory_id: str) -> int | None:
+        row = self.conn.execute("SELECT pk FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        return int(row[0]) if row else None
+
+    def expired_or_before(self, now: str, before: str | None) -> list[Memory]:
+        if before:
+            where, params = (
+                "m.created_at < ? OR (m.expires_at IS NOT NULL AND m.expires_at <= ?)",
+                [before, now],
+            )
+        else:
+            where, params = "m.expires_at IS NOT NULL AND m.expires_at <= ?", [now]
+        return [m for _, m in self._select(where, params, "ORDER BY m.created_at")]

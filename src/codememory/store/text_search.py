@@ -1,0 +1,91 @@
+"""Keyword search over the memories' full-text indexes: ranked (FTS5 bm25), literal substrings (trigram),
+and the vocabulary of stored words that typo correction draws from."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from codememory.store.connection import StoreConnection, chunks
+from codememory.store.filters import Filters
+
+
+class TextSearch(StoreConnection):
+    """FTS5 queries. A query the compiler let through but FTS5 refuses finds nothing, never fails."""
+
+    _vocab_key: int | None = None  # the text_version the cached vocabulary was read at
+    _vocab: list[str]
+    _vocab_set: frozenset[str] = frozenset()
+
+    def fts_search(self, match: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
+        """BM25 candidates (smaller score is better, as FTS5 reports it)."""
+        where, params = filters.where()
+        try:
+            return self.conn.execute(
+                "SELECT m.pk, bm25(memories_fts) AS score FROM memories_fts "
+                "JOIN memories m ON m.pk = memories_fts.rowid "
+                f"WHERE memories_fts MATCH ? AND {where} ORDER BY score LIMIT ?",
+                (match, *params, limit),
+            ).fetchall()
+        except sqlite3.OperationalError as exc:
+            if _is_query_error(exc):
+                return []  # the query compiler should prevent this; an odd query finds nothing, never crashes
+            raise
+
+    def fts_subset(self, match: str, pks: Sequence[int]) -> set[int]:
+        """Which of these memories the keyword expression matches."""
+        out: set[int] = set()
+        try:
+            for chunk in chunks(list(pks)):
+                out.update(
+                    r[0]
+                    for r in self.conn.execute(
+                        "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? "
+                        f"AND rowid IN ({','.join('?' * len(chunk))})",
+                        (match, *chunk),
+                    )
+                )
+        except sqlite3.OperationalError as exc:
+            if not _is_query_error(exc):
+                raise
+        return out
+
+    def substring_search(self, match: str, filters: Filters, limit: int) -> list[int]:
+        where, params = filters.where()
+        try:
+            return [
+                r[0]
+                for r in self.conn.execute(
+                    "SELECT m.pk FROM memories_trigram JOIN memories m ON m.pk = memories_trigram.rowid "
+                    f"WHERE memories_trigram MATCH ? AND {where} ORDER BY m.importance DESC LIMIT ?",
+                    (match, *params, limit),
+                )
+            ]
+        except sqlite3.OperationalError as exc:
+            if _is_query_error(exc):
+                return []
+            raise
+
+    def vocabulary(self) -> list[str]:
+        """Distinct unstemmed words of all memories (for typo correction), cached until the store changes."""
+        key = int(self.conn.execute("SELECT value FROM counters WHERE name = 'text_version'").fetchone()[0])
+        if key != self._vocab_key:
+            self._vocab = [
+                r[0]
+                for r in self.conn.execute(
+                    "SELECT term FROM memories_vocab WHERE length(term) BETWEEN 3 AND 100 AND term GLOB '*[a-z]*' "
+                    "AND term NOT GLOB ?",  # a tampered index could hold any "word": never one with a line break
+                    ("*[\x01-\x20\x7f]*",),
+                )
+            ]
+            self._vocab_key = key
+            self._vocab_set = frozenset(self._vocab)
+        return self._vocab
+
+    def vocabulary_set(self) -> frozenset[str]:
+        self.vocabulary()
+        return self._vocab_set
+
+
+def _is_query_error(exc: sqlite3.OperationalError) -> bool:
+    return "fts5: syntax error" in str(exc) or "unterminated string" in str(exc)
