@@ -25,13 +25,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from mcp import ClientSession
 
 from codememory import Store
 from codememory.core.safe_files import one_line
-from codememory.daemon.lifecycle import configure_logging, remove_logging
+from codememory.daemon.log_file import configure_logging, remove_logging
 from codememory.embedding.vectors import VectorIndex
 from conftest import invoke_cli
-from mcp import ClientSession
 from support.mcp import project_session
 
 T = TypeVar("T")
