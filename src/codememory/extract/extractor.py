@@ -42,6 +42,7 @@ from codememory.core.dates import now_iso, now_utc
 from codememory.core.model import CATEGORIES
 from codememory.errors import InvalidInput
 from codememory.extract.budget import Budget
+from codememory.extract.candidate import Candidate
 from codememory.extract.compress import (
     Window,
     analyze_tool,
@@ -52,7 +53,7 @@ from codememory.extract.compress import (
     split_windows,
     tool_prompt,
 )
-from codememory.extract.heuristic import Candidate, explicit_candidates, heuristic_candidates, unique
+from codememory.extract.heuristic import explicit_candidates, heuristic_candidates, unique
 from codememory.extract.llm import LLMError, Provider
 from codememory.extract.output import InvalidOutput, parse_output
 from codememory.store.database import Filters
