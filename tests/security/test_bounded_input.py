@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from click.testing import Result
+from mcp import ClientSession, StdioServerParameters
 
 from codememory import Store
 from codememory.capture.jsonl_reader import read_lines
@@ -28,7 +29,6 @@ from codememory.core.bounded_input import LineTooLong, capped_lines, read_text_u
 from codememory.errors import InvalidInput
 from codememory.mcp.server import _ProtocolLines
 from conftest import Invoke
-from mcp import ClientSession, StdioServerParameters
 from support.mcp import run_stdio
 
 CODEMEMORY = Path(sys.executable).with_name("codememory")

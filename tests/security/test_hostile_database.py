@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 import pytest
 from click.testing import Result
+from mcp import ClientSession
 
 from codememory import Store
 from codememory.store import schema
@@ -31,7 +32,6 @@ from codememory.store.failures import translate
 from codememory.store.migrations import LATEST, apply
 from codememory.store.repair import repair
 from conftest import Invoke, invoke_cli
-from mcp import ClientSession
 from support.daemon import isolated_env, spawn
 from support.daemon import make_project as daemon_project
 from support.mcp import project_session

@@ -23,6 +23,7 @@ from typing import Any
 import anyio
 import pytest
 from click.testing import Result
+from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from codememory import Store
@@ -30,7 +31,6 @@ from codememory.capture.raw_events import flush_project
 from codememory.core.dates import to_iso
 from codememory.store.raw_events import NewRawEvent, RawEventTables
 from codememory.text.privacy import scrub, scrub_message
-from mcp import ClientSession, StdioServerParameters
 from support.daemon import isolated_env, make_project, spawn
 
 Invoke = Callable[..., Result]

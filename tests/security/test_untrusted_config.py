@@ -22,12 +22,12 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from codememory import Store
 from codememory.core import registry
 from codememory.core.project import store_dir
-from mcp import ClientSession, StdioServerParameters
 from support.daemon import isolated_env, spawn
 
 BIN = Path(sys.executable).parent
