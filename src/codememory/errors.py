@@ -114,6 +114,11 @@ class DaemonError(CodememoryError):
     """The daemon cannot be started, stopped, installed or bound to its port."""
 
 
+class LocalServerError(CodememoryError):
+    """A local server (the daemon, `mcp --http`) cannot start: its port is taken, or its token file cannot be
+    written."""
+
+
 class DaemonUnavailable(CodememoryError):
     """The daemon is not running, not reachable, or not answering in time."""
 

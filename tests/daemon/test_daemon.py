@@ -25,10 +25,10 @@ import pytest
 from click.testing import CliRunner
 
 from codememory import Store
-from codememory.cli.daemon_cmd import daemon as daemon_group
 from codememory.core.trust import read_project_file, trust
-from codememory.daemon import lifecycle
+from codememory.daemon import lifecycle, log_file, run_loop, service_install
 from codememory.daemon.client import Response
+from codememory.daemon.commands import daemon as daemon_group
 from codememory.errors import DaemonRequestError
 from support.daemon import (
     MAX_BODY,
@@ -416,7 +416,7 @@ def test_sigterm_shuts_down_cleanly(env: dict[str, str]) -> None:
 
 
 def test_listening_socket_is_loopback_tcp() -> None:
-    sock = lifecycle._bind(0)
+    sock = run_loop._bind(0)
     try:
         # proto IPPROTO_TCP makes asyncio set TCP_NODELAY on accepted connections (else ~40 ms per keep-alive call)
         assert sock.proto == socket.IPPROTO_TCP and sock.getsockname()[0] == "127.0.0.1"
@@ -439,7 +439,7 @@ def test_port_in_use_is_a_one_line_error(env: dict[str, str]) -> None:
 TASKS_SCRIPT = textwrap.dedent(
     """
     import logging
-    from codememory.daemon import lifecycle
+    from codememory.daemon import run_loop
 
     log = logging.getLogger("codememory.daemon.tasks")
     runs = {"chatty": 0}
@@ -451,7 +451,7 @@ TASKS_SCRIPT = textwrap.dedent(
     def boom(state):
         raise RuntimeError("extraction failed: password=SECRET_HERE in /home/someone/private/notes.txt")
 
-    lifecycle.run(foreground=False, port=0, tasks=[chatty, boom], poll_interval=0.01)
+    run_loop.run(foreground=False, port=0, tasks=[chatty, boom], poll_interval=0.01)
     """
 )
 
@@ -488,7 +488,7 @@ def test_failing_background_task_is_reported_and_the_daemon_keeps_serving(env: d
 
 def test_scrub_filter_redacts_messages_arguments_and_tracebacks(tmp_path: Path) -> None:
     path = tmp_path / "daemon.log"
-    handlers = lifecycle.configure_logging(path, 1_000_000, 3)
+    handlers = log_file.configure_logging(path, 1_000_000, 3)
     log = logging.getLogger("codememory.daemon")
     key = "sk-ant-api03-" + "A1b2C3d4E5f6G7h8I9j0" * 2
     try:
@@ -499,7 +499,7 @@ def test_scrub_filter_redacts_messages_arguments_and_tracebacks(tmp_path: Path) 
         except ValueError:
             log.exception("request failed")
     finally:
-        lifecycle.remove_logging(handlers)
+        log_file.remove_logging(handlers)
     text = path.read_text()
     assert key not in text and "abcdefgh12345678" not in text
     assert text.count("[REDACTED") >= 3 and "ValueError" in text
@@ -515,7 +515,7 @@ def test_install_writes_a_systemd_user_unit(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv(lifecycle.ENV_NO_SERVICE_MANAGER, "1")
+    monkeypatch.setenv(service_install.ENV_NO_SERVICE_MANAGER, "1")
     result = _invoke("install", "--json")
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
@@ -537,11 +537,13 @@ def test_install_writes_a_systemd_user_unit(tmp_path: Path, monkeypatch: pytest.
 
 
 def test_launchd_plist_and_unit_quoting() -> None:
-    plist = plistlib.loads(lifecycle.launchd_plist(["/opt/cm bin/codememory", "daemon", "run"], {}, Path("/x/out")))
+    plist = plistlib.loads(
+        service_install.launchd_plist(["/opt/cm bin/codememory", "daemon", "run"], {}, Path("/x/out"))
+    )
     assert plist["Label"] == "dev.codememory.daemon"
     assert plist["ProgramArguments"] == ["/opt/cm bin/codememory", "daemon", "run"]
     assert plist["RunAtLoad"] is True and plist["KeepAlive"] == {"SuccessfulExit": False}
-    unit = lifecycle.systemd_unit(["/opt/cm bin/$HOME%/codememory", "daemon", "run"], {"XDG_STATE_HOME": "/a b"})
+    unit = service_install.systemd_unit(["/opt/cm bin/$HOME%/codememory", "daemon", "run"], {"XDG_STATE_HOME": "/a b"})
     assert 'ExecStart="/opt/cm bin/$$HOME%%/codememory" daemon run' in unit
     assert 'Environment="XDG_STATE_HOME=/a b"' in unit
 
@@ -552,6 +554,30 @@ def test_daemon_cli_errors_are_one_line(tmp_path: Path, monkeypatch: pytest.Monk
     assert result.exit_code == 2 and "70000" in result.output  # click's usage error
     status = _invoke("status")
     assert status.exit_code == 0 and "stopped" in status.stdout
+
+
+def test_status_json_of_a_stopped_daemon_is_the_documented_shape(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The `--json` contract: these keys in this order (the running case is checked in test_start_status_stop)."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    result = _invoke("status", "--json")
+    assert result.exit_code == 0, result.output
+    folder = tmp_path / "state" / "codememory"
+    expected = {
+        "running": False,
+        "pid": None,
+        "host": "127.0.0.1",
+        "port": None,
+        "started_at": None,
+        "uptime_seconds": None,
+        "version": None,
+        "health": None,
+        "state_dir": str(folder),
+        "log": str(folder / "daemon.log"),
+    }
+    assert list(json.loads(result.stdout).items()) == list(expected.items())
+    assert lifecycle.status().to_dict() == expected
 
 
 # ---------------------------------------------------------------------------------------- real model

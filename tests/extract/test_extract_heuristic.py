@@ -12,8 +12,9 @@ import pytest
 from codememory import Store
 from codememory.capture.turns import SessionInfo, ToolCall, Turn
 from codememory.extract import Todo, extract_session, heuristic_candidates
+from codememory.extract.candidate import Candidate
 from codememory.extract.compress import compact_transcript, describe_tool, split_windows
-from codememory.extract.heuristic import Candidate, command_key
+from codememory.extract.gotchas import command_key
 from support.extraction import ROOT, SESSION, bash, edit, extraction_rows, stored_memories, turn
 
 PYTEST_IMPORT_ERROR = """\

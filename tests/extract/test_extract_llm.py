@@ -32,7 +32,7 @@ from codememory.extract import (
     spend_summary,
 )
 from codememory.extract.budget import utc_day
-from codememory.extract.extractor import PROMPTS_DIR, Prompts
+from codememory.extract.prompt_templates import PROMPTS_DIR, Prompts
 from codememory.store.extraction import ExtractionTables, SpendRow
 from support.extraction import SESSION, bash, edit, extraction_rows, stored_memories, turn
 from support.scripted_llm import Reply, Script, ScriptedLLM

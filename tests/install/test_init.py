@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from codememory.install import codex, cursor, rule_block
 from codememory.install import plan as setup
 from conftest import Invoke
 
@@ -121,7 +122,7 @@ def test_init_twice_then_uninstall_restores_everything(invoke: Invoke, env: dict
     }
     assert json.loads((project / ".cursor" / "hooks.json").read_text()) == {
         "version": 1,
-        "hooks": {e: [{"command": f"{lean_hook(exe)} cursor {e}"}] for e in setup.CURSOR_HOOKS},
+        "hooks": {e: [{"command": f"{lean_hook(exe)} cursor {e}"}] for e in cursor.CURSOR_HOOKS},
     }
     codex_hooks = json.loads((project / ".codex" / "hooks.json").read_text())["hooks"]
     assert set(codex_hooks) == {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"}
@@ -138,7 +139,7 @@ def test_init_twice_then_uninstall_restores_everything(invoke: Invoke, env: dict
     assert (project / "AGENTS.md").read_text().count("codememory:start") == 1
     toml = (home / "codex" / "config.toml").read_text()
     table = f'[mcp_servers.codememory]\ncommand = {json.dumps(exe)}\nargs = ["mcp"]\n'
-    assert toml == f"{USER_CODEX}\n{setup.TOML_START}\n{table}{setup.TOML_END}\n"
+    assert toml == f"{USER_CODEX}\n{codex.TOML_START}\n{table}{codex.TOML_END}\n"
     # backups of pre-existing files, byte-identical to the originals
     for name in (".claude/settings.json", ".mcp.json", "CLAUDE.md", "opencode.json"):
         assert (project / (name + ".codememory-backup")).read_bytes() == before[str(project / name)]
@@ -200,7 +201,7 @@ def test_rule_block_is_replaced_not_duplicated(invoke: Invoke, env: dict[str, Pa
     step = next(s for s in out["steps"] if s["file"] == ".cursorrules")
     assert (step["assistant"], step["action"]) == ("cursor", "updated")
     assert rules.read_text() == "mine first\n" + current
-    assert rules.read_text().count(setup.RULE_START) == 1
+    assert rules.read_text().count(rule_block.RULE_START) == 1
 
 
 def test_assistants_none_only_creates_store_and_registers(invoke: Invoke, env: dict[str, Path]) -> None:

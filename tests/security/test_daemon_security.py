@@ -28,7 +28,7 @@ import pytest
 
 from codememory.core import registry
 from codememory.daemon.client import Response
-from codememory.daemon.http_guard import MAX_IDLE, MAX_IN_FLIGHT
+from codememory.web.http_guard import MAX_IDLE, MAX_IN_FLIGHT
 from support.daemon import Daemon, codememory, isolated_env, make_project, register, spawn, wait_for
 
 MINE = "Deploys go through the blue-green switch on the kettle cluster"

@@ -29,7 +29,7 @@ from mcp import ClientSession
 
 from codememory import Store
 from codememory.core.safe_text import printable_line
-from codememory.daemon.lifecycle import configure_logging, remove_logging
+from codememory.daemon.log_file import configure_logging, remove_logging
 from codememory.embedding.vectors import VectorIndex
 from conftest import invoke_cli
 from support.mcp import project_session

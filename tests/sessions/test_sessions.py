@@ -17,7 +17,8 @@ from click.testing import Result
 
 from codememory import Store
 from codememory.errors import InvalidInput, NotFound
-from codememory.sessions.service import extract_filters, parse, render
+from codememory.sessions.filters import extract_filters
+from codememory.sessions.markdown import parse, render
 from codememory.store.migrations import LATEST, apply
 from codememory.store.sessions import SessionRecord, SessionRow
 

@@ -154,7 +154,7 @@ class Daemon:
 
 
 def spawn(env: dict[str, str], *argv: str, script: str | None = None) -> Daemon:
-    """`daemon run --port 0` (or a Python script that calls lifecycle.run) as a subprocess; waits for /health."""
+    """`daemon run --port 0` (or a Python script that calls run_loop.run) as a subprocess; waits for /health."""
     args = [PY, "-c", script] if script else [PY, "-m", "codememory.daemon", "run", "--port", "0", *argv]
     out = open(Path(env["HOME"]).parent / "daemon-stderr.txt", "ab")  # noqa: SIM115 (the child keeps it)
     proc = subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out)

@@ -7,7 +7,7 @@ from importlib import resources
 
 import pytest
 
-from codememory.text import entities as entities_module
+from codememory.text import entity_vocabulary
 from codememory.text.entities import Entity, extract_entities, normalize_entity_name
 
 TYPES = {"library", "framework", "tool", "language", "database", "service", "protocol", "file", "error", "identifier"}
@@ -416,18 +416,31 @@ def test_bundled_vocabulary_is_well_formed() -> None:
     canonicals = {fields[0] for fields in entries}
     for required in ("opencode", "claude code", "codex", "cursor", "docker", "kubernetes", "terraform", "jwt"):
         assert required in canonicals
-    vocabulary = entities_module._vocabulary()  # parses with duplicate and conflict checks
-    ambiguous = (
-        entities_module._STRICT
-        | entities_module._NAME_CASE
-        | entities_module._UPPER_ONLY
-        | entities_module._SINGLE_LETTER
-    )
+    vocabulary = entity_vocabulary.vocabulary()  # parses with duplicate and conflict checks
+    ambiguous = entity_vocabulary.entity_words().ambiguous
     assert ambiguous <= set(vocabulary.aliases)  # every ambiguity rule names a real surface form
 
 
 def test_vocabulary_parser_rejects_conflicts() -> None:
     with pytest.raises(ValueError, match="already names"):
-        entities_module._parse_vocabulary("postgresql\tdatabase\tpg\nphoton\tlibrary\tpg\n")
+        entity_vocabulary.parse_vocabulary("postgresql\tdatabase\tpg\nphoton\tlibrary\tpg\n")
     with pytest.raises(ValueError, match="unknown type"):
-        entities_module._parse_vocabulary("postgresql\tthing\n")
+        entity_vocabulary.parse_vocabulary("postgresql\tthing\n")
+
+
+def test_bundled_word_lists_fill_every_section() -> None:
+    lists = entity_vocabulary.entity_words()
+    for section in dataclasses.fields(lists):
+        assert getattr(lists, section.name), f"[{section.name}] is empty"
+    assert {"go", "cloud run"} <= lists.strict | lists.name_case  # one word and several words per entry
+    assert lists.adjectives <= lists.strict
+    assert "ECONNREFUSED" in lists.errno  # case kept as written
+
+
+def test_word_list_parser_rejects_unknown_missing_and_orphan_entries() -> None:
+    with pytest.raises(ValueError, match="unknown or repeated section 'stricter'"):
+        entity_vocabulary.parse_entity_words("[stricter]\ngo\n")
+    with pytest.raises(ValueError, match="missing sections"):
+        entity_vocabulary.parse_entity_words("[strict]\ngo\n")
+    with pytest.raises(ValueError, match="before any"):
+        entity_vocabulary.parse_entity_words("go\n[strict]\n")

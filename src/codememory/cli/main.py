@@ -13,7 +13,6 @@ import click
 
 from codememory import __version__
 from codememory.cli import render
-from codememory.cli.scrubbed import ScrubbedGroup
 from codememory.core.bounded_input import (
     REMEMBER_SCAN_MAX_BYTES,
     RETRIEVE_INPUT_MAX_BYTES,
@@ -32,6 +31,7 @@ from codememory.service.project_store import Store
 from codememory.store.filters import SORT_COLUMNS
 from codememory.text.context_render import one_line, quoted
 from codememory.text.privacy import scrub_message
+from codememory.text.scrubbed_click import ScrubbedGroup
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -959,7 +959,7 @@ from codememory.cli.hook_cmd import hook  # noqa: E402  (registered last: hook_c
 
 cli.add_command(hook)
 
-from codememory.cli.daemon_cmd import daemon  # noqa: E402
+from codememory.daemon.commands import daemon  # noqa: E402
 
 cli.add_command(daemon)
 

@@ -20,3 +20,12 @@ def config_dir() -> Path:
 
 def state_dir() -> Path:
     return xdg_home("XDG_STATE_HOME", ".local/state") / "codememory"
+
+
+def ensure_state_dir() -> Path:
+    """The state dir, created if missing and kept private (0700): it holds the token and the daemon's files."""
+    folder = state_dir()
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if os.name == "posix" and folder.stat().st_mode & 0o077:
+        folder.chmod(0o700)
+    return folder

@@ -1,7 +1,7 @@
 """`python -m codememory.daemon run|start|stop|status|install|uninstall`: the same as `codememory daemon ...`
 (`start` spawns the daemon this way, with the interpreter that runs it)."""
 
-from codememory.cli.daemon_cmd import daemon
+from codememory.daemon.commands import daemon
 
 if __name__ == "__main__":
     daemon(prog_name="codememory daemon")

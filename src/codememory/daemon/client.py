@@ -21,10 +21,10 @@ from typing import Any
 
 from codememory.core.paths import state_dir
 from codememory.errors import DaemonRequestError, DaemonUnavailable
+from codememory.web.listen import HOST
+from codememory.web.token import TOKEN_NAME
 
-HOST = "127.0.0.1"
 INFO_NAME = "daemon.json"
-TOKEN_NAME = "token"
 
 
 def info_path() -> Path:

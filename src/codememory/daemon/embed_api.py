@@ -14,11 +14,11 @@ from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, ConfigDict, Field
 
 from codememory.core.config import EmbeddingConfig
-from codememory.daemon.request_body import RequestBody
 from codememory.embedding import Embedder
 from codememory.embedding.factory import canonical_provider, create_embedder
 from codememory.embedding.via_daemon import encode_vectors
 from codememory.errors import EmbedderError
+from codememory.web.request_body import RequestBody
 
 # Only the packaged default model: a request never makes the daemon load a model from a path (a folder can hold
 # a pickle that runs code) or call a remote service. Other local models load in the caller's own process.

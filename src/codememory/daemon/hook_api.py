@@ -20,10 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from codememory.core.lenient_json import json_object
 from codememory.core.project import db_path
-from codememory.daemon.request_body import RequestBody
 from codememory.daemon.state import DaemonState
 from codememory.errors import InvalidInput, ProjectNotAllowed
 from codememory.hooks import dispatch as hooks
+from codememory.web.request_body import RequestBody
 
 
 class HookBody(RequestBody):

@@ -21,10 +21,10 @@ from codememory import __version__
 from codememory.capture.opencode_turns import ms_to_iso
 from codememory.core.dates import from_iso, now_iso, to_iso
 from codememory.core.env_switches import capture_disabled
-from codememory.daemon.request_body import RequestBody
 from codememory.daemon.state import DaemonState
 from codememory.errors import InvalidInput
 from codememory.store.raw_events import NewRawEvent, RawEventTables
+from codememory.web.request_body import RequestBody
 
 if TYPE_CHECKING:
     from codememory.daemon.tasks import RawEventFlusher

@@ -22,13 +22,13 @@ from fastapi.security import HTTPBearer
 from pydantic import ConfigDict, Field
 
 from codememory.core.model import ID_RE, MAX_TEXT
-from codememory.daemon.request_body import RequestBody
 from codememory.daemon.state import DaemonState
 from codememory.operations.recall import get_records
 from codememory.operations.transcript import TranscriptReference
 from codememory.retrieval.search import recall_results
 from codememory.text.privacy import scrub
 from codememory.text.tokens import memory_tokens
+from codememory.web.request_body import RequestBody
 
 if TYPE_CHECKING:
     from codememory.service.project_store import Store

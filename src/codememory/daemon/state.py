@@ -22,11 +22,11 @@ from codememory.core.trust import trust_path
 from codememory.daemon.project_access import RegisteredProjects
 from codememory.errors import StoreNotFound
 from codememory.text.privacy import scrub
+from codememory.web.listen import HOST
 
 if TYPE_CHECKING:
     from codememory.service.project_store import Store
 
-HOST = "127.0.0.1"  # the only address the daemon ever binds
 MAX_OPEN_STORES = 32
 
 # A background task: called with the daemon's state every poll interval, in the daemon's worker thread.

@@ -27,12 +27,11 @@ near-identical answers at temperature 0, and the existing memories are in its pr
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,6 +41,7 @@ from codememory.core.dates import now_iso, now_utc
 from codememory.core.model import CATEGORIES
 from codememory.errors import InvalidInput, InvalidOutput, LLMError
 from codememory.extract.budget import Budget
+from codememory.extract.candidate import Candidate
 from codememory.extract.compress import (
     Window,
     analyze_tool,
@@ -51,9 +51,11 @@ from codememory.extract.compress import (
     split_windows,
     tool_prompt,
 )
-from codememory.extract.heuristic import Candidate, explicit_candidates, heuristic_candidates, unique
+from codememory.extract.heuristic import explicit_candidates, heuristic_candidates, unique
 from codememory.extract.llm import Provider
 from codememory.extract.output import parse_output
+from codememory.extract.prompt_templates import Prompts, fill
+from codememory.extract.report import ExtractionReport, SpanReport, overall_status
 from codememory.store.extraction import ExtractionRow, ExtractionTables
 from codememory.store.filters import Filters
 from codememory.text.privacy import scrub
@@ -64,13 +66,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("codememory.extract")
 
-PROMPTS_DIR = Path(__file__).parent / "prompts"
-PROMPT_FILES = {
-    "extraction_system": "extraction_system.txt",
-    "extraction_user": "extraction_user.txt",
-    "extraction_repair": "extraction_repair.txt",
-    "compression_system": "compression_system.txt",
-}
 EXTRACT_MAX_TOKENS = 2048
 COMPRESS_MAX_TOKENS = 160
 EXISTING_MEMORIES = 40  # how many stored memories the prompt shows (most important, then most recent)
@@ -78,115 +73,9 @@ EXISTING_CHARS = 240
 MAX_FAILED_ATTEMPTS = 3
 # Tools whose deterministic sentence is already exact ("Read src/a.py"): never worth a compression call.
 _EXACT_KINDS = frozenset({"write", "edit", "read", "search", "todo"})
-_PLACEHOLDER_RE = re.compile(r"\{(\w+)\}")
-
-
-def fill(template: str, **values: str) -> str:
-    """Replace `{name}` placeholders of the template (only known names; inserted text is not rescanned)."""
-    return _PLACEHOLDER_RE.sub(lambda m: values.get(m.group(1), m.group(0)), template)
-
-
-@dataclass(frozen=True)
-class Prompts:
-    extraction_system: str
-    extraction_user: str
-    extraction_repair: str
-    compression_system: str
-
-    @classmethod
-    def load(cls, folder: Path | None = None) -> Prompts:
-        """Read every prompt file; a missing or empty one raises FileNotFoundError (fail fast). The packaged
-        prompts (no `folder`) are read once per process: the daemon extracts session after session."""
-        return _packaged_prompts() if folder is None else cls._read(folder)
-
-    @classmethod
-    def _read(cls, folder: Path) -> Prompts:
-        texts: dict[str, str] = {}
-        for key, name in PROMPT_FILES.items():
-            path = folder / name
-            try:
-                text = path.read_text(encoding="utf-8")
-            except FileNotFoundError:
-                raise FileNotFoundError(f"extraction prompt file missing: {path}") from None
-            if not text.strip():
-                raise FileNotFoundError(f"extraction prompt file is empty: {path}")
-            texts[key] = text
-        if "{transcript}" not in texts["extraction_user"]:
-            raise FileNotFoundError(f"{folder / PROMPT_FILES['extraction_user']} has no {{transcript}} placeholder")
-        return cls(**texts)
-
-
-@functools.cache
-def _packaged_prompts() -> Prompts:
-    return Prompts._read(PROMPTS_DIR)
-
-
-@dataclass
-class SpanReport:
-    first_seq: int
-    last_seq: int
-    method: str
-    status: str
-    created: int = 0
-    duplicates: int = 0
-    dropped: int = 0
-    detail: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "first_seq": self.first_seq,
-            "last_seq": self.last_seq,
-            "method": self.method,
-            "status": self.status,
-            "created": self.created,
-            "duplicates": self.duplicates,
-            "dropped": self.dropped,
-            "detail": self.detail,
-        }
-
-
-@dataclass
-class ExtractionReport:
-    """What one `extract_session` run did. `status`: nothing_new | ok | empty | over_budget | failed
-    (the most telling span status: failed, then over_budget, then ok, then empty)."""
-
-    source: str
-    session_id: str
-    status: str = "nothing_new"
-    first_seq: int | None = None
-    last_seq: int | None = None
-    spans: list[SpanReport] = field(default_factory=list)
-    created_ids: list[str] = field(default_factory=list)
-    duplicate_ids: list[str] = field(default_factory=list)
-    dropped: int = 0
-    llm_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    errors: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "source": self.source,
-            "session_id": self.session_id,
-            "status": self.status,
-            "first_seq": self.first_seq,
-            "last_seq": self.last_seq,
-            "created": len(self.created_ids),
-            "duplicates": len(self.duplicate_ids),
-            "dropped": self.dropped,
-            "created_ids": list(self.created_ids),
-            "duplicate_ids": list(self.duplicate_ids),
-            "llm_calls": self.llm_calls,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "spans": [s.to_dict() for s in self.spans],
-            "errors": list(self.errors),
-        }
 
 
 class _OverBudget(Exception):
-    """Control flow inside this module (the span falls back to the rules); never reaches a caller."""
-
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
@@ -229,7 +118,7 @@ class Extractor:
                 self._heuristic_span(report, session, new, todos, status=None, detail=detail)
             else:
                 self._llm_spans(report, session, new, todos, self.provider)
-        report.status = _overall_status(report.spans)
+        report.status = overall_status(report.spans)
         log.info(
             "extract %s %s turns %d-%d: %s, %d new, %d duplicates, %d dropped, %d model calls",
             session.source,
@@ -508,11 +397,6 @@ class Extractor:
         project = scrub(Path(session.project_root).name or session.project_root)
         title = " ".join(scrub(session.title or "").split())[:120]
         return project, f"{session.source} {session.session_id}" + (f' "{title}"' if title else "")
-
-
-def _overall_status(spans: Sequence[SpanReport]) -> str:
-    statuses = {s.status for s in spans}
-    return next((s for s in ("failed", "over_budget", "ok", "empty") if s in statuses), "nothing_new")
 
 
 def _new_turns(session: SessionInfo, turns: Sequence[Turn], done: int) -> list[Turn]:

@@ -1,7 +1,7 @@
 """`codememory mcp --http`: the same MCP tools as `codememory mcp`, over the streamable HTTP transport.
 
 Listens on 127.0.0.1 only (never another address), at http://127.0.0.1:PORT/mcp, for one project. Every
-request passes the daemon's own checks first (`daemon.server.SecurityMiddleware`, with no path exempt
+request passes the daemon's own checks first (`web.security.SecurityMiddleware`, with no path exempt
 from the token):
 
 1. `Host` must be exactly 127.0.0.1:PORT or localhost:PORT (else 421, against DNS rebinding);
@@ -10,7 +10,7 @@ from the token):
 3. `Authorization: Bearer <token>` with the daemon's per-user token, the file `token` in codememory's
    state folder, created (0600) if missing (else 401);
 4. bodies over `[daemon] max_body_bytes` are refused (413);
-5. idle or slow connections cannot starve the others (`daemon.http_guard`: a deadline for the request
+5. idle or slow connections cannot starve the others (`web.http_guard`: a deadline for the request
    head, a cap on idle connections, and a limit on requests at once counted after the token check).
 
 Then the MCP SDK's own transport security runs too (DNS-rebinding protection with the allowed hosts and
@@ -34,14 +34,13 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp
 
 from codememory.core.config import Config, load_config
-from codememory.daemon.http_guard import uvicorn_options
-from codememory.daemon.lifecycle import listen_loopback, load_or_create_token
-from codememory.daemon.server import SecurityMiddleware
-from codememory.daemon.state import DaemonState
-from codememory.errors import DaemonError, McpHttpError
+from codememory.errors import LocalServerError, McpHttpError
 from codememory.mcp.server import MemoryServer, create_server
+from codememory.web.http_guard import uvicorn_options
+from codememory.web.listen import HOST, listen_loopback
+from codememory.web.security import Guard, SecurityMiddleware
+from codememory.web.token import load_or_create_token
 
-HOST = "127.0.0.1"  # the only address ever bound
 DEFAULT_PORT = 9474  # the daemon's default (9473) + 1
 ENDPOINT = "/mcp"
 
@@ -66,7 +65,7 @@ def bind(port: int) -> socket.socket:
     """A listening TCP socket on 127.0.0.1:`port` (0: any free port). Raises McpHttpError (one line)."""
     try:
         return listen_loopback(port, "pass --port N, or --port 0 for any free port")
-    except DaemonError as exc:
+    except LocalServerError as exc:
         raise McpHttpError(str(exc)) from None
 
 
@@ -87,8 +86,9 @@ def create_app(
     caller closes). The app has a lifespan (the SDK's session manager): run it with lifespan on."""
     limit = config.daemon.max_body_bytes
     server = create_server(project, transport_security=transport_security(port), max_request_body_size=limit)
-    state = DaemonState(token=token, config=config, port=port)
-    return _TokenEverywhere(server.streamable_http_app(), state=state), server
+    # Failures inside the app are logged by the middleware; there is no /health to record them for.
+    guard = Guard(port=port, token=token, max_body_bytes=limit)
+    return _TokenEverywhere(server.streamable_http_app(), guard=guard), server
 
 
 def serve_http(project: str | os.PathLike[str] | None = None, port: int = DEFAULT_PORT) -> None:

@@ -36,7 +36,8 @@ from codememory.operations.recall import get_records
 from codememory.operations.transcript import TranscriptReference
 from codememory.retrieval.search import recall_results
 from codememory.service.project_store import Store
-from codememory.sessions.service import MAX_RESULTS, SESSION_ID_RE
+from codememory.sessions.markdown import SESSION_ID_RE
+from codememory.sessions.service import MAX_RESULTS
 from codememory.text.privacy import scrub_message
 
 log = logging.getLogger("codememory.mcp")

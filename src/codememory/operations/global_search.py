@@ -32,7 +32,8 @@ from codememory.core.dates import now_iso
 from codememory.errors import CodememoryError, InvalidInput
 from codememory.retrieval.search import DEFAULT_THRESHOLD, Hit, SearchResult, check_search_args
 from codememory.service.project_store import Store
-from codememory.sessions.service import MAX_RESULTS, extract_filters
+from codememory.sessions.filters import extract_filters
+from codememory.sessions.service import MAX_RESULTS
 
 
 @dataclass

@@ -8,62 +8,42 @@ The markdown file is the source of truth: `rebuild` recreates the database rows 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
-import stat
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from codememory.core import safe_files
-from codememory.core.bounded_input import (
-    PLAN_HEADER_MAX_BYTES,
-    SESSION_MARKDOWN_MAX_BYTES,
-    decode,
-    read_upto,
-    size_text,
-)
-from codememory.core.dates import now_utc, parse_when, to_iso
-from codememory.core.project import STORE_DIR, store_dir
+from codememory.core.bounded_input import PLAN_HEADER_MAX_BYTES, decode, read_upto
+from codememory.core.dates import now_utc, to_iso
+from codememory.core.project import store_dir
 from codememory.errors import InvalidInput, NotFound, UnsafePath
+from codememory.sessions.filters import extract_filters
+from codememory.sessions.git import diff_stat_line, files_touched, head_sha, with_touched
+from codememory.sessions.markdown import (
+    MARKDOWN_NAME_RE,
+    STATUSES,
+    check_session_id,
+    markdown_path_of,
+    parse,
+    read_session_file,
+    render,
+)
 from codememory.store.sessions import FTS_WEIGHTS, SessionRecord, SessionRow, SessionTables
 from codememory.text.privacy import scrub
-from codememory.text.query import STOPWORDS, words
 
-STATUSES = ("open", "frozen", "closed")
 TRIGGERS = ("manual", "context_limit", "git_commit", "session_end")
-CHANGE_TYPES = ("created", "modified", "deleted")
 MAX_RESULTS = 5
 MIN_RELEVANCE = 0.15  # weighted share of the query's terms matched (goal 10 ... work_summary 3, over 10 per term)
-GIT_TIMEOUT_S = 3.0
 MAX_ITEM = 2000
 MAX_SLUG_WORDS = 4
-NONE = "_None._"
-SESSION_ID_RE = re.compile(r"^\d{4}-\d{2}-\d{2}_\d{2}-\d{2}_[a-z0-9]+(?:-[a-z0-9]+)*_[a-z0-9]+(?:-[a-z0-9]+)*$")
 _URL_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
-_SECTION_SPLIT = re.compile(r"\n\n---\n\n(?=## )")
-_FRONT_KEYS = (
-    "session_id",
-    "tool",
-    "project",
-    "started_at",
-    "git_sha_start",
-    "git_sha_end",
-    "trigger",
-    "slug",
-    "status",
-    "ended_at",
-    "updated_at",
-)
-_COMPLETED = "### ✅ Work Completed"
-_PENDING = "### 🔲 Work To Be Completed"
+_WEIGHT_LABEL = {"goal": "goal", "todos": "todos", "file_paths": "files", "decisions": "decisions"}
 
 
-# --------------------------------------------------------------------------- validation
 def session_slug(text: str, what: str = "slug") -> str:
     """'TEI Migration' -> 'tei-migration'; at most four words."""
     slug = "-".join(re.findall(r"[a-z0-9]+", scrub(text).lower()))
@@ -79,15 +59,6 @@ def tool_name(text: str) -> str:
     if not name:
         raise InvalidInput(f"tool name {text!r} has no letters or digits")
     return name
-
-
-def check_session_id(session_id: str) -> str:
-    if not SESSION_ID_RE.match(session_id):
-        raise InvalidInput(
-            f"{session_id!r} is not a session id (expected YYYY-MM-DD_HH-MM_<tool>_<slug>, e.g. "
-            "2026-02-23_14-32_cursor_tei-migration)"
-        )
-    return session_id
 
 
 def _item(text: str, what: str, limit: int = MAX_ITEM) -> str:
@@ -129,426 +100,6 @@ def safe_path(root: Path, path: str, what: str = "path") -> str:
     if relative == Path("."):
         raise InvalidInput(f"{what} {path!r} is the project root itself, not a file in it")
     return relative.as_posix()
-
-
-# --------------------------------------------------------------------------------- git
-def _git(root: Path, *args: str) -> str | None:
-    import subprocess  # on use: hooks that never run git skip its import
-
-    try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            errors="replace",  # a file name that is not UTF-8 (core.quotePath off) must not fail a checkpoint
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout if done.returncode == 0 else None
-
-
-def head_sha(root: Path) -> str | None:
-    """HEAD's SHA, or None without git, outside a repository, or before the first commit."""
-    out = _git(root, "rev-parse", "--verify", "-q", "HEAD")
-    sha = out.strip() if out else ""
-    return sha if re.fullmatch(r"[0-9a-f]{40,64}", sha) else None
-
-
-def _ours(path: str) -> bool:
-    return path == STORE_DIR or path.startswith(STORE_DIR + "/")
-
-
-def files_touched(root: Path, since: str) -> list[tuple[str, str]] | None:
-    """Files changed since `since` (committed or not) plus untracked files, relative to the project
-    root, as (path, change_type); None when git cannot tell."""
-    diff = _git(root, "diff", "--name-status", "--no-renames", "--relative", since, "--")
-    untracked = _git(root, "ls-files", "--others", "--exclude-standard")
-    if diff is None or untracked is None:
-        return None
-    kinds = {"A": "created", "D": "deleted"}
-    found: dict[str, str] = {}
-    for line in diff.splitlines():
-        status, _, path = line.partition("\t")
-        if path and not _ours(path):
-            found[path] = kinds.get(status[:1], "modified")
-    for path in untracked.splitlines():
-        if path and not _ours(path):
-            found[path] = "created"
-    return sorted(found.items(), key=lambda pc: (CHANGE_TYPES.index(pc[1]), pc[0]))
-
-
-def _with_touched(files: list[tuple[str, str]] | None, touched: Sequence[str]) -> list[tuple[str, str]] | None:
-    """Git's (path, change type) list plus the journaled paths it does not have (None: neither knows)."""
-    paths = [p for p in dict.fromkeys(str(t).strip() for t in touched) if p and not _ours(p)]
-    if not paths:
-        return files
-    found = dict(files or [])
-    for path in paths:
-        found.setdefault(path, "modified")
-    return sorted(found.items(), key=lambda pc: (CHANGE_TYPES.index(pc[1]), pc[0]))
-
-
-def _line_counts(root: Path, since: str, files: Sequence[tuple[str, str]]) -> tuple[int, int]:
-    added = removed = 0
-    counted: set[str] = set()
-    for line in (_git(root, "diff", "--numstat", "--no-renames", "--relative", since, "--") or "").splitlines():
-        parts = line.split("\t")
-        if len(parts) == 3:
-            counted.add(parts[2])
-            if parts[0].isdigit() and parts[1].isdigit() and not _ours(parts[2]):
-                added += int(parts[0])
-                removed += int(parts[1])
-    for path, change in files:  # untracked new files: every line is added
-        if change == "created" and path not in counted:
-            data = _head_of_regular_file(root / path, 1_000_000)
-            if data is None:
-                continue
-            if b"\0" not in data:
-                added += data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
-    return added, removed
-
-
-def _count(n: int, what: str) -> str:
-    return f"{n} file{'' if n == 1 else 's'} {what}"
-
-
-def diff_stat_line(root: Path, since: str, files: Sequence[tuple[str, str]]) -> str:
-    """'3 files modified, 2 files created. +187 / -43 lines.'"""
-    if not files:
-        return "No file changes since the session started."
-    counts = {kind: sum(1 for _, c in files if c == kind) for kind in CHANGE_TYPES}
-    parts = [_count(counts["modified"], "modified"), _count(counts["created"], "created")]
-    if counts["deleted"]:
-        parts.append(_count(counts["deleted"], "deleted"))
-    added, removed = _line_counts(root, since, files)
-    return f"{', '.join(parts)}. +{added} / -{removed} lines."
-
-
-# ---------------------------------------------------------------------------- markdown
-def _bullets(items: Sequence[str]) -> str:
-    return "\n".join("- " + item.replace("\n", "\n  ") for item in items) if items else NONE
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
-def render(record: SessionRecord) -> str:
-    """The session's markdown file, in the seed's format (frontmatter, then sections separated by ---)."""
-    r = record.row
-    values = {
-        "session_id": r.id,
-        "tool": r.tool,
-        "slug": r.slug,
-        "project": r.project,
-        "started_at": r.started_at,
-        "git_sha_start": r.git_sha_start,
-        "git_sha_end": r.git_sha_end,
-        "trigger": r.trigger,
-        "status": r.status,
-        "ended_at": r.ended_at,
-        "updated_at": r.updated_at,
-    }
-    front = "".join(f"{k}: {values[k]}\n" if values[k] else f"{k}:\n" for k in _FRONT_KEYS)
-    groups = [
-        f"### {kind.capitalize()}\n" + "\n".join(f"- `{p}`" for p, c in record.files if c == kind)
-        for kind in CHANGE_TYPES
-        if any(c == kind for _, c in record.files)
-    ]
-    if record.plan_files:
-        plans = "| File | Description |\n|------|-------------|\n" + "\n".join(
-            f"| `{p['path']}` | {_cell(p.get('header') or '')} |" for p in record.plan_files
-        )
-    else:
-        plans = NONE
-    references = (
-        "\n".join(f"- [{ref.get('title') or ref['url']}]({ref['url']})" for ref in record.references)
-        if record.references
-        else NONE
-    )
-    sections = [
-        "## Goal\n" + (r.goal or NONE),
-        f"## Todos\n\n{_COMPLETED}\n{_bullets(record.completed)}\n\n{_PENDING}\n{_bullets(record.pending)}",
-        "## Files Touched\n\n" + ("\n\n".join(groups) if groups else NONE),
-        "## Git Diff Summary\n" + (record.diff_summary or NONE),
-        "## Work Done\n\n" + _bullets(record.summary),
-        "## Plan Files\n\n" + plans,
-        "## Architecture Decisions\n\n" + _bullets(record.decisions),
-        "## References\n\n" + references,
-    ]
-    return f"---\n{front}---\n\n" + "\n\n---\n\n".join(sections) + "\n"
-
-
-def _parse_bullets(body: str) -> list[str]:
-    items: list[str] = []
-    for line in body.splitlines():
-        if line.startswith("- "):
-            items.append(line[2:].strip())
-        elif line.strip() and line.strip() != NONE and items:
-            items[-1] += "\n" + line.strip()
-    return items
-
-
-def _subsections(body: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    current = None
-    for line in body.splitlines():
-        if line.startswith("### "):
-            current = line
-            out[current] = ""
-        elif current is not None:
-            out[current] += line + "\n"
-    return out
-
-
-def parse(text: str, markdown_path: str) -> SessionRecord:
-    """A session back from its markdown file (for rebuild). Raises InvalidInput when it is not one."""
-    text = text.replace("\r\n", "\n")
-    if not text.startswith("---\n") or "\n---\n" not in text[3:]:
-        raise InvalidInput("no frontmatter (the file must start with a --- block)")
-    head, _, body = text[4:].partition("\n---\n")
-    meta: dict[str, str | None] = {}
-    for line in head.splitlines():
-        key, sep, value = line.partition(":")
-        if sep:
-            meta[key.strip()] = value.strip() or None
-    session_id = meta.get("session_id") or ""
-    check_session_id(session_id)
-    for key in ("tool", "started_at"):
-        if not meta.get(key):
-            raise InvalidInput(f"frontmatter has no {key}")
-    status = meta.get("status") or "open"
-    if status not in STATUSES:
-        raise InvalidInput(f"unknown status {status!r}")
-    try:
-        started_at = to_iso(datetime.fromisoformat(str(meta["started_at"]).replace("Z", "+00:00")))
-    except ValueError:
-        raise InvalidInput(f"started_at {meta['started_at']!r} is not an ISO timestamp") from None
-    sections: dict[str, str] = {}
-    for chunk in _SECTION_SPLIT.split("\n\n" + body.strip("\n")):
-        chunk = chunk.strip("\n")
-        if chunk.startswith("## "):
-            title, _, rest = chunk.partition("\n")
-            sections[title[3:].strip()] = rest.strip("\n")
-    goal = sections.get("Goal", "").strip()
-    row = SessionRow(
-        id=session_id,
-        project=meta.get("project") or "",
-        tool=str(meta["tool"]),
-        slug=meta.get("slug") or session_id.split("_", 3)[3],
-        started_at=started_at,
-        updated_at=meta.get("updated_at") or started_at,
-        ended_at=meta.get("ended_at"),
-        trigger=meta.get("trigger"),
-        git_sha_start=meta.get("git_sha_start"),
-        git_sha_end=meta.get("git_sha_end"),
-        status=status,
-        markdown_path=markdown_path,
-        goal=None if goal in ("", NONE) else goal,
-    )
-    record = SessionRecord(row)
-    todos = _subsections(sections.get("Todos", ""))
-    record.completed = _parse_bullets(todos.get(_COMPLETED, ""))
-    record.pending = _parse_bullets(todos.get(_PENDING, ""))
-    for title, block in _subsections(sections.get("Files Touched", "")).items():
-        kind = title[4:].strip().lower()
-        if kind in CHANGE_TYPES:
-            record.files += [(item.strip("`"), kind) for item in _parse_bullets(block)]
-    diff = sections.get("Git Diff Summary", "").strip()
-    record.diff_summary = None if diff in ("", NONE) else diff
-    record.summary = _parse_bullets(sections.get("Work Done", ""))
-    record.decisions = _parse_bullets(sections.get("Architecture Decisions", ""))
-    for line in sections.get("Plan Files", "").splitlines():
-        m = re.match(r"^\| `(.*)` \| (.*?) ?\|$", line)
-        if m:
-            record.plan_files.append({"path": m.group(1), "header": m.group(2).strip().replace("\\|", "|")})
-    for line in sections.get("References", "").splitlines():
-        m = re.match(r"^- \[(.*)\]\((.*)\)$", line)
-        if m:
-            record.references.append({"url": m.group(2), "title": m.group(1)})
-    return record
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    safe_files.write_atomic(path, text)
-
-
-_MARKDOWN_NAME_RE = re.compile(r"^sessions/[A-Za-z0-9][A-Za-z0-9_.-]{0,200}\.md$")
-
-
-def markdown_path_of(row: SessionRow) -> str:
-    """The row's markdown file relative to `.codememory/`: its stored `markdown_path` when that is a plain
-    file name in `sessions/` (a rebuild keeps the names of the files it read), else `sessions/<id>.md`
-    from the validated id. The stored value comes from a database anyone may have committed: a value
-    like `../../x` must never become a path we read, return or overwrite."""
-    if _MARKDOWN_NAME_RE.match(row.markdown_path) and ".." not in row.markdown_path:
-        return row.markdown_path
-    try:
-        return f"sessions/{check_session_id(row.id)}.md"
-    except InvalidInput:  # an id we never write: a harmless name in sessions/, so one bad row never breaks a list
-        return "sessions/invalid-" + hashlib.sha256(row.id.encode("utf-8", "replace")).hexdigest()[:16] + ".md"
-
-
-# ------------------------------------------------------------------------------ search
-_KNOWN_TOOLS = {"claude-code": ("claude code", "claude-code", "claude"), "cursor": ("cursor",)}
-_KNOWN_TOOLS |= {name: (name,) for name in ("antigravity", "opencode", "codex")}
-_SESSION_STOPWORDS = STOPWORDS | {"session", "sessions", "last", "did", "worked", "working"}
-_PATH_EXTENSIONS = {
-    *"py pyi ts tsx js jsx mjs go rs java kt rb php c h cc cpp hpp cs swift sql sh".split(),
-    *"toml yaml yml json md rst txt html css scss vue ini cfg lock xml proto tf gradle".split(),
-}
-_MONTH_NAMES = "january february march april may june july august september october november december".split()
-_MONTHS = {name: i for i, name in enumerate(_MONTH_NAMES, start=1)} | {
-    name[:3]: i for i, name in enumerate(_MONTH_NAMES, start=1) if name != "may"
-}
-_NUMBERS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "ten": 10}
-_UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
-
-
-@dataclass
-class SessionQuery:
-    """What a session search asks for: content terms, path fragments, and the filters found in it."""
-
-    terms: list[str] = field(default_factory=list)
-    paths: list[str] = field(default_factory=list)
-    after: str | None = None
-    before: str | None = None
-    tool: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"terms": self.terms, "paths": self.paths, "after": self.after, "before": self.before, "tool": self.tool}
-
-
-def _month_range(month: int, year: int | None, now: datetime) -> tuple[datetime, datetime]:
-    if year is None:
-        year = now.year if month <= now.month else now.year - 1  # "in december" said in march: last december
-    start = datetime(year, month, 1, tzinfo=UTC)
-    end = datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=UTC)
-    return start, end
-
-
-def extract_filters(query: str, tools: Sequence[str], now: datetime | None = None) -> SessionQuery:
-    """Split a natural-language session query into dates ("last week", "yesterday", "in january",
-    "before march 15", "since 2026-01-02"), a tool ("in cursor", "claude code session"), file paths
-    (a token with '/' or a known extension) and the remaining content words."""
-    now = now or now_utc()
-    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    text = " " + " ".join(query.split()) + " "
-    lowered = text.lower()
-    parsed = SessionQuery()
-    after: datetime | None = None
-    before: datetime | None = None
-
-    def cut(m: re.Match[str]) -> None:
-        nonlocal text, lowered
-        text = text[: m.start()] + " " * (m.end() - m.start()) + text[m.end() :]
-        lowered = text.lower()
-
-    number = r"(\d+|" + "|".join(_NUMBERS) + ")"
-    if m := re.search(rf"\b(?:last|past)\s+{number}\s+(day|week|month|year)s?\b", lowered):
-        amount = int(m.group(1)) if m.group(1).isdigit() else _NUMBERS[m.group(1)]
-        after = now - timedelta(days=amount * _UNIT_DAYS[m.group(2)])
-        cut(m)
-    elif m := re.search(r"\b(last|past|this)\s+(day|week|month|year)\b", lowered):
-        unit = m.group(2)
-        if m.group(1) != "this":
-            after = now - timedelta(days=_UNIT_DAYS[unit])
-        elif unit == "week":
-            after = today - timedelta(days=today.weekday())
-        elif unit == "month":
-            after = today.replace(day=1)
-        elif unit == "year":
-            after = today.replace(month=1, day=1)
-        else:
-            after = today
-        cut(m)
-    elif m := re.search(r"\b(yesterday|today)\b", lowered):
-        after = today - timedelta(days=1) if m.group(1) == "yesterday" else today
-        before = after + timedelta(days=1)
-        cut(m)
-    month_names = "|".join(sorted(_MONTHS, key=len, reverse=True))
-    if after is None and (
-        m := re.search(rf"\b(?:in|during)\s+({month_names})\b(?:\s+(\d{{4}}))?", lowered)
-        or re.search(rf"\b({month_names})\s+(\d{{4}})\b", lowered)
-    ):
-        after, before = _month_range(_MONTHS[m.group(1)], int(m.group(2)) if m.group(2) else None, now)
-        cut(m)
-    for word in ("before", "after", "since"):
-        m = re.search(rf"\b{word}\s+(\S+(?:\s+\S+){{0,2}})", lowered)
-        if not m:
-            continue
-        following = m.group(1).split()
-        for n in range(len(following), 0, -1):  # the longest run of words that reads as a date
-            try:
-                when = parse_when(" ".join(following[:n]), now=now, what=word)
-            except InvalidInput:
-                continue
-            if word == "before":
-                before = when
-            else:
-                after = when
-            span = re.search(rf"\b{word}\s+" + r"\s+".join(map(re.escape, following[:n])), lowered)
-            if span:
-                cut(span)
-            break
-    names: dict[str, tuple[str, ...]] = dict(_KNOWN_TOOLS)
-    for tool in tools:
-        names.setdefault(tool, (tool,))
-    for tool, aliases in names.items():
-        for alias in sorted(aliases, key=len, reverse=True):
-            a = re.escape(alias)
-            m = (
-                re.search(rf"\b(?:in|with|from|using|via|by)\s+{a}\b(?:\s+sessions?\b)?", lowered)
-                or re.search(rf"\b{a}\s+sessions?\b", lowered)
-                or (re.search(rf"(?<![\w-]){a}(?![\w-])", lowered) if "-" in alias else None)
-            )
-            if m:
-                parsed.tool = tool
-                cut(m)
-                break
-        if parsed.tool:
-            break
-    rest: list[str] = []
-    for token in text.split():
-        bare = token.strip("'\"`,;:()[]{}?!")
-        ext = bare.rsplit(".", 1)[-1].lower() if "." in bare else ""
-        if bare and ("/" in bare.strip("/") or (ext in _PATH_EXTENSIONS and len(bare) > len(ext) + 1)):
-            parsed.paths.append(bare.strip("/"))
-        else:
-            rest.append(token)
-    parsed.terms = list(dict.fromkeys(w for w in words(" ".join(rest)) if w not in _SESSION_STOPWORDS))
-    parsed.after = to_iso(after) if after else None
-    parsed.before = to_iso(before) if before else None
-    return parsed
-
-
-# ------------------------------------------------------------------------------- core
-_WEIGHT_LABEL = {"goal": "goal", "todos": "todos", "file_paths": "files", "decisions": "decisions"}
-
-
-def _head_of_regular_file(path: Path, limit: int) -> bytes | None:
-    """At most `limit` bytes of a plain file in the work tree; None for a link (a committed link to /dev/zero
-    or a FIFO would hang or flood us), anything that is not a regular file, or an unreadable one."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            return None
-        return fh.read(limit)
-
-
-def _read_session_file(path: Path) -> str:
-    """A session's markdown, never through a link, bad bytes as U+FFFD; over the cap is an error, not a cut."""
-    raw = safe_files.read_bytes(path, SESSION_MARKDOWN_MAX_BYTES + 1)
-    if len(raw) > SESSION_MARKDOWN_MAX_BYTES:
-        raise InvalidInput(f"{path.name} is over the {size_text(SESSION_MARKDOWN_MAX_BYTES)} limit")
-    return decode(raw)
 
 
 class Sessions:
@@ -651,7 +202,7 @@ class Sessions:
                 row.ended_at, row.git_sha_end = stamp, head_sha(self.root)
 
         files = files_touched(self.root, row.git_sha_start) if row.git_sha_start else None
-        files = _with_touched(files, touched or ())
+        files = with_touched(files, touched or ())
         replace = ["work_pending"] if work_pending is not None else []
         chunks = [("work_completed", c) for c in completed] + [("work_pending", c) for c in pending]
         chunks += [("work_summary", c) for c in summary] + [("decision", d) for d in decided]
@@ -667,7 +218,7 @@ class Sessions:
             chunks.append(("diff_summary", note_text))
 
         def write(record: SessionRecord) -> None:
-            _write_atomically(self.markdown_file(record.row), render(record))
+            safe_files.write_atomic(self.markdown_file(record.row), render(record))
 
         record = self.tables.checkpoint(
             row, new=new, chunks=chunks, replace=replace, files=files, now=stamp, finish=write
@@ -734,10 +285,10 @@ class Sessions:
         for path in sorted(folder.glob("*.md")) if safe_files.check_dir(folder) else []:
             relative = f"sessions/{path.name}"
             try:
-                if not _MARKDOWN_NAME_RE.match(relative):
+                if not MARKDOWN_NAME_RE.match(relative):
                     raise InvalidInput(f"{path.name!r} is not a session file name")
                 # the markdown may come from a commit (untrusted): scrubbed like anything else stored
-                record = parse(scrub(_read_session_file(path)), relative)
+                record = parse(scrub(read_session_file(path)), relative)
             except (InvalidInput, OSError, UnicodeDecodeError) as exc:
                 errors.append({"file": str(path), "error": str(exc)})
                 continue
@@ -776,7 +327,7 @@ class Sessions:
     def show(self, session_id: str) -> dict[str, Any]:
         record = self._get(session_id)
         try:
-            markdown = _read_session_file(self.markdown_file(record.row))
+            markdown = read_session_file(self.markdown_file(record.row))
         except UnsafePath:
             raise  # a committed link where the file should be: refused, never read
         except (OSError, InvalidInput):  # gone, unreadable or oversized: the session as the store has it

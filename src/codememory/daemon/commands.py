@@ -1,16 +1,17 @@
-"""`codememory daemon run|start|stop|status|install|uninstall`: the background daemon (HTTP bridge on
-127.0.0.1 for the OpenCode plugin and hooks). Heavy imports (FastAPI, uvicorn) happen in `run` only."""
+"""`codememory daemon run|start|stop|status|install|uninstall` (also `python -m codememory.daemon ...`): the
+background daemon (HTTP bridge on 127.0.0.1 for the OpenCode plugin and hooks). Heavy imports (FastAPI,
+uvicorn) happen in `run` only."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import click
 
-from codememory.cli.render import dump_json
-from codememory.cli.scrubbed import ScrubbedGroup
 from codememory.errors import CodememoryError
 from codememory.text.privacy import scrub_message
+from codememory.text.scrubbed_click import ScrubbedGroup
 
 
 class _DaemonGroup(ScrubbedGroup):
@@ -38,6 +39,11 @@ _PORT = click.option(
 _JSON = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 
 
+def dump_json(data: Any) -> None:
+    """The CLI's JSON form (indented, UTF-8 as is), as `codememory --json` prints it everywhere."""
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
 @click.group("daemon", cls=_DaemonGroup)
 def daemon() -> None:
     """The background daemon: keeps stores and the embedding model in memory and answers the OpenCode
@@ -55,9 +61,9 @@ def daemon() -> None:
 @click.option("--background", is_flag=True, hidden=True, help="Log to the log file only (used by `start`).")
 def run_cmd(port: int | None, background: bool) -> None:
     """Run the daemon in this terminal until Ctrl-C / SIGTERM (what the service runs)."""
-    from codememory.daemon import lifecycle
+    from codememory.daemon import run_loop
 
-    lifecycle.run(foreground=not background, port=port, tasks=lifecycle.default_tasks())
+    run_loop.run(foreground=not background, port=port, tasks=run_loop.default_tasks())
 
 
 @daemon.command("start")
@@ -97,16 +103,16 @@ def status_cmd(as_json: bool) -> None:
 
     info = lifecycle.status()
     if as_json:
-        dump_json(info)
+        dump_json(info.to_dict())
         return
-    if not info["running"]:
+    if not info.running:
         click.echo("codememory daemon: stopped")
-        click.echo(f"  log      {info['log']}")
+        click.echo(f"  log      {info.log}")
         return
-    click.echo(f"codememory daemon: running (pid {info['pid']}, http://{info['host']}:{info['port']})")
-    if info["uptime_seconds"] is not None:
-        click.echo(f"  uptime   {_duration(info['uptime_seconds'])}")
-    health = info["health"]
+    click.echo(f"codememory daemon: running (pid {info.pid}, http://{info.host}:{info.port})")
+    if info.uptime_seconds is not None:
+        click.echo(f"  uptime   {_duration(info.uptime_seconds)}")
+    health = info.health
     if health is None:
         click.echo("  health   not answering")
     else:
@@ -119,7 +125,7 @@ def status_cmd(as_json: bool) -> None:
             click.echo(f"  capture  {health['capture_lag_seconds']:.0f} s behind")
         if health["last_error"]:
             click.echo(f"  error    {health['last_error']} ({health['last_error_at']})")
-    click.echo(f"  log      {info['log']}")
+    click.echo(f"  log      {info.log}")
 
 
 def _duration(seconds: float) -> str:
@@ -139,9 +145,9 @@ def _duration(seconds: float) -> str:
 def install_cmd(as_json: bool) -> None:
     """Start the daemon at login: a systemd user unit (Linux) or a launchd agent (macOS), enabled and
     started when the service manager is reachable (set CODEMEMORY_NO_SERVICE_MANAGER=1 to only write it)."""
-    from codememory.daemon import lifecycle
+    from codememory.daemon import service_install
 
-    result = lifecycle.install_service()
+    result = service_install.install_service()
     if as_json:
         dump_json(result)
         return
@@ -160,9 +166,9 @@ def install_cmd(as_json: bool) -> None:
 @_JSON
 def uninstall_cmd(as_json: bool) -> None:
     """Stop and remove the login service written by `install`."""
-    from codememory.daemon import lifecycle
+    from codememory.daemon import service_install
 
-    result = lifecycle.uninstall_service()
+    result = service_install.uninstall_service()
     if as_json:
         dump_json(result)
         return

@@ -1,6 +1,9 @@
 """Click groups whose usage errors do not echo secrets: click quotes the offending argument ("No such option
 '-----BEGIN OPENSSH PRIVATE KEY-----…'", "Got unexpected extra argument (…)", "'…' is not one of …"), and
-an argument can be a pasted key or password. The message goes through `privacy.scrub_message` first."""
+an argument can be a pasted key or password. The message goes through `privacy.scrub_message` first.
+
+Here, below the entry points, because two of them parse arguments with click: the `codememory` CLI and
+`python -m codememory.daemon` (the daemon's own command group, which `daemon start` spawns)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,27 @@
+"""A memory proposed by an extractor (the rules or a model), before the store's dedup."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A memory proposed by an extractor, before the store's dedup."""
+
+    text: str
+    category: str
+    importance: float
+    seq: int  # the turn it came from
+    entities: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    expires_at: datetime | None = None
+    rule: str = ""  # which rule produced it: remember, decision, rejected, convention, preference, gotcha, ...
+
+
+def entity_names(text: str) -> tuple[str, ...]:
+    """The entities a candidate carries: the first eight the extractor finds in its text."""
+    from codememory.text.entities import extract_entities
+
+    return tuple(e.name for e in extract_entities(text, limit=8))
