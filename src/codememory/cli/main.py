@@ -285,7 +285,7 @@ def store_cmd(
     elif result.created:
         click.echo(f"Stored {result.memory.id}")
         for link in result.links:
-            click.echo(f"  {link['type']} {link['id']}" + (f" (cosine {link['score']})" if link["score"] else ""))
+            click.echo(f"  {link.type} {link.id}" + (f" (cosine {link.score})" if link.score else ""))
     else:
         click.echo(f"Already stored as {result.memory.id} ({result.duplicate_reason}); not stored again")
 
@@ -502,7 +502,7 @@ def show(ctx: click.Context, ids: tuple[str, ...], markdown: bool, as_json: bool
     """Show memories in full, with their links and entities."""
     store = _open(ctx)
     memories = [store.get(i) for i in ids]
-    details = [{**m.to_dict(), **store.relations(m.id)} for m in memories]
+    details = [{**m.to_dict(), **store.relations(m.id).to_dict()} for m in memories]
     if as_json:
         render.dump_json(details[0] if len(details) == 1 else details)
     elif markdown:
@@ -601,7 +601,7 @@ def stats(ctx: click.Context, tags: bool, agents: bool, as_json: bool) -> None:
     from codememory.extract.budget import spend_summary
 
     store = _open(ctx)
-    data = store.stats(tags=tags, agents=agents)
+    data = store.stats(tags=tags, agents=agents).to_dict()
     data["llm_spend"] = spend_summary(store.db, store.config.llm)
     if as_json:
         render.dump_json(data)
@@ -758,13 +758,17 @@ def retrieve(
         if unknown:
             raise InvalidInput(f"unknown field(s) in --input: {', '.join(sorted(unknown))}")
         request.update(loaded)
-    result = _open(ctx).retrieve(
-        request["query_expansion"],
-        entities=request["entities"],
-        pinned=request["pinned_memory_ids"],
-        max_memories=request["max_memories"],
-        max_new=request["max_new"],
-        token_budget=request["token_budget"],
+    result = (
+        _open(ctx)
+        .retrieve(
+            request["query_expansion"],
+            entities=request["entities"],
+            pinned=request["pinned_memory_ids"],
+            max_memories=request["max_memories"],
+            max_new=request["max_new"],
+            token_budget=request["token_budget"],
+        )
+        .to_dict()
     )
     if as_json:
         render.dump_json(result)
@@ -846,7 +850,7 @@ def _session_line(item: dict[str, Any]) -> str:
 @click.pass_context
 def sessions_list(ctx: click.Context, limit: int, tool: str | None, status: str | None, as_json: bool) -> None:
     """Recent sessions, newest first."""
-    found = _open(ctx).list_sessions(limit=limit, tool=tool, status=status)
+    found = [s.to_dict() for s in _open(ctx).list_sessions(limit=limit, tool=tool, status=status)]
     if as_json:
         render.dump_json({"sessions": found})
     elif not found:
@@ -864,7 +868,7 @@ def sessions_list(ctx: click.Context, limit: int, tool: str | None, status: str 
 @click.pass_context
 def sessions_search(ctx: click.Context, query: tuple[str, ...], limit: int, tool: str | None, as_json: bool) -> None:
     """Find sessions by what they were about ('tei migration last week', 'cursor session about auth.py')."""
-    found = _open(ctx).search_sessions(" ".join(query), limit=limit, tool=tool)
+    found = _open(ctx).search_sessions(" ".join(query), limit=limit, tool=tool).to_dict()
     if as_json:
         render.dump_json(found)
     elif not found["results"]:
@@ -884,14 +888,14 @@ def sessions_show(ctx: click.Context, session_id: str, files_only: bool, as_json
     """Print a session's markdown file (or its files with --files)."""
     store = _open(ctx)
     if files_only:
-        files = store.session_files(session_id)
+        files = [f.to_dict() for f in store.session_files(session_id)]
         if as_json:
             render.dump_json({"session_id": session_id, "files": files})
         else:
             for item in files:
                 click.echo(f"{item['change_type']:<9} {item['path']}")
         return
-    shown = store.show_session(session_id)
+    shown = store.show_session(session_id).to_dict()
     if as_json:
         render.dump_json(shown)
     else:
@@ -903,7 +907,7 @@ def sessions_show(ctx: click.Context, session_id: str, files_only: bool, as_json
 @click.pass_context
 def sessions_rebuild(ctx: click.Context, as_json: bool) -> None:
     """Recreate the session rows and search index from the markdown files in .codememory/sessions/."""
-    report = _open(ctx).rebuild_sessions()
+    report = _open(ctx).rebuild_sessions().to_dict()
     if as_json:
         render.dump_json(report)
         return

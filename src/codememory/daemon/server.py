@@ -467,7 +467,7 @@ def create_app(state: DaemonState) -> FastAPI:
                 max_memories=body.max_memories,
                 max_new=body.max_new,
                 token_budget=body.token_budget,
-            )
+            ).to_dict()
             record_quietly(
                 state,
                 store,

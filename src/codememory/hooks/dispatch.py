@@ -199,11 +199,11 @@ class Hook:
             if goal:
                 fields["goal"] = goal
             result = self.store.checkpoint(tool=self.tool, **fields)
-        state.update(session=result["session_id"], closed=False)
+        state.update(session=result.session_id, closed=False)
         if goal:
             state["goal"] = True
         self.save_state(state)
-        return str(result["session_id"])
+        return result.session_id
 
     def close_session(self) -> None:
         state = self.load_state()
@@ -330,12 +330,10 @@ class Hook:
             shown.append(mem)
         current = self.load_state().get("session")
         # the session just opened for this one is not "the last session"; neither is one with no goal
-        recent = [
-            r for r in self.store.list_sessions(limit=5, tool=self.tool) if r["session_id"] != current and r.get("goal")
-        ]
+        recent = [r for r in self.store.list_sessions(limit=5, tool=self.tool) if r.session_id != current and r.goal]
         last = ""
         if recent:
-            goal, date = one_line(recent[0]["goal"], FIELD_CHARS), one_line(recent[0].get("date"), 40)
+            goal, date = one_line(recent[0].goal, FIELD_CHARS), one_line(recent[0].date, 40)
             last = f"Last {self.tool} session: {goal} ({date})" if goal else ""
         if not lines and not last:
             return ""
@@ -357,10 +355,10 @@ class Hook:
             return ""
         result = self.store.retrieve([prompt[:2000]], max_memories=6, max_new=6, token_budget=PROMPT_TOKENS)
         shown, lines = [], []
-        for mem in result.get("memories") or []:
-            line = memory_line(mem.get("id"), mem.get("category"), mem.get("text"))
+        for mem in result.memories:
+            line = memory_line(mem.id, mem.category, mem.text)
             if line is not None:
-                shown.append(mem)
+                shown.append(mem.to_dict())
                 lines.append(line)
         if not lines:
             return ""

@@ -402,9 +402,11 @@ def create_server(
         why says how each was found (keywords, meaning, entity, pinned).
         """
         return _result(
-            memory.store().retrieve(
+            memory.store()
+            .retrieve(
                 query_expansion, entities=list(entities), pinned=list(pinned_memory_ids), max_memories=max_memories
             )
+            .to_dict()
         )
 
     writes = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False)
@@ -486,7 +488,7 @@ def create_server(
                 key_changes=key_changes,
                 status=status,
                 trigger=trigger,
-            )
+            ).to_dict()
         )
 
     @server.tool(title="Search past coding sessions", annotations=reads)
@@ -520,7 +522,7 @@ def create_server(
             from codememory.operations.global_search import search_sessions_all
 
             return _result(search_sessions_all(query, limit=limit, tool=tool))
-        return _result(memory.store().search_sessions(query, limit=limit, tool=tool))
+        return _result(memory.store().search_sessions(query, limit=limit, tool=tool).to_dict())
 
     @server.tool(title="Transcript behind a memory", annotations=reads)
     def memory_transcript(
@@ -562,7 +564,9 @@ def create_server(
         Returns {sessions: [{session_id, goal, date, started_at, updated_at, tool, status,
         markdown_path}]}.
         """
-        return _result({"sessions": memory.store().list_sessions(limit=limit, tool=tool, status=status)})
+        return _result(
+            {"sessions": [s.to_dict() for s in memory.store().list_sessions(limit=limit, tool=tool, status=status)]}
+        )
 
     @server.tool(title="Files a session touched", annotations=reads)
     def get_session_files(session_id: SessionId) -> CallToolResult:
@@ -571,7 +575,9 @@ def create_server(
 
         Returns {session_id, files: [{path, change_type}]}, created first, then modified, then deleted.
         """
-        return _result({"session_id": session_id, "files": memory.store().session_files(session_id)})
+        return _result(
+            {"session_id": session_id, "files": [f.to_dict() for f in memory.store().session_files(session_id)]}
+        )
 
     return server
 

@@ -232,7 +232,7 @@ def search_sessions_all(
     parsed: dict[str, Any] | None = None
     for index, outcome, store in _opened(projects):
         try:
-            answer = store.search_sessions(query, limit=limit, tool=tool)
+            answer = store.search_sessions(query, limit=limit, tool=tool).to_dict()
         except InvalidInput:
             raise
         except Exception as exc:

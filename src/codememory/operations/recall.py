@@ -24,5 +24,5 @@ def get_records(store: Store, ids: Iterable[str]) -> dict[str, Any]:
         except NotFound:
             missing.append(memory_id)
             continue
-        found.append({**record.to_dict(), **store.relations(memory_id)})
+        found.append({**record.to_dict(), **store.relations(memory_id).to_dict()})
     return {"memories": found, "missing": missing}
