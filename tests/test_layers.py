@@ -93,12 +93,10 @@ def _against_layers(graph: dict[str, list[str]]) -> list[str]:
 # Being removed by the layout work in progress (issue 13); this set must be empty when it lands.
 PENDING = {
     "codememory.daemon.__main__ -> codememory.cli.daemon_cmd",
-    "codememory.daemon.hook_api -> codememory.hooks.dispatch",
     "codememory.mcp.http -> codememory.daemon.http_guard",
     "codememory.mcp.http -> codememory.daemon.lifecycle",
     "codememory.mcp.http -> codememory.daemon.server",
     "codememory.mcp.http -> codememory.daemon.state",
-    "codememory.mcp.server -> codememory.hooks.dispatch",
 }
 
 

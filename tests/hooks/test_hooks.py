@@ -68,7 +68,7 @@ def test_claude_session_start_and_prompt_inject_memories(project: Path) -> None:
     assert len(sessions) == 1 and sessions[0].status == "open"
     # both injections are in the ledger `codememory explain` reads, under the assistant's session id
     with Store.open(project) as store:
-        explained = explain_last(store, last=5)
+        explained = explain_last(store, last=5).to_dict()
     assert explained["session_id"] == "0b7c9a4e-1111-4c1e-9d7a-5f0e2a3b4c5d"
     kinds = [i["kind"] for i in explained["injections"]]
     assert kinds == ["hook_start", "hook_prompt"]

@@ -2,11 +2,12 @@
 CLI prints with --json, the MCP tools return and the daemon answers.
 
 A result's fields are the keys of its JSON form, in order, so the type says what a caller gets and a contract test
-(tests/operations/test_json_contract.py) can hold every entry point to it. Three field options cover the shapes
+(tests/operations/test_json_contract.py) can hold every entry point to it. Four field options cover the shapes
 that were there before the types, each a `dataclasses.field` metadata:
 - `json_key("results")`: the JSON key differs from the attribute (`SearchResult.hits`: the Python name stays);
 - `FLATTEN`: the field's own keys are merged in at its place (a memory's fields beside its links and entities);
-- `OMIT_NONE`: the key is left out when the value is None (`stats --tags` adds "tags" only when asked).
+- `OMIT_NONE`: the key is left out when the value is None (`stats --tags` adds "tags" only when asked);
+- `SKIP`: not in the JSON at all, for Python callers only (the project object behind a global hit's name).
 A result whose JSON has a key that is no field (a count of a list, a constant) writes its own `to_dict` and names
 those keys in `COMPUTED` (key -> type), so the contract still knows every key.
 """
@@ -20,6 +21,7 @@ from typing import Any, ClassVar, get_type_hints
 
 FLATTEN: Mapping[str, Any] = {"json_flatten": True}
 OMIT_NONE: Mapping[str, Any] = {"json_omit_none": True}
+SKIP: Mapping[str, Any] = {"json_skip": True}
 
 
 def json_key(name: str) -> Mapping[str, Any]:
@@ -48,6 +50,8 @@ class Result:
         out: dict[str, Any] = {}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
+            if f.metadata.get("json_skip"):
+                continue
             if f.metadata.get("json_flatten"):
                 out.update(plain(value))
             elif value is not None or not f.metadata.get("json_omit_none"):
@@ -69,6 +73,8 @@ def json_keys(cls: type) -> dict[str, JsonKey]:
     hints = get_type_hints(cls)
     keys: dict[str, JsonKey] = {}
     for f in dataclasses.fields(cls):
+        if f.metadata.get("json_skip"):
+            continue
         if f.metadata.get("json_flatten"):
             keys.update(json_keys(hints[f.name]))
         else:

@@ -46,10 +46,11 @@ from codememory.daemon.http_guard import MAX_IN_FLIGHT
 from codememory.daemon.project_access import ProjectNotAllowed
 from codememory.daemon.raw_events_api import create_router as create_raw_events_router
 from codememory.daemon.recall_api import create_router as create_recall_router
-from codememory.daemon.recall_api import record_quietly
+from codememory.daemon.recall_api import ledger
 from codememory.daemon.request_body import RequestBody
 from codememory.daemon.state import DaemonState
 from codememory.errors import CodememoryError, InvalidInput, NotFound, StoreNotFound, StoreUnusable
+from codememory.operations.retrieve import retrieve as retrieve_for_step
 from codememory.text.privacy import scrub_message
 
 log = logging.getLogger("codememory.daemon")
@@ -459,25 +460,16 @@ def create_app(state: DaemonState) -> FastAPI:
         recorded in the project's injection ledger (with `session_id` and `source`) for `codememory explain`."""
         root = state.project_root(body.project_root)
         with state.stores.use(root) as store:
-            phrases = body.phrases()
-            result = store.retrieve(
-                phrases,
+            result = retrieve_for_step(
+                store,
+                body.phrases(),
                 entities=body.entities,
                 pinned=body.pinned_memory_ids,
                 max_memories=body.max_memories,
                 max_new=body.max_new,
                 token_budget=body.token_budget,
+                recorder=ledger(state, body.source, body.session_id),
             ).to_dict()
-            record_quietly(
-                state,
-                store,
-                kind="hud",
-                memories=result["memories"],
-                query=phrases,
-                source=body.source,
-                session_id=body.session_id,
-                degraded=bool(result["degraded"]),
-            )
             semantic = store.semantic
             if semantic.configured:
                 loaded = semantic.model is not None  # already tried by retrieval: no extra load
