@@ -1,4 +1,5 @@
-"""The Python API and the one core every entry point (CLI, MCP, daemon, hooks) goes through."""
+"""The Python API (`codememory.open_store`): a project's store, on which every operation (codememory.operations)
+runs."""
 
 from __future__ import annotations
 
@@ -7,20 +8,18 @@ import math
 import os
 import stat
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
 from codememory.core import safe_files
-from codememory.core.bounded_input import REMEMBER_SCAN_MAX_BYTES, REMEMBER_SCAN_MAX_NOTES, size_text, text_arguments
+from codememory.core.bounded_input import text_arguments
 from codememory.core.config import load_config
-from codememory.core.dates import now_iso, now_utc, parse_when, to_iso
+from codememory.core.dates import now_iso
 from codememory.core.model import (
     ID_RE,
     LINK_TYPES,
     Memory,
     new_memory_id,
-    normalize_tags,
     validate_category,
     validate_importance,
 )
@@ -31,7 +30,9 @@ from codememory.retrieval.proactive import RetrieveRequest, RetrieveResult, retr
 from codememory.retrieval.search import DEFAULT_THRESHOLD, SearchResult, check_search_args
 from codememory.retrieval.search import search as run_search
 from codememory.service.duplicates import meaning_duplicate, text_duplicate
+from codememory.service.filters import DateLike, memory_filters, when
 from codememory.service.memory_entities import entities_in, entity_names
+from codememory.service.remember_notes import remember_notes
 from codememory.service.results import (
     AddResult,
     EmbeddingCoverage,
@@ -56,9 +57,8 @@ from codememory.store.database import SORT_COLUMNS, Database, Filters
 from codememory.store.sessions import SessionTables
 from codememory.text.memory_fields import clean_label, clean_tags, clean_text
 from codememory.text.privacy import scrub
-from codememory.text.remember import scan_remember_notes
 
-__all__ = ["AddResult", "ImportReport", "Store", "open_store"]
+__all__ = ["AddResult", "DateLike", "ImportReport", "Store", "open_store"]
 
 GITIGNORE = """# codememory: caches and SQLite side files are rebuilt locally; never commit them.
 *.db-wal
@@ -69,23 +69,6 @@ logs/
 *.lock
 *.bak-*
 """
-
-DateLike = str | datetime | None
-
-
-def _when(value: DateLike, what: str) -> str | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, datetime):
-        return to_iso(value)
-    return to_iso(parse_when(value, what=what))
-
-
-def _categories(category: str | Sequence[str] | None) -> list[str]:
-    if not category:
-        return []
-    items = category.split(",") if isinstance(category, str) else list(category)
-    return [validate_category(c) for c in items if c.strip()]
 
 
 def _check_ids(ids: Sequence[str]) -> list[str]:
@@ -161,7 +144,7 @@ class Store:
         in `supersedes` are marked superseded by it and drop out of search."""
         text = clean_text(text)
         now = now_iso()
-        expires_at = _when(expires, "expires")
+        expires_at = when(expires, "expires")
         if expires_at is not None and expires_at <= now:
             raise InvalidInput(f"expiry {expires_at} is in the past")
         mem = Memory(
@@ -265,7 +248,7 @@ class Store:
 
     def prune(self, *, before: DateLike = None, dry_run: bool = False) -> list[Memory]:
         """Delete expired memories (and, with `before`, everything created before that date)."""
-        victims = self.db.expired_or_before(now_iso(), _when(before, "before"))
+        victims = self.db.expired_or_before(now_iso(), when(before, "before"))
         if victims and not dry_run:
             self.db.delete([m.id for m in victims])
             self.db.purge_deleted_text()
@@ -285,38 +268,7 @@ class Store:
         whole line) and REMEMBER_SCAN_MAX_NOTES notes are taken; a note too long for a memory, or one
         `add` refuses, is skipped. Each of these is told to `on_warning` in one line; the other notes
         are stored all the same."""
-        warn = on_warning or (lambda _message: None)
-        if len(text) > REMEMBER_SCAN_MAX_BYTES:
-            cut = text.rfind("\n", 0, REMEMBER_SCAN_MAX_BYTES) + 1 or REMEMBER_SCAN_MAX_BYTES
-            text = text[:cut]
-            limit = size_text(REMEMBER_SCAN_MAX_BYTES)
-            warn(f"the text is over the {limit} limit; scanned its first {cut:,} characters")
-        if "*remember*" not in text.lower():
-            return []  # nothing to scrub a long text for
-        now = now_utc()
-        scan = scan_remember_notes(scrub(text), now, max_notes=REMEMBER_SCAN_MAX_NOTES)
-        for skipped in scan.skipped:
-            warn(str(skipped))
-        if scan.more:
-            warn(f"stopped after {REMEMBER_SCAN_MAX_NOTES:,} notes; the notes after them were not stored")
-        results = []
-        for note in scan.notes:
-            if not scrub(note.text).strip():
-                continue
-            expires = note.expires_at if note.expires_at and note.expires_at > now else None
-            try:
-                added = self.add(
-                    note.text,
-                    tags=note.tags,
-                    expires=expires,
-                    entered_by=entered_by or "auto-extract",
-                    source=source,
-                )
-            except InvalidInput as exc:  # one bad note must not cost the others
-                warn(f"skipped a *Remember* note: {exc}")
-                continue
-            results.append(added)
-        return results
+        return remember_notes(self.add, text, entered_by=entered_by, source=source, on_warning=on_warning)
 
     # ------------------------------------------------------------------- reads
     @text_arguments
@@ -334,32 +286,9 @@ class Store:
         return mem
 
     @text_arguments
-    def filters(
-        self,
-        *,
-        tags: str | Sequence[str] | None = None,
-        any_tags: str | Sequence[str] | None = None,
-        after: DateLike = None,
-        before: DateLike = None,
-        entered_by: str | None = None,
-        category: str | Sequence[str] | None = None,
-        include_expired: bool = False,
-        include_archived: bool = False,
-        include_superseded: bool = False,
-        entity: str | Sequence[str] | None = None,
-    ) -> Filters:
-        return Filters(
-            tags_all=normalize_tags(tags if tags is None or isinstance(tags, str) else list(tags)),
-            tags_any=normalize_tags(any_tags if any_tags is None or isinstance(any_tags, str) else list(any_tags)),
-            after=_when(after, "after"),
-            before=_when(before, "before"),
-            entered_by=entered_by or None,
-            categories=_categories(category),
-            include_expired=include_expired,
-            include_archived=include_archived,
-            include_superseded=include_superseded,
-            entities=entity_names(entity),
-        )
+    def filters(self, **filter_args: Any) -> Filters:
+        """The store's filters from the callers' (see `codememory.service.filters.memory_filters`)."""
+        return memory_filters(**filter_args)
 
     @text_arguments
     def search(
