@@ -418,8 +418,8 @@ def time_retrieve(store: Store, requests: Sequence[tuple[list[str], list[str]]])
         t0 = time.perf_counter()
         res = store.retrieve(phrases, entities=entities, touch=True)
         ms.append((time.perf_counter() - t0) * 1000)
-        returned += len(res["memories"])
-        degraded += bool(res["degraded"])
+        returned += len(res.memories)
+        degraded += res.degraded
     if degraded:
         sys.exit(f"proactive retrieval degraded in {degraded} calls (the embedding model is not working)")
     return {**summary(ms), "mean_memories": round(returned / len(requests), 2)}

@@ -90,15 +90,8 @@ def _against_layers(graph: dict[str, list[str]]) -> list[str]:
     return wrong
 
 
-# Being removed by the layout work in progress (issue 13); this set must be empty when it lands.
-PENDING = {
-    "codememory.daemon.hook_api -> codememory.hooks.dispatch",
-    "codememory.mcp.server -> codememory.hooks.dispatch",
-}
-
-
 def test_no_layer_imports_a_higher_one_and_entry_points_stay_apart() -> None:
-    wrong = [edge for edge in _against_layers(GRAPH) if edge not in PENDING]
+    wrong = _against_layers(GRAPH)
     assert not wrong, "imports against the layering:\n" + "\n".join(wrong)
 
 

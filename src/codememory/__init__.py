@@ -19,15 +19,16 @@ if TYPE_CHECKING:
     from codememory.core.model import CATEGORIES, Memory
     from codememory.errors import CodememoryError, InvalidInput, NotFound, StoreNotFound, StoreUnusable
     from codememory.retrieval.search import Hit, SearchResult
-    from codememory.service.project_store import AddResult, ImportReport, Store, open_store
+    from codememory.service.project_store import Store, open_store
+    from codememory.service.results import AddResult, ImportReport
 
 __version__ = "0.1.0"
 
 # The public names load on first use (PEP 562): the hook entry point (`codememory.hooks.dispatch`) runs on every
 # prompt and edit and must not pay for the whole API when it only appends to a journal.
 _LAZY = {
-    "AddResult": ".service.project_store",
-    "ImportReport": ".service.project_store",
+    "AddResult": ".service.results",
+    "ImportReport": ".service.results",
     "Store": ".service.project_store",
     "open_store": ".service.project_store",
     "CodememoryError": ".errors",

@@ -19,6 +19,7 @@ from codememory import Store
 from codememory.cli.main import cli
 from codememory.core.trust import read_project_file, trust
 from codememory.embedding.vectors import VectorIndex
+from codememory.service.results import MemoryLink, NewLink
 
 MINILM = "all-MiniLM-L6-v2"
 
@@ -150,14 +151,14 @@ def test_numbers_keep_near_identical_texts_apart(store: Store) -> None:
 def test_links_supersession_and_show(store: Store) -> None:
     old = store.add("Deploy the API with docker compose on the staging VM", category="decision").memory.id
     related = store.add("Deploying the API to staging uses docker compose and takes five minutes", category="fact")
-    assert any(link["id"] == old and link["type"] == "contextualizes" for link in related.links)
+    assert any(link.id == old and link.type == "contextualizes" for link in related.links)
     new = store.add("Deploy the API with Helm on the staging cluster", category="decision", supersedes=[old])
-    assert {"id": old, "type": "supersedes", "score": None} in new.links
+    assert NewLink(old, "supersedes", None) in new.links
     assert old not in ids(store.search("deploy API staging"))
     assert old in ids(store.search("deploy API staging", include_superseded=True))
     assert store.get(old).superseded_by == new.memory.id
     relations = store.relations(old)
-    assert {"direction": "in", "id": new.memory.id, "type": "supersedes", "score": None} in relations["links"]
+    assert MemoryLink("in", new.memory.id, "supersedes", None) in relations.links
     out = CliRunner().invoke(cli, ["--project", str(store.root), "show", old])
     assert "superseded by" in out.output and new.memory.id in out.output
 
@@ -233,8 +234,8 @@ def test_entities_filter_and_hub_discovery(store: Store) -> None:
     store.add("The React dashboard polls every 30 seconds")
     assert ids(store.search("nightly job", entity="PostgreSQL")) == [pg]
     result = store.retrieve([], entities=["postgres"])
-    assert [m["id"] for m in result["memories"]] == [pg]
-    assert result["memories"][0]["why"]["entities"] == ["postgresql"]
+    assert [m.id for m in result.memories] == [pg]
+    assert result.memories[0].why["entities"] == ["postgresql"]
 
 
 @pytest.mark.slow
@@ -245,16 +246,16 @@ def test_retrieve_caps_pins_and_budget(store: Store) -> None:
     ]
     other = store.add("The CI pipeline caches pip wheels between runs").memory.id
     first = store.retrieve(["when are invoices generated"], max_new=3)
-    got = [m["id"] for m in first["memories"]]
+    got = [m.id for m in first.memories]
     assert len(got) == 3 and set(got) <= set(made)
-    assert all(m["why"]["retriever"] == "hybrid" for m in first["memories"])
-    assert not first["degraded"]
+    assert all(m.why["retriever"] == "hybrid" for m in first.memories)
+    assert not first.degraded
     second = store.retrieve(["invoice generation day for the pro plan"], pinned=got, max_new=1, max_memories=4)
-    second_ids = [m["id"] for m in second["memories"]]
+    second_ids = [m.id for m in second.memories]
     assert set(got) <= set(second_ids) and len(second_ids) == 4
-    assert sum(1 for m in second["memories"] if m["why"].get("pinned")) == 3
+    assert sum(1 for m in second.memories if m.why.get("pinned")) == 3
     tiny = store.retrieve(["when are invoices generated"], token_budget=30)
-    assert len(tiny["memories"]) == 1 and tiny["tokens"] <= 30
+    assert len(tiny.memories) == 1 and tiny.tokens <= 30
     assert other not in got
 
 

@@ -65,10 +65,10 @@ def test_claude_session_start_and_prompt_inject_memories(project: Path) -> None:
     assert prompt.startswith("<project_memory>\n") and "deploy-staging" in prompt
     with Store.open(project) as store:
         sessions = store.list_sessions(tool="claude-code")
-    assert len(sessions) == 1 and sessions[0]["status"] == "open"
+    assert len(sessions) == 1 and sessions[0].status == "open"
     # both injections are in the ledger `codememory explain` reads, under the assistant's session id
     with Store.open(project) as store:
-        explained = explain_last(store, last=5)
+        explained = explain_last(store, last=5).to_dict()
     assert explained["session_id"] == "0b7c9a4e-1111-4c1e-9d7a-5f0e2a3b4c5d"
     kinds = [i["kind"] for i in explained["injections"]]
     assert kinds == ["hook_start", "hook_prompt"]
@@ -83,7 +83,7 @@ def test_first_prompt_is_the_goal_and_the_next_session_hears_of_it(project: Path
     hook("claude", "SessionEnd", stdin=payload("claude_SessionEnd.json", project))
     with Store.open(project) as store:
         [session] = store.list_sessions(tool="claude-code")
-    assert session["goal"] == "How do we deploy the staging server?"
+    assert session.goal == "How do we deploy the staging server?"
     other = payload("claude_SessionStart.json", project).replace("0b7c9a4e-1111", "0b7c9a4e-2222")
     start = context(hook("claude", "SessionStart", stdin=other).stdout, "SessionStart")
     assert "Last claude-code session: How do we deploy the staging server?" in start
@@ -122,8 +122,8 @@ def test_stop_closes_session_with_end_sha_and_remembers_once(project: Path, tmp_
     assert hook("claude", "Stop", stdin=stop).stdout == ""
     with Store.open(project) as store:
         [session] = store.list_sessions(tool="claude-code")
-        assert session["status"] == "closed"
-        markdown = store.show_session(session["session_id"])["markdown"]
+        assert session.status == "closed"
+        markdown = store.show_session(session.session_id).markdown
         assert f"git_sha_end: {sha}" in markdown
         texts = sorted(m.text for m in store.list(limit=50))
     assert any("make deploy-staging" in t for t in texts)
@@ -139,7 +139,7 @@ def test_stop_closes_session_with_end_sha_and_remembers_once(project: Path, tmp_
         again = sorted(m.text for m in store.list(limit=50))
         [session] = store.list_sessions(tool="claude-code")
     assert sorted([*texts, "use uv."]) == again
-    assert session["status"] == "closed"
+    assert session.status == "closed"
     state = json.loads((project / ".codememory/journal/claude-0b7c9a4e-1111-4c1e-9d7a-5f0e2a3b4c5d.json").read_text())
     assert state["transcripts"][str(transcript.resolve())] == transcript.stat().st_size
 
@@ -154,9 +154,9 @@ def test_journaled_files_join_git_in_the_closed_session(project: Path, tmp_path:
     hook("claude", "Stop", stdin=payload("claude_Stop.json", project, transcript))
     with Store.open(project) as store:
         [session] = store.list_sessions(tool="claude-code")
-        files = store.session_files(session["session_id"])
-        markdown = store.show_session(session["session_id"])["markdown"]
-    assert {f["path"]: f["change_type"] for f in files} == {"src/app.py": "modified", "notes.txt": "created"}
+        files = store.session_files(session.session_id)
+        markdown = store.show_session(session.session_id).markdown
+    assert {f.path: f.change_type for f in files} == {"src/app.py": "modified", "notes.txt": "created"}
     assert "src/app.py" in markdown
 
 
@@ -204,7 +204,7 @@ def test_codex_events(project: Path, tmp_path: Path) -> None:
     with Store.open(project) as store:
         assert any("gpu-2" in m.text for m in store.list(limit=50))
         [session] = store.list_sessions(tool="codex")
-    assert session["status"] == "closed" and session["goal"] == "How do we deploy the staging server?"
+    assert session.status == "closed" and session.goal == "How do we deploy the staging server?"
 
 
 def test_cursor_events(project: Path) -> None:
@@ -214,7 +214,7 @@ def test_cursor_events(project: Path) -> None:
     hook("cursor", "stop", stdin=payload("cursor_stop.json", project))
     with Store.open(project) as store:
         [session] = store.list_sessions(tool="cursor")
-    assert session["status"] == "closed"
+    assert session.status == "closed"
 
 
 def test_precompact_reminds_to_checkpoint(project: Path) -> None:
@@ -297,7 +297,7 @@ def test_claude_stop_captures_new_turns_once(project: Path, tmp_path: Path) -> N
     assert "- User: add a test" in text and "codememory:" not in text
     with Store.open(project) as store:
         [session] = store.list_sessions(tool="claude-code")
-    assert session["status"] == "closed"
+    assert session.status == "closed"
 
 
 def test_codex_stop_captures_the_turn_before_codex_marks_it_complete(project: Path, tmp_path: Path) -> None:
@@ -332,4 +332,4 @@ def test_failed_transcript_capture_fails_open(project: Path, tmp_path: Path) -> 
     assert log_anchors(project) == []
     with Store.open(project) as store:
         [session] = store.list_sessions(tool="claude-code")
-    assert session["status"] == "closed"  # the rest of the Stop hook still ran
+    assert session.status == "closed"  # the rest of the Stop hook still ran

@@ -223,7 +223,7 @@ def test_the_ledger_keeps_only_the_newest_rows(project: Path, invoke: Invoke) ->
                 keep=5,
             )
         assert InjectionTables(store.db).count() == 5
-        data = explain_last(store, last=50)
+        data = explain_last(store, last=50).to_dict()
     assert (data["total"], data["shown"]) == (5, 5)
     assert [i["query"] for i in data["injections"]] == [[f"call {n}"] for n in range(7, 12)]
     assert [i["memories"][0]["why"] for i in data["injections"]] == [{"n": n} for n in range(7, 12)]

@@ -237,5 +237,5 @@ def test_retrieve_without_a_model_uses_any_keyword(store: Store) -> None:
     pool = add(store, "The Postgres connection pool is capped at 20 in production")
     add(store, "The dashboard polls the API every 30 seconds")
     result = store.retrieve(["raise the connection limit", "postgres pool exhausted errors"])
-    assert [m["id"] for m in result["memories"]] == [pool]
-    assert result["degraded"] and result["memories"][0]["why"]["retriever"] == "lexical"
+    assert [m.id for m in result.memories] == [pool]
+    assert result.degraded and result.memories[0].why["retriever"] == "lexical"

@@ -362,11 +362,11 @@ def test_lone_surrogates_through_the_python_api_are_replaced(project: Path, tmp_
         [note] = store.remember_scan("*Remember*: deploy \ud800 on fridays", entered_by="\udcff")
         assert note.memory.text == "deploy \ufffd on fridays"
         session = store.checkpoint(tool="pytest", slug="surrogates", goal="fix \ud800 bug", work_completed=["\udcff"])
-        assert store.search_sessions("\ud800 bug")["results"][0]["session_id"] == session["session_id"]
+        assert store.search_sessions("\ud800 bug").results[0].session_id == session.session_id
         assert store.import_(exported).added == 1
         imported = store.search("imported").hits[0].memory
         assert (imported.text, imported.tags, imported.source) == ("imported \ufffd note", ["a\ufffd"], "x\ufffd")
-    markdown = Path(session["markdown_path"]).read_bytes().decode("utf-8")
+    markdown = Path(session.markdown_path).read_bytes().decode("utf-8")
     assert "fix \ufffd bug" in markdown
     assert_valid_utf8_everywhere(project)
 

@@ -137,7 +137,7 @@ async def tool(session: ClientSession, name: str, arguments: dict[str, Any]) -> 
 
 def make_session(h: Hostile, goal: str = "Harden the tea kettle firmware") -> str:
     with Store.open(h.root) as store:
-        return str(store.checkpoint(tool="cursor", slug="kettle", goal=goal)["session_id"])
+        return store.checkpoint(tool="cursor", slug="kettle", goal=goal).session_id
 
 
 def claude_stop(h: Hostile, transcript_dir: Path) -> str:

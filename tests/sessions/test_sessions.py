@@ -223,7 +223,7 @@ def test_checkpoints_append_replace_and_track_git(repo: Path) -> None:
             now=NOW,
         )
         session_id = f"{stamp(NOW)}_claude-code_server-rewrite"
-        assert first == {
+        assert first.to_dict() == {
             "session_id": session_id,
             "markdown_path": str(repo / ".codememory" / "sessions" / f"{session_id}.md"),
             "status": "open",
@@ -250,10 +250,10 @@ def test_checkpoints_append_replace_and_track_git(repo: Path) -> None:
             key_changes="server.py drives a queue",
             now=later,
         )
-        assert (second["session_id"], second["created"], second["files_touched"]) == (session_id, False, 4)
+        assert (second.session_id, second.created, second.files_touched) == (session_id, False, 4)
         end_sha = git(repo, "rev-parse", "HEAD")
         closed = store.checkpoint(tool="claude-code", session_id=session_id, status="closed", now=later)
-        assert closed["status"] == "closed"
+        assert closed.status == "closed"
         record = store.sessions.tables.get(session_id)
         assert record is not None
         assert (record.row.git_sha_start, record.row.git_sha_end) == (start_sha, end_sha)
@@ -265,39 +265,39 @@ def test_checkpoints_append_replace_and_track_git(repo: Path) -> None:
             {"path": "docs/plan.md", "header": ""},
             {"path": "docs/plan.md", "header": "# Loop plan"},
         ]
-        assert store.session_files(session_id) == [
+        assert [f.to_dict() for f in store.session_files(session_id)] == [
             {"path": "docs/plan.md", "change_type": "created"},
             {"path": "src/loop.py", "change_type": "created"},
             {"path": "src/server.py", "change_type": "modified"},
             {"path": "old.txt", "change_type": "deleted"},
         ]
-        markdown = Path(closed["markdown_path"]).read_text(encoding="utf-8")
+        markdown = Path(closed.markdown_path).read_text(encoding="utf-8")
         assert markdown == render(record)
         assert f"git_sha_start: {start_sha}\ngit_sha_end: {end_sha}\n" in markdown
         assert (
             "## Git Diff Summary\n1 file modified, 2 files created, 1 file deleted. +6 / -2 lines.\n"
             "Key changes: server.py drives a queue\n" in markdown
         )
-        assert ".codememory" not in json.dumps(store.session_files(session_id))
+        assert ".codememory" not in json.dumps([f.to_dict() for f in store.session_files(session_id)])
         # a closed session is not continued: the same slug starts a new one (same minute: a suffix)
         again = store.checkpoint(tool="claude-code", slug="server-rewrite", now=later - timedelta(minutes=20))
-        assert again["created"] is True and again["session_id"] == session_id + "-2"
+        assert again.created is True and again.session_id == session_id + "-2"
         # ... and that one is found by its slug, not by the suffixed id
         more = store.checkpoint(tool="claude-code", slug="server-rewrite", work_completed=["More"])
-        assert (more["session_id"], more["created"]) == (session_id + "-2", False)
+        assert (more.session_id, more.created) == (session_id + "-2", False)
         rebuilt = store.rebuild_sessions()
-        assert rebuilt == {"sessions": 2, "errors": []}
+        assert rebuilt.to_dict() == {"sessions": 2, "errors": []}
         more = store.checkpoint(tool="claude-code", slug="server-rewrite", work_completed=["After rebuild"])
-        assert (more["session_id"], more["created"]) == (session_id + "-2", False)
+        assert (more.session_id, more.created) == (session_id + "-2", False)
 
 
 def test_without_git_shas_are_null_and_no_files_are_listed(project: Path) -> None:
     with Store.open(project) as store:
         out = store.checkpoint(tool="cursor", slug="no-git", goal="Try without git.", status="closed", now=NOW)
-        record = store.sessions.tables.get(out["session_id"])
+        record = store.sessions.tables.get(out.session_id)
         assert record is not None
         assert (record.row.git_sha_start, record.row.git_sha_end, record.files) == (None, None, [])
-        text = Path(out["markdown_path"]).read_text(encoding="utf-8")
+        text = Path(out.markdown_path).read_text(encoding="utf-8")
         assert "git_sha_start:\ngit_sha_end:\n" in text and "## Git Diff Summary\n_None._" in text
 
 
@@ -335,12 +335,12 @@ def test_checkpoint_validation(project: Path, tmp_path: Path) -> None:
             references=[{"url": "./docs/../notes.md"}],
             now=NOW,
         )
-        record = store.sessions.tables.get(made["session_id"])
+        record = store.sessions.tables.get(made.session_id)
         assert record is not None
         assert record.plan_files == [{"path": "docs/p.md", "header": "# P"}]  # absolute inside: made relative
         assert record.references == [{"url": "notes.md", "title": "notes.md"}]
         with pytest.raises(InvalidInput, match="a slug cannot change"):
-            store.checkpoint(tool="cursor", session_id=made["session_id"], slug="other")
+            store.checkpoint(tool="cursor", session_id=made.session_id, slug="other")
 
 
 # ------------------------------------------------------------------------------- search
@@ -373,21 +373,21 @@ def _seed_sessions(store: Store) -> dict[str, str]:
         goal="Migrate the embedding endpoint to TEI.",
         decisions=["**TEI over Infinity:** native BGE-M3 support"],
         now=datetime(2026, 1, 12, 9, 0, tzinfo=UTC),
-    )["session_id"]
+    ).session_id
     ids["kv"] = store.checkpoint(
         tool="claude-code",
         slug="kv-cache",
         goal="Implement the KV cache prefill.",
         work_summary=["Compared TEI batching notes while profiling"],
         now=datetime(2026, 3, 8, 9, 0, tzinfo=UTC),
-    )["session_id"]
+    ).session_id
     ids["auth"] = store.checkpoint(
         tool="claude-code",
         slug="auth-tokens",
         goal="Rotate auth tokens daily.",
         plan_files=[{"path": "docs/auth_rotation.md", "header": "# Rotation"}],
         now=datetime(2026, 3, 9, 9, 0, tzinfo=UTC),
-    )["session_id"]
+    ).session_id
     return ids
 
 
@@ -446,19 +446,19 @@ def test_rebuild_recreates_rows_from_markdown(project: Path) -> None:
         )
         store.db.conn.execute("DELETE FROM sessions")  # lost rows
         report = store.rebuild_sessions()
-        assert report["sessions"] == 3
-        assert report["errors"] == [
+        assert report.sessions == 3
+        assert [e.to_dict() for e in report.errors] == [
             {"file": str(folder / "notes.md"), "error": "no frontmatter (the file must start with a --- block)"}
         ]
         after = {sid: store.sessions.tables.get(sid) for sid in ids.values()}
         assert after[ids["kv"]] == before[ids["kv"]] and after[ids["auth"]] == before[ids["auth"]]
         tei_after = after[ids["tei"]]
         assert tei_after is not None and tei_after.row.goal == "Move the embedding endpoint to TEI."
-        hits = store.search_sessions("move embedding")["results"]
-        assert hits[0]["session_id"] == ids["tei"]
+        hits = store.search_sessions("move embedding").results
+        assert hits[0].session_id == ids["tei"]
         # later checkpoints continue the rebuilt session
         out = store.checkpoint(tool="cursor", slug="tei-migration", work_completed=["Done"])
-        assert out["session_id"] == ids["tei"] and out["created"] is False
+        assert out.session_id == ids["tei"] and out.created is False
 
 
 # ---------------------------------------------------------------------------------- CLI
@@ -505,7 +505,7 @@ def test_without_a_git_binary_checkpoints_still_work(
     monkeypatch.setenv("PATH", str(empty))
     with Store.open(repo) as store:
         out = store.checkpoint(tool="cursor", slug="offline", goal="No git on PATH.", now=NOW)
-        record = store.sessions.tables.get(out["session_id"])
+        record = store.sessions.tables.get(out.session_id)
         assert record is not None and record.row.git_sha_start is None and record.files == []
 
 
@@ -527,4 +527,4 @@ def test_migration_4_upgrades_a_version_3_store(project: Path) -> None:
         assert store.db.schema_version() == LATEST
         assert [m.text for m in store.list()] == ["kept across the upgrade"]
         assert [h.memory.id for h in store.search("upgrade").hits] == ["mem_0000abcd"]
-        assert store.checkpoint(tool="cursor", slug="after-upgrade", now=NOW)["created"] is True
+        assert store.checkpoint(tool="cursor", slug="after-upgrade", now=NOW).created is True

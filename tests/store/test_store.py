@@ -102,7 +102,7 @@ def test_given_entities_join_those_found_in_the_text(tmp_path: Path) -> None:
             "The cart total is cached for a minute.",
             entities=["Postgres", "CartService", "two words here", secret, "src/cart/total.py"],
         )
-        got = {e["name"]: e["type"] for e in store.relations(added.memory.id)["entities"]}
+        got = {e.name: e.type for e in store.relations(added.memory.id).entities}
     assert got["postgresql"] == "database"  # recognised by name
     assert got["CartService"] == "identifier"  # one identifier-like word, kept as given
     assert got["src/cart/total.py"] == "file"

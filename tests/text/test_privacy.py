@@ -198,7 +198,7 @@ def test_tags_entered_by_and_rebuilt_session_markdown_are_scrubbed(tmp_path: Pat
         added = store.add("Deploys go through the staging gate.", tags=["deploy", token], entered_by=f"bot {key}")
         assert added.memory.tags == ["deploy"] and key not in (added.memory.entered_by or "")
         result = store.checkpoint(tool="claude-code", slug="gate", goal="Harden the staging gate")
-        markdown = Path(result["markdown_path"])
+        markdown = Path(result.markdown_path)
         text = markdown.read_text()
         assert "Harden the staging gate" in text
         markdown.write_text(text.replace("Harden the staging gate", f"Harden the gate, DB_PASSWORD={password}"))

@@ -47,6 +47,6 @@ def explain(ctx: click.Context, last: int, session_id: str | None, as_json: bool
     with Store.open((ctx.obj or {}).get("project")) as store:
         data = explain_last(store, last=last, session_id=session_id)
     if as_json:
-        dump_json(data)
+        dump_json(data.to_dict())
     else:
         click.echo(render_text(data))

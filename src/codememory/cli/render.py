@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from codememory.core.model import Memory
+from codememory.operations.get import MemoryDetail
 from codememory.retrieval.search import Hit
 from codememory.text.context_render import FIELD_CHARS, one_line, quoted
 
@@ -60,9 +61,8 @@ def hit_text(hit: Hit) -> str:
     return memory_header(hit.memory, extra) + "\n" + _indent(hit.memory.text)
 
 
-def memory_detail(
-    mem: Memory, links: list[dict[str, Any]] | None = None, entities: list[dict[str, Any]] | None = None
-) -> str:
+def memory_detail(detail: MemoryDetail) -> str:
+    mem, links, entities = detail.memory, detail.relations.links, detail.relations.entities
     rows = [
         ("id", mem.id),
         ("category", mem.category),
@@ -79,11 +79,11 @@ def memory_detail(
     if mem.superseded_by:
         rows.append(("superseded by", mem.superseded_by))
     if entities:
-        rows.append(("entities", ", ".join(e["name"] for e in entities)))
-    for item in links or []:
-        arrow = "->" if item["direction"] == "out" else "<-"
-        score = f" ({item['score']})" if item["score"] is not None else ""
-        rows.append(("link", f"{arrow} {item['type']} {item['id']}{score}"))
+        rows.append(("entities", ", ".join(e.name for e in entities)))
+    for item in links:
+        arrow = "->" if item.direction == "out" else "<-"
+        score = f" ({item.score})" if item.score is not None else ""
+        rows.append(("link", f"{arrow} {item.type} {item.id}{score}"))
     head = "\n".join(f"{click.style(k + ':', bold=True):<22} {_field(v)}" for k, v in rows)
     return head + "\n\n" + quoted(mem.text, "")
 

@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from codememory.cli.render import dump_json
+
+if TYPE_CHECKING:
+    from codememory.operations.transcript import TranscriptTurn
 
 
 @click.command("transcript")
@@ -42,22 +45,22 @@ def transcript(ctx: click.Context, reference: str, turn: str | None, max_turns: 
     with Store.open((ctx.obj or {}).get("project")) as store:
         data = transcript_of(store, reference, turn=turn, max_turns=max_turns)
     if as_json:
-        dump_json(data)
+        dump_json(data.to_dict())
         return
-    for item in data["turns"]:
+    for item in data.turns:
         click.echo(_heading(item))
-        click.echo(item["transcript"].rstrip("\n"))
+        click.echo(item.transcript.rstrip("\n"))
         click.echo()
-    if data["truncated"]:
-        shown = len(data["turns"])
+    if data.truncated:
+        shown = len(data.turns)
         click.echo(
-            click.style(f"({shown} of {data['turns_total']} turns; use --turn N or --max-turns)", dim=True), err=True
+            click.style(f"({shown} of {data.turns_total} turns; use --turn N or --max-turns)", dim=True), err=True
         )
 
 
-def _heading(item: dict[str, Any]) -> str:
-    where = f"{item['source']} session {item['session_id']}, turn {item['seq']} ({item['turn_id']})"
+def _heading(item: TranscriptTurn) -> str:
+    where = f"{item.source} session {item.session_id}, turn {item.seq} ({item.turn_id})"
     line = click.style(f"=== {where}", bold=True)
-    if item["origin"] != item["source"]:
-        line += "\n" + click.style(f"(from {item['origin'].replace('_', ' ')}: {item['fallback_reason']})", dim=True)
+    if item.origin != item.source:
+        line += "\n" + click.style(f"(from {item.origin.replace('_', ' ')}: {item.fallback_reason})", dim=True)
     return line

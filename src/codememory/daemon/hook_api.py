@@ -22,7 +22,7 @@ from codememory.core.lenient_json import json_object
 from codememory.core.project import db_path
 from codememory.daemon.state import DaemonState
 from codememory.errors import InvalidInput, ProjectNotAllowed
-from codememory.hooks import dispatch as hooks
+from codememory.operations import hook_events
 from codememory.web.request_body import RequestBody
 
 
@@ -44,7 +44,7 @@ def _usable(path: str) -> bool:
 
 
 def hook_root(project: str | None, payload_text: str) -> Path | None:
-    """The folder the hook would act on, found as `hooks._project_dir` does (--project as given, else the
+    """The folder the hook would act on, found as `hook_events.project_dir` does (--project as given, else the
     payload's cwd or first workspace root, then the nearest folder with a store) but from the request alone:
     never the daemon's own working folder or environment. None when the request names no existing folder.
     Only existence is looked at: nothing is opened here."""
@@ -69,8 +69,9 @@ def create_router(state: DaemonState) -> APIRouter:
     def run_hook(body: HookBody) -> HookResult:
         """Run one hook exactly as `codememory-hook ASSISTANT EVENT` would (fail-open: errors are logged
         in the project's hooks.log and give no output), for a registered project only (else 403)."""
-        if body.event not in hooks.DAEMON_EVENTS:  # the only ones codememory-hook forwards
-            raise InvalidInput(f"the daemon runs only these hook events: {', '.join(sorted(hooks.DAEMON_EVENTS))}")
+        if body.event not in hook_events.DAEMON_EVENTS:  # the only ones codememory-hook forwards
+            events = ", ".join(sorted(hook_events.DAEMON_EVENTS))
+            raise InvalidInput(f"the daemon runs only these hook events: {events}")
         root = hook_root(body.project, body.payload)
         if root is None:  # the hook's own process knows its folder (its cwd, CLAUDE_PROJECT_DIR): it runs there
             raise InvalidInput("name the project: send project, or a payload whose cwd is an existing folder")
@@ -81,6 +82,6 @@ def create_router(state: DaemonState) -> APIRouter:
                     "hooks only for projects added by `codememory init`"
                 )
             return HookResult(output="")  # no store here: the hook would do nothing either
-        return HookResult(output=hooks.run(body.assistant, body.event, body.payload, str(root)))
+        return HookResult(output=hook_events.run(body.assistant, body.event, body.payload, str(root)))
 
     return router

@@ -6,16 +6,15 @@ Each body names the project (`project_root`, an absolute path inside a project w
 so an agent reading either gets the same JSON. Security (Host, Origin, bearer token, body size) is the
 server's middleware: every path here needs the token, exactly like `/retrieve`.
 
-What `/memory/recent` (and the server's `/retrieve`) hand an agent is recorded in the project's injection
-ledger (`codememory.operations.explain`, shown by `codememory explain`); recording never fails a request
-(`record_quietly`).
+Each endpoint is a thin adapter over the operation the MCP tool calls (codememory.operations). What
+`/memory/recent` (and the server's `/retrieve`) hand an agent is recorded in the project's injection ledger
+(`codememory.operations.explain`, shown by `codememory explain`); recording never fails a request (`ledger`).
 """
 
 from __future__ import annotations
 
 import logging
-from itertools import zip_longest
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Security
 from fastapi.security import HTTPBearer
@@ -23,15 +22,14 @@ from pydantic import ConfigDict, Field
 
 from codememory.core.model import ID_RE, MAX_TEXT
 from codememory.daemon.state import DaemonState
-from codememory.operations.recall import get_records
+from codememory.operations.cold_start import recent
+from codememory.operations.explain import Recorder
+from codememory.operations.get import get_records
+from codememory.operations.search import recall_search
+from codememory.operations.store_memory import store_memory
 from codememory.operations.transcript import TranscriptReference
-from codememory.retrieval.search import recall_results
 from codememory.text.privacy import scrub
-from codememory.text.tokens import memory_tokens
 from codememory.web.request_body import RequestBody
-
-if TYPE_CHECKING:
-    from codememory.service.project_store import Store
 
 log = logging.getLogger("codememory.daemon")
 
@@ -98,16 +96,15 @@ class TranscriptBody(RequestBody):
     max_turns: Annotated[int, Field(ge=1, le=50, description="Most turns returned for a session.")] = 10
 
 
-def record_quietly(state: DaemonState, store: Store, **fields: Any) -> None:
-    """`codememory.operations.explain.record_injection(store, **fields)`, never raising: a failure is logged and shown
+def ledger(state: DaemonState, source: str, session_id: str | None) -> Recorder:
+    """The injection ledger for what a request hands `source`'s session: a failure to record is logged and shown
     on /health, and the request it belongs to goes on."""
-    from codememory.operations.explain import record_injection
 
-    try:
-        record_injection(store, **fields)
-    except Exception as exc:
+    def failed(exc: Exception) -> None:
         log.warning("could not record an injection in the ledger: %s", scrub(str(exc)))
         state.health.record_error(exc, "injection ledger")
+
+    return Recorder(source, session_id, failed)
 
 
 def create_router(state: DaemonState) -> APIRouter:
@@ -121,31 +118,32 @@ def create_router(state: DaemonState) -> APIRouter:
         `{results: [{id, text, category, importance, tags, created_at, source, match, score, why}], degraded,
         degraded_reason}`, best first."""
         with state.stores.use(state.project_root(body.project_root)) as store:
-            result = store.search(
+            found = recall_search(
+                store,
                 body.query,
                 limit=body.limit,
                 mode=body.mode,
-                touch=True,
                 category=body.category,
                 tags=body.tags,
                 entity=body.entity,
                 after=body.after,
                 before=body.before,
             )
-        return recall_results(result)
+        return found.to_dict()
 
     @router.post("/get")
     def memory_get(body: GetBody) -> dict[str, Any]:
         """Full records with links and entities, as the MCP tool memory_get: `{memories, missing}`."""
         with state.stores.use(state.project_root(body.project_root)) as store:
-            return get_records(store, body.ids)
+            return get_records(store, body.ids).to_dict()
 
     @router.post("/store")
     def memory_store(body: StoreBody) -> dict[str, Any]:
         """Store one memory, as the MCP tool memory_store: `{created, duplicate_of, duplicate_reason, embedded,
         links, memory}` (a near-identical live memory is returned with created=false)."""
         with state.stores.use(state.project_root(body.project_root)) as store:
-            added = store.add(
+            added = store_memory(
+                store,
                 body.text,
                 category=body.category,
                 tags=body.tags,
@@ -165,7 +163,7 @@ def create_router(state: DaemonState) -> APIRouter:
         from codememory.operations.transcript import transcript
 
         with state.stores.use(state.project_root(body.project_root)) as store:
-            return transcript(store, body.reference, turn=body.turn, max_turns=body.max_turns)
+            return transcript(store, body.reference, turn=body.turn, max_turns=body.max_turns).to_dict()
 
     @router.post("/recent")
     def memory_recent(body: RecentBody) -> dict[str, Any]:
@@ -174,41 +172,12 @@ def create_router(state: DaemonState) -> APIRouter:
         importance, created_at}], tokens, total}`; `total` counts every live memory of the project. A non-empty
         answer is recorded in the injection ledger (kind "cold_start", with `session_id` and `source`)."""
         with state.stores.use(state.project_root(body.project_root)) as store:
-            important = store.list(sort="importance", order="desc", limit=body.limit)
-            recent = store.list(sort="created", order="desc", limit=body.limit)
-            total = store.count()
-            chosen: list[dict[str, Any]] = []
-            whys: list[dict[str, Any]] = []
-            seen: set[str] = set()
-            budget = body.token_budget
-            # Alternate: the most important first, then the newest, so both kinds make it into a small budget.
-            for pair in zip_longest(important, recent):
-                for mem, reason in zip(pair, ("importance", "recency"), strict=True):
-                    if mem is None or mem.id in seen or len(chosen) >= body.limit:
-                        continue
-                    cost = memory_tokens(mem.text)
-                    if cost > budget:
-                        continue
-                    seen.add(mem.id)
-                    budget -= cost
-                    chosen.append(
-                        {
-                            "id": mem.id,
-                            "text": mem.text,
-                            "category": mem.category,
-                            "importance": mem.importance,
-                            "created_at": mem.created_at,
-                        }
-                    )
-                    whys.append({"retriever": "cold_start", "by": reason, "importance": mem.importance})
-            record_quietly(
-                state,
+            chosen = recent(
                 store,
-                kind="cold_start",
-                memories=[{**m, "why": why} for m, why in zip(chosen, whys, strict=True)],
-                source=body.source,
-                session_id=body.session_id,
+                limit=body.limit,
+                token_budget=body.token_budget,
+                recorder=ledger(state, body.source, body.session_id),
             )
-        return {"memories": chosen, "tokens": body.token_budget - budget, "total": total}
+        return chosen.to_dict()
 
     return router

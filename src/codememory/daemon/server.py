@@ -25,9 +25,10 @@ from codememory.daemon.embed_api import create_router as create_embed_router
 from codememory.daemon.hook_api import create_router as create_hook_router
 from codememory.daemon.raw_events_api import create_router as create_raw_events_router
 from codememory.daemon.recall_api import create_router as create_recall_router
-from codememory.daemon.recall_api import record_quietly
+from codememory.daemon.recall_api import ledger
 from codememory.daemon.state import DaemonState
 from codememory.errors import CodememoryError, StoreFailed, http_status
+from codememory.operations.retrieve import retrieve as retrieve_for_step
 from codememory.text.privacy import scrub_message
 from codememory.web.request_body import RequestBody
 from codememory.web.security import Guard, SecurityMiddleware
@@ -239,25 +240,16 @@ def create_app(state: DaemonState) -> FastAPI:
         recorded in the project's injection ledger (with `session_id` and `source`) for `codememory explain`."""
         root = state.project_root(body.project_root)
         with state.stores.use(root) as store:
-            phrases = body.phrases()
-            result = store.retrieve(
-                phrases,
+            result = retrieve_for_step(
+                store,
+                body.phrases(),
                 entities=body.entities,
                 pinned=body.pinned_memory_ids,
                 max_memories=body.max_memories,
                 max_new=body.max_new,
                 token_budget=body.token_budget,
-            )
-            record_quietly(
-                state,
-                store,
-                kind="hud",
-                memories=result["memories"],
-                query=phrases,
-                source=body.source,
-                session_id=body.session_id,
-                degraded=bool(result["degraded"]),
-            )
+                recorder=ledger(state, body.source, body.session_id),
+            ).to_dict()
             semantic = store.semantic
             if semantic.configured:
                 loaded = semantic.model is not None  # already tried by retrieval: no extra load

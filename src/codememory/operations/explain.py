@@ -19,11 +19,13 @@ says when a memory has since been archived, superseded, has expired or was forgo
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from codememory.core.bounded_input import text_arguments
 from codememory.core.dates import now_iso
+from codememory.core.result import Result
 from codememory.errors import InvalidInput, NotFound
 from codememory.retrieval.proactive import MAX_PHRASES
 from codememory.store.injections import InjectedMemory, Injection, InjectionTables
@@ -36,6 +38,41 @@ if TYPE_CHECKING:
 DEFAULT_LAST = 5
 MAX_LAST = 1000
 _SHOWN_CHARS = 100  # of a memory's text in the text output
+
+
+@dataclass
+class InjectedNow(Result):
+    """A memory of an injection, as the store has it now."""
+
+    id: str
+    state: str  # live, archived, superseded, expired or forgotten
+    category: str | None  # None once forgotten
+    text: str | None
+    why: dict[str, Any]  # why it was chosen then
+    tokens: int
+
+
+@dataclass
+class InjectionView(Result):
+    id: int
+    at: str
+    source: str
+    session_id: str | None
+    kind: str  # hud, cold_start, hook_start or hook_prompt
+    query: list[str]
+    degraded: bool
+    tokens: int
+    memories: list[InjectedNow]
+
+
+@dataclass
+class Explained(Result):
+    """`{session_id, total, shown, injections}`: `explain --json` (see the module docstring)."""
+
+    session_id: str | None
+    total: int  # the session's injections still in the ledger
+    shown: int
+    injections: list[InjectionView]  # oldest first
 
 
 @text_arguments  # the phrases and texts come from hooks, the daemon and agents: no lone surrogate reaches SQLite
@@ -72,7 +109,39 @@ def record_injection(
     )
 
 
-def explain_last(store: Store, *, last: int = DEFAULT_LAST, session_id: str | None = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Recorder:
+    """Who is handed memories (the calling tool and its session) and what to do when recording fails: the ledger
+    never costs the caller its answer (the daemon notes the failure on /health, a hook in hooks.log)."""
+
+    source: str
+    session_id: str | None
+    on_error: Callable[[Exception], None]
+
+    def record(
+        self,
+        store: Store,
+        *,
+        kind: str,
+        memories: Sequence[Mapping[str, Any]],
+        query: Sequence[str] = (),
+        degraded: bool = False,
+    ) -> None:
+        try:
+            record_injection(
+                store,
+                kind=kind,
+                memories=memories,
+                query=query,
+                source=self.source,
+                session_id=self.session_id,
+                degraded=degraded,
+            )
+        except Exception as exc:
+            self.on_error(exc)
+
+
+def explain_last(store: Store, *, last: int = DEFAULT_LAST, session_id: str | None = None) -> Explained:
     """The newest `last` injections of `session_id` (default: the session of the newest injection), each
     memory with its current text and state (see the module docstring for the shape). An empty ledger gives
     no injections; a session with none in the ledger is NotFound."""
@@ -82,7 +151,7 @@ def explain_last(store: Store, *, last: int = DEFAULT_LAST, session_id: str | No
     if session_id is None:
         latest = tables.latest()
         if latest is None:
-            return {"session_id": None, "total": 0, "shown": 0, "injections": []}
+            return Explained(None, 0, 0, [])
         session_id = latest.session_id
     rows = tables.last(session_id, last)
     if not rows:
@@ -93,15 +162,10 @@ def explain_last(store: Store, *, last: int = DEFAULT_LAST, session_id: str | No
     current = {mem.id: mem for _pk, mem in store.db.get_by_ids(ids)}
     now = now_iso()
     injections = [_injection(row, current, now) for row in rows]
-    return {
-        "session_id": session_id,
-        "total": tables.count(session_id, any_session=False),
-        "shown": len(injections),
-        "injections": injections,
-    }
+    return Explained(session_id, tables.count(session_id, any_session=False), len(injections), injections)
 
 
-def _injection(row: Injection, current: Mapping[str, Any], now: str) -> dict[str, Any]:
+def _injection(row: Injection, current: Mapping[str, Any], now: str) -> InjectionView:
     memories = []
     for item in row.memories:
         mem = current.get(item.id)
@@ -116,26 +180,26 @@ def _injection(row: Injection, current: Mapping[str, Any], now: str) -> dict[str
         else:
             state = "live"
         memories.append(
-            {
-                "id": item.id,
-                "state": state,
-                "category": None if mem is None else mem.category,
-                "text": None if mem is None else mem.text,
-                "why": item.why,
-                "tokens": item.tokens,
-            }
+            InjectedNow(
+                item.id,
+                state,
+                None if mem is None else mem.category,
+                None if mem is None else mem.text,
+                item.why,
+                item.tokens,
+            )
         )
-    return {
-        "id": row.id,
-        "at": row.at,
-        "source": row.source,
-        "session_id": row.session_id,
-        "kind": row.kind,
-        "query": row.query.splitlines(),
-        "degraded": row.degraded,
-        "tokens": row.tokens,
-        "memories": memories,
-    }
+    return InjectionView(
+        row.id,
+        row.at,
+        row.source,
+        row.session_id,
+        row.kind,
+        row.query.splitlines(),
+        row.degraded,
+        row.tokens,
+        memories,
+    )
 
 
 # ------------------------------------------------------------------------------------------ text form
@@ -160,29 +224,27 @@ def _short(text: str, width: int = _SHOWN_CHARS) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def render_text(data: Mapping[str, Any]) -> str:
+def render_text(data: Explained) -> str:
     """The `codememory explain` text output of an `explain_last` result."""
-    if not data["injections"]:
+    if not data.injections:
         return (
             "No injections recorded yet in this project: the daemon records one each time it hands memories "
             "to an agent (a /retrieve answer, a cold-start block)."
         )
-    session = one_line(data["session_id"], 200) or "(no session id)"  # the ledger is in memory.db: untrusted
-    lines = [f"Session {session}: the last {data['shown']} of {data['total']} injections, oldest first", ""]
-    for inj in data["injections"]:
-        flags = ", degraded" if inj["degraded"] else ""
-        count = len(inj["memories"])
+    session = one_line(data.session_id, 200) or "(no session id)"  # the ledger is in memory.db: untrusted
+    lines = [f"Session {session}: the last {data.shown} of {data.total} injections, oldest first", ""]
+    for inj in data.injections:
+        flags = ", degraded" if inj.degraded else ""
+        count = len(inj.memories)
         lines.append(
-            f"{one_line(inj['at'], 40)}  {one_line(inj['kind'], 40)} ({one_line(inj['source'], 100)}{flags}): {count} "
-            f"{'memory' if count == 1 else 'memories'}, {inj['tokens']} tokens"
+            f"{one_line(inj.at, 40)}  {one_line(inj.kind, 40)} ({one_line(inj.source, 100)}{flags}): {count} "
+            f"{'memory' if count == 1 else 'memories'}, {inj.tokens} tokens"
         )
-        if inj["query"]:
-            lines.append(f"  query: {_short('; '.join(inj['query']), 160)}")
-        for mem in inj["memories"]:
-            state = "" if mem["state"] == "live" else f" [{mem['state']}]"
-            lines.append(
-                f"  {one_line(mem['id'], 40)}  {mem['tokens']:>4} tok{state}  {_short(mem['text'] or '(forgotten)')}"
-            )
-            lines.append(f"      why: {one_line(why_text(mem['why']), 300)}")
+        if inj.query:
+            lines.append(f"  query: {_short('; '.join(inj.query), 160)}")
+        for mem in inj.memories:
+            state = "" if mem.state == "live" else f" [{mem.state}]"
+            lines.append(f"  {one_line(mem.id, 40)}  {mem.tokens:>4} tok{state}  {_short(mem.text or '(forgotten)')}")
+            lines.append(f"      why: {one_line(why_text(mem.why), 300)}")
         lines.append("")
     return "\n".join(lines).rstrip("\n")

@@ -23,21 +23,23 @@ A registered project that is gone, has no store, or whose store or config is bro
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from codememory.core import registry
 from codememory.core.dates import now_iso
+from codememory.core.result import FLATTEN, SKIP, Result, json_key
 from codememory.errors import CodememoryError, InvalidInput
 from codememory.retrieval.search import DEFAULT_THRESHOLD, Hit, SearchResult, check_search_args
 from codememory.service.project_store import Store
-from codememory.sessions.filters import extract_filters
+from codememory.sessions.filters import SessionQuery, extract_filters
+from codememory.sessions.results import SessionHit
 from codememory.sessions.service import MAX_RESULTS
 
 
 @dataclass
-class ProjectOutcome:
+class ProjectOutcome(Result):
     """What one registered project contributed (or why it could not)."""
 
     root: str
@@ -47,36 +49,26 @@ class ProjectOutcome:
     mode: str | None = None  # what ranked this project's hits ("hybrid", "lexical", "semantic")
     degraded_reason: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "root": self.root,
-            "name": self.name,
-            "hits": self.hits,
-            "error": self.error,
-            "mode": self.mode,
-            "degraded_reason": self.degraded_reason,
-        }
-
 
 @dataclass
-class GlobalHit:
-    hit: Hit
-    project: ProjectOutcome
+class GlobalHit(Result):
+    """A project's hit, with its project and its rank there."""
+
+    hit: Hit = field(metadata=FLATTEN)
+    project: str  # the project's root
+    project_name: str
     project_rank: int  # 1-based position in its project's own results
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            **self.hit.to_dict(),
-            "project": self.project.root,
-            "project_name": self.project.name,
-            "project_rank": self.project_rank,
-        }
+    outcome: ProjectOutcome = field(metadata=SKIP)
 
 
 @dataclass
-class GlobalResult:
+class GlobalResult(Result):
+    """`search --global --json`."""
+
+    COMPUTED: ClassVar[dict[str, Any]] = {"global": bool, "count": int}
+
     query: str
-    hits: list[GlobalHit]
+    hits: list[GlobalHit] = field(metadata=json_key("results"))
     projects: list[ProjectOutcome]
     has_more: bool
     registry: str = ""  # the registry file read
@@ -142,7 +134,7 @@ def _ranked(result: SearchResult, outcome: ProjectOutcome) -> list[tuple[tuple[i
         if fill > tier:
             tier, in_tier = fill, 0
         in_tier += 1
-        out.append(((tier, in_tier), GlobalHit(hit, outcome, position)))
+        out.append(((tier, in_tier), GlobalHit(hit, outcome.root, outcome.name, position, outcome)))
     return out
 
 
@@ -161,8 +153,8 @@ def _search_one(store: Store, outcome: ProjectOutcome, query: str, want: int, **
 def _touch(page: list[GlobalHit]) -> None:
     """Count an access for the hits shown, as a project search does (not for those merged away)."""
     now = now_iso()
-    for root in dict.fromkeys(g.project.root for g in page):
-        shown = [g.hit for g in page if g.project.root == root]
+    for root in dict.fromkeys(g.project for g in page):
+        shown = [g.hit for g in page if g.project == root]
         try:
             with Store.open(root) as store:
                 store.db.touch([pk for _id, pk in store.db.get_pk_map([h.memory.id for h in shown])], now)
@@ -202,7 +194,7 @@ def search_all(
     if touch:
         _touch(page)
     for hit in page:
-        hit.project.hits += 1
+        hit.outcome.hits += 1
     return GlobalResult(
         query=query,
         hits=page,
@@ -213,21 +205,48 @@ def search_all(
 
 
 # ---------------------------------------------------------------------------- sessions
-def _session_key(item: dict[str, Any]) -> tuple[float, tuple[int, ...], int, int]:
-    score = item["score"]
-    return (-score if score is not None else 0.0, tuple(-ord(c) for c in item["date"]), item["rank"], item["_index"])
+@dataclass
+class ProjectSessions(Result):
+    """What one registered project contributed to a session search (or why it could not)."""
+
+    root: str
+    name: str
+    hits: int
+    error: str | None
+
+
+@dataclass
+class GlobalSessionHit(SessionHit):
+    project: str  # the project's root
+    project_name: str
+
+
+@dataclass
+class GlobalSessionSearch(Result):
+    """`{scope: "global", results, query, projects}`: MCP search_sessions with scope "global"."""
+
+    scope: str
+    results: list[GlobalSessionHit]
+    query: SessionQuery
+    projects: list[ProjectSessions]
+
+
+def _session_key(item: tuple[SessionHit, int]) -> tuple[float, tuple[int, ...], int, int]:
+    hit, index = item
+    score = hit.score
+    return (-score if score is not None else 0.0, tuple(-ord(c) for c in hit.date), hit.rank, index)
 
 
 def search_sessions_all(
     query: str, *, limit: int = MAX_RESULTS, tool: str | None = None, registry_path: Path | None = None
-) -> dict[str, Any]:
-    """`Store.search_sessions` in every registered project, merged by relevance, then newest date.
-    Returns {scope: "global", results: [... + project, project_name], query, projects: [...]}."""
+) -> GlobalSessionSearch:
+    """`Store.search_sessions` in every registered project, merged by relevance, then newest date; each result
+    names its project."""
     if limit < 1:
         raise InvalidInput("limit must be at least 1")
     projects = registered_projects(registry_path)
-    found: list[dict[str, Any]] = []
-    parsed: dict[str, Any] | None = None
+    found: list[tuple[SessionHit, int, ProjectOutcome]] = []
+    parsed: SessionQuery | None = None
     for index, outcome, store in _opened(projects):
         try:
             answer = store.search_sessions(query, limit=limit, tool=tool)
@@ -236,20 +255,17 @@ def search_sessions_all(
         except Exception as exc:
             outcome.error = _describe(exc)
             continue
-        parsed = parsed or answer["query"]
-        found += [
-            {**item, "project": outcome.root, "project_name": outcome.name, "_index": index, "_outcome": outcome}
-            for item in answer["results"]
-        ]
-    found.sort(key=_session_key)
+        parsed = parsed or answer.query
+        found += [(hit, index, outcome) for hit in answer.results]
+    found.sort(key=lambda item: _session_key((item[0], item[1])))
     results = []
-    for rank, item in enumerate(found[: min(limit, MAX_RESULTS)], start=1):
-        item.pop("_index")
-        item.pop("_outcome").hits += 1
-        results.append({**item, "rank": rank})
-    return {
-        "scope": "global",
-        "results": results,
-        "query": parsed if parsed is not None else extract_filters(query, [], None).to_dict(),
-        "projects": [{"root": p.root, "name": p.name, "hits": p.hits, "error": p.error} for p in projects],
-    }
+    for rank, (hit, _index, outcome) in enumerate(found[: min(limit, MAX_RESULTS)], start=1):
+        outcome.hits += 1
+        fields = {**vars(hit), "rank": rank}
+        results.append(GlobalSessionHit(**fields, project=outcome.root, project_name=outcome.name))
+    return GlobalSessionSearch(
+        "global",
+        results,
+        parsed if parsed is not None else extract_filters(query, [], None),
+        [ProjectSessions(p.root, p.name, p.hits, p.error) for p in projects],
+    )

@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field
 
@@ -31,6 +31,7 @@ from codememory.capture.opencode_turns import SOURCE as OPENCODE
 from codememory.core import safe_files
 from codememory.core.model import ID_RE, session_position
 from codememory.core.project import STORE_DIR, store_dir
+from codememory.core.result import Result
 from codememory.errors import InvalidInput, NotFound, OpenCodeDBError
 from codememory.service.project_store import Store
 from codememory.store.capture import CapturedTurn, CaptureTables
@@ -77,20 +78,50 @@ class TurnTranscript:
     text: str
     fallback_reason: str | None = None  # why the source's own record was not used
 
-    def to_dict(self) -> dict[str, Any]:
+    def view(self) -> TranscriptTurn:
+        """The turn as returned, every text scrubbed (the captured rows and the daily log are untrusted)."""
         t = self.turn
-        return {
-            "source": t.source,
-            "session_id": t.session_id,
-            "turn_id": t.turn_id,
-            "seq": t.seq,
-            "started_at": t.started_at,
-            "ended_at": t.ended_at,
-            "log_path": f"{STORE_DIR}/{t.log_path}" if _log_name(t.log_path) else None,  # relative to the project root
-            "origin": self.origin,
-            "fallback_reason": self.fallback_reason,
-            "transcript": self.text,
-        }
+        log_path = f"{STORE_DIR}/{t.log_path}" if _log_name(t.log_path) else None  # relative to the project root
+        return TranscriptTurn(
+            scrub(t.source),
+            scrub(t.session_id),
+            scrub(t.turn_id),
+            t.seq,
+            scrub(t.started_at),
+            None if t.ended_at is None else scrub(t.ended_at),
+            None if log_path is None else scrub(log_path),
+            scrub(self.origin),
+            None if self.fallback_reason is None else scrub(self.fallback_reason),
+            scrub(self.text),
+        )
+
+
+@dataclass
+class TranscriptTurn(Result):
+    source: str
+    session_id: str
+    turn_id: str
+    seq: int  # 1 = the session's first captured turn
+    started_at: str
+    ended_at: str | None
+    log_path: str | None  # the daily log with the turn's entry, relative to the project root
+    origin: str  # where the transcript comes from: opencode, daily_log or summary
+    fallback_reason: str | None  # why not from the coding tool's own record
+    transcript: str
+
+
+@dataclass
+class Transcript(Result):
+    """`{reference, kind, memory_id, session_id, turns, turns_total, truncated}`: `transcript --json`, MCP
+    memory_transcript, the daemon's /memory/transcript."""
+
+    reference: str
+    kind: str  # memory, anchor or session
+    memory_id: str | None
+    session_id: str
+    turns: list[TranscriptTurn]
+    turns_total: int
+    truncated: bool  # more turns were captured than returned
 
 
 # --------------------------------------------------------------------------- references
@@ -262,12 +293,10 @@ def transcript(
     turn: str | int | None = None,
     max_turns: int = DEFAULT_MAX_TURNS,
     env: Mapping[str, str] = os.environ,
-) -> dict[str, Any]:
+) -> Transcript:
     """The transcripts behind `reference` (see the module docstring), at most `max_turns` of them (the
     session's first ones; ask for a turn by number for the others).
 
-    Returns {reference, kind, memory_id, session_id, turns: [{source, session_id, turn_id, seq,
-    started_at, ended_at, log_path, origin, fallback_reason, transcript}], turns_total, truncated}.
     Raises InvalidInput for a malformed reference and NotFound when nothing captured matches it."""
     if max_turns < 1:
         raise InvalidInput("max_turns must be at least 1")
@@ -278,16 +307,12 @@ def transcript(
         shown = [transcript_of(readers, store_dir(store.root) / MEMORY_DIR, t) for t in found[:max_turns]]
     finally:
         readers.close()
-    return {
-        "reference": scrub(reference.strip()),
-        "kind": ref.kind,
-        "memory_id": ref.memory_id,
-        "session_id": scrub(ref.session_id),
-        "turns": [_scrubbed(t.to_dict()) for t in shown],
-        "turns_total": len(found),
-        "truncated": len(found) > len(shown),
-    }
-
-
-def _scrubbed(item: dict[str, Any]) -> dict[str, Any]:
-    return {k: scrub(v) if isinstance(v, str) else v for k, v in item.items()}
+    return Transcript(
+        scrub(reference.strip()),
+        ref.kind,
+        ref.memory_id,
+        scrub(ref.session_id),
+        [t.view() for t in shown],
+        len(found),
+        len(found) > len(shown),
+    )

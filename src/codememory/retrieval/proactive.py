@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from codememory.core.result import Result
 from codememory.embedding.relevance import FALLBACK, PINNED_SLACK
 from codememory.errors import InvalidInput
 from codememory.retrieval.search import rank_phrases
@@ -46,13 +47,36 @@ class RetrieveRequest:
 
 
 @dataclass
+class RetrievedMemory(Result):
+    id: str
+    text: str
+    importance: float
+    category: str
+    why: dict[str, Any]  # how it was found: retriever, match, score, cosine, entities, pinned
+
+
+@dataclass
+class RetrieveResult(Result):
+    """`{memories, tokens, degraded, degraded_reason}`: what `codememory retrieve --json`, the MCP tool
+    memory_retrieve and the daemon's /retrieve return."""
+
+    memories: list[RetrievedMemory]
+    tokens: int  # estimated tokens of the memories' text, within the budget
+    degraded: bool  # part of retrieval failed (e.g. no embedding model): see degraded_reason
+    degraded_reason: str | None
+
+
+@dataclass
 class _Candidate:
     pk: int
     score: float = 0.0
     why: dict[str, Any] = field(default_factory=dict)
 
 
-def retrieve(db: Database, semantic: Semantic | None, req: RetrieveRequest, entity_names: list[str]) -> dict[str, Any]:
+def retrieve(
+    db: Database, semantic: Semantic | None, req: RetrieveRequest, entity_names: list[str]
+) -> tuple[RetrieveResult, list[int]]:
+    """The memories chosen for the request, and their row keys (the caller counts an access for them)."""
     req.validate()
     filters = Filters()
     found: dict[int, _Candidate] = {}
@@ -116,22 +140,9 @@ def retrieve(db: Database, semantic: Semantic | None, req: RetrieveRequest, enti
     out = []
     for cand in chosen:
         mem = rows[cand.pk]
-        out.append(
-            {
-                "id": mem.id,
-                "text": mem.text,
-                "importance": mem.importance,
-                "category": mem.category,
-                "why": cand.why,
-            }
-        )
-    return {
-        "memories": out,
-        "tokens": req.token_budget - budget,
-        "degraded": degraded_reason is not None,
-        "degraded_reason": degraded_reason,
-        "pks": [c.pk for c in chosen],
-    }
+        out.append(RetrievedMemory(mem.id, mem.text, mem.importance, mem.category, cand.why))
+    result = RetrieveResult(out, req.token_budget - budget, degraded_reason is not None, degraded_reason)
+    return result, [c.pk for c in chosen]
 
 
 def _still_close(db: Database, semantic: Semantic, pk: int, phrases: list[str], floor: float) -> _Candidate | None:

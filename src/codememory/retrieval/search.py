@@ -21,10 +21,11 @@ in `hybrid`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from codememory.core.dates import now_utc
 from codememory.core.model import Memory
+from codememory.core.result import FLATTEN, Result, json_key
 from codememory.embedding.semantic import NOT_CONFIGURED
 from codememory.errors import InvalidInput
 from codememory.retrieval.hybrid import hybrid_ranking
@@ -41,10 +42,14 @@ DEFAULT_THRESHOLD = 0.7
 
 
 @dataclass
-class Hit:
-    memory: Memory
+class Hit(Result):
+    """A memory found by a search (its JSON: the memory's fields, then score, match, fuzzy, explain)."""
+
+    COMPUTED: ClassVar[dict[str, Any]] = {"fuzzy": bool}
+
+    memory: Memory = field(metadata=FLATTEN)
     score: float
-    match: str  # "exact" or "fuzzy"
+    match: str  # "exact", "partial", "semantic", "context" or "fuzzy"
     explain: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -66,9 +71,13 @@ def _rounded(value: Any) -> Any:
 
 
 @dataclass
-class SearchResult:
+class SearchResult(Result):
+    """`codememory search --json` (and `Store.search`): the hits of one page, best first."""
+
+    COMPUTED: ClassVar[dict[str, Any]] = {"count": int}
+
     query: str
-    hits: list[Hit]
+    hits: list[Hit] = field(metadata=json_key("results"))
     has_more: bool
     fuzzy_used: bool
     literal: bool  # the query was not valid syntax and was searched as plain words
@@ -279,31 +288,6 @@ def why_line(explain: dict[str, Any]) -> str:
         if explain.get(key):
             parts.append(f"{label} {explain[key]:+.2f}")
     return ", ".join(parts)
-
-
-def recall_results(result: SearchResult) -> dict[str, Any]:
-    """A search as the recall tools return it (MCP memory_search and the daemon's /memory/search):
-    `{results: [{id, text, category, importance, tags, created_at, source, match, score, why}], degraded,
-    degraded_reason}`, best first."""
-    return {
-        "results": [
-            {
-                "id": hit.memory.id,
-                "text": hit.memory.text,
-                "category": hit.memory.category,
-                "importance": hit.memory.importance,
-                "tags": hit.memory.tags,
-                "created_at": hit.memory.created_at,
-                "source": hit.memory.source,
-                "match": hit.match,
-                "score": round(hit.score, 6),
-                "why": why_line(hit.explain),
-            }
-            for hit in result.hits
-        ],
-        "degraded": result.degraded,
-        "degraded_reason": result.degraded_reason,
-    }
 
 
 MODES = ("hybrid", "lexical", "semantic")

@@ -1,56 +1,65 @@
-"""The Python API and the one core every entry point (CLI, MCP, daemon, hooks) goes through."""
+"""The Python API (`codememory.open_store`): a project's store, on which every operation (codememory.operations)
+runs."""
 
 from __future__ import annotations
 
 import builtins
 import math
 import os
-import re
 import stat
-import sys
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from codememory.core import safe_files
-from codememory.core.bounded_input import (
-    IMPORT_LINE_MAX_BYTES,
-    IMPORT_MAX_BYTES,
-    REMEMBER_SCAN_MAX_BYTES,
-    REMEMBER_SCAN_MAX_NOTES,
-    LineTooLong,
-    capped_lines,
-    size_text,
-    text_arguments,
-)
+from codememory.core.bounded_input import text_arguments
 from codememory.core.config import load_config
-from codememory.core.dates import now_iso, now_utc, parse_when, to_iso
+from codememory.core.dates import now_iso
 from codememory.core.model import (
     ID_RE,
     LINK_TYPES,
     Memory,
     new_memory_id,
-    normalize_tags,
     validate_category,
     validate_importance,
 )
 from codememory.core.project import db_path, find_project_root, store_dir
 from codememory.embedding.semantic import Semantic
 from codememory.errors import AlreadyExists, InvalidInput, NotFound
-from codememory.retrieval.proactive import RetrieveRequest, retrieve
+from codememory.retrieval.proactive import RetrieveRequest, RetrieveResult, retrieve
 from codememory.retrieval.search import DEFAULT_THRESHOLD, SearchResult, check_search_args
 from codememory.retrieval.search import search as run_search
-from codememory.service.transfer import LineError, parse_jsonl, write_jsonl
+from codememory.service.duplicates import meaning_duplicate, text_duplicate
+from codememory.service.filters import DateLike, memory_filters, when
+from codememory.service.memory_entities import entities_in, entity_names
+from codememory.service.remember_notes import remember_notes
+from codememory.service.results import (
+    AddResult,
+    EmbeddingCoverage,
+    EntityName,
+    ImportReport,
+    MemoryLink,
+    NewLink,
+    Relations,
+    StoreStats,
+)
+from codememory.service.transfer import export_memories, import_memories
+from codememory.sessions.results import (
+    CheckpointResult,
+    RebuildReport,
+    SessionDetail,
+    SessionFile,
+    SessionSearch,
+    SessionSummary,
+)
 from codememory.sessions.service import Sessions
 from codememory.store.database import Database
 from codememory.store.filters import SORT_COLUMNS, Filters
 from codememory.store.sessions import SessionTables
 from codememory.text.memory_fields import clean_label, clean_tags, clean_text
 from codememory.text.privacy import scrub
-from codememory.text.query import words
-from codememory.text.remember import scan_remember_notes
+
+__all__ = ["AddResult", "DateLike", "ImportReport", "Store", "open_store"]
 
 GITIGNORE = """# codememory: caches and SQLite side files are rebuilt locally; never commit them.
 *.db-wal
@@ -61,115 +70,6 @@ logs/
 *.lock
 *.bak-*
 """
-
-DateLike = str | datetime | None
-_IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]{1,63}")
-
-
-@dataclass
-class AddResult:
-    memory: Memory
-    created: bool  # False: a (near-)identical live memory already existed and is returned instead
-    duplicate_reason: str | None = None  # why it counts as a duplicate
-    links: list[dict[str, Any]] = field(default_factory=list)
-    embedded: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "created": self.created,
-            "duplicate_of": None if self.created else self.memory.id,
-            "duplicate_reason": self.duplicate_reason,
-            "embedded": self.embedded,
-            "links": self.links,
-            "memory": self.memory.to_dict(),
-        }
-
-
-@dataclass
-class ImportReport:
-    added: int = 0
-    skipped_existing: int = 0
-    invalid: list[LineError] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "added": self.added,
-            "skipped_existing": self.skipped_existing,
-            "invalid": [{"line": e.line, "error": e.message} for e in self.invalid],
-        }
-
-
-def _when(value: DateLike, what: str) -> str | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, datetime):
-        return to_iso(value)
-    return to_iso(parse_when(value, what=what))
-
-
-def _categories(category: str | Sequence[str] | None) -> list[str]:
-    if not category:
-        return []
-    items = category.split(",") if isinstance(category, str) else list(category)
-    return [validate_category(c) for c in items if c.strip()]
-
-
-_NUMBER_RE = re.compile(r"\d+(?:[.,:]\d+)*")
-
-
-def _same_numbers(a: str, b: str) -> bool:
-    """Near-identical texts that differ in a number ("port 8080" / "port 8081") are different facts."""
-    return _NUMBER_RE.findall(a) == _NUMBER_RE.findall(b)
-
-
-_FILLERS = frozenset({"should", "please", "just", "also", "really", "then", "now", "here", "so"})
-_NEGATIONS = frozenset({"not", "no", "never", "nor", "without", "don", "doesn", "isn", "aren", "won", "t", "nt"})
-
-
-def _same_wording(a: str, b: str) -> bool:
-    """Two texts with the same content words (stop words aside, in any order; in the same order when a negation
-    is among them). A meaning match alone is no duplicate: e5 puts "tests run against Postgres" and "… SQLite"
-    at 0.947, "always rebase" / "never rebase" higher still, and "use httpx, not requests" / "use requests,
-    not httpx" at 0.992."""
-    from codememory.text.query import STOPWORDS
-
-    def content(text: str) -> list[str]:
-        words = re.findall(r"\w+", text.lower())
-        return [w for w in words if (w not in STOPWORDS and w not in _FILLERS) or w in _NEGATIONS]
-
-    left, right = content(a), content(b)
-    if sorted(left) != sorted(right):
-        return False
-    return left == right if any(w in _NEGATIONS for w in left) else True
-
-
-def _entity_names(entity: str | Sequence[str] | None) -> list[str]:
-    if not entity:
-        return []
-    items = entity.split(",") if isinstance(entity, str) else list(entity)
-    from codememory.text.entities import normalize_entity_name
-
-    return list(dict.fromkeys(normalize_entity_name(e) for e in items if e.strip()))
-
-
-def _entities(text: str, given: Sequence[str] = ()) -> list[tuple[str, str]]:
-    """(name, type) of the entities in the text, then of the `given` names: a given name is kept when the
-    extractor recognises it, or when it is one identifier-like word (`CartService`, `retry_policy`)."""
-    from codememory.text.entities import (
-        extract_entities,  # its regexes and vocabulary load only when memories are written
-    )
-
-    found = {e.name: e.type for e in extract_entities(text)}
-    for raw in given:
-        name = scrub(str(raw)).strip()
-        if not name or len(name) > 100 or "[REDACTED" in name:
-            continue
-        known = extract_entities(name)
-        if known:
-            found.update((e.name, e.type) for e in known if e.name not in found)
-        elif _IDENTIFIER_RE.fullmatch(name):
-            found.setdefault(name, "identifier")
-    return list(found.items())
 
 
 def _check_ids(ids: Sequence[str]) -> list[str]:
@@ -245,7 +145,7 @@ class Store:
         in `supersedes` are marked superseded by it and drop out of search."""
         text = clean_text(text)
         now = now_iso()
-        expires_at = _when(expires, "expires")
+        expires_at = when(expires, "expires")
         if expires_at is not None and expires_at <= now:
             raise InvalidInput(f"expiry {expires_at} is in the past")
         mem = Memory(
@@ -261,7 +161,7 @@ class Store:
             expires_at=expires_at,
         )
         live = Filters(now=now)
-        duplicate = self._text_duplicate(text, live)
+        duplicate = text_duplicate(self.db, text, live, self.config.dedup.text_ratio)
         if duplicate:
             return self._existing(duplicate[0], now, duplicate[1])
         vector = None
@@ -279,18 +179,16 @@ class Store:
                 vector = vectors[0]
                 neighbours = self.semantic.neighbours(vector, self.config.links.max_links + 1, live)
                 close = [(pk, c) for pk, c in neighbours[:3] if c >= dedup_cosine]
-                texts = self.db.rank_rows([pk for pk, _ in close])
-                for other, cosine in close:
-                    other_text = texts[other].text
-                    if not supersedes and _same_numbers(text, other_text) and _same_wording(text, other_text):
-                        return self._existing(other, now, f"near-identical meaning (cosine {cosine:.3f})")
+                same = None if supersedes else meaning_duplicate(self.db, text, close)
+                if same:
+                    return self._existing(same[0], now, same[1])
         old_pks = self._resolve(supersedes or [])
         self._insert_fresh(mem)
         pk = self.db.pk_of(mem.id)
         assert pk is not None
         if vector is not None:
             self.semantic.store_vectors([(pk, text)], vector[None, :])
-        self.db.set_entities([(pk, _entities(text, entities or ()))])
+        self.db.set_entities([(pk, entities_in(text, entities or ()))])
         close = [(other, score) for other, score in neighbours if score >= link_cosine]
         category_of = self.db.categories_of([other for other, _ in close])
         # Without an LLM a neighbour is refined (same kind of memory) or given context (another kind);
@@ -305,12 +203,8 @@ class Store:
         if old_pks:
             self.db.supersede(old_pks, mem.id, now)
         ids = self.db.ids_of([b for _, b, _, _ in links])
-        return AddResult(
-            mem,
-            created=True,
-            embedded=vector is not None,
-            links=[{"id": ids[b], "type": t, "score": sc} for _, b, t, sc in links],
-        )
+        made = [NewLink(ids[b], t, sc) for _, b, t, sc in links]
+        return AddResult.stored(mem, embedded=vector is not None, links=made)
 
     def _insert_fresh(self, mem: Memory) -> None:
         for _attempt in range(5):
@@ -325,25 +219,7 @@ class Store:
 
     def _existing(self, pk: int, now: str, reason: str) -> AddResult:
         self.db.touch([pk], now)
-        return AddResult(self.db.get_by_pks([pk])[pk], created=False, duplicate_reason=reason)
-
-    def _text_duplicate(self, text: str, live: Filters) -> tuple[int, str] | None:
-        """An identical live memory, or one whose text is near-identical (rapidfuzz ratio)."""
-        exact = self.db.find_live_duplicate(text, live.now)
-        if exact:
-            return exact[0], "identical text"
-        query = " OR ".join(dict.fromkeys('"' + w + '"' for w in words(text)[:40]))
-        if not query:
-            return None
-        candidates = self.db.fts_search(query, live, 10)
-        threshold = self.config.dedup.text_ratio * 100
-        for pk, row in self.db.rank_rows([pk for pk, _ in candidates]).items():
-            from rapidfuzz import fuzz  # imported on use: every hook process would pay ~13 ms otherwise
-
-            ratio = fuzz.ratio(text, row.text, score_cutoff=threshold)
-            if ratio and _same_numbers(text, row.text):
-                return pk, f"near-identical text (ratio {ratio / 100:.3f})"
-        return None
+        return AddResult.existing(self.db.get_by_pks([pk])[pk], reason)
 
     def _resolve(self, ids: Sequence[str]) -> list[int]:
         if not ids:
@@ -373,7 +249,7 @@ class Store:
 
     def prune(self, *, before: DateLike = None, dry_run: bool = False) -> list[Memory]:
         """Delete expired memories (and, with `before`, everything created before that date)."""
-        victims = self.db.expired_or_before(now_iso(), _when(before, "before"))
+        victims = self.db.expired_or_before(now_iso(), when(before, "before"))
         if victims and not dry_run:
             self.db.delete([m.id for m in victims])
             self.db.purge_deleted_text()
@@ -393,38 +269,7 @@ class Store:
         whole line) and REMEMBER_SCAN_MAX_NOTES notes are taken; a note too long for a memory, or one
         `add` refuses, is skipped. Each of these is told to `on_warning` in one line; the other notes
         are stored all the same."""
-        warn = on_warning or (lambda _message: None)
-        if len(text) > REMEMBER_SCAN_MAX_BYTES:
-            cut = text.rfind("\n", 0, REMEMBER_SCAN_MAX_BYTES) + 1 or REMEMBER_SCAN_MAX_BYTES
-            text = text[:cut]
-            limit = size_text(REMEMBER_SCAN_MAX_BYTES)
-            warn(f"the text is over the {limit} limit; scanned its first {cut:,} characters")
-        if "*remember*" not in text.lower():
-            return []  # nothing to scrub a long text for
-        now = now_utc()
-        scan = scan_remember_notes(scrub(text), now, max_notes=REMEMBER_SCAN_MAX_NOTES)
-        for skipped in scan.skipped:
-            warn(str(skipped))
-        if scan.more:
-            warn(f"stopped after {REMEMBER_SCAN_MAX_NOTES:,} notes; the notes after them were not stored")
-        results = []
-        for note in scan.notes:
-            if not scrub(note.text).strip():
-                continue
-            expires = note.expires_at if note.expires_at and note.expires_at > now else None
-            try:
-                added = self.add(
-                    note.text,
-                    tags=note.tags,
-                    expires=expires,
-                    entered_by=entered_by or "auto-extract",
-                    source=source,
-                )
-            except InvalidInput as exc:  # one bad note must not cost the others
-                warn(f"skipped a *Remember* note: {exc}")
-                continue
-            results.append(added)
-        return results
+        return remember_notes(self.add, text, entered_by=entered_by, source=source, on_warning=on_warning)
 
     # ------------------------------------------------------------------- reads
     @text_arguments
@@ -442,32 +287,9 @@ class Store:
         return mem
 
     @text_arguments
-    def filters(
-        self,
-        *,
-        tags: str | Sequence[str] | None = None,
-        any_tags: str | Sequence[str] | None = None,
-        after: DateLike = None,
-        before: DateLike = None,
-        entered_by: str | None = None,
-        category: str | Sequence[str] | None = None,
-        include_expired: bool = False,
-        include_archived: bool = False,
-        include_superseded: bool = False,
-        entity: str | Sequence[str] | None = None,
-    ) -> Filters:
-        return Filters(
-            tags_all=normalize_tags(tags if tags is None or isinstance(tags, str) else list(tags)),
-            tags_any=normalize_tags(any_tags if any_tags is None or isinstance(any_tags, str) else list(any_tags)),
-            after=_when(after, "after"),
-            before=_when(before, "before"),
-            entered_by=entered_by or None,
-            categories=_categories(category),
-            include_expired=include_expired,
-            include_archived=include_archived,
-            include_superseded=include_superseded,
-            entities=_entity_names(entity),
-        )
+    def filters(self, **filter_args: Any) -> Filters:
+        """The store's filters from the callers' (see `codememory.service.filters.memory_filters`)."""
+        return memory_filters(**filter_args)
 
     @text_arguments
     def search(
@@ -533,17 +355,15 @@ class Store:
         return self.db.count(self.filters(**filter_args))
 
     @text_arguments
-    def relations(self, memory_id: str) -> dict[str, Any]:
+    def relations(self, memory_id: str) -> Relations:
         """A memory's links (both directions) and entities, for `show`."""
         pk = self.db.pk_of(memory_id)
         if pk is None:
             raise NotFound(f"no memory with id {memory_id}")
-        return {
-            "links": [
-                {"direction": d, "id": other, "type": t, "score": sc} for d, other, t, sc in self.db.links_of(pk)
-            ],
-            "entities": [{"name": n, "type": t} for n, t in self.db.entities_of([pk]).get(pk, [])],
-        }
+        return Relations(
+            [MemoryLink(d, other, t, sc) for d, other, t, sc in self.db.links_of(pk)],
+            [EntityName(n, t) for n, t in self.db.entities_of([pk]).get(pk, [])],
+        )
 
     @text_arguments
     def link(self, from_id: str, to_id: str, link_type: str) -> None:
@@ -569,7 +389,7 @@ class Store:
         max_new: int = 5,
         token_budget: int = 1500,
         touch: bool = True,
-    ) -> dict[str, Any]:
+    ) -> RetrieveResult:
         """Proactive retrieval for an agent's current step (see codememory.retrieval.proactive)."""
         request = RetrieveRequest(
             query_expansion=[scrub(q) for q in query_expansion],  # these may reach an embedding model
@@ -579,21 +399,20 @@ class Store:
             max_new=max_new,
             token_budget=token_budget,
         )
-        result = retrieve(self.db, self.semantic, request, _entity_names(list(entities)))
-        pks = result.pop("pks")
+        result, pks = retrieve(self.db, self.semantic, request, entity_names(list(entities)))
         if touch and pks:
             self.db.touch(pks, now_iso())
         return result
 
-    def embedding_coverage(self) -> dict[str, Any]:
-        """{model, total, with_vector, coverage (0..1), reason}: how much of the store meaning-based search sees."""
+    def embedding_coverage(self) -> EmbeddingCoverage:
+        """How much of the store meaning-based search sees."""
         total = self.db.count_all()
         model = self.semantic.model
         if model is None:
-            return {"model": None, "total": total, "with_vector": 0, "coverage": 0.0, "reason": self.semantic.reason}
+            return EmbeddingCoverage(None, total, 0, 0.0, self.semantic.reason)
         done = total - self.db.count_without_vector(model)
         share = math.floor(done / total * 10_000) / 10_000 if total else 1.0  # 1.0 only when complete
-        return {"model": model, "total": total, "with_vector": done, "coverage": share, "reason": None}
+        return EmbeddingCoverage(model, total, done, share, None)
 
     def embed(self, *, progress: Callable[[int, int], None] | None = None, batch: int = 64) -> int:
         """Embed every memory without a vector from the configured model (or whose text changed);
@@ -615,138 +434,66 @@ class Store:
         self.db.drop_other_embeddings(model)
         return done
 
-    def stats(self, *, tags: bool = False, agents: bool = False) -> dict[str, Any]:
-        out = self.db.stats(now_iso())
-        out["store"] = str(self.store_path)
-        out["size_bytes"] = sum(  # lstat: a committed link must not report the size of what it points to
+    def stats(self, *, tags: bool = False, agents: bool = False) -> StoreStats:
+        counts = self.db.stats(now_iso())
+        del counts["embeddings"]  # the vectors per model: the coverage of the configured model says more
+        size = sum(  # lstat: a committed link must not report the size of what it points to
             st.st_size
             for st in (p.lstat() for p in self.store_path.parent.glob(self.store_path.name + "*"))
             if stat.S_ISREG(st.st_mode)
         )
-        out["embeddings"] = self.embedding_coverage()
-        if tags:
-            out["tags"] = self.db.tag_frequencies()
-        if agents:
-            out["agents"] = self.db.agent_frequencies()
-        return out
+        return StoreStats(
+            **counts,
+            embeddings=self.embedding_coverage(),
+            store=str(self.store_path),
+            size_bytes=size,
+            tags=self.db.tag_frequencies() if tags else None,
+            agents=self.db.agent_frequencies() if agents else None,
+        )
 
     # ---------------------------------------------------------------- sessions
     @text_arguments
-    def checkpoint(self, *, tool: str, **fields: Any) -> dict[str, Any]:
-        """Save a session checkpoint and re-render its markdown file (see `Sessions.checkpoint`).
-        Returns {session_id, markdown_path, status, created, files_touched}."""
-        return self.sessions.checkpoint(tool=tool, **fields)
+    def checkpoint(self, *, tool: str, **fields: Any) -> CheckpointResult:
+        """Save a session checkpoint and re-render its markdown file (see `Sessions.checkpoint`)."""
+        return CheckpointResult(**self.sessions.checkpoint(tool=tool, **fields))
 
     @text_arguments
-    def search_sessions(self, query: str, *, limit: int = 5, tool: str | None = None) -> dict[str, Any]:
-        """Up to 5 sessions matching a natural-language query: {results: [...], query: {...}}."""
-        return self.sessions.search(query, limit=limit, tool=tool)
+    def search_sessions(self, query: str, *, limit: int = 5, tool: str | None = None) -> SessionSearch:
+        """Up to 5 sessions matching a natural-language query."""
+        return SessionSearch.from_dict(self.sessions.search(query, limit=limit, tool=tool))
 
     @text_arguments
     def list_sessions(
         self, *, limit: int = 10, tool: str | None = None, status: str | None = None
-    ) -> builtins.list[dict[str, Any]]:
+    ) -> builtins.list[SessionSummary]:
         """Recent sessions, newest first."""
-        return self.sessions.recent(limit=limit, tool=tool, status=status)
+        return [SessionSummary(**s) for s in self.sessions.recent(limit=limit, tool=tool, status=status)]
 
     @text_arguments
-    def session_files(self, session_id: str) -> builtins.list[dict[str, str]]:
-        """Files touched in a session: [{path, change_type}], created first, then modified, deleted."""
-        return self.sessions.files(session_id)
+    def session_files(self, session_id: str) -> builtins.list[SessionFile]:
+        """Files touched in a session, created first, then modified, deleted."""
+        return [SessionFile(**f) for f in self.sessions.files(session_id)]
 
     @text_arguments
-    def show_session(self, session_id: str) -> dict[str, Any]:
+    def show_session(self, session_id: str) -> SessionDetail:
         """A session's metadata, files and markdown text."""
-        return self.sessions.show(session_id)
+        return SessionDetail.from_dict(self.sessions.show(session_id))
 
-    def rebuild_sessions(self) -> dict[str, Any]:
-        """Recreate the session rows from the markdown files: {sessions: count, errors: [{file, error}]}."""
-        return self.sessions.rebuild()
+    def rebuild_sessions(self) -> RebuildReport:
+        """Recreate the session rows from the markdown files (the files that could not be read are reported)."""
+        return RebuildReport.from_dict(self.sessions.rebuild())
 
     # ---------------------------------------------------------- import/export
     def export(self, dest: str | os.PathLike[str] | IO[str]) -> int:
         """Write every memory as JSON Lines to a path ('-' for stdout) or an open text file."""
-        links = self.db.outgoing_links()
-        if isinstance(dest, str) and dest == "-":
-            return write_jsonl(self.db.iter_all(), sys.stdout, links)
-        if not isinstance(dest, (str, os.PathLike)):
-            return write_jsonl(self.db.iter_all(), dest, links)
-        path = Path(dest)
-        if path.is_dir():
-            raise InvalidInput(f"{path} is a directory; give a file name")
-        tmp = path.with_name(path.name + ".tmp")
-        try:
-            with tmp.open("w", encoding="utf-8") as out:
-                count = write_jsonl(self.db.iter_all(), out, links)
-            tmp.replace(path)
-        except OSError as exc:
-            tmp.unlink(missing_ok=True)
-            raise InvalidInput(f"cannot write {path}: {exc.strerror}") from None
-        return count
+        return export_memories(self.db, dest)
 
     def import_(self, src: str | os.PathLike[str] | IO[str], *, skip_invalid: bool = False) -> ImportReport:
         """Import JSON Lines. Idempotent: records whose id exists (or, without an id, whose exact text
         exists) are skipped. A file with invalid lines imports nothing unless skip_invalid. Every free-form
         field (text, tags, entered_by, source) is scrubbed as `add` does (memory_fields.py); a record keeps
         its id even when its text changes, and a record left with no text is an invalid line."""
-
-        def lines(stream: IO[Any], what: str) -> Iterator[str | LineTooLong]:
-            return capped_lines(stream, IMPORT_LINE_MAX_BYTES, IMPORT_MAX_BYTES, what)
-
-        if isinstance(src, str) and src == "-":
-            parsed = parse_jsonl(lines(sys.stdin, "standard input"))
-        elif isinstance(src, (str, os.PathLike)):
-            try:
-                with open(src, "rb") as fh:
-                    parsed = parse_jsonl(lines(fh, str(src)))
-            except FileNotFoundError:
-                raise InvalidInput(f"no such file: {src}") from None
-            except OSError as exc:
-                raise InvalidInput(f"cannot read {src}: {exc.strerror}") from None
-        else:
-            parsed = parse_jsonl(lines(src, "the input"))
-        report = ImportReport(invalid=parsed.errors)
-        if parsed.errors and not skip_invalid:
-            shown = "; ".join(str(e) for e in parsed.errors[:5])
-            more = f" (and {len(parsed.errors) - 5} more)" if len(parsed.errors) > 5 else ""
-            raise InvalidInput(f"import aborted, nothing imported: {shown}{more}; fix them or use --skip-invalid")
-        existing = self.db.existing_ids([m.id for m in parsed.memories])
-        fresh: list[Memory] = []
-        seen: set[str] = set()
-        seen_texts: set[str] = set()
-        now = now_iso()
-        for mem in parsed.memories:
-            if mem.id in existing or mem.id in seen:
-                report.skipped_existing += 1
-                continue
-            if mem.id not in parsed.id_given:
-                key = mem.text.strip()
-                if key in seen_texts or self.db.find_live_duplicate(mem.text, now):
-                    report.skipped_existing += 1
-                    continue
-                seen_texts.add(key)
-            seen.add(mem.id)
-            fresh.append(mem)
-        report.added = self.db.insert_many(fresh)
-        self._index_new(fresh)
-        self._import_links(parsed.links)
-        return report
-
-    def _import_links(self, links: Sequence[tuple[str, str, str, float | None]]) -> None:
-        """The exported links whose two memories are both in the store now (re-importing changes nothing)."""
-        pks = dict(self.db.get_pk_map([i for a, b, _, _ in links for i in (a, b)]))
-        rows = [(pks[a], pks[b], kind, score) for a, b, kind, score in links if a in pks and b in pks]
-        self.db.add_links(rows, now_iso())
-
-    def _index_new(self, memories: Sequence[Memory]) -> None:
-        """Entities and (when an embedder works) vectors for freshly imported memories."""
-        pks = dict(self.db.get_pk_map([m.id for m in memories]))
-        self.db.set_entities([(pks[m.id], _entities(m.text)) for m in memories if m.id in pks])
-        if self.semantic.configured:
-            todo = list(pks.values())
-            for i in range(0, len(todo), 256):
-                if not self.semantic.backfill(256, todo[i : i + 256]) and self.semantic.reason:
-                    break  # stored without vectors: `codememory embed` fills them in later
+        return import_memories(self.db, self.semantic, src, skip_invalid=skip_invalid)
 
 
 def open_store(project: str | os.PathLike[str] | None = None) -> Store:

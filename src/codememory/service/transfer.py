@@ -3,25 +3,29 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+import os
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Any
 
-from codememory.core.bounded_input import LineTooLong, valid_json_text
+from codememory.core.bounded_input import (
+    IMPORT_LINE_MAX_BYTES,
+    IMPORT_MAX_BYTES,
+    LineTooLong,
+    capped_lines,
+    valid_json_text,
+)
 from codememory.core.dates import canonical_iso, now_iso
 from codememory.core.model import ID_RE, LINK_TYPES, Memory, new_memory_id, validate_category, validate_importance
+from codememory.embedding.semantic import Semantic
 from codememory.errors import InvalidInput
+from codememory.service.memory_entities import entities_in
+from codememory.service.results import ImportReport, LineError
+from codememory.store.database import Database
 from codememory.text.memory_fields import clean_label, clean_tags, clean_text
 from codememory.text.privacy import scrub_message
-
-
-@dataclass
-class LineError:
-    line: int
-    message: str
-
-    def __str__(self) -> str:
-        return f"line {self.line}: {self.message}"
 
 
 @dataclass
@@ -154,3 +158,91 @@ def parse_jsonl(lines: Iterable[str | LineTooLong]) -> ParsedImport:
 
 def iter_lines(stream: IO[str]) -> Iterator[str]:
     yield from stream
+
+
+# ------------------------------------------------------------------------------- the store's files
+def export_memories(db: Database, dest: str | os.PathLike[str] | IO[str]) -> int:
+    """Write every memory as JSON Lines to a path ('-' for stdout) or an open text file (`Store.export`)."""
+    links = db.outgoing_links()
+    if isinstance(dest, str) and dest == "-":
+        return write_jsonl(db.iter_all(), sys.stdout, links)
+    if not isinstance(dest, (str, os.PathLike)):
+        return write_jsonl(db.iter_all(), dest, links)
+    path = Path(dest)
+    if path.is_dir():
+        raise InvalidInput(f"{path} is a directory; give a file name")
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as out:
+            count = write_jsonl(db.iter_all(), out, links)
+        tmp.replace(path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise InvalidInput(f"cannot write {path}: {exc.strerror}") from None
+    return count
+
+
+def import_memories(
+    db: Database, semantic: Semantic, src: str | os.PathLike[str] | IO[str], *, skip_invalid: bool = False
+) -> ImportReport:
+    """Import JSON Lines (`Store.import_`, whose docstring says the rules)."""
+
+    def lines(stream: IO[Any], what: str) -> Iterator[str | LineTooLong]:
+        return capped_lines(stream, IMPORT_LINE_MAX_BYTES, IMPORT_MAX_BYTES, what)
+
+    if isinstance(src, str) and src == "-":
+        parsed = parse_jsonl(lines(sys.stdin, "standard input"))
+    elif isinstance(src, (str, os.PathLike)):
+        try:
+            with open(src, "rb") as fh:
+                parsed = parse_jsonl(lines(fh, str(src)))
+        except FileNotFoundError:
+            raise InvalidInput(f"no such file: {src}") from None
+        except OSError as exc:
+            raise InvalidInput(f"cannot read {src}: {exc.strerror}") from None
+    else:
+        parsed = parse_jsonl(lines(src, "the input"))
+    report = ImportReport(invalid=parsed.errors)
+    if parsed.errors and not skip_invalid:
+        shown = "; ".join(str(e) for e in parsed.errors[:5])
+        more = f" (and {len(parsed.errors) - 5} more)" if len(parsed.errors) > 5 else ""
+        raise InvalidInput(f"import aborted, nothing imported: {shown}{more}; fix them or use --skip-invalid")
+    existing = db.existing_ids([m.id for m in parsed.memories])
+    fresh: list[Memory] = []
+    seen: set[str] = set()
+    seen_texts: set[str] = set()
+    now = now_iso()
+    for mem in parsed.memories:
+        if mem.id in existing or mem.id in seen:
+            report.skipped_existing += 1
+            continue
+        if mem.id not in parsed.id_given:
+            key = mem.text.strip()
+            if key in seen_texts or db.find_live_duplicate(mem.text, now):
+                report.skipped_existing += 1
+                continue
+            seen_texts.add(key)
+        seen.add(mem.id)
+        fresh.append(mem)
+    report.added = db.insert_many(fresh)
+    _index_new(db, semantic, fresh)
+    _import_links(db, parsed.links)
+    return report
+
+
+def _import_links(db: Database, links: Sequence[tuple[str, str, str, float | None]]) -> None:
+    """The exported links whose two memories are both in the store now (re-importing changes nothing)."""
+    pks = dict(db.get_pk_map([i for a, b, _, _ in links for i in (a, b)]))
+    rows = [(pks[a], pks[b], kind, score) for a, b, kind, score in links if a in pks and b in pks]
+    db.add_links(rows, now_iso())
+
+
+def _index_new(db: Database, semantic: Semantic, memories: Sequence[Memory]) -> None:
+    """Entities and (when an embedder works) vectors for freshly imported memories."""
+    pks = dict(db.get_pk_map([m.id for m in memories]))
+    db.set_entities([(pks[m.id], entities_in(m.text)) for m in memories if m.id in pks])
+    if semantic.configured:
+        todo = list(pks.values())
+        for i in range(0, len(todo), 256):
+            if not semantic.backfill(256, todo[i : i + 256]) and semantic.reason:
+                break  # stored without vectors: `codememory embed` fills them in later

@@ -1,0 +1,102 @@
+"""`codememory init` (the project's store, then each coding assistant's MCP server, hooks and rule block, then the
+global registry) and `codememory projects` (that registry)."""
+
+from __future__ import annotations
+
+import click
+
+from codememory.cli import render
+from codememory.cli.options import json_option
+from codememory.service.project_store import Store
+
+
+@click.command()
+@click.option("--uninstall", is_flag=True, help="Remove exactly what init added (the store and its memories are kept).")
+@click.option(
+    "--assistants",
+    metavar="LIST",
+    help="claude,codex,cursor,opencode (comma-separated), all, or none (default: the installed ones; "
+    "with --uninstall: all).",
+)
+@click.option(
+    "--no-global",
+    is_flag=True,
+    help="Do not add the project to (or remove it from) the global registry (the daemon serves only "
+    "registered projects).",
+)
+@json_option
+@click.pass_context
+def init(ctx: click.Context, uninstall: bool, assistants: str | None, no_global: bool, as_json: bool) -> None:
+    """Create the project's store in .codememory/ and set up the coding assistants (safe to run again).
+
+    For each assistant: registers the MCP server (`codememory mcp`), installs the hooks (`codememory hook ...`)
+    and adds a rule block to CLAUDE.md / AGENTS.md / .cursorrules between codememory markers. Existing
+    settings are merged, never replaced; a `<file>.codememory-backup` copy is kept before the first change.
+    If a file to change is malformed, nothing at all is written. Then the project is added to the global
+    registry ($XDG_CONFIG_HOME/codememory/registry.json).
+    """
+    from codememory.cli.init_report import InitReport
+    from codememory.core import registry
+    from codememory.core.project import db_path, find_project_root
+    from codememory.install import plan as setup
+
+    root = find_project_root(ctx.obj["project"])
+    if uninstall and assistants is None:
+        assistants = "all"
+    chosen = setup.parse_assistants(assistants, root)
+    # Read and check everything first (a malformed file or registry stops us before anything is written).
+    others = [] if no_global else [p for p in registry.load() if p["root"] != str(root)]
+    plan = setup.plan(root, chosen, uninstall=uninstall, other_projects=len(others))
+    steps: list[setup.Step] = []
+    created = False
+    store_path = db_path(root)
+    if not uninstall:
+        store, created = Store.init(root)
+        ctx.call_on_close(store.close)
+        store_path = store.store_path
+        steps.append(setup.Step("codememory", ".codememory/", "added" if created else "unchanged", "store"))
+    setup.apply(plan)
+    steps.extend(plan.steps)
+    reg = str(registry.registry_path())
+    if no_global:
+        steps.append(setup.Step("codememory", reg, "skipped", "--no-global"))
+    elif uninstall:
+        steps.append(setup.Step("codememory", reg, registry.unregister(root), "global registry"))
+    else:
+        steps.append(setup.Step("codememory", reg, registry.register(root, store_path), "global registry"))
+    if uninstall:
+        steps.append(setup.Step("codememory", ".codememory/", "skipped", "the store (your memories) is kept"))
+    if as_json:
+        render.dump_json(
+            InitReport(str(root), str(store_path), None if uninstall else created, chosen, steps).to_dict()
+        )
+        return
+    if not uninstall:
+        if created:
+            click.echo(f"Initialized codememory store at {store_path}")
+        else:
+            click.echo(f"codememory store already exists at {store_path}")
+    elif not chosen:
+        click.echo("No assistants selected.")
+    for s in steps:
+        click.echo(f"  {s.assistant:<10} {s.action:<9} {s.file}" + (f"  ({s.reason})" if s.reason else ""))
+    if not uninstall and not chosen and assistants is None:
+        click.echo("No coding assistant detected; use --assistants claude,codex,cursor,opencode to set one up.")
+
+
+@click.command()
+@json_option
+def projects(as_json: bool) -> None:
+    """List the projects in the global registry (added by `codememory init`)."""
+    from codememory.operations.projects import list_projects
+
+    listed = list_projects()
+    if as_json:
+        render.dump_json(listed.to_dict())
+        return
+    if not listed.projects:
+        click.echo(f"No projects registered yet ({listed.registry}).")
+        return
+    for row in listed.projects:
+        missing = "" if row["exists"] else "  (store missing)"
+        click.echo(f"{row.get('name', '?')}\t{row['root']}{missing}")

@@ -1,0 +1,19 @@
+"""The typed result of `codememory init --json` (imported when init runs: the installer's code loads only then)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from codememory.core.result import OMIT_NONE, Result
+from codememory.install.plan import Step
+
+
+@dataclass
+class InitReport(Result):
+    """What init set up, step by step; `created` (the store was new) is left out with --uninstall."""
+
+    project: str
+    store: str
+    created: bool | None = field(default=None, metadata=OMIT_NONE)
+    assistants: list[str] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)

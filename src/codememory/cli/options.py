@@ -1,0 +1,62 @@
+"""What the memory commands share: opening the project's store for a command, `--json`, and the filter options."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from codememory.core.model import CATEGORIES
+from codememory.service.project_store import Store
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+FILTER_KEYS = (
+    "tags",
+    "any_tags",
+    "after",
+    "before",
+    "entered_by",
+    "category",
+    "include_expired",
+    "include_archived",
+    "include_superseded",
+    "entity",
+)
+
+
+def open_store(ctx: click.Context) -> Store:
+    """The store of the project `--project` names (or the one found from here), closed when the command ends."""
+    store = Store.open(ctx.obj["project"])
+    ctx.call_on_close(store.close)
+    return store
+
+
+def json_option(f: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")(f)
+
+
+def filter_options(f: F) -> F:
+    options = [
+        click.option("--tags", help="Only memories with ALL these tags (comma-separated)."),
+        click.option("--any-tag", "any_tags", help="Only memories with ANY of these tags (comma-separated)."),
+        click.option("--after", help="Created at or after this date (ISO, or e.g. '2 weeks ago')."),
+        click.option("--before", help="Created before this date (ISO, or e.g. 'yesterday')."),
+        click.option("--entered-by", help="Only memories entered by this agent or person."),
+        click.option("--category", help=f"Only these categories (comma-separated): {', '.join(CATEGORIES)}."),
+        click.option("--include-expired", is_flag=True, help="Also show expired memories."),
+        click.option("--include-archived", is_flag=True, help="Also show archived memories."),
+        click.option("--include-superseded", is_flag=True, help="Also show memories replaced by newer ones."),
+        click.option(
+            "--entity", help="Only memories mentioning this entity (library, tool, file, error; comma-separated: any)."
+        ),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def filter_args(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The filter options, taken out of a command's keyword arguments."""
+    return {k: kwargs.pop(k) for k in FILTER_KEYS}

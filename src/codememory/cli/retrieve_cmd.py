@@ -1,0 +1,94 @@
+"""`codememory retrieve`: the few memories worth showing an agent for its current step (thin over
+codememory.operations.retrieve); the request comes from options or, with --input, as JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from codememory.cli import render
+from codememory.cli.options import json_option, open_store
+from codememory.core.bounded_input import RETRIEVE_INPUT_MAX_BYTES, read_all_text, valid_json_text
+from codememory.errors import InvalidInput
+from codememory.operations.retrieve import retrieve as retrieve_memories
+
+
+@click.command()
+@click.option("-q", "--query", "queries", multiple=True, help="A phrase describing the current task (repeatable).")
+@click.option("-e", "--entity", "entities", multiple=True, help="An entity the task involves (repeatable).")
+@click.option("--pinned", multiple=True, help="Id surfaced last time, kept while still relevant (repeatable).")
+@click.option("--max", "max_memories", default=8, show_default=True, type=click.IntRange(min=1))
+@click.option("--max-new", default=5, show_default=True, type=click.IntRange(min=1))
+@click.option(
+    "--budget",
+    "token_budget",
+    default=1500,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Token budget for the memories' text.",
+)
+@click.option(
+    "--input",
+    "input_file",
+    type=click.File("r"),
+    help="Read the request as JSON ({query_expansion, entities, pinned_memory_ids, max_memories, "
+    "max_new, token_budget}); '-' for stdin.",
+)
+@json_option
+@click.pass_context
+def retrieve(
+    ctx: click.Context,
+    queries: tuple[str, ...],
+    entities: tuple[str, ...],
+    pinned: tuple[str, ...],
+    max_memories: int,
+    max_new: int,
+    token_budget: int,
+    input_file: Any,
+    as_json: bool,
+) -> None:
+    """The few memories worth showing an agent for its current step (what the plugin injects)."""
+    request: dict[str, Any] = {
+        "query_expansion": list(queries),
+        "entities": list(entities),
+        "pinned_memory_ids": list(pinned),
+        "max_memories": max_memories,
+        "max_new": max_new,
+        "token_budget": token_budget,
+    }
+    if input_file is not None:
+        request.update(_request_file(input_file, set(request)))
+    result = retrieve_memories(
+        open_store(ctx),
+        request["query_expansion"],
+        entities=request["entities"],
+        pinned=request["pinned_memory_ids"],
+        max_memories=request["max_memories"],
+        max_new=request["max_new"],
+        token_budget=request["token_budget"],
+    )
+    if as_json:
+        render.dump_json(result.to_dict())
+        return
+    if not result.memories:
+        click.echo("Nothing relevant.", err=True)
+    for item in result.memories:
+        click.echo(f"{click.style(item.id, fg='cyan', bold=True)}  {item.category}  {item.why}")
+        click.echo("    " + item.text.replace("\n", "\n    "))
+    click.echo(click.style(f"({result.tokens} tokens)", dim=True), err=True)
+
+
+def _request_file(input_file: Any, known: set[str]) -> dict[str, Any]:
+    """The request fields of --input: a JSON object with no field retrieve does not know."""
+    try:
+        loaded = json.loads(valid_json_text(read_all_text(input_file, RETRIEVE_INPUT_MAX_BYTES, "--input")))
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"--input is not valid JSON: {exc.msg} (line {exc.lineno})") from None
+    if not isinstance(loaded, dict):
+        raise InvalidInput("--input must hold a JSON object")
+    unknown = set(loaded) - known
+    if unknown:
+        raise InvalidInput(f"unknown field(s) in --input: {', '.join(sorted(unknown))}")
+    return loaded

@@ -1,0 +1,177 @@
+"""`codememory search`: one project's memories, or with --global every registered project's (thin over
+codememory.operations.search and .global_search)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from codememory.cli import render
+from codememory.cli.options import filter_args, filter_options, json_option, open_store
+from codememory.embedding.semantic import NOT_CONFIGURED
+from codememory.errors import InvalidInput
+from codememory.operations.search import search as search_memories
+from codememory.text.context_render import one_line, quoted
+from codememory.text.privacy import scrub_message
+
+
+# ------------------------------------------------------------------------- search
+@click.command()
+@click.argument("query", nargs=-1, required=True)
+@filter_options
+@click.option("--limit", default=10, show_default=True, type=click.IntRange(min=1), help="Maximum results.")
+@click.option("--offset", default=0, type=click.IntRange(min=0), help="Skip this many results (paging).")
+@click.option(
+    "--fuzzy/--no-fuzzy",
+    default=None,
+    help="Always / never add typo-tolerant matches (default: only when exact matches are fewer than --limit).",
+)
+@click.option(
+    "--threshold",
+    default=0.7,
+    show_default=True,
+    type=click.FloatRange(0, 1),
+    help="Minimum similarity for fuzzy matches.",
+)
+@click.option("--markdown", is_flag=True, help="Print markdown.")
+@click.option("--explain", is_flag=True, help="Show why each result matched and how it was scored.")
+@click.option(
+    "--mode",
+    type=click.Choice(["hybrid", "lexical", "semantic"]),
+    default="hybrid",
+    show_default=True,
+    help="hybrid: keywords and meaning (needs an embedding model, else keywords only); lexical; semantic.",
+)
+@click.option(
+    "--global",
+    "global_",
+    is_flag=True,
+    help="Search every project in the global registry (see `codememory projects`) instead of one.",
+)
+@click.option(
+    "--no-floor",
+    "no_floor",
+    is_flag=True,
+    help="Keep memories found by meaning alone however far they are from the query (the relevance floor "
+    "otherwise leaves them out; --json counts them in below_floor).",
+)
+@json_option
+@click.pass_context
+def search(
+    ctx: click.Context,
+    /,
+    query: tuple[str, ...],
+    mode: str,
+    limit: int,
+    offset: int,
+    fuzzy: bool | None,
+    threshold: float,
+    markdown: bool,
+    explain: bool,
+    global_: bool,
+    no_floor: bool,
+    as_json: bool,
+    **kwargs: Any,
+) -> None:
+    """Search memories. Plain words find memories with all of them first, then memories close in
+    meaning (with an embedding model: hybrid ranking) or, keywords only, memories with some of the
+    words, so a question works. OR, NOT, "phrases", prefix* and (groups) are matched strictly by
+    keyword. Typos are tolerated.
+
+    With --global, every registered project is searched (--project is ignored) and the hits are
+    merged by their rank in their project, keyword matches before typo-tolerant ones; each result
+    names its project. A project that is gone or broken is reported, never fatal.
+
+    \b
+    Examples:
+      codememory search docker compose
+      codememory search 'postgres OR sqlite' --category decision
+      codememory search '"connection pool"' --after "2 weeks ago" --json
+      codememory search --global retry backoff --json
+    """
+    text = " ".join(query)
+    if global_ and no_floor:
+        raise InvalidInput("--no-floor applies to one project's search, not --global")
+    if global_:
+        _search_global(text, mode, limit, offset, fuzzy, threshold, markdown, explain, as_json, filter_args(kwargs))
+        return
+    result = search_memories(
+        open_store(ctx),
+        text,
+        limit=limit,
+        offset=offset,
+        fuzzy=fuzzy,
+        threshold=threshold,
+        mode=mode,
+        relevance_floor=not no_floor,
+        **filter_args(kwargs),
+    )
+    if as_json:
+        render.dump_json(result.to_dict())
+        return
+    if result.degraded and result.degraded_reason != NOT_CONFIGURED:  # a configured model that failed or lags
+        where = "partial" if result.mode in ("hybrid", "semantic") else "keyword search only"
+        click.echo(click.style(f"({where}: {result.degraded_reason})", dim=True), err=True)
+    if result.below_floor:
+        left_out = f"({result.below_floor} found by meaning alone were too far from the query; --no-floor shows them)"
+        click.echo(click.style(left_out, dim=True), err=True)
+    if markdown:
+        click.echo(render.hits_markdown(text, result.hits))
+        return
+    if not result.hits:
+        click.echo("No memories match.", err=True)
+        return
+    for hit in result.hits:
+        click.echo(render.hit_text(hit))
+        if explain:
+            click.echo(click.style(f"    why: score {hit.score:.4f} {hit.explain}", dim=True))
+    if result.has_more:
+        click.echo(click.style(f"(more results: use --offset {offset + limit})", dim=True), err=True)
+
+
+def _search_global(
+    text: str,
+    mode: str,
+    limit: int,
+    offset: int,
+    fuzzy: bool | None,
+    threshold: float,
+    markdown: bool,
+    explain: bool,
+    as_json: bool,
+    filters: dict[str, Any],
+) -> None:
+    from codememory.operations.global_search import search_all
+
+    result = search_all(
+        text, limit=limit, offset=offset, fuzzy=fuzzy, threshold=threshold, mode=mode, touch=True, **filters
+    )
+    if as_json:
+        render.dump_json(result.to_dict())
+        return
+    for project in result.projects:
+        if project.error:
+            reason = scrub_message(project.error)
+            click.echo(f"codememory: warning: skipped {project.name} ({project.root}): {reason}", err=True)
+    if not result.projects:
+        click.echo(f"No projects registered yet ({result.registry}); run `codememory init` in a project.", err=True)
+        return
+    if markdown:
+        click.echo(f"## Memories matching `{text}` in all projects\n")
+        for g in result.hits:
+            click.echo(render.memory_markdown(g.hit.memory, f"project: {g.project_name} ({g.project})"))
+        return
+    if not result.hits:
+        click.echo("No memories match in any project.", err=True)
+        return
+    for g in result.hits:
+        tag = click.style(f"[{one_line(g.project_name)}]", fg="blue", bold=True)
+        fuzzy_tag = " " + click.style("fuzzy", fg="yellow") if g.hit.match == "fuzzy" else ""
+        click.echo(render.memory_header(g.hit.memory, tag + fuzzy_tag))
+        click.echo(quoted(g.hit.memory.text, "    "))
+        if explain:
+            why = f"    why: {g.project_name} #{g.project_rank}, score {g.hit.score:.4f} {g.hit.explain}"
+            click.echo(click.style(why, dim=True))
+    if result.has_more:
+        click.echo(click.style(f"(more results: use --offset {offset + limit})", dim=True), err=True)

@@ -1,0 +1,20 @@
+"""MCP tool get_session_files: the files a coding session touched (codememory.operations.sessions)."""
+
+from __future__ import annotations
+
+from mcp.server.fastmcp import FastMCP
+from mcp.types import CallToolResult
+
+from codememory.mcp.tools.common import READS, SessionId, StoreOf, result
+from codememory.operations.sessions import session_files
+
+
+def register(server: FastMCP[None], store: StoreOf) -> None:
+    @server.tool(title="Files a session touched", annotations=READS)
+    def get_session_files(session_id: SessionId) -> CallToolResult:
+        """Only the files a coding session created, modified or deleted (paths relative to the project
+        root), to decide which files to open without loading the session's whole markdown file.
+
+        Returns {session_id, files: [{path, change_type}]}, created first, then modified, then deleted.
+        """
+        return result(session_files(store(), session_id))

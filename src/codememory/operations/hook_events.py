@@ -1,0 +1,310 @@
+"""What an assistant's lifecycle hook does (`codememory-hook <assistant> <event>`, FACTS.md): run in the hook's own
+process (codememory.hooks.dispatch) or inside the daemon (its POST /hook, for the events an assistant waits on).
+
+Claude Code and Codex CLI (`.claude/settings.json`, `.codex/hooks.json`; same payloads) and Cursor
+(`.cursor/hooks.json`, version 1) send the event's JSON. A hook runs on every prompt and every edit, so this module
+imports only the standard library and codememory's safe file I/O at the top and loads the store's code only on the
+events that need it (an edit only appends one line to the session's journal, codememory.operations.hook_journal).
+It fails open: any error is logged to `.codememory/logs/hooks.log` and the hook prints nothing, so a broken store
+never blocks the assistant.
+
+The context injected at session start and on each prompt is one `<project_memory>` block rendered by
+codememory.text.context_render (memories are data from an untrusted store: they cannot close the block or start
+sections of their own), under a one-sentence preamble: codememory.operations.cold_start and .retrieve.
+
+On Stop and SessionEnd, Claude Code and Codex transcripts (`transcript_path`) also go through turn capture
+(codememory.capture.hook_transcripts): each newly finished turn is appended to the daily log and recorded in
+`captured_turns`, reading only the bytes after the file's capture cursor.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from codememory.core import safe_files
+from codememory.core.bounded_input import valid_json_text
+from codememory.errors import HookError
+from codememory.operations.hook_journal import STORE_DIR, Journal
+from codememory.operations.hook_payloads import assistant_texts, edited_paths
+
+if TYPE_CHECKING:
+    from codememory.operations.explain import Recorder
+    from codememory.service.project_store import Store
+
+ASSISTANTS = {"claude": "claude-code", "codex": "codex", "cursor": "cursor"}
+EVENTS = {
+    "claude": ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop", "SessionEnd"),
+    "codex": ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop", "SessionEnd"),
+    "cursor": ("sessionStart", "beforeSubmitPrompt", "afterFileEdit", "stop"),
+}
+# The events an assistant waits on before the model runs: `codememory-hook` forwards them to a running daemon
+# (daemon/hook_api.py), which has codememory imported and the store open.
+DAEMON_EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "sessionStart", "beforeSubmitPrompt"})
+MAX_TRANSCRIPT_READ = 4_000_000  # bytes scanned per hook run; the cursor picks up the rest next time
+MAX_TURNS = 40  # turns captured per hook run (each is an fsynced log append): a catch-up stays short
+CHECKPOINT_REMINDER = (
+    "codememory: the conversation is about to be compacted. Before details are lost, call the "
+    "`checkpoint` MCP tool (codememory) with the session's goal, work completed, work pending and "
+    "decisions, and save durable facts with `*Remember*: ...` notes."
+)
+AFTER_COMPACT = "Context was just compacted; if you have not, save progress with the `checkpoint` MCP tool."
+
+
+def project_dir(payload: dict[str, Any], explicit: str | None) -> Path:
+    """--project, else the payload's cwd / workspace_roots[0], else $CLAUDE_PROJECT_DIR, else the cwd;
+    then the nearest ancestor holding `.codememory/` (or the folder itself)."""
+    if explicit:
+        return Path(explicit).expanduser().resolve()
+    roots = payload.get("workspace_roots")
+    candidates = [
+        payload.get("cwd"),
+        roots[0] if isinstance(roots, list) and roots else None,
+        os.environ.get("CLAUDE_PROJECT_DIR"),
+    ]
+    start = next((Path(c) for c in candidates if isinstance(c, str) and c and Path(c).is_dir()), Path.cwd())
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / STORE_DIR / "memory.db").is_file():
+            return folder
+    return start
+
+
+def log(root: Path | None, message: str) -> None:
+    """Append one line to .codememory/logs/hooks.log when the project has a store; otherwise stay silent.
+    The message is one line whatever it holds (control characters escaped), and a link anywhere on the
+    way to the log (committed to trick us into writing elsewhere) means no log, never following it."""
+    if root is None or not (root / STORE_DIR).is_dir():
+        return
+    try:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        from codememory.text.privacy import scrub_message  # scrubbed, one line, long echoed arguments cut
+
+        line = f"{stamp} {scrub_message(message)}\n"
+        safe_files.append_bytes(root / STORE_DIR / "logs" / "hooks.log", line.encode("utf-8", "backslashreplace"))
+    except OSError:
+        pass
+
+
+class Hook:
+    """One hook invocation: the payload, the project, the assistant session's journal and (opened on demand) the
+    project's store."""
+
+    def __init__(self, assistant: str, event: str, payload: dict[str, Any], root: Path) -> None:
+        self.assistant = assistant
+        self.event = event
+        self.payload = payload
+        self.root = root
+        self.tool = ASSISTANTS[assistant]
+        raw_id = str(payload.get("session_id") or payload.get("conversation_id") or "unknown")
+        self.journal = Journal(root, assistant, raw_id)
+        self._store: Store | None = None
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            from codememory.service.project_store import Store
+
+            self._store = Store.open(self.root)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+    def note(self, message: str) -> None:
+        log(self.root, f"{self.assistant} {self.event}: {message}")
+
+    @property
+    def recorder(self) -> Recorder:
+        """The injection ledger, for what this hook injects; a failure to record is logged, never raised."""
+        from codememory.operations.explain import Recorder
+
+        def failed(exc: Exception) -> None:
+            self.note(f"injection ledger: {type(exc).__name__}: {exc}")
+
+        return Recorder(self.tool, self.journal.raw_session_id, failed)
+
+    # ---------------------------------------------------------------- session
+    def ensure_session(self, goal: str | None = None) -> str:
+        return self.journal.ensure_session(self.store, self.tool, goal)
+
+    def close_session(self) -> None:
+        self.journal.close_session(self.store, self.tool)
+
+    # ---------------------------------------------------------------- context
+    def start_context(self) -> str:
+        from codememory.operations.cold_start import session_start_context
+
+        current = self.journal.load_state().get("session")
+        session = current if isinstance(current, str) else None
+        return session_start_context(self.store, tool=self.tool, current_session=session, recorder=self.recorder)
+
+    def prompt_context(self, prompt: str) -> str:
+        from codememory.operations.retrieve import prompt_context
+
+        return prompt_context(self.store, prompt, self.recorder)
+
+    # --------------------------------------------------------------- remember
+    def remember(self, text: str) -> int:
+        if not text or "remember*" not in text.lower():
+            return 0
+        results = self.store.remember_scan(text, entered_by=self.tool, source=f"hook:{self.journal.key}")
+        return sum(1 for r in results if r.created)
+
+    def scan_transcript(self) -> int:
+        """Scan the transcript's new complete lines (from the stored byte offset) for `*Remember*:` notes."""
+        path_value = self.payload.get("transcript_path")
+        if not isinstance(path_value, str) or not path_value:
+            return 0
+        path = Path(path_value).expanduser()
+        if not path.is_file():
+            return 0
+        state = self.journal.load_state()
+        cursors = state.setdefault("transcripts", {})
+        key = str(path.resolve())
+        offset = int(cursors.get(key, 0))
+        size = path.stat().st_size
+        if size < offset:  # truncated or replaced: start again (add() skips what is already stored)
+            offset = 0
+        if size == offset:
+            return 0
+        from codememory.capture.jsonl_reader import read_lines
+
+        lines, end, _at_end, skipped = read_lines(path, offset, MAX_TRANSCRIPT_READ)
+        if skipped:
+            self.note(f"skipped {skipped} transcript line(s) over the limit")
+        added = 0
+        for line in lines:
+            for text in assistant_texts(line.data):
+                added += self.remember(text)
+        cursors[key] = end
+        self.journal.save_state(state)
+        return added
+
+    def capture_transcript(self, *, final: bool) -> None:
+        """Capture the transcript's newly finished turns into the daily log and `captured_turns`
+        (codememory.capture.hook_transcripts). The turn this Stop hook reports on counts as finished
+        even before its end marker is written (Codex writes `task_complete` after the hook)."""
+        path_value = self.payload.get("transcript_path")
+        if self.assistant not in ("claude", "codex") or not isinstance(path_value, str) or not path_value:
+            return
+        path = Path(path_value).expanduser()
+        if not path.is_file():
+            return
+        from codememory.capture.hook_transcripts import capture_transcript
+
+        finished = [v for v in (self.payload.get("turn_id"), self.payload.get("prompt_id")) if isinstance(v, str) and v]
+        report = capture_transcript(
+            self.store,
+            path,
+            self.tool,
+            finished=finished,
+            final=final,
+            max_bytes=MAX_TRANSCRIPT_READ,
+            max_turns=MAX_TURNS,
+        )
+        if report.error:
+            self.note(f"transcript capture: {report.error}")
+
+
+# ---------------------------------------------------------------------------- events
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _claude_context(event: str, text: str) -> str:
+    if not text:
+        return ""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}, ensure_ascii=False)
+
+
+def _guarded(hook: Hook, step: Callable[[], None]) -> None:
+    """Run one step of a hook; its failure is logged and the hook's other steps still run."""
+    try:
+        step()
+    except Exception as exc:
+        hook.note(f"{type(exc).__name__}: {exc}")
+
+
+def handle(hook: Hook) -> str:
+    """Do the event's work; return what to print on stdout ('' for nothing)."""
+    payload, event = hook.payload, hook.event
+    if hook.assistant in ("claude", "codex"):
+        if event == "SessionStart":
+            hook.ensure_session()
+            text = hook.start_context()
+            if payload.get("source") == "compact":
+                text = (text + "\n\n" if text else "") + AFTER_COMPACT
+            return _claude_context(event, text)
+        if event == "UserPromptSubmit":
+            prompt = _text(payload.get("prompt"))
+            hook.ensure_session(goal=prompt)
+            return _claude_context(event, hook.prompt_context(prompt))
+        if event == "PostToolUse":
+            hook.journal.record_files(edited_paths(payload), event, payload.get("cwd"))
+            return ""
+        if event == "PreCompact":
+            return CHECKPOINT_REMINDER
+        if event in ("Stop", "SessionEnd"):
+            message = payload.get("last_assistant_message")
+            if isinstance(message, str):
+                hook.remember(message)
+            hook.scan_transcript()
+            _guarded(hook, lambda: hook.capture_transcript(final=event == "SessionEnd"))
+            hook.close_session()
+            return ""
+    else:
+        if event == "sessionStart":
+            hook.ensure_session()
+            text = hook.start_context()
+            return json.dumps({"additional_context": text}, ensure_ascii=False) if text else ""
+        if event == "beforeSubmitPrompt":
+            hook.ensure_session(goal=_text(payload.get("prompt")))
+            return ""  # Cursor takes no context here; its output may only allow or block the prompt
+        if event == "afterFileEdit":
+            hook.journal.record_files(edited_paths(payload), event, payload.get("cwd"))
+            return ""
+        if event == "stop":
+            hook.scan_transcript()
+            hook.close_session()
+            return ""
+    raise HookError(f"unsupported event {event!r} for {hook.assistant}")
+
+
+def run(assistant: str, event: str, raw: str, project: str | None = None) -> str:
+    """Handle one hook call; return stdout text. Never raises: errors are logged and give ''."""
+    root: Path | None = None
+    hook: Hook | None = None
+    try:
+        raw = valid_json_text(raw)  # no lone surrogate reaches the store, a journal or the output
+        try:
+            payload = json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            payload = None
+        root = project_dir(payload if isinstance(payload, dict) else {}, project)
+        if not isinstance(payload, dict):
+            raise HookError(f"stdin is not a JSON object ({len(raw)} characters)")  # the text may hold secrets
+        if assistant not in ASSISTANTS:
+            raise HookError(f"unknown assistant {assistant!r}; choose one of: {', '.join(ASSISTANTS)}")
+        if event not in EVENTS[assistant]:
+            raise HookError(f"unknown {assistant} event {event!r}; choose one of: {', '.join(EVENTS[assistant])}")
+        if not (root / STORE_DIR / "memory.db").is_file():
+            return ""  # no store in this project: nothing to do
+        hook = Hook(assistant, event, payload, root)
+        return handle(hook)
+    except Exception as exc:
+        import traceback
+
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        log(root, f"{assistant} {event}: {detail}")
+        return ""
+    finally:
+        if hook is not None:
+            with contextlib.suppress(Exception):
+                hook.close()

@@ -1,0 +1,67 @@
+"""What the hooks read out of an assistant's payloads and transcript lines: the files an edit wrote and the
+assistant's own text (for `*Remember*:` notes). Pure functions over parsed JSON."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+EDIT_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "apply_patch"}
+SHELL_TOOLS = {"Bash", "shell", "exec_command"}
+_PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
+
+
+def assistant_texts(entry: Any) -> list[str]:
+    """The assistant's text in one transcript line: Claude Code (`{"type": "assistant", "message":
+    {"content": [...]}}`) or Codex (`{"type": "response_item", "payload": {"type": "message", "role":
+    "assistant", "content": [{"type": "output_text", ...}]}}`)."""
+    if not isinstance(entry, dict):
+        return []
+    message: Any = None
+    if entry.get("type") == "assistant":
+        message = entry.get("message")
+    elif entry.get("type") == "response_item":
+        payload = entry.get("payload")
+        if isinstance(payload, dict) and payload.get("type") == "message" and payload.get("role") == "assistant":
+            message = payload
+    elif entry.get("role") == "assistant":
+        message = entry
+    if not isinstance(message, dict):
+        return []
+    content = message.get("content")
+    if isinstance(content, str):
+        return [content]
+    texts = []
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict) or not isinstance(block.get("text"), str):
+            continue
+        if block.get("type") in ("text", "output_text"):
+            texts.append(block["text"])
+    return texts
+
+
+def edited_paths(payload: dict[str, Any]) -> list[str]:
+    """Files written by a PostToolUse (Write/Edit/MultiEdit, Codex apply_patch, a shell command that
+    obviously writes: Codex runs apply_patch through its shell tool) or a Cursor afterFileEdit."""
+    if isinstance(payload.get("file_path"), str):
+        return [payload["file_path"]]
+    tool_input = payload.get("tool_input")
+    if payload.get("tool_name") in SHELL_TOOLS and isinstance(tool_input, dict):
+        command = tool_input.get("command")
+        if isinstance(command, str):
+            from codememory.capture.codex import shell_written
+
+            return shell_written(command)
+        return []
+    if payload.get("tool_name") not in EDIT_TOOLS:
+        return []
+    if isinstance(tool_input, dict):
+        for key in ("file_path", "notebook_path", "path"):
+            if isinstance(tool_input.get(key), str) and tool_input[key]:
+                return [tool_input[key]]
+        patch = tool_input.get("input") or tool_input.get("patch") or tool_input.get("command")
+    else:
+        patch = tool_input
+    if isinstance(patch, list):
+        patch = "\n".join(str(p) for p in patch)
+    return [m.strip() for m in _PATCH_FILE_RE.findall(patch)] if isinstance(patch, str) else []

@@ -1,0 +1,29 @@
+"""`codememory list`: memories in a chosen order, filtered, a page at a time, with how many match in all."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from codememory.core.model import Memory
+from codememory.core.result import Result
+
+if TYPE_CHECKING:
+    from codememory.service.project_store import Store
+
+
+@dataclass
+class MemoryList(Result):
+    """`{count, total, memories}`: `list --json` (count on this page, total matching the filters)."""
+
+    count: int
+    total: int
+    memories: list[Memory]
+
+
+def list_memories(
+    store: Store, *, sort: str = "created", order: str = "desc", limit: int = 20, offset: int = 0, **filters: Any
+) -> MemoryList:
+    """One page of memories (see `Store.list`); `filters` are the store's filters."""
+    memories = store.list(sort=sort, order=order, limit=limit, offset=offset, **filters)
+    return MemoryList(len(memories), store.count(**filters), memories)

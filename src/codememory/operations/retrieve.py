@@ -1,0 +1,68 @@
+"""Proactive retrieval: the few memories worth having in mind for an agent's current step, within a token budget
+(`codememory retrieve`, MCP memory_retrieve, the daemon's /retrieve that the OpenCode plugin calls on every LLM
+call), and the block the Claude Code / Codex hooks inject with each prompt. What is handed to an agent's context
+is recorded in the injection ledger (codememory.operations.explain) when a `Recorder` is given."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from codememory.retrieval.proactive import RetrieveResult
+
+if TYPE_CHECKING:
+    from codememory.operations.explain import Recorder
+    from codememory.service.project_store import Store
+
+PROMPT_TOKENS = 800  # context injected per prompt by the hooks
+PROMPT_CHARS = 2000  # of the prompt, as the query
+
+
+def retrieve(
+    store: Store,
+    query_expansion: Sequence[str],
+    *,
+    entities: Sequence[str] = (),
+    pinned: Sequence[str] = (),
+    max_memories: int = 8,
+    max_new: int = 5,
+    token_budget: int = 1500,
+    recorder: Recorder | None = None,
+) -> RetrieveResult:
+    """The memories for the step (see codememory.retrieval.proactive); with `recorder`, an answer with memories
+    goes to the ledger as a "hud" injection."""
+    result = store.retrieve(
+        query_expansion,
+        entities=entities,
+        pinned=pinned,
+        max_memories=max_memories,
+        max_new=max_new,
+        token_budget=token_budget,
+    )
+    if recorder is not None:
+        shown = [m.to_dict() for m in result.memories]
+        recorder.record(store, kind="hud", memories=shown, query=query_expansion, degraded=result.degraded)
+    return result
+
+
+def prompt_context(store: Store, prompt: str, recorder: Recorder) -> str:
+    """The `<project_memory>` block a hook injects with a prompt ('' when nothing is relevant): the prompt itself
+    is the query. What it shows is recorded as a "hook_prompt" injection."""
+    from codememory.text.context_render import context_block, memory_line
+    from codememory.text.privacy import scrub
+
+    prompt = scrub(prompt)  # the query may reach an embedding model
+    if not prompt.strip():
+        return ""
+    query = prompt[:PROMPT_CHARS]
+    result = store.retrieve([query], max_memories=6, max_new=6, token_budget=PROMPT_TOKENS)
+    shown, lines = [], []
+    for mem in result.memories:
+        line = memory_line(mem.id, mem.category, mem.text)
+        if line is not None:
+            shown.append(mem.to_dict())
+            lines.append(line)
+    if not lines:
+        return ""
+    recorder.record(store, kind="hook_prompt", memories=shown, query=[query])
+    return context_block(lines)

@@ -1,0 +1,110 @@
+"""Search one project's memories: `codememory search` gets the whole result (`SearchResult`); the recall tools (MCP
+memory_search, the daemon's /memory/search, which the OpenCode plugin calls) get the short shape `RecallSearch`.
+Searching every registered project is codememory.operations.global_search."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from codememory.core.result import Result
+from codememory.retrieval.search import DEFAULT_THRESHOLD, SearchResult, why_line
+
+if TYPE_CHECKING:
+    from codememory.service.project_store import Store
+
+
+@dataclass
+class RecallHit(Result):
+    id: str
+    text: str
+    category: str
+    importance: float
+    tags: list[str]
+    created_at: str
+    source: str | None
+    match: str  # exact, partial, semantic, context or fuzzy
+    score: float
+    why: str  # what scored, in one line
+
+
+@dataclass
+class RecallSearch(Result):
+    """`{results, degraded, degraded_reason}`, best first: MCP memory_search and the daemon's /memory/search."""
+
+    results: list[RecallHit]
+    degraded: bool  # meaning-based search was wanted but unavailable: the results come from keywords
+    degraded_reason: str | None
+
+    @classmethod
+    def of(cls, result: SearchResult) -> RecallSearch:
+        hits = [
+            RecallHit(
+                hit.memory.id,
+                hit.memory.text,
+                hit.memory.category,
+                hit.memory.importance,
+                hit.memory.tags,
+                hit.memory.created_at,
+                hit.memory.source,
+                hit.match,
+                round(hit.score, 6),
+                why_line(hit.explain),
+            )
+            for hit in result.hits
+        ]
+        return cls(hits, result.degraded, result.degraded_reason)
+
+
+def search(
+    store: Store,
+    query: str,
+    *,
+    limit: int = 10,
+    offset: int = 0,
+    fuzzy: bool | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    mode: str = "hybrid",
+    relevance_floor: bool = True,
+    **filters: Any,
+) -> SearchResult:
+    """`codememory search`: one page of hits with the grep-like syntax (see `Store.search`); `filters` are the
+    store's filters (tags, any_tags, after, before, entered_by, category, include_*, entity)."""
+    return store.search(
+        query,
+        limit=limit,
+        offset=offset,
+        fuzzy=fuzzy,
+        threshold=threshold,
+        mode=mode,
+        relevance_floor=relevance_floor,
+        **filters,
+    )
+
+
+def recall_search(
+    store: Store,
+    query: str,
+    *,
+    limit: int = 5,
+    mode: str = "hybrid",
+    category: str | None = None,
+    tags: Sequence[str] | None = None,
+    entity: str | None = None,
+    after: str | None = None,
+    before: str | None = None,
+) -> RecallSearch:
+    """What an agent's memory_search returns (an access is counted for each hit)."""
+    result = store.search(
+        query,
+        limit=limit,
+        mode=mode,
+        touch=True,
+        category=category,
+        tags=tags,
+        entity=entity,
+        after=after,
+        before=before,
+    )
+    return RecallSearch.of(result)

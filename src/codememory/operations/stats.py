@@ -1,0 +1,28 @@
+"""`codememory stats`: the store's counts, categories, vectors and size, and what extraction spent on a model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from codememory.core.result import FLATTEN, Result
+from codememory.service.results import StoreStats
+
+if TYPE_CHECKING:
+    from codememory.service.project_store import Store
+
+
+@dataclass
+class Stats(Result):
+    """`stats --json`: the store's statistics, then `llm_spend` (tokens today, in the last 7 days, all time, per
+    model, against the budget)."""
+
+    store: StoreStats = field(metadata=FLATTEN)
+    llm_spend: dict[str, Any]
+
+
+def stats(store: Store, *, tags: bool = False, agents: bool = False) -> Stats:
+    """With `tags` / `agents`, how often each tag is used and how many memories each agent entered."""
+    from codememory.extract.budget import spend_summary
+
+    return Stats(store.stats(tags=tags, agents=agents), spend_summary(store.db, store.config.llm))

@@ -1,0 +1,71 @@
+"""Storing memories: one given by an agent or a person (`codememory store`, MCP memory_store, the daemon's
+/memory/store) and the `*Remember*: ...` notes found in a text (`codememory remember-scan`, the hooks)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from codememory.core.result import Result
+from codememory.service.results import AddResult
+
+if TYPE_CHECKING:
+    from codememory.service.project_store import DateLike, Store
+
+
+def store_memory(
+    store: Store,
+    text: str,
+    *,
+    category: str | None = None,
+    importance: float | str | None = None,
+    tags: str | Sequence[str] | None = None,
+    expires: DateLike = None,
+    entered_by: str | None = None,
+    source: str | None = None,
+    supersedes: Sequence[str] | None = None,
+) -> AddResult:
+    """Store one memory; a (near-)identical live memory is returned instead (see `Store.add`)."""
+    return store.add(
+        text,
+        category=category,
+        importance=importance,
+        tags=tags,
+        expires=expires,
+        entered_by=entered_by,
+        source=source,
+        supersedes=supersedes,
+    )
+
+
+@dataclass
+class RememberScan(Result):
+    """`{found, stored, results, warnings}`: `remember-scan --json`."""
+
+    found: int  # notes taken from the text
+    stored: int  # of them, the ones not stored before
+    results: list[AddResult]
+    warnings: list[str]  # what was cut or skipped, one line each
+
+
+def remember_scan(
+    store: Store,
+    text: str,
+    *,
+    entered_by: str | None = None,
+    source: str | None = None,
+    warnings: Sequence[str] = (),
+    on_warning: Callable[[str], None] | None = None,
+) -> RememberScan:
+    """Store every `*Remember*: ...` note in `text` (see `Store.remember_scan`). `warnings` are the caller's own,
+    about reading the text (they come first); each new warning also goes to `on_warning` as it happens."""
+    said = list(warnings)
+
+    def warn(message: str) -> None:
+        said.append(message)
+        if on_warning is not None:
+            on_warning(message)
+
+    results = store.remember_scan(text, entered_by=entered_by, source=source, on_warning=warn)
+    return RememberScan(len(results), sum(r.created for r in results), results, said)

@@ -1,0 +1,31 @@
+"""`codememory export` / `import`: every memory as JSON Lines, and back (idempotent; codememory.service.transfer)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from codememory.core.result import Result
+from codememory.service.results import ImportReport
+
+if TYPE_CHECKING:
+    from codememory.service.project_store import Store
+
+
+@dataclass
+class Exported(Result):
+    """`export --json`: how many memories went to which file."""
+
+    exported: int
+    file: str
+
+
+def export_file(store: Store, file: str) -> Exported:
+    """Write every memory to `file` ('-': standard output)."""
+    return Exported(store.export(file), file)
+
+
+def import_file(store: Store, file: str, *, skip_invalid: bool = False) -> ImportReport:
+    """Import the memories of a JSON Lines `file` ('-': standard input); with `skip_invalid`, the valid lines of a
+    file that has invalid ones."""
+    return store.import_(file, skip_invalid=skip_invalid)
