@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from codememory.core.model import CATEGORIES
-from codememory.service.project_store import Store
+
+if TYPE_CHECKING:
+    from codememory.service.project_store import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -28,6 +30,8 @@ FILTER_KEYS = (
 
 def open_store(ctx: click.Context) -> Store:
     """The store of the project `--project` names (or the one found from here), closed when the command ends."""
+    from codememory.service.project_store import Store  # loaded when a command runs, not for --help
+
     store = Store.open(ctx.obj["project"])
     ctx.call_on_close(store.close)
     return store
