@@ -75,9 +75,9 @@ def start_cmd(port: int | None, as_json: bool) -> None:
 
     info = lifecycle.start(port)
     if as_json:
-        dump_json(info)
+        dump_json(info.to_dict())
         return
-    click.echo(f"codememory daemon started: pid {info['pid']}, http://{info['host']}:{info['port']}")
+    click.echo(f"codememory daemon started: pid {info.pid}, http://{info.host}:{info.port}")
 
 
 @daemon.command("stop")
@@ -88,11 +88,11 @@ def stop_cmd(as_json: bool) -> None:
 
     result = lifecycle.stop()
     if as_json:
-        dump_json(result)
-    elif not result["was_running"]:
+        dump_json(result.to_dict())
+    elif not result.was_running:
         click.echo("codememory daemon is not running")
     else:
-        click.echo(f"codememory daemon stopped (pid {result['pid']}{', killed' if result['forced'] else ''})")
+        click.echo(f"codememory daemon stopped (pid {result.pid}{', killed' if result.forced else ''})")
 
 
 @daemon.command("status")
@@ -149,16 +149,16 @@ def install_cmd(as_json: bool) -> None:
 
     result = service_install.install_service()
     if as_json:
-        dump_json(result)
+        dump_json(result.to_dict())
         return
-    click.echo(f"{result['action'].capitalize()} {result['service']} service: {result['file']}")
-    if result["stopped_pid"]:
-        click.echo(f"Stopped the running daemon (pid {result['stopped_pid']}); the service runs it now.")
-    if result["enabled"]:
+    click.echo(f"{result.action.capitalize()} {result.service} service: {result.file}")
+    if result.stopped_pid:
+        click.echo(f"Stopped the running daemon (pid {result.stopped_pid}); the service runs it now.")
+    if result.enabled:
         click.echo("Enabled and started.")
     else:
         click.echo("To enable and start it, run:")
-        for command in result["run_yourself"]:
+        for command in result.run_yourself:
             click.echo(f"  {command}")
 
 
@@ -170,11 +170,11 @@ def uninstall_cmd(as_json: bool) -> None:
 
     result = service_install.uninstall_service()
     if as_json:
-        dump_json(result)
+        dump_json(result.to_dict())
         return
-    if result["action"] == "unchanged":
-        click.echo(f"No {result['service']} service installed ({result['file']})")
+    if result.action == "unchanged":
+        click.echo(f"No {result.service} service installed ({result.file})")
         return
-    click.echo(f"Removed {result['service']} service: {result['file']}")
-    for command in result["run_yourself"]:
+    click.echo(f"Removed {result.service} service: {result.file}")
+    for command in result.run_yourself:
         click.echo(f"  then run: {command}")
