@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from codememory.cli.render import dump_json
-from codememory.errors import CodememoryError
 
 if TYPE_CHECKING:
     from codememory.extract.capture_and_extract import PassReport
@@ -50,22 +49,19 @@ def capture(idle_after: float | None, no_extract: bool, as_json: bool) -> None:
 
     This is what the daemon does every few seconds. The OpenCode database is found like OpenCode finds
     it (OPENCODE_DB, XDG_DATA_HOME/opencode, ~/.local/share/opencode) or set by [capture] opencode_db.
-    Exit status 1 when the database cannot be read or a project failed.
+    Exit status 1 when the database cannot be read or a project failed (2 when a settings file is invalid).
     """
     from codememory.core.config import load_config
     from codememory.extract.capture_and_extract import run_pass
 
-    try:
-        cfg = load_config(None).capture
-        report = run_pass(
-            opencode_db=cfg.opencode_db,
-            auto_init=cfg.auto_init,
-            idle_after=idle_after,
-            extract=not no_extract,
-            registered=True,
-        )
-    except CodememoryError as exc:
-        raise click.ClickException(str(exc)) from None
+    cfg = load_config(None).capture
+    report = run_pass(
+        opencode_db=cfg.opencode_db,
+        auto_init=cfg.auto_init,
+        idle_after=idle_after,
+        extract=not no_extract,
+        registered=True,
+    )
     if as_json:
         dump_json(report.to_dict())
     else:

@@ -9,24 +9,22 @@ from typing import Any
 
 import click
 
-from codememory.errors import CodememoryError
-from codememory.text.privacy import scrub_message
-from codememory.text.scrubbed_click import ScrubbedGroup
+from codememory.errors import DaemonError, exit_code
+from codememory.text.scrubbed_click import CommandGroup, error_line
 
 
-class _DaemonGroup(ScrubbedGroup):
-    """Every error is one line on stderr and exit code 1, never a traceback (nor a secret it quotes)."""
+class _DaemonGroup(CommandGroup):
+    """Every error is one line on stderr with its exit code (`errors.exit_code`), never a traceback (nor a
+    secret it quotes). An OSError there is the state folder that cannot be used: the daemon's error."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except CodememoryError as exc:
-            click.echo(f"codememory: error: {scrub_message(exc)}", err=True)
-            ctx.exit(1)
-        except OSError as exc:
+        except OSError as exc:  # not one of the tree (those are the CommandGroup's, UnsafePath included)
             where = f": {exc.filename}" if exc.filename else ""
-            click.echo(f"codememory: error: {exc.strerror or exc}{where}", err=True)
-            ctx.exit(1)
+            error = DaemonError(f"{exc.strerror or exc}{where}")
+            click.echo(error_line(error), err=True)
+            ctx.exit(exit_code(error))
         return None
 
 
