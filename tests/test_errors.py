@@ -244,6 +244,26 @@ def test_the_cli_exits_with_the_errors_code_and_one_line(world: Any) -> None:
         assert done.stdout == "", cls.__name__
 
 
+def test_capture_and_the_daemon_commands_map_errors_the_same_way(tmp_path: Path) -> None:
+    """`capture` and the `daemon` group (also run as `python -m codememory.daemon`) end an error like every other
+    command: its exit code, one `codememory: error:` line."""
+    env = isolated_env(tmp_path)
+    settings = Path(env["XDG_CONFIG_HOME"]) / "codememory" / "config.toml"
+    settings.parent.mkdir(parents=True)
+    settings.write_text("[capture]\nidle_after = 'soon'\n")
+    daemon_module = [sys.executable, "-m", "codememory.daemon", "run", "--port", "0"]
+    runs = [_cli(env, "capture"), _cli(env, "daemon", "run", "--port", "0")]
+    runs.append(subprocess.run(daemon_module, env=env, capture_output=True, text=True, timeout=120, check=False))
+    for done in runs:
+        assert done.returncode == InvalidInput.exit_code, (done.args, done.stderr)
+        assert done.stderr == "codememory: error: config capture.idle_after: expected float, got 'soon'\n", done.args
+    settings.unlink()
+    (tmp_path / "state-file").write_text("")  # the state folder cannot be made: the daemon's error
+    done = _cli({**env, "XDG_STATE_HOME": str(tmp_path / "state-file")}, "daemon", "status")  # an OSError
+    assert done.returncode == errors.DaemonError.exit_code, done.stderr
+    assert done.stderr.startswith("codememory: error: Not a directory: ") and done.stderr.count("\n") == 1
+
+
 @pytest.fixture(scope="module")
 def daemon(world: Any) -> Any:
     d = spawn(world[0])

@@ -372,9 +372,9 @@ def test_idle_claude_and_codex_sessions_are_extracted_by_the_pass(project: Path,
     waiting = run_pass(opencode_db=no_opencode, roots={str(project)}, now=lambda: minute_later)
     assert waiting.capture.db.state == "missing" and waiting.memories_created == 0
     report = run_pass(opencode_db=no_opencode, roots={str(project)}, idle_after=0)
-    sessions = {s["source"]: s for p in report.extraction for s in p.sessions}
+    sessions = {s.source: s for p in report.extraction for s in p.sessions}
     assert set(sessions) == {"claude-code", "codex"}
-    assert all(s["status"] in ("ok", "empty") for s in sessions.values())
+    assert all(s.status in ("ok", "empty") for s in sessions.values())
     assert report.memories_created > 0
     with Store.open(project) as store:
         sources = {m.source.split(" ")[0] for m in store.list(limit=500) if m.source}

@@ -14,6 +14,7 @@ import importlib
 import json
 import os
 import pkgutil
+import sqlite3
 import threading
 import types
 from collections.abc import Iterator
@@ -27,11 +28,19 @@ import pytest
 from mcp import ClientSession
 
 import codememory
+from codememory.capture.hook_transcripts import capture_transcript
+from codememory.capture.opencode import CaptureReport, ProjectReport
+from codememory.capture.opencode_db import DbStatus
 from codememory.cli.init_report import InitReport
 from codememory.cli.main import cli
+from codememory.core.config import ProjectSetting
 from codememory.core.model import Memory
 from codememory.core.result import Result, json_keys
 from codememory.core.trust import read_project_file, trust
+from codememory.daemon.lifecycle import DaemonStarted, DaemonStatus, DaemonStopped
+from codememory.daemon.service_install import ServiceInstalled, ServiceRemoved
+from codememory.extract.capture_and_extract import PassReport, ProjectExtraction
+from codememory.extract.report import ExtractionReport, SpanReport
 from codememory.operations.cold_start import ColdStart
 from codememory.operations.embed import Embedded
 from codememory.operations.explain import Explained
@@ -46,14 +55,19 @@ from codememory.operations.stats import Stats
 from codememory.operations.store_memory import RememberScan
 from codememory.operations.transcript import Transcript
 from codememory.operations.transfer import Exported
+from codememory.operations.trust import TrustReport
 from codememory.retrieval.proactive import RetrieveResult
 from codememory.retrieval.search import SearchResult
 from codememory.service.project_store import Store
 from codememory.service.results import AddResult, ImportReport
 from codememory.sessions.results import CheckpointResult, RebuildReport, SessionDetail, SessionSearch
-from conftest import Invoke
+from codememory.store.repair import RepairReport, TableReport
+from conftest import Invoke, invoke_cli
 from support.capture import capture_by_hand
+from support.daemon import isolated_env
 from support.mcp import CODEMEMORY, call, session_with
+from support.opencode import OpenCodeHome, make_git_project, require_opencode
+from support.scripted_llm import Reply, Script, ScriptedLLM, ToolCallSpec
 
 # ------------------------------------------------------------------------------------------ the check
 
@@ -152,9 +166,8 @@ def test_every_result_is_held_to_the_contract() -> None:
     """Every typed result an operation can hand out is one of the shapes the tests below check (or nested in
     one): a new result class needs an entry point case here."""
     for module in pkgutil.walk_packages(codememory.__path__, "codememory."):
-        if module.name.startswith(("codememory.daemon", "codememory.mcp")):
-            continue  # entry points: their results are the operations'
-        importlib.import_module(module.name)
+        if not module.name.endswith(".__main__"):  # which would run the command
+            importlib.import_module(module.name)
     every: set[type] = set()
     todo = list(Result.__subclasses__())
     while todo:
@@ -205,10 +218,17 @@ def _use_letters(root: Path, url: str) -> None:
     trust(written)  # as its user would (`codememory trust`)
 
 
-def _json(cm: Invoke, *args: Any, input: str | None = None) -> Any:
-    result = cm(*args, "--json", input=input)
+def _json(cm: Invoke, *args: Any, input: str | None = None, env: dict[str, str | None] | None = None) -> Any:
+    result = cm(*args, "--json", input=input, env=env)
     assert result.exit_code == 0, (args, result.output, result.stderr)
     return json.loads(result.stdout)
+
+
+def _expect(cm: Invoke, check: Checker, case: str, *args: Any, env: dict[str, str | None] | None = None) -> Any:
+    """`args --json` through the CLI, checked against the result type of `case`."""
+    data = _json(cm, *args, env=env)
+    check.expect(data, CLI_CASES[case], f"codememory {' '.join(map(str, args))} --json")
+    return data
 
 
 # Each CLI command with --json and the result type its output is.
@@ -238,11 +258,18 @@ CLI_CASES: dict[str, Any] = {
     "sessions rebuild": RebuildReport,
     "transcript": Transcript,
     "explain": Explained,
+    "trust": TrustReport,
+    "trust --show": TrustReport,
+    "trust --revoke": TrustReport,
+    "repair": RepairReport,
+    "capture": PassReport,
+    "capture (OpenCode)": PassReport,
+    "daemon start": DaemonStarted,
+    "daemon status": DaemonStatus,
+    "daemon stop": DaemonStopped,
+    "daemon install": ServiceInstalled,
+    "daemon uninstall": ServiceRemoved,
 }
-# Commands with --json whose output is not an operation's typed result (yet): their reports come from the layers
-# they belong to (the capture pass, config trust, store repair, the daemon's lifecycle).
-CLI_NOT_TYPED = {"capture", "trust", "repair", "daemon start", "daemon stop", "daemon status", "daemon install"}
-CLI_NOT_TYPED |= {"daemon uninstall"}
 
 
 def _json_commands(group: click.Group, prefix: str = "") -> set[str]:
@@ -257,7 +284,7 @@ def _json_commands(group: click.Group, prefix: str = "") -> set[str]:
 
 def test_every_cli_command_with_json_has_a_case() -> None:
     cases = {name.split(" (")[0].split(" --")[0] for name in CLI_CASES}
-    assert _json_commands(cli) == cases | CLI_NOT_TYPED
+    assert _json_commands(cli) == cases
 
 
 def test_the_cli_prints_the_typed_results(cm: Invoke, project: Path, tmp_path: Path, letters: str) -> None:
@@ -314,6 +341,75 @@ def test_the_cli_prints_the_typed_results(cm: Invoke, project: Path, tmp_path: P
     uninstalled = expect("init", "init", "--uninstall", "--assistants", "none", "--no-global")
     assert "created" not in uninstalled
     assert {Memory, AddResult, SessionDetail, Transcript} <= check.seen
+
+
+CLAUDE_TRANSCRIPT = Path(__file__).parents[1] / "fixtures" / "transcripts" / "claude-code-2.1.197.jsonl"
+
+
+def test_trust_repair_and_capture_print_their_typed_reports(cm: Invoke, project: Path, tmp_path: Path) -> None:
+    check = Checker()
+    config = project / ".codememory" / "config.toml"
+    config.write_text('[search]\nneighbour_weight = 0.2\n[llm]\nbase_url = "http://127.0.0.1:9/v1"\n')
+    assert _expect(cm, check, "trust --show", "trust", "--show")["settings"]
+    assert _expect(cm, check, "trust", "trust")["action"] == "trusted"
+    assert _expect(cm, check, "trust --revoke", "trust", "--revoke")["action"] == "revoked"
+    config.unlink()
+
+    # a Claude Code session the hooks captured, extracted by the pass (no OpenCode here)
+    folder = tmp_path / "transcripts"
+    folder.mkdir()
+    recorded = CLAUDE_TRANSCRIPT.read_text(encoding="utf-8").replace("__PROJECT__", str(project))
+    transcript = folder / "528bc694-980c-40c8-b942-618b1b6cb9dd.jsonl"
+    transcript.write_text(recorded.replace("__TRANSCRIPT_DIR__", str(folder)).replace("__HOME__", str(folder)))
+    with Store.open(project) as store:
+        assert capture_transcript(store, transcript, final=True).turns_captured
+    no_opencode = {"OPENCODE_DB": str(tmp_path / "no-opencode.db")}
+    report = _expect(cm, check, "capture", "capture", "--idle-after", "0", env=no_opencode)
+    assert report["capture"]["db"]["state"] == "missing" and report["memories_created"]
+    assert {PassReport, CaptureReport, DbStatus, ProjectExtraction, ExtractionReport, SpanReport} <= check.seen
+
+    db = sqlite3.connect(project / ".codememory" / "memory.db")
+    db.execute("CREATE TABLE notes(body TEXT)")  # a table codememory did not create: repair rebuilds the store
+    db.commit()
+    db.close()
+    assert _expect(cm, check, "repair", "repair")["memories"]["kept"]
+    assert {TrustReport, ProjectSetting, RepairReport, TableReport} <= check.seen
+
+
+@pytest.mark.slow  # a session of the real OpenCode binary
+def test_capture_prints_its_typed_report_of_an_opencode_pass(tmp_path: Path) -> None:
+    require_opencode()
+    project = make_git_project(tmp_path / "shop")
+    ok = invoke_cli("--project", project, "init", "--assistants", "none")
+    assert ok.exit_code == 0, ok.output
+    (project / ".codememory" / "config.toml").write_text("[capture]\nmin_messages = 2\n")
+    bash = ToolCallSpec("bash", {"command": "echo tests-ok", "description": "run the tests"})
+    with ScriptedLLM(Script([Reply(tool_calls=[bash]), Reply("The tests pass.")])) as llm:
+        oc = OpenCodeHome(tmp_path / "oc-home", llm.base_url)
+        oc.run(project, "We decided to use SQLite instead of Postgres for the cache. Run the tests.")
+    check = Checker()
+    env: dict[str, str | None] = {"OPENCODE_DB": str(oc.db_path)}
+    report = _expect(invoke_cli, check, "capture (OpenCode)", "capture", "--idle-after", "0", env=env)
+    assert report["capture"]["projects"] and report["extraction"][0]["sessions"]
+    assert {ProjectReport, ExtractionReport, SpanReport} <= check.seen
+
+
+@pytest.mark.slow  # starts the real daemon
+def test_the_daemon_commands_print_their_typed_results(tmp_path: Path) -> None:
+    """`codememory daemon ...` through the CLI, in a home of its own (the service manager left alone)."""
+    env: dict[str, str | None] = {**isolated_env(tmp_path)}
+    check = Checker()
+    assert _expect(invoke_cli, check, "daemon status", "daemon", "status", env=env)["running"] is False
+    try:
+        started = _expect(invoke_cli, check, "daemon start", "daemon", "start", "--port", "0", env=env)
+        assert started["health"]["status"] == "ok"
+        assert _expect(invoke_cli, check, "daemon status", "daemon", "status", env=env)["health"]
+    finally:
+        stopped = _expect(invoke_cli, check, "daemon stop", "daemon", "stop", env=env)
+    assert stopped["was_running"] is True
+    assert _expect(invoke_cli, check, "daemon install", "daemon", "install", env=env)["action"] == "added"
+    assert _expect(invoke_cli, check, "daemon uninstall", "daemon", "uninstall", env=env)["action"] == "removed"
+    assert {DaemonStarted, DaemonStatus, DaemonStopped, ServiceInstalled, ServiceRemoved} <= check.seen
 
 
 # ------------------------------------------------------------------------------------------ MCP

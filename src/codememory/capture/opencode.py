@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from codememory.capture.daily_log import MEMORY_DIR, Appended, DailyLog
 from codememory.capture.opencode_db import DbStatus, OpenCodeDB
@@ -42,6 +42,7 @@ from codememory.core import safe_files
 from codememory.core.dates import from_iso, now_utc, to_iso
 from codememory.core.lenient_json import json_object
 from codememory.core.project import db_path, store_dir
+from codememory.core.result import Result
 from codememory.errors import OpenCodeDBError
 from codememory.service.project_store import Store
 from codememory.store.capture import CapturedTurn, CaptureTables
@@ -118,7 +119,9 @@ def write_turn(
 
 
 @dataclass
-class ProjectReport(TurnCounts):
+class ProjectReport(TurnCounts, Result):
+    """What a capture pass did in one project (`capture --json`'s capture.projects)."""
+
     root: str
     sessions_seen: int = 0  # sessions of this project in OpenCode's database
     sessions_read: int = 0  # sessions with new activity whose turns were read
@@ -140,7 +143,11 @@ class ProjectReport(TurnCounts):
 
 
 @dataclass
-class CaptureReport:
+class CaptureReport(Result):
+    """One capture pass over OpenCode's database (`capture --json`'s capture)."""
+
+    COMPUTED: ClassVar[dict[str, Any]] = {"turns_captured": int}
+
     db: DbStatus
     started_at: str
     finished_at: str = ""

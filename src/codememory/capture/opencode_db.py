@@ -35,6 +35,7 @@ from codememory.capture.opencode_turns import (
 from codememory.capture.turns import SessionInfo, Todo, Turn
 from codememory.core.dates import from_iso
 from codememory.core.lenient_json import json_object
+from codememory.core.result import Result
 from codememory.errors import OpenCodeDBError
 
 DB_NAME = "opencode.db"
@@ -103,7 +104,9 @@ def discover_db(env: Mapping[str, str] = os.environ, configured: str = "") -> Pa
 
 # --------------------------------------------------------------------------- results
 @dataclass(frozen=True)
-class DbStatus:
+class DbStatus(Result):
+    """Whether OpenCode's database can be read, and why not (`capture --json`'s capture.db)."""
+
     state: str  # "ok" | "missing" | "unreadable" | "unknown_schema"
     path: str | None
     reason: str = ""
@@ -111,9 +114,6 @@ class DbStatus:
     @property
     def ok(self) -> bool:
         return self.state == "ok"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"state": self.state, "path": self.path, "reason": self.reason}
 
     def error(self) -> OpenCodeDBError:
         return OpenCodeDBError(self.state, self.path, self.reason)

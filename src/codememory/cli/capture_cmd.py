@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from codememory.errors import CodememoryError
+from codememory.cli.render import dump_json
+
+if TYPE_CHECKING:
+    from codememory.extract.capture_and_extract import PassReport
 
 _UNITS = {"": 1, "s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|min|h|d)?\s*$", re.IGNORECASE)
@@ -47,58 +49,53 @@ def capture(idle_after: float | None, no_extract: bool, as_json: bool) -> None:
 
     This is what the daemon does every few seconds. The OpenCode database is found like OpenCode finds
     it (OPENCODE_DB, XDG_DATA_HOME/opencode, ~/.local/share/opencode) or set by [capture] opencode_db.
-    Exit status 1 when the database cannot be read or a project failed.
+    Exit status 1 when the database cannot be read or a project failed (2 when a settings file is invalid).
     """
     from codememory.core.config import load_config
     from codememory.extract.capture_and_extract import run_pass
 
-    try:
-        cfg = load_config(None).capture
-        report = run_pass(
-            opencode_db=cfg.opencode_db,
-            auto_init=cfg.auto_init,
-            idle_after=idle_after,
-            extract=not no_extract,
-            registered=True,
-        )
-    except CodememoryError as exc:
-        raise click.ClickException(str(exc)) from None
-    data = report.to_dict()
-    db = data["capture"]["db"]
+    cfg = load_config(None).capture
+    report = run_pass(
+        opencode_db=cfg.opencode_db,
+        auto_init=cfg.auto_init,
+        idle_after=idle_after,
+        extract=not no_extract,
+        registered=True,
+    )
     if as_json:
-        click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+        dump_json(report.to_dict())
     else:
-        _print(data)
-    if (db["state"] not in ("ok", "missing")) or data["errors"]:
+        _print(report)
+    if report.capture.db.state not in ("ok", "missing") or report.errors:
         click.get_current_context().exit(1)
 
 
-def _print(data: dict[str, Any]) -> None:
-    cap = data["capture"]
-    db = cap["db"]
-    if db["state"] != "ok":
-        click.echo(f"OpenCode database: {db['state']}: {db['reason']}")
+def _print(report: PassReport) -> None:
+    cap = report.capture
+    db = cap.db
+    if db.state != "ok":
+        click.echo(f"OpenCode database: {db.state}: {db.reason}")
     else:
-        click.echo(f"OpenCode database: {db['path']}")
-    for project in cap["projects"]:
-        line = f"  {project['root']}: {project['turns_captured']} turns captured"
-        if project["turns_pending"]:
-            line += f", {project['turns_pending']} still running"
-        if project["log_files"]:
-            line += f" -> {', '.join(project['log_files'])}"
+        click.echo(f"OpenCode database: {db.path}")
+    for project in cap.projects:
+        line = f"  {project.root}: {project.turns_captured} turns captured"
+        if project.turns_pending:
+            line += f", {project.turns_pending} still running"
+        if project.log_files:
+            line += f" -> {', '.join(sorted(project.log_files))}"
         click.echo(line)
-    for root, why in cap["skipped"].items():
+    for root, why in sorted(cap.skipped.items()):
         click.echo(f"  skipped {root}: {why}")
-    for project in data["extraction"]:
-        for session in project["sessions"]:
+    for extraction in report.extraction:
+        for session in extraction.sessions:
             click.echo(
-                f"  extracted {session['session_id']} (turns {session['first_seq']}-{session['last_seq']}): "
-                f"{session['status']}, {session['created']} new memories, {session['duplicates']} duplicates"
+                f"  extracted {session.session_id} (turns {session.first_seq}-{session.last_seq}): "
+                f"{session.status}, {session.created} new memories, {session.duplicates} duplicates"
             )
-        if project["waiting"]:
-            click.echo(f"  {project['root']}: {project['waiting']} sessions wait until idle")
-        if project["skipped"]:
-            click.echo(f"  {project['root']}: extraction skipped: {project['skipped']}")
-    click.echo(f"{data['turns_captured']} turns captured, {data['memories_created']} memories created")
-    for error in data["errors"]:
+        if extraction.waiting:
+            click.echo(f"  {extraction.root}: {extraction.waiting} sessions wait until idle")
+        if extraction.skipped:
+            click.echo(f"  {extraction.root}: extraction skipped: {extraction.skipped}")
+    click.echo(f"{report.turns_captured} turns captured, {report.memories_created} memories created")
+    for error in report.errors:
         click.echo(f"error: {error}", err=True)

@@ -9,12 +9,10 @@ from typing import Any
 import click
 
 from codememory.core.bounded_input import valid_text
-from codememory.errors import CodememoryError, exit_code
-from codememory.text.privacy import scrub_message
-from codememory.text.scrubbed_click import ScrubbedGroup
+from codememory.text.scrubbed_click import CommandGroup
 
 
-class CliGroup(ScrubbedGroup):
+class CliGroup(CommandGroup):
     """Turns user-caused errors into one line on stderr and a non-zero exit, never a traceback. Every
     message that may echo an argument (click's usage errors, ours) is scrubbed first: an argument can be
     a pasted key or password (`privacy.scrub_message`)."""
@@ -27,10 +25,7 @@ class CliGroup(ScrubbedGroup):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
-        except CodememoryError as exc:
-            click.echo(f"codememory: error: {scrub_message(exc)}", err=True)
-            ctx.exit(exit_code(exc))
+            return super().invoke(ctx)  # an error of the tree: its line on stderr, its exit code
         except BrokenPipeError:
             sys.stderr.close()  # e.g. `codememory list | head`
             ctx.exit(0)

@@ -1,14 +1,15 @@
 """`codememory trust`: let a project's committed config.toml choose where data goes and what runs (a thin
-layer over codememory.core.trust and codememory.core.config.resolve_config)."""
+layer over codememory.operations.trust)."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
-from codememory.errors import InvalidInput
+if TYPE_CHECKING:
+    from codememory.operations.trust import TrustReport
 
 
 @click.command("trust")
@@ -38,39 +39,17 @@ def trust(ctx: click.Context, revoke: bool, show: bool, as_json: bool) -> None:
       codememory trust
       codememory trust --revoke
     """
-    from codememory.core import trust as trust_model
-    from codememory.core.config import CONFIG_NAME, resolve_config
-    from codememory.core.project import find_project_root, store_dir
+    from codememory.core.project import find_project_root
+    from codememory.operations.trust import revoke_trust, show_trust, trust_config
 
     if revoke and show:
         raise click.UsageError("--revoke and --show cannot be combined")
-    folder = store_dir(find_project_root((ctx.obj or {}).get("project")))
-    path = folder / CONFIG_NAME
-    action: str | None = None
-    if revoke:
-        action = "revoked" if trust_model.revoke(path.resolve()) else "was not trusted"
-    resolved = resolve_config(folder)
-    if not show and not revoke:
-        if resolved.project is None:
-            raise InvalidInput(f"{path} does not exist: nothing to trust")
-        action = "trusted" if trust_model.trust(resolved.project) else "already trusted"
-        resolved = resolve_config(folder)  # show what applies now
-    project = resolved.project
-    data: dict[str, Any] = {
-        "config": str(project.resolved if project else path),
-        "exists": project is not None,
-        "sha256": project.digest if project else None,
-        "trust": resolved.trust_state,
-        "trusted_at": trust_model.trusted_at(project) if project else None,
-        "action": action,
-        "settings": [
-            {"key": s.key, "value": s.value, "status": s.status, "reason": s.reason} for s in resolved.settings
-        ],
-    }
+    root = find_project_root((ctx.obj or {}).get("project"))
+    report = revoke_trust(root) if revoke else show_trust(root) if show else trust_config(root)
     if as_json:
-        click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))  # default: TOML dates as text
+        click.echo(json.dumps(report.to_dict(), ensure_ascii=False, indent=2, default=str))  # TOML dates as text
     else:
-        _print(data)
+        _print(report)
 
 
 _STATE_TEXT = {
@@ -81,22 +60,22 @@ _STATE_TEXT = {
 }
 
 
-def _print(data: dict[str, Any]) -> None:
+def _print(report: TrustReport) -> None:
     from codememory.core.safe_text import printable_line
 
-    config = printable_line(data["config"])
-    if data["action"] == "trusted":
+    config = printable_line(report.config)
+    if report.action == "trusted":
         click.echo(f"Trusted {config}.")
-    elif data["action"] == "already trusted":
+    elif report.action == "already trusted":
         click.echo(f"{config} was already trusted.")
-    elif data["action"] == "revoked":
+    elif report.action == "revoked":
         click.echo(f"No longer trusted: {config}.")
-    elif data["action"] == "was not trusted":
+    elif report.action == "was not trusted":
         click.echo(f"{config} was not trusted: nothing to revoke.")
-    digest = f" (sha256 {data['sha256'][:16]}…)" if data["sha256"] else ""
-    click.echo(f"{config}{digest}: {_STATE_TEXT[data['trust']]}")
-    for s in data["settings"]:
-        value = printable_line(json.dumps(s["value"], ensure_ascii=False, default=str))
-        click.echo(f"  {s['status']:<10} {s['key']} = {value}  ({s['reason']})")
-    if data["trust"] in ("untrusted", "changed") and any(s["status"] == "ignored" for s in data["settings"]):
+    digest = f" (sha256 {report.sha256[:16]}…)" if report.sha256 else ""
+    click.echo(f"{config}{digest}: {_STATE_TEXT[report.trust]}")
+    for s in report.settings:
+        value = printable_line(json.dumps(s.value, ensure_ascii=False, default=str))
+        click.echo(f"  {s.status:<10} {s.key} = {value}  ({s.reason})")
+    if report.trust in ("untrusted", "changed") and any(s.status == "ignored" for s in report.settings):
         click.echo("Run `codememory trust` in the project to apply the ignored settings.")

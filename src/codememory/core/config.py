@@ -17,6 +17,7 @@ from typing import Any
 
 from codememory.core import trust
 from codememory.core.paths import config_dir
+from codememory.core.result import Result
 from codememory.errors import InvalidInput
 
 CONFIG_NAME = "config.toml"
@@ -132,8 +133,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 
 @dataclass
-class ProjectSetting:
-    """One setting written in the project's config.toml and what became of it."""
+class ProjectSetting(Result):
+    """One setting written in the project's config.toml and what became of it (`trust --json`'s settings)."""
 
     key: str  # "section.key"
     value: Any  # as written in the file

@@ -40,11 +40,12 @@ def plain(value: Any) -> Any:
     return value
 
 
-@dataclass
 class Result:
-    """Base of a typed result: `to_dict()` is its fields in order (see the module docstring for the options)."""
+    """Base of a typed result, a dataclass: `to_dict()` is its fields in order (see the module docstring for the
+    options). Not a dataclass itself, so that frozen and mutable dataclasses alike can be results."""
 
     COMPUTED: ClassVar[Mapping[str, Any]] = {}
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]  # what each subclass's @dataclass sets
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

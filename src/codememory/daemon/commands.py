@@ -9,24 +9,22 @@ from typing import Any
 
 import click
 
-from codememory.errors import CodememoryError
-from codememory.text.privacy import scrub_message
-from codememory.text.scrubbed_click import ScrubbedGroup
+from codememory.errors import DaemonError, exit_code
+from codememory.text.scrubbed_click import CommandGroup, error_line
 
 
-class _DaemonGroup(ScrubbedGroup):
-    """Every error is one line on stderr and exit code 1, never a traceback (nor a secret it quotes)."""
+class _DaemonGroup(CommandGroup):
+    """Every error is one line on stderr with its exit code (`errors.exit_code`), never a traceback (nor a
+    secret it quotes). An OSError there is the state folder that cannot be used: the daemon's error."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except CodememoryError as exc:
-            click.echo(f"codememory: error: {scrub_message(exc)}", err=True)
-            ctx.exit(1)
-        except OSError as exc:
+        except OSError as exc:  # not one of the tree (those are the CommandGroup's, UnsafePath included)
             where = f": {exc.filename}" if exc.filename else ""
-            click.echo(f"codememory: error: {exc.strerror or exc}{where}", err=True)
-            ctx.exit(1)
+            error = DaemonError(f"{exc.strerror or exc}{where}")
+            click.echo(error_line(error), err=True)
+            ctx.exit(exit_code(error))
         return None
 
 
@@ -75,9 +73,9 @@ def start_cmd(port: int | None, as_json: bool) -> None:
 
     info = lifecycle.start(port)
     if as_json:
-        dump_json(info)
+        dump_json(info.to_dict())
         return
-    click.echo(f"codememory daemon started: pid {info['pid']}, http://{info['host']}:{info['port']}")
+    click.echo(f"codememory daemon started: pid {info.pid}, http://{info.host}:{info.port}")
 
 
 @daemon.command("stop")
@@ -88,11 +86,11 @@ def stop_cmd(as_json: bool) -> None:
 
     result = lifecycle.stop()
     if as_json:
-        dump_json(result)
-    elif not result["was_running"]:
+        dump_json(result.to_dict())
+    elif not result.was_running:
         click.echo("codememory daemon is not running")
     else:
-        click.echo(f"codememory daemon stopped (pid {result['pid']}{', killed' if result['forced'] else ''})")
+        click.echo(f"codememory daemon stopped (pid {result.pid}{', killed' if result.forced else ''})")
 
 
 @daemon.command("status")
@@ -149,16 +147,16 @@ def install_cmd(as_json: bool) -> None:
 
     result = service_install.install_service()
     if as_json:
-        dump_json(result)
+        dump_json(result.to_dict())
         return
-    click.echo(f"{result['action'].capitalize()} {result['service']} service: {result['file']}")
-    if result["stopped_pid"]:
-        click.echo(f"Stopped the running daemon (pid {result['stopped_pid']}); the service runs it now.")
-    if result["enabled"]:
+    click.echo(f"{result.action.capitalize()} {result.service} service: {result.file}")
+    if result.stopped_pid:
+        click.echo(f"Stopped the running daemon (pid {result.stopped_pid}); the service runs it now.")
+    if result.enabled:
         click.echo("Enabled and started.")
     else:
         click.echo("To enable and start it, run:")
-        for command in result["run_yourself"]:
+        for command in result.run_yourself:
             click.echo(f"  {command}")
 
 
@@ -170,11 +168,11 @@ def uninstall_cmd(as_json: bool) -> None:
 
     result = service_install.uninstall_service()
     if as_json:
-        dump_json(result)
+        dump_json(result.to_dict())
         return
-    if result["action"] == "unchanged":
-        click.echo(f"No {result['service']} service installed ({result['file']})")
+    if result.action == "unchanged":
+        click.echo(f"No {result.service} service installed ({result.file})")
         return
-    click.echo(f"Removed {result['service']} service: {result['file']}")
-    for command in result["run_yourself"]:
+    click.echo(f"Removed {result.service} service: {result.file}")
+    for command in result.run_yourself:
         click.echo(f"  then run: {command}")

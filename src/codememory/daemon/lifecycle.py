@@ -19,6 +19,7 @@ from typing import Any
 
 from codememory.core.dates import now_utc
 from codememory.core.paths import ensure_state_dir, state_dir
+from codememory.core.result import Result
 from codememory.daemon.client import Client, read_info
 from codememory.daemon.files import OUT_NAME, log_path, pid_alive, remove_stale_files, running_pid
 from codememory.errors import DaemonError, DaemonUnavailable
@@ -42,7 +43,7 @@ def _uptime(started_at: Any) -> float | None:
 
 
 @dataclass(frozen=True)
-class DaemonStatus:
+class DaemonStatus(Result):
     """`codememory daemon status`: whether the daemon runs, where, since when, and what its /health says."""
 
     running: bool
@@ -56,20 +57,28 @@ class DaemonStatus:
     state_dir: str
     log: str
 
-    def to_dict(self) -> dict[str, Any]:
-        """The `--json` form: every field, in this order."""
-        return {
-            "running": self.running,
-            "pid": self.pid,
-            "host": self.host,
-            "port": self.port,
-            "started_at": self.started_at,
-            "uptime_seconds": self.uptime_seconds,
-            "version": self.version,
-            "health": self.health,
-            "state_dir": self.state_dir,
-            "log": self.log,
-        }
+
+@dataclass(frozen=True)
+class DaemonStarted(Result):
+    """`codememory daemon start`: what the new daemon wrote about itself (daemon.json), its first /health
+    answer, and its log file."""
+
+    pid: int
+    host: str
+    port: int
+    started_at: str
+    version: str
+    health: dict[str, Any]
+    log: str
+
+
+@dataclass(frozen=True)
+class DaemonStopped(Result):
+    """`codememory daemon stop`: `forced` when it had to be killed after the grace period."""
+
+    was_running: bool
+    pid: int | None
+    forced: bool
 
 
 def status(*, with_health: bool = True) -> DaemonStatus:
@@ -107,7 +116,7 @@ def _last_line(path: Path) -> str:
     return line.removeprefix("codememory: error: ")
 
 
-def start(port: int | None = None, *, timeout: float = START_TIMEOUT) -> dict[str, Any]:
+def start(port: int | None = None, *, timeout: float = START_TIMEOUT) -> DaemonStarted:
     """Spawn `run` detached (new session, output to daemon.out) and wait until its /health answers."""
     running, pid = running_pid()
     if running:
@@ -140,7 +149,15 @@ def start(port: int | None = None, *, timeout: float = START_TIMEOUT) -> dict[st
         if written is not None and written.get("pid") == proc.pid:
             try:
                 health = Client(port=int(written["port"]), timeout=1.0).health()
-                return {**written, "health": health, "log": str(log_path())}
+                return DaemonStarted(
+                    pid=written["pid"],
+                    host=written["host"],
+                    port=written["port"],
+                    started_at=written["started_at"],
+                    version=written["version"],
+                    health=health,
+                    log=str(log_path()),
+                )
             except DaemonUnavailable:
                 pass
         if time.monotonic() > deadline:
@@ -170,9 +187,8 @@ def _wait_stopped(pid: int, timeout: float) -> bool:
     return False
 
 
-def stop(*, timeout: float = STOP_TIMEOUT) -> dict[str, Any]:
-    """SIGTERM the running daemon and wait for it to exit (SIGKILL after `timeout`).
-    {was_running, pid, forced}."""
+def stop(*, timeout: float = STOP_TIMEOUT) -> DaemonStopped:
+    """SIGTERM the running daemon and wait for it to exit (SIGKILL after `timeout`)."""
     running, pid = running_pid()
     if running and pid is None:  # starting up: the PID file comes right after the lock
         deadline = time.monotonic() + 5
@@ -180,7 +196,7 @@ def stop(*, timeout: float = STOP_TIMEOUT) -> dict[str, Any]:
             time.sleep(0.05)
             running, pid = running_pid()
     if not running:
-        return {"was_running": False, "pid": None, "forced": False}
+        return DaemonStopped(was_running=False, pid=None, forced=False)
     if pid is None:
         raise DaemonError("a daemon holds the lock but wrote no PID file; try again in a moment")
     with contextlib.suppress(ProcessLookupError):
@@ -194,4 +210,4 @@ def stop(*, timeout: float = STOP_TIMEOUT) -> dict[str, Any]:
         if not _wait_stopped(pid, 5.0):
             raise DaemonError(f"the daemon (pid {pid}) does not stop")
     remove_stale_files(state_dir(), only_pid=pid)
-    return {"was_running": True, "pid": pid, "forced": forced}
+    return DaemonStopped(was_running=True, pid=pid, forced=forced)

@@ -11,11 +11,13 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from codememory.core.env_switches import switched_on
 from codememory.core.paths import ensure_state_dir, xdg_home
+from codememory.core.result import Result
 from codememory.daemon.files import OUT_NAME
 from codememory.daemon.lifecycle import stop
 from codememory.errors import DaemonError
@@ -153,7 +155,31 @@ def _write_if_changed(path: Path, content: bytes) -> str:
     return action
 
 
-def install_service() -> dict[str, Any]:
+@dataclass(frozen=True)
+class ServiceInstalled(Result):
+    """`codememory daemon install`: the service file, whether it was added, updated or unchanged, whether the
+    service manager enabled it (else `run_yourself`: the commands to run), and the hand-started daemon it
+    replaced."""
+
+    service: str  # "systemd" or "launchd"
+    file: str
+    action: str  # "added", "updated" or "unchanged"
+    enabled: bool
+    stopped_pid: int | None
+    run_yourself: list[str]
+
+
+@dataclass(frozen=True)
+class ServiceRemoved(Result):
+    """`codememory daemon uninstall`: `action` "removed", or "unchanged" when no service was installed."""
+
+    service: str
+    file: str
+    action: str
+    run_yourself: list[str]  # what is left to run when the service manager could not be reached
+
+
+def install_service() -> ServiceInstalled:
     """Write the user service (systemd unit / launchd agent) that runs `codememory daemon run` at login, and
     enable + start it when the service manager is reachable; otherwise say which commands to run."""
     kind = _platform()
@@ -173,26 +199,26 @@ def install_service() -> dict[str, Any]:
     stopped = None
     if usable:
         result = stop()  # one daemon per user: the service takes over from a hand-started one
-        stopped = result["pid"] if result["was_running"] else None
+        stopped = result.pid if result.was_running else None
         if kind == "launchd":
             _run_manager([["launchctl", "unload", str(path)]], check=False)
         _run_manager(commands)
-    return {
-        "service": kind,
-        "file": str(path),
-        "action": action,
-        "enabled": usable,
-        "stopped_pid": stopped,
-        "run_yourself": [] if usable else [shlex.join(c) for c in commands],
-    }
+    return ServiceInstalled(
+        service=kind,
+        file=str(path),
+        action=action,
+        enabled=usable,
+        stopped_pid=stopped,
+        run_yourself=[] if usable else [shlex.join(c) for c in commands],
+    )
 
 
-def uninstall_service() -> dict[str, Any]:
+def uninstall_service() -> ServiceRemoved:
     """Stop and disable the user service and remove its file (nothing to do when it is not installed)."""
     kind = _platform()
     path = systemd_unit_path() if kind == "systemd" else launchd_plist_path()
     if not path.exists():
-        return {"service": kind, "file": str(path), "action": "unchanged", "run_yourself": []}
+        return ServiceRemoved(service=kind, file=str(path), action="unchanged", run_yourself=[])
     if kind == "systemd":
         before = [["systemctl", "--user", "disable", "--now", SERVICE_NAME]]
         after = [["systemctl", "--user", "daemon-reload"]]
@@ -210,9 +236,9 @@ def uninstall_service() -> dict[str, Any]:
             wanted.unlink()
     if usable:
         _run_manager(after, check=False)
-    return {
-        "service": kind,
-        "file": str(path),
-        "action": "removed",
-        "run_yourself": [] if usable else [shlex.join(c) for c in after],
-    }
+    return ServiceRemoved(
+        service=kind,
+        file=str(path),
+        action="removed",
+        run_yourself=[] if usable else [shlex.join(c) for c in after],
+    )

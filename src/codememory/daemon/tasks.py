@@ -99,16 +99,16 @@ class CaptureLoop:
             return
         for project in results:
             for session in project.sessions:
-                if session["created"] or session["errors"]:
+                if session.created or session.errors:
                     log.info(
                         "extracted %s in %s: %s, %d new memories, %d duplicates",
-                        session["session_id"],
+                        session.session_id,
                         project.root,
-                        session["status"],
-                        session["created"],
-                        session["duplicates"],
+                        session.status,
+                        session.created,
+                        session.duplicates,
                     )
-                for error in session["errors"]:
+                for error in session.errors:
                     state.health.record_error(PassFailed(error), "extract")
             if project.error:
                 log.warning("extraction in %s: %s", project.root, project.error)

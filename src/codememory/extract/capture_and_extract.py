@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from codememory.capture.hook_transcripts import read_session, transcript_project
 from codememory.capture.jsonl_reader import ReadState
@@ -37,9 +37,11 @@ from codememory.core import safe_files
 from codememory.core.config import Config
 from codememory.core.dates import from_iso, now_utc, to_iso
 from codememory.core.project import store_dir
+from codememory.core.result import Result
 from codememory.errors import CodememoryError, RegistryError, StoreUnusable, TranscriptError
 from codememory.extract.extractor import Extractor
 from codememory.extract.llm import Provider, provider_from_config
+from codememory.extract.report import ExtractionReport
 from codememory.service.project_store import Store
 from codememory.store.capture import CaptureTables, Cursor
 from codememory.store.extraction import ExtractionTables
@@ -54,21 +56,25 @@ ProviderFor = Callable[[Config], Provider | None]
 
 
 @dataclass
-class ProjectExtraction:
+class ProjectExtraction(Result):
+    """What the pass extracted in one project (`capture --json`'s extraction)."""
+
+    COMPUTED: ClassVar[dict[str, Any]] = {"created": int}
+
     root: str
-    sessions: list[dict[str, Any]] = field(default_factory=list)  # one ExtractionReport.to_dict() per run
+    sessions: list[ExtractionReport] = field(default_factory=list)  # one per session extracted
     waiting: int = 0  # sessions with new turns that are not idle long enough yet (or too short)
     skipped: str | None = None  # why the project was not extracted this pass
     error: str | None = None
 
     @property
     def created(self) -> int:
-        return sum(int(s.get("created", 0)) for s in self.sessions)
+        return sum(s.created for s in self.sessions)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "root": self.root,
-            "sessions": self.sessions,
+            "sessions": [s.to_dict() for s in self.sessions],
             "created": self.created,
             "waiting": self.waiting,
             "skipped": self.skipped,
@@ -77,10 +83,18 @@ class ProjectExtraction:
 
 
 @dataclass
-class PassReport:
+class PassReport(Result):
+    """One capture-and-extraction pass: `codememory capture --json`."""
+
+    COMPUTED: ClassVar[dict[str, Any]] = {"turns_captured": int, "memories_created": int, "errors": list[str]}
+
     capture: CaptureReport
     extraction: list[ProjectExtraction] = field(default_factory=list)
     seconds: float = 0.0
+
+    @property
+    def turns_captured(self) -> int:
+        return self.capture.turns_captured
 
     @property
     def memories_created(self) -> int:
@@ -90,14 +104,14 @@ class PassReport:
     def errors(self) -> list[str]:
         out = list(self.capture.errors)
         out += [f"{p.root}: {p.error}" for p in self.extraction if p.error]
-        out += [f"{p.root}: {s['session_id']}: {e}" for p in self.extraction for s in p.sessions for e in s["errors"]]
+        out += [f"{p.root}: {s.session_id}: {e}" for p in self.extraction for s in p.sessions for e in s.errors]
         return out
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "capture": self.capture.to_dict(),
             "extraction": [p.to_dict() for p in self.extraction],
-            "turns_captured": self.capture.turns_captured,
+            "turns_captured": self.turns_captured,
             "memories_created": self.memories_created,
             "errors": self.errors,
             "seconds": round(self.seconds, 3),
@@ -335,7 +349,7 @@ def _extract_sessions(
                 continue
             info, turns, todos = loaded
             extraction = extractor.extract_session(info, turns, todos=todos)
-            result.sessions.append(extraction.to_dict())
+            result.sessions.append(extraction)
 
 
 def _failed_recently(status: str | None, finished_at: str | None, now: datetime) -> bool:

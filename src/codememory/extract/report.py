@@ -1,40 +1,35 @@
-"""What one extraction run did, span by span (`codememory capture --json` shows it as is)."""
+"""What one extraction run did, span by span (`codememory capture --json` shows it as is, in each project's
+sessions)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
+
+from codememory.core.result import Result
 
 
 @dataclass
-class SpanReport:
+class SpanReport(Result):
+    """One span of turns given to the rules or the model in one go."""
+
     first_seq: int
     last_seq: int
-    method: str
+    method: str  # "heuristic" or "llm"
     status: str
     created: int = 0
     duplicates: int = 0
     dropped: int = 0
     detail: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "first_seq": self.first_seq,
-            "last_seq": self.last_seq,
-            "method": self.method,
-            "status": self.status,
-            "created": self.created,
-            "duplicates": self.duplicates,
-            "dropped": self.dropped,
-            "detail": self.detail,
-        }
-
 
 @dataclass
-class ExtractionReport:
+class ExtractionReport(Result):
     """What one `extract_session` run did. `status`: nothing_new | ok | empty | over_budget | failed
     (the most telling span status: failed, then over_budget, then ok, then empty)."""
+
+    COMPUTED: ClassVar[dict[str, Any]] = {"created": int, "duplicates": int}
 
     source: str
     session_id: str
@@ -50,6 +45,14 @@ class ExtractionReport:
     completion_tokens: int = 0
     errors: list[str] = field(default_factory=list)
 
+    @property
+    def created(self) -> int:
+        return len(self.created_ids)
+
+    @property
+    def duplicates(self) -> int:
+        return len(self.duplicate_ids)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "source": self.source,
@@ -57,8 +60,8 @@ class ExtractionReport:
             "status": self.status,
             "first_seq": self.first_seq,
             "last_seq": self.last_seq,
-            "created": len(self.created_ids),
-            "duplicates": len(self.duplicate_ids),
+            "created": self.created,
+            "duplicates": self.duplicates,
             "dropped": self.dropped,
             "created_ids": list(self.created_ids),
             "duplicate_ids": list(self.duplicate_ids),

@@ -8,5 +8,5 @@ the MCP tools, the daemon's endpoints and the hooks are thin adapters over these
   explain (the ledger of what was injected), transcript (the captured turns behind a memory);
 - sessions: checkpoint, sessions (list, search, files, show, rebuild);
 - the assistants' hooks: hook_events (what each lifecycle event does), hook_journal, hook_payloads;
-- projects (the global registry).
+- projects (the global registry); trust (trusting a project's committed config.toml).
 """

@@ -23,8 +23,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from codememory.core.result import Result
 from codememory.errors import InvalidInput, StoreNotFound, StoreUnusable, UnsafePath
 from codememory.store.connection import BUSY_TIMEOUT_S
 from codememory.store.database import Database
@@ -42,25 +43,23 @@ _MAX_EXAMPLES = 20
 
 # -------------------------------------------------------------------------------------- report
 @dataclass
-class TableReport:
+class TableReport(Result):
+    """What repair did with one table of the old store."""
+
     table: str
     kept: int = 0
     skipped: int = 0  # rows read but refused (invalid values, duplicates, orphans)
     unreadable: int = 0  # damaged regions stepped over (each may hide one or more rows)
     note: str | None = None  # why the table was not read at all
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "table": self.table,
-            "kept": self.kept,
-            "skipped": self.skipped,
-            "unreadable": self.unreadable,
-            "note": self.note,
-        }
-
 
 @dataclass
-class RepairReport:
+class RepairReport(Result):
+    """`codememory repair --json`: the rebuilt store, its backup, and what became of each table's rows
+    (`memories`: the memories table's counts, repeated at the top)."""
+
+    COMPUTED: ClassVar[dict[str, Any]] = {"memories": dict[str, int]}
+
     store: str
     backup: str
     tables: list[TableReport] = field(default_factory=list)

@@ -1,6 +1,8 @@
 """Click groups whose usage errors do not echo secrets: click quotes the offending argument ("No such option
 '-----BEGIN OPENSSH PRIVATE KEY-----…'", "Got unexpected extra argument (…)", "'…' is not one of …"), and
 an argument can be a pasted key or password. The message goes through `privacy.scrub_message` first.
+`CommandGroup` also ends every error of the tree (codememory.errors) the same way: one scrubbed line on stderr,
+`codememory: error: <message>`, and the error's exit code (`errors.exit_code`), never a traceback.
 
 Here, below the entry points, because two of them parse arguments with click: the `codememory` CLI and
 `python -m codememory.daemon` (the daemon's own command group, which `daemon start` spawns)."""
@@ -11,6 +13,7 @@ from typing import Any
 
 import click
 
+from codememory.errors import CodememoryError, exit_code
 from codememory.text.privacy import scrub_message
 
 
@@ -40,3 +43,21 @@ class ScrubbedGroup(click.Group):
             return super().invoke(ctx)
         except click.ClickException as exc:
             raise scrubbed(exc) from None
+
+
+def error_line(error: CodememoryError) -> str:
+    """How a command shows an error of the tree on stderr: one line, scrubbed (it may quote an argument)."""
+    return f"codememory: error: {scrub_message(error)}"
+
+
+class CommandGroup(ScrubbedGroup):
+    """A scrubbed group whose commands end on an error of the tree with its one line on stderr and its exit
+    code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except CodememoryError as exc:
+            click.echo(error_line(exc), err=True)
+            ctx.exit(exit_code(exc))
+        return None
