@@ -1,5 +1,5 @@
-"""`codememory explain`: what the daemon injected into a session's most recent LLM calls, why and at what
-token cost (a thin layer over codememory.operations.explain)."""
+"""`codememory explain`: what was injected into a session's most recent LLM calls (by the daemon or a hook), why
+and at what token cost (a thin layer over codememory.operations.explain)."""
 
 from __future__ import annotations
 
@@ -26,14 +26,19 @@ from codememory.operations.explain import DEFAULT_LAST, MAX_LAST
 @click.pass_context
 def explain(ctx: click.Context, last: int, session_id: str | None, as_json: bool) -> None:
     """Show what was injected into the most recent LLM calls of a session: for each injection (a HUD
-    from POST /retrieve, or a session's cold-start block) when, the query, and per memory its current
-    text, why it was chosen (retriever, match, score, cosine, entities, pinned) and its token cost.
+    from POST /retrieve, a cold-start block, a hook's session-start or prompt block) when, the query, why
+    it was degraded, its tokens by part (the memories, and the framing around them when known), and per
+    memory its current text, its token cost and why it was chosen: the keyword index's BM25, the cosine
+    (meaning similarity), the fused score, the query words and the entities it matched, and whether it
+    was kept because it was pinned.
 
-    The daemon keeps this ledger in the project's store (the newest 5000 injections).
+    The ledger is kept in the project's store (the newest 5000 injections).
 
     \b
     JSON keys: session_id, total, shown, injections: [{id, at, source, session_id, kind, query,
-    degraded, tokens, memories: [{id, state, category, text, why, tokens}]}].
+    degraded, degraded_reason, tokens, tokens_by_part: {memories, framing}, memories: [{id, state,
+    category, text, why, parts: {retriever, match, bm25, cosine, fused, words, entities, pinned, by},
+    tokens}]}].
 
     \b
     Examples:

@@ -75,8 +75,14 @@ def session_start_context(store: Store, *, tool: str, current_session: str | Non
         return ""
     body = ["Most important memories:", *lines] if lines else ["No memories yet."]
     why = {"retriever": "cold_start", "by": "importance"}
-    recorder.record(store, kind="hook_start", memories=[{"id": m.id, "text": m.text, "why": why} for m, _ in shown])
-    return context_block([*body, *([last] if last else []), _HINT])
+    block = context_block([*body, *([last] if last else []), _HINT])
+    recorder.record(
+        store,
+        kind="hook_start",
+        memories=[{"id": m.id, "category": m.category, "text": m.text, "why": why} for m, _ in shown],
+        block=block,
+    )
+    return block
 
 
 # ---------------------------------------------------------------------------- the plugin's data

@@ -1,24 +1,32 @@
 """The injection ledger: what proactive retrieval put in front of a model, why, and at what token cost
-(`codememory explain`; the daemon records, see `record_injection`).
+(`codememory explain`; the daemon and the hooks record, see `record_injection`).
 
-The daemon appends one row each time it hands memories to an agent: a `POST /retrieve` answer with at least
-one memory (kind "hud") and a cold-start block from `POST /memory/recent` (kind "cold_start"). A row keeps
-the scrubbed query expansion and, per memory, its id, why it was chosen (the retriever's own `why`: retriever,
-match, score, cosine, entities, pinned; for a cold start: importance or recency) and its estimated tokens.
-The memories' text is not copied into the ledger: `explain` shows their current text from the store, and
-says when a memory has since been archived, superseded, has expired or was forgotten.
+One row is appended each time memories are handed to an agent: a `POST /retrieve` answer with at least one
+memory (kind "hud"), a cold-start block from `POST /memory/recent` ("cold_start"), and the Claude Code / Codex /
+Cursor hooks' blocks at session start ("hook_start") and with a prompt ("hook_prompt"). A row keeps the scrubbed
+query expansion, the degraded reason (why meaning-based search did not take part, e.g. no embedding model), the
+tokens by part (the memories, and the framing around them when the caller knows it: a hook renders its block
+here, the OpenCode plugin renders its own), and per memory its id, its tokens and why it was chosen: the
+retriever's own `why` (codememory.retrieval.why: bm25, cosine, fused, words, entities, pinned, …; for a cold
+start: importance or recency). The memories' text is not copied into the ledger: `explain` shows their current
+text from the store, and says when a memory has since been archived, superseded, has expired or was forgotten.
 
 `explain_last` result (the `--json` output; keys are stable):
 
     {session_id, total, shown, injections: [{id, at, source, session_id, kind, query: [phrase, ...],
-     degraded, tokens, memories: [{id, state, category, text, why, tokens}]}]}
+     degraded, degraded_reason, tokens, tokens_by_part: {memories, framing}, memories: [{id, state, category,
+     text, why, parts: {retriever, match, bm25, cosine, fused, words, entities, pinned, by}, tokens}]}]}
 
 `state` is "live", "archived", "superseded", "expired" or "forgotten" (then `category` and `text` are null);
-`injections` is oldest first; `total` counts the session's injections still in the ledger.
+`injections` is oldest first; `total` counts the session's injections still in the ledger. `tokens` is the
+call's total, `tokens_by_part.memories + (tokens_by_part.framing or 0)`; framing is null when it was not
+reported (the caller rendered the block) and in rows written before it was kept. `parts` is `why` read with
+types (null or empty where a row, e.g. an older one, does not say); `why` is kept as recorded.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -29,8 +37,8 @@ from codememory.core.result import Result
 from codememory.errors import InvalidInput, NotFound
 from codememory.retrieval.proactive import MAX_PHRASES
 from codememory.store.injections import InjectedMemory, Injection, InjectionTables
-from codememory.text.context_render import one_line
-from codememory.text.tokens import memory_tokens
+from codememory.text.context_render import memory_line, one_line
+from codememory.text.tokens import estimate_tokens, memory_tokens
 
 if TYPE_CHECKING:
     from codememory.service.project_store import Store
@@ -38,6 +46,25 @@ if TYPE_CHECKING:
 DEFAULT_LAST = 5
 MAX_LAST = 1000
 _SHOWN_CHARS = 100  # of a memory's text in the text output
+_LIST_ITEMS = 12  # words or entities read from one `why`
+_LABEL_CHARS = 80  # a retriever, match or word read from one `why`
+KINDS = {"hud": "HUD", "cold_start": "cold start", "hook_start": "hook session start", "hook_prompt": "hook prompt"}
+
+
+@dataclass
+class ScoreParts(Result):
+    """Why a memory was chosen, read from its recorded `why` with types (see codememory.retrieval.why): what a
+    row does not say (an older row, a cold start) is null, empty or false."""
+
+    retriever: str | None  # hybrid, lexical, entity, pinned or cold_start
+    match: str | None  # exact, partial, semantic, context or fuzzy
+    bm25: float | None  # the keyword index's raw relevance
+    cosine: float | None  # meaning similarity (with an embedding model)
+    fused: float | None  # the ranking's combined score
+    words: list[str]  # the query's keywords the memory holds
+    entities: list[str]  # the memory's entities the step named
+    pinned: bool  # kept because the previous call showed it
+    by: str | None  # a cold start's reason: importance or recency
 
 
 @dataclass
@@ -48,8 +75,17 @@ class InjectedNow(Result):
     state: str  # live, archived, superseded, expired or forgotten
     category: str | None  # None once forgotten
     text: str | None
-    why: dict[str, Any]  # why it was chosen then
+    why: dict[str, Any]  # why it was chosen then, as recorded
+    parts: ScoreParts  # the same, typed
     tokens: int
+
+
+@dataclass
+class TokenParts(Result):
+    """An injection's tokens by part; they add up to the injection's `tokens`."""
+
+    memories: int  # the memories as shown (a bullet each)
+    framing: int | None  # the block around them (tags, preamble, headings, hints); None: not reported
 
 
 @dataclass
@@ -61,7 +97,9 @@ class InjectionView(Result):
     kind: str  # hud, cold_start, hook_start or hook_prompt
     query: list[str]
     degraded: bool
-    tokens: int
+    degraded_reason: str | None  # why it was degraded (None: not degraded, or a row from before reasons were kept)
+    tokens: int  # the call's total
+    tokens_by_part: TokenParts
     memories: list[InjectedNow]
 
 
@@ -85,18 +123,24 @@ def record_injection(
     source: str = "opencode",
     session_id: str | None = None,
     degraded: bool = False,
+    degraded_reason: str | None = None,
+    block: str | None = None,
+    framing_tokens: int | None = None,
     keep: int | None = None,
 ) -> int | None:
-    """Append what was injected (each memory a mapping with id, text and why) to the store's ledger. Each
-    memory costs `memory_tokens(text)`, as retrieval's budget counts it; `query` keeps the
-    phrases retrieval used (the first MAX_PHRASES). Nothing is recorded for an empty list (returns None);
-    else returns the row id."""
-    items = [
-        InjectedMemory(str(m["id"]), dict(m.get("why") or {}), memory_tokens(str(m.get("text") or "")))
-        for m in memories
-    ]
+    """Append what was injected (each memory a mapping with id, text, why and, for a rendered `block`, category)
+    to the store's ledger; `query` keeps the phrases retrieval used (the first MAX_PHRASES). Nothing is recorded
+    for an empty list (returns None); else returns the row id.
+
+    Tokens: with `block` (the text injected, rendered here: a hook's), a memory costs its rendered line
+    (codememory.text.context_render.memory_line) and the framing is the rest of the block; without, a memory
+    costs `memory_tokens(text)`, as retrieval's budget counts it, and the framing is `framing_tokens` when
+    the caller reports it."""
+    items = [InjectedMemory(str(m["id"]), dict(m.get("why") or {}), _cost(m, block is not None)) for m in memories]
     if not items:
         return None
+    if block is not None:
+        framing_tokens = max(0, estimate_tokens(block) - sum(m.tokens for m in items))
     tables = InjectionTables(store.db) if keep is None else InjectionTables(store.db, keep=keep)
     return tables.record(
         at=now_iso(),
@@ -105,8 +149,18 @@ def record_injection(
         kind=kind,
         query="\n".join([q.strip() for q in query if q.strip()][:MAX_PHRASES]),
         memories=items,
-        degraded=degraded,
+        degraded=degraded or degraded_reason is not None,
+        degraded_reason=degraded_reason,
+        framing_tokens=framing_tokens,
     )
+
+
+def _cost(memory: Mapping[str, Any], rendered: bool) -> int:
+    text = str(memory.get("text") or "")
+    if not rendered:
+        return memory_tokens(text)
+    line = memory_line(memory.get("id"), memory.get("category"), text)
+    return 0 if line is None else estimate_tokens(line + "\n")  # as the hooks' blocks join their lines
 
 
 @dataclass(frozen=True)
@@ -126,7 +180,12 @@ class Recorder:
         memories: Sequence[Mapping[str, Any]],
         query: Sequence[str] = (),
         degraded: bool = False,
+        degraded_reason: str | None = None,
+        block: str | None = None,
+        framing_tokens: int | None = None,
     ) -> None:
+        """See `record_injection`: `block` is the rendered text when the caller injects it as is (a hook), else
+        `framing_tokens` what the caller adds around the memories, if it says."""
         try:
             record_injection(
                 store,
@@ -136,6 +195,9 @@ class Recorder:
                 source=self.source,
                 session_id=self.session_id,
                 degraded=degraded,
+                degraded_reason=degraded_reason,
+                block=block,
+                framing_tokens=framing_tokens,
             )
         except Exception as exc:
             self.on_error(exc)
@@ -186,6 +248,7 @@ def _injection(row: Injection, current: Mapping[str, Any], now: str) -> Injectio
                 None if mem is None else mem.category,
                 None if mem is None else mem.text,
                 item.why,
+                score_parts(item.why),
                 item.tokens,
             )
         )
@@ -197,26 +260,96 @@ def _injection(row: Injection, current: Mapping[str, Any], now: str) -> Injectio
         row.kind,
         row.query.splitlines(),
         row.degraded,
+        row.degraded_reason if row.degraded else None,
         row.tokens,
+        TokenParts(sum(m.tokens for m in row.memories), row.framing_tokens),
         memories,
     )
 
 
+# ------------------------------------------------------------------------------- reading a `why`
+def _number(value: Any) -> float | None:
+    """A finite number, or None (the ledger is untrusted: JSON may hold a string, a bool, NaN)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _label(value: Any) -> str | None:
+    return value[:_LABEL_CHARS] if isinstance(value, str) and value else None
+
+
+def _labels(value: Any) -> list[str]:
+    items = value if isinstance(value, list) else []
+    return [v[:_LABEL_CHARS] for v in items if isinstance(v, str) and v][:_LIST_ITEMS]
+
+
+def score_parts(why: Mapping[str, Any]) -> ScoreParts:
+    """The typed parts of a recorded `why` (anything of the wrong type counts as not said)."""
+    return ScoreParts(
+        retriever=_label(why.get("retriever")),
+        match=_label(why.get("match")),
+        bm25=_number(why.get("bm25")),
+        cosine=_number(why.get("cosine")),
+        fused=_number(why.get("fused")),
+        words=_labels(why.get("words")),
+        entities=_labels(why.get("entities")),
+        pinned=why.get("pinned") is True,
+        by=_label(why.get("by")),
+    )
+
+
 # ------------------------------------------------------------------------------------------ text form
-def why_text(why: Mapping[str, Any]) -> str:
-    """One line from a ledger `why`: "retriever hybrid, match lexical, score 0.95, cosine 0.81, entities
-    httpx, pinned" (whatever keys it holds, in its order)."""
-    parts = []
+# Keys a parts line shows through ScoreParts; `score` (the memory's place in the ranking) is left out: it is no
+# measure of relevance, and older rows had nothing else to show under that name.
+_PARTS_KEYS = frozenset({"retriever", "match", "score", "bm25", "cosine", "fused", "words", "entities", "pinned", "by"})
+
+
+def _value(value: Any, depth: int = 0) -> str:
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    if depth > 2 and isinstance(value, list | tuple | dict):
+        return "…"  # the ledger is untrusted: a deep value is not walked
+    if isinstance(value, list | tuple):
+        return ", ".join(_value(v, depth + 1) for v in value[:_LIST_ITEMS])
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} {_value(v, depth + 1)}" for k, v in list(value.items())[:_LIST_ITEMS]) + "}"
+    return str(value)[:_LABEL_CHARS]
+
+
+def parts_text(parts: ScoreParts, why: Mapping[str, Any]) -> str:
+    """One line of a memory's reasons: "bm25 7.31 · cosine 0.82 · fused 1.92 · words: retry, webhook ·
+    entities: httpx · pinned · via hybrid (partial)", then any other key the `why` holds."""
+    out = []
+    if parts.bm25 is not None:
+        out.append(f"bm25 {parts.bm25:.3g}")
+    if parts.cosine is not None:
+        out.append(f"cosine {parts.cosine:.2f}")
+    if parts.fused is not None:
+        out.append(f"fused {parts.fused:.2f}")
+    if parts.words:
+        out.append("words: " + ", ".join(parts.words))
+    if parts.entities:
+        out.append("entities: " + ", ".join(parts.entities))
+    if parts.pinned:
+        out.append("pinned")
+    if parts.by:
+        out.append(f"by {parts.by}")
     for key, value in why.items():
-        if value is True:
-            parts.append(str(key))
-        elif value is False or value is None or value == []:
+        if key in _PARTS_KEYS or value is None or value is False or value in ([], {}, ""):
             continue
-        elif isinstance(value, list | tuple):
-            parts.append(f"{key} {', '.join(map(str, value))}")
-        else:
-            parts.append(f"{key} {value}")
-    return ", ".join(parts) or "-"
+        out.append(str(key) if value is True else f"{key} {_value(value)}")
+    if parts.retriever:
+        out.append(f"via {parts.retriever.replace('_', ' ')}" + (f" ({parts.match})" if parts.match else ""))
+    return " · ".join(out) or "-"
+
+
+def tokens_text(inj: InjectionView) -> str:
+    """ "61 tokens (memories 41 + framing 20)", or "(memories 41; framing not reported)"."""
+    by = inj.tokens_by_part
+    if by.framing is None:
+        return f"{inj.tokens} tokens (memories {by.memories}; framing not reported)"
+    return f"{inj.tokens} tokens (memories {by.memories} + framing {by.framing})"
 
 
 def _short(text: str, width: int = _SHOWN_CHARS) -> str:
@@ -225,26 +358,30 @@ def _short(text: str, width: int = _SHOWN_CHARS) -> str:
 
 
 def render_text(data: Explained) -> str:
-    """The `codememory explain` text output of an `explain_last` result."""
+    """The `codememory explain` text output of an `explain_last` result. Every recorded field goes through
+    one_line: the ledger is in memory.db, which may be committed (untrusted)."""
     if not data.injections:
         return (
-            "No injections recorded yet in this project: the daemon records one each time it hands memories "
-            "to an agent (a /retrieve answer, a cold-start block)."
+            "No injections recorded yet in this project: one is recorded each time memories are handed to an agent "
+            "(a /retrieve answer, a cold-start block, a hook's block)."
         )
-    session = one_line(data.session_id, 200) or "(no session id)"  # the ledger is in memory.db: untrusted
+    session = one_line(data.session_id, 200) or "(no session id)"
     lines = [f"Session {session}: the last {data.shown} of {data.total} injections, oldest first", ""]
     for inj in data.injections:
         flags = ", degraded" if inj.degraded else ""
         count = len(inj.memories)
+        kind = KINDS.get(inj.kind) or one_line(inj.kind, 40)
         lines.append(
-            f"{one_line(inj.at, 40)}  {one_line(inj.kind, 40)} ({one_line(inj.source, 100)}{flags}): {count} "
-            f"{'memory' if count == 1 else 'memories'}, {inj.tokens} tokens"
+            f"{one_line(inj.at, 40)}  {kind} ({one_line(inj.source, 100)}{flags}): {count} "
+            f"{'memory' if count == 1 else 'memories'}, {tokens_text(inj)}"
         )
+        if inj.degraded:
+            lines.append(f"  degraded: {one_line(inj.degraded_reason, 300) or '(reason not recorded)'}")
         if inj.query:
             lines.append(f"  query: {_short('; '.join(inj.query), 160)}")
         for mem in inj.memories:
             state = "" if mem.state == "live" else f" [{mem.state}]"
-            lines.append(f"  {one_line(mem.id, 40)}  {mem.tokens:>4} tok{state}  {_short(mem.text or '(forgotten)')}")
-            lines.append(f"      why: {one_line(why_text(mem.why), 300)}")
+            lines.append(f"  {one_line(mem.id, 40)}  {one_line(parts_text(mem.parts, mem.why), 400)}")
+            lines.append(f"      {mem.tokens:>4} tok{state}  {_short(mem.text or '(forgotten)')}")
         lines.append("")
     return "\n".join(lines).rstrip("\n")

@@ -41,7 +41,14 @@ def retrieve(
     )
     if recorder is not None:
         shown = [m.to_dict() for m in result.memories]
-        recorder.record(store, kind="hud", memories=shown, query=query_expansion, degraded=result.degraded)
+        recorder.record(
+            store,
+            kind="hud",
+            memories=shown,
+            query=query_expansion,
+            degraded=result.degraded,
+            degraded_reason=result.degraded_reason,
+        )
     return result
 
 
@@ -64,5 +71,14 @@ def prompt_context(store: Store, prompt: str, recorder: Recorder) -> str:
             lines.append(line)
     if not lines:
         return ""
-    recorder.record(store, kind="hook_prompt", memories=shown, query=[query])
-    return context_block(lines)
+    block = context_block(lines)
+    recorder.record(
+        store,
+        kind="hook_prompt",
+        memories=shown,
+        query=[query],
+        degraded=result.degraded,
+        degraded_reason=result.degraded_reason,
+        block=block,
+    )
+    return block

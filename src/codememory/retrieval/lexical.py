@@ -110,6 +110,19 @@ def lexical_ranking(
     return ranked, len(exact) >= fetch, fuzzy_used
 
 
+def matched_words(db: Database, parsed: ParsedQuery, pks: list[int]) -> dict[int, list[str]]:
+    """Which of the query's keywords (its content words, as the keyword half of ranking ORs them) each memory
+    holds, as the index matches them (stemmed: "retry" finds "retries"). One index lookup per word, over these
+    memories only: meant for the few memories handed to an agent, to say why each was found."""
+    found: dict[int, list[str]] = {}
+    if not pks:
+        return found
+    for word in parsed.content_words() or list(dict.fromkeys(w for t in parsed.terms for w in words(t.text))):
+        for pk in db.fts_subset('"' + word + '"', pks):
+            found.setdefault(pk, []).append(word)
+    return found
+
+
 def has_unknown_word(db: Database, parsed: ParsedQuery) -> bool:
     """A content word that no memory contains is likely a typo: worth the fuzzy pass. (Meaning-based
     results fill the list anyway, so "fewer exact hits than asked for" is no signal here.)"""

@@ -14,6 +14,7 @@ from codememory.core.result import Result
 from codememory.embedding.relevance import FALLBACK, PINNED_SLACK
 from codememory.errors import InvalidInput
 from codememory.retrieval.search import rank_phrases
+from codememory.retrieval.why import add_matches, ranked_why
 from codememory.store.database import Database
 from codememory.store.filters import Filters
 from codememory.text.tokens import memory_tokens
@@ -52,7 +53,7 @@ class RetrievedMemory(Result):
     text: str
     importance: float
     category: str
-    why: dict[str, Any]  # how it was found: retriever, match, score, cosine, entities, pinned
+    why: dict[str, Any]  # how it was found: bm25, cosine, words, entities, pinned, … (codememory.retrieval.why)
 
 
 @dataclass
@@ -87,15 +88,13 @@ def retrieve(
         ranking = rank_phrases(db, phrases, filters, want=PER_PHRASE * len(phrases), semantic=semantic)
         degraded_reason = ranking.reason
         floor = ranking.floor if ranking.floor is not None else FALLBACK
-        for position, (_score, pk, match, explain) in enumerate(ranking.order[: 4 * req.max_memories]):
+        for position, (fused, pk, match, explain) in enumerate(ranking.order[: 4 * req.max_memories]):
             cosine = explain.get("cosine")
             if match in ("semantic", "context") and (cosine is None or cosine < floor):
                 continue  # found by meaning alone, and not close enough to be worth the agent's attention
             cand = found.setdefault(pk, _Candidate(pk))
             cand.score = 1.0 - position / (4 * req.max_memories)  # rank-based: fused scores are z-scores
-            cand.why.update({"retriever": ranking.mode, "match": match, "score": round(cand.score, 4)})
-            if cosine is not None:
-                cand.why["cosine"] = round(cosine, 4)
+            cand.why.update(ranked_why(ranking.mode, match, cand.score, fused, explain))
     if entity_names:
         hub = db.memories_with_entities(entity_names, filters, 4 * req.max_memories)
         names_of = db.entities_of([pk for pk, _ in hub])
@@ -137,6 +136,7 @@ def retrieve(
         budget -= cost
         new_count += is_new
         chosen.append(cand)
+    add_matches(db, [(c.pk, c.why) for c in chosen], phrases, entity_names)
     out = []
     for cand in chosen:
         mem = rows[cand.pk]

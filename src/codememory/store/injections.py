@@ -3,7 +3,12 @@ model, one row per injection, for `codememory explain`. Like database.py, the on
 spoken to; codememory.operations.explain holds the rules (what a row says, how it is shown).
 
 The ledger is bounded: each insert prunes the rows older than the newest `keep` (default `MAX_ROWS`), in
-the same transaction, so it never grows without limit however long the daemon runs."""
+the same transaction, so it never grows without limit however long the daemon runs.
+
+`memories` is a JSON list of `{id, why, tokens}`, which may end with one entry `{"call": {degraded_reason,
+framing_tokens}}` that has no id: what the call as a whole says. Older readers skip it (they keep entries with
+a memory id), rows written before it simply lack it, and the table needs no new column. `tokens` is the call's
+total: its memories plus the framing around them when it was reported."""
 
 from __future__ import annotations
 
@@ -21,6 +26,7 @@ from codememory.text.privacy import scrub, scrub_json
 
 MAX_ROWS = 5000  # rows kept per store
 MAX_QUERY_CHARS = 4000  # the stored query expansion is cut to this
+MAX_REASON_CHARS = 500  # a degraded reason, as stored and as read back
 
 _COLUMNS = "id, at, source, session_id, kind, query, memories, tokens, degraded"
 
@@ -41,20 +47,39 @@ class Injection:
     at: str
     source: str
     session_id: str | None
-    kind: str  # "hud" (a /retrieve answer) | "cold_start" (a /memory/recent block)
+    kind: str  # "hud" (a /retrieve answer), "cold_start" (a /memory/recent block), "hook_start", "hook_prompt"
     query: str  # the scrubbed query expansion, one phrase per line ("" for a cold start)
     memories: list[InjectedMemory]
-    tokens: int
+    tokens: int  # the call's total (memories + framing when reported)
     degraded: bool
+    degraded_reason: str | None = None  # None in rows written before reasons were kept
+    framing_tokens: int | None = None  # around the memories (tags, preamble, hints); None: not reported
 
 
-def _memories(raw: object) -> list[InjectedMemory]:
+def _entries(raw: object) -> list[Any]:
     try:
         items = json.loads(raw) if isinstance(raw, str) else None
-    except ValueError:
+    except (ValueError, RecursionError):  # untrusted: a committed memory.db may hold anything
         return []
+    return items if isinstance(items, list) else []
+
+
+def _call(items: list[Any]) -> tuple[str | None, int | None]:
+    """(degraded reason, framing tokens) of a row's `call` entry; (None, None) without one (an older row)."""
+    for item in items:
+        call = item.get("call") if isinstance(item, dict) else None
+        if isinstance(call, dict):
+            reason, framing = call.get("degraded_reason"), call.get("framing_tokens")
+            return (
+                reason[:MAX_REASON_CHARS] if isinstance(reason, str) and reason else None,
+                framing if isinstance(framing, int) and not isinstance(framing, bool) and framing >= 0 else None,
+            )
+    return None, None
+
+
+def _memories(items: list[Any]) -> list[InjectedMemory]:
     out = []
-    for item in items if isinstance(items, list) else []:
+    for item in items:
         if isinstance(item, dict) and is_memory_id(item.get("id")):
             why = item.get("why")
             tokens = item.get("tokens")
@@ -68,7 +93,9 @@ def _memories(raw: object) -> list[InjectedMemory]:
 
 def _row(row: tuple[Any, ...]) -> Injection:
     pk, at, source, session_id, kind, query, memories, tokens, degraded = row
-    return Injection(pk, at, source, session_id, kind, query, _memories(memories), tokens, bool(degraded))
+    items = _entries(memories)
+    reason, framing = _call(items)
+    return Injection(pk, at, source, session_id, kind, query, _memories(items), tokens, bool(degraded), reason, framing)
 
 
 @store_errors(BUSY_TIMEOUT_S)
@@ -96,10 +123,17 @@ class InjectionTables:
         query: str,
         memories: Sequence[InjectedMemory],
         degraded: bool = False,
+        degraded_reason: str | None = None,
+        framing_tokens: int | None = None,
     ) -> int:
-        """Append one injection (query, session id and every string in `why` scrubbed; `tokens` is the sum
-        of the memories' tokens) and drop the rows beyond the newest `keep`. Returns the row's id."""
-        payload = json.dumps([scrub_json(m.to_dict()) for m in memories], ensure_ascii=False, separators=(",", ":"))
+        """Append one injection (query, session id, degraded reason and every string in `why` scrubbed; `tokens`
+        is the sum of the memories' tokens and the framing's) and drop the rows beyond the newest `keep`.
+        Returns the row's id."""
+        entries: list[Any] = [m.to_dict() for m in memories]
+        if degraded_reason is not None or framing_tokens is not None:
+            reason = None if degraded_reason is None else degraded_reason[:MAX_REASON_CHARS]
+            entries.append({"call": {"degraded_reason": reason, "framing_tokens": framing_tokens}})
+        payload = json.dumps(scrub_json(entries), ensure_ascii=False, separators=(",", ":"))
         with self.db.transaction() as c:
             cur = c.execute(
                 f"INSERT INTO injections({_COLUMNS}) VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -110,7 +144,7 @@ class InjectionTables:
                     kind,
                     scrub(query)[:MAX_QUERY_CHARS],
                     payload,
-                    sum(m.tokens for m in memories),
+                    sum(m.tokens for m in memories) + (framing_tokens or 0),
                     int(degraded),
                 ),
             )
