@@ -240,5 +240,6 @@ class RawEventFlusher:
 
 def default_tasks() -> list[Task]:
     from codememory.daemon.embedding_backfill import EmbeddingBackfill
+    from codememory.daemon.warm_up import WarmUp
 
-    return [RawEventFlusher(), CaptureLoop(), EmbeddingBackfill()]
+    return [WarmUp(), RawEventFlusher(), CaptureLoop(), EmbeddingBackfill()]

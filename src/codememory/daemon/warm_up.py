@@ -1,0 +1,51 @@
+"""Load what the first agent request would otherwise wait for: the embedding model and each recent project's
+vector snapshot, once, right after the daemon starts.
+
+The OpenCode plugin gives `/retrieve` a few hundred milliseconds before it treats the daemon as down; a cold
+first call (the model loading, the vectors read from the store) can take seconds on a busy machine, so the
+first turns of a session after `daemon start` got no memories at all (benchmarks/README.md, "What the agent
+sees"). A search through the store does all of it the way a request would.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from codememory.core.project import db_path
+from codememory.daemon.state import DaemonState
+from codememory.errors import CodememoryError
+
+log = logging.getLogger("codememory.daemon")
+
+MAX_PROJECTS = 4  # the most recently used stores: warming every registered project could take minutes
+
+
+class WarmUp:
+    """A task that does its work on the first poll only."""
+
+    def __init__(self) -> None:
+        self.done = False
+
+    def __call__(self, state: DaemonState) -> None:
+        if self.done:
+            return
+        self.done = True
+        try:
+            roots = [Path(r) for r in state.projects.roots()]
+        except CodememoryError as exc:
+            state.health.record_error(exc, "warm-up")
+            return
+        stores = [(db_path(root), root) for root in roots if db_path(root).is_file()]
+        stores.sort(key=lambda pair: pair[0].stat().st_mtime, reverse=True)
+        for _db, root in stores[:MAX_PROJECTS]:
+            if state.stop_event.is_set():
+                return
+            try:
+                with state.stores.use(root) as store:
+                    if store.semantic.configured:
+                        store.search("codememory warm-up", limit=1)
+                        loaded = store.semantic.embedder() is not None and store.semantic.reason is None
+                        state.health.note_embedding(loaded, loaded, store.config.embedding.provider)
+            except Exception as exc:  # a project that cannot be warmed is warmed by its first request instead
+                log.warning("warm-up of %s failed: %s", root, exc)
