@@ -144,13 +144,12 @@ def retrieve(
     # other (it may come back on its score, counted against max_new).
     kept: list[_Candidate] = []
     for mid in dict.fromkeys(req.pinned_memory_ids):
-        pinned_pk = pinned_pks.get(mid)
-        cand = found.get(pinned_pk) if pinned_pk is not None else None
-        if cand is None or cand.score < req.pinned_min_score:
+        pin = found.get(pinned_pks.get(mid, -1))
+        if pin is None or pin.score < req.pinned_min_score:
             continue
-        found.pop(cand.pk)
-        cand.why["pinned"] = True
-        kept.append(cand)
+        found.pop(pin.pk)
+        pin.why["pinned"] = True
+        kept.append(pin)
 
     fresh = sorted(found.values(), key=lambda c: -c.score)
     chosen: list[_Candidate] = []
