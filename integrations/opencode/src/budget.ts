@@ -9,8 +9,8 @@ import type { MemoryItem } from "./render.ts"
 import { estimateTokens } from "./tokens.ts"
 
 export const DEFAULT_CALL_BUDGET = 2000
-// A block that cannot hold one short memory line is not worth asking the daemon for.
-export const MIN_BLOCK_TOKENS = 24
+// Room for less than one short memory line (`- [mem_…] (fact) …`) is not worth asking the daemon for.
+export const MIN_LINE_TOKENS = 8
 
 export class CallBudget {
   /** the project's setting, from the daemon's last /retrieve answer */

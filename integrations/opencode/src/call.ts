@@ -5,9 +5,9 @@
  * the plugin's tool definitions first, the cold-start block next, the HUD gets what is left; and the HUD shows no
  * memory the call already carries. Fail-open: whatever the daemon does, the call goes on (with less or no memory).
  */
-import { CallBudget } from "./budget.ts"
-import { carriedIds, MAX_EXCLUDED } from "./carried.ts"
-import { fetchColdBlock, type ColdBlock } from "./cold-start.ts"
+import type { CallBudget } from "./budget.ts"
+import { MAX_EXCLUDED, carriedIds } from "./carried.ts"
+import { type ColdBlock, fetchColdBlock } from "./cold-start.ts"
 import type { Config } from "./config.ts"
 import type { DaemonWatch } from "./daemon-watch.ts"
 import { DaemonError } from "./daemon.ts"

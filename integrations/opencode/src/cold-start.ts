@@ -15,9 +15,9 @@
  * from the daemon's `POST /memory/recent` within the call's budget and plans it in the session's state; the system
  * hook here only pushes what was planned. Skipped for OpenCode's title request.
  */
+import { MIN_LINE_TOKENS, fitBlock } from "./budget.ts"
 import type { Config } from "./config.ts"
 import { request } from "./daemon.ts"
-import { fitBlock } from "./budget.ts"
 import { type MemoryItem, formatColdStart, showable } from "./render.ts"
 import type { Sessions } from "./sessions.ts"
 import { estimateTokens } from "./tokens.ts"
@@ -42,7 +42,7 @@ export async function fetchColdBlock(
   // The block's own text (preamble, tool names, tags) is not the daemon's to count: ask for what is left of it.
   const framing = estimateTokens(render([{ id: "mem_00000000", text: "x" }], 99_999))
   const budget = Math.min(config.coldStartTokens, allowance - framing)
-  if (budget < 1) return null
+  if (budget < MIN_LINE_TOKENS) return null
   const body = { project_root: projectRoot, session_id: sessionID, limit: config.coldStartLimit, token_budget: budget }
   const result = await request(config, "POST", "/memory/recent", body, config.coldStartTimeoutMs)
   const total = typeof result?.total === "number" ? result.total : null

@@ -7,7 +7,7 @@
  * shown become the session's pinned set for the next call; the daemon keeps a pin only while the new query still
  * scores it above `[context] pinned_min_score`.
  */
-import { fitBlock } from "./budget.ts"
+import { MIN_LINE_TOKENS, fitBlock } from "./budget.ts"
 import type { Config } from "./config.ts"
 import { request } from "./daemon.ts"
 import type { Derived } from "./derive.ts"
@@ -56,7 +56,7 @@ export async function askHud(
   allowance: number,
 ): Promise<HudAnswer | null> {
   const budget = Math.min(config.tokenBudget, allowance - HUD_FRAMING)
-  if (budget < 1) return null
+  if (budget < MIN_LINE_TOKENS) return null
   const body = retrieveBody(config, projectRoot, sessionID, derived, pinned, exclude, budget)
   const result = await request(config, "POST", "/retrieve", body, config.timeoutMs)
   // An older daemon ignores exclude_memory_ids: they are left out here too.

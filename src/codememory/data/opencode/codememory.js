@@ -113,6 +113,7 @@ function toolDefinitionTokens(tools, z) {
 
 // src/budget.ts
 var DEFAULT_CALL_BUDGET = 2e3;
+var MIN_LINE_TOKENS = 8;
 var CallBudget = class {
   /** the project's setting, from the daemon's last /retrieve answer */
   project = null;
@@ -310,7 +311,7 @@ async function fetchColdBlock(config, projectRoot, sessionID, toolNames, allowan
   const render = (memories, total2) => formatColdStart(memories, { tools: toolNames, total: total2 });
   const framing = estimateTokens(render([{ id: "mem_00000000", text: "x" }], 99999));
   const budget = Math.min(config.coldStartTokens, allowance - framing);
-  if (budget < 1) return null;
+  if (budget < MIN_LINE_TOKENS) return null;
   const body = { project_root: projectRoot, session_id: sessionID, limit: config.coldStartLimit, token_budget: budget };
   const result = await request(config, "POST", "/memory/recent", body, config.coldStartTimeoutMs);
   const total = typeof result?.total === "number" ? result.total : null;
@@ -348,7 +349,7 @@ function retrieveBody(config, projectRoot, sessionID, derived, pinned, exclude =
 var HUD_FRAMING = estimateTokens(formatHud([{ id: "mem_00000000", text: "x" }]));
 async function askHud(config, projectRoot, sessionID, derived, pinned, exclude, allowance) {
   const budget = Math.min(config.tokenBudget, allowance - HUD_FRAMING);
-  if (budget < 1) return null;
+  if (budget < MIN_LINE_TOKENS) return null;
   const body = retrieveBody(config, projectRoot, sessionID, derived, pinned, exclude, budget);
   const result = await request(config, "POST", "/retrieve", body, config.timeoutMs);
   const offered = showable(Array.isArray(result?.memories) ? result.memories : []).filter((m) => !exclude.includes(m.id));
