@@ -86,8 +86,6 @@ export async function createHooks(ctx: PluginInput, options: Record<string, unkn
   const toolSize = toolDefinitionTokens(tools as any, tools ? await importZod() : null)
   const budget = new CallBudget(config.callBudgetTokens, toolSize.tokens)
   trace({ hook: "load", tools: Object.keys(tools ?? {}), toolTokens: toolSize.tokens, exact: toolSize.exact, budget: budget.total })
-  if (budget.toolTokens > budget.total)
-    log("warn", `codememory: the memory tools alone take ${budget.toolTokens} tokens, over the per-call budget of ${budget.total}`)
   let ready: Promise<void> = Promise.resolve()
 
   const hooks: Hooks = {
@@ -130,7 +128,11 @@ export async function createHooks(ctx: PluginInput, options: Record<string, unkn
       if (!(e instanceof DaemonError && e.status === 404)) daemon.failed(e)
     }
   }
-  ready = config.hud || config.coldStart ? prewarm() : Promise.resolve()
+  ready = (config.hud || config.coldStart ? prewarm() : Promise.resolve()).then(() => {
+    // Then no block fits in any call: say so once (the budget is the option's, or the project's from the daemon).
+    if (budget.toolTokens > budget.total)
+      log("warn", `codememory: the memory tools alone take ${budget.toolTokens} tokens, over the per-call budget of ${budget.total}: no memory blocks`)
+  })
 
   const _state: PluginState = {
     health: daemon.health,

@@ -155,6 +155,21 @@ test("the budget: the plugin option, else the project's setting from the daemon,
   } finally {
     await fixed.d.close()
   }
+  // Tool definitions over the budget: no block can fit, and the user is told once.
+  const logs = []
+  const tight = await fakeDaemon({ "/retrieve": { memories: memories(1, 3) } })
+  try {
+    const hooks = await createHooks({ directory: "/repo" }, { stateDir: tight.state, rawEvents: false, callBudgetTokens: 100 }, { log: (l, m) => logs.push([l, m]) })
+    await hooks._state.ready
+    assert.ok(hooks._state.budget.toolTokens > 100)
+    assert.equal(logs.length, 1)
+    assert.match(logs[0][1], /memory tools alone take \d+ tokens, over the per-call budget of 100/)
+    const out = { messages: [user("deploy day?"), assistant(1)] }
+    await hooks["experimental.chat.messages.transform"]({}, out)
+    assert.equal(out.messages.length, 2)
+  } finally {
+    await tight.close()
+  }
   const budget = new CallBudget(null, 10)
   assert.equal(budget.total, DEFAULT_CALL_BUDGET)
   budget.learn({ call_budget_tokens: "lots" })

@@ -1482,8 +1482,6 @@ async function createHooks(ctx, options, deps = {}) {
   const toolSize = toolDefinitionTokens(tools, tools ? await importZod2() : null);
   const budget = new CallBudget(config.callBudgetTokens, toolSize.tokens);
   trace({ hook: "load", tools: Object.keys(tools ?? {}), toolTokens: toolSize.tokens, exact: toolSize.exact, budget: budget.total });
-  if (budget.toolTokens > budget.total)
-    log("warn", `codememory: the memory tools alone take ${budget.toolTokens} tokens, over the per-call budget of ${budget.total}`);
   let ready = Promise.resolve();
   const hooks = {
     "experimental.session.compacting": async (input) => {
@@ -1519,7 +1517,10 @@ async function createHooks(ctx, options, deps = {}) {
       if (!(e instanceof DaemonError && e.status === 404)) daemon.failed(e);
     }
   };
-  ready = config.hud || config.coldStart ? prewarm() : Promise.resolve();
+  ready = (config.hud || config.coldStart ? prewarm() : Promise.resolve()).then(() => {
+    if (budget.toolTokens > budget.total)
+      log("warn", `codememory: the memory tools alone take ${budget.toolTokens} tokens, over the per-call budget of ${budget.total}: no memory blocks`);
+  });
   const _state = {
     health: daemon.health,
     sessions,
