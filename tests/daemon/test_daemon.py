@@ -146,6 +146,24 @@ def test_retrieve_returns_the_stored_memory(shared: tuple[Daemon, Path, list[str
     assert ids[1] in got and ids[2] in got and len(got) <= 3
 
 
+def test_retrieve_leaves_out_what_the_call_carries_and_names_the_call_budget(
+    shared: tuple[Daemon, Path, list[str]],
+) -> None:
+    """The plugin sends the ids its LLM call already carries (cold start, tool results); /retrieve never returns
+    them, and answers with the project's [context] call_budget_tokens (codememory's share of one call)."""
+    d, project, ids = shared
+    client = d.client()
+    body = retrieve_body(project, query_expansion=["postgres pool size; deploy day"], max_memories=3)
+    full = client.request("POST", "/retrieve", body).data
+    assert {ids[1], ids[2]} <= {m["id"] for m in full["memories"]}
+    assert full["call_budget_tokens"] == 2000
+    cut = client.request("POST", "/retrieve", {**body, "exclude_memory_ids": [ids[1], "mem_00000000"]}).data
+    got = {m["id"] for m in cut["memories"]}
+    assert ids[1] not in got and ids[2] in got
+    too_many = client.request("POST", "/retrieve", {**body, "exclude_memory_ids": ["mem_00000000"] * 257})
+    assert too_many.status == 422
+
+
 def test_parallel_requests_share_one_open_store(shared: tuple[Daemon, Path, list[str]]) -> None:
     d, project, ids = shared
     failures: list[str] = []

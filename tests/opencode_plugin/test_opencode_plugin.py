@@ -123,10 +123,11 @@ def db_texts(db: Path, session: str) -> str:
 
 # ------------------------------------------------------------------------------------------- tests
 def test_memories_reach_the_model_each_call_pinned_and_never_the_database(world: World) -> None:
-    """One session, three LLM calls (two tool calls: the plugin's memory_search and memory_store)."""
+    """One session, four LLM calls (three tool calls: read, then the plugin's memory_search and memory_store)."""
     start = len(world.llm.requests)
     world.model.script = Script(
         [
+            Reply(tool_calls=[ToolCallSpec("read", {"filePath": str(world.project / "README.md")})]),
             Reply(tool_calls=[ToolCallSpec("memory_search", {"query": "webhook httpx"})]),
             Reply(tool_calls=[ToolCallSpec("memory_store", {"text": STORED, "category": "decision"})]),
             Reply("Retries added."),
@@ -136,39 +137,43 @@ def test_memories_reach_the_model_each_call_pinned_and_never_the_database(world:
     session = result.session_id
     assert session
     calls = conversation(world.llm, start)
-    assert len(calls) == 3
+    assert len(calls) == 4
 
-    # Every call carries the HUD as the last message, with the related memory.
-    huds = [hud_of(r) for r in calls]
-    assert all(huds), [r["messages"][-1] for r in calls]
-    for hud in huds:
-        assert hud is not None and hud.endswith(HUD_CLOSE)
-        assert world.ids[0] in hud and HTTPX in hud
-    # ... never in the system prompt, which has the cold-start block instead (same on every call).
+    # The first call has the cold-start block in the system prompt (with the related memory and the tool names);
+    # no later call has it.
     systems = [system_text(r) for r in calls]
-    assert all(HUD_OPEN not in s for s in systems)
     assert COLD_OPEN in systems[0] and HTTPX in systems[0] and "memory_search" in systems[0]
-    assert systems[0] == systems[1] == systems[2]
+    assert all(COLD_OPEN not in s for s in systems[1:])
+    assert systems[1] == systems[2] == systems[3]
+    # The HUD is the last message when there is one, never in the system prompt, and never shows a memory the call
+    # already carries: on the first call not the cold-start block's, after memory_search not its results.
+    huds = [hud_of(r) for r in calls]
+    assert all(HUD_OPEN not in s for s in systems)
+    assert huds[0] is None or world.ids[0] not in huds[0]
+    assert huds[1] is not None and huds[1].endswith(HUD_CLOSE) and world.ids[0] in huds[1] and HTTPX in huds[1]
+    for hud in huds[2:]:
+        assert hud is None or world.ids[0] not in hud
     # The title request gets neither.
     titles = [r for r in world.llm.requests[start:] if is_title_request(r)]
     assert all(HUD_OPEN not in json.dumps(t) and COLD_OPEN not in json.dumps(t) for t in titles)
 
-    # Pinned: each call sends the ids the previous call surfaced.
+    # Pinned: each call sends the ids the previous call surfaced (less those the call already carries).
     sent = [e for e in world.oc.entries(session) if e["hook"] == "messages" and "request" in e]
-    assert len(sent) >= 3
+    assert len(sent) >= 4
     assert sent[0]["request"]["pinned_memory_ids"] == []
-    assert world.ids[0] in sent[0]["surfaced"]
+    assert world.ids[0] in sent[1]["surfaced"]
     for before, after in itertools.pairwise(sent):
-        assert after["request"]["pinned_memory_ids"] == before["surfaced"]
+        carried = after["request"]["exclude_memory_ids"]
+        assert after["request"]["pinned_memory_ids"] == [i for i in before["surfaced"] if i not in carried]
     assert sent[0]["request"]["project_root"] == str(world.project)
     assert "webhook" in " ".join(sent[0]["request"]["query_expansion"]).lower()
 
     # The recall tools answered from the daemon with the MCP shapes.
-    tool_results = [m for m in calls[1]["messages"] if m["role"] == "tool"]
+    tool_results = [m for m in calls[2]["messages"] if m["role"] == "tool"]
     found = json.loads(message_text(tool_results[-1]))
     assert {"results", "degraded", "degraded_reason"} <= set(found)
     assert found["results"][0]["id"] == world.ids[0]
-    stored = json.loads(message_text([m for m in calls[2]["messages"] if m["role"] == "tool"][-1]))
+    stored = json.loads(message_text([m for m in calls[3]["messages"] if m["role"] == "tool"][-1]))
     assert stored["created"] is True and stored["memory"]["text"] == STORED
     assert stored["memory"]["entered_by"] == "opencode"
     with Store.open(world.project) as store:

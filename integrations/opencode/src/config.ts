@@ -46,6 +46,11 @@ export interface Config {
   maxNew: number
   /** HUD token budget (daemon's estimate) */
   tokenBudget: number
+  /**
+   * codememory's share of one LLM call (tool definitions + cold-start block + HUD); null: the project's
+   * `[context] call_budget_tokens` (from the daemon), else 2,000
+   */
+  callBudgetTokens: number | null
   /** inject the per-call HUD */
   hud: boolean
   /** inject the cold-start block */
@@ -129,6 +134,7 @@ export function resolveConfig(options: Record<string, unknown> | undefined = {},
     maxMemories: int(o.maxMemories, 8, 1, 50),
     maxNew: int(o.maxNew, 5, 1, 50),
     tokenBudget: int(o.tokenBudget, 1200, 1, 100_000),
+    callBudgetTokens: optionalInt(o.callBudgetTokens, 0, 1_000_000),
     hud: o.hud !== false,
     coldStart: o.coldStart !== false,
     coldStartLimit: int(o.coldStartLimit, 8, 1, 50),
@@ -174,6 +180,12 @@ export function resolveSubcortical(v: unknown): SubcorticalConfig | null {
 /** A non-blank string option, trimmed; null otherwise. */
 function str(v: unknown): string | null {
   return typeof v === "string" && v.trim() ? v.trim() : null
+}
+
+/** A number option with no default: rounded and clamped to [lo, hi]; null when it is not a number. */
+function optionalInt(v: unknown, lo: number, hi: number): number | null {
+  const n = int(v, NaN, lo, hi)
+  return Number.isNaN(n) ? null : n
 }
 
 /** A number option (a numeric string too), rounded and clamped to [lo, hi]; `dflt` when it is not a number. */

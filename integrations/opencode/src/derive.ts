@@ -1,6 +1,7 @@
 /**
  * The default, deterministic derivation of `/retrieve`'s `query_expansion` and `entities` from what the agent is
- * doing (the HUD input): the user's words, the recent tool calls and their errors, the names in all of that.
+ * doing (the HUD input): the current request's words, the tool calls made since it and their errors, the names in
+ * all of that — the request first.
  */
 import type { HudInput } from "./messages.ts"
 import { clip, dedupe } from "./text.ts"
@@ -14,6 +15,10 @@ export type Deriver = (input: HudInput) => Derived | Promise<Derived>
 // The daemon uses no more than 8 phrases.
 export const MAX_PHRASES = 8
 export const MAX_ENTITIES = 24
+// What the tool calls may add after the request's own words: enough for the files and errors of the step, not so
+// much that they outvote the request.
+export const MAX_TOOL_PHRASES = 4
+export const MAX_TOOL_ENTITIES = 12
 
 const PATH_RE = /(?:~|\.{1,2})?\/?(?:[\w@.-]+\/)+[\w@.-]+|\b[\w-]+\.(?:[a-z][a-z0-9]{0,7})\b/g
 const ERROR_RE = /\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Warning|Fault)\b|\b(?:E[A-Z]{3,}|ERR_[A-Z_]+)\b/g
@@ -58,10 +63,13 @@ function errorLines(output: string): string[] {
 }
 
 /**
- * The default derivation of `/retrieve`'s `query_expansion` and `entities` from the HUD input: the user's words
- * (their sentences), one phrase per recent tool call (name + key arguments), the error lines of failed or failing
- * calls; entities are the paths, identifiers and error names in all of that. Newest tool calls weigh more: their
- * phrases come first after the user's.
+ * The default derivation of `/retrieve`'s `query_expansion` and `entities` from the HUD input, for the step at hand:
+ * the current request first — its first sentences are the lead phrase, which the daemon weighs as much as all the
+ * phrases together (retrieval/proactive.py), the rest of it the next phrase — then at most MAX_TOOL_PHRASES phrases
+ * from the tool calls made since that request, newest first (name + key arguments, then the error lines of a failed
+ * or failing call). Entities: the request's paths, identifiers and error names first, then at most
+ * MAX_TOOL_ENTITIES from the tool calls. The previous requests' tool calls are not part of the input (hudInput):
+ * they were another step, and their words pushed the current question's memories out.
  *
  * This is the extension point for a model-based ("subcortical") derivation: anything with this signature
  * can replace it (`createHooks(ctx, options, { derive })`); the `subcortical` option merges a model's answer
@@ -76,25 +84,26 @@ export function deriveQuery(input: HudInput): Derived {
       .map((s) => s.trim())
       .filter((s) => s.length > 2)
     phrases.push(clip(sentences.slice(0, 3).join(" "), 300))
+    if (sentences.length > 3) phrases.push(clip(sentences.slice(3, 8).join(" "), 300))
   }
   const tools = [...input.tools].reverse()
+  const toolPhrases: string[] = []
   for (const t of tools) {
     const args = Object.values(t.args).join(" ")
-    phrases.push(clip(`${t.tool} ${args}`.trim(), 200))
-    for (const line of errorLines(t.output)) phrases.push(line)
+    toolPhrases.push(clip(`${t.tool} ${args}`.trim(), 200))
+    for (const line of errorLines(t.output)) toolPhrases.push(line)
   }
-  const entityText = [user, ...tools.flatMap((t) => [...Object.values(t.args), ...errorLines(t.output)])].join("\n")
-  const entities = extractEntities(entityText)
+  const toolEntities = extractEntities(tools.flatMap((t) => [...Object.values(t.args), ...errorLines(t.output)]).join("\n"))
   for (const t of tools) {
     const p = t.args.filePath ?? t.args.path
     if (p) {
       const base = p.split("/").pop()
-      if (base && base !== p) entities.push(base)
+      if (base && base !== p) toolEntities.push(base)
     }
   }
   return {
-    query_expansion: dedupe(phrases.filter(Boolean)).slice(0, MAX_PHRASES),
-    entities: dedupe(entities)
+    query_expansion: dedupe([...phrases.filter(Boolean), ...dedupe(toolPhrases.filter(Boolean)).slice(0, MAX_TOOL_PHRASES)]).slice(0, MAX_PHRASES),
+    entities: dedupe([...extractEntities(user), ...dedupe(toolEntities).slice(0, MAX_TOOL_ENTITIES)])
       .filter((e) => e.length <= 200)
       .slice(0, MAX_ENTITIES),
   }

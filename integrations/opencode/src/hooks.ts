@@ -5,6 +5,8 @@
 import type { Hooks, PluginInput } from "@opencode-ai/plugin"
 
 import type { AutoStartState } from "./autostart.ts"
+import { CallBudget } from "./budget.ts"
+import { createCall } from "./call.ts"
 import { createCapture } from "./capture.ts"
 import { createColdStart } from "./cold-start.ts"
 import { type Config, type Env, resolveConfig } from "./config.ts"
@@ -12,13 +14,14 @@ import { DaemonWatch } from "./daemon-watch.ts"
 import { DaemonError, request } from "./daemon.ts"
 import { type Deriver, deriveQuery } from "./derive.ts"
 import type { Health } from "./health.ts"
-import { createHud } from "./hud.ts"
 import { type Log, type Trace, openCodeLog, tracer } from "./log.ts"
 import type { RawBuffer } from "./raw-buffer.ts"
 import type { RawStream } from "./raw-events.ts"
 import { Sessions } from "./sessions.ts"
 import { type SubcorticalState, createSubcortical } from "./subcortical.ts"
+import { toolDefinitionTokens } from "./tokens.ts"
 import { recallTools } from "./tools.ts"
+import { importZod } from "./zod.ts"
 
 // A word no memory has: the warm-up retrieval finds nothing (so no memory's access stats change).
 const WARMUP_WORD = "zqxjvkwpf"
@@ -49,6 +52,7 @@ export type PluginState = {
   flushed: () => Promise<void>
   subcortical: SubcorticalState | null
   autoStart: AutoStartState
+  budget: CallBudget
 }
 
 type TransformHook = "experimental.chat.messages.transform" | "experimental.chat.system.transform"
@@ -78,6 +82,11 @@ export async function createHooks(ctx: PluginInput, options: Record<string, unkn
 
   const tools = config.tools ? await recallTools(config, projectRoot) : null
   if (config.tools && !tools) log("warn", "codememory: recall tools not registered (neither @opencode-ai/plugin nor zod could be imported)")
+  // What the tool definitions cost: sent with every LLM call, they are the fixed part of the call's budget.
+  const toolSize = toolDefinitionTokens(tools as any, tools ? await importZod() : null)
+  const budget = new CallBudget(config.callBudgetTokens, toolSize.tokens)
+  trace({ hook: "load", tools: Object.keys(tools ?? {}), toolTokens: toolSize.tokens, exact: toolSize.exact, budget: budget.total })
+  let ready: Promise<void> = Promise.resolve()
 
   const hooks: Hooks = {
     "experimental.session.compacting": async (input) => {
@@ -102,13 +111,9 @@ export async function createHooks(ctx: PluginInput, options: Record<string, unkn
     "experimental.chat.messages.transform": neverThrows(
       "experimental.chat.messages.transform",
       trace,
-      createHud({ config, projectRoot, now, trace, daemon, sessions, derive, sub, compacting }),
+      createCall({ config, projectRoot, now, trace, daemon, sessions, derive, sub, budget, toolNames: Object.keys(tools ?? {}), ready: () => ready, compacting }),
     ),
-    "experimental.chat.system.transform": neverThrows(
-      "experimental.chat.system.transform",
-      trace,
-      createColdStart({ config, projectRoot, trace, daemon, sessions, toolsReady: tools !== null }),
-    ),
+    "experimental.chat.system.transform": neverThrows("experimental.chat.system.transform", trace, createColdStart({ config, sessions })),
   }
   if (tools) hooks.tool = tools
 
@@ -117,13 +122,17 @@ export async function createHooks(ctx: PluginInput, options: Record<string, unkn
   const prewarm = async () => {
     try {
       const body = { query_expansion: [WARMUP_WORD], entities: [], project_root: projectRoot, max_memories: 1 }
-      await request(config, "POST", "/retrieve", body, config.coldStartTimeoutMs)
+      budget.learn(await request(config, "POST", "/retrieve", body, config.coldStartTimeoutMs))
       daemon.health.ok(true)
     } catch (e) {
       if (!(e instanceof DaemonError && e.status === 404)) daemon.failed(e)
     }
   }
-  const ready = config.hud || config.coldStart ? prewarm() : Promise.resolve()
+  ready = (config.hud || config.coldStart ? prewarm() : Promise.resolve()).then(() => {
+    // Then no block fits in any call: say so once (the budget is the option's, or the project's from the daemon).
+    if (budget.toolTokens > budget.total)
+      log("warn", `codememory: the memory tools alone take ${budget.toolTokens} tokens, over the per-call budget of ${budget.total}: no memory blocks`)
+  })
 
   const _state: PluginState = {
     health: daemon.health,
@@ -135,6 +144,7 @@ export async function createHooks(ctx: PluginInput, options: Record<string, unkn
     flushed: capture.flushed,
     subcortical: sub?.state ?? null,
     autoStart: daemon.autoStart.state,
+    budget,
   }
   return Object.assign(hooks, { _state })
 }

@@ -3,9 +3,12 @@
  * bundle is built from (`npm run build` → src/codememory/data/opencode/codememory.js, the file `codememory init`
  * copies into a project's `.opencode/plugin/`).
  *
- * - hud.ts: every LLM call gets the few memories that matter to what the agent is doing, as one synthetic user
- *   message at the tail (derive.ts derives the query, subcortical.ts optionally asks a small model too).
- * - cold-start.ts: once per session, a short block of important and recent memories in the system prompt.
+ * - call.ts: what one LLM call gets, within the call's budget (budget.ts: tool definitions + blocks, tokens.ts counts):
+ *   - hud.ts: the few memories that matter to the step at hand, as one synthetic user message at the tail (derive.ts
+ *     derives the query from the current request and the tool calls since it, subcortical.ts optionally asks a small
+ *     model too), none that the call already carries (carried.ts);
+ *   - cold-start.ts: in a session's first call only, a short block of important and recent memories in the system
+ *     prompt.
  * - tools.ts: `memory_search`, `memory_get`, `memory_store`, `memory_transcript` (the MCP tools' names and JSON).
  * - capture.ts: live capture of prompts, answers and tool calls to the daemon's `POST /api/raw-events`.
  * - autostart.ts: optionally, `codememory daemon start` when no daemon runs.

@@ -23,22 +23,34 @@ export function isText(part: any): boolean {
   return part && part.type === "text" && typeof part.text === "string"
 }
 
+/** A user message's own words (synthetic parts, e.g. file contents OpenCode inlines or an injected HUD, left out). */
+function ownWords(m: WithParts | undefined): string {
+  if (m?.info?.role !== "user" || m.info.id === HUD_MESSAGE_ID) return ""
+  return (m.parts ?? [])
+    .filter((p) => isText(p) && !p.synthetic && !p.ignored)
+    .map((p) => p.text)
+    .join("\n")
+    .trim()
+}
+
+/** Where the current request is: the newest user message with words of its own (-1: none). */
+export function latestUserIndex(messages: WithParts[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) if (ownWords(messages[i])) return i
+  return -1
+}
+
 /**
  * The latest user message's own words (synthetic parts, e.g. file contents OpenCode inlines or an injected
  * HUD, are left out; a message that only has synthetic parts is skipped).
  */
 export function latestUserText(messages: WithParts[]): string {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i]
-    if (m?.info?.role !== "user" || m.info.id === HUD_MESSAGE_ID) continue
-    const text = (m.parts ?? [])
-      .filter((p) => isText(p) && !p.synthetic && !p.ignored)
-      .map((p) => p.text)
-      .join("\n")
-      .trim()
-    if (text) return text
-  }
-  return ""
+  const i = latestUserIndex(messages)
+  return i < 0 ? "" : ownWords(messages[i])
+}
+
+/** The session's first LLM call: no answer of the model yet (the cold-start block goes only there). */
+export function isFirstCall(messages: WithParts[]): boolean {
+  return !messages.some((m) => m?.info?.role === "assistant")
 }
 
 /** The arguments worth showing for a tool call: paths, patterns, commands, URLs, queries (each cut short). */
@@ -53,10 +65,13 @@ export function keyArgs(input: Record<string, unknown> | undefined): Record<stri
   return out
 }
 
-/** The last `n` finished tool calls, oldest first: name, key arguments, result cut to `resultChars`. */
-export function recentToolCalls(messages: WithParts[], n = 5, resultChars = 300): ToolTrace[] {
+/**
+ * The last `n` finished tool calls made after message `since` (the current request: the previous requests' calls
+ * are another step), oldest first: name, key arguments, result cut to `resultChars`.
+ */
+export function recentToolCalls(messages: WithParts[], n = 5, resultChars = 300, since = -1): ToolTrace[] {
   const found: ToolTrace[] = []
-  for (let i = messages.length - 1; i >= 0 && found.length < n; i--) {
+  for (let i = messages.length - 1; i > since && found.length < n; i--) {
     const m = messages[i]
     if (m?.info?.role !== "assistant") continue
     const parts = m.parts ?? []
@@ -77,11 +92,15 @@ export function recentToolCalls(messages: WithParts[], n = 5, resultChars = 300)
   return found.reverse()
 }
 
-/** What the HUD derivation looks at: the user's latest words and the last `toolWindow` finished tool calls. */
+/**
+ * What the HUD derivation looks at: the current request (the user's latest words) and the last `toolWindow` tool
+ * calls finished since it.
+ */
 export function hudInput(messages: WithParts[], config: Config, pinned: string[] = []): HudInput {
+  const current = latestUserIndex(messages)
   return {
-    userText: clip(latestUserText(messages), 2000),
-    tools: recentToolCalls(messages, config.toolWindow, config.resultChars),
+    userText: clip(current < 0 ? "" : ownWords(messages[current]), 2000),
+    tools: recentToolCalls(messages, config.toolWindow, config.resultChars, current),
     pinned,
   }
 }

@@ -51,17 +51,17 @@ export function safeLine(value: unknown, limit?: number): string {
   return text
 }
 
+/** The memories a block shows: those with a valid id and some text. */
+export function showable(memories: MemoryItem[] | undefined | null): MemoryItem[] {
+  return (memories ?? []).filter((m) => m && typeof m.id === "string" && MEMORY_ID_RE.test(m.id) && safeLine(m.text) !== "")
+}
+
 /** One line per memory with a valid id and some text: `- [id] (category) text`. */
 export function memoryLines(memories: MemoryItem[] | undefined | null): string[] {
-  const out: string[] = []
-  for (const m of memories ?? []) {
-    if (!m || typeof m.id !== "string" || !MEMORY_ID_RE.test(m.id)) continue
-    const text = safeLine(m.text)
-    if (!text) continue
+  return showable(memories).map((m) => {
     const category = safeLine(m.category, CATEGORY_CHARS)
-    out.push(`- [${m.id}]${category ? ` (${category})` : ""} ${text}`)
-  }
-  return out
+    return `- [${m.id}]${category ? ` (${category})` : ""} ${safeLine(m.text)}`
+  })
 }
 
 /**
@@ -74,15 +74,18 @@ export function formatHud(memories: MemoryItem[] | undefined | null): string | n
   return `<${HUD_TAG}>\n${PREAMBLE} memory_get gives full records.\n` + lines.join("\n") + `\n</${HUD_TAG}>`
 }
 
-/** The cold-start block for the system prompt, or null without memories. */
-export function formatColdStart(memories: MemoryItem[] | undefined | null, opts: { tools?: boolean; total?: number } = {}): string | null {
+/**
+ * The cold-start block for the system prompt, or null without memories. `tools`: true names the recall tools with
+ * what each does (TOOLS_LINE), a list names just those tools (the plugin's registered ones: their definitions already
+ * say what they do), false or an empty list names none.
+ */
+export function formatColdStart(
+  memories: MemoryItem[] | undefined | null,
+  opts: { tools?: boolean | string[]; total?: number } = {},
+): string | null {
   const lines = memoryLines(memories)
   if (!lines.length) return null
   const more = opts.total && opts.total > lines.length ? ` (${lines.length} of ${opts.total})` : ""
-  return (
-    `<${COLD_TAG}>\n${PREAMBLE} Important and recent${more}:\n` +
-    lines.join("\n") +
-    (opts.tools === false ? "" : `\n${TOOLS_LINE}`) +
-    `\n</${COLD_TAG}>`
-  )
+  const tools = Array.isArray(opts.tools) ? (opts.tools.length ? `Memory tools: ${opts.tools.join(", ")}.` : "") : opts.tools === false ? "" : TOOLS_LINE
+  return `<${COLD_TAG}>\n${PREAMBLE} Important and recent${more}:\n` + lines.join("\n") + (tools ? `\n${tools}` : "") + `\n</${COLD_TAG}>`
 }

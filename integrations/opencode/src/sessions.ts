@@ -1,13 +1,21 @@
-/** What the plugin keeps per OpenCode session between LLM calls: the pinned ids and the cold-start block. */
+/**
+ * What the plugin keeps per OpenCode session between its hooks: the ids the last HUD showed (pinned for the next
+ * call) and the cold-start block planned for the call being prepared (the messages hook plans it, the system hook of
+ * the same call pushes it: OpenCode runs them in that order for each LLM call).
+ */
 import type { MemoryItem } from "./render.ts"
 import { dedupe } from "./text.ts"
 
 // Sessions remembered (the most recently used ones), by the HUD and by the raw-event buffer.
 export const MAX_SESSIONS = 64
 
-export type SessionState = { pinned: string[]; cold: string | null; coldDone: boolean }
+export type SessionState = {
+  pinned: string[]
+  /** the cold-start block for the call being prepared (null: none in this call) */
+  cold: string | null
+}
 
-/** Pinned ids and the cold-start block of each session (the newest sessions only). */
+/** Pinned ids and the planned cold-start block of each session (the newest sessions only). */
 export class Sessions {
   max: number
   map = new Map<string, SessionState>()
@@ -21,14 +29,14 @@ export class Sessions {
     if (s) {
       this.map.delete(id) // most recently used last
     } else {
-      s = { pinned: [], cold: null, coldDone: false }
+      s = { pinned: [], cold: null }
     }
     this.map.set(id, s)
     while (this.map.size > this.max) this.map.delete(this.map.keys().next().value as string)
     return s
   }
 
-  /** After a successful /retrieve: the ids surfaced become the pinned set (an empty answer clears it). */
+  /** After a successful /retrieve: the ids shown become the pinned set (an empty answer clears it). */
   pin(id: string, memories: MemoryItem[]): void {
     this.get(id).pinned = dedupe(memories.map((m) => m.id).filter((x) => typeof x === "string"))
   }

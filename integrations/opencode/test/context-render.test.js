@@ -107,7 +107,9 @@ test("through the hooks: a daemon answering hostile memories gets them injected 
     req.on("end", () => {
       res.writeHead(200, { "content-type": "application/json" })
       if (req.url === "/retrieve") return res.end(JSON.stringify({ memories: HOSTILE, degraded: false, tokens: 10 }))
-      if (req.url === "/memory/recent") return res.end(JSON.stringify({ memories: HOSTILE, total: HOSTILE.length, tokens: 5 }))
+      // The cold start gets two of them (and the malformed ones): the HUD of the same call shows the others.
+      const cold = [...HOSTILE.slice(0, 2), ...HOSTILE.slice(4)]
+      if (req.url === "/memory/recent") return res.end(JSON.stringify({ memories: cold, total: HOSTILE.length, tokens: 5 }))
       res.end(JSON.stringify({ status: "ok" }))
     })
   })
@@ -127,6 +129,10 @@ test("through the hooks: a daemon answering hostile memories gets them injected 
     await hooks["experimental.chat.system.transform"]({ sessionID: SES }, system)
     assert.equal(system.system.length, 2)
     assertContained(system.system[1], COLD_TAG)
+    assert.deepEqual(
+      [output.messages[1].parts[0].text, system.system[1]].map((t) => t.match(/^- \[mem_\w+\]/gm)),
+      [["- [mem_0000000c]", "- [mem_0000000d]"], ["- [mem_0000000a]", "- [mem_0000000b]"]],
+    )
     for (const text of [output.messages[1].parts[0].text, system.system[1]]) {
       assert.ok(text.split("\n").every((line) => !OURS.test(line) || line === text.split("\n")[0] || line === text.split("\n").at(-1)))
     }

@@ -5,7 +5,7 @@ import assert from "node:assert/strict"
 import { test } from "node:test"
 
 import { resolveConfig } from "../src/config.ts"
-import { MAX_ENTITIES, MAX_PHRASES, deriveQuery } from "../src/derive.ts"
+import { MAX_ENTITIES, MAX_PHRASES, MAX_TOOL_PHRASES, deriveQuery } from "../src/derive.ts"
 import { createHooks } from "../src/hooks.ts"
 import { retrieveBody } from "../src/hud.ts"
 import { hudInput } from "../src/messages.ts"
@@ -40,6 +40,7 @@ test("the daemon's limits: defaults, and options clamped to their ranges", () =>
     query_expansion: ["q"],
     entities: ["e"],
     pinned_memory_ids: ["mem_0000000a"],
+    exclude_memory_ids: [],
     project_root: "/repo",
     session_id: SES,
     max_memories: 8,
@@ -54,7 +55,7 @@ test("the daemon's limits: defaults, and options clamped to their ranges", () =>
   assert.deepEqual([junk.max_memories, junk.max_new, junk.token_budget], [8, 5, 1200])
 })
 
-test("the query stays bounded for a long session: 8 phrases, 24 entities, clipped inputs", () => {
+test("the query stays bounded for a long session: the request's phrases and 4 of the tool calls, 24 entities, clipped inputs", () => {
   const config = resolveConfig({ toolWindow: 50, resultChars: 40 }, {})
   const input = hudInput(longConversation(), config, [])
   assert.ok(input.userText.length <= 2000)
@@ -64,7 +65,8 @@ test("the query stays bounded for a long session: 8 phrases, 24 entities, clippe
     for (const v of Object.values(t.args)) assert.ok(v.length <= 200, v)
   }
   const d = deriveQuery(input)
-  assert.equal(d.query_expansion.length, MAX_PHRASES)
+  assert.ok(d.query_expansion.length <= MAX_PHRASES)
+  assert.equal(d.query_expansion.length, 2 + MAX_TOOL_PHRASES) // the request's two phrases (40 sentences), the tools'
   assert.equal(d.entities.length, MAX_ENTITIES)
   assert.ok(d.query_expansion.every((p) => p.length <= 300))
   assert.ok(d.entities.every((e) => e.length <= 200))
@@ -78,21 +80,27 @@ test("through the hooks: /retrieve and /memory/recent get the clamped limits and
     const options = { stateDir: d.state, tools: false, rawEvents: false, maxMemories: 80, maxNew: 0, tokenBudget: 64, coldStartLimit: 0, coldStartTokens: 1e9, toolWindow: 50 }
     const hooks = await createHooks({ directory: "/repo" }, options, { log: () => {} })
     await hooks._state.ready
-    const output = { messages: longConversation() }
-    await hooks["experimental.chat.messages.transform"]({}, output)
+    // The session's first call (no answer of the model yet): the cold-start block, then the HUD.
+    const [request] = longConversation()
+    const first = { messages: [request] }
+    await hooks["experimental.chat.messages.transform"]({}, first)
     const system = { system: ["You are a coding agent."] }
     await hooks["experimental.chat.system.transform"]({ sessionID: SES }, system)
-
-    const asked = d.requests.filter((r) => r.path === "/retrieve").at(-1).body
-    assert.deepEqual([asked.max_memories, asked.max_new, asked.token_budget], [50, 1, 64])
-    assert.ok(asked.query_expansion.length <= MAX_PHRASES && asked.entities.length <= MAX_ENTITIES)
     const recent = d.requests.find((r) => r.path === "/memory/recent").body
-    assert.deepEqual([recent.limit, recent.token_budget], [1, 20_000])
+    assert.equal(recent.limit, 1)
+    assert.ok(recent.token_budget > 0 && recent.token_budget < 2000) // within the call's budget, not 1e9
+    assert.match(system.system[1], /Important and recent \(1 of 40\):/)
+
+    const output = { messages: longConversation() }
+    await hooks["experimental.chat.messages.transform"]({}, output)
+    const asked = d.requests.filter((r) => r.path === "/retrieve").at(-1).body
+    assert.deepEqual([asked.max_memories, asked.max_new], [50, 1])
+    assert.ok(asked.token_budget > 0 && asked.token_budget <= 64) // tokenBudget caps the HUD inside the call's budget
+    assert.ok(asked.query_expansion.length <= MAX_PHRASES && asked.entities.length <= MAX_ENTITIES)
 
     const hud = output.messages.at(-1).parts[0].text
     assert.deepEqual(hud.split("\n").filter((l) => l.startsWith("- [")).length, MEMORIES.length)
     assert.deepEqual(hooks._state.sessions.get(SES).pinned, MEMORIES.map((m) => m.id))
-    assert.match(system.system[1], /Important and recent \(1 of 40\):/)
   } finally {
     await d.close()
   }

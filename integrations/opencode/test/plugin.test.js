@@ -99,7 +99,8 @@ test("deriveQuery is deterministic and uses the user's words, tool calls and err
 test("deriveQuery caps phrases and gives nothing for an empty conversation", () => {
   const many = [user("go"), assistant(...Array.from({ length: 20 }, (_, i) => toolPart("read", { filePath: `/f${i}.py` }, "ok")))]
   const d = deriveQuery(hudInput(many, resolveConfig({ toolWindow: 20 }, {}), []))
-  assert.equal(d.query_expansion.length, 8)
+  assert.equal(d.query_expansion.length, 4) // "go" is too short to be a phrase; 4 of the tool calls, newest first
+  assert.equal(d.query_expansion[0], "read /f19.py")
   assert.deepEqual(deriveQuery({ userText: "", tools: [], pinned: [] }), { query_expansion: [], entities: [] })
 })
 
@@ -413,26 +414,36 @@ test("no daemon.json at all: the call goes on, flagged", async () => {
   assert.match(hooks._state.health.reason, /not running/)
 })
 
-test("cold start: fetched once per session, repeated unchanged, skipped for the title request", async () => {
+test("cold start: in the session's first call only (planned by the messages hook), never for the title request", async () => {
   const d = await fakeDaemon({ memories: [MEM] })
   try {
     const { hooks } = await hooksFor(d)
     const sys = hooks["experimental.chat.system.transform"]
+    const call = async (messages, sessionID = SES) => {
+      const out = { messages: structuredClone(messages) }
+      await hooks["experimental.chat.messages.transform"]({}, out)
+      const prompt = { system: ["You are opencode"] }
+      await sys({ sessionID }, prompt)
+      return { messages: out.messages, system: prompt.system }
+    }
+    const first = await call([CONVERSATION[0]])
+    assert.equal(first.system.length, 2)
+    assert.match(first.system[1], /<project_memory>[\s\S]*mem_0000abcd[\s\S]*<\/project_memory>/)
+    // The title request of the same session gets nothing.
     const title = { system: ["You are a title generator. You output ONLY a thread title."] }
     await sys({ sessionID: SES }, title)
     assert.equal(title.system.length, 1)
-    const a = { system: ["You are opencode"] }
-    const b = { system: ["You are opencode"] }
-    await sys({ sessionID: SES }, a)
-    await sys({ sessionID: SES }, b)
-    assert.equal(a.system.length, 2)
-    assert.deepEqual(a.system, b.system)
-    assert.match(a.system[1], /<project_memory>[\s\S]*mem_0000abcd[\s\S]*<\/project_memory>/)
+    // Later calls (the model has answered) have no block, and /memory/recent is not asked again.
+    const second = await call(CONVERSATION)
+    assert.deepEqual(second.system, ["You are opencode"])
     assert.equal(d.requests.filter((r) => r.path === "/memory/recent").length, 1)
+    // ... and the memory the block showed may now come through the HUD.
+    assert.match(second.messages.at(-1).parts[0].text, /mem_0000abcd/)
+    // Nothing stored: no block.
     d.server.memories = []
-    const other = { system: ["You are opencode"] }
-    await sys({ sessionID: "ses_other" }, other)
-    assert.equal(other.system.length, 1) // nothing stored: no block
+    const other = await call([{ ...CONVERSATION[0], info: { ...CONVERSATION[0].info, sessionID: "ses_other" } }], "ses_other")
+    assert.deepEqual(other.system, ["You are opencode"])
+    assert.equal(other.messages.length, 1) // and no HUD either
   } finally {
     await d.close()
   }

@@ -94,6 +94,18 @@ class DaemonConfig:
 
 
 @dataclass
+class ContextConfig:
+    """What codememory adds to an agent's context (the OpenCode plugin's per-call blocks)."""
+
+    # codememory's whole share of one LLM call: its tool definitions, the cold-start block, the HUD (tokens as
+    # text/tokens.py counts them); the HUD shrinks first. The plugin's `callBudgetTokens` option overrides it.
+    call_budget_tokens: int = 2000
+    # A memory shown on the previous call stays while the current step's query scores it at least this
+    # (retrieval/proactive.py: 1 = first for the request and for every phrase; 0 = found at all).
+    pinned_min_score: float = 0.5
+
+
+@dataclass
 class Config:
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     search: SearchConfig = field(default_factory=SearchConfig)
@@ -102,6 +114,7 @@ class Config:
     capture: CaptureConfig = field(default_factory=CaptureConfig)
     llm: LLMConfig = field(default_factory=LLMConfig)
     daemon: DaemonConfig = field(default_factory=DaemonConfig)
+    context: ContextConfig = field(default_factory=ContextConfig)
 
 
 def _coerce(value: Any, like: Any, where: str) -> Any:

@@ -85,6 +85,10 @@ UNTRUSTED_RULES: dict[str, Rule] = {
     "llm.daily_token_budget": Rule(LOWER_ONLY, 0),
     "llm.max_transcript_tokens": Rule(HARMLESS, 1, 1_000_000),
     # [daemon]: the user's daemon serves every project; nothing in it is a project's to choose.
+    # [context]: the per-call budget caps what the user's model reads (and pays for): a project may only lower
+    # it. The pin threshold only shapes this project's own memory blocks.
+    "context.call_budget_tokens": Rule(LOWER_ONLY, 0, 1_000_000),
+    "context.pinned_min_score": Rule(HARMLESS, 0, 2),
 }
 
 # The values that switch a feature off, as each consumer understands them (after strip + lower).

@@ -37,6 +37,7 @@ log = logging.getLogger("codememory.daemon")
 
 MAX_PHRASES_IN = 32
 MAX_LIST = 64
+MAX_EXCLUDE = 256
 MAX_TEXT = 4000
 
 
@@ -51,13 +52,19 @@ class RetrieveBody(RequestBody):
         | Annotated[list[Annotated[str, Field(max_length=MAX_TEXT)]], Field(max_length=MAX_PHRASES_IN)]
     ) = Field(
         description="Phrases describing the current step: a list, or one string whose phrases are separated "
-        "by ';' or new lines. The first 8 are used."
+        "by ';' or new lines. The first 8 are used; the first weighs most (the request itself)."
     )
     entities: Annotated[list[Annotated[str, Field(max_length=200)]], Field(max_length=MAX_LIST)] = Field(
         default_factory=list, description="Libraries, tools, files or errors the step involves."
     )
     pinned_memory_ids: Annotated[list[Annotated[str, Field(max_length=40)]], Field(max_length=MAX_LIST)] = Field(
-        default_factory=list, description="Ids surfaced by the previous call; kept while still relevant."
+        default_factory=list,
+        description="Ids surfaced by the previous call; each kept while this query still scores it at least "
+        "[context] pinned_min_score.",
+    )
+    exclude_memory_ids: Annotated[list[Annotated[str, Field(max_length=40)]], Field(max_length=MAX_EXCLUDE)] = Field(
+        default_factory=list,
+        description="Ids the agent's context already carries (cold start, tool results): never returned.",
     )
     project_root: str = Field(
         max_length=4096, description="Absolute path of the project (or a folder inside it) with a .codememory store."
@@ -99,6 +106,9 @@ class RetrieveResponse(BaseModel):
     degraded: bool = Field(description="True when retrieval ran with a partial failure (e.g. no embedding model).")
     degraded_reason: str | None
     project_root: str = Field(description="The project whose store answered.")
+    call_budget_tokens: int = Field(
+        description="The project's [context] call_budget_tokens: codememory's share of one LLM call."
+    )
 
 
 class EmbeddingHealth(BaseModel):
@@ -248,8 +258,10 @@ def create_app(state: DaemonState) -> FastAPI:
                 max_memories=body.max_memories,
                 max_new=body.max_new,
                 token_budget=body.token_budget,
+                exclude=body.exclude_memory_ids,
                 recorder=ledger(state, body.source, body.session_id),
             ).to_dict()
+            result["call_budget_tokens"] = store.config.context.call_budget_tokens
             semantic = store.semantic
             if semantic.configured:
                 loaded = semantic.model is not None  # already tried by retrieval: no extra load

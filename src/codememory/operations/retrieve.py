@@ -27,10 +27,11 @@ def retrieve(
     max_memories: int = 8,
     max_new: int = 5,
     token_budget: int = 1500,
+    exclude: Sequence[str] = (),
     recorder: Recorder | None = None,
 ) -> RetrieveResult:
-    """The memories for the step (see codememory.retrieval.proactive); with `recorder`, an answer with memories
-    goes to the ledger as a "hud" injection."""
+    """The memories for the step (see codememory.retrieval.proactive), none of `exclude` (ids the agent's context
+    already carries); with `recorder`, an answer with memories goes to the ledger as a "hud" injection."""
     result = store.retrieve(
         query_expansion,
         entities=entities,
@@ -38,6 +39,7 @@ def retrieve(
         max_memories=max_memories,
         max_new=max_new,
         token_budget=token_budget,
+        exclude=exclude,
     )
     if recorder is not None:
         shown = [m.to_dict() for m in result.memories]

@@ -1,8 +1,14 @@
 """Proactive retrieval: the few memories worth putting in front of an agent for its current step.
 
 Called by the daemon's /retrieve (and so by the OpenCode plugin on every LLM call) and by
-`codememory retrieve`. Input: phrases describing the task (query expansion), entity names, and the ids
-surfaced on the previous call (pinned). Output: a short, token-budgeted list, each with why it was chosen.
+`codememory retrieve`. Input: phrases describing the task (query expansion), the first one the request itself
+(the user's words), entity names, the ids surfaced on the previous call (pinned) and the ids the caller's context
+already carries (excluded). Output: a short, token-budgeted list, each with why it was chosen.
+
+A memory's score for the step blends its rank for all the phrases together with its rank for the lead phrase
+alone: the phrases after the first (the tool calls an agent made) widen the net, but what the user asked decides.
+A pinned memory stays only while that score is at least `pinned_min_score` (`[context] pinned_min_score`): a
+memory shown for an earlier step must still rank for this one, or it gives its place up.
 """
 
 from __future__ import annotations
@@ -10,10 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from codememory.core.config import ContextConfig
 from codememory.core.result import Result
 from codememory.embedding.relevance import FALLBACK, PINNED_SLACK
 from codememory.errors import InvalidInput
-from codememory.retrieval.search import rank_phrases
+from codememory.retrieval.search import Ranking, rank_phrases
 from codememory.retrieval.why import add_matches, ranked_why
 from codememory.store.database import Database
 from codememory.store.filters import Filters
@@ -25,6 +32,9 @@ if TYPE_CHECKING:
 MAX_PHRASES = 8
 PER_PHRASE = 10
 ENTITY_WEIGHT = 0.5
+# The lead phrase's own ranking weighs as much as the ranking of every phrase together (scores stay in [0, 1]
+# before the entity bonus): a memory both rank first scores 1, one only the tool phrases find at most 0.5.
+LEAD_WEIGHT = 1.0
 
 
 @dataclass
@@ -35,6 +45,8 @@ class RetrieveRequest:
     max_memories: int = 8
     max_new: int = 5
     token_budget: int = 1500
+    exclude_memory_ids: list[str] = field(default_factory=list)  # already in the caller's context: never returned
+    pinned_min_score: float = ContextConfig.pinned_min_score  # [context] pinned_min_score
 
     def validate(self) -> None:
         if not isinstance(self.query_expansion, list) or not all(isinstance(q, str) for q in self.query_expansion):
@@ -74,6 +86,22 @@ class _Candidate:
     why: dict[str, Any] = field(default_factory=dict)
 
 
+def _positions(
+    ranking: Ranking, window: int, floor: float, pinned: set[int]
+) -> dict[int, tuple[int, str, float, dict[str, Any]]]:
+    """The first `window` entries of a ranking worth offering: pk -> (position, match, fused score, its parts). A
+    memory found by meaning alone must reach the floor (a pinned one, already shown, a little under it: less
+    flicker)."""
+    out: dict[int, tuple[int, str, float, dict[str, Any]]] = {}
+    for position, (fused, pk, match, explain) in enumerate(ranking.order[:window]):
+        cosine = explain.get("cosine")
+        need = floor - PINNED_SLACK if pk in pinned else floor
+        if match in ("semantic", "context") and (cosine is None or cosine < need):
+            continue  # found by meaning alone, and not close enough to be worth the agent's attention
+        out[pk] = (position, match, fused, explain)
+    return out
+
+
 def retrieve(
     db: Database, semantic: Semantic | None, req: RetrieveRequest, entity_names: list[str]
 ) -> tuple[RetrieveResult, list[int]]:
@@ -83,38 +111,47 @@ def retrieve(
     found: dict[int, _Candidate] = {}
     degraded_reason: str | None = None
     phrases = [q.strip() for q in req.query_expansion if q.strip()][:MAX_PHRASES]
-    floor = FALLBACK  # a memory found by meaning alone must be this close to be offered (relevance.py)
+    pinned_pks = dict(db.get_pk_map(req.pinned_memory_ids)) if req.pinned_memory_ids else {}
+    excluded = {pk for _, pk in db.get_pk_map(req.exclude_memory_ids)} if req.exclude_memory_ids else set()
+    window = 4 * req.max_memories
     if phrases:
         ranking = rank_phrases(db, phrases, filters, want=PER_PHRASE * len(phrases), semantic=semantic)
         degraded_reason = ranking.reason
-        floor = ranking.floor if ranking.floor is not None else FALLBACK
-        for position, (fused, pk, match, explain) in enumerate(ranking.order[: 4 * req.max_memories]):
-            cosine = explain.get("cosine")
-            if match in ("semantic", "context") and (cosine is None or cosine < floor):
-                continue  # found by meaning alone, and not close enough to be worth the agent's attention
+        floor = ranking.floor if ranking.floor is not None else FALLBACK  # relevance.py
+        every = _positions(ranking, window, floor, set(pinned_pks.values()))
+        lead = every
+        if len(phrases) > 1:
+            first = rank_phrases(db, phrases[:1], filters, want=PER_PHRASE, semantic=semantic)
+            lead_floor = first.floor if first.floor is not None else FALLBACK
+            lead = _positions(first, window, lead_floor, set(pinned_pks.values()))
+        for pk in every.keys() | lead.keys():
+            rank_all = 1.0 - every[pk][0] / window if pk in every else 0.0  # rank-based: fused scores are z-scores
+            rank_lead = 1.0 - lead[pk][0] / window if pk in lead else 0.0
+            _position, match, fused, explain = every.get(pk) or lead[pk]
             cand = found.setdefault(pk, _Candidate(pk))
-            cand.score = 1.0 - position / (4 * req.max_memories)  # rank-based: fused scores are z-scores
+            cand.score = (rank_all + LEAD_WEIGHT * rank_lead) / (1.0 + LEAD_WEIGHT)
             cand.why.update(ranked_why(ranking.mode, match, cand.score, fused, explain))
     if entity_names:
-        hub = db.memories_with_entities(entity_names, filters, 4 * req.max_memories)
+        hub = db.memories_with_entities(entity_names, filters, window)
         names_of = db.entities_of([pk for pk, _ in hub])
         for pk, count in hub:
             cand = found.setdefault(pk, _Candidate(pk, why={"retriever": "entity"}))
             cand.score += ENTITY_WEIGHT * count / len(entity_names)
+            cand.why["score"] = round(cand.score, 4)
             cand.why["entities"] = [n for n, _ in names_of.get(pk, []) if n in entity_names]
+    for pk in excluded:
+        found.pop(pk, None)
 
-    pinned_pks = dict(db.get_pk_map(req.pinned_memory_ids)) if req.pinned_memory_ids else {}
+    # A pin stays while this step's query still ranks it high enough; otherwise it is a fresh candidate like any
+    # other (it may come back on its score, counted against max_new).
     kept: list[_Candidate] = []
-    for mid in req.pinned_memory_ids:
-        pinned_pk = pinned_pks.get(mid)
-        if pinned_pk is None or not db.live_pks([pinned_pk], filters):
+    for mid in dict.fromkeys(req.pinned_memory_ids):
+        pin = found.get(pinned_pks.get(mid, -1))
+        if pin is None or pin.score < req.pinned_min_score:
             continue
-        pinned = found.pop(pinned_pk, None)
-        if pinned is None and semantic is not None and phrases:
-            pinned = _still_close(db, semantic, pinned_pk, phrases, floor - PINNED_SLACK)
-        if pinned is not None:
-            pinned.why["pinned"] = True
-            kept.append(pinned)
+        found.pop(pin.pk)
+        pin.why["pinned"] = True
+        kept.append(pin)
 
     fresh = sorted(found.values(), key=lambda c: -c.score)
     chosen: list[_Candidate] = []
@@ -143,23 +180,3 @@ def retrieve(
         out.append(RetrievedMemory(mem.id, mem.text, mem.importance, mem.category, cand.why))
     result = RetrieveResult(out, req.token_budget - budget, degraded_reason is not None, degraded_reason)
     return result, [c.pk for c in chosen]
-
-
-def _still_close(db: Database, semantic: Semantic, pk: int, phrases: list[str], floor: float) -> _Candidate | None:
-    model = semantic.model
-    if model is None:
-        return None
-    blob = db.vectors_for(model, [pk]).get(pk)
-    if blob is None:
-        return None
-    from codememory.embedding.vectors import from_blob
-
-    vector = from_blob(blob)
-    best = 0.0
-    for phrase in phrases:
-        qvec = semantic.embed_query(phrase)
-        if qvec is not None:
-            best = max(best, float(vector @ qvec))
-    if best < floor:
-        return None
-    return _Candidate(pk, score=best, why={"retriever": "pinned", "cosine": round(best, 4)})

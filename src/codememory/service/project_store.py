@@ -389,8 +389,10 @@ class Store:
         max_new: int = 5,
         token_budget: int = 1500,
         touch: bool = True,
+        exclude: Sequence[str] = (),
     ) -> RetrieveResult:
-        """Proactive retrieval for an agent's current step (see codememory.retrieval.proactive)."""
+        """Proactive retrieval for an agent's current step (see codememory.retrieval.proactive); `exclude`: ids
+        the agent's context already carries."""
         request = RetrieveRequest(
             query_expansion=[scrub(q) for q in query_expansion],  # these may reach an embedding model
             entities=list(entities),
@@ -398,6 +400,8 @@ class Store:
             max_memories=max_memories,
             max_new=max_new,
             token_budget=token_budget,
+            exclude_memory_ids=[i for i in exclude if ID_RE.match(i)],
+            pinned_min_score=self.config.context.pinned_min_score,
         )
         result, pks = retrieve(self.db, self.semantic, request, entity_names(list(entities)))
         if touch and pks:
