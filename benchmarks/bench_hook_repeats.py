@@ -202,17 +202,39 @@ def run_prompt(env: dict[str, str], project: Path, prompt: str, session: str, fi
 
 
 @contextmanager
-def maybe_daemon(env: dict[str, str], on: bool) -> Iterator[None]:
+def maybe_daemon(env: dict[str, str], project: Path, on: bool) -> Iterator[dict[str, str]]:
+    """The environment to run `claude` in. With the daemon: the hook processes get a user config that
+    codememory refuses, so a hook that does its work in process (instead of through the daemon) injects nothing
+    and the figures would show it."""
     if not on:
-        yield
+        yield env
         return
     from support.daemon import spawn
 
     daemon = spawn(env)
+    broken = Path(env["HOME"]) / "broken-config"
+    (broken / "codememory").mkdir(parents=True, exist_ok=True)
+    (broken / "codememory" / "config.toml").write_text("[no_such_section]\n")
+    hook_env = {**env, "XDG_CONFIG_HOME": str(broken)}
     try:
-        yield
+        _warm_up(hook_env, project)
+        yield hook_env
     finally:
         daemon.terminate()
+
+
+def _warm_up(env: dict[str, str], project: Path) -> None:
+    """A first prompt hook in a session of its own, until the daemon answers it within the hook's wait (its
+    first retrieval loads the embedding model, which can take longer; the hook then runs in process)."""
+    hook = Path(sys.executable).with_name("codememory-hook")
+    prompt = "How do we deploy atlas-api to staging?"
+    for attempt in range(20):
+        payload = {"session_id": f"warm-up-{attempt}", "cwd": str(project), "prompt": prompt}
+        argv = [str(hook), "codex", "UserPromptSubmit"]  # not a claude-code session: no "last session" line
+        done = subprocess.run(argv, input=json.dumps(payload), env=env, capture_output=True, text=True)
+        if done.stdout.strip():
+            return
+    raise SystemExit("the daemon did not answer the prompt hook")
 
 
 def measure(work: Path, label: str, daemon: bool) -> Results:
@@ -223,12 +245,12 @@ def measure(work: Path, label: str, daemon: bool) -> Results:
     for text, category, importance in MEMORIES:
         cm(env, project, "store", text, "--category", category, "--importance", str(importance), "--quiet")
     results = Results(label, daemon)
-    with maybe_daemon(env, daemon):
+    with maybe_daemon(env, project, daemon) as run_env:
         for s, prompts in enumerate(SESSIONS, 1):
             session = str(uuid.uuid4())
             seen: list[tuple[str, str]] = []
             for p, prompt in enumerate(prompts, 1):
-                now = blocks(run_prompt(env, project, prompt, session, p == 1))
+                now = blocks(run_prompt(run_env, project, prompt, session, p == 1))
                 added = now[len(seen) :]
                 held = {m.group(0) for _e, b in seen for m in LINE_RE.finditer(b)}
                 new_lines = [m.group(0) for _e, b in added for m in LINE_RE.finditer(b)]
