@@ -39,12 +39,12 @@ from typing import TYPE_CHECKING, Any
 from codememory.core import safe_files
 from codememory.core.bounded_input import valid_json_text
 from codememory.errors import HookError
-from codememory.operations.hook_injected import Injected
 from codememory.operations.hook_journal import STORE_DIR, Journal
 from codememory.operations.hook_payloads import assistant_texts, edited_paths
 
 if TYPE_CHECKING:
     from codememory.operations.explain import Recorder
+    from codememory.operations.hook_injected import Injected
     from codememory.service.project_store import Store
 
 ASSISTANTS = {"claude": "claude-code", "codex": "codex", "cursor": "cursor"}
@@ -337,6 +337,8 @@ def commit_injected(assistant: str, raw: str, project: str | None, record: objec
             return
         root = project_dir(payload, project)
         if (root / STORE_DIR / "memory.db").is_file():
+            from codememory.operations.hook_injected import Injected
+
             Journal(root, assistant, session_key(payload)).save_injected(Injected.from_json(record))
     except Exception as exc:
         log(root, f"{assistant}: saving what the daemon injected: {type(exc).__name__}: {exc}")

@@ -14,12 +14,11 @@ once more.
 The state lives in `.codememory/journal/<assistant>-<session>.injected.json` (codememory.operations.hook_journal),
 a file anyone with write access to the project could have put there: it is read with a size limit, without
 following links (core.safe_files), and every entry is checked; anything unexpected is dropped, which at worst shows
-a memory once more. Only the standard library is imported: this runs in the hook on every prompt.
+a memory once more. Only the standard library is imported: this is loaded by the hook on every prompt and edit.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 from typing import Any
 
@@ -34,6 +33,8 @@ _DIGEST_RE = re.compile(r"[0-9a-f]{16}")
 
 def digest(line: str) -> str:
     """A short hash of the exact text injected: enough to tell a changed line from the same one."""
+    import hashlib  # here: its OpenSSL binding costs an edit hook, which never hashes, ~2 ms to import
+
     return hashlib.sha256(line.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 

@@ -24,10 +24,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codememory.core import safe_files
-from codememory.operations.hook_injected import MAX_BYTES as MAX_INJECTED_BYTES
-from codememory.operations.hook_injected import Injected
 
 if TYPE_CHECKING:
+    from codememory.operations.hook_injected import Injected
     from codememory.service.project_store import Store
 
 STORE_DIR = ".codememory"
@@ -100,9 +99,11 @@ class Journal:
 
     def load_injected(self) -> Injected:
         """What this session's context already holds from the hooks; empty when there is no (usable) record."""
+        from codememory.operations.hook_injected import MAX_BYTES, Injected
+
         try:
-            raw = safe_files.read_bytes(self.injected_path, MAX_INJECTED_BYTES + 1)
-            data = json.loads(raw) if len(raw) <= MAX_INJECTED_BYTES else None  # a bigger one is not ours
+            raw = safe_files.read_bytes(self.injected_path, MAX_BYTES + 1)
+            data = json.loads(raw) if len(raw) <= MAX_BYTES else None  # a bigger one is not ours
         except (OSError, ValueError):  # missing, a link, not JSON: start afresh
             return Injected()
         return Injected.from_json(data)
