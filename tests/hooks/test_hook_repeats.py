@@ -244,6 +244,15 @@ def test_a_resumed_session_gets_only_what_is_new(hooks: Hooks) -> None:
     assert hooks.run("claude", "SessionStart", "s1", source="resume") == ""
 
 
+def test_a_payload_without_a_session_id_is_never_held_back(hooks: Hooks) -> None:
+    """Conversations the hook cannot tell apart must not hide memories from each other."""
+    made = setup(hooks)
+    for _ in range(2):
+        shown = hooks.context("claude", "UserPromptSubmit", "", prompt=DEPLOY)
+        assert made[FOUND_BY_PROMPTS[0]] in ids(shown)
+    assert not list((hooks.root / ".codememory" / "journal").glob("*.injected.json"))
+
+
 def test_cursor_session_start_once_per_conversation(hooks: Hooks) -> None:
     made = setup(hooks)
     start = hooks.context("cursor", "sessionStart", "c1")

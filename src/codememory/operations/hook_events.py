@@ -69,9 +69,12 @@ FRESH_CONTEXT_SOURCES = frozenset({"startup", "clear", "compact"})
 Outcome = tuple[str, dict[str, Any] | None]  # stdout text; the injected record the caller is to save, if any
 
 
+UNKNOWN_SESSION = "unknown"
+
+
 def session_key(payload: dict[str, Any]) -> str:
     """The assistant's own session id: Claude Code's and Codex's `session_id`, Cursor's `conversation_id`."""
-    return str(payload.get("session_id") or payload.get("conversation_id") or "unknown")
+    return str(payload.get("session_id") or payload.get("conversation_id") or UNKNOWN_SESSION)
 
 
 def project_dir(payload: dict[str, Any], explicit: str | None) -> Path:
@@ -125,9 +128,16 @@ class Hook:
 
     @property
     def injected(self) -> Injected:
-        """What this assistant session's context already holds from the hooks (loaded on first use)."""
+        """What this assistant session's context already holds from the hooks (loaded on first use). A payload
+        that names no session gets an empty record that is never saved: conversations we cannot tell apart must
+        not hide memories from each other."""
         if self._injected is None:
-            self._injected = self.journal.load_injected()
+            if self.journal.raw_session_id == UNKNOWN_SESSION:
+                from codememory.operations.hook_injected import Injected
+
+                self._injected = Injected()
+            else:
+                self._injected = self.journal.load_injected()
         return self._injected
 
     def forget_injected(self) -> None:
@@ -136,7 +146,9 @@ class Hook:
 
     def changed_injected(self) -> Injected | None:
         """The injected record when this hook changed it (then it is to be saved), else None."""
-        return self._injected if self._injected is not None and self._injected.changed else None
+        if self._injected is None or not self._injected.changed or self.journal.raw_session_id == UNKNOWN_SESSION:
+            return None
+        return self._injected
 
     @property
     def store(self) -> Store:
@@ -336,7 +348,7 @@ def commit_injected(assistant: str, raw: str, project: str | None, record: objec
         if not isinstance(payload, dict) or assistant not in ASSISTANTS:
             return
         root = project_dir(payload, project)
-        if (root / STORE_DIR / "memory.db").is_file():
+        if (root / STORE_DIR / "memory.db").is_file() and session_key(payload) != UNKNOWN_SESSION:
             from codememory.operations.hook_injected import Injected
 
             Journal(root, assistant, session_key(payload)).save_injected(Injected.from_json(record))
