@@ -67,9 +67,7 @@ AFTER_COMPACT = "Context was just compacted; if you have not, save progress with
 # SessionStart sources whose conversation does not hold what was injected before (`resume` keeps it all).
 FRESH_CONTEXT_SOURCES = frozenset({"startup", "clear", "compact"})
 Outcome = tuple[str, dict[str, Any] | None]  # stdout text; the injected record the caller is to save, if any
-
-
-UNKNOWN_SESSION = "unknown"
+UNKNOWN_SESSION = "unknown"  # the session key of a payload that names none
 
 
 def session_key(payload: dict[str, Any]) -> str:
