@@ -17,6 +17,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -33,10 +34,11 @@ ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 ENV["PYTHONPYCACHEPREFIX"] = str(Path(__file__).parent / ".work" / "pycache")
 
 
-def _run(args: list[str], stdin: str, runs: int) -> list[float]:
+def _run(args: list[str], stdin: str, runs: int, before_each: Callable[[], None] = lambda: None) -> list[float]:
     times = []
     subprocess.run([str(HOOK), *args], input=stdin, capture_output=True, text=True, check=True, env=ENV)  # warm
     for _ in range(runs):
+        before_each()
         start = time.perf_counter()
         done = subprocess.run([str(HOOK), *args], input=stdin, capture_output=True, text=True, check=True, env=ENV)
         times.append((time.perf_counter() - start) * 1000)
@@ -69,18 +71,25 @@ def main() -> None:
             {**base, "hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {"file_path": "a.py"}},
         ),
     }
-    _run(["claude", "UserPromptSubmit"], json.dumps(cases["claude UserPromptSubmit"][1]), 3)  # warm-up
+    # Each run injects, as a session's first prompt on the subject does: the record of what the session was
+    # already given (which would make every later run print nothing) is removed before it, outside the timing.
+    record = root / ".codememory" / "journal" / "claude-bench.injected.json"
+
+    def forget() -> None:
+        record.unlink(missing_ok=True)
+
+    _run(["claude", "UserPromptSubmit"], json.dumps(cases["claude UserPromptSubmit"][1]), 3, forget)  # warm-up
     print(f"{args.size} memories, {args.runs} runs each, prompt {prompt!r}")
     print("| Hook | p50 ms | p95 ms |\n|------|-------:|-------:|")
     ENV["XDG_STATE_HOME"] = str(root / "state")  # this run's daemon, never the user's
     ENV["CODEMEMORY_HOOK_NO_DAEMON"] = "1"
     for name, (argv, payload) in cases.items():
-        _report(name, _run(argv, json.dumps(payload), args.runs))
+        _report(name, _run(argv, json.dumps(payload), args.runs, forget))
     del ENV["CODEMEMORY_HOOK_NO_DAEMON"]
     daemon = _start_daemon(root)
     try:
         argv, payload = cases["claude UserPromptSubmit"]
-        _report("claude UserPromptSubmit, daemon running", _run(argv, json.dumps(payload), args.runs))
+        _report("claude UserPromptSubmit, daemon running", _run(argv, json.dumps(payload), args.runs, forget))
     finally:
         daemon.terminate()
         daemon.wait(30)

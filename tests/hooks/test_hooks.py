@@ -60,9 +60,11 @@ def test_claude_session_start_and_prompt_inject_memories(project: Path) -> None:
         hook("claude", "SessionStart", stdin=payload("claude_SessionStart.json", project)).stdout, "SessionStart"
     )
     assert "deploy-staging" in start and "`mem_" in start
+    with Store.open(project) as store:  # the session start showed both memories: the prompt gets the new one only
+        store.add("Deploy the staging server only after the smoke tests pass")
     out = hook("claude", "UserPromptSubmit", stdin=payload("claude_UserPromptSubmit.json", project)).stdout
     prompt = context(out, "UserPromptSubmit")
-    assert prompt.startswith("<project_memory>\n") and "deploy-staging" in prompt
+    assert prompt.startswith("<project_memory>\n") and "smoke tests" in prompt and "deploy-staging" not in prompt
     with Store.open(project) as store:
         sessions = store.list_sessions(tool="claude-code")
     assert len(sessions) == 1 and sessions[0].status == "open"

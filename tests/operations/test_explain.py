@@ -233,12 +233,14 @@ def test_hook_injections_are_recorded_with_their_parts_and_cost(world: World, in
     broken = tmp_path / "broken-config"
     (broken / "codememory").mkdir(parents=True)
     (broken / "codememory" / "config.toml").write_text("[no_such_section]\n")
-    start = run_hook(world, "SessionStart", {"hook_event_name": "SessionStart", "source": "startup"}, broken)
+    # The prompt first: a session start shows every memory of this small store, and a prompt after it would
+    # inject nothing new (each memory once per session); a start after it (source "startup") begins afresh.
     prompt = "the webhook worker http client"
     context = run_hook(world, "UserPromptSubmit", {"hook_event_name": "UserPromptSubmit", "prompt": prompt}, broken)
+    start = run_hook(world, "SessionStart", {"hook_event_name": "SessionStart", "source": "startup"}, broken)
 
     data = explain(invoke, world.project, "--session", "ses_explain_hook")
-    first, second = data["injections"]
+    second, first = data["injections"]
     assert (first["kind"], first["source"], first["degraded"]) == ("hook_start", "claude-code", False)
     assert (second["kind"], second["query"]) == ("hook_prompt", [prompt])
     assert (second["degraded"], second["degraded_reason"]) == (True, NOT_CONFIGURED)

@@ -14,6 +14,7 @@ import stat
 import subprocess
 import sys
 import threading
+import uuid
 import zlib
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -308,7 +309,8 @@ def hook_payload(root: Path, event: str, **fields: Any) -> str:
 
 
 def prompt_hook(env: dict[str, str], root: Path) -> subprocess.CompletedProcess[str]:
-    payload = hook_payload(root, "UserPromptSubmit", prompt="How do staging deploys work?")
+    session = str(uuid.uuid4())  # a session of its own each time: within one the hook injects a memory only once
+    payload = hook_payload(root, "UserPromptSubmit", prompt="How do staging deploys work?", session_id=session)
     done = subprocess.run(
         [HOOK, "claude", "UserPromptSubmit"], input=payload, env=env, capture_output=True, text=True, timeout=60
     )

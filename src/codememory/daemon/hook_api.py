@@ -2,6 +2,8 @@
 already loaded. `codememory-hook` forwards the events an assistant waits on (session start and every
 prompt: they retrieve memories to inject) here when the daemon runs, which saves the ~60 ms a fresh
 process spends importing codememory; when the daemon is down or slow the hook runs in its own process.
+The record of what the assistant session was given (so nothing is injected twice) comes back with the output
+and `codememory-hook` saves it: an answer it stopped waiting for leaves that record as it was.
 
 The daemon runs a hook only for a project registered on this machine (`project_access`): for a folder with an
 unregistered store it answers 403 (and `codememory-hook` then runs the hook in its own process, under that
@@ -13,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
@@ -37,6 +39,11 @@ class HookBody(RequestBody):
 
 class HookResult(BaseModel):
     output: str = Field(description="What the hook prints on stdout ('' for nothing).")
+    injected: dict[str, Any] | None = Field(
+        default=None,
+        description="What the assistant session's context now holds from the hooks, for `codememory-hook` to "
+        "save once it has the output (codememory.operations.hook_injected); absent when unchanged.",
+    )
 
 
 def _usable(path: str) -> bool:
@@ -65,7 +72,7 @@ def hook_root(project: str | None, payload_text: str) -> Path | None:
 def create_router(state: DaemonState) -> APIRouter:
     router = APIRouter()
 
-    @router.post("/hook", response_model=HookResult)
+    @router.post("/hook", response_model=HookResult, response_model_exclude_none=True)
     def run_hook(body: HookBody) -> HookResult:
         """Run one hook exactly as `codememory-hook ASSISTANT EVENT` would (fail-open: errors are logged
         in the project's hooks.log and give no output), for a registered project only (else 403)."""
@@ -82,6 +89,7 @@ def create_router(state: DaemonState) -> APIRouter:
                     "hooks only for projects added by `codememory init`"
                 )
             return HookResult(output="")  # no store here: the hook would do nothing either
-        return HookResult(output=hook_events.run(body.assistant, body.event, body.payload, str(root)))
+        output, injected = hook_events.run_deferred(body.assistant, body.event, body.payload, str(root))
+        return HookResult(output=output, injected=injected)
 
     return router

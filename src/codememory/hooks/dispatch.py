@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from codememory.core.bounded_input import HOOK_STDIN_MAX_BYTES, decode, read_upto, size_text
-from codememory.operations.hook_events import ASSISTANTS, DAEMON_EVENTS, log, project_dir, run
+from codememory.operations.hook_events import ASSISTANTS, DAEMON_EVENTS, commit_injected, log, project_dir, run
 
 __all__ = ["ASSISTANTS", "main", "read_stdin", "run"]
 
@@ -42,7 +42,8 @@ def read_stdin(assistant: str, event: str, project: str | None) -> str | None:
 
 def _via_daemon(assistant: str, event: str, raw: str, project: str | None) -> str | None:
     """The hook's output from the daemon's POST /hook, or None when there is no daemon or it failed (the
-    caller then runs the hook in this process)."""
+    caller then runs the hook in this process). What the daemon injected into the assistant's session is
+    recorded here, once the answer is in hand (the daemon does not: this process may have given up on it)."""
     if project is None and not raw.strip():
         return None
     from codememory.core.loopback import (
@@ -52,7 +53,11 @@ def _via_daemon(assistant: str, event: str, raw: str, project: str | None) -> st
     body = {"assistant": assistant, "event": event, "payload": raw, "project": _absolute(project)}
     answer = post_json("/hook", body, DAEMON_TIMEOUT)
     output = answer.get("output") if answer is not None else None
-    return output if isinstance(output, str) else None
+    if not isinstance(output, str) or answer is None:
+        return None
+    if answer.get("injected") is not None:
+        commit_injected(assistant, raw, project, answer["injected"])
+    return output
 
 
 def _absolute(project: str | None) -> str | None:

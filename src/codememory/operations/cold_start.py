@@ -26,6 +26,7 @@ from codememory.text.tokens import estimate_tokens, memory_tokens
 
 if TYPE_CHECKING:
     from codememory.operations.explain import Recorder
+    from codememory.operations.hook_injected import Injected
     from codememory.service.project_store import Store
 
 START_TOKENS = 600  # the hooks' session-start block
@@ -54,13 +55,22 @@ def _fit(candidates: Iterable[T], budget: int, cost: Callable[[T], int | None], 
 
 
 # ------------------------------------------------------------------------------ the hooks' block
-def session_start_context(store: Store, *, tool: str, current_session: str | None, recorder: Recorder) -> str:
+def session_start_context(
+    store: Store, *, tool: str, current_session: str | None, recorder: Recorder, injected: Injected | None = None
+) -> str:
     """The block a hook injects at session start ('' when there is nothing to say). `current_session` is the
-    codememory session just opened for this conversation: it is not "the last session"."""
+    codememory session just opened for this conversation: it is not "the last session". With `injected` (what
+    the assistant session's context already holds, codememory.operations.hook_injected), a line already there
+    with the same text is left out, and what is shown is added to it; nothing new gives ''."""
+    from codememory.operations.hook_injected import START_HINT, START_LAST
     from codememory.text.context_render import FIELD_CHARS, context_block, memory_line, one_line
+
+    def fresh(key: str, line: str | None) -> bool:
+        return line is not None and (injected is None or injected.fresh(key, line))
 
     memories = store.list(sort="importance", order="desc", limit=START_MEMORIES)
     rendered = [(mem, memory_line(mem.id, mem.category, mem.text)) for mem in memories]
+    rendered = [(mem, line) for mem, line in rendered if fresh(mem.id, line)]
     shown, _spent = _fit(
         rendered, START_TOKENS, lambda r: None if r[1] is None else estimate_tokens(r[1] + "\n"), len(rendered)
     )
@@ -71,17 +81,24 @@ def session_start_context(store: Store, *, tool: str, current_session: str | Non
     if recent:
         goal, date = one_line(recent[0].goal, FIELD_CHARS), one_line(recent[0].date, 40)
         last = f"Last {tool} session: {goal} ({date})" if goal else ""
+    last = last if fresh(START_LAST, last) else ""
     if not lines and not last:
         return ""
-    body = ["Most important memories:", *lines] if lines else ["No memories yet."]
+    # "No memories yet." only when there are none, not when the context already holds them all
+    body = ["Most important memories:", *lines] if lines else [] if memories else ["No memories yet."]
+    hint = [_HINT] if fresh(START_HINT, _HINT) else []
     why = {"retriever": "cold_start", "by": "importance"}
-    block = context_block([*body, *([last] if last else []), _HINT])
+    block = context_block([*body, *([last] if last else []), *hint])
     recorder.record(
         store,
         kind="hook_start",
         memories=[{"id": m.id, "category": m.category, "text": m.text, "why": why} for m, _ in shown],
         block=block,
     )
+    if injected is not None:
+        for key, line in [*((m.id, line) for m, line in shown), (START_LAST, last), *((START_HINT, h) for h in hint)]:
+            if line:
+                injected.add(key, line)
     return block
 
 

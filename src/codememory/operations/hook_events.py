@@ -12,6 +12,15 @@ The context injected at session start and on each prompt is one `<project_memory
 codememory.text.context_render (memories are data from an untrusted store: they cannot close the block or start
 sections of their own), under a one-sentence preamble: codememory.operations.cold_start and .retrieve.
 
+Claude Code and Codex keep that context in the transcript, so each assistant session remembers what it was given
+(codememory.operations.hook_injected, in the session's journal folder): a memory already injected, at session
+start or with an earlier prompt, is not injected again unless its text changed, and a prompt with nothing new
+gets no block at all. A compaction drops the old context from the transcript, so PreCompact and a SessionStart
+after a compaction (also after `/clear` and at a fresh start) forget it: the session-start block and the memories
+the next prompts find are shown once more. When the daemon runs the hook (its POST /hook), it does not write that
+record itself: it returns it with the output and `codememory-hook` saves it once the output is in hand
+(`commit_injected`). An answer the hook gave up waiting for then marks nothing as injected that never was.
+
 On Stop and SessionEnd, Claude Code and Codex transcripts (`transcript_path`) also go through turn capture
 (codememory.capture.hook_transcripts): each newly finished turn is appended to the daily log and recorded in
 `captured_turns`, reading only the bytes after the file's capture cursor.
@@ -35,6 +44,7 @@ from codememory.operations.hook_payloads import assistant_texts, edited_paths
 
 if TYPE_CHECKING:
     from codememory.operations.explain import Recorder
+    from codememory.operations.hook_injected import Injected
     from codememory.service.project_store import Store
 
 ASSISTANTS = {"claude": "claude-code", "codex": "codex", "cursor": "cursor"}
@@ -54,6 +64,15 @@ CHECKPOINT_REMINDER = (
     "decisions, and save durable facts with `*Remember*: ...` notes."
 )
 AFTER_COMPACT = "Context was just compacted; if you have not, save progress with the `checkpoint` MCP tool."
+# SessionStart sources whose conversation does not hold what was injected before (`resume` keeps it all).
+FRESH_CONTEXT_SOURCES = frozenset({"startup", "clear", "compact"})
+Outcome = tuple[str, dict[str, Any] | None]  # stdout text; the injected record the caller is to save, if any
+UNKNOWN_SESSION = "unknown"  # the session key of a payload that names none
+
+
+def session_key(payload: dict[str, Any]) -> str:
+    """The assistant's own session id: Claude Code's and Codex's `session_id`, Cursor's `conversation_id`."""
+    return str(payload.get("session_id") or payload.get("conversation_id") or UNKNOWN_SESSION)
 
 
 def project_dir(payload: dict[str, Any], explicit: str | None) -> Path:
@@ -101,9 +120,33 @@ class Hook:
         self.payload = payload
         self.root = root
         self.tool = ASSISTANTS[assistant]
-        raw_id = str(payload.get("session_id") or payload.get("conversation_id") or "unknown")
-        self.journal = Journal(root, assistant, raw_id)
+        self.journal = Journal(root, assistant, session_key(payload))
         self._store: Store | None = None
+        self._injected: Injected | None = None
+
+    @property
+    def injected(self) -> Injected:
+        """What this assistant session's context already holds from the hooks (loaded on first use). A payload
+        that names no session gets an empty record that is never saved: conversations we cannot tell apart must
+        not hide memories from each other."""
+        if self._injected is None:
+            if self.journal.raw_session_id == UNKNOWN_SESSION:
+                from codememory.operations.hook_injected import Injected
+
+                self._injected = Injected()
+            else:
+                self._injected = self.journal.load_injected()
+        return self._injected
+
+    def forget_injected(self) -> None:
+        """The transcript no longer holds what was injected (a compaction, `/clear`, a new conversation)."""
+        self.injected.clear()
+
+    def changed_injected(self) -> Injected | None:
+        """The injected record when this hook changed it (then it is to be saved), else None."""
+        if self._injected is None or not self._injected.changed or self.journal.raw_session_id == UNKNOWN_SESSION:
+            return None
+        return self._injected
 
     @property
     def store(self) -> Store:
@@ -143,12 +186,14 @@ class Hook:
 
         current = self.journal.load_state().get("session")
         session = current if isinstance(current, str) else None
-        return session_start_context(self.store, tool=self.tool, current_session=session, recorder=self.recorder)
+        return session_start_context(
+            self.store, tool=self.tool, current_session=session, recorder=self.recorder, injected=self.injected
+        )
 
     def prompt_context(self, prompt: str) -> str:
         from codememory.operations.retrieve import prompt_context
 
-        return prompt_context(self.store, prompt, self.recorder)
+        return prompt_context(self.store, prompt, self.recorder, self.injected)
 
     # --------------------------------------------------------------- remember
     def remember(self, text: str) -> int:
@@ -238,6 +283,8 @@ def handle(hook: Hook) -> str:
     if hook.assistant in ("claude", "codex"):
         if event == "SessionStart":
             hook.ensure_session()
+            if payload.get("source") in FRESH_CONTEXT_SOURCES:
+                hook.forget_injected()
             text = hook.start_context()
             if payload.get("source") == "compact":
                 text = (text + "\n\n" if text else "") + AFTER_COMPACT
@@ -250,6 +297,7 @@ def handle(hook: Hook) -> str:
             hook.journal.record_files(edited_paths(payload), event, payload.get("cwd"))
             return ""
         if event == "PreCompact":
+            hook.forget_injected()  # the summary replaces what was injected; SessionStart(compact) follows
             return CHECKPOINT_REMINDER
         if event in ("Stop", "SessionEnd"):
             message = payload.get("last_assistant_message")
@@ -279,6 +327,34 @@ def handle(hook: Hook) -> str:
 
 def run(assistant: str, event: str, raw: str, project: str | None = None) -> str:
     """Handle one hook call; return stdout text. Never raises: errors are logged and give ''."""
+    return _run(assistant, event, raw, project, deferred=False)[0]
+
+
+def run_deferred(assistant: str, event: str, raw: str, project: str | None = None) -> Outcome:
+    """`run` for the daemon: (stdout text, the session's injected record to save once that text is delivered, or
+    None when it did not change). The record is not written here: the hook may have stopped waiting for this
+    answer and be running the event itself (`commit_injected` saves it on the hook's side)."""
+    return _run(assistant, event, raw, project, deferred=True)
+
+
+def commit_injected(assistant: str, raw: str, project: str | None, record: object) -> None:
+    """Save the injected record a daemon returned for this hook call, in the session the payload names. Never
+    raises (the output is printed all the same: at worst a memory is shown again later)."""
+    root: Path | None = None
+    try:
+        payload = json.loads(valid_json_text(raw)) if raw.strip() else {}
+        if not isinstance(payload, dict) or assistant not in ASSISTANTS:
+            return
+        root = project_dir(payload, project)
+        if (root / STORE_DIR / "memory.db").is_file() and session_key(payload) != UNKNOWN_SESSION:
+            from codememory.operations.hook_injected import Injected
+
+            Journal(root, assistant, session_key(payload)).save_injected(Injected.from_json(record))
+    except Exception as exc:
+        log(root, f"{assistant}: saving what the daemon injected: {type(exc).__name__}: {exc}")
+
+
+def _run(assistant: str, event: str, raw: str, project: str | None, *, deferred: bool) -> Outcome:
     root: Path | None = None
     hook: Hook | None = None
     try:
@@ -295,15 +371,25 @@ def run(assistant: str, event: str, raw: str, project: str | None = None) -> str
         if event not in EVENTS[assistant]:
             raise HookError(f"unknown {assistant} event {event!r}; choose one of: {', '.join(EVENTS[assistant])}")
         if not (root / STORE_DIR / "memory.db").is_file():
-            return ""  # no store in this project: nothing to do
+            return "", None  # no store in this project: nothing to do
         hook = Hook(assistant, event, payload, root)
-        return handle(hook)
+        output = handle(hook)
+        injected = hook.changed_injected()
+        if injected is None:
+            return output, None
+        if deferred:
+            return output, injected.to_json()
+        try:
+            hook.journal.save_injected(injected)
+        except Exception as exc:  # the output still goes out: at worst a memory is shown again later
+            hook.note(f"saving what was injected: {type(exc).__name__}: {exc}")
+        return output, None
     except Exception as exc:
         import traceback
 
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         log(root, f"{assistant} {event}: {detail}")
-        return ""
+        return "", None
     finally:
         if hook is not None:
             with contextlib.suppress(Exception):

@@ -6,6 +6,9 @@
   file costs no database write lock on every edit and survives a `sessions rebuild`.
 - `<assistant>-<session>.json`: state: the codememory session id it maps to, whether it is closed, and, per
   transcript file, the byte offset already scanned for `*Remember*:` notes (nothing is read twice).
+- `<assistant>-<session>.injected.json`: the lines the hooks injected into this session's context
+  (codememory.operations.hook_injected), so none is injected twice. A file of its own: the prompt hooks write it
+  while a Stop hook may be rewriting the state file, and neither must undo the other's write.
 
 Only the standard library and codememory's safe file I/O are imported at the top: an edit hook only appends a line.
 """
@@ -23,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from codememory.core import safe_files
 
 if TYPE_CHECKING:
+    from codememory.operations.hook_injected import Injected
     from codememory.service.project_store import Store
 
 STORE_DIR = ".codememory"
@@ -87,6 +91,25 @@ class Journal:
 
     def save_state(self, state: dict[str, Any]) -> None:
         safe_files.write_atomic(self.state_path, json.dumps(state, sort_keys=True))
+
+    # --------------------------------------------------------------- injected
+    @property
+    def injected_path(self) -> Path:
+        return self.folder / f"{self.key}.injected.json"
+
+    def load_injected(self) -> Injected:
+        """What this session's context already holds from the hooks; empty when there is no (usable) record."""
+        from codememory.operations.hook_injected import MAX_BYTES, Injected
+
+        try:
+            raw = safe_files.read_bytes(self.injected_path, MAX_BYTES + 1)
+            data = json.loads(raw) if len(raw) <= MAX_BYTES else None  # a bigger one is not ours
+        except (OSError, ValueError):  # missing, a link, not JSON: start afresh
+            return Injected()
+        return Injected.from_json(data)
+
+    def save_injected(self, injected: Injected) -> None:
+        safe_files.write_atomic(self.injected_path, json.dumps(injected.to_json(), separators=(",", ":")))
 
     # ---------------------------------------------------------------- session
     def ensure_session(self, store: Store, tool: str, goal: str | None = None) -> str:

@@ -12,6 +12,7 @@ from codememory.retrieval.proactive import RetrieveResult
 
 if TYPE_CHECKING:
     from codememory.operations.explain import Recorder
+    from codememory.operations.hook_injected import Injected
     from codememory.service.project_store import Store
 
 PROMPT_TOKENS = 800  # context injected per prompt by the hooks
@@ -54,9 +55,11 @@ def retrieve(
     return result
 
 
-def prompt_context(store: Store, prompt: str, recorder: Recorder) -> str:
+def prompt_context(store: Store, prompt: str, recorder: Recorder, injected: Injected | None = None) -> str:
     """The `<project_memory>` block a hook injects with a prompt ('' when nothing is relevant): the prompt itself
-    is the query. What it shows is recorded as a "hook_prompt" injection."""
+    is the query. What it shows is recorded as a "hook_prompt" injection. With `injected` (what the assistant
+    session's context already holds, codememory.operations.hook_injected), a memory already there with the same
+    text is left out and what is shown is added to it: '' when nothing relevant is new."""
     from codememory.text.context_render import context_block, memory_line
     from codememory.text.privacy import scrub
 
@@ -68,7 +71,7 @@ def prompt_context(store: Store, prompt: str, recorder: Recorder) -> str:
     shown, lines = [], []
     for mem in result.memories:
         line = memory_line(mem.id, mem.category, mem.text)
-        if line is not None:
+        if line is not None and (injected is None or injected.fresh(mem.id, line)):
             shown.append(mem.to_dict())
             lines.append(line)
     if not lines:
@@ -83,4 +86,7 @@ def prompt_context(store: Store, prompt: str, recorder: Recorder) -> str:
         degraded_reason=result.degraded_reason,
         block=block,
     )
+    if injected is not None:
+        for mem_dict, line in zip(shown, lines, strict=True):
+            injected.add(mem_dict["id"], line)
     return block
