@@ -22,8 +22,8 @@ from codememory.mcp.tools.common import (
 from codememory.operations.checkpoint import checkpoint as save_checkpoint
 
 DESCRIPTION = (
-    "Save this coding session to its markdown file (.codememory/sessions/): at ~70% context, before a commit, at the "
-    "end of a task. Lists are appended; work_pending replaces. The first call needs a slug."
+    "Save this coding session to .codememory/sessions/ (at ~70% context, before a commit, at a task's end). Lists "
+    "are appended; work_pending replaces. The first call needs a slug."
 )
 # Accepted, not listed: bookkeeping an agent need not think about, and sections the listed ones cover (links go in
 # decisions, what happened in work_completed).
@@ -35,7 +35,7 @@ def register(server: FastMCP[None], store: StoreOf) -> None:
     def checkpoint(
         ctx: Context[ServerSession, None, Any],
         slug: Annotated[str | None, Field(description="2-4 hyphenated words naming the session.")] = None,
-        session_id: Annotated[SessionId | None, Field(description="Default: this conversation's session.")] = None,
+        session_id: Annotated[SessionId | None, Field(description="Default: this conversation's.")] = None,
         goal: Annotated[str | None, Field(description="1-2 sentences: what is built or fixed, and the target.")] = None,
         work_completed: Bullets = None,
         work_pending: Annotated[Bullets, Field(description="Every task still to do.")] = None,

@@ -30,18 +30,14 @@ READS = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
 WRITES = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False)
 
 MemoryId = Annotated[str, Field(pattern=ID_RE.pattern)]
-# The pattern is checked here, but not listed (a 95-character regex on every call): the description says the form.
-SessionId = Annotated[
-    str,
-    Field(pattern=SESSION_ID_RE.pattern, description="YYYY-MM-DD_HH-MM_<tool>_<slug>"),
-    WithJsonSchema({"type": "string", "description": "YYYY-MM-DD_HH-MM_<tool>_<slug>"}),
-]
+# The pattern is checked, not listed (a 95-character regex on every call): a model copies ids from search results.
+SessionId = Annotated[str, Field(pattern=SESSION_ID_RE.pattern), WithJsonSchema({"type": "string"})]
 Bullets = Annotated[list[str] | None, Field(max_length=100)]
 
 
 class PlanFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    path: Annotated[str, Field(description="Relative to the project root.")]
+    path: str
     header: Annotated[str | None, Field(description="Its first heading, exactly.")] = None
 
 

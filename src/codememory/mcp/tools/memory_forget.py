@@ -11,7 +11,7 @@ from pydantic import Field
 from codememory.mcp.tools.common import MemoryId, StoreOf, result
 from codememory.operations.forget import forget
 
-DESCRIPTION = "Delete wrong memories for good. To replace one with a newer truth, use memory_store with supersedes."
+DESCRIPTION = "Delete wrong memories for good (to replace one, memory_store with supersedes)."
 
 
 def register(server: FastMCP[None], store: StoreOf) -> None:

@@ -13,11 +13,12 @@ from codememory.mcp.tools.common import READS, MemoryId, StoreOf, result
 from codememory.operations.retrieve import retrieve
 
 DESCRIPTION = (
-    "The few memories that matter for the step you are about to take, within a token budget. Call it when starting "
-    "a task or changing direction."
+    "The few memories that matter for your next step, within a token budget: call it when starting a task or "
+    "changing direction."
 )
-# The plugin's HUD keeps memories across calls with it; an agent calling the tool does not need it.
-UNLISTED = ("pinned_memory_ids",)
+# Pinned ids keep the plugin's HUD steady across calls, and the default number of memories fits a step: an agent
+# calling the tool needs neither.
+UNLISTED = ("pinned_memory_ids", "max_memories")
 
 
 def register(server: FastMCP[None], store: StoreOf) -> None:

@@ -17,6 +17,8 @@ DESCRIPTION = (
     "Save one durable fact for future sessions: a decision and its reason, a convention, a gotcha, a preference, a "
     "todo. Self-contained; never secrets."
 )
+# A fact that stops being true on a date is rare in a session (`codememory store --expires`): accepted, not listed.
+UNLISTED = ("expires",)
 
 
 def register(server: FastMCP[None], store: StoreOf) -> None:

@@ -10,19 +10,20 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from codememory.mcp.tools.common import READS, StoreOf, result
-from codememory.operations.transcript import TranscriptReference
+from codememory.operations.transcript import MAX_REFERENCE
 
 DESCRIPTION = (
-    "What was said and done in the captured turn a memory came from, in a session (ses_...) or behind a daily-log "
-    "anchor. Secrets removed."
+    "What was said and done in the captured turn behind a memory, a session (ses_...) or a daily-log anchor. Secrets "
+    "removed."
 )
-UNLISTED = ("max_turns",)
+# One turn of a session, and how many: for scripts; an agent reads a session from its first turns.
+UNLISTED = ("turn", "max_turns")
 
 
 def register(server: FastMCP[None], store: StoreOf) -> None:
     @server.tool(title="Transcript behind a memory", description=DESCRIPTION, annotations=READS)
     def memory_transcript(
-        reference: Annotated[TranscriptReference, Field(description="A memory id, session id or daily-log anchor.")],
+        reference: Annotated[str, Field(min_length=1, max_length=MAX_REFERENCE)],
         turn: Annotated[int | str | None, Field(description="For a session: turn number (1 = first) or id.")] = None,
         max_turns: Annotated[int, Field(ge=1, le=50)] = 10,
     ) -> CallToolResult:

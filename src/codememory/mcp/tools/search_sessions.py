@@ -13,9 +13,7 @@ from codememory.mcp.tools.common import READS, StoreOf, result
 from codememory.operations.sessions import search_sessions as search_here
 from codememory.sessions.service import MAX_RESULTS
 
-DESCRIPTION = (
-    "Find earlier coding sessions to continue their work; read the file at a result's markdown_path to load one."
-)
+DESCRIPTION = "Find earlier coding sessions; to continue one, read the file at its markdown_path."
 # At most MAX_RESULTS anyway; the query itself can name a tool ("the cursor session").
 UNLISTED = ("limit", "tool")
 
