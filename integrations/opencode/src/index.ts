@@ -6,7 +6,8 @@
  * - hud.ts: every LLM call gets the few memories that matter to what the agent is doing, as one synthetic user
  *   message at the tail (derive.ts derives the query, subcortical.ts optionally asks a small model too).
  * - cold-start.ts: once per session, a short block of important and recent memories in the system prompt.
- * - tools.ts: `memory_search`, `memory_get`, `memory_store`, `memory_transcript` (the MCP tools' names and JSON).
+ * - tools.ts, session-tools.ts: `memory_search`, `memory_get`, `memory_store`, `memory_transcript`, `checkpoint`,
+ *   `search_sessions`, `list_sessions`, `get_session_files` (the MCP tools' names, arguments and JSON).
  * - capture.ts: live capture of prompts, answers and tool calls to the daemon's `POST /api/raw-events`.
  * - autostart.ts: optionally, `codememory daemon start` when no daemon runs.
  *
