@@ -7,8 +7,9 @@
   out), plus the server's `instructions` (Claude Code puts them in the system prompt) on their own line.
 - OpenCode: what the real `opencode` binary (pinned in integrations/opencode) sends a scripted model on the first
   call of a session after `codememory init --assistants opencode`: every entry of the request's `tools` that is
-  codememory's (the plugin's tools and any `codememory_*` MCP tool), as compact JSON. Measured twice: as init
-  installs it now, and as an older init left it (the plugin and the MCP server both registered).
+  codememory's (the plugin's tools, any `codememory_*` MCP tool, and the three MCP resource tools OpenCode adds
+  once an MCP server is registered), as compact JSON. Measured twice: as init installs it now, and with the MCP
+  server registered as well, as an older init left it.
 
     python benchmarks/bench_tool_defs.py [--out results.json]
 
@@ -55,6 +56,8 @@ OURS = {
     "list_sessions",
     "get_session_files",
 }
+# Tools OpenCode adds once any MCP server is registered (in the benchmark's projects, ours is the only one).
+MCP_RESOURCE_TOOLS = {"list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"}
 
 
 def compact(value: Any) -> str:
@@ -135,7 +138,7 @@ def measure_opencode(old_install: bool) -> dict[str, Any]:
     rows = []
     for entry in tools:
         name = (entry.get("function") or {}).get("name", "")
-        if name in OURS or name.startswith("codememory_"):
+        if name in OURS or name in MCP_RESOURCE_TOOLS or name.startswith("codememory_"):
             rows.append((name, compact(entry)))
     result = sized(rows)
     result["all_tools_chars"] = len(compact(tools))
