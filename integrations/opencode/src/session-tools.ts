@@ -19,9 +19,9 @@ export function sessionTools(z: any, call: Call): Record<string, ToolDefinition>
         "Save this coding session to .codememory/sessions/ (at ~70% context, before a commit, at a task's end). Lists " +
         "are appended; work_pending replaces. The first call needs a slug.",
       args: {
-        slug: z.string().optional().describe("2-4 hyphenated words naming the session."),
+        slug: z.string().optional().describe("2-4 hyphenated words."),
         session_id: z.string().optional().describe("Default: this conversation's."),
-        goal: z.string().optional().describe("1-2 sentences: what is built or fixed, and the target."),
+        goal: z.string().optional().describe("What is built or fixed, and the target."),
         work_completed: bullets(),
         work_pending: bullets().describe("Every task still to do."),
         decisions: bullets().describe("'**Label:** Rationale.' each."),
@@ -47,14 +47,14 @@ export function sessionTools(z: any, call: Call): Record<string, ToolDefinition>
       execute: (args: any, ctx: any) => call("/sessions/search", args, ctx?.directory),
     },
     list_sessions: {
-      description: "This project's recent coding sessions, newest first.",
+      description: "Recent coding sessions, newest first.",
       args: {
         limit: z.number().int().min(1).max(100).optional(),
       },
       execute: (args: any, ctx: any) => call("/sessions/list", args, ctx?.directory),
     },
     get_session_files: {
-      description: "The files a coding session created, modified or deleted.",
+      description: "Files a coding session created, modified or deleted.",
       args: { session_id: z.string() },
       execute: (args: any, ctx: any) => call("/sessions/files", args, ctx?.directory),
     },

@@ -51,8 +51,8 @@ export async function recallTools(config: Config, projectRoot: string): Promise<
   return {
     memory_search: {
       description:
-        "Search project memory (earlier sessions' decisions, conventions, gotchas, todos) by words, paths or names; a " +
-        'question works. OR, NOT, "phrase", prefix* are strict.',
+        "Search project memory (decisions, conventions, gotchas, todos) by words, paths or names; a question works. OR, " +
+        'NOT, "phrase", prefix* are strict.',
       args: {
         query: z.string(),
         limit: z.number().int().min(1).max(50).optional(),
@@ -61,14 +61,14 @@ export async function recallTools(config: Config, projectRoot: string): Promise<
       execute: (args: any, ctx: any) => call("/memory/search", args, ctx?.directory),
     },
     memory_get: {
-      description: "Full memory records by id, with their links and the entities they name.",
+      description: "Full memory records by id, with links and entities.",
       args: { ids: z.array(memoryId) },
       execute: (args: any, ctx: any) => call("/memory/get", { ids: args.ids }, ctx?.directory),
     },
     memory_store: {
       description:
-        "Save one durable fact for future sessions: a decision and its reason, a convention, a gotcha, a preference, a " +
-        "todo. Self-contained; never secrets.",
+        "Save one durable fact for future sessions (a decision and why, a convention, a gotcha, a todo); self-contained, " +
+        "never secrets.",
       args: {
         text: z.string(),
         category: z.string().optional().describe(`One of: ${CATEGORIES}.`),

@@ -1246,9 +1246,9 @@ function sessionTools(z, call) {
     checkpoint: {
       description: "Save this coding session to .codememory/sessions/ (at ~70% context, before a commit, at a task's end). Lists are appended; work_pending replaces. The first call needs a slug.",
       args: {
-        slug: z.string().optional().describe("2-4 hyphenated words naming the session."),
+        slug: z.string().optional().describe("2-4 hyphenated words."),
         session_id: z.string().optional().describe("Default: this conversation's."),
-        goal: z.string().optional().describe("1-2 sentences: what is built or fixed, and the target."),
+        goal: z.string().optional().describe("What is built or fixed, and the target."),
         work_completed: bullets(),
         work_pending: bullets().describe("Every task still to do."),
         decisions: bullets().describe("'**Label:** Rationale.' each."),
@@ -1271,14 +1271,14 @@ function sessionTools(z, call) {
       execute: (args, ctx) => call("/sessions/search", args, ctx?.directory)
     },
     list_sessions: {
-      description: "This project's recent coding sessions, newest first.",
+      description: "Recent coding sessions, newest first.",
       args: {
         limit: z.number().int().min(1).max(100).optional()
       },
       execute: (args, ctx) => call("/sessions/list", args, ctx?.directory)
     },
     get_session_files: {
-      description: "The files a coding session created, modified or deleted.",
+      description: "Files a coding session created, modified or deleted.",
       args: { session_id: z.string() },
       execute: (args, ctx) => call("/sessions/files", args, ctx?.directory)
     }
@@ -1312,7 +1312,7 @@ async function recallTools(config, projectRoot) {
   const memoryId = z.string().regex(MEMORY_ID);
   return {
     memory_search: {
-      description: `Search project memory (earlier sessions' decisions, conventions, gotchas, todos) by words, paths or names; a question works. OR, NOT, "phrase", prefix* are strict.`,
+      description: 'Search project memory (decisions, conventions, gotchas, todos) by words, paths or names; a question works. OR, NOT, "phrase", prefix* are strict.',
       args: {
         query: z.string(),
         limit: z.number().int().min(1).max(50).optional(),
@@ -1321,12 +1321,12 @@ async function recallTools(config, projectRoot) {
       execute: (args, ctx) => call("/memory/search", args, ctx?.directory)
     },
     memory_get: {
-      description: "Full memory records by id, with their links and the entities they name.",
+      description: "Full memory records by id, with links and entities.",
       args: { ids: z.array(memoryId) },
       execute: (args, ctx) => call("/memory/get", { ids: args.ids }, ctx?.directory)
     },
     memory_store: {
-      description: "Save one durable fact for future sessions: a decision and its reason, a convention, a gotcha, a preference, a todo. Self-contained; never secrets.",
+      description: "Save one durable fact for future sessions (a decision and why, a convention, a gotcha, a todo); self-contained, never secrets.",
       args: {
         text: z.string(),
         category: z.string().optional().describe(`One of: ${CATEGORIES}.`),

@@ -34,9 +34,9 @@ def register(server: FastMCP[None], store: StoreOf) -> None:
     @server.tool(title="Save a session checkpoint", description=DESCRIPTION, annotations=WRITES)
     def checkpoint(
         ctx: Context[ServerSession, None, Any],
-        slug: Annotated[str | None, Field(description="2-4 hyphenated words naming the session.")] = None,
+        slug: Annotated[str | None, Field(description="2-4 hyphenated words.")] = None,
         session_id: Annotated[SessionId | None, Field(description="Default: this conversation's.")] = None,
-        goal: Annotated[str | None, Field(description="1-2 sentences: what is built or fixed, and the target.")] = None,
+        goal: Annotated[str | None, Field(description="What is built or fixed, and the target.")] = None,
         work_completed: Bullets = None,
         work_pending: Annotated[Bullets, Field(description="Every task still to do.")] = None,
         work_summary: Bullets = None,

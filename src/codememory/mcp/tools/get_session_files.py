@@ -8,7 +8,7 @@ from mcp.types import CallToolResult
 from codememory.mcp.tools.common import READS, SessionId, StoreOf, result
 from codememory.operations.sessions import session_files
 
-DESCRIPTION = "The files a coding session created, modified or deleted."
+DESCRIPTION = "Files a coding session created, modified or deleted."
 
 
 def register(server: FastMCP[None], store: StoreOf) -> None:

@@ -11,7 +11,7 @@ from pydantic import Field
 from codememory.mcp.tools.common import READS, StoreOf, result
 from codememory.operations.sessions import list_sessions as list_recent
 
-DESCRIPTION = "This project's recent coding sessions, newest first."
+DESCRIPTION = "Recent coding sessions, newest first."
 # Filters for scripts; an agent looking for one session asks search_sessions ("the cursor session last week").
 UNLISTED = ("tool", "status")
 

@@ -11,7 +11,7 @@ from pydantic import Field
 from codememory.mcp.tools.common import READS, MemoryId, StoreOf, result
 from codememory.operations.get import get_records
 
-DESCRIPTION = "Full memory records by id, with their links and the entities they name."
+DESCRIPTION = "Full memory records by id, with links and entities."
 
 
 def register(server: FastMCP[None], store: StoreOf) -> None:

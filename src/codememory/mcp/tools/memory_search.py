@@ -12,8 +12,8 @@ from codememory.mcp.tools.common import READS, DateText, StoreOf, result
 from codememory.operations.search import recall_search
 
 DESCRIPTION = (
-    "Search project memory (earlier sessions' decisions, conventions, gotchas, todos) by words, paths or names; a "
-    'question works. OR, NOT, "phrase", prefix* are strict.'
+    "Search project memory (decisions, conventions, gotchas, todos) by words, paths or names; a question works. OR, "
+    'NOT, "phrase", prefix* are strict.'
 )
 # Filters an agent seldom needs: accepted, not listed (the CLI's `search` has them all).
 UNLISTED = ("tags", "entity", "after", "before", "mode")

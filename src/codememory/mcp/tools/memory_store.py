@@ -14,8 +14,8 @@ from codememory.mcp.tools.common import CATEGORY_LIST, MemoryId, StoreOf, client
 from codememory.operations.store_memory import store_memory
 
 DESCRIPTION = (
-    "Save one durable fact for future sessions: a decision and its reason, a convention, a gotcha, a preference, a "
-    "todo. Self-contained; never secrets."
+    "Save one durable fact for future sessions (a decision and why, a convention, a gotcha, a todo); self-contained, "
+    "never secrets."
 )
 # A fact that stops being true on a date is rare in a session (`codememory store --expires`): accepted, not listed.
 UNLISTED = ("expires",)
