@@ -1,6 +1,6 @@
-"""Issue 5's "done when", for OpenCode: in a fresh project, `codememory init` and then an OpenCode session
-(the real binary, a scripted model) leave a checkpointed session file (the model called our MCP tool
-through OpenCode), the captured turns, and memories that a search and /retrieve find.
+"""Issue 5's "done when", for OpenCode: in a fresh project, `codememory init` and `codememory daemon start`, then an
+OpenCode session (the real binary, a scripted model) leave a checkpointed session file (the model called the
+plugin's `checkpoint` tool, which the daemon answers), the captured turns, and memories that a search finds.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import pytest
 
 from codememory.core.project import store_dir
 from codememory.service.project_store import Store
+from codememory.store.capture import CaptureTables
+from support.daemon import spawn
 from support.opencode import OpenCodeHome, make_git_project
 from support.scripted_llm import Reply, Script, ScriptedLLM, ToolCallSpec
 
@@ -40,7 +42,7 @@ def test_init_then_an_opencode_session_leaves_session_file_turns_and_memories(tm
     project = make_git_project(tmp_path / "api")
     script = Script(
         [
-            Reply(tool_calls=[ToolCallSpec("codememory_checkpoint", CHECKPOINT)]),
+            Reply(tool_calls=[ToolCallSpec("checkpoint", CHECKPOINT)]),
             Reply("Checkpoint saved. We decided to use Redis instead of Memcached for the counters."),
             Reply("Yes: INCR with EXPIRE in one MULTI block."),
         ]
@@ -50,17 +52,23 @@ def test_init_then_an_opencode_session_leaves_session_file_turns_and_memories(tm
         env = oc.env()  # a fresh install: the default embedding model, no configuration
         init = run(env, project, "init", "--assistants", "opencode")
         assert init["created"] is True and Path(init["store"]).parent.resolve() == store_dir(project).resolve()
-        config = json.loads((project / "opencode.json").read_text())
-        assert "codememory" in config["mcp"]
-        result = oc.run(project, "We decided to use Redis instead of Memcached for the rate limiter counters.")
-        oc.run(project, "and the counters expire on their own?", session=result.session_id)
+        assert (project / ".opencode" / "plugin" / "codememory.js").is_file()
+        assert not (project / "opencode.json").exists()  # one tool set: the plugin's, no MCP server
+        daemon = spawn(env)  # the plugin finds it as users' plugins do: daemon.json in OpenCode's XDG_STATE_HOME
+        try:
+            result = oc.run(project, "We decided to use Redis instead of Memcached for the rate limiter counters.")
+            oc.run(project, "and the counters expire on their own?", session=result.session_id)
+        finally:
+            daemon.terminate()
         called = [
             t["function"]["name"]
             for r in llm.requests
             for m in r.get("messages", [])
             for t in m.get("tool_calls") or []
         ]
-    assert "codememory_checkpoint" in called, "the model's tool call did not reach our MCP server"
+    assert "checkpoint" in called
+    tool_results = [m for r in llm.requests for m in r.get("messages", []) if m.get("role") == "tool"]
+    assert tool_results and json.loads(tool_results[0]["content"])["created"] is True, tool_results
 
     # the checkpoint: a markdown session file and a searchable session
     files = sorted((store_dir(project) / "sessions").glob("*_opencode_rate-limiter.md"))
@@ -70,9 +78,11 @@ def test_init_then_an_opencode_session_leaves_session_file_turns_and_memories(tm
     found = run(env, project, "sessions", "search", "rate limiter redis")
     assert found["results"] and found["results"][0]["goal"] == CHECKPOINT["goal"]
 
-    # capture and extraction (what the daemon does every poll), then the memories are found
-    report = run(env, project, "capture", "--idle-after", "0")
-    assert report["turns_captured"] == 2
+    # capture (the plugin streamed the turns to the daemon live; this pass finds any left) and extraction (what the
+    # daemon does every poll), then the memories are found
+    run(env, project, "capture", "--idle-after", "0")
+    with Store.open(project) as store:
+        assert len(CaptureTables(store.db).turns("opencode", result.session_id)) == 2
     logs = list((store_dir(project) / "memory").glob("*.md"))
     assert len(logs) == 1 and f"session:{result.session_id}" in logs[0].read_text()
     with Store.open(project) as store:

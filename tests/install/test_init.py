@@ -104,7 +104,7 @@ def test_init_twice_then_uninstall_restores_everything(invoke: Invoke, env: dict
     assert actions[("claude", "CLAUDE.md")] == "added"
     assert actions[("codex", ".codex/hooks.json")] == "added"
     assert actions[("cursor", ".cursor/mcp.json")] == "added"
-    assert actions[("opencode", "opencode.json")] == "added"
+    assert actions[("opencode", "opencode.json")] == "unchanged"  # one tool set: the plugin's, no MCP server
     assert actions[("opencode", "AGENTS.md")] == "unchanged"  # codex already added the block
     assert actions[("opencode", ".opencode/plugin/codememory.js")] == "added"
     assert (project / ".opencode" / "plugin" / "codememory.js").read_text() == PLUGIN_SOURCE.read_text()
@@ -128,21 +128,20 @@ def test_init_twice_then_uninstall_restores_everything(invoke: Invoke, env: dict
     assert set(codex_hooks) == {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"}
     stop = {"type": "command", "command": f"{lean_hook(exe)} codex Stop", "timeout": 10}
     assert codex_hooks["Stop"] == [{"hooks": [stop]}]
-    assert json.loads((project / "opencode.json").read_text()) == {
-        "$schema": "https://opencode.ai/config.json",
-        "mcp": {"codememory": {"type": "local", "command": [exe, "mcp"]}},
-    }
+    assert (project / "opencode.json").read_bytes() == before[str(project / "opencode.json")]
     claude_md = (project / "CLAUDE.md").read_text()
     assert claude_md.startswith("# House rules\n\nUse tabs.\n\n<!-- codememory:start -->\n## codememory\n")
-    assert claude_md.endswith("<!-- codememory:end -->\n") and "`memory_retrieve`" in claude_md
-    assert (project / "AGENTS.md").read_text() == (project / ".cursorrules").read_text()
+    assert claude_md.endswith("<!-- codememory:end -->\n") and "`mcp__codememory__memory_retrieve`" in claude_md
+    assert "`memory_retrieve`" in (project / ".cursorrules").read_text()
+    assert "retrieve" not in (project / "AGENTS.md").read_text()  # OpenCode reads it too: it has no such tool
     assert (project / "AGENTS.md").read_text().count("codememory:start") == 1
     toml = (home / "codex" / "config.toml").read_text()
     table = f'[mcp_servers.codememory]\ncommand = {json.dumps(exe)}\nargs = ["mcp"]\n'
     assert toml == f"{USER_CODEX}\n{codex.TOML_START}\n{table}{codex.TOML_END}\n"
     # backups of pre-existing files, byte-identical to the originals
-    for name in (".claude/settings.json", ".mcp.json", "CLAUDE.md", "opencode.json"):
+    for name in (".claude/settings.json", ".mcp.json", "CLAUDE.md"):
         assert (project / (name + ".codememory-backup")).read_bytes() == before[str(project / name)]
+    assert not (project / "opencode.json.codememory-backup").exists()
     assert (home / "codex" / "config.toml.codememory-backup").read_text() == USER_CODEX
 
     # second run: nothing changes

@@ -19,6 +19,8 @@ import pytest
 from mcp import ClientSession
 
 from codememory import Store
+from codememory.mcp.server import INSTRUCTIONS
+from codememory.text.tokens import estimate_tokens
 from conftest import MEMORY_KEYS
 from support.mcp import CLIENT, call, call_error, session_with
 
@@ -28,18 +30,36 @@ SESSION_TOOLS = {"checkpoint", "search_sessions", "list_sessions", "get_session_
 HIT_KEYS = {"id", "text", "category", "importance", "tags", "created_at", "source", "match", "score", "why"}
 
 
+def _keys(node: Any, inside_properties: bool = False) -> set[str]:
+    """Every JSON-schema keyword in `node` (property names are not keywords)."""
+    if isinstance(node, list):
+        return set().union(*(_keys(n) for n in node)) if node else set()
+    if not isinstance(node, dict):
+        return set()
+    found = set() if inside_properties else set(node)
+    for key, value in node.items():
+        found |= _keys(value, inside_properties=key == "properties" and not inside_properties)
+    return found
+
+
 @pytest.mark.slow
-def test_the_server_lists_its_documented_tools_with_strict_schemas(console_script: Path, project: Path) -> None:
+def test_the_server_lists_its_tools_short_and_exact(console_script: Path, project: Path) -> None:
+    """What every call of an assistant carries (benchmarks/bench_tool_defs.py): one-line descriptions, schemas with
+    nothing a model cannot use (no titles, null branches, size caps); the arguments an agent seldom needs are
+    accepted but not listed (see test_unlisted_arguments_are_still_accepted)."""
+
     async def body(session: ClientSession) -> Any:
         return (await session.list_tools()).tools
 
-    tools = {t.name: t for t in session_with(console_script, ["--project", project, "mcp"], body)}
+    tools_list = session_with(console_script, ["--project", project, "mcp"], body)
+    tools = {t.name: t for t in tools_list}
     assert set(tools) == TOOLS | SESSION_TOOLS
     for tool in tools.values():
-        assert tool.description and len(tool.description) > 150, tool.name
-        assert "Returns" in tool.description, tool.name
+        assert tool.description and "\n" not in tool.description and len(tool.description) <= 200, tool.name
         assert tool.inputSchema["type"] == "object"
-        assert tool.inputSchema["additionalProperties"] is False, tool.name
+        assert not _keys(tool.inputSchema) & {"title", "anyOf", "$defs", "$ref", "maxItems", "maxLength"} - (
+            {"anyOf"} if tool.name == "memory_transcript" else set()  # turn: a number or a turn id
+        ), tool.name
     required = {name: tool.inputSchema.get("required", []) for name, tool in tools.items()}
     assert required == {
         "memory_search": ["query"],
@@ -54,15 +74,40 @@ def test_the_server_lists_its_documented_tools_with_strict_schemas(console_scrip
         "get_session_files": ["session_id"],
     }
     search = tools["memory_search"].inputSchema["properties"]
-    assert set(search) == {"query", "limit", "category", "tags", "entity", "after", "before", "mode"}
+    assert set(search) == {"query", "limit", "category"}
     assert (search["limit"]["default"], search["limit"]["minimum"], search["limit"]["maximum"]) == (5, 1, 50)
-    assert search["mode"]["enum"] == ["hybrid", "lexical", "semantic"]
     store = tools["memory_store"].inputSchema["properties"]
-    assert set(store) == {"text", "category", "tags", "importance", "expires", "supersedes"}  # no context argument
+    assert set(store) == {"text", "category", "tags", "importance", "supersedes"}  # no context argument
     assert (store["importance"]["minimum"], store["importance"]["maximum"]) == (0, 1)
+    assert "rejected_alternative" in store["category"]["description"]
     ids = tools["memory_get"].inputSchema["properties"]["ids"]
-    assert (ids["minItems"], ids["maxItems"]) == (1, 20)
     assert ids["items"]["pattern"] == "^mem_[0-9a-f]{8}$"
+    checkpoint = tools["checkpoint"].inputSchema["properties"]
+    assert set(checkpoint) == {"slug", "session_id", "goal", "work_completed", "work_pending", "decisions",
+                               "plan_files", "status"}  # fmt: skip
+    assert checkpoint["plan_files"]["items"]["required"] == ["path"]
+    # the whole set, as an assistant hands it to its model (measured: benchmarks/README.md "Tool definitions")
+    listed = "".join(
+        json.dumps({"name": t.name, "description": t.description, "input_schema": t.inputSchema}, separators=(",", ":"))
+        for t in tools_list
+    )
+    assert estimate_tokens(listed) <= 1100, estimate_tokens(listed)
+    assert len(INSTRUCTIONS) <= 400  # Claude Code puts them in its system prompt
+
+
+@pytest.mark.slow
+def test_unlisted_arguments_are_still_accepted(console_script: Path, project: Path) -> None:
+    async def body(session: ClientSession) -> list[Any]:
+        return [
+            await call(session, "memory_search", {"query": "x", "mode": "lexical", "tags": ["a"], "after": "2020-1-1"}),
+            await call(session, "search_sessions", {"query": "x", "limit": 2, "tool": "cursor"}),
+            await call(session, "memory_retrieve", {"query_expansion": ["x"], "pinned_memory_ids": ["mem_00000000"]}),
+            await call(session, "memory_store", {"text": "Staging is frozen", "expires": "in 2 weeks"}),
+        ]
+
+    found = session_with(console_script, ["--project", project, "mcp"], body)
+    assert found[0]["results"] == [] and found[1]["results"] == [] and found[2]["memories"] == []
+    assert found[3]["memory"]["expires_at"]
 
 
 @pytest.mark.slow

@@ -88,6 +88,10 @@ def endpoints(root: str) -> list[tuple[str, str, str, dict[str, Any] | None]]:
             "/hook",
             {"assistant": "claude", "event": "UserPromptSubmit", "payload": hook_payload("/"), "project": root},
         ),
+        ("sessions-checkpoint", "POST", "/sessions/checkpoint", {"project_root": root, "slug": "probe"}),
+        ("sessions-search", "POST", "/sessions/search", {"project_root": root, "query": "probe"}),
+        ("sessions-list", "POST", "/sessions/list", {"project_root": root}),
+        ("sessions-files", "POST", "/sessions/files", {"project_root": root, "session_id": "2026-01-01_10-00_x_y"}),
     ]
 
 
@@ -230,7 +234,8 @@ def test_the_registered_project_and_its_subfolders_are_served(world: World) -> N
     for root in (world.mine, inner, world.mine / "vendor"):  # vendor: between mine and the nested clone
         for name, method, path, body in endpoints(str(root)):
             resp = client.request(method, path, body)
-            expected = 404 if name == "transcript" else 200  # nothing captured for ses_1: a 404, not a 403
+            # nothing captured for ses_1, no such session: a 404, not a 403
+            expected = 404 if name in ("transcript", "sessions-files") else 200
             assert resp.status == expected, (root, name, resp)
     found = client.request("POST", "/memory/search", {"project_root": str(world.mine), "query": "kettle"}).data
     assert [r["text"] for r in found["results"]] == [MINE]

@@ -9,7 +9,8 @@
  *     model too), none that the call already carries (carried.ts);
  *   - cold-start.ts: in a session's first call only, a short block of important and recent memories in the system
  *     prompt.
- * - tools.ts: `memory_search`, `memory_get`, `memory_store`, `memory_transcript` (the MCP tools' names and JSON).
+ * - tools.ts, session-tools.ts: `memory_search`, `memory_get`, `memory_store`, `memory_transcript`, `checkpoint`,
+ *   `search_sessions`, `list_sessions`, `get_session_files` (the MCP tools' names, arguments and JSON).
  * - capture.ts: live capture of prompts, answers and tool calls to the daemon's `POST /api/raw-events`.
  * - autostart.ts: optionally, `codememory daemon start` when no daemon runs.
  *

@@ -1,12 +1,18 @@
 /**
- * The recall tools `memory_search`, `memory_get`, `memory_store`, `memory_transcript`: the daemon's `/memory/*`
- * endpoints, with the same names, arguments and result JSON as the MCP tools. A failing daemon makes the tool call
- * fail with the daemon's error (OpenCode shows it to the model as the tool's error), never the plugin.
+ * codememory's tools in OpenCode, the only ones it gets (`codememory init` does not register the MCP server there):
+ * `memory_search`, `memory_get`, `memory_store`, `memory_transcript` over the daemon's `/memory/*` endpoints, and the
+ * session tools (session-tools.ts) over `/sessions/*`. Names, descriptions and arguments are the MCP tools' as the
+ * MCP server lists them (src/codememory/mcp/tools/; tests/install/test_tool_names.py compares them), and so is the
+ * result JSON. Every word here is sent with every LLM call (benchmarks/bench_tool_defs.py measures it).
+ *
+ * A failing daemon makes the tool call fail with the daemon's error (OpenCode shows it to the model as the tool's
+ * error), never the plugin.
  */
 import type { ToolDefinition } from "@opencode-ai/plugin"
 
 import type { Config } from "./config.ts"
 import { request } from "./daemon.ts"
+import { type Call, sessionTools } from "./session-tools.ts"
 
 /**
  * zod, for the tools' argument schemas: @opencode-ai/plugin's (OpenCode installs it, which brings zod, into
@@ -30,87 +36,57 @@ function defined(args: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined && v !== null))
 }
 
-/** The recall tools, or null when no zod is importable. */
+export const MEMORY_ID = /^mem_[0-9a-f]{8}$/
+const CATEGORIES = "decision, rejected_alternative, convention, preference, gotcha, fact, todo, note"
+
+/** The recall and session tools, or null when no zod is importable. */
 export async function recallTools(config: Config, projectRoot: string): Promise<Record<string, ToolDefinition> | null> {
   const z = await importZod()
   if (!z) return null
-  const call = async (path: string, body: Record<string, unknown>, directory: string | undefined) => {
-    const result = await request(config, "POST", path, { project_root: config.projectRoot ?? directory ?? projectRoot, ...body }, config.toolTimeoutMs)
-    return JSON.stringify(result)
+  const call: Call = async (path, args, directory) => {
+    const body = { project_root: config.projectRoot ?? directory ?? projectRoot, ...defined(args) }
+    return JSON.stringify(await request(config, "POST", path, body, config.toolTimeoutMs))
   }
+  const memoryId = z.string().regex(MEMORY_ID)
   return {
     memory_search: {
       description:
-        "Search this project's memory (codememory): decisions, rejected alternatives, conventions, gotchas, " +
-        "preferences, facts and todos recorded by earlier sessions. Use it before choosing a library, pattern or " +
-        "approach the project may already have settled. Query syntax is grep-like: memories with all the words " +
-        'first, then related ones (a question works); OR, NOT, "exact phrase", prefix* match strictly; paths and ' +
-        "symbols match literally. Returns {results: [{id, text, category, importance, tags, created_at, source, " +
-        "match, score, why}], degraded, degraded_reason}.",
+        "Search project memory (decisions, conventions, gotchas, todos) by words, paths or names; a question works. OR, " +
+        'NOT, "phrase", prefix* are strict.',
       args: {
-        query: z.string().describe("What to look for: words, a path, an identifier, an error name."),
-        limit: z.number().int().min(1).max(50).optional().describe("Maximum results (default 5)."),
-        category: z.string().optional().describe("Only this category (or several, comma-separated)."),
-        tags: z.array(z.string()).optional().describe("Only memories with all these tags."),
-        entity: z.string().optional().describe("Only memories mentioning this library, tool, file or error name."),
-        after: z.string().optional().describe("ISO date or words ('2 weeks ago')."),
-        before: z.string().optional().describe("ISO date or words ('yesterday')."),
-        mode: z.enum(["hybrid", "lexical", "semantic"]).optional().describe("hybrid (default), lexical or semantic."),
+        query: z.string(),
+        limit: z.number().int().min(1).max(50).optional(),
+        category: z.string().optional().describe("Only this category (comma-separate several)."),
       },
-      async execute(args: any, ctx: any) {
-        return call("/memory/search", defined(args), ctx?.directory)
-      },
+      execute: (args: any, ctx: any) => call("/memory/search", args, ctx?.directory),
     },
     memory_get: {
-      description:
-        "Full records of project memories by id (from memory_search or the developer_context block): every field, " +
-        "links to related memories and the entities mentioned. Returns {memories: [...], missing: [ids]}.",
-      args: { ids: z.array(z.string()).min(1).max(20).describe("Memory ids, e.g. mem_1a2b3c4d (1 to 20).") },
-      async execute(args: any, ctx: any) {
-        return call("/memory/get", { ids: args.ids }, ctx?.directory)
-      },
+      description: "Full memory records by id, with links and entities.",
+      args: { ids: z.array(memoryId) },
+      execute: (args: any, ctx: any) => call("/memory/get", { ids: args.ids }, ctx?.directory),
     },
     memory_store: {
       description:
-        "Save one durable piece of project knowledge for future sessions: a decision and its reason, a rejected " +
-        "alternative and why, a convention, a gotcha, a preference, a fact or a todo. Write it to be read without " +
-        "this conversation. Never store secrets. Returns {created, duplicate_of, duplicate_reason, embedded, links, memory}.",
+        "Save one durable fact for future sessions (a decision and why, a convention, a gotcha, a todo); self-contained, " +
+        "never secrets.",
       args: {
-        text: z.string().describe("One self-contained statement with its reason."),
-        category: z.string().optional().describe("decision, rejected_alternative, convention, preference, gotcha, fact, todo, note."),
-        tags: z.array(z.string()).optional().describe("Short topic tags."),
-        importance: z.number().min(0).max(1).optional().describe("How much this matters, 0 to 1 (default 0.5)."),
-        expires: z.string().optional().describe("When it stops being true: ISO date or words ('in 2 weeks')."),
-        supersedes: z.array(z.string()).optional().describe("Ids of memories this one replaces."),
+        text: z.string(),
+        category: z.string().optional().describe(`One of: ${CATEGORIES}.`),
+        tags: z.array(z.string()).optional(),
+        importance: z.number().min(0).max(1).optional(),
+        supersedes: z.array(memoryId).optional().describe("Ids of memories it replaces."),
       },
-      async execute(args: any, ctx: any) {
-        return call("/memory/store", { ...defined(args), entered_by: "opencode" }, ctx?.directory)
-      },
+      execute: (args: any, ctx: any) => call("/memory/store", { ...args, entered_by: "opencode" }, ctx?.directory),
     },
     memory_transcript: {
       description:
-        "What was actually said and done in the captured coding-session turn a memory came from: the user's request, " +
-        "the assistant's answers and its tool calls with their input and output. Use it when a memory (from " +
-        "memory_search, memory_get or the developer_context block) is too terse to act on, or to read a turn named by " +
-        "an anchor in .codememory/memory/*.md. A session id gives its captured turns in order (at most max_turns; ask " +
-        "for others with turn). Secrets and <private> spans are removed. Returns {reference, kind (memory, anchor or " +
-        "session), memory_id, session_id, turns: [{source, session_id, turn_id, seq, started_at, ended_at, log_path, " +
-        "origin, fallback_reason, transcript}], turns_total, truncated}.",
+        "What was said and done in the captured turn behind a memory, a session (ses_...) or a daily-log anchor. Secrets " +
+        "removed.",
       args: {
-        reference: z
-          .string()
-          .min(1)
-          .max(500)
-          .describe("A memory id (mem_1a2b3c4d), a daily-log anchor (<!-- session:ses_abc turn:msg_123 -->) or a captured session id (ses_abc)."),
-        turn: z
-          .union([z.number().int(), z.string().max(200)])
-          .optional()
-          .describe("With a session id only: one turn, by number (1 = first) or by turn id."),
-        max_turns: z.number().int().min(1).max(50).optional().describe("Most turns returned for a session (default 10)."),
+        reference: z.string(),
       },
-      async execute(args: any, ctx: any) {
-        return call("/memory/transcript", defined(args), ctx?.directory)
-      },
+      execute: (args: any, ctx: any) => call("/memory/transcript", args, ctx?.directory),
     },
+    ...sessionTools(z, call),
   }
 }

@@ -14,6 +14,10 @@ const TOOL_CALLS = {
   memory_get: { ids: ["mem_0000abcd"] },
   memory_store: { text: "Retries use exponential backoff", category: "decision" },
   memory_transcript: { reference: "mem_0000abcd" },
+  checkpoint: { slug: "retries", goal: "Add retries" },
+  search_sessions: { query: "retries" },
+  list_sessions: {},
+  get_session_files: { session_id: "2026-01-01_10-00_opencode_retries" },
 }
 const CONVERSATION = [{ info: { id: "msg_u", sessionID: "ses_down", role: "user" }, parts: [{ type: "text", text: "add retries to src/worker.py" }] }]
 
@@ -106,6 +110,37 @@ test("the recall tools: the MCP tools' arguments to the daemon, the answer as JS
     assert.deepEqual(calls[1].body, { project_root: "/repo", text: "Use httpx", category: "decision", entered_by: "opencode" })
     const e = await rejection(hooks.tool.memory_get.execute({ ids: ["mem_0000abcd"] }, {})) // not routed: 404
     assert.ok(e instanceof DaemonError && e.status === 404)
+  } finally {
+    await d.close()
+  }
+})
+
+test("the session tools: the MCP session tools' arguments to /sessions/*, the answer as JSON text", async () => {
+  const saved = { session_id: "2026-01-01_10-00_opencode_retries", markdown_path: "/repo/x.md", status: "open", created: true, files_touched: [] }
+  const d = await fakeDaemon({
+    "/retrieve": { memories: [] },
+    "/sessions/checkpoint": saved,
+    "/sessions/search": { results: [], query: {} },
+    "/sessions/list": { sessions: [] },
+    "/sessions/files": (body) => [200, { session_id: body.session_id, files: [] }],
+  })
+  try {
+    const hooks = await createHooks({ directory: "/repo" }, { stateDir: d.state, rawEvents: false }, { log: () => {} })
+    await hooks._state.ready
+    const args = { slug: "retries", goal: "Add retries", work_pending: ["wire it"], status: undefined, decisions: null }
+    assert.deepEqual(JSON.parse(await hooks.tool.checkpoint.execute(args, { directory: "/repo/sub" })), saved)
+    for (const [name, args] of Object.entries(TOOL_CALLS).filter(([n]) => n !== "checkpoint" && !n.startsWith("memory_")))
+      JSON.parse(await hooks.tool[name].execute(args, {}))
+    const calls = d.requests.filter((r) => r.path.startsWith("/sessions/"))
+    assert.deepEqual(
+      calls.map((c) => [c.path, c.body]),
+      [
+        ["/sessions/checkpoint", { project_root: "/repo/sub", slug: "retries", goal: "Add retries", work_pending: ["wire it"] }],
+        ["/sessions/search", { project_root: "/repo", query: "retries" }],
+        ["/sessions/list", { project_root: "/repo" }],
+        ["/sessions/files", { project_root: "/repo", session_id: "2026-01-01_10-00_opencode_retries" }],
+      ],
+    )
   } finally {
     await d.close()
   }

@@ -29,8 +29,9 @@ from codememory.service.project_store import Store
 def init(ctx: click.Context, uninstall: bool, assistants: str | None, no_global: bool, as_json: bool) -> None:
     """Create the project's store in .codememory/ and set up the coding assistants (safe to run again).
 
-    For each assistant: registers the MCP server (`codememory mcp`), installs the hooks (`codememory hook ...`)
-    and adds a rule block to CLAUDE.md / AGENTS.md / .cursorrules between codememory markers. Existing
+    For each assistant: one tool set (Claude Code, Codex, Cursor: the MCP server, `codememory mcp`, and the hooks,
+    `codememory-hook ...`; OpenCode: the codememory plugin, whose tools replace the MCP server there), and a rule
+    block in CLAUDE.md / AGENTS.md / .cursorrules between codememory markers. Existing
     settings are merged, never replaced; a `<file>.codememory-backup` copy is kept before the first change.
     If a file to change is malformed, nothing at all is written. Then the project is added to the global
     registry ($XDG_CONFIG_HOME/codememory/registry.json).

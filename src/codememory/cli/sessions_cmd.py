@@ -13,7 +13,7 @@ from codememory.sessions.results import SessionHit, SessionSummary
 
 @click.group(cls=CliGroup)
 def sessions() -> None:
-    """Coding sessions saved by agents through the MCP `checkpoint` tool (markdown files in
+    """Coding sessions saved by agents through the `checkpoint` tool (markdown files in
     .codememory/sessions/, which are the source of truth)."""
 
 

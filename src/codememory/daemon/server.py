@@ -26,6 +26,7 @@ from codememory.daemon.hook_api import create_router as create_hook_router
 from codememory.daemon.raw_events_api import create_router as create_raw_events_router
 from codememory.daemon.recall_api import create_router as create_recall_router
 from codememory.daemon.recall_api import ledger
+from codememory.daemon.sessions_api import create_router as create_sessions_router
 from codememory.daemon.state import DaemonState
 from codememory.errors import CodememoryError, StoreFailed, http_status
 from codememory.operations.retrieve import retrieve as retrieve_for_step
@@ -270,6 +271,7 @@ def create_app(state: DaemonState) -> FastAPI:
         return result
 
     app.include_router(create_recall_router(state))
+    app.include_router(create_sessions_router(state))
     app.include_router(create_raw_events_router(state))
     app.include_router(create_hook_router(state))
     app.include_router(create_embed_router())

@@ -40,6 +40,9 @@ class FileOp:
     shared: bool = False
     # On install, a reason to leave an existing file alone (our entry written there by the user), or None.
     refuse: Callable[[str], str | None] | None = None
+    # Set when our entry here is replaced by another: install then takes it out as uninstall would (older installs
+    # had it), and this says why (OpenCode's MCP server, once the plugin gives OpenCode the same tools).
+    retired: str = ""
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,10 @@
-"""OpenCode: the MCP server in `opencode.json` (never in `opencode.jsonc`: comments are not edited), the plugin
-file `.opencode/plugin/codememory.js` (wholly ours), the rule block in AGENTS.md."""
+"""OpenCode: the plugin file `.opencode/plugin/codememory.js` (wholly ours) and the rule block in AGENTS.md.
+
+One tool set: the plugin's tools (memory_search/get/store/transcript and the session tools, over the warm daemon) are
+the ones OpenCode gets, so the MCP server is not registered as well (every tool would be offered twice, on every
+call); a `mcp.codememory` of ours in `opencode.json` from an older init is taken out. Only when the plugin cannot be
+installed (another file of that name is in the way, or the bundle is not part of this install) is the MCP server
+registered instead, so the agent still has the tools (never in `opencode.jsonc`: comments are not edited)."""
 
 from __future__ import annotations
 
@@ -43,13 +48,41 @@ def plugin_strip(text: str) -> str:
     return "" if _PLUGIN_MARK in text else text
 
 
+def plugin_blocked(path: Path, source: str | None) -> str | None:
+    """Why the plugin cannot be installed at `path`, or None when it can."""
+    if source is None:
+        return "its file is not part of this install"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError):
+        return f"{path.name} cannot be read"
+    return None if not text or _PLUGIN_MARK in text else f"a different .opencode/plugin/{PLUGIN_FILE} is in the way"
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
 def file_ops(root: Path, exe: str) -> tuple[list[FileOp], list[Skipped]]:
     ops: list[FileOp] = []
     skipped: list[Skipped] = []
-    if (root / "opencode.jsonc").exists() and not (root / "opencode.json").exists():
-        skipped.append(
-            Skipped("opencode.jsonc", "JSONC (comments) is not edited automatically; add the MCP server by hand")
-        )
+    source = opencode_plugin_source()
+    plugin = root / ".opencode" / "plugin" / PLUGIN_FILE
+    blocked = plugin_blocked(plugin, source)
+    jsonc = root / "opencode.jsonc"
+    if jsonc.exists() and not (root / "opencode.json").exists():
+        if blocked:
+            skipped.append(
+                Skipped("opencode.jsonc", "JSONC (comments) is not edited automatically; add the MCP server by hand")
+            )
+        elif '"codememory"' in _read(jsonc):
+            why = "not edited automatically: if it registers the codememory MCP server, remove that by hand (the "
+            skipped.append(Skipped("opencode.jsonc", why + "plugin's tools replace it)"))
     else:
         server = {"type": "local", "command": [exe, "mcp"]}
         ops.append(
@@ -59,10 +92,10 @@ def file_ops(root: Path, exe: str) -> tuple[list[FileOp], list[Skipped]]:
                 "json",
                 server_install("mcp", server),
                 server_strip("mcp"),
-                "MCP server",
+                f"MCP server (instead of the plugin's tools: {blocked})" if blocked else "MCP server",
+                retired="" if blocked else "the plugin's tools replace it",
             )
         )
-    source = opencode_plugin_source()
     if source is None:
         skipped.append(
             Skipped(
@@ -75,7 +108,7 @@ def file_ops(root: Path, exe: str) -> tuple[list[FileOp], list[Skipped]]:
         ops.append(
             FileOp(
                 "opencode",
-                root / ".opencode" / "plugin" / PLUGIN_FILE,
+                plugin,
                 "text",
                 plugin_install(source),
                 plugin_strip,

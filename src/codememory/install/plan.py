@@ -187,7 +187,15 @@ def plan(
                 refused = op.refuse(text) if op.refuse is not None and text and not uninstall else None
                 if refused:
                     raise _Skip(refused)
-                step, write = (_plan_uninstall if uninstall else _plan_install)(op, shown, text, data)
+                if uninstall:
+                    step, write = _plan_uninstall(op, shown, text, data)
+                elif op.retired:
+                    retired = _plan_retire(op, shown, text, data)
+                    if retired is None:
+                        continue
+                    step, write = retired
+                else:
+                    step, write = _plan_install(op, shown, text, data)
             except _Skip as skip:
                 result.steps.append(Step(assistant, shown, "skipped", str(skip)))
                 continue
@@ -247,6 +255,19 @@ def _plan_uninstall(op: FileOp, shown: str, text: str | None, data: Any) -> tupl
     if not has_backup and _empty(op, stripped):
         return Step(op.assistant, shown, "removed", f"{op.what}: file created by init deleted"), _Write(op.path, None)
     return Step(op.assistant, shown, "removed", op.what), _Write(op.path, _render(op, stripped), drop_backup=has_backup)
+
+
+def _plan_retire(op: FileOp, shown: str, text: str | None, data: Any) -> tuple[Step, _Write | None] | None:
+    """Install for an entry another one replaces: ours is taken out exactly as uninstall takes it (the backup
+    restored when the file is what init made of it); nothing to report when the file does not exist."""
+    if text is None:
+        return None
+    step, write = _plan_uninstall(op, shown, text, data)
+    if step.action == "removed":
+        step.reason = f"{op.what}: {op.retired}"
+    else:
+        step.reason = f"no {op.what}: {op.retired}"
+    return step, write
 
 
 def _same(op: FileOp, a: Any, b: Any) -> bool:

@@ -1372,6 +1372,53 @@ function createSubcortical(sc, opts = {}) {
   return { derive, state };
 }
 
+// src/session-tools.ts
+var STATUSES = ["open", "frozen", "closed"];
+function sessionTools(z, call) {
+  const bullets = () => z.array(z.string()).optional();
+  return {
+    checkpoint: {
+      description: "Save this coding session to .codememory/sessions/ (at ~70% context, before a commit, at a task's end). Lists are appended; work_pending replaces. The first call needs a slug.",
+      args: {
+        slug: z.string().optional().describe("2-4 hyphenated words."),
+        session_id: z.string().optional().describe("Default: this conversation's."),
+        goal: z.string().optional().describe("What is built or fixed, and the target."),
+        work_completed: bullets(),
+        work_pending: bullets().describe("Every task still to do."),
+        decisions: bullets().describe("'**Label:** Rationale.' each."),
+        plan_files: z.array(
+          z.object({
+            path: z.string(),
+            header: z.string().optional().describe("Its first heading, exactly.")
+          })
+        ).optional(),
+        status: z.enum(STATUSES).optional().describe("frozen at the context limit, closed at the end.")
+      },
+      execute: (args, ctx) => call("/sessions/checkpoint", args, ctx?.directory)
+    },
+    search_sessions: {
+      description: "Find earlier coding sessions; to continue one, read the file at its markdown_path.",
+      args: {
+        query: z.string().describe("What the session was about; may name dates ('last week'), a tool, paths."),
+        scope: z.enum(["project", "global"]).optional().describe("global: every project on this machine.")
+      },
+      execute: (args, ctx) => call("/sessions/search", args, ctx?.directory)
+    },
+    list_sessions: {
+      description: "Recent coding sessions, newest first.",
+      args: {
+        limit: z.number().int().min(1).max(100).optional()
+      },
+      execute: (args, ctx) => call("/sessions/list", args, ctx?.directory)
+    },
+    get_session_files: {
+      description: "Files a coding session created, modified or deleted.",
+      args: { session_id: z.string() },
+      execute: (args, ctx) => call("/sessions/files", args, ctx?.directory)
+    }
+  };
+}
+
 // src/tools.ts
 async function importZod() {
   try {
@@ -1387,62 +1434,50 @@ async function importZod() {
 function defined(args) {
   return Object.fromEntries(Object.entries(args).filter(([, v]) => v !== void 0 && v !== null));
 }
+var MEMORY_ID = /^mem_[0-9a-f]{8}$/;
+var CATEGORIES = "decision, rejected_alternative, convention, preference, gotcha, fact, todo, note";
 async function recallTools(config, projectRoot) {
   const z = await importZod();
   if (!z) return null;
-  const call = async (path, body, directory) => {
-    const result = await request(config, "POST", path, { project_root: config.projectRoot ?? directory ?? projectRoot, ...body }, config.toolTimeoutMs);
-    return JSON.stringify(result);
+  const call = async (path, args, directory) => {
+    const body = { project_root: config.projectRoot ?? directory ?? projectRoot, ...defined(args) };
+    return JSON.stringify(await request(config, "POST", path, body, config.toolTimeoutMs));
   };
+  const memoryId = z.string().regex(MEMORY_ID);
   return {
     memory_search: {
-      description: `Search this project's memory (codememory): decisions, rejected alternatives, conventions, gotchas, preferences, facts and todos recorded by earlier sessions. Use it before choosing a library, pattern or approach the project may already have settled. Query syntax is grep-like: memories with all the words first, then related ones (a question works); OR, NOT, "exact phrase", prefix* match strictly; paths and symbols match literally. Returns {results: [{id, text, category, importance, tags, created_at, source, match, score, why}], degraded, degraded_reason}.`,
+      description: 'Search project memory (decisions, conventions, gotchas, todos) by words, paths or names; a question works. OR, NOT, "phrase", prefix* are strict.',
       args: {
-        query: z.string().describe("What to look for: words, a path, an identifier, an error name."),
-        limit: z.number().int().min(1).max(50).optional().describe("Maximum results (default 5)."),
-        category: z.string().optional().describe("Only this category (or several, comma-separated)."),
-        tags: z.array(z.string()).optional().describe("Only memories with all these tags."),
-        entity: z.string().optional().describe("Only memories mentioning this library, tool, file or error name."),
-        after: z.string().optional().describe("ISO date or words ('2 weeks ago')."),
-        before: z.string().optional().describe("ISO date or words ('yesterday')."),
-        mode: z.enum(["hybrid", "lexical", "semantic"]).optional().describe("hybrid (default), lexical or semantic.")
+        query: z.string(),
+        limit: z.number().int().min(1).max(50).optional(),
+        category: z.string().optional().describe("Only this category (comma-separate several).")
       },
-      async execute(args, ctx) {
-        return call("/memory/search", defined(args), ctx?.directory);
-      }
+      execute: (args, ctx) => call("/memory/search", args, ctx?.directory)
     },
     memory_get: {
-      description: "Full records of project memories by id (from memory_search or the developer_context block): every field, links to related memories and the entities mentioned. Returns {memories: [...], missing: [ids]}.",
-      args: { ids: z.array(z.string()).min(1).max(20).describe("Memory ids, e.g. mem_1a2b3c4d (1 to 20).") },
-      async execute(args, ctx) {
-        return call("/memory/get", { ids: args.ids }, ctx?.directory);
-      }
+      description: "Full memory records by id, with links and entities.",
+      args: { ids: z.array(memoryId) },
+      execute: (args, ctx) => call("/memory/get", { ids: args.ids }, ctx?.directory)
     },
     memory_store: {
-      description: "Save one durable piece of project knowledge for future sessions: a decision and its reason, a rejected alternative and why, a convention, a gotcha, a preference, a fact or a todo. Write it to be read without this conversation. Never store secrets. Returns {created, duplicate_of, duplicate_reason, embedded, links, memory}.",
+      description: "Save one durable fact for future sessions (a decision and why, a convention, a gotcha, a todo); self-contained, never secrets.",
       args: {
-        text: z.string().describe("One self-contained statement with its reason."),
-        category: z.string().optional().describe("decision, rejected_alternative, convention, preference, gotcha, fact, todo, note."),
-        tags: z.array(z.string()).optional().describe("Short topic tags."),
-        importance: z.number().min(0).max(1).optional().describe("How much this matters, 0 to 1 (default 0.5)."),
-        expires: z.string().optional().describe("When it stops being true: ISO date or words ('in 2 weeks')."),
-        supersedes: z.array(z.string()).optional().describe("Ids of memories this one replaces.")
+        text: z.string(),
+        category: z.string().optional().describe(`One of: ${CATEGORIES}.`),
+        tags: z.array(z.string()).optional(),
+        importance: z.number().min(0).max(1).optional(),
+        supersedes: z.array(memoryId).optional().describe("Ids of memories it replaces.")
       },
-      async execute(args, ctx) {
-        return call("/memory/store", { ...defined(args), entered_by: "opencode" }, ctx?.directory);
-      }
+      execute: (args, ctx) => call("/memory/store", { ...args, entered_by: "opencode" }, ctx?.directory)
     },
     memory_transcript: {
-      description: "What was actually said and done in the captured coding-session turn a memory came from: the user's request, the assistant's answers and its tool calls with their input and output. Use it when a memory (from memory_search, memory_get or the developer_context block) is too terse to act on, or to read a turn named by an anchor in .codememory/memory/*.md. A session id gives its captured turns in order (at most max_turns; ask for others with turn). Secrets and <private> spans are removed. Returns {reference, kind (memory, anchor or session), memory_id, session_id, turns: [{source, session_id, turn_id, seq, started_at, ended_at, log_path, origin, fallback_reason, transcript}], turns_total, truncated}.",
+      description: "What was said and done in the captured turn behind a memory, a session (ses_...) or a daily-log anchor. Secrets removed.",
       args: {
-        reference: z.string().min(1).max(500).describe("A memory id (mem_1a2b3c4d), a daily-log anchor (<!-- session:ses_abc turn:msg_123 -->) or a captured session id (ses_abc)."),
-        turn: z.union([z.number().int(), z.string().max(200)]).optional().describe("With a session id only: one turn, by number (1 = first) or by turn id."),
-        max_turns: z.number().int().min(1).max(50).optional().describe("Most turns returned for a session (default 10).")
+        reference: z.string()
       },
-      async execute(args, ctx) {
-        return call("/memory/transcript", defined(args), ctx?.directory);
-      }
-    }
+      execute: (args, ctx) => call("/memory/transcript", args, ctx?.directory)
+    },
+    ...sessionTools(z, call)
   };
 }
 

@@ -1,5 +1,6 @@
-"""The MCP tools, one adapter module each: a tool's name, description and argument schema, and a call to the
-operation behind it (codememory.operations). `register_all` adds them in the order agents see them listed."""
+"""The MCP tools, one adapter module each (named like its tool): a tool's name, description and argument schema,
+the arguments it accepts but does not list (`UNLISTED`), and a call to the operation behind it
+(codememory.operations). `register_all` adds them in the order agents see them listed."""
 
 from __future__ import annotations
 
@@ -31,6 +32,12 @@ _IN_ORDER = (
     list_sessions,
     get_session_files,
 )
+
+
+# Arguments each tool accepts but leaves out of its listing (see common.lean_schema).
+UNLISTED: dict[str, tuple[str, ...]] = {
+    tool.__name__.rsplit(".", 1)[1]: getattr(tool, "UNLISTED", ()) for tool in _IN_ORDER
+}
 
 
 def register_all(server: FastMCP[None], store: StoreOf) -> None:

@@ -8,13 +8,10 @@ from mcp.types import CallToolResult
 from codememory.mcp.tools.common import READS, SessionId, StoreOf, result
 from codememory.operations.sessions import session_files
 
+DESCRIPTION = "Files a coding session created, modified or deleted."
+
 
 def register(server: FastMCP[None], store: StoreOf) -> None:
-    @server.tool(title="Files a session touched", annotations=READS)
+    @server.tool(title="Files a session touched", description=DESCRIPTION, annotations=READS)
     def get_session_files(session_id: SessionId) -> CallToolResult:
-        """Only the files a coding session created, modified or deleted (paths relative to the project
-        root), to decide which files to open without loading the session's whole markdown file.
-
-        Returns {session_id, files: [{path, change_type}]}, created first, then modified, then deleted.
-        """
         return result(session_files(store(), session_id))

@@ -11,19 +11,14 @@ from pydantic import Field
 from codememory.mcp.tools.common import MemoryId, StoreOf, result
 from codememory.operations.forget import forget
 
+DESCRIPTION = "Delete wrong memories for good (to replace one, memory_store with supersedes)."
+
 
 def register(server: FastMCP[None], store: StoreOf) -> None:
     @server.tool(
         title="Forget memories",
+        description=DESCRIPTION,
         annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=True, openWorldHint=False),
     )
-    def memory_forget(
-        ids: Annotated[list[MemoryId], Field(min_length=1, max_length=100, description="Memory ids to delete.")],
-    ) -> CallToolResult:
-        """Delete memories for good (also scrubbed from the search indexes): ones that are wrong or
-        were stored by mistake. When a memory was replaced by a newer truth, prefer memory_store with
-        supersedes, which keeps the history.
-
-        Returns {forgotten: [ids deleted], unknown: [ids that did not exist]}.
-        """
+    def memory_forget(ids: Annotated[list[MemoryId], Field(min_length=1, max_length=100)]) -> CallToolResult:
         return result(forget(store(), ids))

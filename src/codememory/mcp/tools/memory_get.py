@@ -11,17 +11,10 @@ from pydantic import Field
 from codememory.mcp.tools.common import READS, MemoryId, StoreOf, result
 from codememory.operations.get import get_records
 
+DESCRIPTION = "Full memory records by id, with links and entities."
+
 
 def register(server: FastMCP[None], store: StoreOf) -> None:
-    @server.tool(title="Get memories by id", annotations=READS)
-    def memory_get(
-        ids: Annotated[list[MemoryId], Field(min_length=1, max_length=20, description="Memory ids (1 to 20).")],
-    ) -> CallToolResult:
-        """Full records of memories whose ids you have (from memory_search or memory_retrieve): every
-        field (entered_by, updated_at, expires_at, access_count, superseded_by, ...), plus links to
-        related memories (direction, id, type: supersedes, refines, conflicts, corroborates,
-        contextualizes) and the entities mentioned (libraries, tools, files, error names).
-
-        Returns {memories: [record + links + entities], missing: [ids that do not exist]}.
-        """
+    @server.tool(title="Get memories by id", description=DESCRIPTION, annotations=READS)
+    def memory_get(ids: Annotated[list[MemoryId], Field(min_length=1, max_length=20)]) -> CallToolResult:
         return result(get_records(store(), ids))

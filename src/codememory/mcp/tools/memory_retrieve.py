@@ -12,33 +12,25 @@ from pydantic import Field
 from codememory.mcp.tools.common import READS, MemoryId, StoreOf, result
 from codememory.operations.retrieve import retrieve
 
+DESCRIPTION = (
+    "The few memories that matter for your next step, within a token budget: call it when starting a task or "
+    "changing direction."
+)
+# Pinned ids keep the plugin's HUD steady across calls, and the default number of memories fits a step: an agent
+# calling the tool needs neither.
+UNLISTED = ("pinned_memory_ids", "max_memories")
+
 
 def register(server: FastMCP[None], store: StoreOf) -> None:
-    @server.tool(title="Memories for the current step", annotations=READS)
+    @server.tool(title="Memories for the current step", description=DESCRIPTION, annotations=READS)
     def memory_retrieve(
-        query_expansion: Annotated[
-            list[str],
-            Field(
-                max_length=8,
-                description="1 to 8 short phrases describing what you are about to do, in different wordings.",
-            ),
-        ],
-        entities: Annotated[
-            Sequence[str], Field(description="Libraries, tools, services, files or error names the step involves.")
-        ] = (),
+        query_expansion: Annotated[list[str], Field(max_length=8, description="1-8 short phrasings of the step.")],
+        entities: Annotated[Sequence[str], Field(description="Libraries, tools, files or errors involved.")] = (),
         pinned_memory_ids: Annotated[
-            Sequence[MemoryId],
-            Field(description="Ids this tool returned last time; kept while they are still relevant."),
+            Sequence[MemoryId], Field(description="Ids it returned last time (kept while relevant).")
         ] = (),
-        max_memories: Annotated[int, Field(ge=1, le=50, description="Maximum memories returned.")] = 8,
+        max_memories: Annotated[int, Field(ge=1, le=50)] = 8,
     ) -> CallToolResult:
-        """The few memories worth having in mind for your current step, within a token budget: call it
-        when starting a task or changing direction. Give phrases describing the step (several wordings
-        find more), the entities involved, and the ids surfaced last time so the still-relevant ones stay.
-
-        Returns {memories: [{id, text, importance, category, why}], tokens, degraded, degraded_reason};
-        why says how each was found (keywords, meaning, entity, pinned).
-        """
         found = retrieve(
             store(), query_expansion, entities=list(entities), pinned=list(pinned_memory_ids), max_memories=max_memories
         )

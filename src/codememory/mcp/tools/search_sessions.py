@@ -13,35 +13,23 @@ from codememory.mcp.tools.common import READS, StoreOf, result
 from codememory.operations.sessions import search_sessions as search_here
 from codememory.sessions.service import MAX_RESULTS
 
+DESCRIPTION = "Find earlier coding sessions; to continue one, read the file at its markdown_path."
+# At most MAX_RESULTS anyway; the query itself can name a tool ("the cursor session").
+UNLISTED = ("limit", "tool")
+
 
 def register(server: FastMCP[None], store: StoreOf) -> None:
-    @server.tool(title="Search past coding sessions", annotations=READS)
+    @server.tool(title="Search past coding sessions", description=DESCRIPTION, annotations=READS)
     def search_sessions(
         query: Annotated[
-            str,
-            Field(
-                description="What the session was about, in plain words; may name dates ('last week', 'in "
-                "january', 'before march 15'), a tool ('cursor session') and file paths."
-            ),
+            str, Field(description="What the session was about; may name dates ('last week'), a tool, paths.")
         ],
-        limit: Annotated[int, Field(ge=1, le=MAX_RESULTS, description="Maximum results (at most 5).")] = MAX_RESULTS,
-        tool: Annotated[str | None, Field(description="Only sessions of this tool, e.g. claude-code.")] = None,
+        limit: Annotated[int, Field(ge=1, le=MAX_RESULTS)] = MAX_RESULTS,
+        tool: Annotated[str | None, Field(description="Only this coding tool's, e.g. cursor.")] = None,
         scope: Annotated[
-            Literal["project", "global"],
-            Field(description="project: this project only; global: every project registered on this machine."),
+            Literal["project", "global"], Field(description="global: every project on this machine.")
         ] = "project",
     ) -> CallToolResult:
-        """Find earlier coding sessions of this project to continue their work. Ranks sessions by
-        weighted keywords (goal, decisions, todos, files, work done) and keeps only relevant ones.
-        Read the file at markdown_path yourself to load a session (the content is not returned).
-        scope="global" searches every project registered with `codememory init` (e.g. "how did we
-        set up TEI in the other repo") and merges the results by score.
-
-        Returns {results: [{rank, score, session_id, goal, date, tool, status, top_files,
-        markdown_path, why}], query: {terms, paths, after, before, tool}}; results is empty when
-        nothing is relevant enough. With scope="global" each result also has project (its root) and
-        project_name, and projects: [{root, name, hits, error}] says which projects could not be read.
-        """
         if scope == "global":
             from codememory.operations.global_search import search_sessions_all
 
