@@ -85,8 +85,13 @@ class Call:
 
     @property
     def codememory_tools(self) -> list[dict[str, Any]]:
-        names = ("memory_", "codememory_")
-        return [t for t in self.body.get("tools") or [] if t["function"]["name"].startswith(names)]
+        ours = {"checkpoint", "search_sessions", "list_sessions", "get_session_files"}
+        tools = self.body.get("tools") or []
+        return [
+            t
+            for t in tools
+            if t["function"]["name"].startswith(("memory_", "codememory_")) or t["function"]["name"] in ours
+        ]
 
     def tool_tokens(self) -> int:
         sent = "".join(json.dumps(t, separators=(",", ":"), ensure_ascii=False) for t in self.codememory_tools)
@@ -139,10 +144,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         env = isolated_env(base / "daemon", XDG_STATE_HOME=str(oc.home / ".local" / "state"))
         project = make_git_project(base / "project")
         codememory(env, "--project", project, "init", "--assistants", "opencode", "--json")
-        # One tool set per assistant (issue 14, item 1): the plugin's memory tools, not the MCP server's as well.
-        config = json.loads((project / "opencode.json").read_text())
-        config.get("mcp", {}).pop("codememory", None)
-        (project / "opencode.json").write_text(json.dumps(config, indent=2))
+        # One tool set per assistant: init gives OpenCode the plugin's tools and registers no MCP server.
+        assert not (project / "opencode.json").exists()
         settings = project / ".codememory" / "config.toml"
         settings.write_text(f"[context]\ncall_budget_tokens = {BUDGET}\n", encoding="utf-8")
         ids = {
@@ -174,7 +177,12 @@ def session(world: World) -> list[list[Call]]:
 def test_every_call_stays_within_the_budget(world: World, session: list[list[Call]]) -> None:
     calls = [c for turn in session for c in turn]
     sent_tools = {t["function"]["name"] for t in calls[0].codememory_tools}
-    assert sent_tools == {"memory_search", "memory_get", "memory_store", "memory_transcript"}
+    assert sent_tools == {"memory_search", "memory_get", "memory_store", "memory_transcript"} | {
+        "checkpoint",
+        "search_sessions",
+        "list_sessions",
+        "get_session_files",
+    }
     # The plugin counts its tool definitions exactly as the model receives them.
     (load,) = [e for e in world.oc.entries("load") if e.get("tools")][-1:]
     assert load["exact"] is True and load["toolTokens"] == calls[0].tool_tokens()

@@ -98,7 +98,9 @@ class RetrievedMemory(BaseModel):
     text: str
     importance: float
     category: str
-    why: dict[str, Any] = Field(description="How it was found: retriever, match, score, cosine, entities, pinned.")
+    why: dict[str, Any] = Field(
+        description="How it was found: retriever, match, score (rank), bm25, cosine, fused, words, entities, pinned."
+    )
 
 
 class RetrieveResponse(BaseModel):
