@@ -122,8 +122,12 @@ def _rules(text: str, rules: str | None) -> list[Block]:
     return [Block("rules", rules)] * text.count(rules) if rules else []
 
 
+# The session tools have generic names; in OpenCode the plugin offers them with the memory tools.
+SESSION_TOOLS = frozenset({"checkpoint", "search_sessions", "list_sessions", "get_session_files"})
+
+
 def is_codememory_tool(name: str, description: str) -> bool:
-    return name.startswith(("memory_", "codememory_")) or "codememory" in description.lower()
+    return name.startswith(("memory_", "codememory_")) or name in SESSION_TOOLS or "codememory" in description.lower()
 
 
 # ------------------------------------------------------------------------------------------ OpenCode
