@@ -21,6 +21,14 @@ log = logging.getLogger("codememory.daemon")
 MAX_PROJECTS = 4  # the most recently used stores: warming every registered project could take minutes
 
 
+def _used_at(root: Path) -> float | None:
+    """When the project's store was last written; None when it has none (or it vanished meanwhile)."""
+    try:
+        return db_path(root).stat().st_mtime
+    except OSError:
+        return None
+
+
 class WarmUp:
     """A task that does its work on the first poll only."""
 
@@ -36,9 +44,8 @@ class WarmUp:
         except CodememoryError as exc:
             state.health.record_error(exc, "warm-up")
             return
-        stores = [(db_path(root), root) for root in roots if db_path(root).is_file()]
-        stores.sort(key=lambda pair: pair[0].stat().st_mtime, reverse=True)
-        for _db, root in stores[:MAX_PROJECTS]:
+        recent = sorted(((when, root) for root in roots if (when := _used_at(root)) is not None), reverse=True)
+        for _when, root in recent[:MAX_PROJECTS]:
             if state.stop_event.is_set():
                 return
             try:

@@ -40,10 +40,11 @@ def read_stdin(assistant: str, event: str, project: str | None) -> str | None:
     return decode(data)
 
 
-def _via_daemon(assistant: str, event: str, raw: str, project: str | None) -> str | None:
-    """The hook's output from the daemon's POST /hook, or None when there is no daemon or it failed (the
-    caller then runs the hook in this process). What the daemon injected into the assistant's session is
-    recorded here, once the answer is in hand (the daemon does not: this process may have given up on it)."""
+def _via_daemon(assistant: str, event: str, raw: str, project: str | None) -> tuple[str, object] | None:
+    """The hook's output from the daemon's POST /hook and the session's injected record it computed, or None
+    when there is no daemon or it failed (the caller then runs the hook in this process). The record is saved
+    by the caller once the output is written (the daemon does not: this process may have given up on it, and
+    an assistant that kills the hook before it printed must not find those memories marked as shown)."""
     if project is None and not raw.strip():
         return None
     from codememory.core.loopback import (
@@ -55,9 +56,7 @@ def _via_daemon(assistant: str, event: str, raw: str, project: str | None) -> st
     output = answer.get("output") if answer is not None else None
     if not isinstance(output, str) or answer is None:
         return None
-    if answer.get("injected") is not None:
-        commit_injected(assistant, raw, project, answer["injected"])
-    return output
+    return output, answer.get("injected")
 
 
 def _absolute(project: str | None) -> str | None:
@@ -83,12 +82,13 @@ def main(argv: list[str] | None = None) -> int:
     raw = read_stdin(args[0], args[1], project)
     if raw is None:
         return 0
-    out = _via_daemon(args[0], args[1], raw, project) if args[1] in DAEMON_EVENTS else None
-    if out is None:
-        out = run(args[0], args[1], raw, project)
+    answer = _via_daemon(args[0], args[1], raw, project) if args[1] in DAEMON_EVENTS else None
+    out, injected = answer if answer is not None else (run(args[0], args[1], raw, project), None)
     if out:
         sys.stdout.write(out + "\n")
         sys.stdout.flush()
+    if injected is not None:
+        commit_injected(args[0], raw, project, injected)
     return 0
 
 
