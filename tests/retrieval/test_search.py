@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from codememory import InvalidInput, Store
+from conftest import MEMORY_KEYS
 
 
 @pytest.fixture
@@ -178,26 +179,7 @@ def test_json_shape_is_stable(store: Store) -> None:
         "below_floor",
         "results",
     }
-    assert set(data["results"][0]) == {
-        "id",
-        "text",
-        "category",
-        "importance",
-        "tags",
-        "entered_by",
-        "source",
-        "created_at",
-        "updated_at",
-        "expires_at",
-        "access_count",
-        "last_accessed_at",
-        "archived",
-        "superseded_by",
-        "score",
-        "match",
-        "fuzzy",
-        "explain",
-    }
+    assert set(data["results"][0]) == MEMORY_KEYS | {"score", "match", "fuzzy", "explain"}
     assert data["results"][0]["source"] == "session:abc message:42"
 
 
