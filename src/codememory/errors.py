@@ -180,3 +180,8 @@ class PassFailed(CodememoryError):
 class HookError(CodememoryError):
     """A usage error of the hook command itself (unknown assistant or event); logged, never raised to the
     assistant (a hook always exits 0)."""
+
+
+class GitError(CodememoryError):
+    """git is missing or failed, or the project is not in a git repository with a commit (the staleness check
+    needs one)."""

@@ -39,8 +39,8 @@ MEMORIES = (
 JSON_KEYS = {"session_id", "total", "shown", "injections"}
 INJECTION_KEYS = {"id", "at", "source", "session_id", "kind", "query", "degraded", "degraded_reason", "tokens"}
 INJECTION_KEYS |= {"tokens_by_part", "memories"}
-MEMORY_KEYS = {"id", "state", "category", "text", "why", "parts", "tokens"}
-PARTS_KEYS = {"retriever", "match", "bm25", "cosine", "fused", "words", "entities", "pinned", "by"}
+MEMORY_KEYS = {"id", "state", "category", "text", "why", "parts", "tokens", "stale_now"}
+PARTS_KEYS = {"retriever", "match", "bm25", "cosine", "fused", "words", "entities", "pinned", "by", "stale"}
 HOOK = Path(sys.executable).with_name("codememory-hook")
 
 

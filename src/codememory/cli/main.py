@@ -23,6 +23,7 @@ from codememory.cli.repair_cmd import repair_cmd
 from codememory.cli.retrieve_cmd import retrieve
 from codememory.cli.search_cmd import search
 from codememory.cli.sessions_cmd import sessions
+from codememory.cli.stale_cmd import stale
 from codememory.cli.stats_cmd import stats
 from codememory.cli.transcript_cmd import transcript
 from codememory.cli.transfer_cmd import export, import_cmd
@@ -77,6 +78,7 @@ for _command in (
     archive,
     prune,
     stats,
+    stale,
     export,
     import_cmd,
     embed,

@@ -80,6 +80,13 @@ def memory_detail(detail: MemoryDetail) -> str:
         rows.append(("superseded by", mem.superseded_by))
     if entities:
         rows.append(("entities", ", ".join(e.name for e in entities)))
+    stale = detail.staleness
+    if stale.written_at_commit:
+        rows.append(("written at", stale.written_at_commit[:12]))
+    if stale.note:
+        rows.append(("stale", stale.note.removeprefix("may be stale: ")))
+        for reason in stale.reasons[1:]:
+            rows.append(("stale", f"{reason.kind.replace('_', ' ')}: {reason.subject}"))
     for item in links:
         arrow = "->" if item.direction == "out" else "<-"
         score = f" ({item.score})" if item.score is not None else ""

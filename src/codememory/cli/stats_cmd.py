@@ -31,6 +31,8 @@ def _print(data: Stats) -> None:
     s = data.store
     click.echo(f"Store:     {s.store} ({s.size_bytes / 1024:.0f} KiB)")
     click.echo(f"Memories:  {s.total} total, {s.live} live, {s.expired} expired, {s.archived} archived")
+    if s.stale_checks:
+        click.echo(f"Stale:     {s.stale} (naming code that is gone; {s.stale_checks} checks run)")
     if s.oldest:
         click.echo(f"Span:      {s.oldest[:10]} .. {(s.newest or '')[:10]}")
     if s.categories:

@@ -106,6 +106,14 @@ class ContextConfig:
 
 
 @dataclass
+class StalenessConfig:
+    """Memories that name code which is gone (service/staleness.py)."""
+
+    check_interval: float = 3600.0  # seconds between the daemon's checks of each project (0: the daemon never checks)
+    demote: float = 0.5  # a stale memory's ranking score is multiplied by this (1: not demoted, 0: last)
+
+
+@dataclass
 class Config:
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     search: SearchConfig = field(default_factory=SearchConfig)
@@ -115,6 +123,7 @@ class Config:
     llm: LLMConfig = field(default_factory=LLMConfig)
     daemon: DaemonConfig = field(default_factory=DaemonConfig)
     context: ContextConfig = field(default_factory=ContextConfig)
+    staleness: StalenessConfig = field(default_factory=StalenessConfig)
 
 
 def _coerce(value: Any, like: Any, where: str) -> Any:

@@ -89,6 +89,9 @@ UNTRUSTED_RULES: dict[str, Rule] = {
     # it. The pin threshold only shapes this project's own memory blocks.
     "context.call_budget_tokens": Rule(LOWER_ONLY, 0, 1_000_000),
     "context.pinned_min_score": Rule(HARMLESS, 0, 2),
+    # [staleness]: how often this project is checked and how much a stale memory is demoted in its own results.
+    "staleness.check_interval": Rule(HARMLESS, 0, 30 * 86400),
+    "staleness.demote": Rule(HARMLESS, 0, 1),
 }
 
 # The values that switch a feature off, as each consumer understands them (after strip + lower).

@@ -68,8 +68,11 @@ def session_start_context(
     def fresh(key: str, line: str | None) -> bool:
         return line is not None and (injected is None or injected.fresh(key, line))
 
+    from codememory.operations.stale import notes_by_id
+
     memories = store.list(sort="importance", order="desc", limit=START_MEMORIES)
-    rendered = [(mem, memory_line(mem.id, mem.category, mem.text)) for mem in memories]
+    notes = notes_by_id(store, [mem.id for mem in memories])
+    rendered = [(mem, memory_line(mem.id, mem.category, mem.text, stale=notes.get(mem.id))) for mem in memories]
     rendered = [(mem, line) for mem, line in rendered if fresh(mem.id, line)]
     shown, _spent = _fit(
         rendered, START_TOKENS, lambda r: None if r[1] is None else estimate_tokens(r[1] + "\n"), len(rendered)
@@ -92,7 +95,15 @@ def session_start_context(
     recorder.record(
         store,
         kind="hook_start",
-        memories=[{"id": m.id, "category": m.category, "text": m.text, "why": why} for m, _ in shown],
+        memories=[
+            {
+                "id": m.id,
+                "category": m.category,
+                "text": m.text,
+                "why": {**why, "stale": notes[m.id]} if m.id in notes else why,
+            }
+            for m, _ in shown
+        ],
         block=block,
     )
     if injected is not None:

@@ -15,9 +15,12 @@ text from the store, and says when a memory has since been archived, superseded,
 
     {session_id, total, shown, injections: [{id, at, source, session_id, kind, query: [phrase, ...],
      degraded, degraded_reason, tokens, tokens_by_part: {memories, framing}, memories: [{id, state, category,
-     text, why, parts: {retriever, match, bm25, cosine, fused, words, entities, pinned, by}, tokens}]}]}
+     text, why, parts: {retriever, match, bm25, cosine, fused, words, entities, pinned, by, stale}, tokens,
+     stale_now}]}]}
 
 `state` is "live", "archived", "superseded", "expired" or "forgotten" (then `category` and `text` are null);
+`stale_now` is the memory's "may be stale: ..." note now (codememory.operations.stale), and `parts.stale` the note
+it was shown with;
 `injections` is oldest first; `total` counts the session's injections still in the ledger. `tokens` is the
 call's total, `tokens_by_part.memories + (tokens_by_part.framing or 0)`; framing is null when it was not
 reported (the caller rendered the block) and in rows written before it was kept. `parts` is `why` read with
@@ -48,6 +51,7 @@ MAX_LAST = 1000
 _SHOWN_CHARS = 100  # of a memory's text in the text output
 _LIST_ITEMS = 12  # words or entities read from one `why`
 _LABEL_CHARS = 80  # a retriever, match or word read from one `why`
+_NOTE_CHARS = 300  # a staleness note read from one `why`
 KINDS = {"hud": "HUD", "cold_start": "cold start", "hook_start": "hook session start", "hook_prompt": "hook prompt"}
 
 
@@ -65,6 +69,7 @@ class ScoreParts(Result):
     entities: list[str]  # the memory's entities the step named
     pinned: bool  # kept because the previous call showed it
     by: str | None  # a cold start's reason: importance or recency
+    stale: str | None  # the "may be stale: ..." note it was shown with (its score was demoted)
 
 
 @dataclass
@@ -78,6 +83,7 @@ class InjectedNow(Result):
     why: dict[str, Any]  # why it was chosen then, as recorded
     parts: ScoreParts  # the same, typed
     tokens: int
+    stale_now: str | None  # the memory's staleness note now (`codememory stale`), None when not marked
 
 
 @dataclass
@@ -159,7 +165,8 @@ def _cost(memory: Mapping[str, Any], rendered: bool) -> int:
     text = str(memory.get("text") or "")
     if not rendered:
         return memory_tokens(text)
-    line = memory_line(memory.get("id"), memory.get("category"), text)
+    note = (memory.get("why") or {}).get("stale")
+    line = memory_line(memory.get("id"), memory.get("category"), text, stale=note if isinstance(note, str) else None)
     return 0 if line is None else estimate_tokens(line + "\n")  # as the hooks' blocks join their lines
 
 
@@ -223,11 +230,14 @@ def explain_last(store: Store, *, last: int = DEFAULT_LAST, session_id: str | No
     ids = list(dict.fromkeys(m.id for row in rows for m in row.memories))
     current = {mem.id: mem for _pk, mem in store.db.get_by_ids(ids)}
     now = now_iso()
-    injections = [_injection(row, current, now) for row in rows]
+    from codememory.operations.stale import notes_by_id
+
+    notes = notes_by_id(store, ids)
+    injections = [_injection(row, current, now, notes) for row in rows]
     return Explained(session_id, tables.count(session_id, any_session=False), len(injections), injections)
 
 
-def _injection(row: Injection, current: Mapping[str, Any], now: str) -> InjectionView:
+def _injection(row: Injection, current: Mapping[str, Any], now: str, notes: Mapping[str, str]) -> InjectionView:
     memories = []
     for item in row.memories:
         mem = current.get(item.id)
@@ -250,6 +260,7 @@ def _injection(row: Injection, current: Mapping[str, Any], now: str) -> Injectio
                 item.why,
                 score_parts(item.why),
                 item.tokens,
+                notes.get(item.id),
             )
         )
     return InjectionView(
@@ -296,13 +307,16 @@ def score_parts(why: Mapping[str, Any]) -> ScoreParts:
         entities=_labels(why.get("entities")),
         pinned=why.get("pinned") is True,
         by=_label(why.get("by")),
+        stale=why["stale"][:_NOTE_CHARS] if isinstance(why.get("stale"), str) and why["stale"] else None,
     )
 
 
 # ------------------------------------------------------------------------------------------ text form
 # Keys a parts line shows through ScoreParts; `score` (the memory's place in the ranking) is left out: it is no
 # measure of relevance, and older rows had nothing else to show under that name.
-_PARTS_KEYS = frozenset({"retriever", "match", "score", "bm25", "cosine", "fused", "words", "entities", "pinned", "by"})
+_PARTS_KEYS = frozenset(
+    {"retriever", "match", "score", "bm25", "cosine", "fused", "words", "entities", "pinned", "by", "stale"}
+)
 
 
 def _value(value: Any, depth: int = 0) -> str:
@@ -335,6 +349,8 @@ def parts_text(parts: ScoreParts, why: Mapping[str, Any]) -> str:
         out.append("pinned")
     if parts.by:
         out.append(f"by {parts.by}")
+    if parts.stale:
+        out.append(f"shown as stale ({parts.stale.removeprefix('may be stale: ')})")
     for key, value in why.items():
         if key in _PARTS_KEYS or value is None or value is False or value in ([], {}, ""):
             continue
@@ -383,5 +399,7 @@ def render_text(data: Explained) -> str:
             state = "" if mem.state == "live" else f" [{mem.state}]"
             lines.append(f"  {one_line(mem.id, 40)}  {one_line(parts_text(mem.parts, mem.why), 400)}")
             lines.append(f"      {mem.tokens:>4} tok{state}  {_short(mem.text or '(forgotten)')}")
+            if mem.stale_now:
+                lines.append(f"      now {one_line(mem.stale_now, 300)}")
         lines.append("")
     return "\n".join(lines).rstrip("\n")

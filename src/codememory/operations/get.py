@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from codememory.core.model import Memory
 from codememory.core.result import FLATTEN, Result
 from codememory.errors import NotFound
+from codememory.operations.stale import Staleness, staleness_of
 from codememory.service.results import Relations
 
 if TYPE_CHECKING:
@@ -18,10 +19,11 @@ if TYPE_CHECKING:
 
 @dataclass
 class MemoryDetail(Result):
-    """A memory's every field, then its links (both directions) and entities."""
+    """A memory's every field, then its links (both directions) and entities, and whether it may be stale."""
 
     memory: Memory = field(metadata=FLATTEN)
     relations: Relations = field(metadata=FLATTEN)
+    staleness: Staleness
 
 
 @dataclass
@@ -35,7 +37,7 @@ class Records(Result):
 def show(store: Store, ids: Sequence[str]) -> list[MemoryDetail]:
     """`codememory show`: every memory (an unknown id is NotFound), then their relations; an access is counted."""
     memories = [store.get(i) for i in ids]
-    return [MemoryDetail(m, store.relations(m.id)) for m in memories]
+    return [MemoryDetail(m, store.relations(m.id), staleness_of(store, m.id)) for m in memories]
 
 
 def get_records(store: Store, ids: Iterable[str]) -> Records:
@@ -49,5 +51,5 @@ def get_records(store: Store, ids: Iterable[str]) -> Records:
         except NotFound:
             missing.append(memory_id)
             continue
-        found.append(MemoryDetail(record, store.relations(memory_id)))
+        found.append(MemoryDetail(record, store.relations(memory_id), staleness_of(store, memory_id)))
     return Records(found, missing)

@@ -70,7 +70,8 @@ def prompt_context(store: Store, prompt: str, recorder: Recorder, injected: Inje
     result = store.retrieve([query], max_memories=6, max_new=6, token_budget=PROMPT_TOKENS)
     shown, lines = [], []
     for mem in result.memories:
-        line = memory_line(mem.id, mem.category, mem.text)
+        note = mem.why.get("stale")
+        line = memory_line(mem.id, mem.category, mem.text, stale=note if isinstance(note, str) else None)
         if line is not None and (injected is None or injected.fresh(mem.id, line)):
             shown.append(mem.to_dict())
             lines.append(line)

@@ -17,7 +17,15 @@ from codememory.retrieval.fusion import (
     expand,
     fuse,
 )
-from codememory.retrieval.lexical import CANDIDATE_SLACK, Ranked, fuzzy_matches, has_unknown_word, nudges
+from codememory.retrieval.lexical import (
+    CANDIDATE_SLACK,
+    Ranked,
+    demoted,
+    fuzzy_matches,
+    has_unknown_word,
+    nudges,
+    stale_explain,
+)
 from codememory.store.database import Database
 from codememory.store.filters import Filters
 from codememory.store.memories import RankRow
@@ -56,7 +64,8 @@ def hybrid_ranking(
                 "importance_nudge": round(imp, 4),
                 "recency_nudge": round(rec, 4),
             }
-            ranked.append((cos + imp + rec, pk, "semantic", explain))
+            score = demoted(cos + imp + rec, rows[pk], db.stale_factor)
+            ranked.append((score, pk, "semantic", stale_explain(explain, rows[pk], db.stale_factor)))
         ranked.sort(key=lambda r: -r[0])
         return ranked, False, False
 
@@ -94,7 +103,8 @@ def hybrid_ranking(
         explain = {**parts, "importance_nudge": imp, "recency_nudge": rec}
         if pk in fuzzy_hits:
             explain["fuzzy"] = fuzzy_hits[pk]
-        ranked.append((score + imp + rec, pk, match, explain))
+        score = demoted(score + imp + rec, rows[pk], db.stale_factor)
+        ranked.append((score, pk, match, stale_explain(explain, rows[pk], db.stale_factor)))
     ranked.sort(key=lambda r: (-r[0], r[1]))
     return ranked, False, fuzzy_used
 

@@ -34,6 +34,20 @@ def nudges(row: RankRow, now: datetime) -> tuple[float, float]:
     return IMPORTANCE_WEIGHT * (row.importance - 0.5), RECENCY_WEIGHT * recency
 
 
+def demoted(score: float, row: RankRow, factor: float) -> float:
+    """A stale memory's score made worse by `factor` ([staleness] demote): a positive score times the factor, a
+    negative one (fused scores are z-scores) times 2 - factor, so a stale memory always loses ground."""
+    if not row.stale or factor >= 1.0:
+        return score
+    return score * factor if score >= 0 else score * (2.0 - factor)
+
+
+def stale_explain(explain: dict[str, Any], row: RankRow, factor: float) -> dict[str, Any]:
+    if row.stale and factor < 1.0:
+        explain["stale_factor"] = factor
+    return explain
+
+
 def keyword_ranking(
     db: Database,
     parsed: ParsedQuery,
@@ -97,7 +111,8 @@ def lexical_ranking(
         imp, rec = nudges(rows[pk], now)
         relevance = -bm25
         explain = {"bm25": round(relevance, 6), "importance_nudge": round(imp, 4), "recency_nudge": round(rec, 4)}
-        ranked.append((relevance * (1 + imp) * (1 + rec), pk, label, explain))
+        score = demoted(relevance * (1 + imp) * (1 + rec), rows[pk], db.stale_factor)
+        ranked.append((score, pk, label, stale_explain(explain, rows[pk], db.stale_factor)))
     ranked.sort(key=lambda r: -r[0])
     fuzzy_used = False
     if fuzzy is True or (fuzzy is None and len(exact) < want):
@@ -201,7 +216,8 @@ def fuzzy_matches(
             "importance_nudge": round(imp, 4),
             "recency_nudge": round(rec, 4),
         }
-        out.append((similarity * (1 + imp) * (1 + rec), pk, explain))
+        score = demoted(similarity * (1 + imp) * (1 + rec), row, db.stale_factor)
+        out.append((score, pk, stale_explain(explain, row, db.stale_factor)))
     out.sort(key=lambda r: -r[0])
     return out
 

@@ -20,7 +20,7 @@ from codememory.core.config import ContextConfig
 from codememory.core.result import Result
 from codememory.embedding.relevance import FALLBACK, PINNED_SLACK
 from codememory.errors import InvalidInput
-from codememory.retrieval.search import Ranking, rank_phrases
+from codememory.retrieval.search import Ranking, rank_phrases, stale_notes
 from codememory.retrieval.why import add_matches, ranked_why
 from codememory.store.database import Database
 from codememory.store.filters import Filters
@@ -141,6 +141,12 @@ def retrieve(
             cand.why["entities"] = [n for n, _ in names_of.get(pk, []) if n in entity_names]
     for pk in excluded:
         found.pop(pk, None)
+    notes = stale_notes(db, list(found))
+    for pk, note in notes.items():  # a memory about code that is gone gives its place up ([staleness] demote)
+        found[pk].score *= max(0.0, min(1.0, db.stale_factor))
+        found[pk].why["stale"] = note
+        if "score" in found[pk].why:
+            found[pk].why["score"] = round(found[pk].score, 4)
 
     # A pin stays while this step's query still ranks it high enough; otherwise it is a fresh candidate like any
     # other (it may come back on its score, counted against max_new).

@@ -246,7 +246,12 @@ def search(
         exact = db.fts_subset(parsed.fts, partial)
         page = [(s, pk, "exact" if pk in exact else m, e) for s, pk, m, e in page]
     memories = db.get_by_pks([pk for _, pk, _, _ in page])
-    hits = [Hit(memories[pk], score, match, explain) for score, pk, match, explain in page if pk in memories]
+    notes = stale_notes(db, [pk for _, pk, _, _ in page])
+    hits = [
+        Hit(memories[pk], score, match, {**explain, "stale": notes[pk]} if pk in notes else explain)
+        for score, pk, match, explain in page
+        if pk in memories
+    ]
     result = SearchResult(
         query=query,
         hits=hits,
@@ -259,6 +264,18 @@ def search(
         below_floor=ranking.below_floor,
     )
     return result, [pk for _, pk, _, _ in page if pk in memories]
+
+
+def stale_notes(db: Database, pks: list[int]) -> dict[int, str]:
+    """The "may be stale: ..." note of each of these memories a staleness check marked (text.context_render)."""
+    from codememory.text.context_render import stale_note
+
+    out = {}
+    for pk, marks in db.stale_marks(pks).items():
+        note = stale_note([(m.kind, m.subject, m.commit, m.new_path) for m in marks])
+        if note:
+            out[pk] = note
+    return out
 
 
 def embedding_text(parsed: ParsedQuery) -> str:
@@ -287,6 +304,8 @@ def why_line(explain: dict[str, Any]) -> str:
     for key, label in (("context", "session context"), ("boost", "date/tag boost")):
         if explain.get(key):
             parts.append(f"{label} {explain[key]:+.2f}")
+    if isinstance(explain.get("stale"), str):
+        parts.append(explain["stale"])
     return ", ".join(parts)
 
 

@@ -14,7 +14,9 @@ Keys (each only when it applies):
 - typos: query words matched through a correction ("webhok~webhook");
 - words: the query's keywords the memory holds (as the index matches them: stemmed);
 - entities: the memory's entities that the step named (the request's entities, or entities found in its phrases);
-- pinned: true when it was kept because the previous call showed it.
+- pinned: true when it was kept because the previous call showed it;
+- stale: the "may be stale: `src/x.py` deleted in abc1234" note of a memory a staleness check marked (its score
+  was demoted by `[staleness] demote`).
 """
 
 from __future__ import annotations

@@ -92,6 +92,7 @@ class Store:
         except BaseException:
             db.close()
             raise
+        db.stale_factor = min(1.0, max(0.0, self.config.staleness.demote))
         self.semantic = Semantic(db, self.config, store_dir(root) / "cache")
         self.sessions = Sessions(SessionTables(db), root)
 
@@ -138,11 +139,13 @@ class Store:
         source: str | None = None,
         supersedes: Sequence[str] | None = None,
         entities: Sequence[str] | None = None,
+        check_duplicates: bool = True,
     ) -> AddResult:
         """Store a memory. A (near-)identical live memory is returned instead of a copy (`created` is
         False). `entities` adds names the caller knows are involved (an extraction model's) to those
         found in the text. With an embedder, the memory is embedded and linked to close neighbours; the memories
-        in `supersedes` are marked superseded by it and drop out of search."""
+        in `supersedes` are marked superseded by it and drop out of search. `check_duplicates` False stores it even
+        when a live memory is (nearly) the same (a correction of one word, e.g. a renamed path)."""
         text = clean_text(text)
         now = now_iso()
         expires_at = when(expires, "expires")
@@ -161,7 +164,7 @@ class Store:
             expires_at=expires_at,
         )
         live = Filters(now=now)
-        duplicate = text_duplicate(self.db, text, live, self.config.dedup.text_ratio)
+        duplicate = text_duplicate(self.db, text, live, self.config.dedup.text_ratio) if check_duplicates else None
         if duplicate:
             return self._existing(duplicate[0], now, duplicate[1])
         vector = None
@@ -179,7 +182,7 @@ class Store:
                 vector = vectors[0]
                 neighbours = self.semantic.neighbours(vector, self.config.links.max_links + 1, live)
                 close = [(pk, c) for pk, c in neighbours[:3] if c >= dedup_cosine]
-                same = None if supersedes else meaning_duplicate(self.db, text, close)
+                same = None if supersedes or not check_duplicates else meaning_duplicate(self.db, text, close)
                 if same:
                     return self._existing(same[0], now, same[1])
         old_pks = self._resolve(supersedes or [])
@@ -207,9 +210,12 @@ class Store:
         return AddResult.stored(mem, embedded=vector is not None, links=made)
 
     def _insert_fresh(self, mem: Memory) -> None:
+        from codememory.core.git_head import head_commit  # two small file reads, no git process
+
+        commit = head_commit(self.root)
         for _attempt in range(5):
             try:
-                self.db.insert(mem)
+                self.db.insert(mem, git_commit=commit)
                 return
             except AlreadyExists as exc:  # an id collision (1 in 4 billion) gets a fresh id
                 if exc.constraint != "memories.id":

@@ -109,6 +109,8 @@ class StoreStats(Result):
     entity_count: int
     link_count: int
     superseded: int
+    stale: int  # live memories a staleness check marked (`codememory stale`)
+    stale_checks: int  # staleness checks recorded
     embeddings: EmbeddingCoverage
     schema_version: int
     store: str

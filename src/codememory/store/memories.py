@@ -23,11 +23,15 @@ _MEMORY_COLUMNS = (
 
 _INSERT_COLUMNS = (
     "id, text, text_hash, category, importance, entered_by, source, created_at, updated_at, expires_at, "
-    "access_count, last_accessed_at, archived, superseded_by, session_key, seq"
+    "access_count, last_accessed_at, archived, superseded_by, session_key, seq, git_commit"
 )
+_INSERT_COUNT = 17
+
+# A stale memory's ranking score is scaled by this (the store's [staleness] demote; retrieval/lexical.demoted).
+STALE_FACTOR = 0.5
 
 
-def _insert_row(mem: Memory) -> tuple[Any, ...]:
+def _insert_row(mem: Memory, git_commit: str | None = None) -> tuple[Any, ...]:
     return (
         mem.id,
         mem.text,
@@ -44,6 +48,7 @@ def _insert_row(mem: Memory) -> tuple[Any, ...]:
         int(mem.archived),
         mem.superseded_by,
         *session_position(mem.source),
+        git_commit,
     )
 
 
@@ -57,15 +62,19 @@ class RankRow:
     text: str
     importance: float
     created_at: str
+    stale: bool = False  # a staleness check marked it (service/staleness.py): retrieval demotes it
 
 
 class MemoryRows(StoreConnection):
     """Writes and reads of memories and their tags (pk: the row key the other table groups refer to)."""
 
+    stale_factor: float = STALE_FACTOR  # the Store sets its configured [staleness] demote
+
     # ------------------------------------------------------------------ writes
-    def insert(self, mem: Memory) -> None:
+    def insert(self, mem: Memory, *, git_commit: str | None = None) -> None:
+        """Insert a memory; `git_commit`: HEAD when it was written (staleness is judged against it)."""
         with self.transaction():
-            self._insert(mem)
+            self._insert(mem, git_commit)
 
     def insert_many(self, mems: Iterable[Memory]) -> int:
         """Bulk insert in one transaction. Rows go through a staging table and one INSERT ... SELECT:
@@ -80,7 +89,7 @@ class MemoryRows(StoreConnection):
             c.execute("DELETE FROM stage_memories")
             c.execute("DELETE FROM stage_tags")
             c.executemany(
-                f"INSERT INTO stage_memories({_INSERT_COLUMNS}) VALUES ({','.join('?' * 16)})",
+                f"INSERT INTO stage_memories({_INSERT_COLUMNS}) VALUES ({','.join('?' * _INSERT_COUNT)})",
                 (_insert_row(m) for m in mems),
             )
             c.execute(
@@ -97,9 +106,10 @@ class MemoryRows(StoreConnection):
             c.execute("DELETE FROM stage_tags")
         return len(mems)
 
-    def _insert(self, mem: Memory) -> None:
+    def _insert(self, mem: Memory, git_commit: str | None = None) -> None:
         cur = self.conn.execute(
-            f"INSERT INTO memories({_INSERT_COLUMNS}) VALUES ({','.join('?' * 16)})", _insert_row(mem)
+            f"INSERT INTO memories({_INSERT_COLUMNS}) VALUES ({','.join('?' * _INSERT_COUNT)})",
+            _insert_row(mem, git_commit),
         )
         pk = cur.lastrowid
         self._index_text("pk = ?", [pk])
@@ -271,11 +281,13 @@ class MemoryRows(StoreConnection):
     def rank_rows(self, pks: Sequence[int]) -> dict[int, RankRow]:
         out: dict[int, RankRow] = {}
         for chunk in chunks(list(pks)):
-            for pk, text, importance, created_at in self.conn.execute(
-                f"SELECT pk, text, importance, created_at FROM memories WHERE pk IN ({','.join('?' * len(chunk))})",
+            for pk, text, importance, created_at, stale in self.conn.execute(
+                "SELECT pk, text, importance, created_at, "
+                "EXISTS (SELECT 1 FROM memory_staleness s WHERE s.memory_pk = memories.pk) "
+                f"FROM memories WHERE pk IN ({','.join('?' * len(chunk))})",
                 chunk,
             ):
-                out[pk] = RankRow(pk, text, importance, created_at)
+                out[pk] = RankRow(pk, text, importance, created_at, bool(stale))
         return out
 
     # ------------------------------------------------------------------ lookups by key

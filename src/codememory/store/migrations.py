@@ -345,6 +345,44 @@ DROP TRIGGER memories_au;
     )
 )
 
+MIGRATIONS.append(
+    (
+        9,
+        "staleness: the commit a memory was written at, the code it names that is gone, the checks run",
+        """
+-- HEAD when the memory was written (NULL outside a git repository, or for memories written before this).
+ALTER TABLE memories ADD COLUMN git_commit TEXT;
+
+-- Why a memory may be stale: a path it names was deleted or renamed, or a symbol it names is gone from the
+-- code. One row per memory and subject; the check deletes a row once its subject exists again. Untrusted
+-- like every row: subject and new_path are rendered through context_render, commit_sha shown only as hex.
+CREATE TABLE memory_staleness (
+    memory_pk  INTEGER NOT NULL REFERENCES memories(pk) ON DELETE CASCADE,
+    subject    TEXT NOT NULL,
+    kind       TEXT NOT NULL CHECK (kind IN ('deleted', 'renamed', 'symbol_removed')),
+    commit_sha TEXT,
+    new_path   TEXT,
+    marked_at  TEXT NOT NULL,
+    PRIMARY KEY (memory_pk, subject)
+) WITHOUT ROWID;
+
+-- Each staleness check: when, at which HEAD, how many memories it looked at, and what it changed
+-- (changes: JSON {marked: [{id, subject, kind}], cleared: [{id, subject}]}).
+CREATE TABLE staleness_runs (
+    id          INTEGER PRIMARY KEY,
+    started_at  TEXT NOT NULL,
+    finished_at TEXT NOT NULL,
+    head        TEXT,
+    checked     INTEGER NOT NULL DEFAULT 0,
+    marked      INTEGER NOT NULL DEFAULT 0,
+    cleared     INTEGER NOT NULL DEFAULT 0,
+    changes     TEXT NOT NULL DEFAULT '{}'
+);
+""",
+        None,
+    )
+)
+
 LATEST = MIGRATIONS[-1][0]
 
 _BOOKKEEPING = (

@@ -7,12 +7,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from codememory.core.model import CATEGORIES
-from codememory.store.connection import StoreConnection
 from codememory.store.filters import Filters
 from codememory.store.rows import VALID_MEMORY_SQL, is_label, is_tag
+from codememory.store.staleness import StaleRows
 
 
-class StoreStats(StoreConnection):
+class StoreStats(StaleRows):
     """Aggregate reads; nothing here writes."""
 
     def stats(self, now: str) -> dict[str, Any]:
@@ -42,6 +42,8 @@ class StoreStats(StoreConnection):
             "entity_count": c.execute("SELECT COUNT(*) FROM entities").fetchone()[0],
             "link_count": c.execute("SELECT COUNT(*) FROM memory_links").fetchone()[0],
             "superseded": c.execute("SELECT COUNT(*) FROM memories WHERE superseded_by IS NOT NULL").fetchone()[0],
+            "stale": self.stale_count(now),
+            "stale_checks": c.execute("SELECT COUNT(*) FROM staleness_runs").fetchone()[0],
             "embeddings": _known(c.execute("SELECT model, COUNT(*) FROM embeddings GROUP BY model ORDER BY 2 DESC")),
             "schema_version": self.schema_version(),
         }

@@ -19,6 +19,9 @@ both give the same output):
   Code such as `List<String>` or `a < b` is left alone. The stored text is unchanged (memory_get and
   --json return it as is).
 - a memory whose id is not `mem_` + 8 hex digits is not shown.
+- a memory a staleness check marked carries its note at the end of its bullet ("(may be stale: `src/x.py`
+  deleted in abc1234)", `stale_note`): each path or symbol in backticks with no backtick of its own, the commit
+  only as hex.
 
 Each context block opens with PREAMBLE: one sentence saying whose notes these are and that they never
 override the user or the system.
@@ -27,6 +30,7 @@ override the user or the system.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from codememory.core.model import ID_RE
 
@@ -39,6 +43,8 @@ NEUTRAL_LT = "\u2039"  # ‹
 TEXT_CHARS = 400  # memory text shown per bullet
 CATEGORY_CHARS = 40
 FIELD_CHARS = 300  # a goal, a title, a source
+SUBJECT_CHARS = 80  # a path or symbol in a staleness note
+NOTE_CHARS = 240
 
 # Whitespace, C0/DEL/C1 controls and Unicode line breaks: one space (the plugin's SPACE_RE is the same class).
 _SPACE_RE = re.compile("[\x00-\x20\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+")
@@ -83,13 +89,45 @@ def valid_id(value: object) -> bool:
     return isinstance(value, str) and ID_RE.fullmatch(value) is not None  # ID_RE's `$` allows a final "\n"
 
 
-def memory_line(memory_id: object, category: object, text: object, limit: int = TEXT_CHARS) -> str | None:
-    """One memory as a bullet, ``- `mem_1a2b3c4d` [category] text``; None for an invalid id or no text."""
+def memory_line(
+    memory_id: object, category: object, text: object, limit: int = TEXT_CHARS, stale: str | None = None
+) -> str | None:
+    """One memory as a bullet, ``- `mem_1a2b3c4d` [category] text``; None for an invalid id or no text. `stale`: a
+    note from `stale_note`, appended in parentheses."""
     body = one_line(text, limit)
     if not valid_id(memory_id) or not body:
         return None
     kind = one_line(category, CATEGORY_CHARS)
-    return f"- `{memory_id}`" + (f" [{kind}]" if kind else "") + f" {body}"
+    note = f" ({one_line(stale, NOTE_CHARS)})" if stale else ""
+    return f"- `{memory_id}`" + (f" [{kind}]" if kind else "") + f" {body}{note}"
+
+
+_HEX_RE = re.compile(r"[0-9a-f]{7,64}")
+
+
+def _code(value: object) -> str:
+    """A path or symbol from a store inside backticks: one line, no backtick of its own, clipped."""
+    return "`" + one_line(value, SUBJECT_CHARS).replace("`", "'") + "`"
+
+
+def stale_note(marks: Sequence[tuple[object, object, object, object]]) -> str | None:
+    """The short note a stale memory carries when shown, from its marks (kind, subject, commit, new path):
+    "may be stale: `src/x.py` deleted in abc1234", "`a.py` renamed to `b.py` in 1234abc", "`parse_config` no
+    longer in the code"; a second reason as "(+1 more)". None without a mark of a known kind."""
+    said = []
+    for kind, subject, commit, new_path in marks:
+        sha = commit[:7] if isinstance(commit, str) and _HEX_RE.fullmatch(commit) else None
+        where = f" in {sha}" if sha else " (not committed yet)"
+        if kind == "deleted":
+            said.append(f"{_code(subject)} deleted{where}")
+        elif kind == "renamed" and new_path:
+            said.append(f"{_code(subject)} renamed to {_code(new_path)}{where}")
+        elif kind == "symbol_removed":
+            said.append(f"{_code(subject)} no longer in the code")
+    if not said:
+        return None
+    more = f" (+{len(said) - 1} more)" if len(said) > 1 else ""
+    return f"may be stale: {said[0]}{more}"
 
 
 def context_block(lines: list[str], tag: str = CONTEXT_TAG) -> str:
