@@ -428,6 +428,7 @@ def test_rows_written_before_the_parts_and_hostile_rows_still_display(project: P
         "entities": [],
         "pinned": False,
         "by": None,
+        "stale": None,
     }
     out = explain_text(invoke, project, "--session", "ses_old")
     assert "HUD (opencode, degraded): 1 memory, 25 tokens (memories 0; framing not reported)" in out

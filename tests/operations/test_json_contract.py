@@ -51,6 +51,7 @@ from codememory.operations.listing import MemoryList
 from codememory.operations.projects import Projects
 from codememory.operations.search import RecallSearch
 from codememory.operations.sessions import SessionFiles, SessionList
+from codememory.operations.stale import StaleReport
 from codememory.operations.stats import Stats
 from codememory.operations.store_memory import RememberScan
 from codememory.operations.transcript import Transcript
@@ -246,6 +247,8 @@ CLI_CASES: dict[str, Any] = {
     "archive --undo": Unarchived,
     "prune": Pruned,
     "stats": Stats,
+    "stale": StaleReport,
+    "stale --fix": StaleReport,
     "export": Exported,
     "import": ImportReport,
     "embed": Embedded,
@@ -344,6 +347,34 @@ def test_the_cli_prints_the_typed_results(cm: Invoke, project: Path, tmp_path: P
 
 
 CLAUDE_TRANSCRIPT = Path(__file__).parents[1] / "fixtures" / "transcripts" / "claude-code-2.1.197.jsonl"
+
+
+def test_stale_prints_its_typed_report(cm: Invoke, project: Path) -> None:
+    import subprocess
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=project, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "dev@example.com")
+    git("config", "user.name", "Dev")
+    for name in ("worker.py", "queue.py", "back.py"):
+        (project / name).write_text(f"def {name[:-3]}_main():\n    return '{name}' * 3\n")
+    git("add", "worker.py", "queue.py", "back.py")
+    git("commit", "-q", "-m", "first")
+    for text in ("worker.py drains the queue", "queue.py holds the queue", "back.py comes back"):
+        assert cm("store", text).exit_code == 0
+    git("rm", "-q", "worker.py", "back.py")
+    git("mv", "queue.py", "jobs.py")
+    git("commit", "-q", "-m", "change")
+    check = Checker()
+    assert _expect(cm, check, "stale", "stale")["memories"]
+    (project / "back.py").write_text("def back_main():\n    pass\n")
+    fixed = _expect(cm, check, "stale --fix", "stale", "--fix")
+    assert fixed["fixed"] and fixed["cleared"]
+    from codememory.operations.stale import ClearedMark, FixedMemory, StaleMemory, StaleReason
+
+    assert {StaleReport, StaleMemory, StaleReason, FixedMemory, ClearedMark} <= check.seen
 
 
 def test_trust_repair_and_capture_print_their_typed_reports(cm: Invoke, project: Path, tmp_path: Path) -> None:
