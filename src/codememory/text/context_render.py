@@ -112,7 +112,7 @@ def _code(value: object) -> str:
 
 def stale_note(marks: Sequence[tuple[object, object, object, object]]) -> str | None:
     """The short note a stale memory carries when shown, from its marks (kind, subject, commit, new path):
-    "may be stale: `src/x.py` deleted in abc1234", "`a.py` renamed to `b.py` in 1234abc", "`parse_config` no
+    "may be stale: `src/x.py` deleted in abc1234", "`old.txt` renamed to `new.txt` in 1234abc", "`parse_config` no
     longer in the code"; a second reason as "(+1 more)". None without a mark of a known kind."""
     said = []
     for kind, subject, commit, new_path in marks:
