@@ -347,7 +347,7 @@ DROP TRIGGER memories_au;
 
 MIGRATIONS.append(
     (
-        9,
+        8,
         "staleness: the commit a memory was written at, the code it names that is gone, the checks run",
         """
 -- HEAD when the memory was written (NULL outside a git repository, or for memories written before this).
