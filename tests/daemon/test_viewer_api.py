@@ -152,6 +152,9 @@ def test_curating_through_the_api_shows_in_the_cli(world: tuple[Daemon, Path, li
     assert [r["id"] for r in found["results"]] == [ci_id]  # re-indexed
     assert json.loads(codememory(daemon.env, "--project", project, "search", "parallelism", "--json"))["results"] == []
 
+    seen = [post(daemon, "/viewer/memory", {**root, "id": ci_id}, **auth)[2]["access_count"] for _ in range(2)]
+    assert seen[0] == seen[1]  # a person looking is not an agent's access
+
     bad = post(daemon, "/viewer/memory/edit", {**root, "id": ci_id, "category": "nonsense"}, **auth)
     assert bad[0] == 400 and "unknown category" in bad[2]["error"]
 
@@ -192,8 +195,8 @@ def test_the_openapi_schema_documents_the_viewer_endpoints(world: tuple[Daemon, 
     daemon, _project, _ids = world
     schema = daemon.client().request("GET", "/openapi.json", auth=False).data
     paths = set(schema["paths"])
-    for path in ("/login", "/viewer/login-link", "/viewer/session", "/viewer/overview", "/viewer/search",
-                 "/viewer/list", "/viewer/memory/edit", "/viewer/memory/archive", "/viewer/memory/forget",
-                 "/viewer/memory/link", "/viewer/session-detail", "/viewer/injections"):  # fmt: skip
+    viewer = ["login-link", "session", "overview", "search", "list", "memory", "memory/edit", "memory/archive"]
+    viewer += ["memory/forget", "memory/link", "session-detail", "injections"]
+    for path in ["/login", *(f"/viewer/{p}" for p in viewer)]:
         assert path in paths, path
     assert "X-CSRF-Token" in schema["info"]["description"]

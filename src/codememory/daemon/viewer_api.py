@@ -1,6 +1,7 @@
-"""The JSON endpoints the web viewer needs beyond the agents' ones (`/memory/get`, `/memory/transcript`,
-`/sessions/list`, `/sessions/search` serve it as they are): `POST /viewer/overview`, `/viewer/search`,
-`/viewer/list`, `/viewer/memory/edit|archive|forget|link`, `/viewer/session-detail` and `/viewer/injections`.
+"""The JSON endpoints the web viewer needs beyond the agents' ones (`/memory/transcript`, `/sessions/list` and
+`/sessions/search` serve it as they are): `POST /viewer/overview`, `/viewer/search`, `/viewer/list`, `/viewer/memory`
+(one memory, no access counted), `/viewer/memory/edit|archive|forget|link`, `/viewer/session-detail` and
+`/viewer/injections`.
 
 Each is a thin adapter over an operation (codememory.operations) and names its project like every other endpoint
 (`project_root`, checked against the registry). Security is the server's middleware: the bearer token, or the
@@ -76,6 +77,10 @@ class EditBody(ProjectBody):
     category: Annotated[str | None, Field(max_length=40)] = None
     tags: Tags = None
     importance: Annotated[float | None, Field(ge=0, le=1)] = None
+
+
+class MemoryBody(ProjectBody):
+    id: MemoryId
 
 
 class IdsBody(ProjectBody):
@@ -164,6 +169,15 @@ def create_router(state: DaemonState) -> APIRouter:
             return list_memories(
                 store, sort=body.sort, order=body.order, limit=body.limit, offset=body.offset, **body.filters()
             ).to_dict()
+
+    @router.post("/memory")
+    def memory(body: MemoryBody) -> dict[str, Any]:
+        """One memory as /memory/get gives it (its fields, links and entities), without counting an access: a
+        person looking is not an agent using it (access counts feed ranking)."""
+        from codememory.operations.get import MemoryDetail
+
+        with state.stores.use(state.project_root(body.project_root)) as store:
+            return MemoryDetail(store.get(body.id, touch=False), store.relations(body.id)).to_dict()
 
     @router.post("/memory/edit")
     def edit(body: EditBody) -> dict[str, Any]:

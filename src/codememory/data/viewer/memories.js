@@ -159,12 +159,14 @@ async function transcriptInto(box, memory) {
 export async function memoryPage(main, id) {
   const status = h("div", { id: "status" });
   const reload = async () => {
-    const data = await post("/memory/get", { ids: [id] });
-    if (!data.memories.length) {
+    let m;
+    try {
+      m = await post("/viewer/memory", { id });
+    } catch (err) {
+      if (err.status !== 404) throw err;
       replace(main, h("h1", {}, id), h("p", { class: "error" }, "No such memory (forgotten?)."));
       return;
     }
-    const m = data.memories[0];
     const transcript = h("div", { id: "transcript" });
     const source = m.source
       ? [h("span", { class: "text" }, m.source), " ", h("button", { id: "show-transcript", onclick: () => transcriptInto(transcript, m) }, "Show transcript")]
