@@ -200,3 +200,27 @@ def test_the_openapi_schema_documents_the_viewer_endpoints(world: tuple[Daemon, 
     for path in ["/login", *(f"/viewer/{p}" for p in viewer)]:
         assert path in paths, path
     assert "X-CSRF-Token" in schema["info"]["description"]
+
+
+def test_viewer_starts_the_daemon_and_opens_the_browser_it_is_given(tmp_path: Path) -> None:
+    """No daemon running: `codememory viewer --open` starts one, and hands the link to $BROWSER (here a script
+    that writes down what it was given, as a browser would be started)."""
+    opened = tmp_path / "opened.txt"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f'#!/bin/sh\nprintf "%s" "$1" > "{opened}"\n')
+    browser.chmod(0o755)
+    env = isolated_env(tmp_path, BROWSER=f"{browser} %s", DISPLAY=None, WAYLAND_DISPLAY=None)
+    make_project(env, tmp_path / "project", "Use httpx, not requests")
+    script = str(Path(PY).parent / "codememory")
+    try:
+        done = subprocess.run([script, "viewer", "--open"], env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert "Started the codememory daemon." in done.stderr
+        url = done.stdout.split()[-1]
+        assert url.startswith("http://127.0.0.1:") and "/login?ticket=" in url
+        assert opened.read_text() == url
+        again = subprocess.run([script, "viewer", "--json"], env=env, capture_output=True, text=True, timeout=60)
+        data = json.loads(again.stdout)
+        assert data["daemon_started"] is False and data["url"] != url  # a fresh ticket each time
+    finally:
+        subprocess.run([script, "daemon", "stop"], env=env, capture_output=True, timeout=60, check=False)

@@ -180,6 +180,7 @@ def test_every_page_in_a_real_browser(world: dict[str, Any], browser: Any) -> No
     shot("forget-confirmation")
     assert exists(daemon, project, ids["deploy"])
     page.click("#forget-confirm")
+    page.wait_for_selector("#forgotten")
     on("memories")
     assert not exists(daemon, project, ids["deploy"])
 

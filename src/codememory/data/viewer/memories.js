@@ -2,6 +2,7 @@
 import { post, session } from "./api.js";
 import { facts, go, h, number, replace, routeParams, short, table, tags } from "./dom.js";
 
+const PAGE = 50;
 const FILTERS = ["q", "tags", "any_tags", "category", "after", "before", "entered_by", "mode", "archived"];
 
 function list(value) {
@@ -53,11 +54,14 @@ export async function memoriesPage(main) {
     before: params.get("before") || null,
     entered_by: params.get("entered_by") || null,
     include_archived: params.get("archived") === "1",
-    limit: 50,
+    limit: PAGE,
+    offset: Math.max(Number(params.get("offset")) || 0, 0),
   };
   const query = (params.get("q") || "").trim();
   const results = h("div", { id: "results" }, h("p", { class: "muted" }, "Loading…"));
-  replace(main, h("h1", {}, "Memories"), filterForm(params), results);
+  const forgotten = params.get("forgotten");
+  replace(main, h("h1", {}, "Memories"), forgotten ? h("div", { class: "notice", id: "forgotten" }, `Forgot ${forgotten}.`) : null,
+    filterForm(params), results);
   if (query) {
     const found = await post("/viewer/search", { ...filters, query, mode: params.get("mode") || "hybrid" });
     const rows = found.results.map((hit) => h("tr", { class: "hit", "data-id": hit.id },
@@ -69,7 +73,8 @@ export async function memoriesPage(main) {
     replace(results,
       h("p", { class: "muted" }, `${found.count} result(s), ranked by ${found.mode}`,
         found.degraded ? ` — degraded: ${found.degraded_reason}` : "", found.literal ? " (searched as plain words)" : ""),
-      rows.length ? table(["id", "text", "category", "tags", "score", "why"], rows) : h("p", {}, "Nothing found."));
+      rows.length ? table(["id", "text", "category", "tags", "score", "why"], rows) : h("p", {}, "Nothing found."),
+      pager(params, filters.offset, found.has_more));
     return;
   }
   const page = await post("/viewer/list", { ...filters, sort: "created", order: "desc" });
@@ -79,7 +84,19 @@ export async function memoriesPage(main) {
     h("td", {}, m.category), h("td", {}, tags(m.tags)), h("td", {}, number(m.importance, 2)),
     h("td", { class: "muted" }, m.created_at)));
   replace(results, h("p", { class: "muted" }, `${page.count} of ${page.total}, newest first`),
-    table(["id", "text", "category", "tags", "importance", "created"], rows));
+    table(["id", "text", "category", "tags", "importance", "created"], rows),
+    pager(params, filters.offset, filters.offset + page.count < page.total));
+}
+
+function pager(params, offset, more) {
+  const at = (value) => {
+    const next = Object.fromEntries(params.entries());
+    next.offset = value ? String(value) : "";
+    return () => go("#/memories", next);
+  };
+  return h("div", { class: "actions" },
+    offset > 0 ? h("button", { id: "page-previous", onclick: at(Math.max(offset - PAGE, 0)) }, "← Previous") : null,
+    more ? h("button", { id: "page-next", onclick: at(offset + PAGE) }, "Next →") : null);
 }
 
 function notice(box, text, kind = "notice") {
