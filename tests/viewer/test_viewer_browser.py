@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from support.capture import capture_by_hand
 from support.daemon import PY, Daemon, codememory, isolated_env, make_project, spawn
 
 pytestmark = pytest.mark.slow  # a daemon and a browser
@@ -51,6 +52,10 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         "Deploys go through the staging cluster first",
         HOSTILE,
     )
+    turns = capture_by_hand(project, "codex", "codex-xyz", ["fix the flaky login test in the signup flow"])
+    flaky_id = codememory(
+        env, "--project", project, "store", "The login test is flaky", "--source", turns[0].memory_source, "-q"
+    ).strip()
     daemon = spawn(env)
     try:
         root = str(project.resolve())
@@ -71,7 +76,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         yield {
             "daemon": daemon,
             "project": root,
-            "ids": {"httpx": httpx_id, "ci": ci_id, "deploy": deploy_id, "hostile": hostile_id},
+            "ids": {"httpx": httpx_id, "ci": ci_id, "deploy": deploy_id, "hostile": hostile_id, "flaky": flaky_id},
             "session_id": saved.data["session_id"],
         }
     finally:
@@ -139,7 +144,7 @@ def test_every_page_in_a_real_browser(world: dict[str, Any], browser: Any) -> No
     page.goto(link)
     on("overview")
     assert page.url == f"http://127.0.0.1:{daemon.port}/"
-    assert page.inner_text("#count-live .n").strip() == "4"
+    assert page.inner_text("#count-live .n").strip() == "5"
     assert "no LLM configured" in page.inner_text("#degraded")
     shot("overview")
 
@@ -171,6 +176,13 @@ def test_every_page_in_a_real_browser(world: dict[str, Any], browser: Any) -> No
         "decision",
         0.8,
     )
+
+    # a memory's source leads to the turn it came from
+    page.goto(f"http://127.0.0.1:{daemon.port}/#/memory/{ids['flaky']}")
+    page.click("#show-transcript")
+    page.wait_for_selector("#transcript pre")
+    assert "fix the flaky login test in the signup flow" in page.inner_text("#transcript")
+    shot("memory-transcript")
 
     # forget one: nothing happens before the confirmation
     page.goto(f"http://127.0.0.1:{daemon.port}/#/memory/{ids['deploy']}")

@@ -7,8 +7,9 @@ Each is a thin adapter over an operation (codememory.operations) and names its p
 (`project_root`, checked against the registry). Security is the server's middleware: the bearer token, or the
 viewer's session cookie with its CSRF token on every POST (`web.security`).
 
-`/viewer/runs` (consolidation and staleness runs, issue 16) does not exist yet: the viewer's Runs page shows a
-placeholder while this server answers it with 404.
+RUNS (issue 16, to be wired): `/viewer/runs` (consolidation and staleness runs) does not exist yet; the viewer's Runs
+page shows a placeholder while this server answers it with 404. The page expects `POST /viewer/runs {project_root}` to
+answer `{runs: [{...}, ...]}` (newest first) and shows each run's keys as columns (app.js, runsPage).
 """
 
 from __future__ import annotations
