@@ -39,6 +39,7 @@ from codememory.core.result import Result, json_keys
 from codememory.core.trust import read_project_file, trust
 from codememory.daemon.lifecycle import DaemonStarted, DaemonStatus, DaemonStopped
 from codememory.daemon.service_install import ServiceInstalled, ServiceRemoved
+from codememory.daemon.viewer_link import ViewerLink
 from codememory.extract.capture_and_extract import PassReport, ProjectExtraction
 from codememory.extract.report import ExtractionReport, SpanReport
 from codememory.operations.cold_start import ColdStart
@@ -272,6 +273,7 @@ CLI_CASES: dict[str, Any] = {
     "daemon stop": DaemonStopped,
     "daemon install": ServiceInstalled,
     "daemon uninstall": ServiceRemoved,
+    "viewer": ViewerLink,
 }
 
 
@@ -435,12 +437,13 @@ def test_the_daemon_commands_print_their_typed_results(tmp_path: Path) -> None:
         started = _expect(invoke_cli, check, "daemon start", "daemon", "start", "--port", "0", env=env)
         assert started["health"]["status"] == "ok"
         assert _expect(invoke_cli, check, "daemon status", "daemon", "status", env=env)["health"]
+        assert _expect(invoke_cli, check, "viewer", "viewer", env=env)["daemon_started"] is False
     finally:
         stopped = _expect(invoke_cli, check, "daemon stop", "daemon", "stop", env=env)
     assert stopped["was_running"] is True
     assert _expect(invoke_cli, check, "daemon install", "daemon", "install", env=env)["action"] == "added"
     assert _expect(invoke_cli, check, "daemon uninstall", "daemon", "uninstall", env=env)["action"] == "removed"
-    assert {DaemonStarted, DaemonStatus, DaemonStopped, ServiceInstalled, ServiceRemoved} <= check.seen
+    assert {DaemonStarted, DaemonStatus, DaemonStopped, ServiceInstalled, ServiceRemoved, ViewerLink} <= check.seen
 
 
 # ------------------------------------------------------------------------------------------ MCP

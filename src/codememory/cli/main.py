@@ -28,6 +28,7 @@ from codememory.cli.stats_cmd import stats
 from codememory.cli.transcript_cmd import transcript
 from codememory.cli.transfer_cmd import export, import_cmd
 from codememory.cli.trust_cmd import trust
+from codememory.cli.viewer_cmd import viewer
 from codememory.daemon.commands import daemon
 
 
@@ -93,6 +94,7 @@ for _command in (
     explain,
     trust,
     repair_cmd,
+    viewer,
 ):
     cli.add_command(_command)
 

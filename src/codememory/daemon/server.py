@@ -1,4 +1,5 @@
-"""The daemon's HTTP bridge (FastAPI): `GET /health`, `POST /retrieve`, and the OpenAPI schema.
+"""The daemon's HTTP bridge (FastAPI): `GET /health`, `POST /retrieve`, the web viewer (`/`, viewer_pages.py,
+viewer_api.py) and the OpenAPI schema.
 
 Security runs first, as ASGI middleware in front of the routing (`web.security`: Host, Origin, the bearer token
 on everything except /health and /openapi.json, requests at once, body size). Every endpoint that names a
@@ -28,11 +29,15 @@ from codememory.daemon.recall_api import create_router as create_recall_router
 from codememory.daemon.recall_api import ledger
 from codememory.daemon.sessions_api import create_router as create_sessions_router
 from codememory.daemon.state import DaemonState
+from codememory.daemon.viewer_api import create_router as create_viewer_router
+from codememory.daemon.viewer_pages import PAGE_PATHS, STATIC_PREFIX
+from codememory.daemon.viewer_pages import create_router as create_viewer_pages
 from codememory.errors import CodememoryError, StoreFailed, http_status
 from codememory.operations.retrieve import retrieve as retrieve_for_step
 from codememory.text.privacy import scrub_message
 from codememory.web.request_body import RequestBody
 from codememory.web.security import Guard, SecurityMiddleware
+from codememory.web.viewer_session import ViewerSessions
 
 log = logging.getLogger("codememory.daemon")
 
@@ -188,18 +193,26 @@ def create_app(state: DaemonState) -> FastAPI:
         title="codememory daemon",
         version=__version__,
         summary="Local memory for AI coding agents: the HTTP bridge on 127.0.0.1",
-        description="Every endpoint except /health and /openapi.json needs `Authorization: Bearer <token>`; the "
-        'token is in $XDG_STATE_HOME/codememory/token (mode 0600). Errors are JSON `{"error": "..."}`.',
+        description="Every endpoint except /health, /openapi.json and the web viewer's page, files and /login needs "
+        "`Authorization: Bearer <token>`; the token is in $XDG_STATE_HOME/codememory/token (mode 0600). The web "
+        "viewer (`codememory viewer`) logs a browser in through a one-time link instead: its session cookie "
+        "(HttpOnly, SameSite=Strict) stands for the token, and every POST then needs the session's token in "
+        "`X-CSRF-Token` (from GET /viewer/session). Every answer carries a strict Content-Security-Policy. "
+        'Errors are JSON `{"error": "..."}`.',
         docs_url=None,  # the interactive pages load scripts from a CDN: a local tool serves the schema only
         redoc_url=None,
         openapi_url="/openapi.json",
         debug=False,
     )
+    sessions = ViewerSessions()
     guard = Guard(
         port=state.port,
         token=state.token,
         max_body_bytes=state.config.daemon.max_body_bytes,
         record_error=state.health.record_error,
+        sessions=sessions,
+        public_prefixes=(STATIC_PREFIX,),
+        public_paths=PAGE_PATHS,
     )
     app.add_middleware(SecurityMiddleware, guard=guard)
     bearer = HTTPBearer(auto_error=False, description="The per-install token (the middleware enforces it).")
@@ -277,4 +290,6 @@ def create_app(state: DaemonState) -> FastAPI:
     app.include_router(create_raw_events_router(state))
     app.include_router(create_hook_router(state))
     app.include_router(create_embed_router())
+    app.include_router(create_viewer_pages(state, sessions))
+    app.include_router(create_viewer_router(state))
     return app

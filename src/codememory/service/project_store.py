@@ -262,6 +262,39 @@ class Store:
         return victims
 
     @text_arguments
+    def edit(
+        self,
+        memory_id: str,
+        *,
+        text: str | None = None,
+        category: str | None = None,
+        importance: float | str | None = None,
+        tags: str | Sequence[str] | None = None,
+    ) -> Memory:
+        """Change a memory's text, category, importance or tags (None: unchanged), cleaned as `add` cleans them.
+        New text gets its entities again and, with an embedder, a fresh vector (else `embed` renews it)."""
+        _check_ids([memory_id])
+        pk = self.db.pk_of(memory_id)
+        if pk is None:
+            raise NotFound(f"no memory with id {memory_id}")
+        new_text = clean_text(text) if text is not None else None
+        self.db.update_fields(
+            pk,
+            now_iso(),
+            text=new_text,
+            category=validate_category(category) if category is not None else None,
+            importance=validate_importance(importance) if importance is not None else None,
+            tags=clean_tags(tags) if tags is not None else None,
+        )
+        if new_text is not None:
+            self.db.set_entities([(pk, entities_in(new_text, ()))])
+            if self.semantic.configured:
+                vectors = self.semantic.embed_documents([new_text])
+                if vectors is not None:
+                    self.semantic.store_vectors([(pk, new_text)], vectors)
+        return self.get(memory_id, touch=False)
+
+    @text_arguments
     def remember_scan(
         self,
         text: str,

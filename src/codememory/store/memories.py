@@ -173,6 +173,39 @@ class MemoryRows(StoreConnection):
                 )
         return found
 
+    def update_fields(
+        self,
+        pk: int,
+        now: str,
+        *,
+        text: str | None = None,
+        category: str | None = None,
+        importance: float | None = None,
+        tags: Sequence[str] | None = None,
+    ) -> None:
+        """Change a memory in place (a person curating it): new text is re-indexed in the same transaction (its
+        vector, keyed by the text's hash, is then stale until re-embedded), new tags replace the old ones."""
+        with self.transaction():
+            if text is not None:
+                self._unindex_text("pk = ?", [pk])  # FTS5 needs the exact text it indexed
+                self.conn.execute(
+                    "UPDATE memories SET text = ?, text_hash = ? WHERE pk = ?", (text, text_hash(text), pk)
+                )
+                self._index_text("pk = ?", [pk])
+            if category is not None:
+                self.conn.execute("UPDATE memories SET category = ? WHERE pk = ?", (category, pk))
+            if importance is not None:
+                self.conn.execute("UPDATE memories SET importance = ? WHERE pk = ?", (importance, pk))
+            if tags is not None:
+                self.conn.execute("DELETE FROM memory_tags WHERE memory_pk = ?", (pk,))
+                self.conn.executemany("INSERT OR IGNORE INTO tags(name) VALUES (?)", [(t,) for t in tags])
+                self.conn.executemany(
+                    "INSERT OR IGNORE INTO memory_tags(memory_pk, tag_id) SELECT ?, id FROM tags WHERE name = ?",
+                    [(pk, t) for t in tags],
+                )
+                self.conn.execute("DELETE FROM tags WHERE id NOT IN (SELECT tag_id FROM memory_tags)")
+            self.conn.execute("UPDATE memories SET updated_at = ? WHERE pk = ?", (now, pk))
+
     def touch(self, pks: Sequence[int], now: str) -> None:
         """Record that these memories were shown to someone."""
         if not pks:

@@ -8,11 +8,17 @@ middleware before any routing, in this order:
    port or site, a sandboxed frame (`null`) or a file cannot reach the server (CSRF). Clients that are not
    browsers send no Origin and are not affected.
 3. `Authorization: Bearer <token>` on everything except the public paths (the daemon's /health and
-   /openapi.json; none for `mcp --http`) (else 401), compared in constant time. Only then does a request count
+   /openapi.json, and its viewer's page, static files and login; none for `mcp --http`) (else 401), compared in
+   constant time. A server with a web viewer (`Guard.sessions`) also takes, instead of the token, the viewer's
+   session cookie, and then wants the session's CSRF token in `X-CSRF-Token` on every method but GET and HEAD
+   (else 403; see `web.viewer_session`). Only then does a request count
    against the limit of requests at once (503 beyond `http_guard.MAX_IN_FLIGHT`): sockets without the token
    cannot fill it (see `http_guard`).
 4. The request body is capped at `max_body_bytes` (413): the Content-Length header is checked before reading,
    and a chunked body is counted as it streams. A body sent as anything but JSON is refused (415).
+
+Every response, refusals included, carries a strict Content-Security-Policy (scripts and styles only from the
+server's own origin, no inline script, no framing) and the usual hardening headers (`SECURITY_HEADERS`).
 
 A refusal closes the connection (its body is never read). A failure inside the app is logged (scrubbed by the
 log's filter), recorded where the server says (`Guard.record_error`) and answered with a 500 that carries no
@@ -31,12 +37,27 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from codememory.web.http_guard import MAX_IN_FLIGHT
+from codememory.web.viewer_session import CSRF_HEADER, ViewerSessions, cookie_value
 
 log = logging.getLogger("codememory.daemon")
 
 PUBLIC_PATHS = frozenset({"/health", "/openapi.json"})
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost")  # the names of the one address a local server binds
 _FETCH_SITES_ALLOWED = frozenset({b"same-origin", b"none"})
+_SAFE_METHODS = frozenset({"GET", "HEAD"})
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),  # a login link's ticket never leaves in a Referer
+    (b"cross-origin-opener-policy", b"same-origin"),
+    (b"cross-origin-resource-policy", b"same-origin"),
+    (b"cache-control", b"no-store"),
+)
 
 
 def _ignore(_exc: BaseException, _where: str) -> None:
@@ -51,6 +72,9 @@ class Guard:
     token: str  # the per-install bearer token (`web.token`)
     max_body_bytes: int
     record_error: Callable[[BaseException, str], None] = _ignore  # a failure inside the app, for /health
+    sessions: ViewerSessions | None = None  # the web viewer's logins (the daemon); None: the token only
+    public_prefixes: tuple[str, ...] = ()  # paths starting with these need no token (the viewer's static files)
+    public_paths: frozenset[str] = frozenset()  # more exact paths served without a token
 
 
 def _json_bytes(payload: dict[str, Any]) -> bytes:
@@ -71,6 +95,17 @@ async def send_json(send: Send, status: int, payload: dict[str, Any], headers: l
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+def _with_security_headers(send: Send) -> Send:
+    async def wrapped(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            present = {name.lower() for name, _value in message.get("headers", [])}
+            extra = [(n, v) for n, v in SECURITY_HEADERS if n not in present]
+            message = {**message, "headers": [*message.get("headers", []), *extra]}
+        await send(message)
+
+    return wrapped
 
 
 class _Reject(Exception):
@@ -107,13 +142,14 @@ class SecurityMiddleware:
             if scope["type"] == "websocket":
                 await send({"type": "websocket.close", "code": 1008})
             return
+        send = _with_security_headers(send)
         counted = False
         try:
             headers = self._headers(scope)
             self._check_host(headers)
             self._check_origin(headers)
-            if scope["path"] not in self.public_paths:
-                self._check_token(headers)
+            if not self._public(scope["path"]):
+                scope.setdefault("state", {})["auth"] = self._authenticate(scope, headers)
                 if self.in_flight >= self.max_in_flight:
                     raise _Reject(503, "too many requests at once; try again in a moment", [(b"retry-after", b"1")])
                 self.in_flight += 1
@@ -170,6 +206,33 @@ class SecurityMiddleware:
                     "cross-origin requests are not allowed",
                     reason=f"Sec-Fetch-Site {value[:40].decode('latin-1')!r}",
                 )
+
+    def _public(self, path: str) -> bool:
+        return (
+            path in self.public_paths
+            or path in self.guard.public_paths
+            or any(path.startswith(p) for p in self.guard.public_prefixes)
+        )
+
+    def _authenticate(self, scope: Scope, headers: dict[bytes, list[bytes]]) -> str:
+        """ "bearer", or "session" for a viewer's cookie (its CSRF token checked on writes); else a refusal."""
+        sessions = self.guard.sessions
+        session = cookie_value(headers.get(b"cookie", [])) if sessions is not None else None
+        if sessions is None or b"authorization" in headers or session is None:
+            self._check_token(headers)
+            return "bearer"
+        if sessions.csrf_token(session) is None:
+            raise _Reject(
+                401,
+                "not logged in, or the viewer session expired: open the link `codememory viewer` prints",
+                reason="unknown or expired viewer session",
+            )
+        if scope.get("method") not in _SAFE_METHODS:
+            given = (headers.get(CSRF_HEADER.encode()) or [b""])[0].decode("latin-1").strip()
+            if not sessions.csrf_matches(session, given):
+                raise _Reject(403, "missing or wrong CSRF token (reload the viewer)", reason="CSRF token")
+        scope.setdefault("state", {})["viewer_session"] = session
+        return "session"
 
     def _check_token(self, headers: dict[bytes, list[bytes]]) -> None:
         values = headers.get(b"authorization", [])

@@ -1,0 +1,246 @@
+"""The JSON endpoints the web viewer needs beyond the agents' ones (`/memory/transcript`, `/sessions/list` and
+`/sessions/search` serve it as they are): `POST /viewer/overview`, `/viewer/search`, `/viewer/list`, `/viewer/memory`
+(one memory, no access counted), `/viewer/memory/edit|archive|forget|link`, `/viewer/session-detail` and
+`/viewer/injections`.
+
+Each is a thin adapter over an operation (codememory.operations) and names its project like every other endpoint
+(`project_root`, checked against the registry). Security is the server's middleware: the bearer token, or the
+viewer's session cookie with its CSRF token on every POST (`web.security`).
+
+RUNS (issue 16, to be wired): `/viewer/runs` (consolidation and staleness runs) does not exist yet; the viewer's Runs
+page shows a placeholder while this server answers it with 404. The page expects `POST /viewer/runs {project_root}` to
+answer `{runs: [{...}, ...]}` (newest first) and shows each run's keys as columns (app.js, runsPage).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Security
+from fastapi.security import HTTPBearer
+from pydantic import ConfigDict, Field
+
+from codememory.core.model import LINK_TYPES, MAX_TEXT
+from codememory.daemon.recall_api import MemoryId, ProjectRoot
+from codememory.daemon.sessions_api import SessionId
+from codememory.daemon.state import DaemonState
+from codememory.web.request_body import RequestBody
+
+Tags = Annotated[list[Annotated[str, Field(max_length=100)]] | None, Field(max_length=20)]
+ShortText = Annotated[str | None, Field(max_length=200)]
+RECENT = 8
+
+
+class ProjectBody(RequestBody):
+    model_config = ConfigDict(extra="forbid")
+    project_root: ProjectRoot
+
+
+class FilterBody(ProjectBody):
+    """The CLI's filters (`codememory search` / `list`): tags (all of them), any_tags, category, dates
+    (`after`/`before`: ISO, or "7d", "yesterday", …), entered_by, include_archived."""
+
+    tags: Tags = None
+    any_tags: Tags = None
+    category: ShortText = None
+    after: ShortText = None
+    before: ShortText = None
+    entered_by: ShortText = None
+    include_archived: bool = False
+    limit: Annotated[int, Field(ge=1, le=100)] = 20
+    offset: Annotated[int, Field(ge=0, le=100_000)] = 0
+
+    def filters(self) -> dict[str, Any]:
+        return {
+            "tags": self.tags,
+            "any_tags": self.any_tags,
+            "category": self.category or None,
+            "after": self.after or None,
+            "before": self.before or None,
+            "entered_by": self.entered_by or None,
+            "include_archived": self.include_archived,
+        }
+
+
+class SearchBody(FilterBody):
+    query: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
+    mode: Literal["hybrid", "lexical", "semantic"] = "hybrid"
+
+
+class ListBody(FilterBody):
+    sort: Literal["created", "updated", "importance", "accessed"] = "created"
+    order: Literal["asc", "desc"] = "desc"
+
+
+class EditBody(ProjectBody):
+    id: MemoryId
+    text: Annotated[str | None, Field(min_length=1, max_length=MAX_TEXT)] = None
+    category: Annotated[str | None, Field(max_length=40)] = None
+    tags: Tags = None
+    importance: Annotated[float | None, Field(ge=0, le=1)] = None
+
+
+class MemoryBody(ProjectBody):
+    id: MemoryId
+
+
+class IdsBody(ProjectBody):
+    ids: Annotated[list[MemoryId], Field(min_length=1, max_length=100)]
+
+
+class ArchiveBody(IdsBody):
+    undo: bool = False
+
+
+class LinkBody(ProjectBody):
+    from_id: MemoryId
+    to_id: MemoryId
+    type: Literal[LINK_TYPES] = "contextualizes"  # type: ignore[valid-type]
+
+
+class SessionDetailBody(ProjectBody):
+    session_id: SessionId
+
+
+class InjectionsBody(ProjectBody):
+    session_id: Annotated[str | None, Field(max_length=200)] = None
+    last: Annotated[int, Field(ge=1, le=200)] = 20
+
+
+def _safe_link(url: str) -> bool:
+    return url.strip().lower().startswith(("http://", "https://", "mailto:", "#"))
+
+
+def render_markdown(text: str) -> str:
+    """A session's markdown as HTML that carries no markup of its own: raw HTML in the text is escaped
+    (`html: False`), and links keep only http, https and mailto (markdown-it's own check already refuses
+    javascript:, vbscript:, file: and data:)."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False})
+    md.validateLink = _safe_link  # type: ignore[method-assign]
+    md.disable("image")  # the page loads nothing from elsewhere (and the CSP would refuse it)
+    return str(md.render(text))
+
+
+def create_router(state: DaemonState) -> APIRouter:
+    bearer = HTTPBearer(auto_error=False, description="The per-install token, or the viewer's session cookie.")
+    router = APIRouter(prefix="/viewer", tags=["viewer"], dependencies=[Security(bearer)])
+
+    @router.post("/overview")
+    def overview(body: ProjectBody) -> dict[str, Any]:
+        """The project at a glance: `{project_root, stats}` (`codememory stats --json`: counts by category,
+        embedding coverage, extraction spend against the budgets), `health` (GET /health: the daemon, its
+        dependencies, capture lag, the latest error), and the recent activity: `recent_memories` (`list`),
+        `recent_sessions` (`sessions list`) and `recent_injections` ([{session_id, injections, at}])."""
+        from codememory.operations.listing import list_memories
+        from codememory.operations.sessions import list_sessions
+        from codememory.operations.stats import stats
+        from codememory.store.injections import InjectionTables
+
+        root = state.project_root(body.project_root)
+        with state.stores.use(root) as store:
+            ledger = InjectionTables(store.db).sessions(RECENT)
+            data = {
+                "project_root": str(root),
+                "stats": stats(store, tags=True, agents=True).to_dict(),
+                "recent_memories": list_memories(store, limit=RECENT).to_dict(),
+                "recent_sessions": list_sessions(store, limit=RECENT).to_dict(),
+                "recent_injections": [{"session_id": s, "injections": n, "at": at} for s, n, at in ledger],
+            }
+        data["health"] = state.health_report()
+        return data
+
+    @router.post("/search")
+    def search(body: SearchBody) -> dict[str, Any]:
+        """`codememory search --json` over HTTP: the query syntax (words, "phrases", -exclusions, OR, prefix*),
+        the CLI's filters, one page (`limit`, `offset`), each hit with its score and `explain`."""
+        from codememory.operations.search import search as run
+
+        with state.stores.use(state.project_root(body.project_root)) as store:
+            found = run(store, body.query, limit=body.limit, offset=body.offset, mode=body.mode, **body.filters())
+        return found.to_dict()
+
+    @router.post("/list")
+    def listing(body: ListBody) -> dict[str, Any]:
+        """`codememory list --json`: `{count, total, memories}`, one page in the chosen order."""
+        from codememory.operations.listing import list_memories
+
+        with state.stores.use(state.project_root(body.project_root)) as store:
+            return list_memories(
+                store, sort=body.sort, order=body.order, limit=body.limit, offset=body.offset, **body.filters()
+            ).to_dict()
+
+    @router.post("/memory")
+    def memory(body: MemoryBody) -> dict[str, Any]:
+        """One memory as /memory/get gives it (its fields, links and entities), without counting an access: a
+        person looking is not an agent using it (access counts feed ranking)."""
+        from codememory.operations.get import MemoryDetail
+
+        with state.stores.use(state.project_root(body.project_root)) as store:
+            return MemoryDetail(store.get(body.id, touch=False), store.relations(body.id)).to_dict()
+
+    @router.post("/memory/edit")
+    def edit(body: EditBody) -> dict[str, Any]:
+        """Change a memory's text, category, tags or importance (fields left out stay): the memory afterwards,
+        as /memory/get shows one (its fields, links and entities)."""
+        from codememory.operations.edit import edit_memory
+
+        with state.stores.use(state.project_root(body.project_root)) as store:
+            return edit_memory(
+                store, body.id, text=body.text, category=body.category, importance=body.importance, tags=body.tags
+            ).to_dict()
+
+    @router.post("/memory/archive")
+    def archive(body: ArchiveBody) -> dict[str, Any]:
+        """`codememory archive [--undo]`: `{archived, unknown}` (or `{unarchived, unknown}`)."""
+        from codememory.operations.forget import archive as run
+
+        with state.stores.use(state.project_root(body.project_root)) as store:
+            return run(store, body.ids, undo=body.undo).to_dict()
+
+    @router.post("/memory/forget")
+    def forget(body: IdsBody) -> dict[str, Any]:
+        """`codememory forget`: delete for good (also from the search indexes): `{forgotten, unknown}`."""
+        from codememory.operations.forget import forget as run
+
+        with state.stores.use(state.project_root(body.project_root)) as store:
+            return run(store, body.ids).to_dict()
+
+    @router.post("/memory/link")
+    def link(body: LinkBody) -> dict[str, Any]:
+        """`codememory link`: `from_id` corroborates, conflicts with, supersedes, refines or contextualizes
+        `to_id` ("supersedes" also retires `to_id`): `{from_id, to_id, type}`."""
+        from codememory.operations.link import link as run
+
+        with state.stores.use(state.project_root(body.project_root)) as store:
+            run(store, body.from_id, body.to_id, body.type)
+        return {"from_id": body.from_id, "to_id": body.to_id, "type": body.type}
+
+    @router.post("/session-detail")
+    def session_detail(body: SessionDetailBody) -> dict[str, Any]:
+        """`codememory sessions show --json` (summary, files, markdown) plus `html`: the markdown rendered with
+        raw HTML escaped and only http, https and mailto links."""
+        from codememory.operations.sessions import show_session
+
+        with state.stores.use(state.project_root(body.project_root)) as store:
+            data = show_session(store, body.session_id).to_dict()
+        data["html"] = render_markdown(data["markdown"])
+        return data
+
+    @router.post("/injections")
+    def injections(body: InjectionsBody) -> dict[str, Any]:
+        """The injection ledger `codememory explain` reads: `{sessions: [{session_id, injections, at}],
+        explained}` where `explained` is `explain --json` for `session_id` (default: the newest session):
+        per call what was injected, why (score parts), and its token cost."""
+        from codememory.operations.explain import explain_last
+        from codememory.store.injections import InjectionTables
+
+        with state.stores.use(state.project_root(body.project_root)) as store:
+            sessions = [
+                {"session_id": s, "injections": n, "at": at} for s, n, at in InjectionTables(store.db).sessions(50)
+            ]
+            explained = explain_last(store, last=body.last, session_id=body.session_id).to_dict()
+        return {"sessions": sessions, "explained": explained}
+
+    return router

@@ -1,0 +1,126 @@
+"""The web viewer's pages and login: `GET /` (the page), `GET /static/<file>` (its script and style, shipped in the
+package under codememory/data/viewer: no CDN, works offline), `GET /login?ticket=...` (a one-time link that sets the
+session cookie), `POST /viewer/login-link` (for `codememory viewer`, with the bearer token) and `GET /viewer/session`
+(the page's CSRF token and the registered projects).
+
+The page and its files need no token: they hold no data, and everything they show comes from the JSON endpoints,
+which want the token or the viewer's session (`web.security`, `web.viewer_session`). The security middleware puts a
+strict Content-Security-Policy on every answer: the page runs only these files, never inline script.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any
+
+from fastapi import APIRouter, Request, Security
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.security import HTTPBearer
+from pydantic import BaseModel, Field
+
+from codememory.core.model import CATEGORIES, LINK_TYPES
+from codememory.daemon.state import DaemonState
+from codememory.errors import ProjectNotAllowed
+from codememory.web.viewer_session import ViewerSessions, set_cookie_header
+
+STATIC_PREFIX = "/static/"
+PAGE_PATHS = frozenset({"/", "/login"})
+_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+}
+_LOGIN_FAILED = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>codememory</title>
+<link rel="stylesheet" href="/static/style.css"></head><body><main class="login-failed"><h1>This login link does not
+work</h1><p>A login link works once, for five minutes. Run <code>codememory viewer</code> again for a new one.</p>
+</main></body></html>"""
+
+
+def static_files() -> dict[str, tuple[bytes, str]]:
+    """The viewer's files by name, read once from the package: only these names are ever served."""
+    folder = resources.files("codememory").joinpath("data", "viewer")
+    out: dict[str, tuple[bytes, str]] = {}
+    for item in folder.iterdir():
+        suffix = "." + item.name.rsplit(".", 1)[-1]
+        if item.is_file() and suffix in _TYPES:
+            out[item.name] = (item.read_bytes(), _TYPES[suffix])
+    return out
+
+
+class LoginLink(BaseModel):
+    url: str = Field(description="Open it in a browser: it logs in once, within `expires_in_seconds`.")
+    expires_in_seconds: int
+
+
+class ViewerProject(BaseModel):
+    root: str
+    name: str
+    exists: bool = Field(description="Its store is still there.")
+
+
+class ViewerSession(BaseModel):
+    csrf_token: str | None = Field(description="Send it as X-CSRF-Token on every POST (null for a bearer caller).")
+    projects: list[ViewerProject] = Field(description="The projects registered on this machine.")
+    version: str
+    categories: list[str]
+    link_types: list[str]
+
+
+def create_router(state: DaemonState, sessions: ViewerSessions) -> APIRouter:
+    files = static_files()
+    bearer = HTTPBearer(auto_error=False, description="The per-install token, or the viewer's session cookie.")
+    router = APIRouter()
+
+    def file_response(name: str) -> Response:
+        found = files.get(name)
+        if found is None:
+            return Response(b'{"error": "not found"}', status_code=404, media_type="application/json")
+        return Response(found[0], media_type=found[1])
+
+    @router.get("/", include_in_schema=False)
+    def page() -> Response:
+        return file_response("index.html")
+
+    @router.get(STATIC_PREFIX + "{name}", include_in_schema=False)
+    def static(name: str) -> Response:
+        return file_response(name)
+
+    @router.get("/login", tags=["viewer"], response_class=HTMLResponse, responses={403: {"description": "Bad link"}})
+    def login(ticket: str = "") -> Response:
+        """Redeem a one-time login ticket (from `codememory viewer`): sets the session cookie (HttpOnly,
+        SameSite=Strict) and redirects to the viewer. A used, expired or unknown ticket is a 403 page."""
+        done = sessions.redeem(ticket[:200]) if ticket else None
+        if done is None:
+            return HTMLResponse(_LOGIN_FAILED, status_code=403)
+        response = RedirectResponse("/", status_code=303)
+        response.headers["set-cookie"] = set_cookie_header(done)
+        return response
+
+    @router.post("/viewer/login-link", tags=["viewer"], dependencies=[Security(bearer)], response_model=LoginLink)
+    def login_link(request: Request) -> dict[str, Any]:
+        """A one-time login link for the viewer (`codememory viewer` asks for it). Bearer token only: a browser
+        session cannot mint more sessions."""
+        if getattr(request.state, "auth", None) != "bearer":
+            raise ProjectNotAllowed("a login link needs the bearer token")
+        ticket, seconds = sessions.new_ticket()
+        return {"url": f"http://{state.host}:{state.port}/login?ticket={ticket}", "expires_in_seconds": int(seconds)}
+
+    @router.get("/viewer/session", tags=["viewer"], dependencies=[Security(bearer)], response_model=ViewerSession)
+    def session(request: Request) -> dict[str, Any]:
+        """The page's CSRF token and the projects it may show (the registry's)."""
+        from codememory.operations.projects import list_projects
+
+        cookie = getattr(request.state, "viewer_session", None)
+        projects = [
+            {"root": str(p.get("root", "")), "name": str(p.get("name") or p.get("root", "")), "exists": p["exists"]}
+            for p in list_projects().projects
+        ]
+        return {
+            "csrf_token": sessions.csrf_token(cookie) if cookie else None,
+            "projects": projects,
+            "version": state.version,
+            "categories": list(CATEGORIES),
+            "link_types": list(LINK_TYPES),
+        }
+
+    return router

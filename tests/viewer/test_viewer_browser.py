@@ -1,0 +1,270 @@
+"""The web viewer in a real browser: Debian's Chromium (/usr/bin/chromium, or $CODEMEMORY_TEST_CHROMIUM) driven by
+Playwright, which never downloads a browser here (`executable_path`), against a real daemon on a temporary project.
+
+One walk through every page: log in through the link `codememory viewer` prints, search and find a memory, edit it
+and see the change in the CLI, forget one after confirming, open a session, read the injections after a /retrieve,
+and the Runs placeholder; a hostile memory (`<script>`, an `onerror` attribute) shows as text and runs nothing; a
+browser without the cookie, a request without the CSRF token and a used login link are refused. A screenshot of each
+page is kept in tests/artifacts/viewer/ (git-ignored)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support.capture import capture_by_hand
+from support.daemon import PY, Daemon, codememory, isolated_env, make_project, spawn
+
+pytestmark = pytest.mark.slow  # a daemon and a browser
+
+CHROMIUM = Path(os.environ.get("CODEMEMORY_TEST_CHROMIUM", "/usr/bin/chromium"))
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "viewer"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+HOSTILE = '<script>window.__pwned = 1; alert("script")</script><img src=x onerror="window.__pwned = 2; alert(1)"> evil'
+TIMEOUT_MS = 15_000
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    assert CHROMIUM.is_file(), f"no Chromium at {CHROMIUM}: apt-get install -y chromium (see .ci/run)"
+    base = tmp_path_factory.mktemp("viewer-browser")
+    env = isolated_env(base)
+    project = base / "project"
+    httpx_id, ci_id, deploy_id, hostile_id = make_project(
+        env,
+        project,
+        "Use httpx, not requests: we need HTTP/2",
+        "The CI runners have two cores; keep test parallelism at 2",
+        "Deploys go through the staging cluster first",
+        HOSTILE,
+    )
+    turns = capture_by_hand(project, "codex", "codex-xyz", ["fix the flaky login test in the signup flow"])
+    flaky_id = codememory(
+        env, "--project", project, "store", "The login test is flaky", "--source", turns[0].memory_source, "-q"
+    ).strip()
+    daemon = spawn(env)
+    try:
+        root = str(project.resolve())
+        saved = daemon.client().request(
+            "POST",
+            "/sessions/checkpoint",
+            {
+                "project_root": root,
+                "slug": "http-client",
+                "goal": "Move the webhook worker to httpx",
+                "decisions": ["**httpx** for HTTP/2 <img src=x onerror=alert(3)>"],
+                "work_completed": ["Swapped the client"],
+            },
+        )
+        assert saved.status == 200, saved.data
+        retrieved = daemon.client().retrieve(["which HTTP client for the webhook worker"], root, entities=["httpx"])
+        assert retrieved["memories"], retrieved
+        yield {
+            "daemon": daemon,
+            "project": root,
+            "ids": {"httpx": httpx_id, "ci": ci_id, "deploy": deploy_id, "hostile": hostile_id, "flaky": flaky_id},
+            "session_id": saved.data["session_id"],
+        }
+    finally:
+        daemon.terminate()
+
+
+def login_link(daemon: Daemon) -> str:
+    done = subprocess.run(
+        [str(Path(PY).parent / "codememory"), "viewer", "--json"],
+        env=daemon.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return str(json.loads(done.stdout)["url"])
+
+
+def show(daemon: Daemon, project: str, memory_id: str) -> dict[str, Any]:
+    return dict(json.loads(codememory(daemon.env, "--project", project, "show", memory_id, "--json")))
+
+
+def exists(daemon: Daemon, project: str, memory_id: str) -> bool:
+    listed = json.loads(codememory(daemon.env, "--project", project, "list", "--include-archived", "--json"))
+    return memory_id in [m["id"] for m in listed["memories"]]
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        # launch() gives each context a fresh profile in a temporary user-data-dir of its own
+        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def test_every_page_in_a_real_browser(world: dict[str, Any], browser: Any) -> None:
+    daemon: Daemon = world["daemon"]
+    project: str = world["project"]
+    ids: dict[str, str] = world["ids"]
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    dialogs: list[str] = []
+    console: list[str] = []
+    errors: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.on("console", lambda m: console.append(m.text))
+    page.on("pageerror", lambda e: errors.append(str(e)))
+
+    def shot(name: str) -> None:
+        page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+    def on(page_name: str) -> None:
+        page.wait_for_selector(f'main[data-page="{page_name}"]')
+
+    # log in through the link: redirected to the overview
+    link = login_link(daemon)
+    page.goto(link)
+    on("overview")
+    assert page.url == f"http://127.0.0.1:{daemon.port}/"
+    assert page.inner_text("#count-live .n").strip() == "5"
+    assert "no LLM configured" in page.inner_text("#degraded")
+    shot("overview")
+
+    # search and find a memory, with its score explanation
+    page.goto(f"{page.url}#/memories")
+    on("memories")
+    page.fill("input[name=q]", "httpx HTTP/2")
+    page.click("#memory-filters button[type=submit]")
+    page.wait_for_selector(f'tr.hit[data-id="{ids["httpx"]}"]')
+    row = page.inner_text(f'tr.hit[data-id="{ids["httpx"]}"]')
+    assert "Use httpx" in row and "exact" in row
+    shot("memories")
+
+    # open it, edit it, and the CLI sees the change
+    page.click(f'a[href="#/memory/{ids["httpx"]}"]')
+    on("memory")
+    page.fill("#edit-text", "Use httpx everywhere: HTTP/2 and one client API")
+    page.fill("#edit-tags", "http, deps")
+    page.select_option("#edit-category", "decision")
+    page.fill("#edit-importance", "0.8")
+    page.click("#edit-save")
+    page.wait_for_selector("#status .notice")
+    assert page.inner_text("#memory-text") == "Use httpx everywhere: HTTP/2 and one client API"
+    shot("memory")
+    edited = show(daemon, project, ids["httpx"])
+    assert (edited["text"], edited["tags"], edited["category"], edited["importance"]) == (
+        "Use httpx everywhere: HTTP/2 and one client API",
+        ["deps", "http"],
+        "decision",
+        0.8,
+    )
+
+    # a memory's source leads to the turn it came from
+    page.goto(f"http://127.0.0.1:{daemon.port}/#/memory/{ids['flaky']}")
+    page.click("#show-transcript")
+    page.wait_for_selector("#transcript pre")
+    assert "fix the flaky login test in the signup flow" in page.inner_text("#transcript")
+    shot("memory-transcript")
+
+    # forget one: nothing happens before the confirmation
+    page.goto(f"http://127.0.0.1:{daemon.port}/#/memory/{ids['deploy']}")
+    page.wait_for_selector("#forget")
+    page.click("#forget")
+    page.wait_for_selector("#forget-confirm")
+    shot("forget-confirmation")
+    assert exists(daemon, project, ids["deploy"])
+    page.click("#forget-confirm")
+    page.wait_for_selector("#forgotten")
+    on("memories")
+    assert not exists(daemon, project, ids["deploy"])
+
+    # the hostile memory shows as text and runs nothing
+    page.goto(f"http://127.0.0.1:{daemon.port}/#/memory/{ids['hostile']}")
+    page.wait_for_selector("#memory-text")
+    on("memory")
+    assert page.inner_text("#memory-text") == HOSTILE
+    page.goto(f"http://127.0.0.1:{daemon.port}/#/memories?q=evil")
+    page.wait_for_selector(f'tr.hit[data-id="{ids["hostile"]}"]')
+    assert "<script>" in page.inner_text(f'tr.hit[data-id="{ids["hostile"]}"]')
+    assert page.evaluate("document.querySelectorAll('main img, main script').length") == 0
+    assert page.evaluate("window.__pwned === undefined")
+    shot("hostile")
+
+    # a session, its markdown rendered (its raw HTML escaped)
+    page.goto(f"http://127.0.0.1:{daemon.port}/#/sessions")
+    on("sessions")
+    page.click(f'a[href="#/session/{world["session_id"]}"]')
+    on("session")
+    markdown = page.inner_text("#session-markdown")
+    assert "Move the webhook worker to httpx" in markdown and "<img src=x onerror=alert(3)>" in markdown
+    assert page.evaluate("document.querySelectorAll('#session-markdown strong').length") >= 1  # markdown, rendered
+    shot("session")
+
+    # the injections of the /retrieve call, why and their token cost
+    page.goto(f"http://127.0.0.1:{daemon.port}/#/injections")
+    on("injections")
+    ledger = page.inner_text("main")
+    assert "hud" in ledger and "Use httpx everywhere" in ledger and "tokens" in ledger and "bm25" in ledger
+    shot("injections")
+
+    # consolidation and staleness runs: a placeholder until the daemon serves them
+    page.goto(f"http://127.0.0.1:{daemon.port}/#/runs")
+    on("runs")
+    assert page.is_visible("#runs-placeholder")
+    shot("runs")
+
+    # a POST without the CSRF token is refused, with it accepted
+    body = json.dumps({"project_root": project, "query": "httpx"})
+    script = """async ([body, token]) => (await fetch('/viewer/search', {method: 'POST', body,
+        headers: token ? {'Content-Type': 'application/json', 'X-CSRF-Token': token}
+                       : {'Content-Type': 'application/json'}})).status"""
+    assert page.evaluate(script, [body, None]) == 403
+    assert page.evaluate(script, [body, "forged"]) == 403
+    assert not page.evaluate("document.cookie")  # HttpOnly: no script reads the session
+
+    assert dialogs == [] and errors == []
+    assert not any("pwned" in line for line in console)
+    context.close()
+
+
+def test_without_the_cookie_nothing_is_shown_and_a_link_works_once(world: dict[str, Any], browser: Any) -> None:
+    daemon: Daemon = world["daemon"]
+    link = login_link(daemon)
+    first = browser.new_context()
+    page = first.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(link)
+    page.wait_for_selector('main[data-page="overview"]')
+    first.close()
+
+    stranger = browser.new_context()  # another browser profile: no cookie
+    page = stranger.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    response = page.goto(link)  # the same link again
+    assert response is not None and response.status == 403
+    assert "works once" in page.inner_text("body")
+    page.goto(f"http://127.0.0.1:{daemon.port}/#/memories")
+    page.wait_for_selector('main[data-page="error"]')
+    assert "Not logged in" in page.inner_text("main")
+    status = page.evaluate("async () => (await fetch('/viewer/session')).status")
+    assert status == 401
+    page.screenshot(path=str(ARTIFACTS / "not-logged-in.png"))
+    stranger.close()
