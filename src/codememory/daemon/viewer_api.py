@@ -176,9 +176,13 @@ def create_router(state: DaemonState) -> APIRouter:
         """One memory as /memory/get gives it (its fields, links and entities), without counting an access: a
         person looking is not an agent using it (access counts feed ranking)."""
         from codememory.operations.get import MemoryDetail
+        from codememory.operations.stale import staleness_of
 
         with state.stores.use(state.project_root(body.project_root)) as store:
-            return MemoryDetail(store.get(body.id, touch=False), store.relations(body.id)).to_dict()
+            detail = MemoryDetail(
+                store.get(body.id, touch=False), store.relations(body.id), staleness_of(store, body.id)
+            )
+            return detail.to_dict()
 
     @router.post("/memory/edit")
     def edit(body: EditBody) -> dict[str, Any]:
