@@ -1,0 +1,124 @@
+"""Extraction benchmark (issue 15): precision and recall of the memories `codememory capture` extracts from
+realistic coding sessions, against labels written by hand (benchmarks/data/extraction/README.md).
+
+    .venv/bin/python benchmarks/bench_extraction.py                 # replay the recordings, rules only (~1 min)
+    .venv/bin/python benchmarks/bench_extraction.py --verbose       # and list every miss and stray memory
+    .venv/bin/python benchmarks/bench_extraction.py --record        # re-record every OpenCode session first
+    .venv/bin/python benchmarks/bench_extraction.py --record py-linkshort --only py-linkshort
+    .venv/bin/python benchmarks/bench_extraction.py --with-model http://127.0.0.1:11434/v1 --model qwen2.5:7b
+
+The corpus: OpenCode sessions recorded through the real `opencode` binary with a scripted model (their scripts
+in data/extraction/sessions/*.json, their recordings in data/extraction/recorded/), and Claude Code / Codex
+transcripts in those CLIs' JSONL formats. Every item is replayed into a fresh HOME under
+benchmarks/.work/extraction/ (OpenCode's database rebuilt from the recordings; the transcripts handed to the real
+`codememory-hook ... SessionEnd`), then `codememory capture --idle-after 0` runs once, with no model configured
+unless --with-model, and each project's memories are scored (extraction_score.py).
+
+Prints a markdown table and writes benchmarks/results-extraction.json (every memory with its verdict and every
+missed label are in it); a partial run (--only) or a model run writes benchmarks/.work/extraction/results.json
+unless --out is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import extraction_corpus as corpus
+import extraction_score as scoring
+
+HERE = Path(__file__).resolve().parent
+WORK = HERE / ".work" / "extraction"
+RESULTS = HERE / "results-extraction.json"
+TARGETS = {"precision": 0.8, "recall": 0.6, "category_recall_min": 0.4}
+DEFAULT_MUST_NOT = [  # what never belongs in memory, whatever the session (labels add their own)
+    {"id": "files-changed", "why": "files touched belong to the session and the daily log", "match": [
+        ["re:files? (changed|touched|edited|modified)", "re:^(edited|modified|changed) [\\w./-]+\\.\\w+$"]]},
+]  # fmt: skip
+
+
+def score_items(items: list[dict[str, Any]], memories: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    forbidden = [scoring.Forbidden.from_dict(f) for f in DEFAULT_MUST_NOT]
+    scores = []
+    for item in items:
+        labels = [scoring.Label.from_dict(lb) for lb in item["labels"]]
+        extra = [scoring.Forbidden.from_dict(f) for f in item.get("must_not", [])]
+        scores.append(scoring.score_session(item["name"], labels, forbidden + extra, memories.get(item["name"], [])))
+    return scoring.summarise(scores)
+
+
+def git_commit() -> str:
+    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="score only these items (file stems)")
+    parser.add_argument("--record", nargs="*", metavar="NAME", help="re-record these OpenCode items (none: all)")
+    parser.add_argument("--with-model", metavar="URL", help="configure [llm] provider=openai at this base URL")
+    parser.add_argument("--model", default="", help="the model name for --with-model")
+    parser.add_argument("--api-key-env", default="", help="env var holding the API key for --with-model")
+    parser.add_argument("--verbose", action="store_true", help="list missed labels and stray memories")
+    parser.add_argument("--out", type=Path, help="where to write the JSON results")
+    args = parser.parse_args(argv)
+
+    items = corpus.load_items(args.only)
+    if not items:
+        sys.exit("no corpus item matches --only")
+    started = time.perf_counter()
+    recorded = []
+    if args.record is not None:
+        names = set(args.record) or {i["name"] for i in corpus.load_items() if i["source"] == "opencode"}
+        for item in corpus.load_items(sorted(names)):
+            if item["source"] == "opencode":
+                recorded.append(corpus.record(item, WORK))
+                corpus.log(f"recorded {recorded[-1]}")
+    llm = None
+    if args.with_model:
+        llm = {"provider": "openai", "base_url": args.with_model, "model": args.model}
+        if args.api_key_env:
+            llm["api_key_env"] = args.api_key_env
+    memories, report = corpus.replay(items, WORK, llm)
+    summary = score_items(items, memories)
+    seconds = round(time.perf_counter() - started, 1)
+    table = scoring.markdown(summary)
+    print(table)
+    if args.verbose:
+        print(scoring.misses(summary))
+    o = summary["overall"]
+    worst = min((r["recall"] for r in summary["categories"].values() if r["recall"] is not None), default=None)
+    targets = {
+        "precision": {"target": TARGETS["precision"], "measured": o["precision"]},
+        "recall": {"target": TARGETS["recall"], "measured": o["recall"]},
+        "category_recall_min": {"target": TARGETS["category_recall_min"], "measured": worst},
+    }
+    results = {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "commit": git_commit(),
+        "command": "python benchmarks/bench_extraction.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "model": llm,
+        "seconds": seconds,
+        "recorded": recorded,
+        "capture": {"turns_captured": report.get("turns_captured"), "errors": report.get("errors")},
+        "targets": targets,
+        **summary,
+    }
+    partial = bool(args.only) or llm is not None
+    out = args.out or (WORK / "results.json" if partial else RESULTS)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    corpus.log(f"{seconds} s; results in {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
