@@ -151,6 +151,14 @@ class LLMError(CodememoryError):
     """A model call failed: unreachable server, HTTP error, timeout, or an answer that is not a completion."""
 
 
+class PromptFileError(CodememoryError):
+    """An extraction prompt file (`[llm] prompts_dir`, or the packaged ones) is missing, empty or lacks a
+    placeholder the extractor fills: no model is asked anything until it is fixed."""
+
+    exit_code = 2
+    http_status = 503
+
+
 class InvalidOutput(CodememoryError, ValueError):
     """A model's extraction answer cannot be used; `reason` is safe to log and to send back to the model."""
 
