@@ -151,12 +151,10 @@ class LLMError(CodememoryError):
     """A model call failed: unreachable server, HTTP error, timeout, or an answer that is not a completion."""
 
 
-class PromptFileError(CodememoryError):
+class PromptFileError(InvalidInput):
     """An extraction prompt file (`[llm] prompts_dir`, or the packaged ones) is missing, empty or lacks a
-    placeholder the extractor fills: no model is asked anything until it is fixed."""
-
-    exit_code = 2
-    http_status = 503
+    placeholder the extractor fills: a setting to fix (exit 2, as an invalid settings file); no model is asked
+    anything until then."""
 
 
 class InvalidOutput(CodememoryError, ValueError):

@@ -30,7 +30,7 @@ from codememory.service.project_store import Store
 from codememory.text.tokens import estimate_tokens
 from support.daemon import isolated_env
 from support.opencode import OpenCodeHome, make_git_project, require_opencode
-from support.scripted_llm import Reply, Script, ScriptedLLM, ToolCallSpec, is_title_request, message_text
+from support.scripted_llm import Reply, Script, ScriptedLLM, ToolCallSpec, message_text
 
 pytestmark = pytest.mark.slow  # a session of the real OpenCode binary (the module's `world`)
 

@@ -109,7 +109,7 @@ def _tool_arg(call: ToolCall) -> tuple[str | None, str]:
 
 
 def tool_status(call: ToolCall) -> str:
-    """`completed`, `failed (exit 1)`, `failed: File not found: a.py`, `running`, ..."""
+    """`completed`, `failed (exit 1)`, `failed: File not found: ...`, `running`, ..."""
     if not call.failed:
         return log_field(call.status, 20) or "unknown"
     status = "failed" if call.exit_code is None else f"failed (exit {call.exit_code})"
