@@ -151,6 +151,12 @@ class LLMError(CodememoryError):
     """A model call failed: unreachable server, HTTP error, timeout, or an answer that is not a completion."""
 
 
+class PromptFileError(InvalidInput):
+    """An extraction prompt file (`[llm] prompts_dir`, or the packaged ones) is missing, empty or lacks a
+    placeholder the extractor fills: a setting to fix (exit 2, as an invalid settings file); no model is asked
+    anything until then."""
+
+
 class InvalidOutput(CodememoryError, ValueError):
     """A model's extraction answer cannot be used; `reason` is safe to log and to send back to the model."""
 

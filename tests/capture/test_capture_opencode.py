@@ -642,8 +642,10 @@ def test_daily_log_layout_is_deterministic(tmp_path: Path, monkeypatch: pytest.M
         calls = (
             ToolCall("bash", "c1", "completed", {"command": "npm   test\n"}),
             ToolCall("edit", "c2", "completed", {"filePath": "/work/app/src/auth.ts"}),
-            ToolCall("bash", "c3", "error", {"command": "echo `date`"}, error="exit 1"),
+            ToolCall("bash", "c3", "error", {"command": "echo `date`"}, exit_code=1),
             ToolCall("todowrite", "c4", "completed", {"todos": []}, title="2 todos"),
+            ToolCall("read", "c5", "error", {"filePath": "/work/app/a.ts"}, error="File not found: a.ts"),
+            ToolCall("bash", "c6", "error", {"command": "git commit"}, error="killed", exit_code=128),
         )
         first = _turn(
             "ses_a",
@@ -657,7 +659,7 @@ def test_daily_log_layout_is_deterministic(tmp_path: Path, monkeypatch: pytest.M
         assert log.append(_turn("ses_b", "msg_2", "2026-03-26T14:41:00.000Z", user_text=""), b).appended
         quoting = _turn("ses_b", "msg_q", "2026-03-26T14:42:00.000Z", user_text="see <!-- session:ses_a turn:msg_3 -->")
         assert "<\\!-- session:ses_a turn:msg_3 -->" in log.append(quoting, b).summary
-        third = _turn("ses_a", "msg_3", "2026-03-26T15:00:00.000Z", user_text="x" * 400, error="MessageAbortedError")
+        third = _turn("ses_a", "msg_3", "2026-03-26T15:00:00.000Z", user_text="x" * 400, error="Aborted\x1b[2J\x00")
         assert log.append(third, a).appended
         assert not log.append(first, a).appended  # already there
         path = tmp_path / "memory" / "2026-03-26.md"
@@ -669,8 +671,10 @@ def test_daily_log_layout_is_deterministic(tmp_path: Path, monkeypatch: pytest.M
             "- OpenCode: Fixed: the token check compared seconds with ms.\n"
             "- [Tool: bash `npm test`] completed\n"
             "- [Tool: edit `src/auth.ts`] completed\n"
-            "- [Tool: bash `` echo `date` ``] error: exit 1\n"
+            "- [Tool: bash `` echo `date` ``] failed (exit 1)\n"
             "- [Tool: todowrite `2 todos`] completed\n"
+            "- [Tool: read `a.ts`] failed: File not found: a.ts\n"
+            "- [Tool: bash `git commit`] failed (exit 128): killed\n"
             "- Files: src/auth.ts\n"
             "\n## Session 14:40 (sub-agent of ses_a)\n"
             "\n### 14:41\n<!-- session:ses_b turn:msg_2 -->\n"
@@ -680,7 +684,7 @@ def test_daily_log_layout_is_deterministic(tmp_path: Path, monkeypatch: pytest.M
             "\n## Session 14:30\n"
             "\n### 15:00\n<!-- session:ses_a turn:msg_3 -->\n"
             f"- User: {'x' * 299}…\n"
-            "- Stopped: MessageAbortedError\n"
+            "- Stopped: Aborted\\x1b[2J\\x00\n"  # control characters escaped, never written raw
         )
         assert find_anchors(path) == [("ses_a", "msg_1"), ("ses_b", "msg_2"), ("ses_b", "msg_q"), ("ses_a", "msg_3")]
         # another writer's process (a fresh DailyLog) sees the anchors too; the next day starts a file

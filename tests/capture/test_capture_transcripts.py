@@ -108,7 +108,10 @@ def test_claude_transcript_turns(project: Path, tmp_path: Path) -> None:
     assert turns[0].files == ("hello.py",)
     edit, bash = turns[4].tool_calls
     assert (edit.tool, edit.status) == ("Edit", "completed")
-    assert (bash.tool, bash.status, bash.error, bash.title) == ("Bash", "error", "Exit code 3", "Run it")
+    # a failed command: is_error, "Exit code 3" then its output
+    assert (bash.tool, bash.status, bash.failed, bash.exit_code, bash.error) == ("Bash", "error", True, 3, None)
+    assert (bash.title, bash.output) == ("Run it", "Exit code 3\nhello world")
+    assert edit.exit_code is None and not edit.failed
     assert turns[4].files == ("hello.py",) and turns[4].ended_at and turns[4].ended_at > turns[4].started_at
     for turn in turns:  # the context our hooks injected (attachment lines) is nowhere in a turn
         assert "codememory" not in turn.user_text + "".join(turn.assistant_texts)
@@ -124,7 +127,8 @@ def test_codex_rollout_turns(project: Path, tmp_path: Path) -> None:
     assert turns[0].turn_id == "01a2085a-01a2-7503-8518-3cecaa098167"  # task_started's turn id
     patch, run = turns[0].tool_calls
     assert patch.status == "completed" and "apply_patch" in patch.input["cmd"]
-    assert (run.status, run.error) == ("error", "exit code 3")
+    assert (run.status, run.failed, run.exit_code, run.error) == ("error", True, 3, None)
+    assert (patch.exit_code, turns[1].tool_calls[0].exit_code) == (0, 0)  # "Exit code: 0", "exited with code 0"
     assert turns[0].files == ("hello.py",)  # from the FileChange item and the patch, once
     assert turns[1].files == ("greet.py",)  # `echo … > greet.py`
     for turn in turns:  # developer messages (our hooks' context) and <environment_context> are not prompts
@@ -222,7 +226,7 @@ def test_incremental_capture_reads_each_byte_once(project: Path, tmp_path: Path)
     log = log_text(project)
     assert "- User: create the hello file please" in log and "- Claude Code: Created hello.py." in log
     assert "- [Tool: Write `hello.py`] completed" in log and "- Files: hello.py" in log
-    assert "- [Tool: Bash `python3 hello.py && exit 3`] error: Exit code 3" in log
+    assert "- [Tool: Bash `python3 hello.py && exit 3`] failed (exit 3)" in log
     with Store.open(project) as store:
         cursor = CaptureTables(store.db).get_cursor("claude-code", str(path.resolve()))
     assert cursor is not None
@@ -273,7 +277,7 @@ def test_codex_stop_hook_finishes_the_turn(project: Path, tmp_path: Path) -> Non
     assert len(anchors(project)) == 3
     log = log_text(project)
     assert "- Codex: Added hello.py." in log and "- Files: greet.py" in log
-    assert "- [Tool: exec_command `python3 hello.py && exit 3`] error: exit code 3" in log
+    assert "- [Tool: exec_command `python3 hello.py && exit 3`] failed (exit 3)" in log
 
 
 def test_session_end_takes_the_unfinished_turn(project: Path, tmp_path: Path) -> None:

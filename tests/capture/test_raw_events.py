@@ -64,6 +64,7 @@ def turn_events(session: str, n: int, *, at: int = T0, prompt: str = "fix the fa
                 "input": {"command": "npm test"},
                 "output": f"1 failing\nDB_PASSWORD={SECRET}\n",
                 "title": "npm test",
+                "exit": 1,  # the plugin sends bash's metadata.exit: the call failed
             },
         },
         {
@@ -160,7 +161,7 @@ def test_a_batch_is_accepted_durably_processed_once_and_a_replay_is_a_no_op(daem
     assert captured(project) == [("ses_live", "msg_001_user", 1)]
     assert anchors(project) == [("ses_live", "msg_001_user")]
     log = next((store_dir(project) / "memory").glob("*.md")).read_text()
-    assert "- User: fix the failing test" in log and "[Tool: bash `npm test`] completed" in log
+    assert "- User: fix the failing test" in log and "[Tool: bash `npm test`] failed (exit 1)" in log
     assert "seconds with milliseconds" in log and SECRET not in log
 
     # the same batch again (a plugin retrying after a timeout): nothing new anywhere
@@ -342,6 +343,7 @@ def test_a_real_opencode_session_arrives_as_raw_events_and_is_captured_once(tmp_
     assert kinds.count("user_prompt") == 2 and kinds.count("tool_call") == 3 and kinds.count("session") == 1
     tools = [json.loads(r[2]) for r in stored if r[1] == "tool_call"]
     assert {t["tool"] for t in tools} == {"bash", "read", "memory_transcript"}
+    assert [t["exit"] for t in tools if t["tool"] == "bash"] == [0]  # OpenCode's metadata.exit, streamed
     assert any("webhook-retries" in t["output"] for t in tools)
     assert all("developer_context" not in r[2] for r in stored)
     sent = [json.loads(line) for line in trace.read_text().splitlines() if '"hook":"raw"' in line]

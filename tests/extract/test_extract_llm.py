@@ -21,7 +21,7 @@ from codememory import InvalidInput, Store
 from codememory.capture.turns import Turn
 from codememory.core.config import LLMConfig
 from codememory.core.dates import now_utc, to_iso
-from codememory.errors import LLMError
+from codememory.errors import LLMError, PromptFileError
 from codememory.extract import (
     Extractor,
     OpenAICompatible,
@@ -32,6 +32,7 @@ from codememory.extract import (
     spend_summary,
 )
 from codememory.extract.budget import utc_day
+from codememory.extract.output import answer_schema
 from codememory.extract.prompt_templates import PROMPTS_DIR, Prompts
 from codememory.store.extraction import ExtractionTables, SpendRow
 from support.extraction import SESSION, bash, edit, extraction_rows, stored_memories, turn
@@ -100,7 +101,7 @@ def user_prompt(request: dict[str, Any]) -> str:
 
 # ------------------------------------------------------------------------------------ the happy path
 def test_llm_memories_are_stored_with_their_turn_source_and_category(store: Store) -> None:
-    store.add("We deploy with Docker Compose.", category="decision")
+    compose = store.add("We deploy with Docker Compose.", category="decision").memory.id
     usage = {"prompt_tokens": 1234, "completion_tokens": 56}
     with ScriptedLLM(Script([Reply(answer(CENTS, GOTCHA), usage=usage)])) as llm:
         report = extract_session(
@@ -108,10 +109,11 @@ def test_llm_memories_are_stored_with_their_turn_source_and_category(store: Stor
         )
     (request,) = llm.requests
     assert request["model"] == "small-model" and request["stream"] is False and request["temperature"] == 0
-    assert request["response_format"] == {"type": "json_object"}
+    schema = {"type": "json_schema", "json_schema": {"name": "answer", "schema": answer_schema(), "strict": False}}
+    assert request["response_format"] == schema
     system, user = request["messages"]
     assert system["role"] == "system" and "durable" in system["content"] and "rejected_alternative" in system["content"]
-    assert "- [decision] We deploy with Docker Compose." in user["content"]
+    assert f"- {compose} [decision] We deploy with Docker Compose." in user["content"]
     assert "[turn 1]\nUser: Add a cart to the shop." in user["content"]
     assert "Tool: Ran `uv run pytest -q` (failed: 1 error; ImportError: cannot import name 'Cart'" in user["content"]
     assert "Tool: Edited src/shop/cart.py." in user["content"]
@@ -285,7 +287,7 @@ def test_a_resumed_session_sends_only_its_new_turns(store: Store) -> None:
         report = extract_session(store, SESSION, resumed, provider=provider)
     second = user_prompt(llm.requests[1])
     assert "[turn 4]" in second and "[turn 5]" in second and "[turn 3]" not in second and "[turn 1]" not in second
-    assert "- [decision] Store prices as integer cents, never floats." in second  # now an existing memory
+    assert "[decision] Store prices as integer cents, never floats." in second  # now an existing memory
     assert (report.first_seq, report.last_seq) == (4, 5)
     assert [r[:4] for r in extraction_rows(store)] == [(1, 3, "llm", "ok"), (4, 5, "llm", "ok")]
 
@@ -397,17 +399,27 @@ def test_connection_refused_and_timeouts_are_clear_errors() -> None:
             release.set()
 
 
-def test_a_server_without_json_mode_is_asked_again_without_it(store: Store) -> None:
+@pytest.mark.parametrize(
+    ("rejected", "formats"),
+    [
+        ("json_schema", ["json_schema", "json_object", "json_object"]),  # JSON mode without schemas
+        ("response_format", ["json_schema", "json_object", None, None]),  # no JSON mode at all
+    ],
+)
+def test_a_server_without_json_schema_or_json_mode_is_asked_again_without_it(
+    store: Store, rejected: str, formats: list[str | None]
+) -> None:
     def handler(body: dict[str, Any]) -> Reply:
-        if "response_format" in body:
-            return Reply("response_format is not supported by this server", status=400)
+        kind = (body.get("response_format") or {}).get("type")
+        if kind == "json_schema" or (kind and rejected == "response_format"):
+            return Reply(f"{rejected} is not supported by this server", status=400)
         return Reply(answer(CENTS))
 
     with ScriptedLLM(handler) as llm:
         provider = OpenAICompatible(llm.base_url, "m")
         extract_session(store, SESSION, session_turns(), provider=provider)
-        provider.complete("s", "u", purpose="extract", max_tokens=10, json_output=True)
-    assert ["response_format" in r for r in llm.requests] == [True, False, False]
+        provider.complete("s", "u", purpose="extract", max_tokens=10, json_output=True, schema=answer_schema())
+    assert [(r.get("response_format") or {}).get("type") for r in llm.requests] == formats
     assert CENTS["text"] in [m["text"] for m in stored_memories(store)]
 
 
@@ -417,10 +429,14 @@ def test_a_missing_prompt_file_fails_at_construction(store: Store, tmp_path: Pat
     prompts = tmp_path / "prompts"
     shutil.copytree(PROMPTS_DIR, prompts)
     (prompts / "compression_system.txt").unlink()
-    with pytest.raises(FileNotFoundError, match=r"compression_system\.txt"):
+    with pytest.raises(PromptFileError, match=r"missing: .*compression_system\.txt"):
         Extractor(store, None, prompts_dir=prompts)
     (prompts / "compression_system.txt").write_text("   \n", encoding="utf-8")
-    with pytest.raises(FileNotFoundError, match="empty"):
+    with pytest.raises(PromptFileError, match="empty"):
+        Extractor(store, None, prompts_dir=prompts)
+    (prompts / "compression_system.txt").write_text("Describe the tool call.\n", encoding="utf-8")
+    (prompts / "extraction_user.txt").write_text("Transcript:\n{transcript}\n", encoding="utf-8")
+    with pytest.raises(PromptFileError, match=r"extraction_user\.txt has no \{existing_memories\} placeholder"):
         Extractor(store, None, prompts_dir=prompts)
 
 

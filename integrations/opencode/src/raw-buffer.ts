@@ -180,6 +180,8 @@ export class RawBuffer {
         output: typeof st.output === "string" ? clip(st.output, this.outputChars) : "",
         error: typeof st.error === "string" ? clip(st.error, this.inputChars) : null,
         title: typeof st.title === "string" ? st.title : null,
+        // bash ends "completed" whatever the command's exit status: that is in metadata.exit
+        exit: typeof st.metadata?.exit === "number" ? st.metadata.exit : null,
       },
     }
   }

@@ -26,7 +26,8 @@ const asstMsg = (id, parentID, { t = 2000, completed, finish, error, ses = SES }
     info: { id, sessionID: ses, role: "assistant", parentID, mode: "build", agent: "build", time: { created: t, ...(completed ? { completed } : {}) }, ...(finish ? { finish } : {}), ...(error ? { error } : {}) },
   },
 })
-const toolPart = (id, messageID, status, output = "", ses = SES) => ({
+// `exit`: the command's exit status, which OpenCode keeps in metadata.exit (its status stays "completed")
+const toolPart = (id, messageID, status, output = "", ses = SES, exit = /failing/.test(output) ? 1 : 0) => ({
   type: "message.part.updated",
   properties: {
     sessionID: ses,
@@ -37,7 +38,7 @@ const toolPart = (id, messageID, status, output = "", ses = SES) => ({
       type: "tool",
       tool: "bash",
       callID: `call_${id}`,
-      state: status === "running" ? { status, input: { command: "npm test" }, time: { start: 2100 } } : { status, input: { command: "npm test" }, output, title: "npm test", metadata: {}, time: { start: 2100, end: 2200 } },
+      state: status === "running" ? { status, input: { command: "npm test" }, time: { start: 2100 } } : { status, input: { command: "npm test" }, output, title: "npm test", metadata: { output, exit }, time: { start: 2100, end: 2200 } },
     },
   },
 })
@@ -99,7 +100,7 @@ test("RawBuffer sends each settled message and part once, in order, without synt
     ["assistant_message", "msg_a2"],
   ])
   const [tool, step, answer] = out
-  assert.deepEqual(tool.payload, { message_id: "msg_a1", tool: "bash", call_id: "call_prt_t1", status: "completed", input: { command: "npm test" }, output: "1 failing", error: null, title: "npm test" })
+  assert.deepEqual(tool.payload, { message_id: "msg_a1", tool: "bash", call_id: "call_prt_t1", status: "completed", input: { command: "npm test" }, output: "1 failing", error: null, title: "npm test", exit: 1 })
   assert.equal(step.payload.finish, "tool-calls")
   assert.equal(step.payload.steps, 1)
   assert.deepEqual(answer.payload.texts, ["Fixed: seconds vs milliseconds."]) // from the streamed delta

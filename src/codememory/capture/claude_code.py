@@ -47,6 +47,7 @@ _LOCAL_OUTPUT = (
 )
 _COMMAND_RE = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.DOTALL)
 _ARGS_RE = re.compile(r"<command-args>\s*(.*?)\s*</command-args>", re.DOTALL)
+_EXIT_RE = re.compile(r"(?:Error: )?Exit code (-?\d+)")
 _BASH_INPUT_RE = re.compile(r"<bash-input>\s*(.*?)\s*</bash-input>", re.DOTALL)
 
 
@@ -143,7 +144,13 @@ class _Reader:
         text = output_text(block.get("content"))
         call.output = text
         if block.get("is_error"):
-            call.status, call.error = "error", text.strip().splitlines()[0][:300] if text.strip() else "error"
+            call.status = "error"
+            lines = text.strip().splitlines()
+            m = _EXIT_RE.fullmatch(lines[0].strip()) if lines else None
+            if m:  # Bash: "Exit code 3" then the command's output (kept as the call's output)
+                call.exit_code = int(m.group(1))
+            else:
+                call.error = lines[0][:300] if lines else "error"
         else:
             call.status = "completed"
             key = WRITING_TOOLS.get(call.tool)

@@ -36,6 +36,7 @@ from codememory.capture.jsonl_reader import (
     output_text,
     strip_injected,
 )
+from codememory.capture.turns import exit_status
 
 SOURCE = "codex"
 _CODEX_CONTEXT = (
@@ -203,8 +204,10 @@ class _Reader:
                 turn.add_file(str(path), self.state.cwd, self.root)
         if call is not None and kind in ("FileChange", "CommandExecution"):
             if failed:
-                code = item.get("exit_code")
-                call.status, call.error = "error", f"exit code {code}" if code is not None else "failed"
+                code = exit_status(item.get("exit_code"))
+                call.status, call.exit_code = "error", code if code is not None else call.exit_code
+                if call.exit_code is None:
+                    call.error = call.error or "failed"
             elif call.status == "pending":
                 call.status = "completed"
         turn.touch(when)
@@ -284,11 +287,10 @@ class _Reader:
             m = _EXIT_RE.findall(text)
             code = int(m[-1]) if m else None
         call.output = text
+        if code is not None:
+            call.exit_code = code
         if call.status == "pending":
-            if code not in (None, 0):
-                call.status, call.error = "error", f"exit code {code}"
-            else:
-                call.status = "completed"
+            call.status = "error" if code not in (None, 0) else "completed"
         if call.status == "completed":
             patch = call.input.get("input") if call.tool == "apply_patch" else _command(call.input)
             for path in shell_written(patch) if isinstance(patch, str) else []:

@@ -9,8 +9,9 @@ short deterministic record of every completed turn (no model involved):
     <!-- session:ses_abc turn:msg_123 -->
     - User: fix the failing test in auth.ts
     - OpenCode: The token check compared seconds with milliseconds; fixed and the suite passes.
-    - [Tool: bash `npm test`] completed
+    - [Tool: bash `npm test`] failed (exit 1)
     - [Tool: edit `src/auth.ts`] completed
+    - [Tool: bash `npm test`] completed
     - Files: src/auth.ts
 
 A turn goes into the file of its local start date. `## Session HH:MM` (the session's local start time,
@@ -33,6 +34,7 @@ from pathlib import Path
 from codememory.capture.turns import SessionInfo, ToolCall, Turn, project_path
 from codememory.core import safe_files
 from codememory.core.dates import from_iso
+from codememory.core.safe_text import printable_line
 from codememory.text.privacy import scrub
 
 MEMORY_DIR = "memory"
@@ -81,10 +83,11 @@ def log_name(turn: Turn) -> str:
 
 
 def log_field(text: str, limit: int) -> str:
-    """A field of an entry (the markdown's rule, not `core.safe_text`'s log-line escaping): scrubbed, whitespace
-    collapsed, cut to `limit` characters with an ellipsis; an HTML comment opener is escaped, so quoted text can
-    never pass for an anchor."""
-    flat = _SPACE_RE.sub(" ", scrub(text)).strip().replace("<!--", "<\\!--")
+    """A field of an entry: scrubbed, whitespace collapsed, other control characters (ESC, NUL, ...) escaped as
+    `\\x1b` (`core.safe_text.printable_line`: a terminal showing the log runs no escape sequence), cut to
+    `limit` characters with an ellipsis; an HTML comment opener is escaped, so quoted text can never pass for an
+    anchor."""
+    flat = printable_line(_SPACE_RE.sub(" ", scrub(text)).strip()).replace("<!--", "<\\!--")
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
@@ -105,17 +108,24 @@ def _tool_arg(call: ToolCall) -> tuple[str | None, str]:
     return None, call.title or ""
 
 
+def tool_status(call: ToolCall) -> str:
+    """`completed`, `failed (exit 1)`, `failed: File not found: ...`, `running`, ..."""
+    if not call.failed:
+        return log_field(call.status, 20) or "unknown"
+    status = "failed" if call.exit_code is None else f"failed (exit {call.exit_code})"
+    return f"{status}: {log_field(call.error, TOOL_ARG_CHARS)}" if call.error else status
+
+
 def tool_line(call: ToolCall, root: str | None = None) -> str:
-    """``- [Tool: bash `npm test`] completed`` (errors say why)."""
+    """``- [Tool: bash `npm test`] completed``; a failed call says so with its exit status or error:
+    ``- [Tool: bash `pytest -q`] failed (exit 1)``."""
     key, value = _tool_arg(call)
     if key in _PATH_KEYS:
         value = project_path(value, root)
     arg = log_field(value, TOOL_ARG_CHARS)
-    head = f"[Tool: {call.tool} {_code(arg)}]" if arg else f"[Tool: {call.tool}]"
-    status = call.status
-    if call.status == "error" and call.error:
-        status = f"error: {log_field(call.error, TOOL_ARG_CHARS)}"
-    return f"- {head} {status}"
+    tool = log_field(call.tool, TOOL_ARG_CHARS)
+    head = f"[Tool: {tool} {_code(arg)}]" if arg else f"[Tool: {tool}]"
+    return f"- {head} {tool_status(call)}"
 
 
 def summary_lines(turn: Turn, root: str | None = None) -> list[str]:

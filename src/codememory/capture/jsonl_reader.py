@@ -200,9 +200,12 @@ class Call:
     output: str = ""
     error: str | None = None
     title: str | None = None
+    exit_code: int | None = None
 
     def frozen(self) -> ToolCall:
-        return ToolCall(self.tool, self.call_id, self.status, self.input, self.output, self.error, self.title)
+        return ToolCall(
+            self.tool, self.call_id, self.status, self.input, self.output, self.error, self.title, self.exit_code
+        )
 
 
 @dataclass

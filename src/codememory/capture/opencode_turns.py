@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from codememory.capture.turns import ToolCall, Turn, project_path
+from codememory.capture.turns import ToolCall, Turn, exit_status, project_path, shell_status
 from codememory.core.dates import to_iso
 
 SOURCE = "opencode"
@@ -198,14 +198,18 @@ def tool_call(part: dict[str, Any]) -> ToolCall:
     raw_input = state.get("input")
     output = state.get("output")
     title = state.get("title")
+    # OpenCode's bash tool ends "completed" whatever the command's exit status; that is in `metadata.exit`.
+    metadata = state.get("metadata")
+    code = exit_status(metadata.get("exit")) if isinstance(metadata, dict) else None
     return ToolCall(
         tool=str(part.get("tool") or "?"),
         call_id=str(part.get("callID") or ""),
-        status=str(state.get("status") or "pending"),
+        status=shell_status(str(state.get("status") or "pending"), code),
         input=raw_input if isinstance(raw_input, dict) else {},
         output=output if isinstance(output, str) else "",
         error=error_text(state.get("error")),
         title=title if isinstance(title, str) and title else None,
+        exit_code=code,
     )
 
 
@@ -237,6 +241,8 @@ def render_full_turn(turn: Turn, events: list[dict[str, Any]], *, max_output: in
             call = tool_call(part)
             args = json.dumps(call.input, ensure_ascii=False, sort_keys=True)
             lines.append(f"[Tool: {call.tool}] {call.status}: {_cut(args, max_output)}")
+            if call.exit_code not in (None, 0):
+                lines.append(f"exit status: {call.exit_code}")
             if call.error:
                 lines.append(f"error: {call.error}")
             if call.output:

@@ -11,7 +11,7 @@ Event kinds and payloads (ids are OpenCode's own, so an event is the same whiche
 | `user_prompt` | user message id | created | `{text, compaction}` (text without synthetic parts) |
 | `assistant_message` | assistant message id | created | `{parent_id, completed, finish, error, mode, agent,` |
 | | | | `summary, texts, steps, files}` |
-| `tool_call` | tool part id | start | `{message_id, tool, call_id, status, input, output, error, title}` |
+| `tool_call` | tool part id | start | `{message_id, tool, call_id, status, input, output, error, title, exit}` |
 
 The plugin sends a message once it is settled (an assistant message once completed, a tool call once it has
 its result), so the first copy stored is the final one.
@@ -54,7 +54,7 @@ from codememory.capture.opencode_turns import (
     strip_developer_context,
     written_file,
 )
-from codememory.capture.turns import SessionInfo, ToolCall, Turn, project_path
+from codememory.capture.turns import SessionInfo, ToolCall, Turn, exit_status, project_path, shell_status
 from codememory.core.dates import from_iso, now_utc, to_iso
 from codememory.core.project import store_dir
 from codememory.service.project_store import Store
@@ -107,14 +107,16 @@ def _text(value: Any) -> str:
 def _tool_call(payload: dict[str, Any]) -> ToolCall:
     raw_input = payload.get("input")
     title = payload.get("title")
+    code = exit_status(payload.get("exit"))
     return ToolCall(
         tool=_text(payload.get("tool")) or "?",
         call_id=_text(payload.get("call_id")),
-        status=_text(payload.get("status")) or "pending",
+        status=shell_status(_text(payload.get("status")) or "pending", code),
         input=raw_input if isinstance(raw_input, dict) else {},
         output=_text(payload.get("output")),
         error=error_text(payload.get("error")),
         title=title if isinstance(title, str) and title else None,
+        exit_code=code,
     )
 
 

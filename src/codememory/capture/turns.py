@@ -11,13 +11,33 @@ from typing import Any
 
 @dataclass(frozen=True)
 class ToolCall:
+    """One tool call. `status` "error" means it failed: the tool reported an error (`error` says which), or a
+    shell command exited with a non-zero status (`exit_code`), which the sources record apart from the tool's
+    own status: OpenCode's bash part is "completed" with `metadata.exit` 1, Claude Code's tool_result has
+    `is_error` and "Exit code 1", Codex's output says "Process exited with code 1"."""
+
     tool: str  # the assistant's tool name: "bash", "write", "edit", "read", "Write", ...
     call_id: str
     status: str  # "completed" | "error" | "pending" | "running"
     input: dict[str, Any] = field(default_factory=dict)
     output: str = ""  # the tool result text (may be long; compress before showing a model)
-    error: str | None = None
+    error: str | None = None  # the tool's error message, when it gave one (not the exit status: `exit_code`)
     title: str | None = None  # a one-line human summary when the tool gives one
+    exit_code: int | None = None  # a shell command's exit status, when the source records it
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "error"
+
+
+def shell_status(status: str, exit_code: int | None) -> str:
+    """A finished call's status with its exit status taken into account: "error" when it exited non-zero."""
+    return "error" if status == "completed" and exit_code not in (None, 0) else status
+
+
+def exit_status(value: Any) -> int | None:
+    """An exit status as recorded (an int; never a bool, which JSON sources may hold by mistake)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import click
 from codememory.cli.render import dump_json
 
 if TYPE_CHECKING:
+    from codememory.core.config import LLMConfig
     from codememory.extract.capture_and_extract import PassReport
 
 _UNITS = {"": 1, "s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
@@ -49,12 +50,16 @@ def capture(idle_after: float | None, no_extract: bool, as_json: bool) -> None:
 
     This is what the daemon does every few seconds. The OpenCode database is found like OpenCode finds
     it (OPENCODE_DB, XDG_DATA_HOME/opencode, ~/.local/share/opencode) or set by [capture] opencode_db.
-    Exit status 1 when the database cannot be read or a project failed (2 when a settings file is invalid).
+    Exit status 1 when the database cannot be read or a project failed (2 when a settings file is invalid,
+    or a prompt file of [llm] prompts_dir is missing or empty).
     """
     from codememory.core.config import load_config
     from codememory.extract.capture_and_extract import run_pass
 
-    cfg = load_config(None).capture
+    settings = load_config(None)
+    cfg = settings.capture
+    if not no_extract:
+        _check_prompts(settings.llm)
     report = run_pass(
         opencode_db=cfg.opencode_db,
         auto_init=cfg.auto_init,
@@ -68,6 +73,20 @@ def capture(idle_after: float | None, no_extract: bool, as_json: bool) -> None:
         _print(report)
     if report.capture.db.state not in ("ok", "missing") or report.errors:
         click.get_current_context().exit(1)
+
+
+def _check_prompts(llm: LLMConfig) -> None:
+    """Fail fast on the user's own `[llm] prompts_dir` (PromptFileError: exit 2) rather than in every
+    project; a project's relative one is checked when its extraction starts (the project's error)."""
+    from pathlib import Path
+
+    if (llm.provider or "none").strip().lower() == "none" or not llm.prompts_dir.strip():
+        return
+    folder = Path(llm.prompts_dir.strip()).expanduser()
+    if folder.is_absolute():
+        from codememory.extract.prompt_templates import Prompts
+
+        Prompts.load(folder)
 
 
 def _print(report: PassReport) -> None:

@@ -79,6 +79,13 @@ class LLMConfig:
     timeout: float = 120.0
     opencode_bin: str = "opencode"  # provider=opencode: the agent CLI run with an isolated config
     compress_tools: bool = False  # ask the model to describe each tool call (else a deterministic sentence)
+    # A separate (small, local) model for tool compression on an OpenAI-compatible endpoint, e.g. Ollama's
+    # "gemma3:1b"; set, it describes every tool call whatever compress_tools says. Empty base_url: llm.base_url.
+    compress_model: str = ""
+    compress_base_url: str = ""
+    compress_api_key_env: str = ""  # with compress_base_url; without one, llm.api_key_env's key is used
+    prompts_dir: str = ""  # a folder with the prompt files (relative: to the project); empty: the packaged ones
+    known_memories_tokens: int = 1500  # the stored memories the model is shown (most relevant first)
     session_token_budget: int = 60_000  # prompt + completion tokens one session's extraction may spend
     daily_token_budget: int = 500_000  # the same, per project per UTC day
     max_transcript_tokens: int = 24_000  # longer transcripts are extracted in several windows

@@ -75,15 +75,17 @@ UNTRUSTED_RULES: dict[str, Rule] = {
     "capture.auto_init": Rule(OFF_ONLY),
     # [llm]: the provider, base_url, model and api_key_env choose where transcripts go, with which
     # credential and at what price (`model` with provider "opencode" also picks OpenCode's provider);
-    # `opencode_bin` is a program to run with the user's environment. None of them apply untrusted,
-    # except switching the LLM off. The budgets cap what the user's credential spends: a project may
-    # tighten them, never loosen them. The rest only shapes calls the user already chose to make.
+    # `opencode_bin` is a program to run with the user's environment; the compress_* settings do the same for
+    # the tool-compression model; `prompts_dir` names files to read and the instructions the model gets.
+    # None of them apply untrusted, except switching the LLM off. The budgets cap what the user's credential
+    # spends: a project may tighten them, never loosen them. The rest only shapes calls the user already chose to make.
     "llm.provider": Rule(OFF_ONLY),
     "llm.timeout": Rule(HARMLESS, 1, 600),
     "llm.compress_tools": Rule(HARMLESS),
     "llm.session_token_budget": Rule(LOWER_ONLY, 0),
     "llm.daily_token_budget": Rule(LOWER_ONLY, 0),
     "llm.max_transcript_tokens": Rule(HARMLESS, 1, 1_000_000),
+    "llm.known_memories_tokens": Rule(HARMLESS, 0, 100_000),
     # [daemon]: the user's daemon serves every project; nothing in it is a project's to choose.
     # [context]: the per-call budget caps what the user's model reads (and pays for): a project may only lower
     # it. The pin threshold only shapes this project's own memory blocks.

@@ -63,13 +63,16 @@ class Budget:
             )
         return None
 
-    def record(self, completion: Completion, purpose: str, *, now: datetime | None = None) -> None:
+    def record(
+        self, completion: Completion, purpose: str, *, provider: str | None = None, now: datetime | None = None
+    ) -> None:
+        """Record a call's spend; `provider` names another provider than the session's (a compression model)."""
         when = now or now_utc()
         self.tables.record_spend(
             SpendRow(
                 at=to_iso(when),
                 day=utc_day(when),
-                provider=self.provider,
+                provider=provider or self.provider,
                 model=completion.model,
                 purpose=purpose,
                 session_id=self.session_id,

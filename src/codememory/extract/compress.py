@@ -169,12 +169,12 @@ def analyze_tool(call: ToolCall, root: str | None = None) -> ToolOutcome:
         target = shorten(scrub(_clip_lines(target, 4000)), _MAX_TARGET)
     output = _unroot(scrub(_ANSI_RE.sub("", _clip_lines(call.output or ""))), root)
     error_text = _unroot(scrub(_clip_lines(call.error)), root) if call.error else ""
-    failed = call.status == "error"
-    exit_code = None
+    failed = call.failed
+    exit_code = call.exit_code  # recorded by the source; else read from the output below
     error = _error_line(error_text) if error_text else None
     summary = None
     if kind in ("shell", "task", "other"):
-        if m := _EXIT_RE.search(output[-2000:]):
+        if exit_code is None and (m := _EXIT_RE.search(output[-2000:])):
             exit_code = int(m.group(1))
             failed = failed or exit_code != 0
         if kind == "shell":
@@ -229,11 +229,13 @@ def tool_prompt(call: ToolCall, root: str | None = None, *, max_chars: int = 400
     """The compression prompt's user part for one tool call: scrubbed arguments and (clipped) result."""
     args = json.dumps(call.input, ensure_ascii=False, default=str) if call.input else "{}"
     result = call.output or ""
-    if call.status == "error":
-        result = f"[error] {call.error or ''}\n{result}"
+    if call.failed:
+        exit_part = f" (exit {call.exit_code})" if call.exit_code is not None else ""
+        result = f"[failed{exit_part}] {call.error or ''}\n{result}"
     args = _unroot(scrub(_clip_lines(args, max_chars)), root)
     result = _unroot(scrub(_ANSI_RE.sub("", _clip_lines(result, max_chars))), root)
-    return f"Tool: {call.tool}\nStatus: {call.status}\nArguments: {args}\nResult:\n{result}"
+    status = call.status if call.exit_code is None else f"{call.status} (exit {call.exit_code})"
+    return f"Tool: {call.tool}\nStatus: {status}\nArguments: {args}\nResult:\n{result}"
 
 
 Describe = Callable[[ToolCall], str]

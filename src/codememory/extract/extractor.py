@@ -5,9 +5,11 @@
    over_budget), up to the first turn still being answered. A resumed session extracts only its new turns.
 2. Without a provider: the heuristic extractor (codememory.extract.heuristic) over the whole span.
    With one: the span is rendered as a compact transcript, split into windows of at most
-   `[llm] max_transcript_tokens`, and each window is sent to the model with the existing memories (to
-   avoid duplicates). Remember notes, the agent's pending todos and the files touched are added by rule
-   as well (they need no judgement).
+   `[llm] max_transcript_tokens` (each tool call described in a sentence: by `[llm] compress_model`, or the
+   extraction model with `compress_tools`, else deterministically: extract.compress), and each window is sent
+   to the model with the stored memories most relevant to it (extract.known), which the answer may name as
+   `already_known` (restated: counted as duplicates) or in a new memory's `supersedes` (changed). Remember
+   notes, the agent's pending todos and the files touched are added by rule as well (no judgement needed).
 3. Each window's answer is validated (codememory.extract.output); an invalid answer gets one repair
    request quoting the reason; a second invalid answer is dropped (logged with its reason) and the
    heuristic extractor runs on that window instead, so the span still yields memories.
@@ -52,12 +54,12 @@ from codememory.extract.compress import (
     tool_prompt,
 )
 from codememory.extract.heuristic import explicit_candidates, heuristic_candidates, unique
-from codememory.extract.llm import Provider
-from codememory.extract.output import parse_output
-from codememory.extract.prompt_templates import Prompts, fill
+from codememory.extract.known import KnownMemories, known_memories
+from codememory.extract.llm import Provider, compression_provider_from_config
+from codememory.extract.output import ExtractionOutput, answer_schema, parse_answer
+from codememory.extract.prompt_templates import Prompts, fill, prompts_folder
 from codememory.extract.report import ExtractionReport, SpanReport, overall_status
 from codememory.store.extraction import ExtractionRow, ExtractionTables
-from codememory.store.filters import Filters
 from codememory.text.privacy import scrub
 from codememory.text.tokens import estimate_tokens
 
@@ -68,8 +70,6 @@ log = logging.getLogger("codememory.extract")
 
 EXTRACT_MAX_TOKENS = 2048
 COMPRESS_MAX_TOKENS = 160
-EXISTING_MEMORIES = 40  # how many stored memories the prompt shows (most important, then most recent)
-EXISTING_CHARS = 240
 MAX_FAILED_ATTEMPTS = 3
 # Tools whose deterministic sentence is already exact ("Read src/a.py"): never worth a compression call.
 _EXACT_KINDS = frozenset({"write", "edit", "read", "search", "todo"})
@@ -81,20 +81,35 @@ class _OverBudget(Exception):
         self.reason = reason
 
 
+@dataclass(frozen=True)
+class ModelCandidate(Candidate):
+    """A model's memory: it may replace stored ones (their ids, checked against those the prompt showed)."""
+
+    supersedes: tuple[str, ...] = ()
+
+
 @dataclass
 class _Answer:
     candidates: list[Candidate]
     fallback_reason: str | None = None  # the model's answer was dropped: the heuristic ran instead
+    already_known: tuple[str, ...] = ()  # stored memories the window restated
 
 
 class Extractor:
-    """Loads the prompts (fail fast) and extracts sessions into one store."""
+    """Loads the prompts (fail fast: PromptFileError) and extracts sessions into one store. The prompts come
+    from `prompts_dir`, else `[llm] prompts_dir`, else the package. With a model, tool calls are compressed by
+    `[llm] compress_model` when set, by the extraction model with `compress_tools`, else deterministically."""
 
     def __init__(self, store: Store, provider: Provider | None = None, *, prompts_dir: Path | None = None) -> None:
         self.store = store
         self.provider = provider
-        self.prompts = Prompts.load(prompts_dir)
         self.cfg = store.config.llm
+        self.prompts = Prompts.load(prompts_dir or prompts_folder(self.cfg.prompts_dir, store.root))
+        self.compressor: Provider | None = None
+        if provider is not None:
+            self.compressor = compression_provider_from_config(self.cfg) or (
+                provider if self.cfg.compress_tools else None
+            )
         self.tables = ExtractionTables(store.db)
 
     # ------------------------------------------------------------------------------------ entry
@@ -163,12 +178,12 @@ class Extractor:
         budget = Budget.for_session(self.store.db, self.cfg, session.session_id, provider.name)
         root = session.project_root
         windows = split_windows(compact_transcript(turns, root=root), self.cfg.max_transcript_tokens)
-        existing = self._existing_memories()
         header = self._header(session)
-        if self.cfg.compress_tools:
+        if self.compressor is not None:
             overhead = estimate_tokens(self.prompts.extraction_system + self.prompts.extraction_user + "".join(header))
-            reserve = sum(w.tokens + overhead + estimate_tokens(existing) + EXTRACT_MAX_TOKENS for w in windows)
-            describe = self._compressor(provider, budget, report, root, reserve)
+            overhead += max(self.cfg.known_memories_tokens, 0) + EXTRACT_MAX_TOKENS
+            reserve = sum(w.tokens + overhead for w in windows)
+            describe = self._compressor(self.compressor, budget, report, root, reserve)
             windows = split_windows(
                 compact_transcript(turns, root=root, describe=describe), self.cfg.max_transcript_tokens
             )
@@ -176,8 +191,9 @@ class Extractor:
             span_turns = [t for t in turns if window.first_seq <= t.seq <= window.last_seq]
             window_todos = todos if index == len(windows) - 1 else []
             started = now_iso()
+            known = known_memories(self.store.db, window.text, self.cfg.known_memories_tokens)
             try:
-                answer = self._ask(provider, budget, report, session, window, existing, header)
+                answer = self._ask(provider, budget, report, session, window, known, header)
             except _OverBudget as exc:
                 # No more calls for this session: the rules take every remaining turn, as one span.
                 log.warning(
@@ -197,9 +213,11 @@ class Extractor:
             span = SpanReport(window.first_seq, window.last_seq, "llm", "ok", detail={"model": provider.model})
             candidates = answer.candidates + explicit_candidates(span_turns, session, window_todos)
             self._store(report, span, unique(candidates), span_turns)
+            if answer.already_known:
+                span.duplicates += len(answer.already_known)
+                report.duplicate_ids.extend(answer.already_known)
             span.status = "ok" if span.created or span.duplicates else "empty"
             self._record(report, session, span, started)
-            existing = self._existing_memories()
 
     def _ask(
         self,
@@ -208,7 +226,7 @@ class Extractor:
         report: ExtractionReport,
         session: SessionInfo,
         window: Window,
-        existing: str,
+        known: KnownMemories,
         header: tuple[str, str],
     ) -> _Answer:
         system = self.prompts.extraction_system
@@ -216,12 +234,12 @@ class Extractor:
             self.prompts.extraction_user,
             project=header[0],
             session=header[1],
-            existing_memories=existing or "(none yet)",
+            existing_memories=known.text or "(none yet)",
             transcript=window.text,
         )
         answer = self._call(provider, budget, report, system, user, "extract")
         try:
-            items = parse_output(answer)
+            output = _checked(answer, known)
         except InvalidOutput as first:
             log.warning(
                 "extract %s turns %d-%d: model output invalid (%s); asking for a repair",
@@ -238,7 +256,7 @@ class Extractor:
             )
             answer = self._call(provider, budget, report, system, f"{user}\n\n{repair}", "repair")
             try:
-                items = parse_output(answer)
+                output = _checked(answer, known)
             except InvalidOutput as second:
                 reason = f"model output invalid twice: {second.reason}"
                 log.warning(
@@ -250,13 +268,21 @@ class Extractor:
                 )
                 report.errors.append(reason)
                 return _Answer([], fallback_reason=reason)
-        candidates = []
-        for item in items:
+        candidates: list[Candidate] = []
+        for item in output.memories:
             seq = item.turn if item.turn in window.seqs else window.last_seq
             candidates.append(
-                Candidate(item.text, item.category, item.importance, seq, tuple(item.entities), rule="llm")
+                ModelCandidate(
+                    item.text,
+                    item.category,
+                    item.importance,
+                    seq,
+                    tuple(item.entities),
+                    rule="llm",
+                    supersedes=tuple(dict.fromkeys(item.supersedes)),
+                )
             )
-        return _Answer(candidates)
+        return _Answer(candidates, already_known=tuple(dict.fromkeys(output.already_known)))
 
     def _call(
         self, provider: Provider, budget: Budget, report: ExtractionReport, system: str, user: str, purpose: str
@@ -265,7 +291,9 @@ class Extractor:
         refusal = budget.refusal(estimate, EXTRACT_MAX_TOKENS)
         if refusal:
             raise _OverBudget(refusal)
-        completion = provider.complete(system, user, purpose=purpose, max_tokens=EXTRACT_MAX_TOKENS, json_output=True)
+        completion = provider.complete(
+            system, user, purpose=purpose, max_tokens=EXTRACT_MAX_TOKENS, json_output=True, schema=answer_schema()
+        )
         budget.record(completion, purpose)
         report.llm_calls += 1
         report.prompt_tokens += completion.prompt_tokens
@@ -295,7 +323,7 @@ class Extractor:
                 log.warning("tool compression stopped after an error: %s", exc)
                 stopped = True
                 return fallback
-            budget.record(completion, "compress")
+            budget.record(completion, "compress", provider=provider.name)
             report.llm_calls += 1
             report.prompt_tokens += completion.prompt_tokens
             report.completion_tokens += completion.completion_tokens
@@ -334,9 +362,11 @@ class Extractor:
             turn = by_seq.get(c.seq) or turns[-1]
             entered_by = f"codememory-extract:{'llm' if c.rule == 'llm' else 'heuristic'}"
             expires: datetime | None = c.expires_at if c.expires_at and c.expires_at > now else None
+            supersedes = list(c.supersedes) if isinstance(c, ModelCandidate) and c.supersedes else None
             try:
                 result = self.store.add(
                     c.text,
+                    supersedes=supersedes,
                     category=c.category,
                     importance=c.importance,
                     tags=list(c.tags) or None,
@@ -378,20 +408,6 @@ class Extractor:
         report.spans.append(span)
 
     # ------------------------------------------------------------------------------ prompt parts
-    def _existing_memories(self) -> str:
-        """Stored memories for the prompt (to avoid duplicates): the most important, then the newest."""
-        db = self.store.db
-        picked = db.list_memories(Filters(), sort="importance", limit=EXISTING_MEMORIES // 2)
-        picked += db.list_memories(Filters(), sort="created", limit=EXISTING_MEMORIES)
-        lines: list[str] = []
-        seen: set[str] = set()
-        for mem in picked:
-            if mem.id in seen or len(lines) >= EXISTING_MEMORIES:
-                continue
-            seen.add(mem.id)
-            lines.append(f"- [{mem.category}] {shorten(scrub(mem.text), EXISTING_CHARS)}")
-        return "\n".join(lines)
-
     def _header(self, session: SessionInfo) -> tuple[str, str]:
         """(project, session) lines of the prompt."""
         project = scrub(Path(session.project_root).name or session.project_root)
@@ -409,6 +425,21 @@ def _new_turns(session: SessionInfo, turns: Sequence[Turn], done: int) -> list[T
             break
         out.append(turn)
     return out
+
+
+def _checked(answer: str, known: KnownMemories) -> ExtractionOutput:
+    """The answer, valid against the schema and naming only memories the prompt showed; else InvalidOutput."""
+    output = parse_answer(answer)
+    for index, item in enumerate(output.memories):
+        for ref in item.supersedes:
+            if ref not in known.ids:
+                raise InvalidOutput(
+                    f"memories[{index}].supersedes: {ref[:40]!r} is not the id of a memory listed as already stored"
+                )
+    for ref in output.already_known:
+        if ref not in known.ids:
+            raise InvalidOutput(f"already_known: {ref[:40]!r} is not the id of a memory listed as already stored")
+    return output
 
 
 def _two_sentences(text: str, limit: int = 300) -> str:

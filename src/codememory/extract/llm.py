@@ -49,7 +49,14 @@ class Provider(Protocol):
     model: str
 
     def complete(
-        self, system: str, user: str, *, purpose: str, max_tokens: int, json_output: bool = False
+        self,
+        system: str,
+        user: str,
+        *,
+        purpose: str,
+        max_tokens: int,
+        json_output: bool = False,
+        schema: dict[str, Any] | None = None,
     ) -> Completion: ...
 
 
@@ -68,7 +75,9 @@ class OpenAICompatible:
         self.model = model
         self._api_key = api_key or None
         self.timeout = timeout
-        self._json_mode = True  # switched off for a server that rejects response_format
+        # The strongest response format the server accepts: "json_schema" (the answer's schema), then
+        # "json_object", then none (JSON asked for in the prompt only); lowered for a server that rejects one.
+        self._format = "json_schema"
 
     def __repr__(self) -> str:  # never the key
         return f"OpenAICompatible(base_url={self.base_url!r}, model={self.model!r})"
@@ -78,7 +87,14 @@ class OpenAICompatible:
         return f"{self.base_url}/chat/completions"
 
     def complete(
-        self, system: str, user: str, *, purpose: str, max_tokens: int, json_output: bool = False
+        self,
+        system: str,
+        user: str,
+        *,
+        purpose: str,
+        max_tokens: int,
+        json_output: bool = False,
+        schema: dict[str, Any] | None = None,
     ) -> Completion:
         body: dict[str, Any] = {
             "model": self.model,
@@ -87,19 +103,30 @@ class OpenAICompatible:
             "temperature": 0,
             "stream": False,
         }
-        if json_output and self._json_mode:
-            body["response_format"] = {"type": "json_object"}
-        for attempt in range(2):
+        while True:
+            fmt = self._response_format(json_output, schema)
+            if fmt is None:
+                body.pop("response_format", None)
+            else:
+                body["response_format"] = fmt
             try:
                 data = self._post(body)
                 break
             except _Rejected as exc:
-                if attempt == 0 and "response_format" in body and "response_format" in exc.detail.lower():
-                    self._json_mode = False  # an older server: ask for JSON in the prompt only
-                    del body["response_format"]
+                detail = exc.detail.lower()
+                if fmt is not None and ("response_format" in detail or "json_schema" in detail):
+                    # an older server: a weaker format next, down to JSON asked for in the prompt only
+                    self._format = "json_object" if fmt["type"] == "json_schema" else "none"
                     continue
                 raise LLMError(f"{self.url}: HTTP {exc.status}: {exc.detail}") from None
         return self._completion(data, system, user)
+
+    def _response_format(self, json_output: bool, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+        if not json_output or self._format == "none":
+            return None
+        if schema is not None and self._format == "json_schema":
+            return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema, "strict": False}}
+        return {"type": "json_object"}
 
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -275,9 +302,16 @@ class OpenCodeCLI:
         return [*cmd, prompt_arg]
 
     def complete(
-        self, system: str, user: str, *, purpose: str, max_tokens: int, json_output: bool = False
+        self,
+        system: str,
+        user: str,
+        *,
+        purpose: str,
+        max_tokens: int,
+        json_output: bool = False,
+        schema: dict[str, Any] | None = None,
     ) -> Completion:
-        prompt = f"{system.strip()}\n\n{user.strip()}\n"
+        prompt = f"{system.strip()}\n\n{user.strip()}\n"  # no response format: the prompt asks for JSON
         with tempfile.TemporaryDirectory(prefix="codememory-llm-") as tmp:
             home = Path(tmp)
             env = self._environment(home)
@@ -352,6 +386,29 @@ def _kill_group(proc: subprocess.Popen[str]) -> None:
 
 
 # ------------------------------------------------------------------------------------------ config
+def compression_provider_from_config(cfg: LLMConfig) -> Provider | None:
+    """The separate tool-compression model (`[llm] compress_model`, on `compress_base_url` or else
+    `base_url`), None when none is set. Bad settings raise InvalidInput."""
+    model = cfg.compress_model.strip()
+    if not model:
+        return None
+    own_url = cfg.compress_base_url.strip()
+    base = own_url or cfg.base_url.strip()
+    if not base:
+        raise InvalidInput(
+            "config llm.compress_model needs llm.compress_base_url (e.g. http://127.0.0.1:11434/v1 for Ollama)"
+        )
+    if not re.match(r"^https?://[^/\s]+", base):
+        raise InvalidInput(f"config llm.compress_base_url must be an http:// or https:// URL, got {base!r}")
+    key_env = (cfg.compress_api_key_env if own_url else cfg.api_key_env).strip()
+    key = None
+    if key_env:
+        key = os.environ.get(key_env, "").strip()
+        if not key:
+            raise InvalidInput(f"config names the environment variable {key_env} for a key, which is not set or empty")
+    return OpenAICompatible(base, model, api_key=key, timeout=cfg.timeout)
+
+
 def provider_from_config(cfg: LLMConfig) -> Provider | None:
     """The provider `[llm]` describes; None for provider "none". Bad settings raise InvalidInput."""
     kind = (cfg.provider or "none").strip().lower()

@@ -1,8 +1,10 @@
 """The extraction model's answer, validated with a strict schema.
 
-Accepted shapes: `{"memories": [...]}` (what the prompt asks for, and what JSON mode allows) or a bare
-array, optionally inside a ```json fence or surrounded by prose. Every item must be exactly
-{text, category, importance, entities?, turn?}: no other keys, a known category, importance in 0..1.
+Accepted shapes: `{"memories": [...], "already_known": [...]}` (what the prompt asks for, and what JSON
+mode allows) or a bare array of memories, optionally inside a ```json fence or surrounded by prose. Every
+item must be exactly {text, category, importance, entities?, turn?, supersedes?}: no other keys, a known
+category, importance in 0..1, text of at most MAX_MEMORY_CHARS. `supersedes` and `already_known` hold ids of
+the stored memories the prompt showed (the extractor checks them against that list).
 One bad item makes the whole answer invalid (the caller asks once for a repair, quoting the reason).
 Reasons name positions and rules, never the answer's text."""
 
@@ -16,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from codememory.errors import InvalidOutput
 
-MAX_MEMORY_CHARS = 1000
+MAX_MEMORY_CHARS = 500  # the prompt asks for one sentence of at most 300
 MAX_MEMORIES = 50
 
 Category = Literal["decision", "rejected_alternative", "convention", "preference", "gotcha", "fact", "todo", "note"]
@@ -30,12 +32,24 @@ class ExtractedMemory(BaseModel):
     importance: Annotated[float, Field(ge=0.0, le=1.0)]
     entities: Annotated[list[Annotated[str, StringConstraints(max_length=200)]], Field(max_length=30)] = []
     turn: int | None = None
+    # ids of stored memories this one replaces (the session changed what they say)
+    supersedes: Annotated[list[Annotated[str, StringConstraints(max_length=40)]], Field(max_length=5)] = []
+
+
+_Ids = Annotated[list[Annotated[str, StringConstraints(max_length=40)]], Field(max_length=MAX_MEMORIES)]
 
 
 class ExtractionOutput(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid")
 
     memories: Annotated[list[ExtractedMemory], Field(max_length=MAX_MEMORIES)]
+    already_known: _Ids = []  # ids of stored memories the session restated (nothing new to store)
+
+
+def answer_schema() -> dict[str, Any]:
+    """The answer's JSON schema, sent as the request's response format (servers that support it constrain
+    the model to it; the answer is validated here either way)."""
+    return ExtractionOutput.model_json_schema()
 
 
 _FENCE_RE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.DOTALL)
@@ -84,6 +98,11 @@ def _reason(exc: ValidationError) -> str:
 
 def parse_output(text: str) -> list[ExtractedMemory]:
     """The memories in a model's answer, or InvalidOutput with a reason."""
+    return parse_answer(text).memories
+
+
+def parse_answer(text: str) -> ExtractionOutput:
+    """A model's whole answer (memories and already-known ids), or InvalidOutput with a reason."""
     if not text or not text.strip():
         raise InvalidOutput("the answer is empty")
     value = _find_answer(text)
@@ -100,6 +119,6 @@ def parse_output(text: str) -> list[ExtractedMemory]:
     elif not isinstance(value, dict):
         raise InvalidOutput('expected {"memories": [...]}')
     try:
-        return ExtractionOutput.model_validate(value).memories
+        return ExtractionOutput.model_validate(value)
     except ValidationError as exc:
         raise InvalidOutput(_reason(exc)) from None

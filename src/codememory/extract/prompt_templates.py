@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from codememory.errors import PromptFileError
+
 PROMPTS_DIR = Path(__file__).parent / "prompts"
 PROMPT_FILES = {
     "extraction_system": "extraction_system.txt",
@@ -22,6 +24,14 @@ def fill(template: str, **values: str) -> str:
     return _PLACEHOLDER_RE.sub(lambda m: values.get(m.group(1), m.group(0)), template)
 
 
+# Placeholders each file must hold: without them the model would never see the transcript, the stored
+# memories, or why its answer was refused.
+REQUIRED = {
+    "extraction_user": ("{transcript}", "{existing_memories}"),
+    "extraction_repair": ("{error}",),
+}
+
+
 @dataclass(frozen=True)
 class Prompts:
     extraction_system: str
@@ -31,8 +41,9 @@ class Prompts:
 
     @classmethod
     def load(cls, folder: Path | None = None) -> Prompts:
-        """Read every prompt file; a missing or empty one raises FileNotFoundError (fail fast). The packaged
-        prompts (no `folder`) are read once per process: the daemon extracts session after session."""
+        """Read every prompt file; a missing or empty one, or one without its placeholders, raises
+        PromptFileError (fail fast: no model is asked with half a prompt). The packaged prompts (no `folder`)
+        are read once per process: the daemon extracts session after session."""
         return _packaged_prompts() if folder is None else cls._read(folder)
 
     @classmethod
@@ -43,13 +54,25 @@ class Prompts:
             try:
                 text = path.read_text(encoding="utf-8")
             except FileNotFoundError:
-                raise FileNotFoundError(f"extraction prompt file missing: {path}") from None
+                raise PromptFileError(f"extraction prompt file missing: {path}") from None
+            except (OSError, UnicodeDecodeError) as exc:
+                raise PromptFileError(f"cannot read extraction prompt file {path}: {exc}") from None
             if not text.strip():
-                raise FileNotFoundError(f"extraction prompt file is empty: {path}")
+                raise PromptFileError(f"extraction prompt file is empty: {path}")
+            missing = [p for p in REQUIRED.get(key, ()) if p not in text]
+            if missing:
+                raise PromptFileError(f"extraction prompt file {path} has no {' or '.join(missing)} placeholder")
             texts[key] = text
-        if "{transcript}" not in texts["extraction_user"]:
-            raise FileNotFoundError(f"{folder / PROMPT_FILES['extraction_user']} has no {{transcript}} placeholder")
         return cls(**texts)
+
+
+def prompts_folder(setting: str, project_root: Path) -> Path | None:
+    """`[llm] prompts_dir` as a folder: None (the packaged prompts) when empty; `~` expanded; a relative path
+    is the project's (a team keeps its prompts in the repository)."""
+    if not setting.strip():
+        return None
+    path = Path(setting.strip()).expanduser()
+    return path if path.is_absolute() else project_root / path
 
 
 @functools.cache

@@ -851,7 +851,9 @@ var RawBuffer = class _RawBuffer {
         input: clipDeep(st.input ?? {}, this.inputChars),
         output: typeof st.output === "string" ? clip(st.output, this.outputChars) : "",
         error: typeof st.error === "string" ? clip(st.error, this.inputChars) : null,
-        title: typeof st.title === "string" ? st.title : null
+        title: typeof st.title === "string" ? st.title : null,
+        // bash ends "completed" whatever the command's exit status: that is in metadata.exit
+        exit: typeof st.metadata?.exit === "number" ? st.metadata.exit : null
       }
     };
   }
