@@ -112,8 +112,13 @@ def _settling_choice(turn: Turn | None) -> str | None:
     return None
 
 
+_COMMON_FIRST = frozenset("the a an it its this that these those there we our with without one every each".split())
+
+
 def _lower_first(text: str) -> str:
-    return text[0].lower() + text[1:] if len(text) > 1 and text[1:2].islower() else text
+    """The reason after a colon: its first word in lower case unless it is a name ("Celery needs …")."""
+    first = text.split(" ", 1)[0]
+    return text[0].lower() + text[1:] if first.lower() in _COMMON_FIRST else text
 
 
 def same_choice_once(candidates: Sequence[Candidate]) -> list[Candidate]:

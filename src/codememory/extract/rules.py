@@ -109,7 +109,7 @@ _EXPLICIT_DECISION_RE = re.compile(
     r"(?:the\s+)?decision(?:\s+is)?\s*:|we(?:'ve|\s+have)?\s+agreed\s+(?:to|on|that)|agreed\s*:|"
     r"(?:we|i)(?:'ve|\s+have)?\s+(?:settled\s+on|opted\s+for|chosen|chose|picked|went\s+with|gone\s+with)|"
     r"(?:i'?m|we'?re|i\s+am|we\s+are)\s+(?:going|gonna)\s+(?:to\s+)?(?:go\s+)?with|"
-    r"(?:^|,\s*)going\s+with|(?:i'?m|we'?re|i\s+am|we\s+are)\s+switching\s+to|(?:^|,\s*)switching\s+to|"
+    r"(?:^|,\s*)going\s+with|(?:i'?m|we'?re|i\s+am|we\s+are)\s+switching\s+(?:\w+\s+){0,3}?to|(?:^|,\s*)switching\s+to|"
     r"(?:we|i)\s+(?:switched|moved|migrated)\s+(?:\w+\s+)?to)\s+(?P<x>[^.;!?]+)",
     re.IGNORECASE,
 )
@@ -141,7 +141,7 @@ _REJECT_RE = re.compile(
     r"(?:use|using|add|adding|introduce|pull\s+in|depend\s+on|rely\s+on|go\s+with|need|install)\s+(?P<y>[^,.;!?]+)"
     r"|(?:^|\b(?:we|you|please|should|must|let'?s|always|i)\s+)avoid(?:ed)?\s+(?P<y2>[^,.;!?]+)"
     r"|\b(?:we|i)\s+(?:rejected|ruled\s+out|dropped|abandoned|gave\s+up\s+on|decided\s+against)\s+(?P<y3>[^.;!?]+)"
-    rf"|^(?P<y4>[^,.;!?]{{2,60}}?)\s+(?:is|was|would\s+be|seems|feels|looks)\s+(?:\w+\s+)?{_JUDGEMENT}"
+    rf"|^(?P<y4>(?:(?!\b(?:because|since|but|and|so|if|when|as)\b)[^,.;!?]){{2,50}}?)\s+(?:is|was|would\s+be|seems|feels|looks)\s+(?:\w+\s+)?{_JUDGEMENT}"
     r"|\bdecided\s+(?:not\s+to\s+(?:use|add|adopt|go\s+with)|against(?:\s+using)?)\s+(?P<y5>[^,.;!?]+)"
     r"|^no\s+(?P<y6>(?!(?:worries|problem|thanks|idea|need|rush|way|luck|change|changes|issue|issues|errors?|"
     r"failures?|tests?|output|more|one|longer|matter)\b)[\w.+-]+(?:\s+[\w.+-]+){0,2})\s*(?:,\s*please)?[.!]?$",

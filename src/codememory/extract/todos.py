@@ -27,7 +27,8 @@ _CLOSED = ("completed", "cancelled", "done", "canceled")
 TODO_LINE_RE = re.compile(r"^\s*(?:[-*+]\s+)?(?:TODO|FIXME)\b(?:\(\w+\))?\s*[:\-\u2013]\s*(?P<x>\S.{3,})$", re.M)
 _TODO_RE = re.compile(
     r"\b(?:(?:we|i|you)\s+)?still\s+(?:need|needs|have|has)\s+to\s+\w+"
-    r"|\b(?:remaining\s+work|next\s+steps?|left\s+to\s+do|not\s+done\s+yet|follow[- ]ups?|for\s+later|later|still\s+open|open\s+items?)\s*:\s*\S"
+    r"|\b(?:remaining\s+work|next\s+steps?|left\s+to\s+do|not\s+done\s+yet|follow[- ]ups?|for\s+later|later|"
+    r"still\s+open|open\s+items?)\s*:\s*\S"
     r"|\b(?:we|i)(?:'ll|\s+will)\s+(?:need|have)\s+to\s+\w+[^.]*\blater\b"
     r"|\b(?:we|i|you)\s+(?:should|need\s+to|must|can)\s+\w+[^.]*\b(?:later|next\s+time|in\s+a\s+follow[- ]up|"
     r"at\s+some\s+point|eventually|before\s+(?:the\s+)?release)\b"
