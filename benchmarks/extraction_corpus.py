@@ -43,7 +43,11 @@ TABLES = ("project", "session", "message", "part", "todo")
 PROJECT, HOME = "__PROJECT__", "__HOME__"
 GIT_ID = {"GIT_AUTHOR_NAME": "Dev", "GIT_AUTHOR_EMAIL": "dev@example.com"}
 GIT_ID |= {"GIT_COMMITTER_NAME": "Dev", "GIT_COMMITTER_EMAIL": "dev@example.com"}
-SHIMMED = ("go", "cargo", "npm", "npx", "node", "pytest", "tsc", "ruff", "mypy", "docker", "make", "uv", "pnpm")
+SHIMMED = (
+    *("go", "golangci-lint", "cargo", "rustc", "npm", "npx", "pnpm", "node", "tsc", "vitest", "eslint", "vite"),
+    *("pytest", "ruff", "mypy", "uv", "pip", "python", "python3", "alembic", "django-admin", "psql"),
+    *("docker", "make", "terraform", "kubectl", "helm", "gh", "rsync"),
+)
 SHIM = '''#!{python}
 """Canned output for a build/test command the recording machine lacks: the first queued entry whose argv is
 this command's is printed and removed, with its exit status; otherwise the real program runs."""
@@ -82,30 +86,36 @@ def load_items(names: list[str] | None = None) -> list[dict[str, Any]]:
 
 
 # --------------------------------------------------------------------------------------------- recording
-def tool_call(spec: dict[str, Any], root: Path) -> tuple[ToolCallSpec, dict[str, Any] | None]:
-    """A script's tool call as OpenCode's tool, and its canned output (bash only) if any."""
+def tool_call(spec: dict[str, Any], root: Path) -> tuple[ToolCallSpec, list[dict[str, Any]]]:
+    """A script's tool call as OpenCode's tool, and its canned outputs (bash only: `out` and `exit` for the
+    command itself, or `canned`, a list of {argv, out, exit}, for a command line running several)."""
+
     def at(rel: str) -> str:
         return str(root / rel)
 
     if "bash" in spec:
         args = {"command": spec["bash"], "description": spec.get("description") or spec["bash"][:60]}
-        canned = None
+        canned = [
+            {"argv": c["argv"], "out": c.get("out", ""), "exit": int(c.get("exit", 0))} for c in spec.get("canned", [])
+        ]
         if "out" in spec:
-            canned = {"argv": spec.get("argv", spec["bash"]), "out": spec["out"], "exit": int(spec.get("exit", 0))}
+            canned.append(
+                {"argv": spec.get("argv", spec["bash"]), "out": spec["out"], "exit": int(spec.get("exit", 0))}
+            )
         return ToolCallSpec("bash", args), canned
     if "read" in spec:
-        return ToolCallSpec("read", {"filePath": at(spec["read"])}), None
+        return ToolCallSpec("read", {"filePath": at(spec["read"])}), []
     if "write" in spec:
-        return ToolCallSpec("write", {"filePath": at(spec["write"]), "content": spec["content"]}), None
+        return ToolCallSpec("write", {"filePath": at(spec["write"]), "content": spec["content"]}), []
     if "edit" in spec:
         args = {"filePath": at(spec["edit"]), "oldString": spec["old"], "newString": spec["new"]}
-        return ToolCallSpec("edit", args), None
+        return ToolCallSpec("edit", args), []
     if "todos" in spec:
         todos = [
             {"content": c, "status": st, "priority": pr, "id": str(i)}
             for i, (c, st, pr) in enumerate(spec["todos"], start=1)
         ]
-        return ToolCallSpec("todowrite", {"todos": todos}), None
+        return ToolCallSpec("todowrite", {"todos": todos}), []
     raise ValueError(f"unknown tool call in script: {spec}")
 
 
@@ -155,7 +165,7 @@ def record(item: dict[str, Any], work: Path) -> dict[str, Any]:
                 canned = []
                 for step in turn["steps"]:
                     calls = [tool_call(spec, project) for spec in step.get("tools", [])]
-                    canned += [c for _, c in calls if c is not None]
+                    canned += [c for _, cs in calls for c in cs]
                     queue.append(Reply(step.get("text", ""), [spec for spec, _ in calls]))
                 canned_path.write_text(json.dumps(canned), encoding="utf-8")
                 result = oc.run(project, turn["user"], session=session_id, timeout=300, check=False)
@@ -171,7 +181,9 @@ def record(item: dict[str, Any], work: Path) -> dict[str, Any]:
         f"{data['state'].get('status')} exit={data['state'].get('metadata', {}).get('exit')}"
         for data in (json.loads(r["data"]) for r in rows["part"]["rows"])
         if data.get("type") == "tool"
-        and (data["state"].get("status") != "completed" or data["state"].get("metadata", {}).get("exit") not in (0, None))
+        and (
+            data["state"].get("status") != "completed" or data["state"].get("metadata", {}).get("exit") not in (0, None)
+        )
     ]
     out = {"name": item["name"], "opencode_version": opencode_version(env), "sessions": session_ids, "tables": rows}
     RECORDED.mkdir(parents=True, exist_ok=True)
