@@ -80,7 +80,11 @@ _CAUSE_RE = re.compile(
     r"thread-?safe|installed|supported)|requires?|expects?|needs?\s+to\s+be|must\s+be|happens\s+(?:when|because)|"
     r"that'?s\s+why|which\s+is\s+why|means\s+(?:that\s+)?|so\s+each|gets?\s+(?:its\s+own|a\s+(?:new|fresh|"
     r"separate))|(?:was|were|is|are)\s+(?:never|not)\s+(?:created|set|loaded|imported|committed|configured|"
-    r"initiali[sz]ed|run|installed)|(?:isn'?t|is\s+not|aren'?t|are\s+not)\s+(?:on\s+the|in\s+the)\s+\w+)\b",
+    r"initiali[sz]ed|run|installed)|(?:isn'?t|is\s+not|aren'?t|are\s+not)\s+(?:on\s+the|in\s+the)\s+\w+|"
+    r"fails?\s+(?:in|on|with|because|since|when)|\w+-only|(?:is|are)\s+(?:stale|outdated|out\s+of\s+date|locked|"
+    r"held|in\s+use|already\s+(?:in\s+use|taken|held|running))|(?:already\s+)?holds|needs?\s+(?:a|an|the)|"
+    r"can'?t\s+be|cannot\s+be|which\s+(?:drops|loses|breaks|strips|truncates|links|means|ignores)|"
+    r"(?:was|were)\s+created\s+before|released\s+(?:at|on|when)|only\s+(?:for|in|on|at))\b",
     re.IGNORECASE,
 )
 _FIX_RE = re.compile(
@@ -101,7 +105,9 @@ _NARRATION_RE = re.compile(
     re.IGNORECASE,
 )
 _STRONG_CAUSE_RE = re.compile(
-    r"\b(?:the\s+(?:problem|issue|cause|bug)\s+(?:was|is)|turns?\s+out|root\s+cause|caused\s+by)\b", re.IGNORECASE
+    r"\b(?:the\s+(?:problem|issue|cause|bug)\s+(?:was|is)|turns?\s+out|root\s+cause|caused\s+by|"
+    r"fails?\s+because|failed\s+because)\b",
+    re.IGNORECASE,
 )
 MAX_EXPLANATION = 2
 # commands that look rather than change: never the fix
@@ -135,7 +141,7 @@ def gotcha_candidates(turns: Sequence[Turn], root: str | None = None) -> list[Ca
             later_index, _later_turn, later = calls[j]
             if later_index > turn_index + 1:
                 break
-            if later.kind != "shell" or command_key(later.target or "") != key:
+            if later.kind != "shell" or key not in _segment_keys(later.target or ""):
                 continue
             used_calls.add(j)
             if later.failed:
@@ -144,20 +150,28 @@ def gotcha_candidates(turns: Sequence[Turn], root: str | None = None) -> list[Ca
             success = j
             break
         span = turns[turn_index : turn_index + 2]
-        explanation = _explanation(failed, key, span, used_sentences)
+        output = scrub(turn.tool_calls[_call_index(calls, i)].output or "") if turn.tool_calls else ""
+        explanation = _explanation(failed, key, output, span, used_sentences)
         if explanation:
             used_sentences.update(explanation)
             out.append(_lesson(failed, explanation, turn))
         elif success is not None:
             fix = _commands_between(calls[last_failure + 1 : success], key)
+            fix += [c for c in _chained_before(calls[success][2].target or "", key) if c not in fix]
             if fix:
                 out.append(_command_fix(calls[last_failure][2], fix, calls[success][1]))
     return out
 
 
-def _explanation(failed: ToolOutcome, key: str, span: Sequence[Turn], used: set[str]) -> list[str]:
+def _call_index(calls: Sequence[tuple[int, Turn, ToolOutcome]], i: int) -> int:
+    """The position in its turn of the i-th call of the span."""
+    turn_index = calls[i][0]
+    return sum(1 for j in range(i) if calls[j][0] == turn_index)
+
+
+def _explanation(failed: ToolOutcome, key: str, output: str, span: Sequence[Turn], used: set[str]) -> list[str]:
     """The assistant's sentences saying why the command failed and what fixes it (at most two)."""
-    clues = _clue_words(failed, key)
+    clues = _clue_words(failed, key, output)
     for turn in span:
         for raw in turn.assistant_texts:
             said = [tidy(s) for s in sentences(scrub(raw))]
@@ -181,20 +195,30 @@ def _is_cause(s: str, clues: set[str]) -> bool:
         return False
     if classify(s, role="assistant"):
         return False  # a decision or convention ("I'll use X instead of Y because …") is its own memory
-    words = set(re.findall(r"[a-z][a-z0-9_]{2,}", s.lower()))
+    words = {_stem(w) for w in re.findall(r"[a-z][a-z0-9_-]{2,}", s.lower()) if w not in _CLUE_STOP}
     return bool(_STRONG_CAUSE_RE.search(s) or words & clues)
 
 
-_CLUE_STOP = frozenset("the and for with from that this error failed line file none true false test tests".split())
+_CLUE_STOP = frozenset(
+    "the and for with from that this error errors failed fails failure line file none true false test tests "
+    "which there their these those would could should about after before other never always".split()
+)
+_OUTPUT_TAIL = 600
 
 
-def _clue_words(failed: ToolOutcome, key: str) -> set[str]:
+def _clue_words(failed: ToolOutcome, key: str, output: str) -> set[str]:
+    """Words of the failure (its error line, summary, command and the output's tail), as 5-letter stems."""
     text = " ".join(x for x in (failed.error, failed.summary, failed.target, key) if x)
     words = set(re.findall(r"[a-z][a-z0-9_]{2,}", text.lower()))
     # "OperationalError" -> "operational"; "sqlite3.connect" -> "sqlite3", "connect"
     for token in re.findall(r"[A-Za-z][A-Za-z0-9_]*", text):
         words.update(w.lower() for w in re.findall(r"[A-Z]?[a-z0-9]{3,}", token))
-    return {w for w in words if w not in _CLUE_STOP}
+    words.update(w for w in re.findall(r"[a-z][a-z0-9_-]{4,}", output[-_OUTPUT_TAIL:].lower()))
+    return {_stem(w) for w in words if w not in _CLUE_STOP}
+
+
+def _stem(word: str) -> str:
+    return word[:5] if len(word) >= 5 else word
 
 
 def _failure(failed: ToolOutcome) -> str:
@@ -215,6 +239,26 @@ def _commands_between(between: Sequence[tuple[int, Turn, ToolOutcome]], key: str
         if command_key(o.target) not in (key, *_LOOKING) and not o.target.startswith(("git status", "git diff")):
             commands.append(o.target)
     return commands
+
+
+def _segments(command: str) -> list[str]:
+    return [p.strip() for p in re.split(r"&&|\|\||;", command) if p.strip()]
+
+
+def _segment_keys(command: str) -> set[str]:
+    return {command_key(p) for p in _segments(command)} | {command_key(command)}
+
+
+def _chained_before(command: str, key: str) -> list[str]:
+    """`golangci-lint cache clean && make lint` -> the fix `golangci-lint cache clean` before `make lint`."""
+    out: list[str] = []
+    for part in _segments(command):
+        k = command_key(part)
+        if k == key:
+            break
+        if k and k not in _LOOKING and not re.match(r"^(?:cd|export|source)\b", part):
+            out.append(part)
+    return out
 
 
 def _short_command(command: str, limit: int = 80) -> str:

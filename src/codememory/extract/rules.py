@@ -115,8 +115,8 @@ _EXPLICIT_DECISION_RE = re.compile(
 )
 _LETS_RE = re.compile(
     r"\b(?:let'?s|let\s+us|we(?:'ll|\s+will|\s+should|\s+must|\s+need\s+to)|go)\s+(?:just\s+)?(?:keep\s+)?"
-    r"(?:use|go\s+with|stick\s+with|stay\s+with|switch\s+to|keep\s+using|move\s+to|migrate\s+to|adopt|pick|"
-    r"choose)\s+(?P<x>[^.;!?]+)",
+    r"(?:use|go\s+with|stick\s+with|stay\s+with|switch\s+(?:\w+\s+){0,3}?to|keep\s+using|move\s+to|migrate\s+to|"
+    r"adopt|pick|choose)\s+(?P<x>[^.;!?]+)",
     re.IGNORECASE,
 )
 _IMPERATIVE_USE_RE = re.compile(
@@ -125,7 +125,7 @@ _IMPERATIVE_USE_RE = re.compile(
 )
 _FIRST_PERSON_CHOICE_RE = re.compile(
     rf"\b(?:i|we)(?:'ll|\s+will|'m\s+going\s+to|\s+am\s+going\s+to|'re\s+going\s+to|\s+are\s+going\s+to|'d)?\s+"
-    rf"(?:just\s+)?{_CHOICE_VERB}\s+(?P<x>[^.;!?]+)",
+    rf"(?:just\s+)?(?:\w+\s+[\w.@/-]+\s+and\s+)?{_CHOICE_VERB}\s+(?P<x>[^.;!?]+)",
     re.IGNORECASE,
 )
 _STEP_RE = re.compile(r"^\S+(?:\s+\S+){0,3}\s+to\s+(?:find|see|check|look|read|search|get|inspect|debug|print|list)\b")
@@ -143,6 +143,7 @@ _REJECT_RE = re.compile(
     r"|\b(?:we|i)\s+(?:rejected|ruled\s+out|dropped|abandoned|gave\s+up\s+on|decided\s+against)\s+(?P<y3>[^.;!?]+)"
     rf"|^(?P<y4>(?:(?!\b(?:because|since|but|and|so|if|when|as)\b)[^,.;!?]){{2,50}}?)\s+(?:is|was|would\s+be|seems|feels|looks)\s+(?:\w+\s+)?{_JUDGEMENT}"
     r"|\bdecided\s+(?:not\s+to\s+(?:use|add|adopt|go\s+with)|against(?:\s+using)?)\s+(?P<y5>[^,.;!?]+)"
+    r"|\b(?:i|we)\s+(?:considered|looked\s+at|evaluated|tried)\s+(?P<y7>[^,;]{2,60}?),?\s+but\s+\w+"
     r"|^no\s+(?P<y6>(?!(?:worries|problem|thanks|idea|need|rush|way|luck|change|changes|issue|issues|errors?|"
     r"failures?|tests?|output|more|one|longer|matter)\b)[\w.+-]+(?:\s+[\w.+-]+){0,2})\s*(?:,\s*please)?[.!]?$",
     re.IGNORECASE,
@@ -162,7 +163,11 @@ _CONVENTION_RE = re.compile(
     r"|\b(?:the|our|project'?s?|repo'?s?|codebase'?s?)\s+convention\s+is\b|\bby\s+convention\b"
     r"|^prefer\s+\w+"
     r"|^(?:from\s+now\s+on|going\s+forward|in\s+this\s+(?:project|repo|codebase)|throughout\s+the\s+\w+),?\s+\w+"
-    rf"|^(?:please\s+)?(?:don'?t|do\s+not)\s+(?!(?:{_DONT_NOT})\b)\w+"
+    rf"|(?:^|[,:;]\s*)(?:please\s+)?(?:don'?t|do\s+not)\s+(?!(?:{_DONT_NOT})\b)\w+"
+    r"|^(?:the\s+)?(?:convention|rule|policy)(?:\s+(?:here|for\s+(?:this|the)\s+(?:repo|project|codebase|team)))?\s*:"
+    r"|\b(?:is|'s)\s+(?:a|the|our)\s+(?:legal\s+|hard\s+|strict\s+)?(?:requirement|rule|policy)\b"
+    r"|\b(?!(?:i|you)\b)\w+\s+(?:must|have\s+to|has\s+to)\s+(?!(?:be\s+(?:fixed|done|wrong|broken)|pass)\b)\w+"
+    r"|^(?:keep|bear)\s+in\s+mind\b|^(?:remember|note)\s+that\b|^be\s+aware\s+that\b"
     r"|\bkeep\s+(?:it|this|things|everything|the\s+(?:\w+\s+)?(?:project|code|codebase|package|library|module|app|"
     r"tool|cli|api|repo))\s+(?:\w+-(?:free|only|compatible|agnostic|safe|dependent)|free\s+of|dependency\s+free|"
     r"under|below|within|compatible|backwards?[- ]compatible|pure|stdlib|in\s+the\s+standard\s+library)"
@@ -176,7 +181,7 @@ _CONVENTION_RE = re.compile(
 _PLATFORM = (
     r"(?:python|node(?:\.?js)?|go|java|ruby|rust|php|deno|bun|postgres(?:ql)?|mysql|sqlite|redis|ubuntu|debian|"
     r"alpine|windows|macos|linux|ios|android|typescript|react|django|flask|rails|\.net|jdk|gcc|clang|es\d{4}|"
-    r"ecmascript|pg)"
+    r"ecmascript|pg|msrv|rustc)"
 )
 _VERSION_RE = re.compile(rf"\b{_PLATFORM}\s*v?\d+(?:\.\d+)*\b|\b{_PLATFORM}\b", re.IGNORECASE)
 _CONSTRAINT_RE = re.compile(
@@ -199,7 +204,7 @@ _PREFERENCE_RE = re.compile(
 # ------------------------------------------------------------------------------------------- facts
 _PORT_RE = re.compile(
     r"\b(?:runs?|running|listens?|listening|serves?|served|is|are|bound|binds?|exposed?|available|lives?|starts?)\s+"
-    r"(?:\w+\s+){0,2}on\s+(?:port\s+\d{2,5}|(?:https?://)?(?:localhost|127\.0\.0\.1|0\.0\.0\.0)?:\d{2,5})\b"
+    r"(?:\w+\s+){0,4}on\s+(?:port\s+\d{2,5}|(?:https?://)?(?:localhost|127\.0\.0\.1|0\.0\.0\.0)?:\d{2,5})\b"
     r"|\bport\s+(?:is\s+)?\d{2,5}\b|\b(?:the\s+)?(?:\w+\s+)?port\s+(?:is|=)\s+\d{2,5}",
     re.IGNORECASE,
 )
@@ -212,13 +217,23 @@ _ENV_VERSION_RE = re.compile(
     rf"|\b(?:requires?|needs?)\s+{_PLATFORM}\s*(?:>=?\s*)?v?\d+(?:\.\d+)*",
     re.IGNORECASE,
 )
+_BARE_COMMAND = (
+    r"(?:cargo|npm|pnpm|yarn|bun|make|go|uv|pytest|poetry|docker(?:\s+compose)?|kubectl|python3?\s+-m|mvn|gradle|"
+    r"bundle|rake|mix|dotnet|golangci-lint|ruff|tox|nox)\s+[\w-]+"
+)
+_FAILURE_TALK_RE = re.compile(r"\b(?:fail(?:s|ed|ing|ure)?|error|because|broke|broken|crash(?:es|ed)?)\b", re.I)
 _COMMAND_RE = re.compile(
     r"\b(?:run|start|launch|build|test|lint|format|deploy|migrate|serve|seed|check|type-?check|release)\w*\s+"
     r"(?:the\s+|all\s+)?(?:[\w-]+\s+){0,2}(?:with|using|via|by\s+running)\s+`[^`]+`"
     r"|`[^`]{2,80}`\s+(?:runs|starts|builds|lints|formats|deploys|migrates|seeds|serves|runs\s+the)\b"
     r"|\b(?:test|build|dev|start|lint|format|deploy|migration|run)\s+command\s+is\s+`[^`]+`"
     r"|^to\s+(?:run|start|build|test|lint|format|deploy|migrate|serve|seed)\b[^,]*,\s*(?:run|use|type)\s+`[^`]+`"
-    r"|\b(?:tests?|the\s+server|the\s+app|migrations?|the\s+linter)\s+(?:run|runs|start|starts)\s+with\s+`[^`]+`",
+    r"|\b(?:tests?|the\s+server|the\s+app|migrations?|the\s+linter)\s+(?:run|runs|start|starts)\s+with\s+`[^`]+`"
+    rf"|\b(?:lint(?:er|ing)?|tests?|builds?|formatter|format(?:ting)?|dev\s+server|migrations?|deploy(?:s|ment)?|"
+    rf"releases?|type-?check(?:s|ing)?)\b[^.`]{{0,30}}(?:\b(?:is|it'?s|are|with|using|via|run)\s*:?|:)\s*"
+    rf"(?:`[^`]+`|{_BARE_COMMAND})"
+    r"|\b(?:runs?|run\s+by)\s+(?:from|via|in|on|as\s+a)\s+(?:a\s+)?(?:cron(?:job)?|systemd|a\s+timer)\b"
+    r"|\b(?:nightly|daily|hourly|weekly|every\s+\w+)\b[^.]*\bat\s+\d{1,2}:\d{2}\b",
     re.IGNORECASE,
 )
 
@@ -246,7 +261,10 @@ def classify(sentence: str, *, role: str = "user") -> list[Statement]:
         return [Statement(s, "convention", "convention", reason)]
     if not user and _ASSISTANT_CONVENTION_RE.search(s):
         return [Statement(s, "convention", "convention", reason)]
-    if not _NARRATION_RE.match(s) and (_PORT_RE.search(s) or _ENV_VERSION_RE.search(s) or _COMMAND_RE.search(s)):
+    if user and re.match(r"^(?:keep|bear)\s+in\s+mind\b|^(?:remember|note)\s+that\b|^be\s+aware\s+that\b", s, re.I):
+        return [Statement(s, "convention", "convention", reason)]
+    factual = _PORT_RE.search(s) or _ENV_VERSION_RE.search(s) or _COMMAND_RE.search(s)
+    if factual and not _NARRATION_RE.match(s) and not (not user and _FAILURE_TALK_RE.search(s)):
         if _VERSION_RE.search(s) and _CONSTRAINT_RE.search(s):
             return [Statement(s, "convention", "convention", reason)]  # the assistant restating a constraint
         return [Statement(s, "fact", "fact")]
@@ -273,8 +291,8 @@ def _decision(s: str, *, user: bool, reason: bool) -> Statement | None:
         if re.match(r"(?:always|never)\b", m.group("x"), re.IGNORECASE):
             return Statement(s, "convention", "convention", reason)  # "we decided: always …"
         return Statement(s, "decision", "decision", reason or bool(contrast))
-    if user:
-        m = _LETS_RE.search(s) or _IMPERATIVE_USE_RE.match(s)
+    if user or reason or contrast:
+        m = _LETS_RE.search(s) if not user else (_LETS_RE.search(s) or _IMPERATIVE_USE_RE.match(s))
         if m and not PRONOUN_OBJECT_RE.match(m.group("x")):
             if _STEP_RE.match(m.group("x")) and not (contrast or reason):
                 return None  # "let's use grep to find the bug": a tool for a step
@@ -293,10 +311,10 @@ def _rejection(s: str, *, user: bool) -> Statement | None:
     m = _REJECT_RE.search(s)
     if not m:
         return None
-    target = next((g for g in m.group("y", "y2", "y3", "y4", "y5", "y6") if g), "")
+    target = next((g for g in m.group("y", "y2", "y3", "y4", "y5", "y6", "y7") if g), "")
     if not target or PRONOUN_OBJECT_RE.match(target) or PRONOUN_SUBJECT_RE.match(target):
         return None
-    if not user and not (m.group("y3") or m.group("y4") or m.group("y5")):
+    if not user and not (m.group("y3") or m.group("y4") or m.group("y5") or m.group("y7")):
         return None  # "don't use the old helper here": the assistant talking to itself
     return Statement(s, "rejected_alternative", "rejected", bool(_REASON_RE.search(s)))
 
