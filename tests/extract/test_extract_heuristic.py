@@ -157,7 +157,7 @@ def test_gotcha_is_an_error_and_the_explanation_in_the_next_turn() -> None:
     ]
     gotcha = only(heuristic_candidates(turns, SESSION), "gotcha")
     assert gotcha.text == (
-        "The problem was that `Cart` was renamed to `ShoppingCart` in the refactor. (`uv run pytest -q` failed "
+        "The problem was that `Cart` was renamed to `ShoppingCart` in the refactor. (`pytest` failed "
         "with ImportError: cannot import name 'Cart' from 'shop.cart' (src/shop/cart.py).)"
     )
     assert gotcha.seq == 1

@@ -91,7 +91,8 @@ _FIX_RE = re.compile(
     r"\b(?:the\s+fix\s+(?:is|was)|to\s+fix\s+(?:this|it)|fixed\s+(?:it\s+|this\s+)?by|(?:the\s+)?solution\s+(?:is|was)|"
     r"i(?:'ll|'ve|\s+will|\s+have)?\s+(?:changed|switched|made|moved|added|pinned|set|updated|replaced|shared|"
     r"passed|reused)|(?:so|now)\s+(?:the|it|we|each|all|both|i)\b|instead\b|share|reuse|pin|use\s+a\s+single|"
-    r"^(?:i(?:'ll|\s+will|'ve|\s+have)|we(?:'ll|\s+will|'ve)|now|so)\s+\w+)",
+    r"^(?:i(?:'ll|\s+will|'ve|\s+have)|we(?:'ll|\s+will|'ve)|now|so)\s+\w+|"
+    r"\b(?:i|we)(?:'ll|\s+will)\s+(?!(?:run|check|look|read|try|rerun|re-run|see)\b)\w+)",
     re.IGNORECASE,
 )
 _SLIP_RE = re.compile(
@@ -221,13 +222,16 @@ def _stem(word: str) -> str:
     return word[:5] if len(word) >= 5 else word
 
 
-def _failure(failed: ToolOutcome) -> str:
+def _failure(failed: ToolOutcome, short: bool = False) -> str:
+    """What failed: the command (its key only in a lesson, where the full command line would state a fact of
+    its own) and the error."""
     what = failed.error or failed.summary or (f"exit code {failed.exit_code}" if failed.exit_code else "an error")
-    return f"`{_short_command(failed.target or '')}` failed with {_short_command(what.rstrip('.'), 140)}"
+    command = command_key(failed.target or "") if short else failed.target or ""
+    return f"`{_short_command(command)}` failed with {_short_command(what.rstrip('.'), 140)}"
 
 
 def _lesson(failed: ToolOutcome, explanation: Sequence[str], turn: Turn) -> Candidate:
-    text = clip(f"{' '.join(explanation)} ({_failure(failed)}.)", 480)
+    text = clip(f"{' '.join(explanation)} ({_failure(failed, short=True)}.)", 480)
     return Candidate(text, "gotcha", GOTCHA_IMPORTANCE, turn.seq, entity_names(text), rule="lesson")
 
 

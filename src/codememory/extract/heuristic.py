@@ -58,7 +58,10 @@ def heuristic_candidates(
     said = [c for c in statement_candidates(turns) if (c.seq, c.text) not in exchange.settled]
     said = sorted([*said, *exchange.candidates], key=lambda c: c.seq)
     prose_todos = [c for c in said if c.category == "todo" and c.rule == "todo"]
-    out = [c for c in said if not (c.category == "todo" and c.rule == "todo")] + gotcha_candidates(turns, root)
+    lessons = gotcha_candidates(turns, root)
+    # a choice that is the fix of a failure lives in the lesson (error, cause, fix): one memory, not two
+    said = [c for c in said if not any(c.rule in ("decision", "fact") and c.text in g.text for g in lessons)]
+    out = [c for c in said if not (c.category == "todo" and c.rule == "todo")] + lessons
     # one memory per todo: the agent's list and the prose, merged; closed ones dropped
     out += merge_todos(prose_todos, agent_todos(turns, todos), turns[-1].seq)
     return unique(same_choice_once(out))

@@ -125,7 +125,7 @@ _IMPERATIVE_USE_RE = re.compile(
 )
 _FIRST_PERSON_CHOICE_RE = re.compile(
     rf"\b(?:i|we)(?:'ll|\s+will|'m\s+going\s+to|\s+am\s+going\s+to|'re\s+going\s+to|\s+are\s+going\s+to|'d)?\s+"
-    rf"(?:just\s+)?(?:\w+\s+[\w.@/-]+\s+and\s+)?{_CHOICE_VERB}\s+(?P<x>[^.;!?]+)",
+    rf"(?:just\s+)?(?:\w+(?:\s+[\w.@/'-]+){{1,4}}\s+and\s+)?{_CHOICE_VERB}\s+(?P<x>[^.;!?]+)",
     re.IGNORECASE,
 )
 _STEP_RE = re.compile(r"^\S+(?:\s+\S+){0,3}\s+to\s+(?:find|see|check|look|read|search|get|inspect|debug|print|list)\b")
