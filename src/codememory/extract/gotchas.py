@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Sequence
+from functools import lru_cache
 
 from codememory.capture.turns import Turn
 from codememory.extract.candidate import Candidate, entity_names
@@ -175,7 +176,7 @@ def _explanation(failed: ToolOutcome, key: str, output: str, span: Sequence[Turn
     clues = _clue_words(failed, key, output)
     for turn in span:
         for raw in turn.assistant_texts:
-            said = [tidy(s) for s in sentences(scrub(raw))]
+            said = _said(raw)
             for n, s in enumerate(said):
                 if not s or s in used or not _is_cause(s, clues):
                     continue
@@ -187,6 +188,17 @@ def _explanation(failed: ToolOutcome, key: str, output: str, span: Sequence[Turn
     return []
 
 
+@lru_cache(maxsize=512)
+def _said(raw: str) -> tuple[str, ...]:
+    """An assistant text's sentences, scrubbed and tidied (each text is read once per failure it may explain)."""
+    return tuple(tidy(s) for s in sentences(scrub(raw)))
+
+
+@lru_cache(maxsize=2048)
+def _states_something(sentence: str) -> bool:
+    return bool(classify(sentence, role="assistant"))
+
+
 def _is_fix(s: str) -> bool:
     return bool(_FIX_RE.search(s)) and not (s.endswith("?") or _SLIP_RE.search(s) or _NARRATION_RE.match(s))
 
@@ -194,7 +206,7 @@ def _is_fix(s: str) -> bool:
 def _is_cause(s: str, clues: set[str]) -> bool:
     if s.endswith("?") or not _CAUSE_RE.search(s) or _SLIP_RE.search(s) or _NARRATION_RE.match(s):
         return False
-    if classify(s, role="assistant"):
+    if _states_something(s):
         return False  # a decision or convention ("I'll use X instead of Y because …") is its own memory
     words = {_stem(w) for w in re.findall(r"[a-z][a-z0-9_-]{2,}", s.lower()) if w not in _CLUE_STOP}
     return bool(_STRONG_CAUSE_RE.search(s) or words & clues)
