@@ -249,7 +249,8 @@ def cm(env: dict[str, str], cwd: Path, *args: str, timeout: float = 600) -> dict
         [str(CODEMEMORY), *args, "--json"], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
     )
     if done.returncode != 0:
-        raise RuntimeError(f"codememory {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+        said = done.stderr[-3000:] + done.stdout[-3000:]
+        raise RuntimeError(f"codememory {' '.join(args)} failed ({done.returncode}):\n{said}")
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
@@ -340,7 +341,8 @@ def replay(
         else:
             hook_capture(env, item, project, home)
     progress(f"replay: {len(projects)} projects set up")
-    load_recordings(home / ".local" / "share" / "opencode" / "opencode.db", recordings)
+    if recordings:  # an OpenCode database without its tables would be an error for capture
+        load_recordings(home / ".local" / "share" / "opencode" / "opencode.db", recordings)
     report = cm(env, run, "capture", "--idle-after", "0")
     memories = {}
     for name, project in projects.items():
