@@ -131,9 +131,9 @@ def test_llm_memories_are_stored_with_their_turn_source_and_category(store: Stor
     # What needs no judgement comes from the rules, alongside the model's memories.
     note = by_text["the staging database is reset every Sunday night"]
     assert note["entered_by"] == "codememory-extract:heuristic" and note["source"].endswith("turn:2")
-    assert any(t.startswith("Files changed in opencode session ses_shop1") for t in by_text)
+    assert not any(t.startswith("Files changed") for t in by_text)  # files belong to the session, not memory
     assert report.status == "ok" and report.llm_calls == 1 and report.prompt_tokens == 1234
-    assert extraction_rows(store) == [(1, 3, "llm", "ok", 4)]
+    assert extraction_rows(store) == [(1, 3, "llm", "ok", 3)]
     assert spend(store) == [("openai", "scripted-model", "extract", "ses_shop1", 1234, 56)]
 
 
@@ -161,7 +161,7 @@ def test_duplicates_of_existing_memories_are_counted_apart(store: Store) -> None
     with ScriptedLLM(Script([Reply(answer(CENTS, GOTCHA))])) as llm:
         report = extract_session(store, SESSION, session_turns(), provider=OpenAICompatible(llm.base_url, "m"))
     assert report.duplicate_ids == [existing.id]
-    assert report.to_dict()["duplicates"] == 1 and report.to_dict()["created"] == 3
+    assert report.to_dict()["duplicates"] == 1 and report.to_dict()["created"] == 2  # the gotcha and the remember note
 
 
 def test_fenced_or_bare_array_answers_are_accepted(store: Store) -> None:
@@ -587,9 +587,13 @@ def test_opencode_cli_failure_is_an_llm_error(tmp_path: Path, monkeypatch: pytes
 
 def test_opencode_cli_todos_and_the_agent_list(store: Store, tmp_path: Path, user_opencode: Path) -> None:
     fake = fake_opencode(tmp_path, answer())
-    todos = [Todo("Wire the cart into the API", "in_progress", "high"), Todo("Done already", "completed")]
+    todos = [
+        Todo("Wire the cart into the API", "pending", "high"),
+        Todo("Write the cart model", "in_progress"),
+        Todo("Done already", "completed"),
+    ]
     report = extract_session(store, SESSION, session_turns(), provider=OpenCodeCLI(str(fake)), todos=todos)
     assert report.status == "ok"
     todo = [m for m in stored_memories(store) if m["category"] == "todo"]
-    assert [m["text"] for m in todo] == ["Pending: Wire the cart into the API."]
+    assert [m["text"] for m in todo] == ["TODO: Wire the cart into the API."]
     assert todo[0]["source"] == "opencode session:ses_shop1 turn:3"

@@ -1,18 +1,26 @@
-"""Gotchas without a model: a shell command that failed (an error line, a failing test summary or a non-zero
-exit) and the same command succeeding later in that turn or the next one, with the edits or commands in between
-as the fix ("`pytest` failed with ImportError: …; fixed by editing src/app.py."), plus the assistant's sentence
-naming the cause when it wrote one."""
+"""Lessons from failures, without a model: a shell command that failed (an error status, an error line, a
+failing test summary or a non-zero exit) and what the assistant said about it in that turn or the next one,
+turned into the error, its cause and the fix ("`pytest` failed with sqlite3.OperationalError: no such table:
+links: an in-memory SQLite database is per connection, so the tests share one connection.").
+
+The symptom alone ("… failed; fixed by editing store.py") teaches nothing and is not kept. Without an
+explanation, a failure is kept only when the same command then succeeded after other commands ran (the fix is
+a command: `npm install decimal.js`). Explanations that only admit a slip ("I forgot the import", "a typo") are
+not lessons."""
 
 from __future__ import annotations
 
 import re
 import shlex
 from collections.abc import Sequence
+from functools import lru_cache
 
 from codememory.capture.turns import Turn
 from codememory.extract.candidate import Candidate, entity_names
+from codememory.extract.clean import clip, tidy
 from codememory.extract.compress import ToolOutcome, analyze_tool
-from codememory.extract.statements import sentences, tidy
+from codememory.extract.rules import classify
+from codememory.extract.statements import sentences
 from codememory.text.privacy import scrub
 
 GOTCHA_IMPORTANCE = 0.7
@@ -66,10 +74,46 @@ def command_key(command: str) -> str:
 
 
 _CAUSE_RE = re.compile(
-    r"\b(?:the\s+(?:problem|issue|cause|bug|error)\s+(?:was|is)|caused\s+by|turns\s+out|root\s+cause|"
-    r"because\s+(?:the|it|we|of))\b",
+    r"\b(?:because|since|the\s+(?:problem|issue|cause|bug|error|failure|reason)\s+(?:was|is|here\s+is)|caused\s+by|"
+    r"turns?\s+out|root\s+cause|(?:is|are)\s+per[- ]\w+|only\s+(?:works|exists|applies|lives|runs)|"
+    r"(?:doesn'?t|does\s+not|don'?t|do\s+not|can'?t|cannot|won'?t|isn'?t|aren'?t)\s+(?:support|exist|persist|"
+    r"share|accept|allow|work|handle|include|see|find|resolve|recognize|know|load|read|pick\s+up|available|shared|"
+    r"thread-?safe|installed|supported)|requires?|expects?|needs?\s+to\s+be|must\s+be|happens\s+(?:when|because)|"
+    r"that'?s\s+why|which\s+is\s+why|means\s+(?:that\s+)?|so\s+each|gets?\s+(?:its\s+own|a\s+(?:new|fresh|"
+    r"separate))|(?:was|were|is|are)\s+(?:never|not)\s+(?:created|set|loaded|imported|committed|configured|"
+    r"initiali[sz]ed|run|installed)|(?:isn'?t|is\s+not|aren'?t|are\s+not)\s+(?:on\s+the|in\s+the)\s+\w+|"
+    r"fails?\s+(?:in|on|with|because|since|when)|\w+-only|(?:is|are)\s+(?:stale|outdated|out\s+of\s+date|locked|"
+    r"held|in\s+use|already\s+(?:in\s+use|taken|held|running))|(?:already\s+)?holds|needs?\s+(?:a|an|the)|"
+    r"can'?t\s+be|cannot\s+be|which\s+(?:drops|loses|breaks|strips|truncates|links|means|ignores)|"
+    r"(?:was|were)\s+created\s+before|released\s+(?:at|on|when)|only\s+(?:for|in|on|at))\b",
     re.IGNORECASE,
 )
+_FIX_RE = re.compile(
+    r"\b(?:the\s+fix\s+(?:is|was)|to\s+fix\s+(?:this|it)|fixed\s+(?:it\s+|this\s+)?by|(?:the\s+)?solution\s+(?:is|was)|"
+    r"i(?:'ll|'ve|\s+will|\s+have)?\s+(?:changed|switched|made|moved|added|pinned|set|updated|replaced|shared|"
+    r"passed|reused)|(?:so|now)\s+(?:the|it|we|each|all|both|i)\b|instead\b|share|reuse|pin|use\s+a\s+single|"
+    r"^(?:i(?:'ll|\s+will|'ve|\s+have)|we(?:'ll|\s+will|'ve)|now|so)\s+\w+|"
+    r"\b(?:i|we)(?:'ll|\s+will)\s+(?!(?:run|check|look|read|try|rerun|re-run|see)\b)\w+)",
+    re.IGNORECASE,
+)
+_SLIP_RE = re.compile(
+    r"\b(?:forgot|typo|misspel\w*|my\s+mistake|oops|i\s+missed|missing\s+import|wrong\s+(?:path|name|directory)|"
+    r"didn'?t\s+import|not\s+imported|i\s+left\s+out|accidentally)\b",
+    re.IGNORECASE,
+)
+_NARRATION_RE = re.compile(
+    r"^(?:let\s+me|i(?:'ll|\s+will)\s+(?:run|check|look|read|try|rerun|re-run)|now\s+let|running|checking|"
+    r"all\s+\d+|\d+\s+tests?|tests?\s+(?:pass|passed)|done)\b",
+    re.IGNORECASE,
+)
+_STRONG_CAUSE_RE = re.compile(
+    r"\b(?:the\s+(?:problem|issue|cause|bug)\s+(?:was|is)|turns?\s+out|root\s+cause|caused\s+by|"
+    r"fails?\s+because|failed\s+because)\b",
+    re.IGNORECASE,
+)
+MAX_EXPLANATION = 2
+# commands that look rather than change: never the fix
+_LOOKING = ("ls", "cat", "head", "tail", "grep", "rg", "find", "echo", "pwd", "which", "sed", "wc", "tree", "less")
 
 
 def _join(items: Sequence[str]) -> str:
@@ -77,59 +121,160 @@ def _join(items: Sequence[str]) -> str:
 
 
 def gotcha_candidates(turns: Sequence[Turn], root: str | None = None) -> list[Candidate]:
-    """A failed shell command followed by the same command succeeding, in the same or the next turn."""
+    """A lesson per failed shell command the assistant explained (in that turn or the next), or that the
+    same command passed after a fixing command."""
     calls: list[tuple[int, Turn, ToolOutcome]] = []
     for index, turn in enumerate(turns):
         for call in turn.tool_calls:
             calls.append((index, turn, analyze_tool(call, root)))
     out: list[Candidate] = []
-    used: set[int] = set()
-    for i, (turn_index, _turn, failed) in enumerate(calls):
-        if i in used or failed.kind != "shell" or not failed.failed or not failed.target:
-            continue
-        if not (failed.error or failed.summary or failed.exit_code):
+    used_calls: set[int] = set()
+    used_sentences: set[str] = set()
+    for i, (turn_index, turn, failed) in enumerate(calls):
+        if i in used_calls or failed.kind != "shell" or not failed.failed or not failed.target:
             continue
         key = command_key(failed.target)
         if not key:
             continue
+        # later failures of the same command in this turn and the next are the same problem
+        success: int | None = None
         last_failure = i
         for j in range(i + 1, len(calls)):
-            later_index, later_turn, later = calls[j]
+            later_index, _later_turn, later = calls[j]
             if later_index > turn_index + 1:
                 break
-            if later.kind != "shell" or command_key(later.target or "") != key:
+            if later.kind != "shell" or key not in _segment_keys(later.target or ""):
                 continue
+            used_calls.add(j)
             if later.failed:
                 last_failure = j
-                used.add(j)
                 continue
-            fix = _fix_between(calls[last_failure + 1 : j])
-            if fix:
-                out.append(
-                    _gotcha(calls[last_failure][2], fix, turns[calls[last_failure][0] : later_index + 1], later_turn)
-                )
-            used.add(j)
+            success = j
             break
+        span = turns[turn_index : turn_index + 2]
+        output = scrub(turn.tool_calls[_call_index(calls, i)].output or "") if turn.tool_calls else ""
+        explanation = _explanation(failed, key, output, span, used_sentences)
+        if explanation:
+            used_sentences.update(explanation)
+            out.append(_lesson(failed, explanation, turn))
+        elif success is not None:
+            fix = _commands_between(calls[last_failure + 1 : success], key)
+            fix += [c for c in _chained_before(calls[success][2].target or "", key) if c not in fix]
+            if fix:
+                out.append(_command_fix(calls[last_failure][2], fix, calls[success][1]))
     return out
 
 
-def _fix_between(between: Sequence[tuple[int, Turn, ToolOutcome]]) -> str | None:
-    files: list[str] = []
+def _call_index(calls: Sequence[tuple[int, Turn, ToolOutcome]], i: int) -> int:
+    """The position in its turn of the i-th call of the span."""
+    turn_index = calls[i][0]
+    return sum(1 for j in range(i) if calls[j][0] == turn_index)
+
+
+def _explanation(failed: ToolOutcome, key: str, output: str, span: Sequence[Turn], used: set[str]) -> list[str]:
+    """The assistant's sentences saying why the command failed and what fixes it (at most two)."""
+    clues = _clue_words(failed, key, output)
+    for turn in span:
+        for raw in turn.assistant_texts:
+            said = _said(raw)
+            for n, s in enumerate(said):
+                if not s or s in used or not _is_cause(s, clues):
+                    continue
+                picked = [s]
+                after = said[n + 1] if n + 1 < len(said) else ""
+                if after and after not in used and _is_fix(after):
+                    picked.append(after)
+                return picked[:MAX_EXPLANATION]
+    return []
+
+
+@lru_cache(maxsize=512)
+def _said(raw: str) -> tuple[str, ...]:
+    """An assistant text's sentences, scrubbed and tidied (each text is read once per failure it may explain)."""
+    return tuple(tidy(s) for s in sentences(scrub(raw)))
+
+
+@lru_cache(maxsize=2048)
+def _states_something(sentence: str) -> bool:
+    return bool(classify(sentence, role="assistant"))
+
+
+def _is_fix(s: str) -> bool:
+    return bool(_FIX_RE.search(s)) and not (s.endswith("?") or _SLIP_RE.search(s) or _NARRATION_RE.match(s))
+
+
+def _is_cause(s: str, clues: set[str]) -> bool:
+    if s.endswith("?") or not _CAUSE_RE.search(s) or _SLIP_RE.search(s) or _NARRATION_RE.match(s):
+        return False
+    if _states_something(s):
+        return False  # a decision or convention ("I'll use X instead of Y because …") is its own memory
+    words = {_stem(w) for w in re.findall(r"[a-z][a-z0-9_-]{2,}", s.lower()) if w not in _CLUE_STOP}
+    return bool(_STRONG_CAUSE_RE.search(s) or words & clues)
+
+
+_CLUE_STOP = frozenset(
+    "the and for with from that this error errors failed fails failure line file none true false test tests "
+    "which there their these those would could should about after before other never always".split()
+)
+_OUTPUT_TAIL = 600
+
+
+def _clue_words(failed: ToolOutcome, key: str, output: str) -> set[str]:
+    """Words of the failure (its error line, summary, command and the output's tail), as 5-letter stems."""
+    text = " ".join(x for x in (failed.error, failed.summary, failed.target, key) if x)
+    words = set(re.findall(r"[a-z][a-z0-9_]{2,}", text.lower()))
+    # "OperationalError" -> "operational"; "sqlite3.connect" -> "sqlite3", "connect"
+    for token in re.findall(r"[A-Za-z][A-Za-z0-9_]*", text):
+        words.update(w.lower() for w in re.findall(r"[A-Z]?[a-z0-9]{3,}", token))
+    words.update(w for w in re.findall(r"[a-z][a-z0-9_-]{4,}", output[-_OUTPUT_TAIL:].lower()))
+    return {_stem(w) for w in words if w not in _CLUE_STOP}
+
+
+def _stem(word: str) -> str:
+    return word[:5] if len(word) >= 5 else word
+
+
+def _failure(failed: ToolOutcome, short: bool = False) -> str:
+    """What failed: the command (its key only in a lesson, where the full command line would state a fact of
+    its own) and the error."""
+    what = failed.error or failed.summary or (f"exit code {failed.exit_code}" if failed.exit_code else "an error")
+    command = command_key(failed.target or "") if short else failed.target or ""
+    return f"`{_short_command(command)}` failed with {_short_command(what.rstrip('.'), 140)}"
+
+
+def _lesson(failed: ToolOutcome, explanation: Sequence[str], turn: Turn) -> Candidate:
+    text = clip(f"{' '.join(explanation)} ({_failure(failed, short=True)}.)", 480)
+    return Candidate(text, "gotcha", GOTCHA_IMPORTANCE, turn.seq, entity_names(text), rule="lesson")
+
+
+def _commands_between(between: Sequence[tuple[int, Turn, ToolOutcome]], key: str) -> list[str]:
     commands: list[str] = []
     for _, _, o in between:
-        if o.failed or not o.target:
+        if not (o.kind == "shell" and not o.failed and o.target) or o.target in commands:
             continue
-        if o.kind in ("edit", "write") and o.target not in files:
-            files.append(o.target)
-        elif o.kind == "shell" and o.target not in commands:
+        if command_key(o.target) not in (key, *_LOOKING) and not o.target.startswith(("git status", "git diff")):
             commands.append(o.target)
-    parts = []
-    if commands:
-        parts.append("running " + _join([f"`{_short_command(c)}`" for c in commands[:2]]))
-    if files:
-        shown = files[:3] + ([f"{len(files) - 3} more files"] if len(files) > 3 else [])
-        parts.append("editing " + _join(shown))
-    return " and ".join(parts) or None
+    return commands
+
+
+def _segments(command: str) -> list[str]:
+    return [p.strip() for p in re.split(r"&&|\|\||;", command) if p.strip()]
+
+
+def _segment_keys(command: str) -> set[str]:
+    return {command_key(p) for p in _segments(command)} | {command_key(command)}
+
+
+def _chained_before(command: str, key: str) -> list[str]:
+    """`golangci-lint cache clean && make lint` -> the fix `golangci-lint cache clean` before `make lint`."""
+    out: list[str] = []
+    for part in _segments(command):
+        k = command_key(part)
+        if k == key:
+            break
+        if k and k not in _LOOKING and not re.match(r"^(?:cd|export|source)\b", part):
+            out.append(part)
+    return out
 
 
 def _short_command(command: str, limit: int = 80) -> str:
@@ -137,16 +282,7 @@ def _short_command(command: str, limit: int = 80) -> str:
     return command if len(command) <= limit else command[: limit - 1] + "…"
 
 
-def _gotcha(failure: ToolOutcome, fix: str, span: Sequence[Turn], fixed_in: Turn) -> Candidate:
-    what = failure.error or failure.summary or (f"exit code {failure.exit_code}" if failure.exit_code else "an error")
-    text = f"`{_short_command(failure.target or '')}` failed with {what.rstrip('.')}; fixed by {fix}."
-    for turn in span:
-        for raw in turn.assistant_texts:
-            cause = next((tidy(s) for s in sentences(scrub(raw)) if _CAUSE_RE.search(s) and not s.endswith("?")), "")
-            if cause and len(text) + len(cause) < 400:
-                text = f"{text} {cause}"
-                break
-        else:
-            continue
-        break
+def _command_fix(failure: ToolOutcome, commands: Sequence[str], fixed_in: Turn) -> Candidate:
+    fix = _join([f"`{_short_command(c)}`" for c in commands[:2]])
+    text = f"{_failure(failure)}; fixed by running {fix}."
     return Candidate(text, "gotcha", GOTCHA_IMPORTANCE, fixed_in.seq, entity_names(text), rule="gotcha")

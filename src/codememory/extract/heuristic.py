@@ -1,25 +1,22 @@
 """Durable memories from a session's turns without any model (DESIGN.md principle 2).
 
-Rules, tuned for precision over recall:
+Rules that look for knowledge, not for sentences (precision over recall):
 - `*Remember*: …` notes (codememory.text.remember), in user or assistant text, always kept.
-- Decisions ("we decided to…", "let's go with…"), with "use X instead of Y" also giving a rejected
-  alternative; rejected alternatives ("don't use…", "avoid…", "instead of X, …"); conventions and
-  preferences ("always…", "never…", "prefer…", "I'd rather…"); pending work ("TODO: …", "still need to…").
-  Only the user's statements count, except the assistant's explicit "we decided / we agreed / we rejected",
-  convention statements and (in the span's last turns only) its "still need to" lines: an assistant
-  narrates plans that are not decisions.
-- Skipped: questions, hypotheticals ("if…", "maybe", "could", "what if"), negated or open decisions
-  ("we haven't decided"), statements about a pronoun ("let's go with that"), fenced and indented code,
-  quoted (`>`) lines, pasted log lines, and anything in tool input or output.
-- Gotchas: a shell command that failed (an error line, a failing test summary or a non-zero exit) and
-  the same command succeeding later in that turn or the next one, with the edits or commands in between
-  as the fix ("`pytest` failed with ImportError: …; fixed by editing src/app.py.").
-- Pending todos: the agent's own todo list (OpenCode's `todo` table) when given, pending items only.
-- Files touched: one fact memory per extracted span listing the most-touched files.
+- Prose (`statements`, `rules`): decisions with what they were chosen over and why, in one memory ("I'll use
+  unicodedata instead of python-slugify because the project has no dependencies"; the user's "let's use",
+  "going with", "we decided", the assistant's "I decided" or a choice it gives a reason for); rejected
+  alternatives with their reason; conventions and constraints ("always", "never", "from now on", "don't …",
+  "keep it dependency-free", "CI runs Python 3.9, so no `X | None`"); preferences; environment facts
+  (versions, ports, the commands that run things).
+- Skipped: questions, hypotheticals ("should we use X?", "maybe"), open decisions, statements about a bare
+  pronoun, narration of the next step, fenced and indented code, quoted (`>`) lines, log lines, tool I/O.
+- Lessons (`gotchas`): a failed shell command and the assistant's explanation of it (the error, its cause,
+  the fix), or a failure the same command's success after a fixing command resolved.
+- Todos (`todos`): prose todos and the agent's own list (OpenCode's todo table or the last todo-tool call),
+  one memory per todo, closed ones dropped.
+Files touched are not memories: they belong to the session record and the daily log.
 
 Every text is scrubbed before it is looked at; every candidate names the turn (`seq`) it came from.
-The prose rules are in `statements`, the gotchas in `gotchas`; this module adds the files and todos and puts
-them together.
 """
 
 from __future__ import annotations
@@ -27,83 +24,26 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from codememory.capture.turns import SessionInfo, Todo, Turn
-from codememory.extract.candidate import Candidate, entity_names
-from codememory.extract.compress import analyze_tool, relative_path, tool_kind
+from codememory.extract.candidate import Candidate
+from codememory.extract.dialogue import proposal_rejections, same_choice_once
 from codememory.extract.gotchas import gotcha_candidates
-from codememory.extract.statements import remember_candidates, statement_candidates, tidy
+from codememory.extract.statements import remember_candidates, statement_candidates
+from codememory.extract.todos import agent_todos, merge_todos
 from codememory.text.privacy import scrub
-
-MAX_FILES_LISTED = 8
-FILES_IMPORTANCE = 0.3
-_TODO_PRIORITY = {"high": 0.7, "medium": 0.55, "low": 0.4}
-
-
-# ------------------------------------------------------------------------------ files and todos
-def touched_files(turns: Iterable[Turn], root: str | None = None) -> list[str]:
-    """Files written or edited, the most-touched first (then first touched first)."""
-    counts: dict[str, int] = {}
-    for turn in turns:
-        seen: dict[str, None] = {}  # in the order the turn touched them
-        for call in turn.tool_calls:
-            if tool_kind(call.tool) not in ("write", "edit"):
-                continue
-            o = analyze_tool(call, root)
-            if o.target and not o.failed:
-                seen[o.target] = None
-        for path in turn.files:
-            seen[relative_path(path, root)] = None
-        for path in seen:
-            counts[path] = counts.get(path, 0) + 1
-    order = {p: i for i, p in enumerate(counts)}
-    return sorted(counts, key=lambda p: (-counts[p], order[p]))
-
-
-def files_candidate(turns: Sequence[Turn], session: SessionInfo | None) -> Candidate | None:
-    if not turns:
-        return None
-    root = session.project_root if session else None
-    files = [scrub(f) for f in touched_files(turns, root)]
-    files = [f for f in files if f.strip()]
-    if not files:
-        return None
-    first, last = turns[0].seq, turns[-1].seq
-    source = session.source if session else turns[0].source
-    name = f"{source} session {turns[0].session_id}"
-    title = scrub(session.title or "").strip() if session else ""
-    if title:
-        name += f' "{" ".join(title.split())[:80]}"'
-    span = f"turn {first}" if first == last else f"turns {first}-{last}"
-    shown = files[:MAX_FILES_LISTED]
-    more = f" and {len(files) - len(shown)} more" if len(files) > len(shown) else ""
-    text = f"Files changed in {name} ({span}): {', '.join(shown)}{more}."
-    return Candidate(text, "fact", FILES_IMPORTANCE, last, tuple(shown), rule="files")
-
-
-def todo_candidates(todos: Iterable[Todo], seq: int) -> list[Candidate]:
-    out = []
-    for todo in todos:
-        if todo.status not in ("pending", "in_progress"):
-            continue
-        content = " ".join(scrub(todo.content).split())
-        if not content:
-            continue
-        importance = _TODO_PRIORITY.get(todo.priority, _TODO_PRIORITY["medium"])
-        text = tidy(f"Pending: {content}")
-        out.append(Candidate(text, "todo", importance, seq, entity_names(content), rule="agent_todo"))
-    return out
 
 
 # ------------------------------------------------------------------------------------- together
 def explicit_candidates(
     turns: Sequence[Turn], session: SessionInfo | None = None, todos: Iterable[Todo] = ()
 ) -> list[Candidate]:
-    """What needs no judgement, kept even when a model extracts: remember notes, the agent's pending
-    todos and the files touched."""
+    """What needs no judgement, kept even when a model extracts: remember notes and the agent's open todos."""
     out: list[Candidate] = []
     for turn in turns:
         for raw in (turn.user_text, *turn.assistant_texts):
             out += remember_candidates(scrub(raw), turn.seq)[0]
-    return unique(out + _span_end_candidates(turns, session, todos))
+    if turns:
+        out += merge_todos([], agent_todos(turns, todos), turns[-1].seq)
+    return unique(out)
 
 
 def heuristic_candidates(
@@ -111,18 +51,20 @@ def heuristic_candidates(
 ) -> list[Candidate]:
     """Every rule of this module over a span of turns, in turn order, without repeats."""
     turns = sorted(turns, key=lambda t: t.seq)
-    root = session.project_root if session else None
-    out = statement_candidates(turns) + gotcha_candidates(turns, root)
-    return unique(out + _span_end_candidates(turns, session, todos))
-
-
-def _span_end_candidates(turns: Sequence[Turn], session: SessionInfo | None, todos: Iterable[Todo]) -> list[Candidate]:
-    """The agent's pending todos and the files touched, attributed to the span's last turn."""
     if not turns:
         return []
-    out = todo_candidates(todos, turns[-1].seq)
-    files = files_candidate(turns, session)
-    return [*out, files] if files else out
+    root = session.project_root if session else None
+    exchange = proposal_rejections(turns)
+    said = [c for c in statement_candidates(turns) if (c.seq, c.text) not in exchange.settled]
+    said = sorted([*said, *exchange.candidates], key=lambda c: c.seq)
+    prose_todos = [c for c in said if c.category == "todo" and c.rule == "todo"]
+    lessons = gotcha_candidates(turns, root)
+    # a choice that is the fix of a failure lives in the lesson (error, cause, fix): one memory, not two
+    said = [c for c in said if not any(c.rule in ("decision", "fact") and c.text in g.text for g in lessons)]
+    out = [c for c in said if not (c.category == "todo" and c.rule == "todo")] + lessons
+    # one memory per todo: the agent's list and the prose, merged; closed ones dropped
+    out += merge_todos(prose_todos, agent_todos(turns, todos), turns[-1].seq)
+    return unique(same_choice_once(out))
 
 
 def unique(candidates: Iterable[Candidate]) -> list[Candidate]:

@@ -1,0 +1,136 @@
+"""Knowledge that only the exchange states: an option the user asks about ("Should we use SQLAlchemy
+instead?") that the assistant advises against with a reason ("I'd rather not. SQLAlchemy would be the first
+dependency …") is a rejected alternative with its reason; when the user's next message settles it ("Ok, let's
+stay with plain sqlite3 then."), the choice, the rejected option and the reason are one decision.
+
+Also here: a choice stated twice in a span (the assistant's "I'll store links in sqlite3 rather than
+SQLAlchemy", the user's later "let's stay with sqlite3 rather than SQLAlchemy") is kept once."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from codememory.capture.turns import Turn
+from codememory.extract.candidate import Candidate, entity_names
+from codememory.extract.clean import clip, tidy
+from codememory.extract.rules import HYPOTHETICAL_RE, PRONOUN_OBJECT_RE, classify, is_consequence
+from codememory.extract.statements import SENTENCE_SPLIT_RE, prose_units
+from codememory.text.privacy import scrub
+
+_PROPOSAL_RE = re.compile(
+    r"\b(?:should|shall|could|can|do)\s+(?:we|i|you)\s+(?:just\s+)?(?:use|switch\s+to|go\s+with|add|try|adopt|"
+    r"move\s+to|migrate\s+to|pull\s+in|bring\s+in|introduce|depend\s+on)\s+(?P<x>[^?,]+?)"
+    r"(?:\s+(?:instead|here|now|too|as\s+well|for\s+(?:this|that|it|the\s+\w+)))*\s*\?"
+    r"|\b(?:what|how)\s+about\s+(?:using\s+|adding\s+)?(?P<x2>[^?,]+?)\s*\?"
+    r"|\bwhy\s+not\s+(?:just\s+)?(?:use\s+|add\s+)?(?P<x3>[^?,]+?)\s*\?",
+    re.IGNORECASE,
+)
+_NO_RE = re.compile(
+    r"^(?:i'?d\s+rather\s+not|i\s+would\s+rather\s+not|i\s+wouldn'?t|no\b|nope\b|not\s+(?:really|here|now|yet|"
+    r"worth\s+it)|probably\s+not|better\s+not|i'?d\s+(?:avoid|skip|stay\s+with|keep|stick\s+with|not)|"
+    r"i\s+(?:don'?t|do\s+not)\s+think\s+(?:so|we\s+should|it'?s\s+worth)|i'?d\s+recommend\s+against|let'?s\s+not)\b",
+    re.IGNORECASE,
+)
+_REASON_WORDS_RE = re.compile(r"\b(?:would|is|are|adds?|needs?|requires?|has|have|only|covers?|because|since)\b", re.I)
+MAX_REASON_SENTENCES = 2
+MIN_SHARED_ENTITIES = 2
+
+
+@dataclass(frozen=True)
+class Exchange:
+    candidates: list[Candidate]
+    settled: frozenset[tuple[int, str]]  # (seq, text) of user decisions now part of a merged memory
+
+
+def proposal_rejections(turns: Sequence[Turn]) -> Exchange:
+    out: list[Candidate] = []
+    settled: set[tuple[int, str]] = set()
+    for n, turn in enumerate(turns):
+        option = _proposed_option(scrub(turn.user_text))
+        if not option or not turn.assistant_texts:
+            continue
+        reason = _refusal_reason(scrub(turn.assistant_texts[0]))
+        if reason is None:
+            continue
+        following = turns[n + 1] if n + 1 < len(turns) else None
+        choice = _settling_choice(following)
+        if following is not None and choice:
+            settled.add((following.seq, choice))
+            head = choice.rstrip(".!")
+            text = f"{head}, not {option}" + (f": {_lower_first(reason)}" if reason else ".")
+            out.append(Candidate(clip(text), "decision", 0.8, following.seq, entity_names(text), rule="decision"))
+        elif reason:
+            text = f"{option[0].upper()}{option[1:]} rejected: {_lower_first(reason)}"
+            out.append(
+                Candidate(clip(text), "rejected_alternative", 0.65, turn.seq, entity_names(text), rule="rejected")
+            )
+    return Exchange(out, frozenset(settled))
+
+
+def _proposed_option(user_text: str) -> str | None:
+    units = prose_units(user_text)
+    for unit in units:
+        for sentence in SENTENCE_SPLIT_RE.split(unit):
+            m = _PROPOSAL_RE.search(sentence)
+            if m:
+                option = next(g for g in m.group("x", "x2", "x3") if g).strip()
+                option = re.sub(r"^(?:the|a|an)\s+", "", option, flags=re.I)
+                if option and not PRONOUN_OBJECT_RE.match(option) and len(option.split()) <= 5:
+                    return option
+    return None
+
+
+def _refusal_reason(answer: str) -> str | None:
+    """The reason an answer gives for advising against the option, "" when it gives none, None when the
+    answer is not a refusal."""
+    said = [s for unit in prose_units(answer) for s in SENTENCE_SPLIT_RE.split(unit) if s.strip()]
+    if not said or not _NO_RE.match(tidy(said[0])):
+        return None
+    first = re.sub(r"^[^,.;:]*[,;:]\s*", "", tidy(said[0]), count=1) if "," in said[0] or ":" in said[0] else ""
+    reasons = [tidy(first)] if first and _REASON_WORDS_RE.search(first) else []
+    for s in said[1:]:
+        t = tidy(s)
+        if len(reasons) >= MAX_REASON_SENTENCES or re.match(r"^(?:if|unless|once|when)\b", t, re.I):
+            break
+        if _REASON_WORDS_RE.search(t) and not t.endswith("?"):
+            reasons.append(t)
+    return " ".join(r for r in reasons if r)
+
+
+def _settling_choice(turn: Turn | None) -> str | None:
+    if turn is None:
+        return None
+    for unit in prose_units(scrub(turn.user_text))[:1]:
+        first = SENTENCE_SPLIT_RE.split(unit)[0]
+        if not is_consequence(first) or HYPOTHETICAL_RE.search(tidy(first)):
+            return None
+        found = classify(first)
+        if found and found[0].rule == "decision":
+            return found[0].text
+    return None
+
+
+_COMMON_FIRST = frozenset("the a an it its this that these those there we our with without one every each".split())
+
+
+def _lower_first(text: str) -> str:
+    """The reason after a colon: its first word in lower case unless it is a name ("Celery needs …")."""
+    first = text.split(" ", 1)[0]
+    return text[0].lower() + text[1:] if first.lower() in _COMMON_FIRST else text
+
+
+def same_choice_once(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """Decisions and rejections naming the same options (two or more entities in common with an earlier one)
+    are one memory: the first."""
+    out: list[Candidate] = []
+    seen: list[frozenset[str]] = []
+    for c in candidates:
+        if c.category in ("decision", "rejected_alternative") and c.rule != "remember":
+            names = frozenset(e.lower() for e in c.entities)
+            if len(names) >= MIN_SHARED_ENTITIES and any(len(names & s) >= MIN_SHARED_ENTITIES for s in seen):
+                continue
+            seen.append(names)
+        out.append(c)
+    return out
