@@ -25,7 +25,7 @@ from codememory.core.model import (
 )
 from codememory.core.project import db_path, find_project_root, store_dir
 from codememory.embedding.semantic import Semantic
-from codememory.errors import AlreadyExists, InvalidInput, NotFound
+from codememory.errors import AlreadyExists, CodememoryError, InvalidInput, NotFound
 from codememory.retrieval.proactive import RetrieveRequest, RetrieveResult, retrieve
 from codememory.retrieval.search import DEFAULT_THRESHOLD, SearchResult, check_search_args
 from codememory.retrieval.search import search as run_search
@@ -43,6 +43,9 @@ from codememory.service.results import (
     Relations,
     StoreStats,
 )
+from codememory.service.share_files import GITIGNORE, write_share_gitignore
+from codememory.service.shared_form import FOLDER as SHARED_FOLDER
+from codememory.service.sharing import Sharing, SyncReport
 from codememory.service.transfer import export_memories, import_memories
 from codememory.sessions.results import (
     CheckpointResult,
@@ -61,15 +64,6 @@ from codememory.text.privacy import scrub
 
 __all__ = ["AddResult", "DateLike", "ImportReport", "Store", "open_store"]
 
-GITIGNORE = """# codememory: caches and SQLite side files are rebuilt locally; never commit them.
-*.db-wal
-*.db-shm
-cache/
-logs/
-*.tmp
-*.lock
-*.bak-*
-"""
 
 
 def _check_ids(ids: Sequence[str]) -> list[str]:
@@ -94,12 +88,19 @@ class Store:
             raise
         self.semantic = Semantic(db, self.config, store_dir(root) / "cache")
         self.sessions = Sessions(SessionTables(db), root)
+        self.sharing = Sharing(root, db, self.config)
+        self.follow_error: str | None = None  # why the text form could not be followed on open (the store works on)
 
     # ----------------------------------------------------------------- opening
     @classmethod
     def open(cls, project: str | os.PathLike[str] | None = None) -> Store:
         root = find_project_root(project)
-        return cls(root, Database.open(db_path(root)))
+        # A fresh clone of a project that shares its memory has the text form but no database (it is not
+        # committed): create it, so the team's memories reach this clone's agents without a step.
+        create = not os.path.lexists(db_path(root)) and os.path.isdir(store_dir(root) / SHARED_FOLDER)
+        store = cls(root, Database.open(db_path(root), create=create))
+        store.follow()
+        return store
 
     @classmethod
     def init(cls, project: str | os.PathLike[str] | None = None) -> tuple[Store, bool]:
@@ -109,7 +110,42 @@ class Store:
         safe_files.make_dirs(folder)  # refuses a .codememory that is a link (see safe_files)
         created = not os.path.lexists(db_path(root))
         safe_files.create_exclusive(folder / ".gitignore", GITIGNORE)  # never over a committed link
-        return cls(root, Database.open(db_path(root), create=True)), created
+        store = cls(root, Database.open(db_path(root), create=True))
+        try:
+            if store.sharing.on:
+                write_share_gitignore(root)
+            store.follow()
+        except BaseException:
+            store.close()
+            raise
+        return store, created
+
+    def follow(self) -> SyncReport | None:
+        """Apply the memory files of the text form that changed since the last look (cheap when none did; see
+        service/sharing.py). Never fails the caller: a store that cannot follow its files still works, and says
+        why in `follow_error` (and `codememory sync` reports it)."""
+        try:
+            return self.sharing.follow()
+        except (CodememoryError, OSError) as exc:
+            self.follow_error = scrub(str(exc))[:300]
+            return None
+
+    def sync(self) -> SyncReport:
+        """`codememory sync`: follow every memory file now, embed what changed, and (sharing on) write the files of
+        the memories changed here that are not written yet."""
+        return self.sharing.sync(embed=self._embed_ids)
+
+    def _embed_ids(self, ids: builtins.list[str]) -> int:
+        if not self.semantic.configured or not ids:
+            return 0
+        pks = [pk for _, pk in self.db.get_pk_map(ids)]
+        done = 0
+        for i in range(0, len(pks), 256):
+            n = self.semantic.backfill(256, pks[i : i + 256])
+            if not n and self.semantic.reason:
+                break  # left without vectors: a search or `codememory embed` fills them in later
+            done += n
+        return done
 
     def close(self) -> None:
         self.db.close()
@@ -138,11 +174,13 @@ class Store:
         source: str | None = None,
         supersedes: Sequence[str] | None = None,
         entities: Sequence[str] | None = None,
+        personal: bool | None = None,
     ) -> AddResult:
         """Store a memory. A (near-)identical live memory is returned instead of a copy (`created` is
         False). `entities` adds names the caller knows are involved (an extraction model's) to those
         found in the text. With an embedder, the memory is embedded and linked to close neighbours; the memories
-        in `supersedes` are marked superseded by it and drop out of search."""
+        in `supersedes` are marked superseded by it and drop out of search. `personal` True keeps it out of the
+        team's shared text form (None: the [share] settings decide, by category and entered_by)."""
         text = clean_text(text)
         now = now_iso()
         expires_at = when(expires, "expires")
@@ -183,7 +221,7 @@ class Store:
                 if same:
                     return self._existing(same[0], now, same[1])
         old_pks = self._resolve(supersedes or [])
-        self._insert_fresh(mem)
+        self._insert_fresh(mem, self.sharing.personal(mem.category, mem.entered_by, personal))
         pk = self.db.pk_of(mem.id)
         assert pk is not None
         if vector is not None:
@@ -204,12 +242,13 @@ class Store:
             self.db.supersede(old_pks, mem.id, now)
         ids = self.db.ids_of([b for _, b, _, _ in links])
         made = [NewLink(ids[b], t, sc) for _, b, t, sc in links]
+        self.sharing.publish([mem.id, *self.db.ids_of(old_pks).values()])
         return AddResult.stored(mem, embedded=vector is not None, links=made)
 
-    def _insert_fresh(self, mem: Memory) -> None:
+    def _insert_fresh(self, mem: Memory, personal: bool) -> None:
         for _attempt in range(5):
             try:
-                self.db.insert(mem)
+                self.db.insert(mem, personal=personal)
                 return
             except AlreadyExists as exc:  # an id collision (1 in 4 billion) gets a fresh id
                 if exc.constraint != "memories.id":
@@ -239,12 +278,14 @@ class Store:
         gone = self.db.delete(ids)
         if gone and purge:
             self.db.purge_deleted_text()
+        self.sharing.publish(gone)  # tombstones: the id and when, never the text
         return gone, [i for i in ids if i not in gone]
 
     @text_arguments
     def archive(self, ids: Sequence[str], *, archived: bool = True) -> tuple[list[str], list[str]]:
         ids = _check_ids(ids)
         done = self.db.set_archived(ids, archived, now_iso())
+        self.sharing.publish(done)
         return done, [i for i in ids if i not in done]
 
     def prune(self, *, before: DateLike = None, dry_run: bool = False) -> list[Memory]:
@@ -253,6 +294,7 @@ class Store:
         if victims and not dry_run:
             self.db.delete([m.id for m in victims])
             self.db.purge_deleted_text()
+            self.sharing.publish([m.id for m in victims])
         return victims
 
     @text_arguments
@@ -377,6 +419,7 @@ class Store:
         self.db.add_links([(a, b, link_type, None)], now)
         if link_type == "supersedes":
             self.db.supersede([b], from_id, now)
+        self.sharing.publish([from_id, to_id])
 
     @text_arguments
     def retrieve(
@@ -497,7 +540,10 @@ class Store:
         exists) are skipped. A file with invalid lines imports nothing unless skip_invalid. Every free-form
         field (text, tags, entered_by, source) is scrubbed as `add` does (memory_fields.py); a record keeps
         its id even when its text changes, and a record left with no text is an invalid line."""
-        return import_memories(self.db, self.semantic, src, skip_invalid=skip_invalid)
+        report = import_memories(self.db, self.semantic, src, skip_invalid=skip_invalid)
+        if report.added and self.sharing.on:
+            self.sharing.publish_all()
+        return report
 
 
 def open_store(project: str | os.PathLike[str] | None = None) -> Store:

@@ -63,9 +63,12 @@ class MemoryRows(StoreConnection):
     """Writes and reads of memories and their tags (pk: the row key the other table groups refer to)."""
 
     # ------------------------------------------------------------------ writes
-    def insert(self, mem: Memory) -> None:
+    def insert(self, mem: Memory, *, personal: bool = False) -> None:
+        """`personal`: never written to the shared text form (set in the same transaction as the row)."""
         with self.transaction():
             self._insert(mem)
+            if personal:
+                self.conn.execute("UPDATE memories SET personal = 1 WHERE id = ?", (mem.id,))
 
     def insert_many(self, mems: Iterable[Memory]) -> int:
         """Bulk insert in one transaction. Rows go through a staging table and one INSERT ... SELECT:
