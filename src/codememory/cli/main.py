@@ -18,11 +18,12 @@ from codememory.cli.group import CliGroup
 from codememory.cli.hook_cmd import hook
 from codememory.cli.init_cmd import init, projects
 from codememory.cli.mcp_cmd import mcp_cmd
-from codememory.cli.memory_cmds import archive, forget, link, list_cmd, prune, remember_scan, show, store_cmd
+from codememory.cli.memory_cmds import archive, edit, forget, link, list_cmd, prune, remember_scan, show, store_cmd
 from codememory.cli.repair_cmd import repair_cmd
 from codememory.cli.retrieve_cmd import retrieve
 from codememory.cli.search_cmd import search
 from codememory.cli.sessions_cmd import sessions
+from codememory.cli.share_cmd import share, sync_cmd
 from codememory.cli.stats_cmd import stats
 from codememory.cli.transcript_cmd import transcript
 from codememory.cli.transfer_cmd import export, import_cmd
@@ -69,6 +70,7 @@ for _command in (
     init,
     projects,
     store_cmd,
+    edit,
     search,
     list_cmd,
     show,
@@ -91,6 +93,8 @@ for _command in (
     explain,
     trust,
     repair_cmd,
+    share,
+    sync_cmd,
 ):
     cli.add_command(_command)
 

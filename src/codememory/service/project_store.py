@@ -43,8 +43,7 @@ from codememory.service.results import (
     Relations,
     StoreStats,
 )
-from codememory.service.share_files import GITIGNORE, write_share_gitignore
-from codememory.service.shared_form import FOLDER as SHARED_FOLDER
+from codememory.service.share_files import GITIGNORE, is_shared_project, write_share_gitignore
 from codememory.service.sharing import Sharing, SyncReport
 from codememory.service.transfer import export_memories, import_memories
 from codememory.sessions.results import (
@@ -59,11 +58,11 @@ from codememory.sessions.service import Sessions
 from codememory.store.database import Database
 from codememory.store.filters import SORT_COLUMNS, Filters
 from codememory.store.sessions import SessionTables
+from codememory.store.shared import SharedMemory
 from codememory.text.memory_fields import clean_label, clean_tags, clean_text
 from codememory.text.privacy import scrub
 
 __all__ = ["AddResult", "DateLike", "ImportReport", "Store", "open_store"]
-
 
 
 def _check_ids(ids: Sequence[str]) -> list[str]:
@@ -97,7 +96,7 @@ class Store:
         root = find_project_root(project)
         # A fresh clone of a project that shares its memory has the text form but no database (it is not
         # committed): create it, so the team's memories reach this clone's agents without a step.
-        create = not os.path.lexists(db_path(root)) and os.path.isdir(store_dir(root) / SHARED_FOLDER)
+        create = not os.path.lexists(db_path(root)) and is_shared_project(root)
         store = cls(root, Database.open(db_path(root), create=create))
         store.follow()
         return store
@@ -133,9 +132,10 @@ class Store:
     def sync(self) -> SyncReport:
         """`codememory sync`: follow every memory file now, embed what changed, and (sharing on) write the files of
         the memories changed here that are not written yet."""
-        return self.sharing.sync(embed=self._embed_ids)
+        return self.sharing.sync(embed=self.embed_ids)
 
-    def _embed_ids(self, ids: builtins.list[str]) -> int:
+    def embed_ids(self, ids: builtins.list[str]) -> int:
+        """Compute the vectors of these memories now (those missing or computed from other text)."""
         if not self.semantic.configured or not ids:
             return 0
         pks = [pk for _, pk in self.db.get_pk_map(ids)]
@@ -280,6 +280,39 @@ class Store:
             self.db.purge_deleted_text()
         self.sharing.publish(gone)  # tombstones: the id and when, never the text
         return gone, [i for i in ids if i not in gone]
+
+    @text_arguments
+    def update(
+        self,
+        memory_id: str,
+        *,
+        text: str | None = None,
+        category: str | None = None,
+        importance: float | str | None = None,
+        tags: str | Sequence[str] | None = None,
+    ) -> Memory:
+        """Edit a memory in place: its id, links and history stay; the keyword indexes follow, its entities are
+        found again, its vector is recomputed, and (sharing on) its file is rewritten."""
+        _check_ids([memory_id])
+        found = self.db.get_by_ids([memory_id])
+        if not found:
+            raise NotFound(f"no memory with id {memory_id}")
+        pk, mem = found[0]
+        if text is not None:
+            mem.text = clean_text(text)
+        if category is not None:
+            mem.category = validate_category(category)
+        if importance is not None:
+            mem.importance = validate_importance(importance)
+        if tags is not None:
+            mem.tags = clean_tags(tags)
+        mem.updated_at = now_iso()
+        links = [(other, kind, score) for way, other, kind, score in self.db.links_of(pk) if way == "out"]
+        self.db.apply_shared([SharedMemory(mem, entities_in(mem.text), links)], [], [], [], local=True)
+        if text is not None:
+            self.embed_ids([memory_id])
+        self.sharing.publish([memory_id])
+        return mem
 
     @text_arguments
     def archive(self, ids: Sequence[str], *, archived: bool = True) -> tuple[list[str], list[str]]:

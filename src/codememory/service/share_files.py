@@ -7,6 +7,7 @@ from pathlib import Path
 
 from codememory.core import safe_files
 from codememory.core.project import store_dir
+from codememory.service.shared_form import FOLDER
 
 # Written by `init` when the project does not share (memory.db itself may then be committed, as before).
 GITIGNORE = """# codememory: caches and SQLite side files are rebuilt locally; never commit them.
@@ -47,3 +48,14 @@ def write_share_gitignore(root: Path) -> str:
         return "kept"
     safe_files.write_atomic(path, SHARE_GITIGNORE)
     return "written"
+
+
+def is_shared_project(root: Path) -> bool:
+    """The repository carries a shared memory (its text form, or the sharing .gitignore before any memory)."""
+    folder = store_dir(root)
+    if (folder / FOLDER).is_dir():
+        return True
+    try:
+        return safe_files.read_text(folder / ".gitignore", 64 * 1024, errors="replace") == SHARE_GITIGNORE
+    except (OSError, ValueError):
+        return False

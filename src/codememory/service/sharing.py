@@ -175,7 +175,7 @@ class Sharing:
         if shards is None:
             return None
         known = self._known_shards()
-        todo = [s for s, st in shards.items() if known.get(s) != st]
+        todo = [s for s, st in shards.items() if st is None or known.get(s) != st]
         gone = [s for s in known if s not in shards]
         if not todo and not gone:
             return None

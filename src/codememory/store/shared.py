@@ -60,7 +60,11 @@ class SharedRows(MemoryRows):
 
     def shared_memory_ids(self) -> list[str]:
         """Every memory that may reach the text form (not personal), oldest first."""
-        return [r[0] for r in self.conn.execute("SELECT id FROM memories WHERE personal = 0 ORDER BY pk") if is_memory_id(r[0])]
+        return [
+            r[0]
+            for r in self.conn.execute("SELECT id FROM memories WHERE personal = 0 ORDER BY pk")
+            if is_memory_id(r[0])
+        ]
 
     # ------------------------------------------------------------------ bookkeeping
     def shared_records(self, ids: Sequence[str] | None = None) -> dict[str, SharedRecord]:
@@ -114,15 +118,17 @@ class SharedRows(MemoryRows):
         records: Sequence[SharedRecord],
         dropped: Sequence[str],
         state: tuple[str, str] | None = None,
+        *,
+        local: bool = False,
     ) -> tuple[list[str], list[str], list[str]]:
         """In one transaction: insert or update the memories of `upserts` (their tags, entities and outgoing
         links replaced), delete the memories in `deletes`, save the bookkeeping. Personal memories are never
-        touched. Returns the ids (added, updated, deleted)."""
+        touched by files; `local` (an edit made here) updates them too. Returns the ids (added, updated, deleted)."""
         added: list[str] = []
         updated: list[str] = []
         c = self.conn
         with self.transaction():
-            personal = self.personal_ids([s.memory.id for s in upserts] + list(deletes))
+            personal = set() if local else self.personal_ids([s.memory.id for s in upserts] + list(deletes))
             current = dict(self.get_pk_map([s.memory.id for s in upserts]))
             for item in upserts:
                 mem = item.memory
