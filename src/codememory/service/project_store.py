@@ -32,6 +32,7 @@ from codememory.retrieval.search import search as run_search
 from codememory.service.duplicates import meaning_duplicate, text_duplicate
 from codememory.service.filters import DateLike, memory_filters, when
 from codememory.service.memory_entities import entities_in, entity_names
+from codememory.service.remap import Remapper, parse_remaps
 from codememory.service.remember_notes import remember_notes
 from codememory.service.results import (
     AddResult,
@@ -564,16 +565,22 @@ class Store:
         return RebuildReport.from_dict(self.sessions.rebuild())
 
     # ---------------------------------------------------------- import/export
-    def export(self, dest: str | os.PathLike[str] | IO[str]) -> int:
-        """Write every memory as JSON Lines to a path ('-' for stdout) or an open text file."""
-        return export_memories(self.db, dest)
+    def export(self, dest: str | os.PathLike[str] | IO[str], *, remap: Sequence[str] = ()) -> int:
+        """Write every memory as JSON Lines to a path ('-' for stdout) or an open text file. `remap`: "OLD=NEW"
+        project paths rewritten in each memory's text and source."""
+        return export_memories(self.db, dest, Remapper(parse_remaps(remap)))
 
-    def import_(self, src: str | os.PathLike[str] | IO[str], *, skip_invalid: bool = False) -> ImportReport:
+    def import_(
+        self, src: str | os.PathLike[str] | IO[str], *, skip_invalid: bool = False, remap: Sequence[str] = ()
+    ) -> ImportReport:
         """Import JSON Lines. Idempotent: records whose id exists (or, without an id, whose exact text
         exists) are skipped. A file with invalid lines imports nothing unless skip_invalid. Every free-form
         field (text, tags, entered_by, source) is scrubbed as `add` does (memory_fields.py); a record keeps
-        its id even when its text changes, and a record left with no text is an invalid line."""
-        report = import_memories(self.db, self.semantic, src, skip_invalid=skip_invalid)
+        its id even when its text changes, and a record left with no text is an invalid line. `remap`: "OLD=NEW"
+        project paths rewritten in each record's text and source before it is checked."""
+        report = import_memories(
+            self.db, self.semantic, src, skip_invalid=skip_invalid, remap=Remapper(parse_remaps(remap))
+        )
         if report.added and self.sharing.on:
             self.sharing.publish_all()
         return report
