@@ -50,8 +50,8 @@ from codememory.operations.global_search import GlobalResult, GlobalSessionSearc
 from codememory.operations.listing import MemoryList
 from codememory.operations.projects import Projects
 from codememory.operations.search import RecallSearch
-from codememory.operations.share import ShareReport
 from codememory.operations.sessions import SessionFiles, SessionList
+from codememory.operations.share import ShareReport
 from codememory.operations.stats import Stats
 from codememory.operations.store_memory import RememberScan
 from codememory.operations.transcript import Transcript
