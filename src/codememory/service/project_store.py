@@ -90,6 +90,7 @@ class Store:
         self.sessions = Sessions(SessionTables(db), root)
         self.sharing = Sharing(root, db, self.config)
         self.follow_error: str | None = None  # why the text form could not be followed on open (the store works on)
+        self.followed: SyncReport | None = None  # what following the text form applied since the store was opened
 
     # ----------------------------------------------------------------- opening
     @classmethod
@@ -125,15 +126,23 @@ class Store:
         service/sharing.py). Never fails the caller: a store that cannot follow its files still works, and says
         why in `follow_error` (and `codememory sync` reports it)."""
         try:
-            return self.sharing.follow()
+            report = self.sharing.follow()
         except (CodememoryError, OSError) as exc:
             self.follow_error = scrub(str(exc))[:300]
             return None
+        if report is not None:
+            self.followed = report if self.followed is None else self.followed.merged(report)
+        return report
 
     def sync(self) -> SyncReport:
         """`codememory sync`: follow every memory file now, embed what changed, and (sharing on) write the files of
         the memories changed here that are not written yet."""
-        return self.sharing.sync(embed=self.embed_ids)
+        report = self.sharing.sync(embed=self.embed_ids)
+        if self.followed is not None:  # what opening this store applied already counts too
+            report = self.followed.merged(report)
+            report.embedded += self.embed_ids([i for i in self.followed.changed if i not in report.changed])
+            self.followed = None
+        return report
 
     def embed_ids(self, ids: builtins.list[str]) -> int:
         """Compute the vectors of these memories now (those missing or computed from other text)."""

@@ -78,6 +78,22 @@ class SyncReport(Result):
     def changed(self) -> list[str]:
         return self.added + self.updated
 
+    def merged(self, later: SyncReport) -> SyncReport:
+        """This report followed by a later one (a memory counted once, by what became of it last)."""
+        deleted = list(dict.fromkeys(self.deleted + later.deleted))
+        updated = [i for i in dict.fromkeys(self.updated + later.updated) if i not in deleted]
+        added = [i for i in dict.fromkeys(self.added + later.added) if i not in deleted]
+        return SyncReport(
+            later.sharing,
+            later.folder,
+            added,
+            [i for i in updated if i not in added],
+            deleted,
+            self.written + later.written,
+            later.skipped,
+            self.embedded + later.embedded,
+        )
+
 
 @dataclass
 class _Seen:
@@ -96,6 +112,7 @@ class Sharing:
         self.db = db
         self.config = config
         self.folder = store_dir(root) / FOLDER
+        self._linked: list[str] = []  # shard folders that are links (never followed), seen by the last look
 
     # ------------------------------------------------------------------ who shares
     @property
@@ -224,6 +241,7 @@ class Sharing:
         except CodememoryError:
             return None  # a linked folder: not followed (sync reports it)
         out: dict[str, list[int] | None] = {}
+        self._linked = []
         now = time.time_ns()
         with os.scandir(self.folder) as entries:
             for entry in entries:
@@ -231,6 +249,8 @@ class Sharing:
                     st = entry.stat(follow_symlinks=False)
                     if stat.S_ISDIR(st.st_mode):
                         out[entry.name] = None if now - st.st_mtime_ns < _RACY_NS else [st.st_mtime_ns, st.st_ino]
+                    elif stat.S_ISLNK(st.st_mode):
+                        self._linked.append(entry.name)
         return out
 
     def _known_shards(self) -> dict[str, list[int] | None]:
@@ -245,6 +265,9 @@ class Sharing:
         self, shards: Sequence[str], stats: dict[str, list[int] | None], known: dict[str, list[int] | None]
     ) -> SyncReport:
         report = SyncReport(self.on, f"{STORE_DIR}/{FOLDER}")
+        report.skipped += [
+            SkippedFile(f"{STORE_DIR}/{FOLDER}/{name}", "a link (links are never followed)") for name in self._linked
+        ]
         seen: dict[str, _Seen] = {}
         problems: set[str] = set()
         for shard in shards:
