@@ -102,7 +102,7 @@ def test_hostile_and_malformed_files_are_skipped_and_reported(project: Path, tmp
 def test_no_secret_reaches_the_shared_files(project: Path, tmp_path: Path) -> None:
     set_sharing(project, True)
     with Store.open(project) as store:
-        for kind, secret, text in CORPUS:
+        for kind, _secret, text in CORPUS:
             added = store.add(f"{kind}: {text}", tags=["secrets", text], source=f"session:s1 turn:1 {text}")
             store.update(added.memory.id, text=f"{kind} (edited): {text}")
     exported = tmp_path / "in.jsonl"
