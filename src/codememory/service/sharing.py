@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from codememory.core import safe_files
 from codememory.core.config import Config
@@ -172,15 +173,23 @@ class Sharing:
         rows = [(pk, m) for pk, m in self.db.get_by_ids(list(ids)) if m.id not in personal]
         return self._render(rows)
 
-    def _render(self, rows: Sequence[tuple[int, Memory]]) -> dict[str, bytes]:
+    def _render(
+        self, rows: Sequence[tuple[int, Memory]], every_link: dict[str, list[dict[str, Any]]] | None = None
+    ) -> dict[str, bytes]:
+        """`every_link`: the store's outgoing links read once by a caller rendering many memories."""
         pks = [pk for pk, _ in rows]
         entities = self.db.entities_of(pks)
         out: dict[str, bytes] = {}
-        links = {pk: self.db.links_of(pk) for pk in pks}
-        targets = [other for ls in links.values() for d, other, _, _ in ls if d == "out"]
+        if every_link is None:
+            every_link = {
+                m.id: [{"to": o, "type": t, "score": sc} for d, o, t, sc in self.db.links_of(pk) if d == "out"]
+                for pk, m in rows
+            }
+        links = {m.id: [(x["to"], x["type"], x["score"]) for x in every_link.get(m.id, [])] for _, m in rows}
+        targets = [to for ls in links.values() for to, _, _ in ls]
         personal_targets = self.db.personal_ids(targets) if targets else set()
         for pk, mem in rows:
-            outgoing = [(o, t, s) for d, o, t, s in links[pk] if d == "out" and o not in personal_targets]
+            outgoing = [link for link in links[mem.id] if link[0] not in personal_targets]
             out[mem.id] = memory_bytes(mem, [n for n, _ in entities.get(pk, [])], outgoing)
         return out
 
@@ -220,10 +229,11 @@ class Sharing:
         memories forgotten here whose file is still live."""
         ids = self.db.shared_memory_ids()
         records = self.db.shared_records()
+        every_link = self.db.outgoing_links()
         stale: list[str] = []
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
-            forms = self._forms(chunk)
+            forms = self._render(self.db.get_by_ids(chunk), every_link)
             for mid, data in forms.items():
                 record = records.get(mid)
                 if record is None or record.form_sha256 != sha256(data):

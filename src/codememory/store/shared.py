@@ -130,6 +130,17 @@ class SharedRows(MemoryRows):
         with self.transaction():
             personal = set() if local else self.personal_ids([s.memory.id for s in upserts] + list(deletes))
             current = dict(self.get_pk_map([s.memory.id for s in upserts]))
+            # FTS5 flushes at every statement: the changed texts leave and re-enter the indexes in one statement each
+            old_text = dict(self._pairs("SELECT pk, text FROM memories WHERE pk IN", list(current.values())))
+            retext = [
+                current[s.memory.id]
+                for s in upserts
+                if s.memory.id in current
+                and s.memory.id not in personal
+                and old_text.get(current[s.memory.id]) != s.memory.text
+            ]
+            for chunk in chunks(retext):
+                self._unindex_text(f"pk IN ({','.join('?' * len(chunk))})", chunk)
             for item in upserts:
                 mem = item.memory
                 if mem.id in personal:
@@ -154,6 +165,8 @@ class SharedRows(MemoryRows):
                         "WHERE name = ?",
                         [(pk, name) for name, _ in item.entities],
                     )
+            for chunk in chunks(retext):
+                self._index_text(f"pk IN ({','.join('?' * len(chunk))})", chunk)
             targets = dict(self.get_pk_map([to for s in upserts for to, _, _ in s.links]))
             for item in upserts:
                 pk = current.get(item.memory.id)
@@ -179,10 +192,7 @@ class SharedRows(MemoryRows):
         return added, updated, gone
 
     def _update(self, pk: int, mem: Memory) -> None:
-        row = self.conn.execute("SELECT text FROM memories WHERE pk = ?", (pk,)).fetchone()
-        text_changed = row is None or row[0] != mem.text
-        if text_changed:  # FTS5 needs the exact text it indexed to remove it
-            self._unindex_text("pk = ?", [pk])
+        """The row's fields and tags (its text's indexes are the caller's: unindexed before, indexed after)."""
         self.conn.execute(
             "UPDATE memories SET text = ?, text_hash = ?, category = ?, importance = ?, entered_by = ?, source = ?, "
             "created_at = ?, updated_at = ?, expires_at = ?, archived = ?, superseded_by = ?, session_key = ?, "
@@ -203,8 +213,6 @@ class SharedRows(MemoryRows):
                 pk,
             ),
         )
-        if text_changed:
-            self._index_text("pk = ?", [pk])
         self.conn.execute("DELETE FROM memory_tags WHERE memory_pk = ?", (pk,))
         if mem.tags:
             self.conn.executemany("INSERT OR IGNORE INTO tags(name) VALUES (?)", [(t,) for t in mem.tags])
