@@ -52,6 +52,7 @@ from codememory.operations.listing import MemoryList
 from codememory.operations.projects import Projects
 from codememory.operations.search import RecallSearch
 from codememory.operations.sessions import SessionFiles, SessionList
+from codememory.operations.share import ShareReport
 from codememory.operations.stale import StaleReport
 from codememory.operations.stats import Stats
 from codememory.operations.store_memory import RememberScan
@@ -62,6 +63,7 @@ from codememory.retrieval.proactive import RetrieveResult
 from codememory.retrieval.search import SearchResult
 from codememory.service.project_store import Store
 from codememory.service.results import AddResult, ImportReport
+from codememory.service.sharing import SkippedFile, SyncReport
 from codememory.sessions.results import CheckpointResult, RebuildReport, SessionDetail, SessionSearch
 from codememory.store.repair import RepairReport, TableReport
 from conftest import Invoke, invoke_cli
@@ -274,6 +276,11 @@ CLI_CASES: dict[str, Any] = {
     "daemon install": ServiceInstalled,
     "daemon uninstall": ServiceRemoved,
     "viewer": ViewerLink,
+    "edit": MemoryDetail,
+    "share on": ShareReport,
+    "share off": ShareReport,
+    "share status": ShareReport,
+    "sync": SyncReport,
 }
 
 
@@ -407,6 +414,20 @@ def test_trust_repair_and_capture_print_their_typed_reports(cm: Invoke, project:
     db.close()
     assert _expect(cm, check, "repair", "repair")["memories"]["kept"]
     assert {TrustReport, ProjectSetting, RepairReport, TableReport} <= check.seen
+
+
+def test_sharing_prints_its_typed_reports(cm: Invoke, project: Path) -> None:
+    check = Checker()
+    memory = _expect(cm, check, "store", "store", "The deploy window is Tuesday")["memory"]
+    assert _expect(cm, check, "edit", "edit", memory["id"], "--text", "The deploy window is Thursday")["id"]
+    assert _expect(cm, check, "share on", "share", "on")["written"] == 1
+    broken = project / ".codememory" / "memories" / "ab" / "mem_ab000000.json"
+    broken.parent.mkdir()
+    broken.write_text("<<<<<<< HEAD\n")
+    assert _expect(cm, check, "sync", "sync")["skipped"]
+    assert _expect(cm, check, "share status", "share", "status")["files"] == 2
+    assert _expect(cm, check, "share off", "share", "off")["action"] == "turned off"
+    assert {ShareReport, SyncReport, SkippedFile, Memory} <= check.seen
 
 
 @pytest.mark.slow  # a session of the real OpenCode binary

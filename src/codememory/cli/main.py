@@ -18,11 +18,12 @@ from codememory.cli.group import CliGroup
 from codememory.cli.hook_cmd import hook
 from codememory.cli.init_cmd import init, projects
 from codememory.cli.mcp_cmd import mcp_cmd
-from codememory.cli.memory_cmds import archive, forget, link, list_cmd, prune, remember_scan, show, store_cmd
+from codememory.cli.memory_cmds import archive, edit, forget, link, list_cmd, prune, remember_scan, show, store_cmd
 from codememory.cli.repair_cmd import repair_cmd
 from codememory.cli.retrieve_cmd import retrieve
 from codememory.cli.search_cmd import search
 from codememory.cli.sessions_cmd import sessions
+from codememory.cli.share_cmd import share, sync_cmd
 from codememory.cli.stale_cmd import stale
 from codememory.cli.stats_cmd import stats
 from codememory.cli.transcript_cmd import transcript
@@ -71,6 +72,7 @@ for _command in (
     init,
     projects,
     store_cmd,
+    edit,
     search,
     list_cmd,
     show,
@@ -95,6 +97,8 @@ for _command in (
     trust,
     repair_cmd,
     viewer,
+    share,
+    sync_cmd,
 ):
     cli.add_command(_command)
 

@@ -45,6 +45,12 @@ from codememory.store.filters import SORT_COLUMNS
     multiple=True,
     help="Id of a memory this one replaces (repeatable); the old one drops out of search.",
 )
+@click.option(
+    "--personal/--shared",
+    default=None,
+    help="Keep this memory out of the team's shared text form (default: the [share] settings decide; "
+    "preferences are personal).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print only the memory id.")
 @json_option
 @click.pass_context
@@ -78,6 +84,28 @@ def store_cmd(
             click.echo(f"  {link.type} {link.id}" + (f" (cosine {link.score})" if link.score else ""))
     else:
         click.echo(f"Already stored as {result.memory.id} ({result.duplicate_reason}); not stored again")
+
+
+# --------------------------------------------------------------------------- edit
+@click.command("edit")
+@click.argument("memory_id")
+@click.option("--text", help="The new text.")
+@click.option("--category", help=f"One of: {', '.join(CATEGORIES)}.")
+@click.option("--importance", type=float, help="0..1.")
+@click.option("--tags", help="The new tags, comma-separated ('' for none).")
+@json_option
+@click.pass_context
+def edit(ctx: click.Context, /, memory_id: str, as_json: bool, **changes: Any) -> None:
+    """Change a memory in place (its id and links stay); with sharing on, its file is rewritten."""
+    if all(v is None for v in changes.values()):
+        raise InvalidInput("nothing to change: give --text, --category, --importance or --tags")
+    from codememory.operations.edit import edit_memory
+
+    detail = edit_memory(open_store(ctx), memory_id, **changes)
+    if as_json:
+        render.dump_json(detail.to_dict())
+    else:
+        click.echo(f"Updated {detail.memory.id}")
 
 
 # --------------------------------------------------------------------------- list

@@ -8,14 +8,20 @@ from codememory.cli import render
 from codememory.cli.options import json_option, open_store
 from codememory.operations.transfer import export_file, import_file
 
+REMAP_HELP = (
+    "OLD=NEW: rewrite the project path OLD to NEW in each memory's text and source (repeatable), e.g. "
+    "--remap /home/alice/shop=/work/shop."
+)
+
 
 @click.command()
 @click.argument("file")
+@click.option("--remap", multiple=True, metavar="OLD=NEW", help=REMAP_HELP)
 @json_option
 @click.pass_context
-def export(ctx: click.Context, file: str, as_json: bool) -> None:
+def export(ctx: click.Context, file: str, remap: tuple[str, ...], as_json: bool) -> None:
     """Write all memories to FILE as JSON Lines ('-' for standard output)."""
-    done = export_file(open_store(ctx), file)
+    done = export_file(open_store(ctx), file, remap=remap)
     if file == "-":
         return
     if as_json:
@@ -27,11 +33,15 @@ def export(ctx: click.Context, file: str, as_json: bool) -> None:
 @click.command("import")
 @click.argument("file")
 @click.option("--skip-invalid", is_flag=True, help="Import the valid lines even if some are invalid.")
+@click.option("--remap", multiple=True, metavar="OLD=NEW", help=REMAP_HELP)
 @json_option
 @click.pass_context
-def import_cmd(ctx: click.Context, file: str, skip_invalid: bool, as_json: bool) -> None:
-    """Import memories from a JSON Lines FILE ('-' for standard input). Safe to repeat."""
-    report = import_file(open_store(ctx), file, skip_invalid=skip_invalid)
+def import_cmd(ctx: click.Context, file: str, skip_invalid: bool, remap: tuple[str, ...], as_json: bool) -> None:
+    """Import memories from a JSON Lines FILE ('-' for standard input). Safe to repeat.
+
+    A teammate's or another machine's export lands in this checkout with --remap THEIR_ROOT=THIS_ROOT.
+    """
+    report = import_file(open_store(ctx), file, skip_invalid=skip_invalid, remap=remap)
     if as_json:
         render.dump_json(report.to_dict())
         return

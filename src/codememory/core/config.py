@@ -121,6 +121,16 @@ class StalenessConfig:
 
 
 @dataclass
+class ShareConfig:
+    """Team sharing through git (service/sharing.py): which memories stay personal, never written to the shared
+    text form. A memory is personal when stored with `--personal`, or when its category or `entered_by` is
+    listed here (at the moment it is stored)."""
+
+    personal_categories: list[str] = field(default_factory=lambda: ["preference"])  # the user's own preferences
+    personal_entered_by: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Config:
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     search: SearchConfig = field(default_factory=SearchConfig)
@@ -131,10 +141,16 @@ class Config:
     daemon: DaemonConfig = field(default_factory=DaemonConfig)
     context: ContextConfig = field(default_factory=ContextConfig)
     staleness: StalenessConfig = field(default_factory=StalenessConfig)
+    share: ShareConfig = field(default_factory=ShareConfig)
 
 
 def _coerce(value: Any, like: Any, where: str) -> Any:
     try:
+        if isinstance(like, list):  # a TOML list of strings, or "a,b" (an environment variable)
+            items = value.split(",") if isinstance(value, str) else value
+            if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+                raise TypeError
+            return [i.strip().lower() for i in items if i.strip()]
         if isinstance(like, bool):
             if isinstance(value, str):
                 return value.strip().lower() in ("1", "true", "yes", "on")

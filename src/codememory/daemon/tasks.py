@@ -240,7 +240,8 @@ class RawEventFlusher:
 
 def default_tasks() -> list[Task]:
     from codememory.daemon.embedding_backfill import EmbeddingBackfill
+    from codememory.daemon.share_follow import ShareFollow
     from codememory.daemon.stale_check import StaleCheck
     from codememory.daemon.warm_up import WarmUp
 
-    return [WarmUp(), RawEventFlusher(), CaptureLoop(), EmbeddingBackfill(), StaleCheck()]
+    return [WarmUp(), ShareFollow(), RawEventFlusher(), CaptureLoop(), EmbeddingBackfill(), StaleCheck()]

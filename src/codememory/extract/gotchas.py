@@ -3,7 +3,7 @@ failing test summary or a non-zero exit) and what the assistant said about it in
 turned into the error, its cause and the fix ("`pytest` failed with sqlite3.OperationalError: no such table:
 links: an in-memory SQLite database is per connection, so the tests share one connection.").
 
-The symptom alone ("… failed; fixed by editing store.py") teaches nothing and is not kept. Without an
+The symptom alone ("… failed; fixed by editing the store module") teaches nothing and is not kept. Without an
 explanation, a failure is kept only when the same command then succeeded after other commands ran (the fix is
 a command: `npm install decimal.js`). Explanations that only admit a slip ("I forgot the import", "a typo") are
 not lessons."""

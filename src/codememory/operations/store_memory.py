@@ -25,8 +25,10 @@ def store_memory(
     entered_by: str | None = None,
     source: str | None = None,
     supersedes: Sequence[str] | None = None,
+    personal: bool | None = None,
 ) -> AddResult:
-    """Store one memory; a (near-)identical live memory is returned instead (see `Store.add`)."""
+    """Store one memory; a (near-)identical live memory is returned instead (see `Store.add`). `personal`: kept
+    out of the team's shared text form (None: the [share] settings decide)."""
     return store.add(
         text,
         category=category,
@@ -36,6 +38,7 @@ def store_memory(
         entered_by=entered_by,
         source=source,
         supersedes=supersedes,
+        personal=personal,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -20,12 +21,12 @@ class Exported(Result):
     file: str
 
 
-def export_file(store: Store, file: str) -> Exported:
-    """Write every memory to `file` ('-': standard output)."""
-    return Exported(store.export(file), file)
+def export_file(store: Store, file: str, *, remap: Sequence[str] = ()) -> Exported:
+    """Write every memory to `file` ('-': standard output); `remap`: "OLD=NEW" project paths rewritten."""
+    return Exported(store.export(file, remap=remap), file)
 
 
-def import_file(store: Store, file: str, *, skip_invalid: bool = False) -> ImportReport:
+def import_file(store: Store, file: str, *, skip_invalid: bool = False, remap: Sequence[str] = ()) -> ImportReport:
     """Import the memories of a JSON Lines `file` ('-': standard input); with `skip_invalid`, the valid lines of a
-    file that has invalid ones."""
-    return store.import_(file, skip_invalid=skip_invalid)
+    file that has invalid ones; `remap`: "OLD=NEW" project paths rewritten."""
+    return store.import_(file, skip_invalid=skip_invalid, remap=remap)

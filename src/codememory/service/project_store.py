@@ -25,13 +25,14 @@ from codememory.core.model import (
 )
 from codememory.core.project import db_path, find_project_root, store_dir
 from codememory.embedding.semantic import Semantic
-from codememory.errors import AlreadyExists, InvalidInput, NotFound
+from codememory.errors import AlreadyExists, CodememoryError, InvalidInput, NotFound
 from codememory.retrieval.proactive import RetrieveRequest, RetrieveResult, retrieve
 from codememory.retrieval.search import DEFAULT_THRESHOLD, SearchResult, check_search_args
 from codememory.retrieval.search import search as run_search
 from codememory.service.duplicates import meaning_duplicate, text_duplicate
 from codememory.service.filters import DateLike, memory_filters, when
 from codememory.service.memory_entities import entities_in, entity_names
+from codememory.service.remap import Remapper, parse_remaps
 from codememory.service.remember_notes import remember_notes
 from codememory.service.results import (
     AddResult,
@@ -43,6 +44,8 @@ from codememory.service.results import (
     Relations,
     StoreStats,
 )
+from codememory.service.share_files import GITIGNORE, is_shared_project, write_share_gitignore
+from codememory.service.sharing import Sharing, SyncReport
 from codememory.service.transfer import export_memories, import_memories
 from codememory.sessions.results import (
     CheckpointResult,
@@ -60,16 +63,6 @@ from codememory.text.memory_fields import clean_label, clean_tags, clean_text
 from codememory.text.privacy import scrub
 
 __all__ = ["AddResult", "DateLike", "ImportReport", "Store", "open_store"]
-
-GITIGNORE = """# codememory: caches and SQLite side files are rebuilt locally; never commit them.
-*.db-wal
-*.db-shm
-cache/
-logs/
-*.tmp
-*.lock
-*.bak-*
-"""
 
 
 def _check_ids(ids: Sequence[str]) -> list[str]:
@@ -95,12 +88,20 @@ class Store:
         db.stale_factor = min(1.0, max(0.0, self.config.staleness.demote))
         self.semantic = Semantic(db, self.config, store_dir(root) / "cache")
         self.sessions = Sessions(SessionTables(db), root)
+        self.sharing = Sharing(root, db, self.config)
+        self.follow_error: str | None = None  # why the text form could not be followed on open (the store works on)
+        self.followed: SyncReport | None = None  # what following the text form applied since the store was opened
 
     # ----------------------------------------------------------------- opening
     @classmethod
     def open(cls, project: str | os.PathLike[str] | None = None) -> Store:
         root = find_project_root(project)
-        return cls(root, Database.open(db_path(root)))
+        # A fresh clone of a project that shares its memory has the text form but no database (it is not
+        # committed): create it, so the team's memories reach this clone's agents without a step.
+        create = not os.path.lexists(db_path(root)) and is_shared_project(root)
+        store = cls(root, Database.open(db_path(root), create=create))
+        store.follow()
+        return store
 
     @classmethod
     def init(cls, project: str | os.PathLike[str] | None = None) -> tuple[Store, bool]:
@@ -110,7 +111,51 @@ class Store:
         safe_files.make_dirs(folder)  # refuses a .codememory that is a link (see safe_files)
         created = not os.path.lexists(db_path(root))
         safe_files.create_exclusive(folder / ".gitignore", GITIGNORE)  # never over a committed link
-        return cls(root, Database.open(db_path(root), create=True)), created
+        store = cls(root, Database.open(db_path(root), create=True))
+        try:
+            if store.sharing.on:
+                write_share_gitignore(root)
+            store.follow()
+        except BaseException:
+            store.close()
+            raise
+        return store, created
+
+    def follow(self) -> SyncReport | None:
+        """Apply the memory files of the text form that changed since the last look (cheap when none did; see
+        service/sharing.py). Never fails the caller: a store that cannot follow its files still works, and says
+        why in `follow_error` (and `codememory sync` reports it)."""
+        try:
+            report = self.sharing.follow()
+        except (CodememoryError, OSError) as exc:
+            self.follow_error = scrub(str(exc))[:300]
+            return None
+        if report is not None:
+            self.followed = report if self.followed is None else self.followed.merged(report)
+        return report
+
+    def sync(self) -> SyncReport:
+        """`codememory sync`: follow every memory file now, embed what changed, and (sharing on) write the files of
+        the memories changed here that are not written yet."""
+        report = self.sharing.sync(embed=self.embed_ids)
+        if self.followed is not None:  # what opening this store applied already counts too
+            report = self.followed.merged(report)
+            report.embedded += self.embed_ids([i for i in self.followed.changed if i not in report.changed])
+            self.followed = None
+        return report
+
+    def embed_ids(self, ids: builtins.list[str]) -> int:
+        """Compute the vectors of these memories now (those missing or computed from other text)."""
+        if not self.semantic.configured or not ids:
+            return 0
+        pks = [pk for _, pk in self.db.get_pk_map(ids)]
+        done = 0
+        for i in range(0, len(pks), 256):
+            n = self.semantic.backfill(256, pks[i : i + 256])
+            if not n and self.semantic.reason:
+                break  # left without vectors: a search or `codememory embed` fills them in later
+            done += n
+        return done
 
     def close(self) -> None:
         self.db.close()
@@ -140,12 +185,15 @@ class Store:
         supersedes: Sequence[str] | None = None,
         entities: Sequence[str] | None = None,
         check_duplicates: bool = True,
+        personal: bool | None = None,
     ) -> AddResult:
         """Store a memory. A (near-)identical live memory is returned instead of a copy (`created` is
         False). `entities` adds names the caller knows are involved (an extraction model's) to those
         found in the text. With an embedder, the memory is embedded and linked to close neighbours; the memories
         in `supersedes` are marked superseded by it and drop out of search. `check_duplicates` False stores it even
-        when a live memory is (nearly) the same (a correction of one word, e.g. a renamed path)."""
+        when a live memory is (nearly) the same (a correction of one word, e.g. a renamed path). `personal` True
+        keeps it out of the team's shared text form (None: the [share] settings decide, by category and
+        entered_by)."""
         text = clean_text(text)
         now = now_iso()
         expires_at = when(expires, "expires")
@@ -186,7 +234,7 @@ class Store:
                 if same:
                     return self._existing(same[0], now, same[1])
         old_pks = self._resolve(supersedes or [])
-        self._insert_fresh(mem)
+        self._insert_fresh(mem, self.sharing.personal(mem.category, mem.entered_by, personal))
         pk = self.db.pk_of(mem.id)
         assert pk is not None
         if vector is not None:
@@ -207,15 +255,16 @@ class Store:
             self.db.supersede(old_pks, mem.id, now)
         ids = self.db.ids_of([b for _, b, _, _ in links])
         made = [NewLink(ids[b], t, sc) for _, b, t, sc in links]
+        self.sharing.publish([mem.id, *self.db.ids_of(old_pks).values()])
         return AddResult.stored(mem, embedded=vector is not None, links=made)
 
-    def _insert_fresh(self, mem: Memory) -> None:
+    def _insert_fresh(self, mem: Memory, personal: bool) -> None:
         from codememory.core.git_head import head_commit  # two small file reads, no git process
 
         commit = head_commit(self.root)
         for _attempt in range(5):
             try:
-                self.db.insert(mem, git_commit=commit)
+                self.db.insert(mem, git_commit=commit, personal=personal)
                 return
             except AlreadyExists as exc:  # an id collision (1 in 4 billion) gets a fresh id
                 if exc.constraint != "memories.id":
@@ -245,12 +294,14 @@ class Store:
         gone = self.db.delete(ids)
         if gone and purge:
             self.db.purge_deleted_text()
+        self.sharing.publish(gone)  # tombstones: the id and when, never the text
         return gone, [i for i in ids if i not in gone]
 
     @text_arguments
     def archive(self, ids: Sequence[str], *, archived: bool = True) -> tuple[list[str], list[str]]:
         ids = _check_ids(ids)
         done = self.db.set_archived(ids, archived, now_iso())
+        self.sharing.publish(done)
         return done, [i for i in ids if i not in done]
 
     def prune(self, *, before: DateLike = None, dry_run: bool = False) -> list[Memory]:
@@ -259,6 +310,7 @@ class Store:
         if victims and not dry_run:
             self.db.delete([m.id for m in victims])
             self.db.purge_deleted_text()
+            self.sharing.publish([m.id for m in victims])
         return victims
 
     @text_arguments
@@ -272,7 +324,8 @@ class Store:
         tags: str | Sequence[str] | None = None,
     ) -> Memory:
         """Change a memory's text, category, importance or tags (None: unchanged), cleaned as `add` cleans them.
-        New text gets its entities again and, with an embedder, a fresh vector (else `embed` renews it)."""
+        New text gets its entities again and, with an embedder, a fresh vector (else `embed` renews it); with
+        sharing on, its file is rewritten."""
         _check_ids([memory_id])
         pk = self.db.pk_of(memory_id)
         if pk is None:
@@ -292,6 +345,7 @@ class Store:
                 vectors = self.semantic.embed_documents([new_text])
                 if vectors is not None:
                     self.semantic.store_vectors([(pk, new_text)], vectors)
+        self.sharing.publish([memory_id])
         return self.get(memory_id, touch=False)
 
     @text_arguments
@@ -416,6 +470,7 @@ class Store:
         self.db.add_links([(a, b, link_type, None)], now)
         if link_type == "supersedes":
             self.db.supersede([b], from_id, now)
+        self.sharing.publish([from_id, to_id])
 
     @text_arguments
     def retrieve(
@@ -527,16 +582,25 @@ class Store:
         return RebuildReport.from_dict(self.sessions.rebuild())
 
     # ---------------------------------------------------------- import/export
-    def export(self, dest: str | os.PathLike[str] | IO[str]) -> int:
-        """Write every memory as JSON Lines to a path ('-' for stdout) or an open text file."""
-        return export_memories(self.db, dest)
+    def export(self, dest: str | os.PathLike[str] | IO[str], *, remap: Sequence[str] = ()) -> int:
+        """Write every memory as JSON Lines to a path ('-' for stdout) or an open text file. `remap`: "OLD=NEW"
+        project paths rewritten in each memory's text and source."""
+        return export_memories(self.db, dest, Remapper(parse_remaps(remap)))
 
-    def import_(self, src: str | os.PathLike[str] | IO[str], *, skip_invalid: bool = False) -> ImportReport:
+    def import_(
+        self, src: str | os.PathLike[str] | IO[str], *, skip_invalid: bool = False, remap: Sequence[str] = ()
+    ) -> ImportReport:
         """Import JSON Lines. Idempotent: records whose id exists (or, without an id, whose exact text
         exists) are skipped. A file with invalid lines imports nothing unless skip_invalid. Every free-form
         field (text, tags, entered_by, source) is scrubbed as `add` does (memory_fields.py); a record keeps
-        its id even when its text changes, and a record left with no text is an invalid line."""
-        return import_memories(self.db, self.semantic, src, skip_invalid=skip_invalid)
+        its id even when its text changes, and a record left with no text is an invalid line. `remap`: "OLD=NEW"
+        project paths rewritten in each record's text and source before it is checked."""
+        report = import_memories(
+            self.db, self.semantic, src, skip_invalid=skip_invalid, remap=Remapper(parse_remaps(remap))
+        )
+        if report.added and self.sharing.on:
+            self.sharing.publish_all()
+        return report
 
 
 def open_store(project: str | os.PathLike[str] | None = None) -> Store:

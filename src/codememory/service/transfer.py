@@ -22,6 +22,7 @@ from codememory.core.model import ID_RE, LINK_TYPES, Memory, new_memory_id, vali
 from codememory.embedding.semantic import Semantic
 from codememory.errors import InvalidInput
 from codememory.service.memory_entities import entities_in
+from codememory.service.remap import Remapper
 from codememory.service.results import ImportReport, LineError
 from codememory.store.database import Database
 from codememory.text.memory_fields import clean_label, clean_tags, clean_text
@@ -37,12 +38,16 @@ class ParsedImport:
 
 
 def write_jsonl(
-    memories: Iterable[Memory], out: IO[str], links: Mapping[str, list[dict[str, Any]]] | None = None
+    memories: Iterable[Memory],
+    out: IO[str],
+    links: Mapping[str, list[dict[str, Any]]] | None = None,
+    remap: Remapper | None = None,
 ) -> int:
-    """One JSON object a line; `links` (memory id -> its outgoing links) adds a "links" key where present."""
+    """One JSON object a line; `links` (memory id -> its outgoing links) adds a "links" key where present; `remap`
+    rewrites project paths."""
     count = 0
     for mem in memories:
-        obj = mem.to_dict()
+        obj = remap.record(mem.to_dict()) if remap else mem.to_dict()
         if links and links.get(mem.id):
             obj["links"] = links[mem.id]
         out.write(json.dumps(obj, ensure_ascii=False) + "\n")
@@ -130,7 +135,7 @@ def memory_from_dict(obj: Any) -> tuple[Memory, bool]:
     return mem, raw_id is not None
 
 
-def parse_jsonl(lines: Iterable[str | LineTooLong]) -> ParsedImport:
+def parse_jsonl(lines: Iterable[str | LineTooLong], remap: Remapper | None = None) -> ParsedImport:
     result = ParsedImport()
     for number, line in enumerate(lines, start=1):
         if isinstance(line, LineTooLong):
@@ -143,6 +148,8 @@ def parse_jsonl(lines: Iterable[str | LineTooLong]) -> ParsedImport:
         except json.JSONDecodeError as exc:
             result.errors.append(LineError(number, f"not valid JSON ({exc.msg} at column {exc.colno})"))
             continue
+        if remap and isinstance(obj, dict):
+            obj = remap.record(obj)
         try:
             mem, given = memory_from_dict(obj)
             links = _links(obj, mem.id)
@@ -161,20 +168,20 @@ def iter_lines(stream: IO[str]) -> Iterator[str]:
 
 
 # ------------------------------------------------------------------------------- the store's files
-def export_memories(db: Database, dest: str | os.PathLike[str] | IO[str]) -> int:
+def export_memories(db: Database, dest: str | os.PathLike[str] | IO[str], remap: Remapper | None = None) -> int:
     """Write every memory as JSON Lines to a path ('-' for stdout) or an open text file (`Store.export`)."""
     links = db.outgoing_links()
     if isinstance(dest, str) and dest == "-":
-        return write_jsonl(db.iter_all(), sys.stdout, links)
+        return write_jsonl(db.iter_all(), sys.stdout, links, remap)
     if not isinstance(dest, (str, os.PathLike)):
-        return write_jsonl(db.iter_all(), dest, links)
+        return write_jsonl(db.iter_all(), dest, links, remap)
     path = Path(dest)
     if path.is_dir():
         raise InvalidInput(f"{path} is a directory; give a file name")
     tmp = path.with_name(path.name + ".tmp")
     try:
         with tmp.open("w", encoding="utf-8") as out:
-            count = write_jsonl(db.iter_all(), out, links)
+            count = write_jsonl(db.iter_all(), out, links, remap)
         tmp.replace(path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
@@ -183,7 +190,12 @@ def export_memories(db: Database, dest: str | os.PathLike[str] | IO[str]) -> int
 
 
 def import_memories(
-    db: Database, semantic: Semantic, src: str | os.PathLike[str] | IO[str], *, skip_invalid: bool = False
+    db: Database,
+    semantic: Semantic,
+    src: str | os.PathLike[str] | IO[str],
+    *,
+    skip_invalid: bool = False,
+    remap: Remapper | None = None,
 ) -> ImportReport:
     """Import JSON Lines (`Store.import_`, whose docstring says the rules)."""
 
@@ -191,17 +203,17 @@ def import_memories(
         return capped_lines(stream, IMPORT_LINE_MAX_BYTES, IMPORT_MAX_BYTES, what)
 
     if isinstance(src, str) and src == "-":
-        parsed = parse_jsonl(lines(sys.stdin, "standard input"))
+        parsed = parse_jsonl(lines(sys.stdin, "standard input"), remap)
     elif isinstance(src, (str, os.PathLike)):
         try:
             with open(src, "rb") as fh:
-                parsed = parse_jsonl(lines(fh, str(src)))
+                parsed = parse_jsonl(lines(fh, str(src)), remap)
         except FileNotFoundError:
             raise InvalidInput(f"no such file: {src}") from None
         except OSError as exc:
             raise InvalidInput(f"cannot read {src}: {exc.strerror}") from None
     else:
-        parsed = parse_jsonl(lines(src, "the input"))
+        parsed = parse_jsonl(lines(src, "the input"), remap)
     report = ImportReport(invalid=parsed.errors)
     if parsed.errors and not skip_invalid:
         shown = "; ".join(str(e) for e in parsed.errors[:5])

@@ -71,10 +71,13 @@ class MemoryRows(StoreConnection):
     stale_factor: float = STALE_FACTOR  # the Store sets its configured [staleness] demote
 
     # ------------------------------------------------------------------ writes
-    def insert(self, mem: Memory, *, git_commit: str | None = None) -> None:
-        """Insert a memory; `git_commit`: HEAD when it was written (staleness is judged against it)."""
+    def insert(self, mem: Memory, *, git_commit: str | None = None, personal: bool = False) -> None:
+        """Insert a memory; `git_commit`: HEAD when it was written (staleness is judged against it); `personal`:
+        never written to the shared text form (set in the same transaction as the row)."""
         with self.transaction():
             self._insert(mem, git_commit)
+            if personal:
+                self.conn.execute("UPDATE memories SET personal = 1 WHERE id = ?", (mem.id,))
 
     def insert_many(self, mems: Iterable[Memory]) -> int:
         """Bulk insert in one transaction. Rows go through a staging table and one INSERT ... SELECT:

@@ -383,6 +383,35 @@ CREATE TABLE staleness_runs (
     )
 )
 
+MIGRATIONS.append(
+    (
+        9,
+        "team sharing: personal memories, the text form's bookkeeping",
+        """
+-- A personal memory never reaches the shared text form (.codememory/memories/); set by `store --personal`
+-- or by the [share] personal_* settings when the memory is stored.
+ALTER TABLE memories ADD COLUMN personal INTEGER NOT NULL DEFAULT 0 CHECK (personal IN (0, 1));
+
+-- One row per memory file of the text form this store has written or applied: the sha256 of the file's
+-- bytes and its stat then (an unchanged stat is not read again), and the sha256 of the memory's shared form
+-- as the store held it then (a different one now: changed here since). status: 'ok', or 'skipped' for a
+-- file that did not parse (looked at again on every open until it changes).
+CREATE TABLE shared_files (
+    memory_id   TEXT PRIMARY KEY,
+    file_sha256 TEXT,
+    form_sha256 TEXT,
+    mtime_ns    INTEGER,
+    size        INTEGER,
+    status      TEXT NOT NULL DEFAULT 'ok'
+) WITHOUT ROWID;
+
+-- Small facts about the text form: the stat of its folders when they were last walked ('folders', JSON).
+CREATE TABLE shared_state (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+""",
+        None,
+    )
+)
+
 LATEST = MIGRATIONS[-1][0]
 
 _BOOKKEEPING = (

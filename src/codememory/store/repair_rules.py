@@ -84,6 +84,7 @@ def _fix_memory(row: dict[str, Any]) -> str | None:
     row["access_count"] = row["access_count"] if is_int(row["access_count"]) and row["access_count"] >= 0 else 0
     row["archived"] = 1 if row["archived"] == 1 else 0
     row["superseded_by"] = row["superseded_by"] if is_memory_id(row["superseded_by"]) else None
+    row["personal"] = 1 if row["personal"] == 1 else 0  # a personal memory must not become shared
     row["session_key"], row["seq"] = session_position(row["source"])
     return None
 
@@ -121,7 +122,7 @@ class TableSpec:
 
 _MEMORY_COLUMNS = (
     "pk, id, text, category, importance, entered_by, source, created_at, updated_at, expires_at, access_count, "
-    "last_accessed_at, archived, superseded_by"
+    "last_accessed_at, archived, superseded_by, personal"
 ).split(", ")
 
 # Parents before children: the new store enforces foreign keys, so an orphan is refused there.

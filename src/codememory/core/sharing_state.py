@@ -1,0 +1,84 @@
+"""Which projects this user shares memories from: `codememory share on|off`, recorded in the user's state folder
+(`$XDG_STATE_HOME/codememory/sharing.json`, mode 0600), keyed by the project's resolved root.
+
+The choice lives with the user, not in the repository: writing memories into `.codememory/memories/`, which
+git then carries to everyone the user pushes to, decides where data goes, and a committed file (a clone's
+config.toml, memory.db or a marker) is untrusted input that must never decide that (see core/trust.py).
+Reading a teammate's shared memories needs no switch: the store follows the files whenever they exist.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from codememory.core.dates import now_iso_seconds
+from codememory.core.paths import state_dir
+from codememory.errors import TrustError
+
+SHARING_NAME = "sharing.json"
+VERSION = 1
+
+
+def sharing_path() -> Path:
+    return state_dir() / SHARING_NAME
+
+
+def _entries(strict: bool) -> dict[str, dict[str, Any]]:
+    """{resolved root: {"since"}}. Unreadable: an error when `strict` (share on/off, which would overwrite it),
+    else no project shares (nothing is written to a repository on a guess)."""
+    path = sharing_path()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        if strict:
+            raise TrustError(f"{path} cannot be read ({exc}); fix or delete it") from None
+        return {}
+    projects = data.get("projects") if isinstance(data, dict) else None
+    if not isinstance(projects, dict) or not all(isinstance(v, dict) for v in projects.values()):
+        if strict:
+            raise TrustError(f"{path} is not a codememory sharing file; fix or delete it")
+        return {}
+    return projects
+
+
+def _save(entries: dict[str, dict[str, Any]]) -> None:
+    path = sharing_path()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    text = json.dumps({"version": VERSION, "projects": entries}, indent=2, sort_keys=True) + "\n"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def is_sharing(root: Path) -> bool:
+    return str(root.resolve()) in _entries(strict=False)
+
+
+def sharing_since(root: Path) -> str | None:
+    value = _entries(strict=False).get(str(root.resolve()), {}).get("since")
+    return value if isinstance(value, str) else None
+
+
+def set_sharing(root: Path, on: bool) -> bool:
+    """Record the choice; False when it was already so."""
+    entries = _entries(strict=True)
+    key = str(root.resolve())
+    if (key in entries) == on:
+        return False
+    if on:
+        entries[key] = {"since": now_iso_seconds()}
+    else:
+        del entries[key]
+    _save(entries)
+    return True
