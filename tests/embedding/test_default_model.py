@@ -6,13 +6,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from codememory import Store
+from codememory.core.config import EmbeddingConfig
 from codememory.embedding.relevance import background_sentences
+from codememory.embedding.via_daemon import SENT_SETTINGS
 from conftest import Invoke
 from support.daemon import isolated_env, make_project, spawn, state_of, wait_for
 
@@ -155,8 +158,15 @@ def test_the_cli_uses_the_daemons_warm_model_and_its_own_when_the_daemon_is_down
 
     daemon = spawn(env)
     try:
+        # the daemon loads the model once (seconds on a busy machine, longer than the CLI's 2 s query timeout): wait
+        # for that first, so what is measured is a warm daemon serving the CLI, not the race with its start-up
+        settings = {k: v for k, v in asdict(EmbeddingConfig()).items() if k in SENT_SETTINGS}
+        warm = daemon.client(timeout=120).request(
+            "POST", "/embed", {"embedding": settings, "texts": ["warm"], "query": True}
+        )
+        assert warm.status == 200, warm.data
         served = cli_json(blocked, "--project", root, "search", "why did we choose httpx?")
-        assert (served["mode"], served["degraded"]) == ("hybrid", False)
+        assert (served["mode"], served["degraded"]) == ("hybrid", False), served["degraded_reason"]
         assert served["results"][0]["text"] == MEMORIES[0][0]
         stored = cli_json(blocked, "--project", root, "store", "Deploys go through staging first")
         assert stored["created"] is True

@@ -20,7 +20,7 @@ from codememory.core.loopback import post_json
 from codememory.embedding.base import Embedder, Vectors
 
 MAX_TEXTS = 512  # per request (the daemon's limit)
-_SENT = ("provider", "model", "query_model", "query_prompt", "query_prefix", "document_prefix", "device")
+SENT_SETTINGS = ("provider", "model", "query_model", "query_prompt", "query_prefix", "document_prefix", "device")
 QUERY_TIMEOUT = 2.0  # seconds for a query batch; then this process embeds it itself
 SECONDS_PER_DOCUMENT = 0.05
 
@@ -41,7 +41,7 @@ class DaemonEmbedder(Embedder):
     def _remote(self, texts: Sequence[str], query: bool) -> Vectors | None:
         if not self.via_daemon or not texts:
             return None
-        settings = {k: v for k, v in asdict(self.cfg).items() if k in _SENT}  # the daemon batches as it likes
+        settings = {k: v for k, v in asdict(self.cfg).items() if k in SENT_SETTINGS}  # the daemon batches as it likes
         parts = []
         for start in range(0, len(texts), MAX_TEXTS):
             chunk = list(texts[start : start + MAX_TEXTS])
