@@ -49,7 +49,7 @@ SHIMMED = (
     *("pytest", "ruff", "mypy", "uv", "pip", "python", "python3", "alembic", "django-admin", "psql"),
     *("docker", "make", "terraform", "kubectl", "helm", "gh", "rsync"),
     *("bundle", "rails", "rspec", "ruby", "mvn", "gradle", "cmake", "ctest", "mix", "elixir", "php", "composer"),
-    *("tflint", "nvidia-smi"),
+    *("tflint", "nvidia-smi", "systemctl"),
 )
 SHIM = '''#!{python}
 """Canned output for a build/test command the recording machine lacks: the first queued entry whose argv is
