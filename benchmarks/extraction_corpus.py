@@ -305,7 +305,8 @@ def transcript_path(source: str, home: Path, project: Path, session_id: str) -> 
 
 def hook_capture(env: dict[str, str], item: dict[str, Any], project: Path, home: Path) -> None:
     """Write the item's transcript as the CLI would and run the real SessionEnd hook on it."""
-    text = (Path(item["data"]) / "sessions" / item["transcript"]).read_text(encoding="utf-8").replace(PROJECT, str(project))
+    transcript = Path(item["data"]) / "sessions" / item["transcript"]
+    text = transcript.read_text(encoding="utf-8").replace(PROJECT, str(project))
     path = transcript_path(item["source"], home, project, item["session_id"])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
