@@ -5,6 +5,7 @@ realistic coding sessions, against labels written by hand (benchmarks/data/extra
     .venv/bin/python benchmarks/bench_extraction.py --verbose       # and list every miss and stray memory
     .venv/bin/python benchmarks/bench_extraction.py --record        # re-record every OpenCode session first
     .venv/bin/python benchmarks/bench_extraction.py --record py-linkshort --only py-linkshort
+    .venv/bin/python benchmarks/bench_extraction.py --set heldout  # the held-out set (data/extraction/heldout/)
     .venv/bin/python benchmarks/bench_extraction.py --with-model http://127.0.0.1:11434/v1 --model qwen2.5:7b
 
 The corpus: OpenCode sessions recorded through the real `opencode` binary with a scripted model (their scripts
@@ -37,7 +38,7 @@ import extraction_score as scoring
 
 HERE = Path(__file__).resolve().parent
 WORK = HERE / ".work" / "extraction"
-RESULTS = HERE / "results-extraction.json"
+RESULTS = {"main": HERE / "results-extraction.json", "heldout": HERE / "results-extraction-heldout.json"}
 TARGETS = {"precision": 0.8, "recall": 0.6, "category_recall_min": 0.4}
 DEFAULT_MUST_NOT = [  # what never belongs in memory, whatever the session (labels add their own)
     {"id": "files-changed", "why": "files touched belong to the session and the daily log", "match": [
@@ -62,6 +63,9 @@ def git_commit() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument(
+        "--set", choices=sorted(corpus.SETS), default="main", help="the corpus: main, or the held-out set"
+    )
     parser.add_argument("--only", nargs="+", metavar="NAME", help="score only these items (file stems)")
     parser.add_argument("--record", nargs="*", metavar="NAME", help="re-record these OpenCode items (none: all)")
     parser.add_argument("--with-model", metavar="URL", help="configure [llm] provider=openai at this base URL")
@@ -71,14 +75,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="where to write the JSON results")
     args = parser.parse_args(argv)
 
-    items = corpus.load_items(args.only)
+    data = corpus.SETS[args.set]
+    items = corpus.load_items(args.only, data)
     if not items:
         sys.exit("no corpus item matches --only")
     started = time.perf_counter()
     recorded = []
     if args.record is not None:
-        names = set(args.record) or {i["name"] for i in corpus.load_items() if i["source"] == "opencode"}
-        for item in corpus.load_items(sorted(names)):
+        names = set(args.record) or {i["name"] for i in corpus.load_items(None, data) if i["source"] == "opencode"}
+        for item in corpus.load_items(sorted(names), data):
             if item["source"] == "opencode":
                 recorded.append(corpus.record(item, WORK))
                 corpus.log(f"recorded {recorded[-1]}")
@@ -104,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     results = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "commit": git_commit(),
+        "set": args.set,
         "command": "python benchmarks/bench_extraction.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "model": llm,
         "seconds": seconds,
@@ -113,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         **summary,
     }
     partial = bool(args.only) or llm is not None
-    out = args.out or (WORK / "results.json" if partial else RESULTS)
+    out = args.out or (WORK / "results.json" if partial else RESULTS[args.set])
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     corpus.log(f"{seconds} s; results in {out}")

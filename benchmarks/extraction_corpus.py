@@ -35,8 +35,9 @@ from support.opencode import OpenCodeHome  # noqa: E402
 from support.scripted_llm import Reply, ScriptedLLM, ToolCallSpec, is_title_request  # noqa: E402
 
 DATA = HERE / "data" / "extraction"
-SESSIONS = DATA / "sessions"
-RECORDED = DATA / "recorded"
+# The main corpus, and a held-out set written without looking at the rules (tuned against the main corpus) to
+# measure whether they generalise; each has sessions/ and recorded/.
+SETS = {"main": DATA, "heldout": DATA / "heldout"}
 CODEMEMORY = Path(sys.executable).with_name("codememory")
 HOOK = Path(sys.executable).with_name("codememory-hook")
 TABLES = ("project", "session", "message", "part", "todo")
@@ -47,6 +48,8 @@ SHIMMED = (
     *("go", "golangci-lint", "cargo", "rustc", "npm", "npx", "pnpm", "node", "tsc", "vitest", "eslint", "vite"),
     *("pytest", "ruff", "mypy", "uv", "pip", "python", "python3", "alembic", "django-admin", "psql"),
     *("docker", "make", "terraform", "kubectl", "helm", "gh", "rsync"),
+    *("bundle", "rails", "rspec", "ruby", "mvn", "gradle", "cmake", "ctest", "mix", "elixir", "php", "composer"),
+    *("tflint", "nvidia-smi", "systemctl"),
 )
 SHIM = '''#!{python}
 """Canned output for a build/test command the recording machine lacks: the first queued entry whose argv is
@@ -74,12 +77,13 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def load_items(names: list[str] | None = None) -> list[dict[str, Any]]:
-    """Every session script (sessions/*.json), in name order; `names` keeps only those."""
+def load_items(names: list[str] | None = None, data: Path = DATA) -> list[dict[str, Any]]:
+    """Every session script of a set (`data`/sessions/*.json), in name order; `names` keeps only those."""
     items = []
-    for path in sorted(SESSIONS.glob("*.json")):
+    for path in sorted((data / "sessions").glob("*.json")):
         item = json.loads(path.read_text(encoding="utf-8"))
         item["name"] = path.stem
+        item["data"] = str(data)  # where its recording and transcript live
         if names is None or item["name"] in names:
             items.append(item)
     return items
@@ -186,8 +190,9 @@ def record(item: dict[str, Any], work: Path) -> dict[str, Any]:
         )
     ]
     out = {"name": item["name"], "opencode_version": opencode_version(env), "sessions": session_ids, "tables": rows}
-    RECORDED.mkdir(parents=True, exist_ok=True)
-    (RECORDED / f"{item['name']}.json").write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
+    recorded = Path(item["data"]) / "recorded"
+    recorded.mkdir(parents=True, exist_ok=True)
+    (recorded / f"{item['name']}.json").write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
     return {"name": item["name"], "seconds": round(time.perf_counter() - started, 1), "failed_tools": failed}
 
 
@@ -300,7 +305,8 @@ def transcript_path(source: str, home: Path, project: Path, session_id: str) -> 
 
 def hook_capture(env: dict[str, str], item: dict[str, Any], project: Path, home: Path) -> None:
     """Write the item's transcript as the CLI would and run the real SessionEnd hook on it."""
-    text = (SESSIONS / item["transcript"]).read_text(encoding="utf-8").replace(PROJECT, str(project))
+    transcript = Path(item["data"]) / "sessions" / item["transcript"]
+    text = transcript.read_text(encoding="utf-8").replace(PROJECT, str(project))
     path = transcript_path(item["source"], home, project, item["session_id"])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
@@ -334,7 +340,7 @@ def replay(
         project = new_project(run / "projects" / item["name"] / item["project"], env, llm)
         projects[item["name"]] = project
         if item["source"] == "opencode":
-            path = RECORDED / f"{item['name']}.json"
+            path = Path(item["data"]) / "recorded" / f"{item['name']}.json"
             if not path.exists():
                 raise RuntimeError(f"{item['name']} is not recorded: run bench_extraction.py --record {item['name']}")
             recordings.append((json.loads(path.read_text(encoding="utf-8")), project, home))

@@ -85,17 +85,34 @@ def test_rules_need_every_group_and_accept_any_alternative_or_regex() -> None:
     assert not scoring.matches([], "anything")
 
 
-def test_the_corpus_labels_are_well_formed() -> None:
-    paths = sorted((BENCH / "data/extraction/sessions").glob("*.json"))
-    items = [{**json.loads(p.read_text(encoding="utf-8")), "name": p.stem} for p in paths]
-    assert sum(1 for i in items if i["source"] == "opencode") >= 12
-    assert 2 <= sum(1 for i in items if i["source"] in ("claude-code", "codex")) <= 4
-    for item in items:
+def load_set(folder: Path) -> list[dict[str, object]]:
+    items = []
+    for path in sorted((folder / "sessions").glob("*.json")):
+        item = {**json.loads(path.read_text(encoding="utf-8")), "name": path.stem}
         ids = [lb["id"] for lb in item["labels"]]
         assert len(ids) == len(set(ids)), item["project"]
         for lb in item["labels"]:
             assert lb["category"] in CATEGORIES and lb["match"] and all(lb["match"]), lb
+        for rule in item.get("must_not", []):
+            assert rule["id"] and rule["match"] and all(rule["match"]), rule
         if item["source"] == "opencode":
-            assert (BENCH / "data/extraction/recorded" / f"{item['name']}.json").is_file(), item["name"]
+            assert (folder / "recorded" / f"{item['name']}.json").is_file(), item["name"]
         else:
-            assert (BENCH / "data/extraction/sessions" / item["transcript"]).is_file(), item["name"]
+            assert (folder / "sessions" / item["transcript"]).is_file(), item["name"]
+        items.append(item)
+    return items
+
+
+def test_the_corpus_labels_are_well_formed() -> None:
+    items = load_set(BENCH / "data/extraction")
+    assert sum(1 for i in items if i["source"] == "opencode") >= 12
+    assert 2 <= sum(1 for i in items if i["source"] in ("claude-code", "codex")) <= 4
+
+
+def test_the_held_out_set_is_well_formed_and_new() -> None:
+    heldout = load_set(BENCH / "data/extraction/heldout")
+    assert len(heldout) >= 6
+    main = {i["project"] for i in load_set(BENCH / "data/extraction")}
+    assert not main & {i["project"] for i in heldout}  # other projects than the corpus the rules were tuned on
+    categories = {lb["category"] for i in heldout for lb in i["labels"] if not lb.get("optional")}  # type: ignore[attr-defined]
+    assert {"decision", "rejected_alternative", "convention", "gotcha", "fact", "todo"} <= categories
