@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from codememory.core.git_head import head_commit
-from codememory.operations.cold_start import session_start_context
+from codememory.operations.cold_start import recent, session_start_context
 from codememory.operations.explain import Recorder, explain_last, render_text
 from codememory.operations.get import show
 from codememory.operations.retrieve import prompt_context
@@ -149,6 +149,8 @@ def test_stale_memories_are_demoted_and_carry_the_note_where_agents_see_them(rep
         assert next(x for x in start.splitlines() if stale.id in x).endswith(note)
         retrieved = {m.id: m for m in store.retrieve(["export rows csv"]).memories}
         assert retrieved[stale.id].why["stale"] == note[1:-1] and "stale" not in retrieved[fresh.id].why
+        cold = {m.id: m for m in recent(store, recorder=recorder).memories}  # the OpenCode plugin's cold start
+        assert cold[stale.id].stale == note[1:-1] and cold[fresh.id].stale is None
         ledger = explain_last(store, session_id="ses_1")
         shown = [m for inj in ledger.injections for m in inj.memories if m.id == stale.id]
         assert shown and all(m.parts.stale == note[1:-1] and m.stale_now == note[1:-1] for m in shown)

@@ -11,8 +11,18 @@
  * is not shown; each block opens with PREAMBLE.
  */
 
-/** A memory as the daemon returns it in /retrieve and /memory/recent. */
-export type MemoryItem = { id: string; text: string; category?: string; importance?: number }
+/**
+ * A memory as the daemon returns it in /retrieve (a staleness check's note in `why.stale`) and /memory/recent (in
+ * `stale`).
+ */
+export type MemoryItem = {
+  id: string
+  text: string
+  category?: string
+  importance?: number
+  stale?: string | null
+  why?: { stale?: unknown } | null
+}
 
 export const HUD_TAG = "developer_context"
 export const COLD_TAG = "project_memory"
@@ -27,6 +37,7 @@ export const NEUTRAL_LT = "\u2039"
 
 const MEMORY_ID_RE = /^mem_[0-9a-f]{8}$/
 const CATEGORY_CHARS = 40
+const NOTE_CHARS = 240 // context_render.NOTE_CHARS
 const SPACE_RE = /[\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+/g
 const BIDI_RE = /[\u202a-\u202e\u2066-\u2069]/g
 const TAG_START_RE =
@@ -56,11 +67,15 @@ export function showable(memories: MemoryItem[] | undefined | null): MemoryItem[
   return (memories ?? []).filter((m) => m && typeof m.id === "string" && MEMORY_ID_RE.test(m.id) && safeLine(m.text) !== "")
 }
 
-/** One line per memory with a valid id and some text: `- [id] (category) text`. */
+/**
+ * One line per memory with a valid id and some text: `- [id] (category) text`, and the staleness note of a memory
+ * whose code is gone at the end, `(may be stale: \`src/x.py\` deleted in abc1234)`, as the hooks show it.
+ */
 export function memoryLines(memories: MemoryItem[] | undefined | null): string[] {
   return showable(memories).map((m) => {
     const category = safeLine(m.category, CATEGORY_CHARS)
-    return `- [${m.id}]${category ? ` (${category})` : ""} ${safeLine(m.text)}`
+    const note = safeLine(m.stale ?? m.why?.stale, NOTE_CHARS)
+    return `- [${m.id}]${category ? ` (${category})` : ""} ${safeLine(m.text)}${note ? ` (${note})` : ""}`
   })
 }
 

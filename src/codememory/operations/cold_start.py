@@ -121,6 +121,7 @@ class ColdStartMemory(Result):
     category: str
     importance: float
     created_at: str
+    stale: str | None = None  # the staleness check's note ("may be stale: `src/x.py` deleted in abc1234")
 
 
 @dataclass
@@ -143,10 +144,19 @@ def recent(store: Store, *, limit: int = 8, token_budget: int = 400, recorder: R
         for mem, reason in zip(pair, ("importance", "recency"), strict=True):
             if mem is not None:
                 candidates.setdefault(mem.id, (mem, reason))
-    chosen, spent = _fit(candidates.values(), token_budget, lambda c: memory_tokens(c[0].text), limit)
-    memories = [ColdStartMemory(m.id, m.text, m.category, m.importance, m.created_at) for m, _ in chosen]
+    from codememory.operations.stale import notes_by_id
+
+    notes = notes_by_id(store, list(candidates))
+    chosen, spent = _fit(
+        candidates.values(), token_budget, lambda c: memory_tokens(c[0].text + (notes.get(c[0].id) or "")), limit
+    )
+    memories = [
+        ColdStartMemory(m.id, m.text, m.category, m.importance, m.created_at, notes.get(m.id)) for m, _ in chosen
+    ]
     whys: list[dict[str, Any]] = [
-        {"retriever": "cold_start", "by": reason, "importance": m.importance} for m, reason in chosen
+        {"retriever": "cold_start", "by": reason, "importance": m.importance}
+        | ({"stale": notes[m.id]} if m.id in notes else {})
+        for m, reason in chosen
     ]
     recorder.record(
         store,

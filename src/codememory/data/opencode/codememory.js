@@ -157,6 +157,7 @@ var PREAMBLE = "Notes from this project's memory (codememory), by past sessions 
 var NEUTRAL_LT = "‹";
 var MEMORY_ID_RE = /^mem_[0-9a-f]{8}$/;
 var CATEGORY_CHARS = 40;
+var NOTE_CHARS = 240;
 var SPACE_RE = /[\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+/g;
 var BIDI_RE = /[\u202a-\u202e\u2066-\u2069]/g;
 var TAG_START_RE = /<(?=[\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200d\u2028\u2029\u202f\u205f\u2060\u3000\ufeff]*(?:[/!?|]|developer|project_memory|codememory|system|user|assistant|human|instruction|tool|function|im_))/gi;
@@ -178,7 +179,8 @@ function showable(memories) {
 function memoryLines(memories) {
   return showable(memories).map((m) => {
     const category = safeLine(m.category, CATEGORY_CHARS);
-    return `- [${m.id}]${category ? ` (${category})` : ""} ${safeLine(m.text)}`;
+    const note = safeLine(m.stale ?? m.why?.stale, NOTE_CHARS);
+    return `- [${m.id}]${category ? ` (${category})` : ""} ${safeLine(m.text)}${note ? ` (${note})` : ""}`;
   });
 }
 function formatHud(memories) {
