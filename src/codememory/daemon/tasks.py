@@ -240,6 +240,7 @@ class RawEventFlusher:
 
 def default_tasks() -> list[Task]:
     from codememory.daemon.embedding_backfill import EmbeddingBackfill
+    from codememory.daemon.publish_task import PublishTask
     from codememory.daemon.warm_up import WarmUp
 
-    return [WarmUp(), RawEventFlusher(), CaptureLoop(), EmbeddingBackfill()]
+    return [WarmUp(), RawEventFlusher(), CaptureLoop(), EmbeddingBackfill(), PublishTask()]
