@@ -4,6 +4,7 @@ there (thin over codememory.operations.publish)."""
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -53,15 +54,21 @@ def publish(ctx: click.Context, dry_run: bool, delete: bool, remote_project: str
     if as_json or dry_run:
         result = publish(store, dry_run=dry_run)
     else:
-        with click.progressbar(length=1, label="Publishing", file=sys.stderr) as bar:
-            seen = [0]
+        # The bar starts with the first report, once the server answered: a remote that is down gets one line.
+        bars: list[Any] = []
 
-            def advance(done: int, total: int) -> None:
-                bar.length = max(total, 1)
-                bar.update(done - seen[0])
-                seen[0] = done
+        def advance(done: int, total: int) -> None:
+            if not bars and total:
+                bars.append(click.progressbar(length=total, label="Publishing", file=sys.stderr))
+                bars[0].__enter__()
+            if bars:
+                bars[0].update(done - bars[0].pos)
 
+        try:
             result = publish(store, progress=advance)
+        finally:
+            if bars:
+                bars[0].__exit__(None, None, None)
     if as_json:
         render.dump_json(result.to_dict())
         return

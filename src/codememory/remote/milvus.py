@@ -135,6 +135,7 @@ class MilvusRemote:
         self.collection = cfg.collection
         self.where = display_uri(cfg.uri.strip())
         args = _client_args(cfg)
+        self.lite_path = args["uri"] if is_lite(args["uri"]) else None
         try:
             import pymilvus
         except ImportError:
@@ -148,6 +149,13 @@ class MilvusRemote:
     def close(self) -> None:
         with contextlib.suppress(Exception):  # closing a connection that failed is not worth reporting
             self.client.close()
+        if self.lite_path:
+            # Milvus Lite serves a file from an in-process server that locks it until the process exits: let it
+            # go, so that the daemon and a command (or two commands) can take turns on the same file.
+            with contextlib.suppress(Exception):
+                from milvus_lite.server_manager import server_manager_instance
+
+                server_manager_instance.release_server(self.lite_path)
 
     def __enter__(self) -> MilvusRemote:
         return self
