@@ -164,3 +164,21 @@ def test_mcp_memory_search_scope_org(org: tuple[Path, Path, Path]) -> None:
     assert {h["origin"] for h in project_only["results"]} == {"local"} and "remote" not in project_only
     assert {h["origin"] for h in org_wide["results"]} == {"local", "remote:payments"}, org_wide["remote"]["error"]
     assert org_wide["remote"]["ok"] is True
+
+
+def test_publish_retrieve_and_delete_print_their_typed_results(org: tuple[Path, Path, Path]) -> None:
+    from operations.test_json_contract import CLI_CASES, Checker
+
+    payments, orders, _db = org
+    _store(payments, "Payment retries use exponential backoff, at most 5 attempts")
+    check = Checker()
+    for case, args in [
+        ("publish", ["--project", payments, "publish"]),
+        ("publish", ["--project", payments, "publish", "--dry-run"]),
+        ("retrieve --remote", ["--project", orders, "retrieve", "-q", "payment retry backoff", "--remote"]),
+        ("publish --delete-project", ["--project", payments, "publish", "--delete-project"]),
+    ]:
+        data = _json(*args)
+        check.expect(data, CLI_CASES[case], " ".join(map(str, args)))
+        if case == "retrieve --remote":
+            assert [m["origin"] for m in data["memories"]] == ["remote:payments"] and data["remote"]["ok"]
