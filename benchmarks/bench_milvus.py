@@ -69,7 +69,7 @@ def recall(db: Path) -> dict[str, Any]:
             publish_rate.append(done.sent / (time.perf_counter() - started))
             keys = br.key_map(store, br.read_jsonl(ds.memories_file), ds.key_field)
             for q in ds.questions:
-                gold = [keys.by_key.get(e) for e in q.evidence]
+                gold = [keys.ids.get(e) for e in q.evidence]
                 local = store.search(q.text, mode="hybrid", limit=br.K, touch=False)
                 rows["local hybrid"].append(br.score([h.memory.id for h in local.hits], gold))
                 for ranker in ("rrf", "weighted"):
