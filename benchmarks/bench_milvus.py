@@ -37,7 +37,6 @@ sys.path.insert(0, str(HERE))
 
 import bench_retrieval as br  # noqa: E402
 import synthetic  # noqa: E402
-
 from codememory import Store  # noqa: E402
 from codememory.core.config import RemoteConfig  # noqa: E402
 from codememory.remote import cursor as cursors  # noqa: E402
