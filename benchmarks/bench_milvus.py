@@ -171,6 +171,7 @@ def delta(db: Path, n: int, changes: int = 100) -> dict[str, Any]:
         noop_started = time.perf_counter()
         noop = publish(store)
         noop_s = time.perf_counter() - noop_started
+        assert noop.sent == 0 and noop.deleted == 0, noop  # the cursor matched the collection
         ids = [o.memory_id for o in items[:changes]]
         for i, mid in enumerate(ids[: changes // 2]):  # half replaced by a new memory, a quarter forgotten, archived
             store.add(f"Replacement {i}: the earlier rule no longer holds after review round {i}", supersedes=[mid])
