@@ -22,6 +22,7 @@ LAYERS: dict[str, int] = {
     "sessions": 4,  # checkpoints, markdown, git
     "service": 5,  # the project store as a library (open_store)
     "capture": 6,  # OpenCode db, Claude/Codex transcripts, raw events, daily log
+    "remote": 6,  # the organisation's memory on Milvus: publish, org-wide search (pymilvus, lazily)
     "extract": 7,  # rules, model, budget, the capture-and-extract pass
     "operations": 8,  # one module per agent/user operation, typed results
     "web": 9,  # HTTP security shared by the daemon and `mcp --http`

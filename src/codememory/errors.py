@@ -142,6 +142,14 @@ class McpHttpError(CodememoryError):
     """`codememory mcp --http` cannot bind its port or start."""
 
 
+# ------------------------------------------------------------------------------------------ the remote
+class RemoteUnavailable(CodememoryError):
+    """The organisation's Milvus (`[remote]`) is not configured, cannot be reached, or refused a request; a
+    search degrades to local results with this as the reason, `publish` stops (its cursor keeps what was sent)."""
+
+    http_status = 502
+
+
 # ------------------------------------------------------------------------------------------ pipelines
 class EmbedderError(CodememoryError, RuntimeError):
     """The embedder could not load or answer; callers degrade to lexical search."""

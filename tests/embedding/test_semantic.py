@@ -367,7 +367,7 @@ def test_cli_semantic_commands(tmp_path: Path) -> None:
     got = json.loads(run(cli, [*project, "retrieve", "--input", "-", "--json"], input=request).output)
     assert [m["id"] for m in got["memories"]] == [second["memory"]["id"]]
     assert set(got) == {"memories", "tokens", "degraded", "degraded_reason"}
-    assert set(got["memories"][0]) == {"id", "text", "importance", "category", "why"}
+    assert set(got["memories"][0]) == {"id", "text", "importance", "category", "why", "origin"}
     bad = run(cli, [*project, "retrieve", "--input", "-"], input='{"query": "x"}')
     assert bad.exit_code == 2 and "unknown field(s) in --input: query" in bad.output
     old, new = first["memory"]["id"], second["memory"]["id"]

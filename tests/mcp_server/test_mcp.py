@@ -27,7 +27,7 @@ from support.mcp import CLIENT, call, call_error, session_with
 T = TypeVar("T")
 TOOLS = {"memory_search", "memory_get", "memory_store", "memory_forget", "memory_retrieve", "memory_transcript"}
 SESSION_TOOLS = {"checkpoint", "search_sessions", "list_sessions", "get_session_files"}
-HIT_KEYS = {"id", "text", "category", "importance", "tags", "created_at", "source", "match", "score", "why"}
+HIT_KEYS = {"id", "text", "category", "importance", "tags", "created_at", "source", "match", "score", "why", "origin"}
 
 
 def _keys(node: Any, inside_properties: bool = False) -> set[str]:

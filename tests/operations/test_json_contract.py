@@ -50,6 +50,8 @@ from codememory.operations.get import MemoryDetail, Records
 from codememory.operations.global_search import GlobalResult, GlobalSessionSearch
 from codememory.operations.listing import MemoryList
 from codememory.operations.projects import Projects
+from codememory.operations.publish import DeleteProjectResult, PublishResult
+from codememory.operations.retrieve import OrgRetrieveResult
 from codememory.operations.search import RecallSearch
 from codememory.operations.sessions import SessionFiles, SessionList
 from codememory.operations.share import ShareReport
@@ -148,7 +150,9 @@ def _nested(hint: Any) -> Iterator[type]:
 
 def test_the_check_sees_what_it_forbids() -> None:
     """An empty report means something: the same check on outputs that break the contract in each way."""
-    good = {"memories": [{"id": "mem_1", "text": "t", "importance": 0.5, "category": "note", "why": {}}]}
+    good = {
+        "memories": [{"id": "mem_1", "text": "t", "importance": 0.5, "category": "note", "why": {}, "origin": "local"}]
+    }
     good |= {"tokens": 3, "degraded": False, "degraded_reason": None}
     check = Checker()
     assert check.problems(good, RetrieveResult) == []
@@ -256,6 +260,9 @@ CLI_CASES: dict[str, Any] = {
     "import": ImportReport,
     "embed": Embedded,
     "retrieve": RetrieveResult,
+    "retrieve --remote": OrgRetrieveResult,  # with the organisation's Milvus: tests/remote/test_milvus.py
+    "publish": PublishResult,
+    "publish --delete-project": DeleteProjectResult,
     "remember-scan": RememberScan,
     "sessions list": SessionList,
     "sessions search": SessionSearch,

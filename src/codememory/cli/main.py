@@ -19,6 +19,7 @@ from codememory.cli.hook_cmd import hook
 from codememory.cli.init_cmd import init, projects
 from codememory.cli.mcp_cmd import mcp_cmd
 from codememory.cli.memory_cmds import archive, edit, forget, link, list_cmd, prune, remember_scan, show, store_cmd
+from codememory.cli.publish_cmd import publish
 from codememory.cli.repair_cmd import repair_cmd
 from codememory.cli.retrieve_cmd import retrieve
 from codememory.cli.search_cmd import search
@@ -74,6 +75,7 @@ for _command in (
     store_cmd,
     edit,
     search,
+    publish,
     list_cmd,
     show,
     link,

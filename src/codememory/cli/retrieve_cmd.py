@@ -13,6 +13,8 @@ from codememory.cli.options import json_option, open_store
 from codememory.core.bounded_input import RETRIEVE_INPUT_MAX_BYTES, read_all_text, valid_json_text
 from codememory.errors import InvalidInput
 from codememory.operations.retrieve import retrieve as retrieve_memories
+from codememory.text.context_render import one_line, quoted
+from codememory.text.privacy import scrub_message
 
 
 @click.command()
@@ -36,6 +38,7 @@ from codememory.operations.retrieve import retrieve as retrieve_memories
     help="Read the request as JSON ({query_expansion, entities, pinned_memory_ids, max_memories, "
     "max_new, token_budget}); '-' for stdin.",
 )
+@click.option("--remote", is_flag=True, help="Also ask the organisation's shared memory ([remote] Milvus).")
 @json_option
 @click.pass_context
 def retrieve(
@@ -47,6 +50,7 @@ def retrieve(
     max_new: int,
     token_budget: int,
     input_file: Any,
+    remote: bool,
     as_json: bool,
 ) -> None:
     """The few memories worth showing an agent for its current step (what the plugin injects)."""
@@ -68,15 +72,20 @@ def retrieve(
         max_memories=request["max_memories"],
         max_new=request["max_new"],
         token_budget=request["token_budget"],
+        remote=remote,
     )
     if as_json:
         render.dump_json(result.to_dict())
         return
     if not result.memories:
         click.echo("Nothing relevant.", err=True)
+    remote_status = getattr(result, "remote", None)
+    if remote_status is not None and remote_status.error:
+        click.echo(f"codememory: warning: local memories only: {scrub_message(remote_status.error)}", err=True)
     for item in result.memories:
-        click.echo(f"{click.style(item.id, fg='cyan', bold=True)}  {item.category}  {item.why}")
-        click.echo("    " + item.text.replace("\n", "\n    "))
+        where = "" if item.origin == "local" else f"  [{one_line(item.origin)}]"
+        click.echo(f"{click.style(item.id, fg='cyan', bold=True)}  {item.category}{where}  {item.why}")
+        click.echo(quoted(item.text, "    "))
     click.echo(click.style(f"({result.tokens} tokens)", dim=True), err=True)
 
 

@@ -56,6 +56,19 @@ from codememory.text.privacy import scrub_message
     help="Keep memories found by meaning alone however far they are from the query (the relevance floor "
     "otherwise leaves them out; --json counts them in below_floor).",
 )
+@click.option(
+    "--remote",
+    is_flag=True,
+    help="Also search the organisation's shared memory ([remote] in your config: Milvus); each result says "
+    "where it came from. The remote being down leaves the local results, with the reason.",
+)
+@click.option(
+    "--remote-project",
+    "remote_projects",
+    multiple=True,
+    metavar="NAME",
+    help="With --remote: only these projects of the organisation (repeatable; default: every other project).",
+)
 @json_option
 @click.pass_context
 def search(
@@ -71,6 +84,8 @@ def search(
     explain: bool,
     global_: bool,
     no_floor: bool,
+    remote: bool,
+    remote_projects: tuple[str, ...],
     as_json: bool,
     **kwargs: Any,
 ) -> None:
@@ -89,8 +104,12 @@ def search(
       codememory search 'postgres OR sqlite' --category decision
       codememory search '"connection pool"' --after "2 weeks ago" --json
       codememory search --global retry backoff --json
+      codememory search --remote "payment retries" --category decision
     """
     text = " ".join(query)
+    if remote or remote_projects:
+        _search_remote(ctx, text, mode, limit, offset, global_, remote_projects, as_json, filter_args(kwargs))
+        return
     if global_ and no_floor:
         raise InvalidInput("--no-floor applies to one project's search, not --global")
     if global_:
@@ -175,3 +194,56 @@ def _search_global(
             click.echo(click.style(why, dim=True))
     if result.has_more:
         click.echo(click.style(f"(more results: use --offset {offset + limit})", dim=True), err=True)
+
+
+_REMOTE_FILTERS = ("category", "tags", "entity", "after", "before")
+
+
+def _search_remote(
+    ctx: click.Context,
+    text: str,
+    mode: str,
+    limit: int,
+    offset: int,
+    global_: bool,
+    projects: tuple[str, ...],
+    as_json: bool,
+    filters: dict[str, Any],
+) -> None:
+    from codememory.operations.search import org_search
+
+    unsupported = [k for k, v in filters.items() if v and k not in _REMOTE_FILTERS]
+    if global_ or offset or unsupported:
+        named = ", ".join(
+            ["--global"] * global_ + ["--offset"] * bool(offset) + [f"--{k.replace('_', '-')}" for k in unsupported]
+        )
+        raise InvalidInput(f"{named}: not with --remote (it takes --category, --tags, --entity, --after, --before)")
+    tags = [t for t in (filters.get("tags") or "").split(",") if t.strip()] or None
+    found = org_search(
+        open_store(ctx),
+        text,
+        limit=limit,
+        mode=mode,
+        category=filters.get("category"),
+        tags=tags,
+        entity=filters.get("entity"),
+        after=filters.get("after"),
+        before=filters.get("before"),
+        projects=projects,
+    )
+    if as_json:
+        render.dump_json(found.to_dict())
+        return
+    status = found.remote
+    if status is not None and status.error:
+        click.echo(f"codememory: warning: local results only: {scrub_message(status.error)}", err=True)
+    elif status is not None and status.note:
+        click.echo(click.style(f"(remote: {status.note})", dim=True), err=True)
+    if not found.results:
+        click.echo("No memories match.", err=True)
+        return
+    for hit in found.results:
+        where = click.style(f"[{one_line(hit.origin)}]", fg="blue" if hit.origin == "local" else "magenta", bold=True)
+        tags_text = f" #{' #'.join(one_line(t) for t in hit.tags)}" if hit.tags else ""
+        click.echo(f"{where} {hit.id} [{one_line(hit.category)}] {one_line(hit.created_at[:10])}{tags_text}")
+        click.echo(quoted(hit.text, "    "))

@@ -131,6 +131,32 @@ class ShareConfig:
 
 
 @dataclass
+class RemoteConfig:
+    """The organisation's Milvus (codememory.remote): where `codememory publish` sends this project's shareable
+    memories and what `search --remote` / MCP memory_search scope "org" / /retrieve `remote` query. Every key
+    chooses where data goes or which credential goes with it, so a project's own config.toml sets none of them
+    until trusted (core/trust.py)."""
+
+    uri: str = ""  # "http://milvus:19530", "https://…" (TLS), or a Milvus Lite file "/path/org.db"; empty: off
+    token_env: str = ""  # the env var holding the token ("user:password" or a Zilliz API key), never the token
+    db_name: str = ""  # the Milvus database (empty: "default")
+    collection: str = "codememory_memories"
+    project: str = ""  # this project's name in the collection; empty: the project folder's name
+    timeout: float = 10.0  # seconds per Milvus call
+    batch_size: int = 256  # memories per upsert while publishing
+    publish_interval: float = 0.0  # the daemon publishes every N seconds (0: only `codememory publish` does)
+    ranker: str = "rrf"  # how Milvus fuses dense and BM25 results: "rrf" or "weighted"
+    dense_weight: float = 0.5  # ranker "weighted": the dense search's weight (BM25 gets the rest)
+    # TLS as pymilvus offers it: an https:// uri uses the system's CAs; a self-signed server's certificate or a
+    # private CA (with a client certificate and key for mutual TLS), and the name the certificate was issued to.
+    server_pem_path: str = ""
+    ca_pem_path: str = ""
+    client_pem_path: str = ""
+    client_key_path: str = ""
+    server_name: str = ""
+
+
+@dataclass
 class Config:
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     search: SearchConfig = field(default_factory=SearchConfig)
@@ -142,6 +168,7 @@ class Config:
     context: ContextConfig = field(default_factory=ContextConfig)
     staleness: StalenessConfig = field(default_factory=StalenessConfig)
     share: ShareConfig = field(default_factory=ShareConfig)
+    remote: RemoteConfig = field(default_factory=RemoteConfig)
 
 
 def _coerce(value: Any, like: Any, where: str) -> Any:

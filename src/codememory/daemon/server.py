@@ -82,6 +82,11 @@ class RetrieveBody(RequestBody):
         None, max_length=200, description="The agent's session: recorded with the injection for `codememory explain`."
     )
     source: str = Field("opencode", min_length=1, max_length=100, description="The calling tool, for the ledger.")
+    remote: bool = Field(
+        False,
+        description="Also ask the organisation's shared memory ([remote] Milvus) with the request; its memories "
+        'come after the project\'s, with origin "remote:<project>".',
+    )
 
     @field_validator("query_expansion", mode="before")
     @classmethod
@@ -106,6 +111,7 @@ class RetrievedMemory(BaseModel):
     why: dict[str, Any] = Field(
         description="How it was found: retriever, match, score (rank), bm25, cosine, fused, words, entities, pinned."
     )
+    origin: str = Field("local", description='"local", or "remote:<project>" for the organisation\'s memory.')
 
 
 class RetrieveResponse(BaseModel):
@@ -114,6 +120,9 @@ class RetrieveResponse(BaseModel):
     degraded: bool = Field(description="True when retrieval ran with a partial failure (e.g. no embedding model).")
     degraded_reason: str | None
     project_root: str = Field(description="The project whose store answered.")
+    remote: dict[str, Any] | None = Field(
+        None, description="With remote: true, how the organisation's memory answered (ok, hits, error)."
+    )
     call_budget_tokens: int = Field(
         description="The project's [context] call_budget_tokens: codememory's share of one LLM call."
     )
@@ -276,6 +285,7 @@ def create_app(state: DaemonState) -> FastAPI:
                 token_budget=body.token_budget,
                 exclude=body.exclude_memory_ids,
                 recorder=ledger(state, body.source, body.session_id),
+                remote=body.remote,
             ).to_dict()
             result["call_budget_tokens"] = store.config.context.call_budget_tokens
             semantic = store.semantic

@@ -93,8 +93,18 @@ class MemoryServer(FastMCP[None]):
     async def list_tools(self) -> list[MCPTool]:
         tools = await super().list_tools()
         for tool in tools:
-            tool.inputSchema = lean_schema(tool.inputSchema, UNLISTED.get(tool.name, ()))
+            hidden = UNLISTED.get(tool.name, ())
+            if tool.name == "memory_search" and not self._org_configured():
+                hidden = (*hidden, "scope")  # every agent's every call carries the definitions: no dead options
+            tool.inputSchema = lean_schema(tool.inputSchema, hidden)
         return tools
+
+    def _org_configured(self) -> bool:
+        """An organisation's Milvus is configured for this project (memory_search then lists scope "org")."""
+        try:
+            return bool(self.memory.store().config.remote.uri.strip())
+        except CodememoryError:
+            return False
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Sequence[ContentBlock] | dict[str, Any]:
         # FastMCP drops arguments it does not know; an agent that misspells one should hear about it.

@@ -6,9 +6,12 @@ is recorded in the injection ledger (codememory.operations.explain) when a `Reco
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from codememory.retrieval.proactive import RetrieveResult
+from codememory.core.result import OMIT_NONE
+from codememory.remote.org_search import RemoteStatus
+from codememory.retrieval.proactive import RetrievedMemory, RetrieveResult
 
 if TYPE_CHECKING:
     from codememory.operations.explain import Recorder
@@ -17,6 +20,33 @@ if TYPE_CHECKING:
 
 PROMPT_TOKENS = 800  # context injected per prompt by the hooks
 PROMPT_CHARS = 2000  # of the prompt, as the query
+
+
+@dataclass
+class OrgRetrieveResult(RetrieveResult):
+    """A retrieval that also asked the organisation's memory (`remote`): its memories carry `origin`
+    "remote:<project>" after this project's own, and `remote` says how the query went."""
+
+    remote: RemoteStatus | None = field(default=None, metadata=OMIT_NONE)
+
+
+def _with_remote(store: Store, result: RetrieveResult, query: str, max_new: int, budget: int) -> OrgRetrieveResult:
+    """`result` with up to `max_new` of the organisation's memories for `query` added within the token budget
+    (the remote being down leaves `result` as it was, with the reason)."""
+    from codememory.remote.org_search import search_remote
+    from codememory.text.tokens import memory_tokens
+
+    hits, status = search_remote(store, query, limit=max_new)
+    memories, tokens = list(result.memories), result.tokens
+    for hit in hits:
+        cost = memory_tokens(hit.text)
+        if tokens + cost > budget:
+            break
+        why = {"retriever": "remote", "project": hit.project, "rank": hit.rank, "score": round(hit.score, 6)}
+        memories.append(RetrievedMemory(hit.id, hit.text, hit.importance, hit.category, why, hit.origin))
+        tokens += cost
+    status.hits = len(memories) - len(result.memories)
+    return OrgRetrieveResult(memories, tokens, result.degraded, result.degraded_reason, status)
 
 
 def retrieve(
@@ -30,9 +60,11 @@ def retrieve(
     token_budget: int = 1500,
     exclude: Sequence[str] = (),
     recorder: Recorder | None = None,
+    remote: bool = False,
 ) -> RetrieveResult:
     """The memories for the step (see codememory.retrieval.proactive), none of `exclude` (ids the agent's context
-    already carries); with `recorder`, an answer with memories goes to the ledger as a "hud" injection."""
+    already carries); with `recorder`, an answer with memories goes to the ledger as a "hud" injection. With
+    `remote`, the organisation's memory is asked too, with the request (the first phrase) as the query."""
     result = store.retrieve(
         query_expansion,
         entities=entities,
@@ -42,6 +74,9 @@ def retrieve(
         token_budget=token_budget,
         exclude=exclude,
     )
+    request = next((q for q in query_expansion if q.strip()), "")
+    if remote and request:
+        result = _with_remote(store, result, request, max_new, token_budget)
     if recorder is not None:
         shown = [m.to_dict() for m in result.memories]
         recorder.record(

@@ -5,10 +5,11 @@ Searching every registered project is codememory.operations.global_search."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from codememory.core.result import Result
+from codememory.core.result import OMIT_NONE, Result
+from codememory.remote.org_search import RemoteHit, RemoteStatus
 from codememory.retrieval.search import DEFAULT_THRESHOLD, SearchResult, why_line
 
 if TYPE_CHECKING:
@@ -24,18 +25,38 @@ class RecallHit(Result):
     tags: list[str]
     created_at: str
     source: str | None
-    match: str  # exact, partial, semantic, context or fuzzy
+    match: str  # exact, partial, semantic, context or fuzzy; "remote" for the organisation's
     score: float
     why: str  # what scored, in one line
+    origin: str = "local"  # "local" (this project's store) or "remote:<project>" (the organisation's Milvus)
+
+    @classmethod
+    def remote(cls, hit: RemoteHit) -> RecallHit:
+        why = f"{hit.origin}, rank {hit.rank} in the organisation's memory (fused score {hit.score:.4f})"
+        return cls(
+            hit.id,
+            hit.text,
+            hit.category,
+            hit.importance,
+            hit.tags,
+            hit.created_at,
+            hit.source,
+            "remote",
+            round(hit.score, 6),
+            why,
+            hit.origin,
+        )
 
 
 @dataclass
 class RecallSearch(Result):
-    """`{results, degraded, degraded_reason}`, best first: MCP memory_search and the daemon's /memory/search."""
+    """`{results, degraded, degraded_reason}`, best first: MCP memory_search and the daemon's /memory/search;
+    with the organisation's memory searched too (`scope="org"`, `search --remote`), `remote` says how it went."""
 
     results: list[RecallHit]
     degraded: bool  # meaning-based search was wanted but unavailable: the results come from keywords
     degraded_reason: str | None
+    remote: RemoteStatus | None = field(default=None, metadata=OMIT_NONE)
 
     @classmethod
     def of(cls, result: SearchResult) -> RecallSearch:
@@ -108,3 +129,40 @@ def recall_search(
         before=before,
     )
     return RecallSearch.of(result)
+
+
+def org_search(
+    store: Store,
+    query: str,
+    *,
+    limit: int = 5,
+    mode: str = "hybrid",
+    category: str | None = None,
+    tags: Sequence[str] | None = None,
+    entity: str | None = None,
+    after: str | None = None,
+    before: str | None = None,
+    projects: Sequence[str] = (),
+    touch: bool = True,
+) -> RecallSearch:
+    """This project's hits and the organisation's (`[remote]`), merged by rank, local first on a tie; each hit
+    says where it came from (`origin`). The remote being down or unconfigured leaves the local hits, with the
+    reason in `remote.error`. `projects` limits the remote to those projects (default: every other project)."""
+    from codememory.remote.org_search import interleave, search_remote
+
+    local = store.search(
+        query,
+        limit=limit,
+        mode=mode,
+        touch=touch,
+        category=category,
+        tags=tags,
+        entity=entity,
+        after=after,
+        before=before,
+    )
+    found = RecallSearch.of(local)
+    remote_hits, status = search_remote(store, query, limit=limit, category=category, tags=tags, projects=projects)
+    merged = interleave(found.results, [RecallHit.remote(h) for h in remote_hits], limit)
+    status.hits = sum(1 for h in merged if h.origin != "local")
+    return RecallSearch(merged, found.degraded, found.degraded_reason, status)

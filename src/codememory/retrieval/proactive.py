@@ -66,6 +66,7 @@ class RetrievedMemory(Result):
     importance: float
     category: str
     why: dict[str, Any]  # how it was found: bm25, cosine, words, entities, pinned, … (codememory.retrieval.why)
+    origin: str = "local"  # "local", or "remote:<project>" for the organisation's memory (retrieve with remote)
 
 
 @dataclass

@@ -9,7 +9,7 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from codememory.mcp.tools.common import READS, DateText, StoreOf, result
-from codememory.operations.search import recall_search
+from codememory.operations.search import org_search, recall_search
 
 DESCRIPTION = (
     "Search project memory (decisions, conventions, gotchas, todos) by words, paths or names; a question works. OR, "
@@ -30,8 +30,13 @@ def register(server: FastMCP[None], store: StoreOf) -> None:
         after: DateText = None,
         before: DateText = None,
         mode: Literal["hybrid", "lexical", "semantic"] = "hybrid",
+        scope: Annotated[
+            Literal["project", "org"],
+            Field(description='"org": also the organisation\'s shared memory (other projects), when configured.'),
+        ] = "project",
     ) -> CallToolResult:
-        found = recall_search(
+        search = org_search if scope == "org" else recall_search
+        found = search(
             store(),
             query,
             limit=limit,
