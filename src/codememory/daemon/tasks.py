@@ -239,7 +239,8 @@ class RawEventFlusher:
 
 
 def default_tasks() -> list[Task]:
+    from codememory.daemon.consolidation_task import ConsolidationSchedule
     from codememory.daemon.embedding_backfill import EmbeddingBackfill
     from codememory.daemon.warm_up import WarmUp
 
-    return [WarmUp(), RawEventFlusher(), CaptureLoop(), EmbeddingBackfill()]
+    return [WarmUp(), RawEventFlusher(), CaptureLoop(), EmbeddingBackfill(), ConsolidationSchedule()]
