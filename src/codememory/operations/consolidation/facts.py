@@ -32,10 +32,11 @@ class Fact:
     pk: int
     memory: Memory
     words: frozenset[str]  # content words, values and negations left out
-    ordered: tuple[str, ...]  # the same in text order (for containment of word sequences)
+    ordered: tuple[str, ...]  # the same in text order
+    sequence: tuple[str, ...]  # every word but stop words, values and negations included, in order (containment)
     numbers: tuple[str, ...]  # sorted
     paths: frozenset[str]
-    negated: bool
+    negations: int  # "not", "never", "don't", ...: a reversal adds or drops one
     contrast: bool  # names one thing against another ("X instead of Y"): its negation is not its polarity
     entities: frozenset[str]
     entity_order: tuple[str, ...]  # entities by first mention
@@ -45,9 +46,13 @@ class Fact:
         return self.numbers, self.paths
 
     @property
-    def signature(self) -> tuple[tuple[str, ...], frozenset[str], bool]:
+    def negated(self) -> bool:
+        return self.negations % 2 == 1
+
+    @property
+    def signature(self) -> tuple[tuple[str, ...], frozenset[str], int]:
         """Memories with different signatures are never squashed."""
-        return self.numbers, self.paths, self.negated
+        return self.numbers, self.paths, self.negations
 
 
 def _entity_order(text: str, names: frozenset[str]) -> tuple[str, ...]:
@@ -69,9 +74,10 @@ def fact_of(pk: int, memory: Memory, entities: list[tuple[str, str]]) -> Fact:
         memory=memory,
         words=frozenset(ordered),
         ordered=ordered,
+        sequence=tuple(t for t in re.findall(r"\w+", text.lower()) if t not in STOPWORDS or t in NEGATIONS),
         numbers=numbers,
         paths=paths,
-        negated=any(t in NEGATIONS for t in tokens),
+        negations=sum(t in NEGATIONS for t in tokens),
         contrast=any(t in CONTRAST for t in tokens),
         entities=names,
         entity_order=_entity_order(text, names),

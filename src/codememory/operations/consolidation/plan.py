@@ -8,14 +8,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
+from itertools import combinations
 
 from codememory.core.dates import from_iso, to_iso
 from codememory.core.model import Memory, new_memory_id
 from codememory.operations.consolidation.cluster import components, lexical_edges, thresholds, vector_edges
 from codememory.operations.consolidation.entity_gc import EntityMerge, plan_entity_merges
 from codememory.operations.consolidation.facts import Fact, fact_of
-from codememory.operations.consolidation.model import MAX_CLUSTER, ClusterJudge, Verdict
-from codememory.operations.consolidation.rules import CONFLICTS, SQUASH, SUPERSEDES, Decision, decide, keeper
+from codememory.operations.consolidation.model import MAX_CLUSTER, ClusterJudge
+from codememory.operations.consolidation.rules import (
+    CONFLICTS,
+    SQUASH,
+    SUPERSEDES,
+    Decision,
+    compatible,
+    decide,
+    keeper,
+)
 from codememory.service.project_store import Store
 from codememory.store.consolidation_runs import CONSOLIDATION_AGENT, ConsolidationTables, Squash
 from codememory.store.filters import Filters
@@ -83,41 +92,68 @@ def _edges(store: Store, facts: list[Fact], plan: Plan) -> tuple[list[tuple[int,
     return [(have[i], have[j], c) for i, j, c in vector_edges(matrix, cluster_at)], near
 
 
+def _grouped(facts: list[Fact], edges: list[tuple[int, int, float | None]]) -> list[list[int]]:
+    """Groups joined along `edges` (the closest first) only while every pair across two groups is compatible
+    (complete linkage): connected components would chain "A contained in B" and "A contained in C" into one
+    squash of B and C, two different facts."""
+    group_of = list(range(len(facts)))
+    groups: dict[int, list[int]] = {}
+    for i, j, _c in sorted(edges, key=lambda e: -(e[2] if e[2] is not None else 1.0)):
+        gi, gj = group_of[i], group_of[j]
+        if gi == gj:
+            continue
+        left, right = groups.get(gi, [i]), groups.get(gj, [j])
+        if all(compatible(facts[x], facts[y]) for x in left for y in right):
+            groups[gi] = left + right
+            groups.pop(gj, None)
+            for x in right:
+                group_of[x] = gi
+    return [sorted(g) for g in groups.values() if len(g) > 1]
+
+
+def _unambiguous(facts: list[Fact], edges: list[tuple[int, int, float | None]]) -> list[tuple[int, int, float | None]]:
+    """The squash edges without those of a memory that could join two memories that may not merge with each
+    other (a first sentence contained in both a note and its reversal): which one it restates is a guess."""
+    partners: dict[int, list[int]] = {}
+    for i, j, _c in edges:
+        partners.setdefault(i, []).append(j)
+        partners.setdefault(j, []).append(i)
+    torn = {
+        x
+        for x, others in partners.items()
+        if len(others) > 1 and any(not compatible(facts[p], facts[q]) for p, q in combinations(others, 2))
+    }
+    return [(i, j, c) for i, j, c in edges if i not in torn and j not in torn]
+
+
 def _squash_groups(
     facts: list[Fact],
     edges: list[tuple[int, int, float | None]],
     decisions: dict[tuple[int, int], Decision],
     judge: ClusterJudge | None,
-    plan: Plan,
 ) -> list[PlannedSquash]:
-    """Squashes within each cluster: by the model when there is one (on the members the rules let merge), else
-    by the rules' squash decisions."""
-    mergeable = [
-        (i, j, c)
-        for i, j, c in edges
-        if facts[i].signature == facts[j].signature and (decisions.get((i, j)) is None or _is(decisions, i, j, SQUASH))
-    ]
+    """Squashes: groups the model judges when there is one (of memories the rules let merge), else groups
+    along the rules' squash decisions."""
+    squash_edges = _unambiguous(facts, [(i, j, c) for i, j, c in edges if _is(decisions, i, j, SQUASH)])
     out: list[PlannedSquash] = []
-    for group in components(len(facts), mergeable):
-        members = [facts[i] for i in group]
-        verdict: Verdict | None = None
-        inside = set(group)
-        # A cluster joined through a third memory may hold a pair the rules forbid to merge: no model for it.
-        split = judge is not None and any(
-            i in inside and j in inside and not _is(decisions, i, j, SQUASH) for i, j in decisions
-        )
-        if judge is not None and len(group) <= MAX_CLUSTER and not split:
-            verdict = judge.judge(members)
-        if verdict is not None:
-            if verdict.squash and verdict.text is not None and verdict.category is not None:
+    if judge is not None:
+        mergeable = [(i, j, c) for i, j, c in edges if decisions.get((i, j)) is None or _is(decisions, i, j, SQUASH)]
+        left: list[tuple[int, int, float | None]] = []
+        for group in _grouped(facts, mergeable):
+            members = [facts[i] for i in group]
+            verdict = judge.judge(members) if len(group) <= MAX_CLUSTER else None
+            if verdict is None:  # too big, over budget or the model failed: the rules decide this group
+                inside = set(group)
+                left += [(i, j, c) for i, j, c in squash_edges if i in inside and j in inside]
+            elif verdict.squash and verdict.text is not None and verdict.category is not None:
                 out.append(PlannedSquash(members, verdict.text, verdict.category, f"model: {verdict.reason}", None))
-            continue
-        rule_edges = [(i, j, c) for i, j, c in mergeable if i in inside and _is(decisions, i, j, SQUASH)]
-        for sub in components(len(facts), rule_edges):
-            part = [facts[i] for i in sub]
-            kept = keeper(part)
-            reasons = sorted({decisions[(i, j)].reason for i, j, _c in rule_edges if i in sub and j in sub})
-            out.append(PlannedSquash(part, kept.memory.text, kept.memory.category, "; ".join(reasons), kept))
+        squash_edges = left
+    for group in _grouped(facts, squash_edges):
+        part = [facts[i] for i in group]
+        kept = keeper(part)
+        inside = set(group)
+        reasons = sorted({decisions[(i, j)].reason for i, j, _c in squash_edges if i in inside and j in inside})
+        out.append(PlannedSquash(part, kept.memory.text, kept.memory.category, "; ".join(reasons), kept))
     return out
 
 
@@ -145,7 +181,7 @@ def plan_run(store: Store, now: str, judge: ClusterJudge | None, progress: Progr
             decisions[(i, j)] = found
     if judge is not None:
         plan.method = judge.method
-    plan.squashes = _squash_groups(facts, edges, decisions, judge, plan)
+    plan.squashes = _squash_groups(facts, edges, decisions, judge)
     if judge is not None:
         plan.model_calls = judge.calls
         if judge.stopped:
