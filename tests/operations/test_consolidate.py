@@ -304,3 +304,28 @@ def test_an_untrusted_project_config_may_only_make_consolidation_stricter(cm: In
     with Store.open(project) as store:
         c = store.config.consolidation
         assert (c.similarity_threshold, c.decay_after_days, c.use_model, c.interval) == (0.85, 180.0, False, 3600)
+
+
+def test_near_misses_the_rules_never_squash(cm: Invoke, tmp_path: Path) -> None:
+    """A name swapped for another, a restatement negated, and a restatement contained in two memories that may
+    not merge with each other."""
+    note = "Each widget is wrapped in an error boundary so one bad payload breaks one tile. The boundary reports to Sentry."
+    load(
+        cm,
+        tmp_path,
+        [
+            memory("mem_00000a01", "Sessions use Redis in front of Postgres; Redis was flushed during the upgrade"),
+            memory(
+                "mem_00000a02", "Sessions use valkey in front of Postgres; Redis was flushed during the upgrade", day=2
+            ),
+            memory("mem_00000b01", "Run make check before pushing to the main branch"),
+            memory("mem_00000b02", "Do not run make check before pushing to the main branch; CI runs it", day=2),
+            memory("mem_00000c01", note),
+            memory("mem_00000c02", note.replace("Sentry", "Datadog"), day=2),
+            memory(
+                "mem_00000c03", "Each widget is wrapped in an error boundary so one bad payload breaks one tile.", day=3
+            ),
+        ],
+    )
+    plan = ok_json(cm("consolidate", "--dry-run", "--json"))
+    assert [c for c in plan["changes"] if c["kind"] == "squash"] == []
