@@ -309,7 +309,7 @@ def test_an_untrusted_project_config_may_only_make_consolidation_stricter(cm: In
 def test_near_misses_the_rules_never_squash(cm: Invoke, tmp_path: Path) -> None:
     """A name swapped for another, a restatement negated, and a restatement contained in two memories that may
     not merge with each other."""
-    note = "Each widget is wrapped in an error boundary so one bad payload breaks one tile. The boundary reports to Sentry."
+    note = "Each widget is wrapped in an error boundary so one bad payload breaks one tile. Errors go to Sentry."
     load(
         cm,
         tmp_path,
