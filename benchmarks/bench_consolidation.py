@@ -91,6 +91,9 @@ def _later(stamp: str, days: int) -> str:
     return to_iso(from_iso(stamp) + timedelta(days=days))
 
 
+PARAPHRASE_KIND: dict[str, str] = {}  # generated paraphrase id -> how it was made
+
+
 def build(rng: random.Random) -> tuple[list[dict[str, Any]], dict[str, str], list[tuple[str, str, str]]]:
     """(records, fact of each id, labelled never-merge pairs (newer, older, kind: update|reversal|distinct))."""
     from synthetic import TECH_GROUPS
@@ -98,15 +101,17 @@ def build(rng: random.Random) -> tuple[list[dict[str, Any]], dict[str, str], lis
     base = [json.loads(line) for line in CODING.read_text(encoding="utf-8").splitlines() if line.strip()]
     records = list(base)
     fact = {r["id"]: r["id"] for r in base}
+    kind_of: dict[str, str] = {}
     pairs: list[tuple[str, str, str]] = []
     counter = iter(range(1, 1_000_000))
 
-    def add(original: dict[str, Any], text: str, days: int, same: bool) -> str:
+    def add(original: dict[str, Any], text: str, days: int, same: bool, kind: str = "") -> str:
         mid = f"mem_{0xB0000000 + next(counter):08x}"
         record = {**original, "id": mid, "text": text, "created_at": _later(original["created_at"], days)}
         record.pop("updated_at", None)
         records.append(record)
         fact[mid] = original["id"] if same else mid
+        kind_of[mid] = kind
         return mid
 
     tech = {t: group for group in TECH_GROUPS.values() for t in group if " " not in t}
@@ -114,13 +119,13 @@ def build(rng: random.Random) -> tuple[list[dict[str, Any]], dict[str, str], lis
         text = r["text"]
         sentences = re.split(r"(?<=[.!?])\s+", text)
         if len(sentences) >= 2 and len(sentences[0].split()) >= 6:
-            add(r, sentences[0], 10, True)
+            add(r, sentences[0], 10, True, "first sentence")
         reworded = text
         for pattern, repl in SYNONYMS:
             reworded = re.sub(pattern, repl, reworded)
         if len(sentences) >= 2:
             reworded = " ".join([*sentences[1:], sentences[0]])
-        add(r, reworded if reworded != text else "Note: " + text, 12, True)
+        add(r, reworded if reworded != text else "Note: " + text, 12, True, "reworded")
         if NUMBER.search(text):
             updated = NUMBER.sub(lambda m: str(int(m.group(1)) + 2), text, count=1)
             pairs.append((add(r, updated, 40, False), r["id"], "update"))
@@ -142,7 +147,8 @@ def build(rng: random.Random) -> tuple[list[dict[str, Any]], dict[str, str], lis
         }
         records.append(first)
         fact[first["id"]] = first["id"]
-        add(first, b, 5, True)
+        add(first, b, 5, True, "hand-written")
+    PARAPHRASE_KIND.update(kind_of)
     return records, fact, pairs
 
 
@@ -167,7 +173,12 @@ def measure(report: Any, fact: dict[str, str], pairs: list[tuple[str, str, str]]
     reversal = [(n, o) for n, o, k in pairs if k == "reversal"]
     distinct = [(n, o) for n, o, k in pairs if k == "distinct"]
     violations = sum(n in group_of and group_of.get(n) == group_of.get(o) for n, o, _k in pairs)
+    per_kind: dict[str, list[bool]] = {}
+    for mid, kind in PARAPHRASE_KIND.items():
+        if kind:
+            per_kind.setdefault(kind, []).append(mid in group_of and group_of.get(mid) == group_of.get(fact[mid]))
     return {
+        "by_kind": ", ".join(f"{k} {sum(v)}/{len(v)}" for k, v in sorted(per_kind.items())),
         "squashes": len(squashes),
         "precision": right / len(squashed_pairs) if squashed_pairs else 1.0,
         "recall": found / len(wanted) if wanted else 1.0,
@@ -239,15 +250,15 @@ def labelled_table(work: Path) -> None:
     print(f"Labelled set: {len(records)} memories ({len(records) - 369} generated), {len(pairs)} never-merge pairs\n")
     print(
         "| similarity | squashes | merge precision | recall | updates superseded | reversals linked | "
-        "distinct linked | never-merge violations | pass |"
+        "distinct linked | never-merge violations | paraphrase squashed with its original | pass |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for report, m, seconds in rows:
         print(
             f"| {report.similarity} | {m['squashes']} | {m['precision']:.3f} | "
             f"{m['recall']:.3f} ({m['wanted']} pairs) | "
             f"{m['updates_superseded']:.2f} of {m['updates']} | {m['reversals_linked']:.2f} of {m['reversals']} | "
-            f"{m['distinct_linked']} of {m['distinct']} | {m['violations']} | {seconds:.1f} s |"
+            f"{m['distinct_linked']} of {m['distinct']} | {m['violations']} | {m['by_kind']} | {seconds:.1f} s |"
         )
 
 

@@ -351,7 +351,7 @@ MIGRATIONS.append(
         "consolidation runs: what each squash, supersession, conflict, decay and entity merge changed",
         """
 -- One row per consolidation run that wrote something or was asked to (a dry run is not recorded).
--- changes is JSON [{kind, ...}] (operations/consolidation/changes.py): enough to undo the run; summary is
+-- changes is JSON [{kind, ...}] (operations/consolidate.py writes it): enough to undo the run; summary is
 -- JSON counts by kind. trigger: 'command' (codememory consolidate) or 'schedule' (the daemon).
 CREATE TABLE consolidation_runs (
     id          INTEGER PRIMARY KEY,
