@@ -3,8 +3,8 @@
 With vectors: every pair of live memories whose cosine reaches the threshold (`[consolidation]
 similarity_threshold`, on the scale of the model that made the vectors), computed block by block so 10k memories
 need no 10k x 10k matrix in memory. Without vectors: pairs that share most of their content words (a Jaccard or
-an overlap coefficient over content words, through an inverted index that skips words too common to tell
-anything), so consolidation still finds copies and contained restatements."""
+an overlap coefficient over content words, candidates by prefix filtering), so consolidation still finds copies
+and contained restatements."""
 
 from __future__ import annotations
 
@@ -21,7 +21,9 @@ if TYPE_CHECKING:
 BLOCK = 1024
 LEXICAL_JACCARD = 0.5
 LEXICAL_OVERLAP = 0.8  # of the shorter memory's words: a restatement contained in a longer memory
-COMMON_WORD_SHARE = 0.05  # words in more than this share of memories (and over 50) are not indexed
+# Words in more memories than this are not indexed: a pair that shares only such words is not compared (a
+# copy or restatement shares its rarer words too), and indexing them makes the pairs quadratic.
+COMMON = 50
 
 # "Close enough to compare" as a cosine, per vector space. The default 0.85 was set on the codemira seed's
 # model; e5's scale is compressed (unrelated project notes 0.80-0.85, related 0.86-0.88, paraphrases
@@ -56,23 +58,27 @@ def vector_edges(matrix: npt.NDArray[np.float32], threshold: float) -> list[tupl
 
 
 def lexical_edges(facts: Sequence[Fact]) -> list[tuple[int, int, float | None]]:
-    """(i, j, None) for pairs that share most of their content words (no cosine to give)."""
+    """(i, j, None) for pairs that share most of their content words (no cosine to give). Candidates come from
+    prefix filtering: each memory is indexed under its rarest words only (as many as a pair over the Jaccard
+    threshold must have in common there), and never under a word more than COMMON memories use."""
+    import math
+    from collections import Counter
+
+    freq = Counter(w for f in facts for w in f.words)
     postings: dict[str, list[int]] = defaultdict(list)
+    candidates: set[tuple[int, int]] = set()
     for i, fact in enumerate(facts):
-        for word in fact.words:
+        words = sorted(fact.words, key=lambda w: (freq[w], w))
+        for word in words[: len(words) - math.ceil(LEXICAL_JACCARD * len(words)) + 1]:
+            if freq[word] > COMMON:
+                break  # the rest of the prefix is commoner still
+            candidates.update((j, i) for j in postings[word])
             postings[word].append(i)
-    cap = max(50, int(len(facts) * COMMON_WORD_SHARE))
-    shared: dict[tuple[int, int], int] = defaultdict(int)
-    for members in postings.values():
-        if len(members) > cap:
-            continue
-        for x, i in enumerate(members):
-            for j in members[x + 1 :]:
-                shared[(i, j)] += 1
     out: list[tuple[int, int, float | None]] = []
-    for (i, j), n in shared.items():
-        a, b = len(facts[i].words), len(facts[j].words)
-        if n / (a + b - n) >= LEXICAL_JACCARD or n / min(a, b) >= LEXICAL_OVERLAP:
+    for i, j in sorted(candidates):
+        a, b = facts[i].words, facts[j].words
+        n = len(a & b)
+        if n and (n / len(a | b) >= LEXICAL_JACCARD or n / min(len(a), len(b)) >= LEXICAL_OVERLAP):
             out.append((i, j, None))
     return out
 

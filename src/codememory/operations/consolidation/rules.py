@@ -92,28 +92,29 @@ def decide(a: Fact, b: Fact, cosine: float | None, near: float) -> Decision | No
         return None
     if _reversed_roles(a, b):
         return _conflict(a, b, "the same things named in reverse roles")
-    if _name_swapped(a, b):
-        return None
     if a.values != b.values:
         share = jaccard(a.words, b.words)
-        if share < SAME_SUBJECT:
+        if share < SAME_SUBJECT or _name_swapped(a, b):
             return None  # two facts that share words
         newer, older = (a, b) if a.memory.created_at > b.memory.created_at else (b, a)
         change = f"{_show(older.values)} -> {_show(newer.values)}"
         if newer.memory.created_at == older.memory.created_at:
             return _conflict(a, b, f"the same subject with different values ({change})")
         return Decision(SUPERSEDES, newer, older, f"the same subject with an updated value ({change})")
+    reason = None
     if sorted(a.ordered) == sorted(b.ordered) and a.entities == b.entities:
-        return Decision(SQUASH, a, b, "the same content words")
-    if (
+        reason = "the same content words"
+    elif (
         cosine is not None
         and cosine >= near
         and a.memory.category == b.memory.category
         and a.entities == b.entities
         and jaccard(a.words, b.words) >= NEAR_WORD_SHARE
     ):
-        return Decision(SQUASH, a, b, f"near-identical meaning (cosine {cosine:.3f}), same category and entities")
-    return None
+        reason = f"near-identical meaning (cosine {cosine:.3f}), same category and entities"
+    if reason is None or _name_swapped(a, b):
+        return None
+    return Decision(SQUASH, a, b, reason)
 
 
 def _conflict(a: Fact, b: Fact, reason: str) -> Decision:
