@@ -1,8 +1,8 @@
-"""Consolidation on a schedule: every registered project whose last recorded run is older than its `[consolidation]
-interval` (default daily; 0: never) gets a run (`codememory.operations.consolidate`, recorded with trigger
-"schedule", undoable like any other). A run may wait on a model for minutes, so it happens in a thread of its own,
-one at a time, and capture never waits for it; when a project is due is remembered between polls, so a poll opens
-no store that is not due."""
+"""Consolidation on a schedule: every registered project whose last recorded run (or, before the first, the store's
+creation) is older than its `[consolidation] interval` (default daily; 0: never) gets a run
+(`codememory.operations.consolidate`, recorded with trigger "schedule", undoable like any other). A run may wait on
+a model for minutes, so it happens in a thread of its own with a store of its own, one at a time, and capture never
+waits for it; when a project is due is remembered between polls, so a poll opens no store that is not due."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ class ConsolidationSchedule:
                     if interval <= 0:
                         self._due[str(root)] = time.monotonic() + 3600  # the setting may change: look again later
                         continue
-                    last = ConsolidationTables(store.db).last_run_at()
+                    last = ConsolidationTables(store.db).schedule_reference()
                     waited = (now_utc() - from_iso(last)).total_seconds() if last else None
                     if waited is not None and waited < interval:
                         self._due[str(root)] = time.monotonic() + interval - waited

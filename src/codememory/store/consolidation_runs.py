@@ -176,6 +176,15 @@ class ConsolidationTables:
         row = self.conn.execute("SELECT MAX(started_at) FROM consolidation_runs").fetchone()
         return row[0] if row and is_stamp(row[0]) else None
 
+    def schedule_reference(self) -> str | None:
+        """When the schedule counts from: the last run, else the store's creation (its first migration), so a
+        new store is first consolidated one interval after `init`, not the moment a daemon sees it."""
+        row = self.conn.execute(
+            "SELECT COALESCE((SELECT MAX(started_at) FROM consolidation_runs), "
+            "(SELECT MIN(applied_at) FROM schema_migrations))"
+        ).fetchone()
+        return row[0] if row and is_stamp(row[0]) else None
+
     def runs(self, limit: int = MAX_RUNS_LISTED) -> list[RunRow]:
         rows = self.conn.execute(f"SELECT {_COLUMNS} FROM consolidation_runs ORDER BY id DESC LIMIT ?", (limit,))
         return [r for r in (_run(row) for row in rows) if r is not None]
