@@ -29,7 +29,7 @@ from codememory.text.privacy import scrub
 from codememory.text.tokens import estimate_tokens
 
 MAX_TOKENS = 400  # the answer: one sentence and a reason
-MAX_CLUSTER = 8  # larger clusters are left to the rules (a long list invites a sloppy squash)
+MAX_CLUSTER = 8  # memories per question: a cluster is asked about in groups of at most this many
 PURPOSE = "consolidate"
 PROMPT_NAMES = ("consolidation_system.txt", "consolidation_user.txt")
 

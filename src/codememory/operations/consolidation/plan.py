@@ -92,7 +92,9 @@ def _edges(store: Store, facts: list[Fact], plan: Plan) -> tuple[list[tuple[int,
     return [(have[i], have[j], c) for i, j, c in vector_edges(matrix, cluster_at)], near
 
 
-def _grouped(facts: list[Fact], edges: list[tuple[int, int, float | None]]) -> list[list[int]]:
+def _grouped(
+    facts: list[Fact], edges: list[tuple[int, int, float | None]], limit: int | None = None
+) -> list[list[int]]:
     """Groups joined along `edges` (the closest first) only while every pair across two groups is compatible
     (complete linkage): connected components would chain "A contained in B" and "A contained in C" into one
     squash of B and C, two different facts."""
@@ -103,6 +105,8 @@ def _grouped(facts: list[Fact], edges: list[tuple[int, int, float | None]]) -> l
         if gi == gj:
             continue
         left, right = groups.get(gi, [i]), groups.get(gj, [j])
+        if limit is not None and len(left) + len(right) > limit:
+            continue
         if all(compatible(facts[x], facts[y]) for x in left for y in right):
             groups[gi] = left + right
             groups.pop(gj, None)
@@ -139,10 +143,10 @@ def _squash_groups(
     if judge is not None:
         mergeable = [(i, j, c) for i, j, c in edges if decisions.get((i, j)) is None or _is(decisions, i, j, SQUASH)]
         left: list[tuple[int, int, float | None]] = []
-        for group in _grouped(facts, mergeable):
+        for group in _grouped(facts, mergeable, MAX_CLUSTER):
             members = [facts[i] for i in group]
-            verdict = judge.judge(members) if len(group) <= MAX_CLUSTER else None
-            if verdict is None:  # too big, over budget or the model failed: the rules decide this group
+            verdict = judge.judge(members)
+            if verdict is None:  # over budget or the model failed: the rules decide this group
                 inside = set(group)
                 left += [(i, j, c) for i, j, c in squash_edges if i in inside and j in inside]
             elif verdict.squash and verdict.text is not None and verdict.category is not None:
