@@ -7,9 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from codememory import Store
 from codememory.extract.prompt_templates import PROMPTS_DIR
-from codememory.store.consolidation_runs import ConsolidationTables
+from codememory.store.consolidation_runs import ConcurrentRun, ConsolidationTables
 from codememory.store.injections import InjectedMemory, InjectionTables
 from support.cli import Invoke, assert_error, ok, ok_json, show, write_jsonl
 from support.scripted_llm import Reply, Script, ScriptedLLM
@@ -329,3 +331,28 @@ def test_near_misses_the_rules_never_squash(cm: Invoke, tmp_path: Path) -> None:
     )
     plan = ok_json(cm("consolidate", "--dry-run", "--json"))
     assert [c for c in plan["changes"] if c["kind"] == "squash"] == []
+
+
+def test_a_run_planned_before_another_was_recorded_is_refused(cm: Invoke, tmp_path: Path, project: Path) -> None:
+    """The daemon's run and a command's at once: the second to finish planned on a store the first changed."""
+    load(cm, tmp_path, SAME)
+    ok(cm("consolidate", "--dry-run"))
+    with Store.open(project) as store:
+        tables = ConsolidationTables(store.db)
+        planned_after = tables.latest_run_id()
+        ok(cm("consolidate"))  # another run is recorded meanwhile
+        with pytest.raises(ConcurrentRun, match="run it again"):
+            tables.apply(
+                started_at="2026-11-24T00:00:00.000Z",
+                now="2026-11-24T00:00:01.000Z",
+                trigger="command",
+                method="rules",
+                squashes=[],
+                links=[],
+                archive=[],
+                entity_merges=[],
+                changes=[],
+                summary={},
+                planned_after=planned_after,
+            )
+    assert len(ok_json(cm("consolidate", "--runs", "--json"))["runs"]) == 1

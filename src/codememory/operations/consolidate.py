@@ -159,11 +159,12 @@ def consolidate(
     from codememory.store.consolidation_runs import ConsolidationTables
 
     started = now_iso()
+    tables = ConsolidationTables(store.db)
+    planned_after = tables.latest_run_id()
     notes: list[str] = []
     judge = _judge(store, f"consolidation:{started}", use_model, notes)
     plan = plan_run(store, started, judge, progress)
     plan.notes[:0] = notes
-    tables = ConsolidationTables(store.db)
     report, stored = _changes(plan, tables)
     counts = dict(Counter(c.kind for c in report))
     result = ConsolidationReport(
@@ -205,6 +206,7 @@ def consolidate(
         entity_merges=[(e.entity_id, e.into, e.into_type) for e in plan.entities],
         changes=stored,
         summary=summary,
+        planned_after=planned_after,
     )
     result.run = run_id
     squash_changes = [c for c in report if c.kind == "squash"]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from codememory.core.model import Memory
+from codememory.errors import InvalidInput
 from codememory.store.connection import BUSY_TIMEOUT_S, chunks
 from codememory.store.database import Database
 from codememory.store.failures import store_errors
@@ -23,6 +24,11 @@ from codememory.store.filters import Filters
 from codememory.store.rows import is_label, is_stamp
 
 MAX_RUNS_LISTED = 200
+
+
+class ConcurrentRun(InvalidInput):
+    pass
+
 CONSOLIDATION_AGENT = "consolidation"  # entered_by of the memories a squash writes (what `stats` counts)
 
 
@@ -176,6 +182,9 @@ class ConsolidationTables:
         row = self.conn.execute("SELECT MAX(started_at) FROM consolidation_runs").fetchone()
         return row[0] if row and is_stamp(row[0]) else None
 
+    def latest_run_id(self) -> int:
+        return int(self.conn.execute("SELECT COALESCE(MAX(id), 0) FROM consolidation_runs").fetchone()[0])
+
     def schedule_reference(self) -> str | None:
         """When the schedule counts from: the last run, else the store's creation (its first migration), so a
         new store is first consolidated one interval after `init`, not the moment a daemon sees it."""
@@ -220,16 +229,20 @@ class ConsolidationTables:
         entity_merges: Sequence[tuple[int, str, str]],
         changes: list[dict[str, Any]],
         summary: dict[str, Any],
+        planned_after: int,
     ) -> tuple[int, dict[int, str], list[dict[str, Any]]]:
         """Apply a planned run and record it, in one transaction. `links`: (from pk, to pk, type, score, retire
         the target: mark it superseded by the source); a negative pk -1-i stands for the new memory of squash i.
         `archive`: row keys to archive (decay). `entity_merges`: (entity id, into name, into type). Returns the run
         id, the ids given to the squashes' new memories by position, and per entity merge what undo needs
-        ({from, type, renamed, moved, shared})."""
+        ({from, type, renamed, moved, shared}). `planned_after`: the latest run when the plan was made; another run
+        recorded since (the daemon's and a command's at once) refuses this one: its plan may be out of date."""
         new_ids: dict[int, str] = {}
         merged: list[dict[str, Any]] = []
         db = self.db
         with db.transaction() as c:
+            if self.latest_run_id() != planned_after:
+                raise ConcurrentRun("another consolidation run finished while this one was planned: run it again")
             for i, squash in enumerate(squashes):
                 db._insert(squash.memory)
                 pk = db.pk_of(squash.memory.id)
