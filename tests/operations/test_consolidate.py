@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from codememory import Store
+from codememory import InvalidInput, Store
 from codememory.extract.prompt_templates import PROMPTS_DIR
-from codememory.store.consolidation_runs import ConcurrentRun, ConsolidationTables
+from codememory.store.consolidation_runs import ConsolidationTables
 from codememory.store.injections import InjectedMemory, InjectionTables
 from support.cli import Invoke, assert_error, ok, ok_json, show, write_jsonl
 from support.scripted_llm import Reply, Script, ScriptedLLM
@@ -341,7 +341,7 @@ def test_a_run_planned_before_another_was_recorded_is_refused(cm: Invoke, tmp_pa
         tables = ConsolidationTables(store.db)
         planned_after = tables.latest_run_id()
         ok(cm("consolidate"))  # another run is recorded meanwhile
-        with pytest.raises(ConcurrentRun, match="run it again"):
+        with pytest.raises(InvalidInput, match="run it again"):
             tables.apply(
                 started_at="2026-11-24T00:00:00.000Z",
                 now="2026-11-24T00:00:01.000Z",

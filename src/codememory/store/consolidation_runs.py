@@ -25,10 +25,6 @@ from codememory.store.rows import is_label, is_stamp
 
 MAX_RUNS_LISTED = 200
 
-
-class ConcurrentRun(InvalidInput):
-    pass
-
 CONSOLIDATION_AGENT = "consolidation"  # entered_by of the memories a squash writes (what `stats` counts)
 
 
@@ -242,7 +238,7 @@ class ConsolidationTables:
         db = self.db
         with db.transaction() as c:
             if self.latest_run_id() != planned_after:
-                raise ConcurrentRun("another consolidation run finished while this one was planned: run it again")
+                raise InvalidInput("another consolidation run finished while this one was planned: run it again")
             for i, squash in enumerate(squashes):
                 db._insert(squash.memory)
                 pk = db.pk_of(squash.memory.id)
