@@ -275,21 +275,22 @@ def timing_table(work: Path, size: int) -> None:
         started = time.perf_counter()
         _store(big, generate(size, seed=16))
         prepared = f"computed in {time.perf_counter() - started:.0f} s beforehand"
-    run = work / "run"
-    shutil.rmtree(run, ignore_errors=True)
-    shutil.copytree(big, run)
-    report, seconds = _run(run, vectors=True, dry_run=False)
     print(
         f"\nA recorded consolidation run over {size:,} synthetic memories (benchmarks/synthetic.py), vectors from the "
-        f"default model ({prepared}):\n"
+        f"default model ({prepared}), each on a fresh copy of the store:\n"
     )
-    print("| memories | clusters | squash | supersedes | conflicts | entity | pass |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
-    c = report.counts
-    print(
-        f"| {report.considered:,} | {report.clusters:,} | {c['squash']} | {c['supersedes']} | {c['conflicts']} | "
-        f"{c['entity']} | {seconds:.1f} s |"
-    )
+    print("| similarity | memories | clusters | squash | supersedes | conflicts | entity | pass |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for vectors in (True, False):
+        run = work / "run"
+        shutil.rmtree(run, ignore_errors=True)
+        shutil.copytree(big, run)
+        report, seconds = _run(run, vectors=vectors, dry_run=False)
+        c = report.counts
+        print(
+            f"| {report.similarity} | {report.considered:,} | {report.clusters:,} | {c['squash']} | "
+            f"{c['supersedes']} | {c['conflicts']} | {c['entity']} | {seconds:.1f} s |"
+        )
 
 
 if __name__ == "__main__":
