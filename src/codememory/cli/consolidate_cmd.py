@@ -23,7 +23,7 @@ from codememory.text.context_render import FIELD_CHARS, one_line, quoted
 def consolidate(
     ctx: click.Context, dry_run: bool, undo_run: int | None, list_runs: bool, no_model: bool, as_json: bool
 ) -> None:
-    """Squash memories that say the same thing, link updates and reversals, archive stale ones.
+    """Squash memories that say the same thing, link updates and reversals, archive unread ones.
 
     Live memories at least `[consolidation] similarity_threshold` alike (by their vectors, else by shared
     words) are compared. Memories whose numbers, versions, paths or polarity differ are never merged: the newer
