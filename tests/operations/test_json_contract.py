@@ -43,6 +43,7 @@ from codememory.daemon.viewer_link import ViewerLink
 from codememory.extract.capture_and_extract import PassReport, ProjectExtraction
 from codememory.extract.report import ExtractionReport, SpanReport
 from codememory.operations.cold_start import ColdStart
+from codememory.operations.consolidate import ConsolidationReport, ConsolidationRuns, ConsolidationUndo
 from codememory.operations.embed import Embedded
 from codememory.operations.explain import Explained
 from codememory.operations.forget import Archived, Forgotten, Pruned, Unarchived
@@ -256,6 +257,9 @@ CLI_CASES: dict[str, Any] = {
     "stats": Stats,
     "stale": StaleReport,
     "stale --fix": StaleReport,
+    "consolidate": ConsolidationReport,
+    "consolidate --runs": ConsolidationRuns,
+    "consolidate --undo": ConsolidationUndo,
     "export": Exported,
     "import": ImportReport,
     "embed": Embedded,
@@ -341,6 +345,11 @@ def test_the_cli_prints_the_typed_results(cm: Invoke, project: Path, tmp_path: P
     assert expect("prune", "prune", "--dry-run")["memories"]
     expect("stats", "stats")
     expect("stats", "stats", "--tags", "--agents")
+    expect("store", "store", "Postgres pool size is 20 in production, set in config/db.toml")
+    assert expect("consolidate", "consolidate", "--dry-run")["changes"]
+    run = expect("consolidate", "consolidate")["run"]
+    assert expect("consolidate --runs", "consolidate", "--runs")["runs"]
+    expect("consolidate --undo", "consolidate", "--undo", run)
     expect("export", "export", tmp_path / "out.jsonl")
     assert expect("retrieve", "retrieve", "-q", "postgres pool size")["memories"]
     assert expect("remember-scan", "remember-scan", input="*Remember*: the build uses uv, not pip\n")["results"]

@@ -12,6 +12,7 @@ import click
 
 from codememory import __version__
 from codememory.cli.capture_cmd import capture
+from codememory.cli.consolidate_cmd import consolidate
 from codememory.cli.embed_cmd import embed
 from codememory.cli.explain_cmd import explain
 from codememory.cli.group import CliGroup
@@ -82,6 +83,7 @@ for _command in (
     forget,
     archive,
     prune,
+    consolidate,
     stats,
     stale,
     export,

@@ -48,6 +48,12 @@ def _print(data: Stats) -> None:
             for name, n in counts.items():
                 click.echo(f"  {n:>6}  {name}")
     _print_spend(data.llm_spend)
+    c = data.consolidation
+    last = f", last {c.last_run[:19]}" if c.last_run else ""
+    click.echo(
+        f"Hygiene:   {c.consolidated} consolidated memories (from {c.squashed} squashed), {c.decayed} decayed, "
+        f"{c.linked} supersedes/conflicts links; {c.runs} consolidation runs{last}"
+    )
 
 
 def _print_spend(spend: dict[str, Any]) -> None:

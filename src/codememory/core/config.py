@@ -157,6 +157,20 @@ class RemoteConfig:
 
 
 @dataclass
+class ConsolidationConfig:
+    """Memory hygiene (`codememory consolidate`, and the daemon on a schedule)."""
+
+    interval: float = 86400.0  # seconds between the daemon's runs in each project; 0: never on a schedule
+    # Memories at least this similar are compared (connected components); on the seed's model's scale: the
+    # default model's own scale applies unless this is changed (operations/consolidation/cluster.py).
+    similarity_threshold: float = 0.85
+    use_model: bool = True  # ask [llm]'s model about each cluster when one is configured (else the rules decide)
+    decay: bool = True  # archive (in a recorded run) low-importance memories nobody read for decay_after_days
+    decay_after_days: float = 180.0
+    decay_max_importance: float = 0.3
+
+
+@dataclass
 class Config:
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     search: SearchConfig = field(default_factory=SearchConfig)
@@ -169,6 +183,7 @@ class Config:
     staleness: StalenessConfig = field(default_factory=StalenessConfig)
     share: ShareConfig = field(default_factory=ShareConfig)
     remote: RemoteConfig = field(default_factory=RemoteConfig)
+    consolidation: ConsolidationConfig = field(default_factory=ConsolidationConfig)
 
 
 def _coerce(value: Any, like: Any, where: str) -> Any:

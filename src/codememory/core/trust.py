@@ -94,6 +94,15 @@ UNTRUSTED_RULES: dict[str, Rule] = {
     # [staleness]: how often this project is checked and how much a stale memory is demoted in its own results.
     "staleness.check_interval": Rule(HARMLESS, 0, 30 * 86400),
     "staleness.demote": Rule(HARMLESS, 0, 1),
+    # [consolidation]: archives and squashes this project's own memories (recorded, undoable). A project may
+    # make it stricter (a higher similarity, a longer or no decay, no model), never looser; how often it runs
+    # costs only the user's budgets, which a project cannot raise.
+    "consolidation.interval": Rule(HARMLESS, 0, 366 * 86400),
+    "consolidation.similarity_threshold": Rule(RAISE_ONLY, 0, 1),
+    "consolidation.use_model": Rule(OFF_ONLY),
+    "consolidation.decay": Rule(OFF_ONLY),
+    "consolidation.decay_after_days": Rule(RAISE_ONLY, 1, 36500),
+    "consolidation.decay_max_importance": Rule(LOWER_ONLY, 0, 1),
 }
 
 # The values that switch a feature off, as each consumer understands them (after strip + lower).
@@ -101,6 +110,8 @@ _OFF_VALUES: dict[str, tuple[Any, ...]] = {
     "embedding.provider": ("", "none", "off"),
     "llm.provider": ("", "none"),
     "capture.auto_init": (False,),
+    "consolidation.use_model": (False,),
+    "consolidation.decay": (False,),
 }
 
 NEEDS_TRUST_REASON = "sends data, picks a credential, a program, a model or a path: needs `codememory trust`"

@@ -239,10 +239,20 @@ class RawEventFlusher:
 
 
 def default_tasks() -> list[Task]:
+    from codememory.daemon.consolidation_task import ConsolidationSchedule
     from codememory.daemon.embedding_backfill import EmbeddingBackfill
     from codememory.daemon.publish_task import PublishTask
     from codememory.daemon.share_follow import ShareFollow
     from codememory.daemon.stale_check import StaleCheck
     from codememory.daemon.warm_up import WarmUp
 
-    return [WarmUp(), ShareFollow(), RawEventFlusher(), CaptureLoop(), EmbeddingBackfill(), StaleCheck(), PublishTask()]
+    return [
+        WarmUp(),
+        ShareFollow(),
+        RawEventFlusher(),
+        CaptureLoop(),
+        EmbeddingBackfill(),
+        StaleCheck(),
+        ConsolidationSchedule(),
+        PublishTask(),
+    ]

@@ -1,4 +1,5 @@
-"""`codememory stats`: the store's counts, categories, vectors and size, and what extraction spent on a model."""
+"""`codememory stats`: the store's counts, categories, vectors and size, what extraction spent on a model, and
+what consolidation runs changed."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from codememory.core.result import FLATTEN, Result
+from codememory.operations.consolidate import ConsolidationStats, consolidation_stats
 from codememory.service.results import StoreStats
 
 if TYPE_CHECKING:
@@ -19,10 +21,13 @@ class Stats(Result):
 
     store: StoreStats = field(metadata=FLATTEN)
     llm_spend: dict[str, Any]
+    consolidation: ConsolidationStats  # runs, memories they consolidated, squashed, decayed, linked
 
 
 def stats(store: Store, *, tags: bool = False, agents: bool = False) -> Stats:
     """With `tags` / `agents`, how often each tag is used and how many memories each agent entered."""
     from codememory.extract.budget import spend_summary
 
-    return Stats(store.stats(tags=tags, agents=agents), spend_summary(store.db, store.config.llm))
+    return Stats(
+        store.stats(tags=tags, agents=agents), spend_summary(store.db, store.config.llm), consolidation_stats(store)
+    )

@@ -412,6 +412,31 @@ CREATE TABLE shared_state (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT R
     )
 )
 
+MIGRATIONS.append(
+    (
+        10,
+        "consolidation runs: what each squash, supersession, conflict, decay and entity merge changed",
+        """
+-- One row per consolidation run that wrote something or was asked to (a dry run is not recorded).
+-- changes is JSON [{kind, ...}] (operations/consolidate.py writes it): enough to undo the run; summary is
+-- JSON counts by kind. trigger: 'command' (codememory consolidate) or 'schedule' (the daemon).
+CREATE TABLE consolidation_runs (
+    id          INTEGER PRIMARY KEY,
+    started_at  TEXT NOT NULL,
+    finished_at TEXT NOT NULL,
+    trigger     TEXT NOT NULL CHECK (trigger IN ('command', 'schedule')),
+    method      TEXT NOT NULL,
+    status      TEXT NOT NULL CHECK (status IN ('applied', 'undone')),
+    changes     TEXT NOT NULL,
+    summary     TEXT NOT NULL,
+    undone_at   TEXT
+);
+CREATE INDEX consolidation_runs_started ON consolidation_runs(started_at);
+""",
+        None,
+    )
+)
+
 LATEST = MIGRATIONS[-1][0]
 
 _BOOKKEEPING = (

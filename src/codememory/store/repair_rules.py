@@ -245,4 +245,18 @@ SPECS: tuple[TableSpec, ...] = (
             "degraded": _one_of(0, 1),
         },
     ),
+    TableSpec(
+        "consolidation_runs",
+        {
+            "id": is_int,
+            "started_at": is_stamp,
+            "finished_at": is_stamp,
+            "trigger": _one_of("command", "schedule"),
+            "method": is_label,
+            "status": _one_of("applied", "undone"),
+            "changes": _json_text(list),
+            "summary": _json_text(dict),
+            "undone_at": _optional(is_stamp),
+        },
+    ),
 )
