@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 
 from codememory.capture.turns import SessionInfo, Todo, Turn
 from codememory.extract.candidate import Candidate
-from codememory.extract.dialogue import proposal_rejections, same_choice_once
+from codememory.extract.dialogue import agreed_recommendations, proposal_rejections, same_choice_once
 from codememory.extract.gotchas import gotcha_candidates
 from codememory.extract.statements import remember_candidates, statement_candidates
 from codememory.extract.todos import agent_todos, merge_todos
@@ -55,8 +55,10 @@ def heuristic_candidates(
         return []
     root = session.project_root if session else None
     exchange = proposal_rejections(turns)
-    said = [c for c in statement_candidates(turns) if (c.seq, c.text) not in exchange.settled]
-    said = sorted([*said, *exchange.candidates], key=lambda c: c.seq)
+    agreed = agreed_recommendations(turns)
+    settled = exchange.settled | agreed.settled
+    said = [c for c in statement_candidates(turns) if (c.seq, c.text) not in settled]
+    said = sorted([*said, *exchange.candidates, *agreed.candidates], key=lambda c: c.seq)
     prose_todos = [c for c in said if c.category == "todo" and c.rule == "todo"]
     lessons = gotcha_candidates(turns, root)
     # a choice that is the fix of a failure lives in the lesson (error, cause, fix): one memory, not two

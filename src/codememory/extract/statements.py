@@ -75,6 +75,8 @@ _IMPORTANCE = {
     ("assistant", "convention"): 0.6,
     ("assistant", "preference"): 0.5,
     ("assistant", "fact"): 0.5,
+    ("user", "gotcha"): 0.65,
+    ("assistant", "gotcha"): 0.6,
 }
 REMEMBER_IMPORTANCE = 0.8
 _CHOICES = ("decision", "rejected")
