@@ -162,14 +162,17 @@ def _lower_first(text: str) -> str:
 
 
 def same_choice_once(candidates: Sequence[Candidate]) -> list[Candidate]:
-    """Decisions and rejections naming the same options (two or more entities in common with an earlier one)
-    are one memory: the first."""
+    """Decisions and rejections naming the same options (two or more entities in common with an earlier one, all
+    of the smaller one's) are one memory: the first. Two choices about one table share its columns, not all names."""
     out: list[Candidate] = []
     seen: list[frozenset[str]] = []
     for c in candidates:
         if c.category in ("decision", "rejected_alternative") and c.rule != "remember":
             names = frozenset(e.lower() for e in c.entities)
-            if len(names) >= MIN_SHARED_ENTITIES and any(len(names & s) >= MIN_SHARED_ENTITIES for s in seen):
+            # the same options: two or more names in common, all of the smaller memory's names
+            if len(names) >= MIN_SHARED_ENTITIES and any(
+                len(names & s) >= max(MIN_SHARED_ENTITIES, min(len(names), len(s))) for s in seen
+            ):
                 continue
             seen.append(names)
         out.append(c)

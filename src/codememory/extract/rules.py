@@ -221,6 +221,7 @@ _BARE_COMMAND = (
     r"(?:cargo|npm|pnpm|yarn|bun|make|go|uv|pytest|poetry|docker(?:\s+compose)?|kubectl|python3?\s+-m|mvn|gradle|"
     r"bundle|rake|mix|dotnet|golangci-lint|ruff|tox|nox)\s+[\w-]+"
 )
+_CODE_SPAN_RE = re.compile(r"`[^`]*`")
 _FAILURE_TALK_RE = re.compile(r"\b(?:fail(?:s|ed|ing|ure)?|error|because|broke|broken|crash(?:es|ed)?)\b", re.I)
 _COMMAND_RE = re.compile(
     r"\b(?:run|start|launch|build|test|lint|format|deploy|migrate|serve|seed|check|type-?check|release)\w*\s+"
@@ -228,6 +229,8 @@ _COMMAND_RE = re.compile(
     r"|`[^`]{2,80}`\s+(?:runs|starts|builds|lints|formats|deploys|migrates|seeds|serves|runs\s+the)\b"
     r"|\b(?:test|build|dev|start|lint|format|deploy|migration|run)\s+command\s+is\s+`[^`]+`"
     r"|^to\s+(?:run|start|build|test|lint|format|deploy|migrate|serve|seed)\b[^,]*,\s*(?:run|use|type)\s+`[^`]+`"
+    r"|^to\s+(?:run|start|build|test|lint|format|deploy|migrate|serve|seed)(?:\s+(?:and|&)\s+\w+)?(?:\s+[\w-]+){0,3}"
+    r"\s*:\s*`[^`]+`"
     r"|\b(?:tests?|the\s+server|the\s+app|migrations?|the\s+linter)\s+(?:run|runs|start|starts)\s+with\s+`[^`]+`"
     rf"|\b(?:lint(?:er|ing)?|tests?|builds?|formatter|format(?:ting)?|dev\s+server|migrations?|deploy(?:s|ment)?|"
     rf"releases?|type-?check(?:s|ing)?)\b[^.`]{{0,30}}(?:\b(?:is|it'?s|are|with|using|via|run)\s*:?|:)\s*"
@@ -257,6 +260,17 @@ _PLACEMENT_RE = re.compile(
     r"^(?P<x>(?!(?:it|this|that|they|each|every|one)\b)[A-Za-z][\w.-]*(?:\s+[\w.-]+){0,3})\s+(?:get|gets|have|has)\s+"
     r"(?:their|its)\s+own\s+[\w-]+"
     r"|\b(?:stays?|staying|kept|keeps?)\s+out\s+of\s+(?:the\s+)?[\w-]+",
+    re.IGNORECASE,
+)
+# "A single db.t4g.micro is plenty for staging": a size or setup judged sufficient for its use.
+_SIZING_RE = re.compile(
+    r"^(?P<x>(?:a|an|the|one|two|three|\d+)\s+[^,]{3,60}?)\s+(?:is|are|should\s+be)\s+(?:plenty|enough|sufficient|"
+    r"more\s+than\s+enough)\s+for\s+(?!(?:now|today|the\s+moment|this\s+test)\b)\w+",
+    re.IGNORECASE,
+)
+# "I thought about a Redis lock, but …": the sentence before names what was chosen instead.
+WEIGHED_RE = re.compile(
+    r"\b(?:i|we)\s+(?:considered|looked\s+at|evaluated|thought\s+(?:about|of)|weighed|toyed\s+with)\b[^.]*?\bbut\b",
     re.IGNORECASE,
 )
 # "X is tempting, but it doesn't …": an option weighed and turned down in one sentence.
@@ -341,6 +355,9 @@ def _phrased_choice(s: str) -> Statement | None:
     m = _INCAPABLE_RE.search(s)
     if m and not PRONOUN_OBJECT_RE.match(m.group("y")):
         return Statement(s, "rejected_alternative", "rejected", True)
+    m = _SIZING_RE.match(s)
+    if m and not PRONOUN_OBJECT_RE.match(m.group("x")):
+        return Statement(s, "decision", "decision", True)
     if _PLACEMENT_RE.search(s):
         return Statement(s, "decision", "decision", reason)
     return None
@@ -389,7 +406,8 @@ def classify(sentence: str, *, role: str = "user") -> list[Statement]:
     )
     if not user and _RESULT_NOW_RE.match(s):
         return []  # "The PDF now formats amounts with …": a change reported, not a fact
-    if factual and not _NARRATION_RE.match(s) and not (not user and _FAILURE_TALK_RE.search(s)):
+    talk = _CODE_SPAN_RE.sub("", s)  # `ctest --output-on-failure` is a command, not failure talk
+    if factual and not _NARRATION_RE.match(s) and not (not user and _FAILURE_TALK_RE.search(talk)):
         if _VERSION_RE.search(s) and _CONSTRAINT_RE.search(s):
             return [Statement(s, "convention", "convention", reason)]  # the assistant restating a constraint
         return [Statement(s, "fact", "fact")]
