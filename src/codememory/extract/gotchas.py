@@ -206,6 +206,19 @@ def _explanation(failed: ToolOutcome, key: str, output: str, span: Sequence[Turn
     return best[1] if best else []
 
 
+def cause_sentence(s: str) -> bool:
+    """A sentence that states why something went wrong without a failure's words to check it against (a cause
+    cue such as "because", "so each", "turns out"), not a decision or a slip."""
+    return bool(
+        _CAUSE_RE.search(s)
+        and not (s.endswith("?") or _SLIP_RE.search(s) or _NARRATION_RE.match(s) or _states_something(s))
+    )
+
+
+def follow_up(s: str) -> bool:
+    return _is_fix(s) or _is_follow_up(s)
+
+
 def _is_follow_up(s: str) -> bool:
     """A sentence that goes on explaining (not narration, a question or a test result)."""
     return len(s.split()) >= 5 and not (s.endswith("?") or _SLIP_RE.search(s) or _NARRATION_RE.match(s))
