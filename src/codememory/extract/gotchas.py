@@ -206,11 +206,11 @@ def _explanation(failed: ToolOutcome, key: str, output: str, span: Sequence[Turn
     return best[1] if best else []
 
 
-def cause_sentence(s: str) -> bool:
+def cause_sentence(s: str, *, cue: bool = True) -> bool:
     """A sentence that states why something went wrong without a failure's words to check it against (a cause
-    cue such as "because", "so each", "turns out"), not a decision or a slip."""
+    cue such as "because", "so each", "turns out", unless `cue` is False), not a decision or a slip."""
     return bool(
-        _CAUSE_RE.search(s)
+        (not cue or _CAUSE_RE.search(s))
         and not (s.endswith("?") or _SLIP_RE.search(s) or _NARRATION_RE.match(s) or _states_something(s))
     )
 

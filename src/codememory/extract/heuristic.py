@@ -78,12 +78,12 @@ _CONTENT_STOP = frozenset(
     "have has had was were are is be been being it its not but can could would should will need needs".split()
 )
 MIN_RESTATED_WORDS = 3
-RESTATED_SHARE = 0.5
+RESTATED_SHARE = 0.4
 
 
 def _content_words(text: str) -> set[str]:
     words = re.findall(r"[a-z0-9][a-z0-9_.*/-]{2,}", text.lower())
-    return {w.rstrip(".") for w in words if w not in _CONTENT_STOP}
+    return {w.rstrip(".").removesuffix("s") for w in words if w not in _CONTENT_STOP}
 
 
 def restates_lesson(candidate: Candidate, lessons: Sequence[Candidate]) -> bool:

@@ -24,6 +24,10 @@ _BUG_REPORT_RE = re.compile(
 )
 
 
+# "…, so each tab is its own entry": the consequence that explains what the user saw
+_CONSEQUENCE_RE = re.compile(r",\s*so\s+(?!(?:far|i|we|let'?s|now)\b)\w+", re.IGNORECASE)
+
+
 def reported_bug_lessons(turns: Sequence[Turn], root: str | None = None) -> list[Candidate]:
     out: list[Candidate] = []
     for turn in turns:
@@ -34,7 +38,7 @@ def reported_bug_lessons(turns: Sequence[Turn], root: str | None = None) -> list
             continue
         said = [tidy(s) for s in sentences(scrub(turn.assistant_texts[0]))]
         for n, s in enumerate(said):
-            if cause_sentence(s):
+            if cause_sentence(s) or (_CONSEQUENCE_RE.search(s) and cause_sentence(s, cue=False)):
                 picked = [s] + [x for x in said[n + 1 : n + 2] if follow_up(x)]
                 text = clip(f"{' '.join(picked)} (reported: {clip(tidy(report), 120)})", 480)
                 out.append(Candidate(text, "gotcha", GOTCHA_IMPORTANCE, turn.seq, entity_names(text), rule="lesson"))
