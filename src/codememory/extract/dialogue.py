@@ -19,10 +19,10 @@ from itertools import pairwise
 
 from codememory.capture.turns import Turn
 from codememory.extract.candidate import Candidate, entity_names
+from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, tidy
 from codememory.extract.rules import HYPOTHETICAL_RE, PRONOUN_OBJECT_RE, classify, is_consequence
 from codememory.extract.statements import SENTENCE_SPLIT_RE, prose_units
-from codememory.text.privacy import scrub
 
 _PROPOSAL_RE = re.compile(
     r"\b(?:should|shall|could|can|do)\s+(?:we|i|you)\s+(?:just\s+)?(?:use|switch\s+to|go\s+with|add|try|adopt|"

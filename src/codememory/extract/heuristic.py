@@ -26,12 +26,12 @@ from collections.abc import Iterable, Sequence
 
 from codememory.capture.turns import SessionInfo, Todo, Turn
 from codememory.extract.candidate import Candidate
+from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.dialogue import agreed_recommendations, proposal_rejections, same_choice_once
 from codememory.extract.gotchas import gotcha_candidates
 from codememory.extract.reported import reported_bug_lessons
 from codememory.extract.statements import remember_candidates, statement_candidates
 from codememory.extract.todos import agent_todos, merge_todos
-from codememory.text.privacy import scrub
 
 
 # ------------------------------------------------------------------------------------- together

@@ -10,11 +10,10 @@ from collections.abc import Sequence
 
 from codememory.capture.turns import Turn
 from codememory.extract.candidate import Candidate, entity_names
+from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, tidy
-from codememory.extract.compress import analyze_tool
 from codememory.extract.gotchas import GOTCHA_IMPORTANCE, cause_sentence, follow_up
 from codememory.extract.statements import sentences
-from codememory.text.privacy import scrub
 
 _BUG_REPORT_RE = re.compile(
     r"^(?:one\s+|a\s+|another\s+|found\s+a\s+)?(?:bug|problem|issue|regression)\s*:"
@@ -34,7 +33,7 @@ def reported_bug_lessons(turns: Sequence[Turn], root: str | None = None) -> list
         report = next((s for s in sentences(scrub(turn.user_text)) if _is_report(s)), None)
         if report is None or not turn.assistant_texts:
             continue
-        if any(analyze_tool(call, root).failed for call in turn.tool_calls):
+        if any(call.failed for call in turn.tool_calls):
             continue
         said = [tidy(s) for s in sentences(scrub(turn.assistant_texts[0]))]
         for n, s in enumerate(said):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from codememory.extract.clean import tidy
 
@@ -366,6 +367,15 @@ def _phrased_choice(s: str) -> Statement | None:
 # ------------------------------------------------------------------------------------------ classify
 def classify(sentence: str, *, role: str = "user") -> list[Statement]:
     """The memory one prose sentence states (at most one; often none). `role`: "user" or "assistant"."""
+    return list(_classify(sentence, role))
+
+
+@lru_cache(maxsize=2048)
+def _classify(sentence: str, role: str) -> tuple[Statement, ...]:
+    return tuple(_classified(sentence, role=role))
+
+
+def _classified(sentence: str, *, role: str) -> list[Statement]:
     s = tidy(sentence)
     if not s or not usable(s) or PRONOUN_SUBJECT_RE.match(s):
         return []

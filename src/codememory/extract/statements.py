@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from codememory.capture.turns import Turn
 from codememory.extract.candidate import Candidate, entity_names
+from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, tidy, unquote_message
 from codememory.extract.rules import (
     COUNTERFACTUAL_RE,
@@ -25,7 +26,6 @@ from codememory.extract.rules import (
     usable,
 )
 from codememory.extract.todos import text_todos
-from codememory.text.privacy import scrub
 from codememory.text.remember import extract_remember_notes, without_remember_notes
 
 __all__ = ["classify", "prose_units", "remember_candidates", "sentences", "statement_candidates", "tidy"]
