@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
+
+from codememory.text.privacy import scrub
 
 
 @dataclass(frozen=True)
@@ -25,3 +28,10 @@ def entity_names(text: str) -> tuple[str, ...]:
     from codememory.text.entities import extract_entities
 
     return tuple(e.name for e in extract_entities(text, limit=8))
+
+
+@lru_cache(maxsize=256)
+def scrubbed(text: str) -> str:
+    """`scrub(text)`, once per message: the rules read each user and assistant text several times (statements,
+    exchanges, reported bugs); a pure function of the text."""
+    return scrub(text)

@@ -3,6 +3,10 @@ instead?") that the assistant advises against with a reason ("I'd rather not. SQ
 dependency …") is a rejected alternative with its reason; when the user's next message settles it ("Ok, let's
 stay with plain sqlite3 then."), the choice, the rejected option and the reason are one decision.
 
+An option the assistant recommends ("I'd use pgx directly with hand-written SQL. GORM would hide the queries …")
+that the user's next message settles in a few words ("Agreed, pgx it is.") is one decision: the recommendation
+with its reason, not the bare "Pgx it is.".
+
 Also here: a choice stated twice in a span (the assistant's "I'll store links in sqlite3 rather than
 SQLAlchemy", the user's later "let's stay with sqlite3 rather than SQLAlchemy") is kept once."""
 
@@ -11,13 +15,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from codememory.capture.turns import Turn
 from codememory.extract.candidate import Candidate, entity_names
+from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, tidy
 from codememory.extract.rules import HYPOTHETICAL_RE, PRONOUN_OBJECT_RE, classify, is_consequence
 from codememory.extract.statements import SENTENCE_SPLIT_RE, prose_units
-from codememory.text.privacy import scrub
 
 _PROPOSAL_RE = re.compile(
     r"\b(?:should|shall|could|can|do)\s+(?:we|i|you)\s+(?:just\s+)?(?:use|switch\s+to|go\s+with|add|try|adopt|"
@@ -36,6 +41,14 @@ _NO_RE = re.compile(
 _REASON_WORDS_RE = re.compile(r"\b(?:would|is|are|adds?|needs?|requires?|has|have|only|covers?|because|since)\b", re.I)
 MAX_REASON_SENTENCES = 2
 MIN_SHARED_ENTITIES = 2
+
+
+_RECOMMEND_RE = re.compile(
+    r"^(?:i'?d|i\s+would|we'?d|i\s+suggest|i\s+recommend|my\s+suggestion\s+is(?:\s+to)?|i'?d\s+recommend)\s+"
+    r"(?:just\s+)?(?:use|using|go\s+with|pick|choose|start\s+with|stick\s+with|keep)\b",
+    re.IGNORECASE,
+)
+MAX_SETTLING_WORDS = 8  # "Agreed, pgx it is." settles; a longer decision stands on its own
 
 
 @dataclass(frozen=True)
@@ -66,6 +79,33 @@ def proposal_rejections(turns: Sequence[Turn]) -> Exchange:
             out.append(
                 Candidate(clip(text), "rejected_alternative", 0.65, turn.seq, entity_names(text), rule="rejected")
             )
+    return Exchange(out, frozenset(settled))
+
+
+def agreed_recommendations(turns: Sequence[Turn]) -> Exchange:
+    """The assistant's recommendation, with its reason, when the user's next message settles it in a few words
+    naming the recommended option."""
+    out: list[Candidate] = []
+    settled: set[tuple[int, str]] = set()
+    for before, turn in pairwise(turns):
+        units = prose_units(scrub(turn.user_text))
+        if not units or not before.assistant_texts:
+            continue
+        first = SENTENCE_SPLIT_RE.split(units[0])[0]
+        found = classify(first)
+        if not found or found[0].rule != "decision" or len(found[0].text.split()) > MAX_SETTLING_WORDS:
+            continue
+        named = {w.lower() for w in re.findall(r"[\w.+-]{3,}", found[0].text)}
+        units_before = [u for text in before.assistant_texts for u in prose_units(scrub(text))]
+        said = [tidy(x) for u in units_before for x in SENTENCE_SPLIT_RE.split(u)]
+        for n, sentence in enumerate(said):
+            words = {w.lower() for w in re.findall(r"[\w.+-]{3,}", sentence)}
+            if _RECOMMEND_RE.match(sentence) and named & words - _COMMON_FIRST:
+                reason = [x for x in said[n + 1 : n + 1 + MAX_REASON_SENTENCES] if _REASON_WORDS_RE.search(x)][:1]
+                text = clip(" ".join([sentence, *reason]))
+                out.append(Candidate(text, "decision", 0.8, turn.seq, entity_names(text), rule="decision"))
+                settled.add((turn.seq, found[0].text))
+                break
     return Exchange(out, frozenset(settled))
 
 
@@ -122,14 +162,17 @@ def _lower_first(text: str) -> str:
 
 
 def same_choice_once(candidates: Sequence[Candidate]) -> list[Candidate]:
-    """Decisions and rejections naming the same options (two or more entities in common with an earlier one)
-    are one memory: the first."""
+    """Decisions and rejections naming the same options (two or more entities in common with an earlier one, all
+    of the smaller one's) are one memory: the first. Two choices about one table share its columns, not all names."""
     out: list[Candidate] = []
     seen: list[frozenset[str]] = []
     for c in candidates:
         if c.category in ("decision", "rejected_alternative") and c.rule != "remember":
             names = frozenset(e.lower() for e in c.entities)
-            if len(names) >= MIN_SHARED_ENTITIES and any(len(names & s) >= MIN_SHARED_ENTITIES for s in seen):
+            # the same options: two or more names in common, all of the smaller memory's names
+            if len(names) >= MIN_SHARED_ENTITIES and any(
+                len(names & s) >= max(MIN_SHARED_ENTITIES, min(len(names), len(s))) for s in seen
+            ):
                 continue
             seen.append(names)
         out.append(c)

@@ -103,7 +103,7 @@ _SLIP_RE = re.compile(
 )
 _NARRATION_RE = re.compile(
     r"^(?:let\s+me|i(?:'ll|\s+will)\s+(?:run|check|look|read|try|rerun|re-run)|now\s+let|running|checking|"
-    r"all\s+\d+|\d+\s+tests?|tests?\s+(?:pass|passed)|done)\b",
+    r"all\s+\d+|\d+\s+tests?|tests?\s+(?:pass|passed)|done|files?\s+(?:changed|touched|edited|modified)|changed\s+files?)\b",
     re.IGNORECASE,
 )
 _STRONG_CAUSE_RE = re.compile(
@@ -145,6 +145,8 @@ def gotcha_candidates(turns: Sequence[Turn], root: str | None = None) -> list[Ca
                 break
             if later.kind != "shell" or key not in _segment_keys(later.target or ""):
                 continue
+            if later.failed and _other_problem(_output(calls, i), _output(calls, j)):
+                break  # the first problem was fixed and the command now fails for another reason: its own lesson
             used_calls.add(j)
             if later.failed:
                 last_failure = j
@@ -152,7 +154,7 @@ def gotcha_candidates(turns: Sequence[Turn], root: str | None = None) -> list[Ca
             success = j
             break
         span = turns[turn_index : turn_index + 2]
-        output = scrub(turn.tool_calls[_call_index(calls, i)].output or "") if turn.tool_calls else ""
+        output = _output(calls, i)
         explanation = _explanation(failed, key, output, span, used_sentences)
         if explanation:
             used_sentences.update(explanation)
@@ -165,6 +167,20 @@ def gotcha_candidates(turns: Sequence[Turn], root: str | None = None) -> list[Ca
     return out
 
 
+def _output(calls: Sequence[tuple[int, Turn, ToolOutcome]], i: int) -> str:
+    turn = calls[i][1]
+    return scrub(turn.tool_calls[_call_index(calls, i)].output or "") if turn.tool_calls else ""
+
+
+_SAME_PROBLEM = 0.3  # share of the output's words two failures of one problem have in common
+
+
+def _other_problem(first: str, later: str) -> bool:
+    a = set(re.findall(r"[a-z][a-z0-9_-]{4,}", first[-_OUTPUT_TAIL:].lower()))
+    b = set(re.findall(r"[a-z][a-z0-9_-]{4,}", later[-_OUTPUT_TAIL:].lower()))
+    return bool(a and b) and len(a & b) / len(a | b) < _SAME_PROBLEM
+
+
 def _call_index(calls: Sequence[tuple[int, Turn, ToolOutcome]], i: int) -> int:
     """The position in its turn of the i-th call of the span."""
     turn_index = calls[i][0]
@@ -174,18 +190,38 @@ def _call_index(calls: Sequence[tuple[int, Turn, ToolOutcome]], i: int) -> int:
 def _explanation(failed: ToolOutcome, key: str, output: str, span: Sequence[Turn], used: set[str]) -> list[str]:
     """The assistant's sentences saying why the command failed and what fixes it (at most two)."""
     clues = _clue_words(failed, key, output)
+    best: tuple[int, list[str]] | None = None
     for turn in span:
         for raw in turn.assistant_texts:
             said = _said(raw)
             for n, s in enumerate(said):
-                if not s or s in used or not _is_cause(s, clues):
+                score = 0 if not s or s in used else _cause_score(s, clues)
+                if not score or (best and best[0] >= score):
                     continue
                 picked = [s]
                 after = said[n + 1] if n + 1 < len(said) else ""
-                if after and after not in used and _is_fix(after):
+                if after and after not in used and (_is_fix(after) or _is_follow_up(after)):
                     picked.append(after)
-                return picked[:MAX_EXPLANATION]
-    return []
+                best = (score, picked[:MAX_EXPLANATION])
+    return best[1] if best else []
+
+
+def cause_sentence(s: str, *, cue: bool = True) -> bool:
+    """A sentence that states why something went wrong without a failure's words to check it against (a cause
+    cue such as "because", "so each", "turns out", unless `cue` is False), not a decision or a slip."""
+    return bool(
+        (not cue or _CAUSE_RE.search(s))
+        and not (s.endswith("?") or _SLIP_RE.search(s) or _NARRATION_RE.match(s) or _states_something(s))
+    )
+
+
+def follow_up(s: str) -> bool:
+    return _is_fix(s) or _is_follow_up(s)
+
+
+def _is_follow_up(s: str) -> bool:
+    """A sentence that goes on explaining (not narration, a question or a test result)."""
+    return len(s.split()) >= 5 and not (s.endswith("?") or _SLIP_RE.search(s) or _NARRATION_RE.match(s))
 
 
 @lru_cache(maxsize=512)
@@ -204,12 +240,30 @@ def _is_fix(s: str) -> bool:
 
 
 def _is_cause(s: str, clues: set[str]) -> bool:
-    if s.endswith("?") or not _CAUSE_RE.search(s) or _SLIP_RE.search(s) or _NARRATION_RE.match(s):
-        return False
-    if _states_something(s):
-        return False  # a decision or convention ("I'll use X instead of Y because …") is its own memory
+    return _cause_score(s, clues) > 0
+
+
+def _cause_score(s: str, clues: set[str]) -> int:
+    """How well a sentence explains the failure: 0 when it does not; more for a stated cause and for each word
+    of the failure it names. A weak cue ("but", "has to", "X: Y") needs two of those words."""
+    if s.endswith("?") or _SLIP_RE.search(s) or _NARRATION_RE.match(s):
+        return 0
+    strong = bool(_STRONG_CAUSE_RE.search(s))
+    cue = strong or bool(_CAUSE_RE.search(s))
     words = {_stem(w) for w in re.findall(r"[a-z][a-z0-9_-]{2,}", s.lower()) if w not in _CLUE_STOP}
-    return bool(_STRONG_CAUSE_RE.search(s) or words & clues)
+    shared = len(words & clues)
+    if not (cue and (strong or shared)) and not (_WEAK_CAUSE_RE.search(s) and shared >= 2):
+        return 0
+    if _states_something(s):
+        return 0  # a decision or convention ("I'll use X instead of Y because …") is its own memory
+    return shared + (3 if strong else 1)
+
+
+_WEAK_CAUSE_RE = re.compile(
+    r"\bbut\b|\b(?:has|have)\s+to\b|\bmust\b|\bonly\s+lets?\b|^[^:]{3,40}:\s|\bmaps?\b|\bexpects?\b|"
+    r"\b(?:caught|found)\s+a\s+(?:real\s+)?bug\b|\bwas\s+\w+ed\s+(?:on|for|in)\s+every\b",
+    re.IGNORECASE,
+)
 
 
 _CLUE_STOP = frozenset(

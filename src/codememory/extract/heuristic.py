@@ -21,15 +21,17 @@ Every text is scrubbed before it is looked at; every candidate names the turn (`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from codememory.capture.turns import SessionInfo, Todo, Turn
 from codememory.extract.candidate import Candidate
-from codememory.extract.dialogue import proposal_rejections, same_choice_once
+from codememory.extract.candidate import scrubbed as scrub
+from codememory.extract.dialogue import agreed_recommendations, proposal_rejections, same_choice_once
 from codememory.extract.gotchas import gotcha_candidates
+from codememory.extract.reported import reported_bug_lessons
 from codememory.extract.statements import remember_candidates, statement_candidates
 from codememory.extract.todos import agent_todos, merge_todos
-from codememory.text.privacy import scrub
 
 
 # ------------------------------------------------------------------------------------- together
@@ -55,16 +57,47 @@ def heuristic_candidates(
         return []
     root = session.project_root if session else None
     exchange = proposal_rejections(turns)
-    said = [c for c in statement_candidates(turns) if (c.seq, c.text) not in exchange.settled]
-    said = sorted([*said, *exchange.candidates], key=lambda c: c.seq)
+    agreed = agreed_recommendations(turns)
+    settled = exchange.settled | agreed.settled
+    said = [c for c in statement_candidates(turns) if (c.seq, c.text) not in settled]
+    said = sorted([*said, *exchange.candidates, *agreed.candidates], key=lambda c: c.seq)
     prose_todos = [c for c in said if c.category == "todo" and c.rule == "todo"]
-    lessons = gotcha_candidates(turns, root)
+    lessons = gotcha_candidates(turns, root) + reported_bug_lessons(turns, root)
     # a choice that is the fix of a failure lives in the lesson (error, cause, fix): one memory, not two
     said = [c for c in said if not any(c.rule in ("decision", "fact") and c.text in g.text for g in lessons)]
+    said = [c for c in said if not restates_lesson(c, lessons)]
     out = [c for c in said if not (c.category == "todo" and c.rule == "todo")] + lessons
     # one memory per todo: the agent's list and the prose, merged; closed ones dropped
     out += merge_todos(prose_todos, agent_todos(turns, todos), turns[-1].seq)
     return unique(same_choice_once(out))
+
+
+_FAILURE_NOTE_RE = re.compile(r"\s*\((?:`[^`]*` failed with|reported:).*\)\s*$")
+_CONTENT_STOP = frozenset(
+    "the and for with from that this then than they them their there into onto over also just only when what which "
+    "have has had was were are is be been being it its not but can could would should will need needs".split()
+)
+MIN_RESTATED_WORDS = 3
+RESTATED_SHARE = 0.4
+
+
+def _content_words(text: str) -> set[str]:
+    words = re.findall(r"[a-z0-9][a-z0-9_.*/-]{2,}", text.lower())
+    return {w.rstrip(".").removesuffix("s") for w in words if w not in _CONTENT_STOP}
+
+
+def restates_lesson(candidate: Candidate, lessons: Sequence[Candidate]) -> bool:
+    """A fact that re-states a lesson of the span (the closing summary "integration tests (Testcontainers, need
+    Docker): `mvn -q verify`" after the lesson about the stopped Docker daemon): most of its words are the
+    lesson's (the failure's own note left out)."""
+    if candidate.rule != "fact":
+        return False
+    words = _content_words(candidate.text)
+    for lesson in lessons:
+        shared = words & _content_words(_FAILURE_NOTE_RE.sub("", lesson.text))
+        if len(shared) >= MIN_RESTATED_WORDS and len(shared) >= RESTATED_SHARE * len(words):
+            return True
+    return False
 
 
 def unique(candidates: Iterable[Candidate]) -> list[Candidate]:

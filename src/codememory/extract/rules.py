@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from codememory.extract.clean import tidy
 
@@ -143,7 +144,7 @@ _REJECT_RE = re.compile(
     r"|\b(?:we|i)\s+(?:rejected|ruled\s+out|dropped|abandoned|gave\s+up\s+on|decided\s+against)\s+(?P<y3>[^.;!?]+)"
     rf"|^(?P<y4>(?:(?!\b(?:because|since|but|and|so|if|when|as)\b)[^,.;!?]){{2,50}}?)\s+(?:is|was|would\s+be|seems|feels|looks)\s+(?:\w+\s+)?{_JUDGEMENT}"
     r"|\bdecided\s+(?:not\s+to\s+(?:use|add|adopt|go\s+with)|against(?:\s+using)?)\s+(?P<y5>[^,.;!?]+)"
-    r"|\b(?:i|we)\s+(?:considered|looked\s+at|evaluated|tried)\s+(?P<y7>[^,;]{2,60}?),?\s+but\s+\w+"
+    r"|\b(?:i|we)\s+(?:considered|looked\s+at|evaluated|tried|thought\s+(?:about|of)|weighed|toyed\s+with)\s+(?P<y7>(?!(?:running|reading|checking|restarting|rerunning|re-running|debugging|looking|searching|the\s+(?:logs?|output|file|error|tests?|docs?))\b)[^,;]{2,60}?),?\s+but\s+\w+"
     r"|^no\s+(?P<y6>(?!(?:worries|problem|thanks|idea|need|rush|way|luck|change|changes|issue|issues|errors?|"
     r"failures?|tests?|output|more|one|longer|matter)\b)[\w.+-]+(?:\s+[\w.+-]+){0,2})\s*(?:,\s*please)?[.!]?$",
     re.IGNORECASE,
@@ -221,6 +222,7 @@ _BARE_COMMAND = (
     r"(?:cargo|npm|pnpm|yarn|bun|make|go|uv|pytest|poetry|docker(?:\s+compose)?|kubectl|python3?\s+-m|mvn|gradle|"
     r"bundle|rake|mix|dotnet|golangci-lint|ruff|tox|nox)\s+[\w-]+"
 )
+_CODE_SPAN_RE = re.compile(r"`[^`]*`")
 _FAILURE_TALK_RE = re.compile(r"\b(?:fail(?:s|ed|ing|ure)?|error|because|broke|broken|crash(?:es|ed)?)\b", re.I)
 _COMMAND_RE = re.compile(
     r"\b(?:run|start|launch|build|test|lint|format|deploy|migrate|serve|seed|check|type-?check|release)\w*\s+"
@@ -228,6 +230,8 @@ _COMMAND_RE = re.compile(
     r"|`[^`]{2,80}`\s+(?:runs|starts|builds|lints|formats|deploys|migrates|seeds|serves|runs\s+the)\b"
     r"|\b(?:test|build|dev|start|lint|format|deploy|migration|run)\s+command\s+is\s+`[^`]+`"
     r"|^to\s+(?:run|start|build|test|lint|format|deploy|migrate|serve|seed)\b[^,]*,\s*(?:run|use|type)\s+`[^`]+`"
+    r"|^to\s+(?:run|start|build|test|lint|format|deploy|migrate|serve|seed)(?:\s+(?:and|&)\s+\w+)?(?:\s+[\w-]+){0,3}"
+    r"\s*:\s*`[^`]+`"
     r"|\b(?:tests?|the\s+server|the\s+app|migrations?|the\s+linter)\s+(?:run|runs|start|starts)\s+with\s+`[^`]+`"
     rf"|\b(?:lint(?:er|ing)?|tests?|builds?|formatter|format(?:ting)?|dev\s+server|migrations?|deploy(?:s|ment)?|"
     rf"releases?|type-?check(?:s|ing)?)\b[^.`]{{0,30}}(?:\b(?:is|it'?s|are|with|using|via|run)\s*:?|:)\s*"
@@ -238,9 +242,140 @@ _COMMAND_RE = re.compile(
 )
 
 
+# ------------------------------------------------------------------- phrasings without a choice verb
+# "Postgres it is: …" settles a choice; the subject must be a name, not "here"/"as"/"that" ("leave it as it is").
+_IT_IS_RE = re.compile(
+    r"^(?P<x>(?!(?:that|this|it|so|here|there|what|whatever|which|where|how|such|be)\b)[\w`][\w`.+/ -]{1,40}?)"
+    r"(?<!\bas)(?<!\bhow)(?<!\bwhat)(?<!\bwhere)(?<!\bthat)\s+it\s+is\s*(?:[:.!,;\u2014\u2013-]|$)",
+    re.IGNORECASE,
+)
+# "For the cache I'm using Redis": a topic and a first-person choice of what serves it.
+_TOPIC_CHOICE_RE = re.compile(
+    r"^for\s+(?!(?:now|example|instance|this|that|it|the\s+(?:record|moment|next\s+step|rest))\b)[^,]{2,50}?,?\s+"
+    r"(?:i|we)(?:'m|\s+am|'re|\s+are|'ll|\s+will)\s+(?:going\s+to\s+)?(?:use|using|set|setting|go\s+with|going\s+with|"
+    r"pick|picking|choose|choosing|rely\s+on|relying\s+on|stick\s+with|sticking\s+with)\s+(?P<x>[^.;!?]+)",
+    re.IGNORECASE,
+)
+# "Refunds get their own table", "so it stays out of the database": where something lives, as a design choice.
+_PLACEMENT_RE = re.compile(
+    r"^(?P<x>(?!(?:it|this|that|they|each|every|one)\b)[A-Za-z][\w.-]*(?:\s+[\w.-]+){0,3})\s+(?:get|gets|have|has)\s+"
+    r"(?:their|its)\s+own\s+[\w-]+"
+    r"|\b(?:stays?|staying|kept|keeps?)\s+out\s+of\s+(?:the\s+)?[\w-]+",
+    re.IGNORECASE,
+)
+# "A single db.t4g.micro is plenty for staging": a size or setup judged sufficient for its use.
+_SIZING_RE = re.compile(
+    r"^(?P<x>(?:a|an|the|one|two|three|\d+)\s+[^,]{3,60}?)\s+(?:is|are|should\s+be)\s+(?:plenty|enough|sufficient|"
+    r"more\s+than\s+enough)\s+for\s+(?!(?:now|today|the\s+moment|this\s+test)\b)\w+",
+    re.IGNORECASE,
+)
+# "I thought about a Redis lock, but …": the sentence before names what was chosen instead.
+WEIGHED_RE = re.compile(
+    r"\b(?:i|we)\s+(?:considered|looked\s+at|evaluated|thought\s+(?:about|of)|weighed|toyed\s+with)\b[^.]*?\bbut\b",
+    re.IGNORECASE,
+)
+# "X is tempting, but it doesn't …": an option weighed and turned down in one sentence.
+_TEMPTING_RE = re.compile(
+    r"^(?P<y>(?:(?!\b(?:because|since|but|and|so|if|when|it|this|that|there)\b)[^,.;!?]){2,50}?)\s+(?:is|was|looks|"
+    r"seems|sounds|would\s+be)\s+(?:\w+\s+)?(?:tempting|attractive|appealing|nice\s+in\s+theory|the\s+obvious\s+"
+    r"(?:choice|option|pick)|an\s+obvious\s+(?:choice|option)|the\s+usual\s+(?:choice|answer|pick)|popular)\b"
+    r"[^.;]{0,40}?,?\s+but\b",
+    re.IGNORECASE,
+)
+# "…, so I'd rule that out" / "which rules it out": the subject of the sentence is what was turned down.
+_RULE_OUT_RE = re.compile(
+    r"(?:,\s*|\s)(?:so|which\s+is\s+why|that'?s\s+why)\s+(?:i'?d|we'?d|i|we|i\s+would|we\s+would)\s+(?:rule|ruled|"
+    r"skip|drop|avoid)\s+(?:that|it|this|them)(?:\s+out)?\b|\bwhich\s+rules\s+(?:it|that|this|them)\s+out\b",
+    re.IGNORECASE,
+)
+_SUBJECT_RE = re.compile(r"^(?P<y>(?:(?!\b(?:is|are|was|were|has|have|would|does|do|can|will)\b)[^,;:]){3,60})")
+# "…, so a status column can't represent it": an option judged unable to do the job.
+_INCAPABLE_RE = re.compile(
+    r",\s*so\s+(?:a|an|the)\s+(?P<y>[^,]{3,60}?)\s+(?:can'?t|cannot|won'?t|wouldn'?t|doesn'?t|does\s+not)\s+"
+    r"(?:work|fit|represent|handle|scale|cope|cover|express|model|hold|capture)\b",
+    re.IGNORECASE,
+)
+# "The usual random_password resource would leave …": after a decision, the alternative it was chosen over.
+COUNTERFACTUAL_RE = re.compile(
+    r"^(?:the\s+|a\s+|an\s+)?(?:usual|default|obvious|standard|common|naive|simpler|plain|classic|traditional|"
+    r"built-in|alternative|other)\s+[^,]{2,60}?\s+(?:would|could)\s+(?!be\s+(?:fine|better|great|ideal|nice|good)\b)\w+",
+    re.IGNORECASE,
+)
+# Standing rules not phrased always/never (the user's only).
+_RULE_HEADING_RE = re.compile(r"\brules?\b[^:.?]{0,30}:\s*\S|\brules?\s+apply\b", re.IGNORECASE)
+_DEONTIC_RE = re.compile(
+    r"\b(?:nobody|no\s+one|no-one)\s+(?:ever\s+)?(?:runs?|pushes|commits|deploys|merges|edits|touches|applies|calls|"
+    r"imports|writes|uses|should|may|must|gets\s+to|is\s+allowed)\b"
+    r"|(?<!\bi\s)(?<!\byou\s)(?<!\bwe\s)(?:must|has\s+to|have\s+to|needs?\s+to|should)\s+(?:always\s+)?(?:stay|remain)\b"
+    r"|\b(?:i|we)\s+need\s+(?:the\s+|our\s+|all\s+|every\s+)?[\w\s-]{2,40}?\s+to\s+(?:stay|remain|keep)\b"
+    r"|\b(?:must|have\s+to|has\s+to|needs?\s+to)\s+(?:pass|succeed|be\s+green|run)\s+before\b",
+    re.IGNORECASE,
+)
+# Facts given in passing: "For the record, the box has CUDA 12.1", "the dataset is mounted at /mnt/data".
+_ASIDE_RE = re.compile(r"^\W*(?:for\s+the\s+record|for\s+reference|fyi|heads[- ]up|just\s+so\s+you\s+know)\b", re.I)
+_GENERIC_VERSION_RE = re.compile(r"\b[A-Za-z][\w+-]*\s*v?\d+\.\d+(?:\.\d+)*\b")
+_HOST_VERSION_RE = re.compile(
+    r"\b(?:box|machine|server|host|cluster|runners?|builders?|build\s+(?:farm|machine|box)|image|container|vm|"
+    r"ci|prod(?:uction)?|staging)\s+(?:has|have|runs?|uses?|is\s+on|are\s+on|ships?\s+with|comes\s+with)\s+"
+    r"(?:[\w.+-]+\s+){0,2}?[A-Za-z][\w+-]*\s*v?\d+\.\d+",
+    re.IGNORECASE,
+)
+_LOCATION_RE = re.compile(
+    r"\b(?:is|are|lives?)\s+(?:mounted|located|stored|installed|kept|checked\s+out)?\s*(?:at|in|under)\s+"
+    r"(?:`)?(?:~|/)[\w.-]+/[\w./-]+",
+    re.IGNORECASE,
+)
+_WITHOUT_COMMAND_RE = re.compile(
+    r"\b(?:without|if\s+you\s+(?:don'?t|do\s+not)\s+have)\b[^.`]{0,60}?\b(?:run|use)\s+`[^`]{3,}`", re.IGNORECASE
+)
+# A caveat: "no need for a GradScaler with bf16; that's only for fp16".
+_CAVEAT_RE = re.compile(
+    r"\b(?:no\s+need\s+for|(?:doesn'?t|don'?t)\s+need)\s+(?:a\s+|an\s+|the\s+)?[\w.-]+[^.]*\b(?:only\s+(?:needed\s+|"
+    r"required\s+)?(?:for|with|when|on)|only\s+(?:matters|applies))\s+(?!(?:now|the\s+moment|testing|this\s+test)\b)\w+",
+    re.IGNORECASE,
+)
+# The assistant reporting what it just changed ("The PDF now formats …") states no fact of its own.
+_RESULT_NOW_RE = re.compile(r"^(?:the\s+|a\s+|an\s+)?[\w.`-]+(?:\s+[\w.`-]+){0,3}\s+now\s+\w+", re.IGNORECASE)
+
+
+def _phrased_choice(s: str) -> Statement | None:
+    """Decisions and rejections said without a choice verb (see the patterns above)."""
+    reason = bool(_REASON_RE.search(s))
+    m = _IT_IS_RE.match(s)
+    if m and len(m.group("x").split()) <= 5 and not PRONOUN_OBJECT_RE.match(m.group("x")):
+        return Statement(s, "decision", "decision", reason)
+    m = _TOPIC_CHOICE_RE.match(s)
+    if m and not PRONOUN_OBJECT_RE.match(m.group("x")):
+        return Statement(s, "decision", "decision", reason)
+    if _TEMPTING_RE.match(s):
+        return Statement(s, "rejected_alternative", "rejected", True)
+    if _RULE_OUT_RE.search(s):
+        m = _SUBJECT_RE.match(s)
+        if m and not PRONOUN_SUBJECT_RE.match(m.group("y")) and not PRONOUN_OBJECT_RE.match(m.group("y")):
+            return Statement(s, "rejected_alternative", "rejected", True)
+    m = _INCAPABLE_RE.search(s)
+    if m and not PRONOUN_OBJECT_RE.match(m.group("y")):
+        return Statement(s, "rejected_alternative", "rejected", True)
+    m = _SIZING_RE.match(s)
+    if m and not PRONOUN_OBJECT_RE.match(m.group("x")):
+        return Statement(s, "decision", "decision", True)
+    if _PLACEMENT_RE.search(s):
+        return Statement(s, "decision", "decision", reason)
+    return None
+
+
 # ------------------------------------------------------------------------------------------ classify
 def classify(sentence: str, *, role: str = "user") -> list[Statement]:
     """The memory one prose sentence states (at most one; often none). `role`: "user" or "assistant"."""
+    return list(_classify(sentence, role))
+
+
+@lru_cache(maxsize=2048)
+def _classify(sentence: str, role: str) -> tuple[Statement, ...]:
+    return tuple(_classified(sentence, role=role))
+
+
+def _classified(sentence: str, *, role: str) -> list[Statement]:
     s = tidy(sentence)
     if not s or not usable(s) or PRONOUN_SUBJECT_RE.match(s):
         return []
@@ -257,14 +392,32 @@ def classify(sentence: str, *, role: str = "user") -> list[Statement]:
     rejected = _rejection(s, user=user)
     if rejected:
         return [rejected]
+    phrased = _phrased_choice(s)
+    if phrased:
+        return [phrased]
+    if user and (_RULE_HEADING_RE.search(s) or _DEONTIC_RE.search(s)):
+        return [Statement(s, "convention", "convention", reason)]
+    if _CAVEAT_RE.search(s):
+        return [Statement(s, "gotcha", "gotcha", True)]
     if user and (_CONVENTION_RE.search(s) or (_VERSION_RE.search(s) and _CONSTRAINT_RE.search(s))):
         return [Statement(s, "convention", "convention", reason)]
     if not user and _ASSISTANT_CONVENTION_RE.search(s):
         return [Statement(s, "convention", "convention", reason)]
     if user and re.match(r"^(?:keep|bear)\s+in\s+mind\b|^(?:remember|note)\s+that\b|^be\s+aware\s+that\b", s, re.I):
         return [Statement(s, "convention", "convention", reason)]
-    factual = _PORT_RE.search(s) or _ENV_VERSION_RE.search(s) or _COMMAND_RE.search(s)
-    if factual and not _NARRATION_RE.match(s) and not (not user and _FAILURE_TALK_RE.search(s)):
+    factual = (
+        _PORT_RE.search(s)
+        or _ENV_VERSION_RE.search(s)
+        or _COMMAND_RE.search(s)
+        or _HOST_VERSION_RE.search(s)
+        or _WITHOUT_COMMAND_RE.search(s)
+        or (_LOCATION_RE.search(s) and (user or not _FAILURE_TALK_RE.search(s)))
+        or (user and _ASIDE_RE.match(sentence) and _GENERIC_VERSION_RE.search(s))
+    )
+    if not user and _RESULT_NOW_RE.match(s):
+        return []  # "The PDF now formats amounts with …": a change reported, not a fact
+    talk = _CODE_SPAN_RE.sub("", s)  # `ctest --output-on-failure` is a command, not failure talk
+    if factual and not _NARRATION_RE.match(s) and not (not user and _FAILURE_TALK_RE.search(talk)):
         if _VERSION_RE.search(s) and _CONSTRAINT_RE.search(s):
             return [Statement(s, "convention", "convention", reason)]  # the assistant restating a constraint
         return [Statement(s, "fact", "fact")]

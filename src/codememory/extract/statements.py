@@ -14,10 +14,18 @@ from collections.abc import Sequence
 
 from codememory.capture.turns import Turn
 from codememory.extract.candidate import Candidate, entity_names
+from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, tidy, unquote_message
-from codememory.extract.rules import Statement, classify, is_consequence, is_reason, usable
+from codememory.extract.rules import (
+    COUNTERFACTUAL_RE,
+    WEIGHED_RE,
+    Statement,
+    classify,
+    is_consequence,
+    is_reason,
+    usable,
+)
 from codememory.extract.todos import text_todos
-from codememory.text.privacy import scrub
 from codememory.text.remember import extract_remember_notes, without_remember_notes
 
 __all__ = ["classify", "prose_units", "remember_candidates", "sentences", "statement_candidates", "tidy"]
@@ -75,6 +83,8 @@ _IMPORTANCE = {
     ("assistant", "convention"): 0.6,
     ("assistant", "preference"): 0.5,
     ("assistant", "fact"): 0.5,
+    ("user", "gotcha"): 0.65,
+    ("assistant", "gotcha"): 0.6,
 }
 REMEMBER_IMPORTANCE = 0.8
 _CHOICES = ("decision", "rejected")
@@ -118,17 +128,23 @@ def message_statements(raw: Sequence[str], role: str) -> list[Statement]:
         j = i - 1
         if j >= 0 and (found[j] is None or found[j].rule in _CHOICES) and parts[j]:  # type: ignore[union-attr]
             before = found[j]
+            # "A unique constraint on …. I thought about a Redis lock, but …": the choice, then what it beat
+            weighed = before is None and st.rule == "rejected" and bool(WEIGHED_RE.search(raw[i]))
             joins = (before is not None and before.rule in _CHOICES and (st.rule != before.rule)) or (
-                before is None and is_consequence(raw[i]) and usable(tidy(raw[j]))
+                before is None and (is_consequence(raw[i]) or weighed) and usable(tidy(raw[j]))
             )
             if joins:
                 parts[i] = parts[j] + parts[i]
                 parts[j] = []
                 found[j] = None
-                st = _joined(st, before)
+                st = Statement(st.text, "decision", "decision", True) if weighed else _joined(st, before)
                 found[i] = st
-        # the sentence after: its reason
+        # the sentence after: its reason, or the alternative it was chosen over ("The usual X would …")
         k = i + 1
+        if st.rule == "decision" and k < len(raw) and found[k] is None and COUNTERFACTUAL_RE.match(tidy(raw[k])):
+            parts[i] = parts[i] + [k]
+            parts[k] = []
+            continue
         if not st.has_reason and k < len(raw) and found[k] is None and is_reason(raw[k]):
             parts[i] = parts[i] + [k]
             parts[k] = []

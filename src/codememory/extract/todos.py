@@ -46,6 +46,28 @@ _STOP = frozenset(
 )
 
 
+# "Two things remain open: A, and B": one todo per item; "Both are on the todo list: …" repeats the list.
+_ENUMERATION_RE = re.compile(
+    r"^(?:(?:two|three|four|five|a\s+few|some|several|\d)\s+(?:things?|items?|follow[- ]ups?|todos?|points?|tasks?)"
+    r"\s+(?:still\s+)?(?:remain|are|is)\s+(?:still\s+)?(?:open|left|pending|outstanding|to\s+do|unfinished)|"
+    r"(?:still\s+open|left\s+to\s+do|remaining\s+work|open\s+items?|follow[- ]ups?)(?:\s+\w+){0,2})\s*:\s*"
+    r"(?P<items>.+)$",
+    re.IGNORECASE,
+)
+_ITEM_SPLIT_RE = re.compile(r"[,;]\s+and\s+", re.IGNORECASE)  # a ";" alone often goes on about the same item
+MIN_ITEM_WORDS = 3
+
+
+def enumerated_todos(sentence: str) -> list[str]:
+    """The items of "Two things remain open: A, and B" (none unless two or more)."""
+    m = _ENUMERATION_RE.match(sentence)
+    if not m:
+        return []
+    items = [tidy(x) for x in _ITEM_SPLIT_RE.split(m.group("items"))]
+    items = [x for x in items if len(x.split()) >= MIN_ITEM_WORDS]
+    return items if len(items) >= 2 else []
+
+
 def text_todos(units: Sequence[str], text: str, seq: int, role: str) -> list[Candidate]:
     """Todos stated in one message: TODO lines, then prose sentences."""
     out: list[Candidate] = []
@@ -59,8 +81,12 @@ def text_todos(units: Sequence[str], text: str, seq: int, role: str) -> list[Can
             continue
         for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z`\"'(*])", unit):
             s = tidy(sentence)
+            items = enumerated_todos(s) if usable(s) and not PRONOUN_SUBJECT_RE.match(s) else []
+            for item in items:
+                out.append(Candidate(f"TODO: {clip(item)}", "todo", importance, seq, entity_names(item), rule="todo"))
             if (
-                s
+                not items
+                and s
                 and usable(s)
                 and _TODO_RE.search(s)
                 and not HYPOTHETICAL_RE.search(re.sub(r"\bshould\s+(?:we|i)\b", "", s, flags=re.I))
