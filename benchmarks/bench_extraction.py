@@ -6,6 +6,7 @@ realistic coding sessions, against labels written by hand (benchmarks/data/extra
     .venv/bin/python benchmarks/bench_extraction.py --record        # re-record every OpenCode session first
     .venv/bin/python benchmarks/bench_extraction.py --record py-linkshort --only py-linkshort
     .venv/bin/python benchmarks/bench_extraction.py --set heldout  # the held-out set (data/extraction/heldout/)
+    .venv/bin/python benchmarks/bench_extraction.py --set heldout2 # the final, untuned one (data/extraction/heldout2/)
     .venv/bin/python benchmarks/bench_extraction.py --with-model http://127.0.0.1:11434/v1 --model qwen2.5:7b
 
 The corpus: OpenCode sessions recorded through the real `opencode` binary with a scripted model (their scripts
@@ -38,7 +39,11 @@ import extraction_score as scoring
 
 HERE = Path(__file__).resolve().parent
 WORK = HERE / ".work" / "extraction"
-RESULTS = {"main": HERE / "results-extraction.json", "heldout": HERE / "results-extraction-heldout.json"}
+RESULTS = {
+    "main": HERE / "results-extraction.json",
+    "heldout": HERE / "results-extraction-heldout.json",
+    "heldout2": HERE / "results-extraction-heldout2.json",
+}
 TARGETS = {"precision": 0.8, "recall": 0.6, "category_recall_min": 0.4}
 DEFAULT_MUST_NOT = [  # what never belongs in memory, whatever the session (labels add their own)
     {"id": "files-changed", "why": "files touched belong to the session and the daily log", "match": [
@@ -64,7 +69,7 @@ def git_commit() -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
-        "--set", choices=sorted(corpus.SETS), default="main", help="the corpus: main, or the held-out set"
+        "--set", choices=sorted(corpus.SETS), default="main", help="the corpus: main, or a held-out set"
     )
     parser.add_argument("--only", nargs="+", metavar="NAME", help="score only these items (file stems)")
     parser.add_argument("--record", nargs="*", metavar="NAME", help="re-record these OpenCode items (none: all)")

@@ -35,9 +35,10 @@ from support.opencode import OpenCodeHome  # noqa: E402
 from support.scripted_llm import Reply, ScriptedLLM, ToolCallSpec, is_title_request  # noqa: E402
 
 DATA = HERE / "data" / "extraction"
-# The main corpus, and a held-out set written without looking at the rules (tuned against the main corpus) to
-# measure whether they generalise; each has sessions/ and recorded/.
-SETS = {"main": DATA, "heldout": DATA / "heldout"}
+# The main corpus, and held-out sets written without looking at the rules (tuned against the main corpus) to
+# measure whether they generalise: heldout (read while the rules were being improved) and heldout2 (a final
+# judge, kept out of the tuning loop); each has sessions/ and recorded/.
+SETS = {"main": DATA, "heldout": DATA / "heldout", "heldout2": DATA / "heldout2"}
 CODEMEMORY = Path(sys.executable).with_name("codememory")
 HOOK = Path(sys.executable).with_name("codememory-hook")
 TABLES = ("project", "session", "message", "part", "todo")
@@ -50,6 +51,7 @@ SHIMMED = (
     *("docker", "make", "terraform", "kubectl", "helm", "gh", "rsync"),
     *("bundle", "rails", "rspec", "ruby", "mvn", "gradle", "cmake", "ctest", "mix", "elixir", "php", "composer"),
     *("tflint", "nvidia-smi", "systemctl"),
+    *("xcodebuild", "swiftlint", "sbt", "spark-submit", "dbmate", "stylua", "nvim", "dune", "opam"),
 )
 SHIM = '''#!{python}
 """Canned output for a build/test command the recording machine lacks: the first queued entry whose argv is

@@ -116,3 +116,13 @@ def test_the_held_out_set_is_well_formed_and_new() -> None:
     assert not main & {i["project"] for i in heldout}  # other projects than the corpus the rules were tuned on
     categories = {lb["category"] for i in heldout for lb in i["labels"] if not lb.get("optional")}  # type: ignore[attr-defined]
     assert {"decision", "rejected_alternative", "convention", "gotcha", "fact", "todo"} <= categories
+
+
+def test_the_second_held_out_set_is_well_formed_and_new() -> None:
+    # heldout2 is the final judge of rules tuned on main and heldout: its projects must be new to both.
+    heldout2 = load_set(BENCH / "data/extraction/heldout2")
+    assert len(heldout2) >= 6 and all(i["source"] == "opencode" for i in heldout2)
+    seen = {i["project"] for i in load_set(BENCH / "data/extraction") + load_set(BENCH / "data/extraction/heldout")}
+    assert not seen & {i["project"] for i in heldout2}
+    categories = {lb["category"] for i in heldout2 for lb in i["labels"] if not lb.get("optional")}  # type: ignore[attr-defined]
+    assert {"decision", "rejected_alternative", "convention", "gotcha", "fact", "todo"} <= categories
