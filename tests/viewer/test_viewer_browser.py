@@ -3,9 +3,9 @@ Playwright, which never downloads a browser here (`executable_path`), against a 
 
 One walk through every page: log in through the link `codememory viewer` prints, search and find a memory, edit it
 and see the change in the CLI, forget one after confirming, open a session, read the injections after a /retrieve,
-and the Runs placeholder; a hostile memory (`<script>`, an `onerror` attribute) shows as text and runs nothing; a
-browser without the cookie, a request without the CSRF token and a used login link are refused. A screenshot of each
-page is kept in tests/artifacts/viewer/ (git-ignored)."""
+and the Runs page (a consolidation run); a hostile memory (`<script>`, an `onerror` attribute) shows as text and
+runs nothing; a browser without the cookie, a request without the CSRF token and a used login link are refused. A
+screenshot of each page is kept in tests/artifacts/viewer/ (git-ignored)."""
 
 from __future__ import annotations
 
@@ -56,6 +56,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     flaky_id = codememory(
         env, "--project", project, "store", "The login test is flaky", "--source", turns[0].memory_source, "-q"
     ).strip()
+    codememory(env, "--project", project, "consolidate", "--no-model")  # a recorded run for the Runs page
     daemon = spawn(env)
     try:
         root = str(project.resolve())
@@ -225,10 +226,12 @@ def test_every_page_in_a_real_browser(world: dict[str, Any], browser: Any) -> No
     assert "hud" in ledger and "Use httpx everywhere" in ledger and "tokens" in ledger and "bm25" in ledger
     shot("injections")
 
-    # consolidation and staleness runs: a placeholder until the daemon serves them
+    # consolidation and staleness runs, newest first
     page.goto(f"http://127.0.0.1:{daemon.port}/#/runs")
     on("runs")
-    assert page.is_visible("#runs-placeholder")
+    page.wait_for_selector("tr.run", timeout=TIMEOUT_MS)
+    run = page.inner_text("tr.run")
+    assert "consolidation" in run and "applied" in run and "command" in run
     shot("runs")
 
     # a POST without the CSRF token is refused, with it accepted

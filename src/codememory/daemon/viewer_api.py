@@ -1,15 +1,12 @@
 """The JSON endpoints the web viewer needs beyond the agents' ones (`/memory/transcript`, `/sessions/list` and
 `/sessions/search` serve it as they are): `POST /viewer/overview`, `/viewer/search`, `/viewer/list`, `/viewer/memory`
 (one memory, no access counted), `/viewer/memory/edit|archive|forget|link`, `/viewer/session-detail` and
-`/viewer/injections`.
+`/viewer/injections` and `/viewer/runs` (consolidation and staleness runs).
 
 Each is a thin adapter over an operation (codememory.operations) and names its project like every other endpoint
 (`project_root`, checked against the registry). Security is the server's middleware: the bearer token, or the
 viewer's session cookie with its CSRF token on every POST (`web.security`).
 
-RUNS (issue 16, to be wired): `/viewer/runs` (consolidation and staleness runs) does not exist yet; the viewer's Runs
-page shows a placeholder while this server answers it with 404. The page expects `POST /viewer/runs {project_root}` to
-answer `{runs: [{...}, ...]}` (newest first) and shows each run's keys as columns (app.js, runsPage).
 """
 
 from __future__ import annotations
@@ -246,5 +243,15 @@ def create_router(state: DaemonState) -> APIRouter:
             ]
             explained = explain_last(store, last=body.last, session_id=body.session_id).to_dict()
         return {"sessions": sessions, "explained": explained}
+
+    @router.post("/runs")
+    def runs(body: ProjectBody) -> dict[str, Any]:
+        """The project's hygiene runs, newest first: `{runs: [{kind, id, started_at, finished_at, status, trigger,
+        counts}]}` — consolidation runs (what each squashed, superseded, linked, decayed) and staleness checks
+        (how many memories checked, marked and cleared)."""
+        from codememory.operations.hygiene_runs import hygiene_runs
+
+        with state.stores.use(state.project_root(body.project_root)) as store:
+            return hygiene_runs(store).to_dict()
 
     return router

@@ -166,6 +166,18 @@ class StaleRows(StoreConnection):
             ).fetchone()[0]
         )
 
+    def staleness_runs(self, limit: int) -> list[tuple[int, str, str, str | None, int, int, int]]:
+        """The newest recorded checks: (id, started_at, finished_at, head, checked, marked, cleared)."""
+        rows = self.conn.execute(
+            "SELECT id, started_at, finished_at, head, checked, marked, cleared FROM staleness_runs "
+            "ORDER BY id DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [
+            (int(r[0]), str(r[1]), str(r[2]), r[3] if is_sha(r[3]) else None, int(r[4]), int(r[5]), int(r[6]))
+            for r in rows
+        ]
+
     def staleness_run_count(self) -> int:
         return int(self.conn.execute("SELECT COUNT(*) FROM staleness_runs").fetchone()[0])
 

@@ -145,8 +145,8 @@ async function injectionsPage() {
     calls);
 }
 
-// RUNS PAGE (issue 16: consolidation and staleness runs). The daemon has no /viewer/runs endpoint yet; when it
-// answers, its runs are listed here as they come. Wire the real columns once the endpoint's shape is settled.
+// Runs: the project's consolidation runs and staleness checks, newest first (POST /viewer/runs). A daemon older
+// than the page answers 404: say so instead of failing.
 async function runsPage() {
   let data = null;
   try {
@@ -156,14 +156,17 @@ async function runsPage() {
   }
   if (data === null) {
     replace(main, h("h1", {}, "Runs"), h("p", { class: "muted", id: "runs-placeholder" },
-      "Consolidation and staleness runs will be listed here once this daemon reports them."));
+      "This daemon does not report consolidation or staleness runs; restart it after upgrading."));
     return;
   }
   const runs = Array.isArray(data.runs) ? data.runs : [];
-  const keys = runs.length ? Object.keys(runs[0]) : [];
+  const counts = (c) => Object.entries(c && typeof c === "object" ? c : {}).map(([k, v]) => `${k} ${v}`).join(", ");
   replace(main, h("h1", {}, "Runs"), runs.length
-    ? table(keys, runs.map((r) => h("tr", {}, keys.map((k) => h("td", { class: "text" }, short(typeof r[k] === "object" ? JSON.stringify(r[k]) : r[k], 160))))))
-    : h("p", { class: "muted" }, "No runs yet."));
+    ? table(["kind", "run", "finished", "status", "trigger", "what changed"], runs.map((r) => h("tr", { class: "run" }, [
+      h("td", {}, short(r.kind, 20)), h("td", {}, short(String(r.id), 20)), h("td", {}, short(r.finished_at, 40)),
+      h("td", {}, short(r.status, 20)), h("td", {}, short(r.trigger ?? "", 20)), h("td", { class: "text" }, short(counts(r.counts), 200)),
+    ])))
+    : h("p", { class: "muted", id: "runs-none" }, "No consolidation or staleness runs yet."));
 }
 
 async function route() {
