@@ -37,5 +37,9 @@ def test_consolidation_runs_and_staleness_checks_are_listed_newest_first(tmp_pat
         check_stale(store)
         runs = hygiene_runs(store).runs
     assert [r.kind for r in runs] == ["staleness", "consolidation"]
-    assert runs[0].counts == {"checked": 1, "marked": 2, "cleared": 0}  # the file and its function and runs[0].status == "checked"
+    assert runs[0].counts == {
+        "checked": 1,
+        "marked": 2,
+        "cleared": 0,
+    }  # the file and its function and runs[0].status == "checked"
     assert runs[1].status == "applied" and runs[1].trigger == "command"

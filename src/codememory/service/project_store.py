@@ -3,8 +3,6 @@ runs."""
 
 from __future__ import annotations
 
-import builtins
-import math
 import os
 import stat
 from collections.abc import Callable, Sequence
@@ -36,7 +34,6 @@ from codememory.service.remap import Remapper, parse_remaps
 from codememory.service.remember_notes import remember_notes
 from codememory.service.results import (
     AddResult,
-    EmbeddingCoverage,
     EntityName,
     ImportReport,
     MemoryLink,
@@ -46,15 +43,9 @@ from codememory.service.results import (
 )
 from codememory.service.share_files import GITIGNORE, is_shared_project, write_share_gitignore
 from codememory.service.sharing import Sharing, SyncReport
+from codememory.service.store_embedding import EmbeddingAccess
+from codememory.service.store_sessions import SessionAccess
 from codememory.service.transfer import export_memories, import_memories
-from codememory.sessions.results import (
-    CheckpointResult,
-    RebuildReport,
-    SessionDetail,
-    SessionFile,
-    SessionSearch,
-    SessionSummary,
-)
 from codememory.sessions.service import Sessions
 from codememory.store.database import Database
 from codememory.store.filters import SORT_COLUMNS, Filters
@@ -74,7 +65,7 @@ def _check_ids(ids: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
-class Store:
+class Store(EmbeddingAccess, SessionAccess):
     """A project's memory. `Store.open()` finds the project as the CLI does; use as a context manager."""
 
     def __init__(self, root: Path, db: Database) -> None:
@@ -143,19 +134,6 @@ class Store:
             report.embedded += self.embed_ids([i for i in self.followed.changed if i not in report.changed])
             self.followed = None
         return report
-
-    def embed_ids(self, ids: builtins.list[str]) -> int:
-        """Compute the vectors of these memories now (those missing or computed from other text)."""
-        if not self.semantic.configured or not ids:
-            return 0
-        pks = [pk for _, pk in self.db.get_pk_map(ids)]
-        done = 0
-        for i in range(0, len(pks), 256):
-            n = self.semantic.backfill(256, pks[i : i + 256])
-            if not n and self.semantic.reason:
-                break  # left without vectors: a search or `codememory embed` fills them in later
-            done += n
-        return done
 
     def close(self) -> None:
         self.db.close()
@@ -502,36 +480,6 @@ class Store:
             self.db.touch(pks, now_iso())
         return result
 
-    def embedding_coverage(self) -> EmbeddingCoverage:
-        """How much of the store meaning-based search sees."""
-        total = self.db.count_all()
-        model = self.semantic.model
-        if model is None:
-            return EmbeddingCoverage(None, total, 0, 0.0, self.semantic.reason)
-        done = total - self.db.count_without_vector(model)
-        share = math.floor(done / total * 10_000) / 10_000 if total else 1.0  # 1.0 only when complete
-        return EmbeddingCoverage(model, total, done, share, None)
-
-    def embed(self, *, progress: Callable[[int, int], None] | None = None, batch: int = 64) -> int:
-        """Embed every memory without a vector from the configured model (or whose text changed);
-        after a model change this re-embeds everything. Returns how many were embedded."""
-        model = self.semantic.model
-        if model is None:
-            raise InvalidInput(f"cannot embed: {self.semantic.reason}")
-        total = self.db.count_needing_embedding(model)
-        done = 0
-        while done < total:
-            n = self.semantic.backfill(batch)
-            if n == 0:
-                if self.semantic.reason:
-                    raise InvalidInput(f"cannot embed: {self.semantic.reason}")
-                break
-            done += n
-            if progress:
-                progress(done, total)
-        self.db.drop_other_embeddings(model)
-        return done
-
     def stats(self, *, tags: bool = False, agents: bool = False) -> StoreStats:
         counts = self.db.stats(now_iso())
         del counts["embeddings"]  # the vectors per model: the coverage of the configured model says more
@@ -548,38 +496,6 @@ class Store:
             tags=self.db.tag_frequencies() if tags else None,
             agents=self.db.agent_frequencies() if agents else None,
         )
-
-    # ---------------------------------------------------------------- sessions
-    @text_arguments
-    def checkpoint(self, *, tool: str, **fields: Any) -> CheckpointResult:
-        """Save a session checkpoint and re-render its markdown file (see `Sessions.checkpoint`)."""
-        return CheckpointResult(**self.sessions.checkpoint(tool=tool, **fields))
-
-    @text_arguments
-    def search_sessions(self, query: str, *, limit: int = 5, tool: str | None = None) -> SessionSearch:
-        """Up to 5 sessions matching a natural-language query."""
-        return SessionSearch.from_dict(self.sessions.search(query, limit=limit, tool=tool))
-
-    @text_arguments
-    def list_sessions(
-        self, *, limit: int = 10, tool: str | None = None, status: str | None = None
-    ) -> builtins.list[SessionSummary]:
-        """Recent sessions, newest first."""
-        return [SessionSummary(**s) for s in self.sessions.recent(limit=limit, tool=tool, status=status)]
-
-    @text_arguments
-    def session_files(self, session_id: str) -> builtins.list[SessionFile]:
-        """Files touched in a session, created first, then modified, deleted."""
-        return [SessionFile(**f) for f in self.sessions.files(session_id)]
-
-    @text_arguments
-    def show_session(self, session_id: str) -> SessionDetail:
-        """A session's metadata, files and markdown text."""
-        return SessionDetail.from_dict(self.sessions.show(session_id))
-
-    def rebuild_sessions(self) -> RebuildReport:
-        """Recreate the session rows from the markdown files (the files that could not be read are reported)."""
-        return RebuildReport.from_dict(self.sessions.rebuild())
 
     # ---------------------------------------------------------- import/export
     def export(self, dest: str | os.PathLike[str] | IO[str], *, remap: Sequence[str] = ()) -> int:
