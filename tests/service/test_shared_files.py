@@ -182,3 +182,16 @@ def test_a_pulled_file_never_deletes_or_rewrites_a_memory_that_was_never_in_the_
     assert cli_json(project, "sync")["deleted"] == []
     with Store.open(project) as store:
         assert store.get(mine.id).text == "Our staging database is reset every Monday"
+
+
+def test_a_deeply_nested_file_is_skipped_and_the_store_still_opens(project: Path) -> None:
+    """JSON nested past Python's recursion limit (well under the 128 KiB cap) is one more bad file: reported and
+    skipped, never a traceback on every store open (each hook opens the store)."""
+    deep = "[" * 50_000 + "]" * 50_000
+    put(project, "mem_dd000001", '{"format": 1, "id": "mem_dd000001", "text": "x", "tags": ' + deep + "}")
+    put(project, "mem_dd000002", record("mem_dd000002", "A sane file beside it"))
+    result = invoke_cli("--project", project, "list", "--json")
+    assert result.exit_code == 0, result.output
+    assert [m["id"] for m in json.loads(result.stdout)["memories"]] == ["mem_dd000002"]
+    skipped = cli_json(project, "sync")["skipped"]
+    assert [Path(s["file"]).name for s in skipped] == ["mem_dd000001.json"] and "JSON" in skipped[0]["error"]

@@ -416,5 +416,5 @@ def _in_text_form(record: SharedRecord | None) -> bool:
 def _is_tombstone(data: bytes) -> bool:
     try:
         return parse_file(data, json.loads(data).get("id", "")).shared is None
-    except (InvalidInput, ValueError, AttributeError):
+    except (InvalidInput, ValueError, AttributeError, RecursionError):
         return False
