@@ -99,8 +99,9 @@ def test_without_the_cookie_or_the_csrf_token_the_api_refuses(world: tuple[Daemo
     status, _, found = post(daemon, "/viewer/search", body, Cookie=cookie, **{"X-CSRF-Token": csrf})
     assert status == 200 and found["results"][0]["text"].startswith("Use httpx")
     assert set(found) == set(json_keys(SearchResult))
-    # the agents' endpoints take the session too (the pages reuse them)
-    assert post(daemon, "/memory/search", body, Cookie=cookie, **{"X-CSRF-Token": csrf})[0] == 200
+    # the few agents' endpoints the pages reuse take the session too
+    listed = post(daemon, "/sessions/list", {"project_root": str(project)}, Cookie=cookie, **{"X-CSRF-Token": csrf})
+    assert listed[0] == 200
     # a browser session cannot mint login links
     assert post(daemon, "/viewer/login-link", {}, Cookie=cookie, **{"X-CSRF-Token": csrf})[0] == 403
     # another site's page, even with the cookie and the token
@@ -110,6 +111,33 @@ def test_without_the_cookie_or_the_csrf_token_the_api_refuses(world: tuple[Daemo
     assert post(daemon, "/viewer/search", body, **site)[0] == 403
     rebound = daemon.raw("GET", "/", headers={"Host": f"evil.example:{daemon.port}"})
     assert rebound[0] == 421
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/hook", {"event": "UserPromptSubmit", "payload": {"prompt": "x"}}),
+        ("/api/raw-events", {"events": []}),
+        ("/memory/store", {"text": "planted through the browser session"}),
+        ("/memory/search", {"query": "httpx"}),
+        ("/sessions/checkpoint", {"session_id": "s1"}),
+        ("/retrieve", {"phrases": ["httpx"]}),
+        ("/embed", {"texts": ["x"]}),
+    ],
+)
+def test_a_browser_session_reaches_only_what_the_viewer_uses(
+    world: tuple[Daemon, Path, list[str]], path: str, body: dict[str, Any]
+) -> None:
+    """The cookie stands for the token only on the viewer's own endpoints: a script that got into the page (or a
+    page that got hold of a session) cannot feed hooks, raw events or new memories to the agents' side."""
+    daemon, project, _ids = world
+    cookie, csrf = log_in(daemon)
+    status, _, answer = post(
+        daemon, path, {"project_root": str(project), **body}, Cookie=cookie, **{"X-CSRF-Token": csrf}
+    )
+    assert status == 401, (path, answer)
+    listed = json.loads(codememory(daemon.env, "--project", project, "search", "planted", "--json"))
+    assert listed["results"] == []
 
 
 def test_every_answer_carries_a_strict_content_security_policy(world: tuple[Daemon, Path, list[str]]) -> None:

@@ -157,3 +157,41 @@ def test_a_remapped_import_points_at_the_new_root(make_project: Any, tmp_path: P
     assert json.loads(out.read_text())["text"].startswith("The entry point is /srv/shop/src/app.py;")
     bad = invoke_cli("--project", bob, "import", dump, "--remap", "relative=somewhere")
     assert bad.exit_code != 0 and "absolute" in bad.stderr
+
+
+def test_a_pulled_file_never_deletes_or_rewrites_a_memory_that_was_never_in_the_text_form(project: Path) -> None:
+    """A pulled tombstone deletes only what the text form held: a memory made here while not sharing has no file,
+    so a tombstone naming its id (its id seen elsewhere, e.g. in a published org collection) leaves it alone. The
+    same tombstone for a memory that came from the files deletes it as usual."""
+    with Store.open(project) as store:
+        mine = store.add("Our staging database is reset every Monday", category="fact").memory
+    put(project, "mem_cc000001", record("mem_cc000001", "Use the release checklist in docs/release.md"))
+    assert cli_json(project, "sync")["added"] == ["mem_cc000001"]
+    for memory_id in (mine.id, "mem_cc000001"):
+        put(project, memory_id, {"format": 1, "id": memory_id, "forgotten_at": "2026-11-21T00:00:00Z"})
+    report = cli_json(project, "sync")
+    assert report["deleted"] == ["mem_cc000001"]
+    assert [Path(s["file"]).name for s in report["skipped"]] == [f"{mine.id}.json"]
+    assert "never" in report["skipped"][0]["error"]
+    with Store.open(project) as store:
+        assert store.get(mine.id).text == "Our staging database is reset every Monday"
+    # nor does a file that rewrites it, or removing such a file afterwards
+    put(project, mine.id, record(mine.id, "Our staging database is never reset", category="fact"))
+    assert [Path(s["file"]).name for s in cli_json(project, "sync")["skipped"]] == [f"{mine.id}.json"]
+    memory_file(project, mine.id).unlink()
+    assert cli_json(project, "sync")["deleted"] == []
+    with Store.open(project) as store:
+        assert store.get(mine.id).text == "Our staging database is reset every Monday"
+
+
+def test_a_deeply_nested_file_is_skipped_and_the_store_still_opens(project: Path) -> None:
+    """JSON nested past Python's recursion limit (well under the 128 KiB cap) is one more bad file: reported and
+    skipped, never a traceback on every store open (each hook opens the store)."""
+    deep = "[" * 50_000 + "]" * 50_000
+    put(project, "mem_dd000001", '{"format": 1, "id": "mem_dd000001", "text": "x", "tags": ' + deep + "}")
+    put(project, "mem_dd000002", record("mem_dd000002", "A sane file beside it"))
+    result = invoke_cli("--project", project, "list", "--json")
+    assert result.exit_code == 0, result.output
+    assert [m["id"] for m in json.loads(result.stdout)["memories"]] == ["mem_dd000002"]
+    skipped = cli_json(project, "sync")["skipped"]
+    assert [Path(s["file"]).name for s in skipped] == ["mem_dd000001.json"] and "JSON" in skipped[0]["error"]

@@ -30,7 +30,7 @@ from codememory.daemon.recall_api import ledger
 from codememory.daemon.sessions_api import create_router as create_sessions_router
 from codememory.daemon.state import DaemonState
 from codememory.daemon.viewer_api import create_router as create_viewer_router
-from codememory.daemon.viewer_pages import PAGE_PATHS, STATIC_PREFIX
+from codememory.daemon.viewer_pages import PAGE_PATHS, SESSION_PATHS, SESSION_PREFIXES, STATIC_PREFIX
 from codememory.daemon.viewer_pages import create_router as create_viewer_pages
 from codememory.errors import CodememoryError, StoreFailed, http_status
 from codememory.operations.retrieve import retrieve as retrieve_for_step
@@ -205,7 +205,8 @@ def create_app(state: DaemonState) -> FastAPI:
         description="Every endpoint except /health, /openapi.json and the web viewer's page, files and /login needs "
         "`Authorization: Bearer <token>`; the token is in $XDG_STATE_HOME/codememory/token (mode 0600). The web "
         "viewer (`codememory viewer`) logs a browser in through a one-time link instead: its session cookie "
-        "(HttpOnly, SameSite=Strict) stands for the token, and every POST then needs the session's token in "
+        "(HttpOnly, SameSite=Strict) stands for the token on the /viewer/ endpoints, /memory/transcript, /sessions/list "
+        "and /sessions/search only, and every POST then needs the session's token in "
         "`X-CSRF-Token` (from GET /viewer/session). Every answer carries a strict Content-Security-Policy. "
         'Errors are JSON `{"error": "..."}`.',
         docs_url=None,  # the interactive pages load scripts from a CDN: a local tool serves the schema only
@@ -222,6 +223,8 @@ def create_app(state: DaemonState) -> FastAPI:
         sessions=sessions,
         public_prefixes=(STATIC_PREFIX,),
         public_paths=PAGE_PATHS,
+        session_prefixes=SESSION_PREFIXES,
+        session_paths=SESSION_PATHS,
     )
     app.add_middleware(SecurityMiddleware, guard=guard)
     bearer = HTTPBearer(auto_error=False, description="The per-install token (the middleware enforces it).")

@@ -25,6 +25,9 @@ from codememory.web.viewer_session import ViewerSessions, set_cookie_header
 
 STATIC_PREFIX = "/static/"
 PAGE_PATHS = frozenset({"/", "/login"})
+# What the pages call (api.js, app.js, memories.js): the viewer session's cookie is taken there and nowhere else.
+SESSION_PREFIXES = ("/viewer/",)
+SESSION_PATHS = frozenset({"/memory/transcript", "/sessions/list", "/sessions/search"})
 _TYPES = {
     ".html": "text/html; charset=utf-8",
     ".js": "text/javascript; charset=utf-8",

@@ -119,6 +119,8 @@ def parse_file(data: bytes, memory_id: str) -> ParsedFile:
         obj = json.loads(valid_json_text(text))
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:  # arrays or objects nested past the interpreter's limit, well within the size cap
+        raise InvalidInput("not valid JSON (nested too deeply)") from None
     if not isinstance(obj, dict):
         raise InvalidInput("expected a JSON object")
     if obj.get("format") != FORMAT:

@@ -294,6 +294,7 @@ class Sharing:
         saved: list[SharedRecord] = []
         dropped: list[str] = []
         file_sha: dict[str, str] = {}
+        unshared = self._held_never_shared([mid for mid in seen if not _in_text_form(records.get(mid))])
         for mid, item in seen.items():
             record = records.get(mid)
             if record and record.status == "ok" and (record.mtime_ns, record.size) == (item.mtime_ns, item.size):
@@ -316,6 +317,13 @@ class Sharing:
                 form = record.form_sha256 if record else None
                 saved.append(SharedRecord(mid, digest, form, item.mtime_ns, item.size, "skipped"))
                 continue
+            if mid in unshared and (parsed.shared is None or unshared[mid] != digest):
+                # A memory made here that never reached the text form: a file naming its id is a collision (or a
+                # pushed file aimed at it, its id seen elsewhere); it neither deletes nor overwrites it. Not a
+                # problem shard: the folder is not walked again for it on every open.
+                report.skipped.append(SkippedFile(self._shown(mid), _NEVER_SHARED))
+                saved.append(SharedRecord(mid, digest, None, item.mtime_ns, item.size, "skipped"))
+                continue
             file_sha[mid] = digest
             if parsed.shared is None:
                 deletes.append(mid)
@@ -326,7 +334,7 @@ class Sharing:
         for mid, record in records.items():
             if mid not in seen and shard_of(mid) not in problems:
                 dropped.append(mid)
-                if record.form_sha256 is not None or record.file_sha256 is not None:
+                if _in_text_form(record):
                     deletes.append(mid)  # the file was removed (`git rm`, a checkout): the memory goes too
         # Unchanged memories are not rewritten (their row, indexes and vector stay as they are).
         current = self._forms([u.memory.id for u in upserts])
@@ -354,6 +362,12 @@ class Sharing:
                 ]
             )
         return report
+
+    def _held_never_shared(self, ids: Sequence[str]) -> dict[str, str]:
+        """{id: sha256 of its form} of these memories that this store holds (not personal: files never touch those)
+        although they were never in the text form."""
+        held = [mid for mid, _pk in self.db.get_pk_map(ids)] if ids else []
+        return {mid: sha256(data) for mid, data in self._forms(held).items()} if held else {}
 
     def _records_in(self, shards: Sequence[str]) -> dict[str, SharedRecord]:
         out: dict[str, SharedRecord] = {}
@@ -386,8 +400,21 @@ class Sharing:
         return out
 
 
+_NEVER_SHARED = (
+    "this store holds a memory with this id that was never shared: left alone (if it is the same memory, "
+    "`codememory forget` it here and run `codememory sync`)"
+)
+
+
+def _in_text_form(record: SharedRecord | None) -> bool:
+    """The memory was written to or applied from the text form (a file that was only ever refused does not count)."""
+    return record is not None and (
+        record.form_sha256 is not None or (record.status == "ok" and record.file_sha256 is not None)
+    )
+
+
 def _is_tombstone(data: bytes) -> bool:
     try:
         return parse_file(data, json.loads(data).get("id", "")).shared is None
-    except (InvalidInput, ValueError, AttributeError):
+    except (InvalidInput, ValueError, AttributeError, RecursionError):
         return False

@@ -10,8 +10,9 @@ middleware before any routing, in this order:
 3. `Authorization: Bearer <token>` on everything except the public paths (the daemon's /health and
    /openapi.json, and its viewer's page, static files and login; none for `mcp --http`) (else 401), compared in
    constant time. A server with a web viewer (`Guard.sessions`) also takes, instead of the token, the viewer's
-   session cookie, and then wants the session's CSRF token in `X-CSRF-Token` on every method but GET and HEAD
-   (else 403; see `web.viewer_session`). Only then does a request count
+   session cookie (on the viewer's own endpoints only, `Guard.session_prefixes`/`session_paths`), and then wants
+   the session's CSRF token in `X-CSRF-Token` on every method but GET and HEAD (else 403; see
+   `web.viewer_session`). Only then does a request count
    against the limit of requests at once (503 beyond `http_guard.MAX_IN_FLIGHT`): sockets without the token
    cannot fill it (see `http_guard`).
 4. The request body is capped at `max_body_bytes` (413): the Content-Length header is checked before reading,
@@ -75,6 +76,11 @@ class Guard:
     sessions: ViewerSessions | None = None  # the web viewer's logins (the daemon); None: the token only
     public_prefixes: tuple[str, ...] = ()  # paths starting with these need no token (the viewer's static files)
     public_paths: frozenset[str] = frozenset()  # more exact paths served without a token
+    # Where the viewer's session cookie stands for the token: only what the viewer's pages call. Everywhere else
+    # (hooks, raw events, storing, retrieval) wants the token, so a script that got into the page, or a page that
+    # got hold of a session, can read and curate but cannot feed the agents' side.
+    session_prefixes: tuple[str, ...] = ()
+    session_paths: frozenset[str] = frozenset()
 
 
 def _json_bytes(payload: dict[str, Any]) -> bytes:
@@ -217,7 +223,9 @@ class SecurityMiddleware:
     def _authenticate(self, scope: Scope, headers: dict[bytes, list[bytes]]) -> str:
         """ "bearer", or "session" for a viewer's cookie (its CSRF token checked on writes); else a refusal."""
         sessions = self.guard.sessions
-        session = cookie_value(headers.get(b"cookie", [])) if sessions is not None else None
+        path = scope["path"]
+        for_viewer = path in self.guard.session_paths or any(path.startswith(p) for p in self.guard.session_prefixes)
+        session = cookie_value(headers.get(b"cookie", [])) if sessions is not None and for_viewer else None
         if sessions is None or b"authorization" in headers or session is None:
             self._check_token(headers)
             return "bearer"
