@@ -1,7 +1,8 @@
 """The web viewer's access and JSON endpoints over HTTP, against a real daemon: the one-time login link, the session
-cookie's flags, the CSRF token on writes, the Content-Security-Policy on every answer, the Host and Origin checks,
-and the curation endpoints (edit, archive, forget, link) seen from the CLI. The pages themselves are driven in a
-real browser by tests/viewer/test_viewer_browser.py."""
+cookie's flags, the CSRF token (handed out once, in the login redirect's fragment) on every request, so that a
+cookie replayed by another server on 127.0.0.1 reaches nothing, the Content-Security-Policy on every answer, the
+Host and Origin checks, and the curation endpoints (edit, archive, forget, link) seen from the CLI. The pages
+themselves are driven in a real browser by tests/viewer/test_viewer_browser.py."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from codememory.retrieval.search import SearchResult
 from support.daemon import PY, Daemon, codememory, isolated_env, make_project, spawn
 
 pytestmark = pytest.mark.slow  # a daemon subprocess
+
+CSRF = "X-CSRF-Token"
 
 
 @pytest.fixture(scope="module")
@@ -60,14 +63,17 @@ def login_link(daemon: Daemon) -> str:
 
 
 def log_in(daemon: Daemon) -> tuple[str, str]:
-    """(session cookie, CSRF token) of a fresh browser session."""
+    """(session cookie, CSRF token) of a fresh browser session: the token comes only in the redirect's fragment."""
     link = urlsplit(login_link(daemon))
     status, headers, _ = daemon.raw("GET", f"{link.path}?{link.query}", headers=daemon.host_headers())
-    assert status == 303 and headers["location"] == "/"
+    assert status == 303 and headers["location"].startswith("/#login=")
+    csrf = headers["location"].removeprefix("/#login=")
+    assert len(csrf) >= 40
     cookie = headers["set-cookie"].split(";")[0]
-    status, _, data = daemon.raw("GET", "/viewer/session", headers=daemon.host_headers(Cookie=cookie))
+    assert csrf not in headers["set-cookie"]
+    status, _, data = daemon.raw("GET", "/viewer/session", headers=daemon.host_headers(Cookie=cookie, **{CSRF: csrf}))
     assert status == 200, data
-    return cookie, data["csrf_token"]
+    return cookie, csrf
 
 
 def post(daemon: Daemon, path: str, body: dict[str, Any], **headers: str) -> tuple[int, dict[str, str], Any]:
@@ -94,8 +100,11 @@ def test_without_the_cookie_or_the_csrf_token_the_api_refuses(world: tuple[Daemo
     body = {"project_root": str(project), "query": "httpx"}
     assert post(daemon, "/viewer/search", body)[0] == 401  # neither cookie nor token
     assert post(daemon, "/viewer/search", body, Cookie="codememory_viewer=forged")[0] == 401
-    assert post(daemon, "/viewer/search", body, Cookie=cookie)[0] == 403  # no CSRF token
-    assert post(daemon, "/viewer/search", body, Cookie=cookie, **{"X-CSRF-Token": "wrong"})[0] == 403
+    assert post(daemon, "/viewer/search", body, Cookie=cookie)[0] == 401  # no CSRF token
+    assert post(daemon, "/viewer/search", body, Cookie=cookie, **{"X-CSRF-Token": "wrong"})[0] == 401
+    other_cookie, other_csrf = log_in(daemon)  # a token is good only with its own session
+    assert post(daemon, "/viewer/search", body, Cookie=cookie, **{"X-CSRF-Token": other_csrf})[0] == 401
+    assert post(daemon, "/viewer/search", body, Cookie=other_cookie, **{"X-CSRF-Token": other_csrf})[0] == 200
     status, _, found = post(daemon, "/viewer/search", body, Cookie=cookie, **{"X-CSRF-Token": csrf})
     assert status == 200 and found["results"][0]["text"].startswith("Use httpx")
     assert set(found) == set(json_keys(SearchResult))
@@ -111,6 +120,81 @@ def test_without_the_cookie_or_the_csrf_token_the_api_refuses(world: tuple[Daemo
     assert post(daemon, "/viewer/search", body, **site)[0] == 403
     rebound = daemon.raw("GET", "/", headers={"Host": f"evil.example:{daemon.port}"})
     assert rebound[0] == 421
+
+
+# Every endpoint the viewer's session cookie opens, with a body that passes validation where that is harmless (the
+# writes name an unknown memory: refused by the operation, not by the guard).
+SESSION_ENDPOINTS: list[tuple[str, str, dict[str, Any]]] = [
+    ("GET", "/viewer/session", {}),
+    ("POST", "/viewer/overview", {}),
+    ("POST", "/viewer/search", {"query": "httpx"}),
+    ("POST", "/viewer/list", {}),
+    ("POST", "/viewer/memory", {"id": "mem_00000000"}),
+    ("POST", "/viewer/memory/edit", {"id": "mem_00000000", "text": "replayed"}),
+    ("POST", "/viewer/memory/archive", {"ids": ["mem_00000000"]}),
+    ("POST", "/viewer/memory/forget", {"ids": ["mem_00000000"]}),
+    ("POST", "/viewer/memory/link", {"from_id": "mem_00000000", "to_id": "mem_00000001"}),
+    ("POST", "/viewer/session-detail", {"session_id": "2020-01-01-none"}),
+    ("POST", "/viewer/injections", {}),
+    ("POST", "/viewer/runs", {}),
+    ("POST", "/memory/transcript", {"reference": "mem_00000000"}),
+    ("POST", "/sessions/list", {}),
+    ("POST", "/sessions/search", {"query": "httpx"}),
+    ("GET", "/viewer/overview", {}),  # a GET where a POST belongs: still refused before routing
+    ("GET", "/sessions/list", {}),
+]
+
+
+def call(
+    daemon: Daemon, method: str, path: str, body: dict[str, Any], **headers: str
+) -> tuple[int, dict[str, str], Any]:
+    if method == "GET":
+        return daemon.raw("GET", path, headers=daemon.host_headers(**headers))
+    return post(daemon, path, body, **headers)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"), SESSION_ENDPOINTS, ids=[f"{m} {p}" for m, p, _ in SESSION_ENDPOINTS]
+)
+def test_a_replayed_cookie_without_its_token_reaches_nothing(
+    world: tuple[Daemon, Path, list[str]], method: str, path: str, body: dict[str, Any]
+) -> None:
+    """Browsers send the session cookie to every port of 127.0.0.1, so another local web server the browser visits
+    gets it and can replay it with the daemon's Host header. Without the CSRF token (which only the daemon's own
+    page holds) every data endpoint refuses it, GET or POST, /viewer/session included; with the token it passes the
+    guard."""
+    daemon, project, _ids = world
+    cookie, csrf = log_in(daemon)
+    full = {"project_root": str(project), **body}
+    status, _, answer = call(daemon, method, path, full, Cookie=cookie)
+    assert status == 401, answer
+    assert csrf not in json.dumps(answer)
+    assert call(daemon, method, path, full, Cookie=cookie, **{CSRF: ""})[0] == 401
+    status, _, answer = call(daemon, method, path, full, Cookie=cookie, **{CSRF: csrf})
+    assert status not in (401, 403), answer
+
+
+def test_the_token_is_handed_out_only_in_the_login_redirect(world: tuple[Daemon, Path, list[str]]) -> None:
+    """After the redirect's fragment, no answer to the session (with or without its token) carries the token: a
+    server replaying the cookie has no endpoint to read it from."""
+    daemon, project, (httpx_id, _ci, _deploy) = world
+    cookie, csrf = log_in(daemon)
+    root = str(project)
+    answers = [
+        call(daemon, m, p, {"project_root": root, **b}, Cookie=cookie, **{CSRF: csrf}) for m, p, b in SESSION_ENDPOINTS
+    ]
+    answers += [call(daemon, m, p, {"project_root": root, **b}, Cookie=cookie) for m, p, b in SESSION_ENDPOINTS]
+    answers.append(
+        post(daemon, "/viewer/memory", {"project_root": root, "id": httpx_id}, Cookie=cookie, **{CSRF: csrf})
+    )
+    for path in ("/", "/static/app.js", "/static/api.js", "/health", "/openapi.json", "/login"):
+        answers.append(daemon.raw("GET", path, headers=daemon.host_headers(Cookie=cookie)))
+    assert any(a[0] == 200 and isinstance(a[2], dict) and "projects" in a[2] for a in answers)
+    for status, headers, data in answers:
+        assert csrf not in json.dumps(data) and csrf not in json.dumps(headers), status
+    # a bearer caller (the CLI) still reads /viewer/session, which has no token field at all
+    status, _, data = daemon.raw("GET", "/viewer/session", headers=daemon.auth_headers())
+    assert status == 200 and "csrf_token" not in data and data["projects"]
 
 
 @pytest.mark.parametrize(

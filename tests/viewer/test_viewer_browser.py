@@ -4,7 +4,8 @@ Playwright, which never downloads a browser here (`executable_path`), against a 
 One walk through every page: log in through the link `codememory viewer` prints, search and find a memory, edit it
 and see the change in the CLI, forget one after confirming, open a session, read the injections after a /retrieve,
 and the Runs page (a consolidation run); a hostile memory (`<script>`, an `onerror` attribute) shows as text and
-runs nothing; a browser without the cookie, a request without the CSRF token and a used login link are refused. A
+runs nothing; a second tab works; a browser without the cookie, a request without the CSRF token, the session cookie
+as the browser hands it to another server on 127.0.0.1 (replayed from there) and a used login link are refused. A
 screenshot of each page is kept in tests/artifacts/viewer/ (git-ignored)."""
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -140,11 +143,13 @@ def test_every_page_in_a_real_browser(world: dict[str, Any], browser: Any) -> No
     def on(page_name: str) -> None:
         page.wait_for_selector(f'main[data-page="{page_name}"]')
 
-    # log in through the link: redirected to the overview
+    # log in through the link: redirected to the overview, the token moved from the address bar into storage
     link = login_link(daemon)
     page.goto(link)
     on("overview")
     assert page.url == f"http://127.0.0.1:{daemon.port}/"
+    token = page.evaluate("localStorage.getItem('codememory.viewer.csrf')")
+    assert token and len(token) >= 40
     assert page.inner_text("#count-live .n").strip() == "5"
     assert "no LLM configured" in page.inner_text("#degraded")
     shot("overview")
@@ -234,14 +239,27 @@ def test_every_page_in_a_real_browser(world: dict[str, Any], browser: Any) -> No
     assert "consolidation" in run and "applied" in run and "command" in run
     shot("runs")
 
-    # a POST without the CSRF token is refused, with it accepted
+    # a request without the CSRF token is refused even from the page itself (the cookie alone is not enough), with
+    # it accepted
     body = json.dumps({"project_root": project, "query": "httpx"})
     script = """async ([body, token]) => (await fetch('/viewer/search', {method: 'POST', body,
         headers: token ? {'Content-Type': 'application/json', 'X-CSRF-Token': token}
                        : {'Content-Type': 'application/json'}})).status"""
-    assert page.evaluate(script, [body, None]) == 403
-    assert page.evaluate(script, [body, "forged"]) == 403
+    assert page.evaluate(script, [body, None]) == 401
+    assert page.evaluate(script, [body, "forged"]) == 401
+    assert page.evaluate(script, [body, token]) == 200
+    assert page.evaluate("async () => (await fetch('/viewer/session')).status") == 401
     assert not page.evaluate("document.cookie")  # HttpOnly: no script reads the session
+
+    # a second tab of the same browser works: the token is in this origin's localStorage
+    second = context.new_page()
+    second.set_default_timeout(TIMEOUT_MS)
+    second.on("pageerror", lambda e: errors.append(str(e)))
+    second.goto(f"http://127.0.0.1:{daemon.port}/#/memories?q=httpx")
+    second.wait_for_selector('main[data-page="memories"]')
+    second.wait_for_selector(f'tr.hit[data-id="{ids["httpx"]}"]')
+    second.screenshot(path=str(ARTIFACTS / "second-tab.png"), full_page=True)
+    second.close()
 
     assert dialogs == [] and errors == []
     assert not any("pwned" in line for line in console)
@@ -271,3 +289,55 @@ def test_without_the_cookie_nothing_is_shown_and_a_link_works_once(world: dict[s
     assert status == 401
     page.screenshot(path=str(ARTIFACTS / "not-logged-in.png"))
     stranger.close()
+
+
+class _CookieCatcher(BaseHTTPRequestHandler):
+    """Another web server on 127.0.0.1 (a dev server, another user's): it writes down the cookies it is sent."""
+
+    seen: ClassVar[list[str]] = []
+
+    def do_GET(self) -> None:
+        self.seen.append(self.headers.get("Cookie") or "")
+        body = b"<!doctype html><title>another local server</title><p>hello</p>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_args: Any) -> None:
+        return None
+
+
+def test_another_local_server_gets_the_cookie_but_not_the_token(world: dict[str, Any], browser: Any) -> None:
+    """Browsers keep cookies per host, not per port: the viewer's cookie goes to any server on 127.0.0.1 the browser
+    visits. Replayed from there (with the daemon's Host header), it reaches nothing, and that server's page cannot
+    read the token, which lives in the daemon's origin's storage."""
+    daemon: Daemon = world["daemon"]
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(login_link(daemon))
+    page.wait_for_selector('main[data-page="overview"]')
+
+    _CookieCatcher.seen = []
+    other = ThreadingHTTPServer(("127.0.0.1", 0), _CookieCatcher)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    try:
+        page.goto(f"http://127.0.0.1:{other.server_address[1]}/")
+        assert page.evaluate("localStorage.getItem('codememory.viewer.csrf')") is None
+    finally:
+        other.shutdown()
+        other.server_close()
+    stolen = [c.strip() for line in _CookieCatcher.seen for c in line.split(";") if "codememory_viewer=" in c]
+    assert stolen, _CookieCatcher.seen  # the premise: the browser did hand the session cookie over
+    replay = daemon.host_headers(Cookie=stolen[0])
+    status, _, answer = daemon.raw("GET", "/viewer/session", headers=replay)
+    assert status == 401, answer
+    search = json.dumps({"project_root": world["project"], "query": "httpx"}).encode()
+    status, _, answer = daemon.raw("POST", "/viewer/search", search, {**replay, "Content-Type": "application/json"})
+    assert status == 401, answer
+    # the daemon's own tab, same browser, still works
+    page.goto(f"http://127.0.0.1:{daemon.port}/#/overview")
+    page.wait_for_selector('main[data-page="overview"]')
+    context.close()

@@ -205,9 +205,10 @@ def create_app(state: DaemonState) -> FastAPI:
         description="Every endpoint except /health, /openapi.json and the web viewer's page, files and /login needs "
         "`Authorization: Bearer <token>`; the token is in $XDG_STATE_HOME/codememory/token (mode 0600). The web "
         "viewer (`codememory viewer`) logs a browser in through a one-time link instead: its session cookie "
-        "(HttpOnly, SameSite=Strict) stands for the token on the /viewer/ endpoints, /memory/transcript, /sessions/list "
-        "and /sessions/search only, and every POST then needs the session's token in "
-        "`X-CSRF-Token` (from GET /viewer/session). Every answer carries a strict Content-Security-Policy. "
+        "(HttpOnly, SameSite=Strict) stands for the token on the /viewer/ endpoints, /memory/transcript, "
+        "/sessions/list and /sessions/search only, and every request with it, GET included, also needs the "
+        "session's token in `X-CSRF-Token` (handed out once, in the login redirect's URL fragment). Every answer "
+        "carries a strict Content-Security-Policy. "
         'Errors are JSON `{"error": "..."}`.',
         docs_url=None,  # the interactive pages load scripts from a CDN: a local tool serves the schema only
         redoc_url=None,

@@ -5,7 +5,7 @@
 
 Each is a thin adapter over an operation (codememory.operations) and names its project like every other endpoint
 (`project_root`, checked against the registry). Security is the server's middleware: the bearer token, or the
-viewer's session cookie with its CSRF token on every POST (`web.security`).
+viewer's session cookie with its CSRF token on every request (`web.security`).
 
 """
 

@@ -1,11 +1,12 @@
 """The web viewer's pages and login: `GET /` (the page), `GET /static/<file>` (its script and style, shipped in the
 package under codememory/data/viewer: no CDN, works offline), `GET /login?ticket=...` (a one-time link that sets the
-session cookie), `POST /viewer/login-link` (for `codememory viewer`, with the bearer token) and `GET /viewer/session`
-(the page's CSRF token and the registered projects).
+session cookie and hands the page its CSRF token in the redirect's fragment), `POST /viewer/login-link` (for
+`codememory viewer`, with the bearer token) and `GET /viewer/session` (the registered projects).
 
 The page and its files need no token: they hold no data, and everything they show comes from the JSON endpoints,
-which want the token or the viewer's session (`web.security`, `web.viewer_session`). The security middleware puts a
-strict Content-Security-Policy on every answer: the page runs only these files, never inline script.
+which want the token or the viewer's session cookie with its CSRF token (`web.security`, `web.viewer_session`).
+The security middleware puts a strict Content-Security-Policy on every answer: the page runs only these files,
+never inline script.
 """
 
 from __future__ import annotations
@@ -62,7 +63,6 @@ class ViewerProject(BaseModel):
 
 
 class ViewerSession(BaseModel):
-    csrf_token: str | None = Field(description="Send it as X-CSRF-Token on every POST (null for a bearer caller).")
     projects: list[ViewerProject] = Field(description="The projects registered on this machine.")
     version: str
     categories: list[str]
@@ -91,11 +91,13 @@ def create_router(state: DaemonState, sessions: ViewerSessions) -> APIRouter:
     @router.get("/login", tags=["viewer"], response_class=HTMLResponse, responses={403: {"description": "Bad link"}})
     def login(ticket: str = "") -> Response:
         """Redeem a one-time login ticket (from `codememory viewer`): sets the session cookie (HttpOnly,
-        SameSite=Strict) and redirects to the viewer. A used, expired or unknown ticket is a 403 page."""
+        SameSite=Strict) and redirects to `/#login=<CSRF token>`, the only time the token is handed out: a
+        fragment never reaches a server, and the page keeps it in its own origin's storage. Send it as
+        X-CSRF-Token with the cookie on every request. A used, expired or unknown ticket is a 403 page."""
         done = sessions.redeem(ticket[:200]) if ticket else None
         if done is None:
             return HTMLResponse(_LOGIN_FAILED, status_code=403)
-        response = RedirectResponse("/", status_code=303)
+        response = RedirectResponse(f"/#login={done.csrf}", status_code=303)
         response.headers["set-cookie"] = set_cookie_header(done)
         return response
 
@@ -109,17 +111,16 @@ def create_router(state: DaemonState, sessions: ViewerSessions) -> APIRouter:
         return {"url": f"http://{state.host}:{state.port}/login?ticket={ticket}", "expires_in_seconds": int(seconds)}
 
     @router.get("/viewer/session", tags=["viewer"], dependencies=[Security(bearer)], response_model=ViewerSession)
-    def session(request: Request) -> dict[str, Any]:
-        """The page's CSRF token and the projects it may show (the registry's)."""
+    def session() -> dict[str, Any]:
+        """The projects the page may show (the registry's), the version, the categories and link types. Never the
+        CSRF token: the cookie alone, which the browser also sends to other servers on 127.0.0.1, must not get it."""
         from codememory.operations.projects import list_projects
 
-        cookie = getattr(request.state, "viewer_session", None)
         projects = [
             {"root": str(p.get("root", "")), "name": str(p.get("name") or p.get("root", "")), "exists": p["exists"]}
             for p in list_projects().projects
         ]
         return {
-            "csrf_token": sessions.csrf_token(cookie) if cookie else None,
             "projects": projects,
             "version": state.version,
             "categories": list(CATEGORIES),

@@ -10,9 +10,10 @@ middleware before any routing, in this order:
 3. `Authorization: Bearer <token>` on everything except the public paths (the daemon's /health and
    /openapi.json, and its viewer's page, static files and login; none for `mcp --http`) (else 401), compared in
    constant time. A server with a web viewer (`Guard.sessions`) also takes, instead of the token, the viewer's
-   session cookie (on the viewer's own endpoints only, `Guard.session_prefixes`/`session_paths`), and then wants
-   the session's CSRF token in `X-CSRF-Token` on every method but GET and HEAD (else 403; see
-   `web.viewer_session`). Only then does a request count
+   session cookie (on the viewer's own endpoints only, `Guard.session_prefixes`/`session_paths`), together with
+   the session's CSRF token in `X-CSRF-Token` on every request, GET included (else 401): the browser also sends
+   the cookie to other servers on 127.0.0.1, which could replay it, but only the daemon's own page holds the
+   token (see `web.viewer_session`). Only then does a request count
    against the limit of requests at once (503 beyond `http_guard.MAX_IN_FLIGHT`): sockets without the token
    cannot fill it (see `http_guard`).
 4. The request body is capped at `max_body_bytes` (413): the Content-Length header is checked before reading,
@@ -45,7 +46,6 @@ log = logging.getLogger("codememory.daemon")
 PUBLIC_PATHS = frozenset({"/health", "/openapi.json"})
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost")  # the names of the one address a local server binds
 _FETCH_SITES_ALLOWED = frozenset({b"same-origin", b"none"})
-_SAFE_METHODS = frozenset({"GET", "HEAD"})
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
     "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
@@ -221,7 +221,7 @@ class SecurityMiddleware:
         )
 
     def _authenticate(self, scope: Scope, headers: dict[bytes, list[bytes]]) -> str:
-        """ "bearer", or "session" for a viewer's cookie (its CSRF token checked on writes); else a refusal."""
+        """ "bearer", or "session" for a viewer's cookie with its CSRF token; else a refusal."""
         sessions = self.guard.sessions
         path = scope["path"]
         for_viewer = path in self.guard.session_paths or any(path.startswith(p) for p in self.guard.session_prefixes)
@@ -229,16 +229,20 @@ class SecurityMiddleware:
         if sessions is None or b"authorization" in headers or session is None:
             self._check_token(headers)
             return "bearer"
-        if sessions.csrf_token(session) is None:
+        if not sessions.alive(session):
             raise _Reject(
                 401,
                 "not logged in, or the viewer session expired: open the link `codememory viewer` prints",
                 reason="unknown or expired viewer session",
             )
-        if scope.get("method") not in _SAFE_METHODS:
-            given = (headers.get(CSRF_HEADER.encode()) or [b""])[0].decode("latin-1").strip()
-            if not sessions.csrf_matches(session, given):
-                raise _Reject(403, "missing or wrong CSRF token (reload the viewer)", reason="CSRF token")
+        # On every method: a cookie without its token is what another server on 127.0.0.1 would replay.
+        given = (headers.get(CSRF_HEADER.encode()) or [b""])[0].decode("latin-1").strip()
+        if not sessions.csrf_matches(session, given):
+            raise _Reject(
+                401,
+                "not logged in on this page (missing or wrong CSRF token): open the link `codememory viewer` prints",
+                reason="viewer session cookie without its CSRF token",
+            )
         scope.setdefault("state", {})["viewer_session"] = session
         return "session"
 

@@ -4,8 +4,14 @@ A browser cannot send the bearer token (it would have to live in the page, reada
 so `codememory viewer`, which can read the token file, asks the daemon for a login ticket and prints a link
 carrying it. Opening the link redeems the ticket once (a link copied from a terminal's scroll-back later is dead)
 and sets a cookie that is HttpOnly (no script reads it) and SameSite=Strict (no other site's page makes the browser
-send it). Every request that is not GET or HEAD must also carry the session's CSRF token in a header, which only
-a page of the daemon's own origin can read (from GET /viewer/session).
+send it).
+
+The cookie alone is not enough: browsers keep cookies per host, not per port, and SameSite counts every port of
+127.0.0.1 as one site, so the browser also sends it to any other web server on 127.0.0.1 it visits (a dev server,
+another user's server on a shared machine), which could replay it. Every request made with the cookie must also
+carry the session's token in `X-CSRF-Token`, GET included, and the daemon hands that token out exactly once: in
+the login redirect's URL fragment (`/#login=<token>`), which browsers never send to a server. The page moves it
+into its origin's localStorage, which is per port, and no endpoint ever returns it again.
 
 Everything is held in the daemon's memory: restarting the daemon logs every browser out. Secrets are kept as
 their SHA-256 (a dictionary lookup on a hash compares no secret byte by byte).
@@ -36,10 +42,12 @@ def _digest(secret: str) -> str:
 
 @dataclass(frozen=True)
 class Login:
-    """What redeeming a ticket gives the browser: the cookie's value and how long it lasts."""
+    """What redeeming a ticket gives the browser: the cookie's value, how long it lasts, and the session's token
+    (handed out this once, in the redirect's fragment)."""
 
     session: str
     max_age: int
+    csrf: str
 
 
 class ViewerSessions:
@@ -56,7 +64,7 @@ class ViewerSessions:
         self._clock = clock
         self._lock = threading.Lock()
         self._tickets: dict[str, float] = {}  # digest -> expiry
-        self._sessions: dict[str, tuple[float, str]] = {}  # digest -> (expiry, csrf token)
+        self._sessions: dict[str, tuple[float, str]] = {}  # digest -> (expiry, the CSRF token's digest)
 
     def _expire(self, now: float) -> None:
         for key in [k for k, until in self._tickets.items() if until <= now]:
@@ -86,21 +94,23 @@ class ViewerSessions:
             self._expire(now)
             if self._tickets.pop(_digest(ticket), None) is None:
                 return None
-            session = secrets.token_urlsafe(32)
-            self._sessions[_digest(session)] = (now + self.session_seconds, secrets.token_urlsafe(32))
+            session, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+            self._sessions[_digest(session)] = (now + self.session_seconds, _digest(csrf))
             self._trim(self._sessions, MAX_SESSIONS)
-        return Login(session, int(self.session_seconds))
+        return Login(session, int(self.session_seconds), csrf)
 
-    def csrf_token(self, session: str) -> str | None:
-        """The CSRF token of a live session (None: no such session, or it expired)."""
+    def alive(self, session: str) -> bool:
+        with self._lock:
+            self._expire(self._clock())
+            return _digest(session) in self._sessions
+
+    def csrf_matches(self, session: str, given: str) -> bool:
+        """Whether `given` is the token of the live session `session`. Only its digest is kept: nothing the daemon
+        holds can hand the token out again."""
         with self._lock:
             self._expire(self._clock())
             found = self._sessions.get(_digest(session))
-        return found[1] if found else None
-
-    def csrf_matches(self, session: str, given: str) -> bool:
-        expected = self.csrf_token(session)
-        return expected is not None and bool(given) and hmac.compare_digest(given.encode(), expected.encode())
+        return found is not None and bool(given) and hmac.compare_digest(_digest(given), found[1])
 
     def end(self, session: str) -> None:
         with self._lock:

@@ -1,5 +1,5 @@
 // The codememory viewer: a hash router over a few pages, each filled from the daemon's JSON endpoints.
-import { ApiError, post, session, start } from "./api.js";
+import { ApiError, hasToken, post, session, start, takeLoginToken } from "./api.js";
 import { facts, go, h, number, replace, routeParams, short, table, tags } from "./dom.js";
 import { memoriesPage, memoryPage } from "./memories.js";
 
@@ -193,17 +193,27 @@ async function route() {
   }
 }
 
+function showNotLoggedIn() {
+  replace(main, h("h1", {}, "Not logged in"), h("p", {}, "Run ", h("code", {}, "codememory viewer"),
+    " in a terminal and open the link it prints (each link works once)."));
+  main.dataset.page = "error";
+}
+
 function showError(err) {
   if (err instanceof ApiError && err.status === 401) {
-    replace(main, h("h1", {}, "Not logged in"), h("p", {}, "Run ", h("code", {}, "codememory viewer"),
-      " in a terminal and open the link it prints (each link works once)."));
-  } else {
-    replace(main, h("div", { class: "error", id: "page-error" }, err.message || String(err)));
+    showNotLoggedIn();
+    return;
   }
+  replace(main, h("div", { class: "error", id: "page-error" }, err.message || String(err)));
   main.dataset.page = "error";
 }
 
 async function boot() {
+  takeLoginToken();
+  if (!hasToken()) {  // never logged in from this origin: the daemon would refuse every request
+    showNotLoggedIn();
+    return;
+  }
   try {
     await start();
   } catch (err) {
