@@ -49,6 +49,7 @@ from codememory.operations.explain import Explained
 from codememory.operations.forget import Archived, Forgotten, Pruned, Unarchived
 from codememory.operations.get import MemoryDetail, Records
 from codememory.operations.global_search import GlobalResult, GlobalSessionSearch
+from codememory.operations.hygiene_runs import HygieneRuns
 from codememory.operations.listing import MemoryList
 from codememory.operations.projects import Projects
 from codememory.operations.publish import DeleteProjectResult, PublishResult
@@ -256,6 +257,7 @@ CLI_CASES: dict[str, Any] = {
     "prune": Pruned,
     "stats": Stats,
     "stale": StaleReport,
+    "runs": HygieneRuns,
     "stale --fix": StaleReport,
     "consolidate": ConsolidationReport,
     "consolidate --runs": ConsolidationRuns,
@@ -394,6 +396,7 @@ def test_stale_prints_its_typed_report(cm: Invoke, project: Path) -> None:
     git("commit", "-q", "-m", "change")
     check = Checker()
     assert _expect(cm, check, "stale", "stale")["memories"]
+    assert _expect(cm, check, "runs", "runs")["runs"][0]["kind"] == "staleness"
     (project / "back.py").write_text("def back_main():\n    pass\n")
     fixed = _expect(cm, check, "stale --fix", "stale", "--fix")
     assert fixed["fixed"] and fixed["cleared"]

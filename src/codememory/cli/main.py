@@ -23,6 +23,7 @@ from codememory.cli.memory_cmds import archive, edit, forget, link, list_cmd, pr
 from codememory.cli.publish_cmd import publish
 from codememory.cli.repair_cmd import repair_cmd
 from codememory.cli.retrieve_cmd import retrieve
+from codememory.cli.runs_cmd import runs
 from codememory.cli.search_cmd import search
 from codememory.cli.sessions_cmd import sessions
 from codememory.cli.share_cmd import share, sync_cmd
@@ -86,6 +87,7 @@ for _command in (
     consolidate,
     stats,
     stale,
+    runs,
     export,
     import_cmd,
     embed,
