@@ -131,6 +131,7 @@ DOCUMENTED = {
     StoreFailed: (1, 503),
     errors.RegistryError: (1, 503),
     ProjectNotAllowed: (1, 403),
+    errors.RemoteUnavailable: (1, 502),  # the organisation's Milvus failed: an upstream's error, not the caller's
 }
 
 

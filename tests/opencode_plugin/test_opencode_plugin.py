@@ -193,7 +193,7 @@ def test_recall_endpoints_need_the_token_and_match_the_mcp_shapes(world: World) 
     hits = client.request("POST", "/memory/search", {"project_root": root, "query": "Tuesdays billing"}).data
     assert [h["id"] for h in hits["results"]] == [world.ids[1]]
     assert set(hits["results"][0]) == {
-        "id", "text", "category", "importance", "tags", "created_at", "source", "match", "score", "why",
+        "id", "text", "category", "importance", "tags", "created_at", "source", "match", "score", "why", "origin",
     }  # fmt: skip
     got = client.request("POST", "/memory/get", {"project_root": root, "ids": [world.ids[0], "mem_00000000"]}).data
     assert got["missing"] == ["mem_00000000"] and got["memories"][0]["id"] == world.ids[0]
