@@ -37,6 +37,8 @@ class EmbeddingConfig:
     base_url: str = ""  # ollama: http://127.0.0.1:11434 ; openai-compatible: http://host:port/v1
     api_key_env: str = ""  # name of the env var holding the key (never the key itself)
     timeout: float = 30.0
+    # a query's vector from the daemon's warm model: how long to wait before loading the model in this process
+    daemon_query_timeout: float = 2.0
     batch_size: int = 32
     device: str = "cpu"
 

@@ -58,6 +58,7 @@ UNTRUSTED_RULES: dict[str, Rule] = {
     "embedding.provider": Rule(OFF_ONLY),
     "embedding.timeout": Rule(HARMLESS, 0.1, 600),  # how long we wait for the user's own provider
     "embedding.batch_size": Rule(HARMLESS, 1, 4096),  # texts per call to the user's own provider
+    "embedding.daemon_query_timeout": Rule(HARMLESS, 0.1, 60),  # how long the CLI waits for the user's daemon
     # [search], [dedup], [links]: thresholds and weights that only shape this project's own results.
     "search.ann_threshold": Rule(HARMLESS, 0, 1e9),
     "search.neighbour_weight": Rule(HARMLESS, 0, 1),

@@ -21,7 +21,6 @@ from codememory.embedding.base import Embedder, Vectors
 
 MAX_TEXTS = 512  # per request (the daemon's limit)
 SENT_SETTINGS = ("provider", "model", "query_model", "query_prompt", "query_prefix", "document_prefix", "device")
-QUERY_TIMEOUT = 2.0  # seconds for a query batch; then this process embeds it itself
 SECONDS_PER_DOCUMENT = 0.05
 
 
@@ -45,7 +44,7 @@ class DaemonEmbedder(Embedder):
         parts = []
         for start in range(0, len(texts), MAX_TEXTS):
             chunk = list(texts[start : start + MAX_TEXTS])
-            timeout = QUERY_TIMEOUT + (0.0 if query else SECONDS_PER_DOCUMENT * len(chunk))
+            timeout = self.cfg.daemon_query_timeout + (0.0 if query else SECONDS_PER_DOCUMENT * len(chunk))
             answer = post_json("/embed", {"embedding": settings, "texts": chunk, "query": query}, timeout)
             vectors = _decode(answer, self.name, len(chunk))
             if vectors is None:
