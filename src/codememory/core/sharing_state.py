@@ -10,12 +10,12 @@ Reading a teammate's shared memories needs no switch: the store follows the file
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from codememory.core.dates import now_iso_seconds
 from codememory.core.paths import state_dir
+from codememory.core.private_file import write_private
 from codememory.errors import TrustError
 
 SHARING_NAME = "sharing.json"
@@ -47,18 +47,8 @@ def _entries(strict: bool) -> dict[str, dict[str, Any]]:
 
 
 def _save(entries: dict[str, dict[str, Any]]) -> None:
-    path = sharing_path()
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     text = json.dumps({"version": VERSION, "projects": entries}, indent=2, sort_keys=True) + "\n"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_private(sharing_path(), text)
 
 
 def is_sharing(root: Path) -> bool:

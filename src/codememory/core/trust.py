@@ -23,6 +23,7 @@ from typing import Any
 
 from codememory.core.dates import now_iso_seconds
 from codememory.core.paths import state_dir
+from codememory.core.private_file import write_private
 from codememory.core.safe_text import printable_line
 from codememory.errors import InvalidInput, TrustError, UnsafePath
 
@@ -220,20 +221,8 @@ def _entries(strict: bool) -> dict[str, dict[str, Any]]:
 
 def _save(entries: dict[str, dict[str, Any]]) -> None:
     """Atomically replace the trust file, readable and writable by the owner only."""
-    path = trust_path()
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     text = json.dumps({"version": VERSION, "configs": entries}, indent=2, sort_keys=True) + "\n"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_private(trust_path(), text, sync=True)
 
 
 def status(project: ProjectFile) -> str:

@@ -34,19 +34,6 @@ def log_path() -> Path:
     return state_dir() / LOG_NAME
 
 
-def write_private(path: Path, text: str) -> None:
-    """Atomically replace `path` with `text`, readable by the owner only."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 def read_pid() -> int | None:
     try:
         text = pid_path().read_text(encoding="ascii").strip()

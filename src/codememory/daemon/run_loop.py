@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from codememory import __version__
 from codememory.core.config import load_config
 from codememory.core.paths import ensure_state_dir, state_dir
+from codememory.core.private_file import write_private
 from codememory.daemon.client import INFO_NAME, read_info
 from codememory.daemon.files import (
     LOCK_NAME,
@@ -25,7 +26,6 @@ from codememory.daemon.files import (
     InstanceLock,
     read_pid,
     remove_stale_files,
-    write_private,
 )
 from codememory.daemon.log_file import attach, configure_logging, remove_logging
 from codememory.daemon.state import Task
