@@ -20,8 +20,6 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from codememory.core.dates import from_iso
 from codememory.remote.milvus import literal
 from codememory.retrieval.fusion import DATE_BOOST, NEIGHBOUR_SPAN, TAG_BOOST, Sessions, fuse
@@ -48,6 +46,8 @@ def fused(
     now: datetime,
 ) -> list[dict[str, Any]]:
     """The best `limit` rows, each with `score` the fused one; `text`: the words for BM25."""
+    import numpy as np  # not at import: operations/retrieve imports this module on the CLI's start-up path
+
     rows: dict[int, dict[str, Any]] = {}
     keys: dict[str, int] = {}
 
