@@ -7,7 +7,7 @@ The collection (one per organisation; `[remote] collection`):
   `project` (the partition key: a search filtered by project reads only its partitions), `memory_id`;
 - `text` (analysed: standard tokenizer, lower-case, English stemmer and stop words) and `sparse`, which Milvus
   fills from `text` with its built-in BM25 function (no client-side sparse model, nothing to keep in sync);
-- `dense`: the project's embedding model's vector (COSINE, HNSW M=16 efConstruction=200, searched with ef=64);
+- `dense`: the project's embedding model's vector (COSINE, HNSW M=16 efConstruction=200, searched with ef=128);
 - `category`, `tags`, `entities` (arrays), `importance`, `source`, `created_at`, `updated_at`, `content_hash`;
 - `session` and `seq`: the conversation session and turn the memory's `source` names ("D3:12" -> "D3", 12;
   empty and -1 when it names none), read from the source that is sent anyway. The client's fusion
