@@ -5,16 +5,19 @@ throughput, query latency by collection size, and the cost of publishing a delta
 
 1. Recall (LoCoMo-dev, as bench_retrieval.py loads and scores it): each conversation is a project; its memories
    are imported (embedded with the default model) and published; every question runs as the local hybrid
-   (`Store.search`, mode hybrid) and as the remote hybrid (dense + BM25 fused in Milvus, filtered to that
-   project), with both of Milvus's rankers. Evidence recall@5 is pooled over all questions.
+   (`Store.search`, mode hybrid) and its two legs alone, as each remote leg alone (to find where the two sides
+   differ), and as the remote search with each ranker (`ARMS`), filtered to that project. Evidence recall@5 is
+   pooled over all questions.
 2. Publish throughput: memories per second of the first publish of each conversation (vectors already stored).
 3. Latency at N memories (synthetic.py texts, RANDOM unit vectors: the engine's cost does not depend on what the
    vectors mean, and embedding 100k texts would take half an hour here): rows upserted straight into a
-   collection, then 50 hybrid queries (a random vector + two words) p50/p95, with a project filter
-   (every project but one of 20).
+   collection (sessions of 20 turns), then hybrid queries (a random vector + two words) with a project filter
+   (every project but one of 20): 10 opening a new connection each (as every search did before), 50 through a
+   kept connection (the daemon's), 50 ranked by the local fusion (ranker "local", the default).
 4. Delta at N: a local store of N synthetic memories (no embedding model for the bulk), its rows already in the
-   collection and in the cursor (as after a publish); 100 memories are edited, forgotten or archived and the
-   publish that follows is timed (the scan and hash of N memories, 100 embedded, sent or deleted).
+   collection and in the cursor (as after a publish); a publish with no fingerprints in the cursor (every row
+   rebuilt, as before) and one with them are timed; then 100 memories are edited, forgotten or archived and the
+   publish that follows is timed.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +43,11 @@ import synthetic  # noqa: E402
 from codememory import Store  # noqa: E402
 from codememory.core.config import RemoteConfig  # noqa: E402
 from codememory.remote import cursor as cursors  # noqa: E402
-from codememory.remote.milvus import MilvusRemote  # noqa: E402
+from codememory.remote import org_fusion  # noqa: E402
+from codememory.remote.milvus import MilvusRemote, connect, reuse_connections  # noqa: E402
 from codememory.remote.org_search import search_remote  # noqa: E402
 from codememory.remote.publish import _row, publish  # noqa: E402
-from codememory.remote.records import Outgoing, outgoing  # noqa: E402
+from codememory.remote.records import scan  # noqa: E402
 
 WORK = HERE / ".work" / "milvus"
 QUERIES = 50
@@ -55,9 +59,30 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(p * len(ordered)))]
 
 
+ARMS = {  # what each recall row ranks (see `recall`)
+    "local hybrid": "Store.search, mode hybrid (z-scored BM25 0.6 + cosine 0.4, neighbouring turns, boosts)",
+    "local BM25 leg": "FTS5 BM25 over the OR of the query's content words (the hybrid's keyword leg)",
+    "local dense leg": "the query's e5 vector against the stored vectors (the hybrid's meaning leg)",
+    "remote BM25 leg, raw question": "Milvus BM25 over the question as typed",
+    "remote BM25 leg": "Milvus BM25 over the query's content words (what is sent now)",
+    "remote dense leg": "Milvus HNSW COSINE, the same query vector",
+    "remote rrf, 10 per leg, raw question (before)": "RRFRanker(60) as first shipped",
+    "remote rrf": "RRFRanker(60), 50 per leg, content words",
+    "remote weighted": "WeightedRanker(0.5, 0.5), 50 per leg, content words",
+    "remote local fusion (default)": "ranker local: 50 per leg from Milvus + neighbouring turns, fused by fusion.fuse",
+}
+
+
+PRODUCT_ARMS = (("remote rrf", "rrf"), ("remote weighted", "weighted"), ("remote local fusion (default)", "local"))
+
+
 def recall(db: Path) -> dict[str, Any]:
+    from codememory.retrieval.search import embedding_text
+    from codememory.store.filters import Filters
+    from codememory.text.query import parse_query
+
     os.environ["CODEMEMORY_REMOTE_URI"] = str(db)
-    rows: dict[str, list[dict[str, float]]] = {"local hybrid": [], "remote rrf": [], "remote weighted": []}
+    rows: dict[str, list[dict[str, float]]] = {arm: [] for arm in ARMS}
     publish_rate = []
     for ds in br.locomo_sets():
         store, _info = br.build_store(WORK / "locomo" / ds.store_name, ds.memories_file, reuse=True)
@@ -67,15 +92,46 @@ def recall(db: Path) -> dict[str, Any]:
             done = publish(store)
             publish_rate.append(done.sent / (time.perf_counter() - started))
             keys = br.key_map(store, br.read_jsonl(ds.memories_file), ds.key_field)
-            for q in ds.questions:
-                gold = [keys.ids.get(e) for e in q.evidence]
-                local = store.search(q.text, mode="hybrid", limit=br.K, touch=False)
-                rows["local hybrid"].append(br.score([h.memory.id for h in local.hits], gold))
-                for ranker in ("rrf", "weighted"):
-                    store.config.remote.ranker = ranker
-                    hits, status = search_remote(store, q.text, limit=br.K, projects=[ds.store_name])
-                    assert status.ok and status.mode == "hybrid", status
-                    rows[f"remote {ranker}"].append(br.score([h.id for h in hits], gold))
+            ids = {pk: mid for mid, pk in dict(store.db.get_pk_map([m.id for m in store.db.iter_all()])).items()}
+            expr = f'project == "{ds.store_name}"'
+            reuse_connections()  # one connection for the diagnostic legs and search_remote alike
+            with connect(store.config.remote) as remote:
+                remote.open()
+                for q in ds.questions:
+                    gold = [keys.ids.get(e) for e in q.evidence]
+
+                    def add(arm: str, found: list[str], gold: list[str | None] = gold) -> None:
+                        rows[arm].append(br.score(found, gold))
+
+                    local = store.search(q.text, mode="hybrid", limit=br.K, touch=False)
+                    add("local hybrid", [h.memory.id for h in local.hits])
+                    parsed = parse_query(q.text)
+                    fts = parsed.keyword_fts()
+                    lex = store.db.fts_search(fts, Filters(), br.K) if fts else []
+                    add("local BM25 leg", [ids[pk] for pk, _ in lex])
+                    qvec = store.semantic.embed_query(embedding_text(parsed))
+                    assert qvec is not None
+                    add("local dense leg", [ids[pk] for pk, _ in store.semantic.neighbours(qvec, br.K, Filters())])
+                    words = " ".join(parsed.content_words()) or embedding_text(parsed)
+                    vector = [float(x) for x in qvec.reshape(-1)]
+                    add(
+                        "remote BM25 leg, raw question",
+                        [r["memory_id"] for r in remote.leg("sparse", q.text, expr, br.K)],
+                    )
+                    add("remote BM25 leg", [r["memory_id"] for r in remote.leg("sparse", words, expr, br.K)])
+                    add("remote dense leg", [r["memory_id"] for r in remote.leg("dense", vector, expr, br.K)])
+                    before = remote.hybrid(q.text, vector, expr, br.K, pool=br.K, ranker="rrf")
+                    add("remote rrf, 10 per leg, raw question (before)", [r["memory_id"] for r in before])
+                    for arm, ranker in (
+                        ("remote rrf", "rrf"),
+                        ("remote weighted", "weighted"),
+                        ("remote local fusion (default)", "local"),
+                    ):
+                        store.config.remote.ranker = ranker
+                        hits, status = search_remote(store, q.text, limit=br.K, projects=[ds.store_name])
+                        assert status.ok and status.mode == "hybrid", status
+                        add(arm, [h.id for h in hits])
+    reuse_connections(False)
     return {
         "recall": {arm: br.aggregate(r) for arm, r in rows.items()},
         "publish_per_s": round(statistics.fmean(publish_rate), 1),
@@ -98,8 +154,8 @@ def latency(db: Path, n: int, dim: int = 384) -> dict[str, Any]:
             remote.upsert(
                 [
                     {
-                        "key": f"p{(start + i) % PROJECTS}/mem_{start + i:08x}",
-                        "project": f"p{(start + i) % PROJECTS}",
+                        "key": f"p{((start + i) // 20) % PROJECTS}/mem_{start + i:08x}",
+                        "project": f"p{((start + i) // 20) % PROJECTS}",
                         "memory_id": f"mem_{start + i:08x}",
                         "text": m["text"],
                         "category": m["category"],
@@ -110,28 +166,63 @@ def latency(db: Path, n: int, dim: int = 384) -> dict[str, Any]:
                         "created_at": m["created_at"],
                         "updated_at": m["updated_at"],
                         "content_hash": "",
+                        "session": f"s{(start + i) // 20}",
+                        "seq": (start + i) % 20,
                         "dense": vec.tolist(),
                     }
                     for i, (m, vec) in enumerate(zip(chunk, vectors, strict=True))
                 ]
             )
         upsert_s = time.perf_counter() - started
-        words = synthetic.single_words()
-        projects = [f"p{i}" for i in range(PROJECTS)]
+    from codememory.text.query import parse_query
+
+    words = synthetic.single_words()
+    projects = [f"p{i}" for i in range(PROJECTS)]
+
+    def query(i: int) -> tuple[str, list[float], str]:
+        q = rng.standard_normal(dim).astype("float32")
+        q /= np.linalg.norm(q)
+        text = f"{random.Random(i).choice(words)} {random.Random(i + 1000).choice(words)}"
+        return text, q.tolist(), f'project != "{projects[i % len(projects)]}"'
+
+    def timed(run: Any, count: int) -> list[float]:
         times = []
-        for i in range(QUERIES + 3):
-            q = rng.standard_normal(dim).astype("float32")
-            q /= np.linalg.norm(q)
-            text = f"{random.Random(i).choice(words)} {random.Random(i + 1000).choice(words)}"
-            expr = f'project != "{projects[i % len(projects)]}"'
+        for i in range(count + 3):
+            text, vector, expr = query(i)
             t0 = time.perf_counter()
-            remote.hybrid(text, q.tolist(), expr, 10)
+            run(text, vector, expr)
             if i >= 3:  # warm-up
                 times.append((time.perf_counter() - t0) * 1000)
+        return times
+
+    def fresh(text: str, vector: list[float], expr: str) -> None:  # as every search did before: connect,
+        with MilvusRemote(cfg) as remote:  # describe and load the collection, search, close
+            remote.open()
+            remote.hybrid(text, vector, expr, 10)
+
+    fresh_times = timed(fresh, 10)
+    reuse_connections()
+
+    def kept(text: str, vector: list[float], expr: str) -> None:
+        with connect(cfg) as remote:
+            remote.open()
+            remote.hybrid(text, vector, expr, 10)
+
+    def fused(text: str, vector: list[float], expr: str) -> None:
+        with connect(cfg) as remote:
+            remote.open()
+            org_fusion.fused(remote, parse_query(text), text, vector, expr, 10, 50, 0.4, datetime.now(UTC))
+
+    times = timed(kept, QUERIES)
+    fused_times = timed(fused, QUERIES)
+    reuse_connections(False)
     return {
         "n": n,
         "upsert_per_s": round(n / upsert_s, 1),
+        "fresh_connection_p50_ms": round(pct(fresh_times, 0.5), 1),
         "query_p50_ms": round(pct(times, 0.5), 1),
+        "local_fusion_p50_ms": round(pct(fused_times, 0.5), 1),
+        "local_fusion_p95_ms": round(pct(fused_times, 0.95), 1),
         "query_p95_ms": round(pct(times, 0.95), 1),
     }
 
@@ -158,7 +249,7 @@ def delta(db: Path, n: int, changes: int = 100) -> dict[str, Any]:
         name = "delta"
         store.config.remote.project = name
         model = store.semantic.model or ""
-        items = [o for o in outgoing(store, name, model) if isinstance(o, Outgoing)]
+        items = scan(store, name, model, {}, {}).rebuilt
         with MilvusRemote(cfg) as remote:
             remote.ensure(model, 384)
             for start in range(0, len(items), 1000):
@@ -168,10 +259,14 @@ def delta(db: Path, n: int, changes: int = 100) -> dict[str, Any]:
         cursor = cursors.load(store.root, str(db), cfg.collection, name, model)
         cursor.sent = {o.memory_id: o.content_hash for o in items}
         cursor.save()
-        noop_started = time.perf_counter()
-        noop = publish(store)
+        noop_started = time.perf_counter()  # no fingerprints in the cursor yet: every memory is rebuilt and
+        noop = publish(store)  # hashed, as every publish did before the cursor kept them
         noop_s = time.perf_counter() - noop_started
         assert noop.sent == 0 and noop.deleted == 0, noop  # the cursor matched the collection
+        noop_started = time.perf_counter()
+        noop = publish(store)  # fingerprints recorded: one SQL row per memory
+        fast_s = time.perf_counter() - noop_started
+        assert noop.sent == 0 and noop.deleted == 0, noop
         ids = [o.memory_id for o in items[:changes]]
         for i, mid in enumerate(ids[: changes // 2]):  # half replaced by a new memory, a quarter forgotten, archived
             store.add(f"Replacement {i}: the earlier rule no longer holds after review round {i}", supersedes=[mid])
@@ -182,7 +277,8 @@ def delta(db: Path, n: int, changes: int = 100) -> dict[str, Any]:
         seconds = time.perf_counter() - started
     return {
         "n": n,
-        "noop_publish_s": round(noop_s, 2),
+        "noop_publish_no_fingerprints_s": round(noop_s, 2),
+        "noop_publish_s": round(fast_s, 2),
         "delta_publish_s": round(seconds, 2),
         "sent": done.sent,
         "deleted": done.deleted,
@@ -207,16 +303,22 @@ def main() -> None:
     args.out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"Milvus Lite {results['date']}\n")
     if "recall" in results:
-        print("| LoCoMo-dev (5 conversations) | n | recall@5 | recall@10 |\n| --- | --- | --- | --- |")
+        print("| LoCoMo-dev (5 conversations) | n | recall@5 | recall@10 | what it ranks |")
+        print("| --- | --- | --- | --- | --- |")
         for arm, r in results["recall"].items():
-            print(f"| {arm} | {r['n']} | {r['r@5']:.3f} | {r['r@10']:.3f} |")
+            print(f"| {arm} | {r['n']} | {r['r@5']:.3f} | {r['r@10']:.3f} | {ARMS[arm]} |")
         print(f"\nFirst publish: {results['publish_per_s']} memories/s (vectors stored locally)\n")
-    print("| memories | upsert/s | hybrid query p50 ms | p95 ms | publish, nothing changed s | publish 100 changes s |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print(
+        "| memories | upsert/s | rrf query p50 / p95 ms, new connection each | kept connection | local fusion "
+        "(default) | publish, nothing changed: every row rebuilt / fingerprints | publish 100 changes |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     for s in results["sizes"]:
         print(
-            f"| {s['n']:,} | {s['upsert_per_s']:,.0f} | {s['query_p50_ms']} | {s['query_p95_ms']} | "
-            f"{s['noop_publish_s']} | {s['delta_publish_s']} ({s['sent']} sent, {s['deleted']} deleted) |"
+            f"| {s['n']:,} | {s['upsert_per_s']:,.0f} | {s['fresh_connection_p50_ms']} | "
+            f"{s['query_p50_ms']} / {s['query_p95_ms']} | {s['local_fusion_p50_ms']} / {s['local_fusion_p95_ms']} | "
+            f"{s['noop_publish_no_fingerprints_s']} s / {s['noop_publish_s']} s | "
+            f"{s['delta_publish_s']} s ({s['sent']} sent, {s['deleted']} deleted) |"
         )
     shutil.rmtree(home, ignore_errors=True)
 

@@ -53,6 +53,13 @@ export interface Config {
   callBudgetTokens: number | null
   /** inject the per-call HUD */
   hud: boolean
+  /**
+   * also ask the organisation's memory (the daemon's `[remote]` Milvus) for the HUD: its memories come after the
+   * project's, each line saying which project it is from. Off by default: it adds a network query to every call.
+   */
+  orgMemory: boolean
+  /** per /retrieve call when orgMemory is on (the remote query comes on top of the local one) */
+  orgTimeoutMs: number
   /** inject the cold-start block */
   coldStart: boolean
   /** memories in the cold-start block */
@@ -136,6 +143,8 @@ export function resolveConfig(options: Record<string, unknown> | undefined = {},
     tokenBudget: int(o.tokenBudget, 1200, 1, 100_000),
     callBudgetTokens: optionalInt(o.callBudgetTokens, 0, 1_000_000),
     hud: o.hud !== false,
+    orgMemory: o.orgMemory === true,
+    orgTimeoutMs: int(o.orgTimeoutMs, 2000, 10, 60_000),
     coldStart: o.coldStart !== false,
     coldStartLimit: int(o.coldStartLimit, 8, 1, 50),
     coldStartTokens: int(o.coldStartTokens, 400, 1, 20_000),

@@ -14,7 +14,10 @@ import type { Derived } from "./derive.ts"
 import { type MemoryItem, formatHud, showable } from "./render.ts"
 import { estimateTokens } from "./tokens.ts"
 
-/** What `/retrieve` is asked for one LLM call: the derived query, the pinned and excluded ids, the HUD's limits. */
+/**
+ * What `/retrieve` is asked for one LLM call: the derived query, the pinned and excluded ids, the HUD's limits, and
+ * `remote: true` when the organisation's memory is asked too (option orgMemory).
+ */
 export function retrieveBody(config: Config, projectRoot: string, sessionID: string, derived: Derived, pinned: string[], exclude: string[] = [], tokenBudget = config.tokenBudget) {
   return {
     query_expansion: derived.query_expansion,
@@ -26,6 +29,7 @@ export function retrieveBody(config: Config, projectRoot: string, sessionID: str
     max_memories: config.maxMemories,
     max_new: config.maxNew,
     token_budget: tokenBudget,
+    ...(config.orgMemory ? { remote: true } : {}),
   }
 }
 
@@ -58,7 +62,8 @@ export async function askHud(
   const budget = Math.min(config.tokenBudget, allowance - HUD_FRAMING)
   if (budget < MIN_LINE_TOKENS) return null
   const body = retrieveBody(config, projectRoot, sessionID, derived, pinned, exclude, budget)
-  const result = await request(config, "POST", "/retrieve", body, config.timeoutMs)
+  const timeout = config.orgMemory ? Math.max(config.timeoutMs, config.orgTimeoutMs) : config.timeoutMs
+  const result = await request(config, "POST", "/retrieve", body, timeout)
   // An older daemon ignores exclude_memory_ids: they are left out here too.
   const offered = showable(Array.isArray(result?.memories) ? result.memories : []).filter((m) => !exclude.includes(m.id))
   const fitted = fitBlock(offered, formatHud, allowance)

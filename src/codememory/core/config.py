@@ -147,7 +147,9 @@ class RemoteConfig:
     timeout: float = 10.0  # seconds per Milvus call
     batch_size: int = 256  # memories per upsert while publishing
     publish_interval: float = 0.0  # the daemon publishes every N seconds (0: only `codememory publish` does)
-    ranker: str = "rrf"  # how Milvus fuses dense and BM25 results: "rrf" or "weighted"
+    # "local": Milvus retrieves each leg (BM25, dense) and the hits' neighbouring turns, ranked here by the local
+    # recipe (remote/org_fusion.py); "rrf" or "weighted": fused in Milvus by its RRFRanker or WeightedRanker
+    ranker: str = "local"
     dense_weight: float = 0.5  # ranker "weighted": the dense search's weight (BM25 gets the rest)
     # TLS as pymilvus offers it: an https:// uri uses the system's CAs; a self-signed server's certificate or a
     # private CA (with a client certificate and key for mutual TLS), and the name the certificate was issued to.

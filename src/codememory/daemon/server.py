@@ -196,8 +196,10 @@ def _validation_message(exc: RequestValidationError) -> tuple[int, str, list[dic
 def create_app(state: DaemonState) -> FastAPI:
     """The HTTP app over a daemon's state. The caller binds it to 127.0.0.1:`state.port`."""
     from codememory.embedding.factory import serve_models_locally
+    from codememory.remote.milvus import reuse_connections
 
     serve_models_locally()  # this process is the daemon: its stores embed with their own warm model
+    reuse_connections()  # and search the organisation's Milvus through one kept connection
     app = FastAPI(
         title="codememory daemon",
         version=__version__,

@@ -25,16 +25,19 @@ class Cursor:
     path: Path
     target: dict[str, str]  # root, uri, collection, project, model: a cursor of another target is not this one
     sent: dict[str, str] = field(default_factory=dict)  # memory id -> content hash of what the remote holds
+    # memory id -> fingerprint of its row (records.scan) at the last publish that completed: unchanged ones are
+    # not rebuilt. Written only once a run has sent and deleted everything, so it never hides a pending change.
+    seen: dict[str, str] = field(default_factory=dict)
     updated_at: str | None = None
 
     def save(self) -> None:
         ensure_state_dir()
         self.updated_at = now_iso()
-        data = {"target": self.target, "sent": self.sent, "updated_at": self.updated_at}
+        data = {"target": self.target, "sent": self.sent, "seen": self.seen, "updated_at": self.updated_at}
         safe_files.write_atomic(self.path, json.dumps(data, separators=(",", ":")), mode=0o600)
 
     def forget(self) -> None:
-        self.sent = {}
+        self.sent, self.seen = {}, {}
         if self.path.exists():
             self.path.unlink()
 
@@ -57,5 +60,7 @@ def load(root: Path, uri: str, collection: str, project: str, model: str) -> Cur
     if not isinstance(data, dict) or data.get("target") != target or not isinstance(data.get("sent"), dict):
         return cursor
     cursor.sent = {str(k): str(v) for k, v in data["sent"].items()}
+    seen = data.get("seen")
+    cursor.seen = {str(k): str(v) for k, v in seen.items()} if isinstance(seen, dict) else {}
     cursor.updated_at = data.get("updated_at") if isinstance(data.get("updated_at"), str) else None
     return cursor

@@ -7,8 +7,11 @@ The collection (one per organisation; `[remote] collection`):
   `project` (the partition key: a search filtered by project reads only its partitions), `memory_id`;
 - `text` (analysed: standard tokenizer, lower-case, English stemmer and stop words) and `sparse`, which Milvus
   fills from `text` with its built-in BM25 function (no client-side sparse model, nothing to keep in sync);
-- `dense`: the project's embedding model's vector (COSINE, HNSW M=16 efConstruction=200, searched with ef=64);
-- `category`, `tags`, `entities` (arrays), `importance`, `source`, `created_at`, `updated_at`, `content_hash`.
+- `dense`: the project's embedding model's vector (COSINE, HNSW M=16 efConstruction=200, searched with ef=128);
+- `category`, `tags`, `entities` (arrays), `importance`, `source`, `created_at`, `updated_at`, `content_hash`;
+- `session` and `seq`: the conversation session and turn the memory's `source` names ("D3:12" -> "D3", 12;
+  empty and -1 when it names none), read from the source that is sent anyway. The client's fusion
+  (org_fusion.py) scores a hit with its neighbouring turns, as the local ranking does.
 The collection's properties (and description) record the embedding model and dimension: vectors of two models
 are not comparable, so a project embedding with another model is refused rather than mixed in.
 
@@ -18,11 +21,13 @@ Filter expressions are built from literals here because Milvus Lite does not acc
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import os
 import re
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
@@ -35,7 +40,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-SCHEMA_TAG = "codememory-1"
+SCHEMA_TAG = "codememory-2"  # -1 had no session/seq: such a collection is refused with a way out
 TEXT_BYTES = 65_535  # VARCHAR max_length counts bytes; a memory's 10,000 characters fit in UTF-8
 MAX_TAGS = 64
 MAX_ENTITIES = 64
@@ -53,9 +58,10 @@ SPARSE_INDEX: dict[str, Any] = {
     "metric_type": "BM25",
     "params": {"inverted_index_algo": "DAAT_MAXSCORE", "bm25_k1": 1.2, "bm25_b": 0.75},
 }
-DENSE_SEARCH: dict[str, Any] = {"metric_type": "COSINE", "params": {"ef": 64}}
+DENSE_SEARCH: dict[str, Any] = {"metric_type": "COSINE", "params": {"ef": 128}}
 SPARSE_SEARCH: dict[str, Any] = {"metric_type": "BM25", "params": {"drop_ratio_search": 0.0}}
 RRF_K = 60
+POOL = 50  # candidates of each leg (the local ranking's LEXICAL_POOL/SEMANTIC_POOL): top 10 per leg starved RRF
 OUTPUT_FIELDS = [
     "project",
     "memory_id",
@@ -67,6 +73,8 @@ OUTPUT_FIELDS = [
     "source",
     "created_at",
     "updated_at",
+    "session",
+    "seq",
 ]
 _LITERAL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@/+#-]{0,199}")
 
@@ -79,6 +87,10 @@ def literal(value: str, what: str) -> str:
     return f'"{value}"'
 
 
+def is_literal(value: str) -> bool:
+    return bool(_LITERAL_RE.fullmatch(value))
+
+
 def display_uri(uri: str) -> str:
     """The uri without credentials (`http://user:pw@host` -> `http://host`), for messages and results."""
     parts = urlsplit(uri)
@@ -89,6 +101,90 @@ def display_uri(uri: str) -> str:
 
 def is_lite(uri: str) -> bool:
     return uri.endswith(".db") and "://" not in uri
+
+
+_reuse = False
+_pool_lock = threading.Lock()
+_pool: dict[str, _Pooled] = {}
+LITE_IDLE_SECONDS = 5.0
+
+
+class _Pooled:
+    """A connection kept by a long-lived process; `lock`: one thread at a time (Milvus Lite's engine runs in this
+    process and is not meant for concurrent calls), re-entrant for a search made inside another's block."""
+
+    def __init__(self, remote: MilvusRemote) -> None:
+        self.remote = remote
+        self.lock = threading.RLock()
+        self.timer: threading.Timer | None = None
+
+
+def reuse_connections(on: bool = True) -> None:
+    """Keep one connection per remote for the life of this process (the daemon): a search then skips the
+    connect and the collection's describe/load round trips (with Milvus Lite, starting its in-process server
+    over the file again). A Milvus Lite file is locked by the process that holds it, so that connection is
+    closed after LITE_IDLE_SECONDS without a call: `codememory publish` or a search from another process can
+    take its turn between an agent's bursts of queries. Off by default: a command makes one call and exits."""
+    global _reuse
+    _reuse = on
+    if not on:
+        with _pool_lock:
+            for key in list(_pool):
+                _drop(key)
+
+
+def _drop(key: str) -> None:
+    """Close and forget a pooled connection (with `_pool_lock` held)."""
+    entry = _pool.pop(key, None)
+    if entry is not None:
+        if entry.timer is not None:
+            entry.timer.cancel()
+        with entry.lock:
+            entry.remote.close()
+
+
+def _idle(key: str, entry: _Pooled) -> None:
+    with _pool_lock:
+        if _pool.get(key) is entry and entry.lock.acquire(blocking=False):
+            entry.lock.release()
+            _drop(key)
+
+
+@contextlib.contextmanager
+def connect(cfg: RemoteConfig) -> Iterator[MilvusRemote]:
+    """A connection to `cfg`'s collection for the `with` block: a new one closed after it, or, once
+    `reuse_connections()` was called, the one this process keeps (dropped when a call through it fails, so the
+    next block connects again)."""
+    if not _reuse:
+        with MilvusRemote(cfg) as remote:
+            yield remote
+        return
+    args = _client_args(cfg)
+    key = hashlib.sha256(json.dumps([sorted(args.items()), cfg.collection], default=str).encode()).hexdigest()
+    with _pool_lock:
+        entry = _pool.get(key)
+        if entry is None:
+            entry = _pool[key] = _Pooled(MilvusRemote(cfg))
+        if entry.timer is not None:
+            entry.timer.cancel()
+            entry.timer = None
+    failed = False
+    with entry.lock:
+        try:
+            yield entry.remote
+        except RemoteUnavailable:
+            failed = True
+            raise
+        finally:
+            with _pool_lock:
+                if failed:
+                    if _pool.get(key) is entry:
+                        del _pool[key]
+                    entry.remote.close()
+                elif entry.remote.lite_path and _pool.get(key) is entry:
+                    entry.timer = threading.Timer(LITE_IDLE_SECONDS, _idle, (key, entry))
+                    entry.timer.daemon = True
+                    entry.timer.start()
 
 
 def _quiet_pymilvus() -> None:
@@ -136,6 +232,7 @@ class MilvusRemote:
         self.where = display_uri(cfg.uri.strip())
         args = _client_args(cfg)
         self.lite_path = args["uri"] if is_lite(args["uri"]) else None
+        self._meta: dict[str, Any] | None = None
         try:
             import pymilvus
         except ImportError:
@@ -185,6 +282,11 @@ class MilvusRemote:
                 meta = json.loads(info.get("description") or "{}")
             except ValueError:
                 meta = {}
+        if isinstance(meta, dict) and meta.get("schema") == "codememory-1":
+            raise RemoteUnavailable(
+                f"Milvus at {self.where}: collection {self.collection!r} has codememory's first schema (no "
+                "session/seq fields): publish to another [remote] collection, or drop this one and publish again"
+            )
         if not isinstance(meta, dict) or meta.get("schema") != SCHEMA_TAG:
             raise RemoteUnavailable(
                 f"Milvus at {self.where}: collection {self.collection!r} was not created by codememory; "
@@ -206,13 +308,17 @@ class MilvusRemote:
         self._call("load", lambda: self.client.load_collection(self.collection))
 
     def open(self) -> dict[str, Any]:
-        """For searching: the collection's model and dimension, loaded; RemoteUnavailable when it does not exist."""
+        """For searching: the collection's model and dimension, loaded; RemoteUnavailable when it does not exist.
+        Asked once per connection (a kept one fails and is dropped if the collection goes away meanwhile)."""
+        if self._meta is not None:
+            return self._meta
         meta = self._description()
         if meta is None:
             raise RemoteUnavailable(
                 f"Milvus at {self.where} has no collection {self.collection!r} yet: `codememory publish` creates it"
             )
         self._call("load", lambda: self.client.load_collection(self.collection))
+        self._meta = meta
         return meta
 
     def _create(self, model: str, dim: int) -> None:
@@ -231,6 +337,8 @@ class MilvusRemote:
         schema.add_field("created_at", dt.VARCHAR, max_length=64)
         schema.add_field("updated_at", dt.VARCHAR, max_length=64)
         schema.add_field("content_hash", dt.VARCHAR, max_length=64)
+        schema.add_field("session", dt.VARCHAR, max_length=256)
+        schema.add_field("seq", dt.INT64)
         schema.add_field("dense", dt.FLOAT_VECTOR, dim=dim)
         schema.add_field("sparse", dt.SPARSE_FLOAT_VECTOR)
         schema.add_function(
@@ -276,40 +384,75 @@ class MilvusRemote:
         return int(rows[0]["count(*)"]) if rows else 0
 
     # ------------------------------------------------------------------ search
-    def hybrid(self, text: str, vector: Sequence[float] | None, expr: str, limit: int) -> list[dict[str, Any]]:
-        """Dense + BM25 fused in Milvus (`[remote] ranker`), or BM25 alone without a query vector; each hit is
-        its output fields plus `score` (the ranker's)."""
-        pm = self.pymilvus
-        bm25 = pm.AnnSearchRequest(
-            data=[text], anns_field="sparse", param=SPARSE_SEARCH, limit=limit, expr=expr or None
+    def leg(self, field: str, query: str | Sequence[float], expr: str, limit: int) -> list[dict[str, Any]]:
+        """One leg alone, best first: `field` "sparse" (BM25 of the words `query`; `score` is the BM25 score,
+        higher is better) or "dense" (the vector `query`; `score` is the cosine similarity)."""
+        params = SPARSE_SEARCH if field == "sparse" else DENSE_SEARCH
+        data = query if isinstance(query, str) else [float(x) for x in query]
+        found = self._call(
+            "search",
+            lambda: self.client.search(
+                self.collection,
+                data=[data],
+                anns_field=field,
+                search_params=params,
+                limit=limit,
+                filter=expr,
+                output_fields=OUTPUT_FIELDS,
+            ),
         )
+        hits = _hits(found)
+        if field == "sparse" and hits and all(h["score"] <= 0 for h in hits):
+            for hit in hits:  # Milvus Lite reports BM25 as a distance (the negated score); a server as the score
+                hit["score"] = -hit["score"]
+        return hits
+
+    def rows(self, expr: str, limit: int, vectors: bool = False) -> list[dict[str, Any]]:
+        """The rows matching `expr` (at most `limit`), with their dense vector when `vectors`."""
+        fields = [*OUTPUT_FIELDS, "dense"] if vectors else OUTPUT_FIELDS
+        return list(
+            self._call(
+                "query", lambda: self.client.query(self.collection, filter=expr, output_fields=fields, limit=limit)
+            )
+        )
+
+    def hybrid(
+        self,
+        text: str,
+        vector: Sequence[float] | None,
+        expr: str,
+        limit: int,
+        pool: int = POOL,
+        ranker: str = "rrf",
+        dense_weight: float = 0.5,
+    ) -> list[dict[str, Any]]:
+        """Dense + BM25 fused in Milvus (`ranker` "rrf" or "weighted" with `dense_weight`), `pool` candidates
+        from each leg, or BM25 alone without a query vector; each hit is its output fields plus `score` (the
+        ranker's)."""
         if vector is None:
-            found = self._call(
-                "search",
-                lambda: self.client.search(
-                    self.collection,
-                    data=[text],
-                    anns_field="sparse",
-                    search_params=SPARSE_SEARCH,
-                    limit=limit,
-                    filter=expr,
-                    output_fields=OUTPUT_FIELDS,
-                ),
-            )
+            return self.leg("sparse", text, expr, limit)
+        pm = self.pymilvus
+        per_leg = max(limit, pool)
+        bm25 = pm.AnnSearchRequest(
+            data=[text], anns_field="sparse", param=SPARSE_SEARCH, limit=per_leg, expr=expr or None
+        )
+        dense = pm.AnnSearchRequest(
+            data=[list(vector)], anns_field="dense", param=DENSE_SEARCH, limit=per_leg, expr=expr or None
+        )
+        if ranker == "weighted":
+            weight = min(max(dense_weight, 0.0), 1.0)
+            fusion: Any = pm.WeightedRanker(weight, 1.0 - weight)
         else:
-            dense = pm.AnnSearchRequest(
-                data=[list(vector)], anns_field="dense", param=DENSE_SEARCH, limit=limit, expr=expr or None
-            )
-            if self.cfg.ranker.strip().lower() == "weighted":
-                weight = min(max(self.cfg.dense_weight, 0.0), 1.0)
-                ranker: Any = pm.WeightedRanker(weight, 1.0 - weight)
-            else:
-                ranker = pm.RRFRanker(RRF_K)
-            found = self._call(
-                "hybrid search",
-                lambda: self.client.hybrid_search(
-                    self.collection, [dense, bm25], ranker=ranker, limit=limit, output_fields=OUTPUT_FIELDS
-                ),
-            )
-        hits = found[0] if found else []
-        return [{**dict(hit.get("entity") or {}), "score": float(hit.get("distance") or 0.0)} for hit in hits]
+            fusion = pm.RRFRanker(RRF_K)
+        found = self._call(
+            "hybrid search",
+            lambda: self.client.hybrid_search(
+                self.collection, [dense, bm25], ranker=fusion, limit=limit, output_fields=OUTPUT_FIELDS
+            ),
+        )
+        return _hits(found)
+
+
+def _hits(found: Any) -> list[dict[str, Any]]:
+    hits = found[0] if found else []
+    return [{**dict(hit.get("entity") or {}), "score": float(hit.get("distance") or 0.0)} for hit in hits]

@@ -1,6 +1,8 @@
-"""Searching the organisation's memory: one hybrid query in Milvus (the query's vector against `dense` and its
-words against the BM25 `sparse` field, fused in Milvus by `[remote] ranker`), filtered by project, category and
-tags, and the merge of those hits with the local ones.
+"""Searching the organisation's memory: a hybrid query in Milvus (the query's vector against `dense` and its
+words against the BM25 `sparse` field), filtered there by project, category and tags, ranked as `[remote]
+ranker` says, and the merge of those hits with the local ones. Rankers: "local" (the default: Milvus retrieves
+each leg's candidates and their neighbouring turns, the client fuses them with the local store's recipe,
+org_fusion.py), "rrf" or "weighted" (fused in Milvus by its RRFRanker / WeightedRanker).
 
 The local store answers for this project (it is fresher than what was published), so the remote query leaves
 this project out unless asked for it by name. Remote rows are untrusted input, like any memory: an id that is not
@@ -17,12 +19,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from codememory.core.dates import now_utc
 from codememory.core.model import CATEGORIES, ID_RE, MAX_TEXT, normalize_tag, validate_category
 from codememory.core.result import Result
 from codememory.errors import CodememoryError, InvalidInput
-from codememory.remote.milvus import MilvusRemote, display_uri, literal
+from codememory.remote import org_fusion
+from codememory.remote.milvus import POOL, connect, display_uri, literal
 from codememory.remote.records import project_name
+from codememory.retrieval.search import embedding_text
 from codememory.text.privacy import scrub
+from codememory.text.query import parse_query
 
 if TYPE_CHECKING:
     from codememory.service.project_store import Store
@@ -56,7 +62,7 @@ class RemoteHit:
     tags: list[str]
     created_at: str
     source: str | None
-    score: float  # the ranker's: RRF or weighted, comparable only within one answer
+    score: float  # the ranker's (local fusion, RRF or weighted): comparable only within one answer
     rank: int
 
     @property
@@ -129,10 +135,12 @@ def search_remote(
     status = RemoteStatus(display_uri(cfg.uri.strip()), cfg.collection, False, 0, "hybrid")
     own = project_name(cfg.project, store.root)
     expr = filter_expr(own, [project_name(p, store.root) for p in projects], category, tags)
+    parsed = parse_query(query)
     if not query.strip():
         raise InvalidInput("the query is empty")
+    ranker = cfg.ranker.strip().lower()
     try:
-        with MilvusRemote(cfg) as remote:
+        with connect(cfg) as remote:
             meta = remote.open()
             vector = None
             local_model = store.semantic.model
@@ -144,13 +152,20 @@ def search_remote(
                     "keyword (BM25) search only"
                 )
             else:
-                found = store.semantic.embed_query(query)
+                found = store.semantic.embed_query(embedding_text(parsed) or query)  # as the local search embeds it
                 if found is None:
                     status.note = f"no query vector ({store.semantic.reason}): keyword (BM25) search only"
                 else:
                     vector = [float(x) for x in found.reshape(-1)]
             status.mode = "hybrid" if vector is not None else "bm25"
-            rows = remote.hybrid(query, vector, expr, limit)
+            words = " ".join(parsed.content_words()) or embedding_text(parsed) or query  # the local keyword leg's
+            if vector is None:
+                rows = remote.leg("sparse", words, expr, limit)
+            elif ranker in ("rrf", "weighted"):
+                rows = remote.hybrid(words, vector, expr, limit, POOL, ranker, cfg.dense_weight)
+            else:
+                weight = store.config.search.neighbour_weight
+                rows = org_fusion.fused(remote, parsed, words, vector, expr, limit, POOL, weight, now_utc())
     except InvalidInput:
         raise
     except CodememoryError as exc:

@@ -1,11 +1,13 @@
 """`codememory publish`: send this project's shareable memories to the organisation's Milvus, incrementally.
 
-1. Every memory to share is hashed as it would be sent (records.py); the cursor (cursor.py) holds the hash of
-   what the remote has. New or changed memories are upserted (key "<project>/<id>", so a repeat is harmless),
-   in batches of `[remote] batch_size`, with their stored vectors (embedded first where missing).
+1. Every memory whose fingerprint changed since the last publish is rebuilt and hashed as it would be sent
+   (records.scan); the cursor (cursor.py) holds the hash of what the remote has. New or changed memories are
+   upserted (key "<project>/<id>", so a repeat is harmless), in batches of `[remote] batch_size`, with their
+   stored vectors (embedded first where missing).
 2. Tombstones: every id the cursor lists that is no longer shared (forgotten, archived, superseded, expired,
    made personal, or scrubbed to nothing) is deleted from the remote.
-3. The cursor is saved after each batch: an interrupted run resumes; a repeated run with no change sends nothing.
+3. The cursor is saved after each batch: an interrupted run resumes; a repeated run with no change sends nothing
+   and, with every fingerprint recorded, reads one SQL row per memory.
 `delete_project` removes every row of the project from the remote and forgets the cursor."""
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ import numpy as np
 from codememory.core.result import Result
 from codememory.errors import RemoteUnavailable
 from codememory.remote import cursor as cursors
-from codememory.remote.milvus import MilvusRemote, display_uri
-from codememory.remote.records import Outgoing, outgoing, project_name
+from codememory.remote.milvus import connect, display_uri
+from codememory.remote.records import Outgoing, Scan, project_name, scan
 
 if TYPE_CHECKING:
     from codememory.service.project_store import Store
@@ -93,9 +95,10 @@ def _row(item: Outgoing, vector: list[float]) -> dict[str, Any]:
     }
 
 
-def _delta(share: dict[str, Outgoing], sent: dict[str, str]) -> tuple[list[Outgoing], list[str]]:
+def _delta(found: Scan, sent: dict[str, str]) -> tuple[list[Outgoing], list[str]]:
     """(memories to upsert, ids to delete remotely)."""
-    return [o for mid, o in share.items() if sent.get(mid) != o.content_hash], [m for m in sent if m not in share]
+    shared = {o.memory_id for o in found.rebuilt} | (found.unchanged & set(sent))
+    return [o for o in found.rebuilt if sent.get(o.memory_id) != o.content_hash], [m for m in sent if m not in shared]
 
 
 def publish(store: Store, *, progress: Progress | None = None, dry_run: bool = False) -> PublishResult:
@@ -105,25 +108,25 @@ def publish(store: Store, *, progress: Progress | None = None, dry_run: bool = F
     model, dim = _model(store)
     where = display_uri(cfg.uri.strip())
     cursor = cursors.load(store.root, where, cfg.collection, project, model)
-    share: dict[str, Outgoing] = {}
-    kept_local = 0
-    for item in outgoing(store, project, model):
-        if isinstance(item, Outgoing):
-            share[item.memory_id] = item
-        else:
-            kept_local += 1
-    changed, gone = _delta(share, cursor.sent)
-    if dry_run:
+    found = scan(store, project, model, cursor.seen, cursor.sent)
+    changed, gone = _delta(found, cursor.sent)
+
+    def result(dry: bool) -> PublishResult:
+        shared = len(found.rebuilt) + len(found.unchanged & set(cursor.sent) - set(gone))
         return PublishResult(
-            project, where, cfg.collection, model, len(changed), len(gone), len(share) - len(changed),
-            kept_local, len(share), round(time.perf_counter() - started, 3), True,
+            project, where, cfg.collection, model, len(changed), len(gone), shared - len(changed),
+            found.kept_local, shared, round(time.perf_counter() - started, 3), dry,
         )  # fmt: skip
-    with MilvusRemote(cfg) as remote:
+
+    if dry_run:
+        return result(True)
+    with connect(cfg) as remote:
         remote.ensure(model, dim)
         if cursor.sent and remote.count(project) < len(cursor.sent):
             # Rows the cursor lists are missing (the collection was dropped or emptied by hand): send all again.
-            cursor.sent = {}
-            changed, gone = _delta(share, cursor.sent)
+            cursor.sent, cursor.seen = {}, {}
+            found = scan(store, project, model, cursor.seen, cursor.sent)
+            changed, gone = _delta(found, cursor.sent)
         done, total = 0, len(changed) + len(gone)
         if progress:
             progress(0, total)
@@ -146,12 +149,10 @@ def publish(store: Store, *, progress: Progress | None = None, dry_run: bool = F
             done += len(ids)
             if progress:
                 progress(done, total)
-        if not total and cursor.updated_at is None:
+        if total or cursor.seen != found.fingerprints or cursor.updated_at is None:
+            cursor.seen = found.fingerprints  # only now: the remote holds what every fingerprint describes
             cursor.save()
-    return PublishResult(
-        project, where, cfg.collection, model, len(changed), len(gone), len(share) - len(changed),
-        kept_local, len(share), round(time.perf_counter() - started, 3), False,
-    )  # fmt: skip
+    return result(False)
 
 
 def delete_project(store: Store, name: str | None = None) -> DeleteProjectResult:
@@ -161,7 +162,7 @@ def delete_project(store: Store, name: str | None = None) -> DeleteProjectResult
     own = project_name(cfg.project, store.root)
     project = project_name(name, store.root) if name else own
     where = display_uri(cfg.uri.strip())
-    with MilvusRemote(cfg) as remote:
+    with connect(cfg) as remote:
         remote.open()
         deleted = remote.delete_project(project)
     if project == own:

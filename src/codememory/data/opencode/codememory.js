@@ -29,6 +29,8 @@ function resolveConfig(options = {}, env = process.env) {
     tokenBudget: int(o.tokenBudget, 1200, 1, 1e5),
     callBudgetTokens: optionalInt(o.callBudgetTokens, 0, 1e6),
     hud: o.hud !== false,
+    orgMemory: o.orgMemory === true,
+    orgTimeoutMs: int(o.orgTimeoutMs, 2e3, 10, 6e4),
     coldStart: o.coldStart !== false,
     coldStartLimit: int(o.coldStartLimit, 8, 1, 50),
     coldStartTokens: int(o.coldStartTokens, 400, 1, 2e4),
@@ -158,6 +160,7 @@ var NEUTRAL_LT = "‹";
 var MEMORY_ID_RE = /^mem_[0-9a-f]{8}$/;
 var CATEGORY_CHARS = 40;
 var NOTE_CHARS = 240;
+var ORIGIN_CHARS = 80;
 var SPACE_RE = /[\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+/g;
 var BIDI_RE = /[\u202a-\u202e\u2066-\u2069]/g;
 var TAG_START_RE = /<(?=[\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200d\u2028\u2029\u202f\u205f\u2060\u3000\ufeff]*(?:[/!?|]|developer|project_memory|codememory|system|user|assistant|human|instruction|tool|function|im_))/gi;
@@ -180,7 +183,9 @@ function memoryLines(memories) {
   return showable(memories).map((m) => {
     const category = safeLine(m.category, CATEGORY_CHARS);
     const note = safeLine(m.stale ?? m.why?.stale, NOTE_CHARS);
-    return `- [${m.id}]${category ? ` (${category})` : ""} ${safeLine(m.text)}${note ? ` (${note})` : ""}`;
+    const origin = safeLine(m.origin, ORIGIN_CHARS).replace(/[\[\]]/g, "");
+    const from = origin && origin !== "local" ? ` [from ${origin}]` : "";
+    return `- [${m.id}]${category ? ` (${category})` : ""}${from} ${safeLine(m.text)}${note ? ` (${note})` : ""}`;
   });
 }
 function formatHud(memories) {
@@ -345,7 +350,8 @@ function retrieveBody(config, projectRoot, sessionID, derived, pinned, exclude =
     session_id: sessionID,
     max_memories: config.maxMemories,
     max_new: config.maxNew,
-    token_budget: tokenBudget
+    token_budget: tokenBudget,
+    ...config.orgMemory ? { remote: true } : {}
   };
 }
 var HUD_FRAMING = estimateTokens(formatHud([{ id: "mem_00000000", text: "x" }]));
@@ -353,7 +359,8 @@ async function askHud(config, projectRoot, sessionID, derived, pinned, exclude, 
   const budget = Math.min(config.tokenBudget, allowance - HUD_FRAMING);
   if (budget < MIN_LINE_TOKENS) return null;
   const body = retrieveBody(config, projectRoot, sessionID, derived, pinned, exclude, budget);
-  const result = await request(config, "POST", "/retrieve", body, config.timeoutMs);
+  const timeout = config.orgMemory ? Math.max(config.timeoutMs, config.orgTimeoutMs) : config.timeoutMs;
+  const result = await request(config, "POST", "/retrieve", body, timeout);
   const offered = showable(Array.isArray(result?.memories) ? result.memories : []).filter((m) => !exclude.includes(m.id));
   const fitted = fitBlock(offered, formatHud, allowance);
   return { text: fitted.text, shown: fitted.shown, tokens: fitted.tokens, result, body };
