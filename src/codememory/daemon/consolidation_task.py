@@ -12,9 +12,7 @@ import time
 from pathlib import Path
 
 from codememory.core.dates import from_iso, now_utc
-from codememory.core.project import db_path
 from codememory.daemon.state import DaemonState
-from codememory.errors import RegistryError
 
 log = logging.getLogger("codememory.daemon")
 
@@ -29,13 +27,8 @@ class ConsolidationSchedule:
     def __call__(self, state: DaemonState) -> None:
         if self._thread is not None and self._thread.is_alive():
             return
-        try:
-            roots = sorted(state.projects.roots(), key=str)
-        except RegistryError as exc:
-            state.health.record_error(exc, "consolidation")
-            return
         now = time.monotonic()
-        due = [Path(r) for r in roots if self._due.get(str(r), 0.0) <= now and db_path(Path(r)).is_file()]
+        due = [r for r in state.stores_on_disk("consolidation") if self._due.get(str(r), 0.0) <= now]
         if due:
             self._thread = threading.Thread(target=self._run, args=(state, due), name="consolidation", daemon=True)
             self._thread.start()

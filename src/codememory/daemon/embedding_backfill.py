@@ -5,11 +5,8 @@ turned on) a store's older memories are embedded here, a batch per project per p
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
-from codememory.core.project import db_path
 from codememory.daemon.state import DaemonState
-from codememory.errors import RegistryError
 
 log = logging.getLogger("codememory.daemon")
 
@@ -18,16 +15,9 @@ BATCH = 64  # per project per poll: a few hundred milliseconds with the default 
 
 class EmbeddingBackfill:
     def __call__(self, state: DaemonState) -> None:
-        try:
-            roots = state.projects.roots()
-        except RegistryError as exc:
-            state.health.record_error(exc, "embedding")
-            return
-        for root in sorted(roots, key=str):
-            if not db_path(Path(root)).is_file():
-                continue
+        for root in state.stores_on_disk("embedding"):
             try:
-                with state.stores.use(Path(root)) as store:
+                with state.stores.use(root) as store:
                     model = store.semantic.model
                     if model is None or not store.db.count_needing_embedding(model):
                         continue

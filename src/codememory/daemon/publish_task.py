@@ -7,11 +7,8 @@ from __future__ import annotations
 
 import logging
 import time
-from pathlib import Path
 
-from codememory.core.project import db_path
 from codememory.daemon.state import DaemonState
-from codememory.errors import RegistryError
 
 log = logging.getLogger("codememory.daemon")
 
@@ -23,16 +20,9 @@ class PublishTask:
         self.last: dict[str, float] = {}  # project root -> monotonic time of its last attempt
 
     def __call__(self, state: DaemonState) -> None:
-        try:
-            roots = state.projects.roots()
-        except RegistryError as exc:
-            state.health.record_error(exc, "publish")
-            return
-        for root in sorted(roots, key=str):
-            if not db_path(Path(root)).is_file():
-                continue
+        for root in state.stores_on_disk("publish"):
             try:
-                with state.stores.use(Path(root)) as store:
+                with state.stores.use(root) as store:
                     remote = store.config.remote
                     interval = remote.publish_interval
                     if not remote.uri.strip() or interval <= 0:

@@ -7,11 +7,8 @@ from __future__ import annotations
 
 import logging
 import time
-from pathlib import Path
 
-from codememory.core.project import db_path
 from codememory.daemon.state import DaemonState
-from codememory.errors import RegistryError
 from codememory.service.shared_form import FOLDER
 
 log = logging.getLogger("codememory.daemon")
@@ -26,15 +23,9 @@ class ShareFollow:
         self._last_full: float | None = None
 
     def __call__(self, state: DaemonState) -> None:
-        try:
-            roots = state.projects.roots()
-        except RegistryError as exc:
-            state.health.record_error(exc, "share")
-            return
         full = self._last_full is None or time.monotonic() - self._last_full >= FULL_EVERY
-        for root in sorted(roots, key=str):
-            root = Path(root)
-            if not (root / ".codememory" / FOLDER).is_dir() or not db_path(root).is_file():
+        for root in state.stores_on_disk("share"):
+            if not (root / ".codememory" / FOLDER).is_dir():
                 continue
             try:
                 with state.stores.use(root) as store:

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import logging
 import time
-from pathlib import Path
 
 from codememory.core.dates import from_iso
-from codememory.core.project import db_path
 from codememory.daemon.state import DaemonState
-from codememory.errors import GitError, RegistryError
+from codememory.errors import GitError
 
 log = logging.getLogger("codememory.daemon")
 
@@ -24,19 +22,14 @@ class StaleCheck:
         self.next_at: dict[str, float] = {}  # root -> time.time() of its next check
 
     def __call__(self, state: DaemonState) -> None:
-        try:
-            roots = state.projects.roots()
-        except RegistryError as exc:
-            state.health.record_error(exc, "stale-check")
-            return
-        for root in sorted(roots, key=str):
+        for root in state.stores_on_disk("stale-check"):
             if state.stop_event.is_set():
                 return
             key = str(root)
-            if time.time() < self.next_at.get(key, 0.0) or not db_path(Path(root)).is_file():
+            if time.time() < self.next_at.get(key, 0.0):
                 continue
             try:
-                with state.stores.use(Path(root)) as store:
+                with state.stores.use(root) as store:
                     interval = store.config.staleness.check_interval
                     if interval <= 0:
                         self.next_at[key] = time.time() + 3600.0  # off: look at the setting again in an hour

@@ -20,7 +20,7 @@ from codememory.core.paths import config_dir
 from codememory.core.project import STORE_DIR, db_path
 from codememory.core.trust import trust_path
 from codememory.daemon.project_access import RegisteredProjects
-from codememory.errors import StoreNotFound
+from codememory.errors import RegistryError, StoreNotFound
 from codememory.text.privacy import scrub
 from codememory.web.listen import HOST
 
@@ -241,6 +241,16 @@ class DaemonState:
         """The registered project answering for `project_root` (see `project_access`): every endpoint that
         names a project goes through here before it opens a store."""
         return self.projects.allowed_root(project_root)
+
+    def stores_on_disk(self, task: str) -> list[Path]:
+        """The registered projects that have a store, in a stable order, for a task's pass over them; an unreadable
+        registry is recorded as `task`'s error and gives none (the next poll tries again)."""
+        try:
+            roots = self.projects.roots()
+        except RegistryError as exc:
+            self.health.record_error(exc, task)
+            return []
+        return [Path(r) for r in sorted(roots, key=str) if db_path(Path(r)).is_file()]
 
     @property
     def uptime_seconds(self) -> float:
