@@ -15,8 +15,7 @@ from typing import Any
 
 from codememory.core.dates import now_iso_seconds
 from codememory.core.paths import state_dir
-from codememory.core.private_file import write_private
-from codememory.errors import TrustError
+from codememory.core.private_file import read_entries, write_private
 
 SHARING_NAME = "sharing.json"
 VERSION = 1
@@ -29,21 +28,7 @@ def sharing_path() -> Path:
 def _entries(strict: bool) -> dict[str, dict[str, Any]]:
     """{resolved root: {"since"}}. Unreadable: an error when `strict` (share on/off, which would overwrite it),
     else no project shares (nothing is written to a repository on a guess)."""
-    path = sharing_path()
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as exc:
-        if strict:
-            raise TrustError(f"{path} cannot be read ({exc}); fix or delete it") from None
-        return {}
-    projects = data.get("projects") if isinstance(data, dict) else None
-    if not isinstance(projects, dict) or not all(isinstance(v, dict) for v in projects.values()):
-        if strict:
-            raise TrustError(f"{path} is not a codememory sharing file; fix or delete it")
-        return {}
-    return projects
+    return read_entries(sharing_path(), "projects", "sharing", strict=strict)
 
 
 def _save(entries: dict[str, dict[str, Any]]) -> None:

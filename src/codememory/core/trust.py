@@ -23,9 +23,9 @@ from typing import Any
 
 from codememory.core.dates import now_iso_seconds
 from codememory.core.paths import state_dir
-from codememory.core.private_file import write_private
+from codememory.core.private_file import read_entries, write_private
 from codememory.core.safe_text import printable_line
-from codememory.errors import InvalidInput, TrustError, UnsafePath
+from codememory.errors import InvalidInput, UnsafePath
 
 TRUST_NAME = "trusted-configs.json"
 VERSION = 1
@@ -200,23 +200,13 @@ def trust_path() -> Path:
 def _entries(strict: bool) -> dict[str, dict[str, Any]]:
     """{resolved path: {"sha256", "trusted_at"}}. Unreadable: an error when `strict` (the trust command,
     which would otherwise overwrite it), else nothing is trusted (settings then fall back, loudly)."""
-    path = trust_path()
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as exc:
-        if strict:
-            raise TrustError(f"{path} cannot be read ({exc}); fix or delete it") from None
-        return {}
-    configs = data.get("configs") if isinstance(data, dict) else None
-    if not isinstance(configs, dict) or not all(
-        isinstance(v, dict) and isinstance(v.get("sha256"), str) for v in configs.values()
-    ):
-        if strict:
-            raise TrustError(f"{path} is not a codememory trust file; fix or delete it")
-        return {}
-    return configs
+    return read_entries(
+        trust_path(),
+        "configs",
+        "trust",
+        strict=strict,
+        valid=lambda v: isinstance(v, dict) and isinstance(v.get("sha256"), str),
+    )
 
 
 def _save(entries: dict[str, dict[str, Any]]) -> None:
