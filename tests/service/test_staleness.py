@@ -211,7 +211,7 @@ def test_a_hostile_mark_is_rendered_as_data(repo: Path) -> None:
 
 def test_no_git_repository_is_a_clear_error(cm: Invoke) -> None:
     result = cm("stale")
-    assert result.exit_code == 1 and "git" in result.stderr and "Traceback" not in result.stderr
+    assert result.exit_code == 1 and "is not in a git repository" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_head_is_read_from_the_files_without_git(repo: Path, tmp_path: Path) -> None:

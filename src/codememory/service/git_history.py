@@ -95,9 +95,16 @@ def _git(root: Path, args: Sequence[str], stdin: str | None = None, ok: Sequence
 
 def head(root: Path) -> str:
     """HEAD's SHA; GitError outside a repository or before the first commit."""
-    out = _git(root, ["rev-parse", "--verify", "-q", "HEAD"]).strip()
+    try:
+        out = _git(root, ["rev-parse", "--verify", "-q", "HEAD"]).strip()
+    except GitError as exc:
+        if "not a git repository" in str(exc):
+            raise GitError(
+                f"{root} is not in a git repository: staleness compares memories with the code's history"
+            ) from None
+        raise
     if not is_sha(out):
-        raise GitError("HEAD is not a commit")
+        raise GitError(f"the git repository at {root} has no commit yet")
     return out
 
 
