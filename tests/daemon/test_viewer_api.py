@@ -45,26 +45,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Daemon, Pa
         daemon.terminate()
 
 
-def login_link(daemon: Daemon) -> str:
-    """What `codememory viewer --json` prints, from the CLI against this daemon."""
-    done = subprocess.run(
-        [str(Path(PY).parent / "codememory"), "viewer", "--json"],
-        env=daemon.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    data = json.loads(done.stdout)
-    assert data["daemon_started"] is False and data["opened"] is False
-    assert data["address"] == f"http://127.0.0.1:{daemon.port}/"
-    return str(data["url"])
-
-
 def log_in(daemon: Daemon) -> tuple[str, str]:
     """(session cookie, CSRF token) of a fresh browser session: the token comes only in the redirect's fragment."""
-    link = urlsplit(login_link(daemon))
+    link = urlsplit(daemon.login_link())
     status, headers, _ = daemon.raw("GET", f"{link.path}?{link.query}", headers=daemon.host_headers())
     assert status == 303 and headers["location"].startswith("/#login=")
     csrf = headers["location"].removeprefix("/#login=")
@@ -83,7 +66,7 @@ def post(daemon: Daemon, path: str, body: dict[str, Any], **headers: str) -> tup
 
 def test_the_login_link_works_once_and_sets_a_strict_cookie(world: tuple[Daemon, Path, list[str]]) -> None:
     daemon, _project, _ids = world
-    link = urlsplit(login_link(daemon))
+    link = urlsplit(daemon.login_link())
     assert link.netloc == f"127.0.0.1:{daemon.port}" and link.path == "/login"
     status, headers, _ = daemon.raw("GET", f"{link.path}?{link.query}", headers=daemon.host_headers())
     assert status == 303

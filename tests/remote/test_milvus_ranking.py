@@ -107,7 +107,7 @@ def test_a_kept_connection_is_reused_dropped_on_failure_and_released_when_idle(
     published: tuple[Store, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store, db = published
-    monkeypatch.setattr(milvus, "LITE_IDLE_SECONDS", 0.05)
+    monkeypatch.setattr(milvus, "LITE_IDLE_SECONDS", 3600.0)  # never idle while reuse is checked
     milvus.reuse_connections()
     try:
         with milvus.connect(store.config.remote) as first:
@@ -117,6 +117,7 @@ def test_a_kept_connection_is_reused_dropped_on_failure_and_released_when_idle(
             assert _remote_ids(store, QUERIES[1], "local"), "a search inside the block reuses it too"
         with pytest.raises(RemoteUnavailable), milvus.connect(store.config.remote) as failing:
             failing.rows("no_such_field == 1", 1)
+        monkeypatch.setattr(milvus, "LITE_IDLE_SECONDS", 0.0)  # the timer set when this block ends fires at once
         with milvus.connect(store.config.remote) as fresh:
             assert fresh is not first, "a failed call drops the connection"
         (entry,) = milvus._pool.values()

@@ -143,6 +143,14 @@ class Daemon:
     def auth_headers(self, **more: str) -> dict[str, str]:
         return self.host_headers(Authorization=f"Bearer {self.token}", **more)
 
+    def login_link(self) -> str:
+        """What `codememory viewer --json` prints, from the CLI against this daemon (which it must not start or
+        open a browser for)."""
+        data = json.loads(codememory(self.env, "viewer", "--json"))
+        assert data["daemon_started"] is False and data["opened"] is False
+        assert data["address"] == f"http://127.0.0.1:{self.port}/"
+        return str(data["url"])
+
     def terminate(self) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)

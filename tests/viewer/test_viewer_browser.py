@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,7 +21,7 @@ from typing import Any, ClassVar
 import pytest
 
 from support.capture import capture_by_hand
-from support.daemon import PY, Daemon, codememory, isolated_env, make_project, spawn
+from support.daemon import Daemon, codememory, isolated_env, make_project, spawn
 
 pytestmark = pytest.mark.slow  # a daemon and a browser
 
@@ -87,19 +86,6 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         daemon.terminate()
 
 
-def login_link(daemon: Daemon) -> str:
-    done = subprocess.run(
-        [str(Path(PY).parent / "codememory"), "viewer", "--json"],
-        env=daemon.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return str(json.loads(done.stdout)["url"])
-
-
 def show(daemon: Daemon, project: str, memory_id: str) -> dict[str, Any]:
     return dict(json.loads(codememory(daemon.env, "--project", project, "show", memory_id, "--json")))
 
@@ -144,7 +130,7 @@ def test_every_page_in_a_real_browser(world: dict[str, Any], browser: Any) -> No
         page.wait_for_selector(f'main[data-page="{page_name}"]')
 
     # log in through the link: redirected to the overview, the token moved from the address bar into storage
-    link = login_link(daemon)
+    link = daemon.login_link()
     page.goto(link)
     on("overview")
     assert page.url == f"http://127.0.0.1:{daemon.port}/"
@@ -268,7 +254,7 @@ def test_every_page_in_a_real_browser(world: dict[str, Any], browser: Any) -> No
 
 def test_without_the_cookie_nothing_is_shown_and_a_link_works_once(world: dict[str, Any], browser: Any) -> None:
     daemon: Daemon = world["daemon"]
-    link = login_link(daemon)
+    link = daemon.login_link()
     first = browser.new_context()
     page = first.new_page()
     page.set_default_timeout(TIMEOUT_MS)
@@ -317,7 +303,7 @@ def test_another_local_server_gets_the_cookie_but_not_the_token(world: dict[str,
     context = browser.new_context()
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
-    page.goto(login_link(daemon))
+    page.goto(daemon.login_link())
     page.wait_for_selector('main[data-page="overview"]')
 
     _CookieCatcher.seen = []

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import time
 
+from codememory.core.project import store_dir
 from codememory.daemon.state import DaemonState
 from codememory.service.shared_form import FOLDER
 
@@ -25,7 +26,7 @@ class ShareFollow:
     def __call__(self, state: DaemonState) -> None:
         full = self._last_full is None or time.monotonic() - self._last_full >= FULL_EVERY
         for root in state.stores_on_disk("share"):
-            if not (root / ".codememory" / FOLDER).is_dir():
+            if not (store_dir(root) / FOLDER).is_dir():
                 continue
             try:
                 with state.stores.use(root) as store:

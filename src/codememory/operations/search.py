@@ -115,13 +115,14 @@ def recall_search(
     entity: str | None = None,
     after: str | None = None,
     before: str | None = None,
+    touch: bool = True,
 ) -> RecallSearch:
-    """What an agent's memory_search returns (an access is counted for each hit)."""
+    """What an agent's memory_search returns (an access is counted for each hit, unless `touch` is False)."""
     result = store.search(
         query,
         limit=limit,
         mode=mode,
-        touch=True,
+        touch=touch,
         category=category,
         tags=tags,
         entity=entity,
@@ -150,7 +151,8 @@ def org_search(
     reason in `remote.error`. `projects` limits the remote to those projects (default: every other project)."""
     from codememory.remote.org_search import interleave, search_remote
 
-    local = store.search(
+    found = recall_search(
+        store,
         query,
         limit=limit,
         mode=mode,
@@ -161,7 +163,6 @@ def org_search(
         after=after,
         before=before,
     )
-    found = RecallSearch.of(local)
     remote_hits, status = search_remote(store, query, limit=limit, category=category, tags=tags, projects=projects)
     merged = interleave(found.results, [RecallHit.remote(h) for h in remote_hits], limit)
     status.hits = sum(1 for h in merged if h.origin != "local")
