@@ -356,3 +356,10 @@ def test_a_run_planned_before_another_was_recorded_is_refused(cm: Invoke, tmp_pa
                 planned_after=planned_after,
             )
     assert len(ok_json(cm("consolidate", "--runs", "--json"))["runs"]) == 1
+
+
+def test_a_single_memory_is_not_compared_and_no_note_says_vectors_are_missing(cm: Invoke, tmp_path: Path) -> None:
+    load(cm, tmp_path, SAME[:1])
+    plan = ok_json(cm("consolidate", "--dry-run", "--json"))
+    assert plan["considered"] == 1 and plan["clusters"] == 0 and plan["changes"] == []
+    assert plan["notes"] == []

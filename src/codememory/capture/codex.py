@@ -197,14 +197,14 @@ class _Reader:
     def completed_item(self, turn: TurnBuilder, item: dict[str, Any], when: str | None) -> None:
         call = turn.calls.get(str(item.get("id") or ""))
         kind = item.get("type")
-        failed = item.get("status") == "failed" or (isinstance(item.get("exit_code"), int) and item["exit_code"] != 0)
+        code = exit_status(item.get("exit_code"))
+        failed = item.get("status") == "failed" or code not in (None, 0)
         if kind == "FileChange" and not failed:
             changes = item.get("changes")
             for path in changes if isinstance(changes, dict) else {}:
                 turn.add_file(str(path), self.state.cwd, self.root)
         if call is not None and kind in ("FileChange", "CommandExecution"):
             if failed:
-                code = exit_status(item.get("exit_code"))
                 call.status, call.exit_code = "error", code if code is not None else call.exit_code
                 if call.exit_code is None:
                     call.error = call.error or "failed"
@@ -274,15 +274,15 @@ class _Reader:
         code: int | None = None
         if isinstance(raw, dict):  # older Codex: {"output": ..., "metadata": {"exit_code": n}}
             meta = raw.get("metadata")
-            exit_code = meta.get("exit_code") if isinstance(meta, dict) else None
-            code = exit_code if isinstance(exit_code, int) else None
+            code = exit_status(meta.get("exit_code")) if isinstance(meta, dict) else None
             raw = raw.get("output", raw)
         text = output_text(raw)
         if code is None:
             parsed = _arguments(text) if text.startswith("{") else {}
             meta = parsed.get("metadata")
-            if isinstance(meta, dict) and isinstance(meta.get("exit_code"), int):
-                code, text = meta["exit_code"], output_text(parsed.get("output", text))
+            code = exit_status(meta.get("exit_code")) if isinstance(meta, dict) else None
+            if code is not None:
+                text = output_text(parsed.get("output", text))
         if code is None:
             m = _EXIT_RE.findall(text)
             code = int(m[-1]) if m else None

@@ -211,7 +211,7 @@ class Extractor:
                 self._heuristic_span(report, session, span_turns, window_todos, status=None, detail=detail)
                 continue
             span = SpanReport(window.first_seq, window.last_seq, "llm", "ok", detail={"model": provider.model})
-            candidates = answer.candidates + explicit_candidates(span_turns, session, window_todos)
+            candidates = answer.candidates + explicit_candidates(span_turns, window_todos)
             self._store(report, span, unique(candidates), span_turns)
             if answer.already_known:
                 span.duplicates += len(answer.already_known)

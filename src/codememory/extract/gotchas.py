@@ -239,10 +239,6 @@ def _is_fix(s: str) -> bool:
     return bool(_FIX_RE.search(s)) and not (s.endswith("?") or _SLIP_RE.search(s) or _NARRATION_RE.match(s))
 
 
-def _is_cause(s: str, clues: set[str]) -> bool:
-    return _cause_score(s, clues) > 0
-
-
 def _cause_score(s: str, clues: set[str]) -> int:
     """How well a sentence explains the failure: 0 when it does not; more for a stated cause and for each word
     of the failure it names. A weak cue ("but", "has to", "X: Y") needs two of those words."""

@@ -35,9 +35,7 @@ from codememory.extract.todos import agent_todos, merge_todos
 
 
 # ------------------------------------------------------------------------------------- together
-def explicit_candidates(
-    turns: Sequence[Turn], session: SessionInfo | None = None, todos: Iterable[Todo] = ()
-) -> list[Candidate]:
+def explicit_candidates(turns: Sequence[Turn], todos: Iterable[Todo] = ()) -> list[Candidate]:
     """What needs no judgement, kept even when a model extracts: remember notes and the agent's open todos."""
     out: list[Candidate] = []
     for turn in turns:
@@ -62,7 +60,7 @@ def heuristic_candidates(
     said = [c for c in statement_candidates(turns) if (c.seq, c.text) not in settled]
     said = sorted([*said, *exchange.candidates, *agreed.candidates], key=lambda c: c.seq)
     prose_todos = [c for c in said if c.category == "todo" and c.rule == "todo"]
-    lessons = gotcha_candidates(turns, root) + reported_bug_lessons(turns, root)
+    lessons = gotcha_candidates(turns, root) + reported_bug_lessons(turns)
     # a choice that is the fix of a failure lives in the lesson (error, cause, fix): one memory, not two
     said = [c for c in said if not any(c.rule in ("decision", "fact") and c.text in g.text for g in lessons)]
     said = [c for c in said if not restates_lesson(c, lessons)]

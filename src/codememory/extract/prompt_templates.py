@@ -48,22 +48,24 @@ class Prompts:
 
     @classmethod
     def _read(cls, folder: Path) -> Prompts:
-        texts: dict[str, str] = {}
-        for key, name in PROMPT_FILES.items():
-            path = folder / name
-            try:
-                text = path.read_text(encoding="utf-8")
-            except FileNotFoundError:
-                raise PromptFileError(f"extraction prompt file missing: {path}") from None
-            except (OSError, UnicodeDecodeError) as exc:
-                raise PromptFileError(f"cannot read extraction prompt file {path}: {exc}") from None
-            if not text.strip():
-                raise PromptFileError(f"extraction prompt file is empty: {path}")
-            missing = [p for p in REQUIRED.get(key, ()) if p not in text]
-            if missing:
-                raise PromptFileError(f"extraction prompt file {path} has no {' or '.join(missing)} placeholder")
-            texts[key] = text
-        return cls(**texts)
+        return cls(**{key: read_prompt(folder / name, REQUIRED.get(key, ())) for key, name in PROMPT_FILES.items()})
+
+
+def read_prompt(path: Path, required: tuple[str, ...] = (), kind: str = "extraction") -> str:
+    """One prompt file's text; a missing, unreadable or empty file, or one without a `required` placeholder,
+    raises PromptFileError."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PromptFileError(f"{kind} prompt file missing: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PromptFileError(f"cannot read {kind} prompt file {path}: {exc}") from None
+    if not text.strip():
+        raise PromptFileError(f"{kind} prompt file is empty: {path}")
+    missing = [p for p in required if p not in text]
+    if missing:
+        raise PromptFileError(f"{kind} prompt file {path} has no {' or '.join(missing)} placeholder")
+    return text
 
 
 def prompts_folder(setting: str, project_root: Path) -> Path | None:

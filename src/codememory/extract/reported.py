@@ -27,7 +27,7 @@ _BUG_REPORT_RE = re.compile(
 _CONSEQUENCE_RE = re.compile(r",\s*so\s+(?!(?:far|i|we|let'?s|now)\b)\w+", re.IGNORECASE)
 
 
-def reported_bug_lessons(turns: Sequence[Turn], root: str | None = None) -> list[Candidate]:
+def reported_bug_lessons(turns: Sequence[Turn]) -> list[Candidate]:
     out: list[Candidate] = []
     for turn in turns:
         report = next((s for s in sentences(scrub(turn.user_text)) if _is_report(s)), None)

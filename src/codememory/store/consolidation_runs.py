@@ -174,10 +174,6 @@ class ConsolidationTables:
         ]
 
     # ------------------------------------------------------------------ runs
-    def last_run_at(self) -> str | None:
-        row = self.conn.execute("SELECT MAX(started_at) FROM consolidation_runs").fetchone()
-        return row[0] if row and is_stamp(row[0]) else None
-
     def latest_run_id(self) -> int:
         return int(self.conn.execute("SELECT COALESCE(MAX(id), 0) FROM consolidation_runs").fetchone()[0])
 

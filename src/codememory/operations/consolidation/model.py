@@ -21,7 +21,7 @@ from codememory.core.model import Memory
 from codememory.errors import LLMError
 from codememory.extract.budget import Budget
 from codememory.extract.llm import Provider
-from codememory.extract.prompt_templates import PROMPTS_DIR, fill
+from codememory.extract.prompt_templates import PROMPTS_DIR, fill, read_prompt
 from codememory.operations.consolidation.facts import Fact, fact_of
 from codememory.store.database import Database
 from codememory.store.extraction import ExtractionTables
@@ -60,15 +60,13 @@ class Verdict:
 
 @functools.cache
 def prompts() -> tuple[str, str]:
-    """The two prompt files, read once; a missing or empty one raises FileNotFoundError (fail fast)."""
-    texts = []
-    for name in PROMPT_NAMES:
-        path = PROMPTS_DIR / name
-        text = path.read_text(encoding="utf-8")
-        if not text.strip():
-            raise FileNotFoundError(f"consolidation prompt file is empty: {path}")
-        texts.append(text)
-    return texts[0], texts[1]
+    """The two prompt files, read once; a missing or empty one, or a user prompt without its placeholders,
+    raises PromptFileError (fail fast)."""
+    system, user = PROMPT_NAMES
+    return (
+        read_prompt(PROMPTS_DIR / system, kind="consolidation"),
+        read_prompt(PROMPTS_DIR / user, ("{memories}",), kind="consolidation"),
+    )
 
 
 def _answer(text: str) -> dict[str, object] | None:

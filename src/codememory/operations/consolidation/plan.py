@@ -68,6 +68,8 @@ class Plan:
 
 def _edges(store: Store, facts: list[Fact], plan: Plan) -> tuple[list[tuple[int, int, float | None]], float]:
     """Candidate pairs (indices into `facts`) and the near-identical threshold of their vector space."""
+    if len(facts) < 2:  # nothing to compare (and no vectors to ask for)
+        return [], 1.01
     cfg = store.config.consolidation
     semantic = store.semantic
     model = semantic.model if semantic.configured else None
@@ -84,7 +86,7 @@ def _edges(store: Store, facts: list[Fact], plan: Plan) -> tuple[list[tuple[int,
             "(`codememory embed` adds them)"
         )
     if len(have) < 2:
-        plan.notes.append(f"no stored vectors from {model}: compared by shared words instead")
+        plan.notes.append(f"fewer than two memories have vectors from {model}: compared by shared words instead")
         return list(lexical_edges(facts)), 1.01
     cluster_at, near = thresholds(model, cfg.similarity_threshold)
     matrix = np.vstack([np.frombuffer(blobs[facts[i].pk], dtype=np.float32) for i in have])
