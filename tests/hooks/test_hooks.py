@@ -82,6 +82,8 @@ def test_claude_session_start_and_prompt_inject_memories(project: Path) -> None:
 def test_first_prompt_is_the_goal_and_the_next_session_hears_of_it(project: Path) -> None:
     hook("claude", "SessionStart", stdin=payload("claude_SessionStart.json", project))
     hook("claude", "UserPromptSubmit", stdin=payload("claude_UserPromptSubmit.json", project))
+    later = payload("claude_UserPromptSubmit.json", project).replace("How do we deploy", "Why did we move")
+    hook("claude", "UserPromptSubmit", stdin=later)  # the first prompt stays the goal
     hook("claude", "SessionEnd", stdin=payload("claude_SessionEnd.json", project))
     with Store.open(project) as store:
         [session] = store.list_sessions(tool="claude-code")

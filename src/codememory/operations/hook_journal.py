@@ -115,11 +115,14 @@ class Journal:
     def ensure_session(self, store: Store, tool: str, goal: str | None = None) -> str:
         """The codememory session this assistant session maps to, created (or reopened) when needed. The
         first prompt's text becomes its goal (SessionStart, which comes before any prompt, has none)."""
-        from codememory.text.privacy import scrub
-
         state = self.load_state()
         session_id = state.get("session")
-        goal = " ".join(scrub(goal or "").split())[:300]  # cut after scrubbing: no half secret survives
+        if goal and not (isinstance(session_id, str) and state.get("goal")):  # every prompt after the first has one
+            from codememory.text.privacy import scrub
+
+            goal = " ".join(scrub(goal).split())[:300]  # cut after scrubbing: no half secret survives
+        else:
+            goal = ""
         if isinstance(session_id, str):
             changes: dict[str, Any] = {}
             if state.get("closed"):

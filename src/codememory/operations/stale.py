@@ -91,14 +91,11 @@ def note_of(marks: Sequence[StaleMark]) -> str | None:
 
 def notes_by_id(store: Store, ids: Sequence[str]) -> dict[str, str]:
     """The note of each of these memories that is marked stale (for a block rendered outside retrieval)."""
+    from codememory.retrieval.search import stale_notes
+
     pks = dict(store.db.get_pk_map(list(ids)))
-    marks = store.db.stale_marks(list(pks.values()))
-    out = {}
-    for mid, pk in pks.items():
-        note = note_of(marks.get(pk, []))
-        if note:
-            out[mid] = note
-    return out
+    notes = stale_notes(store.db, list(pks.values()))
+    return {mid: notes[pk] for mid, pk in pks.items() if pk in notes}
 
 
 def staleness_of(store: Store, memory_id: str) -> Staleness:
