@@ -57,8 +57,10 @@ def memory_text(mem: Memory) -> str:
 
 
 def hit_text(hit: Hit) -> str:
-    extra = click.style("fuzzy", fg="yellow") if hit.match == "fuzzy" else ""
-    return memory_header(hit.memory, extra) + "\n" + _indent(hit.memory.text)
+    marks = [click.style("fuzzy", fg="yellow")] if hit.match == "fuzzy" else []
+    if hit.held_back:
+        marks.append(click.style("held back: unlikely to be relevant", fg="red"))
+    return memory_header(hit.memory, " ".join(marks)) + "\n" + _indent(hit.memory.text)
 
 
 def memory_detail(detail: MemoryDetail) -> str:

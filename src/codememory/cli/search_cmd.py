@@ -50,11 +50,12 @@ from codememory.text.privacy import scrub_message
     help="Search every project in the global registry (see `codememory projects`) instead of one.",
 )
 @click.option(
+    "--all",
     "--no-floor",
-    "no_floor",
+    "show_all",
     is_flag=True,
-    help="Keep memories found by meaning alone however far they are from the query (the relevance floor "
-    "otherwise leaves them out; --json counts them in below_floor).",
+    help="Also list the results held back as unlikely to be relevant, after the others and marked "
+    "(--json counts them in held_back either way).",
 )
 @click.option(
     "--remote",
@@ -83,7 +84,7 @@ def search(
     markdown: bool,
     explain: bool,
     global_: bool,
-    no_floor: bool,
+    show_all: bool,
     remote: bool,
     remote_projects: tuple[str, ...],
     as_json: bool,
@@ -93,6 +94,10 @@ def search(
     meaning (with an embedding model: hybrid ranking) or, keywords only, memories with some of the
     words, so a question works. OR, NOT, "phrases", prefix* and (groups) are matched strictly by
     keyword. Typos are tolerated.
+
+    Only results likely to be relevant are shown: a memory with every word of the query, or one whose
+    keywords and meaning together make it likely (calibrated per embedding model). A query nothing
+    answers says so; --all lists what was held back, marked.
 
     With --global, every registered project is searched (--project is ignored) and the hits are
     merged by their rank in their project, keyword matches before typo-tolerant ones; each result
@@ -110,8 +115,8 @@ def search(
     if remote or remote_projects:
         _search_remote(ctx, text, mode, limit, offset, global_, remote_projects, as_json, filter_args(kwargs))
         return
-    if global_ and no_floor:
-        raise InvalidInput("--no-floor applies to one project's search, not --global")
+    if global_ and show_all:
+        raise InvalidInput("--all applies to one project's search, not --global")
     if global_:
         _search_global(text, mode, limit, offset, fuzzy, threshold, markdown, explain, as_json, filter_args(kwargs))
         return
@@ -123,7 +128,7 @@ def search(
         fuzzy=fuzzy,
         threshold=threshold,
         mode=mode,
-        relevance_floor=not no_floor,
+        show_held_back=show_all,
         **filter_args(kwargs),
     )
     if as_json:
@@ -132,14 +137,12 @@ def search(
     if result.degraded and result.degraded_reason != NOT_CONFIGURED:  # a configured model that failed or lags
         where = "partial" if result.mode in ("hybrid", "semantic") else "keyword search only"
         click.echo(click.style(f"({where}: {result.degraded_reason})", dim=True), err=True)
-    if result.below_floor:
-        left_out = f"({result.below_floor} found by meaning alone were too far from the query; --no-floor shows them)"
-        click.echo(click.style(left_out, dim=True), err=True)
     if markdown:
         click.echo(render.hits_markdown(text, result.hits))
         return
     if not result.hits:
-        click.echo("No memories match.", err=True)
+        held = f" ({result.held_back} held back as unlikely to be relevant; --all shows them)" if result.held_back else ""
+        click.echo(f"Nothing relevant found{held}.", err=True)
         return
     for hit in result.hits:
         click.echo(render.hit_text(hit))
@@ -147,6 +150,9 @@ def search(
             click.echo(click.style(f"    why: score {hit.score:.4f} {hit.explain}", dim=True))
     if result.has_more:
         click.echo(click.style(f"(more results: use --offset {offset + limit})", dim=True), err=True)
+    if result.held_back and not show_all:
+        held = f"({result.held_back} more held back as unlikely to be relevant; --all shows them)"
+        click.echo(click.style(held, dim=True), err=True)
 
 
 def _search_global(

@@ -47,7 +47,10 @@ class EmbeddingConfig:
 class SearchConfig:
     ann_threshold: int = 50_000  # exact vector search below this many embeddings, an ANN index above
     neighbour_weight: float = 0.4  # context from neighbouring turns of the same session (0 switches it off)
-    # Results found by meaning alone need this cosine; -1: the floor calibrated for the model (relevance.py).
+    # How likely relevant a result must be to be shown (0..1); -1: the bar calibrated for the embedding model
+    # (retrieval/evidence.py). Results holding every word of the query are always shown.
+    min_likelihood: float = -1.0
+    # A fixed cosine that results found by meaning alone (no keyword) must reach instead; -1: decided as the rest.
     min_cosine: float = -1.0
 
 

@@ -92,6 +92,16 @@ def background(emb: Embedder) -> Vectors | None:
     return vectors
 
 
+def background_stats(emb: Embedder | None, qvec: Vectors) -> tuple[float, float, float] | None:
+    """(mean, standard deviation, highest) of the query's cosines to the background sentences; None when the
+    background cannot be embedded."""
+    refs = background(emb) if emb is not None else None
+    if refs is None or qvec.shape != refs.shape[1:]:
+        return None
+    sims = refs @ qvec
+    return float(sims.mean()), float(sims.std()), float(sims.max())
+
+
 def floor_for(
     emb: Embedder | None, qvecs: Sequence[Vectors], configured: float = -1.0, margin: float = SEARCH_MARGIN
 ) -> float:

@@ -70,6 +70,27 @@ def expand(pool: Iterable[int], sessions: Sessions, span: int) -> set[int]:
     return out
 
 
+def fuse_evidence(
+    pool: set[int],
+    base: dict[int, float],
+    sessions: Sessions,
+    boosts: dict[int, float],
+    neighbour_weight: float,
+) -> dict[int, tuple[float, dict[str, Any]]]:
+    """The local store's recipe: `base` is each candidate's own evidence on an absolute scale (retrieval/evidence.py:
+    keywords and meaning weighed as the relevance decision weighs them), for the pool and its neighbours (and theirs).
+    A memory gains `neighbour_weight` × how far its session neighbours' bases are above the candidates' mean: the
+    context term, centred so that unrelated neighbours take away what related ones add."""
+    ranked = expand(pool, sessions, NEIGHBOUR_SPAN)
+    mean = sum(base.values()) / len(base) if base else 0.0
+    out: dict[int, tuple[float, dict[str, Any]]] = {}
+    for pk in ranked:
+        context = neighbour_weight * sum(base.get(n, mean) - mean for n, _ in sessions.around(pk, NEIGHBOUR_SPAN))
+        boost = boosts.get(pk, 0.0)
+        out[pk] = (base.get(pk, mean) + context + boost, {"context": context, "boost": boost})
+    return out
+
+
 def fuse(
     pool: set[int],
     lexical: dict[int, float],

@@ -18,9 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from codememory.core.config import ContextConfig
 from codememory.core.result import Result
-from codememory.embedding.relevance import FALLBACK, PINNED_SLACK
 from codememory.errors import InvalidInput
-from codememory.retrieval.search import Ranking, rank_phrases, stale_notes
+from codememory.retrieval.search import Ranking, rank_phrases, relevance_bar, stale_notes
 from codememory.retrieval.why import add_matches, ranked_why
 from codememory.store.database import Database
 from codememory.store.filters import Filters
@@ -35,6 +34,7 @@ ENTITY_WEIGHT = 0.5
 # The lead phrase's own ranking weighs as much as the ranking of every phrase together (scores stay in [0, 1]
 # before the entity bonus): a memory both rank first scores 1, one only the tool phrases find at most 0.5.
 LEAD_WEIGHT = 1.0
+PINNED_SLACK = 0.1  # a memory already shown stays while its likelihood is this much under the bar (less flicker)
 
 
 @dataclass
@@ -88,17 +88,17 @@ class _Candidate:
 
 
 def _positions(
-    ranking: Ranking, window: int, floor: float, pinned: set[int]
+    ranking: Ranking, window: int, bar: float, pinned: set[int]
 ) -> dict[int, tuple[int, str, float, dict[str, Any]]]:
     """The first `window` entries of a ranking worth offering: pk -> (position, match, fused score, its parts). A
-    memory found by meaning alone must reach the floor (a pinned one, already shown, a little under it: less
-    flicker)."""
+    memory must hold every content word of the phrases or be likely relevant (retrieval/evidence.py) at the
+    injection bar (a pinned one, already shown, a little under it: less flicker)."""
     out: dict[int, tuple[int, str, float, dict[str, Any]]] = {}
     for position, (fused, pk, match, explain) in enumerate(ranking.order[:window]):
-        cosine = explain.get("cosine")
-        need = floor - PINNED_SLACK if pk in pinned else floor
-        if match in ("semantic", "context") and (cosine is None or cosine < need):
-            continue  # found by meaning alone, and not close enough to be worth the agent's attention
+        p = explain.get("likelihood")
+        need = bar - PINNED_SLACK if pk in pinned else bar
+        if p is not None and not explain.get("all_words") and p < need:
+            continue  # not likely enough to matter to the step: an agent's attention is not free
         out[pk] = (position, match, fused, explain)
     return out
 
@@ -118,13 +118,12 @@ def retrieve(
     if phrases:
         ranking = rank_phrases(db, phrases, filters, want=PER_PHRASE * len(phrases), semantic=semantic)
         degraded_reason = ranking.reason
-        floor = ranking.floor if ranking.floor is not None else FALLBACK  # relevance.py
-        every = _positions(ranking, window, floor, set(pinned_pks.values()))
+        bar = relevance_bar(semantic, inject=True) if semantic is not None else 1.0
+        every = _positions(ranking, window, bar, set(pinned_pks.values()))
         lead = every
         if len(phrases) > 1:
             first = rank_phrases(db, phrases[:1], filters, want=PER_PHRASE, semantic=semantic)
-            lead_floor = first.floor if first.floor is not None else FALLBACK
-            lead = _positions(first, window, lead_floor, set(pinned_pks.values()))
+            lead = _positions(first, window, bar, set(pinned_pks.values()))
         for pk in every.keys() | lead.keys():
             rank_all = 1.0 - every[pk][0] / window if pk in every else 0.0  # rank-based: fused scores are z-scores
             rank_lead = 1.0 - lead[pk][0] / window if pk in lead else 0.0

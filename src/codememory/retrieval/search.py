@@ -51,6 +51,7 @@ class Hit(Result):
     score: float
     match: str  # "exact", "partial", "semantic", "context" or "fuzzy"
     explain: dict[str, Any] = field(default_factory=dict)
+    held_back: bool = False  # shown only because held-back results were asked for (`search --all`)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -58,6 +59,7 @@ class Hit(Result):
             "score": round(self.score, 6),
             "match": self.match,
             "fuzzy": self.match == "fuzzy",
+            "held_back": self.held_back,
             "explain": _rounded(self.explain),
         }
 
@@ -84,7 +86,7 @@ class SearchResult(Result):
     mode: str = "lexical"  # "hybrid", "lexical" or "semantic": what actually ranked the results
     degraded: bool = False  # semantic search was wanted but unavailable (see degraded_reason)
     degraded_reason: str | None = None
-    below_floor: int = 0  # candidates found by meaning alone and cut as too far from the query
+    held_back: int = 0  # candidates the relevance decision left out (not likely relevant enough)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -96,7 +98,7 @@ class SearchResult(Result):
             "mode": self.mode,
             "degraded": self.degraded,
             "degraded_reason": self.degraded_reason,
-            "below_floor": self.below_floor,
+            "held_back": self.held_back,
             "results": [h.to_dict() for h in self.hits],
         }
 
@@ -109,28 +111,39 @@ class Ranking:
     mode: str
     reason: str | None
     parsed: ParsedQuery
-    below_floor: int = 0
-    floor: float | None = None  # the cosine a meaning-only match needed (relevance.py), when meaning was used
+    held_back: Ranked = field(default_factory=list)  # candidates the relevance decision left out, best first
 
 
-def apply_floor(order: Ranked, floor: float) -> tuple[Ranked, int]:
-    """Drop the entries found by meaning alone whose cosine is under `floor` (keyword and typo hits stay)."""
-    kept = [e for e in order if e[2] not in ("semantic", "context") or (e[3].get("cosine") or -1.0) >= floor]
-    return kept, len(order) - len(kept)
+def decide(order: Ranked, bar: float, min_cosine: float = -1.0) -> tuple[Ranked, Ranked]:
+    """(kept, held back): an entry stays when it holds every content word of the query, or when its evidence makes
+    it likely relevant (evidence.py: likelihood at least `bar`); entries with no such evidence recorded (keyword
+    syntax matched strictly, the keyword-only passes) stay. `min_cosine` ≥ 0 decides the entries found by meaning
+    alone by their cosine instead ([search] min_cosine)."""
+    kept: Ranked = []
+    held: Ranked = []
+    for entry in order:
+        explain = entry[3]
+        p = explain.get("likelihood")
+        if p is None or explain.get("all_words"):
+            ok = True
+        elif min_cosine >= 0 and entry[2] in ("semantic", "context"):
+            ok = (explain.get("cosine") or -1.0) >= min_cosine
+        else:
+            ok = p >= bar
+        (kept if ok else held).append(entry)
+    return kept, held
 
 
-def meaning_floor(semantic: Semantic, qvecs: list[Vectors], *, inject: bool = False) -> float:
-    from codememory.embedding.relevance import INJECT_MARGIN, SEARCH_MARGIN, floor_for
+def relevance_bar(semantic: Semantic, *, inject: bool = False) -> float:
+    """The likelihood a result needs: `[search] min_likelihood`, else the model's calibrated bar (search's, or the
+    stricter one for what is put into an agent's context unasked)."""
+    from codememory.retrieval.evidence import calibration_for
 
-    margin = INJECT_MARGIN if inject else SEARCH_MARGIN
-    return floor_for(semantic.embedder(), qvecs, semantic.config.search.min_cosine, margin)
-
-
-def _floored(ranking: Ranking, semantic: Semantic, enabled: bool, qvecs: list[Vectors]) -> Ranking:
-    ranking.floor = meaning_floor(semantic, qvecs)
-    if enabled:
-        ranking.order, ranking.below_floor = apply_floor(ranking.order, ranking.floor)
-    return ranking
+    configured = semantic.config.search.min_likelihood
+    if configured >= 0:
+        return configured
+    cal = calibration_for(semantic.model)
+    return cal.inject_bar if inject else cal.search_bar
 
 
 def rank(
@@ -143,9 +156,8 @@ def rank(
     threshold: float = DEFAULT_THRESHOLD,
     semantic: Semantic | None = None,
     mode: str = "hybrid",
-    floor: bool = True,
 ) -> Ranking:
-    """Every candidate for a query, best first (no memories loaded). See `search`."""
+    """Every candidate for a query, best first (no memories loaded), and those held back. See `search`."""
     parsed = parse_query(query)
     now = now_utc()
     reason = None
@@ -174,8 +186,8 @@ def rank(
     if strict:
         seen = {pk for _, pk, _, _ in strict}
         order = strict + [entry for entry in order if entry[1] not in seen]
-    ranking = Ranking(order, more, fuzzy_used, "semantic" if mode == "semantic" else "hybrid", gap, parsed)
-    return _floored(ranking, semantic, floor, [qvec])
+    kept, held = decide(order, relevance_bar(semantic), semantic.config.search.min_cosine)
+    return Ranking(kept, more, fuzzy_used, "semantic" if mode == "semantic" else "hybrid", gap, parsed, held)
 
 
 def rank_phrases(
@@ -204,9 +216,7 @@ def rank_phrases(
     order, more, fuzzy_used = hybrid_ranking(
         db, parsed, filters, want, None, DEFAULT_THRESHOLD, semantic, qvecs, now_utc(), "hybrid"
     )
-    ranking = Ranking(order, more, fuzzy_used, "hybrid", gap, parsed)
-    ranking.floor = meaning_floor(semantic, qvecs, inject=True)  # rank_phrases serves proactive retrieval
-    return ranking
+    return Ranking(order, more, fuzzy_used, "hybrid", gap, parsed)
 
 
 def search(
@@ -220,14 +230,18 @@ def search(
     threshold: float = DEFAULT_THRESHOLD,
     semantic: Semantic | None = None,
     mode: str = "hybrid",
-    relevance_floor: bool = True,
+    show_held_back: bool = False,
 ) -> tuple[SearchResult, list[int]]:
     """Run a search; returns the result and the row keys of the hits (for access stats).
 
     mode "hybrid" fuses keywords and meaning for plain words; a query using OR/NOT/"phrases"/prefix*/
     parentheses is matched strictly by keywords first, and (unless it has a NOT) related memories fill
     the rest of the list. "lexical" uses keywords only, "semantic" meaning only. Without a working
-    embedder every mode falls back to lexical and the result says `degraded`."""
+    embedder every mode falls back to lexical and the result says `degraded`.
+
+    A result is returned only when it holds every content word of the query or its evidence makes it likely
+    relevant (`decide`); the others are counted in `held_back`, and with `show_held_back` they follow the
+    returned ones on the page, each marked `held_back`."""
     ranking = rank(
         db,
         query,
@@ -237,9 +251,10 @@ def search(
         threshold=threshold,
         semantic=semantic,
         mode=mode,
-        floor=relevance_floor,
     )
-    order, parsed = ranking.order, ranking.parsed
+    parsed = ranking.parsed
+    held = {pk for _, pk, _, _ in ranking.held_back} if show_held_back else set()
+    order = ranking.order + ranking.held_back if show_held_back else ranking.order
     page = order[offset : offset + limit]
     partial = [pk for _, pk, match, _ in page if match == "partial"]
     if partial and parsed.fts:
@@ -248,7 +263,7 @@ def search(
     memories = db.get_by_pks([pk for _, pk, _, _ in page])
     notes = stale_notes(db, [pk for _, pk, _, _ in page])
     hits = [
-        Hit(memories[pk], score, match, {**explain, "stale": notes[pk]} if pk in notes else explain)
+        Hit(memories[pk], score, match, {**explain, "stale": notes[pk]} if pk in notes else explain, pk in held)
         for score, pk, match, explain in page
         if pk in memories
     ]
@@ -261,7 +276,7 @@ def search(
         mode=ranking.mode,
         degraded=ranking.reason is not None,
         degraded_reason=ranking.reason,
-        below_floor=ranking.below_floor,
+        held_back=len(ranking.held_back),
     )
     return result, [pk for _, pk, _, _ in page if pk in memories]
 

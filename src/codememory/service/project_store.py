@@ -373,13 +373,14 @@ class Store(EmbeddingAccess, SessionAccess):
         threshold: float = DEFAULT_THRESHOLD,
         touch: bool = True,
         mode: str = "hybrid",
-        relevance_floor: bool = True,
+        show_held_back: bool = False,
         **filter_args: Any,
     ) -> SearchResult:
         """Search with the grep-like syntax. `fuzzy=None` adds typo-tolerant hits only when exact
         matches are fewer than `limit`; True always adds them; False never does. `mode`: "hybrid"
-        (keywords + meaning when an embedder is configured), "lexical" or "semantic". `relevance_floor`
-        False keeps memories found by meaning alone however far they are from the query."""
+        (keywords + meaning when an embedder is configured), "lexical" or "semantic". Results
+        the relevance decision holds back are counted in `held_back`; `show_held_back` lists them after the
+        others, marked (retrieval/search.py)."""
         check_search_args(limit, offset, mode, threshold)
         result, pks = run_search(
             self.db,
@@ -391,7 +392,7 @@ class Store(EmbeddingAccess, SessionAccess):
             threshold=threshold,
             semantic=self.semantic,
             mode=mode,
-            relevance_floor=relevance_floor,
+            show_held_back=show_held_back,
         )
         if touch and pks:
             now = now_iso()

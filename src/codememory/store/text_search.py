@@ -16,6 +16,8 @@ class TextSearch(StoreConnection):
     _vocab_key: int | None = None  # the text_version the cached vocabulary was read at
     _vocab: list[str]
     _vocab_set: frozenset[str] = frozenset()
+    _df_key: int | None = None  # the text_version the cached document frequencies were counted at
+    _df: dict[str, int]
 
     def fts_search(self, match: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
         """BM25 candidates (smaller score is better, as FTS5 reports it)."""
@@ -50,6 +52,39 @@ class TextSearch(StoreConnection):
                 raise
         return out
 
+    def text_version(self) -> int:
+        return int(self.conn.execute("SELECT value FROM counters WHERE name = 'text_version'").fetchone()[0])
+
+    def document_counts(self, words: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """(memories in the keyword index, how many of them hold each word as the index matches it: stemmed), the
+        statistics of FTS5's own BM25 weights; counts are cached until the text of the store changes."""
+        key = self.text_version()
+        if key != self._df_key:
+            self._df, self._df_key = {}, key
+        total = self._df.get("\x00total")
+        if total is None:
+            total = int(self.conn.execute("SELECT count(*) FROM memories_fts").fetchone()[0])
+            self._df["\x00total"] = total
+        out: dict[str, int] = {}
+        for word in words:
+            count = self._df.get(word)
+            if count is None:
+                try:
+                    count = int(
+                        self.conn.execute(
+                            "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", ('"' + word.replace('"', '""') + '"',)
+                        ).fetchone()[0]
+                    )
+                except sqlite3.OperationalError as exc:
+                    if not _is_query_error(exc):
+                        raise
+                    count = 0
+                if len(self._df) > 4096:
+                    self._df = {"\x00total": total}
+                self._df[word] = count
+            out[word] = count
+        return total, out
+
     def substring_search(self, match: str, filters: Filters, limit: int) -> list[int]:
         where, params = filters.where()
         try:
@@ -68,7 +103,7 @@ class TextSearch(StoreConnection):
 
     def vocabulary(self) -> list[str]:
         """Distinct unstemmed words of all memories (for typo correction), cached until the store changes."""
-        key = int(self.conn.execute("SELECT value FROM counters WHERE name = 'text_version'").fetchone()[0])
+        key = self.text_version()
         if key != self._vocab_key:
             self._vocab = [
                 r[0]
