@@ -293,6 +293,7 @@ def summarise_opencode(calls: list[dict[str, Any]]) -> dict[str, Any]:
     labelled = [c for c in calls if c["at"] is not None]
     with_hud = [c for c in labelled if c["hud_precision"] is not None]
     with_labels = [c for c in labelled if c["hud_recall"] is not None]
+    nothing = [c for c in labelled if not c["relevant"]]
     shown = sum(len(c["hud_ids"]) for c in with_hud)
     hits = sum(len(set(c["hud_ids"]) & set(c["relevant"])) for c in with_hud)
     tools = list(dict.fromkeys(t for c in calls for t in c["tools"]))
@@ -304,6 +305,13 @@ def summarise_opencode(calls: list[dict[str, Any]]) -> dict[str, Any]:
         "codememory_tools": tools,
         "operations_offered_twice": sorted(op for op, n in operations.items() if n > 1),
         "calls_with_hud": len(with_hud),
+        # steps labelled with no memory at all: any block (HUD or cold start) shown there is noise
+        "nothing_steps": len(nothing),
+        "nothing_steps_without_block": (
+            round(sum(1 for c in nothing if not c["hud_ids"] and not c["cold_ids"]) / len(nothing), 3)
+            if nothing
+            else None
+        ),
         "hud_precision_mean": mean([c["hud_precision"] for c in with_hud]),
         "hud_precision_micro": hits / shown if shown else None,
         "hud_recall_mean": mean([c["hud_recall"] for c in with_labels]),
@@ -536,6 +544,8 @@ def markdown(results: dict[str, Any]) -> str:
             f"{num(s['hud_precision_mean'], 2)} | ≥ 0.6 {mark((s['hud_precision_mean'] or 0) >= 0.6)} |",
             f"| precision: relevant ids shown / all ids shown | {num(s['hud_precision_micro'], 2)} | |",
             f"| recall: mean over the labelled calls (no HUD = 0) | {num(s['hud_recall_mean'], 2)} | |",
+            f"| steps needing no memory left without any block ({s['nothing_steps']} steps) | "
+            f"{num(s['nothing_steps_without_block'], 2)} | |",
             f"| precision of all injected ids (cold start ∪ HUD) | {num(s['injected_precision_mean'], 2)} | |",
             f"| calls with a memory repeated | {s['calls_with_repeats']} of {s['calls']} | 0 |",
             "",

@@ -13,6 +13,7 @@ from codememory.cli.options import json_option, open_store
 from codememory.core.bounded_input import RETRIEVE_INPUT_MAX_BYTES, read_all_text, valid_json_text
 from codememory.errors import InvalidInput
 from codememory.operations.retrieve import retrieve as retrieve_memories
+from codememory.retrieval.proactive import DEFAULT_MAX_MEMORIES, DEFAULT_MAX_NEW
 from codememory.text.context_render import one_line, quoted
 from codememory.text.privacy import scrub_message
 
@@ -21,8 +22,8 @@ from codememory.text.privacy import scrub_message
 @click.option("-q", "--query", "queries", multiple=True, help="A phrase describing the current task (repeatable).")
 @click.option("-e", "--entity", "entities", multiple=True, help="An entity the task involves (repeatable).")
 @click.option("--pinned", multiple=True, help="Id surfaced last time, kept while still relevant (repeatable).")
-@click.option("--max", "max_memories", default=8, show_default=True, type=click.IntRange(min=1))
-@click.option("--max-new", default=5, show_default=True, type=click.IntRange(min=1))
+@click.option("--max", "max_memories", default=DEFAULT_MAX_MEMORIES, show_default=True, type=click.IntRange(min=1))
+@click.option("--max-new", default=DEFAULT_MAX_NEW, show_default=True, type=click.IntRange(min=1))
 @click.option(
     "--budget",
     "token_budget",

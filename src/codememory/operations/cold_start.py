@@ -1,14 +1,18 @@
 """Cold start: the memories put in front of an agent when a session starts, before it has said what it works on.
 
-Two variants, one per way of showing them. Their rules differ, and each is kept as it was: folding them into one
-would change what an assistant sees at the start of every session.
-- `session_start_context` (the Claude Code, Codex and Cursor hooks at SessionStart): the most important memories as
+Nothing is known yet about the step at hand, so no memory can show that it is relevant to it: what is shown is
+only the project's standing instructions, the preferences and conventions marked essential (importance at least
+STANDING_IMPORTANCE), which apply whatever the task. Everything else waits for a step it is relevant to (the
+prompt hook's block, the OpenCode HUD), and a project with no standing instruction gets no memory at the start.
+
+Two variants, one per way of showing them:
+- `session_start_context` (the Claude Code, Codex and Cursor hooks at SessionStart): the standing memories as
   rendered `<project_memory>` lines within START_TOKENS (a line costs its own length / 4), then the goal of the
   tool's last session and a hint to use the MCP tools. A hook's output stays in the assistant's transcript, which
   is why it is a short, finished text block.
-- `recent` (the daemon's /memory/recent; the OpenCode plugin renders the block itself): the most important and
-  the newest memories alternately, without duplicates, within the budget the caller gives (a memory costs
-  `memory_tokens` of its text, as /retrieve counts), returned as data with the number of live memories.
+- `recent` (the daemon's /memory/recent; the OpenCode plugin renders the block itself): the standing memories
+  within the budget the caller gives (a memory costs `memory_tokens` of its text, as /retrieve counts), returned
+  as data with the number of live memories.
 Both walk their candidates in order and take each one that still fits the budget (`_fit`), and both record what
 they hand over in the injection ledger (kinds "hook_start" and "cold_start").
 """
@@ -17,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from itertools import zip_longest
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from codememory.core.model import Memory
@@ -30,12 +33,20 @@ if TYPE_CHECKING:
     from codememory.service.project_store import Store
 
 START_TOKENS = 600  # the hooks' session-start block
-START_MEMORIES = 8  # candidates for it, by importance
+START_MEMORIES = 3  # at most, of the standing memories
+STANDING_CATEGORIES = ("preference", "convention")
+STANDING_IMPORTANCE = 0.9
 _HINT = (
     "Use the codememory MCP tools (`memory_search`, `memory_store`, `checkpoint`) for more;"
     " cite ids when you rely on one."
 )
 T = TypeVar("T")
+
+
+def standing(store: Store, limit: int) -> list[Memory]:
+    """The project's standing instructions, most important first: preferences and conventions marked essential."""
+    found = store.list(sort="importance", order="desc", limit=limit, category=list(STANDING_CATEGORIES))
+    return [m for m in found if m.importance >= STANDING_IMPORTANCE]
 
 
 def _fit(candidates: Iterable[T], budget: int, cost: Callable[[T], int | None], limit: int) -> tuple[list[T], int]:
@@ -70,7 +81,7 @@ def session_start_context(
 
     from codememory.operations.stale import notes_by_id
 
-    memories = store.list(sort="importance", order="desc", limit=START_MEMORIES)
+    memories = standing(store, START_MEMORIES)
     notes = notes_by_id(store, [mem.id for mem in memories])
     rendered = [(mem, memory_line(mem.id, mem.category, mem.text, stale=notes.get(mem.id))) for mem in memories]
     rendered = [(mem, line) for mem, line in rendered if fresh(mem.id, line)]
@@ -88,9 +99,9 @@ def session_start_context(
     if not lines and not last:
         return ""
     # "No memories yet." only when there are none, not when the context already holds them all
-    body = ["Most important memories:", *lines] if lines else [] if memories else ["No memories yet."]
+    body = ["Standing instructions:", *lines] if lines else [] if store.count() else ["No memories yet."]
     hint = [_HINT] if fresh(START_HINT, _HINT) else []
-    why = {"retriever": "cold_start", "by": "importance"}
+    why = {"retriever": "cold_start", "by": "standing"}
     block = context_block([*body, *([last] if last else []), *hint])
     recorder.record(
         store,
@@ -134,16 +145,10 @@ class ColdStart(Result):
 
 
 def recent(store: Store, *, limit: int = 8, token_budget: int = 400, recorder: Recorder) -> ColdStart:
-    """The most important live memories and the newest, alternately (so both kinds make it into a small budget),
-    without duplicates; a non-empty answer is recorded as a "cold_start" injection."""
-    important = store.list(sort="importance", order="desc", limit=limit)
-    newest = store.list(sort="created", order="desc", limit=limit)
+    """The standing memories (preferences and conventions marked essential), most important first; a non-empty
+    answer is recorded as a "cold_start" injection."""
     total = store.count()
-    candidates: dict[str, tuple[Memory, str]] = {}
-    for pair in zip_longest(important, newest):
-        for mem, reason in zip(pair, ("importance", "recency"), strict=True):
-            if mem is not None:
-                candidates.setdefault(mem.id, (mem, reason))
+    candidates = {mem.id: (mem, "standing") for mem in standing(store, limit)}
     from codememory.operations.stale import notes_by_id
 
     notes = notes_by_id(store, list(candidates))

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from codememory.core.result import OMIT_NONE
 from codememory.remote.org_search import RemoteStatus
-from codememory.retrieval.proactive import RetrievedMemory, RetrieveResult
+from codememory.retrieval.proactive import DEFAULT_MAX_MEMORIES, DEFAULT_MAX_NEW, RetrievedMemory, RetrieveResult
 
 if TYPE_CHECKING:
     from codememory.operations.explain import Recorder
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 PROMPT_TOKENS = 800  # context injected per prompt by the hooks
 PROMPT_CHARS = 2000  # of the prompt, as the query
+PROMPT_MEMORIES = 3  # per prompt: the few that clear the injection bar
 
 
 @dataclass
@@ -55,8 +56,8 @@ def retrieve(
     *,
     entities: Sequence[str] = (),
     pinned: Sequence[str] = (),
-    max_memories: int = 8,
-    max_new: int = 5,
+    max_memories: int = DEFAULT_MAX_MEMORIES,
+    max_new: int = DEFAULT_MAX_NEW,
     token_budget: int = 1500,
     exclude: Sequence[str] = (),
     recorder: Recorder | None = None,
@@ -102,7 +103,7 @@ def prompt_context(store: Store, prompt: str, recorder: Recorder, injected: Inje
     if not prompt.strip():
         return ""
     query = prompt[:PROMPT_CHARS]
-    result = store.retrieve([query], max_memories=6, max_new=6, token_budget=PROMPT_TOKENS)
+    result = store.retrieve([query], max_memories=PROMPT_MEMORIES, max_new=PROMPT_MEMORIES, token_budget=PROMPT_TOKENS)
     shown, lines = [], []
     for mem in result.memories:
         note = mem.why.get("stale")

@@ -34,6 +34,9 @@ ENTITY_WEIGHT = 0.5
 # The lead phrase's own ranking weighs as much as the ranking of every phrase together (scores stay in [0, 1]
 # before the entity bonus): a memory both rank first scores 1, one only the tool phrases find at most 0.5.
 LEAD_WEIGHT = 1.0
+# Slots of one answer: a step is usually served by one to three memories; more slots only fill up with noise.
+DEFAULT_MAX_MEMORIES = 4
+DEFAULT_MAX_NEW = 3
 PINNED_SLACK = 0.1  # a memory already shown stays while its likelihood is this much under the bar (less flicker)
 
 
@@ -42,8 +45,8 @@ class RetrieveRequest:
     query_expansion: list[str]
     entities: list[str] = field(default_factory=list)
     pinned_memory_ids: list[str] = field(default_factory=list)
-    max_memories: int = 8
-    max_new: int = 5
+    max_memories: int = DEFAULT_MAX_MEMORIES
+    max_new: int = DEFAULT_MAX_NEW
     token_budget: int = 1500
     exclude_memory_ids: list[str] = field(default_factory=list)  # already in the caller's context: never returned
     pinned_min_score: float = ContextConfig.pinned_min_score  # [context] pinned_min_score

@@ -24,7 +24,7 @@ from codememory.core.model import (
 from codememory.core.project import db_path, find_project_root, store_dir
 from codememory.embedding.semantic import Semantic
 from codememory.errors import AlreadyExists, CodememoryError, InvalidInput, NotFound
-from codememory.retrieval.proactive import RetrieveRequest, RetrieveResult, retrieve
+from codememory.retrieval.proactive import DEFAULT_MAX_MEMORIES, DEFAULT_MAX_NEW, RetrieveRequest, RetrieveResult, retrieve
 from codememory.retrieval.search import DEFAULT_THRESHOLD, SearchResult, check_search_args
 from codememory.retrieval.search import search as run_search
 from codememory.service.duplicates import meaning_duplicate, text_duplicate
@@ -458,8 +458,8 @@ class Store(EmbeddingAccess, SessionAccess):
         *,
         entities: Sequence[str] = (),
         pinned: Sequence[str] = (),
-        max_memories: int = 8,
-        max_new: int = 5,
+        max_memories: int = DEFAULT_MAX_MEMORIES,
+        max_new: int = DEFAULT_MAX_NEW,
         token_budget: int = 1500,
         touch: bool = True,
         exclude: Sequence[str] = (),
