@@ -176,10 +176,10 @@ def test_json_shape_is_stable(store: Store) -> None:
         "mode",
         "degraded",
         "degraded_reason",
-        "below_floor",
+        "held_back",
         "results",
     }
-    assert set(data["results"][0]) == MEMORY_KEYS | {"score", "match", "fuzzy", "explain"}
+    assert set(data["results"][0]) == MEMORY_KEYS | {"score", "match", "fuzzy", "held_back", "explain"}
     assert data["results"][0]["source"] == "session:abc message:42"
 
 
