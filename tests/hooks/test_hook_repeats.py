@@ -25,7 +25,8 @@ from support.daemon import Daemon, isolated_env, register, spawn
 HOOK = Path(sys.executable).with_name("codememory-hook")
 ID_RE = re.compile(r"`(mem_[0-9a-f]{8})`")
 
-# The eight most important memories fill the session-start block; the others only a prompt can bring in.
+# The first three are standing instructions (conventions marked essential): they fill the session-start block; the
+# others only a prompt they are relevant to can bring in.
 IMPORTANT = [
     "Staging deploys use the deploy-staging make target",
     "The staging server runs Ubuntu 24.04",
@@ -36,6 +37,7 @@ IMPORTANT = [
     "Logging is structured JSON with the request id on every line",
     "Dependencies are managed with uv, never pip install",
 ]
+STANDING = IMPORTANT[:3]
 FOUND_BY_PROMPTS = [
     "Roll back a staging deploy with the rollback-staging make target",
     "The staging deploy needs the VPN to reach the cluster",
@@ -115,7 +117,8 @@ def make_project(root: Path) -> dict[str, str]:
     root.mkdir(parents=True)
     store, _ = Store.init(root)
     with store:
-        made = {text: store.add(text, importance=0.9).memory.id for text in IMPORTANT}
+        made = {text: store.add(text, category="convention", importance=0.9).memory.id for text in STANDING}
+        made |= {text: store.add(text, importance=0.9).memory.id for text in IMPORTANT[len(STANDING) :]}
         made |= {text: store.add(text, importance=0.3).memory.id for text in FOUND_BY_PROMPTS}
     return made
 
@@ -166,7 +169,7 @@ def test_a_session_of_prompts_injects_each_memory_once(hooks: Hooks, assistant: 
     made = setup(hooks)
     a = ASSISTANTS[assistant]
     start = hooks.context(assistant, a.start, "s1", source="startup")
-    assert sorted(ids(start)) == sorted(made[t] for t in IMPORTANT)
+    assert sorted(ids(start)) == sorted(made[t] for t in STANDING)
     blocks = [start]
     deploy = hooks.context(assistant, "UserPromptSubmit", "s1", prompt=DEPLOY)
     # the prompt's block holds only what the start block did not: the staging memories it found beyond them
@@ -256,7 +259,7 @@ def test_a_payload_without_a_session_id_is_never_held_back(hooks: Hooks) -> None
 def test_cursor_session_start_once_per_conversation(hooks: Hooks) -> None:
     made = setup(hooks)
     start = hooks.context("cursor", "sessionStart", "c1")
-    assert sorted(ids(start)) == sorted(made[t] for t in IMPORTANT)
+    assert sorted(ids(start)) == sorted(made[t] for t in STANDING)
     assert hooks.run("cursor", "beforeSubmitPrompt", "c1", prompt=DEPLOY) == ""  # Cursor takes no context here
     assert hooks.run("cursor", "sessionStart", "c1") == ""
     edit(hooks.root, made[IMPORTANT[1]], "The staging server runs Ubuntu 26.04")
