@@ -96,8 +96,13 @@ def load_split(split: str) -> list[Project]:
             continue
         name = data.get("project") or path.stem
         queries = [
-            Query(q["q"], q.get("kind", "question"), list(q.get("answers") or []), list(q.get("also_relevant") or []),
-                  q.get("note", ""))
+            Query(
+                q["q"],
+                q.get("kind", "question"),
+                list(q.get("answers") or []),
+                list(q.get("also_relevant") or []),
+                q.get("note", ""),
+            )
             for q in data["queries"]
         ]
         project = Project(name, path, data["memories"], queries)
@@ -278,11 +283,14 @@ def run_guards(python: str, model: str) -> dict[str, Any]:
         text=True,
     )
     if proc.returncode == 0 and ret_json.exists():
-        r = json.loads(ret_json.read_text())
+        sets = json.loads(ret_json.read_text())["sets"]
         out["retrieval"] = {
-            name: {"hybrid_r5": r[name]["overall"]["hybrid"]["r@5"], "hybrid_r10": r[name]["overall"]["hybrid"]["r@10"]}
+            name: {
+                "hybrid_r5": sets[name]["overall"]["hybrid"]["r@5"],
+                "hybrid_r10": sets[name]["overall"]["hybrid"]["r@10"],
+            }
             for name in ("locomo", "coding")
-            if name in r
+            if name in sets
         }
     else:
         out["retrieval"] = {"error": (proc.stderr or proc.stdout)[-2000:]}

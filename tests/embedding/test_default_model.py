@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from codememory import Store
 from codememory.embedding.relevance import background_sentences
 from conftest import Invoke
 from support.daemon import isolated_env, make_project, spawn, state_of, wait_for

@@ -141,7 +141,9 @@ def search(
         click.echo(render.hits_markdown(text, result.hits))
         return
     if not result.hits:
-        held = f" ({result.held_back} held back as unlikely to be relevant; --all shows them)" if result.held_back else ""
+        held = (
+            f" ({result.held_back} held back as unlikely to be relevant; --all shows them)" if result.held_back else ""
+        )
         click.echo(f"Nothing relevant found{held}.", err=True)
         return
     for hit in result.hits:

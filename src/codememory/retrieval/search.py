@@ -35,7 +35,6 @@ from codememory.store.filters import Filters
 from codememory.text.query import ParsedQuery, parse_query, words
 
 if TYPE_CHECKING:
-    from codememory.embedding.base import Vectors
     from codememory.embedding.semantic import Semantic
 
 DEFAULT_THRESHOLD = 0.7

@@ -24,7 +24,13 @@ from codememory.core.model import (
 from codememory.core.project import db_path, find_project_root, store_dir
 from codememory.embedding.semantic import Semantic
 from codememory.errors import AlreadyExists, CodememoryError, InvalidInput, NotFound
-from codememory.retrieval.proactive import DEFAULT_MAX_MEMORIES, DEFAULT_MAX_NEW, RetrieveRequest, RetrieveResult, retrieve
+from codememory.retrieval.proactive import (
+    DEFAULT_MAX_MEMORIES,
+    DEFAULT_MAX_NEW,
+    RetrieveRequest,
+    RetrieveResult,
+    retrieve,
+)
 from codememory.retrieval.search import DEFAULT_THRESHOLD, SearchResult, check_search_args
 from codememory.retrieval.search import search as run_search
 from codememory.service.duplicates import meaning_duplicate, text_duplicate

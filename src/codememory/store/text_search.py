@@ -72,7 +72,8 @@ class TextSearch(StoreConnection):
                 try:
                     count = int(
                         self.conn.execute(
-                            "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", ('"' + word.replace('"', '""') + '"',)
+                            "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?",
+                            ('"' + word.replace('"', '""') + '"',),
                         ).fetchone()[0]
                     )
                 except sqlite3.OperationalError as exc:
