@@ -16,7 +16,7 @@ from codememory import Store
 from conftest import MEMORY_KEYS, Invoke
 
 MakeProject = Callable[[str], Path]
-HIT_KEYS = MEMORY_KEYS | {"score", "match", "fuzzy", "explain", "project", "project_name", "project_rank"}
+HIT_KEYS = MEMORY_KEYS | {"score", "match", "fuzzy", "held_back", "explain", "project", "project_name", "project_rank"}
 TOP_KEYS = {"global", "query", "count", "has_more", "registry", "projects", "results"}
 PROJECT_KEYS = {"root", "name", "hits", "error", "mode", "degraded_reason"}
 

@@ -71,7 +71,7 @@ def _remote_ids(store: Store, query: str, ranker: str) -> list[str]:
 def test_remote_local_ranker_ranks_as_the_local_store(published: tuple[Store, Path]) -> None:
     store, _db = published
     for query in QUERIES:
-        found = store.search(query, mode="hybrid", limit=5, touch=False, relevance_floor=False)
+        found = store.search(query, mode="hybrid", limit=5, touch=False, show_held_back=True)
         local = [h.memory.id for h in found.hits]
         assert _remote_ids(store, query, "local") == local, query
     # Milvus's own fusion has no neighbouring turns: it cannot place the answer that names no query word.
