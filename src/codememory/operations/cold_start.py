@@ -43,10 +43,17 @@ _HINT = (
 T = TypeVar("T")
 
 
+def is_standing(memory: Memory) -> bool:
+    """Whether a memory is a standing instruction: a preference or convention marked essential. The one place that
+    decides it, and it trusts the stored importance: once memories record where they came from, only what the user
+    said or accepted should qualify here (a committed or imported store can mark anything essential)."""
+    return memory.category in STANDING_CATEGORIES and memory.importance >= STANDING_IMPORTANCE
+
+
 def standing(store: Store, limit: int) -> list[Memory]:
-    """The project's standing instructions, most important first: preferences and conventions marked essential."""
+    """The project's standing instructions, most important first."""
     found = store.list(sort="importance", order="desc", limit=limit, category=list(STANDING_CATEGORIES))
-    return [m for m in found if m.importance >= STANDING_IMPORTANCE]
+    return [m for m in found if is_standing(m)]
 
 
 def _fit(candidates: Iterable[T], budget: int, cost: Callable[[T], int | None], limit: int) -> tuple[list[T], int]:

