@@ -230,19 +230,28 @@ def fit(cases: list[tuple[Case, list[tuple[str, dict[str, Any]]]]], top: int = 5
     return [round(float(v), 3) for v in w]
 
 
-def decided_metrics(
-    cases: list[tuple[Case, list[tuple[str, dict[str, Any]]]]], cal: Any, bars: Any
-) -> dict[str, float | None]:
-    """What search would return (at most 10, in ranking order) with this calibration and these bars."""
-    from codememory.retrieval.decision import decide
+def with_likelihood(cases: list[tuple[Case, list[tuple[str, dict[str, Any]]]]], cal: Any) -> list[tuple[Case, list]]:
+    """Each case's candidates as decision entries (score, position, key, {"likelihood"}), computed once."""
     from codememory.retrieval.evidence import likelihood
 
+    return [
+        (
+            case,
+            [
+                (parts["score"], i, key, {"likelihood": likelihood(parts["e"].coverage, parts["e"].meaning, cal)})
+                for i, (key, parts) in enumerate(ranked)
+            ],
+        )
+        for case, ranked in cases
+    ]
+
+
+def decided_metrics(cases: list[tuple[Case, list]], bars: Any) -> dict[str, float | None]:  # type: ignore[type-arg]
+    """What search would return (at most 10, in ranking order) with these bars (`cases` from `with_likelihood`)."""
+    from codememory.retrieval.decision import decide
+
     a1, r5, absent, good, shown = [], [], [], 0, 0
-    for case, ranked in cases:
-        entries = [
-            (parts["score"], i, key, {"likelihood": likelihood(parts["e"].coverage, parts["e"].meaning, cal)})
-            for i, (key, parts) in enumerate(ranked)
-        ]
+    for case, entries in cases:
         kept = [key for _, _, key, _ in decide(entries, bars, case.extra.get("unknown", 0.0))[0]][: bp.LIMIT]
         shown += len(kept)
         good += sum(1 for k in kept if k in case.relevant)
@@ -286,10 +295,11 @@ def study_decide(
         w = fit(data[sets[0]])
         print(f"fitted on {sets[0]}: words {w[0]}, meaning {w[1]}, bias {w[2]}; shipped {shipped}")
         cal = Calibration(w[0], w[1], w[2], shipped.search, shipped.inject)
+    entries = {name: with_likelihood(cases, cal) for name, cases in data.items()}
     for a, k, r, u in itertools.product(answer, keep, ratio, unknown):
         if k > a:
             continue
-        row = {name: decided_metrics(cases, cal, Bars(a, k, r, u)) for name, cases in data.items()}
+        row = {name: decided_metrics(cases, Bars(a, k, r, u)) for name, cases in entries.items()}
         print(f"answer={a} keep={k} ratio={r} unknown={u}", row, flush=True)
 
 
