@@ -1,18 +1,21 @@
-"""How keyword and meaning evidence combine into one ranking.
+"""How the evidence about each candidate (retrieval/evidence.py) combines into one ranking.
 
-Tuned on data (benchmarks/research/README.md, LoCoMo development half; checked on the coding set):
-naive reciprocal rank fusion scored *below* BM25 there (0.496 vs 0.550 recall@5), a min-max blend
-0.593, and this recipe 0.724 (0.721 with its parameters tuned leave-one-conversation-out):
+Every part is on an absolute scale, so that a real match is never sunk by being normalised against the few other
+hits (a keyword match z-scored against one other keyword match once ranked 13th behind meaning-only results):
 
-1. B: BM25 relevance over the OR of the query's non-stopword terms, z-scored over the returned rows
-   (memories the keyword search did not return get the lowest returned value).
-2. C: cosine similarity to the query, z-scored over the candidates.
-3. base = 0.6·B + 0.4·C.
-4. Context: a memory's neighbours in the same session (±1 and ±2 turns) add 0.4 × their base — an
-   answer is often spread over adjacent turns, and a memory whose neighbours match is more likely the
-   one meant. Memories outside any session get no context term.
-5. Boosts: +3.0 when the query names the month (and year) the memory was created in; +0.3 when a
-   query word equals one of the memory's tags.
+1. base = 5 × keyword evidence (BM25 over the query's word weight) + 1.5 × word coverage (the share of the query's
+   IDF weight the memory holds) + meaning (its cosine's z-score against the background sentences, scaled so that
+   the candidates' spread is 0.7: `meaning_scale`).
+2. Context: a memory's neighbours in the same session (±1 and ±2 turns) add 0.4 × how far their base is above the
+   candidates' mean: an answer is often spread over adjacent turns. Memories outside any session get no context.
+3. Boosts: +3.0 when the query names the month (and year) the memory was created in; +0.3 when a query word equals
+   one of the memory's tags. Then the importance and recency nudges, and a stale memory's demotion.
+4. Order: the keyword matches holding the query's distinctive words (coverage ≥ 0.9) first, then the rest, each by
+   score; within a near tie the newer memory goes first.
+
+Weights chosen on the precision development set, LoCoMo-dev and the coding set together
+(benchmarks/research/ranking_study.py `rank`; the table in benchmarks/README.md, "Precision on project-sized
+stores"). The relevance decision (retrieval/decision.py) then says which of the ranked candidates are shown.
 """
 
 from __future__ import annotations
@@ -25,8 +28,6 @@ from typing import Any
 
 from codememory.retrieval.nudge import demote, nudges
 
-LEXICAL_WEIGHT = 0.6
-SEMANTIC_WEIGHT = 0.4
 NEIGHBOUR_SPAN = 2
 DATE_BOOST = 3.0
 TAG_BOOST = 0.3
@@ -34,18 +35,6 @@ TAG_BOOST = 0.3
 # ranking every memory, at a fraction of the cost).
 LEXICAL_POOL = 50
 SEMANTIC_POOL = 50
-
-
-def zscores(values: dict[int, float]) -> dict[int, float]:
-    if not values:
-        return {}
-    if len(values) == 1:
-        return dict.fromkeys(values, 1.0)
-    mean = sum(values.values()) / len(values)
-    std = math.sqrt(sum((v - mean) ** 2 for v in values.values()) / len(values))
-    if std == 0:
-        return dict.fromkeys(values, 1.0)
-    return {k: (v - mean) / std for k, v in values.items()}
 
 
 @dataclass
@@ -175,39 +164,4 @@ def newer_first_in_ties(
         if i < len(out):
             entry[2]["newer_in_tie"] = True
         out.insert(i, entry)
-    return out
-
-
-def fuse(
-    pool: set[int],
-    lexical: dict[int, float],
-    cosine: dict[int, float],
-    sessions: Sessions,
-    boosts: dict[int, float],
-    neighbour_weight: float,
-) -> dict[int, tuple[float, dict[str, Any]]]:
-    """Score the pool and its neighbours. `lexical`: BM25 relevance (higher is better) of the rows the
-    keyword search returned; `cosine`: similarity of every candidate that has a vector."""
-    ranked = expand(pool, sessions, NEIGHBOUR_SPAN)
-    scored = expand(ranked, sessions, NEIGHBOUR_SPAN)  # neighbours of neighbours need a base too
-    lex_z = zscores(lexical)
-    lex_floor = min(lex_z.values(), default=0.0)
-    cos_z = zscores({pk: cosine[pk] for pk in scored if pk in cosine})
-    cos_floor = min(cos_z.values(), default=0.0)
-    base = {pk: LEXICAL_WEIGHT * lex_z.get(pk, lex_floor) + SEMANTIC_WEIGHT * cos_z.get(pk, cos_floor) for pk in scored}
-    out: dict[int, tuple[float, dict[str, Any]]] = {}
-    for pk in ranked:
-        context = neighbour_weight * sum(base[n] for n, _ in sessions.around(pk, NEIGHBOUR_SPAN))
-        boost = boosts.get(pk, 0.0)
-        out[pk] = (
-            base[pk] + context + boost,
-            {
-                "bm25": lexical.get(pk),
-                "cosine": cosine.get(pk),
-                "lexical_z": lex_z.get(pk, lex_floor),
-                "semantic_z": cos_z.get(pk, cos_floor),
-                "context": context,
-                "boost": boost,
-            },
-        )
     return out
