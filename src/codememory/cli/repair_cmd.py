@@ -3,11 +3,15 @@ codememory.store.repair)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from codememory.cli.render import dump_json
 from codememory.core.project import db_path, find_project_root
-from codememory.store.repair import RepairReport, repair
+
+if TYPE_CHECKING:
+    from codememory.store.repair import RepairReport
 
 PROGRESS_FROM = 10_000  # rows in a table before progress is shown
 PROGRESS_EVERY = 5_000
@@ -66,6 +70,8 @@ def repair_cmd(ctx: click.Context, as_json: bool) -> None:
     JSON keys: store, backup, readable, problem, memories {kept, skipped, unreadable},
     tables [{table, kept, skipped, unreadable, note}], examples.
     """
+    from codememory.store.repair import repair
+
     root = find_project_root(ctx.obj["project"])
     report = repair(db_path(root), progress=_progress, progress_every=PROGRESS_EVERY)
     if as_json:
