@@ -376,13 +376,18 @@ def test_start_status_stop(env: dict[str, str]) -> None:
     human = cli(env, "status").stdout
     assert f"running (pid {pid}" in human and "uptime" in human
 
-    # One daemon per user: a second start (or run) refuses, one line, exit 1.
-    for args in (("start", "--port", "0"), ("run", "--port", "0")):
-        again = cli(env, *args)
-        assert again.returncode == 1, again
-        assert again.stderr.startswith("codememory: error: ") and len(again.stderr.strip().splitlines()) == 1
-        assert "already running" in again.stderr and str(pid) in again.stderr
-        assert "Traceback" not in again.stderr + again.stdout
+    # One daemon per user: a second start leaves it running and says so (exit 0, as a service script wants); a
+    # second `run` (in the foreground) refuses, one line, exit 1.
+    again = cli(env, "start", "--port", "0")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip() == f"codememory daemon already running: pid {pid}, http://127.0.0.1:{info['port']}"
+    again_json = json.loads(cli(env, "start", "--json").stdout)
+    assert again_json["already_running"] is True and again_json["pid"] == pid and again_json["port"] == info["port"]
+    again = cli(env, "run", "--port", "0")
+    assert again.returncode == 1, again
+    assert again.stderr.startswith("codememory: error: ") and len(again.stderr.strip().splitlines()) == 1
+    assert "already running" in again.stderr and str(pid) in again.stderr
+    assert "Traceback" not in again.stderr + again.stdout
 
     token = (state / "token").read_text()
     stopped = cli(env, "stop")

@@ -62,6 +62,8 @@ def retrieve(
     }
     if input_file is not None:
         request.update(_request_file(input_file, set(request)))
+    elif not any(q.strip() for q in queries) and not entities:
+        raise InvalidInput("nothing to retrieve for: give a phrase with -q/--query or an entity with -e/--entity")
     from codememory.operations.retrieve import retrieve as retrieve_memories
     from codememory.text.privacy import scrub_message
 
