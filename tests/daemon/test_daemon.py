@@ -393,6 +393,7 @@ def test_token_file_is_private_and_only_loopback_is_bound(shared: tuple[Daemon, 
         assert listening_sockets(d.port) == [("/proc/net/tcp", "0100007F")]  # 127.0.0.1, no IPv6, no 0.0.0.0
 
 
+@pytest.mark.slow
 def test_store_replaced_on_disk_is_reopened(shared: tuple[Daemon, Path, list[str]]) -> None:
     d, _, _ = shared
     other = Path(d.env["HOME"]).parent / "other-project"

@@ -257,6 +257,7 @@ ERROR_CASES: list[tuple[str, dict[str, Any], str]] = [
 ]
 
 
+@pytest.mark.slow
 def test_user_mistakes_come_back_as_clear_tool_errors(console_script: Path, project: Path) -> None:
     async def body(session: ClientSession) -> tuple[list[tuple[str, dict[str, Any], str, str]], Any]:
         seen = [(tool, args, want, await call_error(session, tool, args)) for tool, args, want in ERROR_CASES]
@@ -553,6 +554,7 @@ def test_search_sessions_in_every_registered_project(console_script: Path, make_
     assert out["bad"].startswith("invalid arguments: scope: Input should be 'project' or 'global'")
 
 
+@pytest.mark.slow
 def test_memory_transcript_errors_are_clear_tool_errors(console_script: Path, project: Path) -> None:
     with Store.open(project) as store:
         plain = store.add("Use ruff for linting").memory.id
