@@ -63,9 +63,25 @@ def test_store_from_file(cm: Invoke, tmp_path: Path) -> None:
 
 
 def test_store_from_stdin(cm: Invoke) -> None:
+    """`echo text | codememory store`: the newline that ends the piped text is not part of the memory (inner
+    lines are)."""
     mid = ok(cm("store", "-q", input="piped from stdin about rabbitmq\n")).stdout.strip()
-    assert show(cm, mid)["text"].strip() == "piped from stdin about rabbitmq"
+    assert show(cm, mid)["text"] == "piped from stdin about rabbitmq"
     assert search_ids(cm, "rabbitmq") == [mid]
+    mid = ok(cm("store", "-q", input="two lines\nabout kafka\r\n")).stdout.strip()
+    assert show(cm, mid)["text"] == "two lines\nabout kafka"
+
+
+def test_an_empty_query_is_a_usage_error(cm: Invoke) -> None:
+    store(cm, "anything at all")
+    for query in ("", "   "):
+        for extra in ((), ("--global",), ("--json",)):
+            assert_error(cm("search", query, *extra), "the query is empty", code=2)
+
+
+def test_retrieve_without_a_phrase_names_its_options(cm: Invoke) -> None:
+    err = assert_error(cm("retrieve"), code=2)
+    assert "-q/--query" in err and "-e/--entity" in err and "query_expansion" not in err
 
 
 def test_store_text_and_file_together_is_an_error(cm: Invoke, tmp_path: Path) -> None:

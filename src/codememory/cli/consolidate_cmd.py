@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from codememory.cli import render
 from codememory.cli.options import json_option, open_store
 from codememory.errors import InvalidInput
-from codememory.operations import consolidate as ops
 from codememory.text.context_render import FIELD_CHARS, one_line, quoted
+
+if TYPE_CHECKING:
+    from codememory.operations import consolidate as ops
 
 
 @click.command()
@@ -33,6 +37,8 @@ def consolidate(
     of one entity are merged (py.test -> pytest). Nothing is deleted; every run is recorded and `--undo RUN`
     reverses it. The daemon runs this every `[consolidation] interval` seconds (default: daily).
     """
+    from codememory.operations import consolidate as ops
+
     if sum((dry_run, undo_run is not None, list_runs)) > 1:
         raise InvalidInput("choose one of --dry-run, --undo RUN and --runs")
     store = open_store(ctx)

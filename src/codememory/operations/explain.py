@@ -38,13 +38,15 @@ from codememory.core.bounded_input import text_arguments
 from codememory.core.dates import now_iso
 from codememory.core.result import Result
 from codememory.errors import InvalidInput, NotFound
-from codememory.retrieval.proactive import MAX_PHRASES
-from codememory.store.injections import InjectedMemory, Injection, InjectionTables
 from codememory.text.context_render import memory_line, one_line
 from codememory.text.tokens import estimate_tokens, memory_tokens
 
 if TYPE_CHECKING:
     from codememory.service.project_store import Store
+    from codememory.store.injections import Injection
+
+# The ledger's tables and retrieval are imported by the functions that use them: `codememory explain --help` (and
+# `codememory --help`, which lists it) needs only the constants below.
 
 DEFAULT_LAST = 5
 MAX_LAST = 1000
@@ -142,6 +144,9 @@ def record_injection(
     (codememory.text.context_render.memory_line) and the framing is the rest of the block; without, a memory
     costs `memory_tokens(text)`, as retrieval's budget counts it, and the framing is `framing_tokens` when
     the caller reports it."""
+    from codememory.retrieval.proactive import MAX_PHRASES
+    from codememory.store.injections import InjectedMemory, InjectionTables
+
     items = [InjectedMemory(str(m["id"]), dict(m.get("why") or {}), _cost(m, block is not None)) for m in memories]
     if not items:
         return None
@@ -216,6 +221,8 @@ def explain_last(store: Store, *, last: int = DEFAULT_LAST, session_id: str | No
     no injections; a session with none in the ledger is NotFound."""
     if not 1 <= last <= MAX_LAST:
         raise InvalidInput(f"--last must be between 1 and {MAX_LAST}")
+    from codememory.store.injections import InjectionTables
+
     tables = InjectionTables(store.db)
     if session_id is None:
         latest = tables.latest()

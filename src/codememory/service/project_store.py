@@ -41,7 +41,7 @@ from codememory.service.results import (
     Relations,
     StoreStats,
 )
-from codememory.service.share_files import GITIGNORE, is_shared_project, write_share_gitignore
+from codememory.service.share_files import is_shared_project, write_share_gitignore, write_store_gitignore
 from codememory.service.sharing import Sharing, SyncReport
 from codememory.service.store_embedding import EmbeddingAccess
 from codememory.service.store_sessions import SessionAccess
@@ -101,7 +101,7 @@ class Store(EmbeddingAccess, SessionAccess):
         folder = store_dir(root)
         safe_files.make_dirs(folder)  # refuses a .codememory that is a link (see safe_files)
         created = not os.path.lexists(db_path(root))
-        safe_files.create_exclusive(folder / ".gitignore", GITIGNORE)  # never over a committed link
+        write_store_gitignore(root)  # the binary store stays out of git until sharing commits its text form
         store = cls(root, Database.open(db_path(root), create=True))
         try:
             if store.sharing.on:
