@@ -8,16 +8,17 @@ from typing import Any
 import click
 
 from codememory.cli import render
-from codememory.cli.options import filter_args, filter_options, json_option, open_store
+from codememory.cli.options import QueryCommand, filter_args, filter_options, json_option, open_store, query_text
 from codememory.embedding.semantic import NOT_CONFIGURED
 from codememory.errors import InvalidInput
 from codememory.operations.search import search as search_memories
+from codememory.retrieval.why import why_text
 from codememory.text.context_render import one_line, quoted
 from codememory.text.privacy import scrub_message
 
 
 # ------------------------------------------------------------------------- search
-@click.command()
+@click.command(cls=QueryCommand)
 @click.argument("query", nargs=-1, required=True)
 @filter_options
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(min=1), help="Maximum results.")
@@ -106,7 +107,7 @@ def search(
       codememory search --global retry backoff --json
       codememory search --remote "payment retries" --category decision
     """
-    text = " ".join(query)
+    text = query_text(query)
     if remote or remote_projects:
         _search_remote(ctx, text, mode, limit, offset, global_, remote_projects, as_json, filter_args(kwargs))
         return
@@ -144,7 +145,7 @@ def search(
     for hit in result.hits:
         click.echo(render.hit_text(hit))
         if explain:
-            click.echo(click.style(f"    why: score {hit.score:.4f} {hit.explain}", dim=True))
+            click.echo(click.style(f"    why: {hit.match} · score {hit.score:.3g} · {why_text(hit.explain)}", dim=True))
     if result.has_more:
         click.echo(click.style(f"(more results: use --offset {offset + limit})", dim=True), err=True)
 
@@ -190,7 +191,7 @@ def _search_global(
         click.echo(render.memory_header(g.hit.memory, tag + fuzzy_tag))
         click.echo(quoted(g.hit.memory.text, "    "))
         if explain:
-            why = f"    why: {g.project_name} #{g.project_rank}, score {g.hit.score:.4f} {g.hit.explain}"
+            why = f"    why: {g.project_name} #{g.project_rank} · {g.hit.match} · {why_text(g.hit.explain)}"
             click.echo(click.style(why, dim=True))
     if result.has_more:
         click.echo(click.style(f"(more results: use --offset {offset + limit})", dim=True), err=True)
