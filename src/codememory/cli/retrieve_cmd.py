@@ -13,6 +13,7 @@ from codememory.cli.options import json_option, open_store
 from codememory.core.bounded_input import RETRIEVE_INPUT_MAX_BYTES, read_all_text, valid_json_text
 from codememory.errors import InvalidInput
 from codememory.operations.retrieve import retrieve as retrieve_memories
+from codememory.retrieval.why import why_text
 from codememory.text.context_render import one_line, quoted
 from codememory.text.privacy import scrub_message
 
@@ -84,7 +85,7 @@ def retrieve(
         click.echo(f"codememory: warning: local memories only: {scrub_message(remote_status.error)}", err=True)
     for item in result.memories:
         where = "" if item.origin == "local" else f"  [{one_line(item.origin)}]"
-        click.echo(f"{click.style(item.id, fg='cyan', bold=True)}  {item.category}{where}  {item.why}")
+        click.echo(f"{click.style(item.id, fg='cyan', bold=True)}  {item.category}{where}  {why_text(item.why)}")
         click.echo(quoted(item.text, "    "))
     click.echo(click.style(f"({result.tokens} tokens)", dim=True), err=True)
 
