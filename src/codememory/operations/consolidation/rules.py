@@ -14,6 +14,7 @@ never squashed: they get a link or nothing, and a pair left alone says why (`Dec
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from codememory.operations.consolidation.facts import (
@@ -36,6 +37,7 @@ MIN_CONTAINED_WORDS = 3  # a shorter memory "contained" in another must say at l
 NEAR_WORD_SHARE = 0.4  # words in common (Jaccard) a near-identical meaning also needs
 SAME_SUBJECT = 0.75  # words in common (values aside) for "the same subject with another value"
 REVERSAL = 0.6  # words in common (negations aside) for "the same statement, negated"
+SLOT_WORDS = 3  # a slot of the same sentence filled differently ("gzipped" / "minified, before gzip")
 # Words a rewording swaps in place without naming another thing: connectives, modals, quantifiers.
 REWORDINGS = (
     CONTRAST
@@ -102,7 +104,7 @@ def _name_swapped(a: Fact, b: Fact, slots: bool = True) -> tuple[str, str] | Non
     for tag, i1, i2, j1, j2 in ops:
         if tag == "equal":
             continue
-        if tag != "replace" or i2 - i1 > 2 or j2 - j1 > 2:
+        if tag != "replace" or i2 - i1 > SLOT_WORDS or j2 - j1 > SLOT_WORDS:
             template = False
             continue
         mine, theirs = set(a.ordered[i1:i2]), set(b.ordered[j1:j2])
@@ -125,6 +127,35 @@ def _value_difference(a: Fact, b: Fact) -> str:
         only_b = [n for n in b.numbers if n not in a.numbers]
         kind = "version" if any("." in n for n in only_a + only_b) else "number"
     return f"differ in a {kind}: {', '.join(only_a[:4]) or 'none'} vs {', '.join(only_b[:4]) or 'none'}"
+
+
+_DIRECTION = frozenset(
+    "from to into onto off over instead rather than replaced replaces switched moved migrated".split()
+)
+
+
+def _other_direction(a: Fact, b: Fact) -> bool:
+    """Both name two or more things in another order around a word of direction ("moved from SendGrid to
+    Resend" / "moved from Resend to SendGrid"): which is the old and which the new is not the same. A plain
+    paraphrase may reorder names, but not around these words without a model to read it. Only for one sentence
+    each, worded alike. Names are the entities and the capitalised words (a service the vocabulary does not
+    know)."""
+    if jaccard(a.words, b.words) < REVERSAL:  # reworded freely: a paraphrase may reorder its names
+        return False
+    if any(re.search(r"[.!?;]\s+\S", f.memory.text.strip()) for f in (a, b)):
+        return False  # several sentences: their order may change, and the names' with it
+    if not any(w in _DIRECTION for w in re.findall(r"[a-z]+", a.lower + " " + b.lower)):
+        return False
+    order_a, order_b = _names_in_order(a), _names_in_order(b)
+    common_a = [n for n in order_a if n in order_b]
+    return len(common_a) >= 2 and common_a != [n for n in order_b if n in order_a]
+
+
+def _names_in_order(fact: Fact) -> list[str]:
+    text = fact.memory.text
+    found = [(m.start(), m.group(0).lower()) for m in re.finditer(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w-]+", text)]
+    found += [(fact.lower.find(e.lower()), e.lower()) for e in fact.entities]
+    return list(dict.fromkeys(name for pos, name in sorted(found) if pos >= 0))
 
 
 def _apart(a: Fact, b: Fact, reason: str) -> Decision:
@@ -155,6 +186,8 @@ def decide(a: Fact, b: Fact, cosine: float | None, near: float) -> Decision:
     if swap := _name_swapped(a, b):
         return _apart(a, b, f"name different things: {swap[0]} vs {swap[1]}")
     if a.negations == b.negations and sorted(a.ordered) == sorted(b.ordered) and a.entities == b.entities:
+        if _other_direction(a, b):
+            return _conflict(a, b, "the same things named in reverse roles")
         return Decision(SQUASH, a, b, "the same content words")
     return _paraphrase(a, b, cosine, near)
 
@@ -171,6 +204,8 @@ def _paraphrase(a: Fact, b: Fact, cosine: float | None, near: float) -> Decision
     missing = unnamed(a, b)
     if missing:
         return _apart(a, b, f"only one of them names {', '.join(missing[:3])}")
+    if _other_direction(a, b):
+        return _apart(a, b, "the same names in another order around a direction (from/to, over, instead of)")
     share = jaccard(a.words, b.words)
     if not (a.entities & b.entities) and share < NEAR_WORD_SHARE:
         return _apart(a, b, f"no name in common and {share:.0%} of the words")
