@@ -318,7 +318,7 @@ def parts_text(why: Mapping[str, Any]) -> str:
     `score`, the memory's place in the ranking, is no measure of relevance and is left out)."""
     from codememory.retrieval.why import why_text
 
-    return why_text(why)
+    return why_text(why, shown=True)
 
 
 def tokens_text(inj: InjectionView) -> str:

@@ -147,9 +147,10 @@ def _typos(why: Mapping[str, Any]) -> list[str]:
     return list(dict.fromkeys(found))[:_LIST_ITEMS]
 
 
-def why_text(why: Mapping[str, Any]) -> str:
+def why_text(why: Mapping[str, Any], *, shown: bool = False) -> str:
     """One line of why a memory was found or chosen, e.g. "bm25 0.54 · cosine 0.86 · matched: httpx · typos:
-    webhok~webhook · session context +0.20 · via hybrid (partial)"; "-" when the mapping says nothing."""
+    webhok~webhook · session context +0.20 · via hybrid (partial)"; "-" when the mapping says nothing. `shown`:
+    the `why` of an injection already made (its staleness note is what the agent was shown)."""
     out: list[str] = []
     borrowed = isinstance(why.get("fuzzy"), Mapping)  # a typo's keyword score is the best hit's (hybrid.py)
     for key, label in (("bm25", "bm25 {:.3g}"), ("cosine", "cosine {:.2f}"), ("fused", "fused {:.2f}")):
@@ -176,7 +177,7 @@ def why_text(why: Mapping[str, Any]) -> str:
     if by := _text(why.get("by")):
         out.append(f"by {by}")
     if stale := _text(why.get("stale"), _NOTE_CHARS):
-        out.append(stale)
+        out.append(f"shown as stale ({stale.removeprefix('may be stale: ')})" if shown else stale)
     if (factor := _number(why.get("stale_factor"))) is not None:
         out.append(f"stale: score × {factor:g}")
     if project := _text(why.get("project")):

@@ -95,9 +95,10 @@ def _name_swapped(a: Fact, b: Fact, slots: bool = True) -> tuple[str, str] | Non
     model may still be asked about)."""
     from difflib import SequenceMatcher
 
-    from codememory.text.entity_vocabulary import vocabulary
+    from codememory.text.entity_vocabulary import entity_words, vocabulary
 
-    known = vocabulary().aliases
+    # A word that is also plain English ("go", "make", "black") names a technology only when it is an entity.
+    known = (set(vocabulary().aliases) - entity_words().ambiguous) | {e.lower() for e in a.entities | b.entities}
     ops = SequenceMatcher(a=a.ordered, b=b.ordered, autojunk=False).get_opcodes()
     changed_slots: list[tuple[str, str]] = []
     template = sum(i2 - i1 for tag, i1, i2, _j1, _j2 in ops if tag == "equal") * 2 >= max(len(a.ordered), 1)
@@ -108,8 +109,10 @@ def _name_swapped(a: Fact, b: Fact, slots: bool = True) -> tuple[str, str] | Non
             template = False
             continue
         mine, theirs = set(a.ordered[i1:i2]), set(b.ordered[j1:j2])
-        changed = mine ^ theirs
-        if any(t in known or "_" in t or any(ch.isdigit() for ch in t) for t in changed):
+        # A name in only one of the texts (not merely moved elsewhere in the other) replaced in place.
+        swapped = (mine - set(b.ordered)) | (theirs - set(a.ordered))
+        small = i2 - i1 <= 2 and j2 - j1 <= 2
+        if small and any(t in known or "_" in t or any(ch.isdigit() for ch in t) for t in swapped):
             return " ".join(a.ordered[i1:i2]), " ".join(b.ordered[j1:j2])
         if mine - REWORDINGS and theirs - REWORDINGS:
             changed_slots.append((" ".join(a.ordered[i1:i2]), " ".join(b.ordered[j1:j2])))
