@@ -12,18 +12,17 @@ from codememory.cli import render
 from codememory.cli.options import json_option, open_store
 from codememory.core.bounded_input import RETRIEVE_INPUT_MAX_BYTES, read_all_text, valid_json_text
 from codememory.errors import InvalidInput
-from codememory.operations.retrieve import retrieve as retrieve_memories
-from codememory.retrieval.proactive import DEFAULT_MAX_MEMORIES, DEFAULT_MAX_NEW
 from codememory.text.context_render import one_line, quoted
-from codememory.text.privacy import scrub_message
 
 
 @click.command()
 @click.option("-q", "--query", "queries", multiple=True, help="A phrase describing the current task (repeatable).")
 @click.option("-e", "--entity", "entities", multiple=True, help="An entity the task involves (repeatable).")
 @click.option("--pinned", multiple=True, help="Id surfaced last time, kept while still relevant (repeatable).")
-@click.option("--max", "max_memories", default=DEFAULT_MAX_MEMORIES, show_default=True, type=click.IntRange(min=1))
-@click.option("--max-new", default=DEFAULT_MAX_NEW, show_default=True, type=click.IntRange(min=1))
+# retrieval.proactive's DEFAULT_MAX_MEMORIES and DEFAULT_MAX_NEW (not imported: the CLI loads a command's modules
+# only when it runs)
+@click.option("--max", "max_memories", default=4, show_default=True, type=click.IntRange(min=1))
+@click.option("--max-new", default=3, show_default=True, type=click.IntRange(min=1))
 @click.option(
     "--budget",
     "token_budget",
@@ -65,6 +64,11 @@ def retrieve(
     }
     if input_file is not None:
         request.update(_request_file(input_file, set(request)))
+    elif not any(q.strip() for q in queries) and not entities:
+        raise InvalidInput("nothing to retrieve for: give a phrase with -q/--query or an entity with -e/--entity")
+    from codememory.operations.retrieve import retrieve as retrieve_memories
+    from codememory.text.privacy import scrub_message
+
     result = retrieve_memories(
         open_store(ctx),
         request["query_expansion"],
@@ -83,9 +87,11 @@ def retrieve(
     remote_status = getattr(result, "remote", None)
     if remote_status is not None and remote_status.error:
         click.echo(f"codememory: warning: local memories only: {scrub_message(remote_status.error)}", err=True)
+    from codememory.retrieval.why import why_text
+
     for item in result.memories:
         where = "" if item.origin == "local" else f"  [{one_line(item.origin)}]"
-        click.echo(f"{click.style(item.id, fg='cyan', bold=True)}  {item.category}{where}  {item.why}")
+        click.echo(f"{click.style(item.id, fg='cyan', bold=True)}  {item.category}{where}  {why_text(item.why)}")
         click.echo(quoted(item.text, "    "))
     click.echo(click.style(f"({result.tokens} tokens)", dim=True), err=True)
 

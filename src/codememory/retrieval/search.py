@@ -30,7 +30,7 @@ from codememory.embedding.semantic import NOT_CONFIGURED
 from codememory.errors import InvalidInput
 from codememory.retrieval.decision import Bars, decide
 from codememory.retrieval.hybrid import hybrid_ranking
-from codememory.retrieval.lexical import Ranked, has_unknown_word, keyword_ranking, lexical_ranking
+from codememory.retrieval.lexical import Ranked, has_unknown_word, keyword_ranking, lexical_ranking, matched_words
 from codememory.store.database import Database
 from codememory.store.filters import Filters
 from codememory.text.privacy import without_redactions
@@ -185,8 +185,14 @@ def rank(
     mode: str = "hybrid",
 ) -> Ranking:
     """Every candidate for a query, best first (no memories loaded), split by the relevance decision into what is
-    shown (`order`) and what is held back. See `search`."""
-    ranking = _rank(db, query, filters, want, fuzzy, threshold, semantic, mode)
+    shown (`order`) and what is held back. See `search`. A `-word` exclusion leaves out every candidate holding the
+    word, however it was found (meaning and typo matches included), before anything is decided."""
+    parsed = parse_query(query)
+    ranking = _rank(db, parsed, filters, want, fuzzy, threshold, semantic, mode)
+    excluded = parsed.excluded_fts()
+    if excluded and ranking.order:
+        holding = db.fts_subset(excluded, [pk for _, pk, _, _ in ranking.order])
+        ranking.order = [entry for entry in ranking.order if entry[1] not in holding]
     model = semantic.model if semantic is not None and ranking.mode != "lexical" else None
     configured = semantic.config.search.min_likelihood if semantic is not None else -1.0
     ranking = _decided(ranking, db, relevance_bars(model, configured=configured))
@@ -205,7 +211,7 @@ def rank(
 
 def _rank(
     db: Database,
-    query: str,
+    parsed: ParsedQuery,
     filters: Filters,
     want: int,
     fuzzy: bool | None,
@@ -213,7 +219,6 @@ def _rank(
     semantic: Semantic | None,
     mode: str,
 ) -> Ranking:
-    parsed = parse_query(query)
     now = now_utc()
     reason = None
     if semantic is None or mode == "lexical" or not parsed.terms:
@@ -298,9 +303,11 @@ def search(
     the rest of the list. "lexical" uses keywords only, "semantic" meaning only. Without a working
     embedder every mode falls back to lexical and the result says `degraded`.
 
-    A result is returned only when it holds every content word of the query or its evidence makes it likely
-    relevant (`decide`); the others are counted in `held_back`, and with `show_held_back` they follow the
-    returned ones on the page, each marked `held_back`."""
+    A result is returned only when the relevance decision keeps it (retrieval/decision.py); the others are counted
+    in `held_back`, and with `show_held_back` they follow the returned ones on the page, each marked `held_back`."""
+    asked = parse_query(query)
+    if asked.excluded and not asked.terms:
+        raise InvalidInput("the query only excludes words (-word): add a word to search for")
     ranking = rank(
         db,
         query,
@@ -321,8 +328,10 @@ def search(
         page = [(s, pk, "exact" if pk in exact else m, e) for s, pk, m, e in page]
     memories = db.get_by_pks([pk for _, pk, _, _ in page])
     notes = stale_notes(db, [pk for _, pk, _, _ in page])
+    keyword_hits = [pk for _, pk, match, _ in page if match in ("exact", "partial", "fuzzy")]
+    matched = matched_words(db, parsed, keyword_hits) if keyword_hits else {}
     hits = [
-        Hit(memories[pk], score, match, {**explain, "stale": notes[pk]} if pk in notes else explain, pk in held)
+        Hit(memories[pk], score, match, _explained(explain, notes.get(pk), matched.get(pk)), pk in held)
         for score, pk, match, explain in page
         if pk in memories
     ]
@@ -340,6 +349,16 @@ def search(
     return result, [pk for _, pk, _, _ in page if pk in memories]
 
 
+def _explained(explain: dict[str, Any], stale: str | None, words: list[str] | None) -> dict[str, Any]:
+    """A hit's explain with the query's keywords it holds (`words`) and its staleness note, when it has them."""
+    extra: dict[str, Any] = {}
+    if words:
+        extra["words"] = words
+    if stale:
+        extra["stale"] = stale
+    return {**explain, **extra} if extra else explain
+
+
 def stale_notes(db: Database, pks: list[int]) -> dict[int, str]:
     """The "may be stale: ..." note of each of these memories a staleness check marked (text.context_render)."""
     from codememory.text.context_render import stale_note
@@ -355,32 +374,6 @@ def stale_notes(db: Database, pks: list[int]) -> dict[int, str]:
 def embedding_text(parsed: ParsedQuery) -> str:
     """What gets embedded for a query: its words, without the syntax."""
     return " ".join(t.text for t in parsed.terms)
-
-
-def why_line(explain: dict[str, Any]) -> str:
-    """One line from a search hit's score breakdown, e.g. "bm25 4.21, cosine 0.63, session context +0.20"
-    (the MCP tool's and the daemon's `why`)."""
-    parts = []
-    if explain.get("bm25") is not None:
-        parts.append(f"bm25 {explain['bm25']:.3g}")
-    if explain.get("cosine") is not None:
-        parts.append(f"cosine {explain['cosine']:.2f}")
-    fuzzy = explain.get("fuzzy") or (explain if "similarity" in explain else None)
-    if fuzzy:
-        near = []
-        for term, info in fuzzy.get("terms", {}).items():
-            how = info.get("matched", "")
-            if how.startswith("typo:"):
-                near.append(f"{term}~{how[5:]}")
-            elif how == "substring":
-                near.append(f"{term} inside a word")
-        parts.append(f"fuzzy {fuzzy['similarity']:.2f}" + (f" ({'; '.join(near)})" if near else ""))
-    for key, label in (("context", "session context"), ("boost", "date/tag boost")):
-        if explain.get(key):
-            parts.append(f"{label} {explain[key]:+.2f}")
-    if isinstance(explain.get("stale"), str):
-        parts.append(explain["stale"])
-    return ", ".join(parts)
 
 
 MODES = ("hybrid", "lexical", "semantic")
