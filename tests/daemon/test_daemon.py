@@ -140,7 +140,7 @@ def test_retrieve_returns_the_stored_memory(shared: tuple[Daemon, Path, list[str
     inner = project / "src" / "pkg"
     inner.mkdir(parents=True, exist_ok=True)
     again = d.client().retrieve(
-        "postgres pool size; deploy day", inner, pinned_memory_ids=[ids[0]], max_memories=3, token_budget=500
+        "postgres pool size; deploys on tuesdays", inner, pinned_memory_ids=[ids[0]], max_memories=3, token_budget=500
     )
     got = [m["id"] for m in again["memories"]]
     assert ids[1] in got and ids[2] in got and len(got) <= 3
@@ -153,7 +153,7 @@ def test_retrieve_leaves_out_what_the_call_carries_and_names_the_call_budget(
     them, and answers with the project's [context] call_budget_tokens (codememory's share of one call)."""
     d, project, ids = shared
     client = d.client()
-    body = retrieve_body(project, query_expansion=["postgres pool size; deploy day"], max_memories=3)
+    body = retrieve_body(project, query_expansion=["postgres pool size", "deploys on tuesdays"], max_memories=3)
     full = client.request("POST", "/retrieve", body).data
     assert {ids[1], ids[2]} <= {m["id"] for m in full["memories"]}
     assert full["call_budget_tokens"] == 2000

@@ -252,7 +252,7 @@ def test_a_resumed_session_gets_only_what_is_new(hooks: Hooks) -> None:
     setup(hooks)
     hooks.context("claude", "SessionStart", "s1", source="startup")
     with Store.open(hooks.root) as store:
-        new = store.add("Production deploys need a signed release tag", importance=1.0).memory.id
+        new = store.add("Production deploys need a signed release tag", category="convention", importance=1.0).memory.id
     resumed = hooks.context("claude", "SessionStart", "s1", source="resume")
     assert ids(resumed) == [new]
     assert "Use the codememory MCP tools" not in resumed  # the hint is in the transcript already

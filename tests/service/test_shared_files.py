@@ -91,9 +91,14 @@ def test_hostile_and_malformed_files_are_skipped_and_reported(project: Path, tmp
     with Store.open(project) as store:
         assert store.get(personal.id).text.startswith("My own shell alias")
 
-    # what an agent is shown of the pulled memory stays inside the memory block
-    payload = {"session_id": "s", "cwd": str(project), "hook_event_name": "SessionStart", "source": "startup"}
-    hook = invoke_cli("--project", project, "hook", "claude", "SessionStart", input=json.dumps(payload))
+    # what an agent is shown of the pulled memory stays inside the memory block (a prompt about it brings it in)
+    payload = {
+        "session_id": "s",
+        "cwd": str(project),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "how often do we retry flaky uploads?",
+    }
+    hook = invoke_cli("--project", project, "hook", "claude", "UserPromptSubmit", input=json.dumps(payload))
     context = json.loads(hook.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "mem_aa000001" in context and "<system>" not in context and "\n## SYSTEM" not in context
     assert context.count("</project_memory>") == 1 and context.rstrip().endswith("</project_memory>")
