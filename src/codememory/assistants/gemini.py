@@ -7,7 +7,8 @@ what the real 0.61.0 binary sent and did when run against a scripted Gemini API:
 - hooks use Claude Code's nested layout, but `timeout` is in milliseconds; lifecycle matchers are exact strings, so
   SessionStart has none. Every payload has session_id, transcript_path, cwd, hook_event_name, timestamp;
   SessionStart `source` (startup, resume, clear), BeforeAgent `prompt`, AfterTool `tool_name`/`tool_input`
-  (write_file and replace name `file_path`), AfterAgent `prompt_response`, SessionEnd `reason`.
+  (write_file and replace name `file_path`), AfterAgent `prompt_response`, SessionEnd `reason`. Headless, it puts
+  the SessionStart context in front of the prompt BeforeAgent reports, wrapped in `<hook_context>`.
 - context goes back as `hookSpecificOutput.additionalContext` (SessionStart, BeforeAgent); Gemini wraps it in
   `<hook_context>` and keeps it in the conversation (and its transcript), like Claude Code.
 - PreCompress is not installed: 0.61 fires it (trigger "auto") before every turn's compression check, also when
@@ -58,6 +59,7 @@ ASSISTANT = Assistant(
         HookEvent("SessionEnd", Role.END),
     ),
     payload=Payload(
+        prompt_context_tags=("hook_context",),
         last_message="prompt_response",
         edit_tools=frozenset({"write_file", "replace"}),
         shell_tools=frozenset({"run_shell_command"}),

@@ -94,6 +94,9 @@ class Payload:
 
     session: tuple[str, ...] = ("session_id",)
     prompt: str = "prompt"
+    # tags the assistant wraps earlier hook context in when it puts that into the prompt it reports (Gemini CLI,
+    # headless, prepends the session-start context so): taken off its front, never a session's goal or a query
+    prompt_context_tags: tuple[str, ...] = ()
     source: str | None = "source"  # how a session started (startup, resume, clear, compact, new)
     last_message: str | None = "last_assistant_message"  # the agent's final answer on a turn's end
     transcript: str | None = "transcript_path"
