@@ -1,9 +1,9 @@
 """Gemini CLI (npm `@google/gemini-cli`; checked on 0.61.0): hooks and the MCP server in `.gemini/settings.json`, the
 rule block in GEMINI.md (its default context file; it does not read AGENTS.md unless `context.fileName` says so).
 
-From its documentation (docs/hooks/reference.md, docs/tools/mcp-server.md, docs/cli/gemini-md.md and
-docs/cli/trusted-folders.md in github.com/google-gemini/gemini-cli, shipped in the package's bundle/docs) and from
-what the real 0.61.0 binary sent and did when run against a scripted Gemini API:
+From its documentation (https://github.com/google-gemini/gemini-cli/blob/main/docs/hooks/reference.md and its pages
+on MCP servers, GEMINI.md files and trusted folders, shipped in the package's bundle/docs) and from what the real
+0.61.0 binary sent and did when run against a scripted Gemini API:
 - hooks use Claude Code's nested layout, but `timeout` is in milliseconds; lifecycle matchers are exact strings, so
   SessionStart has none. Every payload has session_id, transcript_path, cwd, hook_event_name, timestamp;
   SessionStart `source` (startup, resume, clear), BeforeAgent `prompt`, AfterTool `tool_name`/`tool_input`
