@@ -47,6 +47,7 @@ NOT_OURS = {
     # written into the user's project by `codememory init`
     "agents.md",
     "claude.md",
+    "gemini.md",
     # the team's workspace beside the repository (`../shared/`), named bare in comments
     "design.md",
     "facts.md",

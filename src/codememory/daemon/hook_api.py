@@ -76,9 +76,11 @@ def create_router(state: DaemonState) -> APIRouter:
     def run_hook(body: HookBody) -> HookResult:
         """Run one hook exactly as `codememory-hook ASSISTANT EVENT` would (fail-open: errors are logged
         in the project's hooks.log and give no output), for a registered project only (else 403)."""
-        if body.event not in hook_events.DAEMON_EVENTS:  # the only ones codememory-hook forwards
-            events = ", ".join(sorted(hook_events.DAEMON_EVENTS))
-            raise InvalidInput(f"the daemon runs only these hook events: {events}")
+        if not hook_events.waits_before_model(body.assistant, body.event):  # the only ones codememory-hook forwards
+            raise InvalidInput(
+                "the daemon runs only the hook events an assistant waits on before its model runs (session start, "
+                "prompt)"
+            )
         root = hook_root(body.project, body.payload)
         if root is None:  # the hook's own process knows its folder (its cwd, CLAUDE_PROJECT_DIR): it runs there
             raise InvalidInput("name the project: send project, or a payload whose cwd is an existing folder")

@@ -27,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
+from codememory.assistants import REGISTRY
 from codememory.capture.hook_transcripts import read_session, transcript_project
 from codememory.capture.jsonl_reader import ReadState
 from codememory.capture.opencode import CaptureReport, capture_opencode, open_initialised_store
@@ -49,7 +50,8 @@ from codememory.store.extraction import ExtractionTables
 log = logging.getLogger("codememory.extract.capture_and_extract")
 
 EXTRACT_LOCK = "extract.lock"
-TRANSCRIPT_SOURCES = ("claude-code", "codex")  # captured by the hooks from their transcript files
+# captured by the hooks from the assistants' transcript files (their specs name the readers)
+TRANSCRIPT_SOURCES = tuple(reader for a in REGISTRY if (reader := a.transcript_reader))
 RETRY_AFTER = 300.0  # seconds before a failed extraction of a session is tried again
 
 ProviderFor = Callable[[Config], Provider | None]

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from codememory.assistants import REGISTRY
 from codememory.core import safe_files
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ MAX_STATE_BYTES = 4_000_000  # a session's state file (transcript cursors); a bi
 MAX_JOURNAL_BYTES = 16_000_000  # the edits journal read back at session end
 # The assistant's session id in the environment of the processes it starts (Claude Code 2.1.154+ gives it
 # to stdio MCP servers): the MCP server's checkpoint then writes into the hooks' session.
-SESSION_ENV = {"claude": "CLAUDE_CODE_SESSION_ID"}
+SESSION_ENV = {a.key: a.session_env for a in REGISTRY if a.session_env}
 
 
 def safe_name(text: str) -> str:
