@@ -260,6 +260,9 @@ class _Reader:
         else:
             args = _arguments(payload.get("arguments"))
         name = str(payload.get("name") or ("shell" if sub == "local_shell_call" else "?"))
+        namespace = payload.get("namespace")
+        if isinstance(namespace, str) and namespace:  # an MCP tool (0.171: "mcp__codememory" + "memory_search")
+            name = f"{namespace}__{name}" if not namespace.endswith("_") else namespace + name
         call_id = str(payload.get("call_id") or payload.get("id") or f"call-{line.offset}")
         command = _command(args)
         title = command.splitlines()[0][:200] if command else None
@@ -297,4 +300,18 @@ class _Reader:
                 turn.add_file(path, self.state.cwd, self.root)
 
 
-FORMAT = TranscriptFormat(SOURCE, _Reader, session_id_from_name)
+def is_codex_line(line: dict[str, Any]) -> bool:
+    kinds = ("session_meta", "response_item", "event_msg", "turn_context")
+    return isinstance(line.get("payload"), dict) and line.get("type") in kinds
+
+
+def first_cwd(path: Path, lines: list[dict[str, Any]]) -> str | None:
+    """The working directory of its `session_meta` line (the first)."""
+    for line in lines:
+        payload = line.get("payload")
+        if isinstance(payload, dict) and isinstance(cwd := payload.get("cwd"), str) and cwd:
+            return cwd
+    return None
+
+
+FORMAT = TranscriptFormat(SOURCE, _Reader, session_id_from_name, sniff=is_codex_line, cwd=first_cwd)
