@@ -49,6 +49,7 @@ def test_init_json(invoke: Invoke, tmp_path: Path) -> None:
         "store": str(db_file(tmp_path.resolve())),
         "assistants": [],
         "steps": None,
+        "warnings": [],  # nothing to run by name: nothing to find on PATH
     }
     second = ok_json(invoke("--project", tmp_path, "init", "--json"))
     assert second["created"] is False

@@ -15,8 +15,9 @@ on MCP servers, GEMINI.md files and trusted folders, shipped in the package's bu
   nothing is compressed, so it cannot mean "the injected context is gone".
 - SessionEnd is not waited for (best effort).
 - MCP tools reach the model as `mcp_<server>_<tool>`.
-- project settings (hooks, MCP servers) load only in a trusted folder: the first interactive run asks; headless runs
-  need `--skip-trust` or GEMINI_CLI_TRUST_WORKSPACE=true. It warns once about new project hooks, then runs them.
+- project settings (hooks, MCP servers) load only in a trusted folder: the first interactive run asks; a headless
+  run needs GEMINI_CLI_TRUST_WORKSPACE=true (with `--skip-trust` 0.61.0 ran, but loaded neither the project's hooks
+  nor its MCP servers). It warns once about new project hooks, then runs them.
 - transcripts: `~/.gemini/tmp/<project>/chats/session-<time>-<id>.jsonl` (GEMINI_CLI_HOME relocates `~`)."""
 
 from __future__ import annotations
