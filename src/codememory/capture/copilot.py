@@ -7,8 +7,9 @@ CLI 1.0.102 (tests/fixtures/transcripts):
   `<system_reminder>` context, and is not read), `data.messageId`, `data.interactionId`;
 - `assistant.message`: one model step: `data.content` (its text) and `data.toolRequests` (`toolCallId`, `name` as
   the model sees it, `arguments`); `assistant.turn_start` / `assistant.turn_end` frame each step;
-- `tool.execution_complete`: `data.toolCallId`, `data.success`, `data.result.content` (or `data.error`), and
-  `data.fileEdits` (`path`, `kind`) for the files it wrote;
+- `tool.execution_complete`: `data.toolCallId`, `data.success`, `data.result.content` (or `data.error`),
+  `data.fileEdits` (`path`, `kind`) for the files it wrote, and a shell command's `data.shellExecution.exitCode`
+  (a command that exits non-zero is still a `success` of the tool);
 - `hook.*`, `system.message`, `session.usage_record`, `session.shutdown`, … are bookkeeping and are skipped.
 
 A turn (one prompt and everything that answered it) is finished when a step ends with text and no tool requests
@@ -33,7 +34,7 @@ from codememory.capture.jsonl_reader import (
     output_text,
     strip_injected,
 )
-from codememory.capture.turns import Todo
+from codememory.capture.turns import Todo, exit_status, shell_status
 
 SOURCE = "copilot"
 SESSION_DB = "session.db"
@@ -138,6 +139,9 @@ class _Reader:
             call.error = str(message)[:300] if message else (call.output.splitlines() or ["failed"])[0][:300]
         else:
             call.status = "completed"
+            shell = data.get("shellExecution")
+            call.exit_code = exit_status(shell.get("exitCode")) if isinstance(shell, dict) else None
+            call.status = shell_status("completed", call.exit_code)
             edits = data.get("fileEdits")
             for edit in edits if isinstance(edits, list) else []:
                 if isinstance(edit, dict) and isinstance(edit.get("path"), str):
