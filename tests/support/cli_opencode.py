@@ -1,11 +1,13 @@
 """OpenCode (npm `opencode-ai`, pinned in integrations/opencode) against a scripted OpenAI chat API
 (support.scripted_llm), through support.opencode's provider config. codememory reaches it through its plugin, whose
-tools the model sees under their own names."""
+tools the model sees under their own names; the plugin talks to the codememory daemon, so run OpenCode inside
+`with agent.daemon():` (without one its tools answer that the daemon is not running and nothing is injected)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,17 @@ from support.scripted_llm import Reply, Script, ScriptedLLM, ToolCallSpec, reque
 class OpenCode(AgentCli):
     key = "opencode"
     binary = "opencode"
+
+    @contextmanager
+    def daemon(self) -> Iterator[None]:
+        """A codememory daemon for this HOME while the block runs (the plugin finds it through its daemon.json)."""
+        from support.daemon import spawn
+
+        running = spawn(self.env)
+        try:
+            yield
+        finally:
+            running.terminate()
 
     def offered(self, body: dict[str, Any]) -> set[str]:
         return {str((t.get("function") or {}).get("name")) for t in body.get("tools") or []}
