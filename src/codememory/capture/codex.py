@@ -1,6 +1,6 @@
 """Read a Codex CLI rollout (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<ISO>-<uuid>.jsonl`, the hooks'
 `transcript_path`) into turns. Lines are `{"timestamp", "type", "payload"}`; as recorded from Codex
-0.169.0 (tests/fixtures/transcripts):
+0.169.0 and 0.171.0 (tests/fixtures/transcripts):
 
 - `session_meta`: `payload.id` (the session id) and `payload.cwd`;
 - `event_msg` `task_started` / `task_complete` / `turn_aborted` (with `turn_id`) open and close a turn;
@@ -8,7 +8,8 @@
   `CommandExecution` item (`status`, `exit_code`) says what a tool call did;
 - `response_item` `message` (role `user` / `assistant`; `developer` carries instructions and the
   context our hooks inject, and is skipped), `function_call` / `custom_tool_call` /
-  `local_shell_call` and their `*_output`;
+  `local_shell_call` and their `*_output` (0.171 puts an MCP tool's server in `namespace`:
+  `"namespace": "mcp__codememory", "name": "memory_search"`, read as `mcp__codememory__memory_search`);
 - everything else (`turn_context`, `world_state`, `token_usage_record`, reasoning) is skipped.
 
 User messages that Codex writes itself (`<environment_context>`, AGENTS.md instructions, …) are not
