@@ -64,8 +64,9 @@ class RepairReport(Result):
     backup: str
     tables: list[TableReport] = field(default_factory=list)
     examples: list[str] = field(default_factory=list)  # the first skipped rows and why
-    readable: bool = True  # False: nothing could be read from the old file at all
+    readable: bool = True  # False: the old file could not be read as a database (no table was read)
     problem: str | None = None  # what made the old file unreadable
+    from_memory_files: int = 0  # memories the new store took from the shared text form (.codememory/memories/)
 
     def table(self, name: str) -> TableReport:
         return next(t for t in self.tables if t.table == name)
@@ -77,6 +78,7 @@ class RepairReport(Result):
             "backup": self.backup,
             "readable": self.readable,
             "problem": self.problem,
+            "from_memory_files": self.from_memory_files,
             "memories": {"kept": memories.kept, "skipped": memories.skipped, "unreadable": memories.unreadable},
             "tables": [t.to_dict() for t in self.tables],
             "examples": list(self.examples),

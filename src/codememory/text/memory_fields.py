@@ -1,5 +1,5 @@
 """A memory's free-form fields as they are stored: one rule for `store` (CLI, MCP, daemon, Python API) and
-`import`, so that a field cannot reach the store unscrubbed through one path but not another (DESIGN.md
+`import`, so that a field cannot reach the store unscrubbed through one path but not another (docs/architecture.md,
 principle 1). The text loses private spans and secrets; entered_by and source are scrubbed the same way; a
 tag that holds a secret is dropped rather than stored redacted (a tag is a label, not a sentence)."""
 
