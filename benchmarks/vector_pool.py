@@ -22,6 +22,7 @@ import numpy.typing as npt
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import synthetic
+from codememory import Store
 
 HERE = Path(__file__).resolve().parent
 WORK = HERE / ".work"
@@ -58,15 +59,22 @@ def pooled(pool: npt.NDArray[np.float32], start: int, count: int) -> npt.NDArray
     return out
 
 
-def load_into(store: object, model: str, pool: npt.NDArray[np.float32], *, only_missing: bool = True) -> int:
-    """Give the store's memories (those without a vector from `model`, or all) a pooled vector. Returns how many."""
-    db = store.db  # type: ignore[attr-defined]
+def load_into(store: Store, model: str, pool: npt.NDArray[np.float32], *, only_missing: bool = True) -> int:
+    """Give the store's memories (those without a vector from `model`, or all) a pooled vector, stored as the store
+    stores vectors. Returns how many."""
+    from codememory.embedding.vectors import to_blob
+
+    db = store.db
     done = 0
     last = 0
     while True:
         rows = db.conn.execute(
             "SELECT m.pk, m.text FROM memories m WHERE m.pk > ? "
-            + ("AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_pk = m.pk AND e.model = ?) " if only_missing else "")
+            + (
+                "AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.memory_pk = m.pk AND e.model = ?) "
+                if only_missing
+                else ""
+            )
             + "ORDER BY m.pk LIMIT ?",
             (last, model, CHUNK) if only_missing else (last, CHUNK),
         ).fetchall()
@@ -74,15 +82,13 @@ def load_into(store: object, model: str, pool: npt.NDArray[np.float32], *, only_
             return done
         vectors = pooled(pool, done, len(rows))
         db.save_embeddings(
-            model, [(pk, text, v.tobytes(), v.shape[0]) for (pk, text), v in zip(rows, vectors, strict=True)]
+            model, [(pk, text, to_blob(v), v.shape[0]) for (pk, text), v in zip(rows, vectors, strict=True)]
         )
         done += len(rows)
         last = rows[-1][0]
 
 
 def main() -> None:
-    from codememory import Store
-
     project = Path(sys.argv[1])
     model, pool = pool_vectors()
     with Store.open(project) as store:

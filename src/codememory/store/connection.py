@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, NoReturn, Self
+from typing import TYPE_CHECKING, Any, NoReturn, Self
 
 from codememory.core.dates import now_iso
 from codememory.core.safe_files import check_sqlite_files
@@ -17,6 +17,9 @@ from codememory.errors import StoreFailed, StoreNotFound, StoreUnusable
 from codememory.store import schema
 from codememory.store.failures import file_problem, translate
 from codememory.store.migrations import LATEST, apply
+
+if TYPE_CHECKING:
+    from codememory.store.filters import Filters
 
 BUSY_TIMEOUT_S = 30.0
 _LOCK_RETRIES = 5
@@ -104,6 +107,20 @@ class StoreConnection:
 
     def close(self) -> None:
         self.conn.close()
+
+    def passing(self, pks: Sequence[int], filters: Filters) -> set[int]:
+        """Which of these memories pass the filters."""
+        where, params = filters.where()
+        out: set[int] = set()
+        for chunk in chunks(list(pks)):
+            out.update(
+                r[0]
+                for r in self.conn.execute(
+                    f"SELECT m.pk FROM memories m WHERE m.pk IN ({','.join('?' * len(chunk))}) AND {where}",
+                    (*chunk, *params),
+                )
+            )
+        return out
 
     def schema_version(self) -> int:
         return self._user_version()

@@ -152,17 +152,7 @@ class EmbeddingRows(StoreConnection):
 
     def live_pks(self, pks: Sequence[int], filters: Filters) -> set[int]:
         """Which of these memories pass the filters (vector hits come from a cache that may be stale)."""
-        where, params = filters.where()
-        out: set[int] = set()
-        for chunk in chunks(list(pks)):
-            out.update(
-                r[0]
-                for r in self.conn.execute(
-                    f"SELECT m.pk FROM memories m WHERE m.pk IN ({','.join('?' * len(chunk))}) AND {where}",
-                    (*chunk, *params),
-                )
-            )
-        return out
+        return self.passing(pks, filters)
 
     def filtered_pks(self, filters: Filters, limit: int) -> list[int]:
         """Up to `limit` memories passing the filters (a selective filter's members, searched exactly)."""

@@ -18,34 +18,26 @@ class TextSearch(StoreConnection):
     _vocab_set: frozenset[str] = frozenset()
 
     def fts_search(self, match: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
-        """BM25 candidates (smaller score is better, as FTS5 reports it). The index ranks first and only its best
-        rows are checked against the filters (joining every match first cost 2-4x at 100k memories); when the
-        filters drop too many of them, the index is asked for more."""
-        where, params = filters.where()
+        """BM25 candidates (smaller score is better, as FTS5 reports it). The index ranks on its own and only its
+        best rows are checked against the filters (joining every match to its memory first cost 2-4x at 100k
+        memories); when the filters drop too many of them, the index is asked for more."""
         inner = 2 * limit + 50
         try:
             while True:
-                rows = self.conn.execute(
-                    "SELECT m.pk, f.score FROM (SELECT rowid, bm25(memories_fts) AS score FROM memories_fts "
-                    "WHERE memories_fts MATCH ? ORDER BY score LIMIT ?) f JOIN memories m ON m.pk = f.rowid "
-                    f"WHERE {where} ORDER BY f.score, m.pk LIMIT ?",
-                    (match, inner, *params, limit),
+                ranked = self.conn.execute(
+                    "SELECT rowid, bm25(memories_fts) AS score FROM memories_fts WHERE memories_fts MATCH ? "
+                    "ORDER BY score, rowid LIMIT ?",
+                    (match, inner),
                 ).fetchall()
-                if len(rows) >= limit or not self._more_matches(match, inner):
+                passing = self.passing([pk for pk, _ in ranked], filters)
+                rows = [(pk, score) for pk, score in ranked if pk in passing][:limit]
+                if len(rows) >= limit or len(ranked) < inner:
                     return rows
                 inner *= 4
         except sqlite3.OperationalError as exc:
             if _is_query_error(exc):
                 return []  # the query compiler should prevent this; an odd query finds nothing, never crashes
             raise
-
-    def _more_matches(self, match: str, than: int) -> bool:
-        return (
-            self.conn.execute(
-                "SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT 1 OFFSET ?", (match, than)
-            ).fetchone()
-            is not None
-        )
 
     def fts_subset(self, match: str, pks: Sequence[int]) -> set[int]:
         """Which of these memories the keyword expression matches."""
