@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from codememory.store.connection import StoreConnection, chunks
 from codememory.store.filters import Filters
 
+SUBSTRING_SCAN = 5_000
+
 
 class TextSearch(StoreConnection):
     """FTS5 queries. A query the compiler let through but FTS5 refuses finds nothing, never fails."""
@@ -29,10 +31,15 @@ class TextSearch(StoreConnection):
                     "ORDER BY score, rowid LIMIT ?",
                     (match, inner),
                 ).fetchall()
-                passing = self.passing([pk for pk, _ in ranked], filters)
-                rows = [(pk, score) for pk, score in ranked if pk in passing][:limit]
+                rows: list[tuple[int, float]] = []
+                checked = 0
+                while len(rows) < limit and checked < len(ranked):  # most pass: check a few more than needed
+                    batch = ranked[checked : checked + limit - len(rows) + 10]
+                    checked += len(batch)
+                    passing = self.passing([pk for pk, _ in batch], filters)
+                    rows += [(pk, score) for pk, score in batch if pk in passing]
                 if len(rows) >= limit or len(ranked) < inner:
-                    return rows
+                    return rows[:limit]
                 inner *= 4
         except sqlite3.OperationalError as exc:
             if _is_query_error(exc):
@@ -58,14 +65,17 @@ class TextSearch(StoreConnection):
         return out
 
     def substring_search(self, match: str, filters: Filters, limit: int) -> list[int]:
+        """Memories holding a literal substring, the most important first among the first SUBSTRING_SCAN the index
+        yields (a common substring matches a large share of a big store; ordering all of them cost time that grew
+        with the store)."""
         where, params = filters.where()
         try:
             return [
                 r[0]
                 for r in self.conn.execute(
-                    "SELECT m.pk FROM memories_trigram JOIN memories m ON m.pk = memories_trigram.rowid "
-                    f"WHERE memories_trigram MATCH ? AND {where} ORDER BY m.importance DESC LIMIT ?",
-                    (match, *params, limit),
+                    "SELECT m.pk FROM (SELECT rowid FROM memories_trigram WHERE memories_trigram MATCH ? LIMIT ?) t "
+                    f"JOIN memories m ON m.pk = t.rowid WHERE {where} ORDER BY m.importance DESC LIMIT ?",
+                    (match, SUBSTRING_SCAN, *params, limit),
                 )
             ]
         except sqlite3.OperationalError as exc:
