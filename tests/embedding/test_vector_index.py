@@ -208,3 +208,18 @@ def test_migration_moves_every_vector_into_its_own_table(tmp_path: Path) -> None
         assert db.conn.execute("SELECT COUNT(*) FROM embedding_vectors").fetchone()[0] == 49
     finally:
         db.close()
+
+
+@pytest.mark.slow
+def test_upkeep_drops_the_rows_of_forgotten_memories(indexed: tuple[Store, Path, npt.NDArray[np.float32]]) -> None:
+    store, cache, vectors = indexed
+    ids = [r[0] for r in store.db.conn.execute("SELECT id FROM memories WHERE pk > 300 ORDER BY pk")]
+    store.forget(ids)
+    index = VectorIndex(store.db, MODEL, cache, ann_threshold=100)
+    before = VectorFiles(cache, MODEL).read_meta()
+    assert before is not None and before.rows == 600
+    assert index.maintain()
+    after = VectorFiles(cache, MODEL).read_meta()
+    assert after is not None and after.generation == before.generation + 1 and after.rows == 300
+    assert index.search(vectors[120], 1, store.filters())[0][0] == 121
+    assert not list((cache / "vectors").glob(f"*.{before.generation}.vec"))  # the old rows' file is gone

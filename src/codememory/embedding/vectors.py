@@ -34,6 +34,7 @@ _ANN_MAX_FETCH = 4096  # past this many graph answers a short list stays short (
 _FILTERED_EXACT_MAX = 20_000  # a filter this selective is searched exactly among its own members
 FOLD_MIN = 1_000  # rows written after the graph before the background maintenance extends it
 _COMPACT_SHARE = 0.25  # rows of forgotten or re-embedded memories in the files before they are rewritten
+_COMPACT_MIN_ROWS = 256
 _BATCH = 20_000
 
 
@@ -374,18 +375,17 @@ class VectorIndex:
         files, meta = self.files, self._meta
         if files is None or meta is None or len(self._extra_pks):
             return None
-        distinct = self._positions.distinct()
-        if distinct < self.ann_threshold:
-            return None
-        pending = meta.rows - (meta.ann_rows if self._ann is not None else 0)
-        if self._ann is not None and (pending == 0 or (pending < FOLD_MIN and not force)):
-            return None
         live = self.db.count_vectors(self.model)
-        compact = meta.rows > 1_000 and meta.rows - live > _COMPACT_SHARE * meta.rows
+        compact = meta.rows >= _COMPACT_MIN_ROWS and meta.rows - live > _COMPACT_SHARE * meta.rows
+        graph = self._positions.distinct() >= self.ann_threshold
+        pending = meta.rows - (meta.ann_rows if self._ann is not None else 0)
+        extend = graph and (self._ann is None or pending >= FOLD_MIN or (force and pending > 0))
+        if not (compact or extend):
+            return None
         db_path = self.db.path
 
         def job() -> bool:
-            return _maintain(files, meta, db_path, compact, self.stats)
+            return _maintain(files, meta, db_path, compact, graph, self.stats)
 
         return job
 
@@ -395,7 +395,7 @@ class VectorIndex:
         return job() if job is not None else False
 
 
-def _maintain(files: VectorFiles, seen: Meta, db_path: Path, compact: bool, stats: dict[str, int]) -> bool:
+def _maintain(files: VectorFiles, seen: Meta, db_path: Path, compact: bool, graph: bool, stats: dict[str, int]) -> bool:
     with files.locked(wait=True) as held:
         if not held:
             return False
@@ -404,6 +404,10 @@ def _maintain(files: VectorFiles, seen: Meta, db_path: Path, compact: bool, stat
             return False  # another process did it meanwhile
         if compact:
             meta = _compact(files, meta, db_path)
+            if not graph:
+                files.write_meta(meta)
+                files.remove_unused(meta)
+                return True
         mapped = files.map_rows(meta)
         if mapped is None:
             return False
