@@ -10,6 +10,7 @@ from codememory.store.connection import StoreConnection, chunks
 from codememory.store.filters import Filters
 
 SUBSTRING_SCAN = 5_000
+_SUBSET_SCAN = 2_000
 
 
 class TextSearch(StoreConnection):
@@ -47,10 +48,22 @@ class TextSearch(StoreConnection):
             raise
 
     def fts_subset(self, match: str, pks: Sequence[int]) -> set[int]:
-        """Which of these memories the keyword expression matches."""
-        out: set[int] = set()
+        """Which of these memories the keyword expression matches. First one pass over the expression's matches
+        within the keys' range: FTS5 answers `rowid IN (...)` by setting the whole expression up again for every
+        key, which took tens of milliseconds at 100k memories for an AND with a common word. Only when that range
+        holds too many matches (a single common word) are the keys probed one by one."""
+        wanted = set(pks)
+        if not wanted:
+            return set()
         try:
-            for chunk in chunks(list(pks)):
+            rows = self.conn.execute(
+                "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? AND rowid BETWEEN ? AND ? LIMIT ?",
+                (match, min(wanted), max(wanted), _SUBSET_SCAN),
+            ).fetchall()
+            if len(rows) < _SUBSET_SCAN:
+                return {r[0] for r in rows if r[0] in wanted}
+            out: set[int] = set()
+            for chunk in chunks(sorted(wanted)):
                 out.update(
                     r[0]
                     for r in self.conn.execute(
@@ -59,10 +72,11 @@ class TextSearch(StoreConnection):
                         (match, *chunk),
                     )
                 )
+            return out
         except sqlite3.OperationalError as exc:
             if not _is_query_error(exc):
                 raise
-        return out
+        return set()
 
     def substring_search(self, match: str, filters: Filters, limit: int) -> list[int]:
         """Memories holding a literal substring, the most important first among the first SUBSTRING_SCAN the index
