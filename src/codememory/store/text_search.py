@@ -3,13 +3,18 @@ and the vocabulary of stored words that typo correction draws from."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
+import time
 from collections.abc import Sequence
 
 from codememory.store.connection import StoreConnection, chunks
 from codememory.store.filters import Filters
+from codememory.text.query import words
 
 SUBSTRING_SCAN = 5_000
+VOCABULARY_MAX_AGE = 600.0  # seconds before a changed store's vocabulary is read whole again
+_VOCABULARY_WORD = re.compile(r"(?=.*[a-z])[^\x00-\x20\x7f]{3,100}")
 _SUBSET_SCAN = 2_000
 
 
@@ -19,6 +24,8 @@ class TextSearch(StoreConnection):
     _vocab_key: int | None = None  # the text_version the cached vocabulary was read at
     _vocab: list[str]
     _vocab_set: frozenset[str] = frozenset()
+    _vocab_top = 0  # the newest memory whose words it holds
+    _vocab_read_at = 0.0  # when it was last read whole from the index (time.monotonic)
 
     def fts_search(self, match: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
         """BM25 candidates (smaller score is better, as FTS5 reports it). The index ranks on its own and only its
@@ -98,9 +105,15 @@ class TextSearch(StoreConnection):
             raise
 
     def vocabulary(self) -> list[str]:
-        """Distinct unstemmed words of all memories (for typo correction), cached until the store changes."""
+        """Distinct unstemmed words of all memories (for typo correction). Read whole from the index once (its
+        cost grows with the store: about a second at 100k memories on a busy machine), then kept up to date with
+        the words of the memories added since; words of forgotten or edited memories may linger until the next
+        whole read (VOCABULARY_MAX_AGE later): a correction to such a word finds nothing, it misleads no one."""
         key = int(self.conn.execute("SELECT value FROM counters WHERE name = 'text_version'").fetchone()[0])
-        if key != self._vocab_key:
+        if key == self._vocab_key:
+            return self._vocab
+        if self._vocab_key is None or time.monotonic() - self._vocab_read_at > VOCABULARY_MAX_AGE:
+            top = self.conn.execute("SELECT COALESCE(MAX(pk), 0) FROM memories").fetchone()[0]
             self._vocab = [
                 r[0]
                 for r in self.conn.execute(
@@ -109,8 +122,20 @@ class TextSearch(StoreConnection):
                     ("*[\x01-\x20\x7f]*",),
                 )
             ]
-            self._vocab_key = key
             self._vocab_set = frozenset(self._vocab)
+            self._vocab_read_at = time.monotonic()
+        else:
+            rows = self.conn.execute(
+                "SELECT pk, text FROM memories WHERE pk > ? ORDER BY pk", (self._vocab_top,)
+            ).fetchall()
+            top = rows[-1][0] if rows else self._vocab_top
+            new = {w for _, text in rows if isinstance(text, str) for w in words(text) if _VOCABULARY_WORD.fullmatch(w)}
+            new -= self._vocab_set
+            if new:
+                self._vocab = self._vocab + sorted(new)
+                self._vocab_set = self._vocab_set | new
+        self._vocab_top = int(top)
+        self._vocab_key = key
         return self._vocab
 
     def vocabulary_set(self) -> frozenset[str]:
