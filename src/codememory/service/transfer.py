@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import itertools
 import json
 import os
@@ -230,6 +231,59 @@ class _Aborted(Exception):
     """Invalid lines without skip_invalid: the import's transaction is rolled back."""
 
 
+def _prepare(
+    lines: list[str | LineTooLong], remap: Remapper | None, first: int
+) -> tuple[ParsedImport, list[list[tuple[str, str]]]]:
+    """One batch's parsing, checking, scrubbing and entities: all the work that needs no store, done once per text
+    (in a worker process for a large import)."""
+    parsed = parse_jsonl(lines, remap, first)
+    return parsed, [entities_in(m.text) for m in parsed.memories]
+
+
+def _prepared(
+    lines: Iterator[str | LineTooLong], remap: Remapper | None
+) -> Iterator[tuple[int, ParsedImport, list[list[tuple[str, str]]]]]:
+    """(lines read so far, parsed batch, entities of its memories), in file order. A file of more than one batch is
+    prepared by a pool of processes, one per core, while this one writes the batches before them to the store."""
+    first = 1
+    batch = list(itertools.islice(lines, IMPORT_BATCH))
+    following = list(itertools.islice(lines, IMPORT_BATCH)) if batch else []
+    workers = os.cpu_count() or 1
+    if not following or workers < 2:
+        while batch:
+            parsed, entities = _prepare(batch, remap, first)
+            first += len(batch)
+            yield first - 1, parsed, entities
+            batch, following = following, list(itertools.islice(lines, IMPORT_BATCH))
+        return
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    pending: collections.deque[tuple[int, Future[tuple[ParsedImport, list[list[tuple[str, str]]]]]]]
+    pending = collections.deque()
+    with ProcessPoolExecutor(workers, mp_context=_fork_context()) as pool:
+        for chunk in itertools.chain((batch, following), iter(lambda: list(itertools.islice(lines, IMPORT_BATCH)), [])):
+            pending.append((first + len(chunk) - 1, pool.submit(_prepare, chunk, remap, first)))
+            first += len(chunk)
+            while len(pending) > workers:  # a bounded number of batches in flight: memory stays flat
+                done, future = pending.popleft()
+                yield done, *future.result()
+        while pending:
+            done, future = pending.popleft()
+            yield done, *future.result()
+
+
+def _fork_context() -> Any:
+    """Workers forked from this process where the platform allows and nothing else runs in it (they start in
+    milliseconds with what is imported already; forking beside other threads could copy a lock they hold); the
+    platform's default elsewhere."""
+    import multiprocessing
+    import threading
+
+    if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    return None
+
+
 def _import_stream(
     db: Database,
     lines: Iterator[str | LineTooLong],
@@ -243,23 +297,21 @@ def _import_stream(
     seen_texts: set[str] = set()
     links: list[tuple[str, str, str, float | None]] = []
     now = now_iso()
-    first = 1
     try:
         with db.transaction():
-            while batch := list(itertools.islice(lines, IMPORT_BATCH)):
-                parsed = parse_jsonl(batch, remap, first)
-                first += len(batch)
+            for read, parsed, entities in _prepared(lines, remap):
                 report.invalid += parsed.errors
                 if report.invalid and not skip_invalid:
                     continue  # nothing will be imported: read on only to report every invalid line
+                found = {id(m): e for m, e in zip(parsed.memories, entities, strict=True)}
                 fresh = _fresh(db, parsed, seen, seen_texts, now, report)
                 report.added += db.insert_many(fresh)
                 pks = dict(db.get_pk_map([m.id for m in fresh]))
-                db.set_entities([(pks[m.id], entities_in(m.text)) for m in fresh if m.id in pks])
+                db.set_entities([(pks[m.id], found[id(m)]) for m in fresh if m.id in pks])
                 new_pks += [pks[m.id] for m in fresh if m.id in pks]
                 links += parsed.links
                 if progress is not None:
-                    progress("read", first - 1, None)
+                    progress("read", read, None)
             if report.invalid and not skip_invalid:
                 raise _Aborted
             _import_links(db, links)
