@@ -307,7 +307,7 @@ def _import_stream(
                 fresh = _fresh(db, parsed, seen, seen_texts, now, report)
                 report.added += db.insert_many(fresh)
                 pks = dict(db.get_pk_map([m.id for m in fresh]))
-                db.set_entities([(pks[m.id], found[id(m)]) for m in fresh if m.id in pks])
+                db.add_entities([(pks[m.id], found[id(m)]) for m in fresh if m.id in pks])
                 new_pks += [pks[m.id] for m in fresh if m.id in pks]
                 links += parsed.links
                 if progress is not None:
