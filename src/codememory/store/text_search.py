@@ -138,9 +138,19 @@ class TextSearch(StoreConnection):
         self._vocab_key = key
         return self._vocab
 
-    def vocabulary_set(self) -> frozenset[str]:
-        self.vocabulary()
-        return self._vocab_set
+    def known_words(self, candidates: Sequence[str]) -> set[str]:
+        """Which of these words some memory holds: from the cached vocabulary while it is current, else looked up
+        in the index one by one (a fresh process need not read the whole vocabulary to know that)."""
+        wanted = set(candidates)
+        if not wanted:
+            return set()
+        key = int(self.conn.execute("SELECT value FROM counters WHERE name = 'text_version'").fetchone()[0])
+        if key == self._vocab_key:
+            return wanted & self._vocab_set
+        marks = ",".join("?" * len(wanted))
+        return {
+            r[0] for r in self.conn.execute(f"SELECT term FROM memories_vocab WHERE term IN ({marks})", list(wanted))
+        }
 
 
 def _is_query_error(exc: sqlite3.OperationalError) -> bool:
