@@ -4,7 +4,8 @@ queries read from standard input, one JSON line each, with the in-process millis
     <venv>/bin/python benchmarks/peer_worker.py SYSTEM WORKDIR MEMORIES.jsonl [MODEL_DIR]
 
 SYSTEM: `codememory` (hybrid search, its default model), `memsearch` (Milvus Lite, dense + BM25, its local
-sentence-transformers provider), `mcp-memory-service` (sqlite-vec, `retrieve_hybrid`, sentence-transformers).
+sentence-transformers provider), `mcp-memory-service` (sqlite-vec, `retrieve_hybrid`, sentence-transformers; where
+Python's sqlite3 cannot load extensions, pysqlite3-binary in the peers' venv stands in for it).
 The peers run from a scratch venv that has them installed (see bench_peers.py); none of their code is here.
 """
 
@@ -95,6 +96,12 @@ def memsearch_worker(work: Path, records: list[dict[str, Any]], model: str) -> A
 
 
 def mcp_memory_service_worker(work: Path, records: list[dict[str, Any]], model: str) -> Any:
+    try:  # sqlite-vec is a loadable extension: a Python whose sqlite3 cannot load one gets pysqlite3's SQLite
+        import pysqlite3.dbapi2  # type: ignore[import-not-found]
+
+        sys.modules["sqlite3"] = pysqlite3.dbapi2
+    except ImportError:
+        pass
     from mcp_memory_service.models.memory import Memory  # type: ignore[import-not-found]
     from mcp_memory_service.storage.sqlite_vec import SqliteVecMemoryStorage  # type: ignore[import-not-found]
 
