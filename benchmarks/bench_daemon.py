@@ -47,7 +47,7 @@ def rss_kib(pid: int) -> dict[str, int]:
     out = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
+        if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
             out[key] = int(value.split()[0])
     return out
 
@@ -159,6 +159,8 @@ def retrieve_arm(name: str, extra_env: dict[str, str], project: Path, calls: int
             "mean_memories": round(returned / max(len(fresh), 1), 2),
             "rss_idle_start_mib": round(idle_start["VmRSS"] / 1024, 1),
             "rss_idle_after_mib": round(idle_after["VmRSS"] / 1024, 1),
+            "rss_idle_after_anon_mib": round(idle_after.get("RssAnon", 0) / 1024, 1),
+            "rss_idle_after_file_mib": round(idle_after.get("RssFile", 0) / 1024, 1),
             "rss_peak_mib": round(idle_after["VmHWM"] / 1024, 1),
         }
     finally:

@@ -51,3 +51,22 @@ class VectorUpkeep:
         except Exception as exc:  # the index is a cache: searches go on with the one they have
             log.exception("vector index upkeep failed in %s", root)
             state.health.record_error(exc, "vector index")
+        finally:
+            _give_memory_back()
+
+
+def _give_memory_back() -> None:
+    """A job held a modifiable copy of the graph (tens of MB at 100k vectors) and freed it; glibc keeps freed memory
+    for reuse, so the idle daemon would stay that much larger. malloc_trim returns it (glibc only; elsewhere the
+    allocator decides)."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name) if name else None
+        trim = getattr(libc, "malloc_trim", None)
+        if trim is not None:
+            trim(0)
+    except OSError:
+        pass
