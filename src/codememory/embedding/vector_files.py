@@ -78,15 +78,34 @@ class Meta:
 
 
 class Mapped:
-    """The row files of one generation, mapped read-only (nothing is read until a row is used)."""
+    """The row files of one generation, mapped read-only (nothing is read until a row is used). Scans read the
+    mapping; a few scattered rows (re-scoring the graph's candidates) are read with pread instead, so the pages of
+    a long-running daemon's mapping do not fill up its resident memory one random row at a time."""
 
-    def __init__(self, pks: Keys, matrix: Matrix, maps: list[mmap.mmap]) -> None:
+    def __init__(self, pks: Keys, matrix: Matrix, maps: list[mmap.mmap], vec_fd: int | None = None) -> None:
         self.pks = pks
         self.matrix = matrix
         self._maps = maps
+        self._fd = vec_fd
 
     def __len__(self) -> int:
         return len(self.pks)
+
+    def rows(self, index: npt.NDArray[np.int64]) -> Matrix:
+        if self._fd is None or not hasattr(os, "pread"):
+            return np.asarray(self.matrix[index])
+        dim = self.matrix.shape[1]
+        width = dim * 4
+        out = np.empty((len(index), dim), dtype=np.float32)
+        for i, row in enumerate(index.tolist()):
+            out[i] = np.frombuffer(os.pread(self._fd, width, row * width), dtype="<f4")
+        return out
+
+    def __del__(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = None
 
 
 class VectorFiles:
@@ -139,7 +158,11 @@ class VectorFiles:
             return None
         matrix = np.frombuffer(vec_map, dtype="<f4", count=meta.rows * meta.dim).reshape(meta.rows, meta.dim)
         pks = np.frombuffer(pks_map, dtype="<i8", count=meta.rows)
-        return Mapped(pks, matrix, maps)
+        try:
+            fd: int | None = safe_files.open_fd(self._path(vec_name), os.O_RDONLY)
+        except (OSError, UnsafePath):
+            fd = None
+        return Mapped(pks, matrix, maps, fd)
 
     def _map(self, name: str, need: int) -> mmap.mmap:
         fd = safe_files.open_fd(self._path(name), os.O_RDONLY)

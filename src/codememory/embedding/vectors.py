@@ -159,7 +159,7 @@ class VectorIndex:
         in_base = rows < n_base
         if in_base.any():
             assert self._mapped is not None
-            out[in_base] = self._mapped.matrix[rows[in_base]]
+            out[in_base] = self._mapped.rows(rows[in_base])
         if (~in_base).any():
             assert self._extra is not None
             out[~in_base] = self._extra[rows[~in_base] - n_base]
