@@ -5,6 +5,7 @@ which the keyword index stems apart) of, so that word coverage and the share of 
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -62,7 +63,23 @@ class QueryWords:
         return list(dict.fromkeys([*self.content, *(c for c, _ in self.corrections.values())]))
 
 
+_CACHE: weakref.WeakKeyDictionary[Database, dict[tuple[int, str], QueryWords]] = weakref.WeakKeyDictionary()
+_CACHED = 32  # queries per store: one search asks for its query's words more than once (ranking, decision)
+
+
 def query_words(db: Database, parsed: ParsedQuery) -> QueryWords:
+    """The query's words as this store sees them, remembered until the store's text changes."""
+    key = (db.text_version(), parsed.raw)
+    per_store = _CACHE.setdefault(db, {})
+    found = per_store.get(key)
+    if found is None:
+        if len(per_store) >= _CACHED:
+            per_store.clear()
+        found = per_store[key] = _query_words(db, parsed)
+    return found
+
+
+def _query_words(db: Database, parsed: ParsedQuery) -> QueryWords:
     if REDACTION_RE.search(parsed.raw):  # a secret said in a prompt tells nothing about what is relevant
         parsed = parse_query(without_redactions(parsed.raw))
     content = parsed.content_words() or list(dict.fromkeys(w for t in parsed.terms for w in words(t.text)))
