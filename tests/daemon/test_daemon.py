@@ -678,9 +678,10 @@ def test_real_model_finds_by_meaning_and_loads_once(tmp_path: Path) -> None:
     d = spawn(env)
     try:
         assert d.client().health()["embedding"]["loaded"] is False
-        question = ["which library should outbound web calls use"]
+        # what is injected unasked must be likely relevant: phrases that name what the memory is about
+        question = ["which HTTP library does the webhook worker use"]
         timings = []
-        for phrases in (question, ["choosing a library for outgoing web requests"], question):
+        for phrases in (question, ["choosing an HTTP client for the webhook worker"], question):
             t0 = time.perf_counter()
             result = d.client(timeout=300).retrieve(phrases, project)
             timings.append((time.perf_counter() - t0) * 1000)
