@@ -380,7 +380,7 @@ class Store(EmbeddingAccess, SessionAccess):
         matches are fewer than `limit`; True always adds them; False never does. `mode`: "hybrid"
         (keywords + meaning when an embedder is configured), "lexical" or "semantic". `relevance_floor`
         False keeps memories found by meaning alone however far they are from the query."""
-        check_search_args(limit, offset, mode, threshold)
+        check_search_args(query, limit, offset, mode, threshold)
         result, pks = run_search(
             self.db,
             scrub(query),  # the query may reach an embedding model

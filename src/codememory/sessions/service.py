@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from codememory.core import safe_files
-from codememory.core.bounded_input import PLAN_HEADER_MAX_BYTES, decode, read_upto
+from codememory.core.bounded_input import PLAN_HEADER_MAX_BYTES, check_query, decode, read_upto
 from codememory.core.dates import now_utc, to_iso
 from codememory.core.project import store_dir
 from codememory.errors import InvalidInput, NotFound, UnsafePath
@@ -341,6 +341,7 @@ class Sessions:
         with its markdown_path (not the content). Dates, a tool and paths in the query filter it."""
         if limit < 1:
             raise InvalidInput("limit must be at least 1")
+        check_query(query)
         limit = min(limit, MAX_RESULTS)
         parsed = extract_filters(query, self.tables.tools(), now)
         if tool:

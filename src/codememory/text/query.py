@@ -15,6 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 MAX_TERMS = 64
+# The most words one query's phrases hold in all (a "quoted phrase", or a chunk such as `a.b.c` that the index splits
+# into several words). FTS5 holds the whole list of positions of every word of a phrase while it matches, once per
+# word: a phrase of 2,000 words against memories repeating one of them took hundreds of MB. Past the budget, a phrase
+# keeps its first words (so it may match a little more than asked); each later one keeps its first word.
+PHRASE_WORDS = 32
 # Function words that carry no topic: dropped from the keyword half of hybrid ranking and from the
 # any-word fallback of keyword search (measured on LoCoMo: this list reproduces the reference BM25
 # figures; NLTK's longer list scored lower). Lower-case "not" and the pieces of "don't", "isn't", ...
@@ -37,6 +42,7 @@ MAX_DEPTH = 16
 _OPERATORS = {"AND", "OR", "NOT"}
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _WORD_RE = re.compile(r"\w+")
+_FTS_TOKEN_RE = re.compile(r"[^\W_]+")  # what FTS5's unicode61 tokenizer counts as a word: letters and digits
 
 
 @dataclass(frozen=True)
@@ -145,12 +151,28 @@ class _Syntax(Exception):
     """Control flow inside this module (the query is then read literally); never reaches a caller."""
 
 
+class _PhraseBudget:
+    """PHRASE_WORDS spent over the terms of one query, in order."""
+
+    def __init__(self) -> None:
+        self.left = PHRASE_WORDS
+
+    def clip(self, text: str) -> str:
+        ends = [m.end() for m in _FTS_TOKEN_RE.finditer(text)]
+        if len(ends) <= 1:
+            return text
+        keep = max(1, min(len(ends), self.left))
+        self.left -= keep
+        return text if keep == len(ends) else text[: ends[keep - 1]]
+
+
 class _Parser:
     def __init__(self, tokens: list[tuple[str, str]]) -> None:
         self.tokens = tokens
         self.pos = 0
         self.depth = 0
         self.term_count = 0
+        self.budget = _PhraseBudget()
 
     def peek(self) -> str | None:
         return self.tokens[self.pos][0] if self.pos < len(self.tokens) else None
@@ -206,11 +228,12 @@ class _Parser:
             self.term_count += 1
             if self.term_count > MAX_TERMS:
                 raise _Syntax("too many terms")
-            return Node("TERM", term=_make_term(kind, text))
+            return Node("TERM", term=_make_term(kind, text, self.budget))
         raise _Syntax(f"unexpected {kind}")
 
 
-def _make_term(kind: str, text: str) -> Term:
+def _make_term(kind: str, text: str, budget: _PhraseBudget) -> Term:
+    text = budget.clip(text)
     if kind == "WORD":
         if len(text) > 1 and text.endswith("*") and _WORD_RE.search(text[:-1].rstrip("*")):
             return Term(text.rstrip("*"), prefix=True)
@@ -263,7 +286,8 @@ def all_terms(node: Node) -> list[Term]:
 def _literal(query: str) -> Node:
     """Plain-words reading: every whitespace-separated chunk (operators and quotes included) is a term."""
     words = query.replace('"', " ").replace("(", " ").replace(")", " ").split()[:MAX_TERMS]
-    return Node("AND", [Node("TERM", term=_make_term("WORD", w)) for w in words])
+    budget = _PhraseBudget()
+    return Node("AND", [Node("TERM", term=_make_term("WORD", w, budget)) for w in words])
 
 
 def parse_query(query: str) -> ParsedQuery:
