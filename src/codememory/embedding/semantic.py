@@ -137,9 +137,11 @@ class Semantic:
         if emb is None:
             return None
         missing = self.db.count_without_vector(emb.name)
+        if missing:  # rows a committed store holds that are not memories never get a vector: not a gap
+            missing = self.db.count_valid_without_vector(emb.name)
         if 0 < missing <= AUTO_BACKFILL:
             self.backfill(AUTO_BACKFILL)
-            missing = self.db.count_without_vector(emb.name)
+            missing = self.db.count_valid_without_vector(emb.name)
         if not missing:
             return None
         return (

@@ -9,14 +9,18 @@ from typing import Any
 from codememory.store.connection import StoreConnection, chunks
 from codememory.store.filters import Filters
 from codememory.store.memories import text_hash
+from codememory.store.rows import VALID_MEMORY_SQL
+
+_NEEDS_VECTOR = "e.memory_pk IS NULL OR e.text_hash != m.text_hash"
 
 
 class EmbeddingRows(StoreConnection):
     """Reads and writes of memories' vectors (float32 bytes)."""
 
     def needing_embedding(self, model: str, limit: int, pks: Sequence[int] | None = None) -> list[tuple[int, str]]:
-        """Memories with no vector from `model`, or one computed from different text."""
-        where = "e.memory_pk IS NULL OR e.text_hash != m.text_hash"
+        """Memories with no vector from `model`, or one computed from different text. Rows no codememory writes
+        (a committed store's: a blob for text, a bad id) are never embedded: they would be on every poll."""
+        where = f"({_NEEDS_VECTOR}) AND {VALID_MEMORY_SQL}"
         params: list[Any] = [model]
         if pks is not None:
             if not pks:
@@ -41,7 +45,17 @@ class EmbeddingRows(StoreConnection):
         return int(
             self.conn.execute(
                 "SELECT COUNT(*) FROM memories m LEFT JOIN embeddings e ON e.memory_pk = m.pk AND e.model = ? "
-                "WHERE e.memory_pk IS NULL OR e.text_hash != m.text_hash",
+                f"WHERE ({_NEEDS_VECTOR}) AND {VALID_MEMORY_SQL}",
+                (model,),
+            ).fetchone()[0]
+        )
+
+    def count_valid_without_vector(self, model: str) -> int:
+        """count_without_vector of the valid rows only (a full scan: asked when the cheap count is not zero)."""
+        return int(
+            self.conn.execute(
+                "SELECT COUNT(*) FROM memories m LEFT JOIN embeddings e ON e.memory_pk = m.pk AND e.model = ? "
+                f"WHERE e.memory_pk IS NULL AND {VALID_MEMORY_SQL}",
                 (model,),
             ).fetchone()[0]
         )
@@ -52,10 +66,15 @@ class EmbeddingRows(StoreConnection):
             return
         with self.transaction():
             seq = int(self.conn.execute("SELECT value FROM counters WHERE name = 'embedding_seq'").fetchone()[0])
+            # The row's own text_hash while its text is the one embedded (a committed row may hold any hash: with
+            # the recomputed one it would never match, and be embedded again on every poll); else the text's.
             self.conn.executemany(
                 "INSERT OR REPLACE INTO embeddings(memory_pk, model, dim, text_hash, seq, vector) "
-                "SELECT pk, ?, ?, ?, ?, ? FROM memories WHERE pk = ?",
-                [(model, dim, text_hash(text), seq + i + 1, blob, pk) for i, (pk, text, blob, dim) in enumerate(rows)],
+                "SELECT pk, ?, ?, CASE WHEN text = ? THEN text_hash ELSE ? END, ?, ? FROM memories WHERE pk = ?",
+                [
+                    (model, dim, text, text_hash(text), seq + i + 1, blob, pk)
+                    for i, (pk, text, blob, dim) in enumerate(rows)
+                ],
             )
             self.conn.execute("UPDATE counters SET value = ? WHERE name = 'embedding_seq'", (seq + len(rows),))
 
