@@ -98,6 +98,7 @@ class DaemonConfig:
     port: int = 9473  # always bound to 127.0.0.1
     max_body_bytes: int = 1_000_000
     header_timeout: float = 10.0  # seconds a connection has to send a whole request head (slow ones are cut)
+    body_timeout: float = 10.0  # seconds a request has to send its whole body once its head arrived (else 408)
     log_max_bytes: int = 5_000_000
     log_backups: int = 3
 

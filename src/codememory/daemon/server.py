@@ -223,6 +223,7 @@ def create_app(state: DaemonState) -> FastAPI:
         port=state.port,
         token=state.token,
         max_body_bytes=state.config.daemon.max_body_bytes,
+        body_timeout=state.config.daemon.body_timeout,
         record_error=state.health.record_error,
         sessions=sessions,
         public_prefixes=(STATIC_PREFIX,),
