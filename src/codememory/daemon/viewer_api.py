@@ -106,7 +106,10 @@ class InjectionsBody(ProjectBody):
 
 
 def _safe_link(url: str) -> bool:
-    return url.strip().lower().startswith(("http://", "https://", "mailto:", "#"))
+    lowered = url.strip().lower()
+    if lowered.startswith("#login"):  # the login redirect's fragment: nothing a session file has to link to
+        return False
+    return lowered.startswith(("http://", "https://", "mailto:", "#"))
 
 
 def render_markdown(text: str) -> str:

@@ -50,7 +50,7 @@ from codememory.sessions.service import Sessions
 from codememory.store.database import Database
 from codememory.store.filters import SORT_COLUMNS, Filters
 from codememory.store.sessions import SessionTables
-from codememory.text.memory_fields import clean_label, clean_tags, clean_text
+from codememory.text.memory_fields import clean_label, clean_name, clean_tags, clean_text
 from codememory.text.privacy import scrub
 
 __all__ = ["AddResult", "DateLike", "ImportReport", "Store", "open_store"]
@@ -183,7 +183,7 @@ class Store(EmbeddingAccess, SessionAccess):
             category=validate_category(category),
             importance=validate_importance(importance),
             tags=clean_tags(tags),
-            entered_by=clean_label(entered_by),
+            entered_by=clean_name(entered_by),
             source=clean_label(source),
             created_at=now,
             updated_at=now,

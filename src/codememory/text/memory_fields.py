@@ -1,7 +1,8 @@
 """A memory's free-form fields as they are stored: one rule for `store` (CLI, MCP, daemon, Python API) and
 `import`, so that a field cannot reach the store unscrubbed through one path but not another (DESIGN.md
-principle 1). The text loses private spans and secrets; entered_by and source are scrubbed the same way; a
-tag that holds a secret is dropped rather than stored redacted (a tag is a label, not a sentence)."""
+principle 1). The text loses private spans and secrets; source is scrubbed the same way, entered_by as a label
+(`scrub_label`: a bare random-looking token goes too); a tag that holds a secret (by the label rules) is dropped
+rather than stored redacted (a tag is a label, not a sentence)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Sequence
 
 from codememory.core.model import normalize_tags, validate_text
 from codememory.errors import InvalidInput
-from codememory.text.privacy import scrub
+from codememory.text.privacy import scrub, scrub_label
 
 
 def clean_text(text: str) -> str:
@@ -21,13 +22,18 @@ def clean_text(text: str) -> str:
 
 
 def clean_label(value: str | None) -> str | None:
-    """entered_by, source: scrubbed, None when empty."""
+    """source: scrubbed, None when empty."""
     return scrub(value) or None if value else None
 
 
+def clean_name(value: str | None) -> str | None:
+    """entered_by: scrubbed as a label (`scrub_label`: a random-looking token goes too), None when empty."""
+    return scrub_label(value) or None if value else None
+
+
 def clean_tags(tags: str | Sequence[str] | None) -> list[str]:
-    """Normalised tags ('a,b' or a list), without the ones that hold a secret."""
+    """Normalised tags ('a,b' or a list), without the ones that hold a secret (`scrub_label`)."""
     if tags is None:
         return []
     items = tags.split(",") if isinstance(tags, str) else [str(t) for t in tags]
-    return normalize_tags([t for t in items if scrub(t) == t])
+    return normalize_tags([t for t in items if scrub_label(t) == t])

@@ -209,13 +209,13 @@ function showError(err) {
 }
 
 async function boot() {
-  takeLoginToken();
-  if (!hasToken()) {  // never logged in from this origin: the daemon would refuse every request
+  const candidate = takeLoginToken();
+  if (!candidate && !hasToken()) {  // never logged in from this origin: the daemon would refuse every request
     showNotLoggedIn();
     return;
   }
   try {
-    await start();
+    await start(candidate);
   } catch (err) {
     showError(err);
     return;
