@@ -1,15 +1,15 @@
 """Validate the judge split (and, with --fmt, rewrite project files one record per line).
 
-    python3 check.py          # validate, print counts
-    python3 check.py --fmt    # also normalise the layout of <project>.json
+python3 check.py          # validate, print counts
+python3 check.py --fmt    # also normalise the layout of <project>.json
 """
+
 import json
 import pathlib
 import sys
 
 HERE = pathlib.Path(__file__).parent
-CATS = {"decision", "rejected_alternative", "convention", "preference",
-        "gotcha", "fact", "todo", "note"}
+CATS = {"decision", "rejected_alternative", "convention", "preference", "gotcha", "fact", "todo", "note"}
 KINDS = {"question", "keyword", "absent"}
 
 
@@ -67,8 +67,7 @@ def check_project(path, rewrite):
     if rewrite:
         path.write_text(fmt(d))
     n_abs = sum(q["kind"] == "absent" for q in d["queries"])
-    print(f"{path.name}: {len(keys)} memories, {len(d['queries'])} queries "
-          f"({n_abs} absent)")
+    print(f"{path.name}: {len(keys)} memories, {len(d['queries'])} queries ({n_abs} absent)")
     return d, errs
 
 
