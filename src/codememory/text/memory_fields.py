@@ -1,11 +1,12 @@
 """A memory's free-form fields as they are stored: one rule for `store` (CLI, MCP, daemon, Python API) and
-`import`, so that a field cannot reach the store unscrubbed through one path but not another (DESIGN.md
+`import`, so that a field cannot reach the store unscrubbed through one path but not another (docs/architecture.md,
 principle 1). The text loses private spans and secrets; source is scrubbed the same way, entered_by as a label
 (`scrub_label`: a bare random-looking token goes too); a tag that holds a secret (by the label rules) is dropped
 rather than stored redacted (a tag is a label, not a sentence)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from codememory.core.model import normalize_tags, validate_text
@@ -23,12 +24,12 @@ def clean_text(text: str) -> str:
 
 def clean_label(value: str | None) -> str | None:
     """source: scrubbed, None when empty."""
-    return scrub(value) or None if value else None
+    return _cached(value, label=False) or None if value else None
 
 
 def clean_name(value: str | None) -> str | None:
     """entered_by: scrubbed as a label (`scrub_label`: a random-looking token goes too), None when empty."""
-    return scrub_label(value) or None if value else None
+    return _cached(value, label=True) or None if value else None
 
 
 def clean_tags(tags: str | Sequence[str] | None) -> list[str]:
@@ -36,4 +37,17 @@ def clean_tags(tags: str | Sequence[str] | None) -> list[str]:
     if tags is None:
         return []
     items = tags.split(",") if isinstance(tags, str) else [str(t) for t in tags]
-    return normalize_tags([t for t in items if scrub_label(t) == t])
+    return normalize_tags([t for t in items if _cached(t, label=True) == t])
+
+
+def _cached(value: str, *, label: bool) -> str:
+    """Labels and tags repeat (the same agent, tags and sources on thousands of memories in an import): each
+    distinct short one is scrubbed once per process (scrubbing depends on nothing but the text)."""
+    if len(value) > 200:
+        return scrub_label(value) if label else scrub(value)
+    return _scrub_short(value, label)
+
+
+@functools.lru_cache(maxsize=8192)
+def _scrub_short(value: str, label: bool) -> str:
+    return scrub_label(value) if label else scrub(value)

@@ -82,7 +82,7 @@ def main():
             all_texts[m["text"]] = d["project"]
     links = HERE / "links.jsonl"
     if links.exists():
-        rows = [json.loads(l) for l in links.read_text().splitlines() if l.strip()]
+        rows = [json.loads(line) for line in links.read_text().splitlines() if line.strip()]
         rel = sum(r["related"] for r in rows)
         for r in rows:
             if set(r) != {"a", "b", "related", "why"}:
@@ -98,7 +98,7 @@ def main():
         print(f"links.jsonl: {len(rows)} pairs ({rel} related)")
     para = HERE / "paraphrases.jsonl"
     if para.exists():
-        rows = [json.loads(l) for l in para.read_text().splitlines() if l.strip()]
+        rows = [json.loads(line) for line in para.read_text().splitlines() if line.strip()]
         same = sum(r["same"] for r in rows)
         for r in rows:
             if set(r) != {"texts", "same", "why"} or not 2 <= len(r["texts"]) <= 3:

@@ -16,17 +16,21 @@ const LOGIN_PREFIX = "#login=";
 
 export const session = { project: null, projects: [], categories: [], linkTypes: [] };
 
-// The token /login just handed over, taken out of the address bar (and the history), or null. Read once, when the
-// page starts, and only on the load /login redirected to (`/#login=<token>` reached by a navigation, not a reload or
-// a step back): a `#login=` link in a session's markdown, clicked and then reloaded, hands nothing over. Even then
-// it is only a candidate: `start` keeps it only if the daemon takes it with this browser's session cookie.
+// What /login just handed over, taken out of the address bar (and the history): `{ token, project }`, each null when
+// absent. The fragment is `#login=<token>`, optionally `&project=<root>` (the project `codememory viewer` was run in,
+// for the page to open on). Read once, when the page starts, and only on the load /login redirected to
+// (`/#login=...` reached by a navigation, not a reload or a step back): a `#login=` link in a session's markdown,
+// clicked and then reloaded, hands nothing over. Even then the token is only a candidate: `start` keeps it only if
+// the daemon takes it with this browser's session cookie.
 export function takeLoginToken() {
-  if (!location.hash.startsWith(LOGIN_PREFIX)) return null;
-  const token = location.hash.slice(LOGIN_PREFIX.length);
+  const none = { token: null, project: null };
+  if (!location.hash.startsWith(LOGIN_PREFIX)) return none;
+  const fields = new URLSearchParams(location.hash.slice(1));
   history.replaceState(null, "", location.pathname + location.search);
   const navigation = performance.getEntriesByType("navigation")[0];
   const redirected = location.pathname === "/" && location.search === "" && (!navigation || navigation.type === "navigate");
-  return redirected && token ? token : null;
+  if (!redirected) return none;
+  return { token: fields.get("login") || null, project: fields.get("project") };
 }
 
 // Read at every request, not kept: a newer login in another tab replaces both the cookie and the token.
