@@ -82,17 +82,46 @@ def test_the_renderers_remove_them_and_neutralise_what_a_reader_sees() -> None:
     assert printable_line(f"a{SHY}{CGJ}b\U000e0041") == "a\\xad\\u034fb\\U000e0041"
 
 
-def hook(project: Path, event: str, **extra: Any) -> str:
-    payload = {"session_id": f"s-{event}", "cwd": str(project), "hook_event_name": event, **extra}
+def context_of(answer: Any) -> str | None:
+    """The context a hook's JSON answer hands the assistant, in whichever shape the assistant takes it."""
+    if isinstance(answer, dict):
+        for key, value in answer.items():
+            if key in ("additionalContext", "additional_context") and isinstance(value, str):
+                return value
+            found = context_of(value)
+            if found is not None:
+                return found
+    return None
+
+
+def hook(project: Path, event: str, assistant: str = "claude", **extra: Any) -> str:
+    payload = {
+        "session_id": f"s-{assistant}-{event}",
+        "conversation_id": f"s-{assistant}-{event}",
+        "cwd": str(project),
+        "workspace_roots": [str(project)],
+        "hook_event_name": event,
+        **extra,
+    }
     env = isolated_env(project.parent / "env")
     env["CODEMEMORY_HOOK_NO_DAEMON"] = "1"
     done = subprocess.run(
-        [str(HOOK), "claude", event], input=json.dumps(payload), capture_output=True, text=True, timeout=60, env=env
+        [str(HOOK), assistant, event], input=json.dumps(payload), capture_output=True, text=True, timeout=60, env=env
     )
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
-    text = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert isinstance(text, str)
+    text = context_of(json.loads(done.stdout))
+    assert isinstance(text, str), done.stdout
     return text
+
+
+# Each assistant's session-start and prompt events (Cursor's prompt event takes no context).
+EVENTS = (
+    ("claude", "SessionStart", "UserPromptSubmit"),
+    ("codex", "SessionStart", "UserPromptSubmit"),
+    ("gemini", "SessionStart", "BeforeAgent"),
+    ("copilot", "SessionStart", "UserPromptSubmit"),
+    ("cursor", "sessionStart", None),
+)
 
 
 def test_a_pulled_memory_hiding_tags_reaches_the_hooks_neutralised(tmp_path: Path) -> None:
@@ -100,12 +129,14 @@ def test_a_pulled_memory_hiding_tags_reaches_the_hooks_neutralised(tmp_path: Pat
     project.mkdir()
     assert invoke_cli("--project", project, "init", "--assistants", "none").exit_code == 0
     put(project, "mem_5eed0001", record("mem_5eed0001", HIDDEN, tags=["staging"]))
-    for event, extra in (("SessionStart", {"source": "startup"}), ("UserPromptSubmit", {"prompt": "staging deploys"})):
-        text = hook(project, event, **extra)
-        assert SHOWN in text, text
-        assert text.count("<project_memory>") == 1 and text.count("</project_memory>") == 1
-        assert "<system" not in text and "</system" not in text and "<developer_context" not in text
-        assert not INVISIBLE_RE.search(text)
+    for assistant, start, prompt in EVENTS:
+        calls = [(start, {"source": "startup"})] + ([(prompt, {"prompt": "staging deploys"})] if prompt else [])
+        for event, extra in calls:
+            text = hook(project, event, assistant, **extra)
+            assert SHOWN in text, (assistant, event, text)
+            assert text.count("<project_memory>") == 1 and text.count("</project_memory>") == 1
+            assert "<system" not in text and "</system" not in text and "<developer_context" not in text
+            assert not INVISIBLE_RE.search(text)
     # the stored text is what was pulled: the rule is for rendering, --json gives the data
     shown = json.loads(invoke_cli("--project", project, "show", "mem_5eed0001", "--json").stdout)
     assert shown["text"].startswith("Staging deploys") and SHY in shown["text"]
