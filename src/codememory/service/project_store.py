@@ -57,7 +57,7 @@ from codememory.sessions.service import Sessions
 from codememory.store.database import Database
 from codememory.store.filters import SORT_COLUMNS, Filters
 from codememory.store.sessions import SessionTables
-from codememory.text.memory_fields import clean_label, clean_tags, clean_text
+from codememory.text.memory_fields import clean_label, clean_name, clean_tags, clean_text
 from codememory.text.privacy import scrub
 
 __all__ = ["AddResult", "DateLike", "ImportReport", "Store", "open_store"]
@@ -190,7 +190,7 @@ class Store(EmbeddingAccess, SessionAccess):
             category=validate_category(category),
             importance=validate_importance(importance),
             tags=clean_tags(tags),
-            entered_by=clean_label(entered_by),
+            entered_by=clean_name(entered_by),
             source=clean_label(source),
             created_at=now,
             updated_at=now,
@@ -391,7 +391,7 @@ class Store(EmbeddingAccess, SessionAccess):
         (keywords + meaning when an embedder is configured), "lexical" or "semantic". Results
         the relevance decision holds back are counted in `held_back`; `show_held_back` lists them after the
         others, marked (retrieval/search.py)."""
-        check_search_args(limit, offset, mode, threshold)
+        check_search_args(query, limit, offset, mode, threshold)
         result, pks = run_search(
             self.db,
             scrub(query),  # the query may reach an embedding model
