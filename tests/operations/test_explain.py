@@ -287,7 +287,7 @@ def test_with_an_embedding_model_cosine_is_the_meaning_similarity(tmp_path: Path
     env = isolated_env(tmp_path, CODEMEMORY_EMBEDDING_PROVIDER=None)
     project = tmp_path / "project"
     ids = make_project(env, project, *MEMORIES)
-    phrase = "which library makes outgoing web requests"
+    phrase = "which HTTP library does the webhook worker use for outbound calls"  # one the injection bar answers
     d = spawn(env)
     try:
         answer = d.client(timeout=300).request(
