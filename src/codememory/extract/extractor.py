@@ -181,7 +181,7 @@ class Extractor:
         header = self._header(session)
         if self.compressor is not None:
             overhead = estimate_tokens(self.prompts.extraction_system + self.prompts.extraction_user + "".join(header))
-            overhead += max(self.cfg.known_memories_tokens, 0) + EXTRACT_MAX_TOKENS
+            overhead += max(self.cfg.known_memories_tokens, 0) + EXTRACT_MAX_TOKENS + provider.overhead_tokens
             reserve = sum(w.tokens + overhead for w in windows)
             describe = self._compressor(self.compressor, budget, report, root, reserve)
             windows = split_windows(
@@ -287,7 +287,7 @@ class Extractor:
     def _call(
         self, provider: Provider, budget: Budget, report: ExtractionReport, system: str, user: str, purpose: str
     ) -> str:
-        estimate = estimate_tokens(system) + estimate_tokens(user)
+        estimate = estimate_tokens(system) + estimate_tokens(user) + provider.overhead_tokens
         refusal = budget.refusal(estimate, EXTRACT_MAX_TOKENS)
         if refusal:
             raise _OverBudget(refusal)
@@ -314,7 +314,8 @@ class Extractor:
             if stopped or analyze_tool(call, root).kind in _EXACT_KINDS:
                 return fallback
             user = tool_prompt(call, root)
-            if budget.refusal(estimate_tokens(system) + estimate_tokens(user), COMPRESS_MAX_TOKENS, reserve=reserve):
+            estimate = estimate_tokens(system) + estimate_tokens(user) + provider.overhead_tokens
+            if budget.refusal(estimate, COMPRESS_MAX_TOKENS, reserve=reserve):
                 stopped = True
                 return fallback
             try:
