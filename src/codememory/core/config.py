@@ -252,7 +252,7 @@ class Resolved:
         return [s.key for s in self.settings if s.status == "ignored"]
 
 
-def _check_layout(layer: dict[str, Any], cfg: Config) -> None:
+def check_layout(layer: dict[str, Any], cfg: Config) -> None:
     for name, values in layer.items():
         if not isinstance(values, dict):
             raise InvalidInput(f"config [{name}] must be a table")
@@ -279,8 +279,8 @@ def resolve_config(store_dir: Path | None) -> Resolved:
     cfg = Config()
     user = _read_toml(config_dir() / CONFIG_NAME)
     project = trust.read_project_file(store_dir / CONFIG_NAME) if store_dir else None
-    _check_layout(user, cfg)
-    _check_layout(project.data if project else {}, cfg)
+    check_layout(user, cfg)
+    check_layout(project.data if project else {}, cfg)
     resolved = Resolved(cfg, project, trust.status(project) if project else "absent")
     trusted = resolved.trust_state == "trusted"
     for section_field in fields(cfg):
