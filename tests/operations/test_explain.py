@@ -302,7 +302,7 @@ def test_with_an_embedding_model_cosine_is_the_meaning_similarity(tmp_path: Path
         query = semantic.embed_query(phrase)
         assert query is not None and semantic.model is not None
         [(_id, pk)] = store.db.get_pk_map([ids[0]])
-        cosine = float(from_blob(store.db.vectors_for(semantic.model, [pk])[pk]) @ query)
+        cosine = float(from_blob(*reversed(store.db.vectors_for(semantic.model, [pk])[pk])) @ query)
     assert hit["parts"]["cosine"] == pytest.approx(cosine, abs=1e-3) and 0 < cosine < 1
     out = explain_text(invoke, project, "--session", "ses_model")
     assert f"  {ids[0]}  " in out and f"cosine {hit['parts']['cosine']:.2f}" in out and "degraded" not in out

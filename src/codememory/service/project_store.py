@@ -46,7 +46,7 @@ from codememory.service.share_files import is_shared_project, write_share_gitign
 from codememory.service.sharing import Sharing, SyncReport
 from codememory.service.store_embedding import EmbeddingAccess
 from codememory.service.store_sessions import SessionAccess
-from codememory.service.transfer import export_memories, import_memories
+from codememory.service.transfer import ImportProgress, export_memories, import_memories
 from codememory.sessions.service import Sessions
 from codememory.store.database import Database
 from codememory.store.filters import SORT_COLUMNS, Filters
@@ -508,15 +508,26 @@ class Store(EmbeddingAccess, SessionAccess):
         return export_memories(self.db, dest, Remapper(parse_remaps(remap)))
 
     def import_(
-        self, src: str | os.PathLike[str] | IO[str], *, skip_invalid: bool = False, remap: Sequence[str] = ()
+        self,
+        src: str | os.PathLike[str] | IO[str],
+        *,
+        skip_invalid: bool = False,
+        remap: Sequence[str] = (),
+        progress: ImportProgress | None = None,
     ) -> ImportReport:
         """Import JSON Lines. Idempotent: records whose id exists (or, without an id, whose exact text
         exists) are skipped. A file with invalid lines imports nothing unless skip_invalid. Every free-form
         field (text, tags, entered_by, source) is scrubbed as `add` does (memory_fields.py); a record keeps
         its id even when its text changes, and a record left with no text is an invalid line. `remap`: "OLD=NEW"
-        project paths rewritten in each record's text and source before it is checked."""
+        project paths rewritten in each record's text and source before it is checked. A file of any size is
+        streamed; `progress(phase, done, total)` hears of each batch read ("read") and embedded ("embed")."""
         report = import_memories(
-            self.db, self.semantic, src, skip_invalid=skip_invalid, remap=Remapper(parse_remaps(remap))
+            self.db,
+            self.semantic,
+            src,
+            skip_invalid=skip_invalid,
+            remap=Remapper(parse_remaps(remap)),
+            progress=progress,
         )
         if report.added and self.sharing.on:
             self.sharing.publish_all()

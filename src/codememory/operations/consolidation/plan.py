@@ -88,6 +88,8 @@ def _edges(store: Store, facts: list[Fact], plan: Plan) -> tuple[list[tuple[int,
         return list(lexical_edges(facts)), 1.01
     import numpy as np
 
+    from codememory.embedding.vectors import from_blob
+
     blobs = store.db.vectors_for(model, [f.pk for f in facts])
     have = [i for i, f in enumerate(facts) if f.pk in blobs]
     if len(have) < len(facts):
@@ -104,7 +106,7 @@ def _edges(store: Store, facts: list[Fact], plan: Plan) -> tuple[list[tuple[int,
         model, dedup=store.config.dedup.cosine, links=store.config.links.cosine, cluster=cfg.similarity_threshold
     )
     cluster_at, near = scale.cluster, scale.squash
-    matrix = np.vstack([np.frombuffer(blobs[facts[i].pk], dtype=np.float32) for i in have])
+    matrix = np.vstack([from_blob(blobs[facts[i].pk][1], blobs[facts[i].pk][0]) for i in have])
     plan.similarity = f"vectors:{model} (cosine >= {cluster_at:g})"
     return [(have[i], have[j], c) for i, j, c in vector_edges(matrix, cluster_at)], near
 
