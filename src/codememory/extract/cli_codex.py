@@ -97,6 +97,7 @@ def isolated_codex_config(user: dict[str, Any], instructions: Path) -> dict[str,
             "approval_policy": "never",
             "sandbox_mode": "read-only",
             "check_for_update_on_startup": False,
+            "web_search": "disabled",
             "skills": {"include_instructions": False},
             "features": dict.fromkeys(_FEATURES_OFF, False),
         }
