@@ -12,7 +12,8 @@ files (`.claude/`, `.codex/`, `.opencode/`, `.mcp.json`) are never found. The fo
 Token accounting: each CLI's JSON output reports what its model used, which is what the budget is charged; where
 it reports nothing, the prompt and the answer are estimated (codememory.text.tokens). `overhead_tokens` is what the
 CLI adds to our prompt (its own preamble, environment block and tool list), measured against scripted servers
-(benchmarks/README.md, "Extraction with an agent CLI"): the budget's check before a call counts it too.
+(benchmarks/bench_cli_extraction.py; benchmarks/README.md, "Extraction with an agent CLI") and rounded up: the
+budget's check before a call counts it too.
 """
 
 from __future__ import annotations

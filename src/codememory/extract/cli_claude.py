@@ -36,7 +36,7 @@ class ClaudeCLI(AgentCLI):
 
     name = "claude"
     display = "claude -p"
-    overhead_tokens = 300  # Claude Code's line of its own and its environment block
+    overhead_tokens = 300  # Claude Code's line of its own and its environment block (measured: 267)
 
     def command(self, system_file: Path) -> list[str]:
         cmd = [self.binary, "-p", "--output-format", "json", *FLAGS, "--system-prompt-file", str(system_file)]

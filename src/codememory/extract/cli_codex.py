@@ -111,7 +111,7 @@ class CodexCLI(AgentCLI):
 
     name = "codex"
     display = "codex exec"
-    overhead_tokens = 450  # Codex's permissions and environment blocks and its remaining tools' definitions
+    overhead_tokens = 700  # Codex's permissions and environment blocks and its tools' definitions (measured: 653)
 
     def __init__(self, binary: str = "codex", model: str = "", *, timeout: float = 120.0) -> None:
         self._user_config = user_codex_config()
@@ -129,7 +129,7 @@ class CodexCLI(AgentCLI):
         codex_home, work = home / "codex-home", home / "work"
         codex_home.mkdir(mode=0o700)
         work.mkdir()
-        instructions = home / "instructions.md"
+        instructions = home / "model-instructions.txt"
         instructions.write_text(system, encoding="utf-8")
         config = isolated_codex_config(self._user_config, instructions)
         (codex_home / "config.toml").write_text(tomlkit.dumps(config), encoding="utf-8")

@@ -3,8 +3,8 @@ coding agent reads each finished session, or the rules do (none). The choice is 
 config (never a project's committed one), with a daily token budget, and said back with what it costs.
 
 The cost per session is an estimate for a typical session: our prompt (the prompt files, a typical session's
-transcript, the stored memories shown), the answer, and what the CLI adds to a request, measured on recorded sessions
-against scripted servers (benchmarks/README.md, "Extraction with an agent CLI"). What a session really costs is in
+transcript, the stored memories shown), the answer, and what the CLI adds to a request (measured against scripted
+servers: benchmarks/README.md, "Extraction with an agent CLI"). What a session really costs is in
 `codememory stats` (each CLI's own usage report); the session and daily budgets are hard limits.
 """
 
@@ -22,8 +22,9 @@ from codememory.text.tokens import estimate_tokens
 
 CHOICES = ("none", *AGENT_CLIS)
 DEFAULT_DAILY_TOKENS = 200_000  # ~20 typical sessions a day in each project
-# A typical session as the model reads it: the median compact transcript of the recorded benchmark sessions, and
-# the median answer (benchmarks/README.md, "Extraction with an agent CLI").
+# A typical session as the model reads it: a dozen turns. The benchmark corpus's sessions, of about three turns,
+# come to ~150 tokens a turn with the stored memories shown (benchmarks/README.md, "Extraction with an agent CLI");
+# the answer's size is an allowance (a model's answers were not measured).
 TYPICAL_TRANSCRIPT_TOKENS = 1_700
 TYPICAL_ANSWER_TOKENS = 400
 TYPICAL_KNOWN_TOKENS = 600  # the stored memories shown: a young project has few
