@@ -67,6 +67,7 @@ def test_the_daily_budget_keeps_the_cli_from_running_and_the_pass_says_so(
     at = next(i for i, line in enumerate(lines) if "over_budget" in line)
     assert lines[at + 1].strip().startswith("daily token budget reached: 0 spent today (UTC), a call needs up to ")
     assert lines[at + 1].endswith("limit 1000 (llm.daily_token_budget); the rules extracted these turns")
+    assert "LLM spend: today 0 tokens in 0 calls (budget 1000, 1000 left)" in cm("stats").stdout
 
 
 def test_a_cli_that_is_not_installed_is_one_line_and_the_session_waits(

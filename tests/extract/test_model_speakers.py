@@ -73,7 +73,7 @@ def test_what_the_transcript_shows_was_not_said_so_is_not_stored(tmp_path: Path)
 
 
 def test_a_speaker_the_store_does_not_know_gets_one_repair(tmp_path: Path) -> None:
-    wrong = {"memories": [{**PREFERENCE, "said_by": "tool"}]}
+    wrong = {"memories": [{**PREFERENCE, "said_by": "the team"}]}
     store, report, llm = extract(tmp_path, wrong)
     with store:
         _first, repair = llm.requests
@@ -87,3 +87,13 @@ def test_a_speaker_the_store_does_not_know_gets_one_repair(tmp_path: Path) -> No
 
 def test_the_answer_schema_and_the_store_name_the_same_speakers() -> None:
     assert set(typing.get_args(SaidBy)) == set(SPEAKERS)
+
+
+def test_a_tool_or_a_file_named_as_the_speaker_is_observed(tmp_path: Path) -> None:
+    page = {**FROM_PAGE, "said_by": "tool"}
+    lesson = {**LESSON, "said_by": "File"}
+    store, report, _llm = extract(tmp_path, {"memories": [page, lesson]})
+    with store:
+        (stored,) = [m for m in stored_memories(store) if m["entered_by"] == "codememory-extract:llm"]
+        assert stored["text"] == LESSON["text"] and said_by(stored["source"]) == "observed"
+        assert report.dropped == 1 and report.llm_calls == 1  # no repair asked

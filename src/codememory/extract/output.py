@@ -14,7 +14,7 @@ import json
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
 from codememory.errors import InvalidOutput
 
@@ -27,8 +27,20 @@ SaidBy = Literal["user", "assistant_accepted", "observed", "assistant"]
 Category = Literal["decision", "rejected_alternative", "convention", "preference", "gotcha", "fact", "todo", "note"]
 
 
+# What a model may call a speaker instead (the names a tool's output or a file goes by), read as the store's own.
+SPEAKER_SYNONYMS = {"tool": "observed", "tool_output": "observed", "file": "observed", "accepted": "assistant_accepted"}
+
+
 class ExtractedMemory(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid")
+
+    @field_validator("said_by", mode="before")
+    @classmethod
+    def _speaker(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = value.strip().lower()
+            return SPEAKER_SYNONYMS.get(value, value)
+        return value
 
     text: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_MEMORY_CHARS)]
     category: Category
