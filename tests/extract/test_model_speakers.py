@@ -97,3 +97,13 @@ def test_a_tool_or_a_file_named_as_the_speaker_is_observed(tmp_path: Path) -> No
         (stored,) = [m for m in stored_memories(store) if m["entered_by"] == "codememory-extract:llm"]
         assert stored["text"] == LESSON["text"] and said_by(stored["source"]) == "observed"
         assert report.dropped == 1 and report.llm_calls == 1  # no repair asked
+
+
+def test_without_a_turn_only_the_category_is_checked(tmp_path: Path) -> None:
+    unplaced = {k: v for k, v in PREFERENCE.items() if k != "turn"}  # the window's last turn has no user words
+    elsewhere = {**ASSISTANT_ALONE, "turn": 99}
+    store, report, _llm = extract(tmp_path, {"memories": [unplaced, elsewhere]})
+    with store:
+        (stored,) = [m for m in stored_memories(store) if m["entered_by"] == "codememory-extract:llm"]
+        assert stored["text"] == PREFERENCE["text"] and said_by(stored["source"]) == "user"
+        assert report.dropped == 1

@@ -279,7 +279,7 @@ class Extractor:
         refused = 0
         for item in output.memories:
             seq = item.turn if item.turn in window.seqs else window.last_seq
-            refusal = speakers.refusal(item.category, item.said_by, seq)
+            refusal = speakers.refusal(item.category, item.said_by, item.turn if item.turn in window.seqs else None)
             if refusal is not None:
                 log.info("extract %s turn %d: a %s memory was not stored: %s", session.session_id, seq, item.category,
                          refusal)  # fmt: skip

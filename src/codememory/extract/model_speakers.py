@@ -31,12 +31,15 @@ class SpeakerCheck:
         self.user_spoke = {t.seq for t in turns if t.user_text.strip()}
         self.last_user_turn = max(self.user_spoke, default=-1)
 
-    def refusal(self, category: str, said_by: str | None, seq: int) -> str | None:
-        """Why a model's memory of `category`, said by `said_by` in turn `seq`, is not stored (None: it is)."""
+    def refusal(self, category: str, said_by: str | None, seq: int | None) -> str | None:
+        """Why a model's memory of `category`, said by `said_by` in turn `seq`, is not stored (None: it is). Without
+        the turn (the model named none, or one not in its window) only the category is checked."""
         if said_by is None:
             return None
         if category in USERS_OWN and said_by not in (USER, ACCEPTED):
             return f"a {category} said by {said_by}: only the user's words or what the user accepted"
+        if seq is None:
+            return None
         if said_by == USER and seq not in self.user_spoke:
             return f"said by the user in turn {seq}, where the user said nothing"
         if said_by == ACCEPTED and seq >= self.last_user_turn:
