@@ -90,7 +90,7 @@ def test_files_that_do_not_parse_are_read_once_not_on_every_call(tmp_path: Path)
     make_project(env, root, "Deploys go through make deploy-staging")
     ids = broken_files(root)
     good = "mem_900d0001"
-    put(root, good, record(good, "Staging deploys need the VPN"))
+    put(root, good, record(good, "Staging deploys need the VPN", category="convention"))  # a session start shows it
 
     _, reads = run_counting(tmp_path, env, "codememory", "--project", root, "list", "--json")
     assert reads == BROKEN + 1  # the first open reads each new file once
