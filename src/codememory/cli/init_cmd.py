@@ -3,6 +3,8 @@ global registry) and `codememory projects` (that registry)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from codememory.cli import render
@@ -70,10 +72,10 @@ def init(ctx: click.Context, uninstall: bool, assistants: str | None, no_global:
         steps.append(setup.Step("codememory", reg, registry.register(root, store_path), "global registry"))
     if uninstall:
         steps.append(setup.Step("codememory", ".codememory/", "skipped", "the store (your memories) is kept"))
+    past = None if uninstall else _past_sessions(root)
     if as_json:
-        render.dump_json(
-            InitReport(str(root), str(store_path), None if uninstall else created, chosen, steps, warnings).to_dict()
-        )
+        report = InitReport(str(root), str(store_path), None if uninstall else created, chosen, steps, warnings, past)
+        render.dump_json(report.to_dict())
         return
     if not uninstall:
         if created:
@@ -89,6 +91,18 @@ def init(ctx: click.Context, uninstall: bool, assistants: str | None, no_global:
     if not uninstall and not chosen and assistants is None:
         names = ",".join(setup.ASSISTANTS)
         click.echo(f"No coding assistant detected; use --assistants {names} to set one up.")
+    if past:
+        click.echo(
+            f"Found {past} past assistant sessions of this project on this machine: "
+            "run `codememory import-history` to bring what they established into memory."
+        )
+
+
+def _past_sessions(root: Path) -> int:
+    """The project's past sessions not imported yet; a failure to look never fails init."""
+    from codememory.operations.import_history import count_history
+
+    return count_history(root)
 
 
 @click.command()

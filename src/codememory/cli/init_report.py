@@ -18,3 +18,5 @@ class InitReport(Result):
     assistants: list[str] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # what will stop the assistants from running codememory
+    # the project's past assistant sessions on this machine not imported yet (`codememory import-history`)
+    past_sessions: int | None = field(default=None, metadata=OMIT_NONE)
