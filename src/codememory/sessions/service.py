@@ -119,6 +119,10 @@ class Sessions:
     def absolute(self, row: SessionRow) -> str:
         return str(self.markdown_file(row))
 
+    def record(self, session_id: str) -> SessionRecord:
+        """Everything the store holds of one session (what its markdown file shows)."""
+        return self._get(session_id)
+
     def _get(self, session_id: str) -> SessionRecord:
         record = self.tables.get(check_session_id(session_id))
         if record is None:
