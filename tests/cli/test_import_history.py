@@ -16,7 +16,6 @@ from codememory.core.project import db_path, store_dir
 from support.cli import Invoke, assert_error, ok, ok_json
 from support.history_home import env_for, fill_home, place_session
 
-
 SECRET = "sk-proj-" + "Zq8wX2vB4nM6kL1jH3gF5dS7aP9oI0uY2tR4eW6q"  # split: not a real key for scanners
 
 

@@ -72,9 +72,9 @@ def place_session(
     return session, path
 
 
-def fill_home(home: Path, project: Path, count: int, assistants: tuple[str, ...] = ("claude", "codex", "gemini")) -> (
-    list[tuple[str, str, Path]]
-):
+def fill_home(
+    home: Path, project: Path, count: int, assistants: tuple[str, ...] = ("claude", "codex", "gemini")
+) -> list[tuple[str, str, Path]]:
     """`count` past sessions of `project`, the assistants taking turns, one a day going back: (assistant, session
     id, transcript) each, newest first."""
     made = []
