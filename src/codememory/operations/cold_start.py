@@ -8,7 +8,8 @@ would change what an assistant sees at the start of every session.
   is why it is a short, finished text block.
 - `recent` (the daemon's /memory/recent; the OpenCode plugin renders the block itself): the most important and
   the newest memories alternately, without duplicates, within the budget the caller gives (a memory costs
-  `memory_tokens` of its text, as /retrieve counts), returned as data with the number of live memories.
+  `memory_tokens` of its text, as /retrieve counts), returned as data with the number of live memories and the
+  last session's hand-off lines.
 Both walk their candidates in order and take each one that still fits the budget (`_fit`), and both record what
 they hand over in the injection ledger (kinds "hook_start" and "cold_start").
 """
@@ -16,7 +17,7 @@ they hand over in the injection ledger (kinds "hook_start" and "cold_start").
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import zip_longest
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -160,11 +161,14 @@ class ColdStartMemory(Result):
 
 @dataclass
 class ColdStart(Result):
-    """`{memories, tokens, total}`: the daemon's /memory/recent."""
+    """`{memories, tokens, total, last_session}`: the daemon's /memory/recent."""
 
     memories: list[ColdStartMemory]
     tokens: int  # estimated, within the budget asked for
     total: int  # every live memory of the project
+    # the hand-off from the project's last session (`_last_session`), its lines already rendered one line each;
+    # the plugin shows them under the memories
+    last_session: list[str] = field(default_factory=list)
 
 
 def recent(store: Store, *, limit: int = 8, token_budget: int = 400, recorder: Recorder) -> ColdStart:
@@ -197,4 +201,5 @@ def recent(store: Store, *, limit: int = 8, token_budget: int = 400, recorder: R
         kind="cold_start",
         memories=[{**m.to_dict(), "why": why} for m, why in zip(memories, whys, strict=True)],
     )
-    return ColdStart(memories, spent, total)
+    handoff = [line.strip() for line in _last_session(store, None).splitlines()]
+    return ColdStart(memories, spent, total, handoff)
