@@ -4,8 +4,16 @@ of each, one line each; the session just opened is never "the last one"."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
+
+from codememory import assistants
+from codememory.assistants.spec import Role
+from codememory.errors import InvalidInput
+from codememory.operations import hook_events
+from codememory.operations.checkpoint import checkpoint
 from codememory.operations.cold_start import HANDOFF_FILES, HANDOFF_ITEMS, session_start_context
 from codememory.operations.explain import Recorder
 from codememory.service.project_store import Store
@@ -56,3 +64,28 @@ def test_files_touched_are_listed_a_few(tmp_path: Path) -> None:
         line = next(x for x in start_block(store).splitlines() if x.startswith("  Files touched: "))
         shown = line.removeprefix("  Files touched: ").removesuffix(" (+2 more)").split(", ")
         assert len(shown) == HANDOFF_FILES and set(shown) <= set(paths) and line.endswith(" (+2 more)")
+
+
+def prompt(root: Path, assistant: str, session: str, text: str) -> None:
+    spec = assistants.find(assistant)
+    assert spec is not None
+    event = next(e.name for e in spec.events if e.role is Role.PROMPT)
+    payload = {"session_id": session, "cwd": str(root), "hook_event_name": event, "prompt": text}
+    hook_events.run(assistant, event, json.dumps(payload), str(root))
+
+
+def test_a_checkpoint_from_an_assistant_that_names_no_session_lands_in_its_hooks_session(tmp_path: Path) -> None:
+    root = tmp_path / "app"
+    root.mkdir()
+    Store.init(root)[0].close()
+    prompt(root, "codex", "019a-codex-1", "Add per-key rate limiting")  # Codex's hooks open the session
+    with Store.open(root) as store:
+        (opened,) = store.list_sessions()
+        saved = checkpoint(store, tool="codex", work_pending=["Wire the limiter into the gateway"], env={})
+        assert saved.session_id == opened.session_id  # Codex gives its MCP server no session id: the open one
+        assert store.sessions.record(opened.session_id).pending == ["Wire the limiter into the gateway"]
+
+    prompt(root, "gemini", "gemini-2", "Something else at the same time")  # two open at once: never a guess
+    with Store.open(root) as store:
+        with pytest.raises(InvalidInput, match="slug is required"):
+            checkpoint(store, tool="codex", work_pending=["x"], env={})
