@@ -86,6 +86,5 @@ def test_a_checkpoint_from_an_assistant_that_names_no_session_lands_in_its_hooks
         assert store.sessions.record(opened.session_id).pending == ["Wire the limiter into the gateway"]
 
     prompt(root, "gemini", "gemini-2", "Something else at the same time")  # two open at once: never a guess
-    with Store.open(root) as store:
-        with pytest.raises(InvalidInput, match="slug is required"):
-            checkpoint(store, tool="codex", work_pending=["x"], env={})
+    with Store.open(root) as store, pytest.raises(InvalidInput, match="slug is required"):
+        checkpoint(store, tool="codex", work_pending=["x"], env={})
