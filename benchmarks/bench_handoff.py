@@ -68,7 +68,7 @@ ITEMS: dict[str, tuple[str, ...]] = {
     "goal": ("per-key rate limiting",),
     "work done": ("60-second fixed window",),
     "decision + reason": ("Redis instead of Memcached", "atomic INCR"),
-    "pending todo": ("into the API gateway",),
+    "pending todo": ("Wire the limiter into the API gateway",),  # the prompt's "wiring it into…" does not count
     "file touched": (FILE,),
 }
 BLOCK_RE = re.compile(r"<(project_memory|developer_context)>(.*?)</\1>", re.S)
@@ -109,7 +109,13 @@ def daemon_for(agent: AgentCli) -> Iterator[None]:
 
 
 def session_a(agent: AgentCli, project: Path) -> None:
-    checkpoint = {"goal": GOAL, "work_completed": [DONE], "work_pending": [TODO], "decisions": [DECISION]}
+    checkpoint = {
+        "slug": "per-key-rate-limiting",  # the tool asks for one; where the hooks hold the session open, it is moot
+        "goal": GOAL,
+        "work_completed": [DONE],
+        "work_pending": [TODO],
+        "decisions": [DECISION],
+    }
     replies = [
         Reply("Writing the limiter.", tool_calls=[agent.write_file(project / FILE, LIMITER)]),
         Reply("Saving where we are.", tool_calls=[ToolCallSpec(agent.mcp("checkpoint"), checkpoint)]),
@@ -192,7 +198,17 @@ def main() -> None:
     parser.add_argument("--tools", default=",".join(ALL), help="comma-separated, of: " + ", ".join(ALL))
     parser.add_argument("--from", dest="sources", help="only these tools as A (default: --tools)")
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
+    parser.add_argument("--rescore", type=Path, help="score the blocks saved in this results file again; run nothing")
     args = parser.parse_args()
+    if args.rescore:
+        pairs = [Pair(**p) for p in json.loads(args.rescore.read_text(encoding="utf-8"))]
+        for p in pairs:
+            if not p.error:
+                p.carried, p.tokens, p.blocks = score(p.injected)
+                p.share = sum(p.carried.values()) / len(ITEMS)
+        print(table(pairs))
+        args.rescore.write_text(json.dumps([asdict(p) for p in pairs], indent=1) + "\n", encoding="utf-8")
+        return
     tools = [t for t in args.tools.split(",") if t]
     sources = [t for t in (args.sources or args.tools).split(",") if t]
     factories = agents()
