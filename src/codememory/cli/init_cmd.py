@@ -72,7 +72,7 @@ def init(ctx: click.Context, uninstall: bool, assistants: str | None, no_global:
         steps.append(setup.Step("codememory", reg, registry.register(root, store_path), "global registry"))
     if uninstall:
         steps.append(setup.Step("codememory", ".codememory/", "skipped", "the store (your memories) is kept"))
-    past = None if uninstall else _past_sessions(root)
+    past = None if uninstall else _past_sessions(root) or None  # in --json only when there are some
     if as_json:
         report = InitReport(str(root), str(store_path), None if uninstall else created, chosen, steps, warnings, past)
         render.dump_json(report.to_dict())
