@@ -17,7 +17,11 @@ that item has — the goal, the work done, the decision with its reason (both ha
 touched. Cost: those blocks' tokens as codememory counts them (⌈characters / 4⌉), against the per-call budget
 (`[context] call_budget_tokens`, 2,000).
 
-    .venv/bin/python benchmarks/bench_handoff.py [--tools claude,codex,...] [--out results-handoff.json]
+    .venv/bin/python benchmarks/bench_handoff.py [--tools claude,codex,...] [--from A,...] [--no-checkpoint]
+        [--out results-handoff.json]
+
+`--no-checkpoint`: A's model saves no checkpoint (it says what is done and still to do in its answer), so only
+the hooks, the plugin and capture carry the session.
 
 Runs are sequential (the CLIs are slow on a loaded machine); work files go to benchmarks/.work/handoff/.
 """
@@ -108,7 +112,9 @@ def daemon_for(agent: AgentCli) -> Iterator[None]:
         yield
 
 
-def session_a(agent: AgentCli, project: Path) -> None:
+def session_a(agent: AgentCli, project: Path, *, checkpoint_call: bool = True) -> None:
+    """A's session; without `checkpoint_call` the model saves no checkpoint and says what is done and still to do
+    in its answer instead: only the hooks (or the plugin) and capture carry it."""
     checkpoint = {
         "slug": "per-key-rate-limiting",  # the tool asks for one; where the hooks hold the session open, it is moot
         "goal": GOAL,
@@ -121,6 +127,8 @@ def session_a(agent: AgentCli, project: Path) -> None:
         Reply("Saving where we are.", tool_calls=[ToolCallSpec(agent.mcp("checkpoint"), checkpoint)]),
         Reply(f"{DONE}. Still to do: {TODO}."),
     ]
+    if not checkpoint_call:
+        del replies[1]
     with daemon_for(agent):
         agent.run(project, PROMPT_A, replies).check()
     agent.cm(project, "capture", "--idle-after", "0")  # the daemon's pass once the session is idle
@@ -147,7 +155,7 @@ def restore(tar: Path, parent: Path, *folders: Path) -> None:
         archive.extractall(parent, filter="tar")
 
 
-def run_from(a: str, bs: list[str], factories: dict[str, Any]) -> list[Pair]:
+def run_from(a: str, bs: list[str], factories: dict[str, Any], *, checkpoint_call: bool = True) -> list[Pair]:
     base = WORK / a
     shutil.rmtree(base, ignore_errors=True)
     base.mkdir(parents=True)
@@ -158,7 +166,7 @@ def run_from(a: str, bs: list[str], factories: dict[str, Any]) -> list[Pair]:
     commit_setup(project)
     started = time.monotonic()
     try:
-        session_a(agent_a, project)
+        session_a(agent_a, project, checkpoint_call=checkpoint_call)
     except Exception as exc:  # one tool's failure is reported, the others still run
         return [Pair(a, b, error=f"session in {a}: {type(exc).__name__}: {str(exc)[:300]}") for b in bs]
     print(f"{a}: session done in {time.monotonic() - started:.0f} s", file=sys.stderr)
@@ -198,6 +206,7 @@ def main() -> None:
     parser.add_argument("--tools", default=",".join(ALL), help="comma-separated, of: " + ", ".join(ALL))
     parser.add_argument("--from", dest="sources", help="only these tools as A (default: --tools)")
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
+    parser.add_argument("--no-checkpoint", action="store_true", help="A's model saves no checkpoint: capture only")
     parser.add_argument("--rescore", type=Path, help="score the blocks saved in this results file again; run nothing")
     args = parser.parse_args()
     if args.rescore:
@@ -217,7 +226,7 @@ def main() -> None:
         parser.error(f"unknown tools: {', '.join(unknown)}")
     pairs: list[Pair] = []
     for a in sources:
-        pairs += run_from(a, [b for b in tools if b != a], factories)
+        pairs += run_from(a, [b for b in tools if b != a], factories, checkpoint_call=not args.no_checkpoint)
     print(table(pairs))
     if args.out:
         args.out.write_text(json.dumps([asdict(p) for p in pairs], indent=1) + "\n", encoding="utf-8")

@@ -125,3 +125,19 @@ def test_init_offers_the_import(invoke: Invoke, home: Path, tmp_path: Path) -> N
     assert ok_json(invoke("--project", root, "init", "--assistants", "none", "--json"))["past_sessions"] == 3
     ok(invoke("--project", root, "import-history"))
     assert "past assistant sessions" not in ok(invoke("--project", root, "init", "--assistants", "none")).stdout
+
+
+def test_only_this_projects_claude_folders_are_read(cm: Invoke, project: Path, home: Path, tmp_path: Path) -> None:
+    sibling = tmp_path / f"{project.name}-other"  # its Claude Code folder starts like this project's
+    (sibling / ".git").mkdir(parents=True)
+    place_session(home, sibling, "claude")
+    mine, _ = place_session(home, project, "claude")
+    sub = project / "src"
+    sub.mkdir()
+    in_sub, _ = place_session(home, sub, "claude")  # a session started in a subfolder is the project's
+    # a probe: a session of this project filed where Claude Code would never file it is not even read
+    _, probe = place_session(home, project, "claude")
+    (home / ".claude" / "projects" / "-elsewhere").mkdir()
+    probe.rename(home / ".claude" / "projects" / "-elsewhere" / probe.name)
+    report = ok_json(cm("import-history", "--dry-run", "--json"))
+    assert {s["session_id"] for s in report["sessions"]} == {mine, in_sub} and report["errors"] == []

@@ -23,7 +23,7 @@ class Recording:
 
     def where(self, home: Path, project: Path, session: str) -> Path:
         if self.assistant == "claude":  # ~/.claude/projects/<the cwd, non-alphanumerics as ->/<session>.jsonl
-            folder = "".join(c if c.isalnum() else "-" for c in str(project))
+            folder = "".join(c if c.isalnum() and c.isascii() else "-" for c in str(project))
             return home / ".claude" / "projects" / folder / f"{session}.jsonl"
         if self.assistant == "codex":
             return home / ".codex" / "sessions" / "2026" / "11" / "27" / f"rollout-2026-11-27T07-08-00-{session}.jsonl"

@@ -89,8 +89,7 @@ def _transcripts(store: Store, since: datetime | None, errors: list[str]) -> lis
         where, reader = spec.transcripts, spec.transcript_reader
         if where is None or reader is None:
             continue
-        folder = where.folder.path()
-        for path in sorted(folder.glob(where.pattern)) if folder.is_dir() else []:
+        for path in where.files(store.root):
             try:
                 modified = datetime.fromtimestamp(path.stat().st_mtime).astimezone()
                 if since is not None and modified < since:
