@@ -184,14 +184,10 @@ def create_router(state: DaemonState) -> APIRouter:
     def memory(body: MemoryBody) -> dict[str, Any]:
         """One memory as /memory/get gives it (its fields, links and entities), without counting an access: a
         person looking is not an agent using it (access counts feed ranking)."""
-        from codememory.operations.get import MemoryDetail
-        from codememory.operations.stale import staleness_of
+        from codememory.operations.get import detail
 
         with state.stores.use(state.project_root(body.project_root)) as store:
-            detail = MemoryDetail(
-                store.get(body.id, touch=False), store.relations(body.id), staleness_of(store, body.id)
-            ).to_dict()
-            return _with_link_texts(store, detail)
+            return _with_link_texts(store, detail(store, store.get(body.id, touch=False)).to_dict())
 
     @router.post("/memory/edit")
     def edit(body: EditBody) -> dict[str, Any]:
