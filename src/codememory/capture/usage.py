@@ -34,7 +34,7 @@ from codememory.capture.turns import ToolCall, Turn
 from codememory.core.model import ID_RE
 from codememory.store.database import Database
 from codememory.store.usage import Exposure, Outcome, Shown
-from codememory.text.usage_cues import Action, Prohibition, Term, memory_terms, new_terms, prohibitions, used_terms
+from codememory.text.usage_cues import Action, Prohibition, Term, memory_terms, new_terms, prohibitions, term_in
 from codememory.text.usage_cues import violation as rule_violation
 
 MAX_ACTION_CHARS = 20_000  # of one tool call's arguments read
@@ -139,15 +139,15 @@ def _text_cues(text: str, entities: tuple[tuple[str, str], ...]) -> Cues:
 
 def _cues(db: Database, memory_ids: Iterable[str]) -> dict[str, Cues]:
     """The cues of these memories (those that still exist), their common entities left out."""
-    found = db.get_by_ids(list(memory_ids))
+    found = db.memory_texts(list(memory_ids))
     if not found:
         return {}
     cap = max(MIN_COMMON, db.count_all() // COMMON_SHARE)
-    counts = db.entities_with_counts([pk for pk, _ in found], cap)
+    counts = db.entities_with_counts([pk for pk, _ in found.values()], cap)
     out: dict[str, Cues] = {}
-    for pk, memory in found:
+    for mid, (pk, text) in found.items():
         entities = tuple((name, kind) for name, kind, n in counts.get(pk, []) if n <= cap)
-        out[memory.id] = _text_cues(memory.text, entities)
+        out[mid] = _text_cues(text, entities)
     return out
 
 
@@ -187,15 +187,20 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         elif _FETCH_RE.search(name):
             for mid in _ids_in(call.input.get("ids") or call.input.get("id")):
                 seen.outcomes.append(Outcome(mid, "fetched", at, f"{call.tool} {mid}", shown_kind="fetched"))
-    if not by_id:
-        return seen
-    cues = _cues(db, by_id)
     used = {mid for mid, e in by_id.items() if e.used_at is not None}
     used |= {o.memory_id for o in seen.outcomes}  # fetched
     contradicted = {mid for mid, e in by_id.items() if e.contradicted_at is not None}
+    open_ids = [mid for mid in by_id if mid not in used or mid not in contradicted]
+    if not open_ids:
+        return seen
+    cues = _cues(db, open_ids)
+    # Per exposure, once: the terms the query it was shown for did not hold already, and the rules it states.
+    unused = {mid: new_terms(cue.terms, by_id[mid].context) for mid, cue in cues.items() if mid not in used}
+    rules = {mid: cue.rules for mid, cue in cues.items() if cue.rules and mid not in contradicted}
 
     def use(mid: str, signal: str, at: str, evidence: str) -> None:
         used.add(mid)
+        unused.pop(mid, None)
         seen.outcomes.append(Outcome(mid, signal, at, evidence))
 
     for call in turn.tool_calls:
@@ -204,26 +209,25 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
             continue
         at = _at(call, turn)
         action = action_of(call)
-        named = set(_ID_RE.findall(action.haystack()))
-        for mid, exposure in by_id.items():
-            if not _shown_before(exposure, at):
-                continue
-            if mid in named and mid not in used:
+        said = action.haystack()
+        low = said.lower()
+        for mid in set(_ID_RE.findall(said)) & set(by_id) - used:
+            if _shown_before(by_id[mid], at):
                 use(mid, "cited", at, f"{call.tool} names {mid}")
-            cue = cues.get(mid)
-            if cue is None:
-                continue
-            if mid not in used:
-                hits = used_terms(new_terms(cue.terms, exposure.context), action)
+        for mid, terms in list(unused.items()):
+            if _shown_before(by_id[mid], at):
+                hits = [t.text for t in terms if term_in(t.text, low, lowered=True)]
                 if hits:
                     use(mid, "entity", at, f"{call.tool}: {', '.join(hits[:3])}")
-            if mid not in contradicted:
-                for rule in cue.rules:
-                    done = rule_violation(rule, action)
-                    if done:
-                        contradicted.add(mid)
-                        seen.outcomes.append(Outcome(mid, "contradicted", at, f"{rule.clause} | {call.tool}: {done}"))
-                        break
+        for mid, stated in list(rules.items()):
+            if not _shown_before(by_id[mid], at):
+                continue
+            for rule in stated:
+                done = rule_violation(rule, action)
+                if done:
+                    del rules[mid]
+                    seen.outcomes.append(Outcome(mid, "contradicted", at, f"{rule.clause} | {call.tool}: {done}"))
+                    break
     for text in turn.assistant_texts:
         for mid in _ID_RE.findall(text):
             if mid in by_id and mid not in used and _shown_before(by_id[mid], end):

@@ -115,6 +115,11 @@ class Outcome:
     shown_kind: str | None = None
 
 
+def _label(value: str) -> str:
+    """A session id or a tool name as stored: one short line (they are matched as given, so never rewritten)."""
+    return " ".join(value.split())[:200]
+
+
 def _stamp(value: object) -> str | None:
     return value if isinstance(value, str) and is_stamp(value) else None
 
@@ -192,25 +197,29 @@ class UsageRows(StoreConnection):
         items = {m.memory_id: m for m in memories if is_memory_id(m.memory_id)}
         if not items:
             return []
-        source, session_id = scrub(source)[:200], scrub(session_id)[:200]
-        context = scrub(context)[:MAX_CONTEXT_CHARS]
-        fresh: list[str] = []
+        source, session_id = _label(source), _label(session_id)
+        context = scrub(context)[:MAX_CONTEXT_CHARS] if context else ""
         with self.transaction() as c:
-            for mid, item in items.items():
-                cur = c.execute(
-                    "UPDATE memory_exposures SET shows = shows + 1, last_shown_at = max(last_shown_at, ?), "
-                    "tokens = tokens + ? WHERE session_id = ? AND memory_id = ?",
-                    (at, max(0, item.tokens), session_id, mid),
+            marks = ",".join("?" * len(items))
+            known = {
+                mid
+                for (mid,) in c.execute(
+                    f"SELECT memory_id FROM memory_exposures WHERE session_id = ? AND memory_id IN ({marks})",
+                    (session_id, *items),
                 )
-                if cur.rowcount:
-                    continue
-                c.execute(
-                    "INSERT INTO memory_exposures(memory_id, source, session_id, kind, first_shown_at, last_shown_at, "
-                    "tokens, context) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (mid, source, session_id, kind, at, at, max(0, item.tokens), context),
-                )
-                self._bump(c, mid, at, shown=1)
-                fresh.append(mid)
+            }
+            c.executemany(
+                "UPDATE memory_exposures SET shows = shows + 1, last_shown_at = max(last_shown_at, ?), "
+                "tokens = tokens + ? WHERE session_id = ? AND memory_id = ?",
+                [(at, max(0, m.tokens), session_id, mid) for mid, m in items.items() if mid in known],
+            )
+            fresh = [mid for mid in items if mid not in known]
+            c.executemany(
+                "INSERT INTO memory_exposures(memory_id, source, session_id, kind, first_shown_at, last_shown_at, "
+                "tokens, context) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(mid, source, session_id, kind, at, at, max(0, items[mid].tokens), context) for mid in fresh],
+            )
+            self._bump_many(c, fresh, at, shown=1)
             if fresh:
                 newest = int(c.execute("SELECT max(id) FROM memory_exposures").fetchone()[0] or 0)
                 c.execute("DELETE FROM memory_exposures WHERE id <= ?", (newest - MAX_EXPOSURES,))
@@ -222,7 +231,7 @@ class UsageRows(StoreConnection):
         session was never shown creates the exposure first when it says how (`shown_kind`), else is dropped.
         Returns how many exposures changed."""
         changed = 0
-        session_id, source = scrub(session_id)[:200], scrub(source)[:200]
+        session_id, source = _label(session_id), _label(source)
         with self.transaction() as c:
             for o in outcomes:
                 if not is_memory_id(o.memory_id):
@@ -263,30 +272,56 @@ class UsageRows(StoreConnection):
         return changed
 
     def _bump(self, c: Any, memory_id: str, at: str, *, shown: int = 0, used: int = 0, contradicted: int = 0) -> None:
-        """Add to a memory's record, its decayed counts first brought to `at`."""
-        row = c.execute(f"SELECT {_RECORD_COLUMNS} FROM memory_usefulness WHERE memory_id = ?", (memory_id,)).fetchone()
-        # An event stamped before the record's last write (a turn captured late) is counted at the record's time.
-        now = max(at, row[4]) if row and is_stamp(row[4]) else at
-        old = _record(row, now, self.usage_half_life_days) if row else None
-        base = old or UsefulnessRow(memory_id, 0.0, 0.0, 0.0, 0, 0, 0, None, None, None)
-        c.execute(
+        self._bump_many(c, [memory_id], at, shown=shown, used=used, contradicted=contradicted)
+
+    def _bump_many(
+        self, c: Any, memory_ids: Sequence[str], at: str, *, shown: int = 0, used: int = 0, contradicted: int = 0
+    ) -> None:
+        """Add to these memories' records, their decayed counts first brought to `at`."""
+        if not memory_ids:
+            return
+        marks = ",".join("?" * len(memory_ids))
+        select = f"SELECT {_RECORD_COLUMNS} FROM memory_usefulness WHERE memory_id IN ({marks})"
+        rows = {row[0]: row for row in c.execute(select, list(memory_ids))}
+        values = []
+        for memory_id in memory_ids:
+            row = rows.get(memory_id)
+            # An event stamped before the record's last write (a turn captured late) is counted at the record's time.
+            now = max(at, row[4]) if row and is_stamp(row[4]) else at
+            old = _record(row, now, self.usage_half_life_days) if row else None
+            base = old or UsefulnessRow(memory_id, 0.0, 0.0, 0.0, 0, 0, 0, None, None, None)
+            values.append(
+                (
+                    memory_id,
+                    base.shown + shown,
+                    base.used + used,
+                    base.contradicted + contradicted,
+                    now,
+                    base.shown_total + shown,
+                    base.used_total + used,
+                    base.contradicted_total + contradicted,
+                    max(filter(None, (base.last_shown_at, at if shown else None)), default=None),
+                    max(filter(None, (base.last_used_at, at if used else None)), default=None),
+                    max(filter(None, (base.last_contradicted_at, at if contradicted else None)), default=None),
+                )
+            )
+        c.executemany(
             f"INSERT OR REPLACE INTO memory_usefulness({_RECORD_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                memory_id,
-                base.shown + shown,
-                base.used + used,
-                base.contradicted + contradicted,
-                now,
-                base.shown_total + shown,
-                base.used_total + used,
-                base.contradicted_total + contradicted,
-                max(filter(None, (base.last_shown_at, at if shown else None)), default=None),
-                max(filter(None, (base.last_used_at, at if used else None)), default=None),
-                max(filter(None, (base.last_contradicted_at, at if contradicted else None)), default=None),
-            ),
+            values,
         )
 
     # ------------------------------------------------------------------- reads
+    def memory_texts(self, memory_ids: Sequence[str]) -> dict[str, tuple[int, str]]:
+        """id -> (row key, text) of these memories (those that exist): all use detection reads of a memory."""
+        out: dict[str, tuple[int, str]] = {}
+        for chunk in chunks(list(dict.fromkeys(memory_ids))):
+            for pk, mid, text in self.conn.execute(
+                f"SELECT pk, id, text FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk
+            ):
+                if is_int(pk) and is_memory_id(mid) and isinstance(text, str):
+                    out[mid] = (pk, text)
+        return out
+
     def session_exposures(self, session_id: str) -> list[Exposure]:
         rows = self.conn.execute(
             f"SELECT {_EXPOSURE_COLUMNS} FROM memory_exposures WHERE session_id = ? ORDER BY id", (session_id,)

@@ -4,10 +4,11 @@ forbids. Pure text rules, no model; codememory.capture.usage applies them to wha
 **Terms** (evidence of use): the paths, code names, commands, versions and values a memory states, the kind of
 thing an agent copies into a tool call when it acts on the memory: the memory's file, identifier and error entities
 (text/entities.py; a dotted name also by its last part: `Image.MAX_IMAGE_PIXELS` gives `MAX_IMAGE_PIXELS`), its
-`code spans`, numbers of three digits or more (`4326`, `250_000_000`), versions (`2.3.0`), settings (`leeway=60`)
-and coded words (`utf-8-sig`, `problem+json`). A term must look like code (a separator, a digit, a hump, an error
-name): a plain word such as `Query` is everywhere. Matching ignores case and wants the term whole: `4326` is not
-in `43260`, `app/jobs.py` is in `/home/me/app/jobs.py`.
+`code spans`, specific numbers (`4326`, `250_000_000`; not a year, a power of two or a round number), versions
+(`2.3.0`), settings (`leeway=60`), calls with literal arguments (`problem(422)`) and coded words (`utf-8-sig`,
+`problem+json`). A term must look like code (a separator, a digit, a hump, an error name): a plain word such as
+`Query` is everywhere. Matching ignores case and wants the term whole: `4326` is not in `43260`, `app/jobs.py` is
+in `/home/me/app/jobs.py`.
 
 **Prohibitions** (evidence of contradiction), a small rule set over the memory's clauses (split at `.`, `;`, `:`,
 a dash, and before ", use"):
@@ -40,10 +41,14 @@ MIN_TERM_CHARS = 4
 MAX_TERMS = 24
 
 _BACKTICK_RE = re.compile(r"`([^`\n]{1,120})`")
-_NUMBER_RE = re.compile(r"(?<![\w.])\d(?:[\d_]*\d)?(?:\.\d+)*(?![\w])")
-_SETTING_RE = re.compile(r"(?<![\w.])[A-Za-z_][\w.]*=(?:\d+|[\w.-]{2,})")
-_CALL_RE = re.compile(r"(?<![\w.])[A-Za-z_][\w.]*\([\w.,'\"=-]{1,30}\)")
-_CODED_WORD_RE = re.compile(r"(?<![\w./-])[A-Za-z][\w]*(?:[-+][\w]+)+")
+# The shapes a memory's text shows on its own, in one pass (the first alternative that matches at a place wins, so
+# `leeway=60` is a setting, not a number): a setting, a call with literal arguments, a coded word, a number.
+_SHAPES_RE = re.compile(
+    r"(?P<setting>(?<![\w.])[A-Za-z_][\w.]*=(?:\d+|[\w.-]{2,}))"
+    r"|(?P<call>(?<![\w.])[A-Za-z_][\w.]*\([\w.,'\"=-]{1,30}\))"
+    r"|(?P<word>(?<![\w./-])[A-Za-z]\w*(?:[-+]\w+)+)"
+    r"|(?P<number>(?<![\w.])\d(?:[\d_]*\d)?(?:\.\d+)*(?!\w))"
+)
 _HUMP_RE = re.compile(r"[a-z0-9][A-Z]")
 _PASCAL_PART_RE = re.compile(r"[A-Z][a-z]+")
 _YEAR_RE = re.compile(r"(?:19|20)\d\d")
@@ -119,12 +124,12 @@ def code_like(term: str) -> bool:
 
 def distinctive(term: Term) -> bool:
     """Whether a term is specific enough that finding it in a tool call says the memory was acted on: code-like,
-    and not a hyphenated word without a digit (`key-value`), a product name with one hump (`PostGIS`, `GeoJSON`), a
-    year or a number under four digits (HTTP statuses and small limits are everywhere)."""
+    and not a hyphenated word without a digit (`key-value`), a product name with one hump (`PostGIS`, `GeoJSON`), or
+    a plain number under four digits (HTTP statuses and small limits are everywhere), a year, a power of two or a
+    multiple of a hundred: a number counts when it is specific (`4326`) or written as code (`250_000_000`, `2.3.0`)."""
     text = term.text
     if term.kind == "number":
-        digits = text.replace("_", "").replace(".", "")
-        return ("_" in text or len(digits) >= 4 or text.count(".") >= 2) and not _YEAR_RE.fullmatch(text)
+        return "_" in text or text.count(".") >= 2 or (text.isdigit() and len(text) >= 4 and not _common(int(text)))
     if term.kind == "path":
         return len(text) >= 3
     if term.kind == "span":
@@ -135,6 +140,11 @@ def distinctive(term: Term) -> bool:
         return False
     plain = text.replace("2", "").isalpha() if text[:1].isupper() else False
     return not (plain and term.kind == "symbol" and len(_PASCAL_PART_RE.findall(text)) < 2)
+
+
+def _common(number: int) -> bool:
+    """A number code is full of whatever it is about: a year, a power of two (`1024`), a round one (`5000`)."""
+    return bool(_YEAR_RE.fullmatch(str(number))) or number & (number - 1) == 0 or number % 100 == 0
 
 
 def memory_terms(text: str, entities: Iterable[tuple[str, str]] = ()) -> list[Term]:
@@ -150,14 +160,9 @@ def memory_terms(text: str, entities: Iterable[tuple[str, str]] = ()) -> list[Te
                 found.append(Term(name.rsplit(".", 1)[-1].rstrip("()"), "symbol"))
     for m in _BACKTICK_RE.finditer(text):
         found.append(Term(m.group(1).strip(), "span"))
-    for regex, kind in (
-        (_SETTING_RE, "setting"),
-        (_CALL_RE, "setting"),
-        (_CODED_WORD_RE, "word"),
-        (_NUMBER_RE, "number"),
-    ):
-        for m in regex.finditer(text):
-            found.append(Term(m.group(0).rstrip("."), kind))
+    for m in _SHAPES_RE.finditer(text):
+        kind = m.lastgroup or "word"
+        found.append(Term(m.group(0).rstrip("."), "setting" if kind == "call" else kind))
     out: dict[str, Term] = {}
     for term in found:
         key = term.text.lower()
@@ -182,21 +187,21 @@ def _bounded(haystack: str, needle: str) -> bool:
         start = at + 1
 
 
-def term_in(term: str, haystack_lower: str) -> bool:
-    """Whether `term` occurs whole in a lower-cased text."""
-    return bool(term) and _bounded(haystack_lower, term.lower())
+def term_in(term: str, haystack: str, *, lowered: bool = False) -> bool:
+    """Whether `term` occurs whole in a text, case ignored (`lowered`: the text is lower-cased already)."""
+    return bool(term) and _bounded(haystack if lowered else haystack.lower(), term.lower())
 
 
 def new_terms(terms: Sequence[Term], context: str) -> list[Term]:
     """The terms not already in `context` (the query a memory was shown for: its words were the agent's already)."""
     low = context.lower()
-    return [t for t in terms if not term_in(t.text, low)]
+    return [t for t in terms if not term_in(t.text, low, lowered=True)]
 
 
 def used_terms(terms: Sequence[Term], action: Action) -> list[str]:
     """The terms an action holds."""
     low = action.haystack().lower()
-    return [t.text for t in terms if term_in(t.text, low)]
+    return [t.text for t in terms if term_in(t.text, low, lowered=True)]
 
 
 # -------------------------------------------------------------------------------------- prohibitions
@@ -275,8 +280,15 @@ _SUBJECT_END_RE = re.compile(r"\s(?:is|are|was|were)\s", re.IGNORECASE)
 _ALTERNATIVE_RE = re.compile(r"instead of|rather than|,\s*not|rejected", re.IGNORECASE)
 
 
+_ANY_CUE_RE = re.compile(
+    r"never|n't|\bnot\b|avoid|rejected|instead of|rather than|forbidden|banned|review|(?:^|[.;:]\s*)no\s", re.IGNORECASE
+)
+
+
 def prohibitions(text: str) -> list[Prohibition]:
     """What the memory forbids (see the module docstring's table), in order, each once."""
+    if not _ANY_CUE_RE.search(text):
+        return []  # most memories forbid nothing: one search says so
     out: dict[tuple[str, str], Prohibition] = {}
     for clause in _clauses(text):
         parts: list[tuple[str, bool]] = []
