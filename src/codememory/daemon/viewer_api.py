@@ -1,7 +1,8 @@
 """The JSON endpoints the web viewer needs beyond the agents' ones (`/memory/transcript`, `/sessions/list` and
 `/sessions/search` serve it as they are): `POST /viewer/overview`, `/viewer/search`, `/viewer/list`, `/viewer/memory`
-(one memory, no access counted), `/viewer/memory/edit|archive|forget|link`, `/viewer/session-detail` and
-`/viewer/injections` and `/viewer/runs` (consolidation and staleness runs).
+(one memory, no access counted), `/viewer/memory/edit|archive|forget|link`, `/viewer/session-detail`,
+`/viewer/injections`, `/viewer/report` (what memory cost and what agents used) and `/viewer/runs` (consolidation and
+staleness runs).
 
 Each is a thin adapter over an operation (codememory.operations) and names its project like every other endpoint
 (`project_root`, checked against the registry). Security is the server's middleware: the bearer token, or the
@@ -100,6 +101,11 @@ class LinkBody(ProjectBody):
 
 class SessionDetailBody(ProjectBody):
     session_id: SessionId
+
+
+class ReportBody(ProjectBody):
+    since: ShortText = None  # as `codememory report --since`: "7d", "yesterday", an ISO date
+    limit: Annotated[int, Field(ge=1, le=100)] = 20
 
 
 class InjectionsBody(ProjectBody):
@@ -251,6 +257,15 @@ def create_router(state: DaemonState) -> APIRouter:
             ]
             explained = explain_last(store, last=body.last, session_id=body.session_id).to_dict()
         return {"sessions": sessions, "explained": explained}
+
+    @router.post("/report")
+    def report(body: ReportBody) -> dict[str, Any]:
+        """`codememory report --json`: tokens spent on memory per day and per session, the memories shown and used,
+        the most useful, the never used, the contradicted and the stale ones still shown (`since`: the window)."""
+        from codememory.operations.report import since_stamp, usage_report
+
+        with state.stores.use(state.project_root(body.project_root)) as store:
+            return usage_report(store, since=since_stamp(body.since), limit=body.limit).to_dict()
 
     @router.post("/runs")
     def runs(body: ProjectBody) -> dict[str, Any]:

@@ -207,7 +207,8 @@ def _days(exposures: list[Exposure], spend: list[tuple[str | None, str, str, int
         d = days.setdefault(day, DayUse(day, 0, 0, 0, 0, 0))
         d.injections += count
         d.tokens += tokens
-        sessions.setdefault(day, set()).add(session or "")
+        if session:  # calls without a session (a plain /retrieve) spend tokens but are no agent session
+            sessions.setdefault(day, set()).add(session)
     for e in exposures:
         day = e.first_shown_at[:10]
         d = days.setdefault(day, DayUse(day, 0, 0, 0, 0, 0))
