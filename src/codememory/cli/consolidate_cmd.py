@@ -104,6 +104,13 @@ def _print(report: ops.ConsolidationReport) -> None:
             click.echo(f"archive {c.memories[0]}  ({_f(c.reason)})")
         else:
             click.echo(f"entity {_f(c.text)} -> {_f(c.result)}  ({_f(c.reason)})")
+    for cluster in report.left_alone:
+        if len(cluster.pairs) == 1:
+            click.echo(f"left alone {' '.join(cluster.memories)}  ({_f(cluster.pairs[0].reason)})")
+            continue
+        click.echo(f"left alone {' '.join(cluster.memories)}:")
+        for pair in cluster.pairs:
+            click.echo(f"    {' / '.join(pair.memories)}  ({_f(pair.reason)})")
     counts = ", ".join(f"{v} {k}" for k, v in report.counts.items() if v) or "nothing to change"
     head = "Would change" if report.dry_run else f"Run {report.run}"
     click.echo(

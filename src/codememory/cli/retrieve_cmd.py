@@ -85,9 +85,11 @@ def retrieve(
     remote_status = getattr(result, "remote", None)
     if remote_status is not None and remote_status.error:
         click.echo(f"codememory: warning: local memories only: {scrub_message(remote_status.error)}", err=True)
+    from codememory.retrieval.why import why_text
+
     for item in result.memories:
         where = "" if item.origin == "local" else f"  [{one_line(item.origin)}]"
-        click.echo(f"{click.style(item.id, fg='cyan', bold=True)}  {item.category}{where}  {item.why}")
+        click.echo(f"{click.style(item.id, fg='cyan', bold=True)}  {item.category}{where}  {why_text(item.why)}")
         click.echo(quoted(item.text, "    "))
     click.echo(click.style(f"({result.tokens} tokens)", dim=True), err=True)
 

@@ -9,13 +9,13 @@ import click
 
 from codememory.cli import render
 from codememory.cli.daemon_handoff import handed_off
-from codememory.cli.options import filter_args, filter_options, json_option, open_store
+from codememory.cli.options import QueryCommand, filter_args, filter_options, json_option, open_store, query_text
 from codememory.errors import InvalidInput
 from codememory.text.context_render import one_line, quoted
 
 
 # ------------------------------------------------------------------------- search
-@click.command()
+@click.command(cls=QueryCommand)
 @click.argument("query", nargs=-1, required=True)
 @filter_options
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(min=1), help="Maximum results.")
@@ -104,7 +104,7 @@ def search(
       codememory search --global retry backoff --json
       codememory search --remote "payment retries" --category decision
     """
-    text = " ".join(query)
+    text = query_text(query)
     if not text.strip():
         raise InvalidInput("the query is empty: give the words to search for (see `codememory search --help`)")
     if remote or remote_projects:
@@ -158,7 +158,13 @@ def _print_result(text: str, result: dict[str, Any], offset: int, limit: int, ma
     for memory, row in hits:
         click.echo(render.hit_text(memory, row["match"]))
         if explain:
-            click.echo(click.style(f"    why: score {row['score']:.4f} {row['explain']}", dim=True))
+            from codememory.retrieval.why import why_text
+
+            click.echo(
+                click.style(
+                    f"    why: {row['match']} · score {row['score']:.3g} · {why_text(row['explain'])}", dim=True
+                )
+            )
     if result["has_more"]:
         click.echo(click.style(f"(more results: use --offset {offset + limit})", dim=True), err=True)
 
@@ -205,7 +211,9 @@ def _search_global(
         click.echo(render.memory_header(g.hit.memory, tag + fuzzy_tag))
         click.echo(quoted(g.hit.memory.text, "    "))
         if explain:
-            why = f"    why: {g.project_name} #{g.project_rank}, score {g.hit.score:.4f} {g.hit.explain}"
+            from codememory.retrieval.why import why_text
+
+            why = f"    why: {g.project_name} #{g.project_rank} · {g.hit.match} · {why_text(g.hit.explain)}"
             click.echo(click.style(why, dim=True))
     if result.has_more:
         click.echo(click.style(f"(more results: use --offset {offset + limit})", dim=True), err=True)

@@ -145,7 +145,10 @@ def _copy(
                 report.skip(table, key, problem)
                 continue
             try:
-                dst.execute(insert, [row[c] for c in written])
+                if spec.writer is not None:
+                    spec.writer(dst, row)
+                else:
+                    dst.execute(insert, [row[c] for c in written])
             except sqlite3.IntegrityError as exc:  # duplicate, orphan, or a CHECK the values break
                 report.skip(table, key, str(exc))
                 continue
@@ -163,6 +166,9 @@ def _finish(db: Database) -> None:
         for fts in ("memories_fts", "memories_trigram", "memories_words"):
             c.execute(f"INSERT INTO {fts}({fts}) VALUES ('rebuild')")
         c.execute("UPDATE counters SET value = value + 1 WHERE name = 'text_version'")
+        # A vector needs its row and a row its vector (from a damaged or older store either may be missing).
+        c.execute("DELETE FROM embedding_vectors WHERE seq NOT IN (SELECT seq FROM embeddings)")
+        c.execute("DELETE FROM embeddings WHERE seq NOT IN (SELECT seq FROM embedding_vectors)")
         c.execute(
             "UPDATE counters SET value = (SELECT COALESCE(MAX(seq), 0) FROM embeddings) WHERE name = 'embedding_seq'"
         )

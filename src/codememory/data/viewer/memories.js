@@ -24,7 +24,7 @@ function filterForm(params) {
   const mode = h("select", { name: "mode" }, ["hybrid", "lexical", "semantic"].map((m) =>
     h("option", { value: m, selected: (params.get("mode") || "hybrid") === m }, m)));
   const form = h("form", { class: "filters", id: "memory-filters" },
-    field("q", "Query", { size: 32, placeholder: 'words, "a phrase", -not, a OR b, pre*' }),
+    field("q", "Query", { size: 32, placeholder: 'words, "a phrase", -word, a OR b, pre*' }),
     field("tags", "Tags (all)", { size: 12 }),
     field("any_tags", "Tags (any)", { size: 12 }),
     h("label", {}, "Category", category),
