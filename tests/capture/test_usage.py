@@ -74,6 +74,29 @@ def exposure(store: Store, memory_id: str, session: str = SESSION) -> dict[str, 
     return found[0].to_dict()
 
 
+# ------------------------------------------------------------------------------------------- cues kept
+def test_a_turn_reads_the_memory_as_it_was_shown_from_the_exposure(store: Store) -> None:
+    """The cues are kept with the exposure when the memory is first shown: a later edit of the memory does not
+    change what the session is judged against, and the turn parses no memory text."""
+    limit = add(store, LIMIT)
+    shown(store, limit)
+    kept = json.loads(store.db.session_exposures(SESSION)[0].cues or "")
+    assert ["app/api/photos.py", "path"] in kept["terms"] and kept["rules"] == []
+    assert ["25", "number"] not in kept["terms"]  # nor anything of the query it was shown for
+    store.edit(limit, text="The photo size limit lives in settings.toml now.")
+    capture(store, turn(call("bash", 1, command="grep -n UPLOAD_MAX_BYTES app/api/photos.py")))
+    assert exposure(store, limit)["used_by"] == "entity"
+
+
+def test_cues_that_do_not_read_back_are_computed_again(store: Store) -> None:
+    rule = add(store, PYTEST)
+    shown(store, rule, at_query="run the tests")
+    store.db.conn.execute("UPDATE memory_exposures SET cues = '{\"terms\": 7}'")  # the file is untrusted input
+    assert store.db.session_exposures(SESSION)[0].cues == '{"terms": 7}'
+    capture(store, turn(call("bash", 1, command="pytest -q")))
+    assert exposure(store, rule)["contradicted_at"] is not None
+
+
 # ------------------------------------------------------------------------------------------- entity
 def test_a_memorys_path_or_name_in_a_later_edit_is_a_use(store: Store) -> None:
     limit = add(store, LIMIT)

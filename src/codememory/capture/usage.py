@@ -25,8 +25,9 @@ in its result: they become exposures of the session (kind "search", its query as
 from __future__ import annotations
 
 import functools
+import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +35,16 @@ from codememory.capture.turns import ToolCall, Turn
 from codememory.core.model import ID_RE
 from codememory.store.database import Database
 from codememory.store.usage import Exposure, Outcome, Shown
-from codememory.text.usage_cues import Action, Prohibition, Term, memory_terms, new_terms, prohibitions, term_in
+from codememory.text.usage_cues import (
+    MAX_TERMS,
+    Action,
+    Prohibition,
+    Term,
+    memory_terms,
+    new_terms,
+    prohibitions,
+    term_in,
+)
 from codememory.text.usage_cues import violation as rule_violation
 
 MAX_ACTION_CHARS = 20_000  # of one tool call's arguments read
@@ -151,6 +161,32 @@ def _cues(db: Database, memory_ids: Iterable[str]) -> dict[str, Cues]:
     return out
 
 
+def exposure_cues(db: Database, memory_ids: Sequence[str], context: str) -> dict[str, str]:
+    """The cues kept with a memory's exposure when it is first shown to a session (store.usage's `cues_of`), as
+    JSON: its terms the query it was shown for did not hold already, and its rules. Each turn of the session reads
+    them back instead of parsing every shown memory again (a hook process starts with no cache)."""
+    out: dict[str, str] = {}
+    for mid, cue in _cues(db, memory_ids).items():
+        terms = [[t.text, t.kind] for t in new_terms(cue.terms, context)]
+        rules = [[r.thing, r.kind, r.clause] for r in cue.rules]
+        out[mid] = json.dumps({"terms": terms, "rules": rules}, ensure_ascii=False, separators=(",", ":"))
+    return out
+
+
+def _kept_cues(exposure: Exposure) -> tuple[list[Term], list[Prohibition]] | None:
+    """An exposure's kept cues (see exposure_cues), or None when it has none or they do not read back (the store is
+    untrusted input: anything of the wrong shape is computed again instead)."""
+    if not exposure.cues:
+        return None
+    try:
+        data = json.loads(exposure.cues)
+        terms = [Term(t, k) for t, k in data["terms"] if isinstance(t, str) and t and isinstance(k, str)]
+        rules = [Prohibition(t, k, c) for t, k, c in data["rules"] if all(isinstance(v, str) for v in (t, k, c))]
+    except (ValueError, TypeError, KeyError):
+        return None
+    return terms[:MAX_TERMS], rules[:MAX_TERMS]
+
+
 # ------------------------------------------------------------------------------------------ turns
 def _at(call: ToolCall, turn: Turn) -> str:
     return call.started_at or turn.ended_at or turn.started_at
@@ -180,6 +216,7 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
                     kind="search",
                     memories=[Shown(i) for i in fresh],
                     context=query,
+                    cues_of=functools.partial(exposure_cues, db),
                 )
                 for e in db.session_exposures(turn.session_id):
                     by_id.setdefault(e.memory_id, e)
@@ -193,10 +230,14 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
     open_ids = [mid for mid in by_id if mid not in used or mid not in contradicted]
     if not open_ids:
         return seen
-    cues = _cues(db, open_ids)
-    # Per exposure, once: the terms the query it was shown for did not hold already, and the rules it states.
-    unused = {mid: new_terms(cue.terms, by_id[mid].context) for mid, cue in cues.items() if mid not in used}
-    rules = {mid: cue.rules for mid, cue in cues.items() if cue.rules and mid not in contradicted}
+    # Per exposure, once: the terms the query it was shown for did not hold already, and the rules it states (kept
+    # with the exposure when it was shown; parsed here for older rows and those a use created).
+    kept = {mid: k for mid in open_ids if (k := _kept_cues(by_id[mid])) is not None}
+    missing = [mid for mid in open_ids if mid not in kept]
+    parsed = {mid: (new_terms(c.terms, by_id[mid].context), list(c.rules)) for mid, c in _cues(db, missing).items()}
+    cues = {**kept, **parsed}
+    unused = {mid: terms for mid, (terms, _) in cues.items() if mid not in used}
+    rules = {mid: stated for mid, (_, stated) in cues.items() if stated and mid not in contradicted}
 
     def use(mid: str, signal: str, at: str, evidence: str) -> None:
         used.add(mid)

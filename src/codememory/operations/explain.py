@@ -29,6 +29,7 @@ types (null or empty where a row, e.g. an older one, does not say); `why` is kep
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -168,6 +169,7 @@ def record_injection(
         framing_tokens=framing_tokens,
     )
     if session_id:  # without a session nothing can be seen of what followed: no exposure (capture/usage.py)
+        from codememory.capture.usage import exposure_cues
         from codememory.store.usage import Shown
 
         store.db.record_shown(
@@ -177,6 +179,7 @@ def record_injection(
             kind=kind,
             memories=[Shown(m.id, m.tokens) for m in items],
             context=phrases,
+            cues_of=functools.partial(exposure_cues, store.db),
         )
     return row
 

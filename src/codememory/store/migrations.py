@@ -519,7 +519,8 @@ MIGRATIONS.append(
 -- One row per memory shown to one agent session (an injection, a search result the agent read, a fetch): when it
 -- was first and last shown, how often, the tokens it cost, the query it was first shown for (its words were the
 -- agent's already, so they are no evidence of use), and what the session did with it next: used (signal: cited,
--- fetched or entity; evidence: what matched) or contradicted (the rule and the action). Filled by
+-- fetched or entity; evidence: what matched) or contradicted (the rule and the action); cues: the memory's
+-- distinctive terms and rules as it was shown (JSON, capture/usage.py), read back for each turn. Filled by
 -- operations/explain.py (shown) and capture/usage.py (what followed); bounded like the injection ledger.
 CREATE TABLE memory_exposures (
     id              INTEGER PRIMARY KEY,
@@ -537,6 +538,7 @@ CREATE TABLE memory_exposures (
     evidence        TEXT,
     contradicted_at TEXT,
     contradiction   TEXT,
+    cues            TEXT,
     UNIQUE (session_id, memory_id)
 );
 CREATE INDEX memory_exposures_memory ON memory_exposures(memory_id);

@@ -16,7 +16,7 @@ and a row that fails is skipped.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -28,13 +28,14 @@ from codememory.text.privacy import scrub
 MAX_EXPOSURES = 50_000  # rows kept; past it the oldest go (the records keep their counts)
 MAX_CONTEXT_CHARS = 2000  # of the query a memory was first shown for
 MAX_EVIDENCE_CHARS = 300
+MAX_CUES_CHARS = 20_000  # an exposure's cues (a longer value is ignored: they are computed again)
 HALF_LIFE_DAYS = 30.0  # [usefulness] half_life_days
 SIGNALS = ("cited", "fetched", "entity")
 KINDS = ("hud", "cold_start", "hook_start", "hook_prompt", "search", "fetched")
 
 _EXPOSURE_COLUMNS = (
     "id, memory_id, source, session_id, kind, first_shown_at, last_shown_at, shows, tokens, context, used_at, used_by, "
-    "evidence, contradicted_at, contradiction"
+    "evidence, contradicted_at, contradiction, cues"
 )
 _RECORD_COLUMNS = (
     "memory_id, shown, used, contradicted, decayed_at, shown_total, used_total, contradicted_total, last_shown_at, "
@@ -73,9 +74,10 @@ class Exposure:
     evidence: str | None  # what matched
     contradicted_at: str | None
     contradiction: str | None  # the rule and the action
+    cues: str | None = None  # the memory's terms and rules as shown (JSON, capture/usage.py; untrusted: re-checked)
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k not in ("id", "context")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("id", "context", "cues")}
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,24 @@ def _text(value: object, limit: int) -> str | None:
 
 
 def _exposure(row: tuple[Any, ...]) -> Exposure | None:
-    pk, mid, source, session, kind, first, last, shows, tokens, context, used_at, used_by, evidence, c_at, c_what = row
+    (
+        pk,
+        mid,
+        source,
+        session,
+        kind,
+        first,
+        last,
+        shows,
+        tokens,
+        context,
+        used_at,
+        used_by,
+        evidence,
+        c_at,
+        c_what,
+        cues,
+    ) = row
     if not (is_int(pk) and is_memory_id(mid) and is_label(source) and is_label(session) and kind in KINDS):
         return None
     if not (is_stamp(first) and is_stamp(last)):
@@ -150,6 +169,7 @@ def _exposure(row: tuple[Any, ...]) -> Exposure | None:
         _text(evidence, MAX_EVIDENCE_CHARS),
         _stamp(c_at),
         _text(c_what, MAX_EVIDENCE_CHARS),
+        cues if isinstance(cues, str) and len(cues) <= MAX_CUES_CHARS else None,
     )
 
 
@@ -188,10 +208,19 @@ class UsageRows(StoreConnection):
 
     # ------------------------------------------------------------------ writes
     def record_shown(
-        self, *, at: str, source: str, session_id: str, kind: str, memories: Sequence[Shown], context: str = ""
+        self,
+        *,
+        at: str,
+        source: str,
+        session_id: str,
+        kind: str,
+        memories: Sequence[Shown],
+        context: str = "",
+        cues_of: Callable[[Sequence[str], str], Mapping[str, str]] | None = None,
     ) -> list[str]:
         """Note that these memories were put in front of the session; a memory shown in it for the first time counts
-        once more in its record's `shown`. Returns the ids shown to the session for the first time."""
+        once more in its record's `shown`. `cues_of(ids, context)` gives the cues kept with the memories shown to the
+        session for the first time (capture/usage.py). Returns those ids."""
         if kind not in KINDS:
             raise ValueError(f"unknown exposure kind {kind!r}")
         items = {m.memory_id: m for m in memories if is_memory_id(m.memory_id)}
@@ -214,10 +243,14 @@ class UsageRows(StoreConnection):
                 [(at, max(0, m.tokens), session_id, mid) for mid, m in items.items() if mid in known],
             )
             fresh = [mid for mid in items if mid not in known]
+            cues = cues_of(fresh, context) if cues_of and fresh else {}
             c.executemany(
                 "INSERT INTO memory_exposures(memory_id, source, session_id, kind, first_shown_at, last_shown_at, "
-                "tokens, context) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(mid, source, session_id, kind, at, at, max(0, items[mid].tokens), context) for mid in fresh],
+                "tokens, context, cues) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (mid, source, session_id, kind, at, at, max(0, items[mid].tokens), context, cues.get(mid))
+                    for mid in fresh
+                ],
             )
             self._bump_many(c, fresh, at, shown=1)
             if fresh:
