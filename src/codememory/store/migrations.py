@@ -514,6 +514,19 @@ CREATE TABLE embedding_vectors (
 MIGRATIONS.append(
     (
         12,
+        "team sharing: why a memory file was refused",
+        """
+-- A file of the text form that did not parse has status 'invalid' and the reason here: it is not read again while
+-- its size and mtime (or, when they change, its sha256) stay the same, and the reason is reported each time.
+ALTER TABLE shared_files ADD COLUMN reason TEXT;
+""",
+        None,
+    )
+)
+
+MIGRATIONS.append(
+    (
+        13,
         "usefulness: what each agent session was shown and what it did with it, and each memory's record",
         """
 -- One row per memory shown to one agent session (an injection, a search result the agent read, a fetch): when it

@@ -1,4 +1,4 @@
-"""The usefulness table group (migration 12): `memory_exposures`, one row per memory shown to one agent session and
+"""The usefulness table group (migration 13): `memory_exposures`, one row per memory shown to one agent session and
 what the session did with it next, and `memory_usefulness`, each memory's record (shown, used, contradicted) as
 counts that decay with time. Like every table group, the only place these tables are spoken to; the rules (what
 counts as a use, how the record weighs in ranking) are in capture/usage.py, text/usage_cues.py and
