@@ -134,10 +134,18 @@ def stop_daemon(env: dict[str, str], project: Path) -> None:
     subprocess.run([str(CODEMEMORY), "daemon", "stop"], cwd=project, env=env, capture_output=True, timeout=60)
 
 
+USEFULNESS_WEIGHT: float | None = None  # --usefulness-weight: written to the user's config when given
+
+
 def bench_env(env: dict[str, str], bin_dir: Path, capture: bool, trace: Path | None = None) -> dict[str, str]:
     # the assistant's CLI and this codememory on PATH (init's files name `codememory` and `codememory-hook`)
     path = os.pathsep.join([str(bin_dir), str(Path(CODEMEMORY).parent), env.get("PATH", "")])
     env = {**env, **GIT_ID, "PATH": path}
+    if USEFULNESS_WEIGHT is not None:  # the control run: how much ranking listens to what agents used
+        config = Path(env["XDG_CONFIG_HOME"]) / "codememory" / "config.toml"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        before = config.read_text(encoding="utf-8") if config.exists() else ""
+        config.write_text(f"{before}\n[usefulness]\nweight = {USEFULNESS_WEIGHT}\n", encoding="utf-8")
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     if not capture:
         env["CODEMEMORY_NO_CAPTURE"] = "1"
@@ -751,11 +759,18 @@ def main() -> None:
         help="run the sessions this many times in the same project: each pass after the first ranks with the "
         "usefulness the earlier ones recorded (default 1)",
     )
+    parser.add_argument(
+        "--usefulness-weight",
+        type=float,
+        help="[usefulness] weight in the user's config (0: ranking ignores what agents used; the control for --passes)",
+    )
     parser.add_argument("--out", type=Path, help="results JSON (default: see above)")
     args = parser.parse_args()
+    global USEFULNESS_WEIGHT
+    USEFULNESS_WEIGHT = args.usefulness_weight
     scenario = load_scenario(1 if args.quick else args.sessions)
     partial = args.quick or args.sessions is not None or args.only is not None or args.opencode_tools != "installed"
-    partial = partial or args.passes != 1
+    partial = partial or args.passes != 1 or args.usefulness_weight is not None
     out = args.out or (WORK / "results.json" if partial else RESULTS)
     shutil.rmtree(WORK, ignore_errors=True)
     WORK.mkdir(parents=True)
