@@ -212,7 +212,7 @@ def test_a_retrieve_that_finds_nothing_records_nothing(world: World, invoke: Inv
 def test_a_cold_start_block_is_recorded_once_per_request(world: World, invoke: Invoke) -> None:
     status, block = world.post("/memory/recent", {"session_id": "ses_explain_cold", "limit": 2, "source": "tester"})
     assert status == 200 and len(block["memories"]) == 2
-    assert set(block) == {"memories", "tokens", "total"}  # the answer's shape is unchanged
+    assert set(block) == {"memories", "tokens", "total", "last_session"}  # recording adds nothing to the answer
     data = explain(invoke, world.project, "--session", "ses_explain_cold")
     [inj] = data["injections"]
     assert (inj["kind"], inj["source"], inj["query"], inj["degraded"]) == ("cold_start", "tester", [], False)

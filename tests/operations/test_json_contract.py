@@ -51,6 +51,7 @@ from codememory.operations.forget import Archived, Forgotten, Pruned, Unarchived
 from codememory.operations.get import MemoryDetail, Records
 from codememory.operations.global_search import GlobalResult, GlobalSessionSearch
 from codememory.operations.hygiene_runs import HygieneRuns
+from codememory.operations.import_history import HistoryImport, PastSession
 from codememory.operations.listing import MemoryList
 from codememory.operations.projects import Projects
 from codememory.operations.publish import DeleteProjectResult, PublishResult
@@ -286,6 +287,7 @@ CLI_CASES: dict[str, Any] = {
     "repair": RepairReport,
     "capture": PassReport,
     "capture (OpenCode)": PassReport,
+    "import-history": HistoryImport,
     "daemon start": DaemonStarted,
     "daemon status": DaemonStatus,
     "daemon stop": DaemonStopped,
@@ -438,6 +440,20 @@ def test_trust_repair_and_capture_print_their_typed_reports(cm: Invoke, project:
     db.close()
     assert _expect(cm, check, "repair", "repair")["memories"]["kept"]
     assert {TrustReport, ProjectSetting, RepairReport, TableReport} <= check.seen
+
+
+def test_import_history_prints_its_typed_report(
+    cm: Invoke, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from support.history_home import env_for, place_session
+
+    check = Checker()
+    for key, value in env_for(tmp_path / "home").items():
+        monkeypatch.setenv(key, value)
+    place_session(tmp_path / "home", project, "gemini")
+    report = _expect(cm, check, "import-history", "import-history")
+    assert report["sessions"][0]["turns_captured"] == report["turns_captured"] == 2
+    assert {HistoryImport, PastSession} <= check.seen
 
 
 def test_sharing_prints_its_typed_reports(cm: Invoke, project: Path) -> None:

@@ -28,7 +28,7 @@ import fcntl
 import json
 import logging
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -209,10 +209,12 @@ def capture_opencode(
     auto_init: bool = False,
     since: str | datetime | None = None,
     now: Callable[[], datetime] = now_utc,
+    only: Collection[str] | None = None,
 ) -> CaptureReport:
     """One capture pass (see the module docstring). `open_store(root)` gives the project's store or None
     (the pass closes it); `since` limits the pass to sessions with activity since then (a poller passes
-    the start of its previous pass; None, the default, looks at every session, as after a restart).
+    the start of its previous pass; None, the default, looks at every session, as after a restart); `only`: just
+    these session ids (a history import, one session at a time).
     Never raises for a bad database or project: the report says what happened (`db.state` other than
     "ok", per-project `error`, `errors`)."""
     report = CaptureReport(db=reader.status(), started_at=to_iso(now()))
@@ -223,7 +225,7 @@ def capture_opencode(
             report.db = DbStatus.of(exc)
             sessions = []
         by_root: dict[str, list[SessionInfo]] = {}
-        for info in sessions:
+        for info in sessions if only is None else [i for i in sessions if i.session_id in only]:
             by_root.setdefault(info.project_root, []).append(info)
         for root, infos in sorted(by_root.items()):
             reason = _capturable(root)

@@ -26,6 +26,7 @@ COMMANDS = {
     "forget": "codememory.cli.memory_cmds:forget",
     "hook": "codememory.cli.hook_cmd:hook",
     "import": "codememory.cli.transfer_cmd:import_cmd",
+    "import-history": "codememory.cli.history_cmd:import_history",
     "init": "codememory.cli.init_cmd:init",
     "link": "codememory.cli.memory_cmds:link",
     "list": "codememory.cli.memory_cmds:list_cmd",
