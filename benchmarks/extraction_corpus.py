@@ -56,16 +56,22 @@ SHIMMED = (
 SHIM = '''#!{python}
 """Canned output for a build/test command the recording machine lacks: the first queued entry whose argv is
 this command's is printed and removed, with its exit status; otherwise the real program runs."""
-import json, os, shutil, sys
+import fcntl, json, os, shutil, sys
 name = os.path.basename(sys.argv[0]); argv = " ".join([name, *sys.argv[1:]])
 queue_path = os.environ.get("BENCH_CANNED", "")
-queue = json.load(open(queue_path)) if queue_path and os.path.exists(queue_path) else []
-for i, entry in enumerate(queue):
-    if entry["argv"] == argv:
-        del queue[i]
-        json.dump(queue, open(queue_path, "w"))
-        sys.stdout.write(entry["out"] + ("" if entry["out"].endswith("\\n") else "\\n"))
-        sys.exit(entry["exit"])
+found = None
+if queue_path and os.path.exists(queue_path):
+    with open(queue_path, "r+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)  # the commands of a pipeline start together: one takes its entry at a time
+        queue = json.load(f)
+        for i, entry in enumerate(queue):
+            if entry["argv"] == argv:
+                found = queue.pop(i)
+                f.seek(0); f.truncate(); json.dump(queue, f)
+                break
+if found is not None:
+    sys.stdout.write(found["out"] + ("" if found["out"].endswith("\\n") else "\\n"))
+    sys.exit(found["exit"])
 here = os.path.dirname(os.path.abspath(sys.argv[0]))
 path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if os.path.abspath(p) != here)
 real = shutil.which(name, path=path)
@@ -261,11 +267,12 @@ def cm(env: dict[str, str], cwd: Path, *args: str, timeout: float = 600) -> dict
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
-def new_project(root: Path, env: dict[str, str], llm: dict[str, str] | None) -> Path:
-    """A git folder with a codememory store (no assistant set up: capture needs only the store)."""
+def new_project(root: Path, env: dict[str, str], llm: dict[str, str] | None, assistants: str = "none") -> Path:
+    """A git folder with a codememory store (OpenCode's capture needs only the store; Claude Code's goes through
+    the hooks `init --assistants claude` installs)."""
     root.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, env=env, check=True, capture_output=True)
-    cm(env, root, "init", "--assistants", "none")
+    cm(env, root, "init", "--assistants", assistants)
     if llm:
         config = root / ".codememory" / "config.toml"
         lines = [f"{k} = {json.dumps(v)}" for k, v in llm.items()]
@@ -327,33 +334,46 @@ def hook_capture(env: dict[str, str], item: dict[str, Any], project: Path, home:
 
 
 def replay(
-    items: list[dict[str, Any]], work: Path, llm: dict[str, str] | None, progress: Callable[[str], None] = log
-) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
-    """Replay every item into one fresh HOME, run `codememory capture --idle-after 0`, and return each item's
-    stored memories (text, category, entered_by, source; oldest first) and the pass's report."""
+    items: list[dict[str, Any]],
+    work: Path,
+    llm: dict[str, str] | None,
+    progress: Callable[[str], None] = log,
+    assistants: tuple[str, ...] = ("opencode",),
+) -> tuple[dict[str, dict[str, list[dict[str, Any]]]], dict[str, Any]]:
+    """Replay every item into one fresh HOME, run `codememory capture --idle-after 0`, and return, per assistant
+    ("opencode": the OpenCode recordings and the hand-written transcripts; "claude": the Claude Code recordings
+    of the same scripts), each item's stored memories (text, category, entered_by, source; oldest first) and the
+    pass's report."""
+    import extraction_claude
+
     run = work / "run"
     shutil.rmtree(run, ignore_errors=True)
     home = run / "home"
     env = isolated_env(home)
     (home / ".config" / "codememory").mkdir(parents=True)
-    projects: dict[str, Path] = {}
+    projects: dict[tuple[str, str], Path] = {}
     recordings = []
     for item in items:
-        project = new_project(run / "projects" / item["name"] / item["project"], env, llm)
-        projects[item["name"]] = project
-        if item["source"] == "opencode":
-            path = Path(item["data"]) / "recorded" / f"{item['name']}.json"
-            if not path.exists():
-                raise RuntimeError(f"{item['name']} is not recorded: run bench_extraction.py --record {item['name']}")
-            recordings.append((json.loads(path.read_text(encoding="utf-8")), project, home))
-        else:
-            hook_capture(env, item, project, home)
+        if "opencode" in assistants:
+            project = new_project(run / "projects" / item["name"] / item["project"], env, llm)
+            projects[("opencode", item["name"])] = project
+            if item["source"] == "opencode":
+                path = Path(item["data"]) / "recorded" / f"{item['name']}.json"
+                if not path.exists():
+                    raise RuntimeError(f"{item['name']} is not recorded: run bench_extraction.py --record {item['name']}")
+                recordings.append((json.loads(path.read_text(encoding="utf-8")), project, home))
+            else:
+                hook_capture(env, item, project, home)
+        if "claude" in assistants and item["source"] == "opencode":
+            project = new_project(run / "projects-claude" / item["name"] / item["project"], env, llm, "claude")
+            projects[("claude", item["name"])] = project
+            extraction_claude.replay_item(item, project, home, env)
     progress(f"replay: {len(projects)} projects set up")
     if recordings:  # an OpenCode database without its tables would be an error for capture
         load_recordings(home / ".local" / "share" / "opencode" / "opencode.db", recordings)
     report = cm(env, run, "capture", "--idle-after", "0")
-    memories = {}
-    for name, project in projects.items():
+    memories: dict[str, dict[str, list[dict[str, Any]]]] = {a: {} for a in assistants}
+    for (assistant, name), project in projects.items():
         listed = cm(env, project, "list", "--limit", "500", "--sort", "created", "--order", "asc")
-        memories[name] = listed.get("results", listed.get("memories", []))
+        memories[assistant][name] = listed.get("results", listed.get("memories", []))
     return memories, report
