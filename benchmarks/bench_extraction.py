@@ -47,6 +47,8 @@ RESULTS = {
     "main": HERE / "results-extraction.json",
     "heldout": HERE / "results-extraction-heldout.json",
     "heldout2": HERE / "results-extraction-heldout2.json",
+    **{name: HERE / f"results-extraction-{name.replace('_', '-')}.json" for name in corpus.SETS if "_" in name},
+    "planted": HERE / "results-extraction-planted.json",
 }
 ASSISTANTS = ("opencode", "claude")
 TARGETS = {"precision": 0.8, "recall": 0.6, "category_recall_min": 0.4}

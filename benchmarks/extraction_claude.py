@@ -35,7 +35,7 @@ import extraction_corpus as corpus
 
 sys.path.insert(0, str(corpus.HERE.parent / "tests"))
 
-from support.scripted_anthropic import Reply, ScriptedAnthropic, ToolUse, is_side_request  # noqa: E402
+from support.scripted_anthropic import Reply, ScriptedAnthropic, ToolUse, is_side_request
 
 CLAUDE_BIN = corpus.HERE.parent / "tests" / "clis" / "node_modules" / ".bin" / "claude"
 ALLOWED = "Bash Read Write Edit TaskCreate TaskUpdate"
@@ -162,7 +162,7 @@ def record(item: dict[str, Any], work: Path) -> dict[str, Any]:
         return queue.pop(0) if queue else Reply("Done.")
 
     started = time.perf_counter()
-    corpus.install_shims(base / "bin")
+    corpus.install_shims(base / "bin", corpus.canned_commands(item))
     logger = base / "hook_logger.py"
     logger.write_text(HOOK_LOGGER.format(python=sys.executable, log=str(hook_log)), encoding="utf-8")
     logger.chmod(0o755)
@@ -193,7 +193,9 @@ def record(item: dict[str, Any], work: Path) -> dict[str, Any]:
                     args, cwd=project, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300
                 )
                 if done.returncode != 0:
-                    raise RuntimeError(f"{item['name']}: claude -p failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+                    raise RuntimeError(
+                        f"{item['name']}: claude -p failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+                    )
                 session_id = session_id or json.loads(done.stdout)["session_id"]
                 if queue or json.loads(canned_path.read_text()):
                     raise RuntimeError(f"{item['name']}: turn {turn['user'][:40]!r} left steps or canned output")
@@ -225,7 +227,9 @@ def _dump(recording: dict[str, Any]) -> str:
     for s in recording["sessions"]:
         lines = ",\n".join(json.dumps(x, ensure_ascii=False) for x in s["lines"])
         hooks = ",\n".join(json.dumps(x, ensure_ascii=False) for x in s["hooks"])
-        sessions.append(f'{{"session_id": {json.dumps(s["session_id"])},\n"lines": [\n{lines}],\n"hooks": [\n{hooks}]}}')
+        sessions.append(
+            f'{{"session_id": {json.dumps(s["session_id"])},\n"lines": [\n{lines}],\n"hooks": [\n{hooks}]}}'
+        )
     head = f'{{"name": {json.dumps(recording["name"])}, "claude_version": {json.dumps(recording["claude_version"])},'
     return head + '\n"sessions": [\n' + ",\n".join(sessions) + "]}\n"
 
@@ -304,7 +308,9 @@ def replay_item(item: dict[str, Any], project: Path, home: Path, env: dict[str, 
         raise RuntimeError(f"{item['name']} has no Claude Code recording: run bench_extraction.py --record-claude")
     recording = json.loads(path.read_text(encoding="utf-8"))
     settings = json.loads((project / ".claude" / "settings.json").read_text(encoding="utf-8"))
-    commands = {event: [h["command"] for g in groups for h in g["hooks"]] for event, groups in settings["hooks"].items()}
+    commands = {
+        event: [h["command"] for g in groups for h in g["hooks"]] for event, groups in settings["hooks"].items()
+    }
     paths = {corpus.PROJECT: str(project), corpus.HOME: str(home), PROJECT_KEY: claude_key(project)}
     paths[BIN] = str(corpus.CODEMEMORY.parent)
     folder = home / ".claude" / "projects" / claude_key(project)

@@ -39,6 +39,10 @@ DATA = HERE / "data" / "extraction"
 # measure whether they generalise: heldout (read while the rules were being improved) and heldout2 (a final
 # judge, kept out of the tuning loop); each has sessions/ and recorded/.
 SETS = {"main": DATA, "heldout": DATA / "heldout", "heldout2": DATA / "heldout2"}
+# Blind sets written in other voices by writers who never read the rules: two to tune on (terse / non-native,
+# chatty / "mostly says ok"), a final judge, and planted instructions (in tool output, pages, files, the assistant's
+# claims about the user).
+SETS |= {name: DATA / name for name in ("blind_a", "blind_b", "blind_judge", "planted")}
 CODEMEMORY = Path(sys.executable).with_name("codememory")
 HOOK = Path(sys.executable).with_name("codememory-hook")
 TABLES = ("project", "session", "message", "part", "todo")
@@ -142,9 +146,23 @@ def make_project(root: Path, files: dict[str, str], env: dict[str, str]) -> Path
     return root.resolve()
 
 
-def install_shims(folder: Path) -> None:
+def canned_commands(item: dict[str, Any]) -> set[str]:
+    """The programs the item's script gives canned output for (a command the machine has, such as `head` on a
+    path that only existed on the writer's machine, or `prove`, whose timings change every run)."""
+    names = set()
+    for session in item.get("sessions", []):
+        for turn in session["turns"]:
+            for step in turn["steps"]:
+                for spec in step.get("tools", []):
+                    if "bash" in spec and "out" in spec:
+                        names.add(str(spec.get("argv", spec["bash"])).split()[0])
+                    names.update(str(c["argv"]).split()[0] for c in spec.get("canned", []))
+    return {n for n in names if n and "/" not in n}
+
+
+def install_shims(folder: Path, extra: set[str] | frozenset[str] = frozenset()) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    for name in SHIMMED:
+    for name in sorted(set(SHIMMED) | set(extra)):
         path = folder / name
         path.write_text(SHIM.format(python=sys.executable), encoding="utf-8")
         path.chmod(0o755)
@@ -165,7 +183,7 @@ def record(item: dict[str, Any], work: Path) -> dict[str, Any]:
     started = time.perf_counter()
     with ScriptedLLM(handler) as llm:
         oc = OpenCodeHome(base / "home", llm.base_url)
-        install_shims(base / "bin")
+        install_shims(base / "bin", canned_commands(item))
         env = {**oc.env(), **GIT_ID, "BENCH_CANNED": str(canned_path)}
         env["PATH"] = f"{base / 'bin'}{os.pathsep}{env['PATH']}"
         oc.env = lambda: env  # type: ignore[method-assign]
@@ -360,7 +378,9 @@ def replay(
             if item["source"] == "opencode":
                 path = Path(item["data"]) / "recorded" / f"{item['name']}.json"
                 if not path.exists():
-                    raise RuntimeError(f"{item['name']} is not recorded: run bench_extraction.py --record {item['name']}")
+                    raise RuntimeError(
+                        f"{item['name']} is not recorded: run bench_extraction.py --record {item['name']}"
+                    )
                 recordings.append((json.loads(path.read_text(encoding="utf-8")), project, home))
             else:
                 hook_capture(env, item, project, home)

@@ -130,7 +130,7 @@ def test_llm_memories_are_stored_with_their_turn_source_and_category(store: Stor
     assert gotcha["category"] == "gotcha" and gotcha["source"] == "opencode session:ses_shop1 turn:2"
     # What needs no judgement comes from the rules, alongside the model's memories.
     note = by_text["the staging database is reset every Sunday night"]
-    assert note["entered_by"] == "codememory-extract:heuristic" and note["source"].endswith("turn:2")
+    assert note["entered_by"] == "codememory-extract:heuristic" and note["source"].endswith("turn:2 said_by:user")
     assert not any(t.startswith("Files changed") for t in by_text)  # files belong to the session, not memory
     assert report.status == "ok" and report.llm_calls == 1 and report.prompt_tokens == 1234
     assert extraction_rows(store) == [(1, 3, "llm", "ok", 3)]
@@ -596,4 +596,4 @@ def test_opencode_cli_todos_and_the_agent_list(store: Store, tmp_path: Path, use
     assert report.status == "ok"
     todo = [m for m in stored_memories(store) if m["category"] == "todo"]
     assert [m["text"] for m in todo] == ["TODO: Wire the cart into the API."]
-    assert todo[0]["source"] == "opencode session:ses_shop1 turn:3"
+    assert todo[0]["source"] == "opencode session:ses_shop1 turn:3 said_by:assistant"  # the agent's own list

@@ -34,7 +34,7 @@ SEARCH_TOOLS = frozenset(
     {"grep", "glob", "search", "codesearch", "find", "list", "ls", "list_dir", "file_search", "grep_search"}
 )
 FETCH_TOOLS = frozenset({"webfetch", "fetch", "web_fetch", "websearch", "web_search"})
-TODO_TOOLS = frozenset({"todowrite", "todoread", "todo_write", "update_plan"})
+TODO_TOOLS = frozenset({"todowrite", "todoread", "todo_write", "update_plan", "taskcreate", "taskupdate"})
 TASK_TOOLS = frozenset({"task", "agent"})
 
 _PATH_KEYS = ("filePath", "file_path", "path", "filename", "target_file", "file", "notebook_path")
@@ -165,6 +165,10 @@ def analyze_tool(call: ToolCall, root: str | None = None) -> ToolOutcome:
         target = next((str(inp[k]) for k in ("url", "query") if inp.get(k)), None)
     elif kind == "task":
         target = next((str(inp[k]) for k in ("description", "prompt") if inp.get(k)), None)
+    elif kind == "todo" and call.tool.lower() == "taskcreate":  # Claude Code's tasks: one call per task
+        target = next((str(inp[k]) for k in ("subject", "description") if inp.get(k)), None)
+    elif kind == "todo" and call.tool.lower() == "taskupdate" and inp.get("status"):
+        target = f"task #{inp.get('taskId')} {inp.get('status')}"
     if target is not None:
         target = shorten(scrub(_clip_lines(target, 4000)), _MAX_TARGET)
     output = _unroot(scrub(_ANSI_RE.sub("", _clip_lines(call.output or ""))), root)
@@ -210,7 +214,7 @@ def describe_outcome(o: ToolOutcome) -> str:
         "read": f"Read {t}" if t else "Read a file",
         "search": f"Searched for `{t}`" if t else "Searched the project",
         "fetch": f"Fetched {t}" if t else "Fetched a web page",
-        "todo": "Updated the todo list",
+        "todo": f"Updated the todo list ({t})" if t else "Updated the todo list",
         "task": f"Delegated to a sub-agent: {t}" if t else "Delegated to a sub-agent",
     }.get(o.kind, f"Called {o.tool}" + (f" on {t}" if t else ""))
     if o.failed:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from codememory.capture.turns import Turn
-from codememory.extract.candidate import Candidate, entity_names
+from codememory.extract.candidate import OBSERVED, Candidate, entity_names
 from codememory.extract.clean import clip, tidy
 from codememory.extract.compress import ToolOutcome, analyze_tool
 from codememory.extract.rules import classify
@@ -284,17 +284,41 @@ def _stem(word: str) -> str:
     return word[:5] if len(word) >= 5 else word
 
 
+_ERROR_NAME_RE = re.compile(
+    r"^\W*(?:E\s+)?(?P<name>(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Failure|Warning|Exit|Interrupt)\b"
+    r"|(?:error|warning)\[[\w-]+\]|npm\s+ERR!\s+code\s+[A-Z][\w-]*|E[A-Z]{2,}[A-Z_]*|ERR_[A-Z_]+|"
+    r"panic|segmentation\s+fault|fatal|FAILED|killed)",
+)
+
+
+def error_name(line: str | None) -> str | None:
+    """What kind of error a line reports, never its message: the exception class (`OperationalError`), the
+    compiler's code (`error[E0425]`), npm's code, or `FAILED` / `fatal` / `panic`. A lesson names the kind and
+    says the rest in the assistant's words: a tool's error text (which anyone who wrote the test, the page or
+    the package chose) is never copied into memory."""
+    if not line:
+        return None
+    m = _ERROR_NAME_RE.match(line.strip())
+    if not m:
+        return None
+    name = m.group("name")
+    return name.rsplit(".", 1)[-1] if "Error" in name or "Exception" in name else name
+
+
 def _failure(failed: ToolOutcome, short: bool = False) -> str:
-    """What failed: the command (its key only in a lesson, where the full command line would state a fact of
-    its own) and the error."""
-    what = failed.error or failed.summary or (f"exit code {failed.exit_code}" if failed.exit_code else "an error")
+    """What failed, in our words: the command (its key only in a lesson, where the full command line would state a
+    fact of its own), the kind of error, the test summary and the exit status; never the error's own text."""
     command = command_key(failed.target or "") if short else failed.target or ""
-    return f"`{_short_command(command)}` failed with {_short_command(what.rstrip('.'), 140)}"
+    named = error_name(failed.error)
+    said = [x for x in (named, failed.summary) if x]
+    if failed.exit_code not in (None, 0) and not said:
+        said.append(f"exit code {failed.exit_code}")
+    return f"`{_short_command(command)}` failed" + (f" ({'; '.join(said)})" if said else "")
 
 
 def _lesson(failed: ToolOutcome, explanation: Sequence[str], turn: Turn) -> Candidate:
     text = clip(f"{' '.join(explanation)} ({_failure(failed, short=True)}.)", 480)
-    return Candidate(text, "gotcha", GOTCHA_IMPORTANCE, turn.seq, entity_names(text), rule="lesson")
+    return Candidate(text, "gotcha", GOTCHA_IMPORTANCE, turn.seq, entity_names(text), rule="lesson", said_by=OBSERVED)
 
 
 def _commands_between(between: Sequence[tuple[int, Turn, ToolOutcome]], key: str) -> list[str]:
@@ -335,4 +359,6 @@ def _short_command(command: str, limit: int = 80) -> str:
 def _command_fix(failure: ToolOutcome, commands: Sequence[str], fixed_in: Turn) -> Candidate:
     fix = _join([f"`{_short_command(c)}`" for c in commands[:2]])
     text = f"{_failure(failure)}; fixed by running {fix}."
-    return Candidate(text, "gotcha", GOTCHA_IMPORTANCE, fixed_in.seq, entity_names(text), rule="gotcha")
+    return Candidate(
+        text, "gotcha", GOTCHA_IMPORTANCE, fixed_in.seq, entity_names(text), rule="gotcha", said_by=OBSERVED
+    )

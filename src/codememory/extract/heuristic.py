@@ -25,11 +25,13 @@ import re
 from collections.abc import Iterable, Sequence
 
 from codememory.capture.turns import SessionInfo, Todo, Turn
+from codememory.extract.answers import resolved_answers
 from codememory.extract.candidate import Candidate
 from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.dialogue import agreed_recommendations, proposal_rejections, same_choice_once
 from codememory.extract.gotchas import gotcha_candidates
 from codememory.extract.reported import reported_bug_lessons
+from codememory.extract.speakers import ToolText, attribute
 from codememory.extract.statements import remember_candidates, statement_candidates
 from codememory.extract.todos import agent_todos, merge_todos
 
@@ -38,12 +40,14 @@ from codememory.extract.todos import agent_todos, merge_todos
 def explicit_candidates(turns: Sequence[Turn], todos: Iterable[Todo] = ()) -> list[Candidate]:
     """What needs no judgement, kept even when a model extracts: remember notes and the agent's open todos."""
     out: list[Candidate] = []
+    tool_text = ToolText.of(turns)
     for turn in turns:
-        for raw in (turn.user_text, *turn.assistant_texts):
-            out += remember_candidates(scrub(raw), turn.seq)[0]
+        out += remember_candidates(scrub(turn.user_text), turn.seq)[0]
+        for raw in turn.assistant_texts:
+            out += remember_candidates(scrub(raw), turn.seq, "assistant", tool_text)[0]
     if turns:
         out += merge_todos([], agent_todos(turns, todos), turns[-1].seq)
-    return unique(out)
+    return unique(attribute(out, turns))
 
 
 def heuristic_candidates(
@@ -56,9 +60,12 @@ def heuristic_candidates(
     root = session.project_root if session else None
     exchange = proposal_rejections(turns)
     agreed = agreed_recommendations(turns)
-    settled = exchange.settled | agreed.settled
-    said = [c for c in statement_candidates(turns) if (c.seq, c.text) not in settled]
-    said = sorted([*said, *exchange.candidates, *agreed.candidates], key=lambda c: c.seq)
+    answers = resolved_answers(turns)
+    settled = exchange.settled | agreed.settled | answers.settled
+    said = [c for c in statement_candidates(turns) if (c.seq, c.text) not in settled and not _taken(c, answers.taken)]
+    resolved = [*exchange.candidates, *agreed.candidates]
+    resolved += [c for c in answers.candidates if not any(c.seq == r.seq for r in resolved)]
+    said = sorted([*said, *resolved], key=lambda c: c.seq)
     prose_todos = [c for c in said if c.category == "todo" and c.rule == "todo"]
     lessons = gotcha_candidates(turns, root) + reported_bug_lessons(turns)
     # a choice that is the fix of a failure lives in the lesson (error, cause, fix): one memory, not two
@@ -67,7 +74,15 @@ def heuristic_candidates(
     out = [c for c in said if not (c.category == "todo" and c.rule == "todo")] + lessons
     # one memory per todo: the agent's list and the prose, merged; closed ones dropped
     out += merge_todos(prose_todos, agent_todos(turns, todos), turns[-1].seq)
-    return unique(same_choice_once(out))
+    return unique(same_choice_once(attribute(out, turns)))
+
+
+def _taken(candidate: Candidate, taken: frozenset[tuple[int, str]]) -> bool:
+    """A statement holding a sentence that a memory made from an exchange took in (the offer a reply settled)."""
+    return any(
+        seq == candidate.seq and text and (text in candidate.text or candidate.text.rstrip(".") in text)
+        for seq, text in taken
+    )
 
 
 _FAILURE_NOTE_RE = re.compile(r"\s*\((?:`[^`]*` failed with|reported:).*\)\s*$")

@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 
 from codememory.capture.turns import Turn
-from codememory.extract.candidate import Candidate, entity_names
+from codememory.extract.candidate import OBSERVED, Candidate, entity_names
 from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, tidy
 from codememory.extract.gotchas import GOTCHA_IMPORTANCE, cause_sentence, follow_up
@@ -40,7 +40,11 @@ def reported_bug_lessons(turns: Sequence[Turn]) -> list[Candidate]:
             if cause_sentence(s) or (_CONSEQUENCE_RE.search(s) and cause_sentence(s, cue=False)):
                 picked = [s] + [x for x in said[n + 1 : n + 2] if follow_up(x)]
                 text = clip(f"{' '.join(picked)} (reported: {clip(tidy(report), 120)})", 480)
-                out.append(Candidate(text, "gotcha", GOTCHA_IMPORTANCE, turn.seq, entity_names(text), rule="lesson"))
+                out.append(
+                    Candidate(
+                        text, "gotcha", GOTCHA_IMPORTANCE, turn.seq, entity_names(text), rule="lesson", said_by=OBSERVED
+                    )
+                )
                 break
     return out
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 
 from codememory.capture.turns import Turn
-from codememory.extract.candidate import Candidate, entity_names
+from codememory.extract.candidate import ASSISTANT, USER, Candidate, entity_names, spoken
 from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, tidy, unquote_message
 from codememory.extract.rules import (
@@ -25,6 +25,7 @@ from codememory.extract.rules import (
     is_reason,
     usable,
 )
+from codememory.extract.speakers import ToolText, not_the_speakers
 from codememory.extract.todos import text_todos
 from codememory.text.remember import extract_remember_notes, without_remember_notes
 
@@ -90,8 +91,12 @@ REMEMBER_IMPORTANCE = 0.8
 _CHOICES = ("decision", "rejected")
 
 
-def remember_candidates(text: str, seq: int) -> tuple[list[Candidate], list[str]]:
-    """`*Remember*:` notes as candidates, and their bodies (so their sentences are not taken twice)."""
+def remember_candidates(
+    text: str, seq: int, role: str = "user", tool_text: ToolText | None = None
+) -> tuple[list[Candidate], list[str]]:
+    """`*Remember*:` notes as candidates, and their bodies (so their sentences are not taken twice). The
+    assistant's notes are its own statements (accepted or not, see `speakers`), never its claims about the user
+    or what a source says."""
     out: list[Candidate] = []
     bodies: list[str] = []
     for note in extract_remember_notes(text):
@@ -99,6 +104,8 @@ def remember_candidates(text: str, seq: int) -> tuple[list[Candidate], list[str]
         if not body.strip():
             continue
         bodies.append(" ".join(body.split()).lower())
+        if role != "user" and not _own(body, tool_text):
+            continue
         kinds = classify(body)
         category = kinds[0].category if kinds else "note"
         out.append(
@@ -111,15 +118,24 @@ def remember_candidates(text: str, seq: int) -> tuple[list[Candidate], list[str]
                 tags=tuple(note.tags),
                 expires_at=note.expires_at,
                 rule="remember",
+                said_by=USER if role == "user" else ASSISTANT,
             )
         )
     return out, bodies
 
 
-def message_statements(raw: Sequence[str], role: str) -> list[Statement]:
+def _own(sentence: str, tool_text: ToolText | None) -> bool:
+    """An assistant's sentence that states its own view: not a claim about the user, a relay of a source or a
+    copy of a tool's output (speakers)."""
+    return not (not_the_speakers(sentence) or (tool_text is not None and tool_text.copies(sentence)))
+
+
+def message_statements(raw: Sequence[str], role: str, tool_text: ToolText | None = None) -> list[Statement]:
     """The statements of one message's sentences (in order), each choice with its reason and the
-    sentence it follows from joined in."""
-    found: list[Statement | None] = [next(iter(classify(s, role=role)), None) for s in raw]
+    sentence it follows from joined in. The assistant's sentences that are not its own view state nothing."""
+    found: list[Statement | None] = [
+        next(iter(classify(s, role=role)), None) if role == "user" or _own(s, tool_text) else None for s in raw
+    ]
     parts: list[list[int]] = [[i] for i in range(len(raw))]  # which sentences each statement spans
     for i, st in enumerate(found):
         if st is None or st.rule not in _CHOICES:
@@ -170,13 +186,15 @@ def statement_candidates(turns: Sequence[Turn]) -> list[Candidate]:
     """Remember notes, decisions, rejected alternatives, conventions, preferences, facts and textual todos."""
     out: list[Candidate] = []
     last_seq = max((t.seq for t in turns), default=0)
+    tool_text = ToolText.of(turns)
     for turn in turns:
         texts = [("user", turn.user_text)] + [("assistant", a) for a in turn.assistant_texts]
         for role, raw in texts:
             text = scrub(raw)
             if not text.strip():
                 continue
-            notes, bodies = remember_candidates(text, turn.seq)
+            who = USER if role == "user" else ASSISTANT
+            notes, bodies = remember_candidates(text, turn.seq, role, tool_text)
             out += notes
             # the prose around a note still counts ("We decided X. *Remember*: Y."); the note itself not again
             rest = without_remember_notes(text)
@@ -187,9 +205,11 @@ def statement_candidates(turns: Sequence[Turn]) -> list[Candidate]:
                 for s in SENTENCE_SPLIT_RE.split(unit)
                 if s.strip() and not any(s.lower().strip() in b for b in bodies)
             ]
-            for st in message_statements(raw_sentences, role):
+            for st in message_statements(raw_sentences, role, tool_text):
                 importance = _IMPORTANCE[(role, st.rule)]
-                out.append(Candidate(st.text, st.category, importance, turn.seq, entity_names(st.text), rule=st.rule))
+                entities = entity_names(st.text)
+                out.append(Candidate(st.text, st.category, importance, turn.seq, entities, rule=st.rule, said_by=who))
             if role == "user" or turn.seq > last_seq - _ASSISTANT_TODO_TAIL:
-                out += text_todos(units, _FENCE_RE.sub("\n", rest), turn.seq, role)
+                todos = text_todos(units, _FENCE_RE.sub("\n", rest), turn.seq, role)
+                out += [spoken(c, who) for c in todos if role == "user" or _own(c.text, tool_text)]
     return out

@@ -2,8 +2,9 @@
 
 A todo can be said in prose ("TODO: …", "we still need to …", "… later", "don't forget to …") and be on the
 agent's own list (OpenCode's todo table, or the last `todowrite` / `TodoWrite` / `update_plan` call of the
-span). The same todo stated both ways is one memory (the list's wording wins: it is the agent's summary); a
-todo the list marks done or cancelled is not kept as open, however it was stated."""
+span, or the tasks of Claude Code's `TaskCreate` / `TaskUpdate` calls). The same todo stated both ways is one
+memory (the list's wording wins: it is the agent's summary); a todo the list marks done or cancelled is not kept
+as open, however it was stated."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from codememory.capture.turns import Todo, Turn
-from codememory.extract.candidate import Candidate, entity_names
+from codememory.capture.turns import Todo, ToolCall, Turn
+from codememory.extract.candidate import ASSISTANT, Candidate, entity_names
 from codememory.extract.clean import clip, tidy
 from codememory.extract.compress import tool_kind
 from codememory.extract.rules import HYPOTHETICAL_RE, PRONOUN_SUBJECT_RE, usable
@@ -97,18 +98,53 @@ def text_todos(units: Sequence[str], text: str, seq: int, role: str) -> list[Can
 
 
 def agent_todos(turns: Sequence[Turn], todos: Iterable[Todo]) -> list[Todo]:
-    """The agent's list: as given (OpenCode's table), else the last todo-tool call of the span."""
+    """The agent's list: as given (OpenCode's table), else as its todo tools left it in the span: the last call
+    of a tool that writes the whole list (OpenCode's `todowrite`, Claude Code's former `TodoWrite`, Codex's
+    `update_plan`), or the tasks Claude Code's `TaskCreate` made and its `TaskUpdate` changed, whichever came
+    last."""
     given = list(todos)
     if given:
         return given
-    for turn in reversed(turns):
-        for call in reversed(turn.tool_calls):
-            if tool_kind(call.tool) != "todo" or not isinstance(call.input, dict):
+    calls = [call for turn in turns for call in turn.tool_calls if isinstance(call.input, dict)]
+    tasks = _tasks(calls)
+    for n, call in enumerate(reversed(calls)):
+        if tool_kind(call.tool) != "todo":
+            continue
+        if tasks is not None and n >= tasks[1]:
+            break  # the task tools were used after this whole-list write
+        items = call.input.get("todos") or call.input.get("plan")
+        if isinstance(items, list):
+            return [t for t in (_todo(item, i) for i, item in enumerate(items)) if t]
+    return tasks[0] if tasks is not None else []
+
+
+_TASK_CREATED_RE = re.compile(r"\bTask\s+#(?P<id>\w+)\s+created\b", re.IGNORECASE)
+_TASK_STATUS = {"pending": "pending", "in_progress": "in_progress", "completed": "completed", "deleted": "cancelled"}
+
+
+def _tasks(calls: Sequence[ToolCall]) -> tuple[list[Todo], int] | None:
+    """Claude Code's task list from its TaskCreate / TaskUpdate calls (the id a task got is in the result, "Task
+    #3 created successfully: …"; numbered in order when the result is missing), and how many calls came after
+    the last of them; None when the span has none."""
+    tasks: dict[str, Todo] = {}
+    last = None
+    for n, call in enumerate(calls):
+        name = call.tool.lower()
+        if name == "taskcreate" and call.status == "completed":
+            subject = call.input.get("subject") or call.input.get("description")
+            if not isinstance(subject, str) or not subject.strip():
                 continue
-            items = call.input.get("todos") or call.input.get("plan")
-            if isinstance(items, list):
-                return [t for t in (_todo(item, i) for i, item in enumerate(items)) if t]
-    return []
+            m = _TASK_CREATED_RE.search(call.output or "")
+            task_id = m.group("id") if m else str(len(tasks) + 1)
+            tasks[task_id] = Todo(subject.strip(), "pending", "medium", len(tasks))
+            last = n
+        elif name == "taskupdate" and call.status == "completed":
+            task = tasks.get(str(call.input.get("taskId") or ""))
+            status = _TASK_STATUS.get(str(call.input.get("status") or ""))
+            if task is not None and status is not None:
+                tasks[str(call.input["taskId"])] = Todo(task.content, status, task.priority, task.position)
+                last = n
+    return (list(tasks.values()), len(calls) - 1 - last) if last is not None else None
 
 
 def _todo(item: Any, position: int) -> Todo | None:
@@ -136,8 +172,9 @@ def merge_todos(text: Sequence[Candidate], agent: Sequence[Todo], seq: int) -> l
         if is_open:
             importance = PRIORITY_IMPORTANCE.get(todo.priority, PRIORITY_IMPORTANCE["medium"])
             body = tidy(content)
+            line = f"TODO: {clip(body)}"
             out.append(
-                Candidate(f"TODO: {clip(body)}", "todo", importance, seq, entity_names(content), rule="agent_todo")
+                Candidate(line, "todo", importance, seq, entity_names(content), rule="agent_todo", said_by=ASSISTANT)
             )
     kept: list[frozenset[str]] = []
     for c in text:
