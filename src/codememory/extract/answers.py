@@ -2,26 +2,27 @@
 keep it simple" settle what the assistant's last answer put on the table (`offers`), and the memory is what they
 settle: what was chosen, over what, and why, in the words of the turn they answer, never the bare "Pandas it is.".
 
-How the reply settles the offer, read from the first sentences of its first paragraph:
-- an ordinal ("the second one", "2.", "option b") or the name of one option ("unix. ok", "lower-case then") picks
-  that option: a decision, with the options it was chosen over and the recommendation's reason when it was the
-  recommended one;
-- agreement ("ok", "yes please", "Ja, passt.", "go for it") takes the recommendation, else the plan's items (each
-  one that gives a reason or a rule), else the proposal;
-- an objection ("no html. the ticket system strips it", "nah, keep it simple", "let's not") turns down the
-  recommendation, proposal or suggestion: with the user's reason, a rejected alternative; naming another option,
-  it also picks that one;
+The reply is read as typed, line by line and sentence by sentence ("unix. ok", "2. cron on that box is a mess
+anyway"), its first few sentences; each may settle one part of the offer:
+- an ordinal ("the second one", "2.", "option b") or the name of one option ("unix", "lower-case then", "So
+  dompdf I think") picks that option: a decision, with the options it was chosen over and the recommendation's
+  reason when it was the recommended one (a longer sentence of the user's own is the decision in their words);
+- agreement ("ok", "yes please", "Ja, passt.", "go for it") takes the recommendation, else the plan's items
+  (each one that gives a reason or a rule; the ones the reply names), else the proposal;
+- an objection ("no html. the ticket system strips it", "nah, keep it simple", "But please no money library.")
+  turns down the suggestion it names, else the recommendation, proposal or suggestion: with the user's reason, a
+  rejected alternative; naming another option, it also picks that one;
 - a statement answering the assistant's question ("Where does the app run?" "It runs at all-inkl, shared
   hosting.") is the user's fact.
-Every memory made here is the assistant's words accepted by the user (`assistant_accepted`), or the user's own
-(a rejection's reason, an answer: `user`)."""
+The assistant's words the user accepted are `assistant_accepted`; the user's own (a rejection and its reason, an
+answer, a pick in their words) are `user`."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import pairwise, takewhile
 
 from codememory.capture.turns import Turn
 from codememory.extract.candidate import ACCEPTED, USER, Candidate, entity_names
@@ -30,11 +31,11 @@ from codememory.extract.clean import clip, strip_stray_quotes, tidy
 from codememory.extract.offers import Offer, Option, content_words, matching, offer_of
 from codememory.extract.rules import PRONOUN_SUBJECT_RE, REASON_RE
 from codememory.extract.speakers import objects
-from codememory.extract.statements import SENTENCE_SPLIT_RE, prose_units
 
-MAX_REPLY_SENTENCES = 4
+MAX_REPLY_SENTENCES = 5
 MAX_SETTLING_WORDS = 9  # a pick or an agreement is short; a longer sentence states its own decision
 MAX_REASON_SENTENCES = 2
+OWN_WORDS = 5  # a pick said in at least this many words is kept in the user's words
 _AGREE_RE = re.compile(
     r"^\W*(?:ok(?:ay)?|k|yes|yeah|yep|yup|ja|jep|sim|si|sure|fine|great|perfect|agreed|right|alright|cool|nice|good|"
     r"love\s+it|sounds?\s+(?:good|great|fine|right|reasonable|perfect)|makes\s+sense|works\s+for\s+me|that\s+works|"
@@ -43,10 +44,10 @@ _AGREE_RE = re.compile(
     re.IGNORECASE,
 )
 _ORDINALS = {
-    "first": 0, "1st": 0, "one": 0, "1": 0, "former": 0,
-    "second": 1, "2nd": 1, "two": 1, "2": 1,
-    "third": 2, "3rd": 2, "three": 2, "3": 2,
-    "fourth": 3, "4th": 3, "four": 3, "4": 3,
+    "first": 0, "1st": 0, "one": 0, "1": 0, "former": 0, "a": 0,
+    "second": 1, "2nd": 1, "two": 1, "2": 1, "b": 1,
+    "third": 2, "3rd": 2, "three": 2, "3": 2, "c": 2,
+    "fourth": 3, "4th": 3, "four": 3, "4": 3, "d": 3,
 }  # fmt: skip
 _ORDINAL_RE = re.compile(
     r"\b(?:the\s+)?(?P<o>first|second|third|fourth|1st|2nd|3rd|4th|former|latter|last)\b(?:\s+(?:one|option|approach|"
@@ -54,8 +55,29 @@ _ORDINAL_RE = re.compile(
     r"|\b(?:option|number|nr\.?|#)\s*(?P<n>[1-4a-d]|one|two|three|four)\b|^\W*\(?(?P<bare>[1-4])\)?(?:[.:)]|$|\s)",
     re.IGNORECASE,
 )
+_LEAD_FILLER_RE = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|but|and|also|so|well|please|oh|ah|sure|right|hmm+|hm|then|now)\b[\s,.!:;\u2014-]*)+",
+    re.IGNORECASE,
+)
 _NO_LEAD_RE = re.compile(r"^\W*(?:no|nope|nah|nay|not\s+really|not\s+that)\b[\s,.!:;\u2014-]*", re.IGNORECASE)
-_PICK_VERB_RE = re.compile(r"\b(?:it\s+is|then|please|it\s+be|for\s+me|sounds?\s+good|is\s+(?:fine|good|ok))\b", re.I)
+_PICK_VERB_RE = re.compile(
+    r"\b(?:it\s+is|then|please|it\s+be|for\s+me|sounds?\s+good|is\s+(?:fine|good|ok|right|better)|i\s+think|i\s+guess|"
+    r"i'?d\s+say|works)\b",
+    re.IGNORECASE,
+)
+_NEW_TOPIC_RE = re.compile(
+    r"^\W*(?:other\s+thing|also|next|btw|by\s+the\s+way|another|now|one\s+more|and\s+(?:also|another)|then)\b",
+    re.IGNORECASE,
+)
+_REPORT_RE = re.compile(
+    r"\b(?:error|fails?|failed|failing|crash\w*|broken|white|empty|stuck|hangs?|log\s+says|doesn'?t\s+work|"
+    r"not\s+working|still\s+(?:shows?|get)|bug)\b",
+    re.IGNORECASE,
+)
+_PICKS_RE = re.compile(r"\b(?:instead|rather\s+than|over|not)\b", re.IGNORECASE)
+_SKIP_LINE_RE = re.compile(r"^\s*(?:>|```|~~~|\t| {4}|[A-Z]/\w+\s*\(|\$ |at\s+\S+\s+\()")
+_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=\S)")
+_NO_SPLIT_AFTER_RE = re.compile(r"(?:^\W*\(?[1-4a-d][.)]|\b(?:e\.g|i\.e|etc|vs|approx|incl|nr|no|ca|z\.b|d\.h))$", re.I)
 
 
 @dataclass(frozen=True)
@@ -77,23 +99,35 @@ def resolved_answers(turns: Sequence[Turn]) -> Resolved:
         if not reply:
             continue
         offer = offer_of(scrub(before.assistant_texts[-1]))
-        if offer.empty() and not offer.asks:
+        if offer.empty():
             continue
         settling = Settling(offer, reply, turn.seq)
         settling.run()
         out += settling.made
-        settled.update((turn.seq, s) for s in settling.used_reply)
-        taken.update((before.seq, s) for s in settling.used_offer)
+        settled.update((turn.seq, tidy(s)) for s in settling.used_reply)
+        taken.update((before.seq, s) for s in settling.used_offer if s)
     return Resolved(out, frozenset(settled), frozenset(taken))
 
 
 def reply_sentences(user_text: str) -> list[str]:
-    units = prose_units(user_text)
-    if not units:
-        return []
-    # as typed (an "ok" or "yes" in front is what the reply says), only without the quotes a command line added
-    said = [" ".join(strip_stray_quotes(s).split()) for s in SENTENCE_SPLIT_RE.split(units[0]) if s.strip()]
-    return [s for s in said if s][:MAX_REPLY_SENTENCES]
+    """The first sentences of a user's message as typed: line by line, each split at sentence ends whatever the
+    case of the next word (terse users write in lower case), pasted logs, code and quotes left out."""
+    out: list[str] = []
+    for line in strip_stray_quotes(user_text.strip()).splitlines():
+        if not line.strip() or _SKIP_LINE_RE.match(line):
+            if out:
+                break  # the first paragraph only
+            continue
+        pieces: list[str] = []
+        for piece in _SPLIT_RE.split(line.strip()):
+            if pieces and _NO_SPLIT_AFTER_RE.search(pieces[-1]):
+                pieces[-1] += " " + piece
+            else:
+                pieces.append(piece)
+        out += [" ".join(p.split()) for p in pieces if p.strip()]
+        if len(out) >= MAX_REPLY_SENTENCES:
+            break
+    return out[:MAX_REPLY_SENTENCES]
 
 
 class Settling:
@@ -104,63 +138,127 @@ class Settling:
         self.made: list[Candidate] = []
         self.used_reply: list[str] = []
         self.used_offer: list[str] = []
-        self.done = False
+        self.spent: set[str] = set()  # the parts of the offer already settled
 
     def run(self) -> None:
         for n, sentence in enumerate(self.reply):
-            if self.done:
-                return
+            if n and _NEW_TOPIC_RE.match(sentence):
+                return  # the reply has moved on
+            plain = _LEAD_FILLER_RE.sub("", sentence) or sentence
             bare = re.sub(r"[.!]+$", "", sentence)
-            if objects(sentence) and not self._answers_no(sentence):
-                self._objection(n)
-            elif (chosen := self._picked(bare)) is not None:
+            if objects(plain) and not self._answers_no(plain):
+                self._objection(n, plain)
+            elif "pick" not in self.spent and (chosen := self._picked(bare)) is not None:
                 self._choose(chosen, sentence)
             elif _AGREE_RE.match(sentence) and len(bare.split()) <= MAX_SETTLING_WORDS:
                 self._agreed(sentence)
-            elif self.offer.asks and not self.made:
+            elif "answer" not in self.spent and self.offer.asks:
                 self._answered(n)
+        self._own_words()
+
+    def _own_words(self) -> None:
+        """The reply's own sentences that take up what the offer named (its options, recommendation, proposal or
+        question) and were not used yet: the user settling it in their own words ("restic. usb disk + a b2
+        bucket. borg needs borg running on the other end, b2 cant do that"), one memory of the user's."""
+        offer = self.offer
+        named = content_words(
+            " ".join(
+                [
+                    *(o.text for o in offer.options),
+                    offer.recommendation,
+                    offer.proposal or "",
+                    offer.suggestion or "",
+                    offer.question,
+                    offer.asks or "",
+                    *offer.plan,
+                ]
+            )
+        )
+        said: list[str] = []
+        for n, sentence in enumerate(self.reply):
+            if n and _NEW_TOPIC_RE.match(sentence):
+                break
+            if sentence in self.used_reply or sentence.endswith("?") or _REPORT_RE.search(sentence):
+                continue
+            plain = tidy(_LEAD_FILLER_RE.sub("", sentence))
+            if plain and not _AGREE_RE.fullmatch(plain.rstrip(".!")) and content_words(plain) & named:
+                said.append(plain)
+        if not said or len(" ".join(said).split()) < 3:
+            return
+        text = " ".join(said)
+        if any(objects(s) for s in said) and not self.made:
+            category = "rejected_alternative"
+        elif re.search(r"\b(?:only|never|always|must|clean|keep\s+it)\b", text, re.I) and not _PICKS_RE.search(text):
+            category = "convention"
+        else:
+            category = "decision"
+        self._make(text, category, USER)
+        self.used_reply += [s for s in self.reply if tidy(_LEAD_FILLER_RE.sub("", s)) in said]
 
     # ------------------------------------------------------------------------------------ choices
     def _picked(self, sentence: str) -> Option | None:
-        options = self.offer.options or ([self.offer.recommended] if self.offer.recommended else [])
-        if not options or len(sentence.split()) > MAX_SETTLING_WORDS + 3:
+        offer = self.offer
+        if len(sentence.split()) > MAX_SETTLING_WORDS + 4:
             return None
         m = _ORDINAL_RE.search(sentence)
-        if m and self.offer.options:
+        if m and offer.options:
             word = (m.group("o") or m.group("n") or m.group("bare") or "").lower()
             if word in ("last", "latter"):
-                return self.offer.options[-1]
-            index = _ORDINALS.get(word, "abcd".find(word) if len(word) == 1 and word in "abcd" else None)
-            if index is not None and 0 <= index < len(self.offer.options):
-                return self.offer.options[index]
-        short = len(sentence.split()) <= MAX_SETTLING_WORDS
-        if short and (_PICK_VERB_RE.search(sentence) or len(sentence.split()) <= 3 or _AGREE_RE.search(sentence)):
-            return matching(options, sentence)
+                return offer.options[-1]
+            index = _ORDINALS.get(word)
+            if index is not None and index < len(offer.options):
+                return offer.options[index]
+        plain = _LEAD_FILLER_RE.sub("", sentence)
+        pickish = len(sentence.split()) <= 3 or _PICK_VERB_RE.search(sentence) or _AGREE_RE.search(sentence)
+        groups = [offer.options, [offer.recommended] if offer.recommended else [], [Option(x, x) for x in offer.plan]]
+        for options in groups:
+            if not options:
+                continue
+            chosen = matching(options, plain)
+            if chosen is not None and (
+                pickish or (options is offer.options and offer.question and _strongly(chosen, plain))
+            ):
+                return chosen
         return None
 
     def _choose(self, chosen: Option, sentence: str) -> None:
-        others = [o.head for o in self.offer.options if o is not chosen and o.head != chosen.head]
-        text = chosen.text if chosen.text != chosen.head else f"{chosen.head}: {self.offer.lead}"
-        if others:
-            text = f"{text.rstrip('.')} (chosen over {_join(others)})."
-        recommended = self.offer.recommended
-        if recommended is not None and recommended.head == chosen.head and self.offer.recommendation:
-            reason = self.offer.recommendation
-            if reason not in text:
-                text = f"{text} {reason}"
-        self._make(text, "decision", ACCEPTED)
+        offer = self.offer
+        others = [o.head for o in offer.options if o is not chosen and o.head != chosen.head]
+        own = len(content_words(sentence)) >= OWN_WORDS and not _AGREE_RE.match(sentence)
+        if chosen.text in offer.plan:
+            text, who = chosen.text, ACCEPTED
+        elif own:
+            text, who = tidy(sentence), USER
+            text += f" (the question was: {offer.question})" if offer.question else ""
+        elif offer.question:
+            text, who = f"{chosen.head[0].upper()}{chosen.head[1:]} rather than {_join(others)}.", ACCEPTED
+        else:
+            text, who = chosen.text, ACCEPTED
+            if others:
+                text = f"{text.rstrip('.')} (chosen over {_join(others)})."
+        recommended = offer.recommended
+        if recommended is not None and recommended.head == chosen.head and offer.recommendation:
+            if text.rstrip(".") in offer.recommendation:
+                text = offer.recommendation
+            elif offer.recommendation not in text:
+                text = f"{text} {offer.recommendation}"
+            self.used_offer.append(offer.recommendation)
+        elif offer.recommendation:
+            self.used_offer.append(offer.recommendation)  # a recommendation the user did not follow
+        self._make(text, "decision", who)
         self.used_reply.append(sentence)
-        self.used_offer += [chosen.text, self.offer.recommendation] if self.offer.recommendation else [chosen.text]
-        self.done = True
+        self.used_offer.append(chosen.text)
+        self.spent.update(("pick", "agree"))
 
     def _agreed(self, sentence: str) -> None:
+        if "agree" in self.spent:
+            return
         offer = self.offer
-        if offer.recommended is not None:
+        if offer.recommended is not None and "pick" not in self.spent:
             self._choose(offer.recommended, sentence)
             return
-        if offer.plan and offer.proposal is not None:
-            kept = [item for item in offer.plan if _reasoned(item)]
-            for item in kept:
+        if offer.plan and (offer.proposal is not None or not offer.options):
+            for item in [x for x in offer.plan if _reasoned(x)]:
                 self._make(item, "decision", ACCEPTED)
             self.used_offer += offer.plan
         elif offer.proposal:
@@ -173,57 +271,66 @@ class Settling:
         else:
             return
         self.used_reply.append(sentence)
-        self.done = True
+        self.spent.update(("pick", "agree"))
 
     # --------------------------------------------------------------------------------- objections
     def _answers_no(self, sentence: str) -> bool:
         """ "No" to a question asking for information ("Is CPAN an option?" "no, system perl only") answers it."""
-        return bool(self.offer.asks) and self.offer.proposal is None and bool(_NO_LEAD_RE.match(sentence))
+        return bool(self.offer.asks) and not self.offer.proposal and bool(_NO_LEAD_RE.match(sentence))
 
-    def _objection(self, n: int) -> None:
+    def _objection(self, n: int, sentence: str) -> None:
         offer = self.offer
-        sentence = self.reply[n]
-        other = matching([o for o in offer.options if o is not offer.recommended], sentence) if offer.options else None
-        target = (
-            offer.recommended.text
-            if offer.recommended is not None
-            else offer.proposal or offer.suggestion or (offer.lead if offer.plan else None)
-        )
-        if not target:
-            self.done = True
+        named_suggestion = offer.suggestion and _shares(sentence, offer.suggestion)
+        if "reject" in self.spent:
             return
-        reason = " ".join([tidy(_NO_LEAD_RE.sub("", sentence)), *self.reply[n + 1 : n + 1 + MAX_REASON_SENTENCES]])
-        reason = reason.strip()
+        if named_suggestion:
+            target = offer.suggestion
+        elif offer.recommended is not None and "pick" not in self.spent:
+            target = offer.recommended.text
+        else:
+            target = offer.proposal or offer.suggestion
+        if not target:
+            return
+        later = list(takewhile(lambda s: not (_NEW_TOPIC_RE.match(s) or s.endswith("?")), self.reply[n + 1 :]))
+        later = later[:MAX_REASON_SENTENCES]
+        reason = " ".join([tidy(_NO_LEAD_RE.sub("", sentence)), *(tidy(s) for s in later)]).strip()
         if len(reason.split()) >= 2:
             subject = _proposal_text(target).rstrip(".?")
             self._make(f"Turned down: {subject[0].lower()}{subject[1:]}. {reason}", "rejected_alternative", USER)
-            self.used_reply += self.reply[n : n + 1 + MAX_REASON_SENTENCES]
+            self.used_reply += [sentence, *later]
             self.used_offer += [s for s in (offer.recommendation, offer.proposal, offer.suggestion) if s]
-        if other is not None:
-            self._choose(other, sentence)
-        self.done = True
+        self.spent.add("reject")
+        other = [o for o in offer.options if o is not offer.recommended]
+        chosen = matching(other, sentence) if other and not named_suggestion else None
+        if chosen is not None and "pick" not in self.spent:
+            self._choose(chosen, sentence)
 
     # ------------------------------------------------------------------------------------ answers
     def _answered(self, n: int) -> None:
         """A statement in reply to the assistant's question that shares a word with it: the user's fact."""
         question = self.offer.asks or ""
-        answer = tidy(_NO_LEAD_RE.sub("", self.reply[n]))
-        words = content_words(answer)
-        if len(answer.split()) < 3 or not (words & content_words(question) or _AGREE_RE.match(self.reply[n])):
+        answer = tidy(_NO_LEAD_RE.sub("", _LEAD_FILLER_RE.sub("", self.reply[n])))
+        if len(answer.split()) < 3 or not content_words(answer) & content_words(question):
             return
-        said = [answer, *(s for s in self.reply[n + 1 : n + 2] if not objects(s) and not _AGREE_RE.match(s))]
+        said = [answer, *(tidy(s) for s in self.reply[n + 1 : n + 2] if not _NEW_TOPIC_RE.match(s) and not objects(s))]
+        said = [s for s in said if s and not _AGREE_RE.match(s)]
         text = " ".join(said)
         if PRONOUN_SUBJECT_RE.match(text):
             text = f"{question} {text}"
-        category = "convention" if re.search(r"\b(?:only|never|always|no|must|not)\b", text, re.I) else "fact"
+        category = "convention" if re.search(r"\b(?:only|never|always|must|not)\b", text, re.I) else "fact"
         self._make(text, category, USER)
-        self.used_reply += said
-        self.done = True
+        self.used_reply += self.reply[n : n + len(said)]
+        self.spent.add("answer")
 
     def _make(self, text: str, category: str, who: str) -> None:
         text = clip(" ".join(text.replace("**", "").split()))
         rule = {"decision": "decision", "rejected_alternative": "rejected"}.get(category, category)
         self.made.append(Candidate(text, category, 0.8, self.seq, entity_names(text), rule=rule, said_by=who))
+
+
+def _strongly(option: Option, sentence: str) -> bool:
+    """A sentence naming an option with two of its words (a long answer to "A or B?" that picks one)."""
+    return len(content_words(option.text) & content_words(sentence)) >= 2
 
 
 def _shares(a: str, b: str) -> bool:
@@ -232,7 +339,10 @@ def _shares(a: str, b: str) -> bool:
 
 def _reasoned(item: str) -> bool:
     """A plan item worth keeping on its own: it gives a reason or states a rule."""
-    return bool(REASON_RE.search(item) or re.search(r"\b(?:otherwise|never|always|only|instead|rather)\b", item, re.I))
+    return bool(
+        REASON_RE.search(item)
+        or re.search(r"\b(?:otherwise|never|always|only|instead|rather|fix)\b|:\s|\s[\u2014\u2013]\s", item, re.I)
+    )
 
 
 def _proposal_text(proposal: str) -> str:
@@ -240,4 +350,6 @@ def _proposal_text(proposal: str) -> str:
 
 
 def _join(items: Sequence[str]) -> str:
+    if not items:
+        return "the other option"
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]

@@ -62,9 +62,14 @@ def heuristic_candidates(
     agreed = agreed_recommendations(turns)
     answers = resolved_answers(turns)
     settled = exchange.settled | agreed.settled | answers.settled
-    said = [c for c in statement_candidates(turns) if (c.seq, c.text) not in settled and not _taken(c, answers.taken)]
     resolved = [*exchange.candidates, *agreed.candidates]
     resolved += [c for c in answers.candidates if not any(c.seq == r.seq for r in resolved)]
+    said = [
+        c
+        for c in statement_candidates(turns)
+        if c.category == "todo"
+        or ((c.seq, c.text) not in settled and not _taken(c, answers.taken) and not _restated(c, resolved))
+    ]
     said = sorted([*said, *resolved], key=lambda c: c.seq)
     prose_todos = [c for c in said if c.category == "todo" and c.rule == "todo"]
     lessons = gotcha_candidates(turns, root) + reported_bug_lessons(turns)
@@ -75,6 +80,21 @@ def heuristic_candidates(
     # one memory per todo: the agent's list and the prose, merged; closed ones dropped
     out += merge_todos(prose_todos, agent_todos(turns, todos), turns[-1].seq)
     return unique(same_choice_once(attribute(out, turns)))
+
+
+def _restated(candidate: Candidate, resolved: Sequence[Candidate]) -> bool:
+    """A statement of a turn whose words are mostly those of a memory the turn's exchange already made."""
+    if candidate.category == "todo":
+        return False
+    words = _content_words(candidate.text)
+    for r in resolved:
+        if (
+            r.seq == candidate.seq
+            and words
+            and len(words & _content_words(r.text)) >= RESTATED_SHARE * 1.5 * len(words)
+        ):
+            return True
+    return False
 
 
 def _taken(candidate: Candidate, taken: frozenset[tuple[int, str]]) -> bool:

@@ -1,13 +1,15 @@
 """What the assistant's answer puts on the table for the user to settle, read from its last text (the one the user
 read before replying):
 
-- options: alternatives listed as items ("Options: 1. pandas — … 2. csv — …", "Two ways out: …") or the parts of a
-  question "A or B?" ("timestamp as unix seconds or ISO text?");
-- a recommendation among them or on its own ("I'd go with 1", "I'd use Time::Piece: it's a core module");
-- a plan: items the assistant means to carry out ("Proposal: - drafts get no number … - …") or findings it means
-  to fix ("Three separate problems: 1. … Fix: …");
-- a proposal put as a question ("Shall I build it like this?", "Want me to switch to riverpod?"), or a suggestion
-  put as a statement ("a cloud OCR service would be much more accurate");
+- options: alternatives listed as items under a lead that says so ("Options:", "Two ways out:", "Three realistic
+  options") or named by a recommendation's number ("I'd go with 1"), or the parts of a question "A or B?"
+  ("timestamp as unix seconds or ISO text?");
+- a recommendation, among the options or on its own ("I'd take UTC unix seconds: …", "Suggestion: keep storing
+  the raw value …"), with the sentences after it that say why;
+- a plan: items the assistant means to carry out ("Proposal: - drafts get no number … - …"), or the problems it
+  found and means to fix ("Three separate problems: 1. … Fix: …");
+- a proposal put as a question ("Shall I build it like this?", "Want me to switch to riverpod?", "OK like
+  that?"), or a suggestion put as a statement ("a cloud OCR service would be much more accurate");
 - a question asking the user for information ("Where does the app run?").
 
 `answers` settles these against the user's reply."""
@@ -15,13 +17,16 @@ read before replying):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from codememory.extract.clean import tidy
+from codememory.extract.rules import REASON_RE
 from codememory.extract.speakers import not_the_speakers
 from codememory.extract.statements import SENTENCE_SPLIT_RE, prose_units
 
 MAX_ITEM_WORDS = 90
+MAX_REASONS = 2
 _ITEM_RE = re.compile(
     r"^\s*(?:[-*+\u2022]|\d{1,2}[.)]|\(\d\)|\(?[a-d]\)|option\s+(?:[a-d1-4]|one|two|three)\s*[:.)\u2014-])\s+(?P<x>\S.*)$",
     re.IGNORECASE,
@@ -33,36 +38,48 @@ _OPTIONS_LEAD_RE = re.compile(
     r"|\bwhich\s+(?:one|do\s+you)",
     re.IGNORECASE,
 )
+_PLAN_LEAD_RE = re.compile(
+    r"\b(?:proposal|plan|suggest(?:ion)?|here'?s\s+what|what\s+i'?d|i'?d\s+(?:do|build|change|add)|i\s+(?:will|would)|"
+    r"i'?ll|steps?|changes?|fix(?:es)?|problems?|causes?|issues?|bugs?|things?|found)\b",
+    re.IGNORECASE,
+)
 _RECOMMEND_RE = re.compile(
     r"\b(?:i'?d|i\s+would|we'?d|i)\s+(?:go\s+with|go\s+for|pick|choose|take|recommend|suggest|lean\s+(?:towards?|to)|"
     r"vote\s+for|do|use|start\s+with|stick\s+with|keep|prefer)\s+(?P<x>[^.;!?]+)"
     r"|\b(?:my\s+(?:pick|vote|recommendation|suggestion|preference)|the\s+(?:better|safer|simpler)\s+(?:option|choice|"
-    r"bet))\s*(?:is|would\s+be|:)\s*(?P<x2>[^.;!?]+)",
+    r"bet))\s*(?:is|would\s+be|:)\s*(?P<x2>[^.;!?]+)"
+    r"|^(?:suggestion|proposal|recommendation)\s*:\s*(?P<x3>[^.;!?]+)",
     re.IGNORECASE,
 )
 _PICKED_ORDINAL_RE = re.compile(r"^(?:option\s+|number\s+|#)?(?P<n>[1-4]|one|two|three|four|[a-d])\b", re.IGNORECASE)
 _WORD_ORDINALS = {"one": 0, "two": 1, "three": 2, "four": 3, "a": 0, "b": 1, "c": 2, "d": 3}
 _PROPOSAL_RE = re.compile(
-    r"^(?:so,?\s+)?(?:(?:do\s+you\s+)?want\s+me\s+to|shall\s+i|should\s+i|shall\s+we|should\s+we|(?:would|do)\s+you\s+"
-    r"like\s+me\s+to|ok(?:ay)?\s+(?:if|to)\s+i|can\s+i|may\s+i)\s+(?P<x>[^?]{3,200}?)\s*\?"
-    r"|^(?P<ok>(?:ok(?:ay)?|good|fine|alright)\s+(?:like\s+(?:that|this)|with\s+(?:that|this|you))|go\s+ahead|"
-    r"sound\s+good|does\s+that\s+(?:work|sound\s+(?:ok|good|right))|shall\s+i\s+(?:go\s+ahead|do\s+(?:it|that|this|"
-    r"both|all\s+\w+))|should\s+i\s+(?:go\s+ahead|proceed))\s*\?",
+    r"^(?:so,?\s+|then\s+)?(?:(?:do\s+you\s+)?want\s+me\s+to|shall\s+i|should\s+i|shall\s+we|should\s+we|(?:would|do)\s+"
+    r"you\s+like\s+me\s+to|ok(?:ay)?\s+(?:if|to)\s+i|can\s+i|may\s+i)\s+(?P<x>[^?]{3,200}?)\s*\?"
+    r"|^(?P<ok>(?:(?:is\s+(?:that|this)\s+)?(?:ok(?:ay)?|good|fine|alright)(?:\s+(?:like\s+(?:that|this)|with\s+(?:that|this|"
+    r"you)))?|go\s+ahead|sound\s+good|does\s+that\s+(?:work|sound\s+(?:ok|good|right))|shall\s+i\s+(?:go\s+ahead|do\s+"
+    r"(?:it|that|this|both|all\s+\w+)|build\s+it\s+like\s+this)|should\s+i\s+(?:go\s+ahead|proceed)|ok\s+to\s+"
+    r"(?:go|proceed|do\s+\w+(?:\s+\w+)?)|(?:shall|should)\s+i\s+go\s+ahead\s+with\s+[^?]{1,80}))\s*\?",
     re.IGNORECASE,
 )
 _SUGGESTION_RE = re.compile(
     r"\b(?:would|could|might)\s+(?:be\s+)?(?:much\s+|a\s+lot\s+|far\s+)?(?:make\s+(?:that|this|it)\s+)?(?:better|"
-    r"cleaner|simpler|faster|more\s+\w+|nicer|safer|easier|squeeze|help|speed|save|fix)\b"
-    r"|\b(?:we|you)\s+could\s+(?!not\b)\w+|\bworth\s+(?:considering|a\s+look|trying|switching)\b|\bone\s+more\s+idea\b",
+    r"cleaner|simpler|faster|more\s+\w+|nicer|safer|easier|squeeze|help|speed|save|fix|avoid)\b"
+    r"|\b(?:we|you)\s+could\s+(?!not\b)\w+|\bworth\s+(?:considering|a\s+look|trying|switching)\b|\bone\s+more\s+idea\b"
+    r"|\balternatively\b|\bif\s+you\s+(?:prefer|want|(?:would|'?d)\s+like|like)\b|\bthere\s+(?:are|is)\s+(?:\w+\s+)?(?:libraries|"
+    r"packages|tools|services|a\s+(?:library|package|tool|service))\b",
     re.IGNORECASE,
 )
 _PRONOUN_RE = re.compile(r"\b(?:it|that|this|them|those|these|one)\b", re.IGNORECASE)
 _QUESTION_LEAD_RE = re.compile(
     r"^(?:(?:do\s+you\s+)?(?:want|prefer)(?:\s+me\s+to)?|would\s+you\s+(?:rather|prefer|like)(?:\s+me\s+to)?|"
+    r"(?:does|do|did|will|would|should|shall|can)\s+(?:he|she|they|you|we|i|it|the\s+\w+)\s+(?:want|prefer|need|like)?|"
     r"should\s+(?:i|we|it|they|the\s+\w+|\w+)|shall\s+(?:i|we)|do\s+we\s+(?:want|need)|which\s+(?:do\s+you\s+"
     r"(?:want|prefer)|one)|is\s+it|are\s+they)\s*",
     re.IGNORECASE,
 )
+_LABEL_RE = re.compile(r"^(?:suggestion|proposal|recommendation|my\s+suggestion|idea)\s*:\s*", re.IGNORECASE)
+_SUMMARY_LEAD_RE = re.compile(r"^(?:done|summary|committed|what'?s\s+there|changes|tests?|fixed|added)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -74,55 +91,69 @@ class Option:
 @dataclass
 class Offer:
     options: list[Option] = field(default_factory=list)
+    question: str = ""  # the "A or B?" question the options come from, when they do
     recommended: Option | None = None
-    recommendation: str = ""  # the sentence that recommends
+    recommendation: str = ""  # the sentence that recommends, and the ones after it that say why
     plan: list[str] = field(default_factory=list)  # items the assistant means to carry out
-    proposal: str | None = None  # what a question offers to do ("" for "OK like that?": the plan, as a whole)
+    proposal: str | None = None  # what a question offers to do ("" for "OK like that?": the offer as a whole)
     context: str = ""  # the sentence before the proposal
     suggestion: str | None = None  # an idea put as a statement
     asks: str | None = None  # a question asking the user for information
-    lead: str = ""  # the sentence that introduced the options or the plan
     said: list[str] = field(default_factory=list)  # every sentence of the answer, tidied
 
     def empty(self) -> bool:
-        return not (self.options or self.recommended or self.plan or self.proposal is not None or self.suggestion)
+        return not (
+            self.options or self.recommended or self.plan or self.proposal is not None or self.suggestion or self.asks
+        )
 
 
 def offer_of(text: str) -> Offer:
     """What an assistant's text offers (see the module docstring)."""
-    offer = Offer(said=[tidy(s) for u in prose_units(text) for s in SENTENCE_SPLIT_RE.split(u) if s.strip()])
-    items, lead = _listed(text)
-    if items and (_OPTIONS_LEAD_RE.search(lead) or _ordinal_recommendation(offer.said, len(items)) is not None):
-        offer.options = [Option(_head(x), x) for x in items]
-    elif items:
-        offer.plan = items
-    offer.lead = lead
+    raw = [s.strip() for u in prose_units(text) for s in SENTENCE_SPLIT_RE.split(u) if s.strip()]
+    offer = Offer(said=[tidy(s) for s in raw])
+    runs = item_runs(text)
+    for lead, items in runs:
+        if not offer.options and (_OPTIONS_LEAD_RE.search(lead) or _ordinal_recommendation(offer.said, items)):
+            offer.options = [Option(_head(x), x) for x in items]
+    plans = [items for lead, items in runs if _PLAN_LEAD_RE.search(lead) and items != [o.text for o in offer.options]]
+    if plans:
+        offer.plan = plans[-1]
     previous = ""
-    for sentence in offer.said:
+    for n, (sentence, typed) in enumerate(zip(offer.said, raw, strict=True)):
         if not_the_speakers(sentence):
             previous = sentence
             continue
         if sentence.endswith("?"):
-            _question(offer, sentence, previous)
-        else:
-            m = _RECOMMEND_RE.search(sentence)
-            if m and not _PROPOSAL_RE.match(sentence):
-                named = (m.group("x") or m.group("x2") or "").strip()
-                picked = _ordinal_recommendation([sentence], len(offer.options))
-                chosen = offer.options[picked] if picked is not None else matching(offer.options, named)
-                if chosen is not None or not offer.options:
-                    offer.recommended = chosen or Option(_head(named), sentence)
-                    offer.recommendation = sentence
-            elif _SUGGESTION_RE.search(sentence) and not offer.options:
-                offer.suggestion = sentence
+            _question(offer, " ".join(typed.replace("**", "").split()), previous)
+        elif not offer.recommended and (m := _RECOMMEND_RE.search(sentence)) and not _PROPOSAL_RE.match(sentence):
+            named = (m.group("x") or m.group("x2") or m.group("x3") or "").strip()
+            picked = _ordinal_recommendation([sentence], [o.text for o in offer.options])
+            chosen = offer.options[picked] if picked is not None else matching(offer.options, named)
+            if chosen is not None or not offer.options:
+                said = _LABEL_RE.sub("", sentence)
+                said = f"{said[0].upper()}{said[1:]}" if said else sentence
+                offer.recommended = chosen or Option(_head(named), said)
+                offer.recommendation = " ".join([said, *_reasons(offer.said[n + 1 :], sentence)])
+        elif _SUGGESTION_RE.search(sentence) and not offer.options:
+            offer.suggestion = sentence
         previous = sentence
     return offer
+
+
+def _reasons(after: list[str], sentence: str) -> list[str]:
+    """The sentences after a recommendation that say why (up to the next question)."""
+    out: list[str] = []
+    for s in after[:MAX_REASONS]:
+        if s.endswith("?") or not (REASON_RE.search(s) or content_words(s) & content_words(sentence)):
+            break
+        out.append(s)
+    return out
 
 
 def _question(offer: Offer, sentence: str, previous: str) -> None:
     m = _PROPOSAL_RE.match(sentence)
     if m and m.group("ok"):
-        offer.proposal = ""  # "OK like that?": the plan or the recommendation, as a whole
+        offer.proposal = offer.proposal or ""  # "OK like that?": the plan or the recommendation, as a whole
         return
     if m and " or " not in m.group("x"):
         what = m.group("x").strip(" ,")
@@ -134,41 +165,39 @@ def _question(offer: Offer, sentence: str, previous: str) -> None:
     if not offer.options and " or " in sentence:
         alternatives = _alternatives(sentence)
         if alternatives:
-            offer.options = alternatives
-            offer.lead = offer.lead or sentence
+            offer.options, offer.question = alternatives, sentence
             return
     if not m:
         offer.asks = sentence
 
 
-def _listed(raw: str) -> tuple[list[str], str]:
-    """The first run of two or more list items in a text (an item's wrapped lines joined), and the line before."""
-    lines = raw.splitlines()
-    runs: list[list[str]] = []
+def item_runs(raw: str) -> list[tuple[str, list[str]]]:
+    """Every run of two or more list items in a text (an item's wrapped lines joined) with the line before it;
+    runs under a summary ("Done:", "Summary:") are left out: they report, they offer nothing."""
+    runs: list[tuple[str, list[str]]] = []
     run: list[str] = []
     lead = ""
-    leads: list[str] = []
-    for n, line in enumerate(lines):
+    lines = raw.splitlines()
+    for n, line in enumerate([*lines, ""]):
         m = _ITEM_RE.match(line)
         if m:
             if not run:
                 lead = next((tidy(x) for x in reversed(lines[:n]) if x.strip()), "")
             run.append(m.group("x"))
-        elif run and line.strip() and line.startswith((" ", "\t")):
+            continue
+        if run and line.strip() and line.startswith((" ", "\t")):
             run[-1] += " " + line.strip()  # an item going on over several lines
-        elif run and line.strip():
-            runs.append(run)
-            leads.append(lead)
+            continue
+        if run and (line.strip() or n == len(lines)):
+            cleaned = [tidy(x.replace("`", "")) for x in run]
+            if (
+                len(cleaned) >= 2
+                and not _SUMMARY_LEAD_RE.match(lead)
+                and all(len(x.split()) <= MAX_ITEM_WORDS for x in cleaned)
+            ):
+                runs.append((lead, cleaned))
             run = []
-    if run:
-        runs.append(run)
-        leads.append(lead)
-    for items, lead in zip(runs, leads, strict=True):
-        if len(items) >= 2 and not lead.lower().startswith(("done", "summary", "committed", "what's there")):
-            cleaned = [tidy(x.replace("`", "")) for x in items]
-            if all(len(x.split()) <= MAX_ITEM_WORDS for x in cleaned):
-                return cleaned, lead
-    return [], ""
+    return runs
 
 
 def _head(text: str) -> str:
@@ -192,19 +221,19 @@ def _alternatives(question: str) -> list[Option]:
     return [Option(p, p) for p in parts if p]
 
 
-def _ordinal_recommendation(said: list[str], count: int) -> int | None:
-    """The option a recommendation names by its number ("I'd go with 1", "I'd do 2")."""
-    if count < 2:
+def _ordinal_recommendation(said: list[str], items: list[str]) -> int | None:
+    """The item a recommendation names by its number ("I'd go with 1", "I'd do 2")."""
+    if len(items) < 2:
         return None
     for sentence in said:
         m = _RECOMMEND_RE.search(sentence)
         if not m:
             continue
-        named = _PICKED_ORDINAL_RE.match((m.group("x") or m.group("x2") or "").strip())
+        named = _PICKED_ORDINAL_RE.match((m.group("x") or m.group("x2") or m.group("x3") or "").strip())
         if named:
             word = named.group("n").lower()
             index = int(word) - 1 if word.isdigit() else _WORD_ORDINALS.get(word)
-            if index is not None and index < count:
+            if index is not None and index < len(items):
                 return index
     return None
 
@@ -212,23 +241,39 @@ def _ordinal_recommendation(said: list[str], count: int) -> int | None:
 _STOP = frozenset(
     "the a an and or of to for in on with it its is be we i you me my our your that this then than just one it's "
     "go let's lets use using keep do please ok okay yes yeah sure fine option way approach choice would should "
-    "can will not no rather instead also too so as at by from into only more less there here now what which".split()
+    "can will not no rather instead also too so as at by from into only more less there here now what which does "
+    "did want think guess".split()
 )
 
 
 def content_words(text: str) -> set[str]:
+    """The words that name things, cut to their first five letters ("runs" and "run" are one word)."""
     words = re.findall(r"[a-z0-9][a-z0-9+.#:_-]*", text.lower().replace("**", ""))
-    return {w.strip(".:") for w in words if len(w.strip(".:")) >= 3 and w.strip(".:") not in _STOP}
+    out = set()
+    for w in words:
+        w = w.strip(".:")
+        if len(w) >= 3 and w not in _STOP:
+            out.add(w[:5] if w.isalpha() else w)
+    return out
 
 
 def matching(options: list[Option], reply: str) -> Option | None:
-    """The one option whose name the reply uses (None when it names two or none)."""
-    words = content_words(reply)
+    """The one option whose name the reply uses (None when it names two or none); what follows "not" or
+    "instead of" in the reply is what it turns down, not what it names."""
+    said = re.split(r"\b(?:not|instead\s+of|rather\s+than|over)\b", reply, maxsplit=1, flags=re.IGNORECASE)[0]
+    words = content_words(said)
     hits = [o for o in options if content_words(o.head) & words]
+    if len(hits) > 1:
+        hits = _clearly_best(hits, words, lambda o: o.head)
     if not hits:
-        hits = [o for o in options if content_words(o.text) & words]
-        if len(hits) > 1:  # the one sharing the most words, when it shares clearly more
-            ranked = sorted(hits, key=lambda o: -len(content_words(o.text) & words))
-            best, second = (len(content_words(o.text) & words) for o in ranked[:2])
-            hits = ranked[:1] if best >= 2 * second else hits
+        hits = _clearly_best([o for o in options if content_words(o.text) & words], words, lambda o: o.text)
     return hits[0] if len(hits) == 1 else None
+
+
+def _clearly_best(hits: list[Option], words: set[str], part: Callable[[Option], str]) -> list[Option]:
+    """The option sharing the most words with the reply, when it shares at least twice as many as the next."""
+    if len(hits) <= 1:
+        return hits
+    ranked = sorted(hits, key=lambda o: -len(content_words(part(o)) & words))
+    best, second = (len(content_words(part(o)) & words) for o in ranked[:2])
+    return ranked[:1] if best >= 2 * second else hits

@@ -25,7 +25,10 @@ TEXT_IMPORTANCE = {"user": 0.6, "assistant": 0.5}
 _OPEN = ("pending",)
 _CLOSED = ("completed", "cancelled", "done", "canceled")
 
-TODO_LINE_RE = re.compile(r"^\s*(?:[-*+]\s+)?(?:TODO|FIXME)\b(?:\(\w+\))?\s*[:\-\u2013]\s*(?P<x>\S.{3,})$", re.M)
+TODO_LINE_RE = re.compile(
+    r"^\s*(?:[-*+]\s+)?(?:TODO|FIXME|[Tt]odo)\b(?:\(\w+\))?\s*(?::|\s[\-\u2013])\s*(?P<x>\S.{3,})$", re.M
+)
+_USER_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=\S)")
 _TODO_RE = re.compile(
     r"\b(?:(?:we|i|you)\s+)?still\s+(?:need|needs|have|has)\s+to\s+\w+"
     r"|\b(?:remaining\s+work|next\s+steps?|left\s+to\s+do|not\s+done\s+yet|follow[- ]ups?|for\s+later|later|"
@@ -43,7 +46,7 @@ _TODO_RE = re.compile(
 )
 _STOP = frozenset(
     "the a an to of for and or in on with we i you still need needs todo later add write make it its be is are "
-    "this that from into our some then".split()
+    "this that from into our some then ll at by as look next time session".split()
 )
 
 
@@ -69,10 +72,53 @@ def enumerated_todos(sentence: str) -> list[str]:
     return items if len(items) >= 2 else []
 
 
+# Put off for later: "grafana on the nas at some point, not now", "partial import: later", "skip for now".
+_DEFERRED_RE = re.compile(
+    r"(?:[,:;]\s*(?:but\s+)?later|(?:[,:;]\s*|\s+[\u2014\u2013-]\s+|\s+)(?:but\s+)?(?:not\s+(?:now|today|yet|this\s+time|for\s+now)|next\s+(?:week|"
+    r"time|sprint|session|month)|some\s*day|at\s+some\s+point|eventually|another\s+day|for\s+later|for\s+now|"
+    r"maybe\s+later))\b[\s.!,]*(?:maybe|please|though)?[.!]?$",
+    re.IGNORECASE,
+)
+# "note it", "put it on the list", "write it down", "don't let me forget": the sentence before is the todo.
+_NOTE_IT_RE = re.compile(
+    r"^\W*(?:(?:please|and|then|so)\s+)*(?:(?:note|write|jot)\s+(?:it|that|this)(?:\s+down|\s+somewhere)?|put\s+(?:it|that|"
+    r"this)\s+(?:on|in|to)\s+(?:the|my|your|a)\s+(?:list|todo|todos|notes)|add\s+(?:it|that|this)\s+to\s+the\s+(?:list|todo|"
+    r"todos)|(?:don'?t|do\s+not)\s+let\s+(?:me|us)\s+forget(?:\s+(?:it|that|this))?|not\s+(?:now|today)|later|skip\s+(?:it\s+)?"
+    r"for\s+now)\b",
+    re.IGNORECASE,
+)
+MIN_DEFERRED_WORDS = 3
+MAX_NOTE_IT_WORDS = 6  # "put it on the list", "note it somewhere": longer, it points at what follows
+
+
+def deferred_todos(sentences: Sequence[str]) -> list[str]:
+    """The things a user's sentences put off for later ("grafana on the nas at some point, not now. note it
+    somewhere." -> "Grafana on the nas.")."""
+    out: list[str] = []
+    for n, raw in enumerate(sentences):
+        s = tidy(raw)
+        if not s or s.rstrip(".").endswith("?") or HYPOTHETICAL_RE.search(s):
+            continue
+        m = _DEFERRED_RE.search(s)
+        body = s[: m.start()] if m else ""
+        body = _DEFERRED_RE.sub("", body) if body else body
+        if m and len(body.split()) >= MIN_DEFERRED_WORDS:
+            out.append(tidy(body))
+        elif _NOTE_IT_RE.match(s) and len(s.split()) <= MAX_NOTE_IT_WORDS and n > 0:
+            before = tidy(_DEFERRED_RE.sub("", tidy(sentences[n - 1])))
+            if len(before.split()) >= MIN_DEFERRED_WORDS and before not in out and not before.endswith("?"):
+                out.append(before)
+    return out
+
+
 def text_todos(units: Sequence[str], text: str, seq: int, role: str) -> list[Candidate]:
     """Todos stated in one message: TODO lines, then prose sentences."""
     out: list[Candidate] = []
     importance = TEXT_IMPORTANCE[role]
+    if role == "user":
+        said = [x for unit in units for line in unit.split("\n") for x in _USER_SPLIT_RE.split(line) if x.strip()]
+        for item in deferred_todos(said):
+            out.append(Candidate(f"TODO: {clip(item)}", "todo", importance, seq, entity_names(item), rule="todo"))
     for m in TODO_LINE_RE.finditer(text):
         body = tidy(m.group("x"))
         if body and not body.rstrip(".").endswith("?"):
@@ -202,4 +248,5 @@ def _same(a: frozenset[str], b: frozenset[str]) -> bool:
     if not a or not b:
         return False
     common = len(a & b)
-    return common / len(a | b) >= 0.5 or common / min(len(a), len(b)) >= 0.75
+    smaller = min(len(a), len(b))
+    return common / len(a | b) >= 0.5 or common / smaller >= (0.5 if smaller <= 2 else 0.75)
