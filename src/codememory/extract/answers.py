@@ -74,6 +74,11 @@ _REPORT_RE = re.compile(
     r"not\s+working|still\s+(?:shows?|get)|bug)\b",
     re.IGNORECASE,
 )
+_OWN_ACTION_RE = re.compile(
+    r"^\W*(?:yes,?\s+)?(?:(?:he|she|they)\s+(?:has|have|is|are)|i(?:'ll|\s+will|\s+can|'m\s+going\s+to|\s+do|\s+did|\s+make|"
+    r"\s+run))\b",
+    re.IGNORECASE,
+)
 _PICKS_RE = re.compile(r"\b(?:instead|rather\s+than|over|not)\b", re.IGNORECASE)
 _SKIP_LINE_RE = re.compile(r"^\s*(?:>|```|~~~|\t| {4}|[A-Z]/\w+\s*\(|\$ |at\s+\S+\s+\()")
 _SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=\S)")
@@ -180,12 +185,17 @@ class Settling:
                 break
             if sentence in self.used_reply or sentence.endswith("?") or _REPORT_RE.search(sentence):
                 continue
+            if _OWN_ACTION_RE.match(_LEAD_FILLER_RE.sub("", sentence)):
+                continue  # "I will add him as collaborator": the user's own errand, not a decision
             plain = tidy(_LEAD_FILLER_RE.sub("", sentence))
             if plain and not _AGREE_RE.fullmatch(plain.rstrip(".!")) and content_words(plain) & named:
                 said.append(plain)
         if not said or len(" ".join(said).split()) < 3:
             return
         text = " ".join(said)
+        made = set().union(*(content_words(c.text) for c in self.made)) if self.made else set()
+        if content_words(text) <= made:
+            return  # already said by a memory the reply made
         if any(objects(s) for s in said) and not self.made:
             category = "rejected_alternative"
         elif re.search(r"\b(?:only|never|always|must|clean|keep\s+it)\b", text, re.I) and not _PICKS_RE.search(text):
@@ -210,6 +220,9 @@ class Settling:
                 return offer.options[index]
         plain = _LEAD_FILLER_RE.sub("", sentence)
         pickish = len(sentence.split()) <= 3 or _PICK_VERB_RE.search(sentence) or _AGREE_RE.search(sentence)
+        if offer.findings and not offer.options and not offer.plan and pickish:
+            self._found()
+            return None
         groups = [offer.options, [offer.recommended] if offer.recommended else [], [Option(x, x) for x in offer.plan]]
         for options in groups:
             if not options:
@@ -257,21 +270,32 @@ class Settling:
         if offer.recommended is not None and "pick" not in self.spent:
             self._choose(offer.recommended, sentence)
             return
+        if offer.findings and not offer.plan:  # with a plan, the plan is what was accepted
+            self._found()
         if offer.plan and (offer.proposal is not None or not offer.options):
             for item in [x for x in offer.plan if _reasoned(x)]:
                 self._make(item, "decision", ACCEPTED)
             self.used_offer += offer.plan
-        elif offer.proposal:
+        elif offer.proposal and not offer.findings:
             text = _proposal_text(offer.proposal)
             context = offer.context
             if context and context not in text and (REASON_RE.search(context) or _shares(context, offer.proposal)):
                 text = f"{text.rstrip('.')}: {context[0].lower()}{context[1:]}"
             self._make(text, "decision", ACCEPTED)
             self.used_offer.append(offer.proposal)
-        else:
+        elif not offer.findings:
             return
         self.used_reply.append(sentence)
         self.spent.update(("pick", "agree"))
+
+    def _found(self) -> None:
+        """The problems the assistant found, accepted: each a lesson of its own."""
+        if "found" in self.spent:
+            return
+        for item in self.offer.findings:
+            self._make(item, "gotcha", ACCEPTED)
+        self.used_offer += self.offer.findings
+        self.spent.add("found")
 
     # --------------------------------------------------------------------------------- objections
     def _answers_no(self, sentence: str) -> bool:
@@ -312,14 +336,17 @@ class Settling:
         answer = tidy(_NO_LEAD_RE.sub("", _LEAD_FILLER_RE.sub("", self.reply[n])))
         if len(answer.split()) < 3 or not content_words(answer) & content_words(question):
             return
-        said = [answer, *(tidy(s) for s in self.reply[n + 1 : n + 2] if not _NEW_TOPIC_RE.match(s) and not objects(s))]
-        said = [s for s in said if s and not _AGREE_RE.match(s)]
+        # the sentences before it that the reply opened with belong to the answer too ("code is /opt/app. runs as
+        # user soil"), and the one after it
+        before = [tidy(s) for s in self.reply[:n] if s not in self.used_reply and not _AGREE_RE.match(s)]
+        later = [tidy(s) for s in self.reply[n + 1 : n + 2] if not _NEW_TOPIC_RE.match(s) and not objects(s)]
+        said = [s for s in [*before, answer, *later] if s and not _AGREE_RE.match(s)]
         text = " ".join(said)
         if PRONOUN_SUBJECT_RE.match(text):
             text = f"{question} {text}"
         category = "convention" if re.search(r"\b(?:only|never|always|must|not)\b", text, re.I) else "fact"
         self._make(text, category, USER)
-        self.used_reply += self.reply[n : n + len(said)]
+        self.used_reply += [s for s in self.reply[: n + 2] if tidy(s) in said or s == self.reply[n]]
         self.spent.add("answer")
 
     def _make(self, text: str, category: str, who: str) -> None:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from codememory.extract.clean import tidy
-from codememory.extract.rules import REASON_RE
+from codememory.extract.rules import PRONOUN_SUBJECT_RE, REASON_RE
 from codememory.extract.speakers import not_the_speakers
 from codememory.extract.statements import SENTENCE_SPLIT_RE, prose_units
 
@@ -39,10 +39,12 @@ _OPTIONS_LEAD_RE = re.compile(
     re.IGNORECASE,
 )
 _PLAN_LEAD_RE = re.compile(
-    r"\b(?:proposal|plan|suggest(?:ion)?|here'?s\s+what|what\s+i'?d|i'?d\s+(?:do|build|change|add)|i\s+(?:will|would)|"
-    r"i'?ll|steps?|changes?|fix(?:es)?|problems?|causes?|issues?|bugs?|things?|found)\b",
+    r"\b(?:proposal|plan|suggest(?:ion)?|here'?s\s+what|what\s+i'?d|i'?d\s+\w+|i\s+(?:will|would)|i'?ll|steps?|"
+    r"changes?|set\s+(?:it|this)\s+up|fix(?:es)?)\b",
     re.IGNORECASE,
 )
+_FINDINGS_LEAD_RE = re.compile(r"\b(?:problems?|causes?|issues?|bugs?|culprits?|mistakes?)\b", re.IGNORECASE)
+_LEAD_SUBJECT_RE = re.compile(r"^(?P<s>[\w`.:/-]+(?:\s+[\w`.:/-]+){0,3}?)\s+(?:has|have|is|are|had|was|were)\b", re.I)
 _RECOMMEND_RE = re.compile(
     r"\b(?:i'?d|i\s+would|we'?d|i)\s+(?:go\s+with|go\s+for|pick|choose|take|recommend|suggest|lean\s+(?:towards?|to)|"
     r"vote\s+for|do|use|start\s+with|stick\s+with|keep|prefer)\s+(?P<x>[^.;!?]+)"
@@ -95,6 +97,8 @@ class Offer:
     recommended: Option | None = None
     recommendation: str = ""  # the sentence that recommends, and the ones after it that say why
     plan: list[str] = field(default_factory=list)  # items the assistant means to carry out
+    findings: list[str] = field(default_factory=list)  # the problems or causes it found, each standing alone
+    findings_lead: str = ""
     proposal: str | None = None  # what a question offers to do ("" for "OK like that?": the offer as a whole)
     context: str = ""  # the sentence before the proposal
     suggestion: str | None = None  # an idea put as a statement
@@ -103,7 +107,13 @@ class Offer:
 
     def empty(self) -> bool:
         return not (
-            self.options or self.recommended or self.plan or self.proposal is not None or self.suggestion or self.asks
+            self.options
+            or self.recommended
+            or self.plan
+            or self.findings
+            or self.proposal is not None
+            or self.suggestion
+            or self.asks
         )
 
 
@@ -115,9 +125,15 @@ def offer_of(text: str) -> Offer:
     for lead, items in runs:
         if not offer.options and (_OPTIONS_LEAD_RE.search(lead) or _ordinal_recommendation(offer.said, items)):
             offer.options = [Option(_head(x), x) for x in items]
-    plans = [items for lead, items in runs if _PLAN_LEAD_RE.search(lead) and items != [o.text for o in offer.options]]
-    if plans:
-        offer.plan = plans[-1]
+    listed = [o.text for o in offer.options]
+    for lead, items in runs:
+        if items == listed:
+            continue
+        if _FINDINGS_LEAD_RE.search(lead) and not offer.findings:
+            offer.findings = [_standalone(x, lead) for x in items]
+            offer.findings_lead = lead
+        elif _PLAN_LEAD_RE.search(lead):
+            offer.plan = items
     previous = ""
     for n, (sentence, typed) in enumerate(zip(offer.said, raw, strict=True)):
         if not_the_speakers(sentence):
@@ -138,6 +154,15 @@ def offer_of(text: str) -> Offer:
             offer.suggestion = sentence
         previous = sentence
     return offer
+
+
+def _standalone(item: str, lead: str) -> str:
+    """A found problem that stands alone: one that opens with a pronoun ("It moves. …") names the lead's subject
+    ("Offset: it moves. …")."""
+    if not PRONOUN_SUBJECT_RE.match(item):
+        return item
+    m = _LEAD_SUBJECT_RE.match(lead)
+    return f"{m.group('s')}: {item[0].lower()}{item[1:]}" if m else item
 
 
 def _reasons(after: list[str], sentence: str) -> list[str]:

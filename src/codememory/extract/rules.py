@@ -323,7 +323,7 @@ _HOST_VERSION_RE = re.compile(
 )
 _LOCATION_RE = re.compile(
     r"\b(?:is|are|lives?)\s+(?:mounted|located|stored|installed|kept|checked\s+out)?\s*(?:at|in|under)\s+"
-    r"(?:`)?(?:~|/)[\w.-]+/[\w./-]+",
+    r"(?:`)?(?:~|/(?!tmp/|var/tmp/))[\w.-]+/[\w./-]+",
     re.IGNORECASE,
 )
 _WITHOUT_COMMAND_RE = re.compile(
