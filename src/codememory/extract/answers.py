@@ -59,7 +59,13 @@ _LEAD_FILLER_RE = re.compile(
     r"^\W*(?:(?:ok(?:ay)?|but|and|also|so|well|please|oh|ah|sure|right|hmm+|hm|then|now)\b[\s,.!:;\u2014-]*)+",
     re.IGNORECASE,
 )
-_NO_LEAD_RE = re.compile(r"^\W*(?:no|nope|nah|nay|not\s+really|not\s+that)\b[\s,.!:;\u2014-]*", re.IGNORECASE)
+# "no," / "nah." at the start: the answer, not part of what follows ("no docker on the runner" keeps its "no")
+_NO_LEAD_RE = re.compile(
+    r"^\W*(?:no|nope|nah|nay|not\s+really|not\s+that)(?:\s*[,.!:;\u2014-]+\s*|\s*$)", re.IGNORECASE
+)
+_ERRAND_RE = re.compile(
+    r"^\W*(?:commit|push|ship|deploy|merge|go|thanks?|thank\s+you|cheers|danke)\b[\w\s]{0,20}[.!]?$", re.I
+)
 _PICK_VERB_RE = re.compile(
     r"\b(?:it\s+is|then|please|it\s+be|for\s+me|sounds?\s+good|is\s+(?:fine|good|ok|right|better)|i\s+think|i\s+guess|"
     r"i'?d\s+say|works)\b",
@@ -185,7 +191,7 @@ class Settling:
                 break
             if sentence in self.used_reply or sentence.endswith("?") or _REPORT_RE.search(sentence):
                 continue
-            if _OWN_ACTION_RE.match(_LEAD_FILLER_RE.sub("", sentence)):
+            if _OWN_ACTION_RE.match(_LEAD_FILLER_RE.sub("", sentence)) or _ERRAND_RE.match(sentence):
                 continue  # "I will add him as collaborator": the user's own errand, not a decision
             plain = tidy(_LEAD_FILLER_RE.sub("", sentence))
             if plain and not _AGREE_RE.fullmatch(plain.rstrip(".!")) and content_words(plain) & named:
@@ -316,7 +322,7 @@ class Settling:
         if not target:
             return
         later = list(takewhile(lambda s: not (_NEW_TOPIC_RE.match(s) or s.endswith("?")), self.reply[n + 1 :]))
-        later = later[:MAX_REASON_SENTENCES]
+        later = [s for s in later if not _ERRAND_RE.match(s)][:MAX_REASON_SENTENCES]
         reason = " ".join([tidy(_NO_LEAD_RE.sub("", sentence)), *(tidy(s) for s in later)]).strip()
         if len(reason.split()) >= 2:
             subject = _proposal_text(target).rstrip(".?")

@@ -155,7 +155,8 @@ def gotcha_candidates(turns: Sequence[Turn], root: str | None = None) -> list[Ca
             break
         span = turns[turn_index : turn_index + 2]
         output = _output(calls, i)
-        explanation = _explanation(failed, key, output, span, used_sentences)
+        right_after = turn.texts_after(_call_index(calls, i))
+        explanation = _explanation(failed, key, output, span, used_sentences, right_after)
         if explanation:
             used_sentences.update(explanation)
             out.append(_lesson(failed, explanation, turn))
@@ -187,22 +188,31 @@ def _call_index(calls: Sequence[tuple[int, Turn, ToolOutcome]], i: int) -> int:
     return sum(1 for j in range(i) if calls[j][0] == turn_index)
 
 
-def _explanation(failed: ToolOutcome, key: str, output: str, span: Sequence[Turn], used: set[str]) -> list[str]:
-    """The assistant's sentences saying why the command failed and what fixes it (at most two)."""
+def _explanation(
+    failed: ToolOutcome, key: str, output: str, span: Sequence[Turn], used: set[str], right_after: Sequence[str] = ()
+) -> list[str]:
+    """The assistant's sentences saying why the command failed and what fixes it (at most two). What the
+    assistant said right after the failing call, before its next call, is read first and counts for more: it is
+    the failure's answer."""
     clues = _clue_words(failed, key, output)
+    return _best_explanation(span, clues, used, ()) or _best_explanation(span, clues, used, right_after)
+
+
+def _best_explanation(span: Sequence[Turn], clues: set[str], used: set[str], right_after: Sequence[str]) -> list[str]:
+    """The best-scoring explanation; with `right_after`, only those texts, read with the weaker cues."""
     best: tuple[int, list[str]] | None = None
-    for turn in span:
-        for raw in turn.assistant_texts:
-            said = _said(raw)
-            for n, s in enumerate(said):
-                score = 0 if not s or s in used else _cause_score(s, clues)
-                if not score or (best and best[0] >= score):
-                    continue
-                picked = [s]
-                after = said[n + 1] if n + 1 < len(said) else ""
-                if after and after not in used and (_is_fix(after) or _is_follow_up(after)):
-                    picked.append(after)
-                best = (score, picked[:MAX_EXPLANATION])
+    texts = list(right_after) if right_after else [raw for turn in span for raw in turn.assistant_texts]
+    for raw in texts:
+        said = _said(raw)
+        for n, s in enumerate(said):
+            score = 0 if not s or s in used else _cause_score(s, clues, after=bool(right_after))
+            if not score or (best and best[0] >= score):
+                continue
+            picked = [s]
+            after = said[n + 1] if n + 1 < len(said) else ""
+            if after and after not in used and (_is_fix(after) or _is_follow_up(after)):
+                picked.append(after)
+            best = (score, picked[:MAX_EXPLANATION])
     return best[1] if best else []
 
 
@@ -239,16 +249,18 @@ def _is_fix(s: str) -> bool:
     return bool(_FIX_RE.search(s)) and not (s.endswith("?") or _SLIP_RE.search(s) or _NARRATION_RE.match(s))
 
 
-def _cause_score(s: str, clues: set[str]) -> int:
+def _cause_score(s: str, clues: set[str], *, after: bool = False) -> int:
     """How well a sentence explains the failure: 0 when it does not; more for a stated cause and for each word
-    of the failure it names. A weak cue ("but", "has to", "X: Y") needs two of those words."""
+    of the failure it names. A weak cue ("but", "has to", "X: Y") needs two of those words, or one when the
+    sentence came right after the failing call (`after`), which also scores more."""
     if s.endswith("?") or _SLIP_RE.search(s) or _NARRATION_RE.match(s):
         return 0
     strong = bool(_STRONG_CAUSE_RE.search(s))
     cue = strong or bool(_CAUSE_RE.search(s))
     words = {_stem(w) for w in re.findall(r"[a-z][a-z0-9_-]{2,}", s.lower()) if w not in _CLUE_STOP}
     shared = len(words & clues)
-    if not (cue and (strong or shared)) and not (_WEAK_CAUSE_RE.search(s) and shared >= 2):
+    weak = bool(_WEAK_CAUSE_RE.search(s))
+    if not (cue and (strong or shared or after)) and not (weak and shared >= (1 if after else 2)):
         return 0
     if _states_something(s):
         return 0  # a decision or convention ("I'll use X instead of Y because …") is its own memory
@@ -280,8 +292,21 @@ def _clue_words(failed: ToolOutcome, key: str, output: str) -> set[str]:
     return {_stem(w) for w in words if w not in _CLUE_STOP}
 
 
+def clue_words(text: str) -> set[str]:
+    """The words of a text a cause may name (as a failure's clues are read), as 5-letter stems."""
+    words = set(re.findall(r"[a-z][a-z0-9_]{2,}", text.lower()))
+    for token in re.findall(r"[A-Za-z][A-Za-z0-9_]*", text):
+        words.update(w.lower() for w in re.findall(r"[A-Z]?[a-z0-9]{3,}", token))
+    return {_stem(w) for w in words if w not in _CLUE_STOP}
+
+
+def score_cause(s: str, clues: set[str]) -> int:
+    """How well a sentence states the cause of what the clues describe (0: it does not)."""
+    return _cause_score(s, clues)
+
+
 def _stem(word: str) -> str:
-    return word[:5] if len(word) >= 5 else word
+    return word[:5] if len(word) >= 5 else word.removesuffix("s") if len(word) > 3 else word
 
 
 _ERROR_NAME_RE = re.compile(

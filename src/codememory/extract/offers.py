@@ -48,6 +48,7 @@ _LEAD_SUBJECT_RE = re.compile(r"^(?P<s>[\w`.:/-]+(?:\s+[\w`.:/-]+){0,3}?)\s+(?:h
 _RECOMMEND_RE = re.compile(
     r"\b(?:i'?d|i\s+would|we'?d|i)\s+(?:go\s+with|go\s+for|pick|choose|take|recommend|suggest|lean\s+(?:towards?|to)|"
     r"vote\s+for|do|use|start\s+with|stick\s+with|keep|prefer)\s+(?P<x>[^.;!?]+)"
+    r"|^(?:the\s+)?(?:fix|change|approach|way|option)\s+i'?d\s+(?:propose|suggest|recommend|go\s+with)\s*:\s*(?P<x4>[^.;!?]+)"
     r"|\b(?:my\s+(?:pick|vote|recommendation|suggestion|preference)|the\s+(?:better|safer|simpler)\s+(?:option|choice|"
     r"bet))\s*(?:is|would\s+be|:)\s*(?P<x2>[^.;!?]+)"
     r"|^(?:suggestion|proposal|recommendation)\s*:\s*(?P<x3>[^.;!?]+)",
@@ -80,7 +81,11 @@ _QUESTION_LEAD_RE = re.compile(
     r"(?:want|prefer)|one)|is\s+it|are\s+they)\s*",
     re.IGNORECASE,
 )
-_LABEL_RE = re.compile(r"^(?:suggestion|proposal|recommendation|my\s+suggestion|idea)\s*:\s*", re.IGNORECASE)
+_LABEL_RE = re.compile(
+    r"^(?:suggestion|proposal|recommendation|my\s+suggestion|idea|(?:the\s+)?(?:fix|change|approach)\s+i'?d\s+"
+    r"(?:propose|suggest|recommend))\s*:\s*",
+    re.IGNORECASE,
+)
 _SUMMARY_LEAD_RE = re.compile(r"^(?:done|summary|committed|what'?s\s+there|changes|tests?|fixed|added)\b", re.I)
 
 
@@ -142,7 +147,7 @@ def offer_of(text: str) -> Offer:
         if sentence.endswith("?"):
             _question(offer, " ".join(typed.replace("**", "").split()), previous)
         elif not offer.recommended and (m := _RECOMMEND_RE.search(sentence)) and not _PROPOSAL_RE.match(sentence):
-            named = (m.group("x") or m.group("x2") or m.group("x3") or "").strip()
+            named = (m.group("x") or m.group("x2") or m.group("x3") or m.group("x4") or "").strip()
             picked = _ordinal_recommendation([sentence], [o.text for o in offer.options])
             chosen = offer.options[picked] if picked is not None else matching(offer.options, named)
             if chosen is not None or not offer.options:
@@ -254,7 +259,9 @@ def _ordinal_recommendation(said: list[str], items: list[str]) -> int | None:
         m = _RECOMMEND_RE.search(sentence)
         if not m:
             continue
-        named = _PICKED_ORDINAL_RE.match((m.group("x") or m.group("x2") or m.group("x3") or "").strip())
+        named = _PICKED_ORDINAL_RE.match(
+            (m.group("x") or m.group("x2") or m.group("x3") or m.group("x4") or "").strip()
+        )
         if named:
             word = named.group("n").lower()
             index = int(word) - 1 if word.isdigit() else _WORD_ORDINALS.get(word)
