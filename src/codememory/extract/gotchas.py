@@ -97,6 +97,7 @@ _FIX_RE = re.compile(
     re.IGNORECASE,
 )
 _SLIP_RE = re.compile(
+    r"\bas\s+(?:it\s+)?(?:should|expected|intended)\b|\b(?:fails?|failed)\s+(?:as\s+)?(?:expected|on\s+purpose)\b|"
     r"\b(?:forgot|typo|misspel\w*|my\s+mistake|oops|i\s+missed|missing\s+import|wrong\s+(?:path|name|directory)|"
     r"didn'?t\s+import|not\s+imported|i\s+left\s+out|accidentally)\b",
     re.IGNORECASE,

@@ -98,9 +98,9 @@ def _report(user_text: str) -> str | None:
         t = tidy(s)
         if _NOT_A_REPORT_RE.match(t):
             continue
-        if t and not t.endswith("?") or (t.endswith("?") and re.search(r"\bbug\s*\?|\bwhy\b", t, re.I)):
-            if _BUG_REPORT_RE.search(t):
-                return t
+        asks_why = t.endswith("?") and re.search(r"\bbug\s*\?|\bwhy\b", t, re.I)
+        if t and (not t.endswith("?") or asks_why) and _BUG_REPORT_RE.search(t):
+            return t
     if _PASTED_ERROR_RE.search(user_text) and said:
         return tidy(said[0])
     return None
