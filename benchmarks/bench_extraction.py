@@ -96,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--assistant", choices=ASSISTANTS, action="append", help="score only this assistant's sessions (repeatable)"
     )
+    parser.add_argument("--record-only", action="store_true", help="record (--record, --record-claude), do not score")
+    parser.add_argument("--work", type=Path, default=WORK, help="the scratch folder (default benchmarks/.work/extraction)")
     parser.add_argument("--with-model", metavar="URL", help="configure [llm] provider=openai at this base URL")
     parser.add_argument("--model", default="", help="the model name for --with-model")
     parser.add_argument("--api-key-env", default="", help="env var holding the API key for --with-model")
@@ -113,21 +115,24 @@ def main(argv: list[str] | None = None) -> int:
         names = set(args.record) or {i["name"] for i in corpus.load_items(None, data) if i["source"] == "opencode"}
         for item in corpus.load_items(sorted(names), data):
             if item["source"] == "opencode":
-                recorded.append(corpus.record(item, WORK))
+                recorded.append(corpus.record(item, args.work))
                 corpus.log(f"recorded {recorded[-1]}")
     if args.record_claude is not None:
         names = set(args.record_claude) or {i["name"] for i in items if i["source"] == "opencode"}
         for item in corpus.load_items(sorted(names), data):
             if item["source"] == "opencode":
-                recorded.append(extraction_claude.record(item, WORK))
+                recorded.append(extraction_claude.record(item, args.work))
                 corpus.log(f"recorded through claude {recorded[-1]}")
+    if args.record_only:
+        corpus.log(f"recorded {len(recorded)} item(s); nothing scored (--record-only)")
+        return 0
     llm = None
     if args.with_model:
         llm = {"provider": "openai", "base_url": args.with_model, "model": args.model}
         if args.api_key_env:
             llm["api_key_env"] = args.api_key_env
     assistants = tuple(args.assistant or ASSISTANTS)
-    memories, report = corpus.replay(items, WORK, llm, assistants=assistants)
+    memories, report = corpus.replay(items, args.work, llm, assistants=assistants)
     seconds = round(time.perf_counter() - started, 1)
     results: dict[str, Any] = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
@@ -148,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
             print(scoring.misses(summary))
         results[assistant] = {"targets": targets_of(summary), **summary}
     partial = bool(args.only) or llm is not None or set(assistants) != set(ASSISTANTS)
-    out = args.out or (WORK / "results.json" if partial else RESULTS[args.set])
+    out = args.out or (args.work / "results.json" if partial else RESULTS[args.set])
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     corpus.log(f"{seconds} s; results in {out}")

@@ -340,7 +340,8 @@ class Settling:
         """A statement in reply to the assistant's question that shares a word with it: the user's fact."""
         question = self.offer.asks or ""
         answer = tidy(_NO_LEAD_RE.sub("", _LEAD_FILLER_RE.sub("", self.reply[n])))
-        if len(answer.split()) < 3 or not content_words(answer) & content_words(question):
+        asked = content_words(question)  # "What do you want to keep?" names nothing: any statement answers it
+        if len(answer.split()) < 3 or (asked and not content_words(answer) & asked):
             return
         # the sentences before it that the reply opened with belong to the answer too ("code is /opt/app. runs as
         # user soil"), and the one after it

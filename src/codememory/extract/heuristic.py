@@ -73,7 +73,9 @@ def heuristic_candidates(
     said = sorted([*said, *resolved], key=lambda c: c.seq)
     prose_todos = [c for c in said if c.category == "todo" and c.rule == "todo"]
     lessons = gotcha_candidates(turns, root)
-    lessons += reported_bug_lessons(turns, taken=[g.text for g in lessons])
+    # a reported problem's explanation that a lesson, or a settled offer, already holds is not used again
+    offered = [text for _, text in answers.taken]
+    lessons += reported_bug_lessons(turns, taken=[g.text for g in lessons] + [c.text for c in resolved] + offered)
     # a choice that is the fix of a failure lives in the lesson (error, cause, fix): one memory, not two
     said = [c for c in said if not any(c.rule in ("decision", "fact") and c.text in g.text for g in lessons)]
     said = [c for c in said if not restates_lesson(c, lessons)]

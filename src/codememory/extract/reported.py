@@ -61,7 +61,7 @@ def reported_bug_lessons(turns: Sequence[Turn], taken: Collection[str] = ()) -> 
         for raw in turn.assistant_texts:
             said = [tidy(s) for s in sentences(scrub(raw))]
             for n, s in enumerate(said):
-                if not s or _NARRATION_RE.match(s) or any(s in t for t in taken):
+                if not s or _NARRATION_RE.match(s) or any(_within(s, t) for t in taken):
                     continue
                 score = _score(s, clues)
                 if not score or (best and best[0] >= score):
@@ -89,6 +89,12 @@ def _score(s: str, clues: set[str]) -> int:
     if not cause_sentence(s, cue=False):
         return 0
     return score_cause(s, clues) or (1 if cause_sentence(s) or _CONSEQUENCE_RE.search(s) else 0)
+
+
+def _within(sentence: str, text: str) -> bool:
+    """A sentence another memory already holds (as written, or without its code marks)."""
+    plain = sentence.replace("`", "").rstrip(".").lower()
+    return sentence in text or plain in text.replace("`", "").lower()
 
 
 def _report(user_text: str) -> str | None:

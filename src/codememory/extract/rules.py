@@ -309,7 +309,16 @@ _DEONTIC_RE = re.compile(
     r"imports|writes|uses|should|may|must|gets\s+to|is\s+allowed)\b"
     r"|(?<!\bi\s)(?<!\byou\s)(?<!\bwe\s)(?:must|has\s+to|have\s+to|needs?\s+to|should)\s+(?:always\s+)?(?:stay|remain)\b"
     r"|\b(?:i|we)\s+need\s+(?:the\s+|our\s+|all\s+|every\s+)?[\w\s-]{2,40}?\s+to\s+(?:stay|remain|keep)\b"
-    r"|\b(?:must|have\s+to|has\s+to|needs?\s+to)\s+(?:pass|succeed|be\s+green|run)\s+before\b",
+    r"|\b(?:must|have\s+to|has\s+to|needs?\s+to)\s+(?:pass|succeed|be\s+green|run)\s+before\b"
+    # terse rules with the subject left out: "Must be RE-2024-0001, no gaps!", "only for main branch please",
+    # "keep it shellcheck clean", "max 1 req per 5s per host"
+    r"|^(?:but\s+|and\s+)?(?:must|has\s+to|needs?\s+to|should\s+always|always)\s+(?:be|stay|have|use|run|go)\b"
+    r"(?!\s+(?:the|a|an|it|that|this|something|because|due|from|why|my|our|wrong|broken|fine)\b)"
+    r"|^(?:but\s+|and\s+)?only\s+(?:for|on|in|with|from|when|via|through|the)\b[^.?]*\bplease\b"
+    r"|\bkeep\s+(?:it|this|them|the\s+[\w-]+)\s+(?:[\w-]+\s+)?(?:clean|green|passing|lint-?free|warning-?free)\b"
+    r"|\b(?:max(?:imum)?|at\s+most|no\s+more\s+than)\s+(?:\w+\s+)?\d+\s*(?:reqs?|requests?|calls?|hits?|jobs?|runs?|"
+    r"connections?|retries|tries)\s*(?:/|per|a|an|every|each)\b"
+    r"|\b(?:one|1)\s+(?:req|request|call)\s+(?:every|per|a)\b",
     re.IGNORECASE,
 )
 # Facts given in passing: "For the record, the box has CUDA 12.1", "the dataset is mounted at /mnt/data".
