@@ -311,7 +311,7 @@ def _claude_context(event: str, text: str) -> str:
     return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}, ensure_ascii=False)
 
 
-def _guarded(hook: Hook, step: Callable[[], None]) -> None:
+def _guarded(hook: Hook, step: Callable[[], object]) -> None:
     """Run one step of a hook; its failure is logged and the hook's other steps still run."""
     try:
         step()
@@ -334,7 +334,7 @@ def handle(hook: Hook) -> str:
         if event == "UserPromptSubmit":
             prompt = _text(payload.get("prompt"))
             hook.ensure_session(goal=prompt)
-            _guarded(hook, lambda: hook.accept_notes(prompt) and None)
+            _guarded(hook, lambda: hook.accept_notes(prompt))
             return _claude_context(event, hook.prompt_context(prompt))
         if event == "PostToolUse":
             hook.journal.record_files(edited_paths(payload), event, payload.get("cwd"))
@@ -359,7 +359,7 @@ def handle(hook: Hook) -> str:
             return json.dumps({"additional_context": text}, ensure_ascii=False) if text else ""
         if event == "beforeSubmitPrompt":
             hook.ensure_session(goal=_text(payload.get("prompt")))
-            _guarded(hook, lambda: hook.accept_notes(_text(payload.get("prompt"))) and None)
+            _guarded(hook, lambda: hook.accept_notes(_text(payload.get("prompt"))))
             return ""  # Cursor takes no context here; its output may only allow or block the prompt
         if event == "afterFileEdit":
             hook.journal.record_files(edited_paths(payload), event, payload.get("cwd"))
