@@ -82,7 +82,7 @@ def heuristic_candidates(
     out = [c for c in said if not (c.category == "todo" and c.rule == "todo")] + lessons
     # one memory per todo: the agent's list and the prose, merged; closed ones dropped
     out += merge_todos(prose_todos, agent_todos(turns, todos), turns[-1].seq)
-    return unique(same_choice_once(attribute(out, turns)))
+    return near_duplicates_once(unique(same_choice_once(attribute(out, turns))))
 
 
 def _restated(candidate: Candidate, resolved: Sequence[Candidate]) -> bool:
@@ -134,6 +134,38 @@ def restates_lesson(candidate: Candidate, lessons: Sequence[Candidate]) -> bool:
         if len(shared) >= MIN_RESTATED_WORDS and len(shared) >= RESTATED_SHARE * len(words):
             return True
     return False
+
+
+NEAR_DUPLICATE_SHARE = 0.75
+
+
+def near_duplicates_once(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """Two memories of neighbouring turns that say mostly the same (most words of the shorter one are in the
+    other) are one: the first. An exchange explained, settled and reported on gives such pairs."""
+    out: list[Candidate] = []
+    kept: list[tuple[Candidate, set[str]]] = []
+    for c in candidates:
+        words = _content_words(c.text)
+        if _family(c.category) in ("choice", "rule") and len(words) >= MIN_RESTATED_WORDS:
+            twin = any(
+                _family(k.category) == _family(c.category)
+                and abs(k.seq - c.seq) <= 1
+                and len(words & w) >= NEAR_DUPLICATE_SHARE * min(len(words), len(w))
+                for k, w in kept
+            )
+            if twin:
+                continue
+        kept.append((c, words))
+        out.append(c)
+    return out
+
+
+def _family(category: str) -> str:
+    """Categories one exchange may state the same thing in: a choice (decision, rejection, the lesson that led to
+    it) or a rule (convention, preference)."""
+    return {"decision": "choice", "rejected_alternative": "choice", "gotcha": "choice", "preference": "rule"}.get(
+        category, "rule" if category == "convention" else category
+    )
 
 
 def unique(candidates: Iterable[Candidate]) -> list[Candidate]:
