@@ -143,19 +143,21 @@ def near_duplicates_once(candidates: Sequence[Candidate]) -> list[Candidate]:
     """Two memories of neighbouring turns that say mostly the same (most words of the shorter one are in the
     other) are one: the first. An exchange explained, settled and reported on gives such pairs."""
     out: list[Candidate] = []
-    kept: list[tuple[Candidate, set[str]]] = []
+    kept: list[tuple[Candidate, set[str], set[str]]] = []
     for c in candidates:
         words = _content_words(c.text)
+        numbers = set(re.findall(r"\d+(?:[.,]\d+)*", c.text))  # "module 2" and "module 3" are two things
         if _family(c.category) in ("choice", "rule") and len(words) >= MIN_RESTATED_WORDS:
             twin = any(
                 _family(k.category) == _family(c.category)
                 and abs(k.seq - c.seq) <= 1
+                and not (numbers and n and numbers != n)
                 and len(words & w) >= NEAR_DUPLICATE_SHARE * min(len(words), len(w))
-                for k, w in kept
+                for k, w, n in kept
             )
             if twin:
                 continue
-        kept.append((c, words))
+        kept.append((c, words, numbers))
         out.append(c)
     return out
 
