@@ -97,7 +97,9 @@ def main(argv: list[str] | None = None) -> int:
         "--assistant", choices=ASSISTANTS, action="append", help="score only this assistant's sessions (repeatable)"
     )
     parser.add_argument("--record-only", action="store_true", help="record (--record, --record-claude), do not score")
-    parser.add_argument("--work", type=Path, default=WORK, help="the scratch folder (default benchmarks/.work/extraction)")
+    parser.add_argument(
+        "--work", type=Path, default=WORK, help="the scratch folder (default benchmarks/.work/extraction)"
+    )
     parser.add_argument("--with-model", metavar="URL", help="configure [llm] provider=openai at this base URL")
     parser.add_argument("--model", default="", help="the model name for --with-model")
     parser.add_argument("--api-key-env", default="", help="env var holding the API key for --with-model")

@@ -48,9 +48,8 @@ def worker(sets: list[str]) -> dict[str, Any]:
     import pkgutil
 
     sys.path.insert(0, str(HERE))
-    import extraction_corpus as corpus
-
     import codememory.extract as extract_pkg
+    import extraction_corpus as corpus
     from codememory.capture.opencode_db import OpenCodeDB
     from codememory.extract.heuristic import heuristic_candidates
 
@@ -75,7 +74,11 @@ def worker(sets: list[str]) -> dict[str, Any]:
             with OpenCodeDB(db) as reader:
                 for recording, _, _ in recordings:
                     for session_id in recording["sessions"]:
-                        info, turns, todos = reader.session(session_id), reader.turns(session_id), reader.todos(session_id)
+                        info, turns, todos = (
+                            reader.session(session_id),
+                            reader.turns(session_id),
+                            reader.todos(session_id),
+                        )
                         for cache in caches:
                             cache.cache_clear()
                         started = time.perf_counter()

@@ -178,7 +178,7 @@ def record(item: dict[str, Any], work: Path) -> dict[str, Any]:
             first_hook = _count_lines(hook_log)
             for turn in session["turns"]:
                 canned: list[dict[str, Any]] = []
-                for step in turn["steps"]:
+                for step in corpus.turn_steps(turn):
                     uses: list[ToolUse] = []
                     for spec in step.get("tools", []):
                         more, outs = tool_uses(spec, project, board)

@@ -135,6 +135,22 @@ def tool_call(spec: dict[str, Any], root: Path) -> tuple[ToolCallSpec, list[dict
     raise ValueError(f"unknown tool call in script: {spec}")
 
 
+def turn_steps(turn: dict[str, Any]) -> list[dict[str, Any]]:
+    """A turn's steps as a CLI can be driven through them: a step with text and no tools ends a turn (the CLI takes
+    it as the final answer), so a text-only step before the last one goes in front of the next step's text."""
+    steps: list[dict[str, Any]] = []
+    carried = ""
+    raw = turn["steps"]
+    for n, step in enumerate(raw):
+        text = "\n\n".join(t for t in (carried, step.get("text", "")) if t)
+        if not step.get("tools") and n + 1 < len(raw):
+            carried = text
+            continue
+        carried = ""
+        steps.append({**step, "text": text})
+    return steps
+
+
 def make_project(root: Path, files: dict[str, str], env: dict[str, str]) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     for rel, text in {"README.md": f"# {root.name}\n", **files}.items():
@@ -193,7 +209,7 @@ def record(item: dict[str, Any], work: Path) -> dict[str, Any]:
             session_id = None
             for turn in session["turns"]:
                 canned = []
-                for step in turn["steps"]:
+                for step in turn_steps(turn):
                     calls = [tool_call(spec, project) for spec in step.get("tools", [])]
                     canned += [c for _, cs in calls for c in cs]
                     queue.append(Reply(step.get("text", ""), [spec for spec, _ in calls]))

@@ -318,7 +318,12 @@ _DEONTIC_RE = re.compile(
     r"|\bkeep\s+(?:it|this|them|the\s+[\w-]+)\s+(?:[\w-]+\s+)?(?:clean|green|passing|lint-?free|warning-?free)\b"
     r"|\b(?:max(?:imum)?|at\s+most|no\s+more\s+than)\s+(?:\w+\s+)?\d+\s*(?:reqs?|requests?|calls?|hits?|jobs?|runs?|"
     r"connections?|retries|tries)\s*(?:/|per|a|an|every|each)\b"
-    r"|\b(?:one|1)\s+(?:req|request|call)\s+(?:every|per|a)\b",
+    r"|\b(?:one|1)\s+(?:req|request|call)\s+(?:every|per|a)\b"
+    # an instruction for every time something happens: "bump the chart version whenever you touch a chart"
+    r"|^(?:and\s+|also\s+|please\s+)*(?!(?:i|we|you|it|the|a|an|this|that|they|he|she|there|when|if|my|our|haha|lol)\b)"
+    r"(?!(?:crash|fail|break|broke|hang|hung|freez|error|dies|die|stop|show)\w*\b)"
+    r"[a-z]+\s(?:(?!\b(?:crash|fail|break|broke|hang|hung|freez|error|dies|die|stop|show)\w*)[^.?])*?"
+    r"\b(?:whenever|(?:every|each)\s+time\s+(?:you|we|someone|anyone|somebody))\b",
     re.IGNORECASE,
 )
 # Facts given in passing: "For the record, the box has CUDA 12.1", "the dataset is mounted at /mnt/data".

@@ -161,7 +161,7 @@ def message_statements(raw: Sequence[str], role: str, tool_text: ToolText | None
             parts[i] = parts[i] + [k]
             parts[k] = []
             continue
-        if not st.has_reason and k < len(raw) and found[k] is None and is_reason(raw[k]):
+        if not st.has_reason and k < len(raw) and found[k] is None and (is_reason(raw[k]) or _explains(raw[k], raw[i])):
             parts[i] = parts[i] + [k]
             parts[k] = []
             found[i] = Statement(st.text, st.category, st.rule, True)
@@ -172,6 +172,23 @@ def message_statements(raw: Sequence[str], role: str, tool_text: ToolText | None
         text = " ".join(tidy(raw[n]) for n in parts[i]) if len(parts[i]) > 1 else st.text
         out.append(Statement(clip(text), st.category, st.rule, st.has_reason))
     return out
+
+
+_EXPLAINS_RE = re.compile(
+    r"\b(?:so|because|since|would|could\s+never|can'?t|cannot|won'?t|never|otherwise|which\s+means|means)\b", re.I
+)
+_NAME_RE = re.compile(r"[A-Za-z][\w.:/-]*[A-Z0-9_.:/-][\w.:/-]*|[a-z]{5,}")
+
+
+def _explains(sentence: str, choice: str) -> bool:
+    """A sentence after a choice that goes on about what it chose or turned down, with a cause or a consequence
+    ("… rather than minAvailable: 1. The HPA will be allowed down to one replica, and with minAvailable: 1 a node
+    drain could never evict that last pod, so …")."""
+    s = tidy(sentence)
+    if not usable(s) or s.endswith("?") or not _EXPLAINS_RE.search(s):
+        return False
+    named = {w.lower() for w in _NAME_RE.findall(choice)} & {w.lower() for w in _NAME_RE.findall(s)}
+    return any(any(ch.isdigit() or ch in ".:_/" or ch.isupper() for ch in w) or len(w) >= 6 for w in named)
 
 
 def _joined(st: Statement, before: Statement | None) -> Statement:
