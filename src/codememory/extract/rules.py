@@ -328,6 +328,13 @@ _DEONTIC_RE = re.compile(
 )
 # Facts given in passing: "For the record, the box has CUDA 12.1", "the dataset is mounted at /mnt/data".
 _ASIDE_RE = re.compile(r"^\W*(?:for\s+the\s+record|for\s+reference|fyi|heads[- ]up|just\s+so\s+you\s+know)\b", re.I)
+# A terse "label: values" the user gives: "measured: air 26100, glass of water 12400", "UA: bot/1.0 (+mailto:…)".
+_SPEC_RE = re.compile(
+    r"^(?!(?:problem|question|bug|issue|note|todo|next|also|btw|ps|update|edit|other\s+thing|last\s+thing|one\s+more|"
+    r"reminder|plan|context|background|summary|hint|tip)\b)[A-Za-z][\w -]{0,20}:\s+"
+    r"(?=.*(?:\d{3,}|[\w-]+/\d|\+mailto:|@[\w.-]+\.\w+)).{6,160}$",
+    re.IGNORECASE,
+)
 _GENERIC_VERSION_RE = re.compile(r"\b[A-Za-z][\w+-]*\s*v?\d+\.\d+(?:\.\d+)*\b")
 _HOST_VERSION_RE = re.compile(
     r"\b(?:box|machine|server|host|cluster|runners?|builders?|build\s+(?:farm|machine|box)|image|container|vm|"
@@ -428,6 +435,7 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
         or _WITHOUT_COMMAND_RE.search(s)
         or (_LOCATION_RE.search(s) and (user or not _FAILURE_TALK_RE.search(s)))
         or (user and _ASIDE_RE.match(sentence) and _GENERIC_VERSION_RE.search(s))
+        or (user and _SPEC_RE.match(s))
     )
     if not user and _RESULT_NOW_RE.match(s):
         return []  # "The PDF now formats amounts with …": a change reported, not a fact

@@ -68,6 +68,24 @@ def prose_units(text: str) -> list[str]:
     return [u for u in units if u]
 
 
+_USER_SPLIT_RE = re.compile(r"(?<=[.!?])[\"'\u201d]?\s+(?=[\w`\"'(*\u201c])")
+_NO_SPLIT_AFTER_RE = re.compile(
+    r"(?:\b(?:e\.g|i\.e|etc|vs|approx|incl|nr|no|ca|z\.b|d\.h|mr|dr|st)|\d|\b[a-z])\.$", re.I
+)
+
+
+def user_sentences(unit: str) -> list[str]:
+    """A user's paragraph in sentences, whatever the case of the next word (terse users write in lower case:
+    "moisture next. raw adc number means nothing to me"), not after an abbreviation, a number or an initial."""
+    out: list[str] = []
+    for piece in _USER_SPLIT_RE.split(unit):
+        if out and _NO_SPLIT_AFTER_RE.search(out[-1]) and not piece[:1].isupper():
+            out[-1] += " " + piece
+        else:
+            out.append(piece)
+    return out
+
+
 def sentences(text: str) -> list[str]:
     return [s.strip() for unit in prose_units(text) for s in SENTENCE_SPLIT_RE.split(unit) if s.strip()]
 
@@ -216,10 +234,11 @@ def statement_candidates(turns: Sequence[Turn]) -> list[Candidate]:
             # the prose around a note still counts ("We decided X. *Remember*: Y."); the note itself not again
             rest = without_remember_notes(text)
             units = [u for u in prose_units(rest) if not any(u.lower() in b or b in u.lower() for b in bodies)]
+            split = user_sentences if role == "user" else SENTENCE_SPLIT_RE.split
             raw_sentences = [
                 s
                 for unit in units
-                for s in SENTENCE_SPLIT_RE.split(unit)
+                for s in split(unit)
                 if s.strip() and not any(s.lower().strip() in b for b in bodies)
             ]
             for st in message_statements(raw_sentences, role, tool_text):
