@@ -28,7 +28,7 @@ from codememory.capture.turns import Turn
 from codememory.extract.candidate import ACCEPTED, USER, Candidate, entity_names
 from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, strip_stray_quotes, tidy
-from codememory.extract.offers import Offer, Option, content_words, matching, offer_of
+from codememory.extract.offers import Offer, Option, common_first, content_words, matching, offer_of, proposal_text
 from codememory.extract.rules import PRONOUN_SUBJECT_RE, REASON_RE
 from codememory.extract.speakers import objects
 
@@ -283,11 +283,7 @@ class Settling:
                 self._make(item, "decision", ACCEPTED)
             self.used_offer += offer.plan
         elif offer.proposal and not offer.findings:
-            text = _proposal_text(offer.proposal)
-            context = offer.context
-            if context and context not in text and (REASON_RE.search(context) or _shares(context, offer.proposal)):
-                text = f"{text.rstrip('.')}: {context[0].lower()}{context[1:]}"
-            self._make(text, "decision", ACCEPTED)
+            self._make(proposal_text(offer), "decision", ACCEPTED)
             self.used_offer.append(offer.proposal)
         elif not offer.findings:
             return
@@ -318,15 +314,16 @@ class Settling:
         elif offer.recommended is not None and "pick" not in self.spent:
             target = offer.recommended.text
         else:
-            target = offer.proposal or offer.suggestion
+            target = proposal_text(offer) if offer.proposal else offer.suggestion
         if not target:
             return
         later = list(takewhile(lambda s: not (_NEW_TOPIC_RE.match(s) or s.endswith("?")), self.reply[n + 1 :]))
         later = [s for s in later if not _ERRAND_RE.match(s)][:MAX_REASON_SENTENCES]
         reason = " ".join([tidy(_NO_LEAD_RE.sub("", sentence)), *(tidy(s) for s in later)]).strip()
         if len(reason.split()) >= 2:
-            subject = _proposal_text(target).rstrip(".?")
-            self._make(f"Turned down: {subject[0].lower()}{subject[1:]}. {reason}", "rejected_alternative", USER)
+            subject = target.rstrip(".? ")
+            subject = f"{subject[0].lower()}{subject[1:]}" if common_first(subject) else subject
+            self._make(f"Turned down: {subject}. {reason}", "rejected_alternative", USER)
             self.used_reply += [sentence, *later]
             self.used_offer += [s for s in (offer.recommendation, offer.proposal, offer.suggestion) if s]
         self.spent.add("reject")
@@ -377,10 +374,6 @@ def _reasoned(item: str) -> bool:
         REASON_RE.search(item)
         or re.search(r"\b(?:otherwise|never|always|only|instead|rather|fix)\b|:\s|\s[\u2014\u2013]\s", item, re.I)
     )
-
-
-def _proposal_text(proposal: str) -> str:
-    return f"{proposal[0].upper()}{proposal[1:]}".rstrip("?") + ("" if proposal.endswith((".", ")")) else ".")
 
 
 def _join(items: Sequence[str]) -> str:

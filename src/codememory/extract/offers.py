@@ -128,7 +128,8 @@ def offer_of(text: str) -> Offer:
     offer = Offer(said=[tidy(s) for s in raw])
     runs = item_runs(text)
     for lead, items in runs:
-        if not offer.options and (_OPTIONS_LEAD_RE.search(lead) or _ordinal_recommendation(offer.said, items)):
+        named = _ordinal_recommendation(offer.said, items) is not None
+        if not offer.options and (_OPTIONS_LEAD_RE.search(lead) or named):
             offer.options = [Option(_head(x), x) for x in items]
     listed = [o.text for o in offer.options]
     for lead, items in runs:
@@ -170,6 +171,31 @@ def _standalone(item: str, lead: str) -> str:
     return f"{m.group('s')}: {item[0].lower()}{item[1:]}" if m else item
 
 
+def proposal_text(offer: Offer) -> str:
+    """The proposal as a statement, with the sentence before it when that says what "it" is or why ("Cap it at
+    three attempts: the importer retries forever.")."""
+    proposal = offer.proposal or ""
+    text = f"{proposal[0].upper()}{proposal[1:]}".rstrip("?. ") if proposal else ""
+    context = offer.context
+    if (
+        text
+        and context
+        and context not in text
+        and (
+            _PRONOUN_RE.search(proposal)
+            or REASON_RE.search(context)
+            or content_words(context) & content_words(proposal)
+        )
+    ):
+        return f"{text}: {context[0].lower() + context[1:] if common_first(context) else context}"
+    return f"{text}." if text else ""
+
+
+def common_first(text: str) -> bool:
+    """Whether the first word is an ordinary word (lower-cased after a colon) rather than a name."""
+    return text.split(" ", 1)[0].lower() in _STOP | {"the", "a", "an", "it", "this", "that", "there", "we", "i"}
+
+
 def _reasons(after: list[str], sentence: str) -> list[str]:
     """The sentences after a recommendation that say why (up to the next question)."""
     out: list[str] = []
@@ -186,16 +212,14 @@ def _question(offer: Offer, sentence: str, previous: str) -> None:
         offer.proposal = offer.proposal or ""  # "OK like that?": the plan or the recommendation, as a whole
         return
     if m and " or " not in m.group("x"):
-        what = m.group("x").strip(" ,")
-        if _PRONOUN_RE.search(what) and previous and not previous.endswith("?"):
-            what = f"{previous.rstrip('.')} ({what})"
-        offer.proposal = what
+        offer.proposal = m.group("x").strip(" ,")
         offer.context = previous if previous and not previous.endswith("?") else ""
         return
     if not offer.options and " or " in sentence:
         alternatives = _alternatives(sentence)
         if alternatives:
-            offer.options, offer.question = alternatives, sentence
+            # "Is X an option, or only Y?" also asks: its "no" answers, it objects to nothing
+            offer.options, offer.question, offer.asks = alternatives, sentence, sentence
             return
     if not m:
         offer.asks = sentence
@@ -247,7 +271,7 @@ def _alternatives(question: str) -> list[Option]:
     parts = [p.strip(" ,") for p in re.split(r",?\s+or\s+", body) if p.strip(" ,")]
     if len(parts) < 2 or any(len(p.split()) > 12 for p in parts):
         return []
-    parts = [re.sub(r"^(?:be|to|a|an|the|use|using|keep)\s+", "", p, flags=re.IGNORECASE) for p in parts]
+    parts = [re.sub(r"^(?:be|to|a|an|the|use|using)\s+", "", p, flags=re.IGNORECASE) for p in parts]
     return [Option(p, p) for p in parts if p]
 
 
@@ -285,7 +309,7 @@ def content_words(text: str) -> set[str]:
     for w in words:
         w = w.strip(".:")
         if len(w) >= 3 and w not in _STOP:
-            out.add(w[:5] if w.isalpha() else w)
+            out.add((w[:5] if len(w) >= 5 else w.removesuffix("s")) if w.isalpha() else w)
     return out
 
 

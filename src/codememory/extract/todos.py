@@ -87,7 +87,7 @@ _NOTE_IT_RE = re.compile(
     r"for\s+now)\b",
     re.IGNORECASE,
 )
-MIN_DEFERRED_WORDS = 3
+MIN_DEFERRED_WORDS = 2
 MAX_NOTE_IT_WORDS = 6  # "put it on the list", "note it somewhere": longer, it points at what follows
 
 
@@ -104,7 +104,7 @@ def deferred_todos(sentences: Sequence[str]) -> list[str]:
         body = _DEFERRED_RE.sub("", body) if body else body
         if m and len(body.split()) >= MIN_DEFERRED_WORDS:
             out.append(tidy(body))
-        elif _NOTE_IT_RE.match(s) and len(s.split()) <= MAX_NOTE_IT_WORDS and n > 0:
+        elif _NOTE_IT_RE.match(" ".join(raw.split())) and len(s.split()) <= MAX_NOTE_IT_WORDS and n > 0:
             before = tidy(_DEFERRED_RE.sub("", tidy(sentences[n - 1])))
             if len(before.split()) >= MIN_DEFERRED_WORDS and before not in out and not before.endswith("?"):
                 out.append(before)
