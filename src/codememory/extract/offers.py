@@ -128,8 +128,8 @@ def offer_of(text: str) -> Offer:
     offer = Offer(said=[tidy(s) for s in raw])
     runs = item_runs(text)
     for lead, items in runs:
-        named = _ordinal_recommendation(offer.said, items) is not None
-        if not offer.options and (_OPTIONS_LEAD_RE.search(lead) or named):
+        by_number = _ordinal_recommendation(offer.said, items) is not None
+        if not offer.options and (_OPTIONS_LEAD_RE.search(lead) or by_number):
             offer.options = [Option(_head(x), x) for x in items]
     listed = [o.text for o in offer.options]
     for lead, items in runs:
