@@ -277,7 +277,8 @@ def export_rows(db: Path, session_ids: list[str], paths: dict[str, str]) -> dict
 
 # --------------------------------------------------------------------------------------------- replaying
 def isolated_env(home: Path) -> dict[str, str]:
-    keep = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR")
+    # PYTHONPATH passes through: `PYTHONPATH=<a tree>/src bench_extraction.py` scores that tree's extraction
+    keep = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "PYTHONPATH")
     env = {k: v for k, v in os.environ.items() if k in keep}
     env.update(
         HOME=str(home),
