@@ -343,7 +343,7 @@ class Settling:
         # the sentences before it that the reply opened with belong to the answer too ("code is /opt/app. runs as
         # user soil"), and the one after it
         before = [tidy(s) for s in self.reply[:n] if s not in self.used_reply and not _AGREE_RE.match(s)]
-        later = [tidy(s) for s in self.reply[n + 1 : n + 2] if not _NEW_TOPIC_RE.match(s) and not objects(s)]
+        later = [tidy(s) for s in self.reply[n + 1 : n + 2] if not _NEW_TOPIC_RE.match(s) and not _NO_LEAD_RE.match(s)]
         said = [s for s in [*before, answer, *later] if s and not _AGREE_RE.match(s)]
         text = " ".join(said)
         if PRONOUN_SUBJECT_RE.match(text):

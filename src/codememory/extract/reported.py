@@ -39,6 +39,10 @@ _NARRATION_RE = re.compile(
     re.I,
 )
 MAX_REPORT_CHARS = 120
+# a sentence that lays out options explains nothing yet ("Two ways to fix: a) … b) …")
+_OFFERING_RE = re.compile(
+    r"\b(?:two|three|four|a\s+few|several|some)\s+(?:ways|options|approaches|fixes|possibilities)\b|^options?\b", re.I
+)
 # a rule, a reminder or a story from before is not a problem to explain now
 _NOT_A_REPORT_RE = re.compile(
     r"^\W*(?:reminder|note|fyi|rule|house\s+rules?|for\s+the\s+record|last\s+(?:year|month|time)|once|in\s+another|"
@@ -61,7 +65,7 @@ def reported_bug_lessons(turns: Sequence[Turn], taken: Collection[str] = ()) -> 
         for raw in turn.assistant_texts:
             said = [tidy(s) for s in sentences(scrub(raw))]
             for n, s in enumerate(said):
-                if not s or _NARRATION_RE.match(s) or any(_within(s, t) for t in taken):
+                if not s or _NARRATION_RE.match(s) or _OFFERING_RE.search(s) or any(_within(s, t) for t in taken):
                     continue
                 score = _score(s, clues)
                 if not score or (best and best[0] >= score):
