@@ -104,7 +104,8 @@ _SLIP_RE = re.compile(
 )
 _NARRATION_RE = re.compile(
     r"^(?:let\s+me|i(?:'ll|\s+will)\s+(?:run|check|look|read|try|rerun|re-run)|now\s+let|running|checking|"
-    r"all\s+\d+|\d+\s+tests?|tests?\s+(?:pass|passed)|done|files?\s+(?:changed|touched|edited|modified)|changed\s+files?)\b",
+    r"all\s+\d+|\d+\s+tests?|tests?\s+(?:pass|passed)|done|files?\s+(?:changed|touched|edited|modified)|changed\s+files?|"
+    r"builds?\s+(?:cleanly|fine|green)|all\s+green|works\s+now|fixed\b|committed)\b",
     re.IGNORECASE,
 )
 _STRONG_CAUSE_RE = re.compile(
@@ -237,8 +238,33 @@ def _is_follow_up(s: str) -> bool:
 
 @lru_cache(maxsize=512)
 def _said(raw: str) -> tuple[str, ...]:
-    """An assistant text's sentences, scrubbed and tidied (each text is read once per failure it may explain)."""
-    return tuple(tidy(s) for s in sentences(scrub(raw)))
+    """An assistant text's sentences, scrubbed and tidied (each text is read once per failure it may explain),
+    without the items of a summary of work done ("Done: - `db.py`: …"): they report, they explain nothing."""
+    return tuple(tidy(s) for s in sentences(without_summaries(scrub(raw))))
+
+
+_SUMMARY_RE = re.compile(
+    r"^\W*(?:done|summary|committed|fixed|finished|all\s+\d+\s+tests|tests?\s+(?:pass|green)|builds?\s+cleanly|"
+    r"what'?s\s+(?:there|in)|changes)\b",
+    re.IGNORECASE,
+)
+_LIST_ITEM_RE = re.compile(r"^\s*(?:[-*+\u2022]|\d{1,2}[.)])\s+")
+
+
+def without_summaries(text: str) -> str:
+    """The text without the list that follows a summary's lead line ("Done and committed:", "Summary:")."""
+    if "\n" not in text:
+        return text
+    out: list[str] = []
+    skipping = False
+    for line in text.splitlines():
+        if _LIST_ITEM_RE.match(line):
+            if skipping:
+                continue
+        elif line.strip():
+            skipping = bool(_SUMMARY_RE.match(line)) and line.rstrip().endswith(":")
+        out.append(line)
+    return "\n".join(out)
 
 
 @lru_cache(maxsize=2048)
@@ -260,7 +286,7 @@ def _cause_score(s: str, clues: set[str], *, after: bool = False) -> int:
     cue = strong or bool(_CAUSE_RE.search(s))
     words = {_stem(w) for w in re.findall(r"[a-z][a-z0-9_-]{2,}", s.lower()) if w not in _CLUE_STOP}
     shared = len(words & clues)
-    weak = bool(_WEAK_CAUSE_RE.search(s))
+    weak = bool(_WEAK_CAUSE_RE.search(s)) or (after and bool(_AFTER_CUE_RE.search(s)))
     if not (cue and (strong or shared or after)) and not (weak and shared >= (1 if after else 2)):
         return 0
     if _states_something(s):
@@ -275,6 +301,8 @@ _WEAK_CAUSE_RE = re.compile(
 )
 
 
+# right after the failing call, a consequence or a fix is enough of a cue: "… cuts off, so 19,99 became 19,98. Fix: …"
+_AFTER_CUE_RE = re.compile(r",\s*so\s+\w+|\bhence\b|\bthat'?s\s+why\b|\bfix\s*:|\binstead\s+of\b", re.IGNORECASE)
 _CLUE_STOP = frozenset(
     "the and for with from that this error errors failed fails failure line file none true false test tests "
     "which there their these those would could should about after before other never always".split()
