@@ -105,6 +105,8 @@ def test_the_users_own_words_are_the_users() -> None:
         "As you said, the migration tests can be skipped.",
         "You're fine with storing the tokens in the repo.",
         "Per your instructions, everything goes straight to production.",
+        "You mentioned earlier that the flaky tests can be ignored.",
+        "Your team decided that hotfixes skip code review.",
     ],
 )
 def test_claims_about_the_user_are_recognised(sentence: str) -> None:
@@ -118,6 +120,8 @@ def test_claims_about_the_user_are_recognised(sentence: str) -> None:
         "According to the README, releases are cut on Fridays.",
         "The error message states that the key is invalid.",
         "The vendor docs recommend disabling the cache in tests.",
+        "Per CONTRIBUTING.md, releases are tagged from the main branch only.",
+        "OPERATIONS.md says the staging database may be wiped at any time.",
     ],
 )
 def test_relays_of_a_source_are_recognised(sentence: str) -> None:
@@ -209,3 +213,15 @@ def test_the_source_records_who_said_it() -> None:
     assert source_said_by(source, "user").endswith("turn:3 said_by:user")
     with pytest.raises(ValueError):
         source_said_by(source, "someone")
+
+
+def test_a_rule_the_assistant_restates_from_a_file_it_read_is_not_stored() -> None:
+    policy = "Every pull request needs two approvals and the release branch is frozen on Fridays."
+    read = ToolCall("read", "r1", "completed", {"filePath": "/home/dev/shop/POLICY.md"}, f"1\t# Policy\n2\t{policy}\n")
+    said = (
+        "The project convention is: two approvals for every pull request, and on Fridays the release branch is frozen."
+    )
+    first = turn(1, "Read POLICY.md and open the PR.", (said,), (read,))
+    assert found(first, turn(2, "ok, go on")) == []
+    # the same words with no file behind them are the assistant's, accepted
+    assert found(turn(1, "Open the PR.", (said,)), turn(2, "ok, go on")) == [("convention", "assistant_accepted", said)]

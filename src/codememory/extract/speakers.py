@@ -30,7 +30,8 @@ from codememory.extract.candidate import scrubbed as scrub
 
 # categories that state what someone wants: the user's, or accepted by the user
 WANTED = frozenset({"decision", "rejected_alternative", "convention", "preference", "note"})
-COPIED_WORDS = 8  # a run of this many words shared with a tool's output is a copy
+COPIED_WORDS = 6  # a run of this many words shared with a tool's output is a copy
+DERIVED_SHARE = 0.7  # a rule whose words are this much a tool output's words came from that output
 MIN_COPIED_SENTENCE = 5  # a shorter sentence is a copy only when the whole of it is in an output
 
 # ----------------------------------------------------------------------------------- objections
@@ -64,11 +65,14 @@ def next_user_text(turns: Sequence[Turn], seq: int) -> str | None:
 _ABOUT_USER_RE = re.compile(
     r"\b(?:the\s+user|you|the\s+developer|the\s+owner|the\s+maintainers?)\s+(?:has\s+|have\s+|had\s+)?"
     r"(?:already\s+|explicitly\s+|previously\s+|earlier\s+)?(?:approved|allowed|authori[sz]ed|agreed|confirmed|said|"
-    r"told|asked|wanted|wants|prefers?|preferred|decided|requested|instructed|okayed|ok'?d|signed\s+off|"
+    r"told|asked|wanted|wants|prefers?|preferred|decided|requested|instructed|okayed|ok'?d|signed\s+off|mentioned|"
+    r"noted|indicated|stated|specified|chose|picked|insisted|"
     r"(?:is|are)\s+(?:fine|ok(?:ay)?|happy)\s+with|(?:does|do)\s*n[o']t\s+(?:mind|care))\b"
     r"|\b(?:you'?re|the\s+user\s+is)\s+(?:fine|ok(?:ay)?|happy|comfortable)\s+with\b"
     r"|\b(?:as|like)\s+you\s+(?:said|asked|wanted|requested|prefer|mentioned|suggested)\b"
     r"|\b(?:per|following)\s+your\s+(?:request|instructions?|preference|wish(?:es)?|approval)\b"
+    r"|\byour\s+(?:team|lead|manager|boss|company|org(?:anisation|anization)?)\s+(?:has\s+)?(?:decided|approved|said|"
+    r"wants?|requires?|allows?|agreed)\b"
     r"|\byour\s+(?:preference|approval|instruction)\s+(?:is|was)\b",
     re.IGNORECASE,
 )
@@ -83,8 +87,9 @@ _RELAY_RE = re.compile(
     r"recommended|suggests?|suggested|warns?|warned|mentions?|mentioned|asks?\s+(?:you|us|agents?|ai|the\s+"
     r"(?:agent|assistant|model)))\b"
     rf"|\b{_SOURCE}\s+(?:states?|stated|reads?|notes?|wants?|explains?)\s*(?::|that\b|[\"'\u201c])"
-    r"|^\W*(?:according\s+to|per)\s+(?:the\s+)?(?:page|site|docs?|documentation|readme|file|output|log|error|"
-    r"comment|issue|article)\b"
+    r"|^\W*(?:according\s+to|per|as\s+(?:stated|described|noted|written|documented)\s+in)\s+\S+"
+    r"|\b[\w./-]+\.(?:md|txt|rst|html?|json|ya?ml|toml|cfg|ini|adoc)`?\s+(?:says?|said|states?|claims?|tells?|"
+    r"instructs?|recommends?|requires?|asks?|wants?)\b"
     r"|\b(?:it|they)\s+(?:says?|claims?|instructs?|tells?)\s*:",
     re.IGNORECASE,
 )
@@ -120,14 +125,25 @@ class ToolText:
     def copies(self, sentence: str) -> bool:
         return bool(self.text) and _copied(sentence, self.text)
 
+    def derives(self, sentence: str) -> bool:
+        """Most of the sentence's words are words of the outputs: a rule restated from a page or a file."""
+        if not self.text:
+            return False
+        words = {w for w in _words(sentence) if len(w) > 3}
+        return len(words) >= 4 and sum(f" {w} " in self.text for w in words) >= DERIVED_SHARE * len(words)
+
+
+def _words(text: str) -> list[str]:
+    return [w.rstrip(".") for w in _WORD_RE.findall(text.lower())]
+
 
 def _normal(text: str) -> str:
-    return " " + " ".join(_WORD_RE.findall(text.lower())) + " "
+    return " " + " ".join(_words(text)) + " "
 
 
 @lru_cache(maxsize=1024)
 def _copied(sentence: str, haystack: str) -> bool:
-    words = _WORD_RE.findall(sentence.lower())
+    words = _words(sentence)
     if len(words) < COPIED_WORDS:
         return len(words) >= MIN_COPIED_SENTENCE and f" {' '.join(words)} " in haystack
     return any(f" {' '.join(words[i : i + COPIED_WORDS])} " in haystack for i in range(len(words) - COPIED_WORDS + 1))

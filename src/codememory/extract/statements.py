@@ -107,6 +107,7 @@ _IMPORTANCE = {
 }
 REMEMBER_IMPORTANCE = 0.8
 _CHOICES = ("decision", "rejected")
+_RULES = ("convention", "preference")
 
 
 def remember_candidates(
@@ -242,6 +243,8 @@ def statement_candidates(turns: Sequence[Turn]) -> list[Candidate]:
                 if s.strip() and not any(s.lower().strip() in b for b in bodies)
             ]
             for st in message_statements(raw_sentences, role, tool_text):
+                if role != "user" and st.category in _RULES and tool_text.derives(st.text):
+                    continue  # a rule the assistant restates from a page or a file is the page's, not the user's
                 importance = _IMPORTANCE[(role, st.rule)]
                 entities = entity_names(st.text)
                 out.append(Candidate(st.text, st.category, importance, turn.seq, entities, rule=st.rule, said_by=who))
