@@ -183,7 +183,7 @@ def test_their_lookalikes_are_not_todos(said: list[str]) -> None:
 
 def test_a_lower_case_todo_line_is_a_todo() -> None:
     todos = [t for c, _, t in memories(turn(1, "todo: rotate the api keys every quarter. not now")) if c == "todo"]
-    assert todos and all("rotate the api keys" in t for t in todos)
+    assert todos and all("rotate the api keys" in t.lower() for t in todos)
 
 
 def test_a_reported_regression_is_a_lesson_from_the_assistants_explanation() -> None:

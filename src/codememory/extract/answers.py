@@ -242,14 +242,15 @@ class Settling:
 
     def _choose(self, chosen: Option, sentence: str) -> None:
         offer = self.offer
-        others = [o.head for o in offer.options if o is not chosen and o.head != chosen.head]
+        listed = any(o is chosen for o in offer.options)
+        others = [o.head for o in offer.options if o is not chosen and o.head != chosen.head] if listed else []
         own = len(content_words(sentence)) >= OWN_WORDS and not _AGREE_RE.match(sentence)
         if chosen.text in offer.plan:
             text, who = chosen.text, ACCEPTED
         elif own:
             text, who = tidy(sentence), USER
-            text += f" (the question was: {offer.question})" if offer.question else ""
-        elif offer.question:
+            text += f" (the question was: {offer.question})" if offer.question and listed else ""
+        elif offer.question and listed:
             text, who = f"{chosen.head[0].upper()}{chosen.head[1:]} rather than {_join(others)}.", ACCEPTED
         else:
             text, who = chosen.text, ACCEPTED
@@ -343,7 +344,8 @@ class Settling:
         # the sentences before it that the reply opened with belong to the answer too ("code is /opt/app. runs as
         # user soil"), and the one after it
         before = [tidy(s) for s in self.reply[:n] if s not in self.used_reply and not _AGREE_RE.match(s)]
-        later = [tidy(s) for s in self.reply[n + 1 : n + 2] if not _NEW_TOPIC_RE.match(s) and not _NO_LEAD_RE.match(s)]
+        going_on = takewhile(lambda s: not (_NEW_TOPIC_RE.match(s) or s.endswith("?")), self.reply[n + 1 : n + 3])
+        later = [tidy(s) for s in going_on if not _NO_LEAD_RE.match(s) and not _ERRAND_RE.match(s)]
         said = [s for s in [*before, answer, *later] if s and not _AGREE_RE.match(s)]
         text = " ".join(said)
         if PRONOUN_SUBJECT_RE.match(text):

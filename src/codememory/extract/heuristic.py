@@ -31,6 +31,7 @@ from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.dialogue import agreed_recommendations, proposal_rejections, same_choice_once
 from codememory.extract.gotchas import gotcha_candidates
 from codememory.extract.reported import reported_bug_lessons
+from codememory.extract.rules import UNRESOLVED_START_RE
 from codememory.extract.speakers import ToolText, attribute
 from codememory.extract.statements import remember_candidates, statement_candidates
 from codememory.extract.todos import agent_todos, merge_todos
@@ -82,6 +83,8 @@ def heuristic_candidates(
     out = [c for c in said if not (c.category == "todo" and c.rule == "todo")] + lessons
     # one memory per todo: the agent's list and the prose, merged; closed ones dropped
     out += merge_todos(prose_todos, agent_todos(turns, todos), turns[-1].seq)
+    # a memory never opens on an unresolved "it", "that" or "this"
+    out = [c for c in out if not UNRESOLVED_START_RE.match(c.text)]
     return near_duplicates_once(unique(same_choice_once(attribute(out, turns))))
 
 

@@ -43,6 +43,13 @@ PRONOUN_SUBJECT_RE = re.compile(
     r"function|class|service|app|library|team|api|endpoint|table|test))",
     re.IGNORECASE,
 )
+# A memory opening on a pronoun with its verb ("It is one more package …", "That's what the code does …") names
+# nothing a later session could resolve.
+UNRESOLVED_START_RE = re.compile(
+    r"^(?:TODO:\s*)?(?:it|that|this|these|those|they)(?:'s|'re|\s+(?:is|was|are|were|has|had|would|will|can|could|"
+    r"should|only|also|just|does|did|means|makes|works|needs|breaks|fails|keeps))\b",
+    re.IGNORECASE,
+)
 _QUESTION_START_RE = re.compile(
     r"^(?:what|why|how|which|who|where|when|should|shall|could|can|would|will|do|does|did|is|are|was|were|"
     r"have|has|any\s+(?:idea|thoughts))\b[^.!]*$",

@@ -105,7 +105,7 @@ def deferred_todos(sentences: Sequence[str]) -> list[str]:
         if m and len(body.split()) >= MIN_DEFERRED_WORDS:
             out.append(tidy(body))
         elif _NOTE_IT_RE.match(" ".join(raw.split())) and len(s.split()) <= MAX_NOTE_IT_WORDS and n > 0:
-            before = tidy(_DEFERRED_RE.sub("", tidy(sentences[n - 1])))
+            before = tidy(_DEFERRED_RE.sub("", tidy(re.sub(r"^\W*todo\s*:\s*", "", sentences[n - 1], flags=re.I))))
             if len(before.split()) >= MIN_DEFERRED_WORDS and before not in out and not before.endswith("?"):
                 out.append(before)
     return out
