@@ -106,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verbose", action="store_true", help="list missed labels and stray memories")
     parser.add_argument("--out", type=Path, help="where to write the JSON results")
     args = parser.parse_args(argv)
+    args.work = args.work.resolve()  # HOME for the CLIs: a relative one would be read from each project's folder
 
     data = corpus.SETS[args.set]
     items = corpus.load_items(args.only, data)

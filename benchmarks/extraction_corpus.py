@@ -18,6 +18,7 @@ them and handed to the real `codememory-hook <assistant> SessionEnd`; then `code
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import sqlite3
@@ -151,6 +152,30 @@ def turn_steps(turn: dict[str, Any]) -> list[dict[str, Any]]:
     return steps
 
 
+def cli_prompt(text: str) -> str:
+    """A prompt as a command-line argument: OpenCode's argument parser turns a bare number ("2", a user picking the
+    second option) into a number and fails on it; a trailing newline keeps it text."""
+    return f"{text}\n" if re.fullmatch(r"\s*[-+]?\d+(?:\.\d+)?\s*", text) else text
+
+
+def with_scripted_model(files: dict[str, str], oc: OpenCodeHome) -> dict[str, str]:
+    """The project's files, with its own `opencode.json` (if it has one) also offering the scripted model: a project
+    config naming its own providers would leave OpenCode without the one the recording talks to."""
+    out = dict(files)
+    for name in ("opencode.json", "opencode.jsonc"):
+        if name not in out:
+            continue
+        try:
+            config = json.loads(out[name])
+        except ValueError:
+            continue
+        ours = oc.config()
+        config.setdefault("provider", {}).update(ours["provider"])  # type: ignore[union-attr]
+        config["model"] = ours["model"]
+        out[name] = json.dumps(config, indent=2) + "\n"
+    return out
+
+
 def make_project(root: Path, files: dict[str, str], env: dict[str, str]) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     for rel, text in {"README.md": f"# {root.name}\n", **files}.items():
@@ -203,7 +228,18 @@ def record(item: dict[str, Any], work: Path) -> dict[str, Any]:
         env = {**oc.env(), **GIT_ID, "BENCH_CANNED": str(canned_path)}
         env["PATH"] = f"{base / 'bin'}{os.pathsep}{env['PATH']}"
         oc.env = lambda: env  # type: ignore[method-assign]
-        project = make_project(base / item["project"], item.get("files", {}), env)
+        if os.environ.get("BENCH_OPENCODE_LOGS"):  # OpenCode's own error log on stderr, to see why a run failed
+            plain_args = oc.args
+            oc.args = (
+                lambda *a, **k: [
+                    *plain_args(*a, **k)[:2],
+                    "--print-logs",
+                    "--log-level",
+                    "ERROR",  # type: ignore[method-assign]
+                    *plain_args(*a, **k)[2:],
+                ]
+            )
+        project = make_project(base / item["project"], with_scripted_model(item.get("files", {}), oc), env)
         session_ids = []
         for session in item["sessions"]:
             session_id = None
@@ -214,9 +250,13 @@ def record(item: dict[str, Any], work: Path) -> dict[str, Any]:
                     canned += [c for _, cs in calls for c in cs]
                     queue.append(Reply(step.get("text", ""), [spec for spec, _ in calls]))
                 canned_path.write_text(json.dumps(canned), encoding="utf-8")
-                result = oc.run(project, turn["user"], session=session_id, timeout=300, check=False)
+                result = oc.run(project, cli_prompt(turn["user"]), session=session_id, timeout=300, check=False)
                 if result.returncode != 0:
-                    raise RuntimeError(f"{item['name']}: opencode run failed:\n{result.stderr[-3000:]}")
+                    errors = [line for line in result.stdout.splitlines() if '"type":"error"' in line.replace(" ", "")]
+                    logged = [line for line in result.stderr.splitlines() if "ERROR" in line]
+                    said = "\n".join(errors + logged)[-3000:] or result.stderr[-3000:]
+                    where = f"session {len(session_ids) + 1}, turn {session['turns'].index(turn) + 1}"
+                    raise RuntimeError(f"{item['name']}: opencode run failed ({result.returncode}) in {where}:\n{said}")
                 session_id = session_id or result.session_id
                 if queue or json.loads(canned_path.read_text()):
                     raise RuntimeError(f"{item['name']}: turn {turn['user'][:40]!r} left steps or canned output")
