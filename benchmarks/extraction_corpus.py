@@ -18,8 +18,8 @@ them and handed to the real `codememory-hook <assistant> SessionEnd`; then `code
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
