@@ -159,7 +159,7 @@ class Settling:
             bare = re.sub(r"[.!]+$", "", sentence)
             if objects(plain) and not self._answers_no(plain):
                 self._objection(n, plain)
-            elif "pick" not in self.spent and (chosen := self._picked(bare)) is not None:
+            elif (chosen := self._picked(bare)) is not None:
                 self._choose(chosen, sentence)
             elif _AGREE_RE.match(sentence) and len(bare.split()) <= MAX_SETTLING_WORDS:
                 self._agreed(sentence)
@@ -215,9 +215,9 @@ class Settling:
     def _picked(self, sentence: str) -> Option | None:
         offer = self.offer
         if len(sentence.split()) > MAX_SETTLING_WORDS + 4:
-            return None
+            return None  # a reply may answer "A or B?" and then take the recommendation: one pick per part
         m = _ORDINAL_RE.search(sentence)
-        if m and offer.options:
+        if m and offer.options and "pick:0" not in self.spent:
             word = (m.group("o") or m.group("n") or m.group("bare") or "").lower()
             if word in ("last", "latter"):
                 return offer.options[-1]
@@ -225,13 +225,17 @@ class Settling:
             if index is not None and index < len(offer.options):
                 return offer.options[index]
         plain = _LEAD_FILLER_RE.sub("", sentence)
+        if re.search(r"\+|\bboth\b|\ball\s+(?:of\s+them|three|two)\b", plain, re.I):
+            return None  # "usb disk + a b2 bucket": more than one, no pick
         pickish = len(sentence.split()) <= 3 or _PICK_VERB_RE.search(sentence) or _AGREE_RE.search(sentence)
+        if any(k.startswith("pick:") for k in self.spent) and not _PICK_VERB_RE.search(sentence):
+            return None  # a second pick in one reply only when it says so ("Time::Piece then.")
         if offer.findings and not offer.options and not offer.plan and pickish:
             self._found()
             return None
         groups = [offer.options, [offer.recommended] if offer.recommended else [], [Option(x, x) for x in offer.plan]]
-        for options in groups:
-            if not options:
+        for n, options in enumerate(groups):
+            if not options or f"pick:{n}" in self.spent:
                 continue
             chosen = matching(options, plain)
             if chosen is not None and (
@@ -268,13 +272,16 @@ class Settling:
         self._make(text, "decision", who)
         self.used_reply.append(sentence)
         self.used_offer.append(chosen.text)
-        self.spent.update(("pick", "agree"))
+        group = "pick:0" if listed else "pick:1" if chosen is offer.recommended else "pick:2"
+        self.spent.update((group, "agree"))
+        if group != "pick:0" or not offer.recommended:
+            self.spent.add("pick:1")  # the recommendation is settled too: followed, or passed over for this one
 
     def _agreed(self, sentence: str) -> None:
         if "agree" in self.spent:
             return
         offer = self.offer
-        if offer.recommended is not None and "pick" not in self.spent:
+        if offer.recommended is not None and "pick:1" not in self.spent:
             self._choose(offer.recommended, sentence)
             return
         if offer.findings and not offer.plan:  # with a plan, the plan is what was accepted
@@ -289,7 +296,7 @@ class Settling:
         elif not offer.findings:
             return
         self.used_reply.append(sentence)
-        self.spent.update(("pick", "agree"))
+        self.spent.update(("pick:0", "pick:1", "pick:2", "agree"))
 
     def _found(self) -> None:
         """The problems the assistant found, accepted: each a lesson of its own."""
@@ -312,7 +319,7 @@ class Settling:
             return
         if named_suggestion:
             target = offer.suggestion
-        elif offer.recommended is not None and "pick" not in self.spent:
+        elif offer.recommended is not None and "pick:1" not in self.spent:
             target = offer.recommended.text
         else:
             target = proposal_text(offer) if offer.proposal else offer.suggestion
@@ -330,7 +337,7 @@ class Settling:
         self.spent.add("reject")
         other = [o for o in offer.options if o is not offer.recommended]
         chosen = matching(other, sentence) if other and not named_suggestion else None
-        if chosen is not None and "pick" not in self.spent:
+        if chosen is not None and "pick:0" not in self.spent:
             self._choose(chosen, sentence)
 
     # ------------------------------------------------------------------------------------ answers
@@ -339,7 +346,7 @@ class Settling:
         question = self.offer.asks or ""
         answer = tidy(_NO_LEAD_RE.sub("", _LEAD_FILLER_RE.sub("", self.reply[n])))
         asked = content_words(question)  # "What do you want to keep?" names nothing: any statement answers it
-        if len(answer.split()) < 3 or (asked and not content_words(answer) & asked):
+        if len(answer.split()) < 3 or (asked and not content_words(answer) & asked) or _REPORT_RE.search(answer):
             return
         # the sentences before it that the reply opened with belong to the answer too ("code is /opt/app. runs as
         # user soil"), and the one after it

@@ -19,7 +19,7 @@ from codememory.capture.turns import Turn
 from codememory.extract.candidate import OBSERVED, Candidate, entity_names
 from codememory.extract.clean import clip, tidy
 from codememory.extract.compress import ToolOutcome, analyze_tool
-from codememory.extract.rules import classify
+from codememory.extract.rules import UNRESOLVED_START_RE, classify
 from codememory.extract.statements import sentences
 from codememory.text.privacy import scrub
 
@@ -214,7 +214,9 @@ def _best_explanation(span: Sequence[Turn], clues: set[str], used: set[str], rig
             after = said[n + 1] if n + 1 < len(said) else ""
             if after and after not in used and (_is_fix(after) or _is_follow_up(after)):
                 picked.append(after)
-            best = (score, picked[:MAX_EXPLANATION])
+            if UNRESOLVED_START_RE.match(s) and n > 0 and said[n - 1] not in used:
+                picked = [said[n - 1], *picked]  # "That's the test environment, …" says what "that" is before it
+            best = (score, picked[: MAX_EXPLANATION + 1])
     return best[1] if best else []
 
 

@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from codememory.capture.turns import SessionInfo, Todo, Turn
 from codememory.extract.answers import resolved_answers
-from codememory.extract.candidate import Candidate
+from codememory.extract.candidate import USER, Candidate
 from codememory.extract.candidate import scrubbed as scrub
+from codememory.extract.clean import without_asides
 from codememory.extract.dialogue import agreed_recommendations, proposal_rejections, same_choice_once
 from codememory.extract.gotchas import gotcha_candidates
 from codememory.extract.reported import reported_bug_lessons
@@ -83,8 +85,9 @@ def heuristic_candidates(
     out = [c for c in said if not (c.category == "todo" and c.rule == "todo")] + lessons
     # one memory per todo: the agent's list and the prose, merged; closed ones dropped
     out += merge_todos(prose_todos, agent_todos(turns, todos), turns[-1].seq)
-    # a memory never opens on an unresolved "it", "that" or "this"
+    # a memory never opens on an unresolved "it", "that" or "this"; the user's words lose their chatty asides
     out = [c for c in out if not UNRESOLVED_START_RE.match(c.text)]
+    out = [replace(c, text=without_asides(c.text)) if c.said_by == USER else c for c in out]
     return near_duplicates_once(unique(same_choice_once(attribute(out, turns))))
 
 

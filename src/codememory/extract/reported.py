@@ -33,6 +33,7 @@ _PASTED_ERROR_RE = re.compile(
     r"[\w.-]+\.(?:service|py|js|ts|go|rs|rb|pl|php):?\s.*(?:error|failed|FAILURE)\b)",
     re.MULTILINE,
 )
+_PASTED_LINE_RE = re.compile(r"^.*(?:Error|Exception|error|failed|FAILURE|Fatal|fatal|Can'?t|cannot)\b.*$", re.M)
 _NARRATION_RE = re.compile(
     r"^(?:let\s+me|i'?ll\s+(?:check|look|read|run)|checking|looking|reading|running|now\s+(?:i|let)|first,?\s+i|"
     r"fixed|done|added|committed|updated|rewr(?:ote|iting)|all\s+\d+|\d+\s+tests?|tests?\s+(?:pass|green)|still\s+open)\b",
@@ -60,7 +61,8 @@ def reported_bug_lessons(turns: Sequence[Turn], taken: Collection[str] = ()) -> 
         report = _report(text)
         if report is None or not turn.assistant_texts:
             continue
-        clues = clue_words(f"{text[-2000:]}")
+        pasted = "\n".join(m.group(0) for m in _PASTED_LINE_RE.finditer(text))
+        clues = clue_words(f"{report}\n{pasted[-2000:]}")  # the report's words and any error it pasted
         best: tuple[int, list[str]] | None = None
         for raw in turn.assistant_texts:
             said = [tidy(s) for s in sentences(scrub(raw))]
