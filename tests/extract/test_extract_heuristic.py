@@ -161,7 +161,7 @@ def test_gotcha_is_an_error_and_the_explanation_in_the_next_turn() -> None:
         "The problem was that `Cart` was renamed to `ShoppingCart` in the refactor. (`pytest` failed "
         "(ImportError; 1 error).)"
     )
-    assert gotcha.seq == 1 and gotcha.said_by == "observed"
+    assert gotcha.seq == 1 and gotcha.said_by == "assistant_accepted"  # explained, and the user carried on
     assert "ImportError" in gotcha.entities
 
 
@@ -348,9 +348,9 @@ def test_extract_session_stores_memories_with_source_and_records_the_span(store:
     stored = stored_memories(store)
     by_category = {m["category"]: m for m in stored}
     assert set(by_category) == {"note", "decision", "gotcha", "convention"}
-    # the source names the turn and who said it (the user; a failure and the lesson drawn from it, observed)
+    # the source names the turn and who said it (the user; the assistant's lesson from a failure, accepted)
     assert by_category["decision"]["source"] == "opencode session:ses_shop1 turn:1 said_by:user"
-    assert by_category["gotcha"]["source"] == "opencode session:ses_shop1 turn:1 said_by:observed"
+    assert by_category["gotcha"]["source"] == "opencode session:ses_shop1 turn:1 said_by:assistant_accepted"
     assert by_category["convention"]["source"] == "opencode session:ses_shop1 turn:3 said_by:user"
     assert {m["entered_by"] for m in stored} == {"codememory-extract:heuristic"}
     assert len(report.created_ids) == len(stored) == 4

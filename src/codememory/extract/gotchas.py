@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from codememory.capture.turns import Turn
-from codememory.extract.candidate import OBSERVED, Candidate, entity_names
+from codememory.extract.candidate import ASSISTANT, OBSERVED, Candidate, entity_names
 from codememory.extract.clean import clip, tidy
 from codememory.extract.compress import ToolOutcome, analyze_tool
 from codememory.extract.rules import UNRESOLVED_START_RE, classify
@@ -376,7 +376,7 @@ def _failure(failed: ToolOutcome, short: bool = False) -> str:
 
 def _lesson(failed: ToolOutcome, explanation: Sequence[str], turn: Turn) -> Candidate:
     text = clip(f"{' '.join(explanation)} ({_failure(failed, short=True)}.)", 480)
-    return Candidate(text, "gotcha", GOTCHA_IMPORTANCE, turn.seq, entity_names(text), rule="lesson", said_by=OBSERVED)
+    return Candidate(text, "gotcha", GOTCHA_IMPORTANCE, turn.seq, entity_names(text), rule="lesson", said_by=ASSISTANT)
 
 
 def _commands_between(between: Sequence[tuple[int, Turn, ToolOutcome]], key: str) -> list[str]:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Collection, Sequence
 
 from codememory.capture.turns import Turn
-from codememory.extract.candidate import OBSERVED, Candidate, entity_names
+from codememory.extract.candidate import ASSISTANT, Candidate, entity_names
 from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, tidy
 from codememory.extract.gotchas import GOTCHA_IMPORTANCE, cause_sentence, clue_words, follow_up, score_cause
@@ -81,7 +81,7 @@ def reported_bug_lessons(turns: Sequence[Turn], taken: Collection[str] = ()) -> 
         note = clip(tidy(report), MAX_REPORT_CHARS)
         body = clip(f"{' '.join(best[1])} (reported: {note})", 480)
         out.append(
-            Candidate(body, "gotcha", GOTCHA_IMPORTANCE, turn.seq, entity_names(body), rule="lesson", said_by=OBSERVED)
+            Candidate(body, "gotcha", GOTCHA_IMPORTANCE, turn.seq, entity_names(body), rule="lesson", said_by=ASSISTANT)
         )
     return out
 

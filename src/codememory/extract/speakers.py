@@ -165,8 +165,15 @@ def attribute(candidates: Sequence[Candidate], turns: Sequence[Turn]) -> list[Ca
         if c.said_by != ASSISTANT:
             out.append(c if c.said_by else spoken(c, USER))
             continue
-        if c.category in ("gotcha", "fact"):
+        if c.category == "fact":
             out.append(spoken(c, OBSERVED))
+            continue
+        if c.category == "gotcha":
+            # a lesson in the assistant's words: accepted when the user carried on, else what the failure showed
+            if c.seq not in replies:
+                replies[c.seq] = next_user_text(turns, c.seq)
+            reply = replies[c.seq]
+            out.append(spoken(c, ACCEPTED if reply is not None and not objects(reply) else OBSERVED))
             continue
         if c.category not in WANTED:
             out.append(c)  # the agent's todos stay the assistant's
