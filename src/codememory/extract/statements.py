@@ -107,6 +107,7 @@ _IMPORTANCE = {
 }
 REMEMBER_IMPORTANCE = 0.8
 _CHOICES = ("decision", "rejected")
+_BAN_LIST_RE = re.compile(r"^\W*no\s+[^,.]+(?:,\s*|\s+and\s+)no\s+", re.IGNORECASE)
 _RULES = ("convention", "preference")
 
 
@@ -156,6 +157,13 @@ def message_statements(raw: Sequence[str], role: str, tool_text: ToolText | None
         next(iter(classify(s, role=role)), None) if role == "user" or _own(s, tool_text) else None for s in raw
     ]
     parts: list[list[int]] = [[i] for i in range(len(raw))]  # which sentences each statement spans
+    for i in range(len(raw) - 1, 0, -1):
+        # a ban list right after a rule spells the rule out ("… stuck on GCC 9, so nothing past C++17. No
+        # std::span, no concepts."): one memory
+        after, rule = found[i], found[i - 1]
+        if after and rule and rule.rule == "convention" and after.rule == "convention" and _BAN_LIST_RE.match(raw[i]):
+            parts[i - 1] += parts[i]
+            parts[i], found[i] = [], None
     for i, st in enumerate(found):
         if st is None or st.rule not in _CHOICES:
             continue
