@@ -35,6 +35,7 @@ from codememory.extract.speakers import objects
 MAX_REPLY_SENTENCES = 5
 MAX_SETTLING_WORDS = 9  # a pick or an agreement is short; a longer sentence states its own decision
 MAX_REASON_SENTENCES = 2
+SHORT_LEAD = 3  # "Options:", "Two ways out:": a lead that names nothing
 OWN_WORDS = 5  # a pick said in at least this many words is kept in the user's words
 _AGREE_RE = re.compile(
     r"^\W*(?:ok(?:ay)?|k|yes|yeah|yep|yup|ja|jep|sim|si|sure|fine|great|perfect|agreed|right|alright|cool|nice|good|"
@@ -84,6 +85,10 @@ _OWN_ACTION_RE = re.compile(
     r"^\W*(?:yes,?\s+)?(?:(?:he|she|they)\s+(?:has|have|is|are)|i(?:'ll|\s+will|\s+can|'m\s+going\s+to|\s+do|\s+did|\s+make|"
     r"\s+run))\b",
     re.IGNORECASE,
+)
+# a todo of the user's, not a settlement: "the restore test is still on my list, don't let me forget it"
+_LATER_RE = re.compile(
+    r"\b(?:on\s+(?:my|the|your)\s+list|let\s+me\s+forget|remind\s+me|later|next\s+time|not\s+now|some\s*day)\b", re.I
 )
 _PICKS_RE = re.compile(r"\b(?:instead|rather\s+than|over|not)\b", re.IGNORECASE)
 _SKIP_LINE_RE = re.compile(r"^\s*(?:>|```|~~~|\t| {4}|[A-Z]/\w+\s*\(|\$ |at\s+\S+\s+\()")
@@ -191,7 +196,11 @@ class Settling:
                 break
             if sentence in self.used_reply or sentence.endswith("?") or _REPORT_RE.search(sentence):
                 continue
-            if _OWN_ACTION_RE.match(_LEAD_FILLER_RE.sub("", sentence)) or _ERRAND_RE.match(sentence):
+            if (
+                _OWN_ACTION_RE.match(_LEAD_FILLER_RE.sub("", sentence))
+                or _ERRAND_RE.match(sentence)
+                or _LATER_RE.search(sentence)
+            ):
                 continue  # "I will add him as collaborator": the user's own errand, not a decision
             plain = tidy(_LEAD_FILLER_RE.sub("", sentence))
             if plain and not _AGREE_RE.fullmatch(plain.rstrip(".!")) and content_words(plain) & named:
@@ -260,6 +269,9 @@ class Settling:
             text, who = chosen.text, ACCEPTED
             if others:
                 text = f"{text.rstrip('.')} (chosen over {_join(others)})."
+            topic = offer.lead if len(offer.lead.split()) > SHORT_LEAD else ""
+            if listed and topic and not content_words(topic) <= content_words(text):
+                text = f"{topic.rstrip(':')}: {text}"  # what the options were about ("postscreen rejects: …")
         recommended = offer.recommended
         if recommended is not None and recommended.head == chosen.head and offer.recommendation:
             if text.rstrip(".") in offer.recommendation:

@@ -99,6 +99,7 @@ class Option:
 class Offer:
     options: list[Option] = field(default_factory=list)
     question: str = ""  # the "A or B?" question the options come from, when they do
+    lead: str = ""  # what introduced the listed options (with their paragraph's topic when it names nothing)
     recommended: Option | None = None
     recommendation: str = ""  # the sentence that recommends, and the ones after it that say why
     plan: list[str] = field(default_factory=list)  # items the assistant means to carry out
@@ -131,6 +132,7 @@ def offer_of(text: str) -> Offer:
         by_number = _ordinal_recommendation(offer.said, items) is not None
         if not offer.options and (_OPTIONS_LEAD_RE.search(lead) or by_number):
             offer.options = [Option(_head(x), x) for x in items]
+            offer.lead = lead
     listed = [o.text for o in offer.options]
     for lead, items in runs:
         if items == listed:
@@ -227,7 +229,8 @@ def _question(offer: Offer, sentence: str, previous: str) -> None:
 
 def item_runs(raw: str) -> list[tuple[str, list[str]]]:
     """Every run of two or more list items in a text (an item's wrapped lines joined) with the line before it;
-    runs under a summary ("Done:", "Summary:") are left out: they report, they offer nothing."""
+    runs under a summary ("Done:", "Summary:") are left out: they report, they offer nothing. A lead of a few
+    words ("Options:") is given the first sentence of the paragraph before it, which says what they are about."""
     runs: list[tuple[str, list[str]]] = []
     run: list[str] = []
     lead = ""
@@ -237,6 +240,8 @@ def item_runs(raw: str) -> list[tuple[str, list[str]]]:
         if m:
             if not run:
                 lead = next((tidy(x) for x in reversed(lines[:n]) if x.strip()), "")
+                if len(lead.split()) <= SHORT_LEAD_WORDS:
+                    lead = f"{_topic(lines[:n], lead)} {lead}".strip()
             run.append(m.group("x"))
             continue
         if run and line.strip() and line.startswith((" ", "\t")):
@@ -252,6 +257,25 @@ def item_runs(raw: str) -> list[tuple[str, list[str]]]:
                 runs.append((lead, cleaned))
             run = []
     return runs
+
+
+SHORT_LEAD_WORDS = 4
+MAX_TOPIC_WORDS = 40
+
+
+def _topic(before: list[str], lead: str) -> str:
+    """The first sentence of the paragraph before a short lead ("One more thing: postscreen also logs rejects.")."""
+    paragraph: list[str] = []
+    for line in reversed(before):
+        if not line.strip():
+            if paragraph and tidy(" ".join(paragraph)) != lead:
+                break
+            paragraph = []
+            continue
+        paragraph.insert(0, line.strip())
+    text = " ".join(x for x in paragraph if tidy(x) != lead)
+    first = SENTENCE_SPLIT_RE.split(text)[0] if text else ""
+    return tidy(first) if first and len(first.split()) <= MAX_TOPIC_WORDS and not _ITEM_RE.match(first) else ""
 
 
 def _head(text: str) -> str:

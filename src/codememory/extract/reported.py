@@ -36,10 +36,12 @@ _PASTED_ERROR_RE = re.compile(
 _PASTED_LINE_RE = re.compile(r"^.*(?:Error|Exception|error|failed|FAILURE|Fatal|fatal|Can'?t|cannot)\b.*$", re.M)
 _NARRATION_RE = re.compile(
     r"^(?:let\s+me|i'?ll\s+(?:check|look|read|run)|checking|looking|reading|running|now\s+(?:i|let)|first,?\s+i|"
-    r"fixed|done|added|committed|updated|rewr(?:ote|iting)|all\s+\d+|\d+\s+tests?|tests?\s+(?:pass|green)|still\s+open)\b",
+    r"fixed|done|added|committed|updated|rewr(?:ote|iting)|all\s+\d+|\d+\s+tests?|tests?\s+(?:pass|green)|still\s+open|"
+    r"to\s+(?:check|verify|test|run|try|see))\b",
     re.I,
 )
 MAX_REPORT_CHARS = 120
+MAX_REPORT_WORDS = 35
 # a sentence that lays out options explains nothing yet ("Two ways to fix: a) … b) …")
 _OFFERING_RE = re.compile(
     r"\b(?:two|three|four|a\s+few|several|some)\s+(?:ways|options|approaches|fixes|possibilities)\b|^options?\b", re.I
@@ -108,8 +110,8 @@ def _report(user_text: str) -> str | None:
     said = sentences(user_text)
     for s in said:
         t = tidy(s)
-        if _NOT_A_REPORT_RE.match(t):
-            continue
+        if _NOT_A_REPORT_RE.match(t) or len(t.split()) > MAX_REPORT_WORDS:
+            continue  # a rule, a story, or a long sentence of background is not the problem itself
         asks_why = t.endswith("?") and re.search(r"\bbug\s*\?|\bwhy\b", t, re.I)
         if t and (not t.endswith("?") or asks_why) and _BUG_REPORT_RE.search(t):
             return t

@@ -245,8 +245,13 @@ def _stem(word: str) -> str:
 
 
 def _same(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Two statements of one todo: most words in common, or a distinctive word (a long one, or one with a digit)
+    and a good part of the shorter one's."""
     if not a or not b:
         return False
-    common = len(a & b)
+    common = a & b
     smaller = min(len(a), len(b))
-    return common / len(a | b) >= 0.5 or common / smaller >= (0.5 if smaller <= 2 else 0.75)
+    if len(common) / len(a | b) >= 0.5 or len(common) / smaller >= (0.5 if smaller <= 2 else 0.75):
+        return True
+    distinctive = any(len(w) >= 6 or any(ch.isdigit() for ch in w) for w in common)
+    return distinctive and len(common) / smaller >= 0.4
