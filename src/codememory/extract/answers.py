@@ -271,7 +271,7 @@ class Settling:
                 text = f"{text.rstrip('.')} (chosen over {_join(others)})."
             topic = offer.lead if len(offer.lead.split()) > SHORT_LEAD else ""
             if listed and topic and not content_words(topic) <= content_words(text):
-                text = f"{topic.rstrip(':')}: {text}"  # what the options were about ("postscreen rejects: …")
+                text = f"{topic.rstrip(':. ')}: {text}"  # what the options were about ("postscreen rejects: …")
         recommended = offer.recommended
         if recommended is not None and recommended.head == chosen.head and offer.recommendation:
             if text.rstrip(".") in offer.recommendation:

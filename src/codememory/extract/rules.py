@@ -164,7 +164,7 @@ _NOT_VERBS = (
     r"really|ever|once|before|again|got|get|gets|came|fails?|failed|breaks?|broke|shows?|showed|seems?|made|"
     r"returns?|printed|prints|liked|crashes|crashed|passes|passed|takes|took"
 )
-_DONT_NOT = r"worry|know|think|mind|bother|care|see|understand|get|remember|need|have|want|like|feel|seem|forget"
+_DONT_NOT = r"worry|know|think|mind|bother|care|see|understand|get|remember|need|have|want|like|feel|seem|forget|let"
 _CONVENTION_RE = re.compile(
     rf"(?:^|[,:]\s*|\b(?:we|you|should|must|please|to|and|then|but|i\s+want\s+you\s+to|make\s+sure\s+to|"
     rf"remember\s+to)\s+)"
