@@ -221,3 +221,21 @@ def test_a_reminder_or_a_story_from_before_is_not_a_reported_problem() -> None:
 )
 def test_a_lesson_names_an_error_by_its_kind_only(line: str, name: str | None) -> None:
     assert error_name(line) == name
+
+
+def test_an_option_had_a_look_at_and_turned_down_is_a_rejected_alternative() -> None:
+    said = "I had a look at marshmallow for the validation, but it would be the only dependency for three fields."
+    assert [s.category for s in classify(said, role="assistant")] == ["rejected_alternative"]
+
+
+def test_the_users_own_setup_with_a_version_is_a_fact() -> None:
+    assert [s.category for s in classify("My laptop is a ThinkPad on Fedora 40.1 with podman 5.0.2.", role="user")] == [
+        "fact"
+    ]
+    assert classify("My guess is that it broke.", role="user") == []
+
+
+def test_what_is_left_for_next_time_is_a_todo() -> None:
+    said = ("For next time: the exporter ignores --limit, so the paging still has to be written.",)
+    todos = [t for c, _, t in memories(turn(1, "ok, stop here", said)) if c == "todo"]
+    assert todos and "--limit" in todos[0]

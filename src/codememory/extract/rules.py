@@ -152,7 +152,8 @@ _REJECT_RE = re.compile(
     r"|\b(?:we|i)\s+(?:rejected|ruled\s+out|dropped|abandoned|gave\s+up\s+on|decided\s+against)\s+(?P<y3>[^.;!?]+)"
     rf"|^(?P<y4>(?:(?!\b(?:because|since|but|and|so|if|when|as)\b)[^,.;!?]){{2,50}}?)\s+(?:is|was|would\s+be|seems|feels|looks)\s+(?:\w+\s+)?{_JUDGEMENT}"
     r"|\bdecided\s+(?:not\s+to\s+(?:use|add|adopt|go\s+with)|against(?:\s+using)?)\s+(?P<y5>[^,.;!?]+)"
-    r"|\b(?:i|we)\s+(?:considered|looked\s+at|evaluated|tried|thought\s+(?:about|of)|weighed|toyed\s+with)\s+(?P<y7>(?!(?:running|reading|checking|restarting|rerunning|re-running|debugging|looking|searching|the\s+(?:logs?|output|file|error|tests?|docs?))\b)[^,;]{2,60}?),?\s+but\s+\w+"
+    r"|\b(?:i|we)\s+(?:considered|looked\s+at|looked\s+into|had\s+a\s+look\s+at|checked\s+out|evaluated|tried|"
+    r"thought\s+(?:about|of)|weighed|toyed\s+with)\s+(?P<y7>(?!(?:running|reading|checking|restarting|rerunning|re-running|debugging|looking|searching|the\s+(?:logs?|output|file|error|tests?|docs?))\b)[^,;]{2,60}?),?\s+but\s+\w+"
     r"|^no\s+(?P<y6>(?!(?:worries|problem|thanks|idea|need|rush|way|luck|change|changes|issue|issues|errors?|"
     r"failures?|tests?|output|more|one|longer|matter)\b)[\w.+-]+(?:\s+[\w.+-]+){0,2})\s*(?:,\s*please)?[.!]?$",
     re.IGNORECASE,
@@ -279,7 +280,8 @@ _SIZING_RE = re.compile(
 )
 # "I thought about a Redis lock, but …": the sentence before names what was chosen instead.
 WEIGHED_RE = re.compile(
-    r"\b(?:i|we)\s+(?:considered|looked\s+at|evaluated|thought\s+(?:about|of)|weighed|toyed\s+with)\b[^.]*?\bbut\b",
+    r"\b(?:i|we)\s+(?:considered|looked\s+at|looked\s+into|had\s+a\s+look\s+at|checked\s+out|evaluated|thought\s+"
+    r"(?:about|of)|weighed|toyed\s+with)\b[^.]*?\bbut\b",
     re.IGNORECASE,
 )
 # "X is tempting, but it doesn't …": an option weighed and turned down in one sentence.
@@ -340,6 +342,8 @@ _DEONTIC_RE = re.compile(
 )
 # Facts given in passing: "For the record, the box has CUDA 12.1", "the dataset is mounted at /mnt/data".
 _ASIDE_RE = re.compile(r"^\W*(?:for\s+the\s+record|for\s+reference|fyi|heads[- ]up|just\s+so\s+you\s+know)\b", re.I)
+# The user's own setup, with a version: "My switch is logq-5.1, on OCaml 5.1.1."
+_MINE_RE = re.compile(r"\b(?:my|our)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|runs?|uses?|has|have)\b", re.IGNORECASE)
 # A terse "label: values" the user gives: "measured: air 26100, glass of water 12400", "UA: bot/1.0 (+mailto:…)".
 _SPEC_RE = re.compile(
     r"^(?!(?:problem|question|bug|issue|note|todo|next|also|btw|ps|update|edit|other\s+thing|last\s+thing|one\s+more|"
@@ -448,6 +452,7 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
         or (_LOCATION_RE.search(s) and (user or not _FAILURE_TALK_RE.search(s)))
         or (user and _ASIDE_RE.match(sentence) and _GENERIC_VERSION_RE.search(s))
         or (user and _SPEC_RE.match(s))
+        or (user and _MINE_RE.search(s) and _GENERIC_VERSION_RE.search(s))
     )
     if not user and _RESULT_NOW_RE.match(s):
         return []  # "The PDF now formats amounts with …": a change reported, not a fact
@@ -459,7 +464,10 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
     return []
 
 
-_REASON_CLAUSE_RE = re.compile(r"(?::\s|\s(?:because|since|so\s+that|given\s+that)\b|,\s*so\s)", re.IGNORECASE)
+_REASON_CLAUSE_RE = re.compile(
+    r"(?::\s|\s(?:because|since|so\s+that|given\s+that)\b|,\s*so\s|(?<=\w),\s*but\s+(?:it|that|this|they)\s)",
+    re.IGNORECASE,
+)
 
 
 def main_clause(s: str) -> str:
