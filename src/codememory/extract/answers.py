@@ -31,6 +31,7 @@ from codememory.extract.clean import clip, strip_stray_quotes, tidy
 from codememory.extract.offers import Offer, Option, common_first, content_words, matching, offer_of, proposal_text
 from codememory.extract.rules import PRONOUN_SUBJECT_RE, REASON_RE
 from codememory.extract.speakers import objects
+from codememory.extract.statements import SENTENCE_SPLIT_RE
 
 MAX_REPLY_SENTENCES = 5
 MAX_SETTLING_WORDS = 9  # a pick or an agreement is short; a longer sentence states its own decision
@@ -269,7 +270,7 @@ class Settling:
             text, who = chosen.text, ACCEPTED
             if others:
                 text = f"{text.rstrip('.')} (chosen over {_join(others)})."
-            topic = offer.lead if len(offer.lead.split()) > SHORT_LEAD else ""
+            topic = SENTENCE_SPLIT_RE.split(offer.lead)[0] if len(offer.lead.split()) > SHORT_LEAD else ""
             if listed and topic and not content_words(topic) <= content_words(text):
                 text = f"{topic.rstrip(':. ')}: {text}"  # what the options were about ("postscreen rejects: …")
         recommended = offer.recommended

@@ -295,7 +295,11 @@ def _alternatives(question: str) -> list[Option]:
     parts = [p.strip(" ,") for p in re.split(r",?\s+or\s+", body) if p.strip(" ,")]
     if len(parts) < 2 or any(len(p.split()) > 12 for p in parts):
         return []
-    parts = [re.sub(r"^(?:be|to|a|an|the|use|using)\s+", "", p, flags=re.IGNORECASE) for p in parts]
+    parts = [re.sub(r"^(?:is|are|be|to|a|an|the|use|using)\s+", "", p, flags=re.IGNORECASE) for p in parts]
+    # "Is installing CPAN modules an option, or system perl only?": the option, not the question around it
+    parts = [
+        re.sub(r"\s+(?:an?\s+option|possible|ok(?:ay)?|allowed|fine|acceptable)$", "", p, flags=re.I) for p in parts
+    ]
     return [Option(p, p) for p in parts if p]
 
 
