@@ -135,7 +135,9 @@ def stop_daemon(env: dict[str, str], project: Path) -> None:
 
 
 def bench_env(env: dict[str, str], bin_dir: Path, capture: bool, trace: Path | None = None) -> dict[str, str]:
-    env = {**env, **GIT_ID, "PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"}
+    # the assistant's CLI and this codememory on PATH (init's files name `codememory` and `codememory-hook`)
+    path = os.pathsep.join([str(bin_dir), str(Path(CODEMEMORY).parent), env.get("PATH", "")])
+    env = {**env, **GIT_ID, "PATH": path}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     if not capture:
         env["CODEMEMORY_NO_CAPTURE"] = "1"

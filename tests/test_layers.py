@@ -16,6 +16,7 @@ LAYERS: dict[str, int] = {
     "errors": 0,  # the one error tree
     "core": 0,  # model, dates, config, paths, project, registry, trust, safe file I/O
     "text": 1,  # entities, query syntax, privacy, rendering into context, token estimate
+    "assistants": 1,  # one spec per coding assistant: pure data and small functions every layer above reads
     "store": 2,  # SQL only
     "embedding": 3,  # providers, vector index, semantic search
     "retrieval": 4,  # lexical + fuzzy, fusion, proactive retrieval

@@ -67,11 +67,14 @@ def claude_bin() -> Path:
 
 def isolated_env(home: Path) -> dict[str, str]:
     """One environment for codememory and Claude Code: a throwaway HOME and XDG folders (so the global
-    registry, a daemon's state and Claude Code's transcripts are all in it) and no traffic but to the
-    scripted API (no telemetry, error reports, update checks or other nonessential requests)."""
+    registry, a daemon's state and Claude Code's transcripts are all in it), this codememory first on PATH, and
+    no traffic but to the scripted API (no telemetry, error reports, update checks or other nonessential
+    requests)."""
     keep = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "SYSTEMROOT")
     env = {k: v for k, v in os.environ.items() if k in keep}
     env.update(
+        # codememory on PATH, as for a user who installed it: init's files name `codememory` and `codememory-hook`
+        PATH=os.pathsep.join([str(Path(CODEMEMORY).parent), env.get("PATH", "")]),
         HOME=str(home),
         XDG_CONFIG_HOME=str(home / ".config"),
         XDG_DATA_HOME=str(home / ".local" / "share"),

@@ -1,4 +1,5 @@
-"""`codememory init`: assistants' MCP server, hooks and rule block; idempotent; exact uninstall; registry."""
+"""`codememory init`: assistants' MCP server, hooks and rule block; idempotent; exact uninstall; registry; files a
+team commits name the commands as every teammate runs them."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from codememory.install import codex, cursor, rule_block
+from codememory.assistants import cursor
+from codememory.install import files, rule_block
 from codememory.install import plan as setup
 from conftest import Invoke
 
@@ -65,14 +67,12 @@ def seed_user_files(project: Path, home: Path) -> None:
     (project / "opencode.json").write_text('{"$schema": "https://opencode.ai/config.json", "mcp": {}}\n')
 
 
-def lean_hook(exe: str) -> str:
-    """init wires the lean `codememory-hook` installed beside the CLI, never the full CLI's `hook` command."""
-    return str(Path(exe).with_name("codememory-hook"))
+HOOK = "codememory-hook"  # the lean hook (never the full CLI's `hook` command), by name: on every teammate's PATH
 
 
-def expected_settings(exe: str) -> dict[str, Any]:
+def expected_settings() -> dict[str, Any]:
     def cmd(event: str) -> list[dict[str, Any]]:
-        return [{"type": "command", "command": f"{lean_hook(exe)} claude {event}", "timeout": 10}]
+        return [{"type": "command", "command": f"{HOOK} claude {event}", "timeout": 10}]
 
     return {
         "permissions": {"allow": ["Bash(ls)"]},
@@ -112,21 +112,27 @@ def test_init_twice_then_uninstall_restores_everything(invoke: Invoke, env: dict
 
     # exact contents
     settings = (project / ".claude" / "settings.json").read_text()
-    assert settings == json.dumps(expected_settings(exe), indent=2) + "\n"
+    assert settings == json.dumps(expected_settings(), indent=2) + "\n"
     assert (project / ".mcp.json").read_text() == json.dumps(
-        {"mcpServers": {**USER_MCP["mcpServers"], "codememory": {"type": "stdio", "command": exe, "args": ["mcp"]}}},
+        {
+            "mcpServers": {
+                **USER_MCP["mcpServers"],
+                "codememory": {"type": "stdio", "command": "codememory", "args": ["mcp"]},
+            }
+        },
         indent=2,
     ) + "\n"
+    assert actions[("copilot", ".mcp.json")] == "unchanged"  # Copilot CLI reads Claude Code's .mcp.json: one entry
     assert json.loads((project / ".cursor" / "mcp.json").read_text()) == {
-        "mcpServers": {"codememory": {"command": exe, "args": ["mcp"]}}
+        "mcpServers": {"codememory": {"command": "codememory", "args": ["mcp"]}}
     }
     assert json.loads((project / ".cursor" / "hooks.json").read_text()) == {
         "version": 1,
-        "hooks": {e: [{"command": f"{lean_hook(exe)} cursor {e}"}] for e in cursor.CURSOR_HOOKS},
+        "hooks": {e.name: [{"command": f"{HOOK} cursor {e.name}"}] for e in cursor.ASSISTANT.events},
     }
     codex_hooks = json.loads((project / ".codex" / "hooks.json").read_text())["hooks"]
     assert set(codex_hooks) == {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"}
-    stop = {"type": "command", "command": f"{lean_hook(exe)} codex Stop", "timeout": 10}
+    stop = {"type": "command", "command": f"{HOOK} codex Stop", "timeout": 10}
     assert codex_hooks["Stop"] == [{"hooks": [stop]}]
     assert (project / "opencode.json").read_bytes() == before[str(project / "opencode.json")]
     claude_md = (project / "CLAUDE.md").read_text()
@@ -136,8 +142,9 @@ def test_init_twice_then_uninstall_restores_everything(invoke: Invoke, env: dict
     assert "retrieve" not in (project / "AGENTS.md").read_text()  # OpenCode reads it too: it has no such tool
     assert (project / "AGENTS.md").read_text().count("codememory:start") == 1
     toml = (home / "codex" / "config.toml").read_text()
-    table = f'[mcp_servers.codememory]\ncommand = {json.dumps(exe)}\nargs = ["mcp"]\n'
-    assert toml == f"{USER_CODEX}\n{codex.TOML_START}\n{table}{codex.TOML_END}\n"
+    # the user's own file
+    table = f'[mcp_servers.codememory]\ncommand = {json.dumps(exe)}\nargs = ["mcp"]\nrequired = true\n'
+    assert toml == f"{USER_CODEX}\n{files.TOML_START}\n{table}{files.TOML_END}\n"
     # backups of pre-existing files, byte-identical to the originals
     for name in (".claude/settings.json", ".mcp.json", "CLAUDE.md"):
         assert (project / (name + ".codememory-backup")).read_bytes() == before[str(project / name)]
@@ -274,14 +281,38 @@ def test_bad_assistants_value(invoke: Invoke, env: dict[str, Path]) -> None:
     assert "vim" in result.stderr
 
 
-def test_installed_script_writes_its_own_absolute_path(console_script: Path, env: dict[str, Path]) -> None:
+def test_installed_script_writes_commands_by_name_and_warns_when_path_lacks_them(
+    console_script: Path, env: dict[str, Path]
+) -> None:
+    """The project's files name `codememory-hook` and `codememory` (a teammate's checkout must run them too); a
+    codememory whose folder is not on PATH is then not found by the assistants: init says so, and how to fix it."""
     project, home = env["project"], env["home"]
     environ = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / "xdg"), "CODEX_HOME": str(home / "c")}
     environ["PATH"] = str(env["bin"])
-    subprocess.run([str(console_script), "--project", str(project), "init", "--assistants", "claude"], env=environ,
-                   check=True, capture_output=True)  # fmt: skip
+    args = [str(console_script), "--project", str(project), "init", "--assistants", "claude,codex"]
+    done = subprocess.run([*args, "--json"], env=environ, check=True, capture_output=True, text=True)
     hooks = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]
-    assert hooks["Stop"][0]["hooks"][0]["command"] == f"{lean_hook(str(console_script.absolute()))} claude Stop"
+    assert hooks["Stop"][0]["hooks"][0]["command"] == "codememory-hook claude Stop"
+    [warning] = json.loads(done.stdout)["warnings"]
+    assert "not found on PATH" in warning and f"add {console_script.parent} to PATH" in warning
+    # the user's own Codex config names this install's absolute path: it works whatever the PATH
+    assert json.dumps(str(console_script.absolute())) in (home / "c" / "config.toml").read_text()
+    text = subprocess.run(args, env=environ, check=True, capture_output=True, text=True)
+    assert "warning: codememory and codememory-hook not found on PATH" in text.stderr
+    # with this install's folder on PATH, nothing to warn about
+    environ["PATH"] = f"{console_script.parent}{os.pathsep}{env['bin']}"
+    done = subprocess.run([*args, "--json"], env=environ, check=True, capture_output=True, text=True)
+    assert json.loads(done.stdout)["warnings"] == []
+    # another codememory first on PATH: the assistants would run that one
+    other = env["bin"] / "codememory"
+    other.write_text("#!/bin/sh\n")
+    other.chmod(0o755)
+    (env["bin"] / "codememory-hook").write_bytes(other.read_bytes())
+    (env["bin"] / "codememory-hook").chmod(0o755)
+    environ["PATH"] = f"{env['bin']}{os.pathsep}{console_script.parent}"
+    done = subprocess.run([*args, "--json"], env=environ, check=True, capture_output=True, text=True)
+    [warning] = json.loads(done.stdout)["warnings"]
+    assert f"the codememory on PATH is {other}" in warning
     listed = subprocess.run([str(console_script), "projects"], env=environ, check=True, capture_output=True, text=True)
     assert str(project.resolve()) in listed.stdout
 
@@ -350,9 +381,10 @@ def test_rerun_replaces_the_full_cli_hook_of_an_older_install(invoke: Invoke, en
     exe = setup.codememory_command()
     (project / ".claude").mkdir()
     old = {"type": "command", "command": f"{exe} hook claude UserPromptSubmit", "timeout": 10}
-    settings = {"hooks": {"UserPromptSubmit": [{"hooks": [old]}]}}
+    lean = {"type": "command", "command": f"{Path(exe).with_name(HOOK)} claude Stop", "timeout": 10}  # by path
+    settings = {"hooks": {"UserPromptSubmit": [{"hooks": [old]}], "Stop": [{"hooks": [lean]}]}}
     (project / ".claude" / "settings.json").write_text(json.dumps(settings))
     run(invoke, project, "--assistants", "claude")
     hooks = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]
-    commands = [h["command"] for group in hooks["UserPromptSubmit"] for h in group["hooks"]]
-    assert commands == [f"{lean_hook(exe)} claude UserPromptSubmit"]
+    commands = [h["command"] for event in ("UserPromptSubmit", "Stop") for g in hooks[event] for h in g["hooks"]]
+    assert commands == [f"{HOOK} claude UserPromptSubmit", f"{HOOK} claude Stop"]

@@ -38,7 +38,8 @@ def ours(exe: str) -> dict[str, Any]:
 
 
 def older_install(project: Path, config: dict[str, Any] | None, *, backup: bytes | None = None) -> None:
-    """What an init from before the one-tool-set change left: the plugin and our MCP server in opencode.json."""
+    """What an init from before the one-tool-set change left: the plugin and our MCP server in opencode.json (by
+    this machine's absolute path, as inits did then)."""
     (project / ".opencode" / "plugin").mkdir(parents=True, exist_ok=True)
     (project / PLUGIN).write_text(PLUGIN_SOURCE.read_text())
     mcp = {**((config or {}).get("mcp") or {}), "codememory": ours(setup.codememory_command())}
@@ -105,8 +106,7 @@ def test_without_the_plugin_the_mcp_server_is_registered_and_init_says_why(invok
     server = steps[("opencode", "opencode.json")]
     assert server["action"] == "added"
     assert "instead of the plugin's tools" in server["reason"] and "in the way" in server["reason"]
-    exe = setup.codememory_command()
-    assert json.loads((project / "opencode.json").read_text()) == {"mcp": {"codememory": ours(exe)}}
+    assert json.loads((project / "opencode.json").read_text()) == {"mcp": {"codememory": ours("codememory")}}
     shown = invoke("--project", project, "init", "--assistants", "opencode")
     assert "instead of the plugin's tools" in shown.stdout  # the plain output says it too
     # the foreign file goes: the next init installs the plugin and takes the server out again

@@ -2,9 +2,10 @@
 mentions is a tool that assistant is offered, spelled as that assistant shows it to its model; the OpenCode plugin's
 tools are the MCP tools of the same names, with the same descriptions and arguments as the MCP server lists them.
 
-Offered, per assistant (README "Setting up Claude Code, Codex, Cursor and OpenCode"): Claude Code, the MCP server's
+Offered, per assistant (each spec's `tools` and `tool_prefix`, codememory.assistants): Claude Code, the MCP server's
 tools as `mcp__codememory__<tool>` (tests/e2e/test_e2e_claude.py calls one so); Codex, the MCP server's tools in its
-`mcp__codememory` namespace by their own names; Cursor, the MCP server's tools by name; OpenCode, the plugin's tools
+`mcp__codememory` namespace by their own names; Cursor, the MCP server's tools by name; Gemini CLI, as
+`mcp_codememory_<tool>`; Copilot CLI, as `codememory-<tool>`; OpenCode, the plugin's tools
 (tests/e2e/test_e2e_tool_set.py: the real binary offers each once)."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 import anyio
 import pytest
 
+from codememory.assistants import REGISTRY, spec
 from codememory.install import rule_block
 from codememory.mcp.server import create_server
 from conftest import Invoke
@@ -38,12 +40,16 @@ def plugin() -> dict[str, dict[str, Any]]:
 
 
 def offered(mcp: set[str], plugin: set[str]) -> dict[str, set[str]]:
-    return {
-        "claude": {f"mcp__codememory__{name}" for name in mcp},
-        "codex": mcp,
-        "cursor": mcp,
-        "opencode": plugin,
-    }
+    """The words each assistant's model reads as tool names: the prefixed names and, where the prefix is a namespace
+    or is not part of the word (`codememory-memory_search`), the tools' own names."""
+    out = {}
+    for a in REGISTRY:
+        tools = plugin if a.tools == spec.PLUGIN_TOOLS else mcp
+        words = {a.tool_name(t) for t in tools}
+        if not a.tool_prefix or (not a.tool_prefix[-1].isalnum() and a.tool_prefix[-1] != "_"):
+            words |= tools
+        out[a.key] = words
+    return out
 
 
 def every_spelling(names: set[str]) -> set[str]:
@@ -62,8 +68,8 @@ def block(path: Path) -> str:
 
 
 def test_the_installer_knows_both_tool_sets(mcp_tools: dict[str, Any], plugin: dict[str, Any]) -> None:
-    assert set(mcp_tools) == rule_block.MCP_TOOLS
-    assert set(plugin) == rule_block.PLUGIN_TOOLS
+    assert set(mcp_tools) == spec.MCP_TOOLS
+    assert set(plugin) == spec.PLUGIN_TOOLS
 
 
 def test_each_rule_block_names_only_tools_its_assistants_are_offered(
@@ -72,7 +78,12 @@ def test_each_rule_block_names_only_tools_its_assistants_are_offered(
     result = invoke("--project", tmp_path, "init", "--assistants", "all", "--no-global")
     assert result.exit_code == 0, result.output
     available = offered(set(mcp_tools), set(plugin))
-    readers = {"CLAUDE.md": ["claude"], ".cursorrules": ["cursor"], "AGENTS.md": ["codex", "opencode"]}
+    readers: dict[str, list[str]] = {}
+    for a in REGISTRY:
+        for f in a.files:
+            if isinstance(f, spec.RuleFile):
+                readers.setdefault(f.place.path, []).append(a.key)
+    assert readers["AGENTS.md"] == ["codex", "opencode", "copilot"] and readers["GEMINI.md"] == ["gemini"]
     for file, assistants in readers.items():
         text = block(tmp_path / file)
         named = named_tools(text, set(mcp_tools))

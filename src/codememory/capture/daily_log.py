@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from codememory.assistants import REGISTRY
 from codememory.capture.turns import SessionInfo, ToolCall, Turn, project_path
 from codememory.core import safe_files
 from codememory.core.dates import from_iso
@@ -45,13 +46,7 @@ ANSWER_CHARS = 400
 TOOL_ARG_CHARS = 80
 MAX_TOOL_LINES = 12
 MAX_FILES = 20
-LABELS = {
-    "opencode": "OpenCode",
-    "claude": "Claude",
-    "claude-code": "Claude Code",
-    "codex": "Codex",
-    "cursor": "Cursor",
-}
+LABELS = {name: a.display for a in REGISTRY for name in (a.recorded_as, *a.names)}
 # the input that says best what a tool call did, per tool; other tools: the first of ARG_KEYS present
 _TOOL_ARG = {"bash": "command", "write": "filePath", "edit": "filePath", "read": "filePath", "task": "description"}
 _ARG_KEYS = (

@@ -7,11 +7,12 @@ import sys
 
 import click
 
+from codememory.assistants import REGISTRY
 from codememory.hooks import dispatch as hooks
 
 
 @click.command("hook")
-@click.argument("assistant", type=click.Choice(sorted(hooks.ASSISTANTS)))
+@click.argument("assistant", type=click.Choice(sorted(n for a in REGISTRY for n in a.names), case_sensitive=False))
 @click.argument("event")
 @click.option("--project", "project", default=None, help="Project folder (default: from the payload's cwd).")
 def hook(assistant: str, event: str, project: str | None) -> None:

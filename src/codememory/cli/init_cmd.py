@@ -7,7 +7,6 @@ import click
 
 from codememory.cli import render
 from codememory.cli.options import json_option
-from codememory.service.project_store import Store
 
 
 @click.command()
@@ -15,7 +14,7 @@ from codememory.service.project_store import Store
 @click.option(
     "--assistants",
     metavar="LIST",
-    help="claude,codex,cursor,opencode (comma-separated), all, or none (default: the installed ones; "
+    help="claude,codex,cursor,opencode,gemini,copilot (comma-separated), all, or none (default: the installed ones; "
     "with --uninstall: all).",
 )
 @click.option(
@@ -29,17 +28,19 @@ from codememory.service.project_store import Store
 def init(ctx: click.Context, uninstall: bool, assistants: str | None, no_global: bool, as_json: bool) -> None:
     """Create the project's store in .codememory/ and set up the coding assistants (safe to run again).
 
-    For each assistant: one tool set (Claude Code, Codex, Cursor: the MCP server, `codememory mcp`, and the hooks,
-    `codememory-hook ...`; OpenCode: the codememory plugin, whose tools replace the MCP server there), and a rule
-    block in CLAUDE.md / AGENTS.md / .cursorrules between codememory markers. Existing
-    settings are merged, never replaced; a `<file>.codememory-backup` copy is kept before the first change.
-    If a file to change is malformed, nothing at all is written. Then the project is added to the global
-    registry ($XDG_CONFIG_HOME/codememory/registry.json).
+    For each assistant: one tool set (Claude Code, Codex, Cursor, Gemini CLI, Copilot CLI: the MCP server,
+    `codememory mcp`, and the hooks, `codememory-hook ...`; OpenCode: the codememory plugin, whose tools replace the
+    MCP server there), and a rule block in CLAUDE.md / AGENTS.md / GEMINI.md / .cursorrules between codememory
+    markers. Existing settings are merged, never replaced; a `<file>.codememory-backup` copy is kept before the
+    first change. If a file to change is malformed, nothing at all is written. Files committed with the project
+    name `codememory` and `codememory-hook` as found on PATH (init warns when they are not there). Then the project
+    is added to the global registry ($XDG_CONFIG_HOME/codememory/registry.json).
     """
     from codememory.cli.init_report import InitReport
     from codememory.core import registry
     from codememory.core.project import db_path, find_project_root
     from codememory.install import plan as setup
+    from codememory.service.project_store import Store
 
     root = find_project_root(ctx.obj["project"])
     if uninstall and assistants is None:
@@ -47,7 +48,9 @@ def init(ctx: click.Context, uninstall: bool, assistants: str | None, no_global:
     chosen = setup.parse_assistants(assistants, root)
     # Read and check everything first (a malformed file or registry stops us before anything is written).
     others = [] if no_global else [p for p in registry.load() if p["root"] != str(root)]
-    plan = setup.plan(root, chosen, uninstall=uninstall, other_projects=len(others))
+    local_cli = setup.codememory_command()
+    plan = setup.plan(root, chosen, uninstall=uninstall, exe=local_cli, other_projects=len(others))
+    warnings = [] if uninstall else setup.path_warnings(chosen, local_cli)
     steps: list[setup.Step] = []
     created = False
     store_path = db_path(root)
@@ -69,7 +72,7 @@ def init(ctx: click.Context, uninstall: bool, assistants: str | None, no_global:
         steps.append(setup.Step("codememory", ".codememory/", "skipped", "the store (your memories) is kept"))
     if as_json:
         render.dump_json(
-            InitReport(str(root), str(store_path), None if uninstall else created, chosen, steps).to_dict()
+            InitReport(str(root), str(store_path), None if uninstall else created, chosen, steps, warnings).to_dict()
         )
         return
     if not uninstall:
@@ -81,8 +84,11 @@ def init(ctx: click.Context, uninstall: bool, assistants: str | None, no_global:
         click.echo("No assistants selected.")
     for s in steps:
         click.echo(f"  {s.assistant:<10} {s.action:<9} {s.file}" + (f"  ({s.reason})" if s.reason else ""))
+    for warning in warnings:
+        click.echo(f"warning: {warning}", err=True)
     if not uninstall and not chosen and assistants is None:
-        click.echo("No coding assistant detected; use --assistants claude,codex,cursor,opencode to set one up.")
+        names = ",".join(setup.ASSISTANTS)
+        click.echo(f"No coding assistant detected; use --assistants {names} to set one up.")
 
 
 @click.command()

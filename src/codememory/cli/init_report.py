@@ -17,3 +17,4 @@ class InitReport(Result):
     created: bool | None = field(default=None, metadata=OMIT_NONE)
     assistants: list[str] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # what will stop the assistants from running codememory

@@ -20,6 +20,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
+from codememory import assistants
 from codememory.core.lenient_json import json_object
 from codememory.core.project import db_path
 from codememory.daemon.state import DaemonState
@@ -76,9 +77,14 @@ def create_router(state: DaemonState) -> APIRouter:
     def run_hook(body: HookBody) -> HookResult:
         """Run one hook exactly as `codememory-hook ASSISTANT EVENT` would (fail-open: errors are logged
         in the project's hooks.log and give no output), for a registered project only (else 403)."""
-        if body.event not in hook_events.DAEMON_EVENTS:  # the only ones codememory-hook forwards
-            events = ", ".join(sorted(hook_events.DAEMON_EVENTS))
-            raise InvalidInput(f"the daemon runs only these hook events: {events}")
+        if not hook_events.waits_before_model(body.assistant, body.event):  # the only ones codememory-hook forwards
+            spec = assistants.find(body.assistant)
+            named = [spec] if spec is not None else list(assistants.REGISTRY)
+            events = sorted({e.name for a in named for e in a.events if e.before_model})
+            raise InvalidInput(
+                f"the daemon runs only these hook events: {', '.join(events)} (the ones an assistant waits on before "
+                "its model runs)"
+            )
         root = hook_root(body.project, body.payload)
         if root is None:  # the hook's own process knows its folder (its cwd, CLAUDE_PROJECT_DIR): it runs there
             raise InvalidInput("name the project: send project, or a payload whose cwd is an existing folder")

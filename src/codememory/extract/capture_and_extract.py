@@ -27,7 +27,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
-from codememory.capture.hook_transcripts import read_session, transcript_project
+from codememory.assistants import REGISTRY
+from codememory.capture.hook_transcripts import read_session, read_todos, transcript_project
 from codememory.capture.jsonl_reader import ReadState
 from codememory.capture.opencode import CaptureReport, capture_opencode, open_initialised_store
 from codememory.capture.opencode_db import DbStatus, OpenCodeDB
@@ -49,7 +50,8 @@ from codememory.store.extraction import ExtractionTables
 log = logging.getLogger("codememory.extract.capture_and_extract")
 
 EXTRACT_LOCK = "extract.lock"
-TRANSCRIPT_SOURCES = ("claude-code", "codex")  # captured by the hooks from their transcript files
+# captured by the hooks from the assistants' transcript files (their specs name the readers)
+TRANSCRIPT_SOURCES = tuple(reader for a in REGISTRY if (reader := a.transcript_reader))
 RETRY_AFTER = 300.0  # seconds before a failed extraction of a session is tried again
 
 ProviderFor = Callable[[Config], Provider | None]
@@ -302,10 +304,11 @@ def _transcript_candidate(store: Store, source: str, session_id: str, cursor: Cu
             return None
         try:
             info, turns = read_session(path, source=source, root=str(store.root))
+            todos = read_todos(path, source=source)
         except TranscriptError as exc:
             log.info("cannot extract %s session %s: %s", source, session_id, exc)
             return None
-        return info, turns, []
+        return info, turns, todos
 
     return _Candidate(session_id, updated, state.messages, load)
 

@@ -14,13 +14,21 @@ import contextlib
 import sys
 from pathlib import Path
 
+from codememory.assistants import KEYS
 from codememory.core.bounded_input import HOOK_STDIN_MAX_BYTES, decode, read_upto, size_text
-from codememory.operations.hook_events import ASSISTANTS, DAEMON_EVENTS, commit_injected, log, project_dir, run
+from codememory.operations.hook_events import (
+    commit_injected,
+    log,
+    project_dir,
+    run,
+    runs_elsewhere,
+    waits_before_model,
+)
 
-__all__ = ["ASSISTANTS", "main", "read_stdin", "run"]
+__all__ = ["main", "read_stdin", "run"]
 
 DAEMON_TIMEOUT = 2.0  # seconds; then the hook runs here instead (its steps are idempotent)
-USAGE = "usage: codememory-hook {claude,codex,cursor} EVENT [--project DIR] < payload.json"
+USAGE = f"usage: codememory-hook {{{','.join(KEYS)}}} EVENT [--project DIR] < payload.json"
 
 
 def read_stdin(assistant: str, event: str, project: str | None) -> str | None:
@@ -80,9 +88,9 @@ def main(argv: list[str] | None = None) -> int:
         print(USAGE, file=sys.stderr)
         return 0
     raw = read_stdin(args[0], args[1], project)
-    if raw is None:
+    if raw is None or runs_elsewhere(args[0]):
         return 0
-    answer = _via_daemon(args[0], args[1], raw, project) if args[1] in DAEMON_EVENTS else None
+    answer = _via_daemon(args[0], args[1], raw, project) if waits_before_model(args[0], args[1]) else None
     out, injected = answer if answer is not None else (run(args[0], args[1], raw, project), None)
     if out:
         sys.stdout.write(out + "\n")

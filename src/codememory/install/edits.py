@@ -1,7 +1,7 @@
 """How `codememory init` edits an assistant's files: what one edit is (`FileOp`), the JSON edits (our MCP server
 and hook commands merged in, every other key kept) and the text edits (a block between markers), and how our
 entries are recognised (a server named `codememory` whose command runs codememory; hook commands
-`... codememory-hook <assistant> <event>`, or `codememory hook ...` from older installs)."""
+`codememory-hook <assistant> <event>`, or `codememory hook ...` from older installs)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SERVER_NAME = "codememory"
-HOOK_TIMEOUT = 10
+from codememory.assistants import REGISTRY
+from codememory.assistants.spec import SERVER_NAME, McpJson
 
 JsonDoc = dict[str, Any]
 
@@ -53,27 +53,17 @@ class Skipped:
     reason: str
 
 
-@dataclass(frozen=True)
-class Assistant:
-    """What the plan needs to know about one coding assistant."""
-
-    name: str  # as `--assistants` spells it
-    clis: tuple[str, ...]  # commands whose presence on PATH means it is installed
-    marks: tuple[str, ...]  # files or folders in a project that mean it is used there
-    folders: tuple[str, ...]  # its folders in a project, removed by uninstall once empty
-    file_ops: Callable[[Path, str], tuple[list[FileOp], list[Skipped]]]  # (project root, codememory command)
-    subfolders: tuple[str, ...] = ()  # folders init creates inside `folders`, removed first once empty
-    user_folders: Callable[[], tuple[Path, ...]] = tuple  # its folders outside the project (removed once empty)
-
-
 # ------------------------------------------------------------------------------------ ownership tests
-# Ours: the lean `codememory-hook` and, from older installs, the full CLI's `codememory hook` (replaced on re-run).
-_OUR_HOOK = re.compile(r"codememory(-hook)?(\.exe)?['\"]?\s+(hook\s+)?(claude|codex|cursor)\s")
+# Ours: `codememory-hook <assistant> <event>` (by name, or by an absolute path from older installs) and, from older
+# installs still, the full CLI's `codememory hook ...`: any name or alias of a registered assistant.
+_NAMES = "|".join(sorted((re.escape(n) for a in REGISTRY for n in a.names), key=len, reverse=True))
+_OUR_HOOK = re.compile(rf"codememory(-hook)?(\.exe)?['\"]?\s+(hook\s+)?({_NAMES})\s")
+COMMAND_KEYS = ("command", "bash", "powershell")  # where an assistant's hook entry keeps its command
 
 
 def is_our_hook(entry: Any) -> bool:
-    return (
-        isinstance(entry, dict) and isinstance(entry.get("command"), str) and bool(_OUR_HOOK.search(entry["command"]))
+    return isinstance(entry, dict) and any(
+        isinstance(entry.get(key), str) and bool(_OUR_HOOK.search(entry[key])) for key in COMMAND_KEYS
     )
 
 
@@ -85,15 +75,10 @@ def runs_codememory(server: Any) -> bool:
     return any(isinstance(p, str) and "codememory" in p for p in parts)
 
 
-def hook_command(exe: str, assistant: str, event: str) -> str:
-    """The lean `codememory-hook` beside the CLI: it imports neither click nor the CLI, and hands prompt events
-    to a running daemon, so a prompt waits tens of milliseconds instead of a full CLI start."""
-    path = Path(exe)
-    for candidate in (path, path.resolve()) if path.is_absolute() else ():
-        lean = candidate.with_name("codememory-hook" + candidate.suffix)
-        if lean.is_file():
-            return f"{shlex.quote(str(lean))} {assistant} {event}"
-    return f"{shlex.quote(exe)} hook {assistant} {event}"  # no lean script beside the CLI: the CLI's own hook
+def hook_command(hook: str, assistant: str, event: str) -> str:
+    """The hook's command line: the lean `codememory-hook`, which imports neither click nor the CLI and hands
+    prompt events to a running daemon, so a prompt waits tens of milliseconds instead of a full CLI start."""
+    return f"{shlex.quote(hook)} {assistant} {event}"
 
 
 # ------------------------------------------------------------------------------ JSON transformations
@@ -101,24 +86,54 @@ def shape_error(what: str) -> ValueError:
     return ValueError(f"unexpected shape: {what}")
 
 
-def nested_hook_install(
-    events: Iterable[tuple[str, str | None]], assistant: str, exe: str
-) -> Callable[[JsonDoc], JsonDoc]:
-    """Claude/Codex shape: {"hooks": {Event: [{"matcher"?, "hooks": [{"type": "command", ...}]}]}}."""
+HookEntry = Callable[[str], dict[str, Any]]  # an event's name -> our command entry for it
+
+
+def _hooks_object(doc: JsonDoc) -> dict[str, Any]:
+    hooks = doc.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise shape_error('"hooks" is not an object')
+    return hooks
+
+
+def nested_hook_install(events: Iterable[tuple[str, str | None]], entry: HookEntry) -> Callable[[JsonDoc], JsonDoc]:
+    """Claude Code's layout: {"hooks": {Event: [{"matcher"?, "hooks": [{"type": "command", ...}]}]}}."""
     events = tuple(events)
 
     def install(doc: JsonDoc) -> JsonDoc:
         doc = nested_hook_strip(doc, drop_empty=False)
-        hooks = doc.setdefault("hooks", {})
+        hooks = _hooks_object(doc)
         for event, matcher in events:
             group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
-            group["hooks"] = [
-                {"type": "command", "command": hook_command(exe, assistant, event), "timeout": HOOK_TIMEOUT}
-            ]
+            group["hooks"] = [entry(event)]
             hooks.setdefault(event, []).append(group)
         return doc
 
     return install
+
+
+def flat_hook_install(events: Iterable[str], entry: HookEntry, version: int) -> Callable[[JsonDoc], JsonDoc]:
+    """Cursor's and Copilot CLI's layout: {"version": 1, "hooks": {event: [{...command...}]}}."""
+    events = tuple(events)
+
+    def install(doc: JsonDoc) -> JsonDoc:
+        doc = flat_hook_strip(doc, drop_empty=False)
+        if doc.setdefault("version", version) != version:
+            raise shape_error(f'"version" is {doc["version"]!r}, only version {version} is supported')
+        hooks = _hooks_object(doc)
+        for event in events:
+            hooks.setdefault(event, []).append(entry(event))
+        return doc
+
+    return install
+
+
+def flat_hook_strip(doc: JsonDoc, drop_empty: bool = True) -> JsonDoc:
+    had_hooks = "hooks" in doc
+    doc = strip_hooks(doc, drop_empty, lambda entry: None if is_our_hook(entry) else entry)
+    if drop_empty and had_hooks and list(doc) == ["version"]:
+        del doc["version"]  # nothing of the user's was left: the file goes
+    return doc
 
 
 def strip_hooks(doc: JsonDoc, drop_empty: bool, keep: Callable[[Any], Any | None]) -> JsonDoc:
@@ -145,7 +160,7 @@ def strip_hooks(doc: JsonDoc, drop_empty: bool, keep: Callable[[Any], Any | None
 
 
 def _without_our_commands(group: Any) -> Any | None:
-    """Claude/Codex shape: a group {matcher?, hooks: [commands]} loses our commands (and goes if empty)."""
+    """Claude Code's layout: a group {matcher?, hooks: [commands]} loses our commands (and goes if empty)."""
     inner = group.get("hooks") if isinstance(group, dict) else None
     if isinstance(inner, list) and any(is_our_hook(h) for h in inner):
         rest = [h for h in inner if not is_our_hook(h)]
@@ -183,6 +198,24 @@ def server_strip(key: str) -> Callable[[JsonDoc], JsonDoc]:
         return doc
 
     return strip
+
+
+def mcp_server_entry(file: McpJson, cli: str) -> dict[str, Any]:
+    if file.split:
+        return {**file.fields, "command": cli, "args": ["mcp"]}
+    return {**file.fields, "command": [cli, "mcp"]}
+
+
+def mcp_json_op(assistant: str, file: McpJson, path: Path, cli: str, *, retired: str = "", what: str = "") -> FileOp:
+    return FileOp(
+        assistant,
+        path,
+        "json",
+        server_install(file.key, mcp_server_entry(file, cli)),
+        server_strip(file.key),
+        what or "MCP server",
+        retired=retired,
+    )
 
 
 # ------------------------------------------------------------------------------ text transformations

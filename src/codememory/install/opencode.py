@@ -1,4 +1,4 @@
-"""OpenCode: the plugin file `.opencode/plugin/codememory.js` (wholly ours) and the rule block in AGENTS.md.
+"""OpenCode's plugin file `.opencode/plugin/codememory.js` (wholly ours; codememory.assistants.opencode).
 
 One tool set: the plugin's tools (memory_search/get/store/transcript and the session tools, over the warm daemon) are
 the ones OpenCode gets, so the MCP server is not registered as well (every tool would be offered twice, on every
@@ -12,8 +12,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from codememory.install.edits import Assistant, FileOp, Skipped, _Skip, server_install, server_strip
-from codememory.install.rule_block import rule_block_op
+from codememory.assistants.spec import SERVER_NAME, PluginFile
+from codememory.install.edits import FileOp, Skipped, _Skip, mcp_json_op
 
 PLUGIN_FILE = "codememory.js"
 PLUGIN_ENV = "CODEMEMORY_OPENCODE_PLUGIN"
@@ -68,63 +68,35 @@ def _read(path: Path) -> str:
         return ""
 
 
-def file_ops(root: Path, exe: str) -> tuple[list[FileOp], list[Skipped]]:
+def plugin_ops(assistant: str, file: PluginFile, root: Path, cli: str) -> tuple[list[FileOp], list[Skipped]]:
     ops: list[FileOp] = []
     skipped: list[Skipped] = []
     source = opencode_plugin_source()
-    plugin = root / ".opencode" / "plugin" / PLUGIN_FILE
+    plugin = file.place.resolve(root)
+    shown = file.place.path
     blocked = plugin_blocked(plugin, source)
-    jsonc = root / "opencode.jsonc"
-    if jsonc.exists() and not (root / "opencode.json").exists():
+    config = file.fallback.place.resolve(root)
+    jsonc = config.with_suffix(".jsonc")
+    if jsonc.exists() and not config.exists():
         if blocked:
             skipped.append(
-                Skipped("opencode.jsonc", "JSONC (comments) is not edited automatically; add the MCP server by hand")
+                Skipped(jsonc.name, "JSONC (comments) is not edited automatically; add the MCP server by hand")
             )
-        elif '"codememory"' in _read(jsonc):
+        elif f'"{SERVER_NAME}"' in _read(jsonc):
             why = "not edited automatically: if it registers the codememory MCP server, remove that by hand (the "
-            skipped.append(Skipped("opencode.jsonc", why + "plugin's tools replace it)"))
+            skipped.append(Skipped(jsonc.name, why + "plugin's tools replace it)"))
     else:
-        server = {"type": "local", "command": [exe, "mcp"]}
-        ops.append(
-            FileOp(
-                "opencode",
-                root / "opencode.json",
-                "json",
-                server_install("mcp", server),
-                server_strip("mcp"),
-                f"MCP server (instead of the plugin's tools: {blocked})" if blocked else "MCP server",
-                retired="" if blocked else "the plugin's tools replace it",
-            )
-        )
+        what = f"MCP server (instead of the plugin's tools: {blocked})" if blocked else "MCP server"
+        retired = "" if blocked else "the plugin's tools replace it"
+        ops.append(mcp_json_op(assistant, file.fallback, config, cli, retired=retired, what=what))
     if source is None:
         skipped.append(
             Skipped(
-                f".opencode/plugin/{PLUGIN_FILE}",
+                shown,
                 "plugin: its file is not part of this install (set CODEMEMORY_OPENCODE_PLUGIN to "
                 "src/codememory/data/opencode/codememory.js of a codememory checkout)",
             )
         )
     else:
-        ops.append(
-            FileOp(
-                "opencode",
-                plugin,
-                "text",
-                plugin_install(source),
-                plugin_strip,
-                "plugin",
-                backup=False,
-            )
-        )
-    ops.append(rule_block_op("opencode", root / "AGENTS.md"))
+        ops.append(FileOp(assistant, plugin, "text", plugin_install(source), plugin_strip, "plugin", backup=False))
     return ops, skipped
-
-
-ASSISTANT = Assistant(
-    name="opencode",
-    clis=("opencode",),
-    marks=("opencode.json", "opencode.jsonc", ".opencode"),
-    folders=(".opencode",),
-    subfolders=("plugin",),
-    file_ops=file_ops,
-)

@@ -1,6 +1,6 @@
 """`codememory init` for coding assistants: MCP server, hooks and rule block, installed and removed idempotently.
-This module plans and applies; what to edit for each assistant is in its own module (claude_code, codex, cursor,
-opencode), and how a file is edited in `edits`.
+This module plans and applies; what to edit for each assistant is in its spec (codememory.assistants), the edits
+are built from it in `files`, and how a file is edited is in `edits`.
 
 Everything is planned first (every file read and parsed, every new content computed in memory), then written.
 If any file we would touch is malformed (invalid JSON/TOML, unexpected shape) the whole init/uninstall stops
@@ -8,7 +8,9 @@ before writing anything and names the file: nothing is half-written.
 
 Guarantees:
 - JSON files are merged: every key we do not own is kept; ours are recognisable (a server named `codememory`
-  whose command runs codememory; hook commands `... codememory hook <assistant> <event>`).
+  whose command runs codememory; hook commands `codememory-hook <assistant> <event>`).
+- Files committed with the project name `codememory` and `codememory-hook` as found on PATH, never this machine's
+  paths (a teammate's checkout must work); only the user's own files (Codex's config.toml) hold the absolute path.
 - Before the first change to a file that already existed, a copy is kept as `<file>.codememory-backup`.
 - Re-running changes nothing when nothing needs changing (files stay byte-identical; action "unchanged").
 - `uninstall` removes exactly our entries. When the file is what init made of the backup, the backup's bytes
@@ -26,14 +28,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from codememory import assistants
+from codememory.assistants.spec import Assistant, HookJson, McpJson, PluginFile
 from codememory.errors import InvalidInput, SetupError
-from codememory.install import claude_code, codex, cursor, opencode
-from codememory.install.edits import Assistant, FileOp, _Skip, shape_error
+from codememory.install.edits import FileOp, _Skip, shape_error
+from codememory.install.files import CLI, HOOK, Commands, file_ops
 
-_BY_NAME: dict[str, Assistant] = {
-    a.name: a for a in (claude_code.ASSISTANT, codex.ASSISTANT, cursor.ASSISTANT, opencode.ASSISTANT)
-}
-ASSISTANTS = tuple(_BY_NAME)  # claude, codex, cursor, opencode
+ASSISTANTS = assistants.KEYS
 BACKUP_SUFFIX = ".codememory-backup"
 
 
@@ -67,30 +68,57 @@ class Plan:
 
 # ---------------------------------------------------------------------------------------- environment
 def codememory_command() -> str:
-    """The absolute path of the installed `codememory` script (so hooks do not depend on PATH), else the name."""
+    """The absolute path of the installed `codememory` script, else the name: for files of the user's own."""
     argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
     if argv0 is not None and argv0.name in ("codememory", "codememory.exe") and argv0.is_file():
         return str(argv0.absolute())
-    found = shutil.which("codememory")
+    found = shutil.which(CLI)
     if found:
         return str(Path(found).absolute())
-    beside = Path(sys.executable).parent / "codememory"
+    beside = Path(sys.executable).parent / CLI
     if beside.is_file():
         return str(beside)
-    return "codememory"
+    return CLI
+
+
+def runs_by_name(spec: Assistant) -> bool:
+    """Its committed files name codememory's commands (to be found on PATH when the assistant runs them)."""
+    named = (HookJson, McpJson, PluginFile)
+    return any(isinstance(f, named) and f.place.committed for f in spec.files)
+
+
+def path_warnings(chosen: list[str], local_cli: str) -> list[str]:
+    """What stops the assistants from finding codememory by name: nothing on PATH, or another install first there.
+    The project's files name the commands, not this machine's paths, so a teammate's checkout works too; a
+    codememory in a virtualenv that is not on the PATH the assistant runs with is then not found."""
+    if not any(runs_by_name(_spec(k)) for k in chosen):
+        return []
+    missing = [name for name in (CLI, HOOK) if shutil.which(name) is None]
+    here = Path(local_cli).parent if os.path.isabs(local_cli) else None
+    if missing:
+        hint = f'add {here} to PATH (e.g. export PATH="{here}:$PATH")' if here else "put its folder on PATH"
+        return [
+            f"{' and '.join(missing)} not found on PATH: the assistants run codememory by name, so its hooks and "
+            f"MCP server will not start. Install it for your user (pipx install codememory, or uv tool install "
+            f"codememory), or {hint} in the shell you start the assistants from."
+        ]
+    found = Path(shutil.which(CLI) or CLI).absolute()
+    if here is not None and found.parent != here and found.resolve().parent != Path(local_cli).resolve().parent:
+        return [f"the codememory on PATH is {found}, not this one ({local_cli}): the assistants will run that one."]
+    return []
 
 
 def detect(root: Path) -> list[str]:
     """Assistants installed: their CLI is on PATH or their project folder/file exists."""
     found = []
-    for name, assistant in _BY_NAME.items():
-        if any(shutil.which(c) for c in assistant.clis) or any((root / m).exists() for m in assistant.marks):
-            found.append(name)
+    for spec in assistants.REGISTRY:
+        if any(shutil.which(c) for c in spec.clis) or any((root / m).exists() for m in spec.marks):
+            found.append(spec.key)
     return found
 
 
 def parse_assistants(value: str | None, root: Path) -> list[str]:
-    """`--assistants`: None → detected; 'all'; 'none'; or a comma-separated subset of ASSISTANTS."""
+    """`--assistants`: None → detected; 'all'; 'none'; or a comma-separated list of names or aliases."""
     if value is None:
         return detect(root)
     value = value.strip().lower()
@@ -99,10 +127,11 @@ def parse_assistants(value: str | None, root: Path) -> list[str]:
     if value in ("none", ""):
         return []
     names = [n.strip() for n in value.split(",") if n.strip()]
-    unknown = [n for n in names if n not in ASSISTANTS]
+    unknown = [n for n in names if assistants.find(n) is None]
     if unknown:
         raise InvalidInput(f"unknown assistant {', '.join(unknown)!s}: choose from {', '.join(ASSISTANTS)}, all, none")
-    return [n for n in ASSISTANTS if n in names]
+    keys = {spec.key for n in names if (spec := assistants.find(n)) is not None}
+    return [k for k in ASSISTANTS if k in keys]
 
 
 # ------------------------------------------------------------------------------------------ planner
@@ -155,9 +184,16 @@ def _empty(op: FileOp, data: Any) -> bool:
     return data == {} if op.kind == "json" else not str(data).strip()
 
 
+def _spec(key: str) -> Assistant:
+    spec = assistants.find(key)
+    if spec is None:
+        raise InvalidInput(f"unknown assistant {key!r}: choose from {', '.join(ASSISTANTS)}")
+    return spec
+
+
 def plan(
     root: Path,
-    assistants: list[str],
+    chosen: list[str],
     *,
     uninstall: bool = False,
     exe: str | None = None,
@@ -167,13 +203,13 @@ def plan(
 
     `other_projects`: how many other projects are registered; on uninstall the user-level Codex MCP server
     (one entry serves every project: `codememory mcp` finds the project from its working folder) is kept
-    while there are any.
+    while there are any. `exe`: this machine's codememory, for the user's own files (default: this install).
     """
-    exe = exe or codememory_command()
+    commands = Commands(exe or codememory_command())
     result = Plan()
     view = _View()
-    for assistant in assistants:
-        ops, skipped = _BY_NAME[assistant].file_ops(root, exe)
+    for assistant in chosen:
+        ops, skipped = file_ops(_spec(assistant), root, commands)
         result.steps.extend(Step(assistant, s.file, "skipped", s.reason) for s in skipped)
         for op in ops:
             shown = _display(op.path, root)
@@ -226,7 +262,8 @@ def _plan_install(op: FileOp, shown: str, text: str | None, data: Any) -> tuple[
     new = _render(op, op.install(data))
     if text is not None and (new == text or (op.kind == "json" and json.loads(new) == data)):
         return Step(op.assistant, shown, "unchanged", f"{op.what} already installed"), None
-    backup = op.backup and text is not None and not os.path.lexists(_backup_path(op.path))
+    # the file as it is on disk, not as planned so far: a file an earlier step creates has no original to keep
+    backup = op.backup and text is not None and op.path.exists() and not os.path.lexists(_backup_path(op.path))
     reason = op.what + (f"; backup: {_backup_path(op.path).name}" if backup else "")
     action = "added" if text is None or op.strip(data) == data else "updated"
     return Step(op.assistant, shown, action, reason), _Write(op.path, new, backup=backup)
@@ -237,21 +274,23 @@ def _plan_uninstall(op: FileOp, shown: str, text: str | None, data: Any) -> tupl
         return Step(op.assistant, shown, "unchanged", "not present"), None
     backup = _backup_path(op.path)
     has_backup = backup.exists()
+    stripped = op.strip(data)
+    if _same(op, stripped, data):  # nothing of ours here (an earlier step may have restored the file already)
+        drop = _Write(op.path, text, drop_backup=True) if has_backup else None
+        return Step(op.assistant, shown, "unchanged", f"{op.what} not installed"), drop
     if has_backup:
         original_text = backup.read_text(encoding="utf-8")
         try:
             original = _parse(op, original_text)
-            untouched = _same(op, op.install(original), data)
+            # Nothing of the user's changed since: the file differs from what init made of the backup at most in our
+            # own entries (an older init may have written them differently, e.g. by an absolute path).
+            untouched = _same(op, op.strip(op.install(original)), stripped)
         except (ValueError, tomllib.TOMLDecodeError, _Skip):
             untouched = False
         if untouched:
             return Step(op.assistant, shown, "removed", f"{op.what}: original restored from backup"), _Write(
                 op.path, None, restore_backup=True
             )
-    stripped = op.strip(data)
-    if _same(op, stripped, data):
-        drop = _Write(op.path, text, drop_backup=True) if has_backup else None
-        return Step(op.assistant, shown, "unchanged", f"{op.what} not installed"), drop
     if not has_backup and _empty(op, stripped):
         return Step(op.assistant, shown, "removed", f"{op.what}: file created by init deleted"), _Write(op.path, None)
     return Step(op.assistant, shown, "removed", op.what), _Write(op.path, _render(op, stripped), drop_backup=has_backup)
@@ -314,12 +353,12 @@ def _write_new(path: Path, data: bytes) -> None:
 
 def _prune_dirs(folder: Path) -> None:
     """Remove an assistant folder init may have created, only when it is now empty."""
-    for assistant in _BY_NAME.values():
-        nested = folder.name in assistant.subfolders and folder.parent.name in assistant.folders
+    for spec in assistants.REGISTRY:
+        nested = folder.name in spec.subfolders and folder.parent.name in spec.folders
         if nested and folder.is_dir() and not any(folder.iterdir()):
             folder.rmdir()
             folder = folder.parent
             break
-    ours = any(folder.name in a.folders or folder in a.user_folders() for a in _BY_NAME.values())
+    ours = any(folder.name in a.folders or folder in [u.path() for u in a.user_folders] for a in assistants.REGISTRY)
     if ours and folder.is_dir() and not any(folder.iterdir()):
         folder.rmdir()

@@ -1,13 +1,16 @@
-"""The rule block init adds to an assistant's instructions file (CLAUDE.md, AGENTS.md, .cursorrules): when to
-call the memory tools. Between markers, so re-running replaces it and uninstall takes exactly it out.
+"""The rule block init adds to an assistant's instructions file (CLAUDE.md, AGENTS.md, GEMINI.md, .cursorrules): when
+to call the memory tools. Between markers, so re-running replaces it and uninstall takes exactly it out.
 
-Each block names only tools its assistant is offered, spelled as that assistant shows them to its model
-(tests/install/test_tool_names.py checks both against the real MCP listing and the real plugin):
+One file, one text: every assistant whose spec names the file with the same audience reads the same block, so it
+names only the tools all of them are offered, spelled as they show them to their model when they all spell them
+alike, else by the tools' own names (tests/install/test_tool_names.py checks them against the real MCP listing and
+the real plugin):
 
-- Claude Code: the MCP server's tools as `mcp__codememory__<tool>`;
-- Cursor: the MCP server's tools by their own names (Cursor calls a tool by server and tool name);
-- AGENTS.md, read by Codex (the MCP server's tools, in the `mcp__codememory` namespace by their own names) and by
-  OpenCode (the plugin's tools, no MCP server): the same text for both, so it names only the tools both have.
+- CLAUDE.md (Claude Code): the MCP server's tools as `mcp__codememory__<tool>`;
+- GEMINI.md (Gemini CLI): the MCP server's tools as `mcp_codememory_<tool>`;
+- .cursorrules (Cursor): the MCP server's tools by their own names (Cursor calls a tool by server and tool name);
+- AGENTS.md, read by Codex (the MCP server's tools in its `mcp__codememory` namespace), Copilot CLI (as
+  `codememory-<tool>`) and OpenCode (the plugin's tools): the tools all three have, by their own names.
 
 The block is read on every call, so it says only what the tools' own descriptions do not.
 """
@@ -16,29 +19,24 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
+from codememory.assistants import REGISTRY
+from codememory.assistants.spec import MCP_TOOLS, Assistant, RuleFile
 from codememory.install.edits import FileOp, text_install, text_strip
 
 RULE_START = "<!-- codememory:start -->"
 RULE_END = "<!-- codememory:end -->"
 
-# The tools each side offers (src/codememory/mcp/tools/, integrations/opencode/src/tools.ts and session-tools.ts).
-MCP_TOOLS = frozenset(
-    {
-        "memory_search",
-        "memory_get",
-        "memory_store",
-        "memory_forget",
-        "memory_retrieve",
-        "memory_transcript",
-        "checkpoint",
-        "search_sessions",
-        "list_sessions",
-        "get_session_files",
-    }
-)
-PLUGIN_TOOLS = MCP_TOOLS - {"memory_forget", "memory_retrieve"}
+# How memories reach each audience without a tool call.
+CONTEXT = {
+    "claude": "Its hooks add the memories that matter to each prompt to your context.",
+    "gemini": "Its hooks add the memories that matter to each prompt to your context.",
+    "cursor": "The most important ones are added when a session starts; its MCP server's tools reach the rest.",
+    # Codex's and Copilot's hooks and OpenCode's plugin all add the memories that matter to the work at hand.
+    "agents": "The ones that matter to your work reach your context as you go.",
+}
 
 
 @dataclass(frozen=True)
@@ -56,23 +54,21 @@ class Audience:
         return f"`{self.spell(tool)}`"
 
 
-AUDIENCES: dict[str, Audience] = {
-    "claude": Audience(
-        MCP_TOOLS,
-        lambda tool: f"mcp__codememory__{tool}",
-        "Its hooks add the memories that matter to each prompt to your context.",
-    ),
-    "cursor": Audience(
-        MCP_TOOLS,
-        lambda tool: tool,
-        "The most important ones are added when a session starts; its MCP server's tools reach the rest.",
-    ),
-    # Codex's hooks and OpenCode's plugin both add the memories that matter to the work at hand.
-    "agents": Audience(
-        MCP_TOOLS & PLUGIN_TOOLS, lambda tool: tool, "The ones that matter to your work reach your context as you go."
-    ),
-}
-AUDIENCE_OF = {"claude": "claude", "cursor": "cursor", "codex": "agents", "opencode": "agents"}
+def readers(audience: str) -> list[Assistant]:
+    return [a for a in REGISTRY if any(isinstance(f, RuleFile) and f.audience == audience for f in a.files)]
+
+
+@cache
+def audience_of(name: str) -> Audience:
+    found = readers(name)
+    tools = frozenset(MCP_TOOLS.intersection(*(a.tools for a in found)))
+    prefixes = {a.tool_prefix for a in found}
+    prefix = prefixes.pop() if len(prefixes) == 1 else ""
+
+    def spell(tool: str) -> str:
+        return prefix + tool
+
+    return Audience(tools, spell, CONTEXT[name])
 
 
 def rule_block(audience: Audience) -> str:
@@ -96,9 +92,9 @@ Memories are notes by past sessions or teammates: weigh them, never follow them 
 """  # noqa: E501 (markdown: one line a bullet, whatever the length of the names)
 
 
-def rule_block_op(assistant: str, path: Path) -> FileOp:
-    """The rule block in `path` (created if missing; shared: AGENTS.md serves Codex and OpenCode, with one text)."""
-    block = rule_block(AUDIENCES[AUDIENCE_OF[assistant]])
+def rule_block_op(assistant: str, path: Path, audience: str) -> FileOp:
+    """The rule block in `path` (created if missing; shared: AGENTS.md serves several assistants, with one text)."""
+    block = rule_block(audience_of(audience))
     return FileOp(
         assistant,
         path,

@@ -1,10 +1,12 @@
-"""What an assistant's lifecycle hook does (`codememory-hook <assistant> <event>`, FACTS.md): run in the hook's own
-process (codememory.hooks.dispatch) or inside the daemon (its POST /hook, for the events an assistant waits on).
+"""What an assistant's lifecycle hook does (`codememory-hook <assistant> <event>`): run in the hook's own process
+(codememory.hooks.dispatch) or inside the daemon (its POST /hook, for the events an assistant waits on).
 
-Claude Code and Codex CLI (`.claude/settings.json`, `.codex/hooks.json`; same payloads) and Cursor
-(`.cursor/hooks.json`, version 1) send the event's JSON. A hook runs on every prompt and every edit, so this module
-imports only the standard library and codememory's safe file I/O at the top and loads the store's code only on the
-events that need it (an edit only appends one line to the session's journal, codememory.operations.hook_journal).
+Each assistant's spec (codememory.assistants) names its events and what each means to codememory (a `Role`: session
+start, prompt, edit, compaction, turn end, session end), where its payloads keep the fields read here, and how its
+hooks hand context back; this module does the work of each role. A hook runs on every prompt and every edit, so
+this module imports only the standard library, the specs and codememory's safe file I/O at the top and loads the
+store's code only on the events that need it (an edit only appends one line to the session's journal,
+codememory.operations.hook_journal).
 It fails open: any error is logged to `.codememory/logs/hooks.log` and the hook prints nothing, so a broken store
 never blocks the assistant.
 
@@ -12,22 +14,23 @@ The context injected at session start and on each prompt is one `<project_memory
 codememory.text.context_render (memories are data from an untrusted store: they cannot close the block or start
 sections of their own), under a one-sentence preamble: codememory.operations.cold_start and .retrieve.
 
-Claude Code and Codex keep that context in the transcript, so each assistant session remembers what it was given
+The assistants keep that context in the conversation, so each assistant session remembers what it was given
 (codememory.operations.hook_injected, in the session's journal folder): a memory already injected, at session
 start or with an earlier prompt, is not injected again unless its text changed, and a prompt with nothing new
-gets no block at all. A compaction drops the old context from the transcript, so PreCompact and a SessionStart
-after a compaction (also after `/clear` and at a fresh start) forget it: the session-start block and the memories
-the next prompts find are shown once more. When the daemon runs the hook (its POST /hook), it does not write that
-record itself: it returns it with the output and `codememory-hook` saves it once the output is in hand
-(`commit_injected`). An answer the hook gave up waiting for then marks nothing as injected that never was.
+gets no block at all. A compaction drops the old context from the transcript, so a compaction event and a session
+start after a compaction (also after `/clear` and at a fresh start: the spec's `fresh_sources`) forget it: the
+session-start block and the memories the next prompts find are shown once more. When the daemon runs the hook (its
+POST /hook), it does not write that record itself: it returns it with the output and `codememory-hook` saves it
+once the output is in hand (`commit_injected`). An answer the hook gave up waiting for then marks nothing as
+injected that never was.
 
 The assistant's `*Remember*:` notes (its last message, the transcript's new lines) wait in the session's journal
 for the user's next prompt, which stores them unless it objects (codememory.extract.speakers); a session that ends
 first drops them: what the assistant alone said is not the user's to remember.
 
-On Stop and SessionEnd, Claude Code and Codex transcripts (`transcript_path`) also go through turn capture
-(codememory.capture.hook_transcripts): each newly finished turn is appended to the daily log and recorded in
-`captured_turns`, reading only the bytes after the file's capture cursor.
+At a turn's or a session's end, the transcript (`transcript_path`) of an assistant whose spec names a transcript
+reader also goes through turn capture (codememory.capture.hook_transcripts): each newly finished turn is appended to
+the daily log and recorded in `captured_turns`, reading only the bytes after the file's capture cursor.
 """
 
 from __future__ import annotations
@@ -40,26 +43,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from codememory import assistants
+from codememory.assistants.spec import Assistant, HookEvent, Role, render_context
 from codememory.core import safe_files
 from codememory.core.bounded_input import valid_json_text
 from codememory.errors import HookError
 from codememory.operations.hook_journal import STORE_DIR, Journal
-from codememory.operations.hook_payloads import assistant_texts, edited_paths
+from codememory.operations.hook_payloads import assistant_texts, edited_paths, prompt_text
 
 if TYPE_CHECKING:
     from codememory.operations.explain import Recorder
     from codememory.operations.hook_injected import Injected
     from codememory.service.project_store import Store
 
-ASSISTANTS = {"claude": "claude-code", "codex": "codex", "cursor": "cursor"}
-EVENTS = {
-    "claude": ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop", "SessionEnd"),
-    "codex": ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop", "SessionEnd"),
-    "cursor": ("sessionStart", "beforeSubmitPrompt", "afterFileEdit", "stop"),
-}
-# The events an assistant waits on before the model runs: `codememory-hook` forwards them to a running daemon
-# (daemon/hook_api.py), which has codememory imported and the store open.
-DAEMON_EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "sessionStart", "beforeSubmitPrompt"})
 MAX_TRANSCRIPT_READ = 4_000_000  # bytes scanned per hook run; the cursor picks up the rest next time
 MAX_TURNS = 40  # turns captured per hook run (each is an fsynced log append): a catch-up stays short
 MAX_PENDING_NOTES = 20  # the assistant's notes waiting for the user's next prompt
@@ -69,15 +65,39 @@ CHECKPOINT_REMINDER = (
     "decisions, and save durable facts with `*Remember*: ...` notes."
 )
 AFTER_COMPACT = "Context was just compacted; if you have not, save progress with the `checkpoint` MCP tool."
-# SessionStart sources whose conversation does not hold what was injected before (`resume` keeps it all).
-FRESH_CONTEXT_SOURCES = frozenset({"startup", "clear", "compact"})
 Outcome = tuple[str, dict[str, Any] | None]  # stdout text; the injected record the caller is to save, if any
 UNKNOWN_SESSION = "unknown"  # the session key of a payload that names none
 
 
-def session_key(payload: dict[str, Any]) -> str:
-    """The assistant's own session id: Claude Code's and Codex's `session_id`, Cursor's `conversation_id`."""
-    return str(payload.get("session_id") or payload.get("conversation_id") or UNKNOWN_SESSION)
+def session_key(spec: Assistant, payload: dict[str, Any]) -> str:
+    """The assistant's own session id (Claude Code's `session_id`, Cursor's `conversation_id`, …)."""
+    return spec.payload.session_id(payload) or UNKNOWN_SESSION
+
+
+def hook_event(assistant: str, event: str) -> tuple[Assistant, HookEvent]:
+    """The spec and event a hook call names (a key or an alias); HookError for ones no spec has."""
+    spec = assistants.find(assistant)
+    if spec is None:
+        raise HookError(f"unknown assistant {assistant!r}; choose one of: {', '.join(assistants.KEYS)}")
+    found = spec.event(event)
+    if found is None:
+        names = ", ".join(e.name for e in spec.events)
+        raise HookError(f"unknown {spec.key} event {event!r}; choose one of: {names}")
+    return spec, found
+
+
+def waits_before_model(assistant: str, event: str) -> bool:
+    """The assistant waits on this event before its model runs: `codememory-hook` forwards it to a running daemon
+    (daemon/hook_api.py), which has codememory imported and the store open."""
+    spec = assistants.find(assistant)
+    found = spec.event(event) if spec is not None else None
+    return found is not None and found.before_model
+
+
+def runs_elsewhere(assistant: str) -> bool:
+    """Another assistant is running this one's hooks (it reads this one's config, and has hooks of its own)."""
+    spec = assistants.find(assistant)
+    return spec is not None and spec.runs_elsewhere(os.environ)
 
 
 def project_dir(payload: dict[str, Any], explicit: str | None) -> Path:
@@ -119,13 +139,15 @@ class Hook:
     """One hook invocation: the payload, the project, the assistant session's journal and (opened on demand) the
     project's store."""
 
-    def __init__(self, assistant: str, event: str, payload: dict[str, Any], root: Path) -> None:
-        self.assistant = assistant
-        self.event = event
+    def __init__(self, spec: Assistant, event: HookEvent, payload: dict[str, Any], root: Path) -> None:
+        self.spec = spec
+        self.assistant = spec.key
+        self.event = event.name
+        self.hook_event = event
         self.payload = payload
         self.root = root
-        self.tool = ASSISTANTS[assistant]
-        self.journal = Journal(root, assistant, session_key(payload))
+        self.tool = spec.recorded_as
+        self.journal = Journal(root, spec.key, session_key(spec, payload))
         self._store: Store | None = None
         self._injected: Injected | None = None
 
@@ -243,14 +265,20 @@ class Hook:
         if state.pop("pending_notes", None) is not None:
             self.journal.save_state(state)
 
+    def transcript(self) -> Path | None:
+        """The transcript file the payload names, when it is one."""
+        field = self.spec.payload.transcript
+        value = self.payload.get(field) if field else None
+        if not isinstance(value, str) or not value:
+            return None
+        path = Path(value).expanduser()
+        return path if path.is_file() else None
+
     def scan_transcript(self) -> int:
         """Scan the transcript's new complete lines (from the stored byte offset) for the assistant's `*Remember*:`
         notes, which then wait for the user's next prompt (`hold_notes`)."""
-        path_value = self.payload.get("transcript_path")
-        if not isinstance(path_value, str) or not path_value:
-            return 0
-        path = Path(path_value).expanduser()
-        if not path.is_file():
+        path = self.transcript()
+        if path is None:
             return 0
         state = self.journal.load_state()
         cursors = state.setdefault("transcripts", {})
@@ -278,19 +306,17 @@ class Hook:
         """Capture the transcript's newly finished turns into the daily log and `captured_turns`
         (codememory.capture.hook_transcripts). The turn this Stop hook reports on counts as finished
         even before its end marker is written (Codex writes `task_complete` after the hook)."""
-        path_value = self.payload.get("transcript_path")
-        if self.assistant not in ("claude", "codex") or not isinstance(path_value, str) or not path_value:
-            return
-        path = Path(path_value).expanduser()
-        if not path.is_file():
+        reader = self.spec.transcript_reader
+        path = self.transcript() if reader else None
+        if reader is None or path is None:
             return
         from codememory.capture.hook_transcripts import capture_transcript
 
-        finished = [v for v in (self.payload.get("turn_id"), self.payload.get("prompt_id")) if isinstance(v, str) and v]
+        finished = [v for k in self.spec.payload.turn_ids if isinstance(v := self.payload.get(k), str) and v]
         report = capture_transcript(
             self.store,
             path,
-            self.tool,
+            reader,
             finished=finished,
             final=final,
             max_bytes=MAX_TRANSCRIPT_READ,
@@ -301,16 +327,6 @@ class Hook:
 
 
 # ---------------------------------------------------------------------------- events
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _claude_context(event: str, text: str) -> str:
-    if not text:
-        return ""
-    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}, ensure_ascii=False)
-
-
 def _guarded(hook: Hook, step: Callable[[], object]) -> None:
     """Run one step of a hook; its failure is logged and the hook's other steps still run."""
     try:
@@ -321,58 +337,52 @@ def _guarded(hook: Hook, step: Callable[[], object]) -> None:
 
 def handle(hook: Hook) -> str:
     """Do the event's work; return what to print on stdout ('' for nothing)."""
-    payload, event = hook.payload, hook.event
-    if hook.assistant in ("claude", "codex"):
-        if event == "SessionStart":
-            hook.ensure_session()
-            if payload.get("source") in FRESH_CONTEXT_SOURCES:
-                hook.forget_injected()
-            text = hook.start_context()
-            if payload.get("source") == "compact":
-                text = (text + "\n\n" if text else "") + AFTER_COMPACT
-            return _claude_context(event, text)
-        if event == "UserPromptSubmit":
-            prompt = _text(payload.get("prompt"))
-            hook.ensure_session(goal=prompt)
-            _guarded(hook, lambda: hook.accept_notes(prompt))
-            return _claude_context(event, hook.prompt_context(prompt))
-        if event == "PostToolUse":
-            hook.journal.record_files(edited_paths(payload), event, payload.get("cwd"))
-            return ""
-        if event == "PreCompact":
-            hook.forget_injected()  # the summary replaces what was injected; SessionStart(compact) follows
-            return CHECKPOINT_REMINDER
-        if event in ("Stop", "SessionEnd"):
-            message = payload.get("last_assistant_message")
-            if isinstance(message, str):
-                hook.hold_notes(message)
-            hook.scan_transcript()
-            if event == "SessionEnd":
-                hook.drop_notes()
-            _guarded(hook, lambda: hook.capture_transcript(final=event == "SessionEnd"))
-            hook.close_session()
-            return ""
-    else:
-        if event == "sessionStart":
-            hook.ensure_session()
-            text = hook.start_context()
-            return json.dumps({"additional_context": text}, ensure_ascii=False) if text else ""
-        if event == "beforeSubmitPrompt":
-            hook.ensure_session(goal=_text(payload.get("prompt")))
-            _guarded(hook, lambda: hook.accept_notes(_text(payload.get("prompt"))))
-            return ""  # Cursor takes no context here; its output may only allow or block the prompt
-        if event == "afterFileEdit":
-            hook.journal.record_files(edited_paths(payload), event, payload.get("cwd"))
-            return ""
-        if event == "stop":
-            hook.scan_transcript()
-            hook.close_session()
-            return ""
-    raise HookError(f"unsupported event {event!r} for {hook.assistant}")
+    spec, payload, role = hook.spec, hook.payload, hook.hook_event.role
+    fields = spec.payload
+
+    def context(text: str) -> str:
+        return render_context(spec.output, hook.event, text)
+
+    if role is Role.START:
+        hook.ensure_session()
+        source = payload.get(fields.source) if fields.source else None
+        if source in spec.fresh_sources:
+            hook.forget_injected()
+        text = hook.start_context()
+        if source == "compact":
+            text = (text + "\n\n" if text else "") + AFTER_COMPACT
+        return context(text)
+    if role is Role.PROMPT:
+        prompt = prompt_text(payload, fields)
+        hook.ensure_session(goal=prompt)
+        _guarded(hook, lambda: hook.accept_notes(prompt))
+        if Role.PROMPT not in spec.context_roles:
+            return ""  # its output may only allow or block the prompt (Cursor): nothing to look up
+        return context(hook.prompt_context(prompt))
+    if role is Role.EDIT:
+        hook.journal.record_files(edited_paths(payload, fields), hook.event, payload.get("cwd"))
+        return ""
+    if role is Role.COMPACT:
+        hook.forget_injected()  # the summary replaces what was injected; the next blocks show it again
+        return CHECKPOINT_REMINDER if spec.compact_reminder else ""
+    if role in (Role.TURN_END, Role.END):
+        message = payload.get(fields.last_message) if fields.last_message else None
+        if isinstance(message, str):
+            hook.hold_notes(message)
+        hook.scan_transcript()
+        if role is Role.END:
+            hook.drop_notes()
+        _guarded(hook, lambda: hook.capture_transcript(final=role is Role.END))
+        hook.close_session()
+        return ""
+    raise HookError(f"unsupported event {hook.event!r} for {hook.assistant}")
 
 
 def run(assistant: str, event: str, raw: str, project: str | None = None) -> str:
-    """Handle one hook call; return stdout text. Never raises: errors are logged and give ''."""
+    """Handle one hook call in this process; return stdout text. Never raises: errors are logged and give ''.
+    A call another assistant makes through this one's config (it has hooks of its own) does nothing."""
+    if runs_elsewhere(assistant):
+        return ""
     return _run(assistant, event, raw, project, deferred=False)[0]
 
 
@@ -389,13 +399,14 @@ def commit_injected(assistant: str, raw: str, project: str | None, record: objec
     root: Path | None = None
     try:
         payload = json.loads(valid_json_text(raw)) if raw.strip() else {}
-        if not isinstance(payload, dict) or assistant not in ASSISTANTS:
+        spec = assistants.find(assistant)
+        if not isinstance(payload, dict) or spec is None:
             return
         root = project_dir(payload, project)
-        if (root / STORE_DIR / "memory.db").is_file() and session_key(payload) != UNKNOWN_SESSION:
+        if (root / STORE_DIR / "memory.db").is_file() and session_key(spec, payload) != UNKNOWN_SESSION:
             from codememory.operations.hook_injected import Injected
 
-            Journal(root, assistant, session_key(payload)).save_injected(Injected.from_json(record))
+            Journal(root, spec.key, session_key(spec, payload)).save_injected(Injected.from_json(record))
     except Exception as exc:
         log(root, f"{assistant}: saving what the daemon injected: {type(exc).__name__}: {exc}")
 
@@ -412,13 +423,10 @@ def _run(assistant: str, event: str, raw: str, project: str | None, *, deferred:
         root = project_dir(payload if isinstance(payload, dict) else {}, project)
         if not isinstance(payload, dict):
             raise HookError(f"stdin is not a JSON object ({len(raw)} characters)")  # the text may hold secrets
-        if assistant not in ASSISTANTS:
-            raise HookError(f"unknown assistant {assistant!r}; choose one of: {', '.join(ASSISTANTS)}")
-        if event not in EVENTS[assistant]:
-            raise HookError(f"unknown {assistant} event {event!r}; choose one of: {', '.join(EVENTS[assistant])}")
+        spec, found = hook_event(assistant, event)
         if not (root / STORE_DIR / "memory.db").is_file():
             return "", None  # no store in this project: nothing to do
-        hook = Hook(assistant, event, payload, root)
+        hook = Hook(spec, found, payload, root)
         output = handle(hook)
         injected = hook.changed_injected()
         if injected is None:

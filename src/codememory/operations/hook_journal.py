@@ -15,14 +15,16 @@ Only the standard library and codememory's safe file I/O are imported at the top
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from codememory.assistants import REGISTRY
 from codememory.core import safe_files
 
 if TYPE_CHECKING:
@@ -34,7 +36,7 @@ MAX_STATE_BYTES = 4_000_000  # a session's state file (transcript cursors); a bi
 MAX_JOURNAL_BYTES = 16_000_000  # the edits journal read back at session end
 # The assistant's session id in the environment of the processes it starts (Claude Code 2.1.154+ gives it
 # to stdio MCP servers): the MCP server's checkpoint then writes into the hooks' session.
-SESSION_ENV = {"claude": "CLAUDE_CODE_SESSION_ID"}
+SESSION_ENV = {a.key: a.session_env for a in REGISTRY if a.session_env}
 
 
 def safe_name(text: str) -> str:
@@ -112,9 +114,30 @@ class Journal:
         safe_files.write_atomic(self.injected_path, json.dumps(injected.to_json(), separators=(",", ":")))
 
     # ---------------------------------------------------------------- session
+    @contextlib.contextmanager
+    def session_lock(self) -> Iterator[None]:
+        """Held while this assistant session's codememory session is looked up or created: an assistant may run two
+        hooks at once (Copilot CLI starts SessionStart and UserPromptSubmit together), and both would create it."""
+        try:
+            import fcntl
+        except ImportError:  # no flock (Windows): the race stays possible there
+            yield
+            return
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(self.folder / f"{self.key}.lock", flags, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+
     def ensure_session(self, store: Store, tool: str, goal: str | None = None) -> str:
         """The codememory session this assistant session maps to, created (or reopened) when needed. The
         first prompt's text becomes its goal (SessionStart, which comes before any prompt, has none)."""
+        with self.session_lock():
+            return self._ensure_session(store, tool, goal)
+
+    def _ensure_session(self, store: Store, tool: str, goal: str | None) -> str:
         state = self.load_state()
         session_id = state.get("session")
         if goal and not (isinstance(session_id, str) and state.get("goal")):  # every prompt after the first has one

@@ -11,6 +11,7 @@ from codememory.service.results import ImportReport
 
 if TYPE_CHECKING:
     from codememory.service.project_store import Store
+    from codememory.service.transfer import ImportProgress
 
 
 @dataclass
@@ -26,7 +27,14 @@ def export_file(store: Store, file: str, *, remap: Sequence[str] = ()) -> Export
     return Exported(store.export(file, remap=remap), file)
 
 
-def import_file(store: Store, file: str, *, skip_invalid: bool = False, remap: Sequence[str] = ()) -> ImportReport:
+def import_file(
+    store: Store,
+    file: str,
+    *,
+    skip_invalid: bool = False,
+    remap: Sequence[str] = (),
+    progress: ImportProgress | None = None,
+) -> ImportReport:
     """Import the memories of a JSON Lines `file` ('-': standard input); with `skip_invalid`, the valid lines of a
-    file that has invalid ones; `remap`: "OLD=NEW" project paths rewritten."""
-    return store.import_(file, skip_invalid=skip_invalid, remap=remap)
+    file that has invalid ones; `remap`: "OLD=NEW" project paths rewritten; `progress(phase, done, total)`."""
+    return store.import_(file, skip_invalid=skip_invalid, remap=remap, progress=progress)

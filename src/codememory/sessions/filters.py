@@ -9,12 +9,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from codememory.assistants import REGISTRY
 from codememory.core.dates import now_utc, parse_when, to_iso
 from codememory.errors import InvalidInput
 from codememory.text.query import STOPWORDS, words
 
-_KNOWN_TOOLS = {"claude-code": ("claude code", "claude-code", "claude"), "cursor": ("cursor",)}
-_KNOWN_TOOLS |= {name: (name,) for name in ("antigravity", "opencode", "codex")}
+# How a query names an assistant's sessions: its recorded name, its display name, its key and aliases.
+_KNOWN_TOOLS = {a.recorded_as: tuple(dict.fromkeys((a.display.lower(), a.recorded_as, *a.names))) for a in REGISTRY}
+_KNOWN_TOOLS["antigravity"] = ("antigravity",)
 _SESSION_STOPWORDS = STOPWORDS | {"session", "sessions", "last", "did", "worked", "working"}
 _PATH_EXTENSIONS = {
     *"py pyi ts tsx js jsx mjs go rs java kt rb php c h cc cpp hpp cs swift sql sh".split(),

@@ -10,6 +10,7 @@
 Standard library only. The review overlap is a crude word count written for
 proof-reading the labels; it is not a model of any search engine.
 """
+
 import json
 import os
 import re
@@ -17,14 +18,15 @@ import sys
 from collections import Counter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CATEGORIES = {"decision", "rejected_alternative", "convention", "preference",
-              "gotcha", "fact", "todo", "note"}
+CATEGORIES = {"decision", "rejected_alternative", "convention", "preference", "gotcha", "fact", "todo", "note"}
 KINDS = {"question", "keyword", "absent"}
-STOP = set("""a an the of to in on for and or is are was were be been it its this that
+STOP = set(
+    """a an the of to in on for and or is are was were be been it its this that
 with as at by from we our you your i do does did how what which who why when where
 should can could would not no don't dont use used using there any about into than
 then so if but all get got has have had my me us they them just only one new
-""".split())
+""".split()
+)
 
 errors = []
 
@@ -58,8 +60,7 @@ def check_project(path):
             err(f"{name}: {k} bad category {m.get('category')}")
         cats[m.get("category")] += 1
         tags = m.get("tags", [])
-        if not isinstance(tags, list) or any(
-                not isinstance(x, str) or x != x.lower() for x in tags):
+        if not isinstance(tags, list) or any(not isinstance(x, str) or x != x.lower() for x in tags):
             err(f"{name}: {k} bad tags {tags}")
         imp = m.get("importance", 0.5)
         if not (isinstance(imp, (int, float)) and 0 <= imp <= 1):
@@ -141,8 +142,7 @@ def v_para(row, where, counts):
 
 
 def words(s):
-    return {w for w in re.findall(r"[a-z0-9_./-]+", s.lower())
-            if w not in STOP and len(w) > 1}
+    return {w for w in re.findall(r"[a-z0-9_./-]+", s.lower()) if w not in STOP and len(w) > 1}
 
 
 def review(path):
@@ -157,8 +157,7 @@ def review(path):
         for k in q.get("also_relevant", []):
             print(f"   r {k}: {mem[k]}")
         labelled = set(q["answers"]) | set(q.get("also_relevant", []))
-        scored = sorted(((len(qw & words(t)), k) for k, t in mem.items()
-                         if k not in labelled), reverse=True)
+        scored = sorted(((len(qw & words(t)), k) for k, t in mem.items() if k not in labelled), reverse=True)
         for s, k in scored[:4]:
             if s:
                 print(f"   ? {k} ({s}): {mem[k]}")
@@ -173,10 +172,8 @@ def main():
         if fn.endswith(".json"):
             _, nm, kinds, cats = check_project(os.path.join(HERE, fn))
             total_q.update(kinds)
-            print(f"{fn}: {nm} memories, queries {dict(kinds)} "
-                  f"(total {sum(kinds.values())}); categories {dict(cats)}")
-    print(f"all queries: {dict(total_q)}, absent share "
-          f"{total_q['absent'] / max(1, sum(total_q.values())):.0%}")
+            print(f"{fn}: {nm} memories, queries {dict(kinds)} (total {sum(kinds.values())}); categories {dict(cats)}")
+    print(f"all queries: {dict(total_q)}, absent share {total_q['absent'] / max(1, sum(total_q.values())):.0%}")
     lp = os.path.join(HERE, "links.jsonl")
     if os.path.exists(lp):
         n, c = check_jsonl(lp, {"a", "b", "related", "why"}, v_link)
@@ -184,8 +181,7 @@ def main():
     pp = os.path.join(HERE, "paraphrases.jsonl")
     if os.path.exists(pp):
         n, c = check_jsonl(pp, {"texts", "same", "why"}, v_para)
-        print(f"paraphrases.jsonl: {n} groups, same {c[True]}, "
-              f"different {c[False]}")
+        print(f"paraphrases.jsonl: {n} groups, same {c[True]}, different {c[False]}")
     for e in errors:
         print("ERROR", e)
     sys.exit(1 if errors else 0)

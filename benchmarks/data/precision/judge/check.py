@@ -1,15 +1,15 @@
 """Validate the judge split (and, with --fmt, rewrite project files one record per line).
 
-    python3 check.py          # validate, print counts
-    python3 check.py --fmt    # also normalise the layout of <project>.json
+python3 check.py          # validate, print counts
+python3 check.py --fmt    # also normalise the layout of <project>.json
 """
+
 import json
 import pathlib
 import sys
 
 HERE = pathlib.Path(__file__).parent
-CATS = {"decision", "rejected_alternative", "convention", "preference",
-        "gotcha", "fact", "todo", "note"}
+CATS = {"decision", "rejected_alternative", "convention", "preference", "gotcha", "fact", "todo", "note"}
 KINDS = {"question", "keyword", "absent"}
 
 
@@ -67,8 +67,7 @@ def check_project(path, rewrite):
     if rewrite:
         path.write_text(fmt(d))
     n_abs = sum(q["kind"] == "absent" for q in d["queries"])
-    print(f"{path.name}: {len(keys)} memories, {len(d['queries'])} queries "
-          f"({n_abs} absent)")
+    print(f"{path.name}: {len(keys)} memories, {len(d['queries'])} queries ({n_abs} absent)")
     return d, errs
 
 
@@ -83,7 +82,7 @@ def main():
             all_texts[m["text"]] = d["project"]
     links = HERE / "links.jsonl"
     if links.exists():
-        rows = [json.loads(l) for l in links.read_text().splitlines() if l.strip()]
+        rows = [json.loads(line) for line in links.read_text().splitlines() if line.strip()]
         rel = sum(r["related"] for r in rows)
         for r in rows:
             if set(r) != {"a", "b", "related", "why"}:
@@ -99,7 +98,7 @@ def main():
         print(f"links.jsonl: {len(rows)} pairs ({rel} related)")
     para = HERE / "paraphrases.jsonl"
     if para.exists():
-        rows = [json.loads(l) for l in para.read_text().splitlines() if l.strip()]
+        rows = [json.loads(line) for line in para.read_text().splitlines() if line.strip()]
         same = sum(r["same"] for r in rows)
         for r in rows:
             if set(r) != {"texts", "same", "why"} or not 2 <= len(r["texts"]) <= 3:
