@@ -142,7 +142,8 @@ def _env(home: Path, base_url: str, bin_dir: Path, canned: Path) -> dict[str, st
         NO_COLOR="1",
         BENCH_CANNED=str(canned),
     )
-    env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
+    # the hooks init writes name `codememory-hook` on PATH, as a user's committed settings do
+    env["PATH"] = os.pathsep.join([str(bin_dir), str(corpus.CODEMEMORY.parent), env["PATH"]])
     return env
 
 
@@ -315,7 +316,9 @@ def replay_item(item: dict[str, Any], project: Path, home: Path, env: dict[str, 
     paths[BIN] = str(corpus.CODEMEMORY.parent)
     folder = home / ".claude" / "projects" / claude_key(project)
     folder.mkdir(parents=True, exist_ok=True)
+    # the hooks init writes name `codememory-hook` on PATH, as a user's committed settings do
     hook_env = {**env, "CLAUDE_PROJECT_DIR": str(project)}
+    hook_env["PATH"] = os.pathsep.join([str(corpus.CODEMEMORY.parent), env.get("PATH", "")])
     for session in recording["sessions"]:
         transcript = folder / f"{session['session_id']}.jsonl"
         lines = [json.dumps(_placeheld(line, paths), ensure_ascii=False) + "\n" for line in session["lines"]]
