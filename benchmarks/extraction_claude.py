@@ -187,9 +187,10 @@ def record(item: dict[str, Any], work: Path) -> dict[str, Any]:
                         canned += outs
                     queue.append(Reply(step.get("text", ""), uses))
                 canned_path.write_text(json.dumps(canned), encoding="utf-8")
-                args = [str(claude_bin()), "-p", turn["user"], "--allowedTools", ALLOWED, "--output-format", "json"]
+                args = [str(claude_bin()), "-p", "--allowedTools", ALLOWED, "--output-format", "json"]
                 if session_id:
                     args += ["--resume", session_id]
+                args += ["--", turn["user"]]  # a prompt may start with "-" ("-1 means …"): text, not an option
                 done = subprocess.run(
                     args, cwd=project, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300
                 )
