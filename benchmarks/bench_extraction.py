@@ -103,6 +103,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--with-model", metavar="URL", help="configure [llm] provider=openai at this base URL")
     parser.add_argument("--model", default="", help="the model name for --with-model")
     parser.add_argument("--api-key-env", default="", help="env var holding the API key for --with-model")
+    parser.add_argument(
+        "--skip-unrecorded",
+        action="store_true",
+        help="leave an item out of an assistant's table when that assistant has no recording of it (listed)",
+    )
     parser.add_argument("--verbose", action="store_true", help="list missed labels and stray memories")
     parser.add_argument("--out", type=Path, help="where to write the JSON results")
     args = parser.parse_args(argv)
@@ -135,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.api_key_env:
             llm["api_key_env"] = args.api_key_env
     assistants = tuple(args.assistant or ASSISTANTS)
-    memories, report = corpus.replay(items, args.work, llm, assistants=assistants)
+    memories, report = corpus.replay(items, args.work, llm, assistants=assistants, skip_unrecorded=args.skip_unrecorded)
     seconds = round(time.perf_counter() - started, 1)
     results: dict[str, Any] = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
@@ -146,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": seconds,
         "recorded": recorded,
         "capture": {"turns_captured": report.get("turns_captured"), "errors": report.get("errors")},
+        "unrecorded": report.get("unrecorded", []),
     }
     for assistant in assistants:
         scored = [i for i in items if i["name"] in memories[assistant]]

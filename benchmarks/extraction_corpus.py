@@ -414,11 +414,13 @@ def replay(
     llm: dict[str, str] | None,
     progress: Callable[[str], None] = log,
     assistants: tuple[str, ...] = ("opencode",),
+    skip_unrecorded: bool = False,
 ) -> tuple[dict[str, dict[str, list[dict[str, Any]]]], dict[str, Any]]:
     """Replay every item into one fresh HOME, run `codememory capture --idle-after 0`, and return, per assistant
     ("opencode": the OpenCode recordings and the hand-written transcripts; "claude": the Claude Code recordings
     of the same scripts), each item's stored memories (text, category, entered_by, source; oldest first) and the
-    pass's report."""
+    pass's report. With `skip_unrecorded`, an item an assistant has no recording of is left out of that
+    assistant's results (the report's "unrecorded" lists it) rather than stopping the run."""
     import extraction_claude
 
     run = work / "run"
@@ -428,8 +430,16 @@ def replay(
     (home / ".config" / "codememory").mkdir(parents=True)
     projects: dict[tuple[str, str], Path] = {}
     recordings = []
+    unrecorded: list[str] = []
     for item in items:
-        if "opencode" in assistants:
+        if skip_unrecorded and item["source"] == "opencode":
+            for assistant, path in (
+                ("opencode", Path(item["data"]) / "recorded" / f"{item['name']}.json"),
+                ("claude", extraction_claude.recording_path(item)),
+            ):
+                if assistant in assistants and not path.exists():
+                    unrecorded.append(f"{assistant}:{item['name']}")
+        if "opencode" in assistants and f"opencode:{item['name']}" not in unrecorded:
             project = new_project(run / "projects" / item["name"] / item["project"], env, llm)
             projects[("opencode", item["name"])] = project
             if item["source"] == "opencode":
@@ -441,7 +451,7 @@ def replay(
                 recordings.append((json.loads(path.read_text(encoding="utf-8")), project, home))
             else:
                 hook_capture(env, item, project, home)
-        if "claude" in assistants and item["source"] == "opencode":
+        if "claude" in assistants and item["source"] == "opencode" and f"claude:{item['name']}" not in unrecorded:
             project = new_project(run / "projects-claude" / item["name"] / item["project"], env, llm, "claude")
             projects[("claude", item["name"])] = project
             extraction_claude.replay_item(item, project, home, env)
@@ -449,6 +459,8 @@ def replay(
     if recordings:  # an OpenCode database without its tables would be an error for capture
         load_recordings(home / ".local" / "share" / "opencode" / "opencode.db", recordings)
     report = cm(env, run, "capture", "--idle-after", "0")
+    if skip_unrecorded:
+        report["unrecorded"] = unrecorded
     memories: dict[str, dict[str, list[dict[str, Any]]]] = {a: {} for a in assistants}
     for (assistant, name), project in projects.items():
         listed = cm(env, project, "list", "--limit", "500", "--sort", "created", "--order", "asc")
