@@ -230,12 +230,13 @@ class Hook:
         if not text or "remember*" not in text.lower():
             return 0
         from codememory.extract.speakers import not_the_speakers, risky
+        from codememory.text.privacy import scrub
         from codememory.text.remember import extract_remember_notes
 
         state = self.journal.load_state()
         pending: list[str] = [n for n in state.get("pending_notes", []) if isinstance(n, str)]
         for note in extract_remember_notes(text):
-            body = note.text.strip()
+            body = scrub(note.text).strip()  # the journal is a file on disk: no secret waits there
             if body and not (not_the_speakers(body) or risky(body)) and body not in pending:
                 pending.append(body)
         state["pending_notes"] = pending[-MAX_PENDING_NOTES:]
