@@ -388,22 +388,23 @@ def transcript_path(source: str, home: Path, project: Path, session_id: str) -> 
 
 
 def hook_capture(env: dict[str, str], item: dict[str, Any], project: Path, home: Path) -> None:
-    """Write the item's transcript as the CLI would and run the real SessionEnd hook on it."""
+    """Write the item's transcript as the CLI would and run the real hook that ends its session on it (Codex has
+    no SessionEnd: its Stop hook captures)."""
     transcript = Path(item["data"]) / "sessions" / item["transcript"]
     text = transcript.read_text(encoding="utf-8").replace(PROJECT, str(project))
     path = transcript_path(item["source"], home, project, item["session_id"])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
-    assistant = {"claude-code": "claude", "codex": "codex"}[item["source"]]
+    assistant, event = {"claude-code": ("claude", "SessionEnd"), "codex": ("codex", "Stop")}[item["source"]]
     payload = {
         "session_id": item["session_id"],
         "transcript_path": str(path),
         "cwd": str(project),
-        "hook_event_name": "SessionEnd",
+        "hook_event_name": event,
         "reason": "exit",
     }
     subprocess.run(
-        [str(HOOK), assistant, "SessionEnd", "--project", str(project)],
+        [str(HOOK), assistant, event, "--project", str(project)],
         input=json.dumps(payload), cwd=project, env=env, capture_output=True, text=True, timeout=120, check=True,
     )  # fmt: skip
 
