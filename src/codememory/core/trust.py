@@ -77,7 +77,8 @@ UNTRUSTED_RULES: dict[str, Rule] = {
     "capture.auto_init": Rule(OFF_ONLY),
     # [llm]: the provider, base_url, model and api_key_env choose where transcripts go, with which
     # credential and at what price (`model` with provider "opencode" also picks OpenCode's provider);
-    # `opencode_bin` is a program to run with the user's environment; the compress_* settings do the same for
+    # `opencode_bin`, `claude_bin` and `codex_bin` are programs to run with the user's environment; the compress_*
+    # settings do the same for
     # the tool-compression model; `prompts_dir` names files to read and the instructions the model gets.
     # None of them apply untrusted, except switching the LLM off. The budgets cap what the user's credential
     # spends: a project may tighten them, never loosen them. The rest only shapes calls the user already chose to make.
@@ -251,7 +252,29 @@ def revoke(resolved: Path) -> bool:
 
 
 # ------------------------------------------------------------------------------------ the warning
-_warned: set[tuple[str, str]] = set()
+_warned: set[tuple[str, ...]] = set()
+
+
+def warn_unusable(project: ProjectFile, keys: list[str]) -> None:
+    """One line on stderr naming the project file's settings this codememory does not know (or cannot read), once
+    per process per file content."""
+    marker = (str(project.resolved), project.digest, "unusable")
+    if not keys or marker in _warned:
+        return
+    _warned.add(marker)
+    shown = printable_line(", ".join(keys), 300)
+    _stderr_line(
+        f"codememory: warning: ignoring unknown or invalid settings in {printable_line(str(project.resolved))}: "
+        f"{shown} (from a newer codememory, or a typo)"
+    )
+
+
+def _stderr_line(line: str) -> None:
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):  # no usable stderr (closed, detached): stay quiet
+        pass
 
 
 def warn_ignored(project: ProjectFile, keys: list[str], state: str) -> None:
@@ -262,12 +285,7 @@ def warn_ignored(project: ProjectFile, keys: list[str], state: str) -> None:
         return
     _warned.add(marker)
     changed = "config changed since you trusted it; " if state == "changed" else ""
-    line = (
+    _stderr_line(
         f"codememory: ignoring untrusted settings in {printable_line(str(project.resolved))}: {', '.join(keys)} "
         f"({changed}run 'codememory trust' in the project to allow them)"
     )
-    try:
-        sys.stderr.write(line + "\n")
-        sys.stderr.flush()
-    except (OSError, ValueError, AttributeError):  # no usable stderr (closed, detached): stay quiet
-        pass
