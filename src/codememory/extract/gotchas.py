@@ -241,7 +241,7 @@ def _is_follow_up(s: str) -> bool:
 @lru_cache(maxsize=512)
 def _said(raw: str) -> tuple[str, ...]:
     """An assistant text's sentences, scrubbed and tidied (each text is read once per failure it may explain),
-    without the items of a summary of work done ("Done: - `db.py`: …"): they report, they explain nothing."""
+    without the items of a summary of work done ("Done: - the db module: …"): they report, they explain nothing."""
     return tuple(tidy(s) for s in sentences(without_summaries(scrub(raw))))
 
 
