@@ -54,6 +54,7 @@ from codememory.operations.hygiene_runs import HygieneRuns
 from codememory.operations.listing import MemoryList
 from codememory.operations.projects import Projects
 from codememory.operations.publish import DeleteProjectResult, PublishResult
+from codememory.operations.report import UsageReport
 from codememory.operations.retrieve import OrgRetrieveResult
 from codememory.operations.search import RecallSearch
 from codememory.operations.sessions import SessionFiles, SessionList
@@ -278,6 +279,7 @@ CLI_CASES: dict[str, Any] = {
     "sessions rebuild": RebuildReport,
     "transcript": Transcript,
     "explain": Explained,
+    "report": UsageReport,
     "trust": TrustReport,
     "trust --show": TrustReport,
     "trust --revoke": TrustReport,
@@ -370,6 +372,7 @@ def test_the_cli_prints_the_typed_results(cm: Invoke, project: Path, tmp_path: P
     hook = cm("hook", "claude", "SessionStart", input=json.dumps({"session_id": "s1", "cwd": str(project)}))
     assert hook.exit_code == 0 and hook.stdout, hook.output
     assert expect("explain", "explain")["injections"]
+    assert expect("report", "report")["memories"]
     uninstalled = expect("init", "init", "--uninstall", "--assistants", "none", "--no-global")
     assert "created" not in uninstalled
     assert {Memory, AddResult, SessionDetail, Transcript} <= check.seen

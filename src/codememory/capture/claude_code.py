@@ -180,7 +180,7 @@ class _Reader:
                 args = raw if isinstance(raw, dict) else {}
                 call_id = str(block.get("id") or f"call-{len(turn.calls)}")
                 title = args.get("description") if isinstance(args.get("description"), str) else None
-                turn.calls[call_id] = Call(str(block.get("name") or "?"), call_id, args, title=title)
+                turn.calls[call_id] = Call(str(block.get("name") or "?"), call_id, args, title=title, started_at=when)
         stop = message.get("stop_reason")
         if d.get("isApiErrorMessage"):
             turn.error = turn.texts[-1] if turn.texts else "API error"

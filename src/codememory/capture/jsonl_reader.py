@@ -202,10 +202,19 @@ class Call:
     error: str | None = None
     title: str | None = None
     exit_code: int | None = None
+    started_at: str | None = None  # the time of the line that made the call
 
     def frozen(self) -> ToolCall:
         return ToolCall(
-            self.tool, self.call_id, self.status, self.input, self.output, self.error, self.title, self.exit_code
+            self.tool,
+            self.call_id,
+            self.status,
+            self.input,
+            self.output,
+            self.error,
+            self.title,
+            self.exit_code,
+            self.started_at,
         )
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -48,6 +49,7 @@ from codememory.service.project_store import Store
 from codememory.store.capture import CapturedTurn, CaptureTables
 
 LOCK_NAME = "capture.lock"
+log = logging.getLogger(__name__)
 UNFINISHED = "unfinished: the session went idle before the assistant finished"
 
 OpenStore = Callable[[Path], Store | None]
@@ -115,7 +117,21 @@ def write_turn(
         summary=written.summary,
         captured_at=captured_at,
     )
-    return written if tables.record_turn(row, cursor=cursor) else None
+    if not tables.record_turn(row, cursor=cursor):
+        return None
+    _observe(tables, turn)
+    return written
+
+
+def _observe(tables: CaptureTables, turn: Turn) -> None:
+    """What the newly recorded turn did with the memories its session was shown (capture/usage.py). A failure is
+    logged and never costs the capture: at worst a use goes unnoticed."""
+    from codememory.capture.usage import observe_turn
+
+    try:
+        observe_turn(tables.db, turn)
+    except Exception:
+        log.warning("use signals for turn %s of session %s failed", turn.turn_id, turn.session_id, exc_info=True)
 
 
 @dataclass

@@ -213,7 +213,13 @@ def tool_call(part: dict[str, Any]) -> ToolCall:
         error=error_text(state.get("error")),
         title=title if isinstance(title, str) and title else None,
         exit_code=code,
+        started_at=_started(state.get("time")),
     )
+
+
+def _started(time: object) -> str | None:
+    """A tool part's `state.time.start` (milliseconds) as an ISO stamp."""
+    return ms_to_iso(time.get("start")) if isinstance(time, dict) else None
 
 
 def _cut(text: str, limit: int) -> str:

@@ -24,6 +24,7 @@ class ToolCall:
     error: str | None = None  # the tool's error message, when it gave one (not the exit status: `exit_code`)
     title: str | None = None  # a one-line human summary when the tool gives one
     exit_code: int | None = None  # a shell command's exit status, when the source records it
+    started_at: str | None = None  # when the call started (canonical UTC ISO), when the source records it
 
     @property
     def failed(self) -> bool:

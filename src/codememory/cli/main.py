@@ -35,6 +35,7 @@ COMMANDS = {
     "publish": "codememory.cli.publish_cmd:publish",
     "remember-scan": "codememory.cli.memory_cmds:remember_scan",
     "repair": "codememory.cli.repair_cmd:repair_cmd",
+    "report": "codememory.cli.report_cmd:report",
     "retrieve": "codememory.cli.retrieve_cmd:retrieve",
     "runs": "codememory.cli.runs_cmd:runs",
     "search": "codememory.cli.search_cmd:search",
