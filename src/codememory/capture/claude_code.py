@@ -174,7 +174,7 @@ class _Reader:
             if block.get("type") == "text" and isinstance(block.get("text"), str):
                 text = strip_injected(block["text"])
                 if text:
-                    turn.texts.append(text)
+                    turn.add_text(text)
             elif block.get("type") == "tool_use":
                 raw = block.get("input")
                 args = raw if isinstance(raw, dict) else {}

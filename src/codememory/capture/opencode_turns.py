@@ -149,6 +149,7 @@ def build_turn(
             if text.strip():
                 user_texts.append(text.strip())
     texts: list[str] = []
+    text_calls: list[int] = []
     calls: list[ToolCall] = []
     files: list[str] = []
     steps = 0
@@ -161,6 +162,7 @@ def build_turn(
                 text = strip_developer_context(str(part.get("text") or "")).strip()
                 if text:
                     texts.append(text)
+                    text_calls.append(len(calls))
             elif kind == "step-start":
                 steps += 1
             elif kind == "patch":
@@ -188,6 +190,7 @@ def build_turn(
         completed=completed,
         error=error,
         steps=steps,
+        text_calls=tuple(text_calls),
     )
 
 

@@ -61,6 +61,16 @@ class Turn:
     completed: bool = True  # False while the assistant is still answering: not captured yet
     error: str | None = None  # why the assistant stopped early (aborted, provider error), if it did
     steps: int = 0  # model steps (request/response rounds) the assistant took to answer
+    # for each assistant text, how many of the turn's tool calls came before it (what a text says about a tool's
+    # result follows that call); empty when the source does not keep the order
+    text_calls: tuple[int, ...] = ()
+
+    def texts_after(self, call_index: int) -> tuple[str, ...]:
+        """The assistant texts that came after the call at `call_index` and before the next call; () when the
+        source does not keep the order."""
+        if len(self.text_calls) != len(self.assistant_texts):
+            return ()
+        return tuple(t for t, n in zip(self.assistant_texts, self.text_calls, strict=True) if n == call_index + 1)
 
     @property
     def anchor(self) -> str:
