@@ -32,6 +32,7 @@ from codememory.errors import InvalidInput
 from codememory.retrieval.decision import Bars, decide
 from codememory.retrieval.hybrid import hybrid_ranking
 from codememory.retrieval.lexical import Ranked, has_unknown_word, keyword_ranking, lexical_ranking, matched_words
+from codememory.retrieval.usefulness import reorder
 from codememory.store.database import Database
 from codememory.store.filters import Filters
 from codememory.text.privacy import without_redactions
@@ -321,7 +322,9 @@ def search(
     )
     parsed = ranking.parsed
     held = {pk for _, pk, _, _ in ranking.held_back} if show_held_back else set()
-    order = ranking.order + ranking.held_back if show_held_back else ranking.order
+    # what agents did with each (retrieval/usefulness.py) reorders what is shown; what was held back follows it
+    shown = reorder(db, ranking.order)
+    order = shown + ranking.held_back if show_held_back else shown
     page = order[offset : offset + limit]
     partial = [pk for _, pk, match, _ in page if match == "partial"]
     if partial and parsed.fts:
