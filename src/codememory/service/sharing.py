@@ -32,9 +32,11 @@ from codememory.core.config import Config
 from codememory.core.dates import now_iso
 from codememory.core.model import ID_RE, Memory
 from codememory.core.project import STORE_DIR, store_dir
+from codememory.core.provenance import Provenance
 from codememory.core.result import Result
 from codememory.core.sharing_state import is_sharing
 from codememory.errors import CodememoryError, InvalidInput
+from codememory.service.git_origin import last_authors
 from codememory.service.shared_form import (
     FILE_RE,
     FOLDER,
@@ -48,6 +50,7 @@ from codememory.service.shared_form import (
 )
 from codememory.store.database import Database
 from codememory.store.shared import SharedMemory, SharedRecord
+from codememory.text.instructions import is_instruction_like
 
 _SHARD_CHARS = set("0123456789abcdef")
 # A folder whose mtime is this close to the walk may still be changing within the file system's time resolution.
@@ -339,6 +342,7 @@ class Sharing:
         # Unchanged memories are not rewritten (their row, indexes and vector stay as they are).
         current = self._forms([u.memory.id for u in upserts])
         changed = [u for u in upserts if sha256(current.get(u.memory.id, b"")) != file_sha[u.memory.id]]
+        self._pulled(changed)
         folders = dict(known)
         for shard in shards:
             if shard in stats and shard not in problems:
@@ -362,6 +366,18 @@ class Sharing:
                 ]
             )
         return report
+
+    def _pulled(self, changed: Sequence[SharedMemory]) -> None:
+        """Each memory a file brings is `git`, by the author of the file's last commit as git tells it (never what the
+        file says), and waits for review when its text reads like instructions (core/provenance.py)."""
+        if not changed:
+            return
+        paths = {u.memory.id: f"{STORE_DIR}/{FOLDER}/{relative_path(u.memory.id)}" for u in changed}
+        authors = last_authors(self.root, list(paths.values()))
+        now = now_iso()
+        for item in changed:
+            review = "pending" if is_instruction_like(item.memory.text) else None
+            item.memory.provenance = Provenance("git", authors.get(paths[item.memory.id]), now, review)
 
     def _held_never_shared(self, ids: Sequence[str]) -> dict[str, str]:
         """{id: sha256 of its form} of these memories that this store holds (not personal: files never touch those)

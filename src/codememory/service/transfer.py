@@ -1,4 +1,6 @@
-"""JSON Lines import/export: one memory per line, every field kept (id, timestamps, source, ...)."""
+"""JSON Lines import/export: one memory per line, every field kept (id, timestamps, source, ...). An export also
+says where each memory came from (`provenance`); an import never reads that: what it stores came from the file
+(origin `import`, core/provenance.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ import json
 import os
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -19,12 +21,14 @@ from codememory.core.bounded_input import (
 )
 from codememory.core.dates import canonical_iso, now_iso
 from codememory.core.model import ID_RE, LINK_TYPES, Memory, new_memory_id, validate_category, validate_importance
+from codememory.core.provenance import Provenance, import_by
 from codememory.embedding.semantic import Semantic
 from codememory.errors import InvalidInput
 from codememory.service.memory_entities import entities_in
 from codememory.service.remap import Remapper
 from codememory.service.results import ImportReport, LineError
 from codememory.store.database import Database
+from codememory.text.instructions import is_instruction_like
 from codememory.text.memory_fields import clean_label, clean_tags, clean_text
 from codememory.text.privacy import scrub_message
 
@@ -196,6 +200,7 @@ def import_memories(
     *,
     skip_invalid: bool = False,
     remap: Remapper | None = None,
+    own: bool = False,
 ) -> ImportReport:
     """Import JSON Lines (`Store.import_`, whose docstring says the rules)."""
 
@@ -236,6 +241,12 @@ def import_memories(
             seen_texts.add(key)
         seen.add(mem.id)
         fresh.append(mem)
+    arrived = Provenance("import", import_by(Path(src).name if isinstance(src, (str, os.PathLike)) else None), now)
+    for mem in fresh:  # whatever the lines say of where they came from: they came from this file (or the user)
+        if own:
+            mem.provenance = Provenance(by="user")
+        else:
+            mem.provenance = replace(arrived, review="pending" if is_instruction_like(mem.text) else None)
     report.added = db.insert_many(fresh)
     _index_new(db, semantic, fresh)
     _import_links(db, parsed.links)
