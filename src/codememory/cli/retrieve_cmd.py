@@ -83,7 +83,8 @@ def retrieve(
     if remote_status is not None and remote_status.error:
         click.echo(f"codememory: warning: local memories only: {scrub_message(remote_status.error)}", err=True)
     for item in result.memories:
-        where = "" if item.origin == "local" else f"  [{one_line(item.origin)}]"
+        shown = (item.provenance or item.origin).replace("[", "").replace("]", "")
+        where = f"  [{one_line(shown)}]"
         click.echo(f"{click.style(item.id, fg='cyan', bold=True)}  {item.category}{where}  {item.why}")
         click.echo(quoted(item.text, "    "))
     click.echo(click.style(f"({result.tokens} tokens)", dim=True), err=True)

@@ -26,7 +26,10 @@ def export_file(store: Store, file: str, *, remap: Sequence[str] = ()) -> Export
     return Exported(store.export(file, remap=remap), file)
 
 
-def import_file(store: Store, file: str, *, skip_invalid: bool = False, remap: Sequence[str] = ()) -> ImportReport:
+def import_file(
+    store: Store, file: str, *, skip_invalid: bool = False, remap: Sequence[str] = (), own: bool = False
+) -> ImportReport:
     """Import the memories of a JSON Lines `file` ('-': standard input); with `skip_invalid`, the valid lines of a
-    file that has invalid ones; `remap`: "OLD=NEW" project paths rewritten."""
-    return store.import_(file, skip_invalid=skip_invalid, remap=remap)
+    file that has invalid ones; `remap`: "OLD=NEW" project paths rewritten; `own`: the user's own export, its
+    memories count as written here (else they are imported ones: core/provenance.py)."""
+    return store.import_(file, skip_invalid=skip_invalid, remap=remap, own=own)

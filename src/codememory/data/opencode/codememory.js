@@ -160,7 +160,7 @@ var NEUTRAL_LT = "‹";
 var MEMORY_ID_RE = /^mem_[0-9a-f]{8}$/;
 var CATEGORY_CHARS = 40;
 var NOTE_CHARS = 240;
-var ORIGIN_CHARS = 80;
+var ORIGIN_CHARS = 120;
 var SPACE_RE = /[\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+/g;
 var BIDI_RE = /[\u202a-\u202e\u2066-\u2069]/g;
 var TAG_START_RE = /<(?=[\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200d\u2028\u2029\u202f\u205f\u2060\u3000\ufeff]*(?:[/!?|]|developer|project_memory|codememory|system|user|assistant|human|instruction|tool|function|im_))/gi;
@@ -183,9 +183,11 @@ function memoryLines(memories) {
   return showable(memories).map((m) => {
     const category = safeLine(m.category, CATEGORY_CHARS);
     const note = safeLine(m.stale ?? m.why?.stale, NOTE_CHARS);
-    const origin = safeLine(m.origin, ORIGIN_CHARS).replace(/[\[\]]/g, "");
-    const from = origin && origin !== "local" ? ` [from ${origin}]` : "";
-    return `- [${m.id}]${category ? ` (${category})` : ""}${from} ${safeLine(m.text)}${note ? ` (${note})` : ""}`;
+    const origin = safeLine(m.origin, ORIGIN_CHARS);
+    const said = safeLine(m.provenance, ORIGIN_CHARS) || (origin && origin !== "local" ? `from ${origin}` : "");
+    const from = said.replace(/[\[\]()]/g, "");
+    const label = [category, from].filter((part) => part).join(" · ");
+    return `- [${m.id}]${label ? ` (${label})` : ""} ${safeLine(m.text)}${note ? ` (${note})` : ""}`;
   });
 }
 function formatHud(memories) {
