@@ -23,6 +23,7 @@ from codememory.cli.memory_cmds import archive, edit, forget, link, list_cmd, pr
 from codememory.cli.publish_cmd import publish
 from codememory.cli.repair_cmd import repair_cmd
 from codememory.cli.retrieve_cmd import retrieve
+from codememory.cli.review_cmd import review
 from codememory.cli.runs_cmd import runs
 from codememory.cli.search_cmd import search
 from codememory.cli.sessions_cmd import sessions
@@ -102,6 +103,7 @@ for _command in (
     explain,
     trust,
     repair_cmd,
+    review,
     viewer,
     share,
     sync_cmd,
