@@ -49,6 +49,27 @@ def is_tracked(root: Path, relative: str) -> bool:
     return found is not None and found[0] == 0
 
 
+def committed_copy(root: Path, relative: str, dest: Path) -> bool:
+    """Write the version of `relative` that git checked out (the index's: what a clone, pull or checkout put there)
+    to `dest`; False when git has none or cannot say."""
+    import subprocess
+
+    try:
+        with open(dest, "wb") as out:
+            done = subprocess.run(
+                ["git", *_SAFE, "cat-file", "blob", f":{relative}"],
+                cwd=root,
+                stdout=out,
+                stderr=subprocess.DEVNULL,
+                timeout=LOG_TIMEOUT_S,
+                check=False,
+                env=git_env(),
+            )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
 def user_email(root: Path) -> str | None:
     """The address this clone commits as (`git config user.email`), or None."""
     found = _run(root, ["config", "--get", "user.email"])

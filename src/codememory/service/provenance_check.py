@@ -1,16 +1,19 @@
 """Where a store file itself came from, checked each time it is opened (core/provenance.py says what origins mean).
 
 A `memory.db` committed to a repository arrives in every clone (and with every pull that changes it): its rows were
-written by whoever committed it, whatever their origin columns say. So a store records the machine that made or
-adopted it and which file it was then (store_meta 'home': this machine's private id, core/machine.py, and the file's
-device and inode; git replaces a file it checks out, so a pulled memory.db is a new file). Opening a store whose
-record is not exactly this machine's and this file's asks git once whether memory.db is tracked:
+written by whoever committed it, whatever their origin columns say. So a store records which file it is (device and
+inode: git replaces a file it checks out, so a pulled memory.db is a new file) and the machines that have opened
+it since (store_meta 'home': this user's private random ids, core/machine.py, one per state folder; nobody else
+can know one to forge the record). Opening a store whose record does not name this file and this machine asks git
+once whether memory.db is tracked:
 
-- tracked: the file came with the repository. Every memory in it becomes `committed` (ranked on its content alone),
-  those whose text reads like instructions wait for review (text/instructions.py), and the file becomes this
-  machine's: what is written here from now on is `local`.
-- not tracked (a store made here before this record existed, restored from a backup, or repaired): it is adopted as
-  it is.
+- tracked: the memories that the checked-out version holds (read from git's copy of it, as repair reads a foreign
+  file) came with the repository: they become `committed`, ranked on their content alone, and those whose text
+  reads like instructions wait for review (text/instructions.py). Memories written here since stay as they are (a
+  store opened from another state folder of the same user, say by an MCP server started with a trimmed
+  environment). A version git cannot give makes every memory `committed`.
+- not tracked (a store made here, before this record existed or not; restored from a backup; repaired): it is
+  recorded as it is.
 
 A store upgraded from before provenance also has its memories that the shared text form holds sorted out once
 ('shared_origins'): one that git says a teammate last committed (an author other than this clone's `user.email`)
@@ -23,39 +26,63 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 from codememory.core.dates import now_iso
 from codememory.core.machine import machine_id
 from codememory.core.project import STORE_DIR
 from codememory.core.provenance import Provenance
-from codememory.service.git_origin import is_tracked, last_authors, user_email
+from codememory.service.git_origin import committed_copy, is_tracked, last_authors, user_email
 from codememory.service.shared_form import FOLDER, relative_path
 from codememory.store.database import Database
+from codememory.store.provenance import memory_ids_in
 from codememory.text.instructions import is_instruction_like
 
+MAX_MACHINES = 8  # state folders of this user a file has been opened from (each costs one check, once)
 
-def _home(path: Path) -> str | None:
+
+def _file_key(path: Path) -> str | None:
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return json.dumps({"machine": machine_id(), "file": f"{st.st_dev}:{st.st_ino}"}, sort_keys=True)
+    return f"{st.st_dev}:{st.st_ino}"
+
+
+def _record(raw: str | None) -> tuple[str | None, list[str]]:
+    """(file, machines) of a store's 'home' record; nothing usable from a malformed one."""
+    try:
+        value = json.loads(raw) if raw else None
+    except (ValueError, RecursionError):
+        return None, []
+    if not isinstance(value, dict) or not isinstance(value.get("file"), str):
+        return None, []
+    machines = value.get("machines")
+    if not isinstance(machines, list) or not all(isinstance(m, str) for m in machines):
+        return value["file"], []
+    return value["file"], machines[:MAX_MACHINES]
 
 
 def check_store_origin(root: Path, db: Database) -> int:
     """The checks above; returns how many memories were found to have come in a committed store (0 mostly)."""
-    home = _home(db.path)
+    file = _file_key(db.path)
     marked = 0
-    if home is not None and db.meta("home") != home:
-        marked = adopt(root, db, home)
+    if file is not None:
+        me = machine_id()
+        known_file, machines = _record(db.meta("home"))
+        if known_file != file or me not in machines:
+            machines = [*machines, me] if known_file == file else [me]
+            marked = adopt(root, db, json.dumps({"file": file, "machines": machines[-MAX_MACHINES:]}))
     if db.meta("shared_origins"):
         sort_out_shared(root, db)
     return marked
 
 
 def adopt(root: Path, db: Database, home: str) -> int:
-    """Make the file this machine's; its memories `committed` first when git says it came with the repository."""
+    """Make the file this machine's; first, when git says it came with the repository, its memories that the
+    checked-out version holds become `committed` (all of them when that version cannot be read). Memories written
+    here since (a record made by another state folder of this user) are not in it and stay as they are."""
     try:
         relative = db.path.relative_to(root).as_posix()
     except ValueError:
@@ -63,8 +90,12 @@ def adopt(root: Path, db: Database, home: str) -> int:
     if relative is None or not db.count_all() or not is_tracked(root, relative):
         db.set_meta("home", home)
         return 0
-    pending = [pk for pk, text in db.texts() if is_instruction_like(text)]
-    return db.mark_all_committed(now_iso(), pending, home)
+    with tempfile.TemporaryDirectory(prefix="codememory-committed-") as folder:
+        copy = Path(folder) / "memory.db"
+        came = memory_ids_in(copy) if committed_copy(root, relative, copy) else None
+    chosen = None if came is None else {pk for _, pk in db.get_pk_map(list(came))}
+    pending = [pk for pk, text in db.texts() if (chosen is None or pk in chosen) and is_instruction_like(text)]
+    return db.mark_committed(came, now_iso(), pending, home)
 
 
 def sort_out_shared(root: Path, db: Database) -> None:

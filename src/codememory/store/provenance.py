@@ -4,12 +4,15 @@ core/provenance.py; deciding them is for the layers above (service/provenance_ch
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import sqlite3
+from collections.abc import Collection, Iterator, Sequence
+from pathlib import Path
 
 from codememory.core.provenance import REVIEW_STATES, Provenance, stored_provenance
 from codememory.store.connection import chunks
 from codememory.store.memories import MemoryRows
-from codememory.store.rows import VALID_MEMORY_SQL
+from codememory.store.rows import VALID_MEMORY_SQL, is_memory_id
+from codememory.store.salvage import open_read_only, real_table
 
 
 class ProvenanceRows(MemoryRows):
@@ -39,14 +42,23 @@ class ProvenanceRows(MemoryRows):
             [(p.origin, p.by, p.at, p.review, pk) for pk, p in rows],
         )
 
-    def mark_all_committed(self, now: str, pending: Sequence[int], home: str | None) -> int:
-        """Every memory of this file becomes `committed` (it arrived with the repository, whatever its rows say),
-        those in `pending` wait for review, and the file is recorded as this machine's now (`home`, unless None),
-        in one transaction. Returns how many memories there are."""
+    def mark_committed(self, ids: Collection[str] | None, now: str, pending: Sequence[int], home: str | None) -> int:
+        """The memories of this file with these ids (None: every one) become `committed` (they arrived with the
+        repository, whatever their rows say), those in `pending` wait for review, and the file is recorded as this
+        machine's now (`home`, unless None), in one transaction. Returns how many memories were marked."""
         with self.transaction():
-            count = self.conn.execute(
-                "UPDATE memories SET origin = 'committed', origin_by = NULL, origin_at = ?, review = NULL", (now,)
-            ).rowcount
+            if ids is None:
+                count = self.conn.execute(
+                    "UPDATE memories SET origin = 'committed', origin_by = NULL, origin_at = ?, review = NULL", (now,)
+                ).rowcount
+            else:
+                count = 0
+                for chunk in chunks(list(ids)):
+                    count += self.conn.execute(
+                        "UPDATE memories SET origin = 'committed', origin_by = NULL, origin_at = ?, review = NULL "
+                        f"WHERE id IN ({','.join('?' * len(chunk))})",
+                        (now, *chunk),
+                    ).rowcount
             for chunk in chunks(list(pending)):
                 self.conn.execute(
                     f"UPDATE memories SET review = 'pending' WHERE pk IN ({','.join('?' * len(chunk))})", chunk
@@ -118,3 +130,24 @@ class ProvenanceRows(MemoryRows):
             f"SELECT m.origin, count(*) FROM memories m WHERE {VALID_MEMORY_SQL} GROUP BY m.origin"
         ).fetchall()
         return {str(o): int(n) for o, n in rows}
+
+
+def memory_ids_in(path: Path) -> set[str] | None:
+    """The memory ids another store file holds (a copy of one from git), read as repair reads a foreign file:
+    read-only, nothing it defines runs, only a real `memories` table; None when it cannot be read."""
+    try:
+        src = open_read_only(path)
+    except sqlite3.Error:
+        return None
+    try:
+        objects = {
+            str(n): (str(t), str(sql or ""))
+            for n, t, sql in src.execute("SELECT name, type, sql FROM sqlite_master").fetchall()
+        }
+        if real_table(objects, "memories") is not None:
+            return None
+        return {str(r[0]) for r in src.execute("SELECT id FROM memories") if is_memory_id(r[0])}
+    except (sqlite3.Error, ValueError):
+        return None
+    finally:
+        src.close()

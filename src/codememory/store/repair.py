@@ -186,7 +186,8 @@ def _made_here(src: sqlite3.Connection, objects: dict[str, tuple[str, str]]) -> 
         home = json.loads(row[0]) if row and isinstance(row[0], str) else None
     except (sqlite3.DatabaseError, ValueError, RecursionError):
         return False
-    return isinstance(home, dict) and home.get("machine") == machine_id()
+    machines = home.get("machines") if isinstance(home, dict) else None
+    return isinstance(machines, list) and machine_id() in machines
 
 
 # ------------------------------------------------------------------------------------- public
@@ -244,7 +245,7 @@ def _repair(path: Path, progress: Progress | None, progress_every: int) -> Repai
             if version >= PROVENANCE_VERSION and not _made_here(src, objects):
                 # Another machine's store (committed, copied): its rows' origins are its claims, not ours.
                 pending = [pk for pk, text in db.texts() if is_instruction_like(text)]
-                db.mark_all_committed(now_iso(), pending, None)
+                db.mark_committed(None, now_iso(), pending, None)
             _finish(db)
         finally:
             db.close()
