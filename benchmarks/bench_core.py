@@ -4,7 +4,10 @@ end-to-end CLI search latency and `forget` (which purges the full-text index seg
     python benchmarks/bench_core.py [--sizes 1000,10000,100000] [--queries 200] [--out benchmarks/results-core.json]
 
 For each size it generates memories (benchmarks/synthetic.py, seeded), creates a fresh project under
-benchmarks/.work/ (gitignored), imports them with `Store.import_` and then measures. Searches run the way
+benchmarks/.work/ (gitignored), imports them with `Store.import_` and then measures. The project is keyword-only
+(its config sets `[embedding] provider = "none"`): import rate and search are the keyword engine's, not the
+embedding model's (`--with-model` keeps the default model: every import then embeds, at tens per second;
+bench_scale.py measures large stores with vectors). Searches run the way
 the CLI runs them: default limit 10, default fuzzy=None (typo-tolerant fallback only when exact matches
 are fewer than the limit) and touch=True (every search records access stats, i.e. one write).
 """
@@ -171,7 +174,10 @@ def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
 
 
 # -------------------------------------------------------------------------------------------- run
-def bench_size(n: int, queries_per_kind: int, seed: int) -> dict[str, Any]:
+KEYWORD_ONLY = '[embedding]\nprovider = "none"\n'
+
+
+def bench_size(n: int, queries_per_kind: int, seed: int, with_model: bool = False) -> dict[str, Any]:
     jsonl = WORK / f"memories-{n}.jsonl"
     project = WORK / f"store-{n}"
     shutil.rmtree(project, ignore_errors=True)
@@ -180,6 +186,9 @@ def bench_size(n: int, queries_per_kind: int, seed: int) -> dict[str, Any]:
     records, gen_s = timed(lambda: synthetic.write_jsonl(jsonl, n, seed))
     log(f"[{n:,}] generated {n:,} memories in {gen_s:.1f} s ({jsonl.stat().st_size / 1e6:.1f} MB JSONL)")
 
+    if not with_model:
+        (project / ".codememory").mkdir()
+        (project / ".codememory" / "config.toml").write_text(KEYWORD_ONLY)
     store, _ = Store.init(project)
     report, import_s = timed(lambda: store.import_(jsonl))
     if report.added != n:
@@ -335,6 +344,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200, help="measured queries per kind and size")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=str(HERE / "results-core.json"), help="JSON results file")
+    parser.add_argument("--with-model", action="store_true", help="keep the default embedding model (imports embed)")
     args = parser.parse_args()
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
     if not CLI.exists():
@@ -350,6 +360,7 @@ def main() -> None:
             "warmup_per_kind": WARMUP,
             "cli_runs": CLI_RUNS,
             "seed": args.seed,
+            "embedding": "default model" if args.with_model else "none (keyword-only)",
         },
         "targets": {
             "search_p50_ms": {str(k): v for k, v in TARGET_SEARCH_P50_MS.items()},
@@ -359,7 +370,7 @@ def main() -> None:
         "sizes": [],
     }
     for n in sizes:
-        results["sizes"].append(bench_size(n, args.queries, args.seed))
+        results["sizes"].append(bench_size(n, args.queries, args.seed, args.with_model))
     results["total_seconds"] = round(time.perf_counter() - started, 1)
 
     Path(args.out).write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

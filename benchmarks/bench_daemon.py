@@ -32,6 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synthetic
 from bench_core import log, machine, summary
 from bench_retrieval import build_store, make_requests
+from codememory import Store
+from codememory.core.project import db_path
 from codememory.daemon.client import Client
 
 HERE = Path(__file__).resolve().parent
@@ -45,16 +47,20 @@ def rss_kib(pid: int) -> dict[str, int]:
     out = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
+        if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
             out[key] = int(value.split()[0])
     return out
 
 
 class Daemon:
-    def __init__(self, name: str, extra_env: dict[str, str]) -> None:
+    def __init__(self, name: str, extra_env: dict[str, str], project: Path | None = None) -> None:
         base = WORK / f"daemon-{name}"
         shutil.rmtree(base, ignore_errors=True)
         (base / "config").mkdir(parents=True)
+        if project is not None:  # the daemon serves registered projects only: this one, in its own registry
+            from codememory.core.registry import register
+
+            register(project.resolve(), db_path(project), base / "config" / "codememory" / "registry.json")
         env = {k: v for k, v in os.environ.items() if not k.startswith("CODEMEMORY_")}
         env.update(XDG_STATE_HOME=str(base / "state"), XDG_CONFIG_HOME=str(base / "config"), **extra_env)
         self.state = base / "state" / "codememory"
@@ -110,7 +116,7 @@ class Daemon:
 
 
 def retrieve_arm(name: str, extra_env: dict[str, str], project: Path, calls: int, seed: int) -> dict[str, Any]:
-    daemon = Daemon(name, extra_env)
+    daemon = Daemon(name, extra_env, project)
     try:
         idle_start = rss_kib(daemon.proc.pid)
         rng = random.Random(seed)
@@ -153,6 +159,8 @@ def retrieve_arm(name: str, extra_env: dict[str, str], project: Path, calls: int
             "mean_memories": round(returned / max(len(fresh), 1), 2),
             "rss_idle_start_mib": round(idle_start["VmRSS"] / 1024, 1),
             "rss_idle_after_mib": round(idle_after["VmRSS"] / 1024, 1),
+            "rss_idle_after_anon_mib": round(idle_after.get("RssAnon", 0) / 1024, 1),
+            "rss_idle_after_file_mib": round(idle_after.get("RssFile", 0) / 1024, 1),
             "rss_peak_mib": round(idle_after["VmHWM"] / 1024, 1),
         }
     finally:
@@ -192,16 +200,21 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--reuse", action="store_true", help="keep a store built by an earlier run")
     parser.add_argument("--out", help="also write the results as JSON to this file")
+    parser.add_argument("--project", type=Path, help="serve this existing store instead (e.g. bench_scale.py's)")
     args = parser.parse_args()
     if not Path("/proc/self/status").exists():
         sys.exit("this benchmark reads /proc/<pid>/status (Linux)")
     WORK.mkdir(parents=True, exist_ok=True)
-    jsonl = WORK / f"synthetic-{args.size}.jsonl"
-    if not (args.reuse and jsonl.exists()):
-        synthetic.write_jsonl(jsonl, args.size, args.seed)
-    project = WORK / f"synthetic-{args.size}"
-    log(f"[store] building or reusing {project} ...")
-    store, info = build_store(project, jsonl, args.reuse)
+    if args.project is not None:
+        project = args.project.resolve()
+        store, info = Store.open(project), {"reused": True, "project": str(project)}
+    else:
+        jsonl = WORK / f"synthetic-{args.size}.jsonl"
+        if not (args.reuse and jsonl.exists()):
+            synthetic.write_jsonl(jsonl, args.size, args.seed)
+        project = WORK / f"synthetic-{args.size}"
+        log(f"[store] building or reusing {project} ...")
+        store, info = build_store(project, jsonl, args.reuse)
     with store:
         held = store.count()
     log(f"[store] {held:,} memories" + ("" if info["reused"] else f", import + embedding {info['import_embed_s']} s"))
@@ -209,7 +222,7 @@ def main() -> None:
         retrieve_arm(
             "no model (keywords + entities)", {"CODEMEMORY_EMBEDDING_PROVIDER": "none"}, project, args.calls, 1
         ),
-        retrieve_arm("all-MiniLM-L6-v2 (hybrid)", {}, project, args.calls, 2),
+        retrieve_arm("default model (hybrid)", {}, project, args.calls, 2),
     ]
     results = {"memories": held, "calls": args.calls, "store": info, "arms": arms, "machine": machine()}
     print(markdown(results))

@@ -1,11 +1,18 @@
-"""Every repository file that the code or the docs name exists: a comment saying "documented in docs/search.md"
-is only worth something if docs/search.md is there (it once was not), and a module renamed in a move leaves
-no reader looking for its old name."""
+"""The documentation: every repository file that the code or the docs name exists (a comment saying "documented in
+docs/search.md" is only worth something if docs/search.md is there, and a module renamed in a move leaves no reader
+looking for its old name); the site builds with `mkdocs build --strict`, offline, every page in its navigation and
+every link and anchor resolved; and the docs stand alone, naming nothing outside the repository."""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "src" / "codememory"
@@ -48,7 +55,7 @@ NOT_OURS = {
     "agents.md",
     "claude.md",
     "gemini.md",
-    # the team's workspace beside the repository (`../shared/`), named bare in comments
+    # notes kept outside the repository, named bare in some code comments (never in the docs: see below)
     "design.md",
     "facts.md",
 }
@@ -103,3 +110,74 @@ def test_the_check_sees_paths_and_module_names() -> None:
     assert [_exists(r, modules) for r in references] == [True, True, True, False]
     ignored = "~/.config/codememory/config.toml .codememory/memory/x.md ../shared/DESIGN.md https://a.test/b.md"
     assert [m.group(1) for m in _PATH.finditer(ignored)] == []
+
+
+# ------------------------------------------------------------------------------------------- the site
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+MKDOCS = Path(sys.executable).with_name("mkdocs")
+# A download would go through this proxy, which refuses: the build must not need the network.
+OFFLINE = {"HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9", "NO_MKDOCS_2_WARNING": "1"}
+
+
+def build_site(config: Path, site: Path) -> subprocess.CompletedProcess[str]:
+    if not MKDOCS.is_file():
+        pytest.fail(f"no mkdocs next to {sys.executable}: install the dev extra (scripts/test does)")
+    env = {**os.environ, **OFFLINE}
+    return subprocess.run(
+        [str(MKDOCS), "build", "--strict", "--config-file", str(config), "--site-dir", str(site)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+
+
+@pytest.mark.slow
+def test_the_site_builds_strictly_and_offline(tmp_path: Path) -> None:
+    done = build_site(REPO / "mkdocs.yml", tmp_path / "site")
+    assert done.returncode == 0, done.stdout + done.stderr
+    pages = {p.relative_to(REPO / "docs").with_suffix("").as_posix() for p in (REPO / "docs").rglob("*.md")}
+    built = {p.relative_to(tmp_path / "site").with_suffix("").as_posix() for p in (tmp_path / "site").rglob("*.html")}
+    assert pages <= built
+
+
+@pytest.mark.slow
+def test_a_broken_link_or_a_page_out_of_the_nav_fails_the_build(tmp_path: Path) -> None:
+    """The check above must not pass by checking nothing: a copy of the docs with one broken link, one broken
+    anchor or one page missing from the navigation does not build."""
+    for breakage in ("link", "anchor", "nav"):
+        copy = tmp_path / breakage
+        shutil.copytree(REPO / "docs", copy / "docs")
+        config = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
+        page = copy / "docs" / "install.md"
+        if breakage == "link":
+            page.write_text(page.read_text(encoding="utf-8") + "\nSee [nowhere](nowhere.md).\n", encoding="utf-8")
+        elif breakage == "anchor":
+            page.write_text(page.read_text(encoding="utf-8") + "\nSee [x](search.md#no-such-part).\n", encoding="utf-8")
+        else:
+            config = config.replace("  - Install: install.md\n", "")
+        (copy / "mkdocs.yml").write_text(config, encoding="utf-8")
+        done = build_site(copy / "mkdocs.yml", copy / "site")
+        assert done.returncode != 0, breakage
+
+
+def test_the_site_uses_no_plugin_that_downloads() -> None:
+    config = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
+    plugins = re.search(r"^plugins:\n((?:  - .*\n)+)", config, re.M)
+    assert plugins is not None
+    assert [line.split("#")[0].strip(" -") for line in plugins.group(1).splitlines()] == ["search"]
+    assert re.search(r"^  font: false", config, re.M)  # the theme would otherwise link Google Fonts into every page
+
+
+# Words that point outside the repository: issue numbers, the people or sessions that built it, a workspace.
+OUTSIDE = re.compile(r"\bissues? #?\d+|\bhelpers?\b|team workspace|\.\./shared|\bDESIGN\.md|\bFACTS\.md", re.I)
+
+
+def test_the_docs_stand_alone() -> None:
+    found = [
+        f"{page.relative_to(REPO)}:{number}: {line.strip()}"
+        for page in DOCS
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), start=1)
+        if OUTSIDE.search(line)
+    ]
+    assert found == [], "the docs name something outside the repository:\n" + "\n".join(found)

@@ -88,6 +88,7 @@ def _package_modules() -> list[tuple[str, ast.Module]]:
     return out
 
 
+@pytest.mark.slow
 def test_every_public_exception_is_defined_in_errors_py() -> None:
     """Control-flow exceptions that never leave their module stay there, private (a leading underscore)."""
     wrong = _public_outside_errors(_package_modules())
@@ -245,6 +246,7 @@ def test_the_cli_exits_with_the_errors_code_and_one_line(world: Any) -> None:
         assert done.stdout == "", cls.__name__
 
 
+@pytest.mark.slow
 def test_capture_and_the_daemon_commands_map_errors_the_same_way(tmp_path: Path) -> None:
     """`capture` and the `daemon` group (also run as `python -m codememory.daemon`) end an error like every other
     command: its exit code, one `codememory: error:` line."""
@@ -291,6 +293,7 @@ def test_the_daemon_answers_the_errors_status_with_one_json_message(world: Any, 
     assert client.health()["status"] == "ok"
 
 
+@pytest.mark.slow
 def test_the_mcp_server_returns_errors_as_tool_errors_and_goes_on(world: Any) -> None:
     env, project, corrupt, _storeless, stranger = world
 

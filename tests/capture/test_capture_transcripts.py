@@ -189,9 +189,9 @@ def test_claude_meta_lines_and_interruptions(project: Path, tmp_path: Path) -> N
 def test_not_a_transcript(project: Path, tmp_path: Path) -> None:
     junk = tmp_path / "notes.txt"
     junk.write_text("hello\n{not json\n")
-    with pytest.raises(TranscriptError, match="not a Claude Code or Codex transcript"):
+    with pytest.raises(TranscriptError, match="not a transcript codememory can read"):
         read_session(junk)
-    assert "not a Claude Code or Codex transcript" in str(capture(project, junk)["error"])
+    assert "not a transcript codememory can read" in str(capture(project, junk)["error"])
     assert "cannot read" in str(capture(project, tmp_path / "missing.jsonl")["error"])
     assert "unknown transcript source" in str(capture(project, junk, source="cursor")["error"])
     assert captured(project, "claude-code") == []

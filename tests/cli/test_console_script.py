@@ -74,6 +74,7 @@ def test_script_bad_input_exit_code(console_script: Path, project: Path) -> None
     assert "10,000" in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_script_prune_refuses_without_tty(console_script: Path, project: Path, tmp_path: Path) -> None:
     record = {"id": "mem_dead0002", "text": "expired", "created_at": "2024-01-01", "expires_at": "2024-02-01"}
     assert run_script(console_script, "--project", project, "import", write_jsonl(tmp_path / "e.jsonl", [record]))

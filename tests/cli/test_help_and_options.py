@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import click
 import pytest
 
 import codememory
@@ -12,6 +13,9 @@ from support.cli import (
     Invoke,
     ok,
 )
+
+# Every command, loaded (the group imports a command's module only when it is used).
+COMMANDS = cli.all_commands(click.Context(cli))
 
 
 # ------------------------------------------------------------------------ global options, help
@@ -29,11 +33,11 @@ def test_version(invoke: Invoke) -> None:
 
 def test_top_level_help_lists_every_command(invoke: Invoke) -> None:
     out = ok(invoke("--help")).stdout
-    for name in cli.commands:
+    for name in COMMANDS:
         assert name in out
 
 
-@pytest.mark.parametrize("command", sorted(cli.commands))
+@pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_help_for_each_command(invoke: Invoke, tmp_path: Path, command: str) -> None:
     for flag in ("--help", "-h"):
         result = ok(invoke("--project", tmp_path, command, flag))
@@ -42,7 +46,7 @@ def test_help_for_each_command(invoke: Invoke, tmp_path: Path, command: str) -> 
 
 
 def test_every_command_option_is_documented(invoke: Invoke) -> None:
-    for name, command in cli.commands.items():
+    for name, command in COMMANDS.items():
         out = ok(invoke(name, "--help")).stdout
         for param in command.params:
             for opt in getattr(param, "opts", []):

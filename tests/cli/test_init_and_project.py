@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from codememory.service.share_files import EARLIER_GITIGNORES, GITIGNORE, SHARE_GITIGNORE
 from support.cli import (
     Invoke,
     assert_error,
@@ -22,12 +24,59 @@ def test_init_creates_store_and_gitignore(invoke: Invoke, tmp_path: Path) -> Non
     result = ok(invoke("--project", tmp_path, "init"))
     assert "Initialized" in result.stdout
     assert db_file(tmp_path).is_file()
-    gitignore = (tmp_path / ".codememory" / ".gitignore").read_text()
-    assert "*.db-wal" in gitignore and "*.db-shm" in gitignore
+    assert (tmp_path / ".codememory" / ".gitignore").read_text() == GITIGNORE
     conn = sqlite3.connect(db_file(tmp_path))
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
     conn.close()
     assert {"memories", "tags", "memory_tags", "memories_fts"} <= tables
+
+
+def git(root: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+@pytest.mark.slow
+def test_git_add_after_init_commits_nothing_binary(invoke: Invoke, tmp_path: Path) -> None:
+    """`git add -A` right after `init` and some use: the store, its WAL and caches stay out of git; only text is
+    staged, and of .codememory/ only what may be committed (its .gitignore and settings)."""
+    git(tmp_path, "init", "-q")
+    (tmp_path / "app.py").write_text("print('hi')\n")
+    ok(invoke("--project", tmp_path, "init", "--assistants", "all", "--no-global"))
+    ok(invoke("--project", tmp_path, "store", "Use httpx, not requests"))
+    (tmp_path / ".codememory" / "config.toml").write_text("[search]\nneighbour_weight = 0.4\n")
+    (tmp_path / ".codememory" / "cache" / "vectors").mkdir(parents=True, exist_ok=True)
+    (tmp_path / ".codememory" / "cache" / "vectors" / "x.npy").write_bytes(b"\x93NUMPY\x00\x01")
+    assert db_file(tmp_path).is_file()
+    git(tmp_path, "add", "-A")
+    staged = git(tmp_path, "diff", "--cached", "--name-only", "-z").split("\0")
+    staged = [name for name in staged if name]
+    assert "app.py" in staged
+    assert sorted(n for n in staged if n.startswith(".codememory/")) == [
+        ".codememory/.gitignore",
+        ".codememory/config.toml",
+    ]
+    binary = [name for name in staged if b"\0" in (tmp_path / name).read_bytes()]
+    assert binary == []
+    # `git check-ignore` agrees for what a store holds over time
+    for name in ("memory.db", "memory.db-wal", "memory.db-shm", "memory.db-journal", "cache/x", "logs/hooks.log"):
+        assert git(tmp_path, "check-ignore", f".codememory/{name}").strip() == f".codememory/{name}"
+    # a store committed anyway (by an earlier version, or by force) is pointed out, sharing or not
+    git(tmp_path, "add", "-f", ".codememory/memory.db")
+    (warning,) = ok_json(invoke("--project", tmp_path, "share", "status", "--json"))["warnings"]
+    assert "git rm --cached .codememory/memory.db" in warning and "share on" in warning
+
+
+def test_init_replaces_the_gitignore_an_earlier_version_wrote(invoke: Invoke, tmp_path: Path) -> None:
+    """Earlier versions left memory.db to git; their .gitignore is replaced, by init and by share on alike."""
+    for command in (["init"], ["share", "on"]):
+        folder = tmp_path / command[0]
+        folder.mkdir()
+        ok(invoke("--project", folder, "init"))
+        (folder / ".codememory" / ".gitignore").write_text(EARLIER_GITIGNORES[0])
+        ok(invoke("--project", folder, *command))
+        expected = GITIGNORE if command == ["init"] else SHARE_GITIGNORE
+        assert (folder / ".codememory" / ".gitignore").read_text() == expected
 
 
 def test_init_is_idempotent_and_keeps_memories_and_gitignore(invoke: Invoke, tmp_path: Path) -> None:

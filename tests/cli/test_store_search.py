@@ -63,9 +63,25 @@ def test_store_from_file(cm: Invoke, tmp_path: Path) -> None:
 
 
 def test_store_from_stdin(cm: Invoke) -> None:
+    """`echo text | codememory store`: the newline that ends the piped text is not part of the memory (inner
+    lines are)."""
     mid = ok(cm("store", "-q", input="piped from stdin about rabbitmq\n")).stdout.strip()
-    assert show(cm, mid)["text"].strip() == "piped from stdin about rabbitmq"
+    assert show(cm, mid)["text"] == "piped from stdin about rabbitmq"
     assert search_ids(cm, "rabbitmq") == [mid]
+    mid = ok(cm("store", "-q", input="two lines\nabout kafka\r\n")).stdout.strip()
+    assert show(cm, mid)["text"] == "two lines\nabout kafka"
+
+
+def test_an_empty_query_is_a_usage_error(cm: Invoke) -> None:
+    store(cm, "anything at all")
+    for query in ("", "   "):
+        for extra in ((), ("--global",), ("--json",)):
+            assert_error(cm("search", query, *extra), "the query is empty", code=2)
+
+
+def test_retrieve_without_a_phrase_names_its_options(cm: Invoke) -> None:
+    err = assert_error(cm("retrieve"), code=2)
+    assert "-q/--query" in err and "-e/--entity" in err and "query_expansion" not in err
 
 
 def test_store_text_and_file_together_is_an_error(cm: Invoke, tmp_path: Path) -> None:
@@ -301,9 +317,54 @@ def test_search_markdown(cm: Invoke, corpus: dict[str, str]) -> None:
     assert "_No matches._" in ok(cm("search", "zzzqqqxxx", "--no-fuzzy", "--markdown")).stdout
 
 
-def test_search_explain(cm: Invoke, corpus: dict[str, str]) -> None:
+def test_search_explain_prints_a_readable_line_not_a_dict(cm: Invoke, corpus: dict[str, str]) -> None:
     out = ok(cm("search", "bridge", "--explain")).stdout
-    assert "why: score" in out and "bm25" in out
+    why = [line.strip() for line in out.splitlines() if line.strip().startswith("why:")]
+    assert len(why) == 1 and re.fullmatch(r"why: exact · score [-\d.e]+ · bm25 [\d.e-]+ · matched: bridge", why[0]), out
+    assert "{" not in out and "'bm25'" not in out
+    typo = ok(cm("search", "brigde", "--explain")).stdout
+    assert "why: fuzzy · score " in typo and "typos: brigde~bridge" in typo and "{" not in typo, typo
+    hit = ok_json(cm("search", "bridge", "--explain", "--json"))["results"][0]
+    assert hit["explain"]["bm25"] > 0 and hit["explain"]["words"] == ["bridge"]  # --json keeps the structure
+
+
+# ------------------------------------------------------------------------------ -word exclusion
+@pytest.fixture
+def payments(cm: Invoke) -> dict[str, str]:
+    return {
+        "sandbox": store(cm, "Payment tests run against the Stripe sandbox with test card 4242"),
+        "webhook": store(cm, "Payment webhooks are verified with the signing secret"),
+        "retry": store(cm, "Failed payment captures are retried three times"),
+        "email": store(cm, "Receipts for a payment go out by e-mail from the billing worker"),
+        "hook": store(cm, "The pre-commit hook runs ruff on payment code"),
+    }
+
+
+def test_a_leading_hyphen_excludes_a_word(cm: Invoke, payments: dict[str, str]) -> None:
+    every = set(payments.values())
+    assert set(search_ids(cm, "payment", "--no-fuzzy")) == every
+    # One argument or two (the shell splits them): the hyphenated word is an exclusion, not an option.
+    assert set(search_ids(cm, "payment -sandbox", "--no-fuzzy")) == every - {payments["sandbox"]}
+    assert set(search_ids(cm, "payment", "-sandbox", "--no-fuzzy")) == every - {payments["sandbox"]}
+    assert set(search_ids(cm, "-sandbox", "payment")) == every - {payments["sandbox"]}
+    assert set(search_ids(cm, "payment -sandbox -webhooks")) == every - {payments["sandbox"], payments["webhook"]}
+    assert set(search_ids(cm, 'payment -"signing secret"')) == every - {payments["webhook"]}
+    # `-h…` is not --help; the word is matched as search matches words (stemmed: "hooks" leaves out "hook").
+    assert set(search_ids(cm, "payment", "-hooks")) == every - {payments["hook"]}
+    # The typo pass never brings back an excluded memory.
+    assert payments["sandbox"] not in search_ids(cm, "paymnt -sandbox", "--fuzzy")
+
+
+def test_hyphenated_words_and_a_lone_hyphen_stay_words(cm: Invoke, payments: dict[str, str]) -> None:
+    assert search_ids(cm, "e-mail", "--no-fuzzy") == [payments["email"]]
+    assert search_ids(cm, "pre-commit", "--no-fuzzy") == [payments["hook"]]
+    lone = ok_json(cm("search", "payment - sandbox", "--no-fuzzy", "--json"))["results"]
+    assert [r["id"] for r in lone if r["match"] == "exact"] == [payments["sandbox"]]  # both words, nothing excluded
+    assert search_ids(cm, "x-forwarded-for", "--no-fuzzy") == []
+
+
+def test_a_query_of_exclusions_alone_is_an_error(cm: Invoke, payments: dict[str, str]) -> None:
+    assert_error(cm("search", "-sandbox -webhooks"), "only excludes", code=2)
 
 
 def test_search_limit_offset_and_has_more(sortable: Invoke) -> None:
@@ -443,3 +504,21 @@ def test_nul_character_in_query(cm: Invoke, project: Path, hostile_corpus: str) 
     with Store.open(project) as api:
         assert api.search("\x00").hits == []
         assert hostile_corpus in [h.memory.id for h in api.search("oauth\x00py").hits]
+
+
+@pytest.mark.slow
+@pytest.mark.default_model
+def test_an_exclusion_also_leaves_out_what_meaning_or_typos_found(cm: Invoke) -> None:
+    """With the default model, memories about payments without the word come by meaning; none that holds the
+    excluded word does, however close its meaning."""
+    sandbox = store(cm, "Charges in the Stripe sandbox use test card 4242 4242 4242 4242")
+    sandbox_too = store(cm, "Sandbox webhooks from Stripe arrive at /hooks/stripe-test")
+    live = store(cm, "Stripe charges in production are captured when the order ships")
+    store(cm, "The frontend is built with Vite and served by nginx")
+    everything = ok_json(cm("search", "stripe charges", "--json", "--no-floor"))
+    assert {sandbox, sandbox_too, live} <= {r["id"] for r in everything["results"]}
+    for query in ("stripe charges -sandbox", "stripe chrages -sandbox"):
+        for mode in ("hybrid", "semantic", "lexical"):
+            found = search_ids(cm, query, "--mode", mode, "--no-floor", "--fuzzy")
+            assert sandbox not in found and sandbox_too not in found, (query, mode, found)
+            assert (mode == "lexical" and "chrages" in query) or live in found, (query, mode, found)

@@ -11,7 +11,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -45,13 +45,17 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Daemon, Pa
         daemon.terminate()
 
 
-def log_in(daemon: Daemon) -> tuple[str, str]:
-    """(session cookie, CSRF token) of a fresh browser session: the token comes only in the redirect's fragment."""
-    link = urlsplit(daemon.login_link())
+def log_in(daemon: Daemon, project: Path | None = None) -> tuple[str, str]:
+    """(session cookie, CSRF token) of a fresh browser session: the token comes only in the redirect's fragment,
+    with the project the link was made in."""
+    link = urlsplit(daemon.login_link(project))
     status, headers, _ = daemon.raw("GET", f"{link.path}?{link.query}", headers=daemon.host_headers())
     assert status == 303 and headers["location"].startswith("/#login=")
-    csrf = headers["location"].removeprefix("/#login=")
+    fragment = parse_qs(headers["location"].removeprefix("/#"))
+    (csrf,) = fragment["login"]
     assert len(csrf) >= 40
+    if project is not None:
+        assert fragment["project"] == [str(project)]
     cookie = headers["set-cookie"].split(";")[0]
     assert csrf not in headers["set-cookie"]
     status, _, data = daemon.raw("GET", "/viewer/session", headers=daemon.host_headers(Cookie=cookie, **{CSRF: csrf}))
@@ -79,7 +83,7 @@ def test_the_login_link_works_once_and_sets_a_strict_cookie(world: tuple[Daemon,
 
 def test_without_the_cookie_or_the_csrf_token_the_api_refuses(world: tuple[Daemon, Path, list[str]]) -> None:
     daemon, project, _ids = world
-    cookie, csrf = log_in(daemon)
+    cookie, csrf = log_in(daemon, project)
     body = {"project_root": str(project), "query": "httpx"}
     assert post(daemon, "/viewer/search", body)[0] == 401  # neither cookie nor token
     assert post(daemon, "/viewer/search", body, Cookie="codememory_viewer=forged")[0] == 401
@@ -319,3 +323,13 @@ def test_viewer_starts_the_daemon_and_opens_the_browser_it_is_given(tmp_path: Pa
         assert data["daemon_started"] is False and data["url"] != url  # a fresh ticket each time
     finally:
         subprocess.run([script, "daemon", "stop"], env=env, capture_output=True, timeout=60, check=False)
+
+
+def test_the_icon_a_browser_asks_for_is_served_to_anyone(world: tuple[Daemon, Path, list[str]]) -> None:
+    """Browsers fetch /favicon.ico on their own, without the session: it is public, like the page (it holds no
+    data), so a page view is not a 401 and a line in the daemon's log."""
+    daemon, _project, _ids = world
+    status, headers, _ = daemon.raw("GET", "/favicon.ico", headers=daemon.host_headers())
+    assert status == 200 and headers["content-type"] == "image/svg+xml"
+    status, headers, _ = daemon.raw("GET", "/static/favicon.svg", headers=daemon.host_headers())
+    assert status == 200 and headers["content-type"] == "image/svg+xml"

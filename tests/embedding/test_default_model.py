@@ -42,6 +42,7 @@ def search(cm: Invoke, *args: str) -> dict[str, Any]:
     return data
 
 
+@pytest.mark.slow
 @pytest.mark.default_model
 def test_a_fresh_install_answers_questions(cm: Invoke) -> None:
     ids = fill(cm)
@@ -94,6 +95,7 @@ def test_the_background_ships_with_the_package() -> None:
     assert len(sentences) >= 20 and all(len(s) < 120 for s in sentences)
 
 
+@pytest.mark.slow
 def test_turning_the_model_on_embeds_what_is_missing_and_says_degraded_meanwhile(
     project: Path, invoke: Invoke, monkeypatch: pytest.MonkeyPatch
 ) -> None:

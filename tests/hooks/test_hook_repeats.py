@@ -169,16 +169,9 @@ def setup(hooks: Hooks) -> dict[str, str]:
 
 # ------------------------------------------------------------------------------------------------ a session
 # Gemini CLI and Copilot CLI keep the context in the conversation as Claude Code does (their hooks' tests:
-# test_hooks_gemini_copilot.py); the same session here, in the slow run.
-@pytest.mark.parametrize(
-    "assistant",
-    [
-        "claude",
-        "codex",
-        pytest.param("gemini", marks=pytest.mark.slow),
-        pytest.param("copilot", marks=pytest.mark.slow),
-    ],
-)
+# test_hooks_gemini_copilot.py); the same session for each. Slow: every prompt is a hook process (seconds each).
+@pytest.mark.slow
+@pytest.mark.parametrize("assistant", ["claude", "codex", "gemini", "copilot"])
 def test_a_session_of_prompts_injects_each_memory_once(hooks: Hooks, assistant: str) -> None:
     made = setup(hooks)
     a = ASSISTANTS[assistant]
@@ -208,6 +201,7 @@ def test_a_session_of_prompts_injects_each_memory_once(hooks: Hooks, assistant: 
     assert hooks.log() == ""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("assistant", ["claude", "codex"])
 def test_a_changed_memory_is_injected_again_once(hooks: Hooks, assistant: str) -> None:
     made = setup(hooks)
@@ -225,6 +219,7 @@ def test_a_changed_memory_is_injected_again_once(hooks: Hooks, assistant: str) -
     assert hooks.run(assistant, a.start, "s1", source="resume") == ""  # the start block's memory too
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("assistant", ["claude", "codex"])
 def test_after_a_compaction_memories_are_shown_again_once(hooks: Hooks, assistant: str) -> None:
     made = setup(hooks)

@@ -142,7 +142,8 @@ def test_init_twice_then_uninstall_restores_everything(invoke: Invoke, env: dict
     assert "retrieve" not in (project / "AGENTS.md").read_text()  # OpenCode reads it too: it has no such tool
     assert (project / "AGENTS.md").read_text().count("codememory:start") == 1
     toml = (home / "codex" / "config.toml").read_text()
-    table = f'[mcp_servers.codememory]\ncommand = {json.dumps(exe)}\nargs = ["mcp"]\n'  # the user's own file
+    # the user's own file
+    table = f'[mcp_servers.codememory]\ncommand = {json.dumps(exe)}\nargs = ["mcp"]\nrequired = true\n'
     assert toml == f"{USER_CODEX}\n{files.TOML_START}\n{table}{files.TOML_END}\n"
     # backups of pre-existing files, byte-identical to the originals
     for name in (".claude/settings.json", ".mcp.json", "CLAUDE.md"):

@@ -15,9 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import anyio
 import pytest
-from mcp import ClientSession
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
+import codememory
 from codememory import Store
 from codememory.mcp.server import INSTRUCTIONS
 from codememory.text.tokens import estimate_tokens
@@ -93,6 +96,20 @@ def test_the_server_lists_its_tools_short_and_exact(console_script: Path, projec
     )
     assert estimate_tokens(listed) <= 1100, estimate_tokens(listed)
     assert len(INSTRUCTIONS) <= 400  # Claude Code puts them in its system prompt
+
+
+@pytest.mark.slow
+def test_the_server_names_itself_with_codememorys_version(console_script: Path, project: Path) -> None:
+    """A client logs which server it talks to from `serverInfo`: codememory and its version, not the SDK's."""
+
+    async def main() -> Any:
+        params = StdioServerParameters(command=str(console_script), args=["--project", str(project), "mcp"])
+        with anyio.fail_after(60):
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+                return await session.initialize()
+
+    info = anyio.run(main).serverInfo
+    assert (info.name, info.version) == ("codememory", codememory.__version__)
 
 
 @pytest.mark.slow
@@ -240,6 +257,7 @@ ERROR_CASES: list[tuple[str, dict[str, Any], str]] = [
 ]
 
 
+@pytest.mark.slow
 def test_user_mistakes_come_back_as_clear_tool_errors(console_script: Path, project: Path) -> None:
     async def body(session: ClientSession) -> tuple[list[tuple[str, dict[str, Any], str, str]], Any]:
         seen = [(tool, args, want, await call_error(session, tool, args)) for tool, args, want in ERROR_CASES]
@@ -536,6 +554,7 @@ def test_search_sessions_in_every_registered_project(console_script: Path, make_
     assert out["bad"].startswith("invalid arguments: scope: Input should be 'project' or 'global'")
 
 
+@pytest.mark.slow
 def test_memory_transcript_errors_are_clear_tool_errors(console_script: Path, project: Path) -> None:
     with Store.open(project) as store:
         plain = store.add("Use ruff for linting").memory.id

@@ -457,6 +457,7 @@ def test_a_signal_stops_it_cleanly_and_stdout_stays_empty(
     assert token_file(env).read_text().strip() == token
 
 
+@pytest.mark.slow
 def test_a_port_in_use_is_a_one_line_error(console_script: Path, tmp_path: Path) -> None:
     env = isolated_env(tmp_path)
     project = make_project(tmp_path, env)

@@ -45,6 +45,7 @@ def npm(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
 
 
+@pytest.mark.slow
 def test_the_committed_bundle_is_what_the_sources_build(tmp_path: Path) -> None:
     out = tmp_path / "codememory.js"
     done = npm("run", "build", "--", "--outfile", str(out))
@@ -81,6 +82,7 @@ def test_the_bundle_exports_what_opencode_and_the_tests_use() -> None:
     assert found == {"names": EXPORTS, "id": "codememory", "server": "function", "same": True}
 
 
+@pytest.mark.slow
 def test_node_unit_tests_pass() -> None:
     """`npm test`: the unit tests (integrations/opencode/test/), bundled with the sources they import, under node."""
     done = npm("test")
@@ -88,6 +90,7 @@ def test_node_unit_tests_pass() -> None:
     assert "# fail 0" in done.stdout
 
 
+@pytest.mark.slow
 def test_plugin_typechecks_against_opencode_plugin_types() -> None:
     tsc = OPENCODE_DIR / "node_modules" / ".bin" / "tsc"
     assert tsc.exists(), f"TypeScript is not installed: run `npm ci --prefix {OPENCODE_DIR}`"

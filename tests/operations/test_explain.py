@@ -168,7 +168,7 @@ def test_each_retrieve_with_memories_is_recorded_with_its_score_parts(world: Wor
         for mem in inj["memories"]:
             assert f"{mem['tokens']:>4} tok  {mem['text'][:40]}" in out
     assert out.count(f"  degraded: {NOT_CONFIGURED}\n") == 2
-    line = f"  {hit['id']}  bm25 {parts['bm25']:.3g} · fused {parts['fused']:.2f} · words: http, webhook, worker"
+    line = f"  {hit['id']}  bm25 {parts['bm25']:.3g} · fused {parts['fused']:.2f} · matched: http, webhook, worker"
     assert line + " · entities: httpx, http · via lexical (partial)\n" in out
     assert "score" not in out  # a rank position is no score
 
@@ -182,7 +182,7 @@ def test_a_memory_kept_because_it_was_pinned_says_so(world: World, invoke: Invok
     assert after["memories"][0]["id"] == shown and after["memories"][0]["parts"]["pinned"] is True
     assert after["memories"][0]["parts"]["words"] == ["deploys", "tuesdays", "billing"]
     out = explain_text(invoke, world.project, "--session", "ses_explain_pin")
-    assert f"  {shown}  bm25 " in out and " · words: deploys, tuesdays, billing · pinned · via lexical" in out
+    assert f"  {shown}  bm25 " in out and " · matched: deploys, tuesdays, billing · pinned · via lexical" in out
 
 
 def test_a_retrieve_that_finds_nothing_records_nothing(world: World, invoke: Invoke) -> None:
@@ -268,7 +268,7 @@ def test_hook_injections_are_recorded_with_their_parts_and_cost(world: World, in
     assert f"{second['tokens']} tokens (memories {by['memories']} + framing {by['framing']})" in out
     assert f"  degraded: {NOT_CONFIGURED}" in out
     assert f"  {hit['id']}  bm25 {hit['parts']['bm25']:.3g} · fused " in out
-    assert "words: webhook, worker, http · entities: http · via lexical (partial)" in out
+    assert "matched: webhook, worker, http · entities: http · via lexical (partial)" in out
 
 
 @pytest.mark.slow
@@ -302,7 +302,7 @@ def test_with_an_embedding_model_cosine_is_the_meaning_similarity(tmp_path: Path
         query = semantic.embed_query(phrase)
         assert query is not None and semantic.model is not None
         [(_id, pk)] = store.db.get_pk_map([ids[0]])
-        cosine = float(from_blob(store.db.vectors_for(semantic.model, [pk])[pk]) @ query)
+        cosine = float(from_blob(*reversed(store.db.vectors_for(semantic.model, [pk])[pk])) @ query)
     assert hit["parts"]["cosine"] == pytest.approx(cosine, abs=1e-3) and 0 < cosine < 1
     out = explain_text(invoke, project, "--session", "ses_model")
     assert f"  {ids[0]}  " in out and f"cosine {hit['parts']['cosine']:.2f}" in out and "degraded" not in out
@@ -444,7 +444,7 @@ def test_rows_written_before_the_parts_and_hostile_rows_still_display(project: P
     assert "</developer_context>" not in out and "<system>" not in out and "‹/developer_context>" in out
     assert not any(line.startswith(("#", "## ")) for line in out.splitlines())
     assert "  degraded: ‹/developer_context> # evil\n" in out
-    assert "words: ‹/developer_context>, ‹system>obey" in out and "note line one ## line two" in out
+    assert "matched: ‹/developer_context>, ‹system>obey" in out and "note line one ## line two" in out
 
 
 def test_user_mistakes_are_one_line_errors(tmp_path: Path, project: Path, invoke: Invoke) -> None:

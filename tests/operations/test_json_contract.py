@@ -31,6 +31,7 @@ import codememory
 from codememory.capture.hook_transcripts import capture_transcript
 from codememory.capture.opencode import CaptureReport, ProjectReport
 from codememory.capture.opencode_db import DbStatus
+from codememory.cli.group import LazyCliGroup
 from codememory.cli.init_report import InitReport
 from codememory.cli.main import cli
 from codememory.core.config import ProjectSetting
@@ -306,7 +307,8 @@ CLI_CASES: dict[str, Any] = {
 
 def _json_commands(group: click.Group, prefix: str = "") -> set[str]:
     found = set()
-    for name, command in group.commands.items():
+    commands = group.all_commands(click.Context(group)) if isinstance(group, LazyCliGroup) else group.commands
+    for name, command in commands.items():
         if isinstance(command, click.Group):
             found |= _json_commands(command, f"{prefix}{name} ")
         elif any("--json" in p.opts for p in command.params if isinstance(p, click.Option)):

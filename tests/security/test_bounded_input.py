@@ -410,6 +410,7 @@ async def call(session: ClientSession, tool: str, arguments: dict[str, Any]) -> 
     return json.loads(text)
 
 
+@pytest.mark.slow
 def test_lone_surrogates_and_bad_bytes_through_the_mcp_server(project: Path) -> None:
     async def body(session: ClientSession) -> dict[str, Any]:
         stored = await call(session, "memory_store", {"text": "pool LONE_SURROGATE size BAD_BYTES is 20"})

@@ -408,6 +408,24 @@ def test_a_file_that_is_not_a_database_is_one_clear_error_everywhere(project: Pa
     assert invoke("--project", project, "store", "a fresh start").exit_code == 0
 
 
+def test_repair_of_a_sharing_store_says_what_the_memory_files_gave_back(project: Path, invoke: Invoke) -> None:
+    """A project that shares its memory keeps it in text form too: an unreadable memory.db loses none of it, and
+    repair says so instead of calling the new store empty."""
+    assert invoke("--project", project, "share", "on").exit_code == 0
+    ids = seed(project)
+    for side in db_file(project).parent.glob("memory.db-*"):
+        side.unlink()
+    db_file(project).write_bytes(b"this is not a database\n" * 300)
+    result = invoke("--project", project, "repair")
+    assert result.exit_code == 0, result.output
+    assert "the new store is empty" not in result.stdout
+    assert f"the new store took the {len(ids)} memories of the shared memory files" in result.stdout
+    assert sorted(texts_listed(invoke, project)) == sorted(VALID)
+    db_file(project).write_bytes(b"this is not a database\n" * 300)
+    report = repair_json(invoke, project)
+    assert report["readable"] is False and report["from_memory_files"] == len(ids)
+
+
 @pytest.mark.slow
 def test_the_hook_and_the_mcp_server_refuse_a_tampered_store_in_one_line(project: Path) -> None:
     seed(project, [SECRET, *VALID])

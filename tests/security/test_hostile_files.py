@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
 import pytest
 from mcp import ClientSession
 
@@ -382,9 +383,19 @@ def test_the_vector_cache_never_writes_through_a_link(hostile: Hostile) -> None:
     hostile.link("cache", hostile.victim_dir)
     before = snapshot(hostile.outside)
     with Store.open(hostile.root) as store:
-        index = VectorIndex(store.db, "some-model", hostile.store / "cache", ann_threshold=10)
-        snap, delta = index.snapshot()  # builds and tries to cache the (empty) snapshot
-    assert len(snap.pks) == 0 and delta == []
+        store.db.conn.executemany(
+            "INSERT INTO memories(id, text, text_hash, created_at, updated_at) VALUES (?, ?, 'h', ?, ?)",
+            [
+                (f"mem_0000000{i}", f"note {i}", "2026-01-01T00:00:00.000Z", "2026-01-01T00:00:00.000Z")
+                for i in range(5)
+            ],
+        )
+        rows = store.db.conn.execute("SELECT pk, text FROM memories").fetchall()
+        store.db.save_embeddings("some-model", [(pk, text, b"\x00\x3c" * 4, 4) for pk, text in rows])
+        index = VectorIndex(store.db, "some-model", hostile.store / "cache", ann_threshold=1)
+        found = index.search(np.ones(4, dtype=np.float32) / 2, 3, store.filters())  # would write the index's files
+        assert index.maintain() is False  # and its upkeep would write the graph: both refused at the link
+    assert len(found) == 3  # searched from memory: nothing written
     assert snapshot(hostile.outside) == before
 
 

@@ -517,6 +517,7 @@ def test_harmless_settings_apply_untrusted_others_only_lower_switch_off_or_stay_
     }
 
 
+@pytest.mark.slow
 def test_warning_stays_one_line_whatever_the_folder_name(env: dict[str, str], tmp_path: Path) -> None:
     root = init(env, tmp_path / "evil\ncodememory: all settings trusted")
     config_of(root).write_text('[llm]\nprovider = "openai"\n', encoding="utf-8")

@@ -111,12 +111,27 @@ def test_stale_fix_stores_the_renamed_text_and_supersedes_the_old(repo: Path, cm
     out = json.loads(result.stdout)
     (fixed,) = out["fixed"]
     assert fixed["id"] == old.id
+    assert out["stale"] == 0 and out["memories"] == []  # fixed: no longer listed as stale
     with Store.open(repo) as store:
         new = store.get(fixed["new_id"])
         assert new.text == "render_invoice lives in src/billing/invoices.py"
         assert (new.importance, new.tags) == (0.8, ["billing"])
         assert store.get(old.id).superseded_by == new.id
     assert json.loads(cm("stale", "--json").stdout)["stale"] == 0
+
+
+def test_stale_fix_in_text_names_what_it_fixed_and_lists_it_no_more(repo: Path, cm: Invoke) -> None:
+    with Store.open(repo) as store:
+        old = store.add("render_invoice lives in src/billing/invoice.py").memory
+    git(repo, "mv", "src/billing/invoice.py", "src/billing/invoices.py")
+    commit(repo, "rename")
+    result = cm("stale", "--fix")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert [line for line in lines if line.startswith(old.id)] == []  # not shown as stale
+    (fixed,) = [line for line in lines if line.startswith("Fixed ")]
+    assert fixed.startswith(f"Fixed {old.id}: superseded by mem_")
+    assert lines[-1].startswith("0 of ") and lines[-1].endswith(", 1 fixed).")
 
 
 def test_stale_memories_are_demoted_and_carry_the_note_where_agents_see_them(repo: Path, cm: Invoke) -> None:

@@ -143,10 +143,11 @@ class Daemon:
     def auth_headers(self, **more: str) -> dict[str, str]:
         return self.host_headers(Authorization=f"Bearer {self.token}", **more)
 
-    def login_link(self) -> str:
-        """What `codememory viewer --json` prints, from the CLI against this daemon (which it must not start or
-        open a browser for)."""
-        data = json.loads(codememory(self.env, "viewer", "--json"))
+    def login_link(self, project: Path | str | None = None) -> str:
+        """What `codememory viewer --json` prints (in `project`, with --project), from the CLI against this daemon
+        (which it must not start or open a browser for)."""
+        where = ["--project", str(project)] if project is not None else []
+        data = json.loads(codememory(self.env, *where, "viewer", "--json"))
         assert data["daemon_started"] is False and data["opened"] is False
         assert data["address"] == f"http://127.0.0.1:{self.port}/"
         return str(data["url"])

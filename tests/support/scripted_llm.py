@@ -48,6 +48,21 @@ def message_text(message: dict[str, Any]) -> str:
     return ""
 
 
+def request_text(body: dict[str, Any]) -> str:
+    """Everything the model was shown in one request: every message's text (system, user, assistant, tool results)."""
+    return "\n".join(message_text(m) for m in body.get("messages") or [] if isinstance(m, dict))
+
+
+def tool_outputs(requests: list[dict[str, Any]]) -> dict[str, str]:
+    """tool_call_id -> the result the client sent back to the model for that call."""
+    out: dict[str, str] = {}
+    for body in requests:
+        for m in body.get("messages") or []:
+            if isinstance(m, dict) and m.get("role") == "tool":
+                out[str(m.get("tool_call_id"))] = message_text(m)
+    return out
+
+
 def is_title_request(body: dict[str, Any]) -> bool:
     """OpenCode asks its model for a session title in a separate request without tools."""
     system = " ".join(message_text(m) for m in body.get("messages", []) if m.get("role") == "system").lower()

@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from codememory.text.query import MAX_TERMS, parse_query
+from codememory.text.query import MAX_TERMS, is_exclusion, parse_query
 
 
 def test_implicit_and_quotes_every_term() -> None:
@@ -109,3 +109,45 @@ def test_relaxed_is_the_content_words_ored_for_plain_words_only() -> None:
     assert parse_query("httpx").relaxed() is None  # one term: nothing to relax
     assert parse_query("what is it?").relaxed() is None  # nothing but stopwords
     assert parse_query("(docker compose").relaxed() is not None  # invalid syntax is read as plain words
+
+
+def test_a_leading_hyphen_excludes_a_word_from_the_whole_query() -> None:
+    parsed = parse_query("payment -sandbox")
+    assert parsed.fts == '("payment" NOT "sandbox")'
+    assert [t.text for t in parsed.terms] == ["payment"] and [t.text for t in parsed.excluded] == ["sandbox"]
+    assert not parsed.explicit and not parsed.negated  # plain words with an exclusion: the usual passes, filtered
+    assert parse_query("-sandbox payment").fts == '("payment" NOT "sandbox")'
+    several = parse_query('why did we pick stripe -sandbox -"test mode" -stag*')
+    assert several.excluded_fts() == '"sandbox" OR "test mode" OR "stag"*'
+    # Every keyword pass carries it: the hybrid keyword half and the any-word fallback.
+    assert several.keyword_fts() == '("pick" OR "stripe") NOT ("sandbox" OR "test mode" OR "stag"*)'
+    relaxed = several.relaxed()
+    assert relaxed is not None and relaxed.fts == '(("pick" OR "stripe") NOT ("sandbox" OR "test mode" OR "stag"*))'
+    unbalanced = parse_query("(payment -sandbox")
+    assert unbalanced.literal and unbalanced.fts == '("payment" NOT "sandbox")'
+
+
+@pytest.mark.parametrize(
+    ("query", "fts"),
+    [
+        ("e-mail pre-commit", '("e-mail" AND "pre-commit")'),
+        ("x-forwarded-for", '"x-forwarded-for"'),
+        ("payment - sandbox", '("payment" AND "sandbox")'),  # a lone hyphen is literal (and unsearchable)
+        ("pytest -k", '("pytest" AND "-k")'),  # a one-letter option
+        ("git push --force", '("git" AND "push" AND "--force")'),
+        ("offset -1", '("offset" AND "-1")'),
+        ("a-b -c-d", '("a-b" NOT "c-d")'),
+    ],
+)
+def test_hyphens_inside_or_before_non_words_stay_literal(query: str, fts: str) -> None:
+    assert parse_query(query).fts == fts
+
+
+def test_a_query_of_exclusions_alone_searches_nothing() -> None:
+    parsed = parse_query("-sandbox -staging")
+    assert parsed.fts is None and parsed.terms == [] and [t.text for t in parsed.excluded] == ["sandbox", "staging"]
+
+
+def test_is_exclusion_reads_a_whole_argument() -> None:
+    assert is_exclusion("-sandbox") and is_exclusion('-"test mode"') and is_exclusion("-x-forwarded-for")
+    assert not any(is_exclusion(a) for a in ("-", "-k", "--force", "-1", "e-mail", "-a b", ""))

@@ -45,6 +45,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     assert CHROMIUM.is_file(), f"no Chromium at {CHROMIUM}: apt-get install -y chromium (see .ci/run)"
     base = tmp_path_factory.mktemp("viewer-browser")
     env = isolated_env(base)
+    # registered first: the page must still open on the project `codememory viewer` was run for
+    make_project(env, base / "other", "A memory of another project")
     project = base / "project"
     httpx_id, ci_id, deploy_id, hostile_id = make_project(
         env,
@@ -59,6 +61,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         env, "--project", project, "store", "The login test is flaky", "--source", turns[0].memory_source, "-q"
     ).strip()
     codememory(env, "--project", project, "consolidate", "--no-model")  # a recorded run for the Runs page
+    codememory(env, "--project", project, "link", flaky_id, ci_id, "--type", "contextualizes")
     daemon = spawn(env)
     try:
         root = str(project.resolve())
@@ -122,6 +125,8 @@ def test_every_page_in_a_real_browser(world: dict[str, Any], browser: Any) -> No
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     page.on("console", lambda m: console.append(m.text))
     page.on("pageerror", lambda e: errors.append(str(e)))
+    refused: list[str] = []
+    page.on("response", lambda r: refused.append(r.url) if r.status >= 400 else None)
 
     def shot(name: str) -> None:
         page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
@@ -129,15 +134,26 @@ def test_every_page_in_a_real_browser(world: dict[str, Any], browser: Any) -> No
     def on(page_name: str) -> None:
         page.wait_for_selector(f'main[data-page="{page_name}"]')
 
-    # log in through the link: redirected to the overview, the token moved from the address bar into storage
-    link = daemon.login_link()
+    # log in through the link: redirected to the overview of the project the link was made in (not the first
+    # registered), the token moved from the address bar into storage
+    link = daemon.login_link(project)
     page.goto(link)
     on("overview")
     assert page.url == f"http://127.0.0.1:{daemon.port}/"
     token = page.evaluate("localStorage.getItem('codememory.viewer.csrf')")
     assert token and len(token) >= 40
+    assert page.input_value("#project") == project
     assert page.inner_text("#count-live .n").strip() == "5"
-    assert "no LLM configured" in page.inner_text("#degraded")
+    # no LLM is the default, not a fault: said plainly, not listed in red with what is degraded
+    assert "LLM" not in page.inner_text("#degraded")
+    assert "the default" in page.inner_text("#llm-none")
+    assert page.evaluate("getComputedStyle(document.querySelector('#llm-none')).color") != "rgb(180, 35, 24)"  # --bad
+    # the browser's own request for an icon is answered: no 401 (nor a log line) on every page
+    assert refused == [], refused
+    favicon = page.evaluate(
+        "async () => { const r = await fetch('/favicon.ico'); return [r.status, r.headers.get('content-type')]; }"
+    )
+    assert favicon == [200, "image/svg+xml"]
     shot("overview")
 
     # search and find a memory, with its score explanation
@@ -174,6 +190,10 @@ def test_every_page_in_a_real_browser(world: dict[str, Any], browser: Any) -> No
     page.click("#show-transcript")
     page.wait_for_selector("#transcript pre")
     assert "fix the flaky login test in the signup flow" in page.inner_text("#transcript")
+    # a link names the memory it points to by its text (its id is the link's target and title)
+    link_row = page.inner_text("tr.link")
+    assert "The CI runners have two cores" in link_row and ids["ci"] not in link_row
+    assert page.get_attribute("tr.link a", "href") == f"#/memory/{ids['ci']}"
     shot("memory-transcript")
 
     # forget one: nothing happens before the confirmation
@@ -252,9 +272,39 @@ def test_every_page_in_a_real_browser(world: dict[str, Any], browser: Any) -> No
     context.close()
 
 
+def test_the_pages_fit_a_phone(world: dict[str, Any], browser: Any) -> None:
+    """At 420 px the header wraps, nothing makes the page scroll sideways, and a memory's text keeps a readable
+    width (tables scroll inside themselves instead of squeezing it to a word a line)."""
+    daemon: Daemon = world["daemon"]
+    context = browser.new_context(viewport={"width": 420, "height": 860}, device_scale_factor=1)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(daemon.login_link(world["project"]))
+    page.wait_for_selector('main[data-page="overview"]')
+    widths = "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+    for name, route, ready in (
+        ("overview", "#/overview", 'main[data-page="overview"]'),
+        ("memories", "#/memories?q=httpx", "tr.hit"),
+        ("memory", f"#/memory/{world['ids']['flaky']}", "tr.link"),
+        ("sessions", "#/sessions", 'main[data-page="sessions"]'),
+        ("injections", "#/injections", 'main[data-page="injections"]'),
+    ):
+        page.goto(f"http://127.0.0.1:{daemon.port}/{route}")
+        page.wait_for_selector(ready)
+        scroll, client = page.evaluate(widths)
+        assert scroll <= client, (name, scroll, client)
+        page.screenshot(path=str(ARTIFACTS / f"phone-{name}.png"), full_page=True)
+    page.goto(f"http://127.0.0.1:{daemon.port}/#/memories?q=httpx")
+    cell = page.wait_for_selector("tr.hit td.text")
+    assert cell is not None
+    box = cell.bounding_box()
+    assert box is not None and box["width"] >= 200, box
+    context.close()
+
+
 def test_without_the_cookie_nothing_is_shown_and_a_link_works_once(world: dict[str, Any], browser: Any) -> None:
     daemon: Daemon = world["daemon"]
-    link = daemon.login_link()
+    link = daemon.login_link(world["project"])
     first = browser.new_context()
     page = first.new_page()
     page.set_default_timeout(TIMEOUT_MS)
@@ -303,7 +353,7 @@ def test_another_local_server_gets_the_cookie_but_not_the_token(world: dict[str,
     context = browser.new_context()
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
-    page.goto(daemon.login_link())
+    page.goto(daemon.login_link(world["project"]))
     page.wait_for_selector('main[data-page="overview"]')
 
     _CookieCatcher.seen = []

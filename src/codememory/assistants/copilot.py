@@ -77,5 +77,5 @@ ASSISTANT = Assistant(
     ),
     output=Output.ADDITIONAL_CONTEXT,
     tool_prefix=f"{SERVER_NAME}-",
-    transcripts=Transcripts(HOME, "session-state/*/events.jsonl"),
+    transcripts=Transcripts(HOME, "session-state/*/events.jsonl", reader="copilot"),
 )

@@ -66,5 +66,5 @@ ASSISTANT = Assistant(
         shell_tools=frozenset({"run_shell_command"}),
     ),
     tool_prefix=f"mcp_{SERVER_NAME}_",
-    transcripts=Transcripts(HOME, "tmp/*/chats/session-*.jsonl"),
+    transcripts=Transcripts(HOME, "tmp/*/chats/session-*.jsonl", reader="gemini"),
 )

@@ -20,6 +20,7 @@ every tool call has its result, when the next prompt arrives, or when a Stop hoo
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from codememory.capture.jsonl_reader import (
@@ -189,4 +190,13 @@ class _Reader:
         turn.touch(when)
 
 
-FORMAT = TranscriptFormat(SOURCE, _Reader, lambda path: path.stem)
+def is_claude_line(line: dict[str, Any]) -> bool:
+    return "sessionId" in line or (line.get("type") in ("user", "assistant") and isinstance(line.get("message"), dict))
+
+
+def first_cwd(path: Path, lines: list[dict[str, Any]]) -> str | None:
+    """The working directory its first lines name (every prompt line carries `cwd`)."""
+    return next((cwd for line in lines if isinstance(cwd := line.get("cwd"), str) and cwd), None)
+
+
+FORMAT = TranscriptFormat(SOURCE, _Reader, lambda path: path.stem, sniff=is_claude_line, cwd=first_cwd)

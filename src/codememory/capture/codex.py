@@ -1,6 +1,6 @@
 """Read a Codex CLI rollout (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<ISO>-<uuid>.jsonl`, the hooks'
 `transcript_path`) into turns. Lines are `{"timestamp", "type", "payload"}`; as recorded from Codex
-0.169.0 (tests/fixtures/transcripts):
+0.169.0 and 0.171.0 (tests/fixtures/transcripts):
 
 - `session_meta`: `payload.id` (the session id) and `payload.cwd`;
 - `event_msg` `task_started` / `task_complete` / `turn_aborted` (with `turn_id`) open and close a turn;
@@ -8,7 +8,8 @@
   `CommandExecution` item (`status`, `exit_code`) says what a tool call did;
 - `response_item` `message` (role `user` / `assistant`; `developer` carries instructions and the
   context our hooks inject, and is skipped), `function_call` / `custom_tool_call` /
-  `local_shell_call` and their `*_output`;
+  `local_shell_call` and their `*_output` (0.171 puts an MCP tool's server in `namespace`:
+  `"namespace": "mcp__codememory", "name": "memory_search"`, read as `mcp__codememory__memory_search`);
 - everything else (`turn_context`, `world_state`, `token_usage_record`, reasoning) is skipped.
 
 User messages that Codex writes itself (`<environment_context>`, AGENTS.md instructions, …) are not
@@ -260,6 +261,9 @@ class _Reader:
         else:
             args = _arguments(payload.get("arguments"))
         name = str(payload.get("name") or ("shell" if sub == "local_shell_call" else "?"))
+        namespace = payload.get("namespace")
+        if isinstance(namespace, str) and namespace:  # an MCP tool (0.171: "mcp__codememory" + "memory_search")
+            name = f"{namespace}__{name}" if not namespace.endswith("_") else namespace + name
         call_id = str(payload.get("call_id") or payload.get("id") or f"call-{line.offset}")
         command = _command(args)
         title = command.splitlines()[0][:200] if command else None
@@ -297,4 +301,18 @@ class _Reader:
                 turn.add_file(path, self.state.cwd, self.root)
 
 
-FORMAT = TranscriptFormat(SOURCE, _Reader, session_id_from_name)
+def is_codex_line(line: dict[str, Any]) -> bool:
+    kinds = ("session_meta", "response_item", "event_msg", "turn_context")
+    return isinstance(line.get("payload"), dict) and line.get("type") in kinds
+
+
+def first_cwd(path: Path, lines: list[dict[str, Any]]) -> str | None:
+    """The working directory of its `session_meta` line (the first)."""
+    for line in lines:
+        payload = line.get("payload")
+        if isinstance(payload, dict) and isinstance(cwd := payload.get("cwd"), str) and cwd:
+            return cwd
+    return None
+
+
+FORMAT = TranscriptFormat(SOURCE, _Reader, session_id_from_name, sniff=is_codex_line, cwd=first_cwd)

@@ -1,8 +1,8 @@
-"""Capture of Claude Code and Codex transcripts: the same daily log and `captured_turns` records as
-OpenCode capture (opencode_capture), read from the JSONL file a hook names in `transcript_path`.
+"""Capture of Claude Code, Codex, Gemini CLI and Copilot CLI transcripts: the same daily log and `captured_turns`
+records as OpenCode capture (opencode_capture), read from the JSONL file a hook names in `transcript_path`.
 
 One capture of one file, under the project's capture lock:
-1. read the file from the cursor's byte offset (`capture_cursors`, source "claude-code" / "codex",
+1. read the file from the cursor's byte offset (`capture_cursors`, source "claude-code", "codex", …,
    key the file's resolved path; position: transcript_common.ReadState as JSON), whole lines only,
    up to the end of the last finished turn;
 2. for each finished turn not yet recorded, in order: append its entry to the daily log (skipped when
@@ -25,10 +25,12 @@ from typing import TYPE_CHECKING, Any
 
 from codememory.capture import claude_code as claude_transcript
 from codememory.capture import codex as codex_transcript
+from codememory.capture import copilot as copilot_transcript
+from codememory.capture import gemini as gemini_transcript
 from codememory.capture.daily_log import MEMORY_DIR, DailyLog
 from codememory.capture.jsonl_reader import Chunk, ReadState, TranscriptFormat, project_root_of, read_transcript
 from codememory.capture.opencode import TurnCounts, project_lock, write_turn
-from codememory.capture.turns import SessionInfo, Turn
+from codememory.capture.turns import SessionInfo, Todo, Turn
 from codememory.core.bounded_input import TRANSCRIPT_LINE_MAX_BYTES, size_text
 from codememory.core.dates import now_utc, to_iso
 from codememory.core.project import store_dir
@@ -41,9 +43,12 @@ if TYPE_CHECKING:
 SNIFF_BYTES = 256_000  # enough for Codex's first line, which carries its whole system prompt
 
 
+# Checked in this order when a file's format is sniffed: Gemini CLI's first line also has a `sessionId`.
 READERS: dict[str, TranscriptFormat] = {
-    claude_transcript.SOURCE: claude_transcript.FORMAT,
     codex_transcript.SOURCE: codex_transcript.FORMAT,
+    gemini_transcript.SOURCE: gemini_transcript.FORMAT,
+    copilot_transcript.SOURCE: copilot_transcript.FORMAT,
+    claude_transcript.SOURCE: claude_transcript.FORMAT,
 }
 
 
@@ -90,31 +95,22 @@ def _first_lines(path: Path) -> list[dict[str, Any]]:
 
 
 def detect_source(path: str | Path) -> str | None:
-    """ "claude-code" or "codex" from a transcript's first lines; None when it is neither (or empty)."""
+    """The source whose format a transcript's first lines are in ("claude-code", "codex", "gemini", "copilot"); None
+    when it is none of them (or empty)."""
     for line in _first_lines(Path(path)):
-        if isinstance(line.get("payload"), dict) and line.get("type") in (
-            "session_meta",
-            "response_item",
-            "event_msg",
-            "turn_context",
-        ):
-            return codex_transcript.SOURCE
-        if "sessionId" in line or (line.get("type") in ("user", "assistant") and isinstance(line.get("message"), dict)):
-            return claude_transcript.SOURCE
+        for source, fmt in READERS.items():
+            if fmt.sniff(line):
+                return source
     return None
 
 
-def _cwd(path: Path) -> str | None:
-    for line in _first_lines(path):
-        payload = line.get("payload")
-        cwd = payload.get("cwd") if isinstance(payload, dict) else line.get("cwd")
-        if isinstance(cwd, str) and cwd:
-            return cwd
-    return None
+def _cwd(path: Path, source: str | None = None) -> str | None:
+    kind = source if source in READERS else detect_source(path)
+    return READERS[kind].cwd(path, _first_lines(path)) if kind else None
 
 
 def transcript_project(path: str | Path) -> str | None:
-    """The project a transcript's session ran in (from the working directory in its first lines)."""
+    """The project a transcript's session ran in (from the working directory it records)."""
     return project_root_of(_cwd(Path(path).expanduser()))
 
 
@@ -125,7 +121,8 @@ def _source(path: Path, source: str | None) -> str:
         return source
     found = detect_source(path)
     if found is None:
-        raise TranscriptError(f"{path} is not a Claude Code or Codex transcript")
+        names = ", ".join(READERS)
+        raise TranscriptError(f"{path} is not a transcript codememory can read (it reads: {names})")
     return found
 
 
@@ -139,12 +136,19 @@ def read_session(
     Raises TranscriptError when the file cannot be read."""
     file = Path(path).expanduser()
     kind = _source(file, source)
-    root = root or project_root_of(_cwd(file))
+    root = root or project_root_of(_cwd(file, kind))
     try:
         chunk = read_transcript(READERS[kind], file, root=root, keep_unfinished=True)
     except OSError as exc:
         raise TranscriptError(f"cannot read {file}: {exc.strerror or exc}") from None
     return chunk.session, chunk.turns
+
+
+def read_todos(path: str | Path, *, source: str | None = None) -> list[Todo]:
+    """The agent's own todo list as the assistant last kept it beside the transcript (Copilot CLI's session
+    database); [] for assistants whose todos are tool calls in the transcript, or when it cannot be read."""
+    file = Path(path).expanduser()
+    return READERS[_source(file, source)].todos(file)
 
 
 # --------------------------------------------------------------------------- capture

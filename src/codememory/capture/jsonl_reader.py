@@ -1,11 +1,12 @@
-"""What the Claude Code and Codex transcript readers share: reading whole JSON lines from a byte offset,
-the read state a capture cursor keeps, a mutable turn being assembled, and cutting out what codememory
+"""What the transcript readers (Claude Code, Codex, Gemini CLI, Copilot CLI) share: reading whole JSON lines from a
+byte offset, the read state a capture cursor keeps, a mutable turn being assembled, and cutting out what codememory
 itself injected (memory must never re-ingest its own context).
 
-Both assistants append one JSON object per line and never rewrite a line, so a byte offset is a stable
-place to resume from. A read takes only whole lines (a line still being written has no newline yet) and
-stops, for the next read, at the first line of the first turn that is not finished yet: that turn is
-read again, whole, once it is.
+The assistants append one JSON object per line, so a byte offset is a place to resume from. (Gemini CLI may
+write a message again, with its tool calls added, and rewrites the file when a session is resumed: its reader
+keeps a message's last version, and a rewritten file that shrank is read again from the start.) A read takes only
+whole lines (a line still being written has no newline yet) and stops, for the next read, at the first line of the
+first turn that is not finished yet: that turn is read again, whole, once it is.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
-from codememory.capture.turns import SessionInfo, ToolCall, Turn, project_path
+from codememory.capture.turns import SessionInfo, Todo, ToolCall, Turn, project_path
 from codememory.core.bounded_input import TRANSCRIPT_LINE_MAX_BYTES, TRANSCRIPT_READ_MAX_BYTES, decode, valid_json_text
 from codememory.core.dates import canonical_iso, to_iso
 
@@ -334,11 +335,22 @@ class LineReader(Protocol):
     def line(self, line: Line) -> None: ...
 
 
+def _no_todos(path: Path) -> list[Todo]:
+    return []
+
+
 @dataclass(frozen=True)
 class TranscriptFormat:
+    """One assistant's transcript format: how to tell a file is one (`sniff`, given each of its first lines), where
+    its session ran (`cwd`, given the file and its first lines), how to read its lines into turns (`reader`), and the
+    agent's own todo list when the assistant keeps it beside the transcript rather than in tool calls (`todos`)."""
+
     source: str
     reader: Callable[[ReadState, str | None], LineReader]  # (state to update, root) -> a fresh reader
     session_id: Callable[[Path], str]  # the session id from the file name, when no line names it
+    sniff: Callable[[dict[str, Any]], bool]
+    cwd: Callable[[Path, list[dict[str, Any]]], str | None]
+    todos: Callable[[Path], list[Todo]] = _no_todos
 
 
 def read_transcript(

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from codememory.cli import render
 from codememory.cli.options import json_option, open_store
 from codememory.errors import InvalidInput
-from codememory.operations import consolidate as ops
 from codememory.text.context_render import FIELD_CHARS, one_line, quoted
+
+if TYPE_CHECKING:
+    from codememory.operations import consolidate as ops
 
 
 @click.command()
@@ -33,6 +37,8 @@ def consolidate(
     of one entity are merged (py.test -> pytest). Nothing is deleted; every run is recorded and `--undo RUN`
     reverses it. The daemon runs this every `[consolidation] interval` seconds (default: daily).
     """
+    from codememory.operations import consolidate as ops
+
     if sum((dry_run, undo_run is not None, list_runs)) > 1:
         raise InvalidInput("choose one of --dry-run, --undo RUN and --runs")
     store = open_store(ctx)
@@ -85,6 +91,13 @@ def _print(report: ops.ConsolidationReport) -> None:
             click.echo(f"archive {c.memories[0]}  ({_f(c.reason)})")
         else:
             click.echo(f"entity {_f(c.text)} -> {_f(c.result)}  ({_f(c.reason)})")
+    for cluster in report.left_alone:
+        if len(cluster.pairs) == 1:
+            click.echo(f"left alone {' '.join(cluster.memories)}  ({_f(cluster.pairs[0].reason)})")
+            continue
+        click.echo(f"left alone {' '.join(cluster.memories)}:")
+        for pair in cluster.pairs:
+            click.echo(f"    {' / '.join(pair.memories)}  ({_f(pair.reason)})")
     counts = ", ".join(f"{v} {k}" for k, v in report.counts.items() if v) or "nothing to change"
     head = "Would change" if report.dry_run else f"Run {report.run}"
     click.echo(

@@ -7,7 +7,6 @@ import click
 
 from codememory.cli import render
 from codememory.cli.options import json_option
-from codememory.service.project_store import Store
 
 
 @click.command()
@@ -41,6 +40,7 @@ def init(ctx: click.Context, uninstall: bool, assistants: str | None, no_global:
     from codememory.core import registry
     from codememory.core.project import db_path, find_project_root
     from codememory.install import plan as setup
+    from codememory.service.project_store import Store
 
     root = find_project_root(ctx.obj["project"])
     if uninstall and assistants is None:

@@ -1,50 +1,71 @@
-"""`codememory` command line: the group, its global options, and every command registered on it. Each command lives
-in a module of its group (memory_cmds, search_cmd, sessions_cmd, ...) and is a thin layer over an operation of
-codememory.operations: it parses its options, calls the operation, and renders the typed result as text, markdown
-or JSON."""
+"""`codememory` command line: the group, its global options, and the table of its commands. Each command lives
+in a module of its group (memory_cmds, search_cmd, sessions_cmd, ...), loaded only when it is used, and is a thin
+layer over an operation of codememory.operations: it parses its options, calls the operation, and renders the typed
+result as text, markdown or JSON."""
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 import click
 
 from codememory import __version__
-from codememory.cli.capture_cmd import capture
-from codememory.cli.consolidate_cmd import consolidate
-from codememory.cli.embed_cmd import embed
-from codememory.cli.explain_cmd import explain
-from codememory.cli.group import CliGroup
-from codememory.cli.hook_cmd import hook
-from codememory.cli.init_cmd import init, projects
-from codememory.cli.mcp_cmd import mcp_cmd
-from codememory.cli.memory_cmds import archive, edit, forget, link, list_cmd, prune, remember_scan, show, store_cmd
-from codememory.cli.publish_cmd import publish
-from codememory.cli.repair_cmd import repair_cmd
-from codememory.cli.retrieve_cmd import retrieve
-from codememory.cli.review_cmd import review
-from codememory.cli.runs_cmd import runs
-from codememory.cli.search_cmd import search
-from codememory.cli.sessions_cmd import sessions
-from codememory.cli.share_cmd import share, sync_cmd
-from codememory.cli.stale_cmd import stale
-from codememory.cli.stats_cmd import stats
-from codememory.cli.transcript_cmd import transcript
-from codememory.cli.transfer_cmd import export, import_cmd
-from codememory.cli.trust_cmd import trust
-from codememory.cli.viewer_cmd import viewer
-from codememory.daemon.commands import daemon
+from codememory.cli.group import LazyCliGroup
+
+# Every command, as "module:attribute", imported when it runs (or when `--help` lists it): `codememory --version`
+# imports none, a command only its own module. The order is `--help`'s (alphabetical).
+COMMANDS = {
+    "archive": "codememory.cli.memory_cmds:archive",
+    "capture": "codememory.cli.capture_cmd:capture",
+    "consolidate": "codememory.cli.consolidate_cmd:consolidate",
+    "daemon": "codememory.daemon.commands:daemon",
+    "edit": "codememory.cli.memory_cmds:edit",
+    "embed": "codememory.cli.embed_cmd:embed",
+    "explain": "codememory.cli.explain_cmd:explain",
+    "export": "codememory.cli.transfer_cmd:export",
+    "forget": "codememory.cli.memory_cmds:forget",
+    "hook": "codememory.cli.hook_cmd:hook",
+    "import": "codememory.cli.transfer_cmd:import_cmd",
+    "init": "codememory.cli.init_cmd:init",
+    "link": "codememory.cli.memory_cmds:link",
+    "list": "codememory.cli.memory_cmds:list_cmd",
+    "mcp": "codememory.cli.mcp_cmd:mcp_cmd",
+    "projects": "codememory.cli.init_cmd:projects",
+    "prune": "codememory.cli.memory_cmds:prune",
+    "publish": "codememory.cli.publish_cmd:publish",
+    "remember-scan": "codememory.cli.memory_cmds:remember_scan",
+    "repair": "codememory.cli.repair_cmd:repair_cmd",
+    "retrieve": "codememory.cli.retrieve_cmd:retrieve",
+    "review": "codememory.cli.review_cmd:review",
+    "runs": "codememory.cli.runs_cmd:runs",
+    "search": "codememory.cli.search_cmd:search",
+    "sessions": "codememory.cli.sessions_cmd:sessions",
+    "share": "codememory.cli.share_cmd:share",
+    "show": "codememory.cli.memory_cmds:show",
+    "stale": "codememory.cli.stale_cmd:stale",
+    "stats": "codememory.cli.stats_cmd:stats",
+    "store": "codememory.cli.memory_cmds:store_cmd",
+    "sync": "codememory.cli.share_cmd:sync_cmd",
+    "transcript": "codememory.cli.transcript_cmd:transcript",
+    "trust": "codememory.cli.trust_cmd:trust",
+    "viewer": "codememory.cli.viewer_cmd:viewer",
+}
 
 
 def _agent_context(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
+    from importlib import resources
+
     click.echo(resources.files("codememory.cli").joinpath("agent_context.md").read_text(encoding="utf-8"))
     ctx.exit(0)
 
 
-@click.group(cls=CliGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    cls=LazyCliGroup,
+    lazy_commands=COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.option(
     "--project",
     "project",
@@ -70,58 +91,6 @@ def cli(ctx: click.Context, project: Path | None) -> None:
     Start with `codememory init` in your project, then `codememory store` and `codememory search`.
     """
     ctx.obj = {"project": project}
-
-
-for _command in (
-    init,
-    projects,
-    store_cmd,
-    edit,
-    search,
-    publish,
-    list_cmd,
-    show,
-    link,
-    forget,
-    archive,
-    prune,
-    consolidate,
-    stats,
-    stale,
-    runs,
-    export,
-    import_cmd,
-    embed,
-    retrieve,
-    remember_scan,
-    sessions,
-    mcp_cmd,
-    hook,
-    daemon,
-    transcript,
-    capture,
-    explain,
-    trust,
-    repair_cmd,
-    review,
-    viewer,
-    share,
-    sync_cmd,
-):
-    cli.add_command(_command)
-
-
-def _help_flags_everywhere(group: click.Group) -> None:
-    """`-h` on every command, also when a command object was first run on its own (click caches each command's
-    help option the first time it builds one, from that run's settings: a test or a script calling `hook`
-    directly would otherwise leave `codememory hook -h` without `-h`)."""
-    for command in group.commands.values():
-        command.context_settings.setdefault("help_option_names", ["-h", "--help"])
-        if isinstance(command, click.Group):
-            _help_flags_everywhere(command)
-
-
-_help_flags_everywhere(cli)
 
 
 def main() -> None:

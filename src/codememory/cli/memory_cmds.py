@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from codememory.cli import render
+from codememory.cli.daemon_handoff import handed_off
 from codememory.cli.options import filter_args, filter_options, json_option, open_store
 from codememory.core.bounded_input import (
     REMEMBER_SCAN_MAX_BYTES,
@@ -21,13 +22,13 @@ from codememory.core.bounded_input import (
 )
 from codememory.core.model import CATEGORIES
 from codememory.errors import CodememoryError, InvalidInput
-from codememory.operations import forget as forgetting
-from codememory.operations.get import show as show_memories
-from codememory.operations.link import link as link_memories
-from codememory.operations.listing import list_memories
-from codememory.operations.store_memory import remember_scan as scan_notes
-from codememory.operations.store_memory import store_memory
 from codememory.store.filters import SORT_COLUMNS
+
+if TYPE_CHECKING:
+    from codememory.operations import forget as forgetting
+
+# Each command imports its operation when it runs: `codememory --help` lists these commands without loading the
+# store and the search engine.
 
 
 # -------------------------------------------------------------------------- store
@@ -71,19 +72,25 @@ def store_cmd(
     elif text is None:
         if sys.stdin is None or sys.stdin.isatty():
             raise InvalidInput("no text given: pass it as an argument, with --file, or on standard input")
-        text = read_all_text(sys.stdin, STORE_INPUT_MAX_BYTES, "standard input")
+        # `echo text | codememory store`: the newline that ends the piped line is not part of the memory.
+        text = read_all_text(sys.stdin, STORE_INPUT_MAX_BYTES, "standard input").rstrip("\r\n")
     opts["supersedes"] = list(opts["supersedes"])
-    result = store_memory(open_store(ctx), text, **opts)
+    result = handed_off(ctx, "/cli/store", {"text": text, **opts})
+    if result is None:
+        from codememory.operations.store_memory import store_memory
+
+        result = store_memory(open_store(ctx), text, **opts).to_dict()
+    memory_id = result["memory"]["id"]
     if as_json:
-        render.dump_json(result.to_dict())
+        render.dump_json(result)
     elif quiet:
-        click.echo(result.memory.id)
-    elif result.created:
-        click.echo(f"Stored {result.memory.id}")
-        for link in result.links:
-            click.echo(f"  {link.type} {link.id}" + (f" (cosine {link.score})" if link.score else ""))
+        click.echo(memory_id)
+    elif result["created"]:
+        click.echo(f"Stored {memory_id}")
+        for link in result["links"]:
+            click.echo(f"  {link['type']} {link['id']}" + (f" (cosine {link['score']})" if link["score"] else ""))
     else:
-        click.echo(f"Already stored as {result.memory.id} ({result.duplicate_reason}); not stored again")
+        click.echo(f"Already stored as {memory_id} ({result['duplicate_reason']}); not stored again")
 
 
 # --------------------------------------------------------------------------- edit
@@ -130,6 +137,8 @@ def list_cmd(
     **kwargs: Any,
 ) -> None:
     """List memories, newest first by default."""
+    from codememory.operations.listing import list_memories
+
     listed = list_memories(open_store(ctx), sort=sort, order=order, limit=limit, offset=offset, **filter_args(kwargs))
     if as_json:
         render.dump_json(listed.to_dict())
@@ -150,6 +159,8 @@ def list_cmd(
 @click.pass_context
 def show(ctx: click.Context, ids: tuple[str, ...], markdown: bool, as_json: bool) -> None:
     """Show memories in full, with their links and entities."""
+    from codememory.operations.get import show as show_memories
+
     details = show_memories(open_store(ctx), ids)
     if as_json:
         render.dump_json(details[0].to_dict() if len(details) == 1 else [d.to_dict() for d in details])
@@ -172,6 +183,8 @@ def show(ctx: click.Context, ids: tuple[str, ...], markdown: bool, as_json: bool
 @click.pass_context
 def link(ctx: click.Context, from_id: str, to_id: str, link_type: str) -> None:
     """Record how one memory relates to another."""
+    from codememory.operations.link import link as link_memories
+
     link_memories(open_store(ctx), from_id, to_id, link_type)
     click.echo(f"{from_id} {link_type} {to_id}")
 
@@ -198,6 +211,8 @@ def _report_ids(
 @click.pass_context
 def forget(ctx: click.Context, ids: tuple[str, ...], as_json: bool) -> None:
     """Delete memories for good (also from the search indexes)."""
+    from codememory.operations import forget as forgetting
+
     result = forgetting.forget(open_store(ctx), ids)
     _report_ids(result, "forgotten", result.forgotten, as_json)
 
@@ -209,6 +224,8 @@ def forget(ctx: click.Context, ids: tuple[str, ...], as_json: bool) -> None:
 @click.pass_context
 def archive(ctx: click.Context, ids: tuple[str, ...], undo: bool, as_json: bool) -> None:
     """Hide memories from search and list without deleting them."""
+    from codememory.operations import forget as forgetting
+
     result = forgetting.archive(open_store(ctx), ids, undo=undo)
     done = result.unarchived if isinstance(result, forgetting.Unarchived) else result.archived
     _report_ids(result, "unarchived" if undo else "archived", done, as_json)
@@ -228,6 +245,8 @@ def prune(ctx: click.Context, before: str | None, dry_run: bool, force: bool, as
         if not sys.stdin or not sys.stdin.isatty():
             raise InvalidInput(f"would delete {count} memories; re-run with --force (or --dry-run to see them)")
         click.confirm(f"Delete {count} memories?", abort=True)
+
+    from codememory.operations import forget as forgetting
 
     result = forgetting.prune(open_store(ctx), before=before, dry_run=dry_run, confirm=None if force else confirm)
     if as_json:
@@ -266,6 +285,8 @@ def remember_scan(ctx: click.Context, entered_by: str | None, source: str | None
             " bytes (to the last whole line), the rest was not read"
         )
         warn(read_warnings[0])
+    from codememory.operations.store_memory import remember_scan as scan_notes
+
     scan = scan_notes(store, text, entered_by=entered_by, source=source, warnings=read_warnings, on_warning=warn)
     if as_json:
         render.dump_json(scan.to_dict())

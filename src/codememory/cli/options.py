@@ -37,6 +37,35 @@ def open_store(ctx: click.Context) -> Store:
     return store
 
 
+_AS_WORDS = "\x1f"  # marks an argument kept from click's option parser (a control character no query keeps)
+
+
+class QueryCommand(click.Command):
+    """A command whose arguments are a search query: an argument that starts with a `-word` exclusion (`search
+    payment -sandbox`, or `"-sandbox payment"` as one) is query text, not an option (click would read `-hooks`
+    as `-h`, help, and `-sandbox` as an unknown `-s`). Such arguments reach the command marked, in their place;
+    `query_text` unmarks them. After `--` everything is an argument, as usual."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        from codememory.text.query import is_exclusion
+
+        names = {name for p in self.get_params(ctx) for name in (*p.opts, *p.secondary_opts)}
+        kept: list[str] = []
+        for i, arg in enumerate(args):
+            if arg == "--":
+                kept += args[i:]
+                break
+            first = arg.split(maxsplit=1)[0] if arg.strip() else ""
+            query_words = is_exclusion(first) and first.split("=", 1)[0] not in names
+            kept.append(_AS_WORDS + arg if query_words else arg)
+        return super().parse_args(ctx, kept)
+
+
+def query_text(words: tuple[str, ...]) -> str:
+    """The query as typed, from the arguments of a `QueryCommand`."""
+    return " ".join(w.removeprefix(_AS_WORDS) for w in words)
+
+
 def json_option(f: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")(f)
 

@@ -6,14 +6,15 @@ line, text behind a prefix on every line, tag-like `<` neutralised."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from codememory.core.model import Memory
-from codememory.operations.get import MemoryDetail
-from codememory.retrieval.search import Hit
 from codememory.text.context_render import FIELD_CHARS, one_line, quoted
+
+if TYPE_CHECKING:  # the renderers only read these: a command module importing render stays light
+    from codememory.core.model import Memory
+    from codememory.operations.get import MemoryDetail
 
 
 def dump_json(data: Any) -> None:
@@ -65,9 +66,21 @@ def memory_text(mem: Memory) -> str:
     return memory_header(mem) + "\n" + _indent(mem.text)
 
 
-def hit_text(hit: Hit) -> str:
-    extra = click.style("fuzzy", fg="yellow") if hit.match == "fuzzy" else ""
-    return memory_header(hit.memory, extra) + "\n" + _indent(hit.memory.text)
+def memory_from_dict(data: dict[str, Any]) -> Memory:
+    """A memory from its JSON form (a search result's row carries score, match and explain beside it)."""
+    from dataclasses import fields
+
+    from codememory.core.model import Memory
+    from codememory.core.provenance import provenance_from_dict
+
+    values = {f.name: data[f.name] for f in fields(Memory) if f.name != "provenance"}
+    return Memory(**values, provenance=provenance_from_dict(data.get("provenance")))
+
+
+def hit_text(memory: Memory, match: str) -> str:
+    """A search hit: the memory's header line (marked when only a typo-tolerant match found it), then its text."""
+    extra = click.style("fuzzy", fg="yellow") if match == "fuzzy" else ""
+    return memory_header(memory, extra) + "\n" + _indent(memory.text)
 
 
 def memory_detail(detail: MemoryDetail) -> str:
@@ -130,12 +143,13 @@ def memory_markdown(mem: Memory, extra: str = "") -> str:
     return "- " + " · ".join(meta) + "\n\n" + quoted(mem.text) + "\n"
 
 
-def hits_markdown(query: str, hits: list[Hit]) -> str:
+def hits_markdown(query: str, hits: list[tuple[Memory, str]]) -> str:
+    """Search hits, each as (memory, match), under a heading naming the query."""
     lines = [f"## Memories matching `{query}`", ""]
     if not hits:
         lines.append("_No matches._")
-    for hit in hits:
-        lines.append(memory_markdown(hit.memory, "fuzzy match" if hit.match == "fuzzy" else ""))
+    for memory, match in hits:
+        lines.append(memory_markdown(memory, "fuzzy match" if match == "fuzzy" else ""))
     return "\n".join(lines)
 
 

@@ -3,11 +3,16 @@ codememory.store.repair)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import click
 
 from codememory.cli.render import dump_json
 from codememory.core.project import db_path, find_project_root
-from codememory.store.repair import RepairReport, repair
+
+if TYPE_CHECKING:
+    from codememory.store.repair import RepairReport
 
 PROGRESS_FROM = 10_000  # rows in a table before progress is shown
 PROGRESS_EVERY = 5_000
@@ -21,8 +26,18 @@ def _progress(table: str, done: int, total: int | None) -> None:
 def _text(report: RepairReport) -> str:
     memories = report.table("memories")
     lines = [f"Rebuilt {report.store} from the data it held."]
-    if not report.readable:
+    shared = report.from_memory_files
+    if not report.readable and shared:
+        lines.append(
+            f"Nothing could be read from the old file ({report.problem}); the new store took the {shared:,} "
+            "memories of the shared memory files (.codememory/memories/)."
+        )
+    elif not report.readable:
         lines.append(f"Nothing could be read from the old file ({report.problem}): the new store is empty.")
+    elif shared:
+        lines.append(
+            f"The new store also took {shared:,} memories from the shared memory files (.codememory/memories/)."
+        )
     lines.append(
         f"Memories: {memories.kept:,} kept, {memories.skipped:,} skipped"
         + (f", {memories.unreadable:,} damaged regions unreadable" if memories.unreadable else "")
@@ -47,6 +62,15 @@ def _text(report: RepairReport) -> str:
     return "\n".join(lines)
 
 
+def _follow_memory_files(root: Path) -> int:
+    """A project that shares its memory has it in text form too: the new store takes what it lacks now (any open
+    would), so that what repair reports is what the store holds. How many memories it took."""
+    from codememory.service.project_store import Store
+
+    with Store.open(root) as store:
+        return len(store.followed.added) if store.followed is not None else 0
+
+
 @click.command("repair")
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @click.pass_context
@@ -63,11 +87,14 @@ def repair_cmd(ctx: click.Context, as_json: bool) -> None:
     Stop the daemon and agents first: writes made to the old store during the repair stay in the backup.
 
     \b
-    JSON keys: store, backup, readable, problem, memories {kept, skipped, unreadable},
+    JSON keys: store, backup, readable, problem, from_memory_files, memories {kept, skipped, unreadable},
     tables [{table, kept, skipped, unreadable, note}], examples.
     """
+    from codememory.store.repair import repair
+
     root = find_project_root(ctx.obj["project"])
     report = repair(db_path(root), progress=_progress, progress_every=PROGRESS_EVERY)
+    report.from_memory_files = _follow_memory_files(root)
     if as_json:
         dump_json(report.to_dict())
     else:

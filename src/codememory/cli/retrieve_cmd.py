@@ -12,9 +12,7 @@ from codememory.cli import render
 from codememory.cli.options import json_option, open_store
 from codememory.core.bounded_input import RETRIEVE_INPUT_MAX_BYTES, read_all_text, valid_json_text
 from codememory.errors import InvalidInput
-from codememory.operations.retrieve import retrieve as retrieve_memories
 from codememory.text.context_render import one_line, quoted
-from codememory.text.privacy import scrub_message
 
 
 @click.command()
@@ -64,6 +62,11 @@ def retrieve(
     }
     if input_file is not None:
         request.update(_request_file(input_file, set(request)))
+    elif not any(q.strip() for q in queries) and not entities:
+        raise InvalidInput("nothing to retrieve for: give a phrase with -q/--query or an entity with -e/--entity")
+    from codememory.operations.retrieve import retrieve as retrieve_memories
+    from codememory.text.privacy import scrub_message
+
     result = retrieve_memories(
         open_store(ctx),
         request["query_expansion"],
@@ -82,10 +85,12 @@ def retrieve(
     remote_status = getattr(result, "remote", None)
     if remote_status is not None and remote_status.error:
         click.echo(f"codememory: warning: local memories only: {scrub_message(remote_status.error)}", err=True)
+    from codememory.retrieval.why import why_text
+
     for item in result.memories:
         shown = (item.provenance or item.origin).replace("[", "").replace("]", "")
         where = f"  [{one_line(shown)}]"
-        click.echo(f"{click.style(item.id, fg='cyan', bold=True)}  {item.category}{where}  {item.why}")
+        click.echo(f"{click.style(item.id, fg='cyan', bold=True)}  {item.category}{where}  {why_text(item.why)}")
         click.echo(quoted(item.text, "    "))
     click.echo(click.style(f"({result.tokens} tokens)", dim=True), err=True)
 

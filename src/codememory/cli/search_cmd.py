@@ -8,16 +8,14 @@ from typing import Any
 import click
 
 from codememory.cli import render
-from codememory.cli.options import filter_args, filter_options, json_option, open_store
-from codememory.embedding.semantic import NOT_CONFIGURED
+from codememory.cli.daemon_handoff import handed_off
+from codememory.cli.options import QueryCommand, filter_args, filter_options, json_option, open_store, query_text
 from codememory.errors import InvalidInput
-from codememory.operations.search import search as search_memories
 from codememory.text.context_render import one_line, quoted
-from codememory.text.privacy import scrub_message
 
 
 # ------------------------------------------------------------------------- search
-@click.command()
+@click.command(cls=QueryCommand)
 @click.argument("query", nargs=-1, required=True)
 @filter_options
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(min=1), help="Maximum results.")
@@ -106,7 +104,9 @@ def search(
       codememory search --global retry backoff --json
       codememory search --remote "payment retries" --category decision
     """
-    text = " ".join(query)
+    text = query_text(query)
+    if not text.strip():
+        raise InvalidInput("the query is empty: give the words to search for (see `codememory search --help`)")
     if remote or remote_projects:
         _search_remote(ctx, text, mode, limit, offset, global_, remote_projects, as_json, filter_args(kwargs))
         return
@@ -115,37 +115,57 @@ def search(
     if global_:
         _search_global(text, mode, limit, offset, fuzzy, threshold, markdown, explain, as_json, filter_args(kwargs))
         return
-    result = search_memories(
-        open_store(ctx),
-        text,
-        limit=limit,
-        offset=offset,
-        fuzzy=fuzzy,
-        threshold=threshold,
-        mode=mode,
-        relevance_floor=not no_floor,
+    options = {
+        "limit": limit,
+        "offset": offset,
+        "fuzzy": fuzzy,
+        "threshold": threshold,
+        "mode": mode,
+        "relevance_floor": not no_floor,
         **filter_args(kwargs),
-    )
+    }
+    result = handed_off(ctx, "/cli/search", {"query": text, **options})
+    if result is None:
+        from codememory.operations.search import search as search_memories
+
+        result = search_memories(open_store(ctx), text, **options).to_dict()
     if as_json:
-        render.dump_json(result.to_dict())
+        render.dump_json(result)
         return
-    if result.degraded and result.degraded_reason != NOT_CONFIGURED:  # a configured model that failed or lags
-        where = "partial" if result.mode in ("hybrid", "semantic") else "keyword search only"
-        click.echo(click.style(f"({where}: {result.degraded_reason})", dim=True), err=True)
-    if result.below_floor:
-        left_out = f"({result.below_floor} found by meaning alone were too far from the query; --no-floor shows them)"
+    _print_result(text, result, offset, limit, markdown, explain)
+
+
+def _print_result(text: str, result: dict[str, Any], offset: int, limit: int, markdown: bool, explain: bool) -> None:
+    """A search's `--json` form as text or markdown (the same whether this process or the daemon searched)."""
+    if result["degraded"]:
+        from codememory.embedding.semantic import NOT_CONFIGURED
+
+        if result["degraded_reason"] != NOT_CONFIGURED:  # a configured model that failed or lags
+            where = "partial" if result["mode"] in ("hybrid", "semantic") else "keyword search only"
+            click.echo(click.style(f"({where}: {result['degraded_reason']})", dim=True), err=True)
+    if result["below_floor"]:
+        left_out = (
+            f"({result['below_floor']} found by meaning alone were too far from the query; --no-floor shows them)"
+        )
         click.echo(click.style(left_out, dim=True), err=True)
+    hits = [(render.memory_from_dict(row), row) for row in result["results"]]
     if markdown:
-        click.echo(render.hits_markdown(text, result.hits))
+        click.echo(render.hits_markdown(text, [(memory, row["match"]) for memory, row in hits]))
         return
-    if not result.hits:
+    if not hits:
         click.echo("No memories match.", err=True)
         return
-    for hit in result.hits:
-        click.echo(render.hit_text(hit))
+    for memory, row in hits:
+        click.echo(render.hit_text(memory, row["match"]))
         if explain:
-            click.echo(click.style(f"    why: score {hit.score:.4f} {hit.explain}", dim=True))
-    if result.has_more:
+            from codememory.retrieval.why import why_text
+
+            click.echo(
+                click.style(
+                    f"    why: {row['match']} · score {row['score']:.3g} · {why_text(row['explain'])}", dim=True
+                )
+            )
+    if result["has_more"]:
         click.echo(click.style(f"(more results: use --offset {offset + limit})", dim=True), err=True)
 
 
@@ -162,6 +182,7 @@ def _search_global(
     filters: dict[str, Any],
 ) -> None:
     from codememory.operations.global_search import search_all
+    from codememory.text.privacy import scrub_message
 
     result = search_all(
         text, limit=limit, offset=offset, fuzzy=fuzzy, threshold=threshold, mode=mode, touch=True, **filters
@@ -190,7 +211,9 @@ def _search_global(
         click.echo(render.memory_header(g.hit.memory, tag + fuzzy_tag))
         click.echo(quoted(g.hit.memory.text, "    "))
         if explain:
-            why = f"    why: {g.project_name} #{g.project_rank}, score {g.hit.score:.4f} {g.hit.explain}"
+            from codememory.retrieval.why import why_text
+
+            why = f"    why: {g.project_name} #{g.project_rank} · {g.hit.match} · {why_text(g.hit.explain)}"
             click.echo(click.style(why, dim=True))
     if result.has_more:
         click.echo(click.style(f"(more results: use --offset {offset + limit})", dim=True), err=True)
@@ -211,6 +234,7 @@ def _search_remote(
     filters: dict[str, Any],
 ) -> None:
     from codememory.operations.search import org_search
+    from codememory.text.privacy import scrub_message
 
     unsupported = [k for k, v in filters.items() if v and k not in _REMOTE_FILTERS]
     if global_ or offset or unsupported:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from codememory.cli import render
 from codememory.cli.group import CliGroup
 from codememory.cli.options import json_option, open_store
-from codememory.operations import sessions as ops
-from codememory.sessions.results import SessionHit, SessionSummary
+
+if TYPE_CHECKING:
+    from codememory.sessions.results import SessionHit, SessionSummary
 
 
 @click.group(cls=CliGroup)
@@ -33,6 +36,8 @@ def _session_line(item: SessionSummary | SessionHit) -> str:
 @click.pass_context
 def sessions_list(ctx: click.Context, limit: int, tool: str | None, status: str | None, as_json: bool) -> None:
     """Recent sessions, newest first."""
+    from codememory.operations import sessions as ops
+
     found = ops.list_sessions(open_store(ctx), limit=limit, tool=tool, status=status)
     if as_json:
         render.dump_json(found.to_dict())
@@ -51,6 +56,8 @@ def sessions_list(ctx: click.Context, limit: int, tool: str | None, status: str 
 @click.pass_context
 def sessions_search(ctx: click.Context, query: tuple[str, ...], limit: int, tool: str | None, as_json: bool) -> None:
     """Find sessions by what they were about ('tei migration last week', 'cursor session about auth.py')."""
+    from codememory.operations import sessions as ops
+
     found = ops.search_sessions(open_store(ctx), " ".join(query), limit=limit, tool=tool)
     if as_json:
         render.dump_json(found.to_dict())
@@ -69,6 +76,8 @@ def sessions_search(ctx: click.Context, query: tuple[str, ...], limit: int, tool
 @click.pass_context
 def sessions_show(ctx: click.Context, session_id: str, files_only: bool, as_json: bool) -> None:
     """Print a session's markdown file (or its files with --files)."""
+    from codememory.operations import sessions as ops
+
     store = open_store(ctx)
     if files_only:
         files = ops.session_files(store, session_id)
@@ -90,6 +99,8 @@ def sessions_show(ctx: click.Context, session_id: str, files_only: bool, as_json
 @click.pass_context
 def sessions_rebuild(ctx: click.Context, as_json: bool) -> None:
     """Recreate the session rows and search index from the markdown files in .codememory/sessions/."""
+    from codememory.operations import sessions as ops
+
     report = ops.rebuild_sessions(open_store(ctx))
     if as_json:
         render.dump_json(report.to_dict())

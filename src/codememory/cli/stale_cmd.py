@@ -55,7 +55,8 @@ def stale(ctx: click.Context, fix: bool, as_json: bool) -> None:
         click.echo(f"Fixed {item.id}: superseded by {item.new_id}")
     for cleared in report.cleared:
         click.echo(f"{cleared.id}  no longer stale: {one_line(cleared.subject, 120)} exists again")
+    fixed = f", {len(report.fixed)} fixed" if fix else ""
     click.echo(
         f"{report.stale} of {report.checked} memories naming paths or symbols may be stale at "
-        f"{report.head[:7]} ({report.marked} new marks, {len(report.cleared)} cleared)."
+        f"{report.head[:7]} ({report.marked} new marks, {len(report.cleared)} cleared{fixed})."
     )

@@ -3,14 +3,15 @@ codememory.operations.stats)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from codememory.cli import render
 from codememory.cli.options import json_option, open_store
-from codememory.operations.stats import Stats
-from codememory.operations.stats import stats as store_stats
+
+if TYPE_CHECKING:
+    from codememory.operations.stats import Stats
 
 
 @click.command()
@@ -20,6 +21,8 @@ from codememory.operations.stats import stats as store_stats
 @click.pass_context
 def stats(ctx: click.Context, tags: bool, agents: bool, as_json: bool) -> None:
     """Counts, categories, tags, agents and store size."""
+    from codememory.operations.stats import stats as store_stats
+
     data = store_stats(open_store(ctx), tags=tags, agents=agents)
     if as_json:
         render.dump_json(data.to_dict())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import click
 
 from codememory.cli import render
@@ -30,6 +32,27 @@ def export(ctx: click.Context, file: str, remap: tuple[str, ...], as_json: bool)
         click.echo(f"Exported {done.exported} memories to {file}", err=True)
 
 
+class _Progress:
+    """One line on standard error, rewritten in place, while a large file is read and then embedded (nothing for a
+    file done within a second)."""
+
+    def __init__(self) -> None:
+        self.last = time.monotonic() + 0.5
+        self.shown = False
+
+    def __call__(self, phase: str, done: int, total: int | None) -> None:
+        now = time.monotonic()
+        if now - self.last < 0.5:
+            return
+        self.last, self.shown = now, True
+        what = f"read {done:,} lines" if phase == "read" else f"embedded {done:,} of {total or done:,} memories"
+        click.echo(f"\r{what}   ", nl=False, err=True)
+
+    def close(self) -> None:
+        if self.shown:
+            click.echo("", err=True)
+
+
 @click.command("import")
 @click.argument("file")
 @click.option("--skip-invalid", is_flag=True, help="Import the valid lines even if some are invalid.")
@@ -52,7 +75,11 @@ def import_cmd(
     or dates the file gives them, and one that reads like instructions to an agent waits for `codememory review`.
     With --own they count as written here by you (whatever `provenance` the lines carry is never read).
     """
-    report = import_file(open_store(ctx), file, skip_invalid=skip_invalid, remap=remap, own=own)
+    progress = _Progress()
+    try:
+        report = import_file(open_store(ctx), file, skip_invalid=skip_invalid, remap=remap, progress=progress, own=own)
+    finally:
+        progress.close()
     if as_json:
         render.dump_json(report.to_dict())
         return

@@ -74,7 +74,13 @@ def from_iso(text: str) -> datetime:
     return dt.astimezone(UTC)
 
 
+_CANONICAL_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+
+
 def canonical_iso(text: str) -> str:
+    if _CANONICAL_RE.fullmatch(text):  # already the stored form (every export): checked, not reformatted
+        from_iso(text)  # still a real date (no 31 February)
+        return text
     return to_iso(from_iso(text))
 
 

@@ -27,7 +27,7 @@ ID_RE = re.compile(r"^mem_[0-9a-f]{8}$")
 _TAG_SPACE_RE = re.compile(r"\s+")
 
 
-# Where a memory sits in the session it came from, read from its `source` (documented in the README):
+# Where a memory sits in the session it came from, read from its `source` (documented in docs/search.md):
 # "D3:14" (LoCoMo-style <session>:<turn>) or "session:ses_abc turn:14" / "session=ses_abc message=14".
 _SOURCE_TURN_RE = re.compile(r"^(?P<session>[^\s:]+):(?P<turn>\d+)$")
 _SOURCE_SESSION_RE = re.compile(r"\bsession[:=](?P<session>\S+)(?:\s+(?:turn|message|msg)[:=](?P<turn>\d+))?")

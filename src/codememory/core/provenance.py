@@ -188,6 +188,16 @@ def _label(origin: str, by: str | None) -> str:
     return "of unknown origin"
 
 
+def provenance_from_dict(data: object) -> Provenance:
+    """A provenance from its JSON form (`to_dict`), as a daemon's answer carries it; anything malformed reads as an
+    untrusted one."""
+    if not isinstance(data, dict):
+        return Provenance("committed")
+    if data.get("origin") == "remote":
+        return remote_provenance(str(data.get("by") or ""))
+    return stored_provenance(data.get("origin"), data.get("by"), data.get("at"), data.get("review"))
+
+
 def stored_provenance(origin: object, by: object, at: object, review: object) -> Provenance:
     """A provenance read back from a store row (whose values may be anything: a hostile file): an unknown origin is
     treated as a committed one (untrusted), bad values of the rest are dropped."""

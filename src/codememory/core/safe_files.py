@@ -19,7 +19,7 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
@@ -135,6 +135,20 @@ def check_dir(folder: Path) -> bool:
             return True
     except FileNotFoundError:
         return False
+
+
+def remove_files(folder: Path, should_remove: Callable[[str], bool]) -> None:
+    """Delete the regular files directly in `folder` whose names `should_remove` picks (best effort), reaching the
+    folder without following links: a committed link there never makes us delete anything elsewhere."""
+    try:
+        with _parent(folder / "_") as (dir_fd, _name, _shown):
+            for name in os.listdir(dir_fd):
+                if should_remove(name):
+                    with contextlib.suppress(OSError):
+                        if stat.S_ISREG(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+                            os.unlink(name, dir_fd=dir_fd)
+    except (OSError, UnsafePath):
+        return
 
 
 def open_read(path: Path) -> BinaryIO:

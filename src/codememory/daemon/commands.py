@@ -68,14 +68,16 @@ def run_cmd(port: int | None, background: bool) -> None:
 @_PORT
 @_JSON
 def start_cmd(port: int | None, as_json: bool) -> None:
-    """Start the daemon in the background and wait until it answers."""
+    """Start the daemon in the background and wait until it answers (one runs per user: when it already runs,
+    say so and leave it running)."""
     from codememory.daemon import lifecycle
 
     info = lifecycle.start(port)
     if as_json:
         dump_json(info.to_dict())
         return
-    click.echo(f"codememory daemon started: pid {info.pid}, http://{info.host}:{info.port}")
+    state = "already running" if info.already_running else "started"
+    click.echo(f"codememory daemon {state}: pid {info.pid}, http://{info.host}:{info.port}")
 
 
 @daemon.command("stop")

@@ -60,8 +60,8 @@ class DaemonStatus(Result):
 
 @dataclass(frozen=True)
 class DaemonStarted(Result):
-    """`codememory daemon start`: what the new daemon wrote about itself (daemon.json), its first /health
-    answer, and its log file."""
+    """`codememory daemon start`: what the daemon wrote about itself (daemon.json), its /health answer, and its
+    log file; `already_running` when it was up before (start is then a no-op that says so)."""
 
     pid: int
     host: str
@@ -70,6 +70,7 @@ class DaemonStarted(Result):
     version: str
     health: dict[str, Any]
     log: str
+    already_running: bool = False  # it was running before: nothing was started
 
 
 @dataclass(frozen=True)
@@ -117,11 +118,10 @@ def _last_line(path: Path) -> str:
 
 
 def start(port: int | None = None, *, timeout: float = START_TIMEOUT) -> DaemonStarted:
-    """Spawn `run` detached (new session, output to daemon.out) and wait until its /health answers."""
-    running, pid = running_pid()
-    if running:
-        info = read_info() or {}
-        raise DaemonError(f"the codememory daemon is already running (pid {pid or '?'}, port {info.get('port', '?')})")
+    """Spawn `run` detached (new session, output to daemon.out) and wait until its /health answers. A daemon
+    that already runs is left alone: what it says about itself comes back with `already_running`."""
+    if running_pid()[0]:
+        return _running_daemon(timeout)
     folder = ensure_state_dir()
     out_path = folder / OUT_NAME
     # -P: the working directory never joins sys.path; cwd "/": the daemon holds no project folder open.
@@ -163,6 +163,37 @@ def start(port: int | None = None, *, timeout: float = START_TIMEOUT) -> DaemonS
         if time.monotonic() > deadline:
             proc.terminate()
             raise DaemonError(f"the daemon did not answer /health within {timeout:.0f} s (see {log_path()})")
+        time.sleep(0.05)
+
+
+def _running_daemon(timeout: float) -> DaemonStarted:
+    """The daemon this user already runs, once it answers /health (it may be starting up: the lock comes first,
+    daemon.json once it listens)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        running, pid = running_pid()
+        if not running:
+            raise DaemonError("the codememory daemon stopped while `daemon start` was asking it; run it again")
+        written = read_info()
+        if written is not None and written.get("pid") == pid:
+            try:
+                health = Client(port=int(written["port"]), timeout=1.0).health()
+                return DaemonStarted(
+                    pid=written["pid"],
+                    host=written["host"],
+                    port=written["port"],
+                    started_at=written["started_at"],
+                    version=written["version"],
+                    health=health,
+                    log=str(log_path()),
+                    already_running=True,
+                )
+            except DaemonUnavailable:
+                pass
+        if time.monotonic() > deadline:
+            raise DaemonError(
+                f"a codememory daemon runs (pid {pid or '?'}) but does not answer /health (see {log_path()})"
+            )
         time.sleep(0.05)
 
 

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from codememory import __version__
+from codememory.daemon.cli_api import create_router as create_cli_router
 from codememory.daemon.embed_api import create_router as create_embed_router
 from codememory.daemon.hook_api import create_router as create_hook_router
 from codememory.daemon.raw_events_api import create_router as create_raw_events_router
@@ -313,6 +314,7 @@ def create_app(state: DaemonState) -> FastAPI:
     app.include_router(create_raw_events_router(state))
     app.include_router(create_hook_router(state))
     app.include_router(create_embed_router())
+    app.include_router(create_cli_router(state))
     app.include_router(create_viewer_pages(state, sessions))
     app.include_router(create_viewer_router(state))
     return app

@@ -203,6 +203,11 @@ class StorePool:
                 return
         raise RuntimeError(f"could not open the store of {root}: it keeps being replaced")
 
+    def open_roots(self) -> list[Path]:
+        """The projects whose store is open now, least recently used first."""
+        with self._lock:
+            return sorted(self._entries, key=lambda r: self._entries[r].last_used)
+
     def stores(self) -> list[Store]:
         with self._lock:
             return [e.store for e in self._entries.values()]

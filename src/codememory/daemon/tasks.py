@@ -244,6 +244,7 @@ def default_tasks() -> list[Task]:
     from codememory.daemon.publish_task import PublishTask
     from codememory.daemon.share_follow import ShareFollow
     from codememory.daemon.stale_check import StaleCheck
+    from codememory.daemon.vector_upkeep import VectorUpkeep
     from codememory.daemon.warm_up import WarmUp
 
     return [
@@ -252,6 +253,7 @@ def default_tasks() -> list[Task]:
         RawEventFlusher(),
         CaptureLoop(),
         EmbeddingBackfill(),
+        VectorUpkeep(),
         StaleCheck(),
         ConsolidationSchedule(),
         PublishTask(),

@@ -12,7 +12,7 @@ viewer's session cookie with its CSRF token on every request (`web.security`).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import APIRouter, Security
 from fastapi.security import HTTPBearer
@@ -23,6 +23,9 @@ from codememory.daemon.recall_api import MemoryId, ProjectRoot
 from codememory.daemon.sessions_api import SessionId
 from codememory.daemon.state import DaemonState
 from codememory.web.request_body import RequestBody
+
+if TYPE_CHECKING:
+    from codememory.service.project_store import Store
 
 Tags = Annotated[list[Annotated[str, Field(max_length=100)]] | None, Field(max_length=20)]
 ShortText = Annotated[str | None, Field(max_length=200)]
@@ -130,6 +133,15 @@ def render_markdown(text: str) -> str:
     return str(md.render(text))
 
 
+def _with_link_texts(store: Store, detail: dict[str, Any]) -> dict[str, Any]:
+    """The memory page names what each link points to by its text (`links[].text`; null once forgotten): a bare id
+    tells a person nothing."""
+    linked = dict(store.db.get_pk_map([link["id"] for link in detail["links"]]))
+    texts = {m.id: m.text for m in store.db.get_by_pks(list(linked.values())).values()}
+    detail["links"] = [{**link, "text": texts.get(link["id"])} for link in detail["links"]]
+    return detail
+
+
 def create_router(state: DaemonState) -> APIRouter:
     bearer = HTTPBearer(auto_error=False, description="The per-install token, or the viewer's session cookie.")
     router = APIRouter(prefix="/viewer", tags=["viewer"], dependencies=[Security(bearer)])
@@ -188,8 +200,8 @@ def create_router(state: DaemonState) -> APIRouter:
         with state.stores.use(state.project_root(body.project_root)) as store:
             detail = MemoryDetail(
                 store.get(body.id, touch=False), store.relations(body.id), staleness_of(store, body.id)
-            )
-            return detail.to_dict()
+            ).to_dict()
+            return _with_link_texts(store, detail)
 
     @router.post("/memory/edit")
     def edit(body: EditBody) -> dict[str, Any]:

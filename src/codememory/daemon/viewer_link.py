@@ -6,6 +6,7 @@ token) and the printed link trades it once for a session cookie (see codememory.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from codememory.core.result import Result
 from codememory.errors import DaemonRequestError
@@ -23,7 +24,8 @@ class ViewerLink(Result):
     opened: bool
 
 
-def login_link(*, open_browser: bool = False) -> ViewerLink:
+def login_link(project: Path | None = None, *, open_browser: bool = False) -> ViewerLink:
+    """A login link whose page opens on `project` (when it is registered; else the last one chosen)."""
     from codememory.daemon import lifecycle
     from codememory.daemon.client import Client
 
@@ -32,7 +34,7 @@ def login_link(*, open_browser: bool = False) -> ViewerLink:
         lifecycle.start()
         started = True
     client = Client(timeout=10.0)
-    resp = client.request("POST", "/viewer/login-link", {})
+    resp = client.request("POST", "/viewer/login-link", {"project_root": str(project) if project else None})
     if resp.status == 404:
         raise DaemonRequestError(
             404, "the running daemon has no web viewer (an older version): restart it with `codememory daemon stop`"

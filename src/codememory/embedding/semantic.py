@@ -6,7 +6,7 @@ says why and callers fall back to lexical + fuzzy search, marking their results 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,6 +39,9 @@ class Semantic:
         self._index: VectorIndex | None = None
         self._tried = False
         self._query_cache: dict[str, Vectors] = {}
+        self._missing: tuple[tuple[int, int], int] | None = (
+            None  # (the store's change counters, memories without a vector)
+        )
         self.reason: str | None = None
 
     @property
@@ -122,12 +125,11 @@ class Semantic:
         emb = self.embedder()
         if emb is None:
             return
+        from codememory.embedding.vectors import to_blob
+
         self.db.save_embeddings(
             emb.name,
-            [
-                (pk, text, vec.astype("float32").tobytes(), int(vec.shape[0]))
-                for (pk, text), vec in zip(items, vectors, strict=True)
-            ],
+            [(pk, text, to_blob(vec), int(vec.shape[0])) for (pk, text), vec in zip(items, vectors, strict=True)],
         )
 
     def coverage_gap(self) -> str | None:
@@ -136,16 +138,34 @@ class Semantic:
         emb = self.embedder()
         if emb is None:
             return None
-        missing = self.db.count_without_vector(emb.name)
+        missing = self._count_missing(emb.name)
         if 0 < missing <= AUTO_BACKFILL:
             self.backfill(AUTO_BACKFILL)
-            missing = self.db.count_without_vector(emb.name)
+            missing = self._count_missing(emb.name)
         if not missing:
             return None
         return (
             f"{missing} memories have no vector from {emb.name} yet, so meaning-based search misses them: "
             "`codememory embed` adds them (a running daemon does it in the background)"
         )
+
+    def _count_missing(self, model: str) -> int:
+        """Memories without a vector, counted again only after a memory or a vector was added or removed (the two
+        counters the store bumps then; counting both tables took milliseconds at 100k, on every search)."""
+        key = self.db.change_counters()
+        if self._missing is None or self._missing[0] != key:
+            self._missing = (key, self.db.count_without_vector(model))
+        return self._missing[1]
+
+    def maintenance(self, *, force: bool = False) -> Callable[[], bool] | None:
+        """The vector index's pending upkeep as a job needing no lock on the store (VectorIndex.maintenance)."""
+        index = self.index() if self.configured else None
+        return index.maintenance(force=force) if index is not None else None
+
+    def maintain(self, *, force: bool = True) -> bool:
+        """Bring the vector index up to date here and now (bulk commands, once their vectors are written)."""
+        job = self.maintenance(force=force)
+        return job() if job is not None else False
 
     def backfill(self, batch: int = 64, pks: Sequence[int] | None = None) -> int:
         """Embed one batch of memories that have no (or an outdated) vector; returns how many."""

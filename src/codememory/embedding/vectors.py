@@ -1,219 +1,467 @@
-"""Vector search over the embeddings table.
+"""Vector search over the embeddings table, kept up to date outside the query.
 
-The table is the source of truth. A snapshot of it (matrix + row keys, and an ANN index once the store
-has `ann_threshold` vectors) is cached in memory and in `.codememory/cache/vectors/`; vectors written
-after the snapshot are searched exactly as a small delta, and the snapshot is rebuilt when the delta
-grows, when it is missing or unreadable, or when it belongs to another model.
+The table is the source of truth. A copy of its rows lives in append-only files (vector_files.py) that every
+process maps instead of reading; a search first appends what the table gained since (only that delta is read),
+so no search ever reloads the whole table or rebuilds anything. Above `ann_threshold` vectors an HNSW graph
+(usearch) over the files' first rows answers the nearest-neighbour part; the rows written after it are searched
+exactly, and the graph's answers are re-scored exactly from the rows (the graph stores half-precision copies).
+Extending the graph is `maintenance()`: a job the daemon runs in the background and bulk commands (import,
+embed) run when they finish, never a search.
 
-ANN library: usearch (HNSW) — maintained, wheels for Linux/macOS/Windows on every recent Python, an
-index file that memory-maps on load, and no C++ toolchain needed at install (hnswlib ships sources only).
+ANN library: usearch (HNSW) — maintained, wheels for Linux/macOS/Windows on every recent Python, an index
+that can be used straight from a memory-mapped file (`view`), and no C++ toolchain needed at install (hnswlib
+ships sources only).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from codememory.core import safe_files
+from codememory.embedding.vector_files import Keys, Mapped, Matrix, Meta, VectorFiles
 from codememory.store.database import Database
 from codememory.store.filters import Filters
 
-Matrix = npt.NDArray[np.float32]
-_DELTA_LIMIT = 2_000
 _ANN_CONNECTIVITY = 16
 _ANN_EXPANSION_ADD = 128
 _ANN_EXPANSION_SEARCH = 128
-_MAX_META = 100_000
+_ANN_MAX_FETCH = 4096  # past this many graph answers a short list stays short (no full scan)
+_FILTERED_EXACT_MAX = 20_000  # a filter this selective is searched exactly among its own members
+FOLD_MIN = 1_000  # rows written after the graph before the background maintenance extends it
+_COMPACT_SHARE = 0.25  # rows of forgotten or re-embedded memories in the files before they are rewritten
+_COMPACT_MIN_ROWS = 256
+_BATCH = 20_000
 
 
-@dataclass
-class _Snapshot:
-    model: str
-    seq: int  # highest embedding sequence number included
-    pks: npt.NDArray[np.int64]
-    matrix: Matrix
-    ann: Any = None  # usearch.index.Index when the snapshot is large
-    _position: dict[int, int] | None = None
-
-    def position(self) -> dict[int, int]:
-        if self._position is None:
-            self._position = {int(pk): i for i, pk in enumerate(self.pks)}
-        return self._position
+def to_blob(vector: npt.ArrayLike) -> bytes:
+    """How a vector is stored: float16 (half the bytes; a cosine moves by about 1e-4)."""
+    return np.asarray(vector, dtype="<f2").tobytes()
 
 
-def _slug(model: str) -> str:
-    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in model)[:60]
-    return f"{safe}-{hashlib.sha1(model.encode()).hexdigest()[:8]}"
+def from_blob(blob: bytes, dim: int) -> Matrix:
+    """A stored vector as float32: float16 bytes, or float32 ones written before vectors were stored in half."""
+    if len(blob) == 2 * dim:
+        return np.frombuffer(blob, dtype="<f2").astype(np.float32)
+    return np.frombuffer(blob, dtype="<f4", count=dim).astype(np.float32)
 
 
-def from_blob(blob: bytes) -> Matrix:
-    return np.frombuffer(blob, dtype=np.float32)
+def _decode_rows(rows: list[tuple[int, int, int, bytes]], dim: int) -> tuple[Keys, Keys, Matrix]:
+    """(pks, seqs, float32 matrix) of table rows with `dim` values (a row of another size is left out)."""
+    half = [r for r in rows if r[2] == dim and len(r[3]) == 2 * dim]
+    full = [r for r in rows if r[2] == dim and len(r[3]) == 4 * dim]
+    if full and half:  # rows of both kinds (written before and after vectors were halved): keep the table's order
+        kept = sorted(half + full, key=lambda r: r[1])
+        matrix = np.vstack([from_blob(r[3], dim) for r in kept]) if kept else np.zeros((0, dim), np.float32)
+    else:
+        kept = half or full
+        dtype = "<f2" if half else "<f4"
+        matrix = np.frombuffer(b"".join(r[3] for r in kept), dtype=dtype).reshape(len(kept), dim).astype(np.float32)
+    pks = np.fromiter((r[0] for r in kept), dtype=np.int64, count=len(kept))
+    seqs = np.fromiter((r[1] for r in kept), dtype=np.int64, count=len(kept))
+    return pks, seqs, matrix
+
+
+class _Positions:
+    """Memory row key -> the row holding its latest vector (a memory embedded again is appended again)."""
+
+    def __init__(self) -> None:
+        self.n = 0  # rows covered
+        self._built = 0
+        self._keys: Keys = np.zeros(0, np.int64)  # sorted, unique
+        self._rows: npt.NDArray[np.int64] = np.zeros(0, np.int64)
+        self._tail: dict[int, int] = {}  # rows after the sorted part
+
+    def update(self, pks: Keys) -> None:
+        if len(pks) < self.n or len(self._tail) + len(pks) - self.n > max(20_000, self._built // 8):
+            order = np.argsort(pks, kind="stable")
+            ordered = pks[order]
+            last = np.ones(len(ordered), dtype=bool)
+            last[:-1] = ordered[1:] != ordered[:-1]
+            self._keys, self._rows = ordered[last], order[last].astype(np.int64)
+            self._tail, self._built = {}, len(pks)
+        else:
+            for i, pk in enumerate(pks[self.n :].tolist(), start=self.n):
+                self._tail[pk] = i
+        self.n = len(pks)
+
+    def rows(self, pks: Iterable[int]) -> npt.NDArray[np.int64]:
+        """Each key's row, -1 for a key with no vector."""
+        wanted = np.fromiter(pks, dtype=np.int64)
+        out = np.full(len(wanted), -1, dtype=np.int64)
+        if len(self._keys) and len(wanted):
+            at = np.minimum(np.searchsorted(self._keys, wanted), len(self._keys) - 1)
+            hit = self._keys[at] == wanted
+            out[hit] = self._rows[at[hit]]
+        if self._tail:
+            for i, pk in enumerate(wanted.tolist()):
+                row = self._tail.get(pk)
+                if row is not None:
+                    out[i] = row
+        return out
+
+    def distinct(self) -> int:
+        """How many memories have a vector among the rows."""
+        if not self._tail:
+            return len(self._keys)
+        tail = np.fromiter(self._tail, dtype=np.int64, count=len(self._tail))
+        if not len(self._keys):
+            return len(tail)
+        at = np.minimum(np.searchsorted(self._keys, tail), len(self._keys) - 1)
+        return len(self._keys) + int((self._keys[at] != tail).sum())
 
 
 class VectorIndex:
     def __init__(self, db: Database, model: str, cache_dir: Path | None, ann_threshold: int) -> None:
         self.db = db
         self.model = model
-        self.cache_dir = cache_dir
         self.ann_threshold = ann_threshold
-        self._snap: _Snapshot | None = None
-        self._scans: dict[bytes, Matrix] = {}  # recent queries' similarity to every snapshot row
+        self.files = VectorFiles(cache_dir, model) if cache_dir is not None else None
+        self._known: int | None = None  # the table's embedding counter at the last look
+        self._stamp: tuple[int, int, int] | None = None  # the meta file as last read
+        self._meta: Meta | None = None
+        self._mapped: Mapped | None = None
+        self._ann: Any = None  # usearch Index, a view of the mapped graph file
+        self._ann_buf: Any = None
+        # Rows not in the files (no cache folder, or another process was writing them): kept in memory.
+        self._extra_pks: Keys = np.zeros(0, np.int64)
+        self._extra_seqs: Keys = np.zeros(0, np.int64)
+        self._extra: Matrix | None = None
+        self._dim: int | None = None
+        self._positions = _Positions()
+        self._scans: dict[bytes, Matrix] = {}  # recent queries' similarity to every row (exact mode)
         self.last_method = "none"
+        # What happened, for tests and benchmarks to observe (never read by the search itself).
+        self.stats = {"rows_read": 0, "rows_appended": 0, "ann_builds": 0, "ann_extends": 0, "full_scans": 0}
 
-    # ------------------------------------------------------------------ cache
-    def _paths(self) -> tuple[Path, Path, Path] | None:
-        if self.cache_dir is None:
-            return None
-        base = self.cache_dir / "vectors" / _slug(self.model)
-        return base.with_suffix(".npz"), base.with_suffix(".json"), base.with_suffix(".usearch")
+    # ------------------------------------------------------------------ rows
+    @property
+    def seq(self) -> int:
+        if len(self._extra_seqs):
+            return int(self._extra_seqs[-1])
+        return self._meta.seq if self._meta else 0
 
-    def _load_cached(self) -> _Snapshot | None:
-        paths = self._paths()
-        if not paths:
-            return None
-        npz, meta_path, ann_path = paths
-        try:  # the cache folder may hold links committed with the project: never followed (safe_files)
-            meta = json.loads(safe_files.read_text(meta_path, _MAX_META))
-            if meta.get("model") != self.model:
-                return None
-            with safe_files.open_read(npz) as f, np.load(f) as data:
-                snap = _Snapshot(self.model, int(meta["seq"]), data["pks"], data["matrix"])
-            if meta.get("ann"):
-                from usearch.index import Index
+    def _row_count(self) -> int:
+        return (len(self._mapped) if self._mapped else 0) + len(self._extra_pks)
 
-                snap.ann = Index.restore(safe_files.read_bytes(ann_path))
-                if snap.ann is None or len(snap.ann) != len(snap.pks):
-                    return None
-            return snap
-        except (OSError, ValueError, KeyError, json.JSONDecodeError):
-            return None  # a damaged cache is rebuilt, never trusted
+    def _all_pks(self) -> Keys:
+        base = self._mapped.pks if self._mapped else np.zeros(0, np.int64)
+        return np.concatenate([base, self._extra_pks]) if len(self._extra_pks) else base
 
-    def _save(self, snap: _Snapshot) -> None:
-        paths = self._paths()
-        if not paths:
+    def _matrix_rows(self, rows: npt.NDArray[np.int64]) -> Matrix:
+        n_base = len(self._mapped) if self._mapped else 0
+        assert self._dim is not None
+        out = np.empty((len(rows), self._dim), dtype=np.float32)
+        in_base = rows < n_base
+        if in_base.any():
+            assert self._mapped is not None
+            out[in_base] = self._mapped.rows(rows[in_base])
+        if (~in_base).any():
+            assert self._extra is not None
+            out[~in_base] = self._extra[rows[~in_base] - n_base]
+        return out
+
+    def _similarities(self, query: Matrix, start: int) -> Matrix:
+        """The query's cosine with every row from `start` on (cached per query while the rows stay the same)."""
+        key = query.tobytes() + start.to_bytes(8, "little")
+        sims = self._scans.get(key)
+        if sims is None or len(sims) != self._row_count() - start:
+            if len(self._scans) >= 8:  # a query expansion has a few phrases; keep each one's scan
+                self._scans.pop(next(iter(self._scans)))
+            parts = []
+            n_base = len(self._mapped) if self._mapped else 0
+            if self._mapped is not None and start < n_base:
+                parts.append(self._mapped.matrix[start:] @ query)
+            if self._extra is not None and len(self._extra):
+                parts.append(self._extra[max(0, start - n_base) :] @ query)
+            sims = self._scans[key] = np.concatenate(parts) if parts else np.zeros(0, np.float32)
+        return sims
+
+    # ------------------------------------------------------------------ keeping up with the table
+    def refresh(self) -> None:
+        """Take in what the table (and the files, written by other processes) gained since the last look: one
+        counter read and a stat when nothing did."""
+        top = self.db.embedding_counter()
+        stamp = self.files.meta_stamp() if self.files else None
+        if top == self._known and stamp == self._stamp:
             return
-        npz, meta_path, ann_path = paths
+        if top < self.seq:  # the table was replaced behind our back (a restored file): start over
+            self._forget_rows()
+        if stamp != self._stamp or (self._meta is None and self.files is not None):
+            self._load_files(top)
+        self._catch_up()
+        self._known = top
+
+    def _forget_rows(self) -> None:
+        self._meta = self._mapped = self._ann = self._ann_buf = self._extra = None
+        self._extra_pks = np.zeros(0, np.int64)
+        self._extra_seqs = np.zeros(0, np.int64)
+        self._positions = _Positions()
+        self._scans.clear()
+        self._stamp = None
+
+    def _load_files(self, top: int) -> None:
+        assert self.files is not None
+        self._stamp = self.files.meta_stamp()
+        meta = self.files.read_meta()
+        if meta is not None and not self._belongs(meta, top):
+            meta = None
+        mapped = self.files.map_rows(meta) if meta is not None else None
+        if meta is None or mapped is None or (self._dim is not None and meta.dim != self._dim):
+            if self._meta is not None:  # our files vanished or were replaced by something unusable
+                self._forget_rows()
+                self._stamp = self.files.meta_stamp()
+            return
+        if self._meta is not None and meta.generation == self._meta.generation and meta.rows < self._meta.rows:
+            return  # an older meta than the one we hold: ignore it
+        opened = self.files.open_ann(meta)
+        self._ann, self._ann_buf = opened if opened else (None, None)
+        if self._meta is None or meta.generation != self._meta.generation:
+            self._positions = _Positions()
+        self._meta, self._mapped, self._dim = meta, mapped, meta.dim
+        keep = self._extra_seqs > meta.seq  # rows we held in memory that the files now have
+        self._extra_pks, self._extra_seqs = self._extra_pks[keep], self._extra_seqs[keep]
+        self._extra = self._extra[keep] if self._extra is not None else None
+        self._after_rows_changed()
+
+    def _belongs(self, meta: Meta, top: int) -> bool:
+        """Whether the files were made from this table: their newest row must still be the table's."""
+        if meta.seq > top:
+            return False
+        if meta.seq == 0:
+            return True
+        pk = self.db.vector_pk_at(self.model, meta.seq)
+        return pk is None or pk == meta.last_pk  # None: that memory was forgotten or embedded again since
+
+    def _after_rows_changed(self) -> None:
+        self._positions.update(self._all_pks())
+        self._scans.clear()
+
+    def _catch_up(self) -> None:
+        for rows in self.db.vector_batches(self.model, self.seq, _BATCH):
+            dim = self._dim or rows[0][2]
+            pks, seqs, matrix = _decode_rows(rows, dim)
+            if not len(pks):
+                continue
+            self._dim = dim
+            self.stats["rows_read"] += len(rows)
+            if not self._append_to_files(pks, seqs, matrix):
+                self._extra_pks = np.concatenate([self._extra_pks, pks])
+                self._extra_seqs = np.concatenate([self._extra_seqs, seqs])
+                self._extra = matrix.copy() if self._extra is None else np.vstack([self._extra, matrix])
+            self._after_rows_changed()
+
+    def _append_to_files(self, pks: Keys, seqs: Keys, matrix: Matrix) -> bool:
+        """Append rows to the files (False: they stay in memory this time)."""
+        if self.files is None or len(self._extra_pks):
+            return False  # rows before these are not in the files yet: the order must stay the table's
         try:
-            with safe_files.atomic_file(npz) as f:
-                np.savez(f, pks=snap.pks, matrix=snap.matrix)
-            if snap.ann is not None:
-                safe_files.write_atomic(ann_path, bytes(snap.ann.save()))
-            meta = {"model": self.model, "seq": snap.seq, "count": len(snap.pks), "ann": snap.ann is not None}
-            # written last: a crash leaves the old meta, which is rebuilt
-            safe_files.write_atomic(meta_path, json.dumps(meta))
+            with self.files.locked(wait=False) as held:
+                if not held:
+                    return False
+                disk = self.files.read_meta()
+                if self._meta is None:
+                    generation = (disk.generation + 1) if disk is not None else 1
+                    meta = Meta(self.model, matrix.shape[1], generation, 0, 0, 0)
+                    self.files.start_generation(meta)
+                elif disk != self._meta:
+                    return False  # another process moved the files on: we take its rows at the next look
+                else:
+                    meta = self._meta
+                self.files.append_rows(meta, pks, matrix)
+                new = replace(meta, rows=meta.rows + len(pks), seq=int(seqs[-1]), last_pk=int(pks[-1]))
+                self.files.write_meta(new)
+                mapped = self.files.map_rows(new)
+                self._stamp = self.files.meta_stamp()
         except OSError:
-            pass  # the cache is an optimisation; searching still works from the table
-
-    def _build(self) -> _Snapshot:
-        rows = self.db.vectors(self.model)
-        if rows:
-            pks = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            matrix = np.vstack([from_blob(r[2]) for r in rows])
-            seq = max(r[1] for r in rows)
-        else:
-            pks, matrix, seq = np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32), 0
-        snap = _Snapshot(self.model, seq, pks, matrix)
-        if len(pks) >= self.ann_threshold:
-            from usearch.index import Index
-
-            ann = Index(
-                ndim=matrix.shape[1],
-                metric="ip",  # vectors are unit length: inner product is cosine
-                dtype="f32",
-                connectivity=_ANN_CONNECTIVITY,
-                expansion_add=_ANN_EXPANSION_ADD,
-                expansion_search=_ANN_EXPANSION_SEARCH,
-            )
-            ann.add(pks.astype(np.uint64), matrix)
-            snap.ann = ann
-        self._save(snap)
-        return snap
-
-    def snapshot(self) -> tuple[_Snapshot, list[tuple[int, int, bytes]]]:
-        """The current snapshot and the rows written since it (rebuilding when that delta is large)."""
-        count, top = self.db.embedding_state(self.model)
-        snap = self._snap or self._load_cached()
-        if snap is not None and top < snap.seq:
-            snap = None  # the table was rebuilt behind our back (e.g. restored file): start over
-        delta = self.db.vectors(self.model, snap.seq) if snap is not None else []
-        stale = snap is None or len(delta) > _DELTA_LIMIT or len(snap.pks) > 2 * max(count, 1) + _DELTA_LIMIT
-        want_ann = count >= self.ann_threshold
-        if not stale and snap is not None and want_ann and snap.ann is None and len(snap.pks) + len(delta) > 0:
-            stale = True
-        if stale:
-            snap, delta = self._build(), []
-        assert snap is not None
-        if snap is not self._snap:
-            self._scans.clear()
-        self._snap = snap
-        return snap, delta
+            return False
+        if mapped is None:
+            return False
+        if self._meta is None:
+            self._positions = _Positions()
+            opened = self.files.open_ann(new)
+            self._ann, self._ann_buf = opened if opened else (None, None)
+        self._meta, self._mapped = new, mapped
+        self.stats["rows_appended"] += len(pks)
+        return True
 
     # ----------------------------------------------------------------- search
     def search(self, query: Matrix, k: int, filters: Filters) -> list[tuple[int, float]]:
         """Top-k (memory pk, cosine) among memories passing `filters`."""
-        snap, delta = self.snapshot()
-        delta_pks = {r[0] for r in delta}
-        scores: dict[int, float] = {}
-        if delta:
-            d_matrix = np.vstack([from_blob(r[2]) for r in delta])
-            for pk, score in zip((r[0] for r in delta), d_matrix @ query, strict=True):
-                scores[pk] = float(score)
-        total = len(snap.pks)
+        self.refresh()
+        total = self._row_count()
+        if not total:
+            return []
+        ann_rows = self._meta.ann_rows if (self._ann is not None and self._meta is not None) else 0
         fetch = min(total, max(4 * k + 20, k))
         while True:
-            found = dict(scores)
-            if total:
-                for pk, score in self._search_snapshot(snap, query, fetch):
-                    if pk not in delta_pks:
-                        found[pk] = score
-            ranked = sorted(found.items(), key=lambda kv: -kv[1])
-            live = self.db.live_pks([pk for pk, _ in ranked], filters)
-            hits = [(pk, s) for pk, s in ranked if pk in live]
-            if len(hits) >= k or fetch >= total:
+            found = self._candidates(query, fetch, ann_rows)
+            live = self.db.live_pks([pk for pk, _ in found], filters)
+            hits = [(pk, s) for pk, s in found if pk in live]
+            if len(hits) >= k:
                 return hits[:k]
+            if ann_rows and fetch >= min(total, _ANN_MAX_FETCH):
+                return self._filtered_exact(query, k, filters, hits)
+            if fetch >= total:
+                return hits
             fetch = min(total, fetch * 4)
 
-    def _similarities(self, snap: _Snapshot, query: Matrix) -> Matrix:
-        key = query.tobytes()
-        sims = self._scans.get(key)
-        if sims is None or len(sims) != len(snap.pks):
-            if len(self._scans) >= 8:  # a query expansion has a few phrases; keep each one's scan
-                self._scans.pop(next(iter(self._scans)))
-            sims = self._scans[key] = snap.matrix @ query
-        return sims
+    def _candidates(self, query: Matrix, fetch: int, ann_rows: int) -> list[tuple[int, float]]:
+        """The best `fetch` memories: the graph's answer over its rows and an exact scan of the rows after it, every
+        score computed exactly from the latest row of each memory. Best first."""
+        scored: dict[int, float] = {}
+        if ann_rows:
+            self.last_method = "ann"
+            self._ann.expansion_search = max(_ANN_EXPANSION_SEARCH, fetch)
+            keys = np.asarray(self._ann.search(query, min(fetch, len(self._ann))).keys, dtype=np.int64)
+            rows = self._positions.rows(keys)
+            has = rows >= 0  # a memory forgotten since the graph was written has no row any more
+            if has.any():
+                scores = self._matrix_rows(rows[has]) @ query
+                scored.update(zip(keys[has].tolist(), scores.tolist(), strict=True))
+        else:
+            self.last_method = "exact"
+            self.stats["full_scans"] += 1
+        sims = self._similarities(query, ann_rows)
+        if len(sims):
+            take = min(len(sims), fetch)
+            top = np.argpartition(-sims, take - 1)[:take] if take < len(sims) else np.arange(len(sims))
+            rows = top.astype(np.int64) + ann_rows
+            pks = self._all_pks()[rows]
+            latest = self._positions.rows(pks) == rows  # an older vector of a memory embedded again
+            scored.update(zip(pks[latest].tolist(), sims[top[latest]].tolist(), strict=True))
+        return sorted(scored.items(), key=lambda kv: -kv[1])[:fetch]
+
+    def _filtered_exact(
+        self, query: Matrix, k: int, filters: Filters, hits: list[tuple[int, float]]
+    ) -> list[tuple[int, float]]:
+        """The graph's best answers were mostly filtered out: when the filter admits few memories, score those
+        exactly (never the whole store); otherwise the short list is the answer."""
+        members = self.db.filtered_pks(filters, _FILTERED_EXACT_MAX + 1)
+        if len(members) > _FILTERED_EXACT_MAX:
+            return hits
+        scores = self.cosines(query, members)
+        return sorted(scores.items(), key=lambda kv: -kv[1])[:k]
 
     def cosines(self, query: Matrix, pks: list[int]) -> dict[int, float]:
-        """Similarity of specific memories to the query (reusing the last full scan when there was one)."""
-        snap, delta = self.snapshot()
-        out: dict[int, float] = {}
-        for pk, _seq, blob in delta:
-            if pk in pks:
-                out[pk] = float(from_blob(blob) @ query)
-        rest = [pk for pk in pks if pk not in out]
-        if snap.ann is None and len(snap.pks):
-            sims, position = self._similarities(snap, query), snap.position()
-            for pk in rest:
-                i = position.get(pk)
-                if i is not None:
-                    out[pk] = float(sims[i])
-            rest = [pk for pk in rest if pk not in out]
-        if rest:
-            for pk, blob in self.db.vectors_for(self.model, rest).items():
-                out[pk] = float(from_blob(blob) @ query)
-        return out
+        """Similarity of specific memories to the query (those with a vector from this model)."""
+        self.refresh()
+        if not pks or self._dim is None:
+            return {}
+        rows = self._positions.rows(pks)
+        has = rows >= 0
+        if not has.any():
+            return {}
+        wanted = np.asarray(pks, dtype=np.int64)[has]
+        ann_rows = self._meta.ann_rows if (self._ann is not None and self._meta is not None) else 0
+        cached = None if ann_rows else self._scans.get(query.tobytes() + (0).to_bytes(8, "little"))
+        if cached is not None and len(cached) == self._row_count():
+            values = cached[rows[has]]
+        else:
+            values = self._matrix_rows(rows[has]) @ query
+        return dict(zip(wanted.tolist(), values.tolist(), strict=True))
 
-    def _search_snapshot(self, snap: _Snapshot, query: Matrix, fetch: int) -> list[tuple[int, float]]:
-        if snap.ann is not None and fetch < len(snap.pks) // 2:
-            self.last_method = "ann"
-            matches = snap.ann.search(query, fetch)
-            return [(int(key), 1.0 - float(dist)) for key, dist in zip(matches.keys, matches.distances, strict=True)]
-        self.last_method = "exact"
-        sims = self._similarities(snap, query)
-        top = np.argpartition(-sims, fetch - 1)[:fetch] if fetch < len(sims) else np.arange(len(sims))
-        return [(int(snap.pks[i]), float(sims[i])) for i in top]
+    # ------------------------------------------------------------ maintenance
+    def maintenance(self, *, force: bool = False) -> Callable[[], bool] | None:
+        """The work that brings the ANN graph up to date (built once the store has `ann_threshold` vectors, then
+        extended by the rows written after it), as a job that needs neither the store nor its lock: the daemon
+        runs it in the background, bulk commands when they finish. None when nothing is due (`force`: extend it
+        by any number of rows, not only past FOLD_MIN)."""
+        self.refresh()
+        files, meta = self.files, self._meta
+        if files is None or meta is None or len(self._extra_pks):
+            return None
+        live = self.db.count_vectors(self.model)
+        compact = meta.rows >= _COMPACT_MIN_ROWS and meta.rows - live > _COMPACT_SHARE * meta.rows
+        graph = self._positions.distinct() >= self.ann_threshold
+        pending = meta.rows - (meta.ann_rows if self._ann is not None else 0)
+        extend = graph and (self._ann is None or pending >= FOLD_MIN or (force and pending > 0))
+        if not (compact or extend):
+            return None
+        db_path = self.db.path
+
+        def job() -> bool:
+            return _maintain(files, meta, db_path, compact, graph, self.stats)
+
+        return job
+
+    def maintain(self, *, force: bool = False) -> bool:
+        """Run the maintenance job here and now (bulk commands); True when it changed the files."""
+        job = self.maintenance(force=force)
+        return job() if job is not None else False
+
+
+def _maintain(files: VectorFiles, seen: Meta, db_path: Path, compact: bool, graph: bool, stats: dict[str, int]) -> bool:
+    with files.locked(wait=True) as held:
+        if not held:
+            return False
+        meta = files.read_meta()
+        if meta is None or meta.generation != seen.generation or meta.ann_file != seen.ann_file:
+            return False  # another process did it meanwhile
+        if compact:
+            meta = _compact(files, meta, db_path)
+            if not graph:
+                files.write_meta(meta)
+                files.remove_unused(meta)
+                return True
+        mapped = files.map_rows(meta)
+        if mapped is None:
+            return False
+        index = files.load_ann(meta) if meta.ann_file else None
+        start = meta.ann_rows if index is not None else 0
+        if index is None:
+            from usearch.index import Index
+
+            index = Index(
+                ndim=meta.dim,
+                metric="ip",  # vectors are unit length: inner product is cosine
+                dtype="f16",  # candidates only: every answer is re-scored from the float32 rows
+                connectivity=_ANN_CONNECTIVITY,
+                expansion_add=_ANN_EXPANSION_ADD,
+                expansion_search=_ANN_EXPANSION_SEARCH,
+            )
+            stats["ann_builds"] += 1
+        else:
+            stats["ann_extends"] += 1
+        keys = mapped.pks[start:]
+        if len(keys):
+            # The last row of a memory in these rows counts; a memory the graph has already is replaced.
+            reversed_unique = np.unique(keys[::-1], return_index=True)[1]
+            last = np.sort(len(keys) - 1 - reversed_unique)
+            keys, vectors = keys[last], np.asarray(mapped.matrix[start:][last])
+            present = [int(key) for key in keys.tolist() if index.contains(key)]
+            if present:
+                index.remove(present)
+            index.add(keys.astype(np.uint64), vectors)
+        meta = replace(meta, ann_rows=meta.rows, ann_seq=meta.seq)
+        meta = replace(meta, ann_file=files.save_ann(index, meta))
+        files.write_meta(meta)
+        files.remove_unused(meta)
+        return True
+
+
+def _compact(files: VectorFiles, meta: Meta, db_path: Path) -> Meta:
+    """A new generation of the row files with only the table's current rows (forgotten memories and older vectors
+    of re-embedded ones dropped); the graph keeps covering the rows up to its sequence number."""
+    from codememory.store.database import Database
+
+    db = Database.open(db_path)
+    try:
+        new = Meta(meta.model, meta.dim, meta.generation + 1, 0, 0, 0, meta.ann_file, 0, meta.ann_seq)
+        files.start_generation(new)
+        for rows in db.vector_batches(meta.model, 0, _BATCH):
+            pks, seqs, matrix = _decode_rows(rows, meta.dim)
+            if not len(pks):
+                continue
+            files.append_rows(new, pks, matrix)
+            covered = int((seqs <= meta.ann_seq).sum())
+            new = replace(
+                new, rows=new.rows + len(pks), seq=int(seqs[-1]), last_pk=int(pks[-1]), ann_rows=new.ann_rows + covered
+            )
+        return new
+    finally:
+        db.close()

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from codememory.assistants import REGISTRY
-from codememory.capture.hook_transcripts import read_session, transcript_project
+from codememory.capture.hook_transcripts import read_session, read_todos, transcript_project
 from codememory.capture.jsonl_reader import ReadState
 from codememory.capture.opencode import CaptureReport, capture_opencode, open_initialised_store
 from codememory.capture.opencode_db import DbStatus, OpenCodeDB
@@ -304,10 +304,11 @@ def _transcript_candidate(store: Store, source: str, session_id: str, cursor: Cu
             return None
         try:
             info, turns = read_session(path, source=source, root=str(store.root))
+            todos = read_todos(path, source=source)
         except TranscriptError as exc:
             log.info("cannot extract %s session %s: %s", source, session_id, exc)
             return None
-        return info, turns, []
+        return info, turns, todos
 
     return _Candidate(session_id, updated, state.messages, load)
 

@@ -23,18 +23,51 @@ _MAX_TARGET = 120
 _MAX_ERROR = 160
 
 SHELL_TOOLS = frozenset(
-    {"bash", "shell", "exec_command", "run_terminal_cmd", "terminal", "local_shell", "run_command", "execute_command"}
+    {
+        "bash",
+        "shell",
+        "exec_command",
+        "run_terminal_cmd",
+        "terminal",
+        "local_shell",
+        "run_command",
+        "execute_command",
+        "run_shell_command",  # Gemini CLI
+    }
 )
 WRITE_TOOLS = frozenset({"write", "create", "create_file", "write_file"})
 EDIT_TOOLS = frozenset(
-    {"edit", "multiedit", "patch", "apply_patch", "str_replace", "str_replace_editor", "edit_file", "search_replace"}
+    {
+        "edit",
+        "multiedit",
+        "patch",
+        "apply_patch",
+        "str_replace",
+        "str_replace_editor",
+        "edit_file",
+        "search_replace",
+        "replace",  # Gemini CLI
+    }
 )
 READ_TOOLS = frozenset({"read", "view", "read_file", "open_file"})
 SEARCH_TOOLS = frozenset(
-    {"grep", "glob", "search", "codesearch", "find", "list", "ls", "list_dir", "file_search", "grep_search"}
+    {
+        "grep",
+        "glob",
+        "search",
+        "codesearch",
+        "find",
+        "list",
+        "ls",
+        "list_dir",
+        "list_directory",
+        "file_search",
+        "grep_search",
+    }
 )
-FETCH_TOOLS = frozenset({"webfetch", "fetch", "web_fetch", "websearch", "web_search"})
-TODO_TOOLS = frozenset({"todowrite", "todoread", "todo_write", "update_plan"})
+FETCH_TOOLS = frozenset({"webfetch", "fetch", "web_fetch", "websearch", "web_search", "google_web_search"})
+# the agents' own todo lists: OpenCode, Claude Code's older TodoWrite, Codex's update_plan, Gemini CLI's write_todos
+TODO_TOOLS = frozenset({"todowrite", "todoread", "todo_write", "update_plan", "write_todos"})
 TASK_TOOLS = frozenset({"task", "agent"})
 
 _PATH_KEYS = ("filePath", "file_path", "path", "filename", "target_file", "file", "notebook_path")

@@ -1,4 +1,4 @@
-"""Extraction of one session's new turns into memories (issue 4, parts 3 and 4).
+"""Extraction of one session's new turns into memories (docs/capture.md).
 
 `extract_session(store, session, turns, provider=...)`:
 1. Takes the turns after the last done span of the session (`extractions` rows with status ok, empty or

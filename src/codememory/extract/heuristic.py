@@ -1,4 +1,4 @@
-"""Durable memories from a session's turns without any model (DESIGN.md principle 2).
+"""Durable memories from a session's turns without any model (docs/architecture.md, principle 2).
 
 Rules that look for knowledge, not for sentences (precision over recall):
 - `*Remember*: …` notes (codememory.text.remember), in user or assistant text, always kept.

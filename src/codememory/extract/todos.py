@@ -1,9 +1,10 @@
 """Open todos, one memory per todo whichever way it was stated.
 
 A todo can be said in prose ("TODO: …", "we still need to …", "… later", "don't forget to …") and be on the
-agent's own list (OpenCode's todo table, or the last `todowrite` / `TodoWrite` / `update_plan` call of the
-span). The same todo stated both ways is one memory (the list's wording wins: it is the agent's summary); a
-todo the list marks done or cancelled is not kept as open, however it was stated."""
+agent's own list (OpenCode's todo table, Copilot CLI's session database, or the last `todowrite` / `TodoWrite` /
+`update_plan` / `write_todos` call of the span). The same todo stated both ways is one memory (the list's wording
+wins: it is the agent's summary); a todo the list marks done or cancelled is not kept as open, however it was
+stated."""
 
 from __future__ import annotations
 
@@ -114,7 +115,7 @@ def agent_todos(turns: Sequence[Turn], todos: Iterable[Todo]) -> list[Todo]:
 def _todo(item: Any, position: int) -> Todo | None:
     if not isinstance(item, dict):
         return None
-    content = item.get("content") or item.get("step") or item.get("text")
+    content = item.get("content") or item.get("step") or item.get("text") or item.get("description")
     if not isinstance(content, str) or not content.strip():
         return None
     status = str(item.get("status") or "pending").lower()

@@ -141,7 +141,9 @@ def _refuse_toml(text: str) -> str | None:
 def mcp_toml_op(assistant: str, path: Path, cli: str) -> FileOp:
     """A user-level config.toml: one entry serves every project (`codememory mcp` finds the project from its working
     folder), so uninstall keeps it while other projects are registered."""
-    table = f"[mcp_servers.{SERVER_NAME}]\ncommand = {json.dumps(cli)}\nargs = {json.dumps(['mcp'])}"
+    # `required`: Codex waits for it before a turn. An optional server gets one second to list its tools and is
+    # otherwise left out of that turn's tools without a word; the MCP SDK's import alone can take longer.
+    table = f"[mcp_servers.{SERVER_NAME}]\ncommand = {json.dumps(cli)}\nargs = {json.dumps(['mcp'])}\nrequired = true"
     return FileOp(
         assistant,
         path,

@@ -26,6 +26,7 @@ from mcp.types import ContentBlock
 from mcp.types import Tool as MCPTool
 from pydantic import ValidationError
 
+from codememory import __version__
 from codememory.core.bounded_input import MCP_STDIO_LINE_MAX_BYTES, decode, size_text, valid_deep, valid_json_text
 from codememory.core.model import ID_RE
 from codememory.errors import CodememoryError
@@ -82,6 +83,9 @@ class MemoryServer(FastMCP[None]):
             transport_security=transport_security,
             max_request_body_size=max_request_body_size,
         )
+        # FastMCP does not pass a version on, and the SDK then reports its own in `serverInfo`: a client that logs
+        # which server it talks to should see codememory's.
+        self._mcp_server.version = __version__
         self.memory = _Project(project)
 
     async def run_stdio_async(self) -> None:

@@ -35,6 +35,20 @@ class ConsolidationChange(Result):
 
 
 @dataclass
+class PairLeftAlone(Result):
+    memories: list[str]  # the two memories compared
+    reason: str  # why nothing was done ("differ in a number: 5432 vs 5433", "cosine 0.88 under ...")
+
+
+@dataclass
+class ClusterLeftAlone(Result):
+    """A cluster (memories close enough to compare) that the run leaves as it is."""
+
+    memories: list[str]
+    pairs: list[PairLeftAlone]
+
+
+@dataclass
 class ConsolidationReport(Result):
     """`consolidate --json`: what the run changed (or, with --dry-run, would change)."""
 
@@ -48,6 +62,7 @@ class ConsolidationReport(Result):
     counts: dict[str, int]  # changes by kind
     changes: list[ConsolidationChange]
     notes: list[str] = field(default_factory=list)
+    left_alone: list[ClusterLeftAlone] = field(default_factory=list)  # every cluster no change touches, and why
 
 
 @dataclass
@@ -178,6 +193,13 @@ def consolidate(
         {k: counts.get(k, 0) for k in KINDS},
         report,
         plan.notes,
+        [
+            ClusterLeftAlone(
+                [f.memory.id for f in cluster.members],
+                [PairLeftAlone([a.memory.id, b.memory.id], why) for a, b, why in cluster.reasons],
+            )
+            for cluster in plan.left_alone
+        ],
     )
     if dry_run:
         return result

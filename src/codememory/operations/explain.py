@@ -38,13 +38,15 @@ from codememory.core.bounded_input import text_arguments
 from codememory.core.dates import now_iso
 from codememory.core.result import Result
 from codememory.errors import InvalidInput, NotFound
-from codememory.retrieval.proactive import MAX_PHRASES
-from codememory.store.injections import InjectedMemory, Injection, InjectionTables
 from codememory.text.context_render import memory_line, one_line
 from codememory.text.tokens import estimate_tokens, memory_tokens
 
 if TYPE_CHECKING:
     from codememory.service.project_store import Store
+    from codememory.store.injections import Injection
+
+# The ledger's tables and retrieval are imported by the functions that use them: `codememory explain --help` (and
+# `codememory --help`, which lists it) needs only the constants below.
 
 DEFAULT_LAST = 5
 MAX_LAST = 1000
@@ -143,6 +145,9 @@ def record_injection(
     (codememory.text.context_render.memory_line) and the framing is the rest of the block; without, a memory
     costs `memory_tokens(text)`, as retrieval's budget counts it, and the framing is `framing_tokens` when
     the caller reports it."""
+    from codememory.retrieval.proactive import MAX_PHRASES
+    from codememory.store.injections import InjectedMemory, InjectionTables
+
     items = [InjectedMemory(str(m["id"]), dict(m.get("why") or {}), _cost(m, block is not None)) for m in memories]
     if not items:
         return None
@@ -218,6 +223,8 @@ def explain_last(store: Store, *, last: int = DEFAULT_LAST, session_id: str | No
     no injections; a session with none in the ledger is NotFound."""
     if not 1 <= last <= MAX_LAST:
         raise InvalidInput(f"--last must be between 1 and {MAX_LAST}")
+    from codememory.store.injections import InjectionTables
+
     tables = InjectionTables(store.db)
     if session_id is None:
         latest = tables.latest()
@@ -315,52 +322,13 @@ def score_parts(why: Mapping[str, Any]) -> ScoreParts:
 
 
 # ------------------------------------------------------------------------------------------ text form
-# Keys a parts line shows through ScoreParts; `score` (the memory's place in the ranking) is left out: it is no
-# measure of relevance, and older rows had nothing else to show under that name.
-_PARTS_KEYS = frozenset(
-    {"retriever", "match", "score", "bm25", "cosine", "fused", "words", "entities", "pinned", "by", "stale"}
-)
+def parts_text(why: Mapping[str, Any]) -> str:
+    """One line of a memory's reasons: "bm25 7.31 · cosine 0.82 · fused 1.92 · matched: retry, webhook ·
+    entities: httpx · pinned · via hybrid (partial)", then any other key the `why` holds (codememory.retrieval.why;
+    `score`, the memory's place in the ranking, is no measure of relevance and is left out)."""
+    from codememory.retrieval.why import why_text
 
-
-def _value(value: Any, depth: int = 0) -> str:
-    if isinstance(value, float):
-        return f"{value:.3g}"
-    if depth > 2 and isinstance(value, list | tuple | dict):
-        return "…"  # the ledger is untrusted: a deep value is not walked
-    if isinstance(value, list | tuple):
-        return ", ".join(_value(v, depth + 1) for v in value[:_LIST_ITEMS])
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k} {_value(v, depth + 1)}" for k, v in list(value.items())[:_LIST_ITEMS]) + "}"
-    return str(value)[:_LABEL_CHARS]
-
-
-def parts_text(parts: ScoreParts, why: Mapping[str, Any]) -> str:
-    """One line of a memory's reasons: "bm25 7.31 · cosine 0.82 · fused 1.92 · words: retry, webhook ·
-    entities: httpx · pinned · via hybrid (partial)", then any other key the `why` holds."""
-    out = []
-    if parts.bm25 is not None:
-        out.append(f"bm25 {parts.bm25:.3g}")
-    if parts.cosine is not None:
-        out.append(f"cosine {parts.cosine:.2f}")
-    if parts.fused is not None:
-        out.append(f"fused {parts.fused:.2f}")
-    if parts.words:
-        out.append("words: " + ", ".join(parts.words))
-    if parts.entities:
-        out.append("entities: " + ", ".join(parts.entities))
-    if parts.pinned:
-        out.append("pinned")
-    if parts.by:
-        out.append(f"by {parts.by}")
-    if parts.stale:
-        out.append(f"shown as stale ({parts.stale.removeprefix('may be stale: ')})")
-    for key, value in why.items():
-        if key in _PARTS_KEYS or value is None or value is False or value in ([], {}, ""):
-            continue
-        out.append(str(key) if value is True else f"{key} {_value(value)}")
-    if parts.retriever:
-        out.append(f"via {parts.retriever.replace('_', ' ')}" + (f" ({parts.match})" if parts.match else ""))
-    return " · ".join(out) or "-"
+    return why_text(why, shown=True)
 
 
 def tokens_text(inj: InjectionView) -> str:
@@ -400,7 +368,7 @@ def render_text(data: Explained) -> str:
             lines.append(f"  query: {_short('; '.join(inj.query), 160)}")
         for mem in inj.memories:
             state = "" if mem.state == "live" else f" [{mem.state}]"
-            lines.append(f"  {one_line(mem.id, 40)}  {one_line(parts_text(mem.parts, mem.why), 400)}")
+            lines.append(f"  {one_line(mem.id, 40)}  {one_line(parts_text(mem.why), 400)}")
             lines.append(f"      {mem.tokens:>4} tok{state}  {_short(mem.text or '(forgotten)')}")
             if mem.stale_now:
                 lines.append(f"      now {one_line(mem.stale_now, 300)}")

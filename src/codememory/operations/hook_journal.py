@@ -15,11 +15,12 @@ Only the standard library and codememory's safe file I/O are imported at the top
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -113,9 +114,30 @@ class Journal:
         safe_files.write_atomic(self.injected_path, json.dumps(injected.to_json(), separators=(",", ":")))
 
     # ---------------------------------------------------------------- session
+    @contextlib.contextmanager
+    def session_lock(self) -> Iterator[None]:
+        """Held while this assistant session's codememory session is looked up or created: an assistant may run two
+        hooks at once (Copilot CLI starts SessionStart and UserPromptSubmit together), and both would create it."""
+        try:
+            import fcntl
+        except ImportError:  # no flock (Windows): the race stays possible there
+            yield
+            return
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(self.folder / f"{self.key}.lock", flags, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+
     def ensure_session(self, store: Store, tool: str, goal: str | None = None) -> str:
         """The codememory session this assistant session maps to, created (or reopened) when needed. The
         first prompt's text becomes its goal (SessionStart, which comes before any prompt, has none)."""
+        with self.session_lock():
+            return self._ensure_session(store, tool, goal)
+
+    def _ensure_session(self, store: Store, tool: str, goal: str | None) -> str:
         state = self.load_state()
         session_id = state.get("session")
         if goal and not (isinstance(session_id, str) and state.get("goal")):  # every prompt after the first has one

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from codememory.core.result import OMIT_NONE, Result
 from codememory.remote.org_search import RemoteHit, RemoteStatus
-from codememory.retrieval.search import DEFAULT_THRESHOLD, SearchResult, why_line
+from codememory.retrieval.search import DEFAULT_THRESHOLD, SearchResult
+from codememory.retrieval.why import why_text
 
 if TYPE_CHECKING:
     from codememory.service.project_store import Store
@@ -75,7 +76,7 @@ class RecallSearch(Result):
                 hit.memory.source,
                 hit.match,
                 round(hit.score, 6),
-                why_line(hit.explain),
+                why_text(hit.explain),
                 hit.memory.provenance.origin,
                 hit.memory.provenance.label(),
             )

@@ -65,10 +65,11 @@ def _report(store: Store, action: str, gitignore: str, sync: SyncReport | None) 
             f"{DB_NAME}-shm, cache/, logs/ and journal/ and lets {FOLDER}/ in"
         )
     sharing = store.sharing.on
-    if sharing and _db_tracked(store):
+    if _db_tracked(store):  # committed before init kept it out of git (or by hand): it never belongs there
+        replaced = "the text form replaces it" if sharing else "`codememory share on` commits memory as text instead"
         warnings.append(
             f"{STORE_DIR}/{DB_NAME} is tracked by git: run `git rm --cached {STORE_DIR}/{DB_NAME}` and commit "
-            "(the text form replaces it; the database keeps forgotten text in its history)"
+            f"({replaced}; the database keeps forgotten text in its history)"
         )
     if store.follow_error:
         warnings.append(f"the memory files could not be followed: {store.follow_error}")

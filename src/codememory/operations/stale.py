@@ -73,11 +73,11 @@ class StaleReport(Result):
 
     head: str  # the commit checked against
     checked: int  # live memories naming paths or symbols
-    stale: int  # of them, marked stale now
+    stale: int  # of them, marked stale now (not counting those --fix just superseded)
     marked: int  # marks this check added or changed
     cleared: list[ClearedMark]
     run_id: int  # the recorded run (staleness_runs)
-    memories: list[StaleMemory]
+    memories: list[StaleMemory]  # still stale (a memory --fix superseded is in `fixed` instead)
     fixed: list[FixedMemory]
 
 
@@ -129,6 +129,8 @@ def check_stale(store: Store, *, fix: bool = False, progress: Callable[[str], No
             )
         )
     fixed = _fix(store, memories) if fix else []
+    superseded = {item.id for item in fixed}  # out of search now: listed under `fixed`, no longer as stale
+    memories = [m for m in memories if m.id not in superseded]
     cleared = [ClearedMark(mid, subject) for mid, subject in outcome.cleared]
     return StaleReport(
         outcome.head, outcome.checked, len(memories), outcome.marked, cleared, outcome.run_id, memories, fixed

@@ -11,6 +11,7 @@ from codememory.service.results import ImportReport
 
 if TYPE_CHECKING:
     from codememory.service.project_store import Store
+    from codememory.service.transfer import ImportProgress
 
 
 @dataclass
@@ -27,9 +28,15 @@ def export_file(store: Store, file: str, *, remap: Sequence[str] = ()) -> Export
 
 
 def import_file(
-    store: Store, file: str, *, skip_invalid: bool = False, remap: Sequence[str] = (), own: bool = False
+    store: Store,
+    file: str,
+    *,
+    skip_invalid: bool = False,
+    remap: Sequence[str] = (),
+    progress: ImportProgress | None = None,
+    own: bool = False,
 ) -> ImportReport:
     """Import the memories of a JSON Lines `file` ('-': standard input); with `skip_invalid`, the valid lines of a
-    file that has invalid ones; `remap`: "OLD=NEW" project paths rewritten; `own`: the user's own export, its
-    memories count as written here (else they are imported ones: core/provenance.py)."""
-    return store.import_(file, skip_invalid=skip_invalid, remap=remap, own=own)
+    file that has invalid ones; `remap`: "OLD=NEW" project paths rewritten; `progress(phase, done, total)`; `own`:
+    the user's own export, its memories count as written here (else they are imported ones: core/provenance.py)."""
+    return store.import_(file, skip_invalid=skip_invalid, remap=remap, progress=progress, own=own)

@@ -2,7 +2,7 @@
 
 It lives in the user's state folder (`~/.local/state/codememory/publish/<hash>.json`), not in the project's
 `.codememory/`: it describes what this machine sent to a server the user chose, and a project folder is shared
-(git, issue 18) and untrusted. It is rewritten atomically after every batch, so an interrupted publish resumes
+(git) and untrusted. It is rewritten atomically after every batch, so an interrupted publish resumes
 where it stopped: the next run sends only what the cursor does not record with the same hash. Losing the file
 costs one full, idempotent re-send (upserts by key), never a duplicate or a missed delete of what it listed."""
 

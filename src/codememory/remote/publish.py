@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from codememory.core.result import Result
+from codememory.embedding.vectors import from_blob
 from codememory.errors import RemoteUnavailable
 from codememory.remote import cursor as cursors
 from codememory.remote.milvus import connect, display_uri
@@ -73,7 +74,7 @@ def _model(store: Store) -> tuple[str, int]:
 def _vectors(store: Store, model: str, rows: list[Outgoing]) -> dict[int, list[float]]:
     """The dense vector of each row: the stored one, else (missing, or the text was scrubbed anew) embedded now."""
     have = store.db.vectors_for(model, [r.pk for r in rows if not r.rescrubbed])
-    out = {pk: np.frombuffer(blob, dtype=np.float32).tolist() for pk, blob in have.items()}
+    out = {pk: from_blob(blob, dim).tolist() for pk, (dim, blob) in have.items()}
     todo = [r for r in rows if r.pk not in out]
     if todo:
         vectors = store.semantic.embed_documents([r.fields["text"] for r in todo])

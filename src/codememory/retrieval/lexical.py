@@ -141,12 +141,8 @@ def matched_words(db: Database, parsed: ParsedQuery, pks: list[int]) -> dict[int
 def has_unknown_word(db: Database, parsed: ParsedQuery) -> bool:
     """A content word that no memory contains is likely a typo: worth the fuzzy pass. (Meaning-based
     results fill the list anyway, so "fewer exact hits than asked for" is no signal here.)"""
-    vocab = db.vocabulary_set()
-    return any(
-        len(w) >= 3 and w.isalpha() and w not in STOPWORDS and w not in vocab
-        for t in parsed.terms
-        for w in words(t.text)
-    )
+    candidates = [w for t in parsed.terms for w in words(t.text) if len(w) >= 3 and w.isalpha() and w not in STOPWORDS]
+    return bool(candidates) and not set(candidates) <= db.known_words(candidates)
 
 
 # ------------------------------------------------------------------------------------------- fuzzy

@@ -29,7 +29,7 @@ from codememory.core.result import FLATTEN, Result, json_key
 from codememory.embedding.semantic import NOT_CONFIGURED
 from codememory.errors import InvalidInput
 from codememory.retrieval.hybrid import hybrid_ranking
-from codememory.retrieval.lexical import Ranked, has_unknown_word, keyword_ranking, lexical_ranking
+from codememory.retrieval.lexical import Ranked, has_unknown_word, keyword_ranking, lexical_ranking, matched_words
 from codememory.store.database import Database
 from codememory.store.filters import Filters
 from codememory.text.query import ParsedQuery, parse_query, words
@@ -145,8 +145,28 @@ def rank(
     mode: str = "hybrid",
     floor: bool = True,
 ) -> Ranking:
-    """Every candidate for a query, best first (no memories loaded). See `search`."""
+    """Every candidate for a query, best first (no memories loaded). See `search`. A `-word` exclusion leaves out
+    every candidate holding the word, however it was found (meaning and typo matches included)."""
     parsed = parse_query(query)
+    ranking = _rank(db, parsed, filters, want, fuzzy, threshold, semantic, mode, floor)
+    excluded = parsed.excluded_fts()
+    if excluded and ranking.order:
+        holding = db.fts_subset(excluded, [pk for _, pk, _, _ in ranking.order])
+        ranking.order = [entry for entry in ranking.order if entry[1] not in holding]
+    return ranking
+
+
+def _rank(
+    db: Database,
+    parsed: ParsedQuery,
+    filters: Filters,
+    want: int,
+    fuzzy: bool | None,
+    threshold: float,
+    semantic: Semantic | None,
+    mode: str,
+    floor: bool,
+) -> Ranking:
     now = now_utc()
     reason = None
     if semantic is None or mode == "lexical" or not parsed.terms:
@@ -228,6 +248,9 @@ def search(
     parentheses is matched strictly by keywords first, and (unless it has a NOT) related memories fill
     the rest of the list. "lexical" uses keywords only, "semantic" meaning only. Without a working
     embedder every mode falls back to lexical and the result says `degraded`."""
+    asked = parse_query(query)
+    if asked.excluded and not asked.terms:
+        raise InvalidInput("the query only excludes words (-word): add a word to search for")
     ranking = rank(
         db,
         query,
@@ -247,8 +270,10 @@ def search(
         page = [(s, pk, "exact" if pk in exact else m, e) for s, pk, m, e in page]
     memories = db.get_by_pks([pk for _, pk, _, _ in page])
     notes = stale_notes(db, [pk for _, pk, _, _ in page])
+    keyword_hits = [pk for _, pk, match, _ in page if match in ("exact", "partial", "fuzzy")]
+    matched = matched_words(db, parsed, keyword_hits) if keyword_hits else {}
     hits = [
-        Hit(memories[pk], score, match, {**explain, "stale": notes[pk]} if pk in notes else explain)
+        Hit(memories[pk], score, match, _explained(explain, notes.get(pk), matched.get(pk)))
         for score, pk, match, explain in page
         if pk in memories
     ]
@@ -266,6 +291,16 @@ def search(
     return result, [pk for _, pk, _, _ in page if pk in memories]
 
 
+def _explained(explain: dict[str, Any], stale: str | None, words: list[str] | None) -> dict[str, Any]:
+    """A hit's explain with the query's keywords it holds (`words`) and its staleness note, when it has them."""
+    extra: dict[str, Any] = {}
+    if words:
+        extra["words"] = words
+    if stale:
+        extra["stale"] = stale
+    return {**explain, **extra} if extra else explain
+
+
 def stale_notes(db: Database, pks: list[int]) -> dict[int, str]:
     """The "may be stale: ..." note of each of these memories a staleness check marked (text.context_render)."""
     from codememory.text.context_render import stale_note
@@ -281,32 +316,6 @@ def stale_notes(db: Database, pks: list[int]) -> dict[int, str]:
 def embedding_text(parsed: ParsedQuery) -> str:
     """What gets embedded for a query: its words, without the syntax."""
     return " ".join(t.text for t in parsed.terms)
-
-
-def why_line(explain: dict[str, Any]) -> str:
-    """One line from a search hit's score breakdown, e.g. "bm25 4.21, cosine 0.63, session context +0.20"
-    (the MCP tool's and the daemon's `why`)."""
-    parts = []
-    if explain.get("bm25") is not None:
-        parts.append(f"bm25 {explain['bm25']:.3g}")
-    if explain.get("cosine") is not None:
-        parts.append(f"cosine {explain['cosine']:.2f}")
-    fuzzy = explain.get("fuzzy") or (explain if "similarity" in explain else None)
-    if fuzzy:
-        near = []
-        for term, info in fuzzy.get("terms", {}).items():
-            how = info.get("matched", "")
-            if how.startswith("typo:"):
-                near.append(f"{term}~{how[5:]}")
-            elif how == "substring":
-                near.append(f"{term} inside a word")
-        parts.append(f"fuzzy {fuzzy['similarity']:.2f}" + (f" ({'; '.join(near)})" if near else ""))
-    for key, label in (("context", "session context"), ("boost", "date/tag boost")):
-        if explain.get(key):
-            parts.append(f"{label} {explain[key]:+.2f}")
-    if isinstance(explain.get("stale"), str):
-        parts.append(explain["stale"])
-    return ", ".join(parts)
 
 
 MODES = ("hybrid", "lexical", "semantic")

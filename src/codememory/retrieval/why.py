@@ -21,6 +21,7 @@ Keys (each only when it applies):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -33,7 +34,9 @@ MAX_ENTITIES = 8
 
 
 def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
 
 
 def ranked_why(mode: str, match: str, score: float, fused: float, explain: Mapping[str, Any]) -> dict[str, Any]:
@@ -88,3 +91,103 @@ def add_matches(
         merged = list(dict.fromkeys([*why.get("entities", []), *matching]))[:MAX_ENTITIES]
         if merged:
             why["entities"] = merged
+
+
+# ------------------------------------------------------------------------------------------- one line
+# The readable line of a `why` (proactive retrieval, the injection ledger) or of a search hit's `explain`: what
+# found the memory, in the order a person reads it. The keys below are shown by name; any other key the mapping
+# holds follows as "key value". A ledger row is untrusted: anything of the wrong type is not shown.
+_LABEL_CHARS = 80
+_LIST_ITEMS = 12
+_NOTE_CHARS = 300
+# Parts of the fused score that the line leaves to --json: the z-scores the fusion combines, the nudges (at most
+# ±5%) and the fuzzy pass's per-term table (its corrections are shown as typos); `score` is the caller's to show.
+_QUIET = frozenset(
+    {"score", "lexical_z", "semantic_z", "importance_nudge", "recency_nudge", "similarity", "terms", "rank"}
+)
+_SHOWN = frozenset(
+    {"retriever", "match", "bm25", "cosine", "fused", "words", "entities", "typos", "fuzzy", "context", "boost"}
+    | {"tag_nudge", "stale", "stale_factor", "pinned", "by", "project"}
+)
+
+
+def _text(value: Any, limit: int = _LABEL_CHARS) -> str | None:
+    return value[:limit] if isinstance(value, str) and value else None
+
+
+def _texts(value: Any) -> list[str]:
+    items = value if isinstance(value, list | tuple) else []
+    return [v[:_LABEL_CHARS] for v in items if isinstance(v, str) and v][:_LIST_ITEMS]
+
+
+def _generic(value: Any, depth: int = 0) -> str:
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    if depth > 2 and isinstance(value, list | tuple | dict):
+        return "…"  # an untrusted value is not walked deeply
+    if isinstance(value, list | tuple):
+        return ", ".join(_generic(v, depth + 1) for v in value[:_LIST_ITEMS])
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} {_generic(v, depth + 1)}" for k, v in list(value.items())[:_LIST_ITEMS]) + "}"
+    return str(value)[:_LABEL_CHARS]
+
+
+def _typos(why: Mapping[str, Any]) -> list[str]:
+    """Corrections, "webhok~webhook": retrieval's `typos`, or a search hit's fuzzy table (its own or nested)."""
+    found = _texts(why.get("typos"))
+    nested = why.get("fuzzy")
+    fuzzy: Mapping[str, Any] = nested if isinstance(nested, Mapping) else why
+    terms = fuzzy.get("terms")
+    for term, info in terms.items() if isinstance(terms, Mapping) else ():
+        how = info.get("matched") if isinstance(info, Mapping) else None
+        if isinstance(how, str) and how.startswith("typo:"):
+            found.append(f"{str(term)[:_LABEL_CHARS]}~{how[5:][:_LABEL_CHARS]}")
+        elif how == "substring":
+            found.append(f"{str(term)[:_LABEL_CHARS]} inside a word")
+    return list(dict.fromkeys(found))[:_LIST_ITEMS]
+
+
+def why_text(why: Mapping[str, Any], *, shown: bool = False) -> str:
+    """One line of why a memory was found or chosen, e.g. "bm25 0.54 · cosine 0.86 · matched: httpx · typos:
+    webhok~webhook · session context +0.20 · via hybrid (partial)"; "-" when the mapping says nothing. `shown`:
+    the `why` of an injection already made (its staleness note is what the agent was shown)."""
+    out: list[str] = []
+    borrowed = isinstance(why.get("fuzzy"), Mapping)  # a typo's keyword score is the best hit's (hybrid.py)
+    for key, label in (("bm25", "bm25 {:.3g}"), ("cosine", "cosine {:.2f}"), ("fused", "fused {:.2f}")):
+        if key == "bm25" and borrowed:
+            continue
+        if (value := _number(why.get(key))) is not None:
+            out.append(label.format(value))
+    nested = why.get("fuzzy")
+    fuzzy: Mapping[str, Any] = nested if isinstance(nested, Mapping) else why
+    similarity = _number(fuzzy.get("similarity"))
+    if similarity is not None:
+        out.append(f"fuzzy {similarity:.2f}")
+    if words := _texts(why.get("words")):
+        out.append("matched: " + ", ".join(words))
+    if typos := _typos(why):
+        out.append("typos: " + "; ".join(typos))
+    if entities := _texts(why.get("entities")):
+        out.append("entities: " + ", ".join(entities))
+    for key, label in (("context", "session context"), ("boost", "date/tag boost"), ("tag_nudge", "tag")):
+        if value := _number(why.get(key)):
+            out.append(f"{label} {value:+.2f}")
+    if why.get("pinned") is True:
+        out.append("pinned")
+    if by := _text(why.get("by")):
+        out.append(f"by {by}")
+    if stale := _text(why.get("stale"), _NOTE_CHARS):
+        out.append(f"shown as stale ({stale.removeprefix('may be stale: ')})" if shown else stale)
+    if (factor := _number(why.get("stale_factor"))) is not None:
+        out.append(f"stale: score × {factor:g}")
+    if project := _text(why.get("project")):
+        rank = _number(why.get("rank"))
+        out.append(f"project {project}" + (f" #{rank:g}" if rank is not None else ""))
+    for key, value in why.items():
+        if key in _SHOWN or key in _QUIET or value is None or value is False or value in ([], {}, ""):
+            continue
+        out.append(str(key)[:_LABEL_CHARS] if value is True else f"{str(key)[:_LABEL_CHARS]} {_generic(value)}")
+    if retriever := _text(why.get("retriever")):
+        match = _text(why.get("match"))
+        out.append(f"via {retriever.replace('_', ' ')}" + (f" ({match})" if match else ""))
+    return " · ".join(out) or "-"

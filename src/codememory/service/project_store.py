@@ -28,6 +28,7 @@ from codememory.errors import AlreadyExists, CodememoryError, InvalidInput, NotF
 from codememory.retrieval.proactive import RetrieveRequest, RetrieveResult, retrieve
 from codememory.retrieval.search import DEFAULT_THRESHOLD, SearchResult, check_search_args
 from codememory.retrieval.search import search as run_search
+from codememory.service.auto_links import LINK_POOL, links_to_make
 from codememory.service.duplicates import meaning_duplicate, text_duplicate
 from codememory.service.filters import DateLike, memory_filters, when
 from codememory.service.memory_entities import entities_in, entity_names
@@ -43,11 +44,11 @@ from codememory.service.results import (
     Relations,
     StoreStats,
 )
-from codememory.service.share_files import GITIGNORE, is_shared_project, write_share_gitignore
+from codememory.service.share_files import is_shared_project, write_share_gitignore, write_store_gitignore
 from codememory.service.sharing import Sharing, SyncReport
 from codememory.service.store_embedding import EmbeddingAccess
 from codememory.service.store_sessions import SessionAccess
-from codememory.service.transfer import export_memories, import_memories
+from codememory.service.transfer import ImportProgress, export_memories, import_memories
 from codememory.sessions.service import Sessions
 from codememory.store.database import Database
 from codememory.store.filters import SORT_COLUMNS, Filters
@@ -108,7 +109,7 @@ class Store(EmbeddingAccess, SessionAccess):
         folder = store_dir(root)
         safe_files.make_dirs(folder)  # refuses a .codememory that is a link (see safe_files)
         created = not os.path.lexists(db_path(root))
-        safe_files.create_exclusive(folder / ".gitignore", GITIGNORE)  # never over a committed link
+        write_store_gitignore(root)  # the binary store stays out of git until sharing commits its text form
         store = cls(root, Database.open(db_path(root), create=True))
         try:
             check_store_origin(root, store.db)
@@ -206,19 +207,20 @@ class Store(EmbeddingAccess, SessionAccess):
             return self._existing(duplicate[0], now, duplicate[1])
         vector = None
         neighbours: list[tuple[int, float]] = []
-        from codememory.embedding.relevance import similarity_thresholds
+        from codememory.embedding.relevance import scale_for
 
-        dedup_cosine, link_cosine = similarity_thresholds(
+        scale = scale_for(
             self.semantic.model if self.semantic.configured else None,
-            self.config.dedup.cosine,
-            self.config.links.cosine,
+            dedup=self.config.dedup.cosine,
+            links=self.config.links.cosine,
+            cluster=self.config.consolidation.similarity_threshold,
         )
         if self.semantic.configured:
             vectors = self.semantic.embed_documents([text])
             if vectors is not None:
                 vector = vectors[0]
-                neighbours = self.semantic.neighbours(vector, self.config.links.max_links + 1, live)
-                close = [(pk, c) for pk, c in neighbours[:3] if c >= dedup_cosine]
+                neighbours = self.semantic.neighbours(vector, max(self.config.links.max_links + 1, LINK_POOL), live)
+                close = [(pk, c) for pk, c in neighbours[:3] if c >= scale.dedup]
                 same = None if supersedes or not check_duplicates else meaning_duplicate(self.db, text, close)
                 if same:
                     return self._existing(same[0], now, same[1])
@@ -228,16 +230,18 @@ class Store(EmbeddingAccess, SessionAccess):
         assert pk is not None
         if vector is not None:
             self.semantic.store_vectors([(pk, text)], vector[None, :])
-        self.db.set_entities([(pk, entities_in(text, entities or ()))])
-        close = [(other, score) for other, score in neighbours if score >= link_cosine]
+        own_entities = entities_in(text, entities or ())
+        self.db.set_entities([(pk, own_entities)])
+        candidates = [(other, score) for other, score in neighbours if other not in old_pks]
+        names_of = {k: [n for n, _t in v] for k, v in self.db.entities_of([o for o, _ in candidates]).items()}
+        close = links_to_make(candidates, [n for n, _t in own_entities], names_of, scale, self.config.links.max_links)
         category_of = self.db.categories_of([other for other, _ in close])
         # Without an LLM a neighbour is refined (same kind of memory) or given context (another kind);
         # supersedes, conflicts and corroborates need a caller (or a model) that knows.
         links: list[tuple[int, int, str, float | None]] = []
         for other, score in close:
-            if other not in old_pks and len(links) < self.config.links.max_links:
-                kind = "refines" if category_of.get(other) == mem.category else "contextualizes"
-                links.append((pk, other, kind, round(score, 4)))
+            kind = "refines" if category_of.get(other) == mem.category else "contextualizes"
+            links.append((pk, other, kind, round(score, 4)))
         links += [(pk, old, "supersedes", None) for old in old_pks]
         self.db.add_links(links, now)
         if old_pks:
@@ -522,16 +526,25 @@ class Store(EmbeddingAccess, SessionAccess):
         *,
         skip_invalid: bool = False,
         remap: Sequence[str] = (),
+        progress: ImportProgress | None = None,
         own: bool = False,
     ) -> ImportReport:
         """Import JSON Lines. Idempotent: records whose id exists (or, without an id, whose exact text
         exists) are skipped. A file with invalid lines imports nothing unless skip_invalid. Every free-form
         field (text, tags, entered_by, source) is scrubbed as `add` does (memory_fields.py); a record keeps
         its id even when its text changes, and a record left with no text is an invalid line. `remap`: "OLD=NEW"
-        project paths rewritten in each record's text and source before it is checked. The memories are `import`
-        ones (ranked on their content; core/provenance.py) unless `own` says the file is the user's own export."""
+        project paths rewritten in each record's text and source before it is checked. A file of any size is
+        streamed; `progress(phase, done, total)` hears of each batch read ("read") and embedded ("embed"). The
+        memories are `import` ones (ranked on their content; core/provenance.py) unless `own` says the file is the
+        user's own export."""
         report = import_memories(
-            self.db, self.semantic, src, skip_invalid=skip_invalid, remap=Remapper(parse_remaps(remap)), own=own
+            self.db,
+            self.semantic,
+            src,
+            skip_invalid=skip_invalid,
+            remap=Remapper(parse_remaps(remap)),
+            progress=progress,
+            own=own,
         )
         if report.added and self.sharing.on:
             self.sharing.publish_all()

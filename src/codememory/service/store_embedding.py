@@ -58,4 +58,5 @@ class EmbeddingAccess:
             if progress:
                 progress(done, total)
         self.db.drop_other_embeddings(model)
+        self.semantic.maintain()  # the vector index's graph extended now, not in a later search
         return done

@@ -4,17 +4,18 @@ says where each memory came from (`provenance`); an import never reads that: wha
 
 from __future__ import annotations
 
+import collections
+import itertools
 import json
 import os
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
 from codememory.core.bounded_input import (
     IMPORT_LINE_MAX_BYTES,
-    IMPORT_MAX_BYTES,
     LineTooLong,
     capped_lines,
     valid_json_text,
@@ -139,9 +140,10 @@ def memory_from_dict(obj: Any) -> tuple[Memory, bool]:
     return mem, raw_id is not None
 
 
-def parse_jsonl(lines: Iterable[str | LineTooLong], remap: Remapper | None = None) -> ParsedImport:
+def parse_jsonl(lines: Iterable[str | LineTooLong], remap: Remapper | None = None, first: int = 1) -> ParsedImport:
+    """Parse and check lines (numbered from `first`)."""
     result = ParsedImport()
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(lines, start=first):
         if isinstance(line, LineTooLong):
             result.errors.append(LineError(number, str(line)))
             continue
@@ -193,6 +195,10 @@ def export_memories(db: Database, dest: str | os.PathLike[str] | IO[str], remap:
     return count
 
 
+IMPORT_BATCH = 5_000  # lines parsed, checked and inserted at a time: a file of any size is streamed
+ImportProgress = Callable[[str, int, int | None], None]  # (phase: "read" | "embed", done, total or None)
+
+
 def import_memories(
     db: Database,
     semantic: Semantic,
@@ -200,35 +206,141 @@ def import_memories(
     *,
     skip_invalid: bool = False,
     remap: Remapper | None = None,
+    progress: ImportProgress | None = None,
     own: bool = False,
 ) -> ImportReport:
-    """Import JSON Lines (`Store.import_`, whose docstring says the rules)."""
+    """Import JSON Lines (`Store.import_`, whose docstring says the rules). The lines are read, checked and
+    inserted in batches inside one transaction (a file with invalid lines imports nothing unless skip_invalid:
+    the transaction is rolled back), then the new memories are embedded in batches, after the commit."""
 
     def lines(stream: IO[Any], what: str) -> Iterator[str | LineTooLong]:
-        return capped_lines(stream, IMPORT_LINE_MAX_BYTES, IMPORT_MAX_BYTES, what)
+        return capped_lines(stream, IMPORT_LINE_MAX_BYTES, sys.maxsize, what)
 
+    # Whatever the lines say of where they came from: they came from this file (or, with `own`, from the user).
+    name = Path(src).name if isinstance(src, (str, os.PathLike)) else None
+    origin = Provenance(by="user") if own else Provenance("import", import_by(name), now_iso())
     if isinstance(src, str) and src == "-":
-        parsed = parse_jsonl(lines(sys.stdin, "standard input"), remap)
+        report, new_pks = _import_stream(db, lines(sys.stdin, "standard input"), skip_invalid, remap, progress, origin)
     elif isinstance(src, (str, os.PathLike)):
         try:
             with open(src, "rb") as fh:
-                parsed = parse_jsonl(lines(fh, str(src)), remap)
+                report, new_pks = _import_stream(db, lines(fh, str(src)), skip_invalid, remap, progress, origin)
         except FileNotFoundError:
             raise InvalidInput(f"no such file: {src}") from None
         except OSError as exc:
             raise InvalidInput(f"cannot read {src}: {exc.strerror}") from None
     else:
-        parsed = parse_jsonl(lines(src, "the input"), remap)
-    report = ImportReport(invalid=parsed.errors)
-    if parsed.errors and not skip_invalid:
-        shown = "; ".join(str(e) for e in parsed.errors[:5])
-        more = f" (and {len(parsed.errors) - 5} more)" if len(parsed.errors) > 5 else ""
-        raise InvalidInput(f"import aborted, nothing imported: {shown}{more}; fix them or use --skip-invalid")
-    existing = db.existing_ids([m.id for m in parsed.memories])
-    fresh: list[Memory] = []
+        report, new_pks = _import_stream(db, lines(src, "the input"), skip_invalid, remap, progress, origin)
+    _embed_new(semantic, new_pks, progress)
+    return report
+
+
+class _Aborted(Exception):
+    """Invalid lines without skip_invalid: the import's transaction is rolled back."""
+
+
+def _prepare(
+    lines: list[str | LineTooLong], remap: Remapper | None, first: int
+) -> tuple[ParsedImport, list[list[tuple[str, str]]]]:
+    """One batch's parsing, checking, scrubbing and entities: all the work that needs no store, done once per text
+    (in a worker process for a large import)."""
+    parsed = parse_jsonl(lines, remap, first)
+    return parsed, [entities_in(m.text) for m in parsed.memories]
+
+
+def _prepared(
+    lines: Iterator[str | LineTooLong], remap: Remapper | None
+) -> Iterator[tuple[int, ParsedImport, list[list[tuple[str, str]]]]]:
+    """(lines read so far, parsed batch, entities of its memories), in file order. A file of more than one batch is
+    prepared by a pool of processes, one per core, while this one writes the batches before them to the store."""
+    first = 1
+    batch = list(itertools.islice(lines, IMPORT_BATCH))
+    following = list(itertools.islice(lines, IMPORT_BATCH)) if batch else []
+    workers = os.cpu_count() or 1
+    if not following or workers < 2:
+        while batch:
+            parsed, entities = _prepare(batch, remap, first)
+            first += len(batch)
+            yield first - 1, parsed, entities
+            batch, following = following, list(itertools.islice(lines, IMPORT_BATCH))
+        return
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    pending: collections.deque[tuple[int, Future[tuple[ParsedImport, list[list[tuple[str, str]]]]]]]
+    pending = collections.deque()
+    with ProcessPoolExecutor(workers, mp_context=_fork_context()) as pool:
+        for chunk in itertools.chain((batch, following), iter(lambda: list(itertools.islice(lines, IMPORT_BATCH)), [])):
+            pending.append((first + len(chunk) - 1, pool.submit(_prepare, chunk, remap, first)))
+            first += len(chunk)
+            while len(pending) > workers:  # a bounded number of batches in flight: memory stays flat
+                done, future = pending.popleft()
+                yield done, *future.result()
+        while pending:
+            done, future = pending.popleft()
+            yield done, *future.result()
+
+
+def _fork_context() -> Any:
+    """Workers forked from this process where the platform allows and nothing else runs in it (they start in
+    milliseconds with what is imported already; forking beside other threads could copy a lock they hold); the
+    platform's default elsewhere."""
+    import multiprocessing
+    import threading
+
+    if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    return None
+
+
+def _import_stream(
+    db: Database,
+    lines: Iterator[str | LineTooLong],
+    skip_invalid: bool,
+    remap: Remapper | None,
+    progress: ImportProgress | None,
+    origin: Provenance,
+) -> tuple[ImportReport, list[int]]:
+    report = ImportReport()
+    new_pks: list[int] = []
     seen: set[str] = set()
     seen_texts: set[str] = set()
+    links: list[tuple[str, str, str, float | None]] = []
     now = now_iso()
+    try:
+        with db.transaction():
+            for read, parsed, entities in _prepared(lines, remap):
+                report.invalid += parsed.errors
+                if report.invalid and not skip_invalid:
+                    continue  # nothing will be imported: read on only to report every invalid line
+                found = {id(m): e for m, e in zip(parsed.memories, entities, strict=True)}
+                fresh = _fresh(db, parsed, seen, seen_texts, now, report)
+                for mem in fresh:  # from elsewhere and reading like instructions: waits for the user's review
+                    waiting = not origin.trusted and is_instruction_like(mem.text)
+                    mem.provenance = replace(origin, review="pending") if waiting else origin
+                report.added += db.insert_many(fresh)
+                pks = dict(db.get_pk_map([m.id for m in fresh]))
+                db.add_entities([(pks[m.id], found[id(m)]) for m in fresh if m.id in pks])
+                new_pks += [pks[m.id] for m in fresh if m.id in pks]
+                links += parsed.links
+                if progress is not None:
+                    progress("read", read, None)
+            if report.invalid and not skip_invalid:
+                raise _Aborted
+            _import_links(db, links)
+    except _Aborted:
+        shown = "; ".join(str(e) for e in report.invalid[:5])
+        more = f" (and {len(report.invalid) - 5} more)" if len(report.invalid) > 5 else ""
+        raise InvalidInput(f"import aborted, nothing imported: {shown}{more}; fix them or use --skip-invalid") from None
+    return report, new_pks
+
+
+def _fresh(
+    db: Database, parsed: ParsedImport, seen: set[str], seen_texts: set[str], now: str, report: ImportReport
+) -> list[Memory]:
+    """The parsed memories that are new: not in the store, not earlier in the file (by id, or by text for a
+    record without an id)."""
+    existing = db.existing_ids([m.id for m in parsed.memories])
+    fresh: list[Memory] = []
     for mem in parsed.memories:
         if mem.id in existing or mem.id in seen:
             report.skipped_existing += 1
@@ -241,16 +353,7 @@ def import_memories(
             seen_texts.add(key)
         seen.add(mem.id)
         fresh.append(mem)
-    arrived = Provenance("import", import_by(Path(src).name if isinstance(src, (str, os.PathLike)) else None), now)
-    for mem in fresh:  # whatever the lines say of where they came from: they came from this file (or the user)
-        if own:
-            mem.provenance = Provenance(by="user")
-        else:
-            mem.provenance = replace(arrived, review="pending" if is_instruction_like(mem.text) else None)
-    report.added = db.insert_many(fresh)
-    _index_new(db, semantic, fresh)
-    _import_links(db, parsed.links)
-    return report
+    return fresh
 
 
 def _import_links(db: Database, links: Sequence[tuple[str, str, str, float | None]]) -> None:
@@ -260,12 +363,17 @@ def _import_links(db: Database, links: Sequence[tuple[str, str, str, float | Non
     db.add_links(rows, now_iso())
 
 
-def _index_new(db: Database, semantic: Semantic, memories: Sequence[Memory]) -> None:
-    """Entities and (when an embedder works) vectors for freshly imported memories."""
-    pks = dict(db.get_pk_map([m.id for m in memories]))
-    db.set_entities([(pks[m.id], entities_in(m.text)) for m in memories if m.id in pks])
-    if semantic.configured:
-        todo = list(pks.values())
-        for i in range(0, len(todo), 256):
-            if not semantic.backfill(256, todo[i : i + 256]) and semantic.reason:
-                break  # stored without vectors: `codememory embed` fills them in later
+def _embed_new(semantic: Semantic, pks: Sequence[int], progress: ImportProgress | None) -> None:
+    """Vectors for freshly imported memories (when an embedder works), a batch at a time, then the vector index
+    brought up to date (its graph is extended here, not in a later search)."""
+    if not semantic.configured or not pks:
+        return
+    done = 0
+    for i in range(0, len(pks), 256):
+        n = semantic.backfill(256, pks[i : i + 256])
+        if not n and semantic.reason:
+            return  # stored without vectors: `codememory embed` fills them in later
+        done += n
+        if progress is not None:
+            progress("embed", done, len(pks))
+    semantic.maintain()

@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, NoReturn, Self
+from typing import TYPE_CHECKING, Any, NoReturn, Self
 
 from codememory.core.dates import now_iso
 from codememory.core.safe_files import check_sqlite_files
@@ -17,6 +17,9 @@ from codememory.errors import StoreFailed, StoreNotFound, StoreUnusable
 from codememory.store import schema
 from codememory.store.failures import file_problem, translate
 from codememory.store.migrations import LATEST, apply
+
+if TYPE_CHECKING:
+    from codememory.store.filters import Filters
 
 BUSY_TIMEOUT_S = 30.0
 _LOCK_RETRIES = 5
@@ -30,6 +33,7 @@ class StoreConnection:
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self.conn = conn
         self.path = path
+        self._depth = 0  # transactions open on this connection (an inner one joins the outer one)
 
     # ----------------------------------------------------------------- opening
     @classmethod
@@ -90,9 +94,33 @@ class StoreConnection:
             if self._user_version() != version:  # another process migrated meanwhile
                 version = self._checked_version()
             apply(self.conn, version, LATEST, now_iso())
+        self._give_back_space()
+
+    def _give_back_space(self) -> None:
+        """After a migration that moved most of the file (the vectors' move frees two-thirds of a store with
+        vectors), rewrite it so the freed pages leave the disk instead of waiting in the file to be reused."""
+        pages = int(self.conn.execute("PRAGMA page_count").fetchone()[0])
+        free = int(self.conn.execute("PRAGMA freelist_count").fetchone()[0])
+        if pages > 256 and free > pages // 4:
+            with suppress(sqlite3.Error):  # busy, or no room for the copy: the file stays as large, nothing lost
+                self.conn.execute("VACUUM")
 
     def close(self) -> None:
         self.conn.close()
+
+    def passing(self, pks: Sequence[int], filters: Filters) -> set[int]:
+        """Which of these memories pass the filters."""
+        where, params = filters.where()
+        out: set[int] = set()
+        for chunk in chunks(list(pks)):
+            out.update(
+                r[0]
+                for r in self.conn.execute(
+                    f"SELECT m.pk FROM memories m WHERE m.pk IN ({','.join('?' * len(chunk))}) AND {where}",
+                    (*chunk, *params),
+                )
+            )
+        return out
 
     def schema_version(self) -> int:
         return self._user_version()
@@ -104,7 +132,25 @@ class StoreConnection:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """A write transaction that takes the write lock up front (deferred read-then-write
-        transactions fail with 'database is locked' without waiting for the busy timeout)."""
+        transactions fail with 'database is locked' without waiting for the busy timeout). Opened inside another
+        one, it is part of it: the outer one commits or rolls back both (a bulk import around its batches)."""
+        if self._depth:
+            name = f"inner_{self._depth}"
+            self.conn.execute(f"SAVEPOINT {name}")
+            self._depth += 1
+            try:
+                yield self.conn
+            except BaseException:
+                if self.conn.in_transaction:
+                    with suppress(sqlite3.Error):
+                        self.conn.execute(f"ROLLBACK TO {name}")
+                        self.conn.execute(f"RELEASE {name}")
+                raise
+            else:
+                self.conn.execute(f"RELEASE {name}")
+            finally:
+                self._depth -= 1
+            return
         for attempt in range(_LOCK_RETRIES):
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
@@ -113,9 +159,11 @@ class StoreConnection:
                 if "locked" not in str(exc) or attempt == _LOCK_RETRIES - 1:
                     _raise_translated(exc, self.path)
                 time.sleep(0.05 * (attempt + 1))
+        self._depth = 1
         try:
             yield self.conn
         except BaseException:
+            self._depth = 0
             # SQLite rolls back by itself after some errors (disk full, I/O, corruption): a second
             # ROLLBACK would fail and hide the error that matters.
             if self.conn.in_transaction:
@@ -123,6 +171,7 @@ class StoreConnection:
                     self.conn.execute("ROLLBACK")
             raise
         else:
+            self._depth = 0
             try:
                 self.conn.execute("COMMIT")
             except sqlite3.Error as exc:

@@ -257,11 +257,7 @@ class ConsolidationTables:
                         (squash.memory.id, now, *chunk),
                     )
                 if squash.vector_from is not None:
-                    c.execute(
-                        "INSERT OR REPLACE INTO embeddings(memory_pk, model, dim, text_hash, seq, vector) "
-                        "SELECT ?, model, dim, text_hash, seq, vector FROM embeddings WHERE memory_pk = ?",
-                        (pk, squash.vector_from),
-                    )
+                    db.copy_embeddings(squash.vector_from, pk)
             new_pks = {i: db.pk_of(mid) for i, mid in new_ids.items()}
             resolved = [
                 (new_pks.get(-1 - a) if a < 0 else a, new_pks.get(-1 - b) if b < 0 else b, kind, score, retire)

@@ -1,9 +1,10 @@
 """The embeddings table group: one vector per memory and model, with the hash of the text it was computed
-from (a changed text needs a new vector) and a sequence number (what changed since a cached index)."""
+from (a changed text needs a new vector) and a sequence number (what changed since a cached index). The vector
+itself (float16 bytes; float32 in rows written before) is in `embedding_vectors`, keyed by that number."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from codememory.store.connection import StoreConnection, chunks
@@ -47,58 +48,113 @@ class EmbeddingRows(StoreConnection):
         )
 
     def save_embeddings(self, model: str, rows: Sequence[tuple[int, str, bytes, int]]) -> None:
-        """rows: (memory pk, text the vector was computed from, float32 bytes, dimension)."""
+        """rows: (memory pk, text the vector was computed from, vector bytes, dimension). Each gets the next
+        sequence number; a memory's earlier vector from the model is replaced (a trigger drops its bytes)."""
         if not rows:
             return
         with self.transaction():
+            rows = list({row[0]: row for row in rows}.values())  # one vector per memory: the last given
             seq = int(self.conn.execute("SELECT value FROM counters WHERE name = 'embedding_seq'").fetchone()[0])
+            numbered = [(seq + i + 1, pk, text, blob, dim) for i, (pk, text, blob, dim) in enumerate(rows)]
             self.conn.executemany(
-                "INSERT OR REPLACE INTO embeddings(memory_pk, model, dim, text_hash, seq, vector) "
-                "SELECT pk, ?, ?, ?, ?, ? FROM memories WHERE pk = ?",
-                [(model, dim, text_hash(text), seq + i + 1, blob, pk) for i, (pk, text, blob, dim) in enumerate(rows)],
+                "INSERT INTO embeddings(memory_pk, model, dim, text_hash, seq) SELECT pk, ?, ?, ?, ? FROM memories "
+                "WHERE pk = ? ON CONFLICT(memory_pk, model) DO UPDATE SET dim = excluded.dim, "
+                "text_hash = excluded.text_hash, seq = excluded.seq",
+                [(model, dim, text_hash(text), n, pk) for n, pk, text, _blob, dim in numbered],
+            )
+            self.conn.executemany(
+                "INSERT INTO embedding_vectors(seq, vector) SELECT ?, ? "
+                "WHERE EXISTS (SELECT 1 FROM memories WHERE pk = ?)",
+                [(n, blob, pk) for n, pk, _text, blob, _dim in numbered],
             )
             self.conn.execute("UPDATE counters SET value = ? WHERE name = 'embedding_seq'", (seq + len(rows),))
+
+    def copy_embeddings(self, from_pk: int, to_pk: int) -> None:
+        """Give `to_pk` the vectors of `from_pk` (a squash keeps its source's meaning), each under a new sequence
+        number so cached copies of the table see it. Runs inside the caller's transaction."""
+        c = self.conn
+        for model, dim, digest, blob in c.execute(
+            "SELECT e.model, e.dim, e.text_hash, v.vector FROM embeddings e JOIN embedding_vectors v ON v.seq = e.seq "
+            "WHERE e.memory_pk = ?",
+            (from_pk,),
+        ).fetchall():
+            seq = int(c.execute("SELECT value FROM counters WHERE name = 'embedding_seq'").fetchone()[0]) + 1
+            c.execute(
+                "INSERT INTO embeddings(memory_pk, model, dim, text_hash, seq) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT(memory_pk, model) DO UPDATE SET dim = excluded.dim, text_hash = excluded.text_hash, "
+                "seq = excluded.seq",
+                (to_pk, model, dim, digest, seq),
+            )
+            c.execute("INSERT INTO embedding_vectors(seq, vector) VALUES (?, ?)", (seq, blob))
+            c.execute("UPDATE counters SET value = ? WHERE name = 'embedding_seq'", (seq,))
 
     def drop_other_embeddings(self, model: str) -> None:
         with self.transaction():
             self.conn.execute("DELETE FROM embeddings WHERE model != ?", (model,))
 
+    def embedding_counter(self) -> int:
+        """The highest sequence number ever given to a vector (any model): unchanged, no vector was written. One
+        row read, for every search (counting the table took milliseconds at 100k vectors, several times a request)."""
+        return int(self.conn.execute("SELECT value FROM counters WHERE name = 'embedding_seq'").fetchone()[0])
+
+    def change_counters(self) -> tuple[int, int]:
+        """(text_version, embedding_seq): the first moves whenever a memory is added, removed or its text changes,
+        the second whenever a vector is written; a count derived from both is current while neither moved."""
+        rows = dict(
+            self.conn.execute("SELECT name, value FROM counters WHERE name IN ('text_version', 'embedding_seq')")
+        )
+        return int(rows.get("text_version", 0)), int(rows.get("embedding_seq", 0))
+
+    def count_vectors(self, model: str) -> int:
+        return int(self.conn.execute("SELECT COUNT(*) FROM embeddings WHERE model = ?", (model,)).fetchone()[0])
+
     def embedding_state(self, model: str) -> tuple[int, int]:
-        """(number of vectors for `model`, highest sequence number): changes whenever the vectors do."""
+        """(number of vectors for `model`, highest sequence number)."""
         count, top = self.conn.execute(
             "SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM embeddings WHERE model = ?", (model,)
         ).fetchone()
         return int(count), int(top)
 
-    def vectors(self, model: str, after_seq: int = 0) -> list[tuple[int, int, bytes]]:
-        """(memory pk, seq, vector bytes) for `model`, newer than `after_seq`."""
-        return self.conn.execute(
-            "SELECT memory_pk, seq, vector FROM embeddings WHERE model = ? AND seq > ? ORDER BY seq",
-            (model, after_seq),
-        ).fetchall()
+    def vector_pk_at(self, model: str, seq: int) -> int | None:
+        """The memory whose vector from `model` has this sequence number (None: no such vector now)."""
+        row = self.conn.execute("SELECT memory_pk FROM embeddings WHERE model = ? AND seq = ?", (model, seq)).fetchone()
+        return int(row[0]) if row else None
 
-    def vectors_for(self, model: str, pks: Sequence[int]) -> dict[int, bytes]:
-        out: dict[int, bytes] = {}
+    def vector_batches(self, model: str, after_seq: int, batch: int) -> Iterator[list[tuple[int, int, int, bytes]]]:
+        """(memory pk, seq, dimension, vector bytes) for `model` newer than `after_seq`, in sequence order, `batch`
+        rows at a time."""
+        while True:
+            rows = self.conn.execute(
+                "SELECT e.memory_pk, e.seq, e.dim, v.vector FROM embeddings e "
+                "JOIN embedding_vectors v ON v.seq = e.seq WHERE e.model = ? AND e.seq > ? ORDER BY e.seq LIMIT ?",
+                (model, after_seq, batch),
+            ).fetchall()
+            if not rows:
+                return
+            yield rows
+            after_seq = rows[-1][1]
+
+    def vectors(self, model: str, after_seq: int = 0) -> list[tuple[int, int, int, bytes]]:
+        """(memory pk, seq, dimension, vector bytes) for `model`, newer than `after_seq`."""
+        return [row for rows in self.vector_batches(model, after_seq, 10_000) for row in rows]
+
+    def vectors_for(self, model: str, pks: Sequence[int]) -> dict[int, tuple[int, bytes]]:
+        """memory pk -> (dimension, vector bytes) of these memories' vectors from `model`."""
+        out: dict[int, tuple[int, bytes]] = {}
         for chunk in chunks(list(pks)):
-            out.update(
-                self.conn.execute(
-                    "SELECT memory_pk, vector FROM embeddings "
-                    f"WHERE model = ? AND memory_pk IN ({','.join('?' * len(chunk))})",
-                    (model, *chunk),
-                ).fetchall()
-            )
+            for pk, dim, blob in self.conn.execute(
+                "SELECT e.memory_pk, e.dim, v.vector FROM embeddings e JOIN embedding_vectors v ON v.seq = e.seq "
+                f"WHERE e.model = ? AND e.memory_pk IN ({','.join('?' * len(chunk))})",
+                (model, *chunk),
+            ):
+                out[pk] = (dim, blob)
         return out
 
     def live_pks(self, pks: Sequence[int], filters: Filters) -> set[int]:
         """Which of these memories pass the filters (vector hits come from a cache that may be stale)."""
+        return self.passing(pks, filters)
+
+    def filtered_pks(self, filters: Filters, limit: int) -> list[int]:
+        """Up to `limit` memories passing the filters (a selective filter's members, searched exactly)."""
         where, params = filters.where()
-        out: set[int] = set()
-        for chunk in chunks(list(pks)):
-            out.update(
-                r[0]
-                for r in self.conn.execute(
-                    f"SELECT m.pk FROM memories m WHERE m.pk IN ({','.join('?' * len(chunk))}) AND {where}",
-                    (*chunk, *params),
-                )
-            )
-        return out
+        return [r[0] for r in self.conn.execute(f"SELECT m.pk FROM memories m WHERE {where} LIMIT ?", (*params, limit))]

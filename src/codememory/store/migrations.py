@@ -439,6 +439,62 @@ CREATE INDEX consolidation_runs_started ON consolidation_runs(started_at);
 )
 
 
+def _vectors_in_their_own_table(conn: sqlite3.Connection) -> None:
+    """Move every vector into `embedding_vectors` as float16, keyed by its sequence number (a vector a consolidation
+    copied shared its source's number: the copy gets a new one)."""
+    conn.execute(
+        "CREATE TABLE embeddings_moved ("
+        "memory_pk INTEGER NOT NULL REFERENCES memories(pk) ON DELETE CASCADE, model TEXT NOT NULL, "
+        "dim INTEGER NOT NULL, text_hash TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (memory_pk, model)"
+        ") WITHOUT ROWID"
+    )
+    if conn.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone() is not None:
+        import numpy as np  # only a store with vectors gets here, and numpy came with them
+
+        counter = int(conn.execute("SELECT value FROM counters WHERE name = 'embedding_seq'").fetchone()[0])
+        seen: set[int] = set()
+        last: tuple[str, int, int] = ("", -1, -1)
+        while True:  # in the (model, seq) index's order, so the new table is written in order
+            rows = conn.execute(
+                "SELECT model, seq, memory_pk, dim, text_hash, vector FROM embeddings WHERE (model, seq, memory_pk) > "
+                "(?, ?, ?) ORDER BY model, seq, memory_pk LIMIT 5000",
+                last,
+            ).fetchall()
+            if not rows:
+                break
+            last = rows[-1][:3]
+            meta, vectors = [], []
+            for model, seq, pk, dim, text_hash, blob in rows:
+                if seq in seen or seq < 1:
+                    counter += 1
+                    seq = counter
+                seen.add(seq)
+                if isinstance(blob, bytes) and len(blob) == 4 * dim:
+                    blob = np.frombuffer(blob, dtype="<f4").astype("<f2").tobytes()
+                meta.append((pk, model, dim, text_hash, seq))
+                vectors.append((seq, blob))
+            conn.executemany("INSERT INTO embeddings_moved VALUES (?, ?, ?, ?, ?)", meta)
+            conn.executemany("INSERT INTO embedding_vectors(seq, vector) VALUES (?, ?)", vectors)
+        counter = max(counter, max(seen, default=0))
+        conn.execute("UPDATE counters SET value = ? WHERE name = 'embedding_seq'", (counter,))
+    conn.execute("DROP TABLE embeddings")
+    conn.execute("ALTER TABLE embeddings_moved RENAME TO embeddings")
+    for statement in split_sql(_EMBEDDINGS_AFTER_MOVE):
+        conn.execute(statement)
+
+
+_EMBEDDINGS_AFTER_MOVE = """
+CREATE INDEX embeddings_model_seq ON embeddings(model, seq);
+-- A vector leaves with its row: a forgotten memory (cascade), a memory embedded again (a new seq).
+CREATE TRIGGER embeddings_ad AFTER DELETE ON embeddings BEGIN
+    DELETE FROM embedding_vectors WHERE seq = old.seq;
+END;
+CREATE TRIGGER embeddings_au AFTER UPDATE OF seq ON embeddings BEGIN
+    DELETE FROM embedding_vectors WHERE seq = old.seq;
+END;
+"""
+
+
 def _backfill_provenance(conn: sqlite3.Connection) -> None:
     """Rows written before provenance was recorded were written on this machine, or applied from the text form that
     git brought: each gets `local` with how it was most likely written (from its own entered_by and source), and the
@@ -458,6 +514,25 @@ def _backfill_provenance(conn: sqlite3.Connection) -> None:
 MIGRATIONS.append(
     (
         11,
+        "vectors in their own table, float16, pages filled",
+        """
+-- Each vector keyed by its sequence number (the embeddings row's seq) in a table of its own: rows of one size,
+-- appended in order, fill whole pages. Inside the WITHOUT ROWID embeddings table a 1,536-byte vector overflowed
+-- into pages two-thirds empty (4.7 KB per vector). float16 halves it again: cosines move by about 1e-4, far
+-- below what ranking or any threshold distinguishes (the default model's own weights are 4-bit).
+CREATE TABLE embedding_vectors (
+    seq    INTEGER PRIMARY KEY,
+    vector BLOB NOT NULL
+);
+""",
+        _vectors_in_their_own_table,
+    )
+)
+
+
+MIGRATIONS.append(
+    (
+        12,
         "provenance: where each memory came from, the user's review of untrusted ones, the store's own origin",
         """
 -- Where the memory came from (core/provenance.py): 'local' (written here), 'git' (applied from the text form git
@@ -474,9 +549,9 @@ ALTER TABLE memories ADD COLUMN origin_at TEXT;
 ALTER TABLE memories ADD COLUMN review TEXT CHECK (review IN ('pending', 'accepted', 'rejected'));
 CREATE INDEX memories_review ON memories(review) WHERE review IS NOT NULL;
 
--- Facts about the store file itself: 'home' (JSON {machine, file}: the machine that made or adopted it and the
--- file it was then; any other means the file arrived from elsewhere, e.g. committed), 'shared_origins' (rows from
--- before provenance that the text form holds, still to be sorted out from git's log).
+-- Facts about the store file itself: 'home' (JSON {file, machines}: the file it is, device and inode, and the
+-- machines that opened it since; another file means it arrived from elsewhere, e.g. with a pull), 'shared_origins'
+-- (rows from before provenance that the text form holds, still to be sorted out from git's log).
 CREATE TABLE store_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 """,
         _backfill_provenance,

@@ -71,8 +71,9 @@ class RepairReport(Result):
     backup: str
     tables: list[TableReport] = field(default_factory=list)
     examples: list[str] = field(default_factory=list)  # the first skipped rows and why
-    readable: bool = True  # False: nothing could be read from the old file at all
+    readable: bool = True  # False: the old file could not be read as a database (no table was read)
     problem: str | None = None  # what made the old file unreadable
+    from_memory_files: int = 0  # memories the new store took from the shared text form (.codememory/memories/)
 
     def table(self, name: str) -> TableReport:
         return next(t for t in self.tables if t.table == name)
@@ -84,6 +85,7 @@ class RepairReport(Result):
             "backup": self.backup,
             "readable": self.readable,
             "problem": self.problem,
+            "from_memory_files": self.from_memory_files,
             "memories": {"kept": memories.kept, "skipped": memories.skipped, "unreadable": memories.unreadable},
             "tables": [t.to_dict() for t in self.tables],
             "examples": list(self.examples),
@@ -150,7 +152,10 @@ def _copy(
                 report.skip(table, key, problem)
                 continue
             try:
-                dst.execute(insert, [row[c] for c in written])
+                if spec.writer is not None:
+                    spec.writer(dst, row)
+                else:
+                    dst.execute(insert, [row[c] for c in written])
             except sqlite3.IntegrityError as exc:  # duplicate, orphan, or a CHECK the values break
                 report.skip(table, key, str(exc))
                 continue
@@ -168,6 +173,9 @@ def _finish(db: Database) -> None:
         for fts in ("memories_fts", "memories_trigram", "memories_words"):
             c.execute(f"INSERT INTO {fts}({fts}) VALUES ('rebuild')")
         c.execute("UPDATE counters SET value = value + 1 WHERE name = 'text_version'")
+        # A vector needs its row and a row its vector (from a damaged or older store either may be missing).
+        c.execute("DELETE FROM embedding_vectors WHERE seq NOT IN (SELECT seq FROM embeddings)")
+        c.execute("DELETE FROM embeddings WHERE seq NOT IN (SELECT seq FROM embedding_vectors)")
         c.execute(
             "UPDATE counters SET value = (SELECT COALESCE(MAX(seq), 0) FROM embeddings) WHERE name = 'embedding_seq'"
         )

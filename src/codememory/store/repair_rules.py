@@ -6,6 +6,7 @@ or say why it is refused. Every check is the one the store applies as it reads (
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -104,9 +105,29 @@ def _fix_provenance(row: dict[str, Any]) -> None:
 
 
 def _fix_embedding(row: dict[str, Any]) -> str | None:
-    if not isinstance(row["vector"], bytes) or not 0 < row["dim"] <= 65536 or len(row["vector"]) != 4 * row["dim"]:
-        return f"the vector of memory row {row['memory_pk']} does not have {row['dim']} float32 values"
+    """A store before vectors had their own table holds the vector in the row (float32): it must fit the
+    dimension; a newer store's rows have none here (`embedding_vectors` is copied next)."""
+    vector = row["vector"]
+    if not 0 < row["dim"] <= 65536 or (vector is not None and not _fits(vector, row["dim"])):
+        return f"the vector of memory row {row['memory_pk']} does not have {row['dim']} values"
     return None
+
+
+def _fits(vector: Any, dim: int) -> bool:
+    return isinstance(vector, bytes) and len(vector) in (2 * dim, 4 * dim)
+
+
+def _write_embedding(dst: sqlite3.Connection, row: dict[str, Any]) -> None:
+    dst.execute(
+        "INSERT INTO embeddings(memory_pk, model, dim, text_hash, seq) VALUES (?, ?, ?, ?, ?)",
+        (row["memory_pk"], row["model"], row["dim"], row["text_hash"], row["seq"]),
+    )
+    if row["vector"] is not None:
+        dst.execute("INSERT INTO embedding_vectors(seq, vector) VALUES (?, ?)", (row["seq"], row["vector"]))
+
+
+def _is_vector(value: Any) -> bool:
+    return isinstance(value, bytes) and 0 < len(value) <= 4 * 65536 and len(value) % 2 == 0
 
 
 def _fix_chunk(row: dict[str, Any]) -> str | None:
@@ -132,6 +153,7 @@ class TableSpec:
     checks: dict[str, Check]  # the columns copied, each with the check its value must pass
     fix: Callable[[dict[str, Any]], str | None] | None = None  # may adjust the row; returns a problem
     computed: tuple[str, ...] = ()  # columns written from the fix, not read
+    writer: Callable[[sqlite3.Connection, dict[str, Any]], None] | None = None  # instead of one INSERT of the columns
 
 
 _MEMORY_COLUMNS = (
@@ -155,7 +177,9 @@ SPECS: tuple[TableSpec, ...] = (
             "vector": _anything,
         },
         _fix_embedding,
+        writer=_write_embedding,
     ),
+    TableSpec("embedding_vectors", {"seq": is_int, "vector": _is_vector}),
     TableSpec(
         "memory_links",
         {

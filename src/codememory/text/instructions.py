@@ -114,7 +114,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "send data",
         re.compile(
-            r"\b(?:send|post|upload|exfiltrate|forward|email|paste|transmit)\b[^.]{0,80}\bto\s+"
+            r"\b(?:send|post|upload|exfiltrate|forward|email|paste|transmit)\b.{0,80}?\bto\s+"
             r"(?:https?://|ftp://|\S+@\S+\.\w+|[\w-]+\.(?:com|net|org|io|xyz|ru|cn|site|app)\b)",
         ),
     ),

@@ -1,10 +1,11 @@
 """A memory's free-form fields as they are stored: one rule for `store` (CLI, MCP, daemon, Python API) and
-`import`, so that a field cannot reach the store unscrubbed through one path but not another (DESIGN.md
+`import`, so that a field cannot reach the store unscrubbed through one path but not another (docs/architecture.md,
 principle 1). The text loses private spans and secrets; entered_by and source are scrubbed the same way; a
 tag that holds a secret is dropped rather than stored redacted (a tag is a label, not a sentence)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from codememory.core.model import normalize_tags, validate_text
@@ -22,7 +23,7 @@ def clean_text(text: str) -> str:
 
 def clean_label(value: str | None) -> str | None:
     """entered_by, source: scrubbed, None when empty."""
-    return scrub(value) or None if value else None
+    return _scrubbed_label(value) or None if value else None
 
 
 def clean_tags(tags: str | Sequence[str] | None) -> list[str]:
@@ -30,4 +31,15 @@ def clean_tags(tags: str | Sequence[str] | None) -> list[str]:
     if tags is None:
         return []
     items = tags.split(",") if isinstance(tags, str) else [str(t) for t in tags]
-    return normalize_tags([t for t in items if scrub(t) == t])
+    return normalize_tags([t for t in items if _scrubbed_label(t) == t])
+
+
+def _scrubbed_label(value: str) -> str:
+    """Labels and tags repeat (the same agent, tags and sources on thousands of memories in an import): each
+    distinct short one is scrubbed once per process (scrubbing depends on nothing but the text)."""
+    return _scrub_short(value) if len(value) <= 200 else scrub(value)
+
+
+@functools.lru_cache(maxsize=8192)
+def _scrub_short(value: str) -> str:
+    return scrub(value)

@@ -1,4 +1,4 @@
-"""Privacy filter: what must never reach the store, a log file or a model (DESIGN.md principle 1).
+"""Privacy filter: what must never reach the store, a log file or a model (docs/architecture.md, principle 1).
 
 `scrub(text)` runs two stages, in this order, on every text before it is written anywhere:
 

@@ -1,10 +1,13 @@
 """Grep-like query language compiled to a safe FTS5 expression.
 
 Syntax: words are ANDed; `OR`, `AND`, `NOT` (upper case) are operators; `"exact phrase"`; `prefix*`;
-parentheses group. Everything else is literal text: every term reaches FTS5 as a quoted string, so
-`C++`, `a:b`, `@user`, `#tag`, `a=b` and `src/auth/oauth.py` are searched, never parsed as syntax.
-Input that does not form a valid expression (a stray quote, unbalanced parentheses, a dangling
-operator) is searched as plain words instead of raising.
+parentheses group; `-word` (a hyphen at the start of a word: at the start of the query, after a space or
+an opening parenthesis) leaves out every memory containing the word, whatever found it. Hyphenated words
+(`e-mail`, `x-forwarded-for`), a lone `-`, a one-character option (`-k`) and anything starting `--` or
+`-<digit>` (`--force`, `-1`) stay literal. Everything else is literal text: every term reaches FTS5 as a
+quoted string, so `C++`, `a:b`, `@user`, `#tag`, `a=b` and `src/auth/oauth.py` are searched, never parsed as
+syntax. Input that does not form a valid expression (a stray quote, unbalanced parentheses, a dangling
+operator) is searched as plain words instead of raising; its exclusions still apply.
 """
 
 from __future__ import annotations
@@ -69,19 +72,33 @@ class ParsedQuery:
     literal: bool  # True when the input was not a valid expression and was read as plain words
     node: Node | None = None  # the expression tree (None for an empty query)
     explicit: bool = False  # uses syntax (OR, AND, NOT, "phrase", prefix*, parentheses): match strictly
-    negated: bool = False  # excludes something (NOT)
+    negated: bool = False  # excludes something with the NOT operator (strict boolean logic)
+    # `-word` exclusions: whatever else finds a memory (keywords, meaning, typos), one holding any of these is
+    # left out. They are part of `fts` already; `excluded_fts` is them ORed, to filter other candidates.
+    excluded: list[Term] = field(default_factory=list)
+
+    def excluded_fts(self) -> str | None:
+        parts = list(dict.fromkeys(t.fts() for t in self.excluded if t.indexable()))
+        return " OR ".join(parts) if parts else None
+
+    def _excluding(self, positive: str | None) -> str | None:
+        """`positive` (an FTS5 expression) without the memories holding an excluded term."""
+        excluded = self.excluded_fts()
+        if positive is None or excluded is None:
+            return positive
+        return f"({positive}) NOT ({excluded})"
 
     def any_term_fts(self) -> str | None:
         """The positive terms ORed: a natural-language query's lexical candidates for hybrid ranking."""
         parts = list(dict.fromkeys(t.fts() for t in self.terms if t.indexable()))
-        return " OR ".join(parts) if parts else None
+        return self._excluding(" OR ".join(parts) if parts else None)
 
     def keyword_fts(self) -> str | None:
         """The query's content words ORed (stopwords dropped, unless that leaves nothing)."""
         kept = self.content_words()
         if not kept:
             return self.any_term_fts()
-        return " OR ".join('"' + w + '"' for w in kept)
+        return self._excluding(" OR ".join('"' + w + '"' for w in kept))
 
     def content_words(self) -> list[str]:
         """The words of the positive terms that carry a topic (no stopwords, no question words), once each."""
@@ -96,7 +113,15 @@ class ParsedQuery:
             return None
         terms = [Term(w) for w in kept]
         node = Node("OR", [Node("TERM", term=t) for t in terms]) if len(terms) > 1 else Node("TERM", term=terms[0])
-        return ParsedQuery(raw=self.raw, fts=compile_node(node), terms=terms, literal=self.literal, node=node)
+        node = _with_exclusions(node, self.excluded)
+        return ParsedQuery(
+            raw=self.raw,
+            fts=compile_node(node),
+            terms=terms,
+            literal=self.literal,
+            node=node,
+            excluded=self.excluded,
+        )
 
     def month(self) -> tuple[int | None, int | None]:
         """(month, year) named in the query ("in March 2026", "last May"); capitalised month names only,
@@ -120,6 +145,21 @@ def _lex(query: str) -> list[tuple[str, str]]:
         elif ch in "()":
             tokens.append((ch, ch))
             i += 1
+        elif ch == "-" and _exclusion_at(query, i):
+            if query[i + 1] == '"':
+                end = query.find('"', i + 2)
+                if end == -1:  # `-"` with no closing quote: the hyphen is literal, the quote stray
+                    i += 2
+                    continue
+                prefix = end + 1 < n and query[end + 1] == "*"
+                tokens.append(("EXCLUDE_PHRASE*" if prefix else "EXCLUDE_PHRASE", query[i + 2 : end]))
+                i = end + (2 if prefix else 1)
+            else:
+                j = i + 1
+                while j < n and not query[j].isspace() and query[j] not in '()"':
+                    j += 1
+                tokens.append(("EXCLUDE", query[i + 1 : j]))
+                i = j
         elif ch == '"':
             end = query.find('"', i + 1)
             if end == -1:  # stray quote: literal, the rest is words
@@ -139,6 +179,25 @@ def _lex(query: str) -> list[tuple[str, str]]:
             else:
                 tokens.append(("WORD", word))
     return tokens
+
+
+def _exclusion_at(query: str, i: int) -> bool:
+    """Whether the hyphen at `i` starts a `-word` exclusion: at a word's start (the query's start, after a space
+    or an opening parenthesis), followed by a quote or by a word of two characters or more that starts with a
+    letter or `_`. So `e-mail` is a word, a lone `-` is literal, and so are `-k`, `--force` and `-1`."""
+    if i > 0 and not (query[i - 1].isspace() or query[i - 1] == "("):
+        return False
+    rest = query[i + 1 : i + 3]
+    if rest[:1] == '"':
+        return True
+    return len(rest) == 2 and (rest[0].isalpha() or rest[0] == "_") and not rest[1].isspace() and rest[1] not in '()"'
+
+
+def is_exclusion(word: str) -> bool:
+    """Whether a whole command-line argument is a `-word` exclusion (a shell passes `payment -sandbox` as two)."""
+    if word[:1] != "-" or not _exclusion_at(word, 0):
+        return False
+    return word[1] == '"' or not any(ch.isspace() for ch in word)  # `-"a phrase"` holds a space
 
 
 class _Syntax(Exception):
@@ -211,6 +270,8 @@ class _Parser:
 
 
 def _make_term(kind: str, text: str) -> Term:
+    if kind.startswith("EXCLUDE"):
+        kind = "WORD" if kind == "EXCLUDE" else kind.replace("EXCLUDE_", "")
     if kind == "WORD":
         if len(text) > 1 and text.endswith("*") and _WORD_RE.search(text[:-1].rstrip("*")):
             return Term(text.rstrip("*"), prefix=True)
@@ -260,25 +321,39 @@ def all_terms(node: Node) -> list[Term]:
     return [t for c in node.children for t in all_terms(c)]
 
 
-def _literal(query: str) -> Node:
-    """Plain-words reading: every whitespace-separated chunk (operators and quotes included) is a term."""
-    words = query.replace('"', " ").replace("(", " ").replace(")", " ").split()[:MAX_TERMS]
-    return Node("AND", [Node("TERM", term=_make_term("WORD", w)) for w in words])
+def _literal(tokens: list[tuple[str, str]]) -> Node:
+    """Plain-words reading: every word, operator and phrase word is a term (parentheses dropped)."""
+    chunks = [w for kind, text in tokens if kind != "(" and kind != ")" for w in text.split()]
+    return Node("AND", [Node("TERM", term=_make_term("WORD", w)) for w in chunks[:MAX_TERMS]])
+
+
+def _with_exclusions(node: Node, excluded: list[Term]) -> Node:
+    if not excluded:
+        return node
+    terms = [Node("TERM", term=t) for t in excluded]
+    return Node("NOT", [node, terms[0] if len(terms) == 1 else Node("OR", terms)])
 
 
 def parse_query(query: str) -> ParsedQuery:
     text = clean(query)
     tokens = _lex(text)
+    # `-word` exclusions apply to the whole query, wherever they stand: they are taken out before parsing.
+    excluded = list(
+        dict.fromkeys(_make_term(kind, t) for kind, t in tokens if kind.startswith("EXCLUDE") and t.strip())
+    )[:MAX_TERMS]
+    tokens = [tok for tok in tokens if not tok[0].startswith("EXCLUDE")]
     literal = False
     if not tokens:
-        return ParsedQuery(raw=query, fts=None, terms=[], literal=False)
+        return ParsedQuery(raw=query, fts=None, terms=[], literal=False, excluded=excluded)
     try:
         node = _Parser(tokens).parse()
     except _Syntax:
-        node = _literal(text)
+        node = _literal(tokens)
         literal = True
     terms = [t for t in _positive_terms(node) if t.text.strip()]
     explicit = not literal and any(kind != "WORD" or (len(text) > 1 and text.endswith("*")) for kind, text in tokens)
+    negated = _has_not(node)
+    node = _with_exclusions(node, excluded)
     return ParsedQuery(
         raw=query,
         fts=compile_node(node),
@@ -286,7 +361,8 @@ def parse_query(query: str) -> ParsedQuery:
         literal=literal,
         node=node,
         explicit=explicit,
-        negated=_has_not(node),
+        negated=negated,
+        excluded=excluded,
     )
 
 

@@ -14,12 +14,13 @@ from typing import Any
 import click
 
 from codememory.errors import CodememoryError, exit_code
-from codememory.text.privacy import scrub_message
 
 
 def scrubbed(exc: click.ClickException) -> click.ClickException:
     """The same error (a usage error still shows the usage first, and exits with 2) with its message
     scrubbed, on one line, long echoed arguments cut."""
+    from codememory.text.privacy import scrub_message  # its patterns compile on import: only when an error shows
+
     message = scrub_message(exc.format_message(), limit=300)
     if isinstance(exc, click.UsageError):
         return click.UsageError(message, ctx=exc.ctx)
@@ -47,6 +48,8 @@ class ScrubbedGroup(click.Group):
 
 def error_line(error: CodememoryError) -> str:
     """How a command shows an error of the tree on stderr: one line, scrubbed (it may quote an argument)."""
+    from codememory.text.privacy import scrub_message
+
     return f"codememory: error: {scrub_message(error)}"
 
 

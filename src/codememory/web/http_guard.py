@@ -10,6 +10,12 @@ one such socket (or one sending its headers a byte at a time) stays forever. Ins
   `max_idle`: a new connection beyond that closes the one idle the longest, so a flood of idle sockets cannot
   run the process out of file descriptors either.
 - The concurrency limit counts requests that passed the token check (`SecurityMiddleware`), never sockets.
+
+A request refused before its body was read (413, 401, ...) is answered, then the connection is closed the way
+RFC 9112 §9.6 asks: the write side first, the rest of the body read and dropped, then the socket (a "lingering
+close", bounded in time and bytes). Closing a socket with unread data makes the kernel send a reset, which can
+destroy the answer in flight and makes a client still sending its body fail with a broken pipe instead of reading
+the 413.
 """
 
 from __future__ import annotations
@@ -25,6 +31,46 @@ HEADER_TIMEOUT = 10.0  # seconds for a whole request head (the daemon's `[daemon
 KEEP_ALIVE = 30  # seconds a connection may idle between requests once it has had a response
 MAX_IDLE = 256  # connections between requests, beyond which the longest idle is closed
 MAX_IN_FLIGHT = 64  # authenticated requests at once (the rest get 503)
+LINGER_SECONDS = 5.0  # a refused request's body is read and dropped for at most this long after the answer
+LINGER_BYTES = 8 * 1024 * 1024  # and at most this much of it
+
+
+class _LingeringTransport:
+    """The transport uvicorn sees: `close()` while the client is still sending its request body half-closes
+    instead (the answer is flushed, then FIN) and lets the protocol drop what still arrives; the socket closes at
+    the client's own FIN, after LINGER_BYTES or after LINGER_SECONDS. Everything else is the real transport's."""
+
+    def __init__(self, transport: asyncio.Transport, protocol: GuardedH11Protocol) -> None:
+        self._transport = transport
+        self._protocol = protocol
+        self._closing = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+    def is_closing(self) -> bool:
+        return self._closing or self._transport.is_closing()
+
+    def close(self) -> None:
+        if self._closing:
+            return
+        self._closing = True
+        real = self._transport
+        if real.is_closing() or not self._protocol.body_unread() or not real.can_write_eof():
+            real.close()
+            return
+        self._protocol.lingering = True
+        real.write_eof()
+        real.resume_reading()  # uvicorn pauses reading while a body waits for the app
+        self._protocol.loop.call_later(LINGER_SECONDS, real.close)
+
+    def abort(self) -> None:
+        self._closing = True
+        self._transport.abort()
+
+    def close_now(self) -> None:
+        """End the lingering early (too much was sent)."""
+        self._transport.close()
 
 
 class GuardedH11Protocol(H11Protocol):
@@ -38,6 +84,13 @@ class GuardedH11Protocol(H11Protocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._head_deadline: asyncio.TimerHandle | None = None
+        self.lingering = False  # answered and half-closed: what still arrives is dropped (_LingeringTransport)
+        self._dropped = 0
+        self._linger: _LingeringTransport | None = None
+
+    def body_unread(self) -> bool:
+        """The client is still sending a request body this server will not read."""
+        return self.conn.their_state is h11.SEND_BODY
 
     # A connection is "idle" while h11 waits for the peer's next request head.
     def _waiting_for_head(self) -> bool:
@@ -71,11 +124,17 @@ class GuardedH11Protocol(H11Protocol):
             oldest._drop()
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
+        self._linger = _LingeringTransport(transport, self)
+        super().connection_made(self._linger)  # type: ignore[arg-type]
         self._became_idle()
         self._arm_head_deadline()
 
     def data_received(self, data: bytes) -> None:
+        if self.lingering:  # the rest of a refused body: dropped, up to a bound
+            self._dropped += len(data)
+            if self._dropped > LINGER_BYTES and self._linger is not None:
+                self._linger.close_now()
+            return
         super().data_received(data)
         if self.transport.is_closing():
             return

@@ -17,11 +17,15 @@ const LOGIN_PREFIX = "#login=";
 export const session = { project: null, projects: [], categories: [], linkTypes: [] };
 
 // Move a token just handed over by /login from the address bar into storage, out of sight and out of the history.
+// The fragment may also name the project `codememory viewer` was run in (`#login=<token>&project=<root>`): that
+// root is returned, for the page to open on.
 export function takeLoginToken() {
-  if (!location.hash.startsWith(LOGIN_PREFIX)) return;
-  const token = location.hash.slice(LOGIN_PREFIX.length);
+  if (!location.hash.startsWith(LOGIN_PREFIX)) return null;
+  const fields = new URLSearchParams(location.hash.slice(1));
+  const token = fields.get("login");
   if (token) localStorage.setItem(TOKEN_KEY, token);
   history.replaceState(null, "", location.pathname + location.search);
+  return fields.get("project");
 }
 
 // Read at every request, not kept: a newer login in another tab replaces both the cookie and the token.

@@ -26,10 +26,10 @@ async function overviewPage() {
   const emb = s.embeddings;
   const spend = s.llm_spend;
   const budget = spend.budget || {};
+  // What is wrong, in red. Running without an LLM is the default, not a fault: it is said plainly, below.
   const degraded = [
     emb.reason ? `embeddings: ${emb.reason}` : null,
     health.embedding.available === false ? `embedding model ${health.embedding.provider} failed to load` : null,
-    !health.llm ? "no LLM configured: extraction uses its rules only" : null,
     health.last_error ? `last error (${health.last_error_at}): ${health.last_error}` : null,
   ].filter(Boolean);
   replace(main,
@@ -51,7 +51,8 @@ async function overviewPage() {
       ["left today", budget.today_remaining]]),
     h("h2", {}, "Daemon and dependencies"),
     facts([["status", `${health.status}, version ${health.version}, up ${seconds(health.uptime_seconds)}`],
-      ["projects open", health.projects_open], ["LLM", health.llm ? health.llm_provider : "none"],
+      ["projects open", health.projects_open],
+      ["LLM", health.llm ? health.llm_provider : h("span", { id: "llm-none" }, "none: extraction uses its rules (the default; [llm] in your config adds a model)")],
       ["embedder", `${health.embedding.provider} (${health.embedding.loaded ? "loaded" : health.embedding.available === false ? "unavailable" : "not loaded yet"})`],
       ["capture", `${seconds(health.capture_lag_seconds)} behind, last run ${health.capture_last_run_at || "never"}`],
       ["background tasks", health.tasks_last_run_at || "not run yet"], ["errors", health.errors_total]]),
@@ -211,7 +212,7 @@ function showError(err) {
 }
 
 async function boot() {
-  takeLoginToken();
+  const opened = takeLoginToken();
   if (!hasToken()) {  // never logged in from this origin: the daemon would refuse every request
     showNotLoggedIn();
     return;
@@ -223,8 +224,10 @@ async function boot() {
     return;
   }
   const select = document.getElementById("project");
-  const saved = localStorage.getItem(PROJECT_KEY);
   const usable = session.projects.filter((p) => p.exists);
+  // The project `codememory viewer` was run in, else the one chosen last in this browser, else the first.
+  if (opened && usable.some((p) => p.root === opened)) localStorage.setItem(PROJECT_KEY, opened);
+  const saved = localStorage.getItem(PROJECT_KEY);
   session.project = (usable.find((p) => p.root === saved) || usable[0] || {}).root || null;
   replace(select, session.projects.map((p) => h("option", { value: p.root, selected: p.root === session.project, disabled: !p.exists },
     `${p.name} — ${p.root}`)));

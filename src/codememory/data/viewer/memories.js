@@ -25,7 +25,7 @@ function filterForm(params) {
   const mode = h("select", { name: "mode" }, ["hybrid", "lexical", "semantic"].map((m) =>
     h("option", { value: m, selected: (params.get("mode") || "hybrid") === m }, m)));
   const form = h("form", { class: "filters", id: "memory-filters" },
-    field("q", "Query", { size: 32, placeholder: 'words, "a phrase", -not, a OR b, pre*' }),
+    field("q", "Query", { size: 32, placeholder: 'words, "a phrase", -word, a OR b, pre*' }),
     field("tags", "Tags (all)", { size: 12 }),
     field("any_tags", "Tags (any)", { size: 12 }),
     h("label", {}, "Category", category),
@@ -223,8 +223,9 @@ export async function memoryPage(main, id) {
       ]),
       transcript,
       h("h2", {}, "Links"),
-      m.links.length ? table(["direction", "memory", "type", "score"], m.links.map((l) => h("tr", {},
-        h("td", {}, l.direction === "out" ? "this →" : "→ this"), h("td", {}, h("a", { href: `#/memory/${l.id}` }, l.id)),
+      m.links.length ? table(["direction", "memory", "type", "score"], m.links.map((l) => h("tr", { class: "link" },
+        h("td", {}, l.direction === "out" ? "this →" : "→ this"),
+        h("td", { class: "text" }, h("a", { href: `#/memory/${l.id}`, title: l.id }, l.text ? short(l.text, 120) : l.id)),
         h("td", {}, l.type), h("td", {}, number(l.score))))) : h("p", { class: "muted" }, "None."),
       h("h2", {}, "Entities"),
       m.entities.length ? h("p", {}, m.entities.map((e) => h("span", { class: "tag" }, `${e.name} (${e.type})`)))

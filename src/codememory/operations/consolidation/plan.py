@@ -13,11 +13,12 @@ from itertools import combinations
 from codememory.core.dates import from_iso, to_iso
 from codememory.core.model import Memory, new_memory_id
 from codememory.core.provenance import Provenance
-from codememory.operations.consolidation.cluster import components, lexical_edges, thresholds, vector_edges
+from codememory.operations.consolidation.cluster import components, lexical_edges, vector_edges
 from codememory.operations.consolidation.entity_gc import EntityMerge, plan_entity_merges
 from codememory.operations.consolidation.facts import Fact, fact_of
 from codememory.operations.consolidation.model import MAX_CLUSTER, ClusterJudge
 from codememory.operations.consolidation.rules import (
+    APART,
     CONFLICTS,
     SQUASH,
     SUPERSEDES,
@@ -55,6 +56,14 @@ class PlannedLink:
 
 
 @dataclass
+class LeftAlone:
+    """A cluster the run does not change, and why, pair by pair (the pairs that were compared)."""
+
+    members: list[Fact]
+    reasons: list[tuple[Fact, Fact, str]]
+
+
+@dataclass
 class Plan:
     considered: int = 0
     similarity: str = "words"
@@ -66,6 +75,7 @@ class Plan:
     entities: list[EntityMerge] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     model_calls: int = 0
+    left_alone: list[LeftAlone] = field(default_factory=list)
 
 
 def _edges(store: Store, facts: list[Fact], plan: Plan) -> tuple[list[tuple[int, int, float | None]], float]:
@@ -80,6 +90,8 @@ def _edges(store: Store, facts: list[Fact], plan: Plan) -> tuple[list[tuple[int,
         return list(lexical_edges(facts)), 1.01
     import numpy as np
 
+    from codememory.embedding.vectors import from_blob
+
     blobs = store.db.vectors_for(model, [f.pk for f in facts])
     have = [i for i, f in enumerate(facts) if f.pk in blobs]
     if len(have) < len(facts):
@@ -90,14 +102,19 @@ def _edges(store: Store, facts: list[Fact], plan: Plan) -> tuple[list[tuple[int,
     if len(have) < 2:
         plan.notes.append(f"fewer than two memories have vectors from {model}: compared by shared words instead")
         return list(lexical_edges(facts)), 1.01
-    cluster_at, near = thresholds(model, cfg.similarity_threshold)
-    matrix = np.vstack([np.frombuffer(blobs[facts[i].pk], dtype=np.float32) for i in have])
+    from codememory.embedding.relevance import scale_for
+
+    scale = scale_for(
+        model, dedup=store.config.dedup.cosine, links=store.config.links.cosine, cluster=cfg.similarity_threshold
+    )
+    cluster_at, near = scale.cluster, scale.squash
+    matrix = np.vstack([from_blob(blobs[facts[i].pk][1], blobs[facts[i].pk][0]) for i in have])
     plan.similarity = f"vectors:{model} (cosine >= {cluster_at:g})"
     return [(have[i], have[j], c) for i, j, c in vector_edges(matrix, cluster_at)], near
 
 
 def _grouped(
-    facts: list[Fact], edges: list[tuple[int, int, float | None]], limit: int | None = None
+    facts: list[Fact], edges: list[tuple[int, int, float | None]], limit: int | None = None, strict: bool = True
 ) -> list[list[int]]:
     """Groups joined along `edges` (the closest first) only while every pair across two groups is compatible
     (complete linkage): connected components would chain "A contained in B" and "A contained in C" into one
@@ -111,7 +128,7 @@ def _grouped(
         left, right = groups.get(gi, [i]), groups.get(gj, [j])
         if limit is not None and len(left) + len(right) > limit:
             continue
-        if all(compatible(facts[x], facts[y]) for x in left for y in right):
+        if all(compatible(facts[x], facts[y], strict) for x in left for y in right):
             groups[gi] = left + right
             groups.pop(gj, None)
             for x in right:
@@ -139,6 +156,7 @@ def _squash_groups(
     edges: list[tuple[int, int, float | None]],
     decisions: dict[tuple[int, int], Decision],
     judge: ClusterJudge | None,
+    apart: dict[tuple[int, int], str],
 ) -> list[PlannedSquash]:
     """Squashes: groups the model judges when there is one (of memories the rules let merge), else groups
     along the rules' squash decisions."""
@@ -147,7 +165,7 @@ def _squash_groups(
     if judge is not None:
         mergeable = [(i, j, c) for i, j, c in edges if decisions.get((i, j)) is None or _is(decisions, i, j, SQUASH)]
         left: list[tuple[int, int, float | None]] = []
-        for group in _grouped(facts, mergeable, MAX_CLUSTER):
+        for group in _grouped(facts, mergeable, MAX_CLUSTER, strict=False):
             members = [facts[i] for i in group]
             verdict = judge.judge(members)
             if verdict is None:  # over budget or the model failed: the rules decide this group
@@ -155,6 +173,10 @@ def _squash_groups(
                 left += [(i, j, c) for i, j, c in squash_edges if i in inside and j in inside]
             elif verdict.squash and verdict.text is not None and verdict.category is not None:
                 out.append(PlannedSquash(members, verdict.text, verdict.category, f"model: {verdict.reason}", None))
+            else:
+                inside = set(group)
+                why = f"the model kept them apart: {verdict.reason}" if verdict.reason else "the model kept them apart"
+                apart.update({(i, j): why for i, j, _c in mergeable if i in inside and j in inside})
         squash_edges = left
     for group in _grouped(facts, squash_edges):
         part = [facts[i] for i in group]
@@ -162,6 +184,38 @@ def _squash_groups(
         inside = set(group)
         reasons = sorted({decisions[(i, j)].reason for i, j, _c in squash_edges if i in inside and j in inside})
         out.append(PlannedSquash(part, kept.memory.text, kept.memory.category, "; ".join(reasons), kept))
+    return out
+
+
+def _left_alone(
+    facts: list[Fact],
+    clusters: list[list[int]],
+    edges: list[tuple[int, int, float | None]],
+    decisions: dict[tuple[int, int], Decision],
+    apart: dict[tuple[int, int], str],
+    changed: set[int],
+    linked: set[tuple[int, int]],
+) -> list[LeftAlone]:
+    """The clusters no change of the plan touches, each with the reason for every pair compared in it."""
+    out: list[LeftAlone] = []
+    for cluster in clusters:
+        if any(facts[i].pk in changed for i in cluster):
+            continue
+        inside = set(cluster)
+        reasons = []
+        for i, j, _c in edges:
+            if i not in inside or j not in inside:
+                continue
+            a, b = facts[i], facts[j]
+            if (i, j) in apart:
+                why = apart[(i, j)]
+            elif (d := decisions.get((i, j))) is not None and d.kind != SQUASH:
+                pair = (min(a.pk, b.pk), max(a.pk, b.pk))
+                why = f"already linked ({d.kind}: {d.reason})" if pair in linked else d.reason
+            else:
+                why = "one says what two memories that may not merge both say: which one it restates is a guess"
+            reasons.append((a, b, why))
+        out.append(LeftAlone([facts[i] for i in cluster], reasons))
     return out
 
 
@@ -183,13 +237,16 @@ def plan_run(store: Store, now: str, judge: ClusterJudge | None, progress: Progr
     clusters = components(len(facts), edges)
     plan.clusters = len(clusters)
     decisions: dict[tuple[int, int], Decision] = {}
+    apart: dict[tuple[int, int], str] = {}
     for i, j, cosine in edges:
         found = decide(facts[i], facts[j], cosine, near)
-        if found is not None:
+        if found.kind == APART:
+            apart[(i, j)] = found.reason
+        else:
             decisions[(i, j)] = found
     if judge is not None:
         plan.method = judge.method
-    plan.squashes = _squash_groups(facts, edges, decisions, judge)
+    plan.squashes = _squash_groups(facts, edges, decisions, judge, apart)
     if judge is not None:
         plan.model_calls = judge.calls
         if judge.stopped:
@@ -215,6 +272,8 @@ def plan_run(store: Store, now: str, judge: ClusterJudge | None, progress: Progr
             retired.add(b)
         plan.links.append(PlannedLink(d, a_slot, b_slot, retire))
     busy = set(slot_of) | retired | {link.decision.a.pk for link in plan.links}
+    changed = set(slot_of) | {p for link in plan.links for p in (link.decision.a.pk, link.decision.b.pk)}
+    plan.left_alone = _left_alone(facts, clusters, edges, decisions, apart, changed, linked)
     _plan_decay(store, tables, facts, now, plan, busy)
     plan.entities = plan_entity_merges(tables.entity_table())
     return plan

@@ -1,5 +1,6 @@
-"""The README's "## Commands" table and `codememory --help` say the same thing: every command and subcommand the
-help lists has a row, every row names a real command, and every option a row mentions is one its command takes."""
+"""The Commands page's table (docs/commands.md) and `codememory --help` say the same thing: every command and
+subcommand the help lists has a row, every row names a real command, and every option a row mentions is one its
+command takes."""
 
 from __future__ import annotations
 
@@ -8,21 +9,20 @@ from pathlib import Path
 
 from support.cli import Invoke, ok
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+COMMANDS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "commands.md"
 _OPTION = re.compile(r"(?<![\w-])(--?[a-zA-Z][\w-]*)")
 _PLACEHOLDER = re.compile(r"^[A-Z\[]")  # TEXT, [TEXT], ID…, QUERY, FROM, …
 
 
 def table_rows() -> list[tuple[str, str]]:
-    """(command cell, description cell) of each row of the README's Commands table."""
-    text = README.read_text(encoding="utf-8")
-    section = text.split("\n## Commands\n", 1)[1].split("\n## ", 1)[0]
+    """(command cell, description cell) of each row of the Commands page's table."""
+    text = COMMANDS_PAGE.read_text(encoding="utf-8")
     rows = []
-    for line in section.splitlines():
+    for line in text.splitlines():
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
         if len(cells) == 2 and cells[0] not in ("command", "---"):
             rows.append((cells[0], cells[1]))
-    assert rows, "no Commands table in README.md"
+    assert rows, "no table in docs/commands.md"
     return rows
 
 
@@ -89,8 +89,8 @@ def help_commands(invoke: Invoke) -> set[tuple[str, ...]]:
 def test_every_command_in_help_has_a_row_and_every_row_is_a_command(invoke: Invoke) -> None:
     documented = {path for cell, _ in table_rows() for path in row_commands(cell) if path}
     real = help_commands(invoke)
-    assert real - documented == set(), "commands missing from README.md's Commands table"
-    assert documented - real == set(), "rows of README.md's Commands table that are not commands"
+    assert real - documented == set(), "commands missing from the table in docs/commands.md"
+    assert documented - real == set(), "rows of the table in docs/commands.md that are not commands"
 
 
 def test_the_options_a_row_mentions_exist(invoke: Invoke) -> None:
@@ -99,7 +99,7 @@ def test_the_options_a_row_mentions_exist(invoke: Invoke) -> None:
         paths = row_commands(cell)
         offered = set().union(*(listed_options(help_text(invoke, path)) for path in paths))
         unknown += [f"{cell}: {option}" for option in sorted((row_options(cell) | row_options(description)) - offered)]
-    assert unknown == [], "options in README.md's Commands table that the command's --help does not list"
+    assert unknown == [], "options in docs/commands.md's table that the command's --help does not list"
 
 
 def test_the_table_parser_reads_what_it_checks() -> None:

@@ -1,0 +1,225 @@
+"""The vector index stays out of the query's way: vectors written after its graph are searched exactly (only they
+are read from the table) and never make a search rebuild anything; a short answer from the graph never turns into
+a scan of the whole store; a second process maps the persisted files instead of reading the table; and the move
+of the vectors into their own table (migration 11) keeps every one of them.
+
+Seeded random unit vectors stand in for a model's (the index is what is tested, not a model)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from codememory import Store
+from codememory.embedding.vector_files import VectorFiles
+from codememory.embedding.vectors import VectorIndex, from_blob, to_blob
+from codememory.store.database import Database
+from codememory.store.migrations import apply
+
+MODEL = "random-unit-vectors"
+DIM = 384
+
+
+def _unit(rng: np.random.Generator, n: int) -> npt.NDArray[np.float32]:
+    v = rng.standard_normal((n, DIM)).astype(np.float32)
+    out: npt.NDArray[np.float32] = v / np.linalg.norm(v, axis=1, keepdims=True)
+    return out
+
+
+def _add_memories(store: Store, n: int, start: int) -> list[tuple[int, str]]:
+    dump = store.root / f"bulk-{start}.jsonl"
+    dump.write_text(
+        "".join(json.dumps({"text": f"memory number {start + i} about topic {i % 17}"}) + "\n" for i in range(n))
+    )
+    assert store.import_(dump).added == n
+    return store.db.conn.execute("SELECT pk, text FROM memories WHERE pk > ? ORDER BY pk", (start,)).fetchall()
+
+
+def _save(store: Store, rows: list[tuple[int, str]], vectors: npt.NDArray[np.float32]) -> None:
+    store.db.save_embeddings(MODEL, [(pk, text, to_blob(v), DIM) for (pk, text), v in zip(rows, vectors, strict=True)])
+
+
+@pytest.fixture
+def indexed(tmp_path: Path) -> Iterator[tuple[Store, Path, npt.NDArray[np.float32]]]:
+    """A store of 600 memories with vectors and a built graph (threshold 100)."""
+    rng = np.random.default_rng(30)
+    store = Store.init(tmp_path)[0]
+    rows = _add_memories(store, 600, 0)
+    vectors = _unit(rng, len(rows))
+    _save(store, rows, vectors)
+    cache = store.root / ".codememory" / "cache"
+    assert VectorIndex(store.db, MODEL, cache, ann_threshold=100).maintain()
+    yield store, cache, vectors
+    store.close()
+
+
+def _graph_file(cache: Path) -> tuple[str, int]:
+    meta = VectorFiles(cache, MODEL).read_meta()
+    assert meta is not None and meta.ann_file
+    return meta.ann_file, (cache / "vectors" / meta.ann_file).stat().st_ino
+
+
+@pytest.mark.slow
+def test_vectors_past_the_graph_never_rebuild_it_inside_a_search(
+    indexed: tuple[Store, Path, npt.NDArray[np.float32]],
+) -> None:
+    store, cache, _ = indexed
+    index = VectorIndex(store.db, MODEL, cache, ann_threshold=100)
+    index.search(_unit(np.random.default_rng(1), 1)[0], 10, store.filters())
+    graph = _graph_file(cache)
+    assert index.stats["rows_read"] == 0  # the rows came from the mapped files, not the table
+
+    new_rows = _add_memories(store, 2_500, 600)  # more than the old snapshot's 2,000-vector limit
+    new_vectors = _unit(np.random.default_rng(2), len(new_rows))
+    _save(store, new_rows, new_vectors)
+    for i in (0, 1_234, 2_499):  # a new vector is found (scored exactly among the rows after the graph)
+        hits = index.search(new_vectors[i], 5, store.filters())
+        assert hits[0][0] == new_rows[i][0] and hits[0][1] == pytest.approx(1.0, abs=1e-3)
+        assert index.last_method == "ann"
+    assert index.stats["ann_builds"] == 0 and index.stats["ann_extends"] == 0
+    assert _graph_file(cache) == graph  # the very same graph file: nothing was rebuilt or rewritten
+    assert index.stats["rows_read"] == 2_500  # only the delta was read from the table, once
+    assert index.stats["rows_appended"] == 2_500  # and appended to the files for every later process
+
+    assert index.maintain()  # the upkeep (the daemon's job) extends the graph, outside any search
+    assert index.stats["ann_extends"] == 1 and index.stats["ann_builds"] == 0
+    assert _graph_file(cache)[0] != graph[0]
+    hits = index.search(new_vectors[7], 5, store.filters())
+    assert hits[0][0] == new_rows[7][0]
+
+
+@pytest.mark.slow
+def test_a_short_answer_from_the_graph_never_scans_the_store(
+    indexed: tuple[Store, Path, npt.NDArray[np.float32]],
+) -> None:
+    store, cache, vectors = indexed
+    live = list(range(1, 601, 40))  # 15 memories stay live; the graph's nearest answers are mostly archived
+    store.db.conn.execute(f"UPDATE memories SET archived = 1 WHERE pk NOT IN ({','.join(map(str, live))})")
+    index = VectorIndex(store.db, MODEL, cache, ann_threshold=100)
+    query = vectors[300]  # an archived memory's vector: its neighbours are not the live ones
+    index.search(query, 1, store.filters())  # settle what a first search reads (the counters, the files)
+    statements: list[str] = []
+    store.db.conn.set_trace_callback(statements.append)
+    try:
+        hits = index.search(query, 10, store.filters())
+    finally:
+        store.db.conn.set_trace_callback(None)
+    exact = sorted(((pk, float(vectors[pk - 1] @ query)) for pk in live), key=lambda kv: -kv[1])[:10]
+    assert [pk for pk, _ in hits] == [pk for pk, _ in exact]
+    assert index.stats["full_scans"] == 0 and index.last_method == "ann"
+    assert not [s for s in statements if "embedding_vectors" in s or "FROM embeddings" in s]  # no vector read
+    assert len(statements) <= 8  # the counter, a few live checks, the filter's members: not one per row
+
+
+@pytest.mark.slow
+def test_a_second_process_reads_the_persisted_index(indexed: tuple[Store, Path, npt.NDArray[np.float32]]) -> None:
+    store, cache, vectors = indexed
+    script = (
+        "import json, sys\n"
+        "import numpy as np\n"
+        "from codememory.store.database import Database\n"
+        "from codememory.store.filters import Filters\n"
+        "from codememory.embedding.vectors import VectorIndex\n"
+        "db = Database.open(__import__('pathlib').Path(sys.argv[1]))\n"
+        "index = VectorIndex(db, sys.argv[2], __import__('pathlib').Path(sys.argv[3]), ann_threshold=100)\n"
+        "query = np.frombuffer(bytes.fromhex(sys.argv[4]), dtype=np.float32)\n"
+        "hits = index.search(query, 3, Filters())\n"
+        "print(json.dumps({'hits': [pk for pk, _ in hits], 'method': index.last_method, **index.stats}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(store.store_path), MODEL, str(cache), vectors[42].tobytes().hex()],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "CODEMEMORY_DAEMON_PORT": "1"},
+    )
+    seen = json.loads(done.stdout)
+    assert seen["hits"][0] == 43 and seen["method"] == "ann"
+    assert seen["rows_read"] == 0 and seen["ann_builds"] == 0  # mapped the files: nothing read, nothing built
+
+
+@pytest.mark.slow
+def test_a_forgotten_or_reembedded_memory_is_never_found_by_its_old_vector(
+    indexed: tuple[Store, Path, npt.NDArray[np.float32]],
+) -> None:
+    store, cache, vectors = indexed
+    index = VectorIndex(store.db, MODEL, cache, ann_threshold=100)
+    (gone_id,) = store.db.conn.execute("SELECT id FROM memories WHERE pk = 10").fetchone()
+    store.forget([gone_id])
+    assert 10 not in [pk for pk, _ in index.search(vectors[9], 5, store.filters())]
+    moved = _unit(np.random.default_rng(5), 1)[0]
+    text = store.db.conn.execute("SELECT text FROM memories WHERE pk = 20").fetchone()[0]
+    store.db.save_embeddings(MODEL, [(20, text, to_blob(moved), DIM)])
+    assert 20 not in [pk for pk, _ in index.search(vectors[19], 5, store.filters())]
+    assert index.search(moved, 1, store.filters())[0][0] == 20
+    assert index.cosines(moved, [20])[20] == pytest.approx(1.0, abs=1e-3)
+
+
+def _version_10_store(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("BEGIN")
+    apply(conn, 0, 10, "2026-11-01T00:00:00.000Z")
+    conn.execute("COMMIT")
+    return conn
+
+
+def test_migration_moves_every_vector_into_its_own_table(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    old = _version_10_store(path)
+    rng = np.random.default_rng(11)
+    vectors = _unit(rng, 50)
+    for i in range(50):
+        old.execute(
+            "INSERT INTO memories(id, text, text_hash, created_at, updated_at) VALUES (?, ?, 'h', 't', 't')",
+            (f"mem_{i:08x}", f"text {i}"),
+        )
+    # As version 10 wrote them: float32 in the row; a consolidation copied its source's sequence number.
+    rows = [(i + 1, "m", DIM, f"hash{i}", i + 1, vectors[i].tobytes()) for i in range(49)]
+    rows.append((50, "m", DIM, "hash49", 7, vectors[49].tobytes()))
+    old.executemany("INSERT INTO embeddings VALUES (?, ?, ?, ?, ?, ?)", rows)
+    old.execute("UPDATE counters SET value = 49 WHERE name = 'embedding_seq'")
+    old.close()
+
+    db = Database.open(path)
+    try:
+        assert db.schema_version() >= 11
+        moved = db.vectors_for("m", list(range(1, 51)))
+        assert len(moved) == 50
+        for i in range(50):
+            dim, blob = moved[i + 1]
+            assert dim == DIM and len(blob) == 2 * DIM  # float16 now
+            np.testing.assert_array_equal(from_blob(blob, dim), vectors[i].astype(np.float16).astype(np.float32))
+        seqs = [r[0] for r in db.conn.execute("SELECT seq FROM embeddings ORDER BY memory_pk")]
+        assert len(set(seqs)) == 50 and seqs[:49] == list(range(1, 50)) and seqs[49] == 50  # the copy renumbered
+        assert db.embedding_counter() == 50
+        hashes = dict(db.conn.execute("SELECT memory_pk, text_hash FROM embeddings"))
+        assert hashes[1] == "hash0" and hashes[50] == "hash49"
+        db.conn.execute("DELETE FROM memories WHERE pk = 3")  # a vector leaves with its memory
+        assert db.conn.execute("SELECT COUNT(*) FROM embedding_vectors").fetchone()[0] == 49
+    finally:
+        db.close()
+
+
+@pytest.mark.slow
+def test_upkeep_drops_the_rows_of_forgotten_memories(indexed: tuple[Store, Path, npt.NDArray[np.float32]]) -> None:
+    store, cache, vectors = indexed
+    ids = [r[0] for r in store.db.conn.execute("SELECT id FROM memories WHERE pk > 300 ORDER BY pk")]
+    store.forget(ids)
+    index = VectorIndex(store.db, MODEL, cache, ann_threshold=100)
+    before = VectorFiles(cache, MODEL).read_meta()
+    assert before is not None and before.rows == 600
+    assert index.maintain()
+    after = VectorFiles(cache, MODEL).read_meta()
+    assert after is not None and after.generation == before.generation + 1 and after.rows == 300
+    assert index.search(vectors[120], 1, store.filters())[0][0] == 121
+    assert not list((cache / "vectors").glob(f"*.{before.generation}.vec"))  # the old rows' file is gone
