@@ -21,6 +21,7 @@ from fastapi.security import HTTPBearer
 from pydantic import ConfigDict, Field
 
 from codememory.core.model import ID_RE, MAX_TEXT
+from codememory.core.provenance import Provenance, agent_by
 from codememory.daemon.state import DaemonState
 from codememory.operations.cold_start import recent
 from codememory.operations.explain import Recorder
@@ -151,6 +152,7 @@ def create_router(state: DaemonState) -> APIRouter:
                 expires=body.expires,
                 entered_by=body.entered_by,
                 supersedes=body.supersedes,
+                provenance=Provenance(by=agent_by(body.entered_by)),  # the plugin's tool: an agent stored it
             )
         return added.to_dict()
 

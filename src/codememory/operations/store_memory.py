@@ -11,6 +11,7 @@ from codememory.core.result import Result
 from codememory.service.results import AddResult
 
 if TYPE_CHECKING:
+    from codememory.core.provenance import Provenance
     from codememory.service.project_store import DateLike, Store
 
 
@@ -26,9 +27,11 @@ def store_memory(
     source: str | None = None,
     supersedes: Sequence[str] | None = None,
     personal: bool | None = None,
+    provenance: Provenance | None = None,
 ) -> AddResult:
     """Store one memory; a (near-)identical live memory is returned instead (see `Store.add`). `personal`: kept
-    out of the team's shared text form (None: the [share] settings decide)."""
+    out of the team's shared text form (None: the [share] settings decide). `provenance`: who wrote it here (an
+    agent through a tool says so, core/provenance.py); None: read from entered_by and source."""
     return store.add(
         text,
         category=category,
@@ -39,6 +42,7 @@ def store_memory(
         source=source,
         supersedes=supersedes,
         personal=personal,
+        provenance=provenance,
     )
 
 
