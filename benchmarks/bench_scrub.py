@@ -6,16 +6,26 @@ diffs, tracebacks, npm logs, config files), with words that open the scrubber's 
 auth, `://`) as real code does, and a secret about every 20 KB. Reports MB/s for the whole text in one call
 and for the same text in 4 KB chunks (one call per turn-sized piece), best of `--repeat` runs.
 
-    .venv/bin/python benchmarks/bench_scrub.py [--size 1000000] [--repeat 5]
+    .venv/bin/python benchmarks/bench_scrub.py [--size 1000000] [--repeat 5] [--baseline GIT_REF]
+
+`--baseline REF` also loads the filter as it was at REF (text/privacy.py and privacy_context.py from git) and times
+both in this process, alternating, in CPU time (less exposed to a shared machine's load than wall time): the ratio
+is the figure; it also says whether both give the same output.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import random
 import string
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
+from types import ModuleType
 
 from codememory.text.privacy import scrub
 
@@ -107,13 +117,57 @@ def _best(fn: object, repeat: int) -> float:
     return best
 
 
+def _filter_at(ref: str, folder: Path) -> ModuleType:
+    """privacy.py as it was at git `ref` (with its privacy_context.py), imported under other names."""
+    repo = Path(__file__).resolve().parents[1]
+    for name in ("privacy", "privacy_context"):
+        source = subprocess.run(
+            ["git", "-C", str(repo), "show", f"{ref}:src/codememory/text/{name}.py"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        source = source.replace("from codememory.text.privacy_context import", "from baseline_privacy_context import")
+        (folder / f"baseline_{name}.py").write_text(source)
+    sys.path.insert(0, str(folder))
+    spec = importlib.util.spec_from_file_location("baseline_privacy", folder / "baseline_privacy.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _compare(ref: str, text: str, chunks: list[str], repeat: int) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        old = _filter_at(ref, Path(folder))
+        best = {"baseline": [float("inf")] * 2, "now": [float("inf")] * 2}
+        for _ in range(repeat):
+            for name, run in (("baseline", old.scrub), ("now", scrub)):
+                start = time.process_time()
+                run(text)
+                best[name][0] = min(best[name][0], time.process_time() - start)
+                start = time.process_time()
+                for chunk in chunks:
+                    run(chunk)
+                best[name][1] = min(best[name][1], time.process_time() - start)
+        same = old.scrub(text) == scrub(text)
+    for name, (whole, pieces) in best.items():
+        print(f"{name}: whole text {whole * 1000:.0f} ms CPU, 4 KB chunks {pieces * 1000:.0f} ms CPU")
+    ratio = (best["now"][0] / best["baseline"][0], best["now"][1] / best["baseline"][1])
+    print(f"now / {ref}: whole {ratio[0]:.2f}, chunks {ratio[1]:.2f}; same output: {same}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--size", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--baseline", help="a git ref: time the filter as it was there too, alternating")
     args = parser.parse_args()
     text = transcript(args.size)
     chunks = [text[i : i + 4096] for i in range(0, len(text), 4096)]
+    if args.baseline:
+        _compare(args.baseline, text, chunks, args.repeat)
+        return
     whole = _best(lambda: scrub(text), args.repeat)
     pieces = _best(lambda: [scrub(c) for c in chunks], args.repeat)
     mb = len(text.encode()) / 1e6

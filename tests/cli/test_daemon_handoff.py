@@ -113,3 +113,22 @@ def test_the_cli_works_when_the_daemon_is_gone(tmp_path: Path) -> None:
     stored = json.loads(ok(run(env, "--project", project, "store", "Nightly backups at 02:00", "--json")))
     found = json.loads(ok(run(env, "--project", project, "search", "backups", "--json")))
     assert [r["id"] for r in found["results"]] == [stored["memory"]["id"]]
+
+
+def test_a_query_over_the_cap_is_refused_before_the_daemon_and_one_at_the_cap_is_answered(
+    daemon: Daemon, tmp_path: Path
+) -> None:
+    from codememory.core.bounded_input import QUERY_MAX_CHARS
+
+    env, project = daemon.env, tmp_path / "shop"
+    project.mkdir()
+    ok(run(env, "--project", project, "init", "--assistants", "none"))
+    for length in (QUERY_MAX_CHARS + 1, 100_000):
+        huge = run(env, "--project", project, "search", "a" * length, "--json")
+        assert huge.returncode == 2 and "Traceback" not in huge.stderr, huge.stderr
+        assert huge.stderr.count("\n") == 1 and f"the limit is {QUERY_MAX_CHARS:,}" in huge.stderr
+    assert open_stores(daemon) == 0  # refused here: nothing was sent
+
+    at_cap = json.loads(ok(run(env, "--project", project, "search", "a" * QUERY_MAX_CHARS, "--json")))
+    assert at_cap["results"] == []
+    assert open_stores(daemon) == 1  # the daemon answered it

@@ -492,10 +492,16 @@ def test_stray_quote_still_finds_the_words(cm: Invoke, hostile_corpus: str) -> N
 
 
 def test_very_long_queries(cm: Invoke, hostile_corpus: str) -> None:
-    ok(cm("search", "x" * 10_000))
-    words = " ".join(f"word{i}" for i in range(2000))[:10_000]
+    ok(cm("search", "x" * 4000))
+    words = " ".join(f"word{i}" for i in range(2000))[:4000]
     ok_json(cm("search", words, "--json"))
-    ok_json(cm("search", "(" * 5000 + "ping" + ")" * 5000, "--json"))
+    ok_json(cm("search", "(" * 1998 + "ping" + ")" * 1998, "--json"))
+    refused = cm("search", "x" * 10_000)
+    assert refused.exit_code == 2 and "Traceback" not in refused.output
+    assert refused.stderr.strip().splitlines() == [
+        "codememory: error: the query is 10,000 characters long; the limit is 4,000 (search for a few distinctive "
+        "words instead)"
+    ]
 
 
 def test_nul_character_in_query(cm: Invoke, project: Path, hostile_corpus: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import threading
 from collections.abc import Iterator
@@ -338,11 +339,19 @@ def test_unreachable_embedding_server_degrades(tmp_path: Path) -> None:
         assert "cannot reach" in (result.degraded_reason or "")
 
 
-def test_bad_config_is_a_clear_error(tmp_path: Path) -> None:
+def test_bad_config_is_a_clear_error_in_the_users_file_and_a_warning_in_the_projects(tmp_path: Path) -> None:
+    """The user's own file is theirs to fix; a committed one (a newer codememory's, a typo) must not switch memory
+    off for everyone who clones the project."""
     Store.init(tmp_path)[0].close()
-    (tmp_path / ".codememory" / "config.toml").write_text("[embedding]\nprovidr = 'x'\n")
+    user_file = Path(os.environ["XDG_CONFIG_HOME"]) / "codememory" / "config.toml"
+    user_file.write_text(user_file.read_text() + "providr = 'x'\n")  # in its [embedding] section
     out = CliRunner().invoke(cli, ["--project", str(tmp_path), "search", "x"])
     assert out.exit_code == 2 and "unknown key(s) providr" in out.output
+    user_file.write_text('[embedding]\nprovider = "none"\n')
+    (tmp_path / ".codememory" / "config.toml").write_text("[embedding]\nprovidr = 'x'\n")
+    out = CliRunner().invoke(cli, ["--project", str(tmp_path), "search", "x"])
+    assert out.exit_code == 0, out.output
+    assert "ignoring unknown or invalid settings" in out.stderr and "embedding.providr" in out.stderr
 
 
 @pytest.mark.slow

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -332,7 +333,9 @@ def test_failed_transcript_capture_fails_open(project: Path, tmp_path: Path) -> 
     transcript.write_text("".join(transcript_lines("claude-code-2.1.197.jsonl", project)))
     (project / ".codememory" / "capture.lock").mkdir()  # the capture lock cannot be taken
     assert hook("claude", "Stop", stdin=recorded("claude_Stop.json", project, tmp_path)).stdout == ""
-    assert "claude Stop: IsADirectoryError" in (project / ".codememory" / "logs" / "hooks.log").read_text()
+    log = project / ".codememory" / "logs" / "hooks.log"
+    assert "claude Stop: IsADirectoryError" in log.read_text()
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600  # the owner's only, like daemon.log
     assert log_anchors(project) == []
     with Store.open(project) as store:
         [session] = store.list_sessions(tool="claude-code")

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from codememory import InvalidInput, Store
+from codememory.core.bounded_input import QUERY_MAX_CHARS
+from codememory.text.query import PHRASE_WORDS, parse_query
 from conftest import MEMORY_KEYS
 
 
@@ -55,12 +57,26 @@ def test_literal_code_tokens(store: Store) -> None:
 
 
 @pytest.mark.parametrize(
-    "query", ['"', "*", "(", "NOT", "a:b", "@user", "#tag", "a=b", "x\x00y", "東京", "a" * 10_000, '"unclosed']
+    "query", ['"', "*", "(", "NOT", "a:b", "@user", "#tag", "a=b", "x\x00y", "東京", "a" * QUERY_MAX_CHARS, '"unclosed']
 )
 def test_hostile_queries_never_raise(store: Store, query: str) -> None:
     add(store, "something about docker")
     result = store.search(query)
     assert result.query == query
+
+
+def test_a_query_over_the_cap_is_refused_before_any_work(store: Store) -> None:
+    with pytest.raises(InvalidInput, match="the query is 4,001 characters long; the limit is 4,000"):
+        store.search("a" * (QUERY_MAX_CHARS + 1))
+
+
+def test_a_long_phrase_keeps_its_first_words(store: Store) -> None:
+    """A query's phrases hold PHRASE_WORDS words in all (the index's work grows with each): past that, the first
+    words are searched."""
+    first = " ".join(f"w{i}" for i in range(PHRASE_WORDS))
+    hit = add(store, first + " and then something else entirely")
+    assert ids(store.search(f'"{first} and more words that are not in it"')) == [hit]
+    assert parse_query(f'"{first} x y" "p q r"').fts == f'("{first}" AND "p")'
 
 
 def test_fuzzy_finds_typos_and_marks_them(store: Store) -> None:

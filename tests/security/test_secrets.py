@@ -30,7 +30,7 @@ from codememory import Store
 from codememory.capture.raw_events import flush_project
 from codememory.core.dates import to_iso
 from codememory.store.raw_events import NewRawEvent, RawEventTables
-from codememory.text.privacy import scrub, scrub_message
+from codememory.text.privacy import scrub, scrub_label, scrub_message
 from support.daemon import isolated_env, make_project, spawn
 
 Invoke = Callable[..., Result]
@@ -78,6 +78,10 @@ CONTEXTS: list[tuple[str, str]] = [
     ("DB_PASS=", "DB_PASS={s}"),
     ("a value like an identifier", "password=Super_{s}"),
     ("a default after a type", 'def connect(password: str = "{s}") -> None:'),
+    ("pass: PW", "pass: {s}"),
+    ("login with user / PW", "login with admin / {s}"),
+    ("prose: a clause before it", "the password for prod is in 1password, it is {s}"),
+    ("pwd PW", "pwd {s}"),
 ]
 
 
@@ -181,12 +185,28 @@ FALSE_POSITIVES = [
     '(d.client(token=""), {"Authorization": d.token}); headers = {"authorization": `Bearer ${token}`}',
     "the webhook fails even though the secret is right",
     "tool --no-auth deploy --token-limit 500 --author Jane --password-file ./pw.txt",
+    "a second pass: the same rules again",
+    "pwd && ls -la; run pwd to see where you are; the pwd output is /home/me",
+    "login with Google / GitHub / GitLab, or log in with SSO",
+    "the password is kept in vault, it is rotated monthly",
+    "tags: iOS17Beta2, Python311, OAuth2Client, MacBookPro2021",
 ]
 
 
 @pytest.mark.parametrize("text", FALSE_POSITIVES)
 def test_ordinary_text_is_left_alone(text: str) -> None:
     assert scrub(text) == text
+
+
+LABELS = ["Pw07x7Kq2Lm", "aB3dE5gH7j", "X9kQ2mR7vT4pL8"]  # bare, no context, under 32 characters
+
+
+def test_a_bare_random_token_is_a_secret_in_a_label_not_in_prose() -> None:
+    for token in LABELS:
+        assert scrub_label(token) == "[REDACTED:high_entropy]" and scrub_label(f"ci {token}") != f"ci {token}"
+    for label in ("claude-code", "gpt-4o-mini", "iOS17Beta2", "Python311", "release-2026-11-27", "mem_1a2b3c4d"):
+        assert scrub_label(label) == label
+    assert scrub_label("3f2a91c0d4e5") == "3f2a91c0d4e5"  # hex: a commit, a digest
 
 
 def test_scrub_message_is_one_line_scrubbed_and_cuts_long_arguments() -> None:

@@ -85,7 +85,8 @@ def test_an_old_store_gets_origins_from_what_its_rows_say_and_git_knows(tmp_path
         with conn:
             st = file.stat()
             conn.execute(
-                "INSERT INTO shared_files VALUES (?, ?, ?, ?, ?, 'ok')",
+                "INSERT INTO shared_files(memory_id, file_sha256, form_sha256, mtime_ns, size, status)"
+                " VALUES (?, ?, ?, ?, ?, 'ok')",
                 (mid, sha256(data).hexdigest(), sha256(data).hexdigest(), st.st_mtime_ns, st.st_size),
             )
         conn.close()

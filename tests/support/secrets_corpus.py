@@ -78,6 +78,11 @@ def _corpus() -> list[tuple[str, str, str]]:
         ("secret", s := _body(20), f"SECRET_KEY = '{s}'"),
         ("secret", s := "correct-horse-" + _body(6, string.ascii_lowercase) + "-staple", f"passphrase={s}"),
         ("high_entropy", s := _body(44, ALNUM + "+/"), f"the signing blob is {s} in vault"),
+        # short prose forms, named by nothing but the word before them
+        ("secret", s := _body(12), f"pass: {s}"),
+        ("secret", s := _body(12), f"login with admin / {s}"),
+        ("secret", s := _body(14), f"the password for prod is in 1password, it is {s}"),
+        ("secret", s := _body(10), f"pwd {s}"),
         ("private", s := "PRIVSPAN" + _body(10), f"Public part. <private>{s} internal host</private> Still public."),
         ("private", s := "NESTED" + _body(10), f"a <private>x <PRIVATE>{s}</private> y</private> b"),
         ("private", s := "UNCLOSED" + _body(10), f"keep this line\n<private>\nrest {s} gone"),

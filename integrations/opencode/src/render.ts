@@ -5,8 +5,9 @@
  * What the daemon returns comes from the project's memory (written by past sessions, teammates, or whoever pushed a
  * committed .codememory/ last): data, never instructions. The rules are codememory's
  * (src/codememory/text/context_render.py, which documents them; tests/security/test_context_injection.py checks that
- * both give the same output): single-line fields have blanks and control characters collapsed to one space and bidi
- * controls removed; a `<` that could open or close a delimiter of ours or a role marker (`</x`, `<!`, `<?`, `<|`,
+ * both give the same output): invisible characters (Unicode's default-ignorable code points and format characters:
+ * soft hyphen, zero-width and bidi controls, tag characters...) are removed first, so the rules see what a reader sees;
+ * single-line fields have blanks and control characters collapsed to one space; a `<` that could open or close a delimiter of ours or a role marker (`</x`, `<!`, `<?`, `<|`,
  * `<developer…`, `<project_memory`, `<system…`, `<user`, …) becomes `‹`; a memory whose id is not mem_ + 8 hex digits
  * is not shown; each block opens with PREAMBLE.
  */
@@ -47,9 +48,28 @@ const CATEGORY_CHARS = 40
 const NOTE_CHARS = 240 // context_render.NOTE_CHARS
 const ORIGIN_CHARS = 120 // context_render.ORIGIN_CHARS
 const SPACE_RE = /[\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+/g
-const BIDI_RE = /[\u202a-\u202e\u2066-\u2069]/g
-const TAG_START_RE =
-  /<(?=[\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200d\u2028\u2029\u202f\u205f\u2060\u3000\ufeff]*(?:[/!?|]|developer|project_memory|codememory|system|user|assistant|human|instruction|tool|function|im_))/gi
+/**
+ * Invisible characters: Unicode's Default_Ignorable_Code_Point and General_Category Cf as of Unicode 17.0, written out
+ * as codememory.core.safe_text.INVISIBLE writes them (Python has no property escapes); the tests compare both lists
+ * with `\p{Default_Ignorable_Code_Point}` and `\p{Cf}`.
+ */
+const INVISIBLE_BMP =
+  "\\u00ad\\u034f\\u0600-\\u0605\\u061c\\u06dd\\u070f\\u0890-\\u0891\\u08e2\\u115f-\\u1160\\u17b4-\\u17b5\\u180b-\\u180f" +
+  "\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u206f\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff0-\\ufffb"
+const INVISIBLE_ASTRAL = "\\u{110bd}\\u{110cd}\\u{13430}-\\u{1343f}\\u{1bca0}-\\u{1bca3}\\u{1d173}-\\u{1d17a}\\u{e0000}-\\u{e0fff}"
+export const INVISIBLE_RE = new RegExp(`[${INVISIBLE_BMP}${INVISIBLE_ASTRAL}]`, "gu")
+// The same astral characters as UTF-16 pairs, for the tag regex: it must not take the `u` flag, under which `i` folds
+// `ſ` into `s` (and the Kelvin sign into `k`), where Python (re.ASCII) does not.
+const INVISIBLE_PAIRS =
+  "\\uD804[\\uDCBD\\uDCCD]|\\uD80D[\\uDC30-\\uDC3F]|\\uD82F[\\uDCA0-\\uDCA3]|\\uD834[\\uDD73-\\uDD7A]|[\\uDB40-\\uDB43][\\uDC00-\\uDFFF]"
+const TAG_START_RE = new RegExp(
+  "<(?=(?:[\\u0000-\\u0020\\u007f-\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000" +
+    INVISIBLE_BMP +
+    "]|" +
+    INVISIBLE_PAIRS +
+    ")*(?:[/!?|]|developer|project_memory|codememory|system|user|assistant|human|instruction|tool|function|im_))",
+  "gi",
+)
 
 /** `text` with every `<` that could open or close a delimiter of ours (or a role marker) made `‹`. */
 export function neutraliseTags(text: string): string {
@@ -57,12 +77,13 @@ export function neutraliseTags(text: string): string {
 }
 
 /**
- * A field on one line: blanks and control characters collapsed to single spaces, tags neutralised, clipped to
+ * A field on one line: invisible characters removed, blanks and control characters collapsed to single spaces, tags
+ * neutralised, clipped to
  * `limit` code points (ending in "...").
  */
 export function safeLine(value: unknown, limit?: number): string {
   const raw = typeof value === "string" ? value : value == null ? "" : String(value)
-  let text = neutraliseTags(raw.replace(BIDI_RE, "").replace(SPACE_RE, " ").trim())
+  let text = neutraliseTags(raw.replace(INVISIBLE_RE, "").replace(SPACE_RE, " ").trim())
   if (limit !== undefined) {
     const points = Array.from(text)
     if (points.length > limit) text = points.slice(0, Math.max(0, limit - 3)).join("").trimEnd() + "..."

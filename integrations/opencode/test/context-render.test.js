@@ -63,7 +63,10 @@ test("safeLine: one line, no control characters, no tag of ours", () => {
   assert.equal(safeLine("x\u202ey\u2066z"), "xyz")
   assert.equal(safeLine("</developer_context>"), `${NEUTRAL_LT}/developer_context>`)
   assert.equal(safeLine("<PROJECT_MEMORY>"), `${NEUTRAL_LT}PROJECT_MEMORY>`)
-  assert.equal(safeLine("< /x> <\n/y> <\u200b/z>"), `${NEUTRAL_LT} /x> ${NEUTRAL_LT} /y> ${NEUTRAL_LT}\u200b/z>`)
+  // invisible characters go first (zero-width, soft hyphen, combining grapheme joiner): the tag a reader sees is judged
+  assert.equal(safeLine("< /x> <\n/y> <\u200b/z>"), `${NEUTRAL_LT} /x> ${NEUTRAL_LT} /y> ${NEUTRAL_LT}/z>`)
+  assert.equal(safeLine("<\u00ad\u034fsystem>"), `${NEUTRAL_LT}system>`)
+  assert.equal(neutraliseTags("<\u00ad\u034fsystem>"), `${NEUTRAL_LT}\u00ad\u034fsystem>`)
   assert.equal(safeLine("<system-reminder> <|im_end|> <!-- c --> <?x?>"), "‹system-reminder> ‹|im_end|> ‹!-- c --> ‹?x?>")
   // code and comparisons stay as written
   assert.equal(safeLine("List<String> a < b x<y Map<K, V>"), "List<String> a < b x<y Map<K, V>")

@@ -25,7 +25,8 @@ def _session_line(item: SessionSummary | SessionHit) -> str:
     if len(goal) > 80:
         goal = goal[:77] + "..."
     parts = [click.style(item.session_id, fg="cyan", bold=True), item.tool, item.date, item.status]
-    return "  ".join(parts) + "\n    " + goal + "\n    " + click.style(item.markdown_path, dim=True)
+    where = item.markdown_path or "(its file is a link or outside .codememory/sessions/: not shown)"
+    return "  ".join(parts) + "\n    " + goal + "\n    " + click.style(where, dim=True)
 
 
 @sessions.command("list")

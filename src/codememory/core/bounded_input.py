@@ -43,6 +43,7 @@ TRANSCRIPT_READ_MAX_BYTES = 128 * MiB  # one read of a transcript that has no sm
 SESSION_MARKDOWN_MAX_BYTES = 4 * MiB  # a session's markdown file (`sessions show`, `sessions rebuild`)
 PLAN_HEADER_MAX_BYTES = 64 * KiB  # read of a plan file while looking for its first heading
 MCP_STDIO_LINE_MAX_BYTES = 4 * MiB  # one JSON-RPC message on `codememory mcp`'s standard input
+QUERY_MAX_CHARS = 4000  # one search query or retrieval phrase (API, CLI, MCP, daemon); longer: refused
 # (The daemon's request bodies are capped by its own setting, `[daemon] max_body_bytes`.)
 
 _CHUNK = 64 * KiB
@@ -54,6 +55,16 @@ def size_text(n: int) -> str:
         if n >= unit and n % unit == 0:
             return f"{n // unit:,} {name}"
     return f"{n:,} bytes"
+
+
+def check_query(query: str, what: str = "query") -> None:
+    """InvalidInput for a query longer than QUERY_MAX_CHARS: a search is a few words, or a sentence or two; a
+    longer one is a paste, and the keyword and typo passes' work grows with its length."""
+    if len(query) > QUERY_MAX_CHARS:
+        raise InvalidInput(
+            f"the {what} is {len(query):,} characters long; the limit is {QUERY_MAX_CHARS:,} (search for a few "
+            "distinctive words instead)"
+        )
 
 
 # ---------------------------------------------------------------------------------------------- text

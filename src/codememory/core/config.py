@@ -98,6 +98,7 @@ class DaemonConfig:
     port: int = 9473  # always bound to 127.0.0.1
     max_body_bytes: int = 1_000_000
     header_timeout: float = 10.0  # seconds a connection has to send a whole request head (slow ones are cut)
+    body_timeout: float = 10.0  # seconds a request has to send its whole body once its head arrived (else 408)
     log_max_bytes: int = 5_000_000
     log_backups: int = 3
 
@@ -227,9 +228,11 @@ def _read_toml(path: Path) -> dict[str, Any]:
 class ProjectSetting(Result):
     """One setting written in the project's config.toml and what became of it (`trust --json`'s settings)."""
 
-    key: str  # "section.key"
+    key: str  # "section.key" ("section" for a whole unknown section)
     value: Any  # as written in the file
-    status: str  # "honoured", "ignored" (untrusted), or "overridden" (a CODEMEMORY_* env var wins)
+    # "honoured"; "ignored" (untrusted); "overridden" (a CODEMEMORY_* env var wins); "unknown" (no such section or key
+    # in this codememory: a newer version's, or a typo) or "invalid" (a value of the wrong type): both left out
+    status: str
     reason: str
 
 
@@ -245,6 +248,10 @@ class Resolved:
     @property
     def ignored(self) -> list[str]:
         return [s.key for s in self.settings if s.status == "ignored"]
+
+    @property
+    def unusable(self) -> list[str]:
+        return [s.key for s in self.settings if s.status in ("unknown", "invalid")]
 
 
 def _check_layout(layer: dict[str, Any], cfg: Config) -> None:
@@ -268,20 +275,43 @@ def _check_layout(layer: dict[str, Any], cfg: Config) -> None:
             )
 
 
+def _known_part(layer: dict[str, Any], cfg: Config) -> tuple[dict[str, dict[str, Any]], list[ProjectSetting]]:
+    """A project file's sections and keys this codememory knows, and the others as settings left out. A committed
+    file may come from a newer codememory (a section or key this one lacks) or hold a typo: neither may switch
+    memory off for everyone who clones the project, as an error on every command and hook would."""
+    known: dict[str, dict[str, Any]] = {}
+    left_out: list[ProjectSetting] = []
+    sections = {f.name: {g.name for g in fields(getattr(cfg, f.name))} for f in fields(cfg)}
+    for name, values in layer.items():
+        if name not in sections or not isinstance(values, dict):
+            reason = "not a table" if name in sections else "not a section of this codememory"
+            left_out.append(ProjectSetting(name, values, "unknown", reason))
+            continue
+        known[name] = {}
+        for key, value in values.items():
+            if key in sections[name]:
+                known[name][key] = value
+            else:
+                left_out.append(ProjectSetting(f"{name}.{key}", value, "unknown", "not a setting of this codememory"))
+    return known, left_out
+
+
 def resolve_config(store_dir: Path | None) -> Resolved:
     """The settings for one project's store (`store_dir` None: the user's settings and env only), with
-    what became of each setting in the project's file (see codememory.core.trust for who may set what)."""
+    what became of each setting in the project's file (see codememory.core.trust for who may set what). The
+    user's own file must be well formed (an unknown key there is an error); the project's unknown or ill-typed
+    settings are left out (`Resolved.unusable`)."""
     cfg = Config()
     user = _read_toml(config_dir() / CONFIG_NAME)
     project = trust.read_project_file(store_dir / CONFIG_NAME) if store_dir else None
     _check_layout(user, cfg)
-    _check_layout(project.data if project else {}, cfg)
-    resolved = Resolved(cfg, project, trust.status(project) if project else "absent")
+    project_data, left_out = _known_part(project.data, cfg) if project else ({}, [])
+    resolved = Resolved(cfg, project, trust.status(project) if project else "absent", left_out)
     trusted = resolved.trust_state == "trusted"
     for section_field in fields(cfg):
         section = getattr(cfg, section_field.name)
         user_values = user.get(section_field.name, {})
-        project_values = project.data.get(section_field.name, {}) if project else {}
+        project_values = project_data.get(section_field.name, {})
         for f in fields(section):
             where = f"{section_field.name}.{f.name}"
             env = os.environ.get(f"CODEMEMORY_{section_field.name}_{f.name}".upper())
@@ -296,7 +326,12 @@ def resolve_config(store_dir: Path | None) -> Resolved:
                 else:
                     current = getattr(section, f.name)
                     needs_trust = not trusted and trust.rule(where) is None
-                    value = written if needs_trust else _coerce(written, current, where)
+                    try:
+                        value = written if needs_trust else _coerce(written, current, where)
+                    except InvalidInput:
+                        expected = type(current).__name__
+                        resolved.settings.append(ProjectSetting(where, written, "invalid", f"not a {expected}"))
+                        continue
                     honoured, reason = (True, "trusted") if trusted else trust.judge_untrusted(where, value, current)
                     if honoured:
                         setattr(section, f.name, value)
@@ -313,4 +348,5 @@ def load_config(store_dir: Path | None) -> Config:
     resolved = resolve_config(store_dir)
     if resolved.project is not None:
         trust.warn_ignored(resolved.project, resolved.ignored, resolved.trust_state)
+        trust.warn_unusable(resolved.project, resolved.unusable)
     return resolved.config

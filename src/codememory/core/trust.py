@@ -251,7 +251,29 @@ def revoke(resolved: Path) -> bool:
 
 
 # ------------------------------------------------------------------------------------ the warning
-_warned: set[tuple[str, str]] = set()
+_warned: set[tuple[str, ...]] = set()
+
+
+def warn_unusable(project: ProjectFile, keys: list[str]) -> None:
+    """One line on stderr naming the project file's settings this codememory does not know (or cannot read), once
+    per process per file content."""
+    marker = (str(project.resolved), project.digest, "unusable")
+    if not keys or marker in _warned:
+        return
+    _warned.add(marker)
+    shown = printable_line(", ".join(keys), 300)
+    _stderr_line(
+        f"codememory: warning: ignoring unknown or invalid settings in {printable_line(str(project.resolved))}: "
+        f"{shown} (from a newer codememory, or a typo)"
+    )
+
+
+def _stderr_line(line: str) -> None:
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):  # no usable stderr (closed, detached): stay quiet
+        pass
 
 
 def warn_ignored(project: ProjectFile, keys: list[str], state: str) -> None:
@@ -262,12 +284,7 @@ def warn_ignored(project: ProjectFile, keys: list[str], state: str) -> None:
         return
     _warned.add(marker)
     changed = "config changed since you trusted it; " if state == "changed" else ""
-    line = (
+    _stderr_line(
         f"codememory: ignoring untrusted settings in {printable_line(str(project.resolved))}: {', '.join(keys)} "
         f"({changed}run 'codememory trust' in the project to allow them)"
     )
-    try:
-        sys.stderr.write(line + "\n")
-        sys.stderr.flush()
-    except (OSError, ValueError, AttributeError):  # no usable stderr (closed, detached): stay quiet
-        pass

@@ -16,6 +16,7 @@ from fastapi import APIRouter, Security
 from fastapi.security import HTTPBearer
 from pydantic import ConfigDict, Field
 
+from codememory.core.bounded_input import QUERY_MAX_CHARS
 from codememory.core.model import ID_RE, MAX_TEXT
 from codememory.daemon.state import DaemonState
 from codememory.operations.search import search
@@ -32,7 +33,7 @@ class CliSearchBody(RequestBody):
 
     model_config = ConfigDict(extra="forbid")
     project_root: ProjectRoot
-    query: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
+    query: Annotated[str, Field(min_length=1, max_length=QUERY_MAX_CHARS)]
     limit: Annotated[int, Field(ge=1, le=10_000)] = 10
     offset: Annotated[int, Field(ge=0, le=1_000_000)] = 0
     fuzzy: bool | None = None

@@ -1,10 +1,14 @@
 """The daemon's log: the root logger (and so uvicorn's) to a rotating file, every line scrubbed of secrets
-(`privacy.scrub`) and kept on one line. Rotated at `[daemon] log_max_bytes`, `[daemon] log_backups` kept."""
+(`privacy.scrub`) and kept on one line. Rotated at `[daemon] log_max_bytes`, `[daemon] log_backups` kept. The file
+and its backups are the owner's only (0600): scrubbing is a rule set, and paths, project names and errors are
+nobody else's business on a shared machine."""
 
 from __future__ import annotations
 
+import io
 import logging
 import logging.handlers
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,13 +47,26 @@ class OneLineFormatter(logging.Formatter):
         return printable_line(super().format(record))
 
 
+class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """A RotatingFileHandler whose file is created 0600 (and made 0600 if an older one was not), at start and at
+    every rollover: the standard handler creates it with the process's umask, 0644 as a rule."""
+
+    def _open(self) -> io.TextIOWrapper:
+        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        os.fchmod(fd, 0o600)
+        return open(fd, "a", encoding=self.encoding, errors=self.errors)
+
+
 def configure_logging(path: Path, max_bytes: int, backups: int, *, stderr: bool = False) -> list[logging.Handler]:
-    """Send the root logger (and so uvicorn's) to a rotating, scrubbed log file, and to stderr when asked.
-    Returns the handlers added, for `remove_logging`."""
+    """Send the root logger (and so uvicorn's) to a rotating, scrubbed log file (0600, see the module doc), and to
+    stderr when asked. Returns the handlers added, for `remove_logging`."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    file_handler = logging.handlers.RotatingFileHandler(
+    file_handler = PrivateRotatingFileHandler(
         path, maxBytes=max(max_bytes, 0), backupCount=max(backups, 1), encoding="utf-8"
     )
+    for backup in path.parent.glob(path.name + ".*"):  # rotated by an older codememory with the umask's mode
+        if backup.is_file() and not backup.is_symlink():
+            backup.chmod(0o600)
     handlers = [attach(file_handler)]
     if stderr:
         handlers.append(attach(logging.StreamHandler(sys.stderr)))

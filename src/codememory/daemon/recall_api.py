@@ -20,6 +20,7 @@ from fastapi import APIRouter, Security
 from fastapi.security import HTTPBearer
 from pydantic import ConfigDict, Field
 
+from codememory.core.bounded_input import QUERY_MAX_CHARS
 from codememory.core.model import ID_RE, MAX_TEXT
 from codememory.core.provenance import Provenance, agent_by
 from codememory.daemon.state import DaemonState
@@ -49,7 +50,7 @@ SourceField = Annotated[str, Field(min_length=1, max_length=100, description="Th
 class SearchBody(RequestBody):
     model_config = ConfigDict(extra="forbid")
     project_root: ProjectRoot
-    query: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
+    query: Annotated[str, Field(min_length=1, max_length=QUERY_MAX_CHARS)]
     limit: Annotated[int, Field(ge=1, le=50)] = 5
     category: Annotated[str | None, Field(max_length=400)] = None
     tags: Annotated[list[Annotated[str, Field(max_length=100)]] | None, Field(max_length=20)] = None

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from codememory import __version__
+from codememory.core.bounded_input import QUERY_MAX_CHARS
 from codememory.daemon.cli_api import create_router as create_cli_router
 from codememory.daemon.embed_api import create_router as create_embed_router
 from codememory.daemon.hook_api import create_router as create_hook_router
@@ -45,7 +46,7 @@ log = logging.getLogger("codememory.daemon")
 MAX_PHRASES_IN = 32
 MAX_LIST = 64
 MAX_EXCLUDE = 256
-MAX_TEXT = 4000
+MAX_TEXT = QUERY_MAX_CHARS  # one phrase (the string form holds several, each checked when it is split)
 
 
 # ------------------------------------------------------------------------------------------- models
@@ -230,6 +231,7 @@ def create_app(state: DaemonState) -> FastAPI:
         port=state.port,
         token=state.token,
         max_body_bytes=state.config.daemon.max_body_bytes,
+        body_timeout=state.config.daemon.body_timeout,
         record_error=state.health.record_error,
         sessions=sessions,
         public_prefixes=(STATIC_PREFIX,),

@@ -16,7 +16,7 @@ from fastapi import APIRouter, Security
 from fastapi.security import HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
-from codememory.core.model import MAX_TEXT
+from codememory.core.bounded_input import QUERY_MAX_CHARS
 from codememory.daemon.recall_api import ProjectRoot
 from codememory.daemon.state import DaemonState
 from codememory.operations.checkpoint import checkpoint
@@ -65,7 +65,7 @@ class CheckpointBody(RequestBody):
 class SearchSessionsBody(RequestBody):
     model_config = ConfigDict(extra="forbid")
     project_root: ProjectRoot
-    query: Annotated[str, Field(max_length=MAX_TEXT)]
+    query: Annotated[str, Field(max_length=QUERY_MAX_CHARS)]
     limit: Annotated[int, Field(ge=1, le=MAX_RESULTS)] = MAX_RESULTS
     tool: Annotated[str | None, Field(max_length=100)] = None
     scope: Literal["project", "global"] = "project"

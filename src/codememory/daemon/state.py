@@ -20,7 +20,7 @@ from codememory.core.paths import config_dir
 from codememory.core.project import STORE_DIR, db_path
 from codememory.core.trust import trust_path
 from codememory.daemon.project_access import RegisteredProjects
-from codememory.errors import RegistryError, StoreNotFound
+from codememory.errors import RegistryError, StoreNotFound, StoreUnusable
 from codememory.text.privacy import scrub
 from codememory.web.listen import HOST
 
@@ -172,6 +172,12 @@ class StorePool:
                 if entry is not None and entry.signature != signature:
                     stale.append(self._entries.pop(root))
                     entry = None
+                if entry is not None:
+                    try:
+                        entry.store.db.check_current()  # migrated in place by a newer codememory since it opened
+                    except StoreUnusable:
+                        stale.append(self._entries.pop(root))
+                        raise
                 if entry is None:
                     entry = _Entry(Store.open(root), signature)
                     self._entries[root] = entry

@@ -18,6 +18,7 @@ from fastapi import APIRouter, Security
 from fastapi.security import HTTPBearer
 from pydantic import ConfigDict, Field
 
+from codememory.core.bounded_input import QUERY_MAX_CHARS
 from codememory.core.model import LINK_TYPES, MAX_TEXT
 from codememory.daemon.recall_api import MemoryId, ProjectRoot
 from codememory.daemon.sessions_api import SessionId
@@ -64,7 +65,7 @@ class FilterBody(ProjectBody):
 
 
 class SearchBody(FilterBody):
-    query: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
+    query: Annotated[str, Field(min_length=1, max_length=QUERY_MAX_CHARS)]
     mode: Literal["hybrid", "lexical", "semantic"] = "hybrid"
 
 
@@ -118,7 +119,10 @@ class InjectionsBody(ProjectBody):
 
 
 def _safe_link(url: str) -> bool:
-    return url.strip().lower().startswith(("http://", "https://", "mailto:", "#"))
+    lowered = url.strip().lower()
+    if lowered.startswith("#login"):  # the login redirect's fragment: nothing a session file has to link to
+        return False
+    return lowered.startswith(("http://", "https://", "mailto:", "#"))
 
 
 def render_markdown(text: str) -> str:

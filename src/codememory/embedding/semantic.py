@@ -154,7 +154,10 @@ class Semantic:
         counters the store bumps then; counting both tables took milliseconds at 100k, on every search)."""
         key = self.db.change_counters()
         if self._missing is None or self._missing[0] != key:
-            self._missing = (key, self.db.count_without_vector(model))
+            missing = self.db.count_without_vector(model)
+            if missing:  # rows a committed store holds that are not memories never get a vector: not a gap
+                missing = self.db.count_valid_without_vector(model)
+            self._missing = (key, missing)
         return self._missing[1]
 
     def maintenance(self, *, force: bool = False) -> Callable[[], bool] | None:

@@ -9,7 +9,8 @@ from the token):
    same-origin/none, is refused (403, against CSRF from web pages and other local ports);
 3. `Authorization: Bearer <token>` with the daemon's per-user token, the file `token` in codememory's
    state folder, created (0600) if missing (else 401);
-4. bodies over `[daemon] max_body_bytes` are refused (413);
+4. bodies over `[daemon] max_body_bytes` are refused (413), and so are bodies that do not arrive whole within
+   `[daemon] body_timeout` seconds (408);
 5. idle or slow connections cannot starve the others (`web.http_guard`: a deadline for the request
    head, a cap on idle connections, and a limit on requests at once counted after the token check).
 
@@ -87,7 +88,7 @@ def create_app(
     limit = config.daemon.max_body_bytes
     server = create_server(project, transport_security=transport_security(port), max_request_body_size=limit)
     # Failures inside the app are logged by the middleware; there is no /health to record them for.
-    guard = Guard(port=port, token=token, max_body_bytes=limit)
+    guard = Guard(port=port, token=token, max_body_bytes=limit, body_timeout=config.daemon.body_timeout)
     return _TokenEverywhere(server.streamable_http_app(), guard=guard), server
 
 

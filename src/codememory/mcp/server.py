@@ -56,6 +56,8 @@ class _Project:
     def store(self) -> Store:
         if self._store is None:
             self._store = Store.open(self.project)
+        else:
+            self._store.db.check_current()  # a newer codememory may have migrated it since it was opened
         return self._store
 
     def close(self) -> None:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from codememory.core import registry
+from codememory.core.bounded_input import check_query
 from codememory.core.dates import now_iso
 from codememory.core.result import FLATTEN, SKIP, Result, json_key
 from codememory.errors import CodememoryError, InvalidInput
@@ -179,7 +180,7 @@ def search_all(
 ) -> GlobalResult:
     """Run `Store.search` in every registered project and merge the hits (see the module docstring).
     `filter_args` are Store.search's filters (tags, category, after, entity, ...)."""
-    check_search_args(limit, offset, mode, threshold)
+    check_search_args(query, limit, offset, mode, threshold)
     projects = registered_projects(registry_path)
     want = limit + offset
     candidates: list[tuple[tuple[int, int, int], GlobalHit]] = []
@@ -244,6 +245,7 @@ def search_sessions_all(
     names its project."""
     if limit < 1:
         raise InvalidInput("limit must be at least 1")
+    check_query(query)
     projects = registered_projects(registry_path)
     found: list[tuple[SessionHit, int, ProjectOutcome]] = []
     parsed: SessionQuery | None = None

@@ -125,7 +125,9 @@ def log(root: Path | None, message: str) -> None:
         from codememory.text.privacy import scrub_message  # scrubbed, one line, long echoed arguments cut
 
         line = f"{stamp} {scrub_message(message)}\n"
-        safe_files.append_bytes(root / STORE_DIR / "logs" / "hooks.log", line.encode("utf-8", "backslashreplace"))
+        # The owner's only, like daemon.log: scrubbing is a rule set, and errors and paths are nobody else's business.
+        log_path = root / STORE_DIR / "logs" / "hooks.log"
+        safe_files.append_bytes(log_path, line.encode("utf-8", "backslashreplace"), mode=0o600)
     except OSError:
         pass
 

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from codememory.core.bounded_input import check_query
 from codememory.core.dates import now_utc
 from codememory.core.model import CATEGORIES, ID_RE, MAX_TEXT, normalize_tag, validate_category
 from codememory.core.provenance import Provenance, remote_provenance
@@ -141,9 +142,10 @@ def search_remote(
     status = RemoteStatus(display_uri(cfg.uri.strip()), cfg.collection, False, 0, "hybrid")
     own = project_name(cfg.project, store.root)
     expr = filter_expr(own, [project_name(p, store.root) for p in projects], category, tags)
-    parsed = parse_query(query)
     if not query.strip():
         raise InvalidInput("the query is empty")
+    check_query(query)
+    parsed = parse_query(query)
     ranker = cfg.ranker.strip().lower()
     try:
         with connect(cfg) as remote:

@@ -28,7 +28,7 @@ from codememory import __version__
 from codememory.core.dates import now_iso
 from codememory.core.model import Memory, session_position
 from codememory.remote.milvus import MAX_ENTITIES, MAX_TAGS, is_literal
-from codememory.text.privacy import scrub
+from codememory.text.privacy import scrub, scrub_label
 
 if TYPE_CHECKING:
     from codememory.service.project_store import Store
@@ -141,7 +141,7 @@ def _rows(store: Store, batch: list[Memory], project: str, model: str, now: str)
             "memory_id": mem.id,
             "text": text,
             "category": mem.category,
-            "tags": [t for t in mem.tags if scrub(t) == t][:MAX_TAGS],
+            "tags": [t for t in mem.tags if scrub_label(t) == t][:MAX_TAGS],
             "entities": [name for name, _type in entities.get(pk, []) if scrub(name) == name][:MAX_ENTITIES],
             "importance": float(mem.importance),
             "source": source,

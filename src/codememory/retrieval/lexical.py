@@ -21,6 +21,11 @@ TAG_NUDGE = 0.2  # keyword-only any-word pass: a memory tagged with a query word
 CANDIDATE_SLACK = 25
 _FUZZY_CANDIDATES = 200
 _CORRECTIONS_PER_WORD = 8
+# The most trigrams the literal-substring pass asks the trigram index for, over all the query's terms: FTS5 holds the
+# positions of every trigram of a needle while it matches, so a 10,000-character run of one letter against a memory
+# holding a long run took 241 MB (100,000: 2.2 GB). A longer needle is looked up by its first characters; whether the
+# memory holds all of it is then checked on its text (`_term_similarities`).
+SUBSTRING_TRIGRAMS = 64
 
 Ranked = list[tuple[float, int, str, dict[str, Any]]]  # (score, pk, match, explain), best first
 
@@ -187,9 +192,16 @@ def fuzzy_matches(
             return term.fts() if term.indexable() else None
         return "(" + " OR ".join([term.fts(), *(_quote(a) for a in alternatives[term_words[0]])]) + ")"
 
+    trigrams_left = SUBSTRING_TRIGRAMS
+
     def render_substring(term: Term, _negated: bool) -> str | None:
+        nonlocal trigrams_left
         needle = fold(term.text).strip()
-        return _quote(needle) if len(needle) >= 3 else None
+        if len(needle) < 3 or trigrams_left < 1:
+            return None
+        needle = needle[: trigrams_left + 2]
+        trigrams_left -= len(needle) - 2
+        return _quote(needle)
 
     candidates: set[int] = set()
     if expr := compile_node(node, render_substring):

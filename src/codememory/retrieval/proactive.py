@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from codememory.core.bounded_input import check_query
 from codememory.core.config import ContextConfig
 from codememory.core.result import Result
 from codememory.embedding.relevance import FALLBACK, PINNED_SLACK
@@ -53,6 +54,8 @@ class RetrieveRequest:
             raise InvalidInput("query_expansion must be a list of strings")
         if not any(q.strip() for q in self.query_expansion) and not self.entities:
             raise InvalidInput("give at least one query_expansion phrase or entity")
+        for phrase in self.query_expansion:
+            check_query(phrase, "query_expansion phrase")
         for name in ("max_memories", "max_new", "token_budget"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from codememory.core.bounded_input import check_query
 from codememory.core.dates import now_utc
 from codememory.core.model import Memory
 from codememory.core.result import FLATTEN, Result, json_key
@@ -321,8 +322,9 @@ def embedding_text(parsed: ParsedQuery) -> str:
 MODES = ("hybrid", "lexical", "semantic")
 
 
-def check_search_args(limit: int, offset: int, mode: str, threshold: float) -> None:
+def check_search_args(query: str, limit: int, offset: int, mode: str, threshold: float) -> None:
     """The argument checks of a search (one store's or every registered project's), before any work."""
+    check_query(query)
     if mode not in MODES:
         raise InvalidInput(f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}")
     if limit < 1:

@@ -53,7 +53,7 @@ from codememory.sessions.service import Sessions
 from codememory.store.database import Database
 from codememory.store.filters import SORT_COLUMNS, Filters
 from codememory.store.sessions import SessionTables
-from codememory.text.memory_fields import clean_label, clean_tags, clean_text
+from codememory.text.memory_fields import clean_label, clean_name, clean_tags, clean_text
 from codememory.text.privacy import scrub
 
 __all__ = ["AddResult", "DateLike", "ImportReport", "Store", "open_store"]
@@ -194,7 +194,7 @@ class Store(EmbeddingAccess, SessionAccess):
             category=validate_category(category),
             importance=validate_importance(importance),
             tags=clean_tags(tags),
-            entered_by=clean_label(entered_by),
+            entered_by=clean_name(entered_by),
             source=clean_label(source),
             created_at=now,
             updated_at=now,
@@ -397,7 +397,7 @@ class Store(EmbeddingAccess, SessionAccess):
         matches are fewer than `limit`; True always adds them; False never does. `mode`: "hybrid"
         (keywords + meaning when an embedder is configured), "lexical" or "semantic". `relevance_floor`
         False keeps memories found by meaning alone however far they are from the query."""
-        check_search_args(limit, offset, mode, threshold)
+        check_search_args(query, limit, offset, mode, threshold)
         result, pks = run_search(
             self.db,
             scrub(query),  # the query may reach an embedding model

@@ -8,9 +8,11 @@ conflict markers does not parse: it is reported and skipped, and the store keeps
 resolved (see service/sharing.py). A forgotten memory leaves a tombstone — its id and when it was forgotten,
 never its text — so a pull deletes it everywhere, and an edit on the other side meets it as a conflict.
 
-Every file is untrusted input (it arrives with `git pull`): its size is capped, its id must be the one its name
-says, and every field passes the rules `import` applies (text scrubbed and bounded, categories known, tags and
-labels cleaned, timestamps parsed, links typed).
+Every file is untrusted input (it arrives with `git pull`): its size is capped, no key appears twice in an object
+(a reviewer would read one value and the store take another), its id must be the one its name says, and every field
+passes the rules `import` applies (text scrubbed and bounded, categories known, tags and labels cleaned, timestamps
+parsed, links typed). A link to a memory this store holds but never shared (a personal or local-only one) refuses the
+file (service/sharing.py): a teammate cannot know such an id.
 """
 
 from __future__ import annotations
@@ -97,6 +99,23 @@ def tombstone_bytes(memory_id: str, forgotten_at: str) -> bytes:
     return _dump({"format": FORMAT, "id": memory_id, "forgotten_at": forgotten_at})
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different. JSON allows a repeated key and parsers disagree on which value
+    wins (Python's keeps the last, a diff viewer shows both, a reviewer reads the first): a file that means two
+    things is refused."""
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise _DuplicateKey(key)
+        obj[key] = value
+    return obj
+
+
 @dataclass
 class ParsedFile:
     """A file that parsed: a memory to apply, or a tombstone (`memory` None)."""
@@ -118,11 +137,14 @@ def parse_file(data: bytes, memory_id: str) -> ParsedFile:
     if _CONFLICT_RE.search(text):
         raise InvalidInput("unresolved git conflict (<<<<<<< markers): resolve it, then run `codememory sync`")
     try:
-        obj = json.loads(valid_json_text(text))
+        obj = json.loads(valid_json_text(text), object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
     except RecursionError:  # arrays or objects nested past the interpreter's limit, well within the size cap
         raise InvalidInput("not valid JSON (nested too deeply)") from None
+    except _DuplicateKey as exc:
+        said = f"the key {exc.key[:40]!r} appears twice (a reader sees one value, the store would take the other)"
+        raise InvalidInput(scrub_message(said, limit=300)) from None
     if not isinstance(obj, dict):
         raise InvalidInput("expected a JSON object")
     if obj.get("format") != FORMAT:

@@ -7,11 +7,14 @@ shared memory there.
   tombstone or a removed file deletes the memory. Opening a store must stay cheap (hooks open it on every event),
   so `follow` stats the shard folders only (git replaces a file it checks out, which changes its folder's mtime)
   and walks just the shards whose stat changed since the last walk; a shard that was changing while it was walked,
-  or holds a file that was skipped, is walked again next time. An edit in place (an editor saving over the file)
+  or holds a file that could not be read, is walked again next time. An edit in place (an editor saving over the file)
   leaves the folder alone: `codememory sync` (and the daemon's full pass) walks every shard.
 - A file that does not parse (conflict markers included) is reported and skipped, never applied in part; the store
-  keeps its version of that memory until the file is fixed. The file is the shared truth: when it changed, its
-  content wins over a local change not yet written to it.
+  keeps its version of that memory until the file is fixed. It is remembered (its size, mtime and sha256, and why):
+  it is not parsed again until it changes, and its folder is not walked again for it, so thousands of broken files
+  cost one parse each, not one per open. A file fixed in place (its folder unchanged) is seen by `codememory sync` and
+  the daemon's full pass; one git checks out (a pull, a merge) on the next open. The file is the shared truth: when
+  it changed, its content wins over a local change not yet written to it.
 - Store -> files (`publish`, after every write of Store): the memories' files (a tombstone for a forgotten one)
   are written atomically; personal memories never are, and neither is a memory whose file is in conflict.
 """
@@ -23,7 +26,7 @@ import os
 import stat
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -300,7 +303,11 @@ class Sharing:
         unshared = self._held_never_shared([mid for mid in seen if not _in_text_form(records.get(mid))])
         for mid, item in seen.items():
             record = records.get(mid)
-            if record and record.status == "ok" and (record.mtime_ns, record.size) == (item.mtime_ns, item.size):
+            same_stat = record is not None and (record.mtime_ns, record.size) == (item.mtime_ns, item.size)
+            if record and record.status == "ok" and same_stat:
+                continue
+            if record and record.status == INVALID and same_stat:  # refused before, unchanged since: not read again
+                report.skipped.append(SkippedFile(self._shown(mid), record.reason or _INVALID))
                 continue
             try:
                 data = safe_files.read_bytes(self.folder / relative_path(mid), MAX_FILE_BYTES + 1)
@@ -312,20 +319,33 @@ class Sharing:
             if record and record.status == "ok" and record.file_sha256 == digest:
                 saved.append(SharedRecord(mid, digest, record.form_sha256, item.mtime_ns, item.size))
                 continue
+            if record and record.status == INVALID and record.file_sha256 == digest:  # touched, not changed
+                report.skipped.append(SkippedFile(self._shown(mid), record.reason or _INVALID))
+                saved.append(replace(record, mtime_ns=item.mtime_ns, size=item.size))
+                continue
             try:
                 parsed = parse_file(data, mid)
             except InvalidInput as exc:
+                # Remembered by its stat and hash, and its folder is not walked again for it: a file that does not
+                # parse costs one parse, not one per open (`sync` and the daemon's full pass see an edit in place).
                 report.skipped.append(SkippedFile(self._shown(mid), str(exc)))
-                problems.add(shard_of(mid))
                 form = record.form_sha256 if record else None
-                saved.append(SharedRecord(mid, digest, form, item.mtime_ns, item.size, "skipped"))
+                saved.append(SharedRecord(mid, digest, form, item.mtime_ns, item.size, INVALID, str(exc)))
                 continue
             if mid in unshared and (parsed.shared is None or unshared[mid] != digest):
                 # A memory made here that never reached the text form: a file naming its id is a collision (or a
                 # pushed file aimed at it, its id seen elsewhere); it neither deletes nor overwrites it. Not a
                 # problem shard: the folder is not walked again for it on every open.
                 report.skipped.append(SkippedFile(self._shown(mid), _NEVER_SHARED))
-                saved.append(SharedRecord(mid, digest, None, item.mtime_ns, item.size, "skipped"))
+                saved.append(SharedRecord(mid, digest, None, item.mtime_ns, item.size, "skipped", _NEVER_SHARED))
+                continue
+            hidden = self._never_shared([to for to, _, _ in parsed.shared.links]) if parsed.shared else []
+            if hidden:
+                # A teammate cannot know the id of a memory this store never shared: the link is forged (or the file
+                # was made from someone's own store). Looked at again on every walk: sharing it changes the answer.
+                said = f"links to {hidden[0]}, a memory this store holds but never shared (personal or local-only)"
+                report.skipped.append(SkippedFile(self._shown(mid), said))
+                saved.append(SharedRecord(mid, digest, None, item.mtime_ns, item.size, "skipped", said))
                 continue
             file_sha[mid] = digest
             if parsed.shared is None:
@@ -379,6 +399,16 @@ class Sharing:
             review = "pending" if is_instruction_like(item.memory.text) else None
             item.memory.provenance = Provenance("git", authors.get(paths[item.memory.id]), now, review)
 
+    def _never_shared(self, targets: Sequence[str]) -> list[str]:
+        """The link targets that this store holds but that never reached the text form: personal memories, and those
+        written here while sharing was off (a pulled file naming such an id is a collision, refused itself)."""
+        held = [mid for mid, _pk in self.db.get_pk_map(list(dict.fromkeys(targets)))] if targets else []
+        if not held:
+            return []
+        personal = self.db.personal_ids(held)
+        records = self.db.shared_records(held)
+        return [t for t in held if t in personal or not _in_text_form(records.get(t))]
+
     def _held_never_shared(self, ids: Sequence[str]) -> dict[str, str]:
         """{id: sha256 of its form} of these memories that this store holds (not personal: files never touch those)
         although they were never in the text form."""
@@ -416,6 +446,8 @@ class Sharing:
         return out
 
 
+INVALID = "invalid"  # the status of a file that did not parse
+_INVALID = "did not parse"
 _NEVER_SHARED = (
     "this store holds a memory with this id that was never shared: left alone (if it is the same memory, "
     "`codememory forget` it here and run `codememory sync`)"

@@ -30,7 +30,7 @@ from codememory.service.remap import Remapper
 from codememory.service.results import ImportReport, LineError
 from codememory.store.database import Database
 from codememory.text.instructions import is_instruction_like
-from codememory.text.memory_fields import clean_label, clean_tags, clean_text
+from codememory.text.memory_fields import clean_label, clean_name, clean_tags, clean_text
 from codememory.text.privacy import scrub_message
 
 
@@ -127,7 +127,7 @@ def memory_from_dict(obj: Any) -> tuple[Memory, bool]:
         category=validate_category(obj.get("category")),
         importance=validate_importance(obj.get("importance")),
         tags=clean_tags(tags),
-        entered_by=clean_label(obj.get("entered_by")),
+        entered_by=clean_name(obj.get("entered_by")),
         source=clean_label(obj.get("source")),
         created_at=created,
         updated_at=_timestamp(obj, "updated_at", True, created) or created,

@@ -18,7 +18,7 @@ class CheckpointResult(Result):
     """`{session_id, markdown_path, status, created, files_touched}`: MCP checkpoint."""
 
     session_id: str
-    markdown_path: str  # absolute path of the session's markdown file
+    markdown_path: str | None  # absolute path of its markdown file (None: a link there, never handed out)
     status: str
     created: bool  # a new session was started
     files_touched: int
@@ -33,7 +33,7 @@ class SessionSummary(Result):
     updated_at: str
     tool: str
     status: str
-    markdown_path: str
+    markdown_path: str | None  # None: the file there is a link, or resolves outside .codememory/sessions/
 
 
 @dataclass
@@ -68,7 +68,7 @@ class SessionHit(Result):
     tool: str
     status: str
     top_files: list[str]
-    markdown_path: str
+    markdown_path: str | None  # None: the file there is a link, or resolves outside .codememory/sessions/
     why: str
 
 

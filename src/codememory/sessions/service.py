@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from codememory.core import safe_files
-from codememory.core.bounded_input import PLAN_HEADER_MAX_BYTES, decode, read_upto
+from codememory.core.bounded_input import PLAN_HEADER_MAX_BYTES, check_query, decode, read_upto
 from codememory.core.dates import now_utc, to_iso
 from codememory.core.project import store_dir
 from codememory.errors import InvalidInput, NotFound, UnsafePath
@@ -40,6 +41,10 @@ MAX_RESULTS = 5
 MIN_RELEVANCE = 0.15  # weighted share of the query's terms matched (goal 10 ... work_summary 3, over 10 per term)
 MAX_ITEM = 2000
 MAX_SLUG_WORDS = 4
+# A session id is <date>_<time>_<tool>_<slug>[-n], and a file name under sessions/: these keep it within the 200
+# characters a stored session id may have (store/rows.py) and any file system's name limit.
+MAX_SLUG_CHARS = 80
+MAX_TOOL_CHARS = 40
 _URL_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 _WEIGHT_LABEL = {"goal": "goal", "todos": "todos", "file_paths": "files", "decisions": "decisions"}
 
@@ -50,15 +55,24 @@ def session_slug(text: str, what: str = "slug") -> str:
     if not slug:
         raise InvalidInput(f"{what} is empty (give a short topic like 'tei-migration')")
     if slug.count("-") >= MAX_SLUG_WORDS:
-        raise InvalidInput(f"{what} {text!r} has more than {MAX_SLUG_WORDS} words (e.g. 'tei-migration')")
+        raise InvalidInput(f"{what} {_shown(text)} has more than {MAX_SLUG_WORDS} words (e.g. 'tei-migration')")
+    if len(slug) > MAX_SLUG_CHARS:
+        raise InvalidInput(f"{what} {_shown(text)} is longer than {MAX_SLUG_CHARS} characters (e.g. 'tei-migration')")
     return slug
 
 
 def tool_name(text: str) -> str:
     name = "-".join(re.findall(r"[a-z0-9]+", text.lower()))
     if not name:
-        raise InvalidInput(f"tool name {text!r} has no letters or digits")
+        raise InvalidInput(f"tool name {_shown(text)} has no letters or digits")
+    if len(name) > MAX_TOOL_CHARS:
+        raise InvalidInput(f"tool name {_shown(text)} is longer than {MAX_TOOL_CHARS} characters (e.g. 'cursor')")
     return name
+
+
+def _shown(text: str) -> str:
+    """A value quoted in an error: its start only (a slug or a tool name of thousands of characters)."""
+    return repr(text) if len(text) <= 60 else repr(text[:57]) + "..."
 
 
 def _item(text: str, what: str, limit: int = MAX_ITEM) -> str:
@@ -116,8 +130,23 @@ class Sessions:
     def markdown_file(self, row: SessionRow) -> Path:
         return safe_files.inside(self.folder, markdown_path_of(row), "markdown_path")
 
-    def absolute(self, row: SessionRow) -> str:
-        return str(self.markdown_file(row))
+    def absolute(self, row: SessionRow) -> str | None:
+        """The session file's absolute path, handed to agents to read; None when the file there is a link (or not a
+        regular file) or does not resolve inside `.codememory/sessions/`: a committed link would send the agent's own
+        Read tool, which follows links, to any file on the machine. A file not written yet keeps its path."""
+        path = self.markdown_file(row)
+        sessions = self.folder / "sessions"
+        try:
+            if os.path.islink(sessions) or os.path.islink(self.folder):
+                return None
+            st = os.lstat(path)
+        except FileNotFoundError:
+            return str(path)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode) or not path.resolve().is_relative_to(sessions.resolve()):
+            return None
+        return str(path)
 
     def _get(self, session_id: str) -> SessionRecord:
         record = self.tables.get(check_session_id(session_id))
@@ -341,6 +370,7 @@ class Sessions:
         with its markdown_path (not the content). Dates, a tool and paths in the query filter it."""
         if limit < 1:
             raise InvalidInput("limit must be at least 1")
+        check_query(query)
         limit = min(limit, MAX_RESULTS)
         parsed = extract_filters(query, self.tables.tools(), now)
         if tool:

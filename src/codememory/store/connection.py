@@ -75,15 +75,33 @@ class StoreConnection:
     def _checked_version(self) -> int:
         """The recorded schema version, once the schema objects are known to be exactly that version's."""
         version = self._user_version()
+        self._refuse_newer(max(version, self._newest_migration()))
+        if version < 0:
+            raise StoreUnusable(f"store {self.path} has schema version {version}, which no codememory writes")
+        schema.verify(self.conn, version, self.path)
+        return version
+
+    def _refuse_newer(self, version: int) -> None:
         if version > LATEST:
             raise StoreUnusable(
                 f"store {self.path} has schema version {version}, newer than this codememory knows "
                 f"({LATEST}); upgrade codememory"
             )
-        if version < 0:
-            raise StoreUnusable(f"store {self.path} has schema version {version}, which no codememory writes")
-        schema.verify(self.conn, version, self.path)
-        return version
+
+    def _newest_migration(self) -> int:
+        """The highest migration `schema_migrations` records (0 without the table): a newer codememory records its
+        own there, whatever `user_version` says."""
+        try:
+            row = self.conn.execute("SELECT MAX(version) FROM schema_migrations WHERE typeof(version) = 'integer'")
+        except sqlite3.OperationalError:
+            return 0
+        found = row.fetchone()
+        return int(found[0]) if found and isinstance(found[0], int) else 0
+
+    def check_current(self) -> None:
+        """StoreUnusable once a newer codememory has migrated the store under an open connection (a process that
+        keeps stores open, the daemon or an MCP server, asks before each use: one PRAGMA)."""
+        self._refuse_newer(self._user_version())
 
     def _migrate(self) -> None:
         """Bring a store whose schema is exactly an older version's up to date (never a foreign one)."""

@@ -10,14 +10,18 @@ from typing import Any
 from codememory.store.connection import StoreConnection, chunks
 from codememory.store.filters import Filters
 from codememory.store.memories import text_hash
+from codememory.store.rows import VALID_MEMORY_SQL
+
+_NEEDS_VECTOR = "e.memory_pk IS NULL OR e.text_hash != m.text_hash"
 
 
 class EmbeddingRows(StoreConnection):
     """Reads and writes of memories' vectors (float32 bytes)."""
 
     def needing_embedding(self, model: str, limit: int, pks: Sequence[int] | None = None) -> list[tuple[int, str]]:
-        """Memories with no vector from `model`, or one computed from different text."""
-        where = "e.memory_pk IS NULL OR e.text_hash != m.text_hash"
+        """Memories with no vector from `model`, or one computed from different text. Rows no codememory writes
+        (a committed store's: a blob for text, a bad id) are never embedded: they would be on every poll."""
+        where = f"({_NEEDS_VECTOR}) AND {VALID_MEMORY_SQL}"
         params: list[Any] = [model]
         if pks is not None:
             if not pks:
@@ -42,7 +46,17 @@ class EmbeddingRows(StoreConnection):
         return int(
             self.conn.execute(
                 "SELECT COUNT(*) FROM memories m LEFT JOIN embeddings e ON e.memory_pk = m.pk AND e.model = ? "
-                "WHERE e.memory_pk IS NULL OR e.text_hash != m.text_hash",
+                f"WHERE ({_NEEDS_VECTOR}) AND {VALID_MEMORY_SQL}",
+                (model,),
+            ).fetchone()[0]
+        )
+
+    def count_valid_without_vector(self, model: str) -> int:
+        """count_without_vector of the valid rows only (a full scan: asked when the cheap count is not zero)."""
+        return int(
+            self.conn.execute(
+                "SELECT COUNT(*) FROM memories m LEFT JOIN embeddings e ON e.memory_pk = m.pk AND e.model = ? "
+                f"WHERE e.memory_pk IS NULL AND {VALID_MEMORY_SQL}",
                 (model,),
             ).fetchone()[0]
         )
@@ -56,11 +70,14 @@ class EmbeddingRows(StoreConnection):
             rows = list({row[0]: row for row in rows}.values())  # one vector per memory: the last given
             seq = int(self.conn.execute("SELECT value FROM counters WHERE name = 'embedding_seq'").fetchone()[0])
             numbered = [(seq + i + 1, pk, text, blob, dim) for i, (pk, text, blob, dim) in enumerate(rows)]
+            # The row's own text_hash while its text is the one embedded (a committed row may hold any hash: with
+            # the recomputed one it would never match, and be embedded again on every poll); else the text's.
             self.conn.executemany(
-                "INSERT INTO embeddings(memory_pk, model, dim, text_hash, seq) SELECT pk, ?, ?, ?, ? FROM memories "
+                "INSERT INTO embeddings(memory_pk, model, dim, text_hash, seq) "
+                "SELECT pk, ?, ?, CASE WHEN text = ? THEN text_hash ELSE ? END, ? FROM memories "
                 "WHERE pk = ? ON CONFLICT(memory_pk, model) DO UPDATE SET dim = excluded.dim, "
                 "text_hash = excluded.text_hash, seq = excluded.seq",
-                [(model, dim, text_hash(text), n, pk) for n, pk, text, _blob, dim in numbered],
+                [(model, dim, text, text_hash(text), n, pk) for n, pk, text, _blob, dim in numbered],
             )
             self.conn.executemany(
                 "INSERT INTO embedding_vectors(seq, vector) SELECT ?, ? "

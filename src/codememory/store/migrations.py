@@ -529,10 +529,23 @@ CREATE TABLE embedding_vectors (
     )
 )
 
-
 MIGRATIONS.append(
     (
         12,
+        "team sharing: why a memory file was refused",
+        """
+-- A file of the text form that did not parse has status 'invalid' and the reason here: it is not read again while
+-- its size and mtime (or, when they change, its sha256) stay the same, and the reason is reported each time.
+ALTER TABLE shared_files ADD COLUMN reason TEXT;
+""",
+        None,
+    )
+)
+
+
+MIGRATIONS.append(
+    (
+        13,
         "provenance: where each memory came from, the user's review of untrusted ones, the store's own origin",
         """
 -- Where the memory came from (core/provenance.py): 'local' (written here), 'git' (applied from the text form git

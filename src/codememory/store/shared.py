@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from codememory.core.model import Memory, session_position
 from codememory.store.connection import chunks
@@ -23,7 +24,19 @@ class SharedRecord:
     form_sha256: str | None
     mtime_ns: int | None
     size: int | None
-    status: str = "ok"  # "ok" or "skipped" (a file that did not parse: looked at again until it changes)
+    # "ok"; "invalid": a file that did not parse (not read again until its size, mtime or sha256 change); "skipped":
+    # a file that parsed but was not applied (a collision with a memory this store never shared: looked at again)
+    status: str = "ok"
+    reason: str | None = None  # why an invalid or skipped file was not applied (one line, scrubbed)
+
+
+def _record(row: Sequence[Any]) -> SharedRecord:
+    """A row of shared_files (a committed store may hold anything there: a reason that is not one line of text is
+    shown as a generic one, and is never the store's to write in a report)."""
+    reason = row[6]
+    if not isinstance(reason, str) or not reason.isprintable() or len(reason) > 400:
+        reason = "did not parse" if reason is not None else None
+    return SharedRecord(row[0], row[1], row[2], row[3], row[4], row[5], reason)
 
 
 @dataclass
@@ -68,7 +81,7 @@ class SharedRows(MemoryRows):
 
     # ------------------------------------------------------------------ bookkeeping
     def shared_records(self, ids: Sequence[str] | None = None) -> dict[str, SharedRecord]:
-        columns = "memory_id, file_sha256, form_sha256, mtime_ns, size, status"
+        columns = "memory_id, file_sha256, form_sha256, mtime_ns, size, status, reason"
         if ids is None:
             rows = self.conn.execute(f"SELECT {columns} FROM shared_files").fetchall()
         else:
@@ -77,17 +90,17 @@ class SharedRows(MemoryRows):
                 rows += self.conn.execute(
                     f"SELECT {columns} FROM shared_files WHERE memory_id IN ({','.join('?' * len(chunk))})", chunk
                 ).fetchall()
-        return {r[0]: SharedRecord(*r) for r in rows if is_memory_id(r[0])}
+        return {r[0]: _record(r) for r in rows if is_memory_id(r[0])}
 
     def shared_records_with_prefix(self, prefix: str) -> dict[str, SharedRecord]:
         """The records of the ids starting with `prefix` (one shard): a range of the primary key."""
         upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
         rows = self.conn.execute(
-            "SELECT memory_id, file_sha256, form_sha256, mtime_ns, size, status FROM shared_files "
+            "SELECT memory_id, file_sha256, form_sha256, mtime_ns, size, status, reason FROM shared_files "
             "WHERE memory_id >= ? AND memory_id < ?",
             (prefix, upper),
         ).fetchall()
-        return {r[0]: SharedRecord(*r) for r in rows if is_memory_id(r[0])}
+        return {r[0]: _record(r) for r in rows if is_memory_id(r[0])}
 
     def save_shared_records(self, records: Sequence[SharedRecord], dropped: Sequence[str] = ()) -> None:
         with self.transaction():
@@ -95,9 +108,9 @@ class SharedRows(MemoryRows):
 
     def _save_records(self, records: Sequence[SharedRecord], dropped: Sequence[str]) -> None:
         self.conn.executemany(
-            "INSERT OR REPLACE INTO shared_files(memory_id, file_sha256, form_sha256, mtime_ns, size, status) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            [(r.memory_id, r.file_sha256, r.form_sha256, r.mtime_ns, r.size, r.status) for r in records],
+            "INSERT OR REPLACE INTO shared_files(memory_id, file_sha256, form_sha256, mtime_ns, size, status, reason) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(r.memory_id, r.file_sha256, r.form_sha256, r.mtime_ns, r.size, r.status, r.reason) for r in records],
         )
         for chunk in chunks(list(dropped)):
             self.conn.execute(f"DELETE FROM shared_files WHERE memory_id IN ({','.join('?' * len(chunk))})", chunk)

@@ -7,9 +7,13 @@ section of its own, or pass for a tag or role marker of ours (the OpenCode plugi
 applies the same rules in `safeLine` / `neutraliseTags`; tests/security/test_context_injection.py checks
 both give the same output):
 
+- first, every invisible character is removed: Unicode's default-ignorable code points and format characters
+  (`core.safe_text.INVISIBLE`: soft hyphen, combining grapheme joiner, zero-width characters, bidirectional
+  controls, variation selectors, tag characters...). What the rules below look at is then what a reader sees:
+  `<` + U+00AD + U+034F + `system>` is `<system>`, and is neutralised as such.
 - single-line fields (id, category, tags, dates, titles, goals, memory text in a bullet): every run of
   whitespace, control characters (C0, DEL, C1) and Unicode line or paragraph separators becomes one space;
-  bidirectional override and isolate characters are removed; then the field is clipped.
+  then the field is clipped.
 - multi-line text (CLI `--markdown`, plain output) keeps its lines, each behind a prefix (`> ` or an indent),
   so no line of it can start a heading, a list item or a tag at the start of a line.
 - a `<` that begins something a model may read as a delimiter becomes `‹` (U+2039): any closing tag
@@ -37,6 +41,7 @@ import re
 from collections.abc import Sequence
 
 from codememory.core.model import ID_RE
+from codememory.core.safe_text import INVISIBLE, without_invisible
 
 PREAMBLE = (
     "Notes from this project's memory (codememory), by past sessions or teammates: "
@@ -55,8 +60,9 @@ _BRACKETS_RE = re.compile(r"[\[\]]")
 # Whitespace, C0/DEL/C1 controls and Unicode line breaks: one space (the plugin's SPACE_RE is the same class).
 _SPACE_RE = re.compile("[\x00-\x20\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+")
 _CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # inside a line of a multi-line block
-_BIDI_RE = re.compile("[\u202a-\u202e\u2066-\u2069]")
-_GAP = "[\x00-\x20\x7f-\xa0\u1680\u2000-\u200d\u2028\u2029\u202f\u205f\u2060\u3000\ufeff]*"
+# What may stand between `<` and a tag name and still read as a tag: blanks, controls and invisible characters
+# (the callers remove the invisible ones first; neutralise_tags alone still sees through them).
+_GAP = "[\x00-\x20\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000" + INVISIBLE + "]*"
 _TAG_START_RE = re.compile(
     "<(?="
     + _GAP
@@ -71,19 +77,20 @@ def neutralise_tags(text: str) -> str:
 
 
 def one_line(value: object, limit: int | None = None) -> str:
-    """A field on one line: blanks and control characters collapsed to single spaces, tags neutralised,
-    clipped to `limit` characters (ending in "...")."""
+    """A field on one line: invisible characters removed, blanks and control characters collapsed to single
+    spaces, tags neutralised, clipped to `limit` characters (ending in "...")."""
     text = value if isinstance(value, str) else "" if value is None else str(value)
-    text = neutralise_tags(_SPACE_RE.sub(" ", _BIDI_RE.sub("", text)).strip())
+    text = neutralise_tags(_SPACE_RE.sub(" ", without_invisible(text)).strip())
     if limit is not None and len(text) > limit:
         text = text[: max(0, limit - 3)].rstrip() + "..."
     return text
 
 
 def quoted(text: str, prefix: str = "> ") -> str:
-    """Multi-line text with each line (any line break) behind `prefix`: control characters become spaces and
-    tags are neutralised, so no line can start a heading, a list item or a tag of its own."""
-    lines = _BIDI_RE.sub("", text).splitlines() or [""]
+    """Multi-line text with each line (any line break) behind `prefix`: invisible characters are removed, control
+    characters become spaces and tags are neutralised, so no line can start a heading, a list item or a tag of its
+    own."""
+    lines = without_invisible(text).splitlines() or [""]
     out = []
     for line in lines:
         clean = neutralise_tags(_CONTROL_RE.sub(" ", line).rstrip())

@@ -1,7 +1,8 @@
 """A memory's free-form fields as they are stored: one rule for `store` (CLI, MCP, daemon, Python API) and
 `import`, so that a field cannot reach the store unscrubbed through one path but not another (docs/architecture.md,
-principle 1). The text loses private spans and secrets; entered_by and source are scrubbed the same way; a
-tag that holds a secret is dropped rather than stored redacted (a tag is a label, not a sentence)."""
+principle 1). The text loses private spans and secrets; source is scrubbed the same way, entered_by as a label
+(`scrub_label`: a bare random-looking token goes too); a tag that holds a secret (by the label rules) is dropped
+rather than stored redacted (a tag is a label, not a sentence)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from collections.abc import Sequence
 
 from codememory.core.model import normalize_tags, validate_text
 from codememory.errors import InvalidInput
-from codememory.text.privacy import scrub
+from codememory.text.privacy import scrub, scrub_label
 
 
 def clean_text(text: str) -> str:
@@ -22,24 +23,31 @@ def clean_text(text: str) -> str:
 
 
 def clean_label(value: str | None) -> str | None:
-    """entered_by, source: scrubbed, None when empty."""
-    return _scrubbed_label(value) or None if value else None
+    """source: scrubbed, None when empty."""
+    return _cached(value, label=False) or None if value else None
+
+
+def clean_name(value: str | None) -> str | None:
+    """entered_by: scrubbed as a label (`scrub_label`: a random-looking token goes too), None when empty."""
+    return _cached(value, label=True) or None if value else None
 
 
 def clean_tags(tags: str | Sequence[str] | None) -> list[str]:
-    """Normalised tags ('a,b' or a list), without the ones that hold a secret."""
+    """Normalised tags ('a,b' or a list), without the ones that hold a secret (`scrub_label`)."""
     if tags is None:
         return []
     items = tags.split(",") if isinstance(tags, str) else [str(t) for t in tags]
-    return normalize_tags([t for t in items if _scrubbed_label(t) == t])
+    return normalize_tags([t for t in items if _cached(t, label=True) == t])
 
 
-def _scrubbed_label(value: str) -> str:
+def _cached(value: str, *, label: bool) -> str:
     """Labels and tags repeat (the same agent, tags and sources on thousands of memories in an import): each
     distinct short one is scrubbed once per process (scrubbing depends on nothing but the text)."""
-    return _scrub_short(value) if len(value) <= 200 else scrub(value)
+    if len(value) > 200:
+        return scrub_label(value) if label else scrub(value)
+    return _scrub_short(value, label)
 
 
 @functools.lru_cache(maxsize=8192)
-def _scrub_short(value: str) -> str:
-    return scrub(value)
+def _scrub_short(value: str, label: bool) -> str:
+    return scrub_label(value) if label else scrub(value)

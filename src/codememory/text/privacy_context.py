@@ -11,8 +11,14 @@
   (`--password PW`, `--api-key PW`, `--token PW`; `--flag=PW` is a key-named value);
 - `.netrc` lines (`machine h login u password PW`, or `password PW` alone on a line);
 - XML elements named like a secret (`<password>PW</password>`, also when the closing tag was cut off);
-- prose: "the wifi password is PW", "my token was 'PW'", "the password for the db is PW".
+- prose: "the wifi password is PW", "my token was 'PW'", "the password for the db is PW", and with a clause
+  between the noun and the value: "the password for prod is in 1password, it is PW";
+- short forms: `pass: PW` (`pass` alone as a key), `pwd PW`, and "login with admin / PW" ("log in as", "sign in").
 
+False positives avoided for the short forms: what follows `pass:`/`pwd`/a login's slash stays when it is an
+ordinary or function word ("a second pass: the same rules"), has no letter or digit (`pwd && ls`), is a name in
+capitals ("login with Google / GitHub", and a list of such alternatives), or, after `pwd` (the shell's command too),
+a plain lower-case word ("pwd output"); a plain lower-case password after `pass:` or a login's slash goes.
 False positives avoided: `ssh -p 2222`, `psql -p 5432`, `redis-cli -p 6379` and `mysql -P 3306` are
 ports (only the tools above, with their own flag, count); "the password field is validated" has no
 "is" right after the noun; "the token is expired"/"the password is required" keep an ordinary word
@@ -164,6 +170,7 @@ _PROSE_NOUNS = [
     "access[ _-]?key",
     "credentials?",
 ]
+_LOGIN_USER = r"(?:[ \t]+(?:with|as|using|via))?[ \t]*:?[ \t]+[\w.@+-]{1,64}"  # "login with admin", "sign in: ops"
 _PROSE_OBJECT = r"(?:[ \t]+(?:for|of|to|on|at)(?:[ \t]+[\w.@:/-]{1,64}){1,3}?)?"  # "for the staging db"
 
 
@@ -228,6 +235,24 @@ _RULES = [
         )
         for noun in _PROSE_NOUNS
     ],
+    *[  # prose with a clause first: "the password for prod is in 1password, it is PW" (bounded: one sentence)
+        _Rule(
+            re.compile(rf"{noun}s?[^.\n;]{{0,120}}?,[ \t]*(?:it|which)(?:'s|[ \t]+(?:is|was))[ \t]*:?[ \t]+" + val("")),
+            on_lower=True,
+            check="prose",
+        )
+        for noun in _PROSE_NOUNS
+    ],
+    _Rule(re.compile(rf"pass[ \t]*[:=][ \t]*{val()}"), on_lower=True, check="credential"),  # `pass` alone as a key
+    _Rule(re.compile(rf"pwd[ \t]+{val()}"), on_lower=True, check="abbreviation"),
+    *[  # "login with admin / PW", "log in as deploy/PW", "sign in: ops / PW"
+        _Rule(
+            re.compile(rf"{verb}[ \t]?in{_LOGIN_USER}[ \t]*/[ \t]*{val(',;/')}"),
+            on_lower=True,
+            check="login",
+        )
+        for verb in ("log", "sign")
+    ],
 ]
 _NETRC_HEAD_RE = re.compile(  # what comes before `password` in a .netrc entry on one line
     r"(?:(?:^|[ \t])(?:machine[ \t]+\S+|default)|(?:^|[ \t])login[ \t]+\S+)(?:[ \t]+(?:login|account)[ \t]+\S+)*[ \t]+$"
@@ -267,6 +292,22 @@ def _header(m: re.Match[str], raw: str, text: str, low: str, names_secret: Calla
     return lead in _HEADER_LEADS or lead.endswith(_HEADER_LEADS[3:]) or lead[-1:] in QUOTES
 
 
+def _credential(raw: str) -> bool:
+    """A value after `pass:`, `pwd` or a login's slash is a secret unless it has no letter or digit (`&&`), is an
+    ordinary or function word, or a name in capitals (GitHub, Okta)."""
+    word = raw.rstrip(_TRAILING)
+    if raw[:1] in QUOTES:
+        return True
+    if not any(ch.isalnum() for ch in word) or word.lower() in _FUNCTION_WORDS or _ordinary_word(word):
+        return False
+    return not (word.isalpha() and word[:1].isupper())
+
+
+def _login(m: re.Match[str], raw: str, text: str) -> bool:
+    """A login's `user / value`; not one of a list of alternatives ("Google / GitHub / GitLab")."""
+    return _credential(raw) and not text[m.end("val") :].lstrip(" \t").startswith("/")
+
+
 _Check = Callable[[re.Match[str], str, str, str, Callable[[str], bool]], bool]
 _CHECKS: dict[str, _Check] = {
     "strict": lambda *_: True,
@@ -276,6 +317,9 @@ _CHECKS: dict[str, _Check] = {
     "header": _header,
     "netrc": lambda m, raw, text, low, _: _netrc_line(m, text, low),
     "prose": lambda m, raw, *_: raw[:1] in QUOTES or not _ordinary_word(raw.rstrip(_TRAILING)),
+    "credential": lambda m, raw, *_: _credential(raw),
+    "abbreviation": lambda m, raw, *_: _credential(raw) and not (raw.isalpha() and raw.islower()),
+    "login": lambda m, raw, text, *_: _login(m, raw, text),
 }
 
 

@@ -18,6 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 MAX_TERMS = 64
+# The most words one query's phrases hold in all (a "quoted phrase", or a chunk such as `a.b.c` that the index splits
+# into several words). FTS5 holds the whole list of positions of every word of a phrase while it matches, once per
+# word: a phrase of 2,000 words against memories repeating one of them took hundreds of MB. Past the budget, a phrase
+# keeps its first words (so it may match a little more than asked); each later one keeps its first word.
+PHRASE_WORDS = 32
 # Function words that carry no topic: dropped from the keyword half of hybrid ranking and from the
 # any-word fallback of keyword search (measured on LoCoMo: this list reproduces the reference BM25
 # figures; NLTK's longer list scored lower). Lower-case "not" and the pieces of "don't", "isn't", ...
@@ -40,6 +45,7 @@ MAX_DEPTH = 16
 _OPERATORS = {"AND", "OR", "NOT"}
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _WORD_RE = re.compile(r"\w+")
+_FTS_TOKEN_RE = re.compile(r"[^\W_]+")  # what FTS5's unicode61 tokenizer counts as a word: letters and digits
 
 
 @dataclass(frozen=True)
@@ -204,12 +210,28 @@ class _Syntax(Exception):
     """Control flow inside this module (the query is then read literally); never reaches a caller."""
 
 
+class _PhraseBudget:
+    """PHRASE_WORDS spent over the terms of one query, in order."""
+
+    def __init__(self, left: int = PHRASE_WORDS) -> None:
+        self.left = left
+
+    def clip(self, text: str) -> str:
+        ends = [m.end() for m in _FTS_TOKEN_RE.finditer(text)]
+        if len(ends) <= 1:
+            return text
+        keep = max(1, min(len(ends), self.left))
+        self.left -= keep
+        return text if keep == len(ends) else text[: ends[keep - 1]]
+
+
 class _Parser:
-    def __init__(self, tokens: list[tuple[str, str]]) -> None:
+    def __init__(self, tokens: list[tuple[str, str]], budget: _PhraseBudget) -> None:
         self.tokens = tokens
         self.pos = 0
         self.depth = 0
         self.term_count = 0
+        self.budget = budget
 
     def peek(self) -> str | None:
         return self.tokens[self.pos][0] if self.pos < len(self.tokens) else None
@@ -265,11 +287,12 @@ class _Parser:
             self.term_count += 1
             if self.term_count > MAX_TERMS:
                 raise _Syntax("too many terms")
-            return Node("TERM", term=_make_term(kind, text))
+            return Node("TERM", term=_make_term(kind, text, self.budget))
         raise _Syntax(f"unexpected {kind}")
 
 
-def _make_term(kind: str, text: str) -> Term:
+def _make_term(kind: str, text: str, budget: _PhraseBudget) -> Term:
+    text = budget.clip(text)
     if kind.startswith("EXCLUDE"):
         kind = "WORD" if kind == "EXCLUDE" else kind.replace("EXCLUDE_", "")
     if kind == "WORD":
@@ -321,10 +344,10 @@ def all_terms(node: Node) -> list[Term]:
     return [t for c in node.children for t in all_terms(c)]
 
 
-def _literal(tokens: list[tuple[str, str]]) -> Node:
+def _literal(tokens: list[tuple[str, str]], budget: _PhraseBudget) -> Node:
     """Plain-words reading: every word, operator and phrase word is a term (parentheses dropped)."""
     chunks = [w for kind, text in tokens if kind != "(" and kind != ")" for w in text.split()]
-    return Node("AND", [Node("TERM", term=_make_term("WORD", w)) for w in chunks[:MAX_TERMS]])
+    return Node("AND", [Node("TERM", term=_make_term("WORD", w, budget)) for w in chunks[:MAX_TERMS]])
 
 
 def _with_exclusions(node: Node, excluded: list[Term]) -> Node:
@@ -338,17 +361,19 @@ def parse_query(query: str) -> ParsedQuery:
     text = clean(query)
     tokens = _lex(text)
     # `-word` exclusions apply to the whole query, wherever they stand: they are taken out before parsing.
+    # They spend the phrase budget first; the rest is the positive part's, parsed or (failing that) read literally.
+    budget = _PhraseBudget()
     excluded = list(
-        dict.fromkeys(_make_term(kind, t) for kind, t in tokens if kind.startswith("EXCLUDE") and t.strip())
+        dict.fromkeys(_make_term(kind, t, budget) for kind, t in tokens if kind.startswith("EXCLUDE") and t.strip())
     )[:MAX_TERMS]
     tokens = [tok for tok in tokens if not tok[0].startswith("EXCLUDE")]
     literal = False
     if not tokens:
         return ParsedQuery(raw=query, fts=None, terms=[], literal=False, excluded=excluded)
     try:
-        node = _Parser(tokens).parse()
+        node = _Parser(tokens, _PhraseBudget(budget.left)).parse()
     except _Syntax:
-        node = _literal(tokens)
+        node = _literal(tokens, _PhraseBudget(budget.left))
         literal = True
     terms = [t for t in _positive_terms(node) if t.text.strip()]
     explicit = not literal and any(kind != "WORD" or (len(text) > 1 and text.endswith("*")) for kind, text in tokens)

@@ -17,7 +17,8 @@ middleware before any routing, in this order:
    against the limit of requests at once (503 beyond `http_guard.MAX_IN_FLIGHT`): sockets without the token
    cannot fill it (see `http_guard`).
 4. The request body is capped at `max_body_bytes` (413): the Content-Length header is checked before reading,
-   and a chunked body is counted as it streams. A body sent as anything but JSON is refused (415).
+   and a chunked body is counted as it streams; it must arrive whole within `body_timeout` seconds (408), on
+   the public paths too. A body sent as anything but JSON is refused (415).
 
 Every response, refusals included, carries a strict Content-Security-Policy (scripts and styles only from the
 server's own origin, no inline script, no framing) and the usual hardening headers (`SECURITY_HEADERS`).
@@ -29,6 +30,7 @@ traceback.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import logging
@@ -38,7 +40,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from codememory.web.http_guard import MAX_IN_FLIGHT
+from codememory.web.http_guard import BODY_TIMEOUT, MAX_IN_FLIGHT
 from codememory.web.viewer_session import CSRF_HEADER, ViewerSessions, cookie_value
 
 log = logging.getLogger("codememory.daemon")
@@ -72,6 +74,7 @@ class Guard:
     port: int  # the port bound: Host and Origin must name it
     token: str  # the per-install bearer token (`web.token`)
     max_body_bytes: int
+    body_timeout: float = BODY_TIMEOUT  # seconds for the whole body once the head arrived
     record_error: Callable[[BaseException, str], None] = _ignore  # a failure inside the app, for /health
     sessions: ViewerSessions | None = None  # the web viewer's logins (the daemon); None: the token only
     public_prefixes: tuple[str, ...] = ()  # paths starting with these need no token (the viewer's static files)
@@ -275,15 +278,20 @@ class SecurityMiddleware:
             if declared > limit:
                 raise too_large
         body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return None
-            body += message.get("body", b"")
-            if len(body) > limit:
-                raise too_large
-            if not message.get("more_body", False):
-                return bytes(body)
+        deadline = max(self.guard.body_timeout, 0.1)
+        try:
+            async with asyncio.timeout(deadline):
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return None
+                    body += message.get("body", b"")
+                    if len(body) > limit:
+                        raise too_large
+                    if not message.get("more_body", False):
+                        return bytes(body)
+        except TimeoutError:
+            raise _Reject(408, f"request body not received within {deadline:g} s") from None
 
     async def _call_app(self, scope: Scope, receive: Receive, send: Send, body: bytes) -> None:
         replayed = False

@@ -162,14 +162,20 @@ var CATEGORY_CHARS = 40;
 var NOTE_CHARS = 240;
 var ORIGIN_CHARS = 120;
 var SPACE_RE = /[\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+/g;
-var BIDI_RE = /[\u202a-\u202e\u2066-\u2069]/g;
-var TAG_START_RE = /<(?=[\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200d\u2028\u2029\u202f\u205f\u2060\u3000\ufeff]*(?:[/!?|]|developer|project_memory|codememory|system|user|assistant|human|instruction|tool|function|im_))/gi;
+var INVISIBLE_BMP = "\\u00ad\\u034f\\u0600-\\u0605\\u061c\\u06dd\\u070f\\u0890-\\u0891\\u08e2\\u115f-\\u1160\\u17b4-\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u206f\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff0-\\ufffb";
+var INVISIBLE_ASTRAL = "\\u{110bd}\\u{110cd}\\u{13430}-\\u{1343f}\\u{1bca0}-\\u{1bca3}\\u{1d173}-\\u{1d17a}\\u{e0000}-\\u{e0fff}";
+var INVISIBLE_RE = new RegExp(`[${INVISIBLE_BMP}${INVISIBLE_ASTRAL}]`, "gu");
+var INVISIBLE_PAIRS = "\\uD804[\\uDCBD\\uDCCD]|\\uD80D[\\uDC30-\\uDC3F]|\\uD82F[\\uDCA0-\\uDCA3]|\\uD834[\\uDD73-\\uDD7A]|[\\uDB40-\\uDB43][\\uDC00-\\uDFFF]";
+var TAG_START_RE = new RegExp(
+  "<(?=(?:[\\u0000-\\u0020\\u007f-\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000" + INVISIBLE_BMP + "]|" + INVISIBLE_PAIRS + ")*(?:[/!?|]|developer|project_memory|codememory|system|user|assistant|human|instruction|tool|function|im_))",
+  "gi"
+);
 function neutraliseTags(text) {
   return text.includes("<") ? text.replace(TAG_START_RE, NEUTRAL_LT) : text;
 }
 function safeLine(value, limit) {
   const raw = typeof value === "string" ? value : value == null ? "" : String(value);
-  let text = neutraliseTags(raw.replace(BIDI_RE, "").replace(SPACE_RE, " ").trim());
+  let text = neutraliseTags(raw.replace(INVISIBLE_RE, "").replace(SPACE_RE, " ").trim());
   if (limit !== void 0) {
     const points = Array.from(text);
     if (points.length > limit) text = points.slice(0, Math.max(0, limit - 3)).join("").trimEnd() + "...";

@@ -16,16 +16,21 @@ const LOGIN_PREFIX = "#login=";
 
 export const session = { project: null, projects: [], categories: [], linkTypes: [] };
 
-// Move a token just handed over by /login from the address bar into storage, out of sight and out of the history.
-// The fragment may also name the project `codememory viewer` was run in (`#login=<token>&project=<root>`): that
-// root is returned, for the page to open on.
+// What /login just handed over, taken out of the address bar (and the history): `{ token, project }`, each null when
+// absent. The fragment is `#login=<token>`, optionally `&project=<root>` (the project `codememory viewer` was run in,
+// for the page to open on). Read once, when the page starts, and only on the load /login redirected to
+// (`/#login=...` reached by a navigation, not a reload or a step back): a `#login=` link in a session's markdown,
+// clicked and then reloaded, hands nothing over. Even then the token is only a candidate: `start` keeps it only if
+// the daemon takes it with this browser's session cookie.
 export function takeLoginToken() {
-  if (!location.hash.startsWith(LOGIN_PREFIX)) return null;
+  const none = { token: null, project: null };
+  if (!location.hash.startsWith(LOGIN_PREFIX)) return none;
   const fields = new URLSearchParams(location.hash.slice(1));
-  const token = fields.get("login");
-  if (token) localStorage.setItem(TOKEN_KEY, token);
   history.replaceState(null, "", location.pathname + location.search);
-  return fields.get("project");
+  const navigation = performance.getEntriesByType("navigation")[0];
+  const redirected = location.pathname === "/" && location.search === "" && (!navigation || navigation.type === "navigate");
+  if (!redirected) return none;
+  return { token: fields.get("login") || null, project: fields.get("project") };
 }
 
 // Read at every request, not kept: a newer login in another tab replaces both the cookie and the token.
@@ -48,11 +53,23 @@ async function answer(response) {
   return data;
 }
 
-export async function start() {
-  const data = await answer(await fetch("/viewer/session", {
-    credentials: "same-origin",
-    headers: { "X-CSRF-Token": token() },
-  }));
+async function sessionWith(csrf) {
+  return answer(await fetch("/viewer/session", { credentials: "same-origin", headers: { "X-CSRF-Token": csrf } }));
+}
+
+// The session's facts; with a `candidate` token (from takeLoginToken), that token is tried first and stored only if
+// the daemon accepts it, else the stored one goes on being used.
+export async function start(candidate = null) {
+  let data = null;
+  if (candidate) {
+    try {
+      data = await sessionWith(candidate);
+      localStorage.setItem(TOKEN_KEY, candidate);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 401)) throw err;
+    }
+  }
+  if (data === null) data = await sessionWith(token());
   session.projects = data.projects;
   session.categories = data.categories;
   session.linkTypes = data.link_types;

@@ -212,13 +212,14 @@ function showError(err) {
 }
 
 async function boot() {
-  const opened = takeLoginToken();
-  if (!hasToken()) {  // never logged in from this origin: the daemon would refuse every request
+  const login = takeLoginToken();
+  const opened = login.project;
+  if (!login.token && !hasToken()) {  // never logged in from this origin: the daemon would refuse every request
     showNotLoggedIn();
     return;
   }
   try {
-    await start();
+    await start(login.token);
   } catch (err) {
     showError(err);
     return;
