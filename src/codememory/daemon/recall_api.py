@@ -22,7 +22,6 @@ from pydantic import ConfigDict, Field
 
 from codememory.core.bounded_input import QUERY_MAX_CHARS
 from codememory.core.model import ID_RE, MAX_TEXT
-from codememory.core.provenance import Provenance, agent_by
 from codememory.daemon.state import DaemonState
 from codememory.operations.cold_start import recent
 from codememory.operations.explain import Recorder
@@ -153,7 +152,7 @@ def create_router(state: DaemonState) -> APIRouter:
                 expires=body.expires,
                 entered_by=body.entered_by,
                 supersedes=body.supersedes,
-                provenance=Provenance(by=agent_by(body.entered_by)),  # the plugin's tool: an agent stored it
+                by_agent=True,  # the plugin's tool
             )
         return added.to_dict()
 

@@ -11,7 +11,6 @@ from codememory.core.result import Result
 from codememory.service.results import AddResult
 
 if TYPE_CHECKING:
-    from codememory.core.provenance import Provenance
     from codememory.service.project_store import DateLike, Store
 
 
@@ -27,11 +26,18 @@ def store_memory(
     source: str | None = None,
     supersedes: Sequence[str] | None = None,
     personal: bool | None = None,
-    provenance: Provenance | None = None,
+    by_agent: bool = False,
 ) -> AddResult:
     """Store one memory; a (near-)identical live memory is returned instead (see `Store.add`). `personal`: kept
-    out of the team's shared text form (None: the [share] settings decide). `provenance`: who wrote it here (an
-    agent through a tool says so, core/provenance.py); None: read from entered_by and source."""
+    out of the team's shared text form (None: the [share] settings decide). `by_agent`: an agent stored it through
+    a tool (MCP memory_store, the plugin's), `entered_by` being its client name: its provenance says so whatever
+    the name (core/provenance.py); otherwise who wrote it is read from entered_by and source."""
+    provenance = None
+    if by_agent:
+        from codememory.core.provenance import Provenance, agent_by
+        from codememory.text.memory_fields import clean_name
+
+        provenance = Provenance(by=agent_by(clean_name(entered_by)))  # a name holding a secret is not kept here either
     return store.add(
         text,
         category=category,

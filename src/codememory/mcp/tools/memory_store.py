@@ -10,7 +10,6 @@ from mcp.server.session import ServerSession
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from codememory.core.provenance import Provenance, agent_by
 from codememory.mcp.tools.common import CATEGORY_LIST, MemoryId, StoreOf, client_name, result
 from codememory.operations.store_memory import store_memory
 
@@ -48,6 +47,6 @@ def register(server: FastMCP[None], store: StoreOf) -> None:
             expires=expires,
             entered_by=client_name(ctx),
             supersedes=list(supersedes),
-            provenance=Provenance(by=agent_by(client_name(ctx))),  # an agent through a tool, whatever its name
+            by_agent=True,
         )
         return result(added)
