@@ -1,14 +1,13 @@
-"""Extraction with a model: a real OpenAI-compatible HTTP server on 127.0.0.1 (tests/support/scripted_llm.py)
-and, for the OpenCode provider, a stand-in `opencode` executable that records how it was run. Real stores."""
+"""Extraction with a model: a real OpenAI-compatible HTTP server on 127.0.0.1 (tests/support/scripted_llm.py). Real
+stores. The agent-CLI providers: tests/extract/test_agent_cli_providers.py (stand-ins) and test_cli_contract.py (the
+real CLIs)."""
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 import socket
-import sys
 import threading
 from collections.abc import Iterator
 from datetime import timedelta
@@ -25,8 +24,6 @@ from codememory.errors import LLMError, PromptFileError
 from codememory.extract import (
     Extractor,
     OpenAICompatible,
-    OpenCodeCLI,
-    Todo,
     extract_session,
     provider_from_config,
     spend_summary,
@@ -462,138 +459,7 @@ def test_provider_from_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
     assert "sk-test" not in repr(provider)
     with pytest.raises(InvalidInput, match=r"llm\.timeout must be positive"):
         provider_from_config(LLMConfig(provider="openai", base_url="http://x/v1", model="m", timeout=0))
-    with pytest.raises(InvalidInput, match="not an executable on PATH"):
-        provider_from_config(LLMConfig(provider="opencode", opencode_bin=str(tmp_path / "no-opencode")))
-    fake = fake_opencode(tmp_path, "[]")
-    assert isinstance(provider_from_config(LLMConfig(provider="opencode", opencode_bin=str(fake))), OpenCodeCLI)
-
-
-# ------------------------------------------------------------------------------------ OpenCode CLI
-FAKE_OPENCODE = """#!{python}
-import json, os, sys
-cfg_dir = os.path.join(os.environ["XDG_CONFIG_HOME"], "opencode")
-record = {{
-    "argv": sys.argv,
-    "cwd": os.getcwd(),
-    "stdin": sys.stdin.read(),
-    "env": {{k: os.environ.get(k) for k in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME",
-        "CODEMEMORY_NO_CAPTURE", "OPENCODE_DB", "OPENCODE_CONFIG", "OPENCODE_DISABLE_AUTOUPDATE", "PATH")}},
-    "config_files": sorted(os.listdir(cfg_dir)),
-    "config": json.load(open(os.path.join(cfg_dir, "opencode.json"))),
-    "auth": open(os.path.join(os.environ["XDG_DATA_HOME"], "opencode", "auth.json")).read()
-        if os.path.exists(os.path.join(os.environ["XDG_DATA_HOME"], "opencode", "auth.json")) else None,
-}}
-with open({record!r}, "a") as f:
-    f.write(json.dumps(record) + "\\n")
-if os.environ.get("FAKE_OPENCODE_FAIL"):
-    sys.stderr.write("Error: provider scripted not found\\n")
-    sys.exit(3)
-sys.stdout.write("\\x1b[0m" + {answer!r} + "\\n")
-"""
-
-
-def fake_opencode(tmp_path: Path, answer_text: str) -> Path:
-    script = tmp_path / "bin" / "opencode"
-    script.parent.mkdir(parents=True, exist_ok=True)
-    record = tmp_path / "opencode-calls.jsonl"
-    script.write_text(
-        FAKE_OPENCODE.format(python=sys.executable, record=str(record), answer=answer_text), encoding="utf-8"
-    )
-    script.chmod(0o755)
-    return script
-
-
-def calls(tmp_path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (tmp_path / "opencode-calls.jsonl").read_text().splitlines()]
-
-
-@pytest.fixture
-def user_opencode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The user's own OpenCode setup: a JSONC config with a provider, a plugin and an MCP server; a login."""
-    config_home = Path(os.environ["XDG_CONFIG_HOME"])
-    (config_home / "opencode" / "plugin").mkdir(parents=True)
-    (config_home / "opencode" / "plugin" / "codememory.js").write_text("export default async () => ({})\n")
-    (config_home / "opencode" / "opencode.jsonc").write_text(
-        """{
-  // my providers
-  "$schema": "https://opencode.ai/config.json",
-  "provider": {"scripted": {"npm": "@ai-sdk/openai-compatible", "options": {"baseURL": "http://127.0.0.1:1/v1"},
-               "models": {"small": {}, "big": {}}}},
-  "model": "scripted/big",
-  "small_model": "scripted/small", /* cheap one */
-  "plugin": ["codememory-opencode"],
-  "mcp": {"codememory": {"type": "local", "command": ["codememory", "mcp"]}},
-}
-""",
-        encoding="utf-8",
-    )
-    data_home = tmp_path / "user-data"
-    (data_home / "opencode").mkdir(parents=True)
-    (data_home / "opencode" / "auth.json").write_text('{"scripted": {"type": "api", "key": "x"}}')
-    monkeypatch.setenv("XDG_DATA_HOME", str(data_home))
-    monkeypatch.setenv("OPENCODE_DB", str(data_home / "opencode" / "opencode.db"))
-    return config_home
-
-
-def test_opencode_cli_runs_isolated_and_its_answer_is_extracted(
-    store: Store, tmp_path: Path, user_opencode: Path
-) -> None:
-    fake = fake_opencode(tmp_path, "Here are the memories:\n" + answer(CENTS))
-    provider = OpenCodeCLI(str(fake))
-    report = extract_session(store, SESSION, session_turns(), provider=provider)
-    (call,) = calls(tmp_path)
-    argv = call["argv"]
-    assert argv[1:4] == ["run", "-m", "scripted/small"] and len(argv) == 5
-    assert "durable" in argv[4] and "[turn 1]\nUser: Add a cart to the shop." in argv[4]
-    env = call["env"]
-    assert env["CODEMEMORY_NO_CAPTURE"] == "1" and env["OPENCODE_DISABLE_AUTOUPDATE"] == "1"
-    assert env["OPENCODE_DB"] is None and env["OPENCODE_CONFIG"] is None
-    isolated = Path(env["XDG_CONFIG_HOME"])
-    assert isolated != user_opencode and Path(env["XDG_DATA_HOME"]).parent == isolated.parent
-    assert call["config_files"] == ["opencode.json"]  # no plugin folder
-    config = call["config"]
-    assert config["provider"]["scripted"]["npm"] == "@ai-sdk/openai-compatible"
-    assert config["small_model"] == "scripted/small" and "plugin" not in config and "mcp" not in config
-    assert config["permission"] == {"edit": "deny", "bash": "deny", "webfetch": "deny"}
-    assert call["auth"] == '{"scripted": {"type": "api", "key": "x"}}'
-    assert Path(call["cwd"]) == isolated.parent and not Path(call["cwd"]).exists()  # removed afterwards
-    assert str(store.root) not in call["cwd"]
-
-    assert report.status == "ok"
-    (cents,) = [m for m in stored_memories(store) if m["text"] == CENTS["text"]]
-    assert cents["entered_by"] == "codememory-extract:llm"
-    ((provider_name, model, purpose, _, prompt_tokens, completion_tokens),) = spend(store)
-    assert (provider_name, model, purpose) == ("opencode", "scripted/small", "extract")
-    assert prompt_tokens == -(-len(argv[4]) // 4) and completion_tokens > 0
-
-
-def test_opencode_cli_model_setting_wins_and_long_prompts_go_through_stdin(tmp_path: Path, user_opencode: Path) -> None:
-    fake = fake_opencode(tmp_path, "[]")
-    provider = OpenCodeCLI(str(fake), "scripted/big")
-    completion = provider.complete("SYSTEM", "U" * 150_000, purpose="extract", max_tokens=100)
-    (call,) = calls(tmp_path)
-    assert call["argv"][1:] == ["run", "-m", "scripted/big", "SYSTEM"]
-    assert call["stdin"] == "U" * 150_000 + "\n"
-    assert completion.text == "[]" and completion.model == "scripted/big"
-
-
-def test_opencode_cli_failure_is_an_llm_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FAKE_OPENCODE_FAIL", "1")
-    provider = OpenCodeCLI(str(fake_opencode(tmp_path, "[]")))
-    with pytest.raises(LLMError, match="exited with status 3: Error: provider scripted not found"):
-        provider.complete("s", "u", purpose="extract", max_tokens=10)
-    assert provider.model == "opencode-default" and calls(tmp_path)[0]["argv"][1:3] == ["run", "s\n\nu\n"]
-
-
-def test_opencode_cli_todos_and_the_agent_list(store: Store, tmp_path: Path, user_opencode: Path) -> None:
-    fake = fake_opencode(tmp_path, answer())
-    todos = [
-        Todo("Wire the cart into the API", "pending", "high"),
-        Todo("Write the cart model", "in_progress"),
-        Todo("Done already", "completed"),
-    ]
-    report = extract_session(store, SESSION, session_turns(), provider=OpenCodeCLI(str(fake)), todos=todos)
-    assert report.status == "ok"
-    todo = [m for m in stored_memories(store) if m["category"] == "todo"]
-    assert [m["text"] for m in todo] == ["TODO: Wire the cart into the API."]
-    assert todo[0]["source"] == "opencode session:ses_shop1 turn:3"
+    for kind, key in (("opencode", "opencode_bin"), ("claude", "claude_bin"), ("codex", "codex_bin")):
+        missing = LLMConfig(provider=kind, **{key: str(tmp_path / f"no-{kind}")})
+        with pytest.raises(InvalidInput, match=rf"config llm\.{key}: .* is not an executable on PATH \(install "):
+            provider_from_config(missing)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import stat
 import subprocess
 import sys
@@ -42,8 +43,13 @@ def payload(name: str, root: Path, transcript: Path | None = None) -> str:
     return text.replace("__PROJECT__", str(root)).replace("__TRANSCRIPT__", str(transcript or root / "none.jsonl"))
 
 
-def hook(*args: str, stdin: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([str(HOOK), *args], input=stdin, capture_output=True, text=True, cwd=cwd, timeout=30)
+def hook(
+    *args: str, stdin: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    environ = {**os.environ, **(env or {})}
+    done = subprocess.run(
+        [str(HOOK), *args], input=stdin, capture_output=True, text=True, cwd=cwd, timeout=30, env=environ
+    )
     assert done.returncode == 0, done.stderr
     return done
 
@@ -92,6 +98,25 @@ def test_first_prompt_is_the_goal_and_the_next_session_hears_of_it(project: Path
     other = payload("claude_SessionStart.json", project).replace("0b7c9a4e-1111", "0b7c9a4e-2222")
     start = context(hook("claude", "SessionStart", stdin=other).stdout, "SessionStart")
     assert "Last claude-code session: How do we deploy the staging server?" in start
+
+
+def test_hooks_do_nothing_inside_the_summarisers_own_agent_run(project: Path) -> None:
+    """The extractor runs an agent CLI with CODEMEMORY_NO_HOOKS: a hook that CLI still runs neither injects nor opens
+    or captures a session (extract/agent_cli.py)."""
+    quiet = {"CODEMEMORY_NO_HOOKS": "1"}
+    for event, name in (
+        ("SessionStart", "claude_SessionStart.json"),
+        ("UserPromptSubmit", "claude_UserPromptSubmit.json"),
+    ):
+        done = hook("claude", event, stdin=payload(name, project), env=quiet)
+        assert done.stdout == "" and done.stderr == ""
+    with Store.open(project) as store:
+        assert store.list_sessions(tool="claude-code") == []
+    assert not (project / ".codememory" / "logs" / "hooks.log").exists()
+    # "0" leaves the hooks on, as every switch reads it
+    assert hook(
+        "claude", "SessionStart", stdin=payload("claude_SessionStart.json", project), env={"CODEMEMORY_NO_HOOKS": "0"}
+    ).stdout
 
 
 def test_prompt_without_matches_prints_nothing(project: Path) -> None:

@@ -111,6 +111,9 @@ def _print(report: PassReport) -> None:
                 f"  extracted {session.session_id} (turns {session.first_seq}-{session.last_seq}): "
                 f"{session.status}, {session.created} new memories, {session.duplicates} duplicates"
             )
+            over = next((s for s in session.spans if s.status == "over_budget"), None)
+            if over is not None:  # the model was not asked: say why, and that the rules did the work
+                click.echo(f"    {over.detail.get('reason', 'token budget reached')}; the rules extracted these turns")
         if extraction.waiting:
             click.echo(f"  {extraction.root}: {extraction.waiting} sessions wait until idle")
         if extraction.skipped:

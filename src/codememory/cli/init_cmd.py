@@ -23,9 +23,32 @@ from codememory.cli.options import json_option
     help="Do not add the project to (or remove it from) the global registry (the daemon serves only "
     "registered projects).",
 )
+@click.option(
+    "--extract-with",
+    type=click.Choice(["none", "opencode", "claude", "codex"], case_sensitive=False),
+    help="Which model reads each finished session for memories: your own agent CLI (`opencode run`, `claude -p`, "
+    "`codex exec`, billed to your plan or key, within a daily token budget) or none (rules only, free). Written to "
+    "your own config; asked on a terminal when you have not chosen yet (default: none).",
+)
+@click.option("--extract-model", metavar="MODEL", help="The model the CLI extracts with (default: its own setting).")
+@click.option(
+    "--daily-tokens",
+    type=int,
+    metavar="N",
+    help="The daily token budget of extraction in each project (default with --extract-with: 200000).",
+)
 @json_option
 @click.pass_context
-def init(ctx: click.Context, uninstall: bool, assistants: str | None, no_global: bool, as_json: bool) -> None:
+def init(
+    ctx: click.Context,
+    uninstall: bool,
+    assistants: str | None,
+    no_global: bool,
+    extract_with: str | None,
+    extract_model: str | None,
+    daily_tokens: int | None,
+    as_json: bool,
+) -> None:
     """Create the project's store in .codememory/ and set up the coding assistants (safe to run again).
 
     For each assistant: one tool set (Claude Code, Codex, Cursor, Gemini CLI, Copilot CLI: the MCP server,
@@ -35,6 +58,10 @@ def init(ctx: click.Context, uninstall: bool, assistants: str | None, no_global:
     first change. If a file to change is malformed, nothing at all is written. Files committed with the project
     name `codememory` and `codememory-hook` as found on PATH (init warns when they are not there). Then the project
     is added to the global registry ($XDG_CONFIG_HOME/codememory/registry.json).
+
+    --extract-with sets how memories are extracted from finished sessions, for every project of this user (the
+    `[llm]` section of ~/.config/codememory/config.toml): by your own coding agent's CLI, run isolated so none of
+    codememory's hooks or plugin run inside it, within a daily token budget; or by rules alone (none).
     """
     from codememory.cli.init_report import InitReport
     from codememory.core import registry
@@ -43,9 +70,20 @@ def init(ctx: click.Context, uninstall: bool, assistants: str | None, no_global:
     from codememory.service.project_store import Store
 
     root = find_project_root(ctx.obj["project"])
+    if uninstall and (extract_with or extract_model or daily_tokens):
+        raise click.UsageError("--extract-with, --extract-model and --daily-tokens set up extraction, not --uninstall")
     if uninstall and assistants is None:
         assistants = "all"
     chosen = setup.parse_assistants(assistants, root)
+    if extract_with is None and (extract_model or daily_tokens):
+        raise click.UsageError("--extract-model and --daily-tokens go with --extract-with")
+    if extract_with is None and not uninstall and not as_json:
+        extract_with = ask_extraction()
+    extraction = None
+    if extract_with is not None:
+        from codememory.operations.extraction_setup import plan_extraction
+
+        extraction = plan_extraction(extract_with, model=extract_model, daily_tokens=daily_tokens)
     # Read and check everything first (a malformed file or registry stops us before anything is written).
     others = [] if no_global else [p for p in registry.load() if p["root"] != str(root)]
     local_cli = setup.codememory_command()
@@ -61,6 +99,7 @@ def init(ctx: click.Context, uninstall: bool, assistants: str | None, no_global:
         steps.append(setup.Step("codememory", ".codememory/", "added" if created else "unchanged", "store"))
     setup.apply(plan)
     steps.extend(plan.steps)
+    extraction_setup = extraction.apply() if extraction is not None else None
     reg = str(registry.registry_path())
     if no_global:
         steps.append(setup.Step("codememory", reg, "skipped", "--no-global"))
@@ -72,7 +111,9 @@ def init(ctx: click.Context, uninstall: bool, assistants: str | None, no_global:
         steps.append(setup.Step("codememory", ".codememory/", "skipped", "the store (your memories) is kept"))
     if as_json:
         render.dump_json(
-            InitReport(str(root), str(store_path), None if uninstall else created, chosen, steps, warnings).to_dict()
+            InitReport(
+                str(root), str(store_path), None if uninstall else created, chosen, steps, warnings, extraction_setup
+            ).to_dict()
         )
         return
     if not uninstall:
@@ -89,6 +130,33 @@ def init(ctx: click.Context, uninstall: bool, assistants: str | None, no_global:
     if not uninstall and not chosen and assistants is None:
         names = ",".join(setup.ASSISTANTS)
         click.echo(f"No coding assistant detected; use --assistants {names} to set one up.")
+    if extraction_setup is not None:
+        from codememory.operations.extraction_setup import describe
+
+        for line in describe(extraction_setup):
+            click.echo(line)
+
+
+def ask_extraction() -> str | None:
+    """On a terminal, when the user has not chosen yet and has an agent CLI: which model extracts memories (None:
+    not asked; the rules stay)."""
+    import sys
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return None
+    from codememory.operations.extraction_setup import chosen_before, installed_clis
+
+    found = installed_clis()
+    if not found or chosen_before():
+        return None
+    click.echo(
+        "Memories are extracted from each finished session by rules (free), or better by your own agent CLI, "
+        "which costs tokens of your plan or key (within a daily budget)."
+    )
+    answer: str = click.prompt(
+        "Extract with", type=click.Choice(["none", *found], case_sensitive=False), default="none", show_choices=True
+    )
+    return answer
 
 
 @click.command()

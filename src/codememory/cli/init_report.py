@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from codememory.core.result import OMIT_NONE, Result
 from codememory.install.plan import Step
+from codememory.operations.extraction_setup import ExtractionSetup
 
 
 @dataclass
@@ -18,3 +19,5 @@ class InitReport(Result):
     assistants: list[str] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # what will stop the assistants from running codememory
+    # the extraction model path, when init set it (--extract-with, or the answer to its question)
+    extraction: ExtractionSetup | None = field(default=None, metadata=OMIT_NONE)

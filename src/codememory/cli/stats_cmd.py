@@ -65,7 +65,8 @@ def _print_spend(spend: dict[str, Any]) -> None:
     budget = spend.get("budget", {})
     click.echo(
         f"LLM spend: today {today['total_tokens']} tokens in {today['calls']} calls"
-        f" (budget {budget.get('daily_token_budget', '?')}), all time {total['total_tokens']} tokens"
+        f" (budget {budget.get('daily_token_budget', '?')}, {budget.get('today_remaining', '?')} left),"
+        f" all time {total['total_tokens']} tokens"
         f" in {total['calls']} calls"
     )
     for row in spend["per_model"]:

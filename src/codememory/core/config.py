@@ -74,12 +74,17 @@ class CaptureConfig:
 
 @dataclass
 class LLMConfig:
-    provider: str = "none"  # none | openai (any OpenAI-compatible endpoint, Ollama included) | opencode
+    # none | openai (any OpenAI-compatible endpoint, Ollama included) | opencode | claude | codex (the user's own
+    # agent CLI: `opencode run`, `claude -p`, `codex exec`, run isolated; `codememory init --extract-with` sets it)
+    provider: str = "none"
     base_url: str = ""  # openai: http://127.0.0.1:11434/v1 for Ollama, https://api.openai.com/v1, ...
-    model: str = ""  # empty with provider=opencode: OpenCode's configured small_model / model
+    # empty with an agent CLI: its own setting (OpenCode's small_model, else its model)
+    model: str = ""
     api_key_env: str = ""  # name of the env var holding the key (never the key itself)
     timeout: float = 120.0
-    opencode_bin: str = "opencode"  # provider=opencode: the agent CLI run with an isolated config
+    opencode_bin: str = "opencode"  # the agent CLIs' commands (a name on PATH or a path)
+    claude_bin: str = "claude"
+    codex_bin: str = "codex"
     compress_tools: bool = False  # ask the model to describe each tool call (else a deterministic sentence)
     # A separate (small, local) model for tool compression on an OpenAI-compatible endpoint, e.g. Ollama's
     # "gemma3:1b"; set, it describes every tool call whatever compress_tools says. Empty base_url: llm.base_url.
@@ -254,7 +259,7 @@ class Resolved:
         return [s.key for s in self.settings if s.status in ("unknown", "invalid")]
 
 
-def _check_layout(layer: dict[str, Any], cfg: Config) -> None:
+def check_layout(layer: dict[str, Any], cfg: Config) -> None:
     for name, values in layer.items():
         if not isinstance(values, dict):
             raise InvalidInput(f"config [{name}] must be a table")
@@ -304,7 +309,7 @@ def resolve_config(store_dir: Path | None) -> Resolved:
     cfg = Config()
     user = _read_toml(config_dir() / CONFIG_NAME)
     project = trust.read_project_file(store_dir / CONFIG_NAME) if store_dir else None
-    _check_layout(user, cfg)
+    check_layout(user, cfg)
     project_data, left_out = _known_part(project.data, cfg) if project else ({}, [])
     resolved = Resolved(cfg, project, trust.status(project) if project else "absent", left_out)
     trusted = resolved.trust_state == "trusted"

@@ -1,6 +1,7 @@
 """Environment variables that switch a part of codememory off, for one process and the processes it starts:
-tests, debugging, and our own children (the `opencode run` the extractor starts sets `CODEMEMORY_NO_CAPTURE`,
-so a daemon it might start never captures the extraction prompts).
+tests, debugging, and our own children (the agent CLI the extractor runs as its summariser sets both
+`CODEMEMORY_NO_CAPTURE` and `CODEMEMORY_NO_HOOKS`, so a daemon or a hook it might start never captures the extraction
+prompts).
 
 One rule for every switch, so `=0` or `=false` never means the opposite for one of them: unset, empty, "0",
 "false" or "no" (any case, blanks ignored) leaves the switch off; any other value turns it on.
@@ -13,6 +14,9 @@ from __future__ import annotations
 import os
 
 NO_CAPTURE = "CODEMEMORY_NO_CAPTURE"  # the daemon neither captures nor extracts, and refuses live capture
+# `codememory-hook` does nothing: set in the agent CLIs the extractor runs as its summariser (extract/agent_cli.py),
+# so that hooks a CLI still runs there never open, capture or extract the summariser's own session
+NO_HOOKS = "CODEMEMORY_NO_HOOKS"
 _OFF = ("", "0", "false", "no")
 
 
@@ -24,3 +28,8 @@ def switched_on(name: str) -> bool:
 def capture_disabled() -> bool:
     """`CODEMEMORY_NO_CAPTURE`: capture, extraction and live capture are turned off in this process."""
     return switched_on(NO_CAPTURE)
+
+
+def hooks_disabled() -> bool:
+    """`CODEMEMORY_NO_HOOKS`: `codememory-hook` does nothing in this process."""
+    return switched_on(NO_HOOKS)

@@ -77,7 +77,8 @@ UNTRUSTED_RULES: dict[str, Rule] = {
     "capture.auto_init": Rule(OFF_ONLY),
     # [llm]: the provider, base_url, model and api_key_env choose where transcripts go, with which
     # credential and at what price (`model` with provider "opencode" also picks OpenCode's provider);
-    # `opencode_bin` is a program to run with the user's environment; the compress_* settings do the same for
+    # `opencode_bin`, `claude_bin` and `codex_bin` are programs to run with the user's environment; the compress_*
+    # settings do the same for
     # the tool-compression model; `prompts_dir` names files to read and the instructions the model gets.
     # None of them apply untrusted, except switching the LLM off. The budgets cap what the user's credential
     # spends: a project may tighten them, never loosen them. The rest only shapes calls the user already chose to make.

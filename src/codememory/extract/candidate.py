@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
 
@@ -21,6 +21,15 @@ class Candidate:
     tags: tuple[str, ...] = ()
     expires_at: datetime | None = None
     rule: str = ""  # which rule produced it: remember, decision, rejected, convention, preference, gotcha, ...
+    said_by: str = ""  # who stated it (core.model.SPEAKERS): the memory's source records it; "" unknown
+
+
+USER, ACCEPTED, OBSERVED, ASSISTANT = "user", "assistant_accepted", "observed", "assistant"
+
+
+def spoken(candidate: Candidate, who: str) -> Candidate:
+    """The candidate with its speaker set."""
+    return candidate if candidate.said_by == who else replace(candidate, said_by=who)
 
 
 def entity_names(text: str) -> tuple[str, ...]:

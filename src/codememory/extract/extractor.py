@@ -19,7 +19,8 @@
 5. A model that cannot be reached (LLMError) ends the run: the row says `failed` and the same turns are
    retried on the next run; after MAX_FAILED_ATTEMPTS failed runs of a span, the heuristic takes it.
 6. Memories go through `Store.add` (scrub, dedup, embedding, links, entities) with the turn's
-   `memory_source` and `entered_by="codememory-extract:<llm|heuristic>"`; duplicates are counted apart.
+   `memory_source` (and who said it: `said_by:<who>`, core.model.said_by) and
+   `entered_by="codememory-extract:<llm|heuristic>"`; duplicates are counted apart.
 
 Crash safety: each memory is its own transaction and the span's row is written after its memories. If
 the process dies in between, the next run extracts the same turns again and `Store.add` returns the
@@ -40,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from codememory.capture.turns import SessionInfo, Todo, ToolCall, Turn
 from codememory.core.dates import now_iso, now_utc
-from codememory.core.model import CATEGORIES
+from codememory.core.model import CATEGORIES, source_said_by
 from codememory.errors import InvalidInput, InvalidOutput, LLMError
 from codememory.extract.budget import Budget
 from codememory.extract.candidate import Candidate
@@ -56,6 +57,7 @@ from codememory.extract.compress import (
 from codememory.extract.heuristic import explicit_candidates, heuristic_candidates, unique
 from codememory.extract.known import KnownMemories, known_memories
 from codememory.extract.llm import Provider, compression_provider_from_config
+from codememory.extract.model_speakers import SpeakerCheck
 from codememory.extract.output import ExtractionOutput, answer_schema, parse_answer
 from codememory.extract.prompt_templates import Prompts, fill, prompts_folder
 from codememory.extract.report import ExtractionReport, SpanReport, overall_status
@@ -93,6 +95,7 @@ class _Answer:
     candidates: list[Candidate]
     fallback_reason: str | None = None  # the model's answer was dropped: the heuristic ran instead
     already_known: tuple[str, ...] = ()  # stored memories the window restated
+    refused: int = 0  # memories the transcript shows were not said as the model says (extract.model_speakers)
 
 
 class Extractor:
@@ -179,9 +182,10 @@ class Extractor:
         root = session.project_root
         windows = split_windows(compact_transcript(turns, root=root), self.cfg.max_transcript_tokens)
         header = self._header(session)
+        speakers = SpeakerCheck(turns)
         if self.compressor is not None:
             overhead = estimate_tokens(self.prompts.extraction_system + self.prompts.extraction_user + "".join(header))
-            overhead += max(self.cfg.known_memories_tokens, 0) + EXTRACT_MAX_TOKENS
+            overhead += max(self.cfg.known_memories_tokens, 0) + EXTRACT_MAX_TOKENS + provider.overhead_tokens
             reserve = sum(w.tokens + overhead for w in windows)
             describe = self._compressor(self.compressor, budget, report, root, reserve)
             windows = split_windows(
@@ -193,7 +197,7 @@ class Extractor:
             started = now_iso()
             known = known_memories(self.store.db, window.text, self.cfg.known_memories_tokens)
             try:
-                answer = self._ask(provider, budget, report, session, window, known, header)
+                answer = self._ask(provider, budget, report, session, window, known, header, speakers)
             except _OverBudget as exc:
                 # No more calls for this session: the rules take every remaining turn, as one span.
                 log.warning(
@@ -213,6 +217,8 @@ class Extractor:
             span = SpanReport(window.first_seq, window.last_seq, "llm", "ok", detail={"model": provider.model})
             candidates = answer.candidates + explicit_candidates(span_turns, window_todos)
             self._store(report, span, unique(candidates), span_turns)
+            span.dropped += answer.refused
+            report.dropped += answer.refused
             if answer.already_known:
                 span.duplicates += len(answer.already_known)
                 report.duplicate_ids.extend(answer.already_known)
@@ -228,6 +234,7 @@ class Extractor:
         window: Window,
         known: KnownMemories,
         header: tuple[str, str],
+        speakers: SpeakerCheck,
     ) -> _Answer:
         system = self.prompts.extraction_system
         user = fill(
@@ -269,8 +276,15 @@ class Extractor:
                 report.errors.append(reason)
                 return _Answer([], fallback_reason=reason)
         candidates: list[Candidate] = []
+        refused = 0
         for item in output.memories:
             seq = item.turn if item.turn in window.seqs else window.last_seq
+            refusal = speakers.refusal(item.category, item.said_by, item.turn if item.turn in window.seqs else None)
+            if refusal is not None:
+                log.info("extract %s turn %d: a %s memory was not stored: %s", session.session_id, seq, item.category,
+                         refusal)  # fmt: skip
+                refused += 1
+                continue
             candidates.append(
                 ModelCandidate(
                     item.text,
@@ -279,15 +293,16 @@ class Extractor:
                     seq,
                     tuple(item.entities),
                     rule="llm",
+                    said_by=item.said_by or "",
                     supersedes=tuple(dict.fromkeys(item.supersedes)),
                 )
             )
-        return _Answer(candidates, already_known=tuple(dict.fromkeys(output.already_known)))
+        return _Answer(candidates, already_known=tuple(dict.fromkeys(output.already_known)), refused=refused)
 
     def _call(
         self, provider: Provider, budget: Budget, report: ExtractionReport, system: str, user: str, purpose: str
     ) -> str:
-        estimate = estimate_tokens(system) + estimate_tokens(user)
+        estimate = estimate_tokens(system) + estimate_tokens(user) + provider.overhead_tokens
         refusal = budget.refusal(estimate, EXTRACT_MAX_TOKENS)
         if refusal:
             raise _OverBudget(refusal)
@@ -314,7 +329,8 @@ class Extractor:
             if stopped or analyze_tool(call, root).kind in _EXACT_KINDS:
                 return fallback
             user = tool_prompt(call, root)
-            if budget.refusal(estimate_tokens(system) + estimate_tokens(user), COMPRESS_MAX_TOKENS, reserve=reserve):
+            estimate = estimate_tokens(system) + estimate_tokens(user) + provider.overhead_tokens
+            if budget.refusal(estimate, COMPRESS_MAX_TOKENS, reserve=reserve):
                 stopped = True
                 return fallback
             try:
@@ -371,7 +387,7 @@ class Extractor:
                     importance=c.importance,
                     tags=list(c.tags) or None,
                     expires=expires,
-                    source=turn.memory_source,
+                    source=source_said_by(turn.memory_source, c.said_by) if c.said_by else turn.memory_source,
                     entered_by=entered_by,
                     entities=list(c.entities) or None,
                 )

@@ -1,9 +1,10 @@
-"""Model providers for extraction: one interface, two ways to reach a model.
+"""Model providers for extraction: one interface (codememory.extract.provider), two ways to reach a model.
 
 - `OpenAICompatible`: `POST {base_url}/chat/completions` (non-streaming) on any OpenAI-compatible server:
   Ollama (`http://127.0.0.1:11434/v1`), llama.cpp, vLLM, LM Studio, OpenAI itself. Standard library only.
-- `OpenCodeCLI`: the user's own agent CLI, `opencode run [-m model] <prompt>`, with an isolated config so
-  our own plugin (and MCP server) cannot load inside it and capture the summariser's session.
+- The user's own coding agent, run once per call and isolated so that codememory's plugin, hooks and MCP server
+  cannot run inside it (codememory.extract.agent_cli): `opencode run` (cli_opencode), `claude -p` (cli_claude),
+  `codex exec` (cli_codex).
 
 Callers pass only scrubbed text (codememory.text.privacy.scrub); errors never carry the prompt.
 """
@@ -14,54 +15,30 @@ import json
 import os
 import re
 import shutil
-import signal
-import subprocess
-import tempfile
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from codememory.core.config import LLMConfig
-from codememory.core.paths import xdg_home
 from codememory.errors import InvalidInput, LLMError
-from codememory.text.privacy import scrub
+from codememory.extract.provider import Completion, Provider, error_snippet
 from codememory.text.tokens import estimate_tokens
 
-PROVIDERS = ("none", "openai", "opencode")
-_ERROR_SNIPPET = 300
-_MAX_ARG_BYTES = 100_000  # Linux caps one argv string at 128 KiB; longer prompts go through stdin
+if TYPE_CHECKING:
+    from codememory.extract.agent_cli import AgentCLI
 
+__all__ = [
+    "AGENT_CLIS",
+    "PROVIDERS",
+    "Completion",
+    "OpenAICompatible",
+    "Provider",
+    "compression_provider_from_config",
+    "provider_from_config",
+]
 
-@dataclass(frozen=True)
-class Completion:
-    text: str
-    prompt_tokens: int
-    completion_tokens: int
-    model: str
-
-
-class Provider(Protocol):
-    """What extraction needs of a model. `name` and `model` label the spend records."""
-
-    name: str
-    model: str
-
-    def complete(
-        self,
-        system: str,
-        user: str,
-        *,
-        purpose: str,
-        max_tokens: int,
-        json_output: bool = False,
-        schema: dict[str, Any] | None = None,
-    ) -> Completion: ...
-
-
-def _snippet(text: str) -> str:
-    return " ".join(scrub(text).split())[:_ERROR_SNIPPET]
+AGENT_CLIS = ("opencode", "claude", "codex")  # providers that run the user's own coding agent
+PROVIDERS = ("none", "openai", *AGENT_CLIS)
 
 
 # --------------------------------------------------------------------------------- OpenAI-compatible
@@ -69,6 +46,7 @@ class OpenAICompatible:
     """Any OpenAI-compatible chat completions endpoint. `api_key` None: no Authorization header (Ollama)."""
 
     name = "openai"
+    overhead_tokens = 0  # the request is exactly the prompt
 
     def __init__(self, base_url: str, model: str, *, api_key: str | None = None, timeout: float = 120.0) -> None:
         self.base_url = base_url.rstrip("/")
@@ -154,14 +132,15 @@ class OpenAICompatible:
         try:
             data = json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError):
-            raise LLMError(f"{self.url}: the answer is not JSON: {_snippet(raw.decode('utf-8', 'replace'))}") from None
+            detail = error_snippet(raw.decode("utf-8", "replace"))
+            raise LLMError(f"{self.url}: the answer is not JSON: {detail}") from None
         if not isinstance(data, dict):
             raise LLMError(f"{self.url}: the answer is not a chat completion object")
         return data
 
     def _completion(self, data: dict[str, Any], system: str, user: str) -> Completion:
         if "error" in data and not data.get("choices"):
-            raise LLMError(f"{self.url}: {_snippet(json.dumps(data['error'], ensure_ascii=False))}")
+            raise LLMError(f"{self.url}: {error_snippet(json.dumps(data['error'], ensure_ascii=False))}")
         try:
             message = data["choices"][0]["message"]
             text = message.get("content")
@@ -198,191 +177,13 @@ def _http_detail(exc: urllib.error.HTTPError) -> str:
         data = json.loads(raw)
         error = data.get("error", data) if isinstance(data, dict) else data
         message = error.get("message", error) if isinstance(error, dict) else error
-        return _snippet(str(message))
+        return error_snippet(str(message))
     except (json.JSONDecodeError, AttributeError):
-        return _snippet(raw) or str(exc.reason)
+        return error_snippet(raw) or str(exc.reason)
 
 
 def _int(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
-
-
-# ------------------------------------------------------------------------------------- OpenCode CLI
-# Keys of the user's opencode.json that reach the isolated copy: which providers and models exist and
-# how to reach them. Everything else (plugin, mcp, agent, instructions, command, ...) stays behind.
-_KEPT_KEYS = ("$schema", "provider", "model", "small_model", "enabled_providers", "disabled_providers")
-_CONFIG_NAMES = ("opencode.json", "opencode.jsonc", "config.json")
-# Environment variables that would point the child at the user's own config or database.
-_DROPPED_ENV = ("OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR", "OPENCODE_CONFIG_CONTENT", "OPENCODE_DB")
-_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
-
-
-def strip_jsonc(text: str) -> str:
-    """JSON with comments and trailing commas (opencode.jsonc) as plain JSON."""
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            out.append(text[i : j + 1])
-            i = j + 1
-        elif text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            i = n if j < 0 else j + 2
-        else:
-            out.append(ch)
-            i += 1
-    return re.sub(r",(\s*[}\]])", r"\1", "".join(out))
-
-
-def user_opencode_config() -> dict[str, Any]:
-    """The user's global OpenCode config (then `OPENCODE_CONFIG`, merged key by key), {} when none."""
-    folder = xdg_home("XDG_CONFIG_HOME", ".config") / "opencode"
-    paths = [folder / name for name in _CONFIG_NAMES]
-    if os.environ.get("OPENCODE_CONFIG"):
-        paths.append(Path(os.environ["OPENCODE_CONFIG"]))
-    merged: dict[str, Any] = {}
-    for path in paths:
-        if not path.is_file():
-            continue
-        try:
-            data = json.loads(strip_jsonc(path.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise InvalidInput(f"cannot read OpenCode's config {path}: {exc}") from None
-        if isinstance(data, dict):
-            merged.update(data)
-    return merged
-
-
-def isolated_opencode_config(user: dict[str, Any]) -> dict[str, Any]:
-    """The config the summariser runs with: providers and models only, no plugins, no MCP servers, no
-    tools that change anything, no sharing, no auto-update."""
-    config = {k: user[k] for k in _KEPT_KEYS if k in user}
-    config.update(
-        {
-            "autoupdate": False,
-            "share": "disabled",
-            "permission": {"edit": "deny", "bash": "deny", "webfetch": "deny"},
-        }
-    )
-    return config
-
-
-class OpenCodeCLI:
-    """`opencode run` in an isolated home: a temporary XDG_CONFIG_HOME with a copy of the user's provider
-    and model settings (no `plugin` key, no plugin folders), a temporary XDG_DATA_HOME (holding only a
-    copy of OpenCode's auth.json, so providers logged in with `opencode auth login` still work) and state
-    dir, the temporary folder as working directory (a project's .opencode/ plugins are not found from
-    there), `CODEMEMORY_NO_CAPTURE=1` as a second guard, and OPENCODE_CONFIG*/OPENCODE_DB removed from the
-    environment. The temporary folder is deleted after each call. Token counts are estimates."""
-
-    name = "opencode"
-
-    def __init__(self, binary: str = "opencode", model: str = "", *, timeout: float = 120.0) -> None:
-        self.binary = binary
-        self.timeout = timeout
-        self._user_config = user_opencode_config()
-        small = self._user_config.get("small_model")
-        self._model_arg = model or (small if isinstance(small, str) else "")
-        self.model = self._model_arg or str(self._user_config.get("model") or "opencode-default")
-
-    def __repr__(self) -> str:
-        return f"OpenCodeCLI(binary={self.binary!r}, model={self.model!r})"
-
-    def command(self, prompt_arg: str) -> list[str]:
-        cmd = [self.binary, "run"]
-        if self._model_arg:
-            cmd += ["-m", self._model_arg]
-        return [*cmd, prompt_arg]
-
-    def complete(
-        self,
-        system: str,
-        user: str,
-        *,
-        purpose: str,
-        max_tokens: int,
-        json_output: bool = False,
-        schema: dict[str, Any] | None = None,
-    ) -> Completion:
-        prompt = f"{system.strip()}\n\n{user.strip()}\n"  # no response format: the prompt asks for JSON
-        with tempfile.TemporaryDirectory(prefix="codememory-llm-") as tmp:
-            home = Path(tmp)
-            env = self._environment(home)
-            if len(prompt.encode("utf-8")) <= _MAX_ARG_BYTES:
-                argv, stdin = self.command(prompt), ""
-            else:  # `opencode run` appends piped stdin to the message
-                argv, stdin = self.command(system.strip()), user.strip() + "\n"
-            stdout, stderr, code = self._run(argv, stdin, env, home)
-        text = _ANSI_RE.sub("", stdout).strip()
-        if code != 0:
-            raise LLMError(f"{self.binary} run exited with status {code}: {_snippet(stderr or stdout)}")
-        if not text:
-            raise LLMError(f"{self.binary} run printed no answer: {_snippet(stderr)}")
-        return Completion(text, estimate_tokens(prompt), estimate_tokens(text), self.model)
-
-    def _environment(self, home: Path) -> dict[str, str]:
-        config_home, data_home, state_home = home / "config", home / "data", home / "state"
-        (config_home / "opencode").mkdir(parents=True)
-        (data_home / "opencode").mkdir(parents=True)
-        state_home.mkdir()
-        (config_home / "opencode" / "opencode.json").write_text(
-            json.dumps(isolated_opencode_config(self._user_config), indent=2), encoding="utf-8"
-        )
-        auth = xdg_home("XDG_DATA_HOME", ".local/share") / "opencode" / "auth.json"
-        if auth.is_file():
-            target = data_home / "opencode" / "auth.json"
-            shutil.copyfile(auth, target)
-            target.chmod(0o600)
-        env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV}
-        env.update(
-            {
-                "XDG_CONFIG_HOME": str(config_home),
-                "XDG_DATA_HOME": str(data_home),
-                "XDG_STATE_HOME": str(state_home),
-                "CODEMEMORY_NO_CAPTURE": "1",
-                "OPENCODE_DISABLE_AUTOUPDATE": "1",
-                "NO_COLOR": "1",
-            }
-        )
-        return env
-
-    def _run(self, argv: list[str], stdin: str, env: dict[str, str], cwd: Path) -> tuple[str, str, int]:
-        try:
-            proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=env,
-                cwd=cwd,
-                text=True,
-                encoding="utf-8",
-                errors="replace",
-                start_new_session=True,  # a timeout kills opencode and whatever it started
-            )
-        except OSError as exc:
-            raise LLMError(f"cannot run {self.binary}: {exc}") from None
-        try:
-            stdout, stderr = proc.communicate(stdin, timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            proc.communicate()
-            raise LLMError(f"{self.binary} run gave no answer within {self.timeout:g} s (llm.timeout)") from None
-        return stdout, stderr, proc.returncode
-
-
-def _kill_group(proc: subprocess.Popen[str]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError, AttributeError):
-        proc.kill()
 
 
 # ------------------------------------------------------------------------------------------ config
@@ -440,10 +241,33 @@ def provider_from_config(cfg: LLMConfig) -> Provider | None:
                     "not set or empty"
                 )
         return OpenAICompatible(base, cfg.model.strip(), api_key=key, timeout=cfg.timeout)
-    binary = cfg.opencode_bin.strip() or "opencode"
+    return agent_cli_provider(kind, cfg)
+
+
+# The agent CLIs: the `[llm]` key naming each one's command, and how to install it.
+_CLI_SETTINGS = {
+    "opencode": ("opencode_bin", "install OpenCode: npm i -g opencode-ai"),
+    "claude": ("claude_bin", "install Claude Code: npm i -g @anthropic-ai/claude-code"),
+    "codex": ("codex_bin", "install Codex: npm i -g @openai/codex"),
+}
+
+
+def agent_cli_provider(kind: str, cfg: LLMConfig) -> AgentCLI:
+    """The provider that runs the agent CLI `kind` (one of AGENT_CLIS) as `[llm]` configures it; InvalidInput when
+    its command is not found."""
+    key, install = _CLI_SETTINGS[kind]
+    binary = str(getattr(cfg, key)).strip() or kind
     found = shutil.which(binary)
     if found is None:
-        raise InvalidInput(
-            f"config llm.opencode_bin: {binary!r} is not an executable on PATH (install OpenCode: npm i -g opencode-ai)"
-        )
-    return OpenCodeCLI(found, cfg.model.strip(), timeout=cfg.timeout)
+        raise InvalidInput(f"config llm.{key}: {binary!r} is not an executable on PATH ({install})")
+    if kind == "opencode":
+        from codememory.extract.cli_opencode import OpenCodeCLI
+
+        return OpenCodeCLI(found, cfg.model.strip(), timeout=cfg.timeout)
+    if kind == "claude":
+        from codememory.extract.cli_claude import ClaudeCLI
+
+        return ClaudeCLI(found, cfg.model.strip(), timeout=cfg.timeout)
+    from codememory.extract.cli_codex import CodexCLI
+
+    return CodexCLI(found, cfg.model.strip(), timeout=cfg.timeout)

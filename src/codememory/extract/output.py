@@ -2,7 +2,7 @@
 
 Accepted shapes: `{"memories": [...], "already_known": [...]}` (what the prompt asks for, and what JSON
 mode allows) or a bare array of memories, optionally inside a ```json fence or surrounded by prose. Every
-item must be exactly {text, category, importance, entities?, turn?, supersedes?}: no other keys, a known
+item must be exactly {text, category, importance, entities?, turn?, supersedes?, said_by?}: no other keys, a known
 category, importance in 0..1, text of at most MAX_MEMORY_CHARS. `supersedes` and `already_known` hold ids of
 the stored memories the prompt showed (the extractor checks them against that list).
 One bad item makes the whole answer invalid (the caller asks once for a repair, quoting the reason).
@@ -14,18 +14,33 @@ import json
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
 from codememory.errors import InvalidOutput
 
 MAX_MEMORY_CHARS = 500  # the prompt asks for one sentence of at most 300
 MAX_MEMORIES = 50
 
+# Who said it (core.model.SPEAKERS): the user, the assistant with the user's acceptance, a tool's output or a file
+# ("observed"), or the assistant alone.
+SaidBy = Literal["user", "assistant_accepted", "observed", "assistant"]
 Category = Literal["decision", "rejected_alternative", "convention", "preference", "gotcha", "fact", "todo", "note"]
+
+
+# What a model may call a speaker instead (the names a tool's output or a file goes by), read as the store's own.
+SPEAKER_SYNONYMS = {"tool": "observed", "tool_output": "observed", "file": "observed", "accepted": "assistant_accepted"}
 
 
 class ExtractedMemory(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid")
+
+    @field_validator("said_by", mode="before")
+    @classmethod
+    def _speaker(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = value.strip().lower()
+            return SPEAKER_SYNONYMS.get(value, value)
+        return value
 
     text: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_MEMORY_CHARS)]
     category: Category
@@ -34,6 +49,7 @@ class ExtractedMemory(BaseModel):
     turn: int | None = None
     # ids of stored memories this one replaces (the session changed what they say)
     supersedes: Annotated[list[Annotated[str, StringConstraints(max_length=40)]], Field(max_length=5)] = []
+    said_by: SaidBy | None = None  # optional: a team's own prompt files may not ask for it
 
 
 _Ids = Annotated[list[Annotated[str, StringConstraints(max_length=40)]], Field(max_length=MAX_MEMORIES)]

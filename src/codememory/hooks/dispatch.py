@@ -16,6 +16,7 @@ from pathlib import Path
 
 from codememory.assistants import KEYS
 from codememory.core.bounded_input import HOOK_STDIN_MAX_BYTES, decode, read_upto, size_text
+from codememory.core.env_switches import hooks_disabled
 from codememory.operations.hook_events import (
     commit_injected,
     log,
@@ -88,8 +89,8 @@ def main(argv: list[str] | None = None) -> int:
         print(USAGE, file=sys.stderr)
         return 0
     raw = read_stdin(args[0], args[1], project)
-    if raw is None or runs_elsewhere(args[0]):
-        return 0
+    if raw is None or runs_elsewhere(args[0]) or hooks_disabled():
+        return 0  # hooks_disabled: the summariser's own agent run (extract/agent_cli.py), never captured
     answer = _via_daemon(args[0], args[1], raw, project) if waits_before_model(args[0], args[1]) else None
     out, injected = answer if answer is not None else (run(args[0], args[1], raw, project), None)
     if out:

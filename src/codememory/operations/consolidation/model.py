@@ -132,7 +132,8 @@ class ClusterJudge:
             for i, f in enumerate(sorted(members, key=lambda f: f.memory.created_at), start=1)
         )
         user = fill(self.user_template, project=self.project, count=str(len(members)), memories=listing)
-        refusal = self.budget.refusal(estimate_tokens(self.system) + estimate_tokens(user), MAX_TOKENS)
+        estimate = estimate_tokens(self.system) + estimate_tokens(user) + self.provider.overhead_tokens
+        refusal = self.budget.refusal(estimate, MAX_TOKENS)
         if refusal:
             self.stopped = refusal
             return None
