@@ -296,7 +296,9 @@ def test_a_store_made_here_stays_local_until_git_replaces_the_file(tmp_path: Pat
     git(root, "commit", "-q", "-m", "store committed by its own user", who="me@example.com")
     cli(root, "list")  # opened again: the file is the one this machine made
     assert cli(root, "show", mid)["provenance"]["origin"] == "local"
-    # the file replaced by git (a checkout): whatever it holds came from the repository
-    (root / ".codememory" / "memory.db").unlink()
+    # the file replaced by git (a checkout): whatever it holds came from the repository. The old file is kept open
+    # elsewhere (moved aside), so the checkout's file cannot reuse its inode: with a reused inode the store stays
+    # `local`, which is right for this content, since only a store this machine last opened names this machine.
+    (root / ".codememory" / "memory.db").rename(root / "memory.db.before")
     git(root, "checkout", "--", ".codememory/memory.db")
     assert cli(root, "show", mid)["provenance"]["origin"] == "committed"

@@ -17,7 +17,13 @@ once whether memory.db is tracked:
 
 A store upgraded from before provenance also has its memories that the shared text form holds sorted out once
 ('shared_origins'): one that git says a teammate last committed (an author other than this clone's `user.email`)
-becomes `git`, by that author; the others stay `local` (see migration 11 for how the rest were given their origin).
+becomes `git`, by that author; the others stay `local` (the provenance migration says how the rest were given their
+origin).
+
+A file git writes may reuse the inode of the one it replaced (nothing held it open): the record then still matches,
+and the store stays as it is. That is right for what such a file can hold: a record naming this machine is only in
+a store this machine last opened (another machine's open records its own file and id instead), i.e. this user's
+own store, committed and checked out again.
 
 Cost on an open with nothing to do: one read of the machine id (cached per process), one stat, one query.
 """
