@@ -135,10 +135,18 @@ def stop_daemon(env: dict[str, str], project: Path) -> None:
     subprocess.run([str(CODEMEMORY), "daemon", "stop"], cwd=project, env=env, capture_output=True, timeout=60)
 
 
+USEFULNESS_WEIGHT: float | None = None  # --usefulness-weight: written to the user's config when given
+
+
 def bench_env(env: dict[str, str], bin_dir: Path, capture: bool, trace: Path | None = None) -> dict[str, str]:
     # the assistant's CLI and this codememory on PATH (init's files name `codememory` and `codememory-hook`)
     path = os.pathsep.join([str(bin_dir), str(Path(CODEMEMORY).parent), env.get("PATH", "")])
     env = {**env, **GIT_ID, "PATH": path}
+    if USEFULNESS_WEIGHT is not None:  # the control run: how much ranking listens to what agents used
+        config = Path(env["XDG_CONFIG_HOME"]) / "codememory" / "config.toml"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        before = config.read_text(encoding="utf-8") if config.exists() else ""
+        config.write_text(f"{before}\n[usefulness]\nweight = {USEFULNESS_WEIGHT}\n", encoding="utf-8")
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     if not capture:
         env["CODEMEMORY_NO_CAPTURE"] = "1"
@@ -148,7 +156,7 @@ def bench_env(env: dict[str, str], bin_dir: Path, capture: bool, trace: Path | N
 
 
 # ------------------------------------------------------------------------------------------- OpenCode
-def run_opencode(scenario: dict[str, Any], capture: bool, warm: bool, keep: str) -> dict[str, Any]:
+def run_opencode(scenario: dict[str, Any], capture: bool, warm: bool, keep: str, passes: int = 1) -> dict[str, Any]:
     base = WORK / "opencode"
     holder: dict[str, Steps] = {}
 
@@ -167,28 +175,37 @@ def run_opencode(scenario: dict[str, Any], capture: bool, warm: bool, keep: str)
         rules = parts.rule_block_text(project / "AGENTS.md")
         turns, sessions = [], []
         try:
-            for s_index, sess in enumerate(scenario["sessions"]):
-                session_id = None
-                for t_index, turn in enumerate(sess["turns"]):
-                    first = len(steps.calls)
-                    steps.load([{**st, "at": (s_index, t_index, i)} for i, st in enumerate(turn["steps"])])
-                    started = time.perf_counter()
-                    result = oc.run(project, turn["user"], session=session_id, timeout=600, check=False)
-                    if result.returncode != 0:
-                        sys.exit(f"opencode run failed ({result.returncode}):\n{result.stderr[-3000:]}")
-                    session_id = session_id or result.session_id
-                    left = steps.leftover()
-                    turns.append(
-                        {"session": sess["name"], "turn": t_index, "calls": len(steps.calls) - first,
-                         "unserved_steps": len(left), "seconds": round(time.perf_counter() - started, 1)}
-                    )  # fmt: skip
-                    log(f"opencode {sess['name']} turn {t_index}: {turns[-1]}")
-                sessions.append({"name": sess["name"], "session_id": session_id})
+            for p_index in range(passes):
+                for s_index, sess in enumerate(scenario["sessions"]):
+                    session_id = None
+                    for t_index, turn in enumerate(sess["turns"]):
+                        first = len(steps.calls)
+                        at = [
+                            {**st, "at": (s_index, t_index, i), "pass": p_index} for i, st in enumerate(turn["steps"])
+                        ]
+                        steps.load(at)
+                        started = time.perf_counter()
+                        result = oc.run(project, turn["user"], session=session_id, timeout=600, check=False)
+                        if result.returncode != 0:
+                            sys.exit(f"opencode run failed ({result.returncode}):\n{result.stderr[-3000:]}")
+                        session_id = session_id or result.session_id
+                        left = steps.leftover()
+                        # The turn captured as the daemon's poller would (its capture is off here, see above): the
+                        # turn's use signals are read from it (capture/usage.py); nothing is extracted.
+                        run_cm(env, project, "capture", "--no-extract")
+                        turns.append(
+                            {"pass": p_index, "session": sess["name"], "turn": t_index,
+                             "calls": len(steps.calls) - first, "unserved_steps": len(left),
+                             "seconds": round(time.perf_counter() - started, 1)}
+                        )  # fmt: skip
+                        log(f"opencode pass {p_index} {sess['name']} turn {t_index}: {turns[-1]}")
+                    sessions.append({"name": sess["name"], "session_id": session_id, "pass": p_index, "index": s_index})
         finally:
             stop_daemon(env, project)
         dump(base / "requests.jsonl", steps.calls)
         calls = [analyse_opencode_call(c, rules) for c in steps.calls]
         errors = tool_errors(oc.db_path, [s["session_id"] for s in sessions])
+        use = use_detection(steps.calls, sessions, project)
     skipped = [{"at": s["at"], "tools": [c["tool"] for c in s.get("tool_calls", [])]} for s in steps.skipped]
     return {
         "setup": info,
@@ -198,7 +215,9 @@ def run_opencode(scenario: dict[str, Any], capture: bool, warm: bool, keep: str)
         "skipped_steps": skipped,
         "tool_errors": errors,
         "plugin_trace": trace_summary(base / "plugin-trace.jsonl"),
-        "summary": summarise_opencode(calls),
+        "summary": summarise_opencode([c for c in calls if c["pass"] in (0, None)]),
+        "passes": [summarise_opencode([c for c in calls if c["pass"] == p]) for p in range(passes)],
+        "use_detection": use,
     }
 
 
@@ -229,6 +248,7 @@ def analyse_opencode_call(call: dict[str, Any], rules: str | None) -> dict[str, 
     injected = list(dict.fromkeys([*view.cold_ids(), *shown]))
     return {
         "at": step["at"] if step else None,
+        "pass": step.get("pass") if step else None,
         "note": step.get("note") if step else "unscripted call",
         "tokens": {**tokens, "total": tokens["tools"] + tokens["cold_start"] + tokens["hud"]},
         "tools": [t.name for t in view.tools],
@@ -242,6 +262,78 @@ def analyse_opencode_call(call: dict[str, Any], rules: str | None) -> dict[str, 
         "injected_precision": len(set(injected) & set(relevant)) / len(injected) if injected and step else None,
         "repeated": view.repeated_ids(),
         "repeated_injected": view.repeated_ids(tool_results=False),
+    }
+
+
+def visible_ids(body: dict[str, Any]) -> set[str]:
+    """Every memory id a request puts in front of the model (cold start, HUD, hook blocks, tool results), the tool
+    definitions aside."""
+    return set(parts.ids_in(json.dumps({k: v for k, v in body.items() if k != "tools"}, ensure_ascii=False)))
+
+
+def read_exposures(project: Path) -> list[dict[str, Any]]:
+    """What the store recorded as shown to each session and what it says the session did with it."""
+    conn = sqlite3.connect(f"file:{project / '.codememory' / 'memory.db'}?mode=ro", uri=True)
+    try:
+        rows = conn.execute(
+            "SELECT session_id, memory_id, kind, first_shown_at, used_at, used_by, evidence, contradicted_at, "
+            "contradiction FROM memory_exposures ORDER BY id"
+        ).fetchall()
+    finally:
+        conn.close()
+    keys = ("session_id", "memory_id", "kind", "first_shown_at", "used_at", "used_by", "evidence", "contradicted_at",
+            "contradiction")  # fmt: skip
+    return [dict(zip(keys, row, strict=True)) for row in rows]
+
+
+def use_detection(calls: list[dict[str, Any]], sessions: list[dict[str, Any]], project: Path) -> dict[str, Any]:
+    """Precision and recall of use detection against the steps' `uses` labels, per (session, memory shown in it).
+
+    A pair is what the store recorded as shown to a session (`memory_exposures`). It is truly used when a scripted
+    tool-call step of that session, at or after the first request that put the memory in front of the model,
+    labels it in `uses`; the store says used when it set `used_at`."""
+    by_session: dict[str, list[dict[str, Any]]] = {}
+    for s in sessions:
+        mine = [
+            c for c in calls if c["step"] and c["step"].get("pass", 0) == s["pass"] and c["step"]["at"][0] == s["index"]
+        ]
+        by_session[str(s["session_id"])] = sorted(mine, key=lambda c: tuple(c["step"]["at"]))
+    pairs = []
+    for e in read_exposures(project):
+        mine = by_session.get(e["session_id"])
+        if mine is None:
+            continue  # not a session of this run
+        first = next((k for k, c in enumerate(mine) if e["memory_id"] in visible_ids(c["body"])), 0)
+        truth = any(e["memory_id"] in (c["step"].get("uses") or []) for c in mine[first:])
+        pairs.append(
+            {
+                **e,
+                "truth": truth,
+                "predicted": e["used_at"] is not None,
+                "first_step": mine[first]["step"]["at"] if mine else None,
+            }
+        )
+    tp = sum(1 for p in pairs if p["truth"] and p["predicted"])
+    predicted = sum(1 for p in pairs if p["predicted"])
+    true = sum(1 for p in pairs if p["truth"])
+    labelled = {
+        (s["session_id"], i)
+        for s in sessions
+        for c in by_session.get(str(s["session_id"]), [])
+        for i in (c["step"].get("uses") or [])
+    }
+    return {
+        "pairs": len(pairs),
+        "true_uses": true,
+        "predicted_uses": predicted,
+        "true_positives": tp,
+        "precision": round(tp / predicted, 3) if predicted else None,
+        "recall": round(tp / true, 3) if true else None,
+        "labelled_uses_never_shown": len(labelled - {(p["session_id"], p["memory_id"]) for p in pairs}),
+        "contradicted": [p for p in pairs if p["contradicted_at"]],
+        "false_positives": [p for p in pairs if p["predicted"] and not p["truth"]],
+        "false_negatives": [p for p in pairs if p["truth"] and not p["predicted"]],
+        "by_signal": dict(Counter(p["used_by"] for p in pairs if p["predicted"])),
     }
 
 
@@ -364,7 +456,7 @@ def claude(env: dict[str, str], base_url: str, project: Path, prompt: str, sessi
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
-def run_claude(scenario: dict[str, Any], capture: bool, warm: bool) -> dict[str, Any]:
+def run_claude(scenario: dict[str, Any], capture: bool, warm: bool, passes: int = 1) -> dict[str, Any]:
     base = WORK / "claude"
     env = bench_env(claude_env(base / "home"), CLAUDE_BIN.parent, capture)
     project = make_project(base / "project", env)
@@ -389,23 +481,30 @@ def run_claude(scenario: dict[str, Any], capture: bool, warm: bool) -> dict[str,
 
     try:
         with anthropic.ScriptedAnthropic(handler) as api:
-            for s_index, sess in enumerate(scenario["sessions"]):
-                session_id = None
-                for t_index, turn in enumerate(sess["turns"]):
-                    first = len(steps.calls)
-                    steps.load([{**st, "at": (s_index, t_index, i)} for i, st in enumerate(turn["steps"])])
-                    result = claude(env, api.base_url, project, turn["user"], session_id)
-                    session_id = session_id or str(result.get("session_id"))
-                    left = steps.leftover()
-                    bodies = [c["body"] for c in steps.calls[first:]]
-                    relevant = list(dict.fromkeys(i for st in turn["steps"] for i in st["relevant"]))
-                    prompts.append(
-                        analyse_prompt(bodies, turn["user"], relevant, rules, sess["name"], t_index, len(left))
-                    )
-                    log(f"claude {sess['name']} turn {t_index}: {len(bodies)} calls, {prompts[-1]['injected']}")
-                sessions.append({"name": sess["name"], "session_id": session_id})
+            for p_index in range(passes):
+                for s_index, sess in enumerate(scenario["sessions"]):
+                    session_id = None
+                    for t_index, turn in enumerate(sess["turns"]):
+                        first = len(steps.calls)
+                        at = [
+                            {**st, "at": (s_index, t_index, i), "pass": p_index} for i, st in enumerate(turn["steps"])
+                        ]
+                        steps.load(at)
+                        result = claude(env, api.base_url, project, turn["user"], session_id)
+                        session_id = session_id or str(result.get("session_id"))
+                        left = steps.leftover()
+                        bodies = [c["body"] for c in steps.calls[first:]]
+                        relevant = list(dict.fromkeys(i for st in turn["steps"] for i in st["relevant"]))
+                        prompt = analyse_prompt(bodies, turn["user"], relevant, rules, sess["name"], t_index, len(left))
+                        prompts.append({**prompt, "pass": p_index})
+                        log(
+                            f"claude pass {p_index} {sess['name']} turn {t_index}: {len(bodies)} calls, "
+                            f"{prompt['injected']}"
+                        )
+                    sessions.append({"name": sess["name"], "session_id": session_id, "pass": p_index, "index": s_index})
     finally:
         stop_daemon(env, project)
+    use = use_detection(steps.calls, sessions, project)
     dump(base / "requests.jsonl", steps.calls)
     for sess in sessions:
         ledger = run_cm(env, project, "explain", "--last", "1000", "--session", str(sess["session_id"]))
@@ -413,7 +512,9 @@ def run_claude(scenario: dict[str, Any], capture: bool, warm: bool) -> dict[str,
             {"kind": i.get("kind"), "ids": [m.get("id") for m in i.get("memories", [])]}
             for i in ledger.get("injections", [])
         ]
-        ids = [i for p in prompts if p["session"] == sess["name"] for i in p["injected_ids"]]
+        ids = [
+            i for p in prompts if p["session"] == sess["name"] and p["pass"] == sess["pass"] for i in p["injected_ids"]
+        ]
         sess["injected_ids"] = len(ids)
         sess["reinjections"] = sum(n - 1 for n in Counter(ids).values())
         sess["reinjected"] = sorted(i for i, n in Counter(ids).items() if n > 1)
@@ -423,7 +524,12 @@ def run_claude(scenario: dict[str, Any], capture: bool, warm: bool) -> dict[str,
         "sessions": sessions,
         "prompts": prompts,
         "skipped_steps": skipped,
-        "summary": summarise_claude(prompts, sessions),
+        "summary": summarise_claude([p for p in prompts if p["pass"] == 0], [s for s in sessions if s["pass"] == 0]),
+        "passes": [
+            summarise_claude([p for p in prompts if p["pass"] == i], [s for s in sessions if s["pass"] == i])
+            for i in range(passes)
+        ],
+        "use_detection": use,
     }
 
 
@@ -547,6 +653,8 @@ def markdown(results: dict[str, Any]) -> str:
             + f"; daemon warm-up retrieval before the sessions: {num(oc['setup']['daemon_warmup_ms'])} ms.",
             "",
         ]
+        out += passes_lines(oc.get("passes") or [], "hud_precision_mean", "hud_precision_micro", "hud_recall_mean")
+        out += use_lines(oc.get("use_detection"))
     cc = results.get("claude")
     if cc:
         s = cc["summary"]
@@ -572,7 +680,34 @@ def markdown(results: dict[str, Any]) -> str:
             f"{num(s['prompt_precision_mean'], 2)} / {num(s['prompt_recall_mean'], 2)} | |",
             "",
         ]
+        out += passes_lines(cc.get("passes") or [], "prompt_precision_mean", None, "prompt_recall_mean")
+        out += use_lines(cc.get("use_detection"))
     return "\n".join(out)
+
+
+def passes_lines(passes: list[dict[str, Any]], precision: str, micro: str | None, recall: str) -> list[str]:
+    """Per pass (the first with no usefulness recorded, each later one ranked with what the earlier ones recorded):
+    precision and recall of what was injected against the labels."""
+    if len(passes) < 2:
+        return []
+    out = ["| pass | precision (mean) | precision (micro) | recall (mean) |", "|---|---:|---:|---:|"]
+    for i, p in enumerate(passes):
+        out.append(f"| {i + 1} | {num(p[precision], 3)} | {num(p[micro], 3) if micro else '–'} | {num(p[recall], 3)} |")
+    return [*out, ""]
+
+
+def use_lines(use: dict[str, Any] | None) -> list[str]:
+    if not use:
+        return []
+    p, r = use["precision"], use["recall"]
+    return [
+        f"Use detection against the steps' `uses` labels: {use['pairs']} (session, shown memory) pairs, "
+        f"{use['true_uses']} truly used, {use['predicted_uses']} detected, {use['true_positives']} right: precision "
+        f"{num(p, 3)} {mark((p or 0) >= 0.8)} (≥ 0.8), recall {num(r, 3)} {mark((r or 0) >= 0.7)} (≥ 0.7); by signal "
+        + (", ".join(f"{k} {v}" for k, v in use["by_signal"].items()) or "none")
+        + f"; contradictions flagged: {len(use['contradicted'])}.",
+        "",
+    ]
 
 
 def per_call_table(oc: dict[str, Any], scenario: dict[str, Any]) -> str:
@@ -618,10 +753,25 @@ def main() -> None:
         help="what-if: after init, take out the MCP server (plugin) or the plugin file (mcp) (default: as installed)",
     )
     parser.add_argument("--cold-daemon", action="store_true", help="no warm-up retrieval after `daemon start`")
+    parser.add_argument(
+        "--passes",
+        type=int,
+        default=1,
+        help="run the sessions this many times in the same project: each pass after the first ranks with the "
+        "usefulness the earlier ones recorded (default 1)",
+    )
+    parser.add_argument(
+        "--usefulness-weight",
+        type=float,
+        help="[usefulness] weight in the user's config (0: ranking ignores what agents used; the control for --passes)",
+    )
     parser.add_argument("--out", type=Path, help="results JSON (default: see above)")
     args = parser.parse_args()
+    global USEFULNESS_WEIGHT
+    USEFULNESS_WEIGHT = args.usefulness_weight
     scenario = load_scenario(1 if args.quick else args.sessions)
     partial = args.quick or args.sessions is not None or args.only is not None or args.opencode_tools != "installed"
+    partial = partial or args.passes != 1 or args.usefulness_weight is not None
     out = args.out or (WORK / "results.json" if partial else RESULTS)
     shutil.rmtree(WORK, ignore_errors=True)
     WORK.mkdir(parents=True)
@@ -642,9 +792,11 @@ def main() -> None:
     }
     started = time.perf_counter()
     if args.only in (None, "opencode"):
-        results["opencode"] = run_opencode(scenario, args.capture, not args.cold_daemon, args.opencode_tools)
+        results["opencode"] = run_opencode(
+            scenario, args.capture, not args.cold_daemon, args.opencode_tools, args.passes
+        )
     if args.only in (None, "claude"):
-        results["claude"] = run_claude(scenario, args.capture, not args.cold_daemon)
+        results["claude"] = run_claude(scenario, args.capture, not args.cold_daemon, args.passes)
     results["seconds"] = round(time.perf_counter() - started, 1)
     out.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     if args.calls and "opencode" in results:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -39,6 +40,10 @@ DATA = HERE / "data" / "extraction"
 # measure whether they generalise: heldout (read while the rules were being improved) and heldout2 (a final
 # judge, kept out of the tuning loop); each has sessions/ and recorded/.
 SETS = {"main": DATA, "heldout": DATA / "heldout", "heldout2": DATA / "heldout2"}
+# Blind sets written in other voices by writers who never read the rules: two to tune on (terse / non-native,
+# chatty / "mostly says ok"), a final judge, and planted instructions (in tool output, pages, files, the assistant's
+# claims about the user).
+SETS |= {name: DATA / name for name in ("blind_a", "blind_b", "blind_judge", "planted")}
 CODEMEMORY = Path(sys.executable).with_name("codememory")
 HOOK = Path(sys.executable).with_name("codememory-hook")
 TABLES = ("project", "session", "message", "part", "todo")
@@ -56,16 +61,22 @@ SHIMMED = (
 SHIM = '''#!{python}
 """Canned output for a build/test command the recording machine lacks: the first queued entry whose argv is
 this command's is printed and removed, with its exit status; otherwise the real program runs."""
-import json, os, shutil, sys
+import fcntl, json, os, shutil, sys
 name = os.path.basename(sys.argv[0]); argv = " ".join([name, *sys.argv[1:]])
 queue_path = os.environ.get("BENCH_CANNED", "")
-queue = json.load(open(queue_path)) if queue_path and os.path.exists(queue_path) else []
-for i, entry in enumerate(queue):
-    if entry["argv"] == argv:
-        del queue[i]
-        json.dump(queue, open(queue_path, "w"))
-        sys.stdout.write(entry["out"] + ("" if entry["out"].endswith("\\n") else "\\n"))
-        sys.exit(entry["exit"])
+found = None
+if queue_path and os.path.exists(queue_path):
+    with open(queue_path, "r+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)  # the commands of a pipeline start together: one takes its entry at a time
+        queue = json.load(f)
+        for i, entry in enumerate(queue):
+            if entry["argv"] == argv:
+                found = queue.pop(i)
+                f.seek(0); f.truncate(); json.dump(queue, f)
+                break
+if found is not None:
+    sys.stdout.write(found["out"] + ("" if found["out"].endswith("\\n") else "\\n"))
+    sys.exit(found["exit"])
 here = os.path.dirname(os.path.abspath(sys.argv[0]))
 path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if os.path.abspath(p) != here)
 real = shutil.which(name, path=path)
@@ -125,6 +136,46 @@ def tool_call(spec: dict[str, Any], root: Path) -> tuple[ToolCallSpec, list[dict
     raise ValueError(f"unknown tool call in script: {spec}")
 
 
+def turn_steps(turn: dict[str, Any]) -> list[dict[str, Any]]:
+    """A turn's steps as a CLI can be driven through them: a step with text and no tools ends a turn (the CLI takes
+    it as the final answer), so a text-only step before the last one goes in front of the next step's text."""
+    steps: list[dict[str, Any]] = []
+    carried = ""
+    raw = turn["steps"]
+    for n, step in enumerate(raw):
+        text = "\n\n".join(t for t in (carried, step.get("text", "")) if t)
+        if not step.get("tools") and n + 1 < len(raw):
+            carried = text
+            continue
+        carried = ""
+        steps.append({**step, "text": text})
+    return steps
+
+
+def cli_prompt(text: str) -> str:
+    """A prompt as a command-line argument: OpenCode's argument parser turns a bare number ("2", a user picking the
+    second option) into a number and fails on it; a trailing newline keeps it text."""
+    return f"{text}\n" if re.fullmatch(r"\s*[-+]?\d+(?:\.\d+)?\s*", text) else text
+
+
+def with_scripted_model(files: dict[str, str], oc: OpenCodeHome) -> dict[str, str]:
+    """The project's files, with its own `opencode.json` (if it has one) also offering the scripted model: a project
+    config naming its own providers would leave OpenCode without the one the recording talks to."""
+    out = dict(files)
+    for name in ("opencode.json", "opencode.jsonc"):
+        if name not in out:
+            continue
+        try:
+            config = json.loads(out[name])
+        except ValueError:
+            continue
+        ours = oc.config()
+        config.setdefault("provider", {}).update(ours["provider"])  # type: ignore[union-attr]
+        config["model"] = ours["model"]
+        out[name] = json.dumps(config, indent=2) + "\n"
+    return out
+
+
 def make_project(root: Path, files: dict[str, str], env: dict[str, str]) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     for rel, text in {"README.md": f"# {root.name}\n", **files}.items():
@@ -136,9 +187,23 @@ def make_project(root: Path, files: dict[str, str], env: dict[str, str]) -> Path
     return root.resolve()
 
 
-def install_shims(folder: Path) -> None:
+def canned_commands(item: dict[str, Any]) -> set[str]:
+    """The programs the item's script gives canned output for (a command the machine has, such as `head` on a
+    path that only existed on the writer's machine, or `prove`, whose timings change every run)."""
+    names = set()
+    for session in item.get("sessions", []):
+        for turn in session["turns"]:
+            for step in turn["steps"]:
+                for spec in step.get("tools", []):
+                    if "bash" in spec and "out" in spec:
+                        names.add(str(spec.get("argv", spec["bash"])).split()[0])
+                    names.update(str(c["argv"]).split()[0] for c in spec.get("canned", []))
+    return {n for n in names if n and "/" not in n}
+
+
+def install_shims(folder: Path, extra: set[str] | frozenset[str] = frozenset()) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    for name in SHIMMED:
+    for name in sorted(set(SHIMMED) | set(extra)):
         path = folder / name
         path.write_text(SHIM.format(python=sys.executable), encoding="utf-8")
         path.chmod(0o755)
@@ -159,24 +224,39 @@ def record(item: dict[str, Any], work: Path) -> dict[str, Any]:
     started = time.perf_counter()
     with ScriptedLLM(handler) as llm:
         oc = OpenCodeHome(base / "home", llm.base_url)
-        install_shims(base / "bin")
+        install_shims(base / "bin", canned_commands(item))
         env = {**oc.env(), **GIT_ID, "BENCH_CANNED": str(canned_path)}
         env["PATH"] = f"{base / 'bin'}{os.pathsep}{env['PATH']}"
         oc.env = lambda: env  # type: ignore[method-assign]
-        project = make_project(base / item["project"], item.get("files", {}), env)
+        if os.environ.get("BENCH_OPENCODE_LOGS"):  # OpenCode's own error log on stderr, to see why a run failed
+            plain_args = oc.args
+            oc.args = (
+                lambda *a, **k: [
+                    *plain_args(*a, **k)[:2],
+                    "--print-logs",
+                    "--log-level",
+                    "ERROR",  # type: ignore[method-assign]
+                    *plain_args(*a, **k)[2:],
+                ]
+            )
+        project = make_project(base / item["project"], with_scripted_model(item.get("files", {}), oc), env)
         session_ids = []
         for session in item["sessions"]:
             session_id = None
             for turn in session["turns"]:
                 canned = []
-                for step in turn["steps"]:
+                for step in turn_steps(turn):
                     calls = [tool_call(spec, project) for spec in step.get("tools", [])]
                     canned += [c for _, cs in calls for c in cs]
                     queue.append(Reply(step.get("text", ""), [spec for spec, _ in calls]))
                 canned_path.write_text(json.dumps(canned), encoding="utf-8")
-                result = oc.run(project, turn["user"], session=session_id, timeout=300, check=False)
+                result = oc.run(project, cli_prompt(turn["user"]), session=session_id, timeout=300, check=False)
                 if result.returncode != 0:
-                    raise RuntimeError(f"{item['name']}: opencode run failed:\n{result.stderr[-3000:]}")
+                    errors = [line for line in result.stdout.splitlines() if '"type":"error"' in line.replace(" ", "")]
+                    logged = [line for line in result.stderr.splitlines() if "ERROR" in line]
+                    said = "\n".join(errors + logged)[-3000:] or result.stderr[-3000:]
+                    where = f"session {len(session_ids) + 1}, turn {session['turns'].index(turn) + 1}"
+                    raise RuntimeError(f"{item['name']}: opencode run failed ({result.returncode}) in {where}:\n{said}")
                 session_id = session_id or result.session_id
                 if queue or json.loads(canned_path.read_text()):
                     raise RuntimeError(f"{item['name']}: turn {turn['user'][:40]!r} left steps or canned output")
@@ -237,7 +317,8 @@ def export_rows(db: Path, session_ids: list[str], paths: dict[str, str]) -> dict
 
 # --------------------------------------------------------------------------------------------- replaying
 def isolated_env(home: Path) -> dict[str, str]:
-    keep = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR")
+    # PYTHONPATH passes through: `PYTHONPATH=<a tree>/src bench_extraction.py` scores that tree's extraction
+    keep = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "PYTHONPATH")
     env = {k: v for k, v in os.environ.items() if k in keep}
     env.update(
         HOME=str(home),
@@ -261,11 +342,12 @@ def cm(env: dict[str, str], cwd: Path, *args: str, timeout: float = 600) -> dict
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
-def new_project(root: Path, env: dict[str, str], llm: dict[str, str] | None) -> Path:
-    """A git folder with a codememory store (no assistant set up: capture needs only the store)."""
+def new_project(root: Path, env: dict[str, str], llm: dict[str, str] | None, assistants: str = "none") -> Path:
+    """A git folder with a codememory store (OpenCode's capture needs only the store; Claude Code's goes through
+    the hooks `init --assistants claude` installs)."""
     root.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, env=env, check=True, capture_output=True)
-    cm(env, root, "init", "--assistants", "none")
+    cm(env, root, "init", "--assistants", assistants)
     if llm:
         config = root / ".codememory" / "config.toml"
         lines = [f"{k} = {json.dumps(v)}" for k, v in llm.items()]
@@ -306,54 +388,82 @@ def transcript_path(source: str, home: Path, project: Path, session_id: str) -> 
 
 
 def hook_capture(env: dict[str, str], item: dict[str, Any], project: Path, home: Path) -> None:
-    """Write the item's transcript as the CLI would and run the real SessionEnd hook on it."""
+    """Write the item's transcript as the CLI would and run the real hook that ends its session on it (Codex has
+    no SessionEnd: its Stop hook captures)."""
     transcript = Path(item["data"]) / "sessions" / item["transcript"]
     text = transcript.read_text(encoding="utf-8").replace(PROJECT, str(project))
     path = transcript_path(item["source"], home, project, item["session_id"])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
-    assistant = {"claude-code": "claude", "codex": "codex"}[item["source"]]
+    assistant, event = {"claude-code": ("claude", "SessionEnd"), "codex": ("codex", "Stop")}[item["source"]]
     payload = {
         "session_id": item["session_id"],
         "transcript_path": str(path),
         "cwd": str(project),
-        "hook_event_name": "SessionEnd",
+        "hook_event_name": event,
         "reason": "exit",
     }
     subprocess.run(
-        [str(HOOK), assistant, "SessionEnd", "--project", str(project)],
+        [str(HOOK), assistant, event, "--project", str(project)],
         input=json.dumps(payload), cwd=project, env=env, capture_output=True, text=True, timeout=120, check=True,
     )  # fmt: skip
 
 
 def replay(
-    items: list[dict[str, Any]], work: Path, llm: dict[str, str] | None, progress: Callable[[str], None] = log
-) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
-    """Replay every item into one fresh HOME, run `codememory capture --idle-after 0`, and return each item's
-    stored memories (text, category, entered_by, source; oldest first) and the pass's report."""
+    items: list[dict[str, Any]],
+    work: Path,
+    llm: dict[str, str] | None,
+    progress: Callable[[str], None] = log,
+    assistants: tuple[str, ...] = ("opencode",),
+    skip_unrecorded: bool = False,
+) -> tuple[dict[str, dict[str, list[dict[str, Any]]]], dict[str, Any]]:
+    """Replay every item into one fresh HOME, run `codememory capture --idle-after 0`, and return, per assistant
+    ("opencode": the OpenCode recordings and the hand-written transcripts; "claude": the Claude Code recordings
+    of the same scripts), each item's stored memories (text, category, entered_by, source; oldest first) and the
+    pass's report. With `skip_unrecorded`, an item an assistant has no recording of is left out of that
+    assistant's results (the report's "unrecorded" lists it) rather than stopping the run."""
+    import extraction_claude
+
     run = work / "run"
     shutil.rmtree(run, ignore_errors=True)
     home = run / "home"
     env = isolated_env(home)
     (home / ".config" / "codememory").mkdir(parents=True)
-    projects: dict[str, Path] = {}
+    projects: dict[tuple[str, str], Path] = {}
     recordings = []
+    unrecorded: list[str] = []
     for item in items:
-        project = new_project(run / "projects" / item["name"] / item["project"], env, llm)
-        projects[item["name"]] = project
-        if item["source"] == "opencode":
-            path = Path(item["data"]) / "recorded" / f"{item['name']}.json"
-            if not path.exists():
-                raise RuntimeError(f"{item['name']} is not recorded: run bench_extraction.py --record {item['name']}")
-            recordings.append((json.loads(path.read_text(encoding="utf-8")), project, home))
-        else:
-            hook_capture(env, item, project, home)
+        if skip_unrecorded and item["source"] == "opencode":
+            for assistant, path in (
+                ("opencode", Path(item["data"]) / "recorded" / f"{item['name']}.json"),
+                ("claude", extraction_claude.recording_path(item)),
+            ):
+                if assistant in assistants and not path.exists():
+                    unrecorded.append(f"{assistant}:{item['name']}")
+        if "opencode" in assistants and f"opencode:{item['name']}" not in unrecorded:
+            project = new_project(run / "projects" / item["name"] / item["project"], env, llm)
+            projects[("opencode", item["name"])] = project
+            if item["source"] == "opencode":
+                path = Path(item["data"]) / "recorded" / f"{item['name']}.json"
+                if not path.exists():
+                    raise RuntimeError(
+                        f"{item['name']} is not recorded: run bench_extraction.py --record {item['name']}"
+                    )
+                recordings.append((json.loads(path.read_text(encoding="utf-8")), project, home))
+            else:
+                hook_capture(env, item, project, home)
+        if "claude" in assistants and item["source"] == "opencode" and f"claude:{item['name']}" not in unrecorded:
+            project = new_project(run / "projects-claude" / item["name"] / item["project"], env, llm, "claude")
+            projects[("claude", item["name"])] = project
+            extraction_claude.replay_item(item, project, home, env)
     progress(f"replay: {len(projects)} projects set up")
     if recordings:  # an OpenCode database without its tables would be an error for capture
         load_recordings(home / ".local" / "share" / "opencode" / "opencode.db", recordings)
     report = cm(env, run, "capture", "--idle-after", "0")
-    memories = {}
-    for name, project in projects.items():
+    if skip_unrecorded:
+        report["unrecorded"] = unrecorded
+    memories: dict[str, dict[str, list[dict[str, Any]]]] = {a: {} for a in assistants}
+    for (assistant, name), project in projects.items():
         listed = cm(env, project, "list", "--limit", "500", "--sort", "created", "--order", "asc")
-        memories[name] = listed.get("results", listed.get("memories", []))
+        memories[assistant][name] = listed.get("results", listed.get("memories", []))
     return memories, report

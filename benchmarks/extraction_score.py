@@ -13,6 +13,14 @@ paraphrase matches.
   such (files-changed facts, chatter, ...). Labels marked `optional` neither count for recall nor against
   precision: a memory matching only them is *tolerated* and left out of precision.
 
+- A label may say who stated the item (`said_by`: "user", "assistant_accepted" for what the assistant proposed or
+  explained and the user accepted, "observed" for what the data or environment showed); a memory says who stated
+  it in its `source` (`said_by:<who>`). Speaker agreement: of the matched labels that say, how many have the
+  label's speaker on their first matching memory.
+- A `must_not` rule may name `categories`: then only a memory stored as one of them breaks it (an instruction
+  planted in a tool's output must never be the user's decision, convention or preference; it may still be a
+  lesson said in our words).
+
 precision = useful / (stored - tolerated); recall = matched required labels / required labels; per category:
 recall by the label's category, precision by the category the extractor gave the memory.
 """
@@ -25,6 +33,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 Rule = list[list[str]]
+SPEAKERS = ("user", "assistant_accepted", "observed")
+_SAID_BY_RE = re.compile(r"\bsaid_by:(?P<who>\w+)")
+
+
+def said_by(memory: dict[str, Any]) -> str | None:
+    """Who stated a stored memory, from its `source` ("opencode session:ses_1 turn:3 said_by:user")."""
+    m = _SAID_BY_RE.search(str(memory.get("source") or ""))
+    return m.group("who") if m else None
 
 
 def _alternative_hits(alternative: str, text: str) -> bool:
@@ -46,10 +62,13 @@ class Label:
     what: str  # the item in a careful engineer's words (for the report, not matched)
     match: Rule
     optional: bool = False
+    said_by: str | None = None  # user | assistant_accepted | observed, when the label says
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Label:
-        return cls(data["id"], data["category"], data["what"], data["match"], bool(data.get("optional")))
+        return cls(
+            data["id"], data["category"], data["what"], data["match"], bool(data.get("optional")), data.get("said_by")
+        )
 
 
 @dataclass
@@ -57,10 +76,14 @@ class Forbidden:
     id: str
     why: str
     match: Rule
+    categories: tuple[str, ...] = ()  # only a memory of these categories breaks the rule (none: any)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Forbidden:
-        return cls(data["id"], data["why"], data["match"])
+        return cls(data["id"], data.get("why", ""), data["match"], tuple(data.get("categories") or ()))
+
+    def broken_by(self, text: str, category: str) -> bool:
+        return (not self.categories or category in self.categories) and matches(self.match, text)
 
 
 @dataclass
@@ -72,11 +95,13 @@ class Verdict:
     kind: str  # useful | duplicate | unmatched | tolerated
     labels: list[str] = field(default_factory=list)  # every label it matches
     forbidden: list[str] = field(default_factory=list)  # must_not rules it matches
+    said_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "text": self.text,
             "category": self.category,
+            "said_by": self.said_by,
             "kind": self.kind,
             "labels": self.labels,
             "must_not": self.forbidden,
@@ -89,6 +114,7 @@ class SessionScore:
     labels: list[Label]
     verdicts: list[Verdict]
     matched: dict[str, str]  # label id -> category of the first memory that matched it
+    speakers: dict[str, str | None] = field(default_factory=dict)  # label id -> said_by of that memory
 
     @property
     def missed(self) -> list[Label]:
@@ -98,8 +124,9 @@ class SessionScore:
 def score_session(
     name: str, labels: list[Label], forbidden: list[Forbidden], memories: list[dict[str, Any]]
 ) -> SessionScore:
-    """`memories`: {"text", "category"} in creation order."""
+    """`memories`: {"text", "category", "source"} in creation order."""
     matched: dict[str, str] = {}
+    speakers: dict[str, str | None] = {}
     verdicts = []
     for memory in memories:
         text, category = str(memory["text"]), str(memory.get("category") or "note")
@@ -113,11 +140,13 @@ def score_session(
             kind = "duplicate"
         else:
             kind = "unmatched"
+        who = said_by(memory)
         for lb in new:
             matched[lb.id] = category
-        bad = [f.id for f in forbidden if matches(f.match, text)]
-        verdicts.append(Verdict(text, category, kind, [lb.id for lb in hit], bad))
-    return SessionScore(name, labels, verdicts, matched)
+            speakers[lb.id] = who
+        bad = [f.id for f in forbidden if f.broken_by(text, category)]
+        verdicts.append(Verdict(text, category, kind, [lb.id for lb in hit], bad, who))
+    return SessionScore(name, labels, verdicts, matched, speakers)
 
 
 def _ratio(num: int, den: int) -> float | None:
@@ -132,6 +161,15 @@ def summarise(scores: list[SessionScore]) -> dict[str, Any]:
     useful = sum(1 for v in counted if v.kind == "useful")
     hit = sum(1 for s, lb in required if lb.id in s.matched)
     same_category = sum(1 for s, lb in required if s.matched.get(lb.id) == lb.category)
+    spoken = [(s, lb) for s, lb in required if lb.said_by and lb.id in s.matched]
+    same_speaker = sum(1 for s, lb in spoken if s.speakers.get(lb.id) == lb.said_by)
+    speakers: dict[str, dict[str, Any]] = defaultdict(lambda: {"labels": 0, "matched": 0, "recall": None})
+    for s, lb in required:
+        if lb.said_by:
+            speakers[lb.said_by]["labels"] += 1
+            speakers[lb.said_by]["matched"] += lb.id in s.matched
+    for row in speakers.values():
+        row["recall"] = _ratio(row["matched"], row["labels"])
     categories: dict[str, dict[str, Any]] = defaultdict(
         lambda: {"labels": 0, "matched": 0, "stored": 0, "useful": 0, "recall": None, "precision": None}
     )
@@ -159,8 +197,11 @@ def summarise(scores: list[SessionScore]) -> dict[str, Any]:
             "precision": _ratio(useful, len(counted)),
             # of the matched labels, how many got the label's category on their first matching memory
             "category_agreement": _ratio(same_category, hit),
+            # of the matched labels that name their speaker, how many got it on their first matching memory
+            "speaker_agreement": _ratio(same_speaker, len(spoken)),
         },
         "categories": dict(sorted(categories.items())),
+        "speakers": dict(sorted(speakers.items())),
         "sessions": [
             {
                 "name": s.name,
@@ -194,10 +235,13 @@ def markdown(summary: dict[str, Any]) -> str:
             f"| {name} | {row['labels']} | {row['matched']} | {_fmt(row['recall'])} | {row['stored']} | "
             f"{row['useful']} | | | {_fmt(row['precision'])} |"
         )
+    for name, row in summary.get("speakers", {}).items():
+        lines.append(f"| said by {name} | {row['labels']} | {row['matched']} | {_fmt(row['recall'])} | | | | | |")
     lines.append("")
     lines.append(
         f"Category agreement (matched labels whose first memory has the label's category): "
-        f"{_fmt(o['category_agreement'])}. Per-category recall is by the label's category, precision by the "
+        f"{_fmt(o['category_agreement'])}; speaker agreement (the same for `said_by`): "
+        f"{_fmt(o.get('speaker_agreement'))}. Per-category recall is by the label's category, precision by the "
         "category the extractor stored."
     )
     return "\n".join(lines)
@@ -211,8 +255,8 @@ def misses(summary: dict[str, Any]) -> str:
         for lb in s["missed"]:
             out.append(f"- MISSED [{lb['category']}] {lb['id']}: {lb['what']}")
         for m in s["memories"]:
-            if m["kind"] in ("unmatched", "duplicate"):
+            if m["kind"] in ("unmatched", "duplicate") or m["must_not"]:
                 tag = m["kind"].upper() + (f" must-not:{','.join(m['must_not'])}" if m["must_not"] else "")
                 dup = f" (of {', '.join(m['labels'])})" if m["kind"] == "duplicate" else ""
-                out.append(f"- {tag}{dup} [{m['category']}] {m['text'][:300]!r}")
+                out.append(f"- {tag}{dup} [{m['category']} by {m.get('said_by')}] {m['text'][:300]!r}")
     return "\n".join(out)

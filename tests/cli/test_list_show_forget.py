@@ -116,7 +116,7 @@ def test_show_updates_access_count(cm: Invoke) -> None:
     second = show(cm, mid)
     assert (first["access_count"], second["access_count"]) == (1, 2)
     assert second["last_accessed_at"] >= first["last_accessed_at"]
-    assert set(first) == MEMORY_KEYS | {"links", "entities", "staleness"}
+    assert set(first) == MEMORY_KEYS | {"links", "entities", "staleness", "usefulness"}
 
 
 def test_show_plain_markdown_and_several_ids(cm: Invoke) -> None:

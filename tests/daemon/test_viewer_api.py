@@ -124,6 +124,7 @@ SESSION_ENDPOINTS: list[tuple[str, str, dict[str, Any]]] = [
     ("POST", "/viewer/session-detail", {"session_id": "2020-01-01-none"}),
     ("POST", "/viewer/injections", {}),
     ("POST", "/viewer/runs", {}),
+    ("POST", "/viewer/report", {}),
     ("POST", "/memory/transcript", {"reference": "mem_00000000"}),
     ("POST", "/sessions/list", {}),
     ("POST", "/sessions/search", {"query": "httpx"}),
@@ -279,6 +280,10 @@ def test_the_overview_and_the_injections_answer(world: tuple[Daemon, Path, list[
     ledger = client.request("POST", "/viewer/injections", {"project_root": str(project)}).data
     first = ledger["explained"]["injections"][-1]
     assert first["kind"] == "hud" and first["memories"][0]["text"].startswith("Use httpx") and first["tokens"] > 0
+    report = client.request("POST", "/viewer/report", {"project_root": str(project), "since": "7d"})
+    assert report.status == 200 and report.data["tokens"] > 0 and report.data["since"], report.data
+    bad = client.request("POST", "/viewer/report", {"project_root": str(project), "since": "the other day"})
+    assert bad.status in (400, 422) and "since" in json.dumps(bad.data), bad.data
 
 
 def test_session_markdown_is_rendered_without_raw_html_or_unsafe_links() -> None:

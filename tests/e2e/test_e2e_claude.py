@@ -47,6 +47,7 @@ PROMPT_1 = (
     f"The staging key is {SECRET_KEY}. Please save a checkpoint, then create limiter.py."
 )
 T = TypeVar("T")
+PROMPT_1B = "Thanks, that looks right."
 PROMPT_2 = "How should the limiter count requests: per API key or per IP address?"
 
 
@@ -97,10 +98,14 @@ def cm(env: dict[str, str], cwd: Path, *args: str) -> dict[str, Any]:
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
-def claude(env: dict[str, str], api: ScriptedAnthropic, project: Path, prompt: str, *tools: str) -> dict[str, Any]:
-    """`claude -p PROMPT --output-format json` in `project` against the scripted API; its JSON result."""
+def claude(
+    env: dict[str, str], api: ScriptedAnthropic, project: Path, prompt: str, *tools: str, resume: str | None = None
+) -> dict[str, Any]:
+    """`claude -p PROMPT --output-format json` (`--resume SESSION`) in `project` against the scripted API; its
+    JSON result."""
+    more = ["--resume", resume] if resume else []
     done = subprocess.run(
-        [str(claude_bin()), "-p", prompt, "--allowedTools", " ".join(tools), "--output-format", "json"],
+        [str(claude_bin()), "-p", prompt, "--allowedTools", " ".join(tools), "--output-format", "json", *more],
         cwd=project,
         env={**env, "ANTHROPIC_BASE_URL": api.base_url},
         stdin=subprocess.DEVNULL,
@@ -204,6 +209,10 @@ def test_init_then_claude_code_sessions_leave_session_files_turns_memories_and_i
     log = logs[0].read_text()
     assert f"session:{session}" in log and "Redis instead of Memcached" in log and NOTE in log, log
     assert "[Tool: Write `limiter.py`]" in log and MODEL_NOTE in log, log
+
+    # the user carries on in the same session: the assistant's Remember note is accepted (its next prompt)
+    with ScriptedAnthropic(Script([Reply("Good.")])) as api:
+        claude(env, api, project, PROMPT_1B, "Write", "Edit", "Bash", resume=session)
 
     # capture and extraction (what the daemon does every poll): memories from the claude-code session
     report = cm(env, project, "capture", "--idle-after", "0")

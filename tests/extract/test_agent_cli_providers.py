@@ -365,3 +365,14 @@ def test_extraction_through_a_cli_stores_memories_and_charges_the_clis_usage(hom
             "SELECT provider, model, prompt_tokens, completion_tokens FROM llm_spend"
         ).fetchall()
         assert rows == [("claude", "claude-haiku-test", 1060, 45)]
+
+
+def test_an_answer_printed_as_bare_json_is_the_answer_and_events_are_read_as_events() -> None:
+    from codememory.extract.cli_opencode import parse_events
+
+    bare = '{"memories": []}\n'  # an OpenCode that prints the model's text alone, and that text is JSON
+    assert parse_events(bare).text == bare
+    events = '{"type": "text", "part": {"text": "{\\"memories\\": []}"}}\n{"type": "step_finish", "part": {}}\n'
+    assert parse_events(events).text == '{"memories": []}'
+    with pytest.raises(LLMError):
+        parse_events('{"type": "error", "error": {"message": "no key"}}\n')

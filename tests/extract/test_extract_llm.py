@@ -127,7 +127,7 @@ def test_llm_memories_are_stored_with_their_turn_source_and_category(store: Stor
     assert gotcha["category"] == "gotcha" and gotcha["source"] == "opencode session:ses_shop1 turn:2"
     # What needs no judgement comes from the rules, alongside the model's memories.
     note = by_text["the staging database is reset every Sunday night"]
-    assert note["entered_by"] == "codememory-extract:heuristic" and note["source"].endswith("turn:2")
+    assert note["entered_by"] == "codememory-extract:heuristic" and note["source"].endswith("turn:2 said_by:user")
     assert not any(t.startswith("Files changed") for t in by_text)  # files belong to the session, not memory
     assert report.status == "ok" and report.llm_calls == 1 and report.prompt_tokens == 1234
     assert extraction_rows(store) == [(1, 3, "llm", "ok", 3)]

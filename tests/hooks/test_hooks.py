@@ -38,6 +38,9 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
+STORED = {"Staging deploys use the deploy-staging make target", "The staging server runs Ubuntu 24.04"}
+
+
 def payload(name: str, root: Path, transcript: Path | None = None) -> str:
     text = (FIXTURES / name).read_text()
     return text.replace("__PROJECT__", str(root)).replace("__TRANSCRIPT__", str(transcript or root / "none.jsonl"))
@@ -155,23 +158,41 @@ def test_stop_closes_session_with_end_sha_and_remembers_once(project: Path, tmp_
         assert session.status == "closed"
         markdown = store.show_session(session.session_id).markdown
         assert f"git_sha_end: {sha}" in markdown
-        texts = sorted(m.text for m in store.list(limit=50))
+        assert {m.text for m in store.list(limit=50)} == STORED  # the assistant's notes wait for the next prompt
+    # the user carries on: the notes are stored now, accepted by the user
+    hook("claude", "UserPromptSubmit", stdin=payload("claude_UserPromptSubmit.json", project, transcript))
+    with Store.open(project) as store:
+        stored = [m for m in store.list(limit=50) if m.text not in STORED]
+    texts = sorted(m.text for m in stored)
     assert any("make deploy-staging" in t for t in texts)
     assert any("Postgres 16 on port 5433" in t for t in texts)
-    # Again, plus a new transcript line: the old lines are not re-read (cursor), nothing is stored twice.
+    assert all(m.source and m.source.endswith("said_by:assistant_accepted") for m in stored)
+    # Again, plus a new transcript line: the old lines are not re-read (cursor), nothing is stored twice; a note
+    # the session ends on, unanswered, is dropped.
     with transcript.open("a") as f:
         line = {"type": "assistant", "message": {"content": [{"type": "text", "text": "*Remember*: use uv."}]}}
         f.write(json.dumps(line) + "\n")
-    hook("claude", "UserPromptSubmit", stdin=payload("claude_UserPromptSubmit.json", project, transcript))
-    hook("claude", "SessionEnd", stdin=payload("claude_SessionEnd.json", project, transcript))
     hook("claude", "Stop", stdin=stop)
+    hook("claude", "SessionEnd", stdin=payload("claude_SessionEnd.json", project, transcript))
     with Store.open(project) as store:
-        again = sorted(m.text for m in store.list(limit=50))
+        again = sorted(m.text for m in store.list(limit=50) if m.text not in STORED)
         [session] = store.list_sessions(tool="claude-code")
-    assert sorted([*texts, "use uv."]) == again
+    assert again == texts
     assert session.status == "closed"
     state = json.loads((project / ".codememory/journal/claude-0b7c9a4e-1111-4c1e-9d7a-5f0e2a3b4c5d.json").read_text())
     assert state["transcripts"][str(transcript.resolve())] == transcript.stat().st_size
+
+
+def test_an_objecting_prompt_drops_the_assistants_notes(project: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text((FIXTURES / "claude_transcript.jsonl").read_text())
+    hook("claude", "Stop", stdin=payload("claude_Stop.json", project, transcript))
+    objection = payload("claude_UserPromptSubmit.json", project, transcript).replace(
+        "How do we deploy the staging server?", "No, that is wrong: staging runs Postgres 15."
+    )
+    hook("claude", "UserPromptSubmit", stdin=objection)
+    with Store.open(project) as store:
+        assert {m.text for m in store.list(limit=50)} == STORED
 
 
 def test_journaled_files_join_git_in_the_closed_session(project: Path, tmp_path: Path) -> None:
@@ -232,9 +253,12 @@ def test_codex_events(project: Path, tmp_path: Path) -> None:
     assert "deploy-staging" in context(out, "UserPromptSubmit")
     hook("codex", "Stop", stdin=payload("codex_Stop.json", project, transcript))
     with Store.open(project) as store:
-        assert any("gpu-2" in m.text for m in store.list(limit=50))
+        assert not any("gpu-2" in m.text for m in store.list(limit=50))  # the assistant's note waits
         [session] = store.list_sessions(tool="codex")
     assert session.status == "closed" and session.goal == "How do we deploy the staging server?"
+    hook("codex", "UserPromptSubmit", stdin=payload("codex_UserPromptSubmit.json", project, transcript))
+    with Store.open(project) as store:
+        assert any("gpu-2" in m.text for m in store.list(limit=50))  # the next prompt carried on: accepted
 
 
 def test_cursor_events(project: Path) -> None:

@@ -64,6 +64,11 @@ def hooks_log(root: Path) -> str:
     return log.read_text() if log.exists() else ""
 
 
+def carry_on(prompt_payload: str) -> str:
+    """The same prompt payload with a user's reply that objects to nothing."""
+    return json.dumps({**json.loads(prompt_payload), "prompt": "thanks, carry on"})
+
+
 def test_a_gemini_cli_session(project: Path, tmp_path: Path) -> None:
     chats = tmp_path / "chats"
     chats.mkdir()
@@ -83,6 +88,8 @@ def test_a_gemini_cli_session(project: Path, tmp_path: Path) -> None:
         assert hook("gemini", "AfterTool", recorded(name, project, chats)) == ""
     assert journal(project, f"gemini-{GEMINI_SESSION}.jsonl") == ["hello.txt", "app.py"]
     assert hook("gemini", "AfterAgent", recorded("gemini_AfterAgent.json", project, chats)) == ""
+    # the assistant's Remember note waits for the user's next prompt, which carries on and so accepts it
+    hook("gemini", "BeforeAgent", carry_on(prompt))
     assert hook("gemini", "SessionEnd", recorded("gemini_SessionEnd.json", project, chats)) == ""
     with Store.open(project) as store:
         [session] = store.list_sessions(tool="gemini")
@@ -106,12 +113,13 @@ def test_a_copilot_cli_session(project: Path, tmp_path: Path) -> None:
         assert hook("copilot", "PostToolUse", recorded(name, project, state)) == ""
     assert journal(project, f"copilot-{COPILOT_SESSION}.jsonl") == ["hello.txt", "app.py"]
     assert hook("copilot", "Stop", recorded("copilot_Stop.json", project, state)) == ""  # no last message: transcript
+    hook("copilot", "UserPromptSubmit", carry_on(prompt))  # the user's next prompt accepts the assistant's note
+    assert hook("copilot", "SessionEnd", recorded("copilot_SessionEnd.json", project, state)) == ""
     with Store.open(project) as store:
         texts = [m.text for m in store.list(limit=50)]
         [session] = store.list_sessions(tool="copilot")
     assert "the hello file is written by the greeter." in texts
     assert session.status == "closed" and session.goal == "greet in hello.txt and set a to 2"
-    assert hook("copilot", "SessionEnd", recorded("copilot_SessionEnd.json", project, state)) == ""
     assert hooks_log(project) == ""
 
 

@@ -51,9 +51,11 @@ from codememory.operations.forget import Archived, Forgotten, Pruned, Unarchived
 from codememory.operations.get import MemoryDetail, Records
 from codememory.operations.global_search import GlobalResult, GlobalSessionSearch
 from codememory.operations.hygiene_runs import HygieneRuns
+from codememory.operations.import_history import HistoryImport, PastSession
 from codememory.operations.listing import MemoryList
 from codememory.operations.projects import Projects
 from codememory.operations.publish import DeleteProjectResult, PublishResult
+from codememory.operations.report import UsageReport
 from codememory.operations.retrieve import OrgRetrieveResult
 from codememory.operations.review import ReviewAnswer, ReviewList
 from codememory.operations.search import RecallSearch
@@ -282,12 +284,14 @@ CLI_CASES: dict[str, Any] = {
     "sessions rebuild": RebuildReport,
     "transcript": Transcript,
     "explain": Explained,
+    "report": UsageReport,
     "trust": TrustReport,
     "trust --show": TrustReport,
     "trust --revoke": TrustReport,
     "repair": RepairReport,
     "capture": PassReport,
     "capture (OpenCode)": PassReport,
+    "import-history": HistoryImport,
     "daemon start": DaemonStarted,
     "daemon status": DaemonStatus,
     "daemon stop": DaemonStopped,
@@ -386,6 +390,7 @@ def test_the_cli_prints_the_typed_results(cm: Invoke, project: Path, tmp_path: P
     hook = cm("hook", "claude", "SessionStart", input=json.dumps({"session_id": "s1", "cwd": str(project)}))
     assert hook.exit_code == 0 and hook.stdout, hook.output
     assert expect("explain", "explain")["injections"]
+    assert expect("report", "report")["memories"]
     uninstalled = expect("init", "init", "--uninstall", "--assistants", "none", "--no-global")
     assert "created" not in uninstalled
     assert {Memory, AddResult, SessionDetail, Transcript} <= check.seen
@@ -451,6 +456,20 @@ def test_trust_repair_and_capture_print_their_typed_reports(cm: Invoke, project:
     db.close()
     assert _expect(cm, check, "repair", "repair")["memories"]["kept"]
     assert {TrustReport, ProjectSetting, RepairReport, TableReport} <= check.seen
+
+
+def test_import_history_prints_its_typed_report(
+    cm: Invoke, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from support.history_home import env_for, place_session
+
+    check = Checker()
+    for key, value in env_for(tmp_path / "home").items():
+        monkeypatch.setenv(key, value)
+    place_session(tmp_path / "home", project, "gemini")
+    report = _expect(cm, check, "import-history", "import-history")
+    assert report["sessions"][0]["turns_captured"] == report["turns_captured"] == 2
+    assert {HistoryImport, PastSession} <= check.seen
 
 
 def test_sharing_prints_its_typed_reports(cm: Invoke, project: Path) -> None:

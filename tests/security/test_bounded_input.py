@@ -266,6 +266,9 @@ def test_hook_payload_with_lone_surrogates_and_bad_bytes_is_stored_with_replacem
     stop = stop.replace(b"LONE", b"\\ud800").replace(b"BAD", b"\xff\xfe")
     done = script(HOOK, "claude", "Stop", stdin=stop, cwd=project)
     assert (done.returncode, done.stdout) == (0, b"")
+    # the assistant's note waits for the user's next prompt, which carries on and so accepts it
+    carry_on = json.dumps({"session_id": "s2", "cwd": str(project), "prompt": "thanks, next one"}).encode()
+    assert script(HOOK, "claude", "UserPromptSubmit", stdin=carry_on, cwd=project).returncode == 0
     assert stored_texts(project) == ["the lint step \ufffd runs \ufffd\ufffd first"]
     journal = next((project / ".codememory" / "journal").glob("claude-s2.jsonl"))
     assert json.loads(journal.read_bytes().decode("utf-8"))["path"] == "src/\ufffd\ufffd.py"
@@ -284,6 +287,8 @@ def test_a_transcript_line_longer_than_the_hook_read_does_not_stop_the_scan(proj
     stop = json.dumps({"session_id": "s3", "cwd": str(project), "transcript_path": str(transcript)}).encode()
     for _run in range(2):  # the long line fills one run's budget; the next run reads on from it
         assert script(HOOK, "claude", "Stop", stdin=stop, cwd=project).returncode == 0
+    carry_on = json.dumps({"session_id": "s3", "cwd": str(project), "prompt": "ok, go on"}).encode()
+    assert script(HOOK, "claude", "UserPromptSubmit", stdin=carry_on, cwd=project).returncode == 0  # accepts the note
     assert stored_texts(project) == ["the queue is Redis"]
     state = json.loads((project / ".codememory" / "journal" / "claude-s3.json").read_text())
     assert state["transcripts"][str(transcript.resolve())] == transcript.stat().st_size

@@ -371,6 +371,8 @@ def test_hook_payloads_and_arguments(project: Path, tmp_path: Path) -> None:
         runs.append(_hook(project, "claude", "PostToolUse", stdin=json.dumps(event)))
     remember = "\n\n".join(f"*Remember*: the deploy needs {t}" for _, t in note)
     runs.append(_hook(project, "claude", "Stop", stdin=json.dumps({**base, "last_assistant_message": remember})))
+    # the notes wait (scrubbed) for the user's next prompt, which carries on and so accepts them
+    runs.append(_hook(project, "claude", "UserPromptSubmit", stdin=json.dumps({**base, "prompt": "ok, go on"})))
     bad_event, bad_stdin = secret(990), secret(991)
     runs.append(_hook(project, "claude", f"mysql -p{bad_event}", stdin=json.dumps(base)))  # logged, scrubbed
     runs.append(_hook(project, "claude", "Stop", "--project", str(project), stdin=f"not json PGPASSWORD={bad_stdin}"))

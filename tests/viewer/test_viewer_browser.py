@@ -3,10 +3,11 @@ Playwright, which never downloads a browser here (`executable_path`), against a 
 
 One walk through every page: log in through the link `codememory viewer` prints, search and find a memory, edit it
 and see the change in the CLI, forget one after confirming, open a session, read the injections after a /retrieve,
-and the Runs page (a consolidation run); a hostile memory (`<script>`, an `onerror` attribute) shows as text and
-runs nothing; a second tab works; a browser without the cookie, a request without the CSRF token, the session cookie
-as the browser hands it to another server on 127.0.0.1 (replayed from there) and a used login link are refused. A
-screenshot of each page is kept in tests/artifacts/viewer/ (git-ignored)."""
+the Runs page (a consolidation run) and the Usefulness page (one agent session shown two memories, one cited); a
+hostile memory (`<script>`, an `onerror` attribute) shows as text and runs nothing; a second tab works; a browser
+without the cookie, a request without the CSRF token, the session cookie as the browser hands it to another server
+on 127.0.0.1 (replayed from there) and a used login link are refused. A screenshot of each page is kept in
+tests/artifacts/viewer/ (git-ignored)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,10 @@ from typing import Any, ClassVar
 
 import pytest
 
+from codememory.capture.turns import ToolCall, Turn
+from codememory.capture.usage import observe_turn
+from codememory.operations.explain import record_injection
+from codememory.service.project_store import Store
 from support.capture import capture_by_hand
 from support.daemon import Daemon, codememory, isolated_env, make_project, spawn
 
@@ -62,6 +67,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     ).strip()
     codememory(env, "--project", project, "consolidate", "--no-model")  # a recorded run for the Runs page
     codememory(env, "--project", project, "link", flaky_id, ci_id, "--type", "contextualizes")
+    show_and_cite(project, shown=[ci_id, hostile_id], cited=ci_id)  # for the Usefulness page
     daemon = spawn(env)
     try:
         root = str(project.resolve())
@@ -87,6 +93,17 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         }
     finally:
         daemon.terminate()
+
+
+def show_and_cite(project: Path, shown: list[str], cited: str) -> None:
+    """An agent session is shown these memories by the HUD, then a tool call of its next turn names `cited`."""
+    with Store.open(project) as store:
+        memories = [{"id": i, "text": store.get(i, touch=False).text, "why": {}} for i in shown]
+        record_injection(store, kind="hud", memories=memories, query=["ci"], session_id="ses_viewer")
+        call = ToolCall("bash", "c1", "completed", {"command": f"echo {cited}"}, started_at="2099-01-01T00:00:01.000Z")
+        observe_turn(
+            store.db, Turn("opencode", "ses_viewer", "t1", 1, "2099-01-01T00:00:00.000Z", None, "x", (), (call,))
+        )
 
 
 def show(daemon: Daemon, project: str, memory_id: str) -> dict[str, Any]:
@@ -245,6 +262,19 @@ def test_every_page_in_a_real_browser(world: dict[str, Any], browser: Any) -> No
     assert "consolidation" in run and "applied" in run and "command" in run
     shot("runs")
 
+    # what the agents did with what they were shown: the cited memory is the most useful, the other never used
+    page.goto(f"http://127.0.0.1:{daemon.port}/#/report")
+    on("report")
+    assert page.inner_text("#use-sessions").split() == ["1", "agent", "sessions"]
+    assert page.inner_text("#use-days tbody tr:last-child").split()[1] == "1"  # the call without a session is none
+    assert ids["ci"] in page.inner_text("#use-most") and "1 of 1 sessions" in page.inner_text("#use-most")
+    never = page.inner_text("#use-never")
+    assert ids["hostile"] in never and "<script>" in never and ids["ci"] not in never
+    shot("report")
+    page.click(f'#use-most a[href="#/memory/{ids["ci"]}"]')
+    on("memory")
+    assert "in 1 of the 1 agent sessions" in page.inner_text("#usefulness")
+
     # a request without the CSRF token is refused even from the page itself (the cookie alone is not enough), with
     # it accepted
     body = json.dumps({"project_root": project, "query": "httpx"})
@@ -288,6 +318,7 @@ def test_the_pages_fit_a_phone(world: dict[str, Any], browser: Any) -> None:
         ("memory", f"#/memory/{world['ids']['flaky']}", "tr.link"),
         ("sessions", "#/sessions", 'main[data-page="sessions"]'),
         ("injections", "#/injections", 'main[data-page="injections"]'),
+        ("report", "#/report", "#use-most"),
     ):
         page.goto(f"http://127.0.0.1:{daemon.port}/{route}")
         page.wait_for_selector(ready)

@@ -20,6 +20,15 @@ their process has not read, and each turn is a new process).
 Labelling rule: a step's `relevant` memories are the ones a careful teammate would want the agent to have
 in mind while taking that step (for the final answer: the ones the answer should respect), judged from the
 user's request and the tool calls made so far in the turn, not from the tool call itself alone.
+
+A tool-call step's `uses` (a subset of `relevant`) are the memories its own tool call relies on: the call
+applies something the memory states (a value, name, path or command it gives: ST_MakeEnvelope with 4326,
+UPLOAD_MAX_BYTES, deploy/nginx.conf, leeway=60, utf-8-sig), reads or edits the file the memory points to for
+this task, or does what the memory prescribes where neither the user's request nor the file being edited
+would have told it to. A memory the call merely agrees with (a pattern the file already follows, a warning
+heeded by not doing something) is relevant, not used. Final answers have no `uses`: use detection watches what
+the agent does (tool calls and edits) and the ids it cites. These labels score use detection
+(bench_agent_view.py: which shown memories the session went on to use).
 """
 
 from __future__ import annotations
@@ -785,10 +794,10 @@ def user(text: str) -> None:
     SESSIONS[-1]["turns"].append({"user": text, "steps": []})
 
 
-def call(tool: str, args: dict[str, Any], *relevant: str, note: str = "") -> None:
-    """A step whose reply is one tool call."""
+def call(tool: str, args: dict[str, Any], *relevant: str, note: str = "", uses: tuple[str, ...] = ()) -> None:
+    """A step whose reply is one tool call; `uses`: the relevant memories the call relies on (see the docstring)."""
     SESSIONS[-1]["turns"][-1]["steps"].append(
-        {"tool_calls": [{"tool": tool, "args": args}], "relevant": list(relevant), "note": note}
+        {"tool_calls": [{"tool": tool, "args": args}], "relevant": list(relevant), "uses": list(uses), "note": note}
     )
 
 
@@ -797,16 +806,16 @@ def answer(text: str, *relevant: str) -> None:
     SESSIONS[-1]["turns"][-1]["steps"].append({"answer": text, "relevant": list(relevant), "note": "final answer"})
 
 
-def read(path: str, *relevant: str, note: str = "") -> None:
-    call("read", {"filePath": "{root}/" + path}, *relevant, note=note)
+def read(path: str, *relevant: str, note: str = "", uses: tuple[str, ...] = ()) -> None:
+    call("read", {"filePath": "{root}/" + path}, *relevant, note=note, uses=uses)
 
 
-def edit(path: str, old: str, new: str, *relevant: str, note: str = "") -> None:
-    call("edit", {"filePath": "{root}/" + path, "oldString": old, "newString": new}, *relevant, note=note)
+def edit(path: str, old: str, new: str, *relevant: str, note: str = "", uses: tuple[str, ...] = ()) -> None:
+    call("edit", {"filePath": "{root}/" + path, "oldString": old, "newString": new}, *relevant, note=note, uses=uses)
 
 
-def bash(command: str, description: str, *relevant: str, note: str = "") -> None:
-    call("bash", {"command": command, "description": description}, *relevant, note=note)
+def bash(command: str, description: str, *relevant: str, note: str = "", uses: tuple[str, ...] = ()) -> None:
+    call("bash", {"command": command, "description": description}, *relevant, note=note, uses=uses)
 
 
 # Session 1: a spatial filter for the map view.
@@ -844,6 +853,7 @@ edit(
     "query_validation",
     "error_format",
     note="add the filter",
+    uses=("geo_lonlat", "srid_envelope", "gist_index", "query_validation"),
 )
 read("tests/test_observations.py", "testcontainers", "factories", note="the endpoint's tests")
 edit(
@@ -869,6 +879,7 @@ def test_malformed_bbox_is_a_422_problem(client, db):
     "geo_lonlat",
     "error_format",
     note="test the filter",
+    uses=("error_format",),
 )
 bash(
     "grep -rn 'ST_MakeEnvelope\\|ST_Intersects' app/",
@@ -876,6 +887,7 @@ bash(
     "gist_index",
     "srid_envelope",
     note="check the query",
+    uses=("gist_index", "srid_envelope"),
 )
 answer(
     "Added `bbox=minLon,minLat,maxLon,maxLat` to GET /v1/observations: parsed by parse_bbox (422 problem+json when "
@@ -916,7 +928,14 @@ call(
     "nginx_body",
     note="ask the memory first",
 )
-read("app/api/photos.py", "photo_limit", "presigned_upload", "nginx_body", note="the upload endpoint")
+read(
+    "app/api/photos.py",
+    "photo_limit",
+    "presigned_upload",
+    "nginx_body",
+    note="the upload endpoint",
+    uses=("photo_limit",),
+)
 edit(
     "app/api/photos.py",
     "UPLOAD_MAX_BYTES = 10 * 1024 * 1024",
@@ -925,14 +944,16 @@ edit(
     "presigned_upload",
     "nginx_body",
     note="raise the policy's limit",
+    uses=("photo_limit",),
 )
-read("deploy/nginx.conf", "nginx_body", "todo_legacy_photos", note="the ingress limit")
+read("deploy/nginx.conf", "nginx_body", "todo_legacy_photos", note="the ingress limit", uses=("nginx_body",))
 edit(
     "deploy/nginx.conf",
     "client_max_body_size 10m;",
     "client_max_body_size 25m;",
     "nginx_body",
     note="raise the ingress limit",
+    uses=("nginx_body",),
 )
 answer(
     "The presigned POST policy now allows 25 MB (UPLOAD_MAX_BYTES) and the ingress client_max_body_size is 25m, "
@@ -942,7 +963,7 @@ answer(
     "presigned_upload",
 )
 user("Thumbnails of those big photos now fail in the worker with DecompressionBombError. Fix it.")
-read("app/jobs.py", "pillow_bomb", "exif_strip", "job_idempotent", note="the photo job")
+read("app/jobs.py", "pillow_bomb", "exif_strip", "job_idempotent", note="the photo job", uses=("exif_strip",))
 edit(
     "app/jobs.py",
     """THUMB_SIZES = (256, 1024)
@@ -954,8 +975,15 @@ Image.MAX_IMAGE_PIXELS = 250_000_000
     "pillow_bomb",
     "exif_strip",
     note="raise the pixel limit",
+    uses=("pillow_bomb",),
 )
-bash("grep -rn MAX_IMAGE_PIXELS app/", "Check where the pixel limit is set", "pillow_bomb", note="check")
+bash(
+    "grep -rn MAX_IMAGE_PIXELS app/",
+    "Check where the pixel limit is set",
+    "pillow_bomb",
+    note="check",
+    uses=("pillow_bomb",),
+)
 answer(
     "process_photo now allows up to 250 million pixels (Image.MAX_IMAGE_PIXELS), enough for 200 MP cameras, "
     "without turning the bomb check off. The worker container has to be redeployed for it to apply.",
@@ -972,6 +1000,7 @@ call(
     },
     "photo_limit",
     note="store the decision",
+    uses=("photo_limit",),
 )
 answer("Saved: the 25 MB photo limit and why.", "photo_limit")
 
@@ -988,6 +1017,7 @@ edit(
     "csv_bom",
     "csv_no_sep_line",
     note="write a BOM",
+    uses=("csv_bom",),
 )
 bash("grep -n 'encode(' app/export.py", "Check the export encoding", "csv_bom", note="check")
 answer(
@@ -1028,6 +1058,7 @@ def to_geojson(rows: Iterable[Observation]) -> dict:
     "geo_lonlat",
     "timezone_utc",
     note="write GeoJSON",
+    uses=("geojson_rfc", "geo_lonlat"),
 )
 read("app/api/exports.py", "export_job", "query_validation", note="the export endpoint")
 edit(
@@ -1045,6 +1076,7 @@ edit(
     "query_validation",
     "worker_deploy",
     note="the format parameter",
+    uses=("query_validation",),
 )
 answer(
     "POST /v1/exports takes format=csv|geojson; the job writes an RFC 7946 FeatureCollection with [lon, lat] "
@@ -1057,7 +1089,7 @@ answer(
 # Session 4: an auth regression, then a commit.
 session("token-clock-skew")
 user("Some Android users get 401 'token not yet valid' right after logging in. Investigate and fix.")
-read("app/auth.py", "jwt_leeway", "jwt_pyjwt", note="token verification")
+read("app/auth.py", "jwt_leeway", "jwt_pyjwt", note="token verification", uses=("jwt_pyjwt",))
 edit(
     "app/auth.py",
     'audience="fieldnote-api", leeway=0)',
@@ -1065,8 +1097,9 @@ edit(
     "jwt_leeway",
     "jwt_pyjwt",
     note="restore the leeway",
+    uses=("jwt_leeway",),
 )
-bash("grep -rn leeway app/ tests/", "Look for other token checks", "jwt_leeway", note="check")
+bash("grep -rn leeway app/ tests/", "Look for other token checks", "jwt_leeway", note="check", uses=("jwt_leeway",))
 answer(
     "The phones' clocks run ahead of the identity service, so iat was in the future: jwt.decode had leeway=0 "
     "since a refactor. It is back to 60 seconds.",
@@ -1080,6 +1113,7 @@ bash(
     "commit_style",
     "ci_checks",
     note="commit",
+    uses=("commit_style",),
 )
 answer("Committed as `auth: accept 60 s of clock skew when verifying tokens`.", "commit_style")
 
@@ -1131,6 +1165,9 @@ def steps() -> dict[str, Any]:
                         old, new = tc["args"]["oldString"], tc["args"]["newString"]
                         assert files[path].count(old) == 1, f"{path}: oldString found {files[path].count(old)} times"
                         files[path] = files[path].replace(old, new)
+                if "tool_calls" in st:
+                    assert set(st["uses"]) <= set(st["relevant"]), f"{s['name']}: uses beyond relevant: {st['uses']}"
+                    st = {**st, "uses": [mem_id(k) for k in st["uses"]]}
                 out_steps.append({**st, "relevant": [mem_id(k) for k in st["relevant"]]})
             turns.append({"user": t["user"], "steps": out_steps})
         sessions.append({"name": s["name"], "turns": turns})

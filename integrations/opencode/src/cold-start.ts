@@ -13,7 +13,8 @@
  *
  * OpenCode runs the messages hook before the system hook for each call: the messages hook (call.ts) fetches the block
  * from the daemon's `POST /memory/recent` within the call's budget and plans it in the session's state; the system
- * hook here only pushes what was planned. Skipped for OpenCode's title request.
+ * hook here only pushes what was planned. Skipped for OpenCode's title request. Under the memories, the hand-off
+ * from the project's last session, whichever assistant had it (the daemon's `last_session`).
  */
 import { MIN_LINE_TOKENS, fitBlock } from "./budget.ts"
 import type { Config } from "./config.ts"
@@ -38,7 +39,8 @@ export async function fetchColdBlock(
   toolNames: string[],
   allowance: number,
 ): Promise<ColdBlock | null> {
-  const render = (memories: MemoryItem[], total?: number) => formatColdStart(memories, { tools: toolNames, total })
+  const render = (memories: MemoryItem[], total?: number, lastSession?: unknown) =>
+    formatColdStart(memories, { tools: toolNames, total, lastSession })
   // The block's own text (preamble, tool names, tags) is not the daemon's to count: ask for what is left of it.
   const framing = estimateTokens(render([{ id: "mem_00000000", text: "x" }], 99_999))
   const budget = Math.min(config.coldStartTokens, allowance - framing)
@@ -46,8 +48,14 @@ export async function fetchColdBlock(
   const body = { project_root: projectRoot, session_id: sessionID, limit: config.coldStartLimit, token_budget: budget }
   const result = await request(config, "POST", "/memory/recent", body, config.coldStartTimeoutMs)
   const total = typeof result?.total === "number" ? result.total : null
-  const fitted = fitBlock(showable(result?.memories), (ms) => render(ms, total ?? undefined), allowance)
-  if (!fitted.text) return null
+  // the last session's hand-off comes first: memories are dropped, newest last, until the block fits
+  const last = result?.last_session
+  const fitted = fitBlock(showable(result?.memories), (ms) => render(ms, total ?? undefined, last), allowance)
+  if (!fitted.text) {
+    const alone = render([], total ?? undefined, last)
+    if (alone && estimateTokens(alone) <= allowance) return { text: alone, ids: [], tokens: estimateTokens(alone), total }
+    return null
+  }
   return { text: fitted.text, ids: fitted.shown.map((m) => m.id), tokens: fitted.tokens, total }
 }
 

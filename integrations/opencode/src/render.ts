@@ -133,11 +133,24 @@ export function formatHud(memories: MemoryItem[] | undefined | null): string | n
  */
 export function formatColdStart(
   memories: MemoryItem[] | undefined | null,
-  opts: { tools?: boolean | string[]; total?: number } = {},
+  opts: { tools?: boolean | string[]; total?: number; lastSession?: unknown } = {},
 ): string | null {
   const lines = memoryLines(memories)
-  if (!lines.length) return null
+  const handoff = lastSessionLines(opts.lastSession)
+  if (!lines.length && !handoff.length) return null
   const more = opts.total && opts.total > lines.length ? ` (${lines.length} of ${opts.total})` : ""
   const tools = Array.isArray(opts.tools) ? (opts.tools.length ? `Memory tools: ${opts.tools.join(", ")}.` : "") : opts.tools === false ? "" : TOOLS_LINE
-  return `<${COLD_TAG}>\n${PREAMBLE} Important and recent${more}:\n` + lines.join("\n") + (tools ? `\n${tools}` : "") + `\n</${COLD_TAG}>`
+  const body = [...(lines.length ? [`${PREAMBLE} Important and recent${more}:`, ...lines] : [PREAMBLE]), ...handoff]
+  return `<${COLD_TAG}>\n` + body.join("\n") + (tools ? `\n${tools}` : "") + `\n</${COLD_TAG}>`
+}
+
+/**
+ * The hand-off from the project's last session (the daemon's `last_session`: "Last codex session: GOAL (DATE)",
+ * then "Done: …", "Still to do: …", "Decided: …", "Files touched: …"), each a safe line: whatever assistant had the
+ * last session, the next one starts where it stopped. At most 5 lines.
+ */
+export function lastSessionLines(value: unknown): string[] {
+  if (!Array.isArray(value)) return []
+  const lines = value.filter((v): v is string => typeof v === "string").map((v) => safeLine(v, 1200)).filter(Boolean)
+  return lines.slice(0, 5).map((line, i) => (i === 0 ? line : `  ${line}`))
 }

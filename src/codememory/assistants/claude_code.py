@@ -4,6 +4,9 @@ Hook events and payloads: https://docs.anthropic.com/en/docs/claude-code/hooks (
 
 from __future__ import annotations
 
+import glob
+from pathlib import Path
+
 from codememory.assistants.spec import (
     SERVER_NAME,
     Assistant,
@@ -19,6 +22,14 @@ from codememory.assistants.spec import (
 )
 
 HOME = UserDir(".claude", env="CLAUDE_CONFIG_DIR")
+
+
+def _project_sessions(root: Path) -> str:
+    """Claude Code files a session under its working folder with every character but letters and digits made `-`:
+    the project's own sessions, and those of its subfolders, are in folders starting with the project's name so."""
+    mangled = "".join(c if c.isalnum() and c.isascii() else "-" for c in str(root))
+    return f"projects/{glob.escape(mangled)}*/*.jsonl"
+
 
 ASSISTANT = Assistant(
     key="claude",
@@ -54,5 +65,5 @@ ASSISTANT = Assistant(
     # GitHub Copilot CLI runs the hooks in `.claude/settings.json` as well (with COPILOT_CLI=1 set); it has hooks of
     # its own (codememory.assistants.copilot), so those calls do nothing.
     yields_to=("COPILOT_CLI",),
-    transcripts=Transcripts(HOME, "projects/*/*.jsonl", reader="claude-code"),
+    transcripts=Transcripts(HOME, "projects/*/*.jsonl", reader="claude-code", project_pattern=_project_sessions),
 )

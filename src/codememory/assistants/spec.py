@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -212,6 +212,20 @@ class Transcripts:
     folder: UserDir
     pattern: str  # glob under `folder` (its subfolders included)
     reader: str | None = None
+    # the glob narrowed to the sessions that may have run in one project (their cwd is still checked), when the
+    # folder layout says so: a history import then reads no other project's files
+    project_pattern: Callable[[Path], str] | None = None
+
+    def files(self, project: Path | None = None) -> list[Path]:
+        """The transcript files on this machine (those that may belong to `project`), sorted."""
+        folder = self.folder.path()
+        if not folder.is_dir():
+            return []
+        if project is None or self.project_pattern is None:
+            return sorted(folder.glob(self.pattern))
+        # the folder as given and as resolved: an assistant started in a linked folder files it under the link
+        patterns = {self.project_pattern(project), self.project_pattern(project.resolve())}
+        return sorted({path for pattern in patterns for path in folder.glob(pattern)})
 
 
 # ------------------------------------------------------------------------------------------ the spec

@@ -174,13 +174,13 @@ class _Reader:
             if block.get("type") == "text" and isinstance(block.get("text"), str):
                 text = strip_injected(block["text"])
                 if text:
-                    turn.texts.append(text)
+                    turn.add_text(text)
             elif block.get("type") == "tool_use":
                 raw = block.get("input")
                 args = raw if isinstance(raw, dict) else {}
                 call_id = str(block.get("id") or f"call-{len(turn.calls)}")
                 title = args.get("description") if isinstance(args.get("description"), str) else None
-                turn.calls[call_id] = Call(str(block.get("name") or "?"), call_id, args, title=title)
+                turn.calls[call_id] = Call(str(block.get("name") or "?"), call_id, args, title=title, started_at=when)
         stop = message.get("stop_reason")
         if d.get("isApiErrorMessage"):
             turn.error = turn.texts[-1] if turn.texts else "API error"

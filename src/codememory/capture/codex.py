@@ -229,7 +229,7 @@ class _Reader:
         if turn is None:
             return
         if sub in ("function_call", "custom_tool_call", "local_shell_call"):
-            self.call(turn, sub, payload, line)
+            self.call(turn, sub, payload, line, when)
         elif sub in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
             self.output(turn, payload)
         turn.touch(when)
@@ -251,7 +251,7 @@ class _Reader:
         self.builders.append(builder)
         self.open_task = None
 
-    def call(self, turn: TurnBuilder, sub: Any, payload: dict[str, Any], line: Line) -> None:
+    def call(self, turn: TurnBuilder, sub: Any, payload: dict[str, Any], line: Line, when: str | None) -> None:
         if sub == "custom_tool_call":
             raw = payload.get("input")
             args: dict[str, Any] = {"input": raw} if isinstance(raw, str) else _arguments(raw)
@@ -267,7 +267,7 @@ class _Reader:
         call_id = str(payload.get("call_id") or payload.get("id") or f"call-{line.offset}")
         command = _command(args)
         title = command.splitlines()[0][:200] if command else None
-        turn.calls[call_id] = Call(name, call_id, args, title=title)
+        turn.calls[call_id] = Call(name, call_id, args, title=title, started_at=when)
         turn.steps.add(str(payload.get("id") or call_id))
 
     def output(self, turn: TurnBuilder, payload: dict[str, Any]) -> None:

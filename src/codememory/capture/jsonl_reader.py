@@ -202,10 +202,19 @@ class Call:
     error: str | None = None
     title: str | None = None
     exit_code: int | None = None
+    started_at: str | None = None  # the time of the line that made the call
 
     def frozen(self) -> ToolCall:
         return ToolCall(
-            self.tool, self.call_id, self.status, self.input, self.output, self.error, self.title, self.exit_code
+            self.tool,
+            self.call_id,
+            self.status,
+            self.input,
+            self.output,
+            self.error,
+            self.title,
+            self.exit_code,
+            self.started_at,
         )
 
 
@@ -225,6 +234,12 @@ class TurnBuilder:
     done: bool = False  # the assistant said it finished (end_turn, task_complete)
     error: str | None = None
     steps: set[str] = field(default_factory=set)
+    text_calls: list[int] = field(default_factory=list)  # per text: the calls before it (see Turn.text_calls)
+
+    def add_text(self, text: str) -> None:
+        """An assistant text, after the calls read so far."""
+        self.texts.append(text)
+        self.text_calls.append(len(self.calls))
 
     def touch(self, when: str | None) -> None:
         if when:
@@ -261,6 +276,7 @@ class TurnBuilder:
             completed=completed,
             error=self.error,
             steps=len(self.steps),
+            text_calls=tuple(self.text_calls) if len(self.text_calls) == len(self.texts) else (),
         )
 
 

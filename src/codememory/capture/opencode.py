@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -48,6 +49,7 @@ from codememory.service.project_store import Store
 from codememory.store.capture import CapturedTurn, CaptureTables
 
 LOCK_NAME = "capture.lock"
+log = logging.getLogger(__name__)
 UNFINISHED = "unfinished: the session went idle before the assistant finished"
 
 OpenStore = Callable[[Path], Store | None]
@@ -115,7 +117,21 @@ def write_turn(
         summary=written.summary,
         captured_at=captured_at,
     )
-    return written if tables.record_turn(row, cursor=cursor) else None
+    if not tables.record_turn(row, cursor=cursor):
+        return None
+    _observe(tables, turn)
+    return written
+
+
+def _observe(tables: CaptureTables, turn: Turn) -> None:
+    """What the newly recorded turn did with the memories its session was shown (capture/usage.py). A failure is
+    logged and never costs the capture: at worst a use goes unnoticed."""
+    from codememory.capture.usage import observe_turn
+
+    try:
+        observe_turn(tables.db, turn)
+    except Exception:
+        log.warning("use signals for turn %s of session %s failed", turn.turn_id, turn.session_id, exc_info=True)
 
 
 @dataclass
@@ -193,10 +209,12 @@ def capture_opencode(
     auto_init: bool = False,
     since: str | datetime | None = None,
     now: Callable[[], datetime] = now_utc,
+    only: Collection[str] | None = None,
 ) -> CaptureReport:
     """One capture pass (see the module docstring). `open_store(root)` gives the project's store or None
     (the pass closes it); `since` limits the pass to sessions with activity since then (a poller passes
-    the start of its previous pass; None, the default, looks at every session, as after a restart).
+    the start of its previous pass; None, the default, looks at every session, as after a restart); `only`: just
+    these session ids (a history import, one session at a time).
     Never raises for a bad database or project: the report says what happened (`db.state` other than
     "ok", per-project `error`, `errors`)."""
     report = CaptureReport(db=reader.status(), started_at=to_iso(now()))
@@ -207,7 +225,7 @@ def capture_opencode(
             report.db = DbStatus.of(exc)
             sessions = []
         by_root: dict[str, list[SessionInfo]] = {}
-        for info in sessions:
+        for info in sessions if only is None else [i for i in sessions if i.session_id in only]:
             by_root.setdefault(info.project_root, []).append(info)
         for root, infos in sorted(by_root.items()):
             reason = _capturable(root)

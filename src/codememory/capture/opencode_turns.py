@@ -149,6 +149,7 @@ def build_turn(
             if text.strip():
                 user_texts.append(text.strip())
     texts: list[str] = []
+    text_calls: list[int] = []
     calls: list[ToolCall] = []
     files: list[str] = []
     steps = 0
@@ -161,6 +162,7 @@ def build_turn(
                 text = strip_developer_context(str(part.get("text") or "")).strip()
                 if text:
                     texts.append(text)
+                    text_calls.append(len(calls))
             elif kind == "step-start":
                 steps += 1
             elif kind == "patch":
@@ -188,6 +190,7 @@ def build_turn(
         completed=completed,
         error=error,
         steps=steps,
+        text_calls=tuple(text_calls),
     )
 
 
@@ -210,7 +213,13 @@ def tool_call(part: dict[str, Any]) -> ToolCall:
         error=error_text(state.get("error")),
         title=title if isinstance(title, str) and title else None,
         exit_code=code,
+        started_at=_started(state.get("time")),
     )
+
+
+def _started(time: object) -> str | None:
+    """A tool part's `state.time.start` (milliseconds) as an ISO stamp."""
+    return ms_to_iso(time.get("start")) if isinstance(time, dict) else None
 
 
 def _cut(text: str, limit: int) -> str:

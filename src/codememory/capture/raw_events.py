@@ -222,7 +222,7 @@ def _turn(
             if isinstance(f, str) and f:
                 files.append(project_path(f, root))
         for t in tools.get(a.event_id, []):
-            call = _tool_call(t.payload)
+            call = replace(_tool_call(t.payload), started_at=t.at)  # a tool_call event is stamped at its start
             calls.append(call)
             path = written_file(call)
             if path:

@@ -24,6 +24,7 @@ class ToolCall:
     error: str | None = None  # the tool's error message, when it gave one (not the exit status: `exit_code`)
     title: str | None = None  # a one-line human summary when the tool gives one
     exit_code: int | None = None  # a shell command's exit status, when the source records it
+    started_at: str | None = None  # when the call started (canonical UTC ISO), when the source records it
 
     @property
     def failed(self) -> bool:
@@ -60,6 +61,16 @@ class Turn:
     completed: bool = True  # False while the assistant is still answering: not captured yet
     error: str | None = None  # why the assistant stopped early (aborted, provider error), if it did
     steps: int = 0  # model steps (request/response rounds) the assistant took to answer
+    # for each assistant text, how many of the turn's tool calls came before it (what a text says about a tool's
+    # result follows that call); empty when the source does not keep the order
+    text_calls: tuple[int, ...] = ()
+
+    def texts_after(self, call_index: int) -> tuple[str, ...]:
+        """The assistant texts that came after the call at `call_index` and before the next call; () when the
+        source does not keep the order."""
+        if len(self.text_calls) != len(self.assistant_texts):
+            return ()
+        return tuple(t for t, n in zip(self.assistant_texts, self.text_calls, strict=True) if n == call_index + 1)
 
     @property
     def anchor(self) -> str:

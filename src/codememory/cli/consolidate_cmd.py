@@ -22,10 +22,21 @@ if TYPE_CHECKING:
 @click.option("--undo", "undo_run", type=int, metavar="RUN", help="Undo recorded run RUN: restore what it archived.")
 @click.option("--runs", "list_runs", is_flag=True, help="List the recorded runs, newest first.")
 @click.option("--no-model", is_flag=True, help="Decide by the rules only, even when [llm] configures a model.")
+@click.option(
+    "--never-used",
+    is_flag=True,
+    help="Also archive memories agents were shown in [usefulness] never_used_after sessions (5) and never used.",
+)
 @json_option
 @click.pass_context
 def consolidate(
-    ctx: click.Context, dry_run: bool, undo_run: int | None, list_runs: bool, no_model: bool, as_json: bool
+    ctx: click.Context,
+    dry_run: bool,
+    undo_run: int | None,
+    list_runs: bool,
+    no_model: bool,
+    never_used: bool,
+    as_json: bool,
 ) -> None:
     """Squash memories that say the same thing, link updates and reversals, archive unread ones.
 
@@ -36,6 +47,8 @@ def consolidate(
     of low importance nobody retrieved or was shown for `decay_after_days` are archived (decay), and spellings
     of one entity are merged (py.test -> pytest). Nothing is deleted; every run is recorded and `--undo RUN`
     reverses it. The daemon runs this every `[consolidation] interval` seconds (default: daily).
+    `--never-used` also archives the memories `codememory report` lists as shown again and again and never used
+    (a dry run without it names them).
     """
     from codememory.operations import consolidate as ops
 
@@ -66,7 +79,7 @@ def consolidate(
         )
         return
     progress = None if as_json else (lambda line: click.echo(line, err=True))
-    report = ops.consolidate(store, dry_run=dry_run, use_model=not no_model, progress=progress)
+    report = ops.consolidate(store, dry_run=dry_run, use_model=not no_model, progress=progress, never_used=never_used)
     if as_json:
         render.dump_json(report.to_dict())
         return

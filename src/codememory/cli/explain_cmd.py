@@ -37,8 +37,8 @@ def explain(ctx: click.Context, last: int, session_id: str | None, as_json: bool
     \b
     JSON keys: session_id, total, shown, injections: [{id, at, source, session_id, kind, query,
     degraded, degraded_reason, tokens, tokens_by_part: {memories, framing}, memories: [{id, state,
-    category, text, why, parts: {retriever, match, bm25, cosine, fused, words, entities, pinned, by, stale},
-    tokens, stale_now}]}].
+    category, text, why, parts: {retriever, match, bm25, cosine, fused, words, entities, pinned, by, stale,
+    usefulness}, tokens, stale_now}]}].
 
     \b
     Examples:

@@ -3,6 +3,8 @@ global registry) and `codememory projects` (that registry)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from codememory.cli import render
@@ -109,12 +111,11 @@ def init(
         steps.append(setup.Step("codememory", reg, registry.register(root, store_path), "global registry"))
     if uninstall:
         steps.append(setup.Step("codememory", ".codememory/", "skipped", "the store (your memories) is kept"))
+    past = None if uninstall else _past_sessions(root) or None  # in --json only when there are some
     if as_json:
-        render.dump_json(
-            InitReport(
-                str(root), str(store_path), None if uninstall else created, chosen, steps, warnings, extraction_setup
-            ).to_dict()
-        )
+        created_now = None if uninstall else created
+        report = InitReport(str(root), str(store_path), created_now, chosen, steps, warnings, extraction_setup, past)
+        render.dump_json(report.to_dict())
         return
     if not uninstall:
         if created:
@@ -135,6 +136,11 @@ def init(
 
         for line in describe(extraction_setup):
             click.echo(line)
+    if past:
+        click.echo(
+            f"Found {past} past assistant sessions of this project on this machine: "
+            "run `codememory import-history` to bring what they established into memory."
+        )
 
 
 def ask_extraction() -> str | None:
@@ -157,6 +163,13 @@ def ask_extraction() -> str | None:
         "Extract with", type=click.Choice(["none", *found], case_sensitive=False), default="none", show_choices=True
     )
     return answer
+
+
+def _past_sessions(root: Path) -> int:
+    """The project's past sessions not imported yet; a failure to look never fails init."""
+    from codememory.operations.import_history import count_history
+
+    return count_history(root)
 
 
 @click.command()

@@ -21,3 +21,5 @@ class InitReport(Result):
     warnings: list[str] = field(default_factory=list)  # what will stop the assistants from running codememory
     # the extraction model path, when init set it (--extract-with, or the answer to its question)
     extraction: ExtractionSetup | None = field(default=None, metadata=OMIT_NONE)
+    # the project's past assistant sessions on this machine not imported yet (`codememory import-history`)
+    past_sessions: int | None = field(default=None, metadata=OMIT_NONE)

@@ -114,6 +114,7 @@ def memory_detail(detail: MemoryDetail) -> str:
         rows.append(("stale", stale.note.removeprefix("may be stale: ")))
         for reason in stale.reasons[1:]:
             rows.append(("stale", f"{reason.kind.replace('_', ' ')}: {reason.subject}"))
+    rows += _usefulness_rows(detail)
     for item in links:
         arrow = "->" if item.direction == "out" else "<-"
         score = f" ({item.score})" if item.score is not None else ""
@@ -127,6 +128,25 @@ _REVIEW_SHOWN = {
     "accepted": "accepted",
     "rejected": "rejected (kept out of every agent's context)",
 }
+
+
+def _usefulness_rows(detail: MemoryDetail) -> list[tuple[str, str]]:
+    """What agents did with it: shown and used in how many sessions, the ranking factor, a contradiction to review."""
+    use = detail.usefulness
+    if not use.shown:
+        return [("used", "never shown to an agent yet")]
+    last = f", last {use.last_used_at}" if use.last_used_at else ""
+    rows = [("used", f"in {use.used} of the {use.shown} agent sessions it was shown in{last}")]
+    if use.last_use:
+        rows.append(("last use", use.last_use))
+    if use.factor != 1.0:
+        rows.append(("ranking", f"x{use.factor:.2f} (from what agents used)"))
+    if use.contradicted:
+        flag = "review: " if use.review else ""
+        rows.append(("contradicted", f"{flag}in {use.contradicted} session(s), last {use.last_contradicted_at}"))
+        if use.last_contradiction:
+            rows.append(("contradiction", use.last_contradiction))
+    return rows
 
 
 def memory_markdown(mem: Memory, extra: str = "") -> str:

@@ -129,6 +129,16 @@ class StalenessConfig:
 
 
 @dataclass
+class UsefulnessConfig:
+    """What agents did with the memories they were shown (capture/usage.py) and how much ranking listens to it
+    (retrieval/usefulness.py)."""
+
+    half_life_days: float = 30.0  # a memory's shown/used/contradicted counts halve every this many days (0: never)
+    weight: float = 1.0  # how far the record moves a memory's ranking (0: not at all; 1: up to x0.65 .. x1.15)
+    never_used_after: int = 5  # shown in this many sessions and never used: offered to `consolidate --never-used`
+
+
+@dataclass
 class ShareConfig:
     """Team sharing through git (service/sharing.py): which memories stay personal, never written to the shared
     text form. A memory is personal when stored with `--personal`, or when its category or `entered_by` is
@@ -191,6 +201,7 @@ class Config:
     daemon: DaemonConfig = field(default_factory=DaemonConfig)
     context: ContextConfig = field(default_factory=ContextConfig)
     staleness: StalenessConfig = field(default_factory=StalenessConfig)
+    usefulness: UsefulnessConfig = field(default_factory=UsefulnessConfig)
     share: ShareConfig = field(default_factory=ShareConfig)
     remote: RemoteConfig = field(default_factory=RemoteConfig)
     consolidation: ConsolidationConfig = field(default_factory=ConsolidationConfig)

@@ -97,6 +97,11 @@ UNTRUSTED_RULES: dict[str, Rule] = {
     # [staleness]: how often this project is checked and how much a stale memory is demoted in its own results.
     "staleness.check_interval": Rule(HARMLESS, 0, 30 * 86400),
     "staleness.demote": Rule(HARMLESS, 0, 1),
+    # [usefulness]: how this project's own ranking listens to what agents used. A project may ask for more evidence
+    # before its never-used memories are offered for archiving, never less.
+    "usefulness.half_life_days": Rule(HARMLESS, 0, 3650),
+    "usefulness.weight": Rule(HARMLESS, 0, 1),
+    "usefulness.never_used_after": Rule(RAISE_ONLY, 1, 1_000_000),
     # [consolidation]: archives and squashes this project's own memories (recorded, undoable). A project may
     # make it stricter (a higher similarity, a longer or no decay, no model), never looser; how often it runs
     # costs only the user's budgets, which a project cannot raise.

@@ -1,8 +1,9 @@
 """The JSON endpoints the web viewer needs beyond the agents' ones (`/memory/transcript`, `/sessions/list` and
 `/sessions/search` serve it as they are): `POST /viewer/overview`, `/viewer/search`, `/viewer/list`, `/viewer/memory`
-(one memory, no access counted), `/viewer/memory/edit|archive|forget|link`, `/viewer/session-detail` and
-`/viewer/injections` and `/viewer/runs` (consolidation and staleness runs), `/viewer/review` and
-`/viewer/review/answer` (memories from elsewhere that read like instructions, accepted or rejected).
+(one memory, no access counted), `/viewer/memory/edit|archive|forget|link`, `/viewer/session-detail`,
+`/viewer/injections`, `/viewer/report` (what memory cost and what agents used), `/viewer/runs` (consolidation and
+staleness runs), `/viewer/review` and `/viewer/review/answer` (memories from elsewhere that read like
+instructions, accepted or rejected).
 
 Each is a thin adapter over an operation (codememory.operations) and names its project like every other endpoint
 (`project_root`, checked against the registry). Security is the server's middleware: the bearer token, or the
@@ -113,6 +114,11 @@ class SessionDetailBody(ProjectBody):
     session_id: SessionId
 
 
+class ReportBody(ProjectBody):
+    since: ShortText = None  # as `codememory report --since`: "7d", "yesterday", an ISO date
+    limit: Annotated[int, Field(ge=1, le=100)] = 20
+
+
 class InjectionsBody(ProjectBody):
     session_id: Annotated[str | None, Field(max_length=200)] = None
     last: Annotated[int, Field(ge=1, le=200)] = 20
@@ -198,14 +204,10 @@ def create_router(state: DaemonState) -> APIRouter:
     def memory(body: MemoryBody) -> dict[str, Any]:
         """One memory as /memory/get gives it (its fields, links and entities), without counting an access: a
         person looking is not an agent using it (access counts feed ranking)."""
-        from codememory.operations.get import MemoryDetail
-        from codememory.operations.stale import staleness_of
+        from codememory.operations.get import detail
 
         with state.stores.use(state.project_root(body.project_root)) as store:
-            detail = MemoryDetail(
-                store.get(body.id, touch=False), store.relations(body.id), staleness_of(store, body.id)
-            ).to_dict()
-            return _with_link_texts(store, detail)
+            return _with_link_texts(store, detail(store, store.get(body.id, touch=False)).to_dict())
 
     @router.post("/memory/edit")
     def edit(body: EditBody) -> dict[str, Any]:
@@ -287,6 +289,15 @@ def create_router(state: DaemonState) -> APIRouter:
             ]
             explained = explain_last(store, last=body.last, session_id=body.session_id).to_dict()
         return {"sessions": sessions, "explained": explained}
+
+    @router.post("/report")
+    def report(body: ReportBody) -> dict[str, Any]:
+        """`codememory report --json`: tokens spent on memory per day and per session, the memories shown and used,
+        the most useful, the never used, the contradicted and the stale ones still shown (`since`: the window)."""
+        from codememory.operations.report import since_stamp, usage_report
+
+        with state.stores.use(state.project_root(body.project_root)) as store:
+            return usage_report(store, since=since_stamp(body.since), limit=body.limit).to_dict()
 
     @router.post("/runs")
     def runs(body: ProjectBody) -> dict[str, Any]:

@@ -20,7 +20,7 @@ import fcntl
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -211,11 +211,14 @@ def extract_idle(
     idle_after: float | None = None,
     provider_for: ProviderFor = _provider,
     now: Callable[[], datetime] = now_utc,
+    only: Collection[tuple[str, str]] | None = None,
 ) -> list[ProjectExtraction]:
-    """Extract the idle sessions of these projects (each project's config decides thresholds and model)."""
+    """Extract the idle sessions of these projects (each project's config decides thresholds and model); `only`:
+    just these (source, session id) pairs (a history import extracts what it captured, not a live session)."""
     reader = OpenCodeDB.discover(configured=opencode_db)
+    wanted = None if only is None else frozenset(only)
     try:
-        return [_extract_project(reader, Path(root), idle_after, provider_for, now) for root in sorted(roots)]
+        return [_extract_project(reader, Path(root), idle_after, provider_for, now, wanted) for root in sorted(roots)]
     finally:
         if reader is not None:
             reader.close()
@@ -227,6 +230,7 @@ def _extract_project(
     idle_after: float | None,
     provider_for: ProviderFor,
     now: Callable[[], datetime],
+    only: frozenset[tuple[str, str]] | None = None,
 ) -> ProjectExtraction:
     result = ProjectExtraction(str(root))
     try:
@@ -246,7 +250,7 @@ def _extract_project(
                 if not locked:
                     result.skipped = "another process is extracting this project"
                     return result
-                _extract_sessions(reader, store, result, idle_after, provider_for, now)
+                _extract_sessions(reader, store, result, idle_after, provider_for, now, only)
         except CodememoryError as exc:  # OpenCode's database, the store, the model
             result.error = str(exc)
         except Exception as exc:  # one project's failure must not stop the others
@@ -320,6 +324,7 @@ def _extract_sessions(
     idle_after: float | None,
     provider_for: ProviderFor,
     now: Callable[[], datetime],
+    only: frozenset[tuple[str, str]] | None = None,
 ) -> None:
     cfg = store.config.capture
     threshold = cfg.idle_after if idle_after is None else idle_after
@@ -328,6 +333,8 @@ def _extract_sessions(
     for source in (OPENCODE, *TRANSCRIPT_SOURCES):
         cursors = _transcript_cursors(store, source) if source != OPENCODE else {}
         for pending in tables.pending_sessions(source):
+            if only is not None and (source, pending.session_id) not in only:
+                continue
             if _failed_recently(pending.last_status, pending.last_finished_at, now()):
                 result.waiting += 1
                 continue

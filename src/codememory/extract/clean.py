@@ -110,3 +110,19 @@ def clip(text: str, limit: int = MAX_MEMORY_CHARS) -> str:
     if cut < limit // 2:
         cut = head.rfind(" ")
     return head[: max(cut, 1)].rstrip(" ,;:") + "\u2026"
+
+
+_ASIDE_RE = re.compile(r"\s*\((?P<x>[^()]{12,200})\)")
+_TECHNICAL_RE = re.compile(r"[`/_\\@=<>{}\[\]#$%]|\d|\b[a-z]+[A-Z]\w*|\.\w")
+MIN_ASIDE_WORDS = 4
+
+
+def without_asides(text: str) -> str:
+    """A user's words without the chatty asides in parentheses ("(he builds go-karts, don't ask)"): an aside of a
+    few words naming nothing technical (no code, path, number or identifier) is not what a memory keeps."""
+
+    def keep(m: re.Match[str]) -> str:
+        inner = m.group("x")
+        return m.group(0) if len(inner.split()) < MIN_ASIDE_WORDS or _TECHNICAL_RE.search(inner) else ""
+
+    return _ASIDE_RE.sub(keep, text) if "(" in text else text

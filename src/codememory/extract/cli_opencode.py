@@ -160,8 +160,8 @@ def parse_events(stdout: str) -> Answer:
             event = json.loads(line)
         except json.JSONDecodeError:
             continue
-        if not isinstance(event, dict):
-            continue
+        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+            continue  # an answer that is itself JSON (an older OpenCode printing the text alone) is no event
         events = True
         part = event.get("part") if isinstance(event.get("part"), dict) else {}
         assert isinstance(part, dict)

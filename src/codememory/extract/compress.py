@@ -66,8 +66,11 @@ SEARCH_TOOLS = frozenset(
     }
 )
 FETCH_TOOLS = frozenset({"webfetch", "fetch", "web_fetch", "websearch", "web_search", "google_web_search"})
-# the agents' own todo lists: OpenCode, Claude Code's older TodoWrite, Codex's update_plan, Gemini CLI's write_todos
-TODO_TOOLS = frozenset({"todowrite", "todoread", "todo_write", "update_plan", "write_todos"})
+# the agents' own todo lists: OpenCode, Claude Code's older TodoWrite and its TaskCreate / TaskUpdate, Codex's
+# update_plan, Gemini CLI's write_todos
+TODO_TOOLS = frozenset(
+    {"todowrite", "todoread", "todo_write", "update_plan", "write_todos", "taskcreate", "taskupdate"}
+)
 TASK_TOOLS = frozenset({"task", "agent"})
 
 _PATH_KEYS = ("filePath", "file_path", "path", "filename", "target_file", "file", "notebook_path")
@@ -198,6 +201,10 @@ def analyze_tool(call: ToolCall, root: str | None = None) -> ToolOutcome:
         target = next((str(inp[k]) for k in ("url", "query") if inp.get(k)), None)
     elif kind == "task":
         target = next((str(inp[k]) for k in ("description", "prompt") if inp.get(k)), None)
+    elif kind == "todo" and call.tool.lower() == "taskcreate":  # Claude Code's tasks: one call per task
+        target = next((str(inp[k]) for k in ("subject", "description") if inp.get(k)), None)
+    elif kind == "todo" and call.tool.lower() == "taskupdate" and inp.get("status"):
+        target = f"task #{inp.get('taskId')} {inp.get('status')}"
     if target is not None:
         target = shorten(scrub(_clip_lines(target, 4000)), _MAX_TARGET)
     output = _unroot(scrub(_ANSI_RE.sub("", _clip_lines(call.output or ""))), root)
@@ -243,7 +250,7 @@ def describe_outcome(o: ToolOutcome) -> str:
         "read": f"Read {t}" if t else "Read a file",
         "search": f"Searched for `{t}`" if t else "Searched the project",
         "fetch": f"Fetched {t}" if t else "Fetched a web page",
-        "todo": "Updated the todo list",
+        "todo": f"Updated the todo list ({t})" if t else "Updated the todo list",
         "task": f"Delegated to a sub-agent: {t}" if t else "Delegated to a sub-agent",
     }.get(o.kind, f"Called {o.tool}" + (f" on {t}" if t else ""))
     if o.failed:

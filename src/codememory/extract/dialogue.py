@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from codememory.capture.turns import Turn
-from codememory.extract.candidate import Candidate, entity_names
+from codememory.extract.candidate import ACCEPTED, ASSISTANT, USER, Candidate, entity_names, spoken
 from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, tidy
 from codememory.extract.rules import HYPOTHETICAL_RE, PRONOUN_OBJECT_RE, classify, is_consequence
@@ -73,12 +73,17 @@ def proposal_rejections(turns: Sequence[Turn]) -> Exchange:
             settled.add((following.seq, choice))
             head = choice.rstrip(".!")
             text = f"{head}, not {option}" + (f": {_lower_first(reason)}" if reason else ".")
-            out.append(Candidate(clip(text), "decision", 0.8, following.seq, entity_names(text), rule="decision"))
+            out.append(
+                Candidate(clip(text), "decision", 0.8, following.seq, entity_names(text), rule="decision", said_by=USER)
+            )
         elif reason:
             text = f"{option[0].upper()}{option[1:]} rejected: {_lower_first(reason)}"
             out.append(
-                Candidate(clip(text), "rejected_alternative", 0.65, turn.seq, entity_names(text), rule="rejected")
-            )
+                Candidate(
+                    clip(text), "rejected_alternative", 0.65, turn.seq, entity_names(text), rule="rejected",
+                    said_by=ASSISTANT,
+                )
+            )  # fmt: skip
     return Exchange(out, frozenset(settled))
 
 
@@ -103,7 +108,8 @@ def agreed_recommendations(turns: Sequence[Turn]) -> Exchange:
             if _RECOMMEND_RE.match(sentence) and named & words - _COMMON_FIRST:
                 reason = [x for x in said[n + 1 : n + 1 + MAX_REASON_SENTENCES] if _REASON_WORDS_RE.search(x)][:1]
                 text = clip(" ".join([sentence, *reason]))
-                out.append(Candidate(text, "decision", 0.8, turn.seq, entity_names(text), rule="decision"))
+                decision = Candidate(text, "decision", 0.8, turn.seq, entity_names(text), rule="decision")
+                out.append(spoken(decision, ACCEPTED))
                 settled.add((turn.seq, found[0].text))
                 break
     return Exchange(out, frozenset(settled))

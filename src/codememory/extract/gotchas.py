@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from codememory.capture.turns import Turn
-from codememory.extract.candidate import Candidate, entity_names
+from codememory.extract.candidate import ASSISTANT, OBSERVED, Candidate, entity_names
 from codememory.extract.clean import clip, tidy
 from codememory.extract.compress import ToolOutcome, analyze_tool
-from codememory.extract.rules import classify
+from codememory.extract.rules import UNRESOLVED_START_RE, classify
 from codememory.extract.statements import sentences
 from codememory.text.privacy import scrub
 
@@ -97,13 +97,15 @@ _FIX_RE = re.compile(
     re.IGNORECASE,
 )
 _SLIP_RE = re.compile(
+    r"\bas\s+(?:it\s+)?(?:should|expected|intended)\b|\b(?:fails?|failed)\s+(?:as\s+)?(?:expected|on\s+purpose)\b|"
     r"\b(?:forgot|typo|misspel\w*|my\s+mistake|oops|i\s+missed|missing\s+import|wrong\s+(?:path|name|directory)|"
     r"didn'?t\s+import|not\s+imported|i\s+left\s+out|accidentally)\b",
     re.IGNORECASE,
 )
 _NARRATION_RE = re.compile(
     r"^(?:let\s+me|i(?:'ll|\s+will)\s+(?:run|check|look|read|try|rerun|re-run)|now\s+let|running|checking|"
-    r"all\s+\d+|\d+\s+tests?|tests?\s+(?:pass|passed)|done|files?\s+(?:changed|touched|edited|modified)|changed\s+files?)\b",
+    r"all\s+\d+|\d+\s+tests?|tests?\s+(?:pass|passed)|done|files?\s+(?:changed|touched|edited|modified)|changed\s+files?|"
+    r"builds?\s+(?:cleanly|fine|green)|all\s+green|works\s+now|fixed\b|committed)\b",
     re.IGNORECASE,
 )
 _STRONG_CAUSE_RE = re.compile(
@@ -155,7 +157,8 @@ def gotcha_candidates(turns: Sequence[Turn], root: str | None = None) -> list[Ca
             break
         span = turns[turn_index : turn_index + 2]
         output = _output(calls, i)
-        explanation = _explanation(failed, key, output, span, used_sentences)
+        right_after = turn.texts_after(_call_index(calls, i))
+        explanation = _explanation(failed, key, output, span, used_sentences, right_after)
         if explanation:
             used_sentences.update(explanation)
             out.append(_lesson(failed, explanation, turn))
@@ -187,22 +190,33 @@ def _call_index(calls: Sequence[tuple[int, Turn, ToolOutcome]], i: int) -> int:
     return sum(1 for j in range(i) if calls[j][0] == turn_index)
 
 
-def _explanation(failed: ToolOutcome, key: str, output: str, span: Sequence[Turn], used: set[str]) -> list[str]:
-    """The assistant's sentences saying why the command failed and what fixes it (at most two)."""
+def _explanation(
+    failed: ToolOutcome, key: str, output: str, span: Sequence[Turn], used: set[str], right_after: Sequence[str] = ()
+) -> list[str]:
+    """The assistant's sentences saying why the command failed and what fixes it (at most two). What the
+    assistant said right after the failing call, before its next call, is read first and counts for more: it is
+    the failure's answer."""
     clues = _clue_words(failed, key, output)
+    return _best_explanation(span, clues, used, ()) or _best_explanation(span, clues, used, right_after)
+
+
+def _best_explanation(span: Sequence[Turn], clues: set[str], used: set[str], right_after: Sequence[str]) -> list[str]:
+    """The best-scoring explanation; with `right_after`, only those texts, read with the weaker cues."""
     best: tuple[int, list[str]] | None = None
-    for turn in span:
-        for raw in turn.assistant_texts:
-            said = _said(raw)
-            for n, s in enumerate(said):
-                score = 0 if not s or s in used else _cause_score(s, clues)
-                if not score or (best and best[0] >= score):
-                    continue
-                picked = [s]
-                after = said[n + 1] if n + 1 < len(said) else ""
-                if after and after not in used and (_is_fix(after) or _is_follow_up(after)):
-                    picked.append(after)
-                best = (score, picked[:MAX_EXPLANATION])
+    texts = list(right_after) if right_after else [raw for turn in span for raw in turn.assistant_texts]
+    for raw in texts:
+        said = _said(raw)
+        for n, s in enumerate(said):
+            score = 0 if not s or s in used else _cause_score(s, clues, after=bool(right_after))
+            if not score or (best and best[0] >= score):
+                continue
+            picked = [s]
+            after = said[n + 1] if n + 1 < len(said) else ""
+            if after and after not in used and (_is_fix(after) or _is_follow_up(after)):
+                picked.append(after)
+            if UNRESOLVED_START_RE.match(s) and n > 0 and said[n - 1] not in used:
+                picked = [said[n - 1], *picked]  # "That's the test environment, …" says what "that" is before it
+            best = (score, picked[: MAX_EXPLANATION + 1])
     return best[1] if best else []
 
 
@@ -226,8 +240,33 @@ def _is_follow_up(s: str) -> bool:
 
 @lru_cache(maxsize=512)
 def _said(raw: str) -> tuple[str, ...]:
-    """An assistant text's sentences, scrubbed and tidied (each text is read once per failure it may explain)."""
-    return tuple(tidy(s) for s in sentences(scrub(raw)))
+    """An assistant text's sentences, scrubbed and tidied (each text is read once per failure it may explain),
+    without the items of a summary of work done ("Done: - the db module: …"): they report, they explain nothing."""
+    return tuple(tidy(s) for s in sentences(without_summaries(scrub(raw))))
+
+
+_SUMMARY_RE = re.compile(
+    r"^\W*(?:done|summary|committed|fixed|finished|all\s+\d+\s+tests|tests?\s+(?:pass|green)|builds?\s+cleanly|"
+    r"what'?s\s+(?:there|in)|changes)\b",
+    re.IGNORECASE,
+)
+_LIST_ITEM_RE = re.compile(r"^\s*(?:[-*+\u2022]|\d{1,2}[.)])\s+")
+
+
+def without_summaries(text: str) -> str:
+    """The text without the list that follows a summary's lead line ("Done and committed:", "Summary:")."""
+    if "\n" not in text:
+        return text
+    out: list[str] = []
+    skipping = False
+    for line in text.splitlines():
+        if _LIST_ITEM_RE.match(line):
+            if skipping:
+                continue
+        elif line.strip():
+            skipping = bool(_SUMMARY_RE.match(line)) and line.rstrip().endswith(":")
+        out.append(line)
+    return "\n".join(out)
 
 
 @lru_cache(maxsize=2048)
@@ -239,16 +278,18 @@ def _is_fix(s: str) -> bool:
     return bool(_FIX_RE.search(s)) and not (s.endswith("?") or _SLIP_RE.search(s) or _NARRATION_RE.match(s))
 
 
-def _cause_score(s: str, clues: set[str]) -> int:
+def _cause_score(s: str, clues: set[str], *, after: bool = False) -> int:
     """How well a sentence explains the failure: 0 when it does not; more for a stated cause and for each word
-    of the failure it names. A weak cue ("but", "has to", "X: Y") needs two of those words."""
+    of the failure it names. A weak cue ("but", "has to", "X: Y") needs two of those words, or one when the
+    sentence came right after the failing call (`after`), which also scores more."""
     if s.endswith("?") or _SLIP_RE.search(s) or _NARRATION_RE.match(s):
         return 0
     strong = bool(_STRONG_CAUSE_RE.search(s))
     cue = strong or bool(_CAUSE_RE.search(s))
     words = {_stem(w) for w in re.findall(r"[a-z][a-z0-9_-]{2,}", s.lower()) if w not in _CLUE_STOP}
     shared = len(words & clues)
-    if not (cue and (strong or shared)) and not (_WEAK_CAUSE_RE.search(s) and shared >= 2):
+    weak = bool(_WEAK_CAUSE_RE.search(s)) or (after and bool(_AFTER_CUE_RE.search(s)))
+    if not (cue and (strong or shared or after)) and not (weak and shared >= (1 if after else 2)):
         return 0
     if _states_something(s):
         return 0  # a decision or convention ("I'll use X instead of Y because …") is its own memory
@@ -262,6 +303,8 @@ _WEAK_CAUSE_RE = re.compile(
 )
 
 
+# right after the failing call, a consequence or a fix is enough of a cue: "… cuts off, so 19,99 became 19,98. Fix: …"
+_AFTER_CUE_RE = re.compile(r",\s*so\s+\w+|\bhence\b|\bthat'?s\s+why\b|\bfix\s*:|\binstead\s+of\b", re.IGNORECASE)
 _CLUE_STOP = frozenset(
     "the and for with from that this error errors failed fails failure line file none true false test tests "
     "which there their these those would could should about after before other never always".split()
@@ -280,21 +323,60 @@ def _clue_words(failed: ToolOutcome, key: str, output: str) -> set[str]:
     return {_stem(w) for w in words if w not in _CLUE_STOP}
 
 
+def clue_words(text: str) -> set[str]:
+    """The words of a text a cause may name (as a failure's clues are read), as 5-letter stems."""
+    words = set(re.findall(r"[a-z][a-z0-9_]{2,}", text.lower()))
+    for token in re.findall(r"[A-Za-z][A-Za-z0-9_]*", text):
+        words.update(w.lower() for w in re.findall(r"[A-Z]?[a-z0-9]{3,}", token))
+    return {_stem(w) for w in words if w not in _CLUE_STOP}
+
+
+def score_cause(s: str, clues: set[str]) -> int:
+    """How well a sentence states the cause of what the clues describe (0: it does not)."""
+    return _cause_score(s, clues)
+
+
 def _stem(word: str) -> str:
-    return word[:5] if len(word) >= 5 else word
+    return word[:5] if len(word) >= 5 else word.removesuffix("s") if len(word) > 3 else word
+
+
+_ERROR_NAME_RE = re.compile(
+    r"^\W*(?:E\s+)?(?P<name>(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Failure|Warning|Exit|Interrupt)\b"
+    r"|(?:error|warning)\[[\w-]+\]|npm\s+ERR!\s+code\s+[A-Z][\w-]*|E[A-Z]{2,}[A-Z_]*|ERR_[A-Z_]+|"
+    r"panic|segmentation\s+fault|fatal|FAILED|killed)",
+)
+
+
+def error_name(line: str | None) -> str | None:
+    """What kind of error a line reports, never its message: the exception class (`OperationalError`), the
+    compiler's code (`error[E0425]`), npm's code, or `FAILED` / `fatal` / `panic`. A lesson names the kind and
+    says the rest in the assistant's words: a tool's error text (which anyone who wrote the test, the page or
+    the package chose) is never copied into memory."""
+    if not line:
+        return None
+    m = _ERROR_NAME_RE.match(line.strip())
+    if not m:
+        return None
+    name = m.group("name")
+    return name.rsplit(".", 1)[-1] if "Error" in name or "Exception" in name else name
 
 
 def _failure(failed: ToolOutcome, short: bool = False) -> str:
-    """What failed: the command (its key only in a lesson, where the full command line would state a fact of
-    its own) and the error."""
-    what = failed.error or failed.summary or (f"exit code {failed.exit_code}" if failed.exit_code else "an error")
+    """What failed, in our words: the command (its key only in a lesson, where the full command line would state a
+    fact of its own), the kind of error, the test summary and the exit status; never the error's own text."""
     command = command_key(failed.target or "") if short else failed.target or ""
-    return f"`{_short_command(command)}` failed with {_short_command(what.rstrip('.'), 140)}"
+    named = error_name(failed.error)
+    # of a test summary, what failed ("1 failed"), not the runner's whole line ("1 failed, 4 passed in 0.3s")
+    failing = ", ".join(re.findall(r"\b\d+ (?:failed|failing|errors?)\b", failed.summary or "", re.I)) or None
+    said = [x for x in (named, failing) if x]
+    if failed.exit_code not in (None, 0) and not said:
+        said.append(f"exit code {failed.exit_code}")
+    return f"`{_short_command(command)}` failed" + (f" ({'; '.join(said)})" if said else "")
 
 
 def _lesson(failed: ToolOutcome, explanation: Sequence[str], turn: Turn) -> Candidate:
     text = clip(f"{' '.join(explanation)} ({_failure(failed, short=True)}.)", 480)
-    return Candidate(text, "gotcha", GOTCHA_IMPORTANCE, turn.seq, entity_names(text), rule="lesson")
+    return Candidate(text, "gotcha", GOTCHA_IMPORTANCE, turn.seq, entity_names(text), rule="lesson", said_by=ASSISTANT)
 
 
 def _commands_between(between: Sequence[tuple[int, Turn, ToolOutcome]], key: str) -> list[str]:
@@ -335,4 +417,6 @@ def _short_command(command: str, limit: int = 80) -> str:
 def _command_fix(failure: ToolOutcome, commands: Sequence[str], fixed_in: Turn) -> Candidate:
     fix = _join([f"`{_short_command(c)}`" for c in commands[:2]])
     text = f"{_failure(failure)}; fixed by running {fix}."
-    return Candidate(text, "gotcha", GOTCHA_IMPORTANCE, fixed_in.seq, entity_names(text), rule="gotcha")
+    return Candidate(
+        text, "gotcha", GOTCHA_IMPORTANCE, fixed_in.seq, entity_names(text), rule="gotcha", said_by=OBSERVED
+    )

@@ -23,13 +23,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from codememory.capture.turns import SessionInfo, Todo, Turn
-from codememory.extract.candidate import Candidate
+from codememory.extract.answers import resolved_answers
+from codememory.extract.candidate import USER, Candidate
 from codememory.extract.candidate import scrubbed as scrub
+from codememory.extract.clean import without_asides
 from codememory.extract.dialogue import agreed_recommendations, proposal_rejections, same_choice_once
 from codememory.extract.gotchas import gotcha_candidates
 from codememory.extract.reported import reported_bug_lessons
+from codememory.extract.rules import UNRESOLVED_START_RE
+from codememory.extract.speakers import ToolText, attribute
 from codememory.extract.statements import remember_candidates, statement_candidates
 from codememory.extract.todos import agent_todos, merge_todos
 
@@ -38,12 +43,14 @@ from codememory.extract.todos import agent_todos, merge_todos
 def explicit_candidates(turns: Sequence[Turn], todos: Iterable[Todo] = ()) -> list[Candidate]:
     """What needs no judgement, kept even when a model extracts: remember notes and the agent's open todos."""
     out: list[Candidate] = []
+    tool_text = ToolText.of(turns)
     for turn in turns:
-        for raw in (turn.user_text, *turn.assistant_texts):
-            out += remember_candidates(scrub(raw), turn.seq)[0]
+        out += remember_candidates(scrub(turn.user_text), turn.seq)[0]
+        for raw in turn.assistant_texts:
+            out += remember_candidates(scrub(raw), turn.seq, "assistant", tool_text)[0]
     if turns:
         out += merge_todos([], agent_todos(turns, todos), turns[-1].seq)
-    return unique(out)
+    return unique(attribute(out, turns))
 
 
 def heuristic_candidates(
@@ -56,18 +63,55 @@ def heuristic_candidates(
     root = session.project_root if session else None
     exchange = proposal_rejections(turns)
     agreed = agreed_recommendations(turns)
-    settled = exchange.settled | agreed.settled
-    said = [c for c in statement_candidates(turns) if (c.seq, c.text) not in settled]
-    said = sorted([*said, *exchange.candidates, *agreed.candidates], key=lambda c: c.seq)
+    answers = resolved_answers(turns)
+    settled = exchange.settled | agreed.settled | answers.settled
+    resolved = [*exchange.candidates, *agreed.candidates]
+    resolved += [c for c in answers.candidates if not any(c.seq == r.seq for r in resolved)]
+    said = [
+        c
+        for c in statement_candidates(turns)
+        if c.category == "todo"
+        or ((c.seq, c.text) not in settled and not _taken(c, answers.taken) and not _restated(c, resolved))
+    ]
+    said = sorted([*said, *resolved], key=lambda c: c.seq)
     prose_todos = [c for c in said if c.category == "todo" and c.rule == "todo"]
-    lessons = gotcha_candidates(turns, root) + reported_bug_lessons(turns)
+    lessons = gotcha_candidates(turns, root)
+    # a reported problem's explanation that a lesson, or a settled offer, already holds is not used again
+    offered = [text for _, text in answers.taken]
+    lessons += reported_bug_lessons(turns, taken=[g.text for g in lessons] + [c.text for c in resolved] + offered)
     # a choice that is the fix of a failure lives in the lesson (error, cause, fix): one memory, not two
     said = [c for c in said if not any(c.rule in ("decision", "fact") and c.text in g.text for g in lessons)]
     said = [c for c in said if not restates_lesson(c, lessons)]
     out = [c for c in said if not (c.category == "todo" and c.rule == "todo")] + lessons
     # one memory per todo: the agent's list and the prose, merged; closed ones dropped
     out += merge_todos(prose_todos, agent_todos(turns, todos), turns[-1].seq)
-    return unique(same_choice_once(out))
+    # a memory never opens on an unresolved "it", "that" or "this"; the user's words lose their chatty asides
+    out = [c for c in out if not UNRESOLVED_START_RE.match(c.text)]
+    out = [replace(c, text=without_asides(c.text)) if c.said_by == USER else c for c in out]
+    return near_duplicates_once(unique(same_choice_once(attribute(out, turns))))
+
+
+def _restated(candidate: Candidate, resolved: Sequence[Candidate]) -> bool:
+    """A statement of a turn whose words are mostly those of a memory the turn's exchange already made."""
+    if candidate.category == "todo":
+        return False
+    words = _content_words(candidate.text)
+    for r in resolved:
+        if (
+            r.seq == candidate.seq
+            and words
+            and len(words & _content_words(r.text)) >= RESTATED_SHARE * 1.5 * len(words)
+        ):
+            return True
+    return False
+
+
+def _taken(candidate: Candidate, taken: frozenset[tuple[int, str]]) -> bool:
+    """A statement holding a sentence that a memory made from an exchange took in (the offer a reply settled)."""
+    return any(
+        seq == candidate.seq and text and (text in candidate.text or candidate.text.rstrip(".") in text)
+        for seq, text in taken
+    )
 
 
 _FAILURE_NOTE_RE = re.compile(r"\s*\((?:`[^`]*` failed with|reported:).*\)\s*$")
@@ -96,6 +140,40 @@ def restates_lesson(candidate: Candidate, lessons: Sequence[Candidate]) -> bool:
         if len(shared) >= MIN_RESTATED_WORDS and len(shared) >= RESTATED_SHARE * len(words):
             return True
     return False
+
+
+NEAR_DUPLICATE_SHARE = 0.75
+
+
+def near_duplicates_once(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """Two memories of neighbouring turns that say mostly the same (most words of the shorter one are in the
+    other) are one: the first. An exchange explained, settled and reported on gives such pairs."""
+    out: list[Candidate] = []
+    kept: list[tuple[Candidate, set[str], set[str]]] = []
+    for c in candidates:
+        words = _content_words(c.text)
+        numbers = set(re.findall(r"\d+(?:[.,]\d+)*", c.text))  # "module 2" and "module 3" are two things
+        if _family(c.category) in ("choice", "rule") and len(words) >= MIN_RESTATED_WORDS:
+            twin = any(
+                _family(k.category) == _family(c.category)
+                and abs(k.seq - c.seq) <= 1
+                and not (numbers and n and numbers != n)
+                and len(words & w) >= NEAR_DUPLICATE_SHARE * min(len(words), len(w))
+                for k, w, n in kept
+            )
+            if twin:
+                continue
+        kept.append((c, words, numbers))
+        out.append(c)
+    return out
+
+
+def _family(category: str) -> str:
+    """Categories one exchange may state the same thing in: a choice (decision, rejection, the lesson that led to
+    it) or a rule (convention, preference)."""
+    return {"decision": "choice", "rejected_alternative": "choice", "gotcha": "choice", "preference": "rule"}.get(
+        category, "rule" if category == "convention" else category
+    )
 
 
 def unique(candidates: Iterable[Candidate]) -> list[Candidate]:

@@ -1,50 +1,120 @@
-"""Lessons with no failing tool: a bug the user reports ("One bug: with two tabs open I show up twice") and the
-assistant's explanation of its cause and fix in the same turn ("Presence groups metas by key, and I keyed by
-socket id, so each tab is its own entry. Keyed by the user id, …"). A turn with a failed shell command is left to
-the failure's lesson (`gotchas`)."""
+"""Lessons with no failing tool: a problem the user reports ("One bug: with two tabs open I show up twice", "job
+took 40 min last night. was 5 before", "temp shows 85.0 sometimes. bug?", a pasted error log) and the assistant's
+explanation of its cause and fix in that turn ("Presence groups metas by key, and I keyed by socket id, so each
+tab is its own entry. Keyed by the user id, …"). The explanation is the assistant sentence that best states a
+cause, with the words of the report counting for it; a sentence a failure's lesson already holds is not used
+again."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from codememory.capture.turns import Turn
-from codememory.extract.candidate import Candidate, entity_names
+from codememory.extract.candidate import ASSISTANT, Candidate, entity_names
 from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, tidy
-from codememory.extract.gotchas import GOTCHA_IMPORTANCE, cause_sentence, follow_up
+from codememory.extract.gotchas import GOTCHA_IMPORTANCE, cause_sentence, clue_words, follow_up, score_cause
 from codememory.extract.statements import sentences
 
 _BUG_REPORT_RE = re.compile(
-    r"^(?:one\s+|a\s+|another\s+|found\s+a\s+)?(?:bug|problem|issue|regression)\s*:"
+    r"^(?:one\s+|a\s+|another\s+|found\s+a\s+|new\s+)?(?:bug|problem|issue|regression)\s*[:!]"
     r"|\b(?:shows?\s+up|appears?|runs?|fires?|gets?\s+sent|is\s+sent|(?:is|are)\s+(?:listed|shown|counted))\s+twice\b"
-    r"|\bis\s+broken\b|\b(?:doesn'?t|does\s+not|no\s+longer)\s+work\b|\bstopped\s+working\b|\bcrash(?:es|ed)\b",
+    r"|\bis\s+broken\b|\b(?:doesn'?t|does\s+not|don'?t|no\s+longer|won'?t|can'?t|isn'?t|aren'?t)\s+(?:work|show|appear|"
+    r"load|start|line\s+up|reach|match|build|run|compile|open|save|find)\w*\b|\bstopped\s+working\b|\bcrash(?:es|ed)?\b"
+    r"|\b(?:wrong|broken|fails?|failing|failed|dies|died|hangs?|hung|crawling|empty|blank|white|missing|dropped|"
+    r"disappears?|vanish\w*|duplicates?|off\s+by\s+(?:one|\d+))\b|\bbug\s*\?|\btook\s+\d+\s*(?:s|sec|min|h)\w*\b"
+    r"|\b(?:gives?|returns?|shows?)\s+\d[\d.,]*\b.*\b(?:should\s+be|instead\s+of|expected)\b|\b\d{3}\s+since\b"
+    r"|\b(?:log|error|it|cron|journal)\s+(?:says|said|shows|mailed)\b",
     re.IGNORECASE,
 )
+_PASTED_ERROR_RE = re.compile(
+    r"^\s*(?:[\w.]*(?:Error|Exception)\b|Fatal\b|FATAL\b|ERROR\b|E/\w+|Traceback\b|panic:|Can'?t\s+locate\b|"
+    r"[\w.-]+\.(?:service|py|js|ts|go|rs|rb|pl|php):?\s.*(?:error|failed|FAILURE)\b)",
+    re.MULTILINE,
+)
+_PASTED_LINE_RE = re.compile(r"^.*(?:Error|Exception|error|failed|FAILURE|Fatal|fatal|Can'?t|cannot)\b.*$", re.M)
+_NARRATION_RE = re.compile(
+    r"^(?:let\s+me|i'?ll\s+(?:check|look|read|run)|checking|looking|reading|running|now\s+(?:i|let)|first,?\s+i|"
+    r"fixed|done|added|committed|updated|rewr(?:ote|iting)|all\s+\d+|\d+\s+tests?|tests?\s+(?:pass|green)|still\s+open|"
+    r"to\s+(?:check|verify|test|run|try|see))\b",
+    re.I,
+)
+MAX_REPORT_CHARS = 120
+MAX_REPORT_WORDS = 35
+# a sentence that lays out options explains nothing yet ("Two ways to fix: a) … b) …")
+_OFFERING_RE = re.compile(
+    r"\b(?:two|three|four|a\s+few|several|some)\s+(?:ways|options|approaches|fixes|possibilities)\b|^options?\b", re.I
+)
+# a rule, a reminder or a story from before is not a problem to explain now
+_NOT_A_REPORT_RE = re.compile(
+    r"^\W*(?:reminder|note|fyi|rule|house\s+rules?|for\s+the\s+record|last\s+(?:year|month|time)|once|in\s+another|"
+    r"years?\s+ago|back\s+then|always|never|please|make\s+sure)\b",
+    re.IGNORECASE,
+)
+
+
+def reported_bug_lessons(turns: Sequence[Turn], taken: Collection[str] = ()) -> list[Candidate]:
+    """A lesson per turn whose user message reports a problem the assistant then explains; `taken`: the texts of
+    lessons already made (from failures), whose sentences are not used twice."""
+    out: list[Candidate] = []
+    for turn in turns:
+        text = scrub(turn.user_text)
+        report = _report(text)
+        if report is None or not turn.assistant_texts:
+            continue
+        pasted = "\n".join(m.group(0) for m in _PASTED_LINE_RE.finditer(text))
+        clues = clue_words(f"{report}\n{pasted[-2000:]}")  # the report's words and any error it pasted
+        best: tuple[int, list[str]] | None = None
+        for raw in turn.assistant_texts:
+            said = [tidy(s) for s in sentences(scrub(raw))]
+            for n, s in enumerate(said):
+                if not s or _NARRATION_RE.match(s) or _OFFERING_RE.search(s) or any(_within(s, t) for t in taken):
+                    continue
+                score = _score(s, clues)
+                if not score or (best and best[0] >= score):
+                    continue
+                best = (
+                    score,
+                    [s] + [x for x in said[n + 1 : n + 2] if follow_up(x) and not any(x in t for t in taken)],
+                )
+        if best is None:
+            continue
+        note = clip(tidy(report), MAX_REPORT_CHARS)
+        body = clip(f"{' '.join(best[1])} (reported: {note})", 480)
+        out.append(
+            Candidate(body, "gotcha", GOTCHA_IMPORTANCE, turn.seq, entity_names(body), rule="lesson", said_by=ASSISTANT)
+        )
+    return out
 
 
 # "…, so each tab is its own entry": the consequence that explains what the user saw
 _CONSEQUENCE_RE = re.compile(r",\s*so\s+(?!(?:far|i|we|let'?s|now)\b)\w+", re.IGNORECASE)
 
 
-def reported_bug_lessons(turns: Sequence[Turn]) -> list[Candidate]:
-    out: list[Candidate] = []
-    for turn in turns:
-        report = next((s for s in sentences(scrub(turn.user_text)) if _is_report(s)), None)
-        if report is None or not turn.assistant_texts:
-            continue
-        if any(call.failed for call in turn.tool_calls):
-            continue
-        said = [tidy(s) for s in sentences(scrub(turn.assistant_texts[0]))]
-        for n, s in enumerate(said):
-            if cause_sentence(s) or (_CONSEQUENCE_RE.search(s) and cause_sentence(s, cue=False)):
-                picked = [s] + [x for x in said[n + 1 : n + 2] if follow_up(x)]
-                text = clip(f"{' '.join(picked)} (reported: {clip(tidy(report), 120)})", 480)
-                out.append(Candidate(text, "gotcha", GOTCHA_IMPORTANCE, turn.seq, entity_names(text), rule="lesson"))
-                break
-    return out
+def _score(s: str, clues: set[str]) -> int:
+    """A cause naming the report's words scores by them; a stated cause or consequence alone scores 1."""
+    if not cause_sentence(s, cue=False):
+        return 0
+    return score_cause(s, clues) or (1 if cause_sentence(s) or _CONSEQUENCE_RE.search(s) else 0)
 
 
-def _is_report(sentence: str) -> bool:
-    s = tidy(sentence)
-    return bool(s) and not s.endswith("?") and bool(_BUG_REPORT_RE.search(s))
+def _within(sentence: str, text: str) -> bool:
+    """A sentence another memory already holds (as written, or without its code marks)."""
+    plain = sentence.replace("`", "").rstrip(".").lower()
+    return sentence in text or plain in text.replace("`", "").lower()
+
+
+def _report(user_text: str) -> str | None:
+    """The sentence of a user's message that reports a problem (a pasted error counts: the sentence before it)."""
+    said = sentences(user_text)
+    for s in said:
+        t = tidy(s)
+        if _NOT_A_REPORT_RE.match(t) or len(t.split()) > MAX_REPORT_WORDS:
+            continue  # a rule, a story, or a long sentence of background is not the problem itself
+        asks_why = t.endswith("?") and re.search(r"\bbug\s*\?|\bwhy\b", t, re.I)
+        if t and (not t.endswith("?") or asks_why) and _BUG_REPORT_RE.search(t):
+            return t
+    if _PASTED_ERROR_RE.search(user_text) and said:
+        return tidy(said[0])
+    return None

@@ -43,6 +43,13 @@ PRONOUN_SUBJECT_RE = re.compile(
     r"function|class|service|app|library|team|api|endpoint|table|test))",
     re.IGNORECASE,
 )
+# A memory opening on a pronoun with its verb ("It is one more package …", "That's what the code does …") names
+# nothing a later session could resolve.
+UNRESOLVED_START_RE = re.compile(
+    r"^(?:TODO:\s*)?(?:it|that|this|these|those|they)(?:'s|'re|\s+(?:is|was|are|were|has|had|would|will|can|could|"
+    r"should|only|also|just|does|did|means|makes|works|needs|breaks|fails|keeps))\b",
+    re.IGNORECASE,
+)
 _QUESTION_START_RE = re.compile(
     r"^(?:what|why|how|which|who|where|when|should|shall|could|can|would|will|do|does|did|is|are|was|were|"
     r"have|has|any\s+(?:idea|thoughts))\b[^.!]*$",
@@ -87,6 +94,7 @@ _REASON_RE = re.compile(
     r"avoids|means)|to\s+(?:keep|avoid|stay|remain)\b)|,\s*so\s+(?!far\b)",
     re.IGNORECASE,
 )
+REASON_RE = _REASON_RE
 _CHOICE_VERB = (
     r"(?:use|using|go\s+with|going\s+with|went\s+with|switch(?:ed|ing)?\s+to|chose|choose|choosing|pick(?:ed|ing)?|"
     r"migrat(?:e|ed|ing)\s+to|mov(?:e|ed|ing)\s+to|stick(?:ing)?\s+with|stay(?:ing)?\s+with|keep(?:ing)?\s+using|"
@@ -144,9 +152,10 @@ _REJECT_RE = re.compile(
     r"|\b(?:we|i)\s+(?:rejected|ruled\s+out|dropped|abandoned|gave\s+up\s+on|decided\s+against)\s+(?P<y3>[^.;!?]+)"
     rf"|^(?P<y4>(?:(?!\b(?:because|since|but|and|so|if|when|as)\b)[^,.;!?]){{2,50}}?)\s+(?:is|was|would\s+be|seems|feels|looks)\s+(?:\w+\s+)?{_JUDGEMENT}"
     r"|\bdecided\s+(?:not\s+to\s+(?:use|add|adopt|go\s+with)|against(?:\s+using)?)\s+(?P<y5>[^,.;!?]+)"
-    r"|\b(?:i|we)\s+(?:considered|looked\s+at|evaluated|tried|thought\s+(?:about|of)|weighed|toyed\s+with)\s+(?P<y7>(?!(?:running|reading|checking|restarting|rerunning|re-running|debugging|looking|searching|the\s+(?:logs?|output|file|error|tests?|docs?))\b)[^,;]{2,60}?),?\s+but\s+\w+"
+    r"|\b(?:i|we)\s+(?:considered|looked\s+at|looked\s+into|had\s+a\s+look\s+at|checked\s+out|evaluated|tried|"
+    r"thought\s+(?:about|of)|weighed|toyed\s+with)\s+(?P<y7>(?!(?:running|reading|checking|restarting|rerunning|re-running|debugging|looking|searching|the\s+(?:logs?|output|file|error|tests?|docs?))\b)[^,;]{2,60}?),?\s+but\s+\w+"
     r"|^no\s+(?P<y6>(?!(?:worries|problem|thanks|idea|need|rush|way|luck|change|changes|issue|issues|errors?|"
-    r"failures?|tests?|output|more|one|longer|matter)\b)[\w.+-]+(?:\s+[\w.+-]+){0,2})\s*(?:,\s*please)?[.!]?$",
+    r"failures?|tests?|output|more|one|longer|matter)\b)[\w.+-]+(?:\s+[\w.+-]+){0,2})\s*(?:,?\s*please)?[.!]?$",
     re.IGNORECASE,
 )
 
@@ -156,7 +165,7 @@ _NOT_VERBS = (
     r"really|ever|once|before|again|got|get|gets|came|fails?|failed|breaks?|broke|shows?|showed|seems?|made|"
     r"returns?|printed|prints|liked|crashes|crashed|passes|passed|takes|took"
 )
-_DONT_NOT = r"worry|know|think|mind|bother|care|see|understand|get|remember|need|have|want|like|feel|seem|forget"
+_DONT_NOT = r"worry|know|think|mind|bother|care|see|understand|get|remember|need|have|want|like|feel|seem|forget|let"
 _CONVENTION_RE = re.compile(
     rf"(?:^|[,:]\s*|\b(?:we|you|should|must|please|to|and|then|but|i\s+want\s+you\s+to|make\s+sure\s+to|"
     rf"remember\s+to)\s+)"
@@ -271,7 +280,8 @@ _SIZING_RE = re.compile(
 )
 # "I thought about a Redis lock, but …": the sentence before names what was chosen instead.
 WEIGHED_RE = re.compile(
-    r"\b(?:i|we)\s+(?:considered|looked\s+at|evaluated|thought\s+(?:about|of)|weighed|toyed\s+with)\b[^.]*?\bbut\b",
+    r"\b(?:i|we)\s+(?:considered|looked\s+at|looked\s+into|had\s+a\s+look\s+at|checked\s+out|evaluated|thought\s+"
+    r"(?:about|of)|weighed|toyed\s+with)\b[^.]*?\bbut\b",
     re.IGNORECASE,
 )
 # "X is tempting, but it doesn't …": an option weighed and turned down in one sentence.
@@ -308,11 +318,39 @@ _DEONTIC_RE = re.compile(
     r"imports|writes|uses|should|may|must|gets\s+to|is\s+allowed)\b"
     r"|(?<!\bi\s)(?<!\byou\s)(?<!\bwe\s)(?:must|has\s+to|have\s+to|needs?\s+to|should)\s+(?:always\s+)?(?:stay|remain)\b"
     r"|\b(?:i|we)\s+need\s+(?:the\s+|our\s+|all\s+|every\s+)?[\w\s-]{2,40}?\s+to\s+(?:stay|remain|keep)\b"
-    r"|\b(?:must|have\s+to|has\s+to|needs?\s+to)\s+(?:pass|succeed|be\s+green|run)\s+before\b",
+    r"|\b(?:must|have\s+to|has\s+to|needs?\s+to)\s+(?:pass|succeed|be\s+green|run)\s+before\b"
+    # terse rules with the subject left out: "Must be RE-2024-0001, no gaps!", "only for main branch please",
+    # "keep it shellcheck clean", "max 1 req per 5s per host"
+    r"|^(?:but\s+|and\s+)?(?:must|has\s+to|needs?\s+to|should\s+always|always)\s+(?:be|stay|have|use|run|go)\b"
+    r"(?!\s+(?:the|a|an|it|that|this|something|because|due|from|why|my|our|wrong|broken|fine)\b)"
+    r"|^(?:but\s+|and\s+)?only\s+(?:for|on|in|with|from|when|via|through|the)\b[^.?]*\bplease\b"
+    r"|\bkeep\s+(?:it|this|them|the\s+[\w-]+)\s+(?:[\w-]+\s+)?(?:clean|green|passing|lint-?free|warning-?free)\b"
+    r"|\b(?:max(?:imum)?|at\s+most|no\s+more\s+than)\s+(?:\w+\s+)?\d+\s*(?:reqs?|requests?|calls?|hits?|jobs?|runs?|"
+    r"connections?|retries|tries)\s*(?:/|per|a|an|every|each)\b"
+    r"|\b(?:one|1)\s+(?:req|request|call)\s+(?:every|per|a)\b"
+    # a ban list: "no colours, no emoji", "no capital letters and no full stop at the end"
+    r"|\bno\s+(?!(?:worries|rush|problem|problems|idea|way|luck|doubt|kidding|joke|pressure|stress)\b)[\w-]+(?:\s+[\w-]+)?"
+    r"\s*(?:,\s*|\s+and\s+|\s+or\s+)(?:no|nor)\s+(?!(?:worries|rush|problem|problems|idea|way|luck|pressure)\b)[\w-]+"
+    # a request with the way it must (not) be done: "please write it with a decimal point, not a comma"
+    r"|\bplease\b[^.?]*\b(?:with|as|in|using)\b[^.?]*,\s*(?:not|never)\s+(?:a|an|the)?\s*\w+"
+    # an instruction for every time something happens: "bump the chart version whenever you touch a chart"
+    r"|^(?:and\s+|also\s+|please\s+)*(?!(?:i|we|you|it|the|a|an|this|that|they|he|she|there|when|if|my|our|haha|lol)\b)"
+    r"(?!(?:crash|fail|break|broke|hang|hung|freez|error|dies|die|stop|show)\w*\b)"
+    r"[a-z]+\s(?:(?!\b(?:crash|fail|break|broke|hang|hung|freez|error|dies|die|stop|show)\w*)[^.?])*?"
+    r"\b(?:whenever|(?:every|each)\s+time\s+(?:you|we|someone|anyone|somebody))\b",
     re.IGNORECASE,
 )
 # Facts given in passing: "For the record, the box has CUDA 12.1", "the dataset is mounted at /mnt/data".
 _ASIDE_RE = re.compile(r"^\W*(?:for\s+the\s+record|for\s+reference|fyi|heads[- ]up|just\s+so\s+you\s+know)\b", re.I)
+# The user's own setup, with a version: "My switch is logq-5.1, on OCaml 5.1.1."
+_MINE_RE = re.compile(r"\b(?:my|our)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|runs?|uses?|has|have)\b", re.IGNORECASE)
+# A terse "label: values" the user gives: "measured: air 26100, glass of water 12400", "UA: bot/1.0 (+mailto:…)".
+_SPEC_RE = re.compile(
+    r"^(?!(?:problem|question|bug|issue|note|todo|next|also|btw|ps|update|edit|other\s+thing|last\s+thing|one\s+more|"
+    r"reminder|plan|context|background|summary|hint|tip)\b)[A-Za-z][\w -]{0,20}:\s+"
+    r"(?=.*(?:\d{3,}|[\w-]+/\d|\+mailto:|@[\w.-]+\.\w+)).{6,160}$",
+    re.IGNORECASE,
+)
 _GENERIC_VERSION_RE = re.compile(r"\b[A-Za-z][\w+-]*\s*v?\d+\.\d+(?:\.\d+)*\b")
 _HOST_VERSION_RE = re.compile(
     r"\b(?:box|machine|server|host|cluster|runners?|builders?|build\s+(?:farm|machine|box)|image|container|vm|"
@@ -322,7 +360,7 @@ _HOST_VERSION_RE = re.compile(
 )
 _LOCATION_RE = re.compile(
     r"\b(?:is|are|lives?)\s+(?:mounted|located|stored|installed|kept|checked\s+out)?\s*(?:at|in|under)\s+"
-    r"(?:`)?(?:~|/)[\w.-]+/[\w./-]+",
+    r"(?:`)?(?:~|/(?!tmp/|var/tmp/))[\w.-]+/[\w./-]+",
     re.IGNORECASE,
 )
 _WITHOUT_COMMAND_RE = re.compile(
@@ -413,6 +451,8 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
         or _WITHOUT_COMMAND_RE.search(s)
         or (_LOCATION_RE.search(s) and (user or not _FAILURE_TALK_RE.search(s)))
         or (user and _ASIDE_RE.match(sentence) and _GENERIC_VERSION_RE.search(s))
+        or (user and _SPEC_RE.match(s))
+        or (user and _MINE_RE.search(s) and _GENERIC_VERSION_RE.search(s))
     )
     if not user and _RESULT_NOW_RE.match(s):
         return []  # "The PDF now formats amounts with …": a change reported, not a fact
@@ -424,7 +464,10 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
     return []
 
 
-_REASON_CLAUSE_RE = re.compile(r"(?::\s|\s(?:because|since|so\s+that|given\s+that)\b|,\s*so\s)", re.IGNORECASE)
+_REASON_CLAUSE_RE = re.compile(
+    r"(?::\s|\s(?:because|since|so\s+that|given\s+that)\b|,\s*so\s|(?<=\w),\s*but\s+(?:it|that|this|they)\s)",
+    re.IGNORECASE,
+)
 
 
 def main_clause(s: str) -> str:

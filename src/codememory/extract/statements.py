@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 
 from codememory.capture.turns import Turn
-from codememory.extract.candidate import Candidate, entity_names
+from codememory.extract.candidate import ASSISTANT, USER, Candidate, entity_names, spoken
 from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, tidy, unquote_message
 from codememory.extract.rules import (
@@ -25,6 +25,7 @@ from codememory.extract.rules import (
     is_reason,
     usable,
 )
+from codememory.extract.speakers import ToolText, not_the_speakers
 from codememory.extract.todos import text_todos
 from codememory.text.remember import extract_remember_notes, without_remember_notes
 
@@ -67,6 +68,24 @@ def prose_units(text: str) -> list[str]:
     return [u for u in units if u]
 
 
+_USER_SPLIT_RE = re.compile(r"(?<=[.!?])[\"'\u201d]?\s+(?=[\w`\"'(*\u201c])")
+_NO_SPLIT_AFTER_RE = re.compile(
+    r"(?:\b(?:e\.g|i\.e|etc|vs|approx|incl|nr|no|ca|z\.b|d\.h|mr|dr|st)|\d|\b[a-z])\.$", re.I
+)
+
+
+def user_sentences(unit: str) -> list[str]:
+    """A user's paragraph in sentences, whatever the case of the next word (terse users write in lower case:
+    "moisture next. raw adc number means nothing to me"), not after an abbreviation, a number or an initial."""
+    out: list[str] = []
+    for piece in _USER_SPLIT_RE.split(unit):
+        if out and _NO_SPLIT_AFTER_RE.search(out[-1]) and not piece[:1].isupper():
+            out[-1] += " " + piece
+        else:
+            out.append(piece)
+    return out
+
+
 def sentences(text: str) -> list[str]:
     return [s.strip() for unit in prose_units(text) for s in SENTENCE_SPLIT_RE.split(unit) if s.strip()]
 
@@ -88,10 +107,16 @@ _IMPORTANCE = {
 }
 REMEMBER_IMPORTANCE = 0.8
 _CHOICES = ("decision", "rejected")
+_BAN_LIST_RE = re.compile(r"^\W*no\s+[^,.]+(?:,\s*|\s+and\s+)no\s+", re.IGNORECASE)
+_RULES = ("convention", "preference")
 
 
-def remember_candidates(text: str, seq: int) -> tuple[list[Candidate], list[str]]:
-    """`*Remember*:` notes as candidates, and their bodies (so their sentences are not taken twice)."""
+def remember_candidates(
+    text: str, seq: int, role: str = "user", tool_text: ToolText | None = None
+) -> tuple[list[Candidate], list[str]]:
+    """`*Remember*:` notes as candidates, and their bodies (so their sentences are not taken twice). The
+    assistant's notes are its own statements (accepted or not, see `speakers`), never its claims about the user
+    or what a source says."""
     out: list[Candidate] = []
     bodies: list[str] = []
     for note in extract_remember_notes(text):
@@ -99,6 +124,8 @@ def remember_candidates(text: str, seq: int) -> tuple[list[Candidate], list[str]
         if not body.strip():
             continue
         bodies.append(" ".join(body.split()).lower())
+        if role != "user" and not _own(body, tool_text):
+            continue
         kinds = classify(body)
         category = kinds[0].category if kinds else "note"
         out.append(
@@ -111,16 +138,32 @@ def remember_candidates(text: str, seq: int) -> tuple[list[Candidate], list[str]
                 tags=tuple(note.tags),
                 expires_at=note.expires_at,
                 rule="remember",
+                said_by=USER if role == "user" else ASSISTANT,
             )
         )
     return out, bodies
 
 
-def message_statements(raw: Sequence[str], role: str) -> list[Statement]:
+def _own(sentence: str, tool_text: ToolText | None) -> bool:
+    """An assistant's sentence that states its own view: not a claim about the user, a relay of a source or a
+    copy of a tool's output (speakers)."""
+    return not (not_the_speakers(sentence) or (tool_text is not None and tool_text.copies(sentence)))
+
+
+def message_statements(raw: Sequence[str], role: str, tool_text: ToolText | None = None) -> list[Statement]:
     """The statements of one message's sentences (in order), each choice with its reason and the
-    sentence it follows from joined in."""
-    found: list[Statement | None] = [next(iter(classify(s, role=role)), None) for s in raw]
+    sentence it follows from joined in. The assistant's sentences that are not its own view state nothing."""
+    found: list[Statement | None] = [
+        next(iter(classify(s, role=role)), None) if role == "user" or _own(s, tool_text) else None for s in raw
+    ]
     parts: list[list[int]] = [[i] for i in range(len(raw))]  # which sentences each statement spans
+    for i in range(len(raw) - 1, 0, -1):
+        # a ban list right after a rule spells the rule out ("… stuck on GCC 9, so nothing past C++17. No
+        # std::span, no concepts."): one memory
+        after, rule = found[i], found[i - 1]
+        if after and rule and rule.rule == "convention" and after.rule == "convention" and _BAN_LIST_RE.match(raw[i]):
+            parts[i - 1] += parts[i]
+            parts[i], found[i] = [], None
     for i, st in enumerate(found):
         if st is None or st.rule not in _CHOICES:
             continue
@@ -145,7 +188,7 @@ def message_statements(raw: Sequence[str], role: str) -> list[Statement]:
             parts[i] = parts[i] + [k]
             parts[k] = []
             continue
-        if not st.has_reason and k < len(raw) and found[k] is None and is_reason(raw[k]):
+        if not st.has_reason and k < len(raw) and found[k] is None and (is_reason(raw[k]) or _explains(raw[k], raw[i])):
             parts[i] = parts[i] + [k]
             parts[k] = []
             found[i] = Statement(st.text, st.category, st.rule, True)
@@ -156,6 +199,23 @@ def message_statements(raw: Sequence[str], role: str) -> list[Statement]:
         text = " ".join(tidy(raw[n]) for n in parts[i]) if len(parts[i]) > 1 else st.text
         out.append(Statement(clip(text), st.category, st.rule, st.has_reason))
     return out
+
+
+_EXPLAINS_RE = re.compile(
+    r"\b(?:so|because|since|would|could\s+never|can'?t|cannot|won'?t|never|otherwise|which\s+means|means)\b", re.I
+)
+_NAME_RE = re.compile(r"[A-Za-z][\w.:/-]*[A-Z0-9_.:/-][\w.:/-]*|[a-z]{5,}")
+
+
+def _explains(sentence: str, choice: str) -> bool:
+    """A sentence after a choice that goes on about what it chose or turned down, with a cause or a consequence
+    ("… rather than minAvailable: 1. The HPA will be allowed down to one replica, and with minAvailable: 1 a node
+    drain could never evict that last pod, so …")."""
+    s = tidy(sentence)
+    if not usable(s) or s.endswith("?") or not _EXPLAINS_RE.search(s):
+        return False
+    named = {w.lower() for w in _NAME_RE.findall(choice)} & {w.lower() for w in _NAME_RE.findall(s)}
+    return any(any(ch.isdigit() or ch in ".:_/" or ch.isupper() for ch in w) or len(w) >= 6 for w in named)
 
 
 def _joined(st: Statement, before: Statement | None) -> Statement:
@@ -170,26 +230,33 @@ def statement_candidates(turns: Sequence[Turn]) -> list[Candidate]:
     """Remember notes, decisions, rejected alternatives, conventions, preferences, facts and textual todos."""
     out: list[Candidate] = []
     last_seq = max((t.seq for t in turns), default=0)
+    tool_text = ToolText.of(turns)
     for turn in turns:
         texts = [("user", turn.user_text)] + [("assistant", a) for a in turn.assistant_texts]
         for role, raw in texts:
             text = scrub(raw)
             if not text.strip():
                 continue
-            notes, bodies = remember_candidates(text, turn.seq)
+            who = USER if role == "user" else ASSISTANT
+            notes, bodies = remember_candidates(text, turn.seq, role, tool_text)
             out += notes
             # the prose around a note still counts ("We decided X. *Remember*: Y."); the note itself not again
             rest = without_remember_notes(text)
             units = [u for u in prose_units(rest) if not any(u.lower() in b or b in u.lower() for b in bodies)]
+            split = user_sentences if role == "user" else SENTENCE_SPLIT_RE.split
             raw_sentences = [
                 s
                 for unit in units
-                for s in SENTENCE_SPLIT_RE.split(unit)
+                for s in split(unit)
                 if s.strip() and not any(s.lower().strip() in b for b in bodies)
             ]
-            for st in message_statements(raw_sentences, role):
+            for st in message_statements(raw_sentences, role, tool_text):
+                if role != "user" and st.category in _RULES and tool_text.derives(st.text):
+                    continue  # a rule the assistant restates from a page or a file is the page's, not the user's
                 importance = _IMPORTANCE[(role, st.rule)]
-                out.append(Candidate(st.text, st.category, importance, turn.seq, entity_names(st.text), rule=st.rule))
+                entities = entity_names(st.text)
+                out.append(Candidate(st.text, st.category, importance, turn.seq, entities, rule=st.rule, said_by=who))
             if role == "user" or turn.seq > last_seq - _ASSISTANT_TODO_TAIL:
-                out += text_todos(units, _FENCE_RE.sub("\n", rest), turn.seq, role)
+                todos = text_todos(units, _FENCE_RE.sub("\n", rest), turn.seq, role)
+                out += [spoken(c, who) for c in todos if role == "user" or _own(c.text, tool_text)]
     return out

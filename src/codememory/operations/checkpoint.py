@@ -1,8 +1,9 @@
 """`checkpoint` (the MCP tool): save or update a coding session's state and re-render its markdown file.
 
 An agent's checkpoint without a session id goes into the session the assistant's hooks already opened for this
-conversation, when there is one (Claude Code names its session to the MCP server it starts: `hook_session`), so one
-conversation is one session file; the hooks add the files touched and close it at the end."""
+conversation, when there is one (Claude Code names its session to the MCP server it starts; for the others it is the
+one session their hooks hold open in the project: `hook_session`), so one conversation is one session file; the hooks
+add the files touched and close it at the end."""
 
 from __future__ import annotations
 

@@ -8,7 +8,8 @@ would change what an assistant sees at the start of every session.
   is why it is a short, finished text block.
 - `recent` (the daemon's /memory/recent; the OpenCode plugin renders the block itself): the most important and
   the newest memories alternately, without duplicates, within the budget the caller gives (a memory costs
-  `memory_tokens` of its text, as /retrieve counts), returned as data with the number of live memories.
+  `memory_tokens` of its text, as /retrieve counts), returned as data with the number of live memories and the
+  last session's hand-off lines.
 Both walk their candidates in order and take each one that still fits the budget (`_fit`), and both record what
 they hand over in the injection ledger (kinds "hook_start" and "cold_start").
 """
@@ -16,7 +17,7 @@ they hand over in the injection ledger (kinds "hook_start" and "cold_start").
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import zip_longest
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -63,7 +64,7 @@ def session_start_context(
     the assistant session's context already holds, codememory.operations.hook_injected), a line already there
     with the same text is left out, and what is shown is added to it; nothing new gives ''."""
     from codememory.operations.hook_injected import START_HINT, START_LAST
-    from codememory.text.context_render import FIELD_CHARS, context_block, memory_line, one_line
+    from codememory.text.context_render import context_block, memory_line
 
     def fresh(key: str, line: str | None) -> bool:
         return line is not None and (injected is None or injected.fresh(key, line))
@@ -82,12 +83,7 @@ def session_start_context(
         rendered, START_TOKENS, lambda r: None if r[1] is None else estimate_tokens(r[1] + "\n"), len(rendered)
     )
     lines = [line for _mem, line in shown if line is not None]
-    # a session with no goal yet says nothing worth repeating
-    recent = [s for s in store.list_sessions(limit=5, tool=tool) if s.session_id != current_session and s.goal]
-    last = ""
-    if recent:
-        goal, date = one_line(recent[0].goal, FIELD_CHARS), one_line(recent[0].date, 40)
-        last = f"Last {tool} session: {goal} ({date})" if goal else ""
+    last = _last_session(store, current_session)
     last = last if fresh(START_LAST, last) else ""
     if not lines and not last:
         return ""
@@ -118,6 +114,45 @@ def session_start_context(
     return block
 
 
+HANDOFF_ITEMS = 3  # of each list (done, still to do, decided) of the last session
+HANDOFF_ITEM_CHARS = 200
+HANDOFF_FILES = 6
+
+
+def _last_session(store: Store, current_session: str | None) -> str:
+    """The hand-off from the project's last session, whichever assistant had it: its goal, and what its checkpoints
+    and the hooks recorded (work done, still to do, decisions, files touched), a few of each, one line each. So a
+    user who switches tools mid-feature (a daily limit, say) starts the next one where the last one stopped.
+    '' when no other session has a goal (a session with no goal yet says nothing worth repeating)."""
+    from codememory.text.context_render import FIELD_CHARS, one_line
+
+    recent = [s for s in store.list_sessions(limit=5) if s.session_id != current_session and s.goal]
+    if not recent:
+        return ""
+    last = recent[0]
+    goal, date = one_line(last.goal, FIELD_CHARS), one_line(last.date, 40)
+    if not goal:
+        return ""
+    lines = [f"Last {one_line(last.tool, 40)} session: {goal} ({date})"]
+    record = store.sessions.record(last.session_id)
+
+    def items(label: str, values: list[str]) -> None:
+        shown = [v for v in (one_line(x, HANDOFF_ITEM_CHARS) for x in values[-HANDOFF_ITEMS:]) if v]
+        if shown:
+            more = len(values) - len(shown)
+            lines.append(f"  {label}: " + "; ".join(shown) + (f" (+{more} more)" if more > 0 else ""))
+
+    items("Done", record.completed or record.summary)
+    items("Still to do", record.pending)
+    items("Decided", record.decisions)
+    files = [p for p, _change in record.files]
+    if files:
+        shown = ", ".join(one_line(p, 120) for p in files[:HANDOFF_FILES])
+        more = len(files) - HANDOFF_FILES
+        lines.append(f"  Files touched: {shown}" + (f" (+{more} more)" if more > 0 else ""))
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------------------- the plugin's data
 @dataclass
 class ColdStartMemory(Result):
@@ -133,11 +168,14 @@ class ColdStartMemory(Result):
 
 @dataclass
 class ColdStart(Result):
-    """`{memories, tokens, total}`: the daemon's /memory/recent."""
+    """`{memories, tokens, total, last_session}`: the daemon's /memory/recent."""
 
     memories: list[ColdStartMemory]
     tokens: int  # estimated, within the budget asked for
     total: int  # every live memory of the project
+    # the hand-off from the project's last session (`_last_session`), its lines already rendered one line each;
+    # the plugin shows them under the memories
+    last_session: list[str] = field(default_factory=list)
 
 
 def recent(store: Store, *, limit: int = 8, token_budget: int = 400, recorder: Recorder) -> ColdStart:
@@ -181,4 +219,5 @@ def recent(store: Store, *, limit: int = 8, token_budget: int = 400, recorder: R
         kind="cold_start",
         memories=[{**m.to_dict(), "why": why} for m, why in zip(memories, whys, strict=True)],
     )
-    return ColdStart(memories, spent, total)
+    handoff = [line.strip() for line in _last_session(store, None).splitlines()]
+    return ColdStart(memories, spent, total, handoff)

@@ -167,9 +167,12 @@ def consolidate(
     use_model: bool = True,
     trigger: str = "command",
     progress: Callable[[str], None] | None = None,
+    never_used: bool = False,
 ) -> ConsolidationReport:
     """Plan a run over the live memories and, unless `dry_run`, apply and record it (a run with no change is
-    recorded too: the daemon's schedule counts from it)."""
+    recorded too: the daemon's schedule counts from it). With `never_used`, memories agents were shown in at least
+    `[usefulness] never_used_after` sessions and never used are archived too (as decay: undone the same way);
+    without, the plan's notes name them."""
     from codememory.operations.consolidation.plan import plan_run, squash_record
     from codememory.store.consolidation_runs import ConsolidationTables
 
@@ -178,7 +181,7 @@ def consolidate(
     planned_after = tables.latest_run_id()
     notes: list[str] = []
     judge = _judge(store, f"consolidation:{started}", use_model, notes)
-    plan = plan_run(store, started, judge, progress)
+    plan = plan_run(store, started, judge, progress, never_used=never_used)
     plan.notes[:0] = notes
     report, stored = _changes(plan, tables)
     counts = dict(Counter(c.kind for c in report))

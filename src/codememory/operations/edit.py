@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from codememory.operations.get import MemoryDetail
-from codememory.operations.stale import staleness_of
+from codememory.operations.get import MemoryDetail, detail
 
 if TYPE_CHECKING:
     from codememory.service.project_store import Store
@@ -23,4 +22,4 @@ def edit_memory(
 ) -> MemoryDetail:
     """The memory as it is after the change (None leaves a field as it is), with its links and entities."""
     memory = store.edit(memory_id, text=text, category=category, importance=importance, tags=tags)
-    return MemoryDetail(memory, store.relations(memory_id), staleness_of(store, memory_id))
+    return detail(store, memory)

@@ -15,8 +15,8 @@ text from the store, and says when a memory has since been archived, superseded,
 
     {session_id, total, shown, injections: [{id, at, source, session_id, kind, query: [phrase, ...],
      degraded, degraded_reason, tokens, tokens_by_part: {memories, framing}, memories: [{id, state, category,
-     text, why, parts: {retriever, match, bm25, cosine, fused, words, entities, pinned, by, stale}, tokens,
-     stale_now}]}]}
+     text, why, parts: {retriever, match, bm25, cosine, fused, words, entities, pinned, by, stale, usefulness},
+     tokens, stale_now}]}]}
 
 `state` is "live", "archived", "superseded", "expired" or "forgotten" (then `category` and `text` are null);
 `stale_now` is the memory's "may be stale: ..." note now (codememory.operations.stale), and `parts.stale` the note
@@ -29,6 +29,7 @@ types (null or empty where a row, e.g. an older one, does not say); `why` is kep
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -72,6 +73,7 @@ class ScoreParts(Result):
     pinned: bool  # kept because the previous call showed it
     by: str | None  # a cold start's reason: importance or recency
     stale: str | None  # the "may be stale: ..." note it was shown with (its score was demoted)
+    usefulness: float | None  # the factor what agents did with it moved its score by (retrieval/usefulness.py)
 
 
 @dataclass
@@ -154,17 +156,33 @@ def record_injection(
     if block is not None:
         framing_tokens = max(0, estimate_tokens(block) - sum(m.tokens for m in items))
     tables = InjectionTables(store.db) if keep is None else InjectionTables(store.db, keep=keep)
-    return tables.record(
-        at=now_iso(),
+    at = now_iso()
+    phrases = "\n".join([q.strip() for q in query if q.strip()][:MAX_PHRASES])
+    row = tables.record(
+        at=at,
         source=source,
         session_id=session_id,
         kind=kind,
-        query="\n".join([q.strip() for q in query if q.strip()][:MAX_PHRASES]),
+        query=phrases,
         memories=items,
         degraded=degraded or degraded_reason is not None,
         degraded_reason=degraded_reason,
         framing_tokens=framing_tokens,
     )
+    if session_id:  # without a session nothing can be seen of what followed: no exposure (capture/usage.py)
+        from codememory.capture.usage import exposure_cues
+        from codememory.store.usage import Shown
+
+        store.db.record_shown(
+            at=at,
+            source=source,
+            session_id=session_id,
+            kind=kind,
+            memories=[Shown(m.id, m.tokens) for m in items],
+            context=phrases,
+            cues_of=functools.partial(exposure_cues, store.db),
+        )
+    return row
 
 
 def _cost(memory: Mapping[str, Any], rendered: bool) -> int:
@@ -318,6 +336,7 @@ def score_parts(why: Mapping[str, Any]) -> ScoreParts:
         pinned=why.get("pinned") is True,
         by=_label(why.get("by")),
         stale=why["stale"][:_NOTE_CHARS] if isinstance(why.get("stale"), str) and why["stale"] else None,
+        usefulness=_number(use.get("factor")) if isinstance(use := why.get("usefulness"), dict) else None,
     )
 
 

@@ -1,5 +1,5 @@
 """Memories by id, in full: `codememory show`, MCP memory_get and the daemon's /memory/get (each record with its
-links and the entities it mentions)."""
+links and the entities it mentions, whether it may be stale, and what agents did with it when it was shown)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from codememory.core.model import Memory
 from codememory.core.result import FLATTEN, Result
 from codememory.errors import NotFound
 from codememory.operations.stale import Staleness, staleness_of
+from codememory.operations.usefulness import Usefulness, detail_usefulness
 from codememory.service.results import Relations
 
 if TYPE_CHECKING:
@@ -24,6 +25,7 @@ class MemoryDetail(Result):
     memory: Memory = field(metadata=FLATTEN)
     relations: Relations = field(metadata=FLATTEN)
     staleness: Staleness
+    usefulness: Usefulness  # what agents did with it when shown (operations/usefulness.py)
 
 
 @dataclass
@@ -37,7 +39,7 @@ class Records(Result):
 def show(store: Store, ids: Sequence[str]) -> list[MemoryDetail]:
     """`codememory show`: every memory (an unknown id is NotFound), then their relations; an access is counted."""
     memories = [store.get(i) for i in ids]
-    return [MemoryDetail(m, store.relations(m.id), staleness_of(store, m.id)) for m in memories]
+    return [detail(store, m) for m in memories]
 
 
 def get_records(store: Store, ids: Iterable[str]) -> Records:
@@ -51,5 +53,12 @@ def get_records(store: Store, ids: Iterable[str]) -> Records:
         except NotFound:
             missing.append(memory_id)
             continue
-        found.append(MemoryDetail(record, store.relations(memory_id), staleness_of(store, memory_id)))
+        found.append(detail(store, record))
     return Records(found, missing)
+
+
+def detail(store: Store, memory: Memory) -> MemoryDetail:
+    """A memory's full record: its links and entities, its staleness and its usefulness."""
+    return MemoryDetail(
+        memory, store.relations(memory.id), staleness_of(store, memory.id), detail_usefulness(store, memory.id)
+    )

@@ -24,6 +24,10 @@ POST /hook), it does not write that record itself: it returns it with the output
 once the output is in hand (`commit_injected`). An answer the hook gave up waiting for then marks nothing as
 injected that never was.
 
+The assistant's `*Remember*:` notes (its last message, the transcript's new lines) wait in the session's journal
+for the user's next prompt, which stores them unless it objects (codememory.extract.speakers); a session that ends
+first drops them: what the assistant alone said is not the user's to remember.
+
 At a turn's or a session's end, the transcript (`transcript_path`) of an assistant whose spec names a transcript
 reader also goes through turn capture (codememory.capture.hook_transcripts): each newly finished turn is appended to
 the daily log and recorded in `captured_turns`, reading only the bytes after the file's capture cursor.
@@ -54,6 +58,7 @@ if TYPE_CHECKING:
 
 MAX_TRANSCRIPT_READ = 4_000_000  # bytes scanned per hook run; the cursor picks up the rest next time
 MAX_TURNS = 40  # turns captured per hook run (each is an fsynced log append): a catch-up stays short
+MAX_PENDING_NOTES = 20  # the assistant's notes waiting for the user's next prompt
 CHECKPOINT_REMINDER = (
     "codememory: the conversation is about to be compacted. Before details are lost, call the "
     "`checkpoint` MCP tool (codememory) with the session's goal, work completed, work pending and "
@@ -220,11 +225,48 @@ class Hook:
         return prompt_context(self.store, prompt, self.recorder, self.injected)
 
     # --------------------------------------------------------------- remember
-    def remember(self, text: str) -> int:
+    def hold_notes(self, text: str) -> int:
+        """The assistant's `*Remember*:` notes wait for the user's next prompt: a note the assistant wrote is the
+        user's to accept (codememory.extract.speakers), and never one that claims what the user wants, relays a
+        page or file, or would weaken security. Returns how many notes now wait."""
         if not text or "remember*" not in text.lower():
             return 0
-        results = self.store.remember_scan(text, entered_by=self.tool, source=f"hook:{self.journal.key}")
-        return sum(1 for r in results if r.created)
+        from codememory.extract.speakers import not_the_speakers, risky
+        from codememory.text.privacy import scrub
+        from codememory.text.remember import extract_remember_notes
+
+        state = self.journal.load_state()
+        pending: list[str] = [n for n in state.get("pending_notes", []) if isinstance(n, str)]
+        for note in extract_remember_notes(text):
+            body = scrub(note.text).strip()  # the journal is a file on disk: no secret waits there
+            if body and not (not_the_speakers(body) or risky(body)) and body not in pending:
+                pending.append(body)
+        state["pending_notes"] = pending[-MAX_PENDING_NOTES:]
+        self.journal.save_state(state)
+        return len(state["pending_notes"])
+
+    def accept_notes(self, prompt: str) -> int:
+        """Store the notes the assistant left when the user's next prompt carries on (objects to nothing); drop
+        them when it objects. Returns how many were stored."""
+        state = self.journal.load_state()
+        pending = [n for n in state.pop("pending_notes", []) if isinstance(n, str)]
+        if not pending:
+            return 0
+        self.journal.save_state(state)
+        from codememory.core.model import source_said_by
+        from codememory.extract.speakers import objects
+
+        if objects(prompt):
+            return 0
+        source = source_said_by(f"hook:{self.journal.key}", "assistant_accepted")
+        text = "\n".join(f"*Remember*: {note}" for note in pending)
+        return sum(1 for r in self.store.remember_scan(text, entered_by=self.tool, source=source) if r.created)
+
+    def drop_notes(self) -> None:
+        """The session ended with the assistant's notes unanswered: they are not the user's."""
+        state = self.journal.load_state()
+        if state.pop("pending_notes", None) is not None:
+            self.journal.save_state(state)
 
     def transcript(self) -> Path | None:
         """The transcript file the payload names, when it is one."""
@@ -236,7 +278,8 @@ class Hook:
         return path if path.is_file() else None
 
     def scan_transcript(self) -> int:
-        """Scan the transcript's new complete lines (from the stored byte offset) for `*Remember*:` notes."""
+        """Scan the transcript's new complete lines (from the stored byte offset) for the assistant's `*Remember*:`
+        notes, which then wait for the user's next prompt (`hold_notes`)."""
         path = self.transcript()
         if path is None:
             return 0
@@ -254,13 +297,13 @@ class Hook:
         lines, end, _at_end, skipped = read_lines(path, offset, MAX_TRANSCRIPT_READ)
         if skipped:
             self.note(f"skipped {skipped} transcript line(s) over the limit")
-        added = 0
-        for line in lines:
-            for text in assistant_texts(line.data):
-                added += self.remember(text)
         cursors[key] = end
         self.journal.save_state(state)
-        return added
+        held = 0
+        for line in lines:
+            for text in assistant_texts(line.data):
+                held = self.hold_notes(text) or held
+        return held
 
     def capture_transcript(self, *, final: bool) -> None:
         """Capture the transcript's newly finished turns into the daily log and `captured_turns`
@@ -287,7 +330,7 @@ class Hook:
 
 
 # ---------------------------------------------------------------------------- events
-def _guarded(hook: Hook, step: Callable[[], None]) -> None:
+def _guarded(hook: Hook, step: Callable[[], object]) -> None:
     """Run one step of a hook; its failure is logged and the hook's other steps still run."""
     try:
         step()
@@ -315,6 +358,7 @@ def handle(hook: Hook) -> str:
     if role is Role.PROMPT:
         prompt = prompt_text(payload, fields)
         hook.ensure_session(goal=prompt)
+        _guarded(hook, lambda: hook.accept_notes(prompt))
         if Role.PROMPT not in spec.context_roles:
             return ""  # its output may only allow or block the prompt (Cursor): nothing to look up
         return context(hook.prompt_context(prompt))
@@ -327,8 +371,10 @@ def handle(hook: Hook) -> str:
     if role in (Role.TURN_END, Role.END):
         message = payload.get(fields.last_message) if fields.last_message else None
         if isinstance(message, str):
-            hook.remember(message)
+            hook.hold_notes(message)
         hook.scan_transcript()
+        if role is Role.END:
+            hook.drop_notes()
         _guarded(hook, lambda: hook.capture_transcript(final=role is Role.END))
         hook.close_session()
         return ""

@@ -37,27 +37,53 @@ MAX_JOURNAL_BYTES = 16_000_000  # the edits journal read back at session end
 # The assistant's session id in the environment of the processes it starts (Claude Code 2.1.154+ gives it
 # to stdio MCP servers): the MCP server's checkpoint then writes into the hooks' session.
 SESSION_ENV = {a.key: a.session_env for a in REGISTRY if a.session_env}
+OPEN_WITHIN = 6 * 3600  # seconds: an open hook session untouched for longer is one whose end was never seen
 
 
 def safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", text)[:120] or "unknown"
 
 
-def hook_session(root: Path, env: Mapping[str, str]) -> str | None:
-    """The open codememory session the hooks keep for the assistant session named in `env`, if any."""
+def _open_session(path: Path) -> str | None:
+    """The codememory session a hook state file maps to, while it is open."""
+    try:
+        state = json.loads(safe_files.read_text(path, MAX_STATE_BYTES))
+    except (OSError, ValueError):
+        return None
+    session = state.get("session") if isinstance(state, dict) else None
+    return session if isinstance(session, str) and not state.get("closed") else None
+
+
+def hook_session(root: Path, env: Mapping[str, str], *, now: float | None = None) -> str | None:
+    """The open codememory session the hooks keep for the assistant session named in `env`, if any; else, for an
+    assistant that names no session to the MCP servers it starts (Codex, Gemini CLI, Copilot CLI), the only session
+    its hooks hold open in this project now (opened or written in the last OPEN_WITHIN seconds). Two or more open at
+    once (two assistants at work in one project): None, never a guess."""
     for assistant, var in SESSION_ENV.items():
         raw = env.get(var, "").strip()
-        if not raw:
+        if raw:
+            session = _open_session(root / STORE_DIR / "journal" / f"{assistant}-{safe_name(raw)}.json")
+            if session is not None:
+                return session
+    folder = root / STORE_DIR / "journal"
+    try:
+        if not safe_files.check_dir(folder):
+            return None
+    except OSError:  # a link where the folder should be: not ours
+        return None
+    since = (time.time() if now is None else now) - OPEN_WITHIN
+    found: set[str] = set()
+    for path in folder.glob("*.json"):
+        if path.name.endswith(".injected.json"):
             continue
-        path = root / STORE_DIR / "journal" / f"{assistant}-{safe_name(raw)}.json"
         try:
-            state = json.loads(safe_files.read_text(path, MAX_STATE_BYTES))
-        except (OSError, ValueError):
+            recent = path.stat().st_mtime >= since
+        except OSError:
             continue
-        session = state.get("session") if isinstance(state, dict) else None
-        if isinstance(session, str) and not state.get("closed"):
-            return session
-    return None
+        session = _open_session(path) if recent else None
+        if session is not None:
+            found.add(session)
+    return found.pop() if len(found) == 1 else None
 
 
 class Journal:

@@ -78,6 +78,7 @@ def retrieve(
         max_new=max_new,
         token_budget=token_budget,
         exclude=exclude,
+        session_id=recorder.session_id if recorder is not None else None,
     )
     request = next((q for q in query_expansion if q.strip()), "")
     if remote and request:
@@ -107,7 +108,9 @@ def prompt_context(store: Store, prompt: str, recorder: Recorder, injected: Inje
     if not prompt.strip():
         return ""
     query = prompt[:PROMPT_CHARS]
-    result = store.retrieve([query], max_memories=6, max_new=6, token_budget=PROMPT_TOKENS)
+    result = store.retrieve(
+        [query], max_memories=6, max_new=6, token_budget=PROMPT_TOKENS, session_id=recorder.session_id
+    )
     shown, lines = [], []
     for mem in result.memories:
         note = mem.why.get("stale")

@@ -8,7 +8,9 @@ already carries (excluded). Output: a short, token-budgeted list, each with why 
 A memory's score for the step blends its rank for all the phrases together with its rank for the lead phrase
 alone: the phrases after the first (the tool calls an agent made) widen the net, but what the user asked decides.
 A pinned memory stays only while that score is at least `pinned_min_score` (`[context] pinned_min_score`): a
-memory shown for an earlier step must still rank for this one, or it gives its place up.
+memory shown for an earlier step must still rank for this one, or it gives its place up. The score is last moved
+by what agents did with the memory when it was shown before (retrieval/usefulness.py): shown often and never used,
+it sinks (and so gives a pin up sooner); used, it rises.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from codememory.core.result import Result
 from codememory.embedding.relevance import FALLBACK, PINNED_SLACK
 from codememory.errors import InvalidInput
 from codememory.retrieval.search import Ranking, rank_phrases, stale_notes
+from codememory.retrieval.usefulness import adjusted, factors
 from codememory.retrieval.why import add_matches, ranked_why
 from codememory.store.database import Database
 from codememory.store.filters import Filters
@@ -48,6 +51,7 @@ class RetrieveRequest:
     token_budget: int = 1500
     exclude_memory_ids: list[str] = field(default_factory=list)  # already in the caller's context: never returned
     pinned_min_score: float = ContextConfig.pinned_min_score  # [context] pinned_min_score
+    session_id: str | None = None  # the agent's session: its own showings not yet used are still in play
 
     def validate(self) -> None:
         if not isinstance(self.query_expansion, list) or not all(isinstance(q, str) for q in self.query_expansion):
@@ -152,6 +156,13 @@ def retrieve(
     for pk, note in notes.items():  # a memory about code that is gone gives its place up ([staleness] demote)
         found[pk].score *= max(0.0, min(1.0, db.stale_factor))
         found[pk].why["stale"] = note
+        if "score" in found[pk].why:
+            found[pk].why["score"] = round(found[pk].score, 4)
+    for pk, moved in factors(
+        db, list(found), req.session_id
+    ).items():  # what agents did with it when shown (retrieval/usefulness.py)
+        found[pk].score = adjusted(found[pk].score, moved.value)
+        found[pk].why["usefulness"] = moved.to_why()
         if "score" in found[pk].why:
             found[pk].why["score"] = round(found[pk].score, 4)
 

@@ -31,6 +31,7 @@ from codememory.embedding.semantic import NOT_CONFIGURED
 from codememory.errors import InvalidInput
 from codememory.retrieval.hybrid import hybrid_ranking
 from codememory.retrieval.lexical import Ranked, has_unknown_word, keyword_ranking, lexical_ranking, matched_words
+from codememory.retrieval.usefulness import reorder
 from codememory.store.database import Database
 from codememory.store.filters import Filters
 from codememory.text.query import ParsedQuery, parse_query, words
@@ -263,7 +264,7 @@ def search(
         mode=mode,
         floor=relevance_floor,
     )
-    order, parsed = ranking.order, ranking.parsed
+    order, parsed = reorder(db, ranking.order), ranking.parsed  # what agents did with each (retrieval/usefulness.py)
     page = order[offset : offset + limit]
     partial = [pk for _, pk, match, _ in page if match == "partial"]
     if partial and parsed.fts:

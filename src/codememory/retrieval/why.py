@@ -16,7 +16,9 @@ Keys (each only when it applies):
 - entities: the memory's entities that the step named (the request's entities, or entities found in its phrases);
 - pinned: true when it was kept because the previous call showed it;
 - stale: the "may be stale: `src/x.py` deleted in abc1234" note of a memory a staleness check marked (its score
-  was demoted by `[staleness] demote`).
+  was demoted by `[staleness] demote`);
+- usefulness: {factor, shown, used}, what agents did with it when it was shown before moved its score by `factor`
+  (codememory.retrieval.usefulness; `shown` and `used` are the decayed session counts it came from).
 """
 
 from __future__ import annotations
@@ -107,7 +109,7 @@ _QUIET = frozenset(
 )
 _SHOWN = frozenset(
     {"retriever", "match", "bm25", "cosine", "fused", "words", "entities", "typos", "fuzzy", "context", "boost"}
-    | {"tag_nudge", "stale", "stale_factor", "pinned", "by", "project"}
+    | {"tag_nudge", "stale", "stale_factor", "pinned", "by", "project", "usefulness"}
 )
 
 
@@ -180,6 +182,11 @@ def why_text(why: Mapping[str, Any], *, shown: bool = False) -> str:
         out.append(f"shown as stale ({stale.removeprefix('may be stale: ')})" if shown else stale)
     if (factor := _number(why.get("stale_factor"))) is not None:
         out.append(f"stale: score × {factor:g}")
+    use = why.get("usefulness")
+    if isinstance(use, Mapping) and (factor := _number(use.get("factor"))) is not None:
+        shown_n, used_n = _number(use.get("shown")), _number(use.get("used"))
+        counts = f" (shown {shown_n:.3g}, used {used_n:.3g})" if shown_n is not None and used_n is not None else ""
+        out.append(f"usefulness × {factor:.2f}{counts}")
     if project := _text(why.get("project")):
         rank = _number(why.get("rank"))
         out.append(f"project {project}" + (f" #{rank:g}" if rank is not None else ""))

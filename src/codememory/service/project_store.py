@@ -80,6 +80,8 @@ class Store(EmbeddingAccess, SessionAccess):
             db.close()
             raise
         db.stale_factor = min(1.0, max(0.0, self.config.staleness.demote))
+        db.usage_half_life_days = max(0.0, self.config.usefulness.half_life_days)
+        db.usage_weight = min(1.0, max(0.0, self.config.usefulness.weight))
         self.semantic = Semantic(db, self.config, store_dir(root) / "cache")
         self.sessions = Sessions(SessionTables(db), root)
         self.sharing = Sharing(root, db, self.config)
@@ -479,9 +481,11 @@ class Store(EmbeddingAccess, SessionAccess):
         token_budget: int = 1500,
         touch: bool = True,
         exclude: Sequence[str] = (),
+        session_id: str | None = None,
     ) -> RetrieveResult:
         """Proactive retrieval for an agent's current step (see codememory.retrieval.proactive); `exclude`: ids
-        the agent's context already carries."""
+        the agent's context already carries; `session_id`: the agent's session (what it was shown and has not used
+        yet is still in play there, so it does not count against a memory in it)."""
         request = RetrieveRequest(
             query_expansion=[scrub(q) for q in query_expansion],  # these may reach an embedding model
             entities=list(entities),
@@ -491,6 +495,7 @@ class Store(EmbeddingAccess, SessionAccess):
             token_budget=token_budget,
             exclude_memory_ids=[i for i in exclude if ID_RE.match(i)],
             pinned_min_score=self.config.context.pinned_min_score,
+            session_id=session_id,
         )
         result, pks = retrieve(self.db, self.semantic, request, entity_names(list(entities)))
         if touch and pks:

@@ -148,6 +148,10 @@ class Sessions:
             return None
         return str(path)
 
+    def record(self, session_id: str) -> SessionRecord:
+        """Everything the store holds of one session (what its markdown file shows)."""
+        return self._get(session_id)
+
     def _get(self, session_id: str) -> SessionRecord:
         record = self.tables.get(check_session_id(session_id))
         if record is None:

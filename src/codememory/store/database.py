@@ -18,11 +18,21 @@ from codememory.store.shared import SharedRows
 from codememory.store.staleness import StaleRows
 from codememory.store.stats import StoreStats
 from codememory.store.text_search import TextSearch
+from codememory.store.usage import UsageRows
 
 
 @store_errors(BUSY_TIMEOUT_S)
 class Database(
-    SharedRows, ProvenanceRows, MemoryRows, TextSearch, EmbeddingRows, LinkRows, EntityRows, StoreStats, StaleRows
+    SharedRows,
+    ProvenanceRows,
+    MemoryRows,
+    TextSearch,
+    EmbeddingRows,
+    LinkRows,
+    EntityRows,
+    StoreStats,
+    StaleRows,
+    UsageRows,
 ):
     """A project's SQLite store (see StoreConnection for how it is opened and written). The file is
     untrusted input: its schema must be exactly the migrations' (schema.py), nothing stored in it runs,

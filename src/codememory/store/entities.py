@@ -57,6 +57,21 @@ class EntityRows(StoreConnection):
                     out.setdefault(pk, []).append((name, typ))
         return out
 
+    def entities_with_counts(self, pks: Sequence[int], cap: int) -> dict[int, list[tuple[str, str, int]]]:
+        """Each memory's entities with how many memories name them, counted up to `cap + 1` (enough to tell a rare
+        entity from a common one without counting every memory that names `python`)."""
+        out: dict[int, list[tuple[str, str, int]]] = {}
+        for chunk in chunks(list(pks)):
+            for pk, name, typ, count in self.conn.execute(
+                "SELECT me.memory_pk, e.name, e.type, (SELECT COUNT(*) FROM (SELECT 1 FROM memory_entities o "
+                "WHERE o.entity_id = e.id LIMIT ?)) FROM memory_entities me JOIN entities e ON e.id = me.entity_id "
+                f"WHERE me.memory_pk IN ({','.join('?' * len(chunk))}) ORDER BY me.memory_pk, e.id",
+                (cap + 1, *chunk),
+            ):
+                if is_label(name) and is_label(typ) and isinstance(count, int):
+                    out.setdefault(pk, []).append((name, typ, count))
+        return out
+
     def memories_with_entities(self, names: Sequence[str], filters: Filters, limit: int) -> list[tuple[int, int]]:
         """Hub discovery: (memory pk, how many of the named entities it mentions), most first."""
         if not names:

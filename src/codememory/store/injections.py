@@ -21,7 +21,7 @@ from typing import Any
 from codememory.store.connection import BUSY_TIMEOUT_S
 from codememory.store.database import Database
 from codememory.store.failures import store_errors
-from codememory.store.rows import is_memory_id
+from codememory.store.rows import is_memory_id, is_stamp
 from codememory.text.privacy import scrub, scrub_json
 
 MAX_ROWS = 5000  # rows kept per store
@@ -181,3 +181,20 @@ class InjectionTables:
             (limit,),
         ).fetchall()
         return [(r[0], int(r[1]), r[2]) for r in rows]
+
+    def spend(self, since: str | None = None) -> list[tuple[str | None, str, str, int, int]]:
+        """(session id, source, day, injections, tokens) of the rows at or after `since`, per session and UTC day,
+        oldest day first: what memory cost each session's model in tokens."""
+        rows = self.conn.execute(
+            "SELECT session_id, source, substr(at, 1, 10) AS day, COUNT(*), SUM(tokens) FROM injections "
+            "WHERE at >= ? GROUP BY session_id, source, day ORDER BY day, MIN(id)",
+            (since or "",),
+        ).fetchall()
+        out = []
+        for session_id, source, day, count, tokens in rows:
+            if not (isinstance(day, str) and is_stamp(day) and isinstance(source, str)):
+                continue
+            session = session_id if isinstance(session_id, str) else None
+            total = tokens if isinstance(tokens, int) and tokens >= 0 else 0
+            out.append((session, source[:200], day, int(count), total))
+        return out

@@ -542,10 +542,64 @@ ALTER TABLE shared_files ADD COLUMN reason TEXT;
     )
 )
 
-
 MIGRATIONS.append(
     (
         13,
+        "usefulness: what each agent session was shown and what it did with it, and each memory's record",
+        """
+-- One row per memory shown to one agent session (an injection, a search result the agent read, a fetch): when it
+-- was first and last shown, how often, the tokens it cost, the query it was first shown for (its words were the
+-- agent's already, so they are no evidence of use), and what the session did with it next: used (signal: cited,
+-- fetched or entity; evidence: what matched) or contradicted (the rule and the action); cues: the memory's
+-- distinctive terms and rules as it was shown (JSON, capture/usage.py), read back for each turn. Filled by
+-- operations/explain.py (shown) and capture/usage.py (what followed); bounded like the injection ledger.
+CREATE TABLE memory_exposures (
+    id              INTEGER PRIMARY KEY,
+    memory_id       TEXT NOT NULL,
+    source          TEXT NOT NULL,
+    session_id      TEXT NOT NULL,
+    kind            TEXT NOT NULL,
+    first_shown_at  TEXT NOT NULL,
+    last_shown_at   TEXT NOT NULL,
+    shows           INTEGER NOT NULL DEFAULT 1,
+    tokens          INTEGER NOT NULL DEFAULT 0,
+    context         TEXT NOT NULL DEFAULT '',
+    used_at         TEXT,
+    used_by         TEXT,
+    evidence        TEXT,
+    contradicted_at TEXT,
+    contradiction   TEXT,
+    cues            TEXT,
+    UNIQUE (session_id, memory_id)
+);
+CREATE INDEX memory_exposures_memory ON memory_exposures(memory_id);
+CREATE INDEX memory_exposures_shown ON memory_exposures(first_shown_at);
+
+-- Each memory's usefulness: the sessions it was shown in, used in and contradicted in, as counts that halve every
+-- [usefulness] half_life_days (as of decayed_at), with the plain totals and the last times. Ranking and the HUD
+-- read it (retrieval/usefulness.py); keyed by memory id so it survives a repair or a re-import.
+CREATE TABLE memory_usefulness (
+    memory_id            TEXT PRIMARY KEY,
+    shown                REAL NOT NULL DEFAULT 0,
+    used                 REAL NOT NULL DEFAULT 0,
+    contradicted         REAL NOT NULL DEFAULT 0,
+    decayed_at           TEXT NOT NULL,
+    shown_total          INTEGER NOT NULL DEFAULT 0,
+    used_total           INTEGER NOT NULL DEFAULT 0,
+    contradicted_total   INTEGER NOT NULL DEFAULT 0,
+    last_shown_at        TEXT,
+    last_used_at         TEXT,
+    last_contradicted_at TEXT
+) WITHOUT ROWID;
+""",
+        None,
+    )
+)
+
+
+MIGRATIONS.append(
+    (
+        14,
         "provenance: where each memory came from, the user's review of untrusted ones, the store's own origin",
         """
 -- Where the memory came from (core/provenance.py): 'local' (written here), 'git' (applied from the text form git

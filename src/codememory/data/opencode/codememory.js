@@ -206,14 +206,20 @@ ${PREAMBLE} memory_get gives full records.
 }
 function formatColdStart(memories, opts = {}) {
   const lines = memoryLines(memories);
-  if (!lines.length) return null;
+  const handoff = lastSessionLines(opts.lastSession);
+  if (!lines.length && !handoff.length) return null;
   const more = opts.total && opts.total > lines.length ? ` (${lines.length} of ${opts.total})` : "";
   const tools = Array.isArray(opts.tools) ? opts.tools.length ? `Memory tools: ${opts.tools.join(", ")}.` : "" : opts.tools === false ? "" : TOOLS_LINE;
+  const body = [...lines.length ? [`${PREAMBLE} Important and recent${more}:`, ...lines] : [PREAMBLE], ...handoff];
   return `<${COLD_TAG}>
-${PREAMBLE} Important and recent${more}:
-` + lines.join("\n") + (tools ? `
+` + body.join("\n") + (tools ? `
 ${tools}` : "") + `
 </${COLD_TAG}>`;
+}
+function lastSessionLines(value) {
+  if (!Array.isArray(value)) return [];
+  const lines = value.filter((v) => typeof v === "string").map((v) => safeLine(v, 1200)).filter(Boolean);
+  return lines.slice(0, 5).map((line, i) => i === 0 ? line : `  ${line}`);
 }
 
 // src/carried.ts
@@ -323,15 +329,20 @@ async function send({ url, token }, method, path, body, timeoutMs) {
 // src/cold-start.ts
 var TITLE_PROMPT = "You are a title generator";
 async function fetchColdBlock(config, projectRoot, sessionID, toolNames, allowance) {
-  const render = (memories, total2) => formatColdStart(memories, { tools: toolNames, total: total2 });
+  const render = (memories, total2, lastSession) => formatColdStart(memories, { tools: toolNames, total: total2, lastSession });
   const framing = estimateTokens(render([{ id: "mem_00000000", text: "x" }], 99999));
   const budget = Math.min(config.coldStartTokens, allowance - framing);
   if (budget < MIN_LINE_TOKENS) return null;
   const body = { project_root: projectRoot, session_id: sessionID, limit: config.coldStartLimit, token_budget: budget };
   const result = await request(config, "POST", "/memory/recent", body, config.coldStartTimeoutMs);
   const total = typeof result?.total === "number" ? result.total : null;
-  const fitted = fitBlock(showable(result?.memories), (ms) => render(ms, total ?? void 0), allowance);
-  if (!fitted.text) return null;
+  const last = result?.last_session;
+  const fitted = fitBlock(showable(result?.memories), (ms) => render(ms, total ?? void 0, last), allowance);
+  if (!fitted.text) {
+    const alone = render([], total ?? void 0, last);
+    if (alone && estimateTokens(alone) <= allowance) return { text: alone, ids: [], tokens: estimateTokens(alone), total };
+    return null;
+  }
   return { text: fitted.text, ids: fitted.shown.map((m) => m.id), tokens: fitted.tokens, total };
 }
 function createColdStart(deps) {

@@ -147,6 +147,52 @@ async function injectionsPage() {
     calls);
 }
 
+// Usefulness: what memory cost the agents and what they did with it (POST /viewer/report, `codememory report`).
+function memoryRows(rows, what) {
+  return table(["memory", what, "ranking", "text"], rows.map((r) => h("tr", { class: "use", "data-id": r.id },
+    h("td", {}, r.state === "forgotten" ? r.id : h("a", { href: `#/memory/${r.id}` }, r.id)),
+    h("td", {}, typeof what === "string" ? useCell(r, what) : ""), h("td", {}, `x${number(r.factor, 2)}`),
+    h("td", { class: "text" }, short(r.text || `(${r.state})`, 120), r.evidence ? h("div", { class: "muted" }, short(r.evidence, 160)) : null))));
+}
+
+function useCell(r, what) {
+  if (what === "used") return `${r.used} of ${r.shown} sessions`;
+  if (what === "shown, never used") return `${r.shown_total} sessions${r.offered ? " (offered for archiving)" : ""}`;
+  if (what === "contradicted") return `${r.contradicted} sessions`;
+  return `${r.shown} sessions`;
+}
+
+async function reportPage() {
+  const params = routeParams();
+  const since = params.get("since") || "";
+  const input = h("input", { name: "since", value: since, size: 14, placeholder: "7d, yesterday, 2026-01-01" });
+  const form = h("form", { class: "filters", id: "report-since" }, h("label", {}, "Since", input), h("button", { type: "submit" }, "Show"));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    go("#/report", { since: input.value.trim() });
+  });
+  const r = await post("/viewer/report", { since: since || null, limit: 20 });
+  const section = (title, id, rows, what) => [h("h2", {}, title),
+    rows.length ? h("div", { id }, memoryRows(rows, what)) : h("p", { class: "muted", id }, "None.")];
+  replace(main, h("h1", {}, "Usefulness"),
+    h("p", { class: "muted" }, "What memory cost the agents and what they did with it: a memory counts as used in a session when the agent cited it, fetched it, or a later tool call held one of its paths, names, commands or values."),
+    form,
+    h("div", { class: "cards" }, card("agent sessions", r.sessions, "use-sessions"), card("tokens on memory", r.tokens.toLocaleString(), "use-tokens"),
+      card("memories shown", r.shown, "use-shown"), card("memories used", r.used, "use-used"),
+      card("showings used", r.exposures ? percent(r.uses / r.exposures) : "—", "use-rate")),
+    h("h2", {}, "Per day"),
+    r.days.length ? h("div", { id: "use-days" }, table(["day", "sessions", "tokens", "shown", "used"], r.days.map((d) => h("tr", {},
+      h("td", {}, d.day), h("td", {}, d.sessions), h("td", {}, d.tokens), h("td", {}, d.shown), h("td", {}, d.used))))) : h("p", { class: "muted" }, "Nothing shown yet."),
+    h("h2", {}, "Per session"),
+    r.per_session.length ? table(["agent session", "tool", "tokens", "shown", "used", "contradicted"], r.per_session.slice().reverse().map((x) => h("tr", {},
+      h("td", {}, h("a", { href: `#/injections?session=${encodeURIComponent(x.session_id || "")}` }, x.session_id || "(none)")), h("td", {}, x.source),
+      h("td", {}, x.tokens), h("td", {}, x.shown), h("td", {}, x.used), h("td", {}, x.contradicted)))) : h("p", { class: "muted" }, "None."),
+    section("Most useful", "use-most", r.most_useful, "used"),
+    section("Shown and never used", "use-never", r.never_used, "shown, never used"),
+    section("Contradicted (review: stale or wrong?)", "use-contradicted", r.contradicted, "contradicted"),
+    section("Stale and still shown", "use-stale", r.stale_shown, "shown"));
+}
+
 // Runs: the project's consolidation runs and staleness checks, newest first (POST /viewer/runs). A daemon older
 // than the page answers 404: say so instead of failing.
 async function runsPage() {
@@ -189,6 +235,7 @@ async function route() {
     else if (page === "injections") await injectionsPage();
     else if (page === "runs") await runsPage();
     else if (page === "review") await reviewPage(main);
+    else if (page === "report") await reportPage();
     else await overviewPage();
     main.dataset.page = page;
   } catch (err) {

@@ -193,6 +193,17 @@ async function transcriptInto(box, memory) {
   }
 }
 
+// What agents did with the memory when it was shown (the memory's `usefulness`, as `codememory show` gives it).
+function usefulness(u) {
+  if (!u || !u.shown) return h("p", { class: "muted", id: "usefulness" }, "Never shown to an agent yet.");
+  return h("div", { id: "usefulness" }, facts([
+    ["used", `in ${u.used} of the ${u.shown} agent sessions it was shown in`],
+    ["last used", u.last_used_at], ["last use", u.last_use], ["ranking", `x${number(u.factor, 2)}`],
+    u.contradicted ? ["contradicted", `${u.review ? "review: " : ""}in ${u.contradicted} session(s), last ${u.last_contradicted_at}`] : null,
+    u.last_contradiction ? ["contradiction", u.last_contradiction] : null,
+  ]));
+}
+
 export async function memoryPage(main, id) {
   const status = h("div", { id: "status" });
   const reload = async () => {
@@ -222,6 +233,8 @@ export async function memoryPage(main, id) {
         ["expires", m.expires_at], ["accessed", `${m.access_count} time(s), last ${m.last_accessed_at || "never"}`],
       ]),
       transcript,
+      h("h2", {}, "Usefulness"),
+      usefulness(m.usefulness),
       h("h2", {}, "Links"),
       m.links.length ? table(["direction", "memory", "type", "score"], m.links.map((l) => h("tr", { class: "link" },
         h("td", {}, l.direction === "out" ? "this →" : "→ this"),

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from itertools import combinations
 
-from codememory.core.dates import from_iso, to_iso
+from codememory.core.dates import from_iso, now_iso, to_iso
 from codememory.core.model import Memory, new_memory_id
 from codememory.core.provenance import Provenance
 from codememory.operations.consolidation.cluster import components, lexical_edges, vector_edges
@@ -224,7 +224,9 @@ def _is(decisions: dict[tuple[int, int], Decision], i: int, j: int, kind: str) -
     return d is not None and d.kind == kind
 
 
-def plan_run(store: Store, now: str, judge: ClusterJudge | None, progress: Progress | None = None) -> Plan:
+def plan_run(
+    store: Store, now: str, judge: ClusterJudge | None, progress: Progress | None = None, *, never_used: bool = False
+) -> Plan:
     plan = Plan()
     tables = ConsolidationTables(store.db)
     live = tables.live(Filters(now=now))
@@ -275,8 +277,35 @@ def plan_run(store: Store, now: str, judge: ClusterJudge | None, progress: Progr
     changed = set(slot_of) | {p for link in plan.links for p in (link.decision.a.pk, link.decision.b.pk)}
     plan.left_alone = _left_alone(facts, clusters, edges, decisions, apart, changed, linked)
     _plan_decay(store, tables, facts, now, plan, busy)
+    _plan_never_used(store, facts, plan, busy | {f.pk for f, _ in plan.decay}, never_used)
     plan.entities = plan_entity_merges(tables.entity_table())
     return plan
+
+
+def _plan_never_used(store: Store, facts: list[Fact], plan: Plan, busy: set[int], archive: bool) -> None:
+    """Memories agents were shown in at least `[usefulness] never_used_after` sessions and never used
+    (capture/usage.py): archived with `never_used` (recorded and undone like decay), else a note names them."""
+    threshold = max(1, store.config.usefulness.never_used_after)
+    records = store.db.usefulness([f.memory.id for f in facts], now_iso())
+    found = [
+        (f, records[f.memory.id])
+        for f in facts
+        if f.pk not in busy
+        and (r := records.get(f.memory.id)) is not None
+        and not r.used_total
+        and r.shown_total >= threshold
+    ]
+    if not archive:
+        if found:
+            plan.notes.append(
+                f"{len(found)} memories were shown in {threshold} or more agent sessions and never used "
+                f"({', '.join(f.memory.id for f, _ in found[:5])}{', ...' if len(found) > 5 else ''}): "
+                "`codememory consolidate --never-used` archives them"
+            )
+        return
+    for fact, record in found:
+        last = (record.last_shown_at or "?")[:10]
+        plan.decay.append((fact, f"shown in {record.shown_total} agent sessions, never used (last shown {last})"))
 
 
 def _plan_decay(

@@ -1,0 +1,295 @@
+"""Use signals: what an agent session did with the memories it was shown, read from each turn as it is captured.
+
+Every capture path records a turn through `opencode.write_turn` (the OpenCode database poller, the plugin's raw
+events, the Claude Code and Codex transcripts the hooks read), which hands the newly recorded turn to
+`observe_turn`. That looks only at this turn's tool calls and text, against the memories the store says this
+session was shown (`memory_exposures`, written when memories are injected: operations/explain.py), so a session is
+never scanned twice, and it costs no model call. Signals, the first of each per memory and session kept:
+
+- **cited**: the agent wrote the memory's id (in its text, or in a tool call's arguments);
+- **fetched**: a `memory_get` call asked for it (also when no injection showed it: it was then found by search);
+- **entity**: a tool call made after the memory was shown holds one of its distinctive terms (a path, a code name,
+  a command, a version or a value: text/usage_cues.py) that the query it was shown for did not already hold — what
+  the agent was doing anyway is no evidence. For a read the call's path counts, for an edit its path and the text
+  it adds (not the text it replaces), for a shell call its command, for other tools their arguments; never a
+  tool's output;
+- **contradicted**: a tool call did what the memory forbids (the rule set in text/usage_cues.py: `pytest` run bare
+  where the memory says never);
+- **ignored**: none of these, which is what a shown memory is until one comes.
+
+A distinctive term must also be rare in the store: a name more than `max(3, memories / 200)` memories mention says
+nothing about which of them was acted on. A `memory_search` or `memory_retrieve` call shows the agent the memories
+in its result: they become exposures of the session (kind "search", its query as their context) from that call on.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from codememory.capture.turns import ToolCall, Turn
+from codememory.core.model import ID_RE
+from codememory.store.database import Database
+from codememory.store.usage import Exposure, Outcome, Shown
+from codememory.text.usage_cues import (
+    MAX_TERMS,
+    Action,
+    Prohibition,
+    Term,
+    memory_terms,
+    new_terms,
+    prohibitions,
+    term_in,
+)
+from codememory.text.usage_cues import violation as rule_violation
+
+MAX_ACTION_CHARS = 20_000  # of one tool call's arguments read
+MAX_SEARCH_IDS = 20  # memory ids taken from one search result
+MIN_COMMON = 3  # an entity more memories than max(this, memories / COMMON_SHARE) name is not distinctive
+COMMON_SHARE = 200
+
+_ID_RE = re.compile(r"\bmem_[0-9a-f]{8}\b")
+_FETCH_RE = re.compile(r"(?:^|[_.])memory_get$")
+_SEARCH_RE = re.compile(r"(?:^|[_.])memory_(?:search|retrieve)$")
+_SHELL_TOOLS = {"bash", "shell", "run_shell_command", "exec_command", "local_shell", "shell_command", "terminal"}
+_EDIT_TOOLS = {"edit", "write", "multiedit", "apply_patch", "patch", "write_file", "replace", "create", "str_replace"}
+_EDIT_TOOLS |= {"notebookedit", "edit_file", "create_file"}
+_READ_TOOLS = {"read", "read_file", "view", "read_many_files", "cat", "open"}
+_PATH_KEYS = ("filePath", "file_path", "path", "notebook_path", "absolute_path", "target_file")
+_NEW_KEYS = ("newString", "new_string", "content", "new_source", "file_text", "new_str")
+_OLD_KEYS = ("oldString", "old_string", "old_str")
+_PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Add|Update) File: (.+)$", re.MULTILINE)
+
+
+@dataclass
+class Observed:
+    """What one turn showed about the memories of its session."""
+
+    searched: list[str] = field(default_factory=list)  # shown by a search call in this turn
+    outcomes: list[Outcome] = field(default_factory=list)
+
+
+# ------------------------------------------------------------------------------------- tool calls
+def _strings(value: Any, out: list[str], budget: int) -> int:
+    """Every string in a JSON value, depth first, up to `budget` characters."""
+    if budget <= 0:
+        return budget
+    if isinstance(value, str):
+        out.append(value[:budget])
+        return budget - len(out[-1])
+    if isinstance(value, Mapping):
+        for item in value.values():
+            budget = _strings(item, out, budget)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            budget = _strings(item, out, budget)
+    return budget
+
+
+def _added(new: str, old: str) -> str:
+    """The lines of `new` that `old` does not have (what an edit adds)."""
+    before = {line.strip() for line in old.splitlines()}
+    return "\n".join(line for line in new.splitlines() if line.strip() not in before)
+
+
+def _command(value: Any) -> str:
+    if isinstance(value, list):
+        return " ".join(str(v) for v in value if isinstance(v, str))[:MAX_ACTION_CHARS]
+    return value[:MAX_ACTION_CHARS] if isinstance(value, str) else ""
+
+
+def action_of(call: ToolCall) -> Action:
+    """A tool call as the rules read it (see text.usage_cues.Action)."""
+    name = call.tool.lower().rsplit("__", 1)[-1]
+    args = call.input
+    paths = [args[k] for k in _PATH_KEYS if isinstance(args.get(k), str) and args[k]]
+    if name in _SHELL_TOOLS or (isinstance(args.get("command"), str | list) and not paths):
+        command = _command(args.get("command") or args.get("cmd"))
+        return Action(call.tool, shell=(command,) if command else ())
+    if name in _EDIT_TOOLS:
+        added: list[str] = []
+        raw_edits = args.get("edits")
+        edits: list[Any] = raw_edits if isinstance(raw_edits, list) else [args]
+        for edit in edits:
+            if not isinstance(edit, Mapping):
+                continue
+            new = next((edit[k] for k in _NEW_KEYS if isinstance(edit.get(k), str)), "")
+            old = next((edit[k] for k in _OLD_KEYS if isinstance(edit.get(k), str)), "")
+            added.append(_added(new[:MAX_ACTION_CHARS], old[:MAX_ACTION_CHARS]))
+        patch = next((args[k] for k in ("input", "patch") if isinstance(args.get(k), str)), "")
+        if patch:
+            paths += _PATCH_FILE_RE.findall(patch)
+            added.append(
+                "\n".join(ln[1:] for ln in patch.splitlines() if ln.startswith("+") and not ln.startswith("++"))
+            )
+        text = "\n".join(a for a in added if a)[:MAX_ACTION_CHARS]
+        return Action(call.tool, paths=tuple(paths), edited=tuple(paths), added=text)
+    if name in _READ_TOOLS:
+        return Action(call.tool, paths=tuple(paths))
+    texts: list[str] = []
+    _strings(args, texts, MAX_ACTION_CHARS)
+    return Action(call.tool, paths=tuple(paths), text="\n".join(texts))
+
+
+# ------------------------------------------------------------------------------------------- cues
+@dataclass(frozen=True)
+class Cues:
+    terms: tuple[Term, ...]
+    rules: tuple[Prohibition, ...]
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_cues(text: str, entities: tuple[tuple[str, str], ...]) -> Cues:
+    return Cues(tuple(memory_terms(text, entities)), tuple(prohibitions(text)))
+
+
+def _cues(db: Database, memory_ids: Iterable[str]) -> dict[str, Cues]:
+    """The cues of these memories (those that still exist), their common entities left out."""
+    found = db.memory_texts(list(memory_ids))
+    if not found:
+        return {}
+    cap = max(MIN_COMMON, db.count_all() // COMMON_SHARE)
+    counts = db.entities_with_counts([pk for pk, _ in found.values()], cap)
+    out: dict[str, Cues] = {}
+    for mid, (pk, text) in found.items():
+        entities = tuple((name, kind) for name, kind, n in counts.get(pk, []) if n <= cap)
+        out[mid] = _text_cues(text, entities)
+    return out
+
+
+def exposure_cues(db: Database, memory_ids: Sequence[str], context: str) -> dict[str, str]:
+    """The cues kept with a memory's exposure when it is first shown to a session (store.usage's `cues_of`), as
+    JSON: its terms the query it was shown for did not hold already, and its rules. Each turn of the session reads
+    them back instead of parsing every shown memory again (a hook process starts with no cache)."""
+    out: dict[str, str] = {}
+    for mid, cue in _cues(db, memory_ids).items():
+        terms = [[t.text, t.kind] for t in new_terms(cue.terms, context)]
+        rules = [[r.thing, r.kind, r.clause] for r in cue.rules]
+        out[mid] = json.dumps({"terms": terms, "rules": rules}, ensure_ascii=False, separators=(",", ":"))
+    return out
+
+
+def _kept_cues(exposure: Exposure) -> tuple[list[Term], list[Prohibition]] | None:
+    """An exposure's kept cues (see exposure_cues), or None when it has none or they do not read back (the store is
+    untrusted input: anything of the wrong shape is computed again instead)."""
+    if not exposure.cues:
+        return None
+    try:
+        data = json.loads(exposure.cues)
+        terms = [Term(t, k) for t, k in data["terms"] if isinstance(t, str) and t and isinstance(k, str)]
+        rules = [Prohibition(t, k, c) for t, k, c in data["rules"] if all(isinstance(v, str) for v in (t, k, c))]
+    except (ValueError, TypeError, KeyError):
+        return None
+    return terms[:MAX_TERMS], rules[:MAX_TERMS]
+
+
+# ------------------------------------------------------------------------------------------ turns
+def _at(call: ToolCall, turn: Turn) -> str:
+    return call.started_at or turn.ended_at or turn.started_at
+
+
+def _shown_before(exposure: Exposure, at: str) -> bool:
+    return exposure.first_shown_at <= at
+
+
+def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
+    """The signals in one turn for the session's exposures (and the exposures its searches add: recorded here)."""
+    seen = Observed()
+    by_id = {e.memory_id: e for e in exposures}
+    end = turn.ended_at or turn.started_at
+    for call in turn.tool_calls:
+        at = _at(call, turn)
+        name = call.tool.lower()
+        if _SEARCH_RE.search(name) and call.status != "error":
+            ids = list(dict.fromkeys(_ID_RE.findall(call.output)))[:MAX_SEARCH_IDS]
+            query = " ".join(v for v in call.input.values() if isinstance(v, str))
+            fresh = [i for i in ids if i not in by_id]
+            if fresh:
+                db.record_shown(
+                    at=at,
+                    source=turn.source,
+                    session_id=turn.session_id,
+                    kind="search",
+                    memories=[Shown(i) for i in fresh],
+                    context=query,
+                    cues_of=functools.partial(exposure_cues, db),
+                )
+                for e in db.session_exposures(turn.session_id):
+                    by_id.setdefault(e.memory_id, e)
+                seen.searched += fresh
+        elif _FETCH_RE.search(name):
+            for mid in _ids_in(call.input.get("ids") or call.input.get("id")):
+                seen.outcomes.append(Outcome(mid, "fetched", at, f"{call.tool} {mid}", shown_kind="fetched"))
+    used = {mid for mid, e in by_id.items() if e.used_at is not None}
+    used |= {o.memory_id for o in seen.outcomes}  # fetched
+    contradicted = {mid for mid, e in by_id.items() if e.contradicted_at is not None}
+    open_ids = [mid for mid in by_id if mid not in used or mid not in contradicted]
+    if not open_ids:
+        return seen
+    # Per exposure, once: the terms the query it was shown for did not hold already, and the rules it states (kept
+    # with the exposure when it was shown; parsed here for older rows and those a use created).
+    kept = {mid: k for mid in open_ids if (k := _kept_cues(by_id[mid])) is not None}
+    missing = [mid for mid in open_ids if mid not in kept]
+    parsed = {mid: (new_terms(c.terms, by_id[mid].context), list(c.rules)) for mid, c in _cues(db, missing).items()}
+    cues = {**kept, **parsed}
+    unused = {mid: terms for mid, (terms, _) in cues.items() if mid not in used}
+    rules = {mid: stated for mid, (_, stated) in cues.items() if stated and mid not in contradicted}
+
+    def use(mid: str, signal: str, at: str, evidence: str) -> None:
+        used.add(mid)
+        unused.pop(mid, None)
+        seen.outcomes.append(Outcome(mid, signal, at, evidence))
+
+    for call in turn.tool_calls:
+        name = call.tool.lower()
+        if _SEARCH_RE.search(name) or _FETCH_RE.search(name):
+            continue
+        at = _at(call, turn)
+        action = action_of(call)
+        said = action.haystack()
+        low = said.lower()
+        for mid in set(_ID_RE.findall(said)) & set(by_id) - used:
+            if _shown_before(by_id[mid], at):
+                use(mid, "cited", at, f"{call.tool} names {mid}")
+        for mid, terms in list(unused.items()):
+            if _shown_before(by_id[mid], at):
+                hits = [t.text for t in terms if term_in(t.text, low, lowered=True)]
+                if hits:
+                    use(mid, "entity", at, f"{call.tool}: {', '.join(hits[:3])}")
+        for mid, stated in list(rules.items()):
+            if not _shown_before(by_id[mid], at):
+                continue
+            for rule in stated:
+                done = rule_violation(rule, action)
+                if done:
+                    del rules[mid]
+                    seen.outcomes.append(Outcome(mid, "contradicted", at, f"{rule.clause} | {call.tool}: {done}"))
+                    break
+    for text in turn.assistant_texts:
+        for mid in _ID_RE.findall(text):
+            if mid in by_id and mid not in used and _shown_before(by_id[mid], end):
+                use(mid, "cited", end, f"cited in the answer: {mid}")
+    return seen
+
+
+def _ids_in(value: Any) -> list[str]:
+    items = value if isinstance(value, list) else [value]
+    return [v for v in items if isinstance(v, str) and ID_RE.fullmatch(v)]
+
+
+def observe_turn(db: Database, turn: Turn) -> int:
+    """Record what a newly captured turn did with the memories its session was shown; returns how many exposures
+    changed. Cheap when the session was shown nothing and searched nothing (one indexed read)."""
+    exposures = db.session_exposures(turn.session_id)
+    if not exposures and not any(
+        _SEARCH_RE.search(c.tool.lower()) or _FETCH_RE.search(c.tool.lower()) for c in turn.tool_calls
+    ):
+        return 0
+    seen = observe(db, turn, exposures)
+    if not seen.outcomes:
+        return 0
+    return db.record_outcomes(turn.session_id, turn.source, seen.outcomes)

@@ -1,0 +1,388 @@
+"""What in a memory's text shows whether an agent used it or went against it: its distinctive terms, and what it
+forbids. Pure text rules, no model; codememory.capture.usage applies them to what a session did next.
+
+**Terms** (evidence of use): the paths, code names, commands, versions and values a memory states, the kind of
+thing an agent copies into a tool call when it acts on the memory: the memory's file, identifier and error entities
+(text/entities.py; a dotted name also by its last part: `Image.MAX_IMAGE_PIXELS` gives `MAX_IMAGE_PIXELS`), its
+`code spans`, specific numbers (`4326`, `250_000_000`; not a year, a power of two or a round number), versions
+(`2.3.0`), settings (`leeway=60`), calls with literal arguments (`problem(422)`) and coded words (`utf-8-sig`,
+`problem+json`). A term must look like code (a separator, a digit, a hump, an error name): a plain word such as
+`Query` is everywhere. Matching ignores case and wants the term whole: `4326` is not in `43260`, `app/jobs.py` is
+in `/home/me/app/jobs.py`.
+
+**Prohibitions** (evidence of contradiction), a small rule set over the memory's clauses (split at `.`, `;`, `:`,
+a dash, and before ", use"):
+
+| phrasing | what is forbidden |
+|---|---|
+| never, don't, do not, must not, should not, avoid, rejected, "instead of", "rather than", ", not" | what follows |
+| "is not allowed", "is not accepted", "is forbidden", "fails review" (and plurals) | what comes before |
+| "no" opening a clause ("No `pip install` in CI") | what follows |
+
+The forbidden thing is each `code span` of that part of the clause, else each code-like word in it; after "run",
+"call", "execute" or "invoke" also a plain word (`never run pytest bare`). An "always"/"use" sentence forbids only
+the alternative it names with "instead of", "rather than" or ", not". What a prohibition forbids is a **command**
+(after run/call/execute/invoke, or a code span whose first word is a lower-case program name followed by more
+words: `pip install`), a **path** (after edit, modify, change, touch, write or delete), or **code** (the rest). A
+command is contradicted by a shell command that runs it (its program, also through `uv run`, `python -m`, `npx`,
+…, followed by the forbidden words: `pytest -q` runs `pytest`); a path by an edit of that file; code by an edit
+whose added text holds it, or by a package install naming it (`pip install python-jose` for "Rejected
+python-jose").
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+MIN_TERM_CHARS = 4
+MAX_TERMS = 24
+
+_BACKTICK_RE = re.compile(r"`([^`\n]{1,120})`")
+# The shapes a memory's text shows on its own, in one pass (the first alternative that matches at a place wins, so
+# `leeway=60` is a setting, not a number): a setting, a call with literal arguments, a coded word, a number.
+_SHAPES_RE = re.compile(
+    r"(?P<setting>(?<![\w.])[A-Za-z_][\w.]*=(?:\d+|[\w.-]{2,}))"
+    r"|(?P<call>(?<![\w.])[A-Za-z_][\w.]*\([\w.,'\"=-]{1,30}\))"
+    r"|(?P<word>(?<![\w./-])[A-Za-z]\w*(?:[-+]\w+)+)"
+    r"|(?P<number>(?<![\w.])\d(?:[\d_]*\d)?(?:\.\d+)*(?!\w))"
+)
+_HUMP_RE = re.compile(r"[a-z0-9][A-Z]")
+_PASCAL_PART_RE = re.compile(r"[A-Z][a-z]+")
+_YEAR_RE = re.compile(r"(?:19|20)\d\d")
+_WORD_RE = re.compile(r"\w")
+
+# Clauses: split at sentence ends, semicolons, colons, dashes and before ", use"/", prefer" (code spans protected).
+_CLAUSE_RE = re.compile(r"(?<=[.!?;:])\s+|\s+[—–]\s+|\s+-\s+|\n+|,\s+(?=(?:use|prefer|instead|but)\b)", re.IGNORECASE)
+_PRE_CUES = re.compile(
+    r"\b(?:never|don't|do not|doesn't|does not|must not|mustn't|should not|shouldn't|avoid(?:s|ing)?|rejected"
+    r"|instead of|rather than)\b|,\s*not\b",
+    re.IGNORECASE,
+)
+_POST_CUES = re.compile(
+    r"\b(?:is|are) (?:not allowed|not accepted|forbidden|banned)\b|\bfails? review\b", re.IGNORECASE
+)
+_NO_CUE = re.compile(r"^\s*no\s+", re.IGNORECASE)
+_RUN_VERB_RE = re.compile(r"\b(?:run|runs|running|call|calls|execute|invoke)\s+(`[^`]+`|[A-Za-z][\w./-]*)")
+_RUN_BEFORE_RE = re.compile(r"\b(?:run|runs|running|call|calls|execute|invoke)\s+$")
+_PATH_VERB_RE = re.compile(r"\b(?:edit|modify|change|touch|write|delete|commit)\b", re.IGNORECASE)
+_STOP_AFTER = re.compile(r"\b(?:use|uses|prefer|but|so|because)\b", re.IGNORECASE)
+_PLACEHOLDER = "\x00{}\x00"
+_PLACEHOLDER_RE = re.compile(r"\x00(\d+)\x00")
+
+# Programs that run another one: the command they run is what a command prohibition is checked against.
+_RUNNERS = {"sudo", "env", "npx", "pnpx", "bunx", "exec", "time", "nohup"}
+_RUNNER_PAIRS = {("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("pdm", "run"), ("hatch", "run")}
+_INSTALLERS = {("pip", "install"), ("pip3", "install"), ("uv", "add"), ("uv", "pip"), ("poetry", "add")}
+_INSTALLERS |= {("npm", "install"), ("npm", "i"), ("yarn", "add"), ("pnpm", "add"), ("cargo", "add"), ("go", "get")}
+
+
+@dataclass(frozen=True)
+class Term:
+    text: str
+    kind: str  # path, symbol, error, span, number, setting, word
+
+
+@dataclass(frozen=True)
+class Prohibition:
+    thing: str  # what the memory forbids, as written
+    kind: str  # command, path, package or code
+    clause: str  # the clause that forbids it (shown as evidence)
+
+
+@dataclass(frozen=True)
+class Action:
+    """What one tool call did, as the rules read it: `shell` commands run, `paths` a read or an edit named, `added`
+    the text an edit or a write added, `text` everything else it said (its other arguments)."""
+
+    tool: str
+    shell: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    edited: tuple[str, ...] = ()  # the paths of those it wrote
+    added: str = ""
+    text: str = ""
+
+    def haystack(self) -> str:
+        """Where a term counts as used: the commands, the paths, the added text and the other arguments."""
+        return "\n".join([*self.shell, *self.paths, self.added, self.text])
+
+
+# --------------------------------------------------------------------------------------------- terms
+def code_like(term: str) -> bool:
+    """A term that looks like code rather than a word: a separator, a digit, a hump, an error name, or a hyphen
+    (`allkeys-lru`, `python-jose`; prose compounds such as `per-user` pass too: see `distinctive`)."""
+    if len(term) < MIN_TERM_CHARS and not any(ch.isdigit() for ch in term):
+        return False
+    if any(ch in term for ch in "_./=+()#:[") or any(ch.isdigit() for ch in term):
+        return True
+    if "-" in term.strip("-") or " " in term.strip():
+        return True
+    return bool(_HUMP_RE.search(term)) or term.endswith(("Error", "Exception", "Warning"))
+
+
+def distinctive(term: Term) -> bool:
+    """Whether a term is specific enough that finding it in a tool call says the memory was acted on: code-like,
+    and not a hyphenated word without a digit (`key-value`), a product name with one hump (`PostGIS`, `GeoJSON`), or
+    a plain number under four digits (HTTP statuses and small limits are everywhere), a year, a power of two or a
+    multiple of a hundred: a number counts when it is specific (`4326`) or written as code (`250_000_000`, `2.3.0`)."""
+    text = term.text
+    if term.kind == "number":
+        return "_" in text or text.count(".") >= 2 or (text.isdigit() and len(text) >= 4 and not _common(int(text)))
+    if term.kind == "path":
+        return len(text) >= 3
+    if term.kind == "span":
+        return code_like(text)
+    if not code_like(text):
+        return False
+    if term.kind == "word" and not any(ch.isdigit() or ch == "+" for ch in text) and text.count("-") < 2:
+        return False
+    plain = text.replace("2", "").isalpha() if text[:1].isupper() else False
+    return not (plain and term.kind == "symbol" and len(_PASCAL_PART_RE.findall(text)) < 2)
+
+
+def _common(number: int) -> bool:
+    """A number code is full of whatever it is about: a year, a power of two (`1024`), a round one (`5000`)."""
+    return bool(_YEAR_RE.fullmatch(str(number))) or number & (number - 1) == 0 or number % 100 == 0
+
+
+def memory_terms(text: str, entities: Iterable[tuple[str, str]] = ()) -> list[Term]:
+    """The distinctive terms a memory states (see the module docstring): its entities of type file, identifier and
+    error (as `text.entities` stored them), then what the text shows on its own. At most MAX_TERMS, unique by case."""
+    found: list[Term] = []
+    for name, kind in entities:
+        if kind == "file":
+            found.append(Term(name, "path"))
+        elif kind in ("identifier", "error"):
+            found.append(Term(name, "symbol" if kind == "identifier" else "error"))
+            if "." in name.strip(".") and "/" not in name:
+                found.append(Term(name.rsplit(".", 1)[-1].rstrip("()"), "symbol"))
+    for m in _BACKTICK_RE.finditer(text):
+        found.append(Term(m.group(1).strip(), "span"))
+    for m in _SHAPES_RE.finditer(text):
+        kind = m.lastgroup or "word"
+        found.append(Term(m.group(0).rstrip("."), "setting" if kind == "call" else kind))
+    out: dict[str, Term] = {}
+    for term in found:
+        key = term.text.lower()
+        if key not in out and distinctive(term):
+            out[key] = term
+    return list(out.values())[:MAX_TERMS]
+
+
+def _bounded(haystack: str, needle: str) -> bool:
+    """`needle` in `haystack` (both lower-cased) as a whole: not inside a longer word or number on a side where the
+    needle itself starts or ends with a word character."""
+    start = 0
+    while True:
+        at = haystack.find(needle, start)
+        if at < 0:
+            return False
+        end = at + len(needle)
+        left_ok = at == 0 or not (_WORD_RE.match(needle[0]) and _WORD_RE.match(haystack[at - 1]))
+        right_ok = end == len(haystack) or not (_WORD_RE.match(needle[-1]) and _WORD_RE.match(haystack[end]))
+        if left_ok and right_ok:
+            return True
+        start = at + 1
+
+
+def term_in(term: str, haystack: str, *, lowered: bool = False) -> bool:
+    """Whether `term` occurs whole in a text, case ignored (`lowered`: the text is lower-cased already)."""
+    return bool(term) and _bounded(haystack if lowered else haystack.lower(), term.lower())
+
+
+def new_terms(terms: Sequence[Term], context: str) -> list[Term]:
+    """The terms not already in `context` (the query a memory was shown for: its words were the agent's already)."""
+    low = context.lower()
+    return [t for t in terms if not term_in(t.text, low, lowered=True)]
+
+
+def used_terms(terms: Sequence[Term], action: Action) -> list[str]:
+    """The terms an action holds."""
+    low = action.haystack().lower()
+    return [t.text for t in terms if term_in(t.text, low, lowered=True)]
+
+
+# -------------------------------------------------------------------------------------- prohibitions
+def _clauses(text: str) -> list[str]:
+    spans: list[str] = []
+
+    def protect(m: re.Match[str]) -> str:
+        spans.append(m.group(0))
+        return _PLACEHOLDER.format(len(spans) - 1)
+
+    def restore(part: str) -> str:
+        return _PLACEHOLDER_RE.sub(lambda m: spans[int(m.group(1))], part)
+
+    masked = _BACKTICK_RE.sub(protect, text)
+    return [restore(part).strip() for part in _CLAUSE_RE.split(masked) if part and part.strip()]
+
+
+def _word(raw: str) -> str:
+    """A word of prose without the punctuation around it (a call's own parentheses kept)."""
+    word = raw
+    while True:
+        before = word
+        word = word.strip(",;:!?'\"[]{}").rstrip(".")
+        if word.endswith(")") and "(" not in word:
+            word = word[:-1]
+        if word.startswith("(") and ")" not in word:
+            word = word[1:]
+        if word == before:
+            return word
+
+
+def _things(part: str, *, alternative: bool) -> list[tuple[str, str]]:
+    """(thing, how it was found: span, run, word or package) forbidden in one part of a clause; `alternative`: the
+    part names an alternative ("instead of", "rather than", ", not", "rejected"), where a plain package name is
+    a thing too."""
+    spans = [(m.group(1).strip(), part[: m.start()]) for m in _BACKTICK_RE.finditer(part)]
+    if spans:
+        return [(span, "run" if _RUN_BEFORE_RE.search(before) else "span") for span, before in spans]
+    out: list[tuple[str, str]] = []
+    m = _RUN_VERB_RE.search(part)
+    if m:
+        out.append((m.group(1).strip("`"), "run"))
+    for raw in part.split():
+        word = _word(raw)
+        if len(word) < 3 or len(word) > 80 or word.isdigit():
+            continue
+        if code_like(word):
+            out.append((word, "package" if alternative and re.fullmatch(r"[a-z][a-z0-9_-]*", word) else "word"))
+        elif alternative and re.fullmatch(r"[a-z][a-z0-9_-]{2,}", word) and _is_package(word):
+            out.append((word, "package"))
+    return list(dict.fromkeys(out))
+
+
+def _is_package(word: str) -> bool:
+    """A library, framework or tool the entity vocabulary knows (`requests`, `celery`)."""
+    from codememory.text.entity_vocabulary import vocabulary
+
+    term = vocabulary().lookup(word)
+    return term is not None and term.type in ("library", "framework", "tool", "database")
+
+
+def _kind(thing: str, found: str, part: str) -> str:
+    words = thing.split()
+    if found == "run":
+        return "command"
+    if found == "package":
+        return "package"
+    if found == "span" and len(words) > 1 and re.fullmatch(r"[a-z][\w.+-]*", words[0]) and "=" not in thing:
+        return "command"
+    if ("/" in thing or re.search(r"\.\w{1,6}$", thing)) and " " not in thing and _PATH_VERB_RE.search(part):
+        return "path"
+    return "code"
+
+
+_SUBJECT_END_RE = re.compile(r"\s(?:is|are|was|were)\s", re.IGNORECASE)
+_ALTERNATIVE_RE = re.compile(r"instead of|rather than|,\s*not|rejected", re.IGNORECASE)
+
+
+_ANY_CUE_RE = re.compile(
+    r"never|n't|\bnot\b|avoid|rejected|instead of|rather than|forbidden|banned|review|(?:^|[.;:]\s*)no\s", re.IGNORECASE
+)
+
+
+def prohibitions(text: str) -> list[Prohibition]:
+    """What the memory forbids (see the module docstring's table), in order, each once."""
+    if not _ANY_CUE_RE.search(text):
+        return []  # most memories forbid nothing: one search says so
+    out: dict[tuple[str, str], Prohibition] = {}
+    for clause in _clauses(text):
+        parts: list[tuple[str, bool]] = []
+        for cue in _PRE_CUES.finditer(clause):
+            rest = clause[cue.end() :]
+            stop = _STOP_AFTER.search(rest)
+            rest = rest[: stop.start()] if stop and stop.start() > 0 else rest
+            parts.append((rest, bool(_ALTERNATIVE_RE.fullmatch(cue.group(0).strip()))))
+        for cue in _POST_CUES.finditer(clause):
+            subject = clause[: cue.start()]
+            end = _SUBJECT_END_RE.search(subject)
+            parts.append((subject[: end.start()] if end else subject, False))
+        if _NO_CUE.match(clause):
+            parts.append((_NO_CUE.sub("", clause, count=1), False))
+        for part, alternative in parts:
+            for thing, found in _things(part, alternative=alternative):
+                kind = _kind(thing, found, part)
+                out.setdefault((thing.lower(), kind), Prohibition(thing, kind, clause[:200]))
+    return list(out.values())
+
+
+def _tokens(segment: str) -> list[str]:
+    try:
+        return shlex.split(segment)
+    except ValueError:
+        return segment.split()
+
+
+_SEGMENT_RE = re.compile(r"&&|\|\||[;|\n]")
+
+
+def _program_words(tokens: list[str]) -> list[str]:
+    """A command's words from its program on: leading variable settings and runners (`uv run`, `sudo`, `python -m`)
+    taken off, the program by its base name."""
+    i = 0
+    while i < len(tokens):
+        word = tokens[i]
+        if re.fullmatch(r"[A-Za-z_]\w*=.*", word) or word in _RUNNERS:
+            i += 1
+        elif (i + 1 < len(tokens) and (word.rsplit("/", 1)[-1], tokens[i + 1]) in _RUNNER_PAIRS) or (
+            re.fullmatch(r"python[\d.]*", word.rsplit("/", 1)[-1]) and i + 2 < len(tokens) and tokens[i + 1] == "-m"
+        ):
+            i += 2
+        else:
+            break
+    words = tokens[i:]
+    if words:
+        words = [words[0].rsplit("/", 1)[-1] if "/" not in words[0].strip("./") else words[0], *words[1:]]
+    return words
+
+
+def runs(command: str, forbidden: str) -> bool:
+    """Whether a shell command runs the forbidden command (its program then its following words, in order)."""
+    want = _tokens(forbidden)
+    if not want:
+        return False
+    for segment in _SEGMENT_RE.split(command):
+        words = _program_words(_tokens(segment.strip()))
+        if len(words) >= len(want) and [w.lower() for w in words[: len(want)]] == [w.lower() for w in want]:
+            return True
+    return False
+
+
+def _installs(command: str, package: str) -> bool:
+    for segment in _SEGMENT_RE.split(command):
+        words = _program_words(_tokens(segment.strip()))
+        if len(words) >= 3 and (words[0], words[1]) in _INSTALLERS:
+            names = [re.split(r"[<>=!~\[@]", w, maxsplit=1)[0].lower() for w in words[2:] if not w.startswith("-")]
+            if package.lower() in names:
+                return True
+    return False
+
+
+def violation(rule: Prohibition, action: Action) -> str | None:
+    """What in the action goes against the rule (evidence), or None."""
+    if rule.kind == "command":
+        for command in action.shell:
+            if runs(command, rule.thing):
+                return command
+        return None
+    if rule.kind == "path":
+        for path in action.edited:
+            if path.endswith(rule.thing) or term_in(rule.thing, path.lower()):
+                return path
+        return None
+    for command in action.shell:
+        if _installs(command, rule.thing):
+            return command
+    if rule.kind == "package":
+        name = re.escape(rule.thing.replace("-", "_"))
+        imports = re.compile(rf"^\s*(?:import|from)\s+{name}\b|require\(['\"]{re.escape(rule.thing)}['\"]\)", re.M)
+        found = imports.search(action.added)
+        return found.group(0).strip()[:200] if found else None
+    if action.added and _bounded(action.added, rule.thing):
+        line = next((ln for ln in action.added.splitlines() if rule.thing in ln), rule.thing)
+        return line.strip()[:200]
+    return None

@@ -1,0 +1,280 @@
+"""Use signals (capture/usage.py): what a session did with the memories it was shown, read from each captured turn
+against the exposures the injection ledger wrote. Each signal has a case where it fires and one where it must not;
+the turns go through `write_turn`, the one path every capture source records a turn through."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codememory.capture.daily_log import MEMORY_DIR, DailyLog
+from codememory.capture.hook_transcripts import capture_transcript
+from codememory.capture.opencode import write_turn
+from codememory.capture.turns import SessionInfo, ToolCall, Turn
+from codememory.capture.usage import action_of, observe_turn
+from codememory.core.project import store_dir
+from codememory.operations.explain import record_injection
+from codememory.service.project_store import Store
+from codememory.store.capture import CaptureTables
+
+SESSION = "ses_use1"
+LIMIT = "The photo size limit is UPLOAD_MAX_BYTES in app/api/photos.py (10 MB since the 2.0 app)."
+PYTEST = "Never run `pytest` bare: use `scripts/test`, which starts the database first."
+EXPORT = "CSV exports are encoded as utf-8-sig so that Excel reads them as UTF-8."
+SEP = "Do not add a `sep=,` first line to CSV exports: Excel shows it as data."
+
+
+@pytest.fixture
+def store(project: Path) -> Iterator[Store]:
+    with Store.open(project) as opened:
+        yield opened
+
+
+def add(store: Store, text: str) -> str:
+    return store.add(text, category="gotcha").memory.id
+
+
+def shown(store: Store, *ids: str, at_query: str = "raise the photo limit to 25 MB", session: str = SESSION) -> None:
+    memories = [{"id": i, "text": store.get(i, touch=False).text, "why": {}} for i in ids]
+    record_injection(store, kind="hud", memories=memories, query=[at_query], session_id=session)
+
+
+def call(tool: str, seq: int = 0, output: str = "", **args: Any) -> ToolCall:
+    return ToolCall(tool, f"call_{seq}_{tool}", "completed", args, output, started_at=f"2099-01-01T00:00:0{seq}.000Z")
+
+
+def turn(*calls: ToolCall, texts: tuple[str, ...] = (), session: str = SESSION, turn_id: str = "msg_1") -> Turn:
+    return Turn(
+        "opencode",
+        session,
+        turn_id,
+        1,
+        "2099-01-01T00:00:00.000Z",
+        "2099-01-01T00:00:09.000Z",
+        "raise the photo limit",
+        assistant_texts=texts,
+        tool_calls=calls,
+    )
+
+
+def capture(store: Store, t: Turn) -> None:
+    """The turn recorded as every capture path records one."""
+    info = SessionInfo("opencode", t.session_id, str(store.root), None, t.started_at, t.ended_at or t.started_at)
+    log = DailyLog(store_dir(store.root) / MEMORY_DIR, root=store.root)
+    assert write_turn(CaptureTables(store.db), log, info, t, "2099-01-01T00:00:10.000Z") is not None
+
+
+def exposure(store: Store, memory_id: str, session: str = SESSION) -> dict[str, Any]:
+    found = [e for e in store.db.session_exposures(session) if e.memory_id == memory_id]
+    assert len(found) == 1
+    return found[0].to_dict()
+
+
+# ------------------------------------------------------------------------------------------- cues kept
+def test_a_turn_reads_the_memory_as_it_was_shown_from_the_exposure(store: Store) -> None:
+    """The cues are kept with the exposure when the memory is first shown: a later edit of the memory does not
+    change what the session is judged against, and the turn parses no memory text."""
+    limit = add(store, LIMIT)
+    shown(store, limit)
+    kept = json.loads(store.db.session_exposures(SESSION)[0].cues or "")
+    assert ["app/api/photos.py", "path"] in kept["terms"] and kept["rules"] == []
+    assert ["25", "number"] not in kept["terms"]  # nor anything of the query it was shown for
+    store.edit(limit, text="The photo size limit lives in settings.toml now.")
+    capture(store, turn(call("bash", 1, command="grep -n UPLOAD_MAX_BYTES app/api/photos.py")))
+    assert exposure(store, limit)["used_by"] == "entity"
+
+
+def test_cues_that_do_not_read_back_are_computed_again(store: Store) -> None:
+    rule = add(store, PYTEST)
+    shown(store, rule, at_query="run the tests")
+    store.db.conn.execute("UPDATE memory_exposures SET cues = '{\"terms\": 7}'")  # the file is untrusted input
+    assert store.db.session_exposures(SESSION)[0].cues == '{"terms": 7}'
+    capture(store, turn(call("bash", 1, command="pytest -q")))
+    assert exposure(store, rule)["contradicted_at"] is not None
+
+
+# ------------------------------------------------------------------------------------------- entity
+def test_a_memorys_path_or_name_in_a_later_edit_is_a_use(store: Store) -> None:
+    limit = add(store, LIMIT)
+    shown(store, limit)
+    capture(store, turn(call("edit", 1, filePath=f"{store.root}/app/api/photos.py", oldString="A", newString="B")))
+    got = exposure(store, limit)
+    assert got["used_by"] == "entity" and "app/api/photos.py" in got["evidence"]
+    record = store.db.usefulness([limit], "2099-01-01T00:00:10.000Z")[limit]
+    assert (record.shown_total, record.used_total) == (1, 1)
+
+
+def test_what_the_agent_was_asked_already_or_only_read_in_output_is_not_a_use(store: Store) -> None:
+    limit = add(store, LIMIT)
+    shown(store, limit, at_query="raise UPLOAD_MAX_BYTES in app/api/photos.py to 25 MB")  # the agent's own words
+    listing = "app/api/photos.py:3:UPLOAD_MAX_BYTES = 10 * 1024 * 1024"
+    capture(
+        store,
+        turn(
+            call(
+                "edit", 1, filePath=f"{store.root}/app/api/photos.py", oldString="x", newString="UPLOAD_MAX_BYTES = 1"
+            ),
+            call("grep", 2, output=listing, pattern="limit"),  # a term in a tool's output is what it read, not did
+        ),
+    )
+    assert exposure(store, limit)["used_at"] is None
+    assert store.db.usefulness([limit], "2099-01-01T00:00:10.000Z")[limit].used_total == 0
+
+
+def test_an_edit_uses_what_it_adds_not_what_it_replaces(store: Store) -> None:
+    export = add(store, EXPORT)
+    shown(store, export, at_query="fix the export encoding")
+    capture(store, turn(call("edit", 1, filePath="app/export.py", oldString='enc = "utf-8-sig"', newString="x = 1")))
+    assert exposure(store, export)["used_at"] is None
+    capture(
+        store,
+        turn(call("edit", 2, filePath="app/export.py", oldString='"utf-8"', newString='"utf-8-sig"'), turn_id="m2"),
+    )
+    assert exposure(store, export)["evidence"].startswith("edit: utf-8-sig")
+
+
+def test_a_tool_call_made_before_the_memory_was_shown_is_not_a_use(store: Store) -> None:
+    limit = add(store, LIMIT)
+    shown(store, limit)  # shown now, in 2026: the calls below were made in 1999
+    early = ToolCall(
+        "read", "c1", "completed", {"filePath": "app/api/photos.py"}, started_at="1999-01-01T00:00:00.000Z"
+    )
+    capture(store, turn(early))
+    assert exposure(store, limit)["used_at"] is None
+
+
+def test_a_memory_no_injection_showed_this_session_is_not_judged(store: Store) -> None:
+    limit = add(store, LIMIT)
+    shown(store, limit, session="ses_other")
+    capture(store, turn(call("read", 1, filePath="app/api/photos.py")))
+    assert store.db.session_exposures(SESSION) == []
+    assert exposure(store, limit, "ses_other")["used_at"] is None
+
+
+def test_a_name_many_memories_share_is_not_evidence(store: Store) -> None:
+    common = [add(store, f"Note {i} about app/common.py and its job number {i}.") for i in range(5)]
+    shown(store, common[0], at_query="something else")
+    capture(store, turn(call("read", 1, filePath="app/common.py")))
+    assert exposure(store, common[0])["used_at"] is None
+
+
+# ------------------------------------------------------------------------------------ cited, fetched
+def test_an_id_the_agent_writes_is_a_citation(store: Store) -> None:
+    limit, export = add(store, LIMIT), add(store, EXPORT)
+    shown(store, limit, export)
+    capture(store, turn(texts=(f"Per {limit}, the limit lives in the presigned policy.",)))
+    assert exposure(store, limit)["used_by"] == "cited"
+    assert exposure(store, export)["used_at"] is None  # shown beside it, not cited
+
+
+def test_ids_in_a_search_result_are_shown_not_cited(store: Store) -> None:
+    limit = add(store, LIMIT)
+    result = json.dumps({"results": [{"id": limit, "text": LIMIT}]})
+    capture(store, turn(call("memory_search", 1, output=result, query="photo limit")))
+    got = exposure(store, limit)
+    assert got["kind"] == "search" and got["used_at"] is None
+    capture(store, turn(call("read", 2, filePath="app/api/photos.py"), turn_id="m2"))  # ...then acted on
+    assert exposure(store, limit)["used_by"] == "entity"
+
+
+def test_memory_get_is_a_fetch_even_of_a_memory_no_injection_showed(store: Store) -> None:
+    limit, export = add(store, LIMIT), add(store, EXPORT)
+    shown(store, export)
+    capture(store, turn(call("mcp__codememory__memory_get", 1, ids=[limit])))
+    got = exposure(store, limit)
+    assert (got["kind"], got["used_by"]) == ("fetched", "fetched")
+    assert exposure(store, export)["used_at"] is None
+    capture(store, turn(call("codememory_memory_get", 2, ids=["mem_00000000"]), turn_id="m2"))  # no such memory
+    assert [e.memory_id for e in store.db.session_exposures(SESSION)] == [export, limit]
+
+
+# ---------------------------------------------------------------------------------------- contradicted
+def test_running_what_the_memory_forbids_is_a_contradiction(store: Store) -> None:
+    rule = add(store, PYTEST)
+    shown(store, rule, at_query="run the tests")
+    capture(store, turn(call("bash", 1, command="cd app && uv run pytest -q tests/")))
+    got = exposure(store, rule)
+    assert got["contradicted_at"] is not None and "pytest -q" in got["contradiction"]
+    assert store.db.usefulness([rule], "2099-01-02T00:00:00.000Z")[rule].contradicted_total == 1
+
+
+def test_doing_what_the_memory_prescribes_is_no_contradiction(store: Store) -> None:
+    rule, sep = add(store, PYTEST), add(store, SEP)
+    shown(store, rule, sep, at_query="run the tests")
+    capture(
+        store,
+        turn(
+            call("bash", 1, command="scripts/test tests/test_export.py"),
+            call(
+                "edit", 2, filePath="app/export.py", oldString="out = io.StringIO()", newString="out = io.StringIO()\n"
+            ),
+        ),
+    )
+    assert exposure(store, rule)["contradicted_at"] is None
+    assert exposure(store, rule)["used_by"] == "entity"  # scripts/test is what it says to run
+    assert exposure(store, sep)["contradicted_at"] is None
+    capture(
+        store,
+        turn(call("edit", 3, filePath="app/export.py", oldString="a", newString='out.write("sep=,\\n")'), turn_id="m3"),
+    )
+    assert "sep=," in exposure(store, sep)["contradiction"]
+
+
+# --------------------------------------------------------------------------------------------- ignored
+def test_a_memory_shown_in_sessions_that_never_use_it_is_ignored_there(store: Store) -> None:
+    limit = add(store, LIMIT)
+    for n in range(3):
+        shown(store, limit, session=f"ses_{n}")
+        capture(store, turn(call("read", 1, filePath="README.md"), session=f"ses_{n}"))
+    record = store.db.usefulness([limit], "2099-01-01T00:00:10.000Z")[limit]
+    assert (record.shown_total, record.used_total) == (3, 0)
+    shown(store, limit, session="ses_0")  # shown again in a session: still one session
+    assert store.db.usefulness([limit], "2099-01-01T00:00:10.000Z")[limit].shown_total == 3
+
+
+def test_a_session_with_nothing_shown_costs_one_read(store: Store) -> None:
+    assert observe_turn(store.db, turn(call("read", 1, filePath="app/api/photos.py"))) == 0
+
+
+# --------------------------------------------------------------------------------------- tool shapes
+def test_tool_calls_as_each_assistant_writes_them() -> None:
+    multi = action_of(
+        call("MultiEdit", file_path="a.py", edits=[{"old_string": "x = 1", "new_string": "x = 1\ny = 2"}])
+    )
+    assert (multi.edited, multi.added) == (("a.py",), "y = 2")
+    patch = "*** Begin Patch\n*** Update File: app/x.py\n@@\n-old\n+new line\n*** End Patch"
+    applied = action_of(call("apply_patch", input=patch))
+    assert applied.edited == ("app/x.py",) and applied.added == "new line"
+    shell = action_of(call("shell", command=["bash", "-lc", "pytest -q"]))
+    assert shell.shell == ("bash -lc pytest -q",)
+    write = action_of(call("Write", file_path="b.py", content="print(1)"))
+    assert write.added == "print(1)"
+
+
+# ------------------------------------------------------------------------------ through a real transcript
+def test_a_claude_code_transcript_captured_by_the_hooks_records_the_use(store: Store, tmp_path: Path) -> None:
+    limit = add(store, LIMIT)
+    session = "5d1c2b9a-0000-4000-8000-000000000001"
+    shown(store, limit, session=session, at_query="raise the photo limit")
+    lines = [
+        {"type": "user", "uuid": "u1", "promptId": "p1", "sessionId": session, "cwd": str(store.root),
+         "timestamp": "2099-01-01T00:00:00.000Z", "message": {"role": "user", "content": "raise the photo limit"}},
+        {"type": "assistant", "uuid": "a1", "sessionId": session, "timestamp": "2099-01-01T00:00:01.000Z",
+         "message": {"id": "m1", "role": "assistant", "stop_reason": "tool_use", "content": [
+             {"type": "tool_use", "id": "t1", "name": "Edit", "input": {
+                 "file_path": f"{store.root}/app/api/photos.py", "old_string": "10", "new_string": "25"}}]}},
+        {"type": "user", "uuid": "u2", "sessionId": session, "timestamp": "2099-01-01T00:00:02.000Z",
+         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}},
+        {"type": "assistant", "uuid": "a2", "sessionId": session, "timestamp": "2099-01-01T00:00:03.000Z",
+         "message": {"id": "m2", "role": "assistant", "stop_reason": "end_turn",
+                     "content": [{"type": "text", "text": "Done."}]}},
+    ]  # fmt: skip
+    path = tmp_path / f"{session}.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    report = capture_transcript(store, path, "claude-code", final=True)
+    assert report.turns_captured == 1, report
+    assert exposure(store, limit, session)["used_by"] == "entity"
