@@ -71,9 +71,13 @@ def session_start_context(
 
     from codememory.operations.stale import notes_by_id
 
-    memories = store.list(sort="importance", order="desc", limit=START_MEMORIES)
+    # by importance as ranking reads it (a memory not written here counts as neutral), none waiting for review
+    memories = store.list(sort="importance", order="desc", limit=START_MEMORIES, injectable=True)
     notes = notes_by_id(store, [mem.id for mem in memories])
-    rendered = [(mem, memory_line(mem.id, mem.category, mem.text, stale=notes.get(mem.id))) for mem in memories]
+    rendered = [
+        (mem, memory_line(mem.id, mem.category, mem.text, stale=notes.get(mem.id), origin=mem.provenance.label()))
+        for mem in memories
+    ]
     rendered = [(mem, line) for mem, line in rendered if fresh(mem.id, line)]
     shown, _spent = _fit(
         rendered, START_TOKENS, lambda r: None if r[1] is None else estimate_tokens(r[1] + "\n"), len(rendered)
@@ -96,6 +100,7 @@ def session_start_context(
                 "id": m.id,
                 "category": m.category,
                 "text": m.text,
+                "provenance": m.provenance.label(),
                 "why": {**why, "stale": notes[m.id]} if m.id in notes else why,
             }
             for m, _ in shown
@@ -157,6 +162,8 @@ class ColdStartMemory(Result):
     importance: float
     created_at: str
     stale: str | None = None  # the staleness check's note ("may be stale: `src/x.py` deleted in abc1234")
+    origin: str = "local"  # core/provenance.py: local, git, committed or import
+    provenance: str = ""  # where it came from in a few words, shown before its text ("from git, by alice@…")
 
 
 @dataclass
@@ -174,8 +181,9 @@ class ColdStart(Result):
 def recent(store: Store, *, limit: int = 8, token_budget: int = 400, recorder: Recorder) -> ColdStart:
     """The most important live memories and the newest, alternately (so both kinds make it into a small budget),
     without duplicates; a non-empty answer is recorded as a "cold_start" injection."""
-    important = store.list(sort="importance", order="desc", limit=limit)
-    newest = store.list(sort="created", order="desc", limit=limit)
+    # importance and dates as ranking reads them (not a pulled memory's claims), none waiting for review
+    important = store.list(sort="importance", order="desc", limit=limit, injectable=True)
+    newest = store.list(sort="created", order="desc", limit=limit, injectable=True)
     total = store.count()
     candidates: dict[str, tuple[Memory, str]] = {}
     for pair in zip_longest(important, newest):
@@ -189,10 +197,20 @@ def recent(store: Store, *, limit: int = 8, token_budget: int = 400, recorder: R
         candidates.values(), token_budget, lambda c: memory_tokens(c[0].text + (notes.get(c[0].id) or "")), limit
     )
     memories = [
-        ColdStartMemory(m.id, m.text, m.category, m.importance, m.created_at, notes.get(m.id)) for m, _ in chosen
+        ColdStartMemory(
+            m.id,
+            m.text,
+            m.category,
+            m.importance,
+            m.created_at,
+            notes.get(m.id),
+            m.provenance.origin,
+            m.provenance.label(),
+        )
+        for m, _ in chosen
     ]
     whys: list[dict[str, Any]] = [
-        {"retriever": "cold_start", "by": reason, "importance": m.importance}
+        {"retriever": "cold_start", "by": reason, "importance": m.ranked_importance}
         | ({"stale": notes[m.id]} if m.id in notes else {})
         for m, reason in chosen
     ]

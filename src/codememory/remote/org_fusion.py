@@ -5,8 +5,11 @@ Milvus does the retrieval, filtered there by project, category and tags: the BM2
 against `sparse`, its top POOL with their BM25 scores) and the dense leg (the query's vector against `dense`, its
 top POOL with their cosines); then one query fetches the turns around those candidates in their sessions
 (`session`, `seq`) with their vectors. The client blends the two legs as the local store does (z-scores
-0.6/0.4), adds 0.4 × the base of each hit's neighbouring turns (±2), the month and tag boosts and the
-importance/recency nudges: `fusion.fuse` itself, so the two rankings cannot drift apart.
+0.6/0.4), adds 0.4 × the base of each hit's neighbouring turns (±2), the month and tag boosts and the nudges:
+`fusion.fuse` itself, so the two rankings cannot drift apart. A remote row's importance and dates are the publishing
+project's claims, never this project's knowledge (core/provenance.py): its importance counts as neutral and its date
+as no later than now before anything is fused, so a row claiming importance 99 or a date in 2099 ranks on its
+content like any other.
 
 Why not Milvus's own rankers (RRF, weighted): on LoCoMo-dev they score 0.2 below the local ranking
 (benchmarks/README.md, Milvus). RRF keeps only ranks, throwing away how far the top BM25 hit is ahead of the
@@ -20,7 +23,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from codememory.core.dates import from_iso
+from codememory.core.dates import from_iso, to_iso
+from codememory.core.provenance import NEUTRAL_IMPORTANCE
 from codememory.remote.milvus import literal
 from codememory.retrieval.fusion import DATE_BOOST, NEIGHBOUR_SPAN, TAG_BOOST, Sessions, fuse
 from codememory.retrieval.lexical import nudges
@@ -69,15 +73,12 @@ def fused(
             v = np.asarray(row["dense"], dtype=np.float32)
             cosine[p] = float(v @ query) / (float(np.linalg.norm(v)) or 1.0)
     sessions = Sessions.build(_sessions(rows))
-    scored = fuse(found, lexical, cosine, sessions, _boosts(parsed, rows), neighbour_weight)
+    scored = fuse(found, lexical, cosine, sessions, _boosts(parsed, rows, now), neighbour_weight)
     ranked = []
     for p, (score, _parts) in scored.items():
-        row = rows[p]
-        try:
-            importance = float(row.get("importance") or 0.0)
-        except (TypeError, ValueError):
-            importance = 0.0
-        imp, rec = nudges(RankRow(p, "", importance, str(row.get("created_at") or "")), now)
+        # A remote row was not written here: its importance is a claim (core/provenance.py), so it counts as neutral,
+        # and its creation date as no later than now (it arrives with this query), as a pulled memory's does.
+        imp, rec = nudges(RankRow(p, "", NEUTRAL_IMPORTANCE, _created(rows[p], now)), now)
         ranked.append((score + imp + rec, p))
     ranked.sort(key=lambda r: (-r[0], r[1]))
     return [{**rows[p], "score": score} for score, p in ranked[:limit]]
@@ -119,15 +120,25 @@ def _sessions(rows: dict[int, dict[str, Any]]) -> list[list[int]]:
     return [[p for *_, p in sorted(found)] for found in members.values()]
 
 
-def _boosts(parsed: ParsedQuery, rows: dict[int, dict[str, Any]]) -> dict[int, float]:
-    """As retrieval/hybrid.py: the month (and year) the query names, a query word among the tags."""
+def _created(row: dict[str, Any], now: datetime) -> str:
+    """A remote row's creation date as ranking may read it: its own, clamped to now (a date in 2099 is a claim)."""
+    try:
+        created = from_iso(str(row.get("created_at") or ""))
+    except ValueError:
+        return ""
+    return to_iso(min(created, now))
+
+
+def _boosts(parsed: ParsedQuery, rows: dict[int, dict[str, Any]], now: datetime) -> dict[int, float]:
+    """As retrieval/hybrid.py: the month (and year) the query names, against the row's date clamped to now; a query
+    word among the tags."""
     boosts: dict[int, float] = {}
     month, year = parsed.month()
     query_words = {w for t in parsed.terms for w in words(t.text)}
     for p, row in rows.items():
         if month is not None:
             try:
-                created = from_iso(str(row.get("created_at") or ""))
+                created = from_iso(_created(row, now))
             except ValueError:
                 created = None
             if created and created.month == month and (year is None or created.year == year):
