@@ -115,7 +115,8 @@ def setup(assistant: str, project: Path, env: dict[str, str], warm: bool) -> dic
     init = run_cm(env, project, "init")
     if assistant not in init.get("assistants", []):
         sys.exit(f"codememory init did not set up {assistant}: {json.dumps(init)[:2000]}")
-    imported = run_cm(env, project, "import", str(DATA / "memories.jsonl"))
+    # the project's own notes (--own): imported ones from elsewhere would rank as neutral and be labelled so
+    imported = run_cm(env, project, "import", "--own", str(DATA / "memories.jsonl"))
     daemon = run_cm(env, project, "daemon", "start", "--port", "0", timeout=120)
     steps = [f"{s.get('assistant')} {s.get('action')} {s.get('file')}" for s in init.get("steps", [])]
     steps = [step.replace(str(WORK), "<work>") for step in steps]

@@ -86,7 +86,7 @@ def cm(project: Path) -> Invoke:
 @pytest.fixture
 def sortable(cm: Invoke, tmp_path: Path) -> Invoke:
     """The `project` store holding SORTABLE's three memories, whose six sort keys each order them differently."""
-    ok(cm("import", write_jsonl(tmp_path / "sortable.jsonl", SORTABLE)))
+    ok(cm("import", "--own", write_jsonl(tmp_path / "sortable.jsonl", SORTABLE)))  # their importance and dates count
     return cm
 
 
@@ -113,6 +113,7 @@ MEMORY_KEYS = {
     "expires_at",
     "access_count",
     "last_accessed_at",
+    "provenance",
     "archived",
     "superseded_by",
 }

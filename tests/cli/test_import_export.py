@@ -55,6 +55,16 @@ def test_export_import_preserves_every_field(
     for mid in ids:
         a, b = dict(original[mid]), dict(copied[mid])
         assert sorted(a.pop("tags")) == sorted(b.pop("tags"))
+        # where it came from is the one field an import does not take from the line: the file is its origin
+        assert a.pop("provenance")["origin"] == "local"
+        assert b.pop("provenance") | {"at": None} == {
+            "origin": "import",
+            "by": "memories.jsonl",
+            "at": None,
+            "review": None,
+            "trusted": False,
+            "label": "imported from memories.jsonl",
+        }
         assert a == b
     assert copied[ids[0]]["access_count"] == 1 and copied[ids[0]]["last_accessed_at"]
     assert copied[ids[1]]["source"] == "https://x.test/1?q=é"

@@ -13,7 +13,7 @@ def test_retrieve_prints_a_readable_why_line(cm: Invoke) -> None:
     store(cm, "Docs are built with mkdocs and published on every tag")
     out = ok(cm("retrieve", "-q", "httpx webhook retries", "--pinned", webhook)).stdout
     first = out.splitlines()[0]
-    assert first.startswith(f"{webhook}  note  bm25 "), out
+    assert first.startswith(f"{webhook}  note  [by the user]  bm25 "), out  # where it came from, then why
     tail = r"· matched: [a-z, ]*httpx[a-z, ]* · entities: httpx · pinned · via lexical \((exact|partial)\)$"
     assert re.search(tail, first), first
     assert "{" not in out and "'retriever'" not in out

@@ -132,7 +132,8 @@ def test_retrieve_returns_the_stored_memory(shared: tuple[Daemon, Path, list[str
     first = result["memories"][0]
     assert first["id"] == ids[0]
     assert first["text"].startswith("Use httpx") and first["category"] == "note"
-    assert set(first) == {"id", "text", "importance", "category", "why", "origin"} and first["origin"] == "local"
+    assert set(first) == {"id", "text", "importance", "category", "why", "origin", "provenance"}
+    assert (first["origin"], first["provenance"]) == ("local", "by the user")
     assert first["why"]["retriever"] in ("lexical", "entity")
     assert result["degraded"] is True and "no embedding model" in result["degraded_reason"]
     assert result["project_root"] == str(project.resolve()) and result["tokens"] > 0

@@ -30,7 +30,10 @@ from support.mcp import CLIENT, call, call_error, session_with
 T = TypeVar("T")
 TOOLS = {"memory_search", "memory_get", "memory_store", "memory_forget", "memory_retrieve", "memory_transcript"}
 SESSION_TOOLS = {"checkpoint", "search_sessions", "list_sessions", "get_session_files"}
-HIT_KEYS = {"id", "text", "category", "importance", "tags", "created_at", "source", "match", "score", "why", "origin"}
+HIT_KEYS = {
+    *("id", "text", "category", "importance", "tags", "created_at", "source", "match", "score", "why"),
+    *("origin", "provenance"),  # where it came from, and the same in a few words
+}
 
 
 def _keys(node: Any, inside_properties: bool = False) -> set[str]:
@@ -177,6 +180,7 @@ def test_store_search_get_retrieve_forget_round_trip(console_script: Path, proje
     assert search["degraded"] is False and search["degraded_reason"] is None
     [hit] = search["results"]
     assert set(hit) == HIT_KEYS
+    assert (hit["origin"], hit["provenance"]) == ("local", f"stored by {CLIENT}")  # an agent, through a tool
     assert (hit["id"], hit["match"], hit["category"]) == (first, "exact", "decision")
     assert hit["why"].startswith("bm25 ")
 

@@ -423,7 +423,7 @@ def test_a_signal_stops_it_cleanly_and_stdout_stays_empty(
     project = make_project(tmp_path, env)
     # An existing daemon token is used as is.
     folder = token_file(env).parent
-    folder.mkdir(parents=True, mode=0o700)
+    folder.mkdir(parents=True, mode=0o700, exist_ok=True)  # init made it for the machine id
     token = "existing-daemon-token-" + "k" * 32
     fd = os.open(token_file(env), os.O_WRONLY | os.O_CREAT, 0o600)
     with os.fdopen(fd, "w") as fh:

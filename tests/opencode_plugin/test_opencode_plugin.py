@@ -183,6 +183,7 @@ def test_memories_reach_the_model_each_call_pinned_and_never_the_database(world:
     stored = json.loads(message_text([m for m in calls[3]["messages"] if m["role"] == "tool"][-1]))
     assert stored["created"] is True and stored["memory"]["text"] == STORED
     assert stored["memory"]["entered_by"] == "opencode"
+    assert stored["memory"]["provenance"]["label"] == "stored by opencode"  # an agent through the plugin's tool
     with Store.open(world.project) as store:
         assert store.get(stored["memory"]["id"], touch=False).text == STORED
 
@@ -201,7 +202,9 @@ def test_recall_endpoints_need_the_token_and_match_the_mcp_shapes(world: World) 
     assert [h["id"] for h in hits["results"]] == [world.ids[1]]
     assert set(hits["results"][0]) == {
         "id", "text", "category", "importance", "tags", "created_at", "source", "match", "score", "why", "origin",
+        "provenance",
     }  # fmt: skip
+    assert hits["results"][0]["provenance"] == "by the user"
     got = client.request("POST", "/memory/get", {"project_root": root, "ids": [world.ids[0], "mem_00000000"]}).data
     assert got["missing"] == ["mem_00000000"] and got["memories"][0]["id"] == world.ids[0]
     assert {"links", "entities", "entered_by"} <= set(got["memories"][0])

@@ -363,3 +363,20 @@ def test_a_single_memory_is_not_compared_and_no_note_says_vectors_are_missing(cm
     plan = ok_json(cm("consolidate", "--dry-run", "--json"))
     assert plan["considered"] == 1 and plan["clusters"] == 0 and plan["changes"] == []
     assert plan["notes"] == []
+
+
+def test_a_squash_never_makes_a_memory_from_elsewhere_ours(cm: Invoke, tmp_path: Path) -> None:
+    """Merging keeps where the members came from: a squash of imported memories is still an imported one (ranked on
+    its content), and only a squash of memories written here is written here."""
+    load(cm, tmp_path, SAME)
+    merged = show(cm, next(c["result"] for c in ok_json(cm("consolidate", "--json"))["changes"]))
+    assert merged["provenance"]["origin"] == "import"
+    # "Run the test suite with …" is a command: its members waited for review, and so does what they became
+    assert merged["provenance"]["label"] == "imported from in.jsonl; not reviewed"
+    ok(cm("consolidate", "--undo", str(ok_json(cm("consolidate", "--runs", "--json"))["runs"][0]["id"])))
+    for mid in ("mem_00000001", "mem_00000002"):
+        ok(cm("forget", mid))
+    ok(cm("import", "--own", write_jsonl(tmp_path / "own.jsonl", SAME)))
+    merged = show(cm, next(c["result"] for c in ok_json(cm("consolidate", "--json"))["changes"]))
+    assert merged["provenance"]["origin"] == "local"
+    assert merged["provenance"]["label"] == "merged here from other memories"

@@ -44,7 +44,7 @@ STANDING = (
 JSON_KEYS = {"session_id", "total", "shown", "injections"}
 INJECTION_KEYS = {"id", "at", "source", "session_id", "kind", "query", "degraded", "degraded_reason", "tokens"}
 INJECTION_KEYS |= {"tokens_by_part", "memories"}
-MEMORY_KEYS = {"id", "state", "category", "text", "why", "parts", "tokens", "stale_now"}
+MEMORY_KEYS = {"id", "state", "category", "text", "why", "parts", "tokens", "stale_now", "provenance"}
 PARTS_KEYS = {
     "retriever",
     "match",
@@ -270,7 +270,7 @@ def test_hook_injections_are_recorded_with_their_parts_and_cost(world: World, in
         assert by["framing"] is not None and by["framing"] > 0
         assert by["memories"] + by["framing"] == inj["tokens"] == estimate_tokens(block)
         for mem in inj["memories"]:
-            line = memory_line(mem["id"], mem["category"], mem["text"])
+            line = memory_line(mem["id"], mem["category"], mem["text"], origin=mem["provenance"])
             assert line is not None and line in block
             assert mem["tokens"] == estimate_tokens(line + "\n")
         assert by["memories"] == sum(m["tokens"] for m in inj["memories"])

@@ -117,7 +117,8 @@ def test_search_remote_merges_and_marks_origin(org: tuple[Path, Path, Path], cm:
     assert all(h["origin"] == "local" for h in only["results"])
 
     text = invoke_cli("--project", orders, "search", "--remote", "retry backoff policy")
-    assert text.exit_code == 0 and "[remote:payments]" in text.stdout and "[local]" in text.stdout
+    assert text.exit_code == 0, text.output
+    assert "[from the organisation, project payments]" in text.stdout and "[by the user]" in text.stdout
 
 
 def _closed_port() -> int:

@@ -199,7 +199,13 @@ def test_python_api_export_import_roundtrip(tmp_path: Path) -> None:
         report = b.import_(out)
         assert (report.added, report.skipped_existing) == (2, 0)
         assert b.import_(out).added == 0
-        assert {m.id: m.to_dict() for m in b.list(limit=10)} == originals
+        imported = {m.id: m.to_dict() for m in b.list(limit=10)}
+        # every field kept, except where it came from: this store got them from the file
+        assert {i: {**d, "provenance": None} for i, d in imported.items()} == {
+            i: {**d, "provenance": None} for i, d in originals.items()
+        }
+        assert {d["provenance"]["label"] for d in imported.values()} == {"imported from dump.jsonl"}
+        assert {d["provenance"]["label"] for d in originals.values()} == {"by the user"}
 
 
 def test_import_without_ids_dedups_within_the_file(tmp_path: Path) -> None:

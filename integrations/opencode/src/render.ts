@@ -23,8 +23,13 @@ export type MemoryItem = {
   importance?: number
   stale?: string | null
   why?: { stale?: unknown } | null
-  /** "local", or "remote:<project>" for a memory of the organisation's memory (/retrieve with remote: true) */
+  /**
+   * Where it came from: "local" (written on this machine), "git", "committed", "import", or "remote:<project>" for a
+   * memory of the organisation's memory (/retrieve with remote: true)
+   */
   origin?: string | null
+  /** The same in a few words, as every block shows it: "from git, by alice@example.com", "said by the user" */
+  provenance?: string | null
 }
 
 export const HUD_TAG = "developer_context"
@@ -41,7 +46,7 @@ export const NEUTRAL_LT = "\u2039"
 const MEMORY_ID_RE = /^mem_[0-9a-f]{8}$/
 const CATEGORY_CHARS = 40
 const NOTE_CHARS = 240 // context_render.NOTE_CHARS
-const ORIGIN_CHARS = 80
+const ORIGIN_CHARS = 120 // context_render.ORIGIN_CHARS
 const SPACE_RE = /[\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+/g
 /**
  * Invisible characters: Unicode's Default_Ignorable_Code_Point and General_Category Cf as of Unicode 17.0, written out
@@ -92,18 +97,22 @@ export function showable(memories: MemoryItem[] | undefined | null): MemoryItem[
 }
 
 /**
- * One line per memory with a valid id and some text: `- [id] (category) text`, and the staleness note of a memory
- * whose code is gone at the end, `(may be stale: \`src/x.py\` deleted in abc1234)`, as the hooks show it. A memory
- * of another project (origin `remote:<project>`, from the organisation's memory) says so before its text,
- * `[from remote:payments]`: the project name comes from the remote's row, data like the text, rendered as one.
+ * One line per memory with a valid id and some text: `- [id] (category · where it came from) text`, and the
+ * staleness note of a memory whose code is gone at the end, `(may be stale: \`src/x.py\` deleted in abc1234)`, as
+ * the hooks show it. Where it came from is the daemon's `provenance` ("from git, by alice@example.com", "said by the
+ * user", "from project payments (organisation)"), so the model can tell a teammate's note or another project's from
+ * what was written here; its author or project part is data like the text, rendered as one line without brackets
+ * or parentheses. Without one (an older daemon), a memory of another origin than "local" says `from <origin>`.
  */
 export function memoryLines(memories: MemoryItem[] | undefined | null): string[] {
   return showable(memories).map((m) => {
     const category = safeLine(m.category, CATEGORY_CHARS)
     const note = safeLine(m.stale ?? m.why?.stale, NOTE_CHARS)
-    const origin = safeLine(m.origin, ORIGIN_CHARS).replace(/[\[\]]/g, "")
-    const from = origin && origin !== "local" ? ` [from ${origin}]` : ""
-    return `- [${m.id}]${category ? ` (${category})` : ""}${from} ${safeLine(m.text)}${note ? ` (${note})` : ""}`
+    const origin = safeLine(m.origin, ORIGIN_CHARS)
+    const said = safeLine(m.provenance, ORIGIN_CHARS) || (origin && origin !== "local" ? `from ${origin}` : "")
+    const from = said.replace(/[\[\]()]/g, "")
+    const label = [category, from].filter((part) => part).join(" · ")
+    return `- [${m.id}]${label ? ` (${label})` : ""} ${safeLine(m.text)}${note ? ` (${note})` : ""}`
   })
 }
 

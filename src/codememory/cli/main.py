@@ -38,6 +38,7 @@ COMMANDS = {
     "repair": "codememory.cli.repair_cmd:repair_cmd",
     "report": "codememory.cli.report_cmd:report",
     "retrieve": "codememory.cli.retrieve_cmd:retrieve",
+    "review": "codememory.cli.review_cmd:review",
     "runs": "codememory.cli.runs_cmd:runs",
     "search": "codememory.cli.search_cmd:search",
     "sessions": "codememory.cli.sessions_cmd:sessions",

@@ -40,6 +40,7 @@ def memory_header(mem: Memory, extra: str = "") -> str:
         parts.append(click.style(" ".join("#" + _field(t) for t in mem.tags), fg="green"))
     if mem.entered_by:
         parts.append(f"by {_field(mem.entered_by)}")
+    parts.append(_origin(mem))
     if mem.expires_at:
         parts.append(f"expires {_day(mem.expires_at)}")
     if mem.archived:
@@ -47,6 +48,14 @@ def memory_header(mem: Memory, extra: str = "") -> str:
     if extra:
         parts.append(extra)
     return "  ".join(parts)
+
+
+def _origin(mem: Memory) -> str:
+    """Where the memory came from, in brackets (core/provenance.py): dim when written here, else standing out."""
+    label = "[" + _field(mem.provenance.label()).replace("[", "").replace("]", "") + "]"
+    if mem.provenance.trusted:
+        return click.style(label, dim=True)
+    return click.style(label, fg="yellow", bold=mem.provenance.review == "pending")
 
 
 def _indent(text: str, width: int = 4) -> str:
@@ -62,8 +71,10 @@ def memory_from_dict(data: dict[str, Any]) -> Memory:
     from dataclasses import fields
 
     from codememory.core.model import Memory
+    from codememory.core.provenance import provenance_from_dict
 
-    return Memory(**{f.name: data[f.name] for f in fields(Memory)})
+    values = {f.name: data[f.name] for f in fields(Memory) if f.name != "provenance"}
+    return Memory(**values, provenance=provenance_from_dict(data.get("provenance")))
 
 
 def hit_text(memory: Memory, match: str, held_back: bool = False) -> str:
@@ -82,6 +93,7 @@ def memory_detail(detail: MemoryDetail) -> str:
         ("category", mem.category),
         ("importance", f"{mem.importance:g}"),
         ("tags", ", ".join(mem.tags) or "-"),
+        ("origin", mem.provenance.label()),
         ("entered by", mem.entered_by or "-"),
         ("source", mem.source or "-"),
         ("created", mem.created_at),
@@ -90,6 +102,10 @@ def memory_detail(detail: MemoryDetail) -> str:
         ("accessed", f"{mem.access_count} times, last {mem.last_accessed_at or 'never'}"),
         ("archived", "yes" if mem.archived else "no"),
     ]
+    if mem.provenance.at:
+        rows.append(("arrived", mem.provenance.at))
+    if mem.provenance.review:
+        rows.append(("review", _REVIEW_SHOWN[mem.provenance.review]))
     if mem.superseded_by:
         rows.append(("superseded by", mem.superseded_by))
     if entities:
@@ -108,6 +124,13 @@ def memory_detail(detail: MemoryDetail) -> str:
         rows.append(("link", f"{arrow} {item.type} {item.id}{score}"))
     head = "\n".join(f"{click.style(k + ':', bold=True):<22} {_field(v)}" for k, v in rows)
     return head + "\n\n" + quoted(mem.text, "")
+
+
+_REVIEW_SHOWN = {
+    "pending": "waiting (reads like instructions: `codememory review accept|reject ID`)",
+    "accepted": "accepted",
+    "rejected": "rejected (kept out of every agent's context)",
+}
 
 
 def _usefulness_rows(detail: MemoryDetail) -> list[tuple[str, str]]:
@@ -137,6 +160,7 @@ def memory_markdown(mem: Memory, extra: str = "") -> str:
         meta.append(f"by {_field(mem.entered_by)}")
     if mem.source:
         meta.append(f"source: {_field(mem.source)}")
+    meta.append(_field(mem.provenance.label()))
     if extra:
         meta.append(_field(extra))
     return "- " + " · ".join(meta) + "\n\n" + quoted(mem.text) + "\n"

@@ -90,7 +90,8 @@ def retrieve(
     from codememory.retrieval.why import why_text
 
     for item in result.memories:
-        where = "" if item.origin == "local" else f"  [{one_line(item.origin)}]"
+        shown = (item.provenance or item.origin).replace("[", "").replace("]", "")
+        where = f"  [{one_line(shown)}]"
         click.echo(f"{click.style(item.id, fg='cyan', bold=True)}  {item.category}{where}  {why_text(item.why)}")
         click.echo(quoted(item.text, "    "))
     click.echo(click.style(f"({result.tokens} tokens)", dim=True), err=True)

@@ -276,7 +276,8 @@ def _search_remote(
         click.echo("No memories match.", err=True)
         return
     for hit in found.results:
-        where = click.style(f"[{one_line(hit.origin)}]", fg="blue" if hit.origin == "local" else "magenta", bold=True)
+        shown = (hit.provenance or hit.origin).replace("[", "").replace("]", "")
+        where = click.style(f"[{one_line(shown)}]", fg="blue" if hit.origin == "local" else "magenta", bold=True)
         tags_text = f" #{' #'.join(one_line(t) for t in hit.tags)}" if hit.tags else ""
         click.echo(f"{where} {hit.id} [{one_line(hit.category)}] {one_line(hit.created_at[:10])}{tags_text}")
         click.echo(quoted(hit.text, "    "))

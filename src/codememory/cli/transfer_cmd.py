@@ -57,16 +57,27 @@ class _Progress:
 @click.argument("file")
 @click.option("--skip-invalid", is_flag=True, help="Import the valid lines even if some are invalid.")
 @click.option("--remap", multiple=True, metavar="OLD=NEW", help=REMAP_HELP)
+@click.option(
+    "--own",
+    is_flag=True,
+    help="The file is your own export (another machine of yours): its memories count as written here.",
+)
 @json_option
 @click.pass_context
-def import_cmd(ctx: click.Context, file: str, skip_invalid: bool, remap: tuple[str, ...], as_json: bool) -> None:
+def import_cmd(
+    ctx: click.Context, file: str, skip_invalid: bool, remap: tuple[str, ...], own: bool, as_json: bool
+) -> None:
     """Import memories from a JSON Lines FILE ('-' for standard input). Safe to repeat.
 
     A teammate's or another machine's export lands in this checkout with --remap THEIR_ROOT=THIS_ROOT.
+
+    Imported memories are marked as imported from FILE: they are ranked on their content, never on the importance
+    or dates the file gives them, and one that reads like instructions to an agent waits for `codememory review`.
+    With --own they count as written here by you (whatever `provenance` the lines carry is never read).
     """
     progress = _Progress()
     try:
-        report = import_file(open_store(ctx), file, skip_invalid=skip_invalid, remap=remap, progress=progress)
+        report = import_file(open_store(ctx), file, skip_invalid=skip_invalid, remap=remap, progress=progress, own=own)
     finally:
         progress.close()
     if as_json:

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from codememory.core.provenance import Provenance
 from codememory.errors import InvalidInput
 
 MAX_TEXT = 10_000
@@ -135,6 +136,13 @@ class Memory:
     last_accessed_at: str | None = None
     archived: bool = False
     superseded_by: str | None = None
+    # Where it came from (core/provenance.py): set by the path that stored it, never read from its own fields.
+    provenance: Provenance = field(default_factory=Provenance)
+
+    @property
+    def ranked_importance(self) -> float:
+        """The importance ranking may use: its own when written here, neutral otherwise (a claim)."""
+        return self.provenance.ranked_importance(self.importance)
 
     def to_dict(self) -> dict[str, Any]:
         """The stable JSON shape used by --json, export and the Python API."""
@@ -153,6 +161,7 @@ class Memory:
             "last_accessed_at": self.last_accessed_at,
             "archived": self.archived,
             "superseded_by": self.superseded_by,
+            "provenance": self.provenance.to_dict(),
         }
 
 

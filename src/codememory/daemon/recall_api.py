@@ -152,6 +152,7 @@ def create_router(state: DaemonState) -> APIRouter:
                 expires=body.expires,
                 entered_by=body.entered_by,
                 supersedes=body.supersedes,
+                by_agent=True,  # the plugin's tool
             )
         return added.to_dict()
 

@@ -114,7 +114,14 @@ class RetrievedMemory(BaseModel):
     why: dict[str, Any] = Field(
         description="How it was found: retriever, match, score (rank), bm25, cosine, fused, words, entities, pinned."
     )
-    origin: str = Field("local", description='"local", or "remote:<project>" for the organisation\'s memory.')
+    origin: str = Field(
+        "local",
+        description='Where it came from: "local" (written on this machine), "git" (pulled), "committed" (found in a '
+        'committed memory.db), "import", or "remote:<project>" for the organisation\'s memory.',
+    )
+    provenance: str = Field(
+        "", description='The same in a few words, as blocks show it: "from git, by alice@example.com".'
+    )
 
 
 class RetrieveResponse(BaseModel):

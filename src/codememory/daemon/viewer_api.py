@@ -1,8 +1,9 @@
 """The JSON endpoints the web viewer needs beyond the agents' ones (`/memory/transcript`, `/sessions/list` and
 `/sessions/search` serve it as they are): `POST /viewer/overview`, `/viewer/search`, `/viewer/list`, `/viewer/memory`
 (one memory, no access counted), `/viewer/memory/edit|archive|forget|link`, `/viewer/session-detail`,
-`/viewer/injections`, `/viewer/report` (what memory cost and what agents used) and `/viewer/runs` (consolidation and
-staleness runs).
+`/viewer/injections`, `/viewer/report` (what memory cost and what agents used), `/viewer/runs` (consolidation and
+staleness runs), `/viewer/review` and `/viewer/review/answer` (memories from elsewhere that read like
+instructions, accepted or rejected).
 
 Each is a thin adapter over an operation (codememory.operations) and names its project like every other endpoint
 (`project_root`, checked against the registry). Security is the server's middleware: the bearer token, or the
@@ -98,6 +99,15 @@ class LinkBody(ProjectBody):
     from_id: MemoryId
     to_id: MemoryId
     type: Literal[LINK_TYPES] = "contextualizes"  # type: ignore[valid-type]
+
+
+class ReviewBody(ProjectBody):
+    state: Literal["pending", "accepted", "rejected"] = "pending"
+    limit: Annotated[int, Field(ge=1, le=500)] = 100
+
+
+class ReviewAnswerBody(IdsBody):
+    accept: bool
 
 
 class SessionDetailBody(ProjectBody):
@@ -235,6 +245,24 @@ def create_router(state: DaemonState) -> APIRouter:
         with state.stores.use(state.project_root(body.project_root)) as store:
             run(store, body.from_id, body.to_id, body.type)
         return {"from_id": body.from_id, "to_id": body.to_id, "type": body.type}
+
+    @router.post("/review")
+    def review(body: ReviewBody) -> dict[str, Any]:
+        """`codememory review list --json`: the memories from elsewhere that read like instructions, in one review
+        state (`pending` by default): `{state, count, counts, memories: [{id, text, category, importance,
+        created_at, origin, by, arrived_at, provenance, review, reason}]}`."""
+        from codememory.operations.review import review_list
+
+        with state.stores.use(state.project_root(body.project_root)) as store:
+            return review_list(store, state=body.state, limit=body.limit).to_dict()
+
+    @router.post("/review/answer")
+    def review_answer(body: ReviewAnswerBody) -> dict[str, Any]:
+        """`codememory review accept|reject --json`: `{answer, done, written_here, unknown}`."""
+        from codememory.operations.review import review_answer as run
+
+        with state.stores.use(state.project_root(body.project_root)) as store:
+            return run(store, body.ids, accept=body.accept).to_dict()
 
     @router.post("/session-detail")
     def session_detail(body: SessionDetailBody) -> dict[str, Any]:

@@ -51,8 +51,10 @@ def is_standing(memory: Memory) -> bool:
 
 
 def standing(store: Store, limit: int) -> list[Memory]:
-    """The project's standing instructions, most important first."""
-    found = store.list(sort="importance", order="desc", limit=limit, category=list(STANDING_CATEGORIES))
+    """The project's standing instructions, most important first; none waiting for the user's review."""
+    found = store.list(
+        sort="importance", order="desc", limit=limit, category=list(STANDING_CATEGORIES), injectable=True
+    )
     return [m for m in found if is_standing(m)]
 
 
@@ -90,7 +92,10 @@ def session_start_context(
 
     memories = standing(store, START_MEMORIES)
     notes = notes_by_id(store, [mem.id for mem in memories])
-    rendered = [(mem, memory_line(mem.id, mem.category, mem.text, stale=notes.get(mem.id))) for mem in memories]
+    rendered = [
+        (mem, memory_line(mem.id, mem.category, mem.text, stale=notes.get(mem.id), origin=mem.provenance.label()))
+        for mem in memories
+    ]
     rendered = [(mem, line) for mem, line in rendered if fresh(mem.id, line)]
     shown, _spent = _fit(
         rendered, START_TOKENS, lambda r: None if r[1] is None else estimate_tokens(r[1] + "\n"), len(rendered)
@@ -113,6 +118,7 @@ def session_start_context(
                 "id": m.id,
                 "category": m.category,
                 "text": m.text,
+                "provenance": m.provenance.label(),
                 "why": {**why, "stale": notes[m.id]} if m.id in notes else why,
             }
             for m, _ in shown
@@ -174,6 +180,8 @@ class ColdStartMemory(Result):
     importance: float
     created_at: str
     stale: str | None = None  # the staleness check's note ("may be stale: `src/x.py` deleted in abc1234")
+    origin: str = "local"  # core/provenance.py: local, git, committed or import
+    provenance: str = ""  # where it came from in a few words, shown before its text ("from git, by alice@…")
 
 
 @dataclass
@@ -200,10 +208,20 @@ def recent(store: Store, *, limit: int = 8, token_budget: int = 400, recorder: R
         candidates.values(), token_budget, lambda c: memory_tokens(c[0].text + (notes.get(c[0].id) or "")), limit
     )
     memories = [
-        ColdStartMemory(m.id, m.text, m.category, m.importance, m.created_at, notes.get(m.id)) for m, _ in chosen
+        ColdStartMemory(
+            m.id,
+            m.text,
+            m.category,
+            m.importance,
+            m.created_at,
+            notes.get(m.id),
+            m.provenance.origin,
+            m.provenance.label(),
+        )
+        for m, _ in chosen
     ]
     whys: list[dict[str, Any]] = [
-        {"retriever": "cold_start", "by": reason, "importance": m.importance}
+        {"retriever": "cold_start", "by": reason, "importance": m.ranked_importance}
         | ({"stale": notes[m.id]} if m.id in notes else {})
         for m, reason in chosen
     ]

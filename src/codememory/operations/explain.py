@@ -88,6 +88,7 @@ class InjectedNow(Result):
     parts: ScoreParts  # the same, typed
     tokens: int
     stale_now: str | None  # the memory's staleness note now (`codememory stale`), None when not marked
+    provenance: str | None = None  # where it came from, as its line says it (core/provenance.py); None once forgotten
 
 
 @dataclass
@@ -189,7 +190,8 @@ def _cost(memory: Mapping[str, Any], rendered: bool) -> int:
     if not rendered:
         return memory_tokens(text)
     note = (memory.get("why") or {}).get("stale")
-    line = memory_line(memory.get("id"), memory.get("category"), text, stale=note if isinstance(note, str) else None)
+    stale = note if isinstance(note, str) else None
+    line = memory_line(memory.get("id"), memory.get("category"), text, stale=stale, origin=memory.get("provenance"))
     return 0 if line is None else estimate_tokens(line + "\n")  # as the hooks' blocks join their lines
 
 
@@ -286,6 +288,7 @@ def _injection(row: Injection, current: Mapping[str, Any], now: str, notes: Mapp
                 score_parts(item.why),
                 item.tokens,
                 notes.get(item.id),
+                None if mem is None else mem.provenance.label(),
             )
         )
     return InjectionView(

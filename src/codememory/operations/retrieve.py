@@ -35,16 +35,21 @@ def _with_remote(store: Store, result: RetrieveResult, query: str, max_new: int,
     """`result` with up to `max_new` of the organisation's memories for `query` added within the token budget
     (the remote being down leaves `result` as it was, with the reason)."""
     from codememory.remote.org_search import search_remote
+    from codememory.text.instructions import is_instruction_like
     from codememory.text.tokens import memory_tokens
 
     hits, status = search_remote(store, query, limit=max_new)
     memories, tokens = list(result.memories), result.tokens
     for hit in hits:
+        if is_instruction_like(hit.text):
+            continue  # another project's instructions are never put in front of an agent unasked
         cost = memory_tokens(hit.text)
         if tokens + cost > budget:
             break
         why = {"retriever": "remote", "project": hit.project, "rank": hit.rank, "score": round(hit.score, 6)}
-        memories.append(RetrievedMemory(hit.id, hit.text, hit.importance, hit.category, why, hit.origin))
+        memories.append(
+            RetrievedMemory(hit.id, hit.text, hit.importance, hit.category, why, hit.origin, hit.provenance.label())
+        )
         tokens += cost
     status.hits = len(memories) - len(result.memories)
     return OrgRetrieveResult(memories, tokens, result.degraded, result.degraded_reason, status)
@@ -114,7 +119,8 @@ def prompt_context(store: Store, prompt: str, recorder: Recorder, injected: Inje
     shown, lines = [], []
     for mem in result.memories:
         note = mem.why.get("stale")
-        line = memory_line(mem.id, mem.category, mem.text, stale=note if isinstance(note, str) else None)
+        stale = note if isinstance(note, str) else None
+        line = memory_line(mem.id, mem.category, mem.text, stale=stale, origin=mem.provenance)
         if line is not None and (injected is None or injected.fresh(mem.id, line)):
             shown.append(mem.to_dict())
             lines.append(line)

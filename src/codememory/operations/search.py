@@ -29,7 +29,10 @@ class RecallHit(Result):
     match: str  # exact, partial, semantic, context or fuzzy; "remote" for the organisation's
     score: float
     why: str  # what scored, in one line
-    origin: str = "local"  # "local" (this project's store) or "remote:<project>" (the organisation's Milvus)
+    # Where it came from (core/provenance.py): "local" (written here), "git", "committed", "import", or
+    # "remote:<project>" (the organisation's Milvus); `provenance` says it in a few words ("from git, by alice@…").
+    origin: str = "local"
+    provenance: str = ""
 
     @classmethod
     def remote(cls, hit: RemoteHit) -> RecallHit:
@@ -46,6 +49,7 @@ class RecallHit(Result):
             round(hit.score, 6),
             why,
             hit.origin,
+            hit.provenance.label(),
         )
 
 
@@ -73,6 +77,8 @@ class RecallSearch(Result):
                 hit.match,
                 round(hit.score, 6),
                 why_text(hit.explain),
+                hit.memory.provenance.origin,
+                hit.memory.provenance.label(),
             )
             for hit in result.hits
         ]
@@ -166,5 +172,5 @@ def org_search(
     )
     remote_hits, status = search_remote(store, query, limit=limit, category=category, tags=tags, projects=projects)
     merged = interleave(found.results, [RecallHit.remote(h) for h in remote_hits], limit)
-    status.hits = sum(1 for h in merged if h.origin != "local")
+    status.hits = sum(1 for h in merged if h.match == "remote")
     return RecallSearch(merged, found.degraded, found.degraded_reason, status)

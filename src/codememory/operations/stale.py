@@ -154,6 +154,7 @@ def _fix(store: Store, memories: list[StaleMemory]) -> list[FixedMemory]:
             source=old.source,
             supersedes=[old.id],
             check_duplicates=False,  # one path changed: the stale memory itself would count as a duplicate
+            provenance=old.provenance,  # a path renamed in it does not make someone else's memory ours
         )
         done.append(FixedMemory(old.id, added.memory.id))
     return done

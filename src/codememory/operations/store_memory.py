@@ -26,9 +26,18 @@ def store_memory(
     source: str | None = None,
     supersedes: Sequence[str] | None = None,
     personal: bool | None = None,
+    by_agent: bool = False,
 ) -> AddResult:
     """Store one memory; a (near-)identical live memory is returned instead (see `Store.add`). `personal`: kept
-    out of the team's shared text form (None: the [share] settings decide)."""
+    out of the team's shared text form (None: the [share] settings decide). `by_agent`: an agent stored it through
+    a tool (MCP memory_store, the plugin's), `entered_by` being its client name: its provenance says so whatever
+    the name (core/provenance.py); otherwise who wrote it is read from entered_by and source."""
+    provenance = None
+    if by_agent:
+        from codememory.core.provenance import Provenance, agent_by
+        from codememory.text.memory_fields import clean_name
+
+        provenance = Provenance(by=agent_by(clean_name(entered_by)))  # a name holding a secret is not kept here either
     return store.add(
         text,
         category=category,
@@ -39,6 +48,7 @@ def store_memory(
         source=source,
         supersedes=supersedes,
         personal=personal,
+        provenance=provenance,
     )
 
 

@@ -34,7 +34,9 @@ def import_file(
     skip_invalid: bool = False,
     remap: Sequence[str] = (),
     progress: ImportProgress | None = None,
+    own: bool = False,
 ) -> ImportReport:
     """Import the memories of a JSON Lines `file` ('-': standard input); with `skip_invalid`, the valid lines of a
-    file that has invalid ones; `remap`: "OLD=NEW" project paths rewritten; `progress(phase, done, total)`."""
-    return store.import_(file, skip_invalid=skip_invalid, remap=remap, progress=progress)
+    file that has invalid ones; `remap`: "OLD=NEW" project paths rewritten; `progress(phase, done, total)`; `own`:
+    the user's own export, its memories count as written here (else they are imported ones: core/provenance.py)."""
+    return store.import_(file, skip_invalid=skip_invalid, remap=remap, progress=progress, own=own)

@@ -15,7 +15,10 @@ same code, so the two cannot drift apart:
   built with `enable_match`), so the remote cannot tell a common word from a distinctive one, and the share of the
   query no memory holds is not known either (the decision's `unknown` term is left out). Coverage also stands for
   the keyword evidence in the ranking (Milvus's BM25 scores are on the collection's own scale);
-- the month and tag boosts and the importance/recency nudges, as locally.
+- the month and tag boosts and the importance/recency nudges, as locally; but a remote row's importance and dates
+  are the publishing project's claims, never this project's knowledge (core/provenance.py): its importance counts
+  as neutral and its date as no later than now, so a row claiming importance 99 or a date in 2099 ranks on its
+  content like any other.
 
 A remote candidate is returned only when the decision keeps it (the embedding model's search bars): a question the
 organisation's memory does not answer gets nothing from it.
@@ -33,7 +36,8 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from codememory.core.dates import from_iso
+from codememory.core.dates import from_iso, to_iso
+from codememory.core.provenance import NEUTRAL_IMPORTANCE
 from codememory.remote.milvus import literal
 from codememory.retrieval.decision import decide
 from codememory.retrieval.evidence import Background, calibration_for, likelihood
@@ -91,21 +95,19 @@ def fused(
     stats = background_stats(embedder, query) if embedder is not None else None
     background = Background(*stats) if stats is not None else None
     content = parsed.content_words() or list(dict.fromkeys(w for t in parsed.terms for w in words(t.text)))
-    boosts = _boosts(parsed, rows)
+    boosts = _boosts(parsed, rows, now)
     evidence = {}
     for p, row in rows.items():
         coverage = word_share(str(row.get("text") or ""), content)
-        try:
-            importance = min(max(float(row.get("importance") or 0.0), 0.0), 1.0)
-        except (TypeError, ValueError):
-            importance = 0.0
+        # A remote row was not written here: its importance is a claim (core/provenance.py), so it counts as neutral,
+        # and its creation date as no later than now (it arrives with this query), as a pulled memory's does.
         evidence[p] = Evidence(
             keyword=coverage,
             meaning=background.z(cosine[p]) if background is not None and p in cosine else None,
             coverage=coverage,
             boost=boosts.get(p, 0.0),
-            importance=importance,
-            created_at=str(row.get("created_at") or ""),
+            importance=NEUTRAL_IMPORTANCE,
+            created_at=_created(row, now),
         )
     sessions = Sessions.build(_sessions(rows))
     weights = replace(RANK_WEIGHTS, neighbour=neighbour_weight)
@@ -168,15 +170,25 @@ def _sessions(rows: dict[int, dict[str, Any]]) -> list[list[int]]:
     return [[p for *_, p in sorted(found)] for found in members.values()]
 
 
-def _boosts(parsed: ParsedQuery, rows: dict[int, dict[str, Any]]) -> dict[int, float]:
-    """As retrieval/hybrid.py: the month (and year) the query names, a query word among the tags."""
+def _created(row: dict[str, Any], now: datetime) -> str:
+    """A remote row's creation date as ranking may read it: its own, clamped to now (a date in 2099 is a claim)."""
+    try:
+        created = from_iso(str(row.get("created_at") or ""))
+    except ValueError:
+        return ""
+    return to_iso(min(created, now))
+
+
+def _boosts(parsed: ParsedQuery, rows: dict[int, dict[str, Any]], now: datetime) -> dict[int, float]:
+    """As retrieval/hybrid.py: the month (and year) the query names, against the row's date clamped to now; a query
+    word among the tags."""
     boosts: dict[int, float] = {}
     month, year = parsed.month()
     query_words = {w for t in parsed.terms for w in words(t.text)}
     for p, row in rows.items():
         if month is not None:
             try:
-                created = from_iso(str(row.get("created_at") or ""))
+                created = from_iso(_created(row, now))
             except ValueError:
                 created = None
             if created and created.month == month and (year is None or created.year == year):

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from codememory.core.bounded_input import check_query
 from codememory.core.dates import now_utc
 from codememory.core.model import CATEGORIES, ID_RE, MAX_TEXT, normalize_tag, validate_category
+from codememory.core.provenance import Provenance, remote_provenance
 from codememory.core.result import Result
 from codememory.errors import CodememoryError, InvalidInput
 from codememory.remote import org_fusion
@@ -69,6 +70,11 @@ class RemoteHit:
     @property
     def origin(self) -> str:
         return f"remote:{self.project}"
+
+    @property
+    def provenance(self) -> Provenance:
+        """Another project's memory: never written here, so never ranked or trusted on its own claims."""
+        return remote_provenance(self.project)
 
 
 def _clean(row: dict[str, Any], rank: int) -> RemoteHit | None:

@@ -77,7 +77,10 @@ class RetrievedMemory(Result):
     importance: float
     category: str
     why: dict[str, Any]  # how it was found: bm25, cosine, words, entities, pinned, … (codememory.retrieval.why)
-    origin: str = "local"  # "local", or "remote:<project>" for the organisation's memory (retrieve with remote)
+    # core/provenance.py: "local", "git", "committed", "import", or "remote:<project>" for the organisation's memory
+    # (retrieve with remote); `provenance` says it in a few words, as the blocks show it ("from git, by alice@…").
+    origin: str = "local"
+    provenance: str = ""
 
 
 @dataclass
@@ -125,7 +128,7 @@ def retrieve(
 ) -> tuple[RetrieveResult, list[int]]:
     """The memories chosen for the request, and their row keys (the caller counts an access for them)."""
     req.validate()
-    filters = Filters()
+    filters = Filters(injectable=True)  # nothing waiting for the user's review (core/provenance.py)
     found: dict[int, _Candidate] = {}
     degraded_reason: str | None = None
     phrases = [q.strip() for q in req.query_expansion if q.strip()][:MAX_PHRASES]
@@ -208,6 +211,9 @@ def retrieve(
     out = []
     for cand in chosen:
         mem = rows[cand.pk]
-        out.append(RetrievedMemory(mem.id, mem.text, mem.importance, mem.category, cand.why))
+        origin = mem.provenance
+        out.append(
+            RetrievedMemory(mem.id, mem.text, mem.importance, mem.category, cand.why, origin.origin, origin.label())
+        )
     result = RetrieveResult(out, req.token_budget - budget, degraded_reason is not None, degraded_reason)
     return result, [c.pk for c in chosen]

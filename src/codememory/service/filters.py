@@ -8,6 +8,8 @@ from datetime import datetime
 
 from codememory.core.dates import parse_when, to_iso
 from codememory.core.model import normalize_tags, validate_category
+from codememory.core.provenance import REVIEW_STATES, STORED_ORIGINS
+from codememory.errors import InvalidInput
 from codememory.service.memory_entities import entity_names
 from codememory.store.filters import Filters
 
@@ -42,9 +44,15 @@ def memory_filters(
     include_archived: bool = False,
     include_superseded: bool = False,
     entity: str | Sequence[str] | None = None,
+    origin: str | Sequence[str] | None = None,
+    review: str | None = None,
+    include_rejected: bool = False,
+    injectable: bool = False,
 ) -> Filters:
-    """`tags`: all of them; `any_tags`: any of them; `category`, `entity`: any of them; `after`/`before`: created
-    then; expired, archived and superseded memories are left out unless included."""
+    """`tags`: all of them; `any_tags`: any of them; `category`, `entity`, `origin`: any of them; `after`/`before`:
+    created then; expired, archived and superseded memories are left out unless included, and so are those the user
+    rejected on review; `review`: only those in that review state; `injectable`: only what may enter a block put in
+    an agent's context unasked (none waiting for review, core/provenance.py)."""
     return Filters(
         tags_all=normalize_tags(tags if tags is None or isinstance(tags, str) else list(tags)),
         tags_any=normalize_tags(any_tags if any_tags is None or isinstance(any_tags, str) else list(any_tags)),
@@ -56,4 +64,23 @@ def memory_filters(
         include_archived=include_archived,
         include_superseded=include_superseded,
         entities=entity_names(entity),
+        origins=_origins(origin),
+        review=_review(review),
+        include_rejected=include_rejected,
+        injectable=injectable,
     )
+
+
+def _origins(origin: str | Sequence[str] | None) -> list[str]:
+    items = (origin.split(",") if isinstance(origin, str) else list(origin)) if origin else []
+    out = [o.strip().lower() for o in items if o.strip()]
+    bad = [o for o in out if o not in STORED_ORIGINS]
+    if bad:
+        raise InvalidInput(f"unknown origin {bad[0]!r}; choose from: {', '.join(STORED_ORIGINS)}")
+    return out
+
+
+def _review(review: str | None) -> str | None:
+    if review and review not in REVIEW_STATES:
+        raise InvalidInput(f"unknown review state {review!r}; choose from: {', '.join(REVIEW_STATES)}")
+    return review or None

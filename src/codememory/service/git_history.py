@@ -65,7 +65,8 @@ def safe_symbol(name: str) -> str | None:
     return name if 3 <= len(name) <= 100 and _SYMBOL_RE.fullmatch(name) else None
 
 
-def _env() -> dict[str, str]:
+def git_env() -> dict[str, str]:
+    """The environment git runs in: none of the variables that could point it elsewhere, no prompt, no pager."""
     env = {k: v for k, v in os.environ.items() if k not in _DROP_ENV}
     env.update({"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_PAGER": "cat"})
     return env
@@ -84,7 +85,7 @@ def _git(root: Path, args: Sequence[str], stdin: str | None = None, ok: Sequence
             errors="surrogateescape",
             timeout=GIT_TIMEOUT_S,
             check=False,
-            env=_env(),
+            env=git_env(),
         )
     except (OSError, subprocess.SubprocessError) as exc:
         raise GitError(f"git {args[0]}: {exc}") from None

@@ -22,6 +22,7 @@ from codememory.core.model import (
     validate_importance,
 )
 from codememory.core.project import db_path, find_project_root, store_dir
+from codememory.core.provenance import Provenance, local_by_from_fields
 from codememory.embedding.semantic import Semantic
 from codememory.errors import AlreadyExists, CodememoryError, InvalidInput, NotFound
 from codememory.retrieval.proactive import (
@@ -37,6 +38,7 @@ from codememory.service.auto_links import LINK_POOL, links_to_make
 from codememory.service.duplicates import meaning_duplicate, text_duplicate
 from codememory.service.filters import DateLike, memory_filters, when
 from codememory.service.memory_entities import entities_in, entity_names
+from codememory.service.provenance_check import check_store_origin
 from codememory.service.remap import Remapper, parse_remaps
 from codememory.service.remember_notes import remember_notes
 from codememory.service.results import (
@@ -100,7 +102,12 @@ class Store(EmbeddingAccess, SessionAccess):
         # committed): create it, so the team's memories reach this clone's agents without a step.
         create = not os.path.lexists(db_path(root)) and is_shared_project(root)
         store = cls(root, Database.open(db_path(root), create=create))
-        store.follow()
+        try:
+            check_store_origin(root, store.db)  # a memory.db that came with the repository is not ours
+            store.follow()
+        except BaseException:
+            store.close()
+            raise
         return store
 
     @classmethod
@@ -113,6 +120,7 @@ class Store(EmbeddingAccess, SessionAccess):
         write_store_gitignore(root)  # the binary store stays out of git until sharing commits its text form
         store = cls(root, Database.open(db_path(root), create=True))
         try:
+            check_store_origin(root, store.db)
             if store.sharing.on:
                 write_share_gitignore(root)
             store.follow()
@@ -173,6 +181,7 @@ class Store(EmbeddingAccess, SessionAccess):
         entities: Sequence[str] | None = None,
         check_duplicates: bool = True,
         personal: bool | None = None,
+        provenance: Provenance | None = None,
     ) -> AddResult:
         """Store a memory. A (near-)identical live memory is returned instead of a copy (`created` is
         False). `entities` adds names the caller knows are involved (an extraction model's) to those
@@ -180,7 +189,8 @@ class Store(EmbeddingAccess, SessionAccess):
         in `supersedes` are marked superseded by it and drop out of search. `check_duplicates` False stores it even
         when a live memory is (nearly) the same (a correction of one word, e.g. a renamed path). `personal` True
         keeps it out of the team's shared text form (None: the [share] settings decide, by category and
-        entered_by)."""
+        entered_by). `provenance`: where it comes from (core/provenance.py); None: written here, by whom read from
+        `entered_by` and `source` (a person, an agent, an extraction)."""
         text = clean_text(text)
         now = now_iso()
         expires_at = when(expires, "expires")
@@ -197,6 +207,7 @@ class Store(EmbeddingAccess, SessionAccess):
             created_at=now,
             updated_at=now,
             expires_at=expires_at,
+            provenance=provenance or Provenance(by=local_by_from_fields(entered_by, source)),
         )
         live = Filters(now=now)
         duplicate = text_duplicate(self.db, text, live, self.config.dedup.text_ratio) if check_duplicates else None
@@ -314,7 +325,8 @@ class Store(EmbeddingAccess, SessionAccess):
         tags: str | Sequence[str] | None = None,
     ) -> Memory:
         """Change a memory's text, category, importance or tags (None: unchanged), cleaned as `add` cleans them.
-        New text gets its entities again and, with an embedder, a fresh vector (else `embed` renews it); with
+        New text is the user's: the memory is then written here, by the user (core/provenance.py). New text gets its
+        entities again and, with an embedder, a fresh vector (else `embed` renews it); with
         sharing on, its file is rewritten."""
         _check_ids([memory_id])
         pk = self.db.pk_of(memory_id)
@@ -324,6 +336,7 @@ class Store(EmbeddingAccess, SessionAccess):
         self.db.update_fields(
             pk,
             now_iso(),
+            provenance=Provenance(by="user") if new_text is not None else None,  # new text typed here is the user's
             text=new_text,
             category=validate_category(category) if category is not None else None,
             importance=validate_importance(importance) if importance is not None else None,
@@ -526,13 +539,16 @@ class Store(EmbeddingAccess, SessionAccess):
         skip_invalid: bool = False,
         remap: Sequence[str] = (),
         progress: ImportProgress | None = None,
+        own: bool = False,
     ) -> ImportReport:
         """Import JSON Lines. Idempotent: records whose id exists (or, without an id, whose exact text
         exists) are skipped. A file with invalid lines imports nothing unless skip_invalid. Every free-form
         field (text, tags, entered_by, source) is scrubbed as `add` does (memory_fields.py); a record keeps
         its id even when its text changes, and a record left with no text is an invalid line. `remap`: "OLD=NEW"
         project paths rewritten in each record's text and source before it is checked. A file of any size is
-        streamed; `progress(phase, done, total)` hears of each batch read ("read") and embedded ("embed")."""
+        streamed; `progress(phase, done, total)` hears of each batch read ("read") and embedded ("embed"). The
+        memories are `import` ones (ranked on their content; core/provenance.py) unless `own` says the file is the
+        user's own export."""
         report = import_memories(
             self.db,
             self.semantic,
@@ -540,6 +556,7 @@ class Store(EmbeddingAccess, SessionAccess):
             skip_invalid=skip_invalid,
             remap=Remapper(parse_remaps(remap)),
             progress=progress,
+            own=own,
         )
         if report.added and self.sharing.on:
             self.sharing.publish_all()

@@ -26,6 +26,7 @@ from typing import Any
 from codememory.core.bounded_input import valid_json_text
 from codememory.core.dates import canonical_iso
 from codememory.core.model import ID_RE, Memory
+from codememory.core.provenance import Provenance
 from codememory.errors import InvalidInput
 from codememory.service.memory_entities import entities_in
 from codememory.service.transfer import _links, memory_from_dict
@@ -40,8 +41,9 @@ MAX_LINKS = 100
 MAX_LABEL = 1000
 FILE_RE = re.compile(r"^mem_[0-9a-f]{8}\.json$")
 _CONFLICT_RE = re.compile(r"^(<{7}|={7}|>{7}|\|{7})(\s|$)", re.MULTILINE)
-# Kept in the store only: how often this clone showed a memory is nobody else's business (and would conflict).
-_LOCAL_KEYS = ("access_count", "last_accessed_at")
+# Kept in the store only: how often this clone showed a memory is nobody else's business (and would conflict), and
+# where it came from is this clone's own knowledge (a file that said so would only be making a claim).
+_LOCAL_KEYS = ("access_count", "last_accessed_at", "provenance")
 _KNOWN_KEYS = {
     "format",
     "id",
@@ -170,6 +172,7 @@ def parse_file(data: bytes, memory_id: str) -> ParsedFile:
             if isinstance(obj.get(key), str) and len(obj[key]) > MAX_LABEL:
                 raise InvalidInput(f"{key} is longer than {MAX_LABEL} characters")
         mem, _ = memory_from_dict({k: v for k, v in obj.items() if k not in _LOCAL_KEYS})
+        mem.provenance = Provenance("git")  # whoever committed it, which only git can tell (service/sharing.py)
         names = obj.get("entities") or []
         if not isinstance(names, list) or len(names) > MAX_ENTITIES or not all(isinstance(n, str) for n in names):
             raise InvalidInput(f"entities must be a list of at most {MAX_ENTITIES} strings")

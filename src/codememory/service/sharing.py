@@ -35,9 +35,11 @@ from codememory.core.config import Config
 from codememory.core.dates import now_iso
 from codememory.core.model import ID_RE, Memory
 from codememory.core.project import STORE_DIR, store_dir
+from codememory.core.provenance import Provenance
 from codememory.core.result import Result
 from codememory.core.sharing_state import is_sharing
 from codememory.errors import CodememoryError, InvalidInput
+from codememory.service.git_origin import last_authors
 from codememory.service.shared_form import (
     FILE_RE,
     FOLDER,
@@ -51,6 +53,7 @@ from codememory.service.shared_form import (
 )
 from codememory.store.database import Database
 from codememory.store.shared import SharedMemory, SharedRecord
+from codememory.text.instructions import is_instruction_like
 
 _SHARD_CHARS = set("0123456789abcdef")
 # A folder whose mtime is this close to the walk may still be changing within the file system's time resolution.
@@ -359,6 +362,7 @@ class Sharing:
         # Unchanged memories are not rewritten (their row, indexes and vector stay as they are).
         current = self._forms([u.memory.id for u in upserts])
         changed = [u for u in upserts if sha256(current.get(u.memory.id, b"")) != file_sha[u.memory.id]]
+        self._pulled(changed)
         folders = dict(known)
         for shard in shards:
             if shard in stats and shard not in problems:
@@ -382,6 +386,18 @@ class Sharing:
                 ]
             )
         return report
+
+    def _pulled(self, changed: Sequence[SharedMemory]) -> None:
+        """Each memory a file brings is `git`, by the author of the file's last commit as git tells it (never what the
+        file says), and waits for review when its text reads like instructions (core/provenance.py)."""
+        if not changed:
+            return
+        paths = {u.memory.id: f"{STORE_DIR}/{FOLDER}/{relative_path(u.memory.id)}" for u in changed}
+        authors = last_authors(self.root, list(paths.values()))
+        now = now_iso()
+        for item in changed:
+            review = "pending" if is_instruction_like(item.memory.text) else None
+            item.memory.provenance = Provenance("git", authors.get(paths[item.memory.id]), now, review)
 
     def _never_shared(self, targets: Sequence[str]) -> list[str]:
         """The link targets that this store holds but that never reached the text form: personal memories, and those

@@ -1,4 +1,6 @@
-"""JSON Lines import/export: one memory per line, every field kept (id, timestamps, source, ...)."""
+"""JSON Lines import/export: one memory per line, every field kept (id, timestamps, source, ...). An export also
+says where each memory came from (`provenance`); an import never reads that: what it stores came from the file
+(origin `import`, core/provenance.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -20,12 +22,14 @@ from codememory.core.bounded_input import (
 )
 from codememory.core.dates import canonical_iso, now_iso
 from codememory.core.model import ID_RE, LINK_TYPES, Memory, new_memory_id, validate_category, validate_importance
+from codememory.core.provenance import Provenance, import_by
 from codememory.embedding.semantic import Semantic
 from codememory.errors import InvalidInput
 from codememory.service.memory_entities import entities_in
 from codememory.service.remap import Remapper
 from codememory.service.results import ImportReport, LineError
 from codememory.store.database import Database
+from codememory.text.instructions import is_instruction_like
 from codememory.text.memory_fields import clean_label, clean_name, clean_tags, clean_text
 from codememory.text.privacy import scrub_message
 
@@ -203,6 +207,7 @@ def import_memories(
     skip_invalid: bool = False,
     remap: Remapper | None = None,
     progress: ImportProgress | None = None,
+    own: bool = False,
 ) -> ImportReport:
     """Import JSON Lines (`Store.import_`, whose docstring says the rules). The lines are read, checked and
     inserted in batches inside one transaction (a file with invalid lines imports nothing unless skip_invalid:
@@ -211,18 +216,21 @@ def import_memories(
     def lines(stream: IO[Any], what: str) -> Iterator[str | LineTooLong]:
         return capped_lines(stream, IMPORT_LINE_MAX_BYTES, sys.maxsize, what)
 
+    # Whatever the lines say of where they came from: they came from this file (or, with `own`, from the user).
+    name = Path(src).name if isinstance(src, (str, os.PathLike)) else None
+    origin = Provenance(by="user") if own else Provenance("import", import_by(name), now_iso())
     if isinstance(src, str) and src == "-":
-        report, new_pks = _import_stream(db, lines(sys.stdin, "standard input"), skip_invalid, remap, progress)
+        report, new_pks = _import_stream(db, lines(sys.stdin, "standard input"), skip_invalid, remap, progress, origin)
     elif isinstance(src, (str, os.PathLike)):
         try:
             with open(src, "rb") as fh:
-                report, new_pks = _import_stream(db, lines(fh, str(src)), skip_invalid, remap, progress)
+                report, new_pks = _import_stream(db, lines(fh, str(src)), skip_invalid, remap, progress, origin)
         except FileNotFoundError:
             raise InvalidInput(f"no such file: {src}") from None
         except OSError as exc:
             raise InvalidInput(f"cannot read {src}: {exc.strerror}") from None
     else:
-        report, new_pks = _import_stream(db, lines(src, "the input"), skip_invalid, remap, progress)
+        report, new_pks = _import_stream(db, lines(src, "the input"), skip_invalid, remap, progress, origin)
     _embed_new(semantic, new_pks, progress)
     return report
 
@@ -290,6 +298,7 @@ def _import_stream(
     skip_invalid: bool,
     remap: Remapper | None,
     progress: ImportProgress | None,
+    origin: Provenance,
 ) -> tuple[ImportReport, list[int]]:
     report = ImportReport()
     new_pks: list[int] = []
@@ -305,6 +314,9 @@ def _import_stream(
                     continue  # nothing will be imported: read on only to report every invalid line
                 found = {id(m): e for m, e in zip(parsed.memories, entities, strict=True)}
                 fresh = _fresh(db, parsed, seen, seen_texts, now, report)
+                for mem in fresh:  # from elsewhere and reading like instructions: waits for the user's review
+                    waiting = not origin.trusted and is_instruction_like(mem.text)
+                    mem.provenance = replace(origin, review="pending") if waiting else origin
                 report.added += db.insert_many(fresh)
                 pks = dict(db.get_pk_map([m.id for m in fresh]))
                 db.add_entities([(pks[m.id], found[id(m)]) for m in fresh if m.id in pks])

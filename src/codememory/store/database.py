@@ -13,6 +13,7 @@ from codememory.store.entities import EntityRows
 from codememory.store.failures import store_errors
 from codememory.store.links import LinkRows
 from codememory.store.memories import MemoryRows
+from codememory.store.provenance import ProvenanceRows
 from codememory.store.shared import SharedRows
 from codememory.store.staleness import StaleRows
 from codememory.store.stats import StoreStats
@@ -22,7 +23,16 @@ from codememory.store.usage import UsageRows
 
 @store_errors(BUSY_TIMEOUT_S)
 class Database(
-    SharedRows, MemoryRows, TextSearch, EmbeddingRows, LinkRows, EntityRows, StoreStats, StaleRows, UsageRows
+    SharedRows,
+    ProvenanceRows,
+    MemoryRows,
+    TextSearch,
+    EmbeddingRows,
+    LinkRows,
+    EntityRows,
+    StoreStats,
+    StaleRows,
+    UsageRows,
 ):
     """A project's SQLite store (see StoreConnection for how it is opened and written). The file is
     untrusted input: its schema must be exactly the migrations' (schema.py), nothing stored in it runs,

@@ -7,16 +7,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from codememory.core.dates import now_iso
+from codememory.core.provenance import NEUTRAL_IMPORTANCE
 from codememory.store.rows import VALID_MEMORY_SQL
 
+# Importance and creation date sort as ranking reads them: a memory not written here by its content's merit only
+# (neutral importance, no date after its arrival: store/memories.py), and after one written here on a tie.
 SORT_COLUMNS = {
-    "created": "m.created_at",
+    "created": "(CASE WHEN m.origin = 'local' OR m.origin_at IS NULL OR m.created_at <= m.origin_at "
+    "THEN m.created_at ELSE m.origin_at END)",
     "updated": "m.updated_at",
     "expires": "m.expires_at",
-    "importance": "m.importance",
+    "importance": f"(CASE WHEN m.origin = 'local' THEN m.importance ELSE {NEUTRAL_IMPORTANCE} END)",
     "accessed": "m.last_accessed_at",
     "content": "m.text COLLATE NOCASE",
 }
+SORT_TIE = {"created": "(m.origin = 'local')", "importance": "(m.origin = 'local')"}
 
 
 @dataclass
@@ -34,6 +39,13 @@ class Filters:
     include_archived: bool = False
     include_superseded: bool = False
     entities: list[str] = field(default_factory=list)
+    # The user's review of untrusted memories (core/provenance.py): rejected ones are left out unless included;
+    # `injectable` keeps only what may enter a block put in an agent's context unasked (no pending, no rejected);
+    # `review` only those in that state; `origins` only those origins.
+    include_rejected: bool = False
+    injectable: bool = False
+    review: str | None = None
+    origins: list[str] = field(default_factory=list)
 
     def where(self) -> tuple[str, list[Any]]:
         clauses: list[str] = [VALID_MEMORY_SQL]  # a row the mapper would skip is never a candidate
@@ -45,6 +57,16 @@ class Filters:
         if not self.include_expired:
             clauses.append("(m.expires_at IS NULL OR m.expires_at > ?)")
             params.append(self.now)
+        if self.injectable:
+            clauses.append("(m.review IS NULL OR m.review = 'accepted')")
+        elif not self.include_rejected and self.review != "rejected":
+            clauses.append("(m.review IS NULL OR m.review <> 'rejected')")
+        if self.review:
+            clauses.append("m.review = ?")
+            params.append(self.review)
+        if self.origins:
+            clauses.append(f"m.origin IN ({','.join('?' * len(self.origins))})")
+            params.extend(self.origins)
         if self.after:
             clauses.append("m.created_at >= ?")
             params.append(self.after)

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from codememory.core.model import Memory, session_position
+from codememory.core.provenance import Provenance
 from codememory.store.connection import StoreConnection, chunks
-from codememory.store.filters import SORT_COLUMNS, Filters
+from codememory.store.filters import SORT_COLUMNS, SORT_TIE, Filters
 from codememory.store.rows import VALID_MEMORY_SQL, is_memory_id, memory_from_row
 
 # Kept by this module's own statements (no triggers since schema 7, so trusted_schema can be OFF).
@@ -18,14 +19,21 @@ _FTS_TABLES = ("memories_fts", "memories_trigram", "memories_words")
 
 _MEMORY_COLUMNS = (
     "m.pk, m.id, m.text, m.category, m.importance, m.entered_by, m.source, m.created_at, m.updated_at, "
-    "m.expires_at, m.access_count, m.last_accessed_at, m.archived, m.superseded_by"
+    "m.expires_at, m.access_count, m.last_accessed_at, m.archived, m.superseded_by, "
+    "m.origin, m.origin_by, m.origin_at, m.review"
 )
 
 _INSERT_COLUMNS = (
     "id, text, text_hash, category, importance, entered_by, source, created_at, updated_at, expires_at, "
-    "access_count, last_accessed_at, archived, superseded_by, session_key, seq, git_commit"
+    "access_count, last_accessed_at, archived, superseded_by, session_key, seq, git_commit, "
+    "origin, origin_by, origin_at, review"
 )
-_INSERT_COUNT = 17
+_INSERT_COUNT = 21
+
+# What ranking may read of a row's importance and creation date (core/provenance.py): a memory not written here
+# counts as neutral importance and as created no later than it arrived here (its own dates are claims).
+RANKED_IMPORTANCE_SQL = SORT_COLUMNS["importance"]
+RANKED_CREATED_SQL = SORT_COLUMNS["created"]
 
 # A stale memory's ranking score is scaled by this (the store's [staleness] demote; retrieval/lexical.demoted).
 STALE_FACTOR = 0.5
@@ -49,6 +57,10 @@ def _insert_row(mem: Memory, git_commit: str | None = None) -> tuple[Any, ...]:
         mem.superseded_by,
         *session_position(mem.source),
         git_commit,
+        mem.provenance.origin,
+        mem.provenance.by,
+        mem.provenance.at,
+        mem.provenance.review,
     )
 
 
@@ -185,10 +197,17 @@ class MemoryRows(StoreConnection):
         category: str | None = None,
         importance: float | None = None,
         tags: Sequence[str] | None = None,
+        provenance: Provenance | None = None,
     ) -> None:
         """Change a memory in place (a person curating it): new text is re-indexed in the same transaction (its
-        vector, keyed by the text's hash, is then stale until re-embedded), new tags replace the old ones."""
+        vector, keyed by the text's hash, is then stale until re-embedded), new tags replace the old ones;
+        `provenance`: where the memory now comes from (new text typed here is the person's)."""
         with self.transaction():
+            if provenance is not None:
+                self.conn.execute(
+                    "UPDATE memories SET origin = ?, origin_by = ?, origin_at = ?, review = ? WHERE pk = ?",
+                    (provenance.origin, provenance.by, provenance.at, provenance.review, pk),
+                )
             if text is not None:
                 self._unindex_text("pk = ?", [pk])  # FTS5 needs the exact text it indexed
                 self.conn.execute(
@@ -290,7 +309,8 @@ class MemoryRows(StoreConnection):
         where, params = filters.where()
         direction = "DESC" if descending else "ASC"
         nulls = "NULLS LAST"
-        tail = f"ORDER BY {SORT_COLUMNS[sort]} {direction} {nulls}, m.pk {direction} LIMIT ? OFFSET ?"
+        tie = f"{SORT_TIE[sort]} {direction}, " if sort in SORT_TIE else ""
+        tail = f"ORDER BY {SORT_COLUMNS[sort]} {direction} {nulls}, {tie}m.pk {direction} LIMIT ? OFFSET ?"
         return [m for _, m in self._select(where, [*params, limit, offset], tail)]
 
     def count_all(self) -> int:
@@ -315,12 +335,14 @@ class MemoryRows(StoreConnection):
             last = row[0]
 
     def rank_rows(self, pks: Sequence[int]) -> dict[int, RankRow]:
+        """What ranking reads of these rows: importance and creation date as ranking may use them (a memory not
+        written here is ranked on its content: RANKED_IMPORTANCE_SQL, RANKED_CREATED_SQL)."""
         out: dict[int, RankRow] = {}
         for chunk in chunks(list(pks)):
             for pk, text, importance, created_at, stale in self.conn.execute(
-                "SELECT pk, text, importance, created_at, "
-                "EXISTS (SELECT 1 FROM memory_staleness s WHERE s.memory_pk = memories.pk) "
-                f"FROM memories WHERE pk IN ({','.join('?' * len(chunk))})",
+                f"SELECT m.pk, m.text, {RANKED_IMPORTANCE_SQL}, {RANKED_CREATED_SQL}, "
+                "EXISTS (SELECT 1 FROM memory_staleness s WHERE s.memory_pk = m.pk) "
+                f"FROM memories m WHERE m.pk IN ({','.join('?' * len(chunk))})",
                 chunk,
             ):
                 out[pk] = RankRow(pk, text, importance, created_at, bool(stale))

@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Callable
 
 from codememory.core.model import session_position
+from codememory.core.provenance import local_by_from_fields
 
 
 def _backfill_session_positions(conn: sqlite3.Connection) -> None:
@@ -493,6 +494,23 @@ CREATE TRIGGER embeddings_au AFTER UPDATE OF seq ON embeddings BEGIN
 END;
 """
 
+
+def _backfill_provenance(conn: sqlite3.Connection) -> None:
+    """Rows written before provenance was recorded were written on this machine, or applied from the text form that
+    git brought: each gets `local` with how it was most likely written (from its own entered_by and source), and the
+    ones the text form holds are sorted out once on the next open, from git's log (service/provenance_check.py)."""
+    rows = conn.execute("SELECT pk, entered_by, source FROM memories").fetchall()
+    conn.executemany(
+        "UPDATE memories SET origin_by = ? WHERE pk = ?",
+        [
+            (local_by_from_fields(e if isinstance(e, str) else None, s if isinstance(s, str) else None), pk)
+            for pk, e, s in rows
+        ],
+    )
+    if conn.execute("SELECT 1 FROM shared_files LIMIT 1").fetchone():
+        conn.execute("INSERT OR REPLACE INTO store_meta(name, value) VALUES ('shared_origins', 'unchecked')")
+
+
 MIGRATIONS.append(
     (
         11,
@@ -578,6 +596,34 @@ CREATE TABLE memory_usefulness (
     )
 )
 
+
+MIGRATIONS.append(
+    (
+        14,
+        "provenance: where each memory came from, the user's review of untrusted ones, the store's own origin",
+        """
+-- Where the memory came from (core/provenance.py): 'local' (written here), 'git' (applied from the text form git
+-- brought), 'committed' (found in a memory.db that arrived with the repository), 'import'. Set by the code path
+-- that stored it, never from the memory's own fields. origin_by: who or how within the origin (user, agent:<name>,
+-- session:<speaker>; a git author; an import file's name); origin_at: when it arrived (not for local ones).
+ALTER TABLE memories ADD COLUMN origin TEXT NOT NULL DEFAULT 'local'
+    CHECK (origin IN ('local', 'git', 'committed', 'import'));
+ALTER TABLE memories ADD COLUMN origin_by TEXT;
+ALTER TABLE memories ADD COLUMN origin_at TEXT;
+-- An untrusted memory whose text reads like instructions waits for the user's answer ('pending'), then is
+-- 'accepted' or 'rejected'; NULL: no review needed. Only accepted or unreviewed-and-plain ones enter the blocks
+-- put in an agent's context unasked.
+ALTER TABLE memories ADD COLUMN review TEXT CHECK (review IN ('pending', 'accepted', 'rejected'));
+CREATE INDEX memories_review ON memories(review) WHERE review IS NOT NULL;
+
+-- Facts about the store file itself: 'home' (JSON {file, machines}: the file it is, device and inode, and the
+-- machines that opened it since; another file means it arrived from elsewhere, e.g. with a pull), 'shared_origins'
+-- (rows from before provenance that the text form holds, still to be sorted out from git's log).
+CREATE TABLE store_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+""",
+        _backfill_provenance,
+    )
+)
 
 LATEST = MIGRATIONS[-1][0]
 

@@ -17,6 +17,7 @@ codememory writes) is rebuilt rather than patched:
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import time
@@ -25,16 +26,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from codememory.core.dates import now_iso
+from codememory.core.machine import machine_id
 from codememory.core.result import Result
 from codememory.errors import InvalidInput, StoreNotFound, StoreUnusable, UnsafePath
 from codememory.store.connection import BUSY_TIMEOUT_S
 from codememory.store.database import Database
 from codememory.store.failures import translate
-from codememory.store.migrations import LATEST
+from codememory.store.migrations import LATEST, MIGRATIONS
 from codememory.store.repair_rules import SPECS, TableSpec
 from codememory.store.rows import escape
 from codememory.store.salvage import Scanner, count_rows, key_columns, open_read_only, quote, real_table, schema_entries
 from codememory.store.sessions import SessionTables
+from codememory.text.instructions import is_instruction_like
+
+# The migration that records where each memory came from (store_meta among it), found by its name.
+PROVENANCE_VERSION = next(number for number, name, *_ in MIGRATIONS if name.startswith("provenance"))
 
 Progress = Callable[[str, int, int | None], None]  # (table, rows read so far, rows in the table or None)
 
@@ -178,6 +185,19 @@ def _finish(db: Database) -> None:
         raise StoreUnusable(f"the rebuilt store failed its own check ({check}); the old store was left in place")
 
 
+def _made_here(src: sqlite3.Connection, objects: dict[str, tuple[str, str]]) -> bool:
+    """Whether the old file records this machine as its home (store_meta, service/provenance_check.py)."""
+    if real_table(objects, "store_meta") is not None:
+        return False
+    try:
+        row = src.execute("SELECT value FROM store_meta WHERE name = 'home'").fetchone()
+        home = json.loads(row[0]) if row and isinstance(row[0], str) else None
+    except (sqlite3.DatabaseError, ValueError, RecursionError):
+        return False
+    machines = home.get("machines") if isinstance(home, dict) else None
+    return isinstance(machines, list) and machine_id() in machines
+
+
 # ------------------------------------------------------------------------------------- public
 def backup_name(path: Path, stamp: str | None = None) -> Path:
     stamp = stamp or time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
@@ -230,6 +250,10 @@ def _repair(path: Path, progress: Progress | None, progress_every: int) -> Repai
             with db.transaction():
                 for spec in SPECS:
                     _copy(src, db.conn, spec, objects, report, progress, progress_every)
+            if version >= PROVENANCE_VERSION and not _made_here(src, objects):
+                # Another machine's store (committed, copied): its rows' origins are its claims, not ours.
+                pending = [pk for pk, text in db.texts() if is_instruction_like(text)]
+                db.mark_committed(None, now_iso(), pending, None)
             _finish(db)
         finally:
             db.close()

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from codememory.core.model import DEFAULT_IMPORTANCE, LINK_TYPES, MAX_TEXT, session_position
+from codememory.core.provenance import local_by_from_fields, stored_provenance
 from codememory.store.capture import TURN_COLUMNS, cursor_problems, turn_problems
 from codememory.store.extraction import STATUSES as EXTRACTION_STATUSES
 from codememory.store.memories import text_hash
@@ -87,7 +88,20 @@ def _fix_memory(row: dict[str, Any]) -> str | None:
     row["superseded_by"] = row["superseded_by"] if is_memory_id(row["superseded_by"]) else None
     row["personal"] = 1 if row["personal"] == 1 else 0  # a personal memory must not become shared
     row["session_key"], row["seq"] = session_position(row["source"])
+    _fix_provenance(row)
     return None
+
+
+def _fix_provenance(row: dict[str, Any]) -> None:
+    """The origin columns as the store reads them (core/provenance.stored_provenance); a store from before they
+    existed has none, and its rows get what migration 11 gives them (repair.py makes them all `committed` when the
+    old file was not this machine's)."""
+    if row["origin"] is None:
+        row["origin"], row["origin_by"] = "local", local_by_from_fields(row["entered_by"], row["source"])
+        row["origin_at"] = row["review"] = None
+        return
+    kept = stored_provenance(row["origin"], row["origin_by"], row["origin_at"], row["review"])
+    row["origin"], row["origin_by"], row["origin_at"], row["review"] = kept.origin, kept.by, kept.at, kept.review
 
 
 def _fix_embedding(row: dict[str, Any]) -> str | None:
@@ -144,7 +158,7 @@ class TableSpec:
 
 _MEMORY_COLUMNS = (
     "pk, id, text, category, importance, entered_by, source, created_at, updated_at, expires_at, access_count, "
-    "last_accessed_at, archived, superseded_by, personal"
+    "last_accessed_at, archived, superseded_by, personal, origin, origin_by, origin_at, review"
 ).split(", ")
 
 # Parents before children: the new store enforces foreign keys, so an orphan is refused there.

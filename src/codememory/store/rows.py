@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from codememory.core.model import CATEGORIES, DEFAULT_IMPORTANCE, ID_RE, MAX_TEXT, Memory
+from codememory.core.provenance import stored_provenance
 from codememory.core.safe_text import printable_line
 
 MAX_STAMP = 40  # canonical timestamps are 24 characters
@@ -118,7 +119,8 @@ def memory_problem(mid: object, text: object, category: object) -> str | None:
 
 def memory_from_row(r: tuple[Any, ...], tags: list[str]) -> Memory | None:
     """Map (pk, id, text, category, importance, entered_by, source, created_at, updated_at, expires_at,
-    access_count, last_accessed_at, archived, superseded_by) to a Memory, or None (warned) if unusable."""
+    access_count, last_accessed_at, archived, superseded_by, origin, origin_by, origin_at, review) to a Memory, or
+    None (warned) if unusable. An unknown origin reads as an untrusted one (stored_provenance)."""
     pk, mid, text, category = r[0], r[1], r[2], r[3]
     problem = memory_problem(mid, text, category)
     if problem is not None:
@@ -147,6 +149,7 @@ def memory_from_row(r: tuple[Any, ...], tags: list[str]) -> Memory | None:
         last_accessed_at=r[11] if is_stamp(r[11]) else None,
         archived=r[12] == 1,
         superseded_by=r[13] if is_memory_id(r[13]) else None,
+        provenance=stored_provenance(*r[14:18]),
     )
 
 

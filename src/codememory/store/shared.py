@@ -166,7 +166,7 @@ class SharedRows(MemoryRows):
                     current[mem.id] = pk
                     added.append(mem.id)
                 else:
-                    self._update(pk, mem)
+                    self._update(pk, mem, keep_review=old_text.get(pk) == mem.text)
                     updated.append(mem.id)
                 c.execute("DELETE FROM memory_entities WHERE memory_pk = ?", (pk,))
                 if item.entities:
@@ -204,12 +204,15 @@ class SharedRows(MemoryRows):
                 c.execute("INSERT OR REPLACE INTO shared_state(name, value) VALUES (?, ?)", state)
         return added, updated, gone
 
-    def _update(self, pk: int, mem: Memory) -> None:
-        """The row's fields and tags (its text's indexes are the caller's: unindexed before, indexed after)."""
+    def _update(self, pk: int, mem: Memory, *, keep_review: bool = False) -> None:
+        """The row's fields, provenance and tags (its text's indexes are the caller's: unindexed before, indexed
+        after). `keep_review`: the text is the one the user reviewed (if they did), so their answer stands."""
+        origin = mem.provenance
         self.conn.execute(
             "UPDATE memories SET text = ?, text_hash = ?, category = ?, importance = ?, entered_by = ?, source = ?, "
             "created_at = ?, updated_at = ?, expires_at = ?, archived = ?, superseded_by = ?, session_key = ?, "
-            "seq = ? WHERE pk = ?",
+            "seq = ?, origin = ?, origin_by = ?, origin_at = ?, "
+            "review = CASE WHEN ? AND review IS NOT NULL THEN review ELSE ? END WHERE pk = ?",
             (
                 mem.text,
                 text_hash(mem.text),
@@ -223,6 +226,11 @@ class SharedRows(MemoryRows):
                 int(mem.archived),
                 mem.superseded_by,
                 *session_position(mem.source),
+                origin.origin,
+                origin.by,
+                origin.at,
+                keep_review,
+                origin.review,
                 pk,
             ),
         )

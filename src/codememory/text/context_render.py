@@ -23,6 +23,10 @@ both give the same output):
   Code such as `List<String>` or `a < b` is left alone. The stored text is unchanged (memory_get and
   --json return it as is).
 - a memory whose id is not `mem_` + 8 hex digits is not shown.
+- every memory says where it came from after its category (`[decision · from git, by alice@example.com]`,
+  `[convention · said by the user]`: core/provenance.py's label), so an agent can tell a teammate's note, a
+  committed store's or another project's from what was written here. The author or project in it is data like the
+  rest: one line, no brackets, clipped.
 - a memory a staleness check marked carries its note at the end of its bullet ("(may be stale: `src/x.py`
   deleted in abc1234)", `stale_note`): each path or symbol in backticks with no backtick of its own, the commit
   only as hex.
@@ -50,6 +54,8 @@ CATEGORY_CHARS = 40
 FIELD_CHARS = 300  # a goal, a title, a source
 SUBJECT_CHARS = 80  # a path or symbol in a staleness note
 NOTE_CHARS = 240
+ORIGIN_CHARS = 120  # a provenance label: "from git, by <address>"
+_BRACKETS_RE = re.compile(r"[\[\]]")
 
 # Whitespace, C0/DEL/C1 controls and Unicode line breaks: one space (the plugin's SPACE_RE is the same class).
 _SPACE_RE = re.compile("[\x00-\x20\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+")
@@ -97,16 +103,25 @@ def valid_id(value: object) -> bool:
 
 
 def memory_line(
-    memory_id: object, category: object, text: object, limit: int = TEXT_CHARS, stale: str | None = None
+    memory_id: object,
+    category: object,
+    text: object,
+    limit: int = TEXT_CHARS,
+    stale: str | None = None,
+    origin: object = None,
 ) -> str | None:
-    """One memory as a bullet, ``- `mem_1a2b3c4d` [category] text``; None for an invalid id or no text. `stale`: a
-    note from `stale_note`, appended in parentheses."""
+    """One memory as a bullet, ``- `mem_1a2b3c4d` [decision · from git, by alice@example.com] text``; None for an
+    invalid id or no text. `origin`: where it came from (a provenance label, core/provenance.py; its author or
+    project part is data, rendered as one line without brackets). `stale`: a note from `stale_note`, appended in
+    parentheses."""
     body = one_line(text, limit)
     if not valid_id(memory_id) or not body:
         return None
     kind = one_line(category, CATEGORY_CHARS)
+    where = _BRACKETS_RE.sub("", one_line(origin, ORIGIN_CHARS)) if origin else ""
+    label = " · ".join(part for part in (kind, where) if part)
     note = f" ({one_line(stale, NOTE_CHARS)})" if stale else ""
-    return f"- `{memory_id}`" + (f" [{kind}]" if kind else "") + f" {body}{note}"
+    return f"- `{memory_id}`" + (f" [{label}]" if label else "") + f" {body}{note}"
 
 
 _HEX_RE = re.compile(r"[0-9a-f]{7,64}")

@@ -161,7 +161,7 @@ var NEUTRAL_LT = "‹";
 var MEMORY_ID_RE = /^mem_[0-9a-f]{8}$/;
 var CATEGORY_CHARS = 40;
 var NOTE_CHARS = 240;
-var ORIGIN_CHARS = 80;
+var ORIGIN_CHARS = 120;
 var SPACE_RE = /[\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+/g;
 var INVISIBLE_BMP = "\\u00ad\\u034f\\u0600-\\u0605\\u061c\\u06dd\\u070f\\u0890-\\u0891\\u08e2\\u115f-\\u1160\\u17b4-\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u206f\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff0-\\ufffb";
 var INVISIBLE_ASTRAL = "\\u{110bd}\\u{110cd}\\u{13430}-\\u{1343f}\\u{1bca0}-\\u{1bca3}\\u{1d173}-\\u{1d17a}\\u{e0000}-\\u{e0fff}";
@@ -190,9 +190,11 @@ function memoryLines(memories) {
   return showable(memories).map((m) => {
     const category = safeLine(m.category, CATEGORY_CHARS);
     const note = safeLine(m.stale ?? m.why?.stale, NOTE_CHARS);
-    const origin = safeLine(m.origin, ORIGIN_CHARS).replace(/[\[\]]/g, "");
-    const from = origin && origin !== "local" ? ` [from ${origin}]` : "";
-    return `- [${m.id}]${category ? ` (${category})` : ""}${from} ${safeLine(m.text)}${note ? ` (${note})` : ""}`;
+    const origin = safeLine(m.origin, ORIGIN_CHARS);
+    const said = safeLine(m.provenance, ORIGIN_CHARS) || (origin && origin !== "local" ? `from ${origin}` : "");
+    const from = said.replace(/[\[\]()]/g, "");
+    const label = [category, from].filter((part) => part).join(" · ");
+    return `- [${m.id}]${label ? ` (${label})` : ""} ${safeLine(m.text)}${note ? ` (${note})` : ""}`;
   });
 }
 function formatHud(memories) {

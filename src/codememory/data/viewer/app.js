@@ -2,6 +2,7 @@
 import { ApiError, hasToken, post, session, start, takeLoginToken } from "./api.js";
 import { facts, go, h, number, replace, routeParams, short, table, tags } from "./dom.js";
 import { memoriesPage, memoryPage } from "./memories.js";
+import { reviewPage } from "./review.js";
 
 const main = document.getElementById("main");
 const PROJECT_KEY = "codememory.viewer.project";
@@ -233,6 +234,7 @@ async function route() {
     else if (page === "session") await sessionPage(id);
     else if (page === "injections") await injectionsPage();
     else if (page === "runs") await runsPage();
+    else if (page === "review") await reviewPage(main);
     else if (page === "report") await reportPage();
     else await overviewPage();
     main.dataset.page = page;

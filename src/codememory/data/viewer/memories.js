@@ -1,6 +1,7 @@
 // The memories pages: search and filter (the CLI's engine and filters), and one memory with its curation.
 import { post, session } from "./api.js";
 import { facts, go, h, number, replace, routeParams, short, table, tags } from "./dom.js";
+import { answer } from "./review.js";
 
 const PAGE = 50;
 const FILTERS = ["q", "tags", "any_tags", "category", "after", "before", "entered_by", "mode", "archived"];
@@ -68,12 +69,13 @@ export async function memoriesPage(main) {
       h("td", {}, h("a", { href: `#/memory/${hit.id}` }, hit.id)),
       h("td", { class: "text" }, short(hit.text)),
       h("td", {}, hit.category), h("td", {}, tags(hit.tags)),
+      h("td", { class: "provenance" }, hit.provenance ? hit.provenance.label : ""),
       h("td", {}, number(hit.score), " ", h("span", { class: "muted" }, hit.match)),
       h("td", { class: "muted" }, explainLine(hit.explain))));
     replace(results,
       h("p", { class: "muted" }, `${found.count} result(s), ranked by ${found.mode}`,
         found.degraded ? ` — degraded: ${found.degraded_reason}` : "", found.literal ? " (searched as plain words)" : ""),
-      rows.length ? table(["id", "text", "category", "tags", "score", "why"], rows) : h("p", {}, "Nothing found."),
+      rows.length ? table(["id", "text", "category", "tags", "from", "score", "why"], rows) : h("p", {}, "Nothing found."),
       pager(params, filters.offset, found.has_more));
     return;
   }
@@ -82,9 +84,10 @@ export async function memoriesPage(main) {
     h("td", {}, h("a", { href: `#/memory/${m.id}` }, m.id)),
     h("td", { class: "text" }, short(m.text)),
     h("td", {}, m.category), h("td", {}, tags(m.tags)), h("td", {}, number(m.importance, 2)),
+    h("td", { class: "provenance" }, m.provenance ? m.provenance.label : ""),
     h("td", { class: "muted" }, m.created_at)));
   replace(results, h("p", { class: "muted" }, `${page.count} of ${page.total}, newest first`),
-    table(["id", "text", "category", "tags", "importance", "created"], rows),
+    table(["id", "text", "category", "tags", "importance", "from", "created"], rows),
     pager(params, filters.offset, filters.offset + page.count < page.total));
 }
 
@@ -162,6 +165,23 @@ function actions(memory, status, reload) {
   return h("div", { class: "actions" }, archive, forget, confirmBox, h("span", {}, "This memory ", type, " ", target, link));
 }
 
+// A memory from elsewhere whose text reads like instructions: its review state, and the answer buttons.
+function reviewControls(memory, status, reload) {
+  const act = (accept) => async () => {
+    try {
+      await answer([memory.id], accept);
+      await reload();
+      notice(document.getElementById("status"), accept ? "Accepted." : "Rejected.");
+    } catch (err) {
+      notice(status, err.message, "error");
+    }
+  };
+  const state = memory.provenance.review;
+  return h("span", { id: "memory-review" }, state === "pending" ? "waiting for you " : `${state} `,
+    state !== "accepted" ? h("button", { id: "review-accept", onclick: act(true) }, "Accept") : null, " ",
+    state !== "rejected" ? h("button", { id: "review-reject", class: "danger", onclick: act(false) }, "Reject") : null);
+}
+
 async function transcriptInto(box, memory) {
   try {
     const data = await post("/memory/transcript", { reference: memory.id });
@@ -205,7 +225,10 @@ export async function memoryPage(main, id) {
       h("div", { class: "memory-text text", id: "memory-text" }, m.text),
       h("h2", {}, "Details"),
       facts([
-        ["category", m.category], ["tags", tags(m.tags)], ["importance", number(m.importance, 2)],
+        ["origin", h("span", { id: "memory-origin" }, m.provenance ? m.provenance.label : "—")],
+        m.provenance && m.provenance.review ? ["review", reviewControls(m, status, reload)] : null,
+        ["category", m.category], ["tags", tags(m.tags)],
+        ["importance", m.provenance && !m.provenance.trusted ? `${number(m.importance, 2)} (claimed; ranked as neutral)` : number(m.importance, 2)],
         ["entered by", m.entered_by], ["source", source], ["created", m.created_at], ["updated", m.updated_at],
         ["expires", m.expires_at], ["accessed", `${m.access_count} time(s), last ${m.last_accessed_at || "never"}`],
       ]),

@@ -47,5 +47,6 @@ def register(server: FastMCP[None], store: StoreOf) -> None:
             expires=expires,
             entered_by=client_name(ctx),
             supersedes=list(supersedes),
+            by_agent=True,
         )
         return result(added)

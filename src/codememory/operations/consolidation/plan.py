@@ -6,12 +6,13 @@ applies it (store/consolidation_runs.py) and records it."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from itertools import combinations
 
 from codememory.core.dates import from_iso, now_iso, to_iso
 from codememory.core.model import Memory, new_memory_id
+from codememory.core.provenance import Provenance
 from codememory.operations.consolidation.cluster import components, lexical_edges, vector_edges
 from codememory.operations.consolidation.entity_gc import EntityMerge, plan_entity_merges
 from codememory.operations.consolidation.facts import Fact, fact_of
@@ -29,6 +30,7 @@ from codememory.operations.consolidation.rules import (
 from codememory.service.project_store import Store
 from codememory.store.consolidation_runs import CONSOLIDATION_AGENT, ConsolidationTables, Squash
 from codememory.store.filters import Filters
+from codememory.text.instructions import is_instruction_like
 
 Progress = Callable[[str], None]
 
@@ -328,6 +330,17 @@ def _plan_decay(
         )
 
 
+def _merged_provenance(members: list[Memory], text: str) -> Provenance:
+    """Where a squash's memory comes from: merged here when every member was written here; else from where its first
+    untrusted member came (merging never launders a pulled or committed memory into one of ours), waiting for review
+    when a member did or its text reads like instructions."""
+    untrusted = [m.provenance for m in members if not m.provenance.trusted]
+    if not untrusted:
+        return Provenance(by="consolidation")
+    waiting = any(p.review == "pending" for p in untrusted) or is_instruction_like(text)
+    return replace(untrusted[0], review="pending" if waiting else None)
+
+
 def squash_record(s: PlannedSquash, store: Store, tables: ConsolidationTables, now: str) -> Squash:
     """The consolidated memory of a planned squash: the highest importance, every tag and entity, the links
     of its members to memories outside it, the newest member's date."""
@@ -346,6 +359,7 @@ def squash_record(s: PlannedSquash, store: Store, tables: ConsolidationTables, n
         created_at=max(f.memory.created_at for f in members),
         updated_at=now,
         expires_at=None if any(e is None for e in expiries) else max(e for e in expiries if e),
+        provenance=_merged_provenance([f.memory for f in members], s.text),
     )
     pks = {f.pk for f in members}
     entities = store.db.entities_of(list(pks))

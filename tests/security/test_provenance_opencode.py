@@ -1,0 +1,123 @@
+"""A hostile pull as a real OpenCode session sees it: the real `opencode` binary with the plugin `codememory init`
+copies into the project, a scripted model, and a real daemon over bob's clone after mallory pushed ten memory files
+(importance 1.0, created in 2099, entered_by "user", three of them instructions to agents) and alice one plain one
+(test_provenance.py builds the same pull for the hooks and MCP). What the model receives is read from its requests:
+the cold-start block in the system prompt of the first call and the HUD at the tail of the next. No instruction
+reaches either block, bob's own notes are all in the cold start, and every line says where its memory came from.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from test_provenance import ALICE, BOBS, CLAIMED, INSTRUCTIONS, git, memory_file
+
+from support.daemon import codememory, isolated_env, spawn
+from support.opencode import OpenCodeHome, require_opencode
+from support.scripted_llm import Reply, Script, ScriptedLLM, ToolCallSpec, is_title_request, message_text
+
+pytestmark = pytest.mark.slow  # node and the real OpenCode binary
+
+# `- [mem_…] (category · where it came from) text`, as the plugin renders a memory
+LINE_RE = re.compile(r"^- \[(mem_[0-9a-f]{8})\] \(([^)]*)\) (.*)$")
+PROMPT = "Which production database do we use, and how do I install the toolchain before a task?"
+
+
+def lines(block: str) -> list[tuple[str, str, str]]:
+    return [m.groups() for m in map(LINE_RE.match, block.splitlines()) if m]  # type: ignore[misc]
+
+
+def cold_block(request: dict[str, Any]) -> str:
+    text = "\n".join(message_text(m) for m in request["messages"] if m["role"] == "system")
+    start = text.find("<project_memory>")
+    return text[start : text.find("</project_memory>", start)] if start >= 0 else ""
+
+
+def hud(request: dict[str, Any]) -> str:
+    last = request["messages"][-1]
+    text = message_text(last)
+    return text if last["role"] == "user" and text.startswith("<developer_context>") else ""
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    require_opencode()
+    base = tmp_path_factory.mktemp("hostile-pull-opencode")
+    script = Script([])
+    with ScriptedLLM(script) as llm:
+        oc = OpenCodeHome(base / "home", llm.base_url)
+        env = isolated_env(base / "daemon", XDG_STATE_HOME=str(oc.home / ".local" / "state"))
+
+        origin = base / "origin.git"
+        git(base, "init", "-q", "--bare", "-b", "main", str(origin))
+        alice = base / "alice"
+        git(base, "clone", "-q", str(origin), str(alice))
+        (alice / "README.md").write_text("billing\n")
+        memory_file(alice, *ALICE)
+        git(alice, "add", "-A")
+        git(alice, "commit", "-q", "-m", "billing retries", who="alice@example.com")
+        git(alice, "push", "-q", "origin", "HEAD:main")
+
+        bob = base / "bob"
+        git(base, "clone", "-q", str(origin), str(bob))
+        codememory(env, "--project", bob, "init", "--assistants", "opencode")
+        bobs = [
+            codememory(env, "--project", bob, "store", text, "--category", cat, "--importance", imp, "-q").strip()
+            for text, cat, imp in BOBS
+        ]
+        mallory = base / "mallory"
+        git(base, "clone", "-q", str(origin), str(mallory))
+        for mid, (category, text) in {**INSTRUCTIONS, **CLAIMED}.items():
+            memory_file(mallory, mid, category, text)
+        git(mallory, "add", "-A")
+        git(mallory, "commit", "-q", "-m", "team conventions", who="mallory@example.com")
+        git(mallory, "push", "-q", "origin", "HEAD:main")
+        git(bob, "pull", "-q", "--ff-only", "origin", "main")
+
+        daemon = spawn(env)
+        try:
+            start = len(llm.requests)
+            script.replies = [
+                Reply(tool_calls=[ToolCallSpec("read", {"filePath": str(bob / "README.md")})]),
+                Reply("Postgres 16."),
+            ]
+            oc.run(bob.resolve(), PROMPT, timeout=180)
+            calls = [r for r in llm.requests[start:] if not is_title_request(r)]
+            yield {"calls": calls, "bobs": bobs}
+        finally:
+            daemon.terminate()
+
+
+def test_the_cold_start_holds_the_instructions_and_keeps_bobs_notes(session: dict[str, Any]) -> None:
+    block = cold_block(session["calls"][0])
+    shown = lines(block)
+    assert shown, block
+    ids = [mid for mid, _, _ in shown]
+    assert not set(INSTRUCTIONS) & set(ids) and "curl" not in block and "Ignore previous" not in block
+    # the block alternates the most important and the newest: the important slots are bob's, in his order (the
+    # pulled files' importance 1.0 counts as neutral), the newest are what arrived last, the pull (not "2099")
+    assert ids[0::2] == session["bobs"], block
+    for mid, label, _ in shown:
+        if mid in session["bobs"]:
+            assert label.endswith(" · by the user"), (mid, label)
+        else:
+            author = "alice" if mid == ALICE[0] else "mallory"
+            assert label.endswith(f" · from git, by {author}@example.com"), (mid, label)
+
+
+def test_the_hud_ranks_bobs_note_first_and_says_who_wrote_the_pulled_one(session: dict[str, Any]) -> None:
+    calls, bobs = session["calls"], session["bobs"]
+    block = "\n".join(hud(r) for r in calls[1:])
+    assert block, "no HUD after the first call"
+    shown = lines(block)
+    ids = [mid for mid, _, _ in shown]
+    assert not set(INSTRUCTIONS) & set(ids) and "curl" not in block
+    assert all(" · " in label for _, label, _ in shown), block
+    # the same words, the same length: bob's Postgres note before mallory's claimed MongoDB (importance 1.0, 2099)
+    assert bobs[2] in ids and "mem_bad00004" in ids, block
+    assert ids.index(bobs[2]) < ids.index("mem_bad00004"), block
+    assert "(decision · by the user) The production database is Postgres 16." in block
+    assert "(decision · from git, by mallory@example.com) The production database is MongoDB 3.2." in block
