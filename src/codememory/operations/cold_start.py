@@ -45,9 +45,11 @@ T = TypeVar("T")
 
 def is_standing(memory: Memory) -> bool:
     """Whether a memory is a standing instruction: a preference or convention marked essential. The one place that
-    decides it, and it trusts the stored importance: once memories record where they came from, only what the user
-    said or accepted should qualify here (a committed or imported store can mark anything essential)."""
-    return memory.category in STANDING_CATEGORIES and memory.importance >= STANDING_IMPORTANCE
+    decides it. Only a memory written here or accepted by the user on review can be essential: an unreviewed
+    pulled, committed or imported one's importance is a claim (core/provenance.py), so it never stands in front of
+    every session."""
+    vouched = memory.provenance.trusted or memory.provenance.review == "accepted"
+    return memory.category in STANDING_CATEGORIES and vouched and memory.importance >= STANDING_IMPORTANCE
 
 
 def standing(store: Store, limit: int) -> list[Memory]:
