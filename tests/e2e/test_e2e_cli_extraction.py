@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from codememory.core.model import said_by
 from codememory.core.project import store_dir
+from codememory.core.provenance import said_by
 from support import scripted_anthropic as anthropic
 from support.agent_cli import CODEMEMORY, cli_bin
 from support.cli_claude import Claude

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from codememory import Store
-from codememory.core.model import said_by
+from codememory.core.provenance import said_by
 from support.daemon import codememory, isolated_env, spawn
 from support.opencode import OpenCodeHome, make_git_project, require_opencode
 from support.scripted_llm import Reply, Script, ScriptedLLM, ToolCallSpec, is_title_request, message_text

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from codememory import Store
-from codememory.core.model import said_by
+from codememory.core.provenance import said_by
 from codememory.extract import extract_session
 from codememory.extract.agent_cli import AgentCLI
 from codememory.extract.cli_claude import ClaudeCLI

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from codememory.capture.turns import ToolCall
-from codememory.core.model import said_by, source_said_by
+from codememory.core.provenance import said_by, source_said_by
 from codememory.extract import heuristic_candidates
 from codememory.extract.speakers import ToolText, claims_about_user, objects, relays_a_source, risky
 from support.extraction import SESSION, turn

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from codememory import Store
-from codememory.core.model import SPEAKERS, said_by, session_position
+from codememory.core.model import session_position
+from codememory.core.provenance import SPEAKERS, said_by
 from codememory.extract import OpenAICompatible, extract_session
 from codememory.extract.output import SaidBy
 from support.extraction import (

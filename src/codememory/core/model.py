@@ -45,27 +45,6 @@ def session_position(source: str | None) -> tuple[str | None, int | None]:
     return None, None
 
 
-# Who stated what a memory says, recorded in its `source` after the session position ("opencode session:ses_abc
-# turn:3 said_by:user"): the user; the assistant, with the user's acceptance (the user's next turn agreed or carried
-# on); what a tool's outcome showed (a failure and the lesson drawn from it, a fact about the data or environment);
-# or the assistant alone (its own todo list).
-SPEAKERS = ("user", "assistant_accepted", "observed", "assistant")
-_SAID_BY_RE = re.compile(r"\bsaid_by:(?P<who>[a-z_]+)\b")
-
-
-def said_by(source: str | None) -> str | None:
-    """Who stated a memory, from its source; None when the source does not say (a note typed by hand)."""
-    m = _SAID_BY_RE.search(source or "")
-    return m.group("who") if m and m.group("who") in SPEAKERS else None
-
-
-def source_said_by(source: str, who: str) -> str:
-    """`source` naming its speaker (`who`: one of SPEAKERS)."""
-    if who not in SPEAKERS:
-        raise ValueError(f"unknown speaker {who!r}")
-    return f"{_SAID_BY_RE.sub('', source).rstrip()} said_by:{who}"
-
-
 def new_memory_id() -> str:
     return "mem_" + os.urandom(4).hex()  # os.urandom, not secrets: that import costs a hook ~5 ms
 

@@ -33,6 +33,10 @@ STORED_ORIGINS = ("local", "git", "committed", "import")  # a remote row is neve
 TRUSTED_ORIGIN = "local"
 REVIEW_STATES = ("pending", "accepted", "rejected")
 NEUTRAL_IMPORTANCE = 0.5  # what an untrusted memory's importance counts as wherever importance ranks
+# Who stated what a memory says, recorded in its `source` after the session position ("opencode session:ses_abc
+# turn:3 said_by:user"): the user; the assistant, with the user's acceptance (the user's next turn agreed or carried
+# on); what a tool's outcome showed (a failure and the lesson drawn from it, a fact about the data or environment);
+# or the assistant alone (its own todo list).
 SPEAKERS = ("user", "assistant_accepted", "observed", "assistant")
 BY_CHARS = 120
 
@@ -60,6 +64,13 @@ def said_by(source: str | None) -> str | None:
     """The speaker a memory's source records (extraction writes `said_by:<speaker>`), or None."""
     m = _SAID_BY_RE.search(source or "")
     return m.group("who") if m and m.group("who") in SPEAKERS else None
+
+
+def source_said_by(source: str, who: str) -> str:
+    """`source` naming its speaker (`who`: one of SPEAKERS)."""
+    if who not in SPEAKERS:
+        raise ValueError(f"unknown speaker {who!r}")
+    return f"{_SAID_BY_RE.sub('', source).rstrip()} said_by:{who}"
 
 
 def git_author(email: str | None, name: str | None = None) -> str | None:

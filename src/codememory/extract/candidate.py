@@ -21,7 +21,7 @@ class Candidate:
     tags: tuple[str, ...] = ()
     expires_at: datetime | None = None
     rule: str = ""  # which rule produced it: remember, decision, rejected, convention, preference, gotcha, ...
-    said_by: str = ""  # who stated it (core.model.SPEAKERS): the memory's source records it; "" unknown
+    said_by: str = ""  # who stated it (core.provenance.SPEAKERS): the memory's source records it; "" unknown
 
 
 USER, ACCEPTED, OBSERVED, ASSISTANT = "user", "assistant_accepted", "observed", "assistant"

@@ -19,7 +19,7 @@
 5. A model that cannot be reached (LLMError) ends the run: the row says `failed` and the same turns are
    retried on the next run; after MAX_FAILED_ATTEMPTS failed runs of a span, the heuristic takes it.
 6. Memories go through `Store.add` (scrub, dedup, embedding, links, entities) with the turn's
-   `memory_source` (and who said it: `said_by:<who>`, core.model.said_by) and
+   `memory_source` (and who said it: `said_by:<who>`, core.provenance.said_by) and
    `entered_by="codememory-extract:<llm|heuristic>"`; duplicates are counted apart.
 
 Crash safety: each memory is its own transaction and the span's row is written after its memories. If
@@ -41,7 +41,8 @@ from typing import TYPE_CHECKING, Any
 
 from codememory.capture.turns import SessionInfo, Todo, ToolCall, Turn
 from codememory.core.dates import now_iso, now_utc
-from codememory.core.model import CATEGORIES, source_said_by
+from codememory.core.model import CATEGORIES
+from codememory.core.provenance import source_said_by
 from codememory.errors import InvalidInput, InvalidOutput, LLMError
 from codememory.extract.budget import Budget
 from codememory.extract.candidate import Candidate

@@ -1,6 +1,6 @@
 """Who said what a model's memory says, checked against the transcript before it is stored.
 
-The extraction prompt asks the model to name each memory's speaker (`said_by`, one of core.model.SPEAKERS) and to
+The extraction prompt asks the model to name each memory's speaker (`said_by`, one of core.provenance.SPEAKERS) and to
 keep decisions, rejected alternatives, conventions, preferences and notes to what the user said or accepted. A
 model can be led astray by the transcript it reads (an instruction inside a tool's output, an assistant's claim
 about the user), so its word is checked where the transcript can check it:

@@ -21,7 +21,7 @@ from codememory.errors import InvalidOutput
 MAX_MEMORY_CHARS = 500  # the prompt asks for one sentence of at most 300
 MAX_MEMORIES = 50
 
-# Who said it (core.model.SPEAKERS): the user, the assistant with the user's acceptance, a tool's output or a file
+# Who said it (core.provenance.SPEAKERS): the user, the assistant with the user's acceptance, a tool's output or a file
 # ("observed"), or the assistant alone.
 SaidBy = Literal["user", "assistant_accepted", "observed", "assistant"]
 Category = Literal["decision", "rejected_alternative", "convention", "preference", "gotcha", "fact", "todo", "note"]

@@ -253,7 +253,7 @@ class Hook:
         if not pending:
             return 0
         self.journal.save_state(state)
-        from codememory.core.model import source_said_by
+        from codememory.core.provenance import source_said_by
         from codememory.extract.speakers import objects
 
         if objects(prompt):
