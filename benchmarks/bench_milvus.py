@@ -69,7 +69,10 @@ ARMS = {  # what each recall row ranks (see `recall`)
     "remote rrf, 10 per leg, raw question (before)": "RRFRanker(60) as first shipped",
     "remote rrf": "RRFRanker(60), 50 per leg, content words",
     "remote weighted": "WeightedRanker(0.5, 0.5), 50 per leg, content words",
-    "remote local fusion (default)": "ranker local: 50 per leg from Milvus + neighbouring turns, fused by fusion.fuse",
+    "remote local fusion (default)": (
+        "ranker local: 50 per leg from Milvus + neighbouring turns, ranked and decided as locally "
+        "(fusion.order, decision.decide)"
+    ),
 }
 
 

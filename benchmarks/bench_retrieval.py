@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import inspect
 import json
 import os
 import random
@@ -52,7 +53,7 @@ MODELS = {
     "minilm": {"provider": "sentence-transformers", "model": "all-MiniLM-L6-v2"},
 }
 K = 10  # results fetched per arm; recall is reported at 5 and 10
-ARMS = ("bm25", "bm25-nostop", "semantic", "hybrid")
+ARMS = ("bm25", "bm25-nostop", "semantic", "hybrid", "hybrid-order")
 LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 CODING_KINDS = ("keyword", "paraphrase", "why", "rejected", "gotcha", "howto", "status")
 EXAMPLES_KEPT = 12  # per set: questions where hybrid does worse than BM25, with what each arm returned
@@ -237,6 +238,11 @@ def run_arms(store: Store, question: str, pk_to_id: dict[int, str]) -> dict[str,
     for arm in ("semantic", "hybrid"):
         res = store.search(question, mode=arm, limit=K, touch=False)
         out[arm] = ArmRun([h.memory.id for h in res.hits], res.mode, res.degraded, res.degraded_reason)
+    # The ranking alone, nothing held back by the relevance decision (or, in code that predates it, the floor).
+    params = inspect.signature(store.search).parameters
+    everything = {"show_held_back": True} if "show_held_back" in params else {"relevance_floor": False}
+    res = store.search(question, mode="hybrid", limit=K, touch=False, **everything)
+    out["hybrid-order"] = ArmRun([h.memory.id for h in res.hits], res.mode, res.degraded, res.degraded_reason)
     return out
 
 
@@ -682,6 +688,7 @@ def main() -> None:
                 "bm25-nostop": "the same after dropping STOPWORDS (55 English stopwords and question words)",
                 "semantic": "Store.search(q, mode='semantic', limit=10, touch=False)",
                 "hybrid": "Store.search(q, mode='hybrid', limit=10, touch=False)",
+                "hybrid-order": "the same with show_held_back=True: the ranking's order, nothing held back",
             },
             "stopwords": sorted(STOPWORDS),
             "metrics": "per question: recall@k = evidence found in top k / evidence listed (unmappable count as "

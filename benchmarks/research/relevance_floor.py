@@ -34,7 +34,7 @@ def hits(store: Any, question: str) -> list[dict[str, Any]]:
     from codememory.embedding.relevance import background
     from codememory.retrieval.search import embedding_text
 
-    res = store.search(question, mode="hybrid", limit=10, touch=False, relevance_floor=False)
+    res = store.search(question, mode="hybrid", limit=10, touch=False, show_held_back=True)
     qvec = store.semantic.embed_query(embedding_text(parse_query(question)))
     refs = background(store.semantic.embedder())
     base = float((refs @ qvec).max())

@@ -283,14 +283,14 @@ def test_search_json_shape(cm: Invoke, corpus: dict[str, str]) -> None:
         "mode",
         "degraded",
         "degraded_reason",
-        "below_floor",
+        "held_back",
         "results",
     }
     assert data["query"] == "compose"
     assert data["count"] == len(data["results"]) == 1
     assert data["has_more"] is False and data["literal"] is False
     hit = data["results"][0]
-    assert set(hit) == MEMORY_KEYS | {"score", "match", "fuzzy", "explain"}
+    assert set(hit) == MEMORY_KEYS | {"score", "match", "fuzzy", "held_back", "explain"}
     assert hit["id"] == corpus["compose"]
     assert hit["match"] == "exact" and hit["fuzzy"] is False
     assert isinstance(hit["score"], float) and isinstance(hit["explain"], dict)
@@ -306,7 +306,7 @@ def test_search_plain_text_and_no_matches(cm: Invoke, corpus: dict[str, str]) ->
     out = ok(cm("search", "bridge")).stdout
     assert corpus["network"] in out and "Docker networking uses a bridge by default" in out
     none = ok(cm("search", "zzzqqqxxx", "--no-fuzzy"))
-    assert none.stdout == "" and "No memories match" in none.stderr
+    assert none.stdout == "" and "Nothing relevant found" in none.stderr
 
 
 def test_search_markdown(cm: Invoke, corpus: dict[str, str]) -> None:

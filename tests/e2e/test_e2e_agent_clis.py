@@ -39,7 +39,10 @@ def test_init_then_a_real_cli_session_gets_memories_calls_our_tools_and_is_captu
     store = store_dir(project)
     init = agent.cm(project, "init", "--assistants", key)
     assert init["created"] is True and init["assistants"] == [key]
-    seeded = agent.cm(project, "store", "--category", "convention", scenario.NOTE)["memory"]["id"]
+    # a convention marked essential: a standing instruction, which the session-start hook shows
+    seeded = agent.cm(project, "store", "--category", "convention", "--importance", "0.9", scenario.NOTE)["memory"][
+        "id"
+    ]
     (store / "config.toml").write_text("[capture]\nmin_messages = 1\n", encoding="utf-8")  # one turn is enough
 
     # turn 1: a new session

@@ -74,7 +74,8 @@ def project(tmp_path: Path) -> Path:
     root.mkdir()
     store, _ = Store.init(root)
     with store:
-        store.add("Staging deploys use the deploy-staging make target")
+        # a standing instruction: what a session start shows before any step is known
+        store.add("Staging deploys use the deploy-staging make target", category="convention", importance=0.95)
     return root
 
 

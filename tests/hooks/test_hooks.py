@@ -33,7 +33,7 @@ def project(tmp_path: Path) -> Path:
     _git(root, "commit", "-q", "-m", "init")
     store, _ = Store.init(root)
     with store:
-        store.add("Staging deploys use the deploy-staging make target")
+        store.add("Staging deploys use the deploy-staging make target", category="convention", importance=0.9)
         store.add("The staging server runs Ubuntu 24.04")
     return root
 

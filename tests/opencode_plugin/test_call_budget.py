@@ -152,6 +152,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
             k: codememory(env, "--project", project, "store", t + DETAIL, "--quiet").strip()
             for k, t in MEMORIES.items()
         }
+        # a standing instruction (a convention marked essential): what the cold-start block shows
+        standing = ("Commit messages say why a change was made", "--category", "convention", "--importance", "0.95")
+        ids["standing"] = codememory(env, "--project", project, "store", *standing, "--quiet").strip()
         daemon = spawn(env)
         try:
             yield World(oc, llm, project, daemon, ids)

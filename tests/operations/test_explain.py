@@ -22,20 +22,24 @@ import pytest
 from codememory.core.project import db_path
 from codememory.embedding.semantic import NOT_CONFIGURED
 from codememory.operations.explain import explain_last, record_injection
-from codememory.retrieval.lexical import IMPORTANCE_WEIGHT, RECENCY_WEIGHT
+from codememory.retrieval.nudge import IMPORTANCE_WEIGHT, RECENCY_WEIGHT
 from codememory.service.project_store import Store
 from codememory.store.injections import MAX_ROWS, InjectionTables
 from codememory.text.context_render import memory_line
 from codememory.text.tokens import estimate_tokens, memory_tokens
 from conftest import Invoke
 from support.capture import capture_by_hand
-from support.daemon import Daemon, isolated_env, make_project, spawn
+from support.daemon import Daemon, codememory, isolated_env, make_project, spawn
 
 SECRET_KEY = "sk-proj-" + "Zq4rT6yU8iO0pA2sD4fG6hJ8kL0zX2cV4bN6mQ8w"  # split: not a real key for scanners
 MEMORIES = (
     "Use httpx instead of requests for outbound HTTP calls in the webhook worker",
     "Postgres connection pool size is 20 in production",
     "Deploys happen on Tuesdays after the billing batch finishes",
+)
+STANDING = (
+    ("Answer in British English in code comments and docs", "preference"),
+    ("Commit messages say why a change was made", "convention"),
 )
 JSON_KEYS = {"session_id", "total", "shown", "injections"}
 INJECTION_KEYS = {"id", "at", "source", "session_id", "kind", "query", "degraded", "degraded_reason", "tokens"}
@@ -80,6 +84,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     env = isolated_env(base)
     project = base / "project"
     ids = make_project(env, project, *MEMORIES)
+    for text, category in STANDING:  # what a session start shows before any step is known
+        codememory(env, "--project", project, "store", text, "--category", category, "--importance", "0.95", "-q")
     d = spawn(env)
     yield World(d, project, ids)
     d.terminate()
@@ -220,7 +226,8 @@ def test_a_cold_start_block_is_recorded_once_per_request(world: World, invoke: I
     assert inj["tokens"] == block["tokens"] == sum(memory_tokens(m["text"]) for m in block["memories"])
     assert inj["tokens_by_part"] == {"memories": block["tokens"], "framing": None}  # the plugin renders it
     reasons = [m["why"] for m in inj["memories"]]
-    assert all(w["retriever"] == "cold_start" and w["by"] in ("importance", "recency") for w in reasons)
+    assert all(w["retriever"] == "cold_start" and w["by"] == "standing" for w in reasons)
+    assert {m["text"] for m in block["memories"]} == {text for text, _ in STANDING}  # nothing else before a step
     assert [m["parts"]["by"] for m in inj["memories"]] == [w["by"] for w in reasons]
     out = explain_text(invoke, world.project, "--session", "ses_explain_cold")
     assert "cold start (tester): 2 memories" in out and " · via cold start\n" in out and "degraded" not in out
@@ -246,8 +253,8 @@ def test_hook_injections_are_recorded_with_their_parts_and_cost(world: World, in
     broken = tmp_path / "broken-config"
     (broken / "codememory").mkdir(parents=True)
     (broken / "codememory" / "config.toml").write_text("[no_such_section]\n")
-    # The prompt first: a session start shows every memory of this small store, and a prompt after it would
-    # inject nothing new (each memory once per session); a start after it (source "startup") begins afresh.
+    # The prompt first: a prompt after a session start would not repeat what the start showed (each memory once
+    # per session); a start after it (source "startup") begins afresh, with the standing instructions.
     prompt = "the webhook worker http client"
     context = run_hook(world, "UserPromptSubmit", {"hook_event_name": "UserPromptSubmit", "prompt": prompt}, broken)
     start = run_hook(world, "SessionStart", {"hook_event_name": "SessionStart", "source": "startup"}, broken)
@@ -267,7 +274,8 @@ def test_hook_injections_are_recorded_with_their_parts_and_cost(world: World, in
             assert line is not None and line in block
             assert mem["tokens"] == estimate_tokens(line + "\n")
         assert by["memories"] == sum(m["tokens"] for m in inj["memories"])
-    assert {m["parts"]["by"] for m in first["memories"]} == {"importance"}
+    assert {m["parts"]["by"] for m in first["memories"]} == {"standing"}
+    assert {m["text"] for m in first["memories"]} == {text for text, _ in STANDING}
     hit = next(m for m in second["memories"] if m["id"] == world.ids[0])
     relevance = fts_relevance(world.project, '"webhook" OR "worker" OR "http" OR "client"')
     assert hit["parts"]["bm25"] == pytest.approx(relevance[world.ids[0]], rel=1e-3)
@@ -297,7 +305,7 @@ def test_with_an_embedding_model_cosine_is_the_meaning_similarity(tmp_path: Path
     env = isolated_env(tmp_path, CODEMEMORY_EMBEDDING_PROVIDER=None)
     project = tmp_path / "project"
     ids = make_project(env, project, *MEMORIES)
-    phrase = "which library makes outgoing web requests"
+    phrase = "which HTTP library does the webhook worker use for outbound calls"  # one the injection bar answers
     d = spawn(env)
     try:
         answer = d.client(timeout=300).request(

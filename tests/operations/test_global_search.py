@@ -16,7 +16,7 @@ from codememory import Store
 from conftest import MEMORY_KEYS, Invoke
 
 MakeProject = Callable[[str], Path]
-HIT_KEYS = MEMORY_KEYS | {"score", "match", "fuzzy", "explain", "project", "project_name", "project_rank"}
+HIT_KEYS = MEMORY_KEYS | {"score", "match", "fuzzy", "held_back", "explain", "project", "project_name", "project_rank"}
 TOP_KEYS = {"global", "query", "count", "has_more", "registry", "projects", "results"}
 PROJECT_KEYS = {"root", "name", "hits", "error", "mode", "degraded_reason"}
 
@@ -88,7 +88,8 @@ def test_some_word_fills_come_after_every_projects_all_word_matches(invoke: Invo
     alpha, beta = make_project("alpha"), make_project("beta")
     for root in (alpha, beta):  # keyword-only whatever the default provider
         (root / ".codememory" / "config.toml").write_text('[embedding]\nprovider = "none"\n', encoding="utf-8")
-    fill(alpha, "docker images are built in CI")  # one of the two words: a partial fill in alpha
+    # one of the two words: a partial fill in alpha, likely enough there to be shown (the only memory about docker)
+    fill(alpha, "docker images are built in CI", "the billing cron runs nightly", "logs are shipped to Loki")
     fill(beta, "docker swarm in production", "docker swarm nodes run on arm64")
 
     data = search_json(invoke, "docker swarm")

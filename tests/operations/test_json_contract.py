@@ -339,6 +339,8 @@ def test_the_cli_prints_the_typed_results(cm: Invoke, project: Path, tmp_path: P
     pool = expect("store", "store", "Postgres pool size is 20 in production", "--importance", "0.9")["memory"]
     _use_letters(project, letters)
     assert expect("embed", "embed")["embedded"] == 2
+    # a standing instruction: what a session start shows before any step is known
+    expect("store", "store", "Run make check before every push", "--category", "convention", "--importance", "0.95")
     newer = expect(
         "store", "store", "Use httpx, not requests, for every outbound HTTP call", "--supersedes", first["id"]
     )

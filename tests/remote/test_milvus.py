@@ -162,7 +162,8 @@ def test_mcp_memory_search_scope_org(org: tuple[Path, Path, Path]) -> None:
         org_wide = await call(session, "memory_search", {"query": "retry backoff", "scope": "org"})
         return listed, project_only, org_wide
 
-    listed, project_only, org_wide = session_with(CODEMEMORY, ["--project", orders, "mcp"], body, env=env)
+    # Milvus Lite and the model load in the server: minutes on a busy machine, not the usual 30 s
+    listed, project_only, org_wide = session_with(CODEMEMORY, ["--project", orders, "mcp"], body, env=env, timeout=240)
     assert "scope" in listed, "a configured remote lists the org scope"
     assert {h["origin"] for h in project_only["results"]} == {"local"} and "remote" not in project_only
     assert {h["origin"] for h in org_wide["results"]} == {"local", "remote:payments"}, org_wide["remote"]["error"]

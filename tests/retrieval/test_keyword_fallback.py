@@ -95,9 +95,11 @@ def test_all_words_outrank_any_word_matches_whatever_their_bm25(project: Path) -
         filler = " ".join(f"word{i}" for i in range(60))
         both = store.add(f"The kettle was boiling. {filler} Somewhere a teapot.").memory.id
         strong = store.add("kettle kettle kettle kettle").memory.id
-        res = store.search("kettle teapot")
+        res = store.search("kettle teapot", show_held_back=True)
     assert [(h.memory.id, h.match) for h in res.hits] == [(both, "exact"), (strong, "partial")]
     assert res.hits[1].score > res.hits[0].score  # the pass decides the order, not the score
+    # ... and the relevance decision what is shown: "kettle" is in every memory, "teapot" in one
+    assert [h.held_back for h in res.hits] == [False, True] and res.held_back == 1
 
 
 def test_a_tag_naming_a_word_lifts_a_some_word_match(project: Path) -> None:
@@ -105,7 +107,7 @@ def test_a_tag_naming_a_word_lifts_a_some_word_match(project: Path) -> None:
     with Store.open(project) as store:
         plain = store.add("retries use exponential backoff").memory.id
         tagged = store.add("retries stop after five attempts", tags="retries").memory.id
-        res = store.search("how many retries do we allow?")
+        res = store.search("how many retries do we allow?", show_held_back=True)  # the ranking, whatever is shown
     assert [h.memory.id for h in res.hits] == [tagged, plain]
     assert res.hits[0].explain["tag_nudge"] == 0.2 and "tag_nudge" not in res.hits[1].explain
     assert res.hits[0].explain["bm25"] <= res.hits[1].explain["bm25"] * 1.01  # the tag made the difference
@@ -118,7 +120,10 @@ def test_no_fallback_when_all_words_fill_the_limit(project: Path) -> None:
         store.add("docker swarm note")
         res = store.search("docker compose", limit=3)
         assert set(h.memory.id for h in res.hits) == set(full) and {h.match for h in res.hits} == {"exact"}
-        assert len(store.search("docker compose", limit=4).hits) == 4  # one short: the fallback fills it
+        # one short: the fallback finds the fourth, which holds only "docker" (in every memory): held back
+        more = store.search("docker compose", limit=4, show_held_back=True)
+        assert [(h.match, h.held_back) for h in more.hits][3] == ("partial", True)
+        assert len(store.search("docker compose", limit=4).hits) == 3
 
 
 @pytest.mark.parametrize(

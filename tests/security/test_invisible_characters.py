@@ -128,7 +128,8 @@ def test_a_pulled_memory_hiding_tags_reaches_the_hooks_neutralised(tmp_path: Pat
     project = tmp_path / "proj"
     project.mkdir()
     assert invoke_cli("--project", project, "init", "--assistants", "none").exit_code == 0
-    put(project, "mem_5eed0001", record("mem_5eed0001", HIDDEN, tags=["staging"]))
+    # a convention marked essential: a standing instruction, which the session-start blocks show
+    put(project, "mem_5eed0001", record("mem_5eed0001", HIDDEN, tags=["staging"], category="convention"))
     # it reads like a command to run, so it waits for review (provenance); accepted, it is shown, neutralised
     assert invoke_cli("--project", project, "review", "accept", "mem_5eed0001").exit_code == 0
     for assistant, start, prompt in EVENTS:
@@ -153,7 +154,7 @@ def test_a_pulled_memory_hiding_tags_reaches_opencode_neutralised(tmp_path: Path
         env = isolated_env(tmp_path / "daemon", XDG_STATE_HOME=str(oc.home / ".local" / "state"))
         project = make_git_project(tmp_path / "project")
         codememory(env, "--project", project, "init", "--assistants", "opencode", "--json")
-        put(project, "mem_5eed0001", record("mem_5eed0001", HIDDEN, tags=["staging"]))
+        put(project, "mem_5eed0001", record("mem_5eed0001", HIDDEN, tags=["staging"], category="convention"))
         codememory(env, "--project", project, "review", "accept", "mem_5eed0001")  # as in the hooks' test
         daemon = spawn(env)
         try:

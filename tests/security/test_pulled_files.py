@@ -97,9 +97,10 @@ def test_files_that_do_not_parse_are_read_once_not_on_every_call(tmp_path: Path)
     for _ in range(2):
         out, reads = run_counting(tmp_path, env, "codememory", "--project", root, "list", "--json")
         assert reads == 0 and good in out
-    payload = {"session_id": "s", "cwd": str(root), "hook_event_name": "SessionStart", "source": "startup"}
+    # a prompt about the pulled memory brings it in (a session start shows only standing instructions)
+    payload = {"session_id": "s", "cwd": str(root), "hook_event_name": "UserPromptSubmit", "prompt": "staging VPN"}
     hook_env = {**env, "CODEMEMORY_HOOK_NO_DAEMON": "1"}
-    hook = ("codememory-hook", "claude", "SessionStart")
+    hook = ("codememory-hook", "claude", "UserPromptSubmit")
     out, reads = run_counting(tmp_path, hook_env, *hook, stdin=json.dumps(payload))
     assert reads == 0 and good in out
 

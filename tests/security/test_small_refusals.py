@@ -115,7 +115,8 @@ def test_the_daemon_log_is_the_owners_only(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------------------------- config.toml
 def test_an_unknown_section_in_a_committed_config_leaves_memory_on(project: Path) -> None:
     with Store.open(project) as store:
-        store.add("Deploys go through make deploy-staging", importance=0.9)
+        # a standing instruction: what the session-start block shows
+        store.add("Deploys go through make deploy-staging", category="convention", importance=0.9)
     (project / ".codememory" / "config.toml").write_text("[futurefeature]\nx = 1\n\n[search]\nfoo = 2\n")
     done = hook(project, "SessionStart", source="startup")
     assert "make deploy-staging" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]

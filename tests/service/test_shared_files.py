@@ -92,13 +92,19 @@ def test_hostile_and_malformed_files_are_skipped_and_reported(project: Path, tmp
         assert store.get(personal.id).text.startswith("My own shell alias")
 
     # the pulled memory tells an agent to run a command: it waits for the user's review before any block has it
-    payload = {"session_id": "s", "cwd": str(project), "hook_event_name": "SessionStart", "source": "startup"}
-    hook = invoke_cli("--project", project, "hook", "claude", "SessionStart", input=json.dumps(payload))
+    payload = {
+        "session_id": "s",
+        "cwd": str(project),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "how often do we retry flaky uploads?",
+    }
+    hook = invoke_cli("--project", project, "hook", "claude", "UserPromptSubmit", input=json.dumps(payload))
     assert "mem_aa000001" not in hook.stdout
     assert invoke_cli("--project", project, "review", "accept", "mem_aa000001").exit_code == 0
-    # once accepted, what an agent is shown of it stays inside the memory block, saying where it came from
+    # once accepted, what an agent is shown of it (a prompt about it brings it in) stays inside the memory block,
+    # saying where it came from
     payload["session_id"] = "s2"
-    hook = invoke_cli("--project", project, "hook", "claude", "SessionStart", input=json.dumps(payload))
+    hook = invoke_cli("--project", project, "hook", "claude", "UserPromptSubmit", input=json.dumps(payload))
     context = json.loads(hook.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "mem_aa000001` [gotcha · from git]" in context
     assert "mem_aa000001" in context and "<system>" not in context and "\n## SYSTEM" not in context

@@ -47,9 +47,11 @@ def session_with(
     cwd: Path | None = None,
     errlog: IO[str] | None = None,
     env: dict[str, str] | None = None,
+    timeout: float = 30,
 ) -> T:
-    """Start the server, initialize a client session, run `body`, and check that every line the server
-    wrote to stdout was a protocol message (the client reports anything else as an exception)."""
+    """Start the server, initialize a client session, run `body` (within `timeout` seconds in all), and check that
+    every line the server wrote to stdout was a protocol message (the client reports anything else as an
+    exception)."""
     stray: list[Exception] = []
 
     async def on_message(message: object) -> None:
@@ -58,13 +60,13 @@ def session_with(
 
     async def main() -> T:
         params = StdioServerParameters(command=str(command), args=[str(a) for a in args], cwd=cwd, env=env)
-        with anyio.fail_after(30):
+        with anyio.fail_after(timeout):
             async with (
                 stdio_client(params, errlog=errlog or sys.stderr) as (read, write),
                 ClientSession(
                     read,
                     write,
-                    read_timeout_seconds=timedelta(seconds=20),
+                    read_timeout_seconds=timedelta(seconds=max(20, timeout - 10)),
                     message_handler=on_message,
                     client_info=Implementation(name=CLIENT, version="1.0"),
                 ) as session,

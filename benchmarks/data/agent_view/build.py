@@ -1118,6 +1118,24 @@ bash(
 answer("Committed as `auth: accept 60 s of clock skew when verifying tokens`.", "commit_style")
 
 
+# Session 5: chores that need no memory at all (every step's `relevant` is empty: a HUD or cold-start block here is
+# noise). Added with the precision benchmark; written by the developer of the relevance decision.
+session("chores")
+user("In README.md, say 'on their phones or tablets' instead of 'on their phones'.")
+read("README.md", note="the sentence")
+edit("README.md", "on their\nphones, offline", "on their\nphones or tablets, offline", note="the wording")
+answer("Done: the README now says 'on their phones or tablets'.")
+user("What is the package version in pyproject.toml?")
+read("pyproject.toml", note="look it up")
+answer("2.6.0.")
+user("How many lines does app/config.py have?")
+bash("wc -l app/config.py", "Count the lines", note="count")
+answer("app/config.py has 14 lines.")
+user("Is app/__init__.py empty?")
+read("app/__init__.py", note="look at it")
+answer("Yes, it is empty.")
+
+
 # ------------------------------------------------------------------------------------------- output
 def memories() -> list[dict[str, Any]]:
     out = []

@@ -43,8 +43,8 @@ test("the daemon's limits: defaults, and options clamped to their ranges", () =>
     exclude_memory_ids: [],
     project_root: "/repo",
     session_id: SES,
-    max_memories: 8,
-    max_new: 5,
+    max_memories: 4,
+    max_new: 3,
     token_budget: 1200,
   })
   const high = retrieveBody(resolveConfig({ maxMemories: 500, maxNew: 99.6, tokenBudget: 1e9 }, {}), "/repo", SES, derived, [])
@@ -52,7 +52,7 @@ test("the daemon's limits: defaults, and options clamped to their ranges", () =>
   const low = retrieveBody(resolveConfig({ maxMemories: 0, maxNew: -3, tokenBudget: "250" }, {}), "/repo", SES, derived, [])
   assert.deepEqual([low.max_memories, low.max_new, low.token_budget], [1, 1, 250])
   const junk = retrieveBody(resolveConfig({ maxMemories: "many", maxNew: null, tokenBudget: {} }, {}), "/repo", SES, derived, [])
-  assert.deepEqual([junk.max_memories, junk.max_new, junk.token_budget], [8, 5, 1200])
+  assert.deepEqual([junk.max_memories, junk.max_new, junk.token_budget], [4, 3, 1200])
 })
 
 test("the query stays bounded for a long session: the request's phrases and 4 of the tool calls, 24 entities, clipped inputs", () => {

@@ -77,10 +77,13 @@ def memory_from_dict(data: dict[str, Any]) -> Memory:
     return Memory(**values, provenance=provenance_from_dict(data.get("provenance")))
 
 
-def hit_text(memory: Memory, match: str) -> str:
-    """A search hit: the memory's header line (marked when only a typo-tolerant match found it), then its text."""
-    extra = click.style("fuzzy", fg="yellow") if match == "fuzzy" else ""
-    return memory_header(memory, extra) + "\n" + _indent(memory.text)
+def hit_text(memory: Memory, match: str, held_back: bool = False) -> str:
+    """A search hit: the memory's header line (marked when only a typo-tolerant match found it, or when the relevance
+    decision held it back and `--all` asked for it), then its text."""
+    marks = [click.style("fuzzy", fg="yellow")] if match == "fuzzy" else []
+    if held_back:
+        marks.append(click.style("held back: unlikely to be relevant", fg="red"))
+    return memory_header(memory, " ".join(marks)) + "\n" + _indent(memory.text)
 
 
 def memory_detail(detail: MemoryDetail) -> str:

@@ -19,8 +19,10 @@ from codememory.text.context_render import one_line, quoted
 @click.option("-q", "--query", "queries", multiple=True, help="A phrase describing the current task (repeatable).")
 @click.option("-e", "--entity", "entities", multiple=True, help="An entity the task involves (repeatable).")
 @click.option("--pinned", multiple=True, help="Id surfaced last time, kept while still relevant (repeatable).")
-@click.option("--max", "max_memories", default=8, show_default=True, type=click.IntRange(min=1))
-@click.option("--max-new", default=5, show_default=True, type=click.IntRange(min=1))
+# retrieval.proactive's DEFAULT_MAX_MEMORIES and DEFAULT_MAX_NEW (not imported: the CLI loads a command's modules
+# only when it runs)
+@click.option("--max", "max_memories", default=4, show_default=True, type=click.IntRange(min=1))
+@click.option("--max-new", default=3, show_default=True, type=click.IntRange(min=1))
 @click.option(
     "--budget",
     "token_budget",

@@ -48,11 +48,12 @@ from codememory.text.context_render import one_line, quoted
     help="Search every project in the global registry (see `codememory projects`) instead of one.",
 )
 @click.option(
+    "--all",
     "--no-floor",
-    "no_floor",
+    "show_all",
     is_flag=True,
-    help="Keep memories found by meaning alone however far they are from the query (the relevance floor "
-    "otherwise leaves them out; --json counts them in below_floor).",
+    help="Also list the results held back as unlikely to be relevant, after the others and marked "
+    "(--json counts them in held_back either way).",
 )
 @click.option(
     "--remote",
@@ -81,7 +82,7 @@ def search(
     markdown: bool,
     explain: bool,
     global_: bool,
-    no_floor: bool,
+    show_all: bool,
     remote: bool,
     remote_projects: tuple[str, ...],
     as_json: bool,
@@ -91,6 +92,9 @@ def search(
     meaning (with an embedding model: hybrid ranking) or, keywords only, memories with some of the
     words, so a question works. OR, NOT, "phrases", prefix* and (groups) are matched strictly by
     keyword. Typos are tolerated.
+
+    A result is shown only when it is likely relevant: a question nothing in the memory answers
+    says so, and --all lists what was held back, marked.
 
     With --global, every registered project is searched (--project is ignored) and the hits are
     merged by their rank in their project, keyword matches before typo-tolerant ones; each result
@@ -113,8 +117,8 @@ def search(
     if remote or remote_projects:
         _search_remote(ctx, text, mode, limit, offset, global_, remote_projects, as_json, filter_args(kwargs))
         return
-    if global_ and no_floor:
-        raise InvalidInput("--no-floor applies to one project's search, not --global")
+    if global_ and show_all:
+        raise InvalidInput("--all applies to one project's search, not --global")
     if global_:
         _search_global(text, mode, limit, offset, fuzzy, threshold, markdown, explain, as_json, filter_args(kwargs))
         return
@@ -124,7 +128,7 @@ def search(
         "fuzzy": fuzzy,
         "threshold": threshold,
         "mode": mode,
-        "relevance_floor": not no_floor,
+        "show_held_back": show_all,
         **filter_args(kwargs),
     }
     result = handed_off(ctx, "/cli/search", {"query": text, **options})
@@ -135,10 +139,12 @@ def search(
     if as_json:
         render.dump_json(result)
         return
-    _print_result(text, result, offset, limit, markdown, explain)
+    _print_result(text, result, offset, limit, markdown, explain, show_all)
 
 
-def _print_result(text: str, result: dict[str, Any], offset: int, limit: int, markdown: bool, explain: bool) -> None:
+def _print_result(
+    text: str, result: dict[str, Any], offset: int, limit: int, markdown: bool, explain: bool, show_all: bool = False
+) -> None:
     """A search's `--json` form as text or markdown (the same whether this process or the daemon searched)."""
     if result["degraded"]:
         from codememory.embedding.semantic import NOT_CONFIGURED
@@ -146,20 +152,17 @@ def _print_result(text: str, result: dict[str, Any], offset: int, limit: int, ma
         if result["degraded_reason"] != NOT_CONFIGURED:  # a configured model that failed or lags
             where = "partial" if result["mode"] in ("hybrid", "semantic") else "keyword search only"
             click.echo(click.style(f"({where}: {result['degraded_reason']})", dim=True), err=True)
-    if result["below_floor"]:
-        left_out = (
-            f"({result['below_floor']} found by meaning alone were too far from the query; --no-floor shows them)"
-        )
-        click.echo(click.style(left_out, dim=True), err=True)
+    held_back = int(result.get("held_back") or 0)
     hits = [(render.memory_from_dict(row), row) for row in result["results"]]
     if markdown:
         click.echo(render.hits_markdown(text, [(memory, row["match"]) for memory, row in hits]))
         return
     if not hits:
-        click.echo("No memories match.", err=True)
+        held = f" ({held_back} held back as unlikely to be relevant; --all shows them)" if held_back else ""
+        click.echo(f"Nothing relevant found{held}.", err=True)
         return
     for memory, row in hits:
-        click.echo(render.hit_text(memory, row["match"]))
+        click.echo(render.hit_text(memory, row["match"], bool(row.get("held_back"))))
         if explain:
             from codememory.retrieval.why import why_text
 
@@ -170,6 +173,9 @@ def _print_result(text: str, result: dict[str, Any], offset: int, limit: int, ma
             )
     if result["has_more"]:
         click.echo(click.style(f"(more results: use --offset {offset + limit})", dim=True), err=True)
+    if held_back and not show_all:
+        held = f"({held_back} more held back as unlikely to be relevant; --all shows them)"
+        click.echo(click.style(held, dim=True), err=True)
 
 
 def _search_global(

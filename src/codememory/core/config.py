@@ -47,7 +47,10 @@ class EmbeddingConfig:
 class SearchConfig:
     ann_threshold: int = 50_000  # exact vector search below this many embeddings, an ANN index above
     neighbour_weight: float = 0.4  # context from neighbouring turns of the same session (0 switches it off)
-    # Results found by meaning alone need this cosine; -1: the floor calibrated for the model (relevance.py).
+    # How likely relevant a result must be to be shown (0..1), one fixed bar; -1: the relevance decision calibrated
+    # for the embedding model (retrieval/decision.py, retrieval/evidence.py).
+    min_likelihood: float = -1.0
+    # A cosine that results found by meaning alone (no keyword) must also reach; -1: none beyond the decision.
     min_cosine: float = -1.0
 
 

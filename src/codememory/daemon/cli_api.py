@@ -39,7 +39,7 @@ class CliSearchBody(RequestBody):
     fuzzy: bool | None = None
     threshold: Annotated[float, Field(ge=0, le=1)] = DEFAULT_THRESHOLD
     mode: Literal["hybrid", "lexical", "semantic"] = "hybrid"
-    relevance_floor: bool = True
+    show_held_back: bool = False  # `--all`: also what the relevance decision held back, marked
     tags: Option = None
     any_tags: Option = None
     after: Option = None
@@ -77,7 +77,7 @@ def create_router(state: DaemonState) -> APIRouter:
     @router.post("/search")
     def cli_search(body: CliSearchBody) -> dict[str, Any]:
         """`codememory search --json` for one project: `{query, count, has_more, fuzzy_used, literal, mode,
-        degraded, degraded_reason, below_floor, results}`."""
+        degraded, degraded_reason, held_back, results}`."""
         options = body.model_dump(exclude={"project_root", "query"})
         with state.stores.use(state.project_root(body.project_root)) as store:
             store.follow()  # memory files a `git pull` brought, as the CLI's own open would apply them

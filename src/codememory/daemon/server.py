@@ -36,6 +36,7 @@ from codememory.daemon.viewer_pages import PAGE_PATHS, SESSION_PATHS, SESSION_PR
 from codememory.daemon.viewer_pages import create_router as create_viewer_pages
 from codememory.errors import CodememoryError, StoreFailed, http_status
 from codememory.operations.retrieve import retrieve as retrieve_for_step
+from codememory.retrieval.proactive import DEFAULT_MAX_MEMORIES, DEFAULT_MAX_NEW
 from codememory.text.privacy import scrub_message
 from codememory.web.request_body import RequestBody
 from codememory.web.security import Guard, SecurityMiddleware
@@ -77,8 +78,8 @@ class RetrieveBody(RequestBody):
     project_root: str = Field(
         max_length=4096, description="Absolute path of the project (or a folder inside it) with a .codememory store."
     )
-    max_memories: int = Field(8, ge=1, le=50, strict=True)
-    max_new: int = Field(5, ge=1, le=50, strict=True)
+    max_memories: int = Field(DEFAULT_MAX_MEMORIES, ge=1, le=50, strict=True)
+    max_new: int = Field(DEFAULT_MAX_NEW, ge=1, le=50, strict=True)
     token_budget: int = Field(1500, ge=1, le=100_000, strict=True)
     session_id: str | None = Field(
         None, max_length=200, description="The agent's session: recorded with the injection for `codememory explain`."

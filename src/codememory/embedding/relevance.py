@@ -1,13 +1,11 @@
-"""How close in meaning a memory must be, with no keyword in common, to be shown at all.
+"""The background sentences: everyday and generic project text that answers nothing (data/background.txt).
 
-Cosine scales differ by model and even by query: e5's similarities sit between 0.7 and 0.95, and a short query
-is about as close to unrelated text as a long one is to related text. So the floor is set per query, against
-what the model says about text that answers nothing: the query is compared with a fixed set of everyday and
-generic project sentences (data/background.txt), and a memory found by meaning alone must beat the closest of
-them by a margin calibrated on the development sets (benchmarks/research/relevance_floor.py; the table and the
-choice are in benchmarks/README.md, "Relevance floor"). Keyword and typo matches are never cut: the floor only
-stops a list from being padded with whatever happens to be nearest. The background vectors are computed once
-per model and kept in the user's cache folder.
+Cosine scales differ by model and even by query: e5's similarities sit between 0.7 and 0.95, and a short query is
+about as close to unrelated text as a long one is to related text. So how close a memory is in meaning is measured
+against what the model says about text that answers nothing: the query's cosines to these sentences give the mean
+and spread that a memory's cosine is a z-score against (retrieval/evidence.py, the relevance decision's meaning
+evidence). Their vectors are computed once per model and kept in the user's cache folder. The same module holds
+each model's scale for "the same thing said again" (dedup) and "related" (links).
 """
 
 from __future__ import annotations
@@ -27,13 +25,6 @@ from codememory.errors import EmbedderError
 if TYPE_CHECKING:
     from codememory.embedding.base import Embedder, Vectors
 
-# Over the closest background sentence (calibrated: benchmarks/README.md, "Relevance floor"). Search keeps
-# recall (0.0 cost 0.3% of recall@5 on the dev sets and cut half the meaning-only hits of unrelated questions);
-# what is injected into an agent's context unasked must be surer (0.02: 0.6% and 85%).
-SEARCH_MARGIN = 0.0
-INJECT_MARGIN = 0.02
-PINNED_SLACK = 0.01  # a memory already shown stays while it is this much under the floor
-FALLBACK = 0.30  # when the background cannot be embedded (an absolute floor that suits MiniLM-like models)
 
 _CACHE: dict[str, Vectors] = {}
 _LOCK = threading.Lock()
@@ -93,17 +84,14 @@ def background(emb: Embedder) -> Vectors | None:
     return vectors
 
 
-def floor_for(
-    emb: Embedder | None, qvecs: Sequence[Vectors], configured: float = -1.0, margin: float = SEARCH_MARGIN
-) -> float:
-    """The cosine a meaning-only match must reach for these query vectors (the most lenient of them).
-    `configured` ([search] min_cosine, when ≥ 0) replaces it with a fixed floor."""
-    if configured >= 0:
-        return configured
-    refs = background(emb) if emb is not None and qvecs else None
-    if refs is None or any(q.shape != refs.shape[1:] for q in qvecs):
-        return FALLBACK
-    return min(float((refs @ q).max()) for q in qvecs) + margin
+def background_stats(emb: Embedder | None, qvec: Vectors) -> tuple[float, float, float] | None:
+    """(mean, standard deviation, highest) of the query's cosines to the background sentences; None when the
+    background cannot be embedded."""
+    refs = background(emb) if emb is not None else None
+    if refs is None or qvec.shape != refs.shape[1:]:
+        return None
+    sims = refs @ qvec
+    return float(sims.mean()), float(sims.std()), float(sims.max())
 
 
 # ------------------------------------------------------------------------------------------ model scales

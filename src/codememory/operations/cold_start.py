@@ -1,15 +1,18 @@
 """Cold start: the memories put in front of an agent when a session starts, before it has said what it works on.
 
-Two variants, one per way of showing them. Their rules differ, and each is kept as it was: folding them into one
-would change what an assistant sees at the start of every session.
-- `session_start_context` (the Claude Code, Codex and Cursor hooks at SessionStart): the most important memories as
+Nothing is known yet about the step at hand, so no memory can show that it is relevant to it: what is shown is
+only the project's standing instructions, the preferences and conventions marked essential (importance at least
+STANDING_IMPORTANCE), which apply whatever the task. Everything else waits for a step it is relevant to (the
+prompt hook's block, the OpenCode HUD), and a project with no standing instruction gets no memory at the start.
+
+Two variants, one per way of showing them:
+- `session_start_context` (the Claude Code, Codex and Cursor hooks at SessionStart): the standing memories as
   rendered `<project_memory>` lines within START_TOKENS (a line costs its own length / 4), then the goal of the
   tool's last session and a hint to use the MCP tools. A hook's output stays in the assistant's transcript, which
   is why it is a short, finished text block.
-- `recent` (the daemon's /memory/recent; the OpenCode plugin renders the block itself): the most important and
-  the newest memories alternately, without duplicates, within the budget the caller gives (a memory costs
-  `memory_tokens` of its text, as /retrieve counts), returned as data with the number of live memories and the
-  last session's hand-off lines.
+- `recent` (the daemon's /memory/recent; the OpenCode plugin renders the block itself): the standing memories
+  within the budget the caller gives (a memory costs `memory_tokens` of its text, as /retrieve counts), returned
+  as data with the number of live memories and the last session's hand-off lines.
 Both walk their candidates in order and take each one that still fits the budget (`_fit`), and both record what
 they hand over in the injection ledger (kinds "hook_start" and "cold_start").
 """
@@ -18,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from itertools import zip_longest
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from codememory.core.model import Memory
@@ -31,12 +33,31 @@ if TYPE_CHECKING:
     from codememory.service.project_store import Store
 
 START_TOKENS = 600  # the hooks' session-start block
-START_MEMORIES = 8  # candidates for it, by importance
+START_MEMORIES = 3  # at most, of the standing memories
+STANDING_CATEGORIES = ("preference", "convention")
+STANDING_IMPORTANCE = 0.9
 _HINT = (
     "Use the codememory MCP tools (`memory_search`, `memory_store`, `checkpoint`) for more;"
     " cite ids when you rely on one."
 )
 T = TypeVar("T")
+
+
+def is_standing(memory: Memory) -> bool:
+    """Whether a memory is a standing instruction: a preference or convention marked essential. The one place that
+    decides it. Only a memory written here or accepted by the user on review can be essential: an unreviewed
+    pulled, committed or imported one's importance is a claim (core/provenance.py), so it never stands in front of
+    every session."""
+    vouched = memory.provenance.trusted or memory.provenance.review == "accepted"
+    return memory.category in STANDING_CATEGORIES and vouched and memory.importance >= STANDING_IMPORTANCE
+
+
+def standing(store: Store, limit: int) -> list[Memory]:
+    """The project's standing instructions, most important first; none waiting for the user's review."""
+    found = store.list(
+        sort="importance", order="desc", limit=limit, category=list(STANDING_CATEGORIES), injectable=True
+    )
+    return [m for m in found if is_standing(m)]
 
 
 def _fit(candidates: Iterable[T], budget: int, cost: Callable[[T], int | None], limit: int) -> tuple[list[T], int]:
@@ -71,8 +92,7 @@ def session_start_context(
 
     from codememory.operations.stale import notes_by_id
 
-    # by importance as ranking reads it (a memory not written here counts as neutral), none waiting for review
-    memories = store.list(sort="importance", order="desc", limit=START_MEMORIES, injectable=True)
+    memories = standing(store, START_MEMORIES)
     notes = notes_by_id(store, [mem.id for mem in memories])
     rendered = [
         (mem, memory_line(mem.id, mem.category, mem.text, stale=notes.get(mem.id), origin=mem.provenance.label()))
@@ -88,9 +108,9 @@ def session_start_context(
     if not lines and not last:
         return ""
     # "No memories yet." only when there are none, not when the context already holds them all
-    body = ["Most important memories:", *lines] if lines else [] if memories else ["No memories yet."]
+    body = ["Standing instructions:", *lines] if lines else [] if store.count() else ["No memories yet."]
     hint = [_HINT] if fresh(START_HINT, _HINT) else []
-    why = {"retriever": "cold_start", "by": "importance"}
+    why = {"retriever": "cold_start", "by": "standing"}
     block = context_block([*body, *([last] if last else []), *hint])
     recorder.record(
         store,
@@ -179,17 +199,10 @@ class ColdStart(Result):
 
 
 def recent(store: Store, *, limit: int = 8, token_budget: int = 400, recorder: Recorder) -> ColdStart:
-    """The most important live memories and the newest, alternately (so both kinds make it into a small budget),
-    without duplicates; a non-empty answer is recorded as a "cold_start" injection."""
-    # importance and dates as ranking reads them (not a pulled memory's claims), none waiting for review
-    important = store.list(sort="importance", order="desc", limit=limit, injectable=True)
-    newest = store.list(sort="created", order="desc", limit=limit, injectable=True)
+    """The standing memories (preferences and conventions marked essential), most important first; a non-empty
+    answer is recorded as a "cold_start" injection."""
     total = store.count()
-    candidates: dict[str, tuple[Memory, str]] = {}
-    for pair in zip_longest(important, newest):
-        for mem, reason in zip(pair, ("importance", "recency"), strict=True):
-            if mem is not None:
-                candidates.setdefault(mem.id, (mem, reason))
+    candidates = {mem.id: (mem, "standing") for mem in standing(store, limit)}
     from codememory.operations.stale import notes_by_id
 
     notes = notes_by_id(store, list(candidates))

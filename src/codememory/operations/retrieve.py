@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from codememory.core.result import OMIT_NONE
 from codememory.remote.org_search import RemoteStatus
-from codememory.retrieval.proactive import RetrievedMemory, RetrieveResult
+from codememory.retrieval.proactive import DEFAULT_MAX_MEMORIES, DEFAULT_MAX_NEW, RetrievedMemory, RetrieveResult
 
 if TYPE_CHECKING:
     from codememory.operations.explain import Recorder
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 PROMPT_TOKENS = 800  # context injected per prompt by the hooks
 PROMPT_CHARS = 2000  # of the prompt, as the query
+PROMPT_MEMORIES = 3  # per prompt: the few that clear the injection bar
 
 
 @dataclass
@@ -60,8 +61,8 @@ def retrieve(
     *,
     entities: Sequence[str] = (),
     pinned: Sequence[str] = (),
-    max_memories: int = 8,
-    max_new: int = 5,
+    max_memories: int = DEFAULT_MAX_MEMORIES,
+    max_new: int = DEFAULT_MAX_NEW,
     token_budget: int = 1500,
     exclude: Sequence[str] = (),
     recorder: Recorder | None = None,
@@ -109,7 +110,11 @@ def prompt_context(store: Store, prompt: str, recorder: Recorder, injected: Inje
         return ""
     query = prompt[:PROMPT_CHARS]
     result = store.retrieve(
-        [query], max_memories=6, max_new=6, token_budget=PROMPT_TOKENS, session_id=recorder.session_id
+        [query],
+        max_memories=PROMPT_MEMORIES,
+        max_new=PROMPT_MEMORIES,
+        token_budget=PROMPT_TOKENS,
+        session_id=recorder.session_id,
     )
     shown, lines = [], []
     for mem in result.memories:

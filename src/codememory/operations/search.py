@@ -94,7 +94,7 @@ def search(
     fuzzy: bool | None = None,
     threshold: float = DEFAULT_THRESHOLD,
     mode: str = "hybrid",
-    relevance_floor: bool = True,
+    show_held_back: bool = False,
     **filters: Any,
 ) -> SearchResult:
     """`codememory search`: one page of hits with the grep-like syntax (see `Store.search`); `filters` are the
@@ -106,7 +106,7 @@ def search(
         fuzzy=fuzzy,
         threshold=threshold,
         mode=mode,
-        relevance_floor=relevance_floor,
+        show_held_back=show_held_back,
         **filters,
     )
 

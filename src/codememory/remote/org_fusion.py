@@ -1,41 +1,57 @@
-"""`[remote] ranker = "local"` (the default): the local store's ranking recipe (retrieval/fusion.py) over the
-candidates Milvus retrieves.
+"""`[remote] ranker = "local"` (the default): the local store's ranking and relevance decision (retrieval/fusion.py,
+retrieval/decision.py) over the candidates Milvus retrieves.
 
 Milvus does the retrieval, filtered there by project, category and tags: the BM25 leg (the query's content words
-against `sparse`, its top POOL with their BM25 scores) and the dense leg (the query's vector against `dense`, its
-top POOL with their cosines); then one query fetches the turns around those candidates in their sessions
-(`session`, `seq`) with their vectors. The client blends the two legs as the local store does (z-scores
-0.6/0.4), adds 0.4 × the base of each hit's neighbouring turns (±2), the month and tag boosts and the nudges:
-`fusion.fuse` itself, so the two rankings cannot drift apart. A remote row's importance and dates are the publishing
-project's claims, never this project's knowledge (core/provenance.py): its importance counts as neutral and its date
-as no later than now before anything is fused, so a row claiming importance 99 or a date in 2099 ranks on its
-content like any other.
+against `sparse`, its top POOL) and the dense leg (the query's vector against `dense`, its top POOL with their
+cosines); then one query fetches the turns around those candidates in their sessions (`session`, `seq`) with their
+vectors. The client then builds each candidate's evidence as the local store does and orders and decides with the
+same code, so the two cannot drift apart:
+
+- meaning: the cosine as a z-score against the background sentences (the same model: a remote whose vectors come
+  from another model is searched by keywords only, org_search.py);
+- word coverage: the share of the query's content words the memory holds, each word weighing the same. The local
+  store weighs words by their inverse document frequency; Milvus keeps BM25's document frequencies inside its index
+  and none of its calls returns them (counting the memories that hold a word needs `TEXT_MATCH`, hence a collection
+  built with `enable_match`), so the remote cannot tell a common word from a distinctive one, and the share of the
+  query no memory holds is not known either (the decision's `unknown` term is left out). Coverage also stands for
+  the keyword evidence in the ranking (Milvus's BM25 scores are on the collection's own scale);
+- the month and tag boosts and the importance/recency nudges, as locally; but a remote row's importance and dates
+  are the publishing project's claims, never this project's knowledge (core/provenance.py): its importance counts
+  as neutral and its date as no later than now, so a row claiming importance 99 or a date in 2099 ranks on its
+  content like any other.
+
+A remote candidate is returned only when the decision keeps it (the embedding model's search bars): a question the
+organisation's memory does not answer gets nothing from it.
 
 Why not Milvus's own rankers (RRF, weighted): on LoCoMo-dev they score 0.2 below the local ranking
-(benchmarks/README.md, Milvus). RRF keeps only ranks, throwing away how far the top BM25 hit is ahead of the
-rest; neither ranker can see a memory's neighbouring turns, which is most of the local recipe's gain. A hybrid
-request fused in Milvus also returns only the fused score, not the per-leg scores this recipe needs: hence two
-single-leg searches (the same two requests a Milvus hybrid search runs) rather than one hybrid one."""
+(benchmarks/README.md, Milvus). RRF keeps only ranks; neither ranker can see a memory's neighbouring turns, which
+is much of the local recipe's gain, and a hybrid request fused in Milvus returns only the fused score, not the
+per-leg scores the evidence needs: hence two single-leg searches (the same two requests a Milvus hybrid search
+runs) rather than one hybrid one."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from codememory.core.dates import from_iso, to_iso
 from codememory.core.provenance import NEUTRAL_IMPORTANCE
 from codememory.remote.milvus import literal
-from codememory.retrieval.fusion import DATE_BOOST, NEIGHBOUR_SPAN, TAG_BOOST, Sessions, fuse
-from codememory.retrieval.lexical import nudges
-from codememory.store.memories import RankRow
+from codememory.retrieval.decision import decide
+from codememory.retrieval.evidence import Background, calibration_for, likelihood
+from codememory.retrieval.fusion import DATE_BOOST, NEIGHBOUR_SPAN, TAG_BOOST, Evidence, Sessions, order
+from codememory.retrieval.hybrid import RANK_WEIGHTS
 from codememory.text.query import ParsedQuery, words
 
 if TYPE_CHECKING:
+    from codememory.embedding.base import Embedder
     from codememory.remote.milvus import MilvusRemote
 
-WINDOW = 2 * NEIGHBOUR_SPAN  # neighbours of neighbours need a base too (fusion.fuse expands twice)
+WINDOW = 2 * NEIGHBOUR_SPAN  # neighbours of neighbours need a base too (fusion.order reads their base)
 MAX_AROUND = 4096  # neighbour rows fetched per query, at most
+_STEM = 4  # letters a held word must share with a query word at least (a crude stand-in for the local stemmer)
 
 
 def fused(
@@ -48,9 +64,13 @@ def fused(
     pool: int,
     neighbour_weight: float,
     now: datetime,
+    embedder: Embedder | None = None,
 ) -> list[dict[str, Any]]:
-    """The best `limit` rows, each with `score` the fused one; `text`: the words for BM25."""
+    """The best `limit` rows the relevance decision keeps, each with `score` (the ranking's) and `likelihood`;
+    `text`: the words for BM25; `embedder`: the local model (its background sentences)."""
     import numpy as np  # not at import: operations/retrieve imports this module on the CLI's start-up path
+
+    from codememory.embedding.relevance import background_stats
 
     rows: dict[int, dict[str, Any]] = {}
     keys: dict[str, int] = {}
@@ -62,9 +82,9 @@ def fused(
             rows[keys[key]] = row
         return keys[key]
 
-    lexical = {pk(r): r["score"] for r in remote.leg("sparse", text, expr, pool)} if text else {}
+    lexical = {pk(r) for r in remote.leg("sparse", text, expr, pool)} if text else set()
     cosine = {pk(r): r["score"] for r in remote.leg("dense", vector, expr, pool)}
-    found = set(lexical) | set(cosine)
+    found = lexical | set(cosine)
     query = np.asarray(vector, dtype=np.float32)
     query /= float(np.linalg.norm(query)) or 1.0
     for row in _around(remote, [rows[p] for p in found], expr):
@@ -72,16 +92,46 @@ def fused(
         if p not in cosine and row.get("dense") is not None:
             v = np.asarray(row["dense"], dtype=np.float32)
             cosine[p] = float(v @ query) / (float(np.linalg.norm(v)) or 1.0)
-    sessions = Sessions.build(_sessions(rows))
-    scored = fuse(found, lexical, cosine, sessions, _boosts(parsed, rows, now), neighbour_weight)
-    ranked = []
-    for p, (score, _parts) in scored.items():
+    stats = background_stats(embedder, query) if embedder is not None else None
+    background = Background(*stats) if stats is not None else None
+    content = parsed.content_words() or list(dict.fromkeys(w for t in parsed.terms for w in words(t.text)))
+    boosts = _boosts(parsed, rows, now)
+    evidence = {}
+    for p, row in rows.items():
+        coverage = word_share(str(row.get("text") or ""), content)
         # A remote row was not written here: its importance is a claim (core/provenance.py), so it counts as neutral,
         # and its creation date as no later than now (it arrives with this query), as a pulled memory's does.
-        imp, rec = nudges(RankRow(p, "", NEUTRAL_IMPORTANCE, _created(rows[p], now)), now)
-        ranked.append((score + imp + rec, p))
-    ranked.sort(key=lambda r: (-r[0], r[1]))
-    return [{**rows[p], "score": score} for score, p in ranked[:limit]]
+        evidence[p] = Evidence(
+            keyword=coverage,
+            meaning=background.z(cosine[p]) if background is not None and p in cosine else None,
+            coverage=coverage,
+            boost=boosts.get(p, 0.0),
+            importance=NEUTRAL_IMPORTANCE,
+            created_at=_created(row, now),
+        )
+    sessions = Sessions.build(_sessions(rows))
+    weights = replace(RANK_WEIGHTS, neighbour=neighbour_weight)
+    cal = calibration_for(getattr(embedder, "name", None) if background is not None else None)
+    ranked = [
+        (score, p, "remote", {"likelihood": likelihood(evidence[p].coverage, evidence[p].meaning, cal)})
+        for score, p, _parts in order(evidence, found, sessions, weights, now, 1.0)
+    ]
+    kept, _held = decide(ranked, cal.search)
+    return [{**rows[p], "score": score, "likelihood": explain["likelihood"]} for score, p, _, explain in kept[:limit]]
+
+
+def word_share(text: str, content: Sequence[str]) -> float:
+    """The share of the query's content words (each weighing the same) that the text holds, a word counting as held
+    when the text has a word sharing its first letters (all but two, at least four): "retries" for "retry"."""
+    if not content:
+        return 0.0
+    held = set(words(text))
+    found = 0
+    for word in content:
+        stem = word[: max(_STEM, len(word) - 2)]
+        if word in held or (len(word) >= _STEM and any(h.startswith(stem) for h in held)):
+            found += 1
+    return found / len(content)
 
 
 def _around(remote: MilvusRemote, hits: list[dict[str, Any]], expr: str) -> list[dict[str, Any]]:

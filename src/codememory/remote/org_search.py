@@ -173,7 +173,9 @@ def search_remote(
                 rows = remote.hybrid(words, vector, expr, limit, POOL, ranker, cfg.dense_weight)
             else:
                 weight = store.config.search.neighbour_weight
-                rows = org_fusion.fused(remote, parsed, words, vector, expr, limit, POOL, weight, now_utc())
+                rows = org_fusion.fused(
+                    remote, parsed, words, vector, expr, limit, POOL, weight, now_utc(), store.semantic.embedder()
+                )
     except InvalidInput:
         raise
     except CodememoryError as exc:

@@ -1,18 +1,21 @@
-"""How keyword and meaning evidence combine into one ranking.
+"""How the evidence about each candidate (retrieval/evidence.py) combines into one ranking.
 
-Tuned on data (benchmarks/research/README.md, LoCoMo development half; checked on the coding set):
-naive reciprocal rank fusion scored *below* BM25 there (0.496 vs 0.550 recall@5), a min-max blend
-0.593, and this recipe 0.724 (0.721 with its parameters tuned leave-one-conversation-out):
+Every part is on an absolute scale, so that a real match is never sunk by being normalised against the few other
+hits (a keyword match z-scored against one other keyword match once ranked 13th behind meaning-only results):
 
-1. B: BM25 relevance over the OR of the query's non-stopword terms, z-scored over the returned rows
-   (memories the keyword search did not return get the lowest returned value).
-2. C: cosine similarity to the query, z-scored over the candidates.
-3. base = 0.6·B + 0.4·C.
-4. Context: a memory's neighbours in the same session (±1 and ±2 turns) add 0.4 × their base — an
-   answer is often spread over adjacent turns, and a memory whose neighbours match is more likely the
-   one meant. Memories outside any session get no context term.
-5. Boosts: +3.0 when the query names the month (and year) the memory was created in; +0.3 when a
-   query word equals one of the memory's tags.
+1. base = 5 × keyword evidence (BM25 over the query's word weight) + 1.5 × word coverage (the share of the query's
+   IDF weight the memory holds) + meaning (its cosine's z-score against the background sentences, scaled so that
+   the candidates' spread is 0.7: `meaning_scale`).
+2. Context: a memory's neighbours in the same session (±1 and ±2 turns) add 0.4 × how far their base is above the
+   candidates' mean: an answer is often spread over adjacent turns. Memories outside any session get no context.
+3. Boosts: +3.0 when the query names the month (and year) the memory was created in; +0.3 when a query word equals
+   one of the memory's tags. Then the importance and recency nudges, and a stale memory's demotion.
+4. Order: the keyword matches holding the query's distinctive words (coverage ≥ 0.9) first, then the rest, each by
+   score; within a near tie the newer memory goes first.
+
+Weights chosen on the precision development set, LoCoMo-dev and the coding set together
+(benchmarks/research/ranking_study.py `rank`; the table in benchmarks/README.md, "Precision on project-sized
+stores"). The relevance decision (retrieval/decision.py) then says which of the ranked candidates are shown.
 """
 
 from __future__ import annotations
@@ -20,10 +23,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-LEXICAL_WEIGHT = 0.6
-SEMANTIC_WEIGHT = 0.4
+from codememory.retrieval.nudge import demote, nudges
+
 NEIGHBOUR_SPAN = 2
 DATE_BOOST = 3.0
 TAG_BOOST = 0.3
@@ -31,18 +35,6 @@ TAG_BOOST = 0.3
 # ranking every memory, at a fraction of the cost).
 LEXICAL_POOL = 50
 SEMANTIC_POOL = 50
-
-
-def zscores(values: dict[int, float]) -> dict[int, float]:
-    if not values:
-        return {}
-    if len(values) == 1:
-        return dict.fromkeys(values, 1.0)
-    mean = sum(values.values()) / len(values)
-    std = math.sqrt(sum((v - mean) ** 2 for v in values.values()) / len(values))
-    if std == 0:
-        return dict.fromkeys(values, 1.0)
-    return {k: (v - mean) / std for k, v in values.items()}
 
 
 @dataclass
@@ -70,36 +62,106 @@ def expand(pool: Iterable[int], sessions: Sessions, span: int) -> set[int]:
     return out
 
 
-def fuse(
+@dataclass
+class Evidence:
+    """What is known about one candidate for one query, each part on a scale of its own (retrieval/evidence.py)."""
+
+    keyword: float = 0.0  # BM25 over the query's word weight (a typo match: its similarity); 0: no keyword
+    meaning: float | None = None  # cosine as a z-score against the background; None: no vector
+    coverage: float = 0.0  # the share of the query's word weight (IDF) among the words it holds
+    boost: float = 0.0  # the month the query names, a query word among its tags
+    importance: float = 0.5
+    created_at: str = ""
+    stale: bool = False  # a staleness check marked it
+
+
+@dataclass(frozen=True)
+class RankWeights:
+    """How the evidence orders candidates (tuned on data: benchmarks/README.md, "Precision on project-sized
+    stores"; benchmarks/research/ranking_study.py)."""
+
+    keyword: float = 5.0  # per unit of keyword evidence (a memory holding every distinctive word once: ~1)
+    meaning: float = 1.0  # per `spread` of the candidates' meaning evidence (or per unit of it, `spread` 0)
+    coverage: float = 1.5  # per unit of word coverage (the share of the query's word weight a memory holds)
+    neighbour: float = 0.4  # × how far a session neighbour's base is above the candidates' mean
+    covered: float = 0.9  # word coverage from which a keyword match ranks above every match by meaning alone
+    tie: float = 0.3  # scores this close are a near tie, which the newer memory wins
+    spread: float = 0.7  # the meaning evidence's typical spread over one query's candidates in project notes
+
+
+def base_score(e: Evidence, w: RankWeights, meaning_scale: float = 1.0) -> float:
+    meaning = e.meaning * meaning_scale if e.meaning is not None else 0.0
+    return w.keyword * e.keyword + w.coverage * e.coverage + w.meaning * meaning
+
+
+def meaning_scale(evidence: Iterable[Evidence], spread: float) -> float:
+    """What puts one query's meaning evidence on the ranking's scale: `spread` over its standard deviation across
+    the candidates. Background z-scores measure how far a memory stands out from text that answers nothing, which
+    is what the relevance decision needs; for ordering, what counts is how far it stands out from the other
+    candidates: in a conversation log every turn is far from the background (spread 1.8 on LoCoMo against 0.7 in
+    project notes) and meaning would drown the keywords. Over the whole candidate set (≥ 50 memories, or the whole
+    store), never a handful of hits; the keyword evidence is never rescaled."""
+    values = [e.meaning for e in evidence if e.meaning is not None]
+    if spread <= 0 or len(values) < 3:
+        return 1.0
+    mean = sum(values) / len(values)
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+    return spread / sd if sd > 1e-6 else 1.0
+
+
+def order(
+    evidence: dict[int, Evidence],
     pool: set[int],
-    lexical: dict[int, float],
-    cosine: dict[int, float],
     sessions: Sessions,
-    boosts: dict[int, float],
-    neighbour_weight: float,
-) -> dict[int, tuple[float, dict[str, Any]]]:
-    """Score the pool and its neighbours. `lexical`: BM25 relevance (higher is better) of the rows the
-    keyword search returned; `cosine`: similarity of every candidate that has a vector."""
+    w: RankWeights,
+    now: datetime,
+    stale_factor: float,
+) -> list[tuple[float, int, dict[str, Any]]]:
+    """The pool and its session neighbours, best first: (score, pk, its parts). `evidence` covers those and their own
+    neighbours (whose base feeds the context term).
+
+    score = base (keywords, word coverage, meaning) + context + boosts + importance/recency nudges, a stale
+    memory's demoted. Order: first the keyword matches that hold the query's distinctive words (coverage ≥
+    `w.covered`: a memory that holds what was searched for never sinks under ones found by meaning alone), then
+    the rest, each by score; within a near tie (`w.tie`) the newer memory goes first, since where a fact was
+    updated the newer memory is the current one."""
     ranked = expand(pool, sessions, NEIGHBOUR_SPAN)
-    scored = expand(ranked, sessions, NEIGHBOUR_SPAN)  # neighbours of neighbours need a base too
-    lex_z = zscores(lexical)
-    lex_floor = min(lex_z.values(), default=0.0)
-    cos_z = zscores({pk: cosine[pk] for pk in scored if pk in cosine})
-    cos_floor = min(cos_z.values(), default=0.0)
-    base = {pk: LEXICAL_WEIGHT * lex_z.get(pk, lex_floor) + SEMANTIC_WEIGHT * cos_z.get(pk, cos_floor) for pk in scored}
-    out: dict[int, tuple[float, dict[str, Any]]] = {}
+    scale = meaning_scale(evidence.values(), w.spread)
+    base = {pk: base_score(e, w, scale) for pk, e in evidence.items()}
+    mean = sum(base.values()) / len(base) if base else 0.0
+    out: list[tuple[float, int, dict[str, Any]]] = []
     for pk in ranked:
-        context = neighbour_weight * sum(base[n] for n, _ in sessions.around(pk, NEIGHBOUR_SPAN))
-        boost = boosts.get(pk, 0.0)
-        out[pk] = (
-            base[pk] + context + boost,
-            {
-                "bm25": lexical.get(pk),
-                "cosine": cosine.get(pk),
-                "lexical_z": lex_z.get(pk, lex_floor),
-                "semantic_z": cos_z.get(pk, cos_floor),
-                "context": context,
-                "boost": boost,
-            },
-        )
+        e = evidence.get(pk)
+        if e is None:
+            continue
+        context = w.neighbour * sum(base.get(n, mean) - mean for n, _ in sessions.around(pk, NEIGHBOUR_SPAN))
+        imp, rec = nudges(e.importance, e.created_at, now)
+        score = demote(base[pk] + context + e.boost + imp + rec, e.stale, stale_factor)
+        covered = e.keyword > 0 and e.coverage >= w.covered
+        parts = {"context": context, "boost": e.boost, "importance_nudge": imp, "recency_nudge": rec}
+        if covered:
+            parts["covered"] = True
+        out.append((score, pk, parts))
+    out.sort(key=lambda r: (not r[2].get("covered"), -r[0], r[1]))
+    return newer_first_in_ties(out, evidence, w.tie)
+
+
+def newer_first_in_ties(
+    ranked: list[tuple[float, int, dict[str, Any]]], evidence: dict[int, Evidence], tie: float
+) -> list[tuple[float, int, dict[str, Any]]]:
+    """Move each entry above the older ones just before it whose score is less than `tie` higher (in the same tier)."""
+    out: list[tuple[float, int, dict[str, Any]]] = []
+    for entry in ranked:
+        i = len(out)
+        created = evidence[entry[1]].created_at
+        while (
+            i > 0
+            and out[i - 1][2].get("covered") == entry[2].get("covered")
+            and out[i - 1][0] - entry[0] < tie
+            and evidence[out[i - 1][1]].created_at < created
+        ):
+            i -= 1
+        if i < len(out):
+            entry[2]["newer_in_tie"] = True
+        out.insert(i, entry)
     return out

@@ -3,19 +3,29 @@ memories around them in their session (`fusion`), with date and tag boosts and t
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from codememory.core.dates import from_iso
+from codememory.retrieval.evidence import (
+    Background,
+    calibration_for,
+    keyword_evidence,
+    likelihood,
+)
 from codememory.retrieval.fusion import (
     DATE_BOOST,
     LEXICAL_POOL,
     NEIGHBOUR_SPAN,
     SEMANTIC_POOL,
     TAG_BOOST,
+    Evidence,
+    RankWeights,
     Sessions,
     expand,
-    fuse,
+    order,
 )
 from codememory.retrieval.lexical import (
     CANDIDATE_SLACK,
@@ -26,14 +36,28 @@ from codememory.retrieval.lexical import (
     nudges,
     stale_explain,
 )
+from codememory.retrieval.query_words import held_words, query_words
 from codememory.store.database import Database
 from codememory.store.filters import Filters
 from codememory.store.memories import RankRow
 from codememory.text.query import ParsedQuery, words
 
+RANK_WEIGHTS = RankWeights()  # the neighbour weight comes from [search] neighbour_weight
+
 if TYPE_CHECKING:
     from codememory.embedding.base import Vectors
     from codememory.embedding.semantic import Semantic
+
+
+def backgrounds(semantic: Semantic, qvecs: list[Vectors]) -> list[Background | None]:
+    """Each query vector's background (evidence.Background), None where it cannot be computed."""
+    from codememory.embedding.relevance import background_stats
+
+    out: list[Background | None] = []
+    for qvec in qvecs:
+        stats = background_stats(semantic.embedder(), qvec)
+        out.append(Background(*stats) if stats is not None else None)
+    return out
 
 
 def hybrid_ranking(
@@ -47,13 +71,27 @@ def hybrid_ranking(
     qvecs: list[Vectors],
     now: datetime,
     mode: str,
+    phrases: list[ParsedQuery] | None = None,
 ) -> tuple[Ranked, bool, bool]:
-    """Several query vectors (one per phrase of a query expansion) count by their best similarity."""
+    """Several query vectors (one per phrase of a query expansion, `phrases` parsed) count by their best evidence,
+    and so does word coverage (the best over the phrases: a memory about one phrase is not diluted by the words of
+    the others). Every entry's explain carries `keyword`, `coverage` and `meaning` (evidence.py), `likelihood` and
+    `all_words` (it holds every content word of the query), which the relevance decision reads
+    (retrieval/decision.py)."""
+    cal = calibration_for(semantic.model)
+    bgs = backgrounds(semantic, qvecs)
     sem_pool = max(SEMANTIC_POOL, want + CANDIDATE_SLACK)
     semantic_hits: dict[int, float] = {}
-    for qvec in qvecs:
+    meaning: dict[int, float] = {}
+
+    def note(pk: int, cos: float, bg: Background | None) -> None:
+        semantic_hits[pk] = max(cos, semantic_hits.get(pk, -1.0))
+        if bg is not None:
+            meaning[pk] = max(bg.z(cos), meaning.get(pk, -math.inf))
+
+    for qvec, bg in zip(qvecs, bgs, strict=True):
         for pk, cos in semantic.neighbours(qvec, sem_pool, filters):
-            semantic_hits[pk] = max(cos, semantic_hits.get(pk, -1.0))
+            note(pk, cos, bg)
     if mode == "semantic":
         rows = db.rank_rows(list(semantic_hits))
         ranked: Ranked = []
@@ -61,6 +99,11 @@ def hybrid_ranking(
             imp, rec = nudges(rows[pk], now)
             explain: dict[str, Any] = {
                 "cosine": round(cos, 4),
+                "meaning": meaning.get(pk),
+                "keyword": 0.0,
+                "likelihood": likelihood(0.0, meaning.get(pk), cal),
+                "coverage": 0.0,
+                "all_words": False,
                 "importance_nudge": round(imp, 4),
                 "recency_nudge": round(rec, 4),
             }
@@ -69,44 +112,119 @@ def hybrid_ranking(
         ranked.sort(key=lambda r: -r[0])
         return ranked, False, False
 
+    found = gather(
+        db, parsed, filters, fuzzy, threshold, semantic, qvecs, bgs, semantic_hits, meaning, now, phrases=phrases
+    )
+    found.meaning_hits = set(semantic_hits)
+    weights = replace(RANK_WEIGHTS, neighbour=semantic.config.search.neighbour_weight)
+    ranked = []
+    for score, pk, parts in order(found.evidence, found.pool, found.sessions, weights, now, db.stale_factor):
+        e = found.evidence[pk]
+        if pk in found.fuzzy:
+            match = "fuzzy"
+        elif pk in found.bm25 or e.keyword > 0:
+            match = "partial"  # upgraded to "exact" for the returned page when every term matches
+        else:
+            match = "semantic" if pk in found.meaning_hits else "context"
+        explain = {
+            "bm25": found.bm25.get(pk),
+            "cosine": found.cosine.get(pk),
+            "keyword": e.keyword,
+            "meaning": e.meaning,
+            "coverage": e.coverage,
+            "likelihood": likelihood(e.coverage, e.meaning, cal),
+            "all_words": pk in found.all_words,
+            **parts,
+        }
+        if pk in found.fuzzy:
+            explain["fuzzy"] = found.fuzzy[pk]
+        if e.stale and db.stale_factor < 1.0:
+            explain["stale_factor"] = db.stale_factor
+        ranked.append((score, pk, match, explain))
+    return ranked, False, found.fuzzy_used
+
+
+@dataclass
+class Gathered:
+    """Everything one hybrid query found, before it is ordered (retrieval/fusion.py)."""
+
+    evidence: dict[int, Evidence]  # the pool, its session neighbours and theirs
+    pool: set[int]  # found by keywords, a typo correction or meaning
+    sessions: Sessions
+    bm25: dict[int, float]
+    cosine: dict[int, float]
+    fuzzy: dict[int, dict[str, Any]]  # typo-tolerant matches: their explain
+    all_words: set[int]  # hold every content word of the query
+    fuzzy_used: bool
+    meaning_hits: set[int] = field(default_factory=set)  # found by meaning (the others: keywords, or context)
+
+
+def gather(
+    db: Database,
+    parsed: ParsedQuery,
+    filters: Filters,
+    fuzzy: bool | None,
+    threshold: float,
+    semantic: Semantic,
+    qvecs: list[Vectors],
+    bgs: list[Background | None],
+    semantic_hits: dict[int, float],
+    meaning: dict[int, float],
+    now: datetime,
+    *,
+    phrases: list[ParsedQuery] | None = None,
+) -> Gathered:
+    """Keyword, typo and meaning evidence for the candidates: the keyword and meaning pools (`semantic_hits`, with
+    `meaning` their z-scores) and the memories around them in their sessions."""
+    qw = query_words(db, parsed)
+    weights = qw.fts_weights()
     keyword_fts = parsed.keyword_fts()
-    lexical = {pk: -bm25 for pk, bm25 in db.fts_search(keyword_fts, filters, LEXICAL_POOL)} if keyword_fts else {}
+    bm25 = {pk: -score for pk, score in db.fts_search(keyword_fts, filters, LEXICAL_POOL)} if keyword_fts else {}
+    keyword = {pk: keyword_evidence(rel, weights) for pk, rel in bm25.items()}
     fuzzy_used = False
     fuzzy_hits: dict[int, dict[str, Any]] = {}
     if fuzzy is True or (fuzzy is None and has_unknown_word(db, parsed)):
         fuzzy_used = True
-        top = max(lexical.values(), default=1.0)
-        for _score, pk, explain in fuzzy_matches(db, parsed, filters, threshold, set(lexical), now):
-            lexical[pk] = explain["similarity"] * top  # a close typo counts as a (slightly weaker) keyword hit
+        for _score, pk, explain in fuzzy_matches(db, parsed, filters, threshold, set(bm25), now):
+            keyword[pk] = explain["similarity"]  # the typo-tolerant match's own share of the query's words
             fuzzy_hits[pk] = explain
-    pool = set(lexical) | set(semantic_hits)
+    pool = set(keyword) | set(semantic_hits)
     sessions = Sessions.build(db.sessions_around(sorted(pool), filters).values())
     candidates = expand(expand(pool, sessions, NEIGHBOUR_SPAN), sessions, NEIGHBOUR_SPAN)
     cosine = dict(semantic_hits)
     missing = [pk for pk in candidates if pk not in cosine]
-    for qvec in qvecs if missing else []:
+    for qvec, bg in zip(qvecs if missing else [], bgs, strict=False):
         for pk, cos in semantic.cosines(qvec, missing).items():
             cosine[pk] = max(cos, cosine.get(pk, -1.0))
+            if bg is not None:
+                meaning[pk] = max(bg.z(cos), meaning.get(pk, -math.inf))
+    per_phrase = [query_words(db, p) for p in phrases] if phrases and len(phrases) > 1 else [qw]
+    held = held_words(db, [w for q in [qw, *per_phrase] for w in q.searched()], sorted(candidates))
     rows = db.rank_rows(sorted(candidates))
-    fused = fuse(pool, lexical, cosine, sessions, _boosts(db, parsed, rows), semantic.config.search.neighbour_weight)
-    ranked = []
-    for pk, (score, parts) in fused.items():
-        if pk not in rows:
-            continue
-        imp, rec = nudges(rows[pk], now)
-        if pk in fuzzy_hits:
-            match = "fuzzy"
-        elif pk in lexical:
-            match = "partial"  # upgraded to "exact" for the returned page when every term matches
-        else:
-            match = "semantic" if pk in semantic_hits else "context"
-        explain = {**parts, "importance_nudge": imp, "recency_nudge": rec}
-        if pk in fuzzy_hits:
-            explain["fuzzy"] = fuzzy_hits[pk]
-        score = demoted(score + imp + rec, rows[pk], db.stale_factor)
-        ranked.append((score, pk, match, stale_explain(explain, rows[pk], db.stale_factor)))
-    ranked.sort(key=lambda r: (-r[0], r[1]))
-    return ranked, False, fuzzy_used
+    boosts = _boosts(db, parsed, rows)
+    evidence = {
+        pk: Evidence(
+            keyword=keyword.get(pk, 0.0),
+            meaning=meaning.get(pk),
+            coverage=max(
+                max(q.coverage(held.get(pk, ())) for q in per_phrase),
+                typo_coverage(fuzzy_hits[pk], threshold) if pk in fuzzy_hits else 0.0,
+            ),
+            boost=boosts.get(pk, 0.0),
+            importance=row.importance,
+            created_at=row.created_at,
+            stale=row.stale,
+        )
+        for pk, row in rows.items()
+    }
+    all_words = {pk for pk, words_held in held.items() if set(qw.content) <= words_held}
+    return Gathered(evidence, pool, sessions, bm25, cosine, fuzzy_hits, all_words, fuzzy_used)
+
+
+def typo_coverage(fuzzy: dict[str, Any], threshold: float) -> float:
+    """How surely a typo-tolerant match holds the words typed: its similarity from the threshold (0) up to an exact
+    match (1); a correction just over the threshold ("mailhog" ~ "mail") is weak evidence."""
+    return max(0.0, (float(fuzzy["similarity"]) - threshold) / max(1.0 - threshold, 1e-6))
 
 
 def _boosts(db: Database, parsed: ParsedQuery, rows: dict[int, RankRow]) -> dict[int, float]:

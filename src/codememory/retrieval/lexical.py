@@ -4,19 +4,15 @@ index, corrections from the store's vocabulary with rapidfuzz). See `search` for
 
 from __future__ import annotations
 
-import math
 from datetime import datetime
 from typing import Any
 
-from codememory.core.dates import from_iso
+from codememory.retrieval import nudge
 from codememory.store.database import Database
 from codememory.store.filters import Filters
 from codememory.store.memories import RankRow
 from codememory.text.query import STOPWORDS, Node, ParsedQuery, Term, all_terms, compile_node, fold, words
 
-IMPORTANCE_WEIGHT = 0.10
-RECENCY_WEIGHT = 0.05
-RECENCY_HALF_LIFE_DAYS = 30.0
 TAG_NUDGE = 0.2  # keyword-only any-word pass: a memory tagged with a query word (see _tag_nudged)
 CANDIDATE_SLACK = 25
 _FUZZY_CANDIDATES = 200
@@ -31,20 +27,11 @@ Ranked = list[tuple[float, int, str, dict[str, Any]]]  # (score, pk, match, expl
 
 
 def nudges(row: RankRow, now: datetime) -> tuple[float, float]:
-    try:
-        age_days = max(0.0, (now - from_iso(row.created_at)).total_seconds() / 86400)
-    except ValueError:
-        age_days = 365.0
-    recency = math.pow(0.5, age_days / RECENCY_HALF_LIFE_DAYS)
-    return IMPORTANCE_WEIGHT * (row.importance - 0.5), RECENCY_WEIGHT * recency
+    return nudge.nudges(row.importance, row.created_at, now)
 
 
 def demoted(score: float, row: RankRow, factor: float) -> float:
-    """A stale memory's score made worse by `factor` ([staleness] demote): a positive score times the factor, a
-    negative one (fused scores are z-scores) times 2 - factor, so a stale memory always loses ground."""
-    if not row.stale or factor >= 1.0:
-        return score
-    return score * factor if score >= 0 else score * (2.0 - factor)
+    return nudge.demote(score, row.stale, factor)
 
 
 def stale_explain(explain: dict[str, Any], row: RankRow, factor: float) -> dict[str, Any]:

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 from codememory.core.bounded_input import check_query
 from codememory.core.config import ContextConfig
 from codememory.core.result import Result
-from codememory.embedding.relevance import FALLBACK, PINNED_SLACK
 from codememory.errors import InvalidInput
-from codememory.retrieval.search import Ranking, rank_phrases, stale_notes
+from codememory.retrieval.decision import Bars, best_likelihood
+from codememory.retrieval.search import Ranking, rank_phrases, relevance_bars, stale_notes
 from codememory.retrieval.usefulness import adjusted, factors
 from codememory.retrieval.why import add_matches, ranked_why
 from codememory.store.database import Database
@@ -39,6 +39,10 @@ ENTITY_WEIGHT = 0.5
 # The lead phrase's own ranking weighs as much as the ranking of every phrase together (scores stay in [0, 1]
 # before the entity bonus): a memory both rank first scores 1, one only the tool phrases find at most 0.5.
 LEAD_WEIGHT = 1.0
+# Slots of one answer: a step is usually served by one to three memories; more slots only fill up with noise.
+DEFAULT_MAX_MEMORIES = 4
+DEFAULT_MAX_NEW = 3
+PINNED_SLACK = 0.1  # a memory already shown stays while its likelihood is this much under the bars (less flicker)
 
 
 @dataclass
@@ -46,8 +50,8 @@ class RetrieveRequest:
     query_expansion: list[str]
     entities: list[str] = field(default_factory=list)
     pinned_memory_ids: list[str] = field(default_factory=list)
-    max_memories: int = 8
-    max_new: int = 5
+    max_memories: int = DEFAULT_MAX_MEMORIES
+    max_new: int = DEFAULT_MAX_NEW
     token_budget: int = 1500
     exclude_memory_ids: list[str] = field(default_factory=list)  # already in the caller's context: never returned
     pinned_min_score: float = ContextConfig.pinned_min_score  # [context] pinned_min_score
@@ -98,18 +102,24 @@ class _Candidate:
 
 
 def _positions(
-    ranking: Ranking, window: int, floor: float, pinned: set[int]
+    ranking: Ranking, window: int, bars: Bars, pinned: set[int]
 ) -> dict[int, tuple[int, str, float, dict[str, Any]]]:
-    """The first `window` entries of a ranking worth offering: pk -> (position, match, fused score, its parts). A
-    memory found by meaning alone must reach the floor (a pinned one, already shown, a little under it: less
+    """The first `window` entries of a ranking worth offering: pk -> (position, match, fused score, its parts). What
+    the relevance decision kept at the injection bars (retrieval/decision.py; nothing when the step is not likely
+    answered by any memory), and a pinned memory, already shown, while it stays within PINNED_SLACK of them (less
     flicker)."""
+    kept = {pk for _, pk, _, _ in ranking.order}
+    lenient = bars.lenient(PINNED_SLACK)
+    best = best_likelihood(ranking.ranked or ranking.order) or 0.0
     out: dict[int, tuple[int, str, float, dict[str, Any]]] = {}
-    for position, (fused, pk, match, explain) in enumerate(ranking.order[:window]):
-        cosine = explain.get("cosine")
-        need = floor - PINNED_SLACK if pk in pinned else floor
-        if match in ("semantic", "context") and (cosine is None or cosine < need):
-            continue  # found by meaning alone, and not close enough to be worth the agent's attention
-        out[pk] = (position, match, fused, explain)
+    for fused, pk, match, explain in ranking.ranked or ranking.order:
+        if len(out) >= window:
+            break
+        if pk not in kept:
+            p = explain.get("likelihood")
+            if pk not in pinned or p is None or p < lenient.keep or max(p, best) < lenient.answer:
+                continue
+        out[pk] = (len(out), match, fused, explain)
     return out
 
 
@@ -128,13 +138,13 @@ def retrieve(
     if phrases:
         ranking = rank_phrases(db, phrases, filters, want=PER_PHRASE * len(phrases), semantic=semantic)
         degraded_reason = ranking.reason
-        floor = ranking.floor if ranking.floor is not None else FALLBACK  # relevance.py
-        every = _positions(ranking, window, floor, set(pinned_pks.values()))
+        model = semantic.model if semantic is not None and ranking.mode != "lexical" else None
+        bars = relevance_bars(model, inject=True)
+        every = _positions(ranking, window, bars, set(pinned_pks.values()))
         lead = every
         if len(phrases) > 1:
             first = rank_phrases(db, phrases[:1], filters, want=PER_PHRASE, semantic=semantic)
-            lead_floor = first.floor if first.floor is not None else FALLBACK
-            lead = _positions(first, window, lead_floor, set(pinned_pks.values()))
+            lead = _positions(first, window, bars, set(pinned_pks.values()))
         for pk in every.keys() | lead.keys():
             rank_all = 1.0 - every[pk][0] / window if pk in every else 0.0  # rank-based: fused scores are z-scores
             rank_lead = 1.0 - lead[pk][0] / window if pk in lead else 0.0

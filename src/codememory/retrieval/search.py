@@ -20,7 +20,7 @@ in `hybrid`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from codememory.core.bounded_input import check_query
@@ -29,15 +29,16 @@ from codememory.core.model import Memory
 from codememory.core.result import FLATTEN, Result, json_key
 from codememory.embedding.semantic import NOT_CONFIGURED
 from codememory.errors import InvalidInput
+from codememory.retrieval.decision import Bars, decide
 from codememory.retrieval.hybrid import hybrid_ranking
 from codememory.retrieval.lexical import Ranked, has_unknown_word, keyword_ranking, lexical_ranking, matched_words
 from codememory.retrieval.usefulness import reorder
 from codememory.store.database import Database
 from codememory.store.filters import Filters
+from codememory.text.privacy import without_redactions
 from codememory.text.query import ParsedQuery, parse_query, words
 
 if TYPE_CHECKING:
-    from codememory.embedding.base import Vectors
     from codememory.embedding.semantic import Semantic
 
 DEFAULT_THRESHOLD = 0.7
@@ -53,6 +54,7 @@ class Hit(Result):
     score: float
     match: str  # "exact", "partial", "semantic", "context" or "fuzzy"
     explain: dict[str, Any] = field(default_factory=dict)
+    held_back: bool = False  # shown only because held-back results were asked for (`search --all`)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -60,6 +62,7 @@ class Hit(Result):
             "score": round(self.score, 6),
             "match": self.match,
             "fuzzy": self.match == "fuzzy",
+            "held_back": self.held_back,
             "explain": _rounded(self.explain),
         }
 
@@ -86,7 +89,7 @@ class SearchResult(Result):
     mode: str = "lexical"  # "hybrid", "lexical" or "semantic": what actually ranked the results
     degraded: bool = False  # semantic search was wanted but unavailable (see degraded_reason)
     degraded_reason: str | None = None
-    below_floor: int = 0  # candidates found by meaning alone and cut as too far from the query
+    held_back: int = 0  # candidates the relevance decision left out (not likely relevant enough)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -98,7 +101,7 @@ class SearchResult(Result):
             "mode": self.mode,
             "degraded": self.degraded,
             "degraded_reason": self.degraded_reason,
-            "below_floor": self.below_floor,
+            "held_back": self.held_back,
             "results": [h.to_dict() for h in self.hits],
         }
 
@@ -111,28 +114,65 @@ class Ranking:
     mode: str
     reason: str | None
     parsed: ParsedQuery
-    below_floor: int = 0
-    floor: float | None = None  # the cosine a meaning-only match needed (relevance.py), when meaning was used
+    held_back: Ranked = field(default_factory=list)  # candidates the relevance decision left out, best first
+    ranked: Ranked | None = None  # every candidate in ranking order, before the decision (None: same as order)
 
 
-def apply_floor(order: Ranked, floor: float) -> tuple[Ranked, int]:
-    """Drop the entries found by meaning alone whose cosine is under `floor` (keyword and typo hits stay)."""
-    kept = [e for e in order if e[2] not in ("semantic", "context") or (e[3].get("cosine") or -1.0) >= floor]
-    return kept, len(order) - len(kept)
+def relevance_bars(model: str | None, *, inject: bool = False, configured: float = -1.0) -> Bars:
+    """The decision's bars (retrieval/decision.py) for results ranked with this embedding model (None: keywords
+    only): search's, or the stricter ones for what is put into an agent's context unasked. `configured`
+    (`[search] min_likelihood`, when ≥ 0) replaces search's: one fixed bar every result must reach."""
+    from codememory.retrieval.evidence import calibration_for
+
+    cal = calibration_for(model)
+    bars = cal.inject if inject else cal.search
+    if configured >= 0 and not inject:
+        bars = Bars(configured, configured)
+    return bars
 
 
-def meaning_floor(semantic: Semantic, qvecs: list[Vectors], *, inject: bool = False) -> float:
-    from codememory.embedding.relevance import INJECT_MARGIN, SEARCH_MARGIN, floor_for
+def with_keyword_likelihood(
+    db: Database, parsed: ParsedQuery, order: Ranked, phrases: list[ParsedQuery] | None = None
+) -> Ranked:
+    """A keyword-only ranking's entries with their word coverage and likelihood (evidence.py, no meaning): the share
+    of the query's word weight each holds (the best over `phrases`, when the query is several), a typo match's
+    similarity. Explicit query syntax is matched strictly and left undecided: its matches are what was asked for."""
+    from codememory.retrieval.evidence import calibration_for, likelihood
+    from codememory.retrieval.hybrid import typo_coverage
+    from codememory.retrieval.query_words import held_words, query_words
 
-    margin = INJECT_MARGIN if inject else SEARCH_MARGIN
-    return floor_for(semantic.embedder(), qvecs, semantic.config.search.min_cosine, margin)
+    if parsed.explicit or not order:
+        return order
+    per_phrase = [query_words(db, p) for p in (phrases if phrases and len(phrases) > 1 else [parsed])]
+    held = held_words(db, [w for q in per_phrase for w in q.searched()], [pk for _, pk, _, _ in order])
+    cal = calibration_for(None)
+    out: Ranked = []
+    for score, pk, match, explain in order:
+        coverage = max(q.coverage(held.get(pk, ())) for q in per_phrase)
+        if "similarity" in explain:
+            coverage = max(coverage, typo_coverage(explain, DEFAULT_THRESHOLD))
+        likely = likelihood(coverage, None, cal)
+        out.append((score, pk, match, {**explain, "coverage": coverage, "likelihood": likely}))
+    return out
 
 
-def _floored(ranking: Ranking, semantic: Semantic, enabled: bool, qvecs: list[Vectors]) -> Ranking:
-    ranking.floor = meaning_floor(semantic, qvecs)
-    if enabled:
-        ranking.order, ranking.below_floor = apply_floor(ranking.order, ranking.floor)
-    return ranking
+def query_unknown_share(db: Database, parsed: ParsedQuery, phrases: list[ParsedQuery] | None = None) -> float:
+    """How much of the query's word weight is in no memory (query_words.QueryWords.unknown_share); for several
+    phrases, the best known of them."""
+    from codememory.retrieval.query_words import query_words
+
+    queries = [p for p in (phrases or [parsed]) if p.terms]
+    return min((query_words(db, p).unknown_share() for p in queries), default=0.0)
+
+
+def _decided(ranking: Ranking, db: Database, bars: Bars, phrases: list[ParsedQuery] | None = None) -> Ranking:
+    """The ranking with the relevance decision applied: `order` what is shown, `held_back` the rest, `ranked` all."""
+    everything = ranking.order
+    if ranking.mode == "lexical":
+        everything = with_keyword_likelihood(db, ranking.parsed, everything, phrases)
+    unknown = query_unknown_share(db, ranking.parsed, phrases) if bars.unknown else 0.0
+    kept, held = decide(everything, bars, unknown)
+    return replace(ranking, order=kept, held_back=held, ranked=everything)
 
 
 def rank(
@@ -145,16 +185,29 @@ def rank(
     threshold: float = DEFAULT_THRESHOLD,
     semantic: Semantic | None = None,
     mode: str = "hybrid",
-    floor: bool = True,
 ) -> Ranking:
-    """Every candidate for a query, best first (no memories loaded). See `search`. A `-word` exclusion leaves out
-    every candidate holding the word, however it was found (meaning and typo matches included)."""
+    """Every candidate for a query, best first (no memories loaded), split by the relevance decision into what is
+    shown (`order`) and what is held back. See `search`. A `-word` exclusion leaves out every candidate holding the
+    word, however it was found (meaning and typo matches included), before anything is decided."""
     parsed = parse_query(query)
-    ranking = _rank(db, parsed, filters, want, fuzzy, threshold, semantic, mode, floor)
+    ranking = _rank(db, parsed, filters, want, fuzzy, threshold, semantic, mode)
     excluded = parsed.excluded_fts()
     if excluded and ranking.order:
         holding = db.fts_subset(excluded, [pk for _, pk, _, _ in ranking.order])
         ranking.order = [entry for entry in ranking.order if entry[1] not in holding]
+    model = semantic.model if semantic is not None and ranking.mode != "lexical" else None
+    configured = semantic.config.search.min_likelihood if semantic is not None else -1.0
+    ranking = _decided(ranking, db, relevance_bars(model, configured=configured))
+    min_cosine = semantic.config.search.min_cosine if semantic is not None else -1.0
+    if min_cosine >= 0:  # [search] min_cosine: found by meaning alone, a memory must also reach this cosine
+        short = [
+            e for e in ranking.order if e[2] in ("semantic", "context") and (e[3].get("cosine") or -1) < min_cosine
+        ]
+        if short:
+            gone = {e[1] for e in short}
+            position = {e[1]: i for i, e in enumerate(ranking.ranked or [])}
+            held = sorted(ranking.held_back + short, key=lambda e: position.get(e[1], 0))
+            ranking = replace(ranking, order=[e for e in ranking.order if e[1] not in gone], held_back=held)
     return ranking
 
 
@@ -167,7 +220,6 @@ def _rank(
     threshold: float,
     semantic: Semantic | None,
     mode: str,
-    floor: bool,
 ) -> Ranking:
     now = now_utc()
     reason = None
@@ -196,16 +248,18 @@ def _rank(
     if strict:
         seen = {pk for _, pk, _, _ in strict}
         order = strict + [entry for entry in order if entry[1] not in seen]
-    ranking = Ranking(order, more, fuzzy_used, "semantic" if mode == "semantic" else "hybrid", gap, parsed)
-    return _floored(ranking, semantic, floor, [qvec])
+    return Ranking(order, more, fuzzy_used, "semantic" if mode == "semantic" else "hybrid", gap, parsed)
 
 
 def rank_phrases(
-    db: Database, phrases: list[str], filters: Filters, *, want: int, semantic: Semantic | None
+    db: Database, phrases: list[str], filters: Filters, *, want: int, semantic: Semantic | None, inject: bool = True
 ) -> Ranking:
     """One hybrid pass for several phrases describing one need (a query expansion): keywords of all
-    phrases ORed, each phrase's vector searched, a memory's cosine its best over the phrases."""
+    phrases ORed, each phrase's vector searched, a memory's cosine its best over the phrases; decided with the
+    injection bars (`inject`, else search's)."""
+    phrases = [q for q in (without_redactions(p).strip() for p in phrases) if q] or phrases
     parsed = parse_query(" ".join(w for p in phrases for w in words(p)))
+    each = [parse_query(" ".join(words(p))) for p in phrases]
     qvecs = []
     gap = None
     if semantic is not None and semantic.configured and parsed.terms:
@@ -221,14 +275,14 @@ def rank_phrases(
             db, parsed, filters, want, typo, DEFAULT_THRESHOLD, now, parsed.keyword_fts()
         )
         reason = (semantic.reason if semantic is not None else None) or NOT_CONFIGURED
-        return Ranking(order, more, fuzzy_used, "lexical", reason, parsed)
+        ranking = Ranking(order, more, fuzzy_used, "lexical", reason, parsed)
+        return _decided(ranking, db, relevance_bars(None, inject=inject), each)
     assert semantic is not None  # vectors exist only with a working embedder
     order, more, fuzzy_used = hybrid_ranking(
-        db, parsed, filters, want, None, DEFAULT_THRESHOLD, semantic, qvecs, now_utc(), "hybrid"
+        db, parsed, filters, want, None, DEFAULT_THRESHOLD, semantic, qvecs, now_utc(), "hybrid", each
     )
     ranking = Ranking(order, more, fuzzy_used, "hybrid", gap, parsed)
-    ranking.floor = meaning_floor(semantic, qvecs, inject=True)  # rank_phrases serves proactive retrieval
-    return ranking
+    return _decided(ranking, db, relevance_bars(semantic.model, inject=inject), each)
 
 
 def search(
@@ -242,14 +296,17 @@ def search(
     threshold: float = DEFAULT_THRESHOLD,
     semantic: Semantic | None = None,
     mode: str = "hybrid",
-    relevance_floor: bool = True,
+    show_held_back: bool = False,
 ) -> tuple[SearchResult, list[int]]:
     """Run a search; returns the result and the row keys of the hits (for access stats).
 
     mode "hybrid" fuses keywords and meaning for plain words; a query using OR/NOT/"phrases"/prefix*/
     parentheses is matched strictly by keywords first, and (unless it has a NOT) related memories fill
     the rest of the list. "lexical" uses keywords only, "semantic" meaning only. Without a working
-    embedder every mode falls back to lexical and the result says `degraded`."""
+    embedder every mode falls back to lexical and the result says `degraded`.
+
+    A result is returned only when the relevance decision keeps it (retrieval/decision.py); the others are counted
+    in `held_back`, and with `show_held_back` they follow the returned ones on the page, each marked `held_back`."""
     asked = parse_query(query)
     if asked.excluded and not asked.terms:
         raise InvalidInput("the query only excludes words (-word): add a word to search for")
@@ -262,9 +319,12 @@ def search(
         threshold=threshold,
         semantic=semantic,
         mode=mode,
-        floor=relevance_floor,
     )
-    order, parsed = reorder(db, ranking.order), ranking.parsed  # what agents did with each (retrieval/usefulness.py)
+    parsed = ranking.parsed
+    held = {pk for _, pk, _, _ in ranking.held_back} if show_held_back else set()
+    # what agents did with each (retrieval/usefulness.py) reorders what is shown; what was held back follows it
+    shown = reorder(db, ranking.order)
+    order = shown + ranking.held_back if show_held_back else shown
     page = order[offset : offset + limit]
     partial = [pk for _, pk, match, _ in page if match == "partial"]
     if partial and parsed.fts:
@@ -275,7 +335,7 @@ def search(
     keyword_hits = [pk for _, pk, match, _ in page if match in ("exact", "partial", "fuzzy")]
     matched = matched_words(db, parsed, keyword_hits) if keyword_hits else {}
     hits = [
-        Hit(memories[pk], score, match, _explained(explain, notes.get(pk), matched.get(pk)))
+        Hit(memories[pk], score, match, _explained(explain, notes.get(pk), matched.get(pk)), pk in held)
         for score, pk, match, explain in page
         if pk in memories
     ]
@@ -288,7 +348,7 @@ def search(
         mode=ranking.mode,
         degraded=ranking.reason is not None,
         degraded_reason=ranking.reason,
-        below_floor=ranking.below_floor,
+        held_back=len(ranking.held_back),
     )
     return result, [pk for _, pk, _, _ in page if pk in memories]
 

@@ -106,6 +106,8 @@ _NOTE_CHARS = 300
 # ±5%) and the fuzzy pass's per-term table (its corrections are shown as typos); `score` is the caller's to show.
 _QUIET = frozenset(
     {"score", "lexical_z", "semantic_z", "importance_nudge", "recency_nudge", "similarity", "terms", "rank"}
+    # the relevance evidence and the ranking's order marks (retrieval/evidence.py, fusion.py): in --json
+    | {"keyword", "meaning", "coverage", "likelihood", "all_words", "covered", "newer_in_tie"}
 )
 _SHOWN = frozenset(
     {"retriever", "match", "bm25", "cosine", "fused", "words", "entities", "typos", "fuzzy", "context", "boost"}

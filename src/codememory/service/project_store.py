@@ -25,7 +25,13 @@ from codememory.core.project import db_path, find_project_root, store_dir
 from codememory.core.provenance import Provenance, local_by_from_fields
 from codememory.embedding.semantic import Semantic
 from codememory.errors import AlreadyExists, CodememoryError, InvalidInput, NotFound
-from codememory.retrieval.proactive import RetrieveRequest, RetrieveResult, retrieve
+from codememory.retrieval.proactive import (
+    DEFAULT_MAX_MEMORIES,
+    DEFAULT_MAX_NEW,
+    RetrieveRequest,
+    RetrieveResult,
+    retrieve,
+)
 from codememory.retrieval.search import DEFAULT_THRESHOLD, SearchResult, check_search_args
 from codememory.retrieval.search import search as run_search
 from codememory.service.auto_links import LINK_POOL, links_to_make
@@ -392,13 +398,14 @@ class Store(EmbeddingAccess, SessionAccess):
         threshold: float = DEFAULT_THRESHOLD,
         touch: bool = True,
         mode: str = "hybrid",
-        relevance_floor: bool = True,
+        show_held_back: bool = False,
         **filter_args: Any,
     ) -> SearchResult:
         """Search with the grep-like syntax. `fuzzy=None` adds typo-tolerant hits only when exact
         matches are fewer than `limit`; True always adds them; False never does. `mode`: "hybrid"
-        (keywords + meaning when an embedder is configured), "lexical" or "semantic". `relevance_floor`
-        False keeps memories found by meaning alone however far they are from the query."""
+        (keywords + meaning when an embedder is configured), "lexical" or "semantic". Results
+        the relevance decision holds back are counted in `held_back`; `show_held_back` lists them after the
+        others, marked (retrieval/search.py)."""
         check_search_args(query, limit, offset, mode, threshold)
         result, pks = run_search(
             self.db,
@@ -410,7 +417,7 @@ class Store(EmbeddingAccess, SessionAccess):
             threshold=threshold,
             semantic=self.semantic,
             mode=mode,
-            relevance_floor=relevance_floor,
+            show_held_back=show_held_back,
         )
         if touch and pks:
             now = now_iso()
@@ -476,8 +483,8 @@ class Store(EmbeddingAccess, SessionAccess):
         *,
         entities: Sequence[str] = (),
         pinned: Sequence[str] = (),
-        max_memories: int = 8,
-        max_new: int = 5,
+        max_memories: int = DEFAULT_MAX_MEMORIES,
+        max_new: int = DEFAULT_MAX_NEW,
         token_budget: int = 1500,
         touch: bool = True,
         exclude: Sequence[str] = (),

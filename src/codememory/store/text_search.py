@@ -26,6 +26,8 @@ class TextSearch(StoreConnection):
     _vocab_set: frozenset[str] = frozenset()
     _vocab_top = 0  # the newest memory whose words it holds
     _vocab_read_at = 0.0  # when it was last read whole from the index (time.monotonic)
+    _df_key: int | None = None  # the text_version the cached document frequencies were counted at
+    _df: dict[str, int]
 
     def fts_search(self, match: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
         """BM25 candidates (smaller score is better, as FTS5 reports it). The index ranks on its own and only its
@@ -85,6 +87,40 @@ class TextSearch(StoreConnection):
                 raise
         return set()
 
+    def text_version(self) -> int:
+        return int(self.conn.execute("SELECT value FROM counters WHERE name = 'text_version'").fetchone()[0])
+
+    def document_counts(self, words: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """(memories in the keyword index, how many of them hold each word as the index matches it: stemmed), the
+        statistics of FTS5's own BM25 weights; counts are cached until the text of the store changes."""
+        key = self.text_version()
+        if key != self._df_key:
+            self._df, self._df_key = {}, key
+        total = self._df.get("\x00total")
+        if total is None:
+            total = int(self.conn.execute("SELECT count(*) FROM memories_fts").fetchone()[0])
+            self._df["\x00total"] = total
+        out: dict[str, int] = {}
+        for word in words:
+            count = self._df.get(word)
+            if count is None:
+                try:
+                    count = int(
+                        self.conn.execute(
+                            "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?",
+                            ('"' + word.replace('"', '""') + '"',),
+                        ).fetchone()[0]
+                    )
+                except sqlite3.OperationalError as exc:
+                    if not _is_query_error(exc):
+                        raise
+                    count = 0
+                if len(self._df) > 4096:
+                    self._df = {"\x00total": total}
+                self._df[word] = count
+            out[word] = count
+        return total, out
+
     def substring_search(self, match: str, filters: Filters, limit: int) -> list[int]:
         """Memories holding a literal substring, the most important first among the first SUBSTRING_SCAN the index
         yields (a common substring matches a large share of a big store; ordering all of them cost time that grew
@@ -109,7 +145,7 @@ class TextSearch(StoreConnection):
         cost grows with the store: about a second at 100k memories on a busy machine), then kept up to date with
         the words of the memories added since; words of forgotten or edited memories may linger until the next
         whole read (VOCABULARY_MAX_AGE later): a correction to such a word finds nothing, it misleads no one."""
-        key = int(self.conn.execute("SELECT value FROM counters WHERE name = 'text_version'").fetchone()[0])
+        key = self.text_version()
         if key == self._vocab_key:
             return self._vocab
         if self._vocab_key is None or time.monotonic() - self._vocab_read_at > VOCABULARY_MAX_AGE:

@@ -267,6 +267,14 @@ def _redact_assignments(text: str) -> str:
     return "".join(out) + text[done:] if out else text
 
 
+REDACTION_RE = re.compile(r"\[REDACTED:[a-z_]+\]")
+
+
+def without_redactions(text: str) -> str:
+    """The text without the markers of secrets taken out (for a query: a secret says nothing about what it is about)."""
+    return REDACTION_RE.sub(" ", text)
+
+
 def redact_secrets(text: str) -> str:
     """Replace secrets with `[REDACTED:<kind>]` (see the module docstring for the rules)."""
     if '\\"' in text:  # JSON inside a string: a tool's input, a prompt OpenCode stored quoted

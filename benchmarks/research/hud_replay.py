@@ -1,0 +1,100 @@
+"""Choose the injection bars (what the HUD puts in front of an agent unasked) offline, on a bench_agent_view.py run.
+
+    python benchmarks/bench_agent_view.py --only opencode          # once: the sessions, the plugin's trace
+    python benchmarks/research/hud_replay.py [--answer 0.2,0.3] [--keep 0.1,0.2] [--ratio 0.3,0.5] [--unknown 0,1]
+
+The plugin's trace (benchmarks/.work/agent_view/opencode/plugin-trace.jsonl) holds the /retrieve request of every
+model call, and requests.jsonl each call's step with the memories labelled relevant to it. Each request is asked
+again of the run's own store (`Store.retrieve`, the daemon's code path, no pins carried over) under each choice of
+bars, and scored as the benchmark scores the HUD: precision and recall against the step's labels, and the share of
+steps labelled with no memory that get no HUD memory. A proxy for the real run (pins and what the context already
+carries differ), good for choosing; the figures reported are the real run's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import statistics
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+RUN = HERE.parent / ".work" / "agent_view" / "opencode"
+
+
+def load() -> list[tuple[dict[str, Any], list[str]]]:
+    """(retrieve request, relevant ids) per scripted model call, in order."""
+    trace = [json.loads(line) for line in (RUN / "plugin-trace.jsonl").read_text().splitlines() if line.strip()]
+    traced = [t for t in trace if t.get("hook") == "messages"]  # one per model call, a request when one was sent
+    calls = [json.loads(line) for line in (RUN / "requests.jsonl").read_text().splitlines() if line.strip()]
+    scenario = json.loads((HERE.parent / "data" / "agent_view" / "steps.json").read_text(encoding="utf-8"))
+    steps = [scenario["sessions"][s]["turns"][t]["steps"][i] for s, t, i in (c["at"] for c in calls if c.get("at"))]
+    if len(traced) != len(steps):
+        sys.exit(f"{len(traced)} traced model calls for {len(steps)} scripted ones: cannot pair them")
+    pairs = [
+        (t["request"], list(s.get("relevant") or [])) for t, s in zip(traced, steps, strict=True) if "request" in t
+    ]
+    if len(pairs) < len(steps):
+        print(f"{len(steps) - len(pairs)} calls sent no request (daemon down or skipped): left out", file=sys.stderr)
+    return pairs
+
+
+def score(store: Any, pairs: list[tuple[dict[str, Any], list[str]]]) -> dict[str, float | None]:
+    precisions, recalls, empty_ok, nothing = [], [], 0, 0
+    for request, relevant in pairs:
+        result = store.retrieve(
+            request["query_expansion"],
+            entities=request.get("entities") or [],
+            exclude=request.get("exclude_memory_ids") or [],
+            max_memories=request.get("max_memories", 4),
+            max_new=request.get("max_new", 3),
+            token_budget=request.get("token_budget", 1500),
+        )
+        shown = [m.id for m in result.memories]
+        hits = len(set(shown) & set(relevant))
+        if shown:
+            precisions.append(hits / len(shown))
+        if relevant:
+            recalls.append(hits / len(relevant))
+        else:
+            nothing += 1
+            empty_ok += not shown
+    return {
+        "hud_precision": round(statistics.fmean(precisions), 3) if precisions else None,
+        "hud_recall": round(statistics.fmean(recalls), 3) if recalls else None,
+        "nothing_without_hud": round(empty_ok / nothing, 3) if nothing else None,
+        "calls_with_hud": len(precisions),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    for name, default in (("answer", "0.2,0.3,0.4"), ("keep", "0.1,0.2,0.3"), ("ratio", "0.3,0.5"), ("unknown", "0")):
+        parser.add_argument(f"--{name}", default=default)
+    args = parser.parse_args()
+    from codememory import Store
+    from codememory.retrieval import evidence
+    from codememory.retrieval.decision import Bars
+
+    pairs = load()
+    store = Store.open(RUN / "project")
+    model = store.semantic.model or ""
+    key = next((k for k in evidence.CALIBRATIONS if model.lower().startswith(k)), None)
+    if key is None:
+        sys.exit(f"no calibration for {model!r}")
+    shipped = evidence.CALIBRATIONS[key]
+    print(f"{len(pairs)} calls, model {model}, shipped inject bars {shipped.inject}")
+    grid = [[float(v) for v in getattr(args, n).split(",")] for n in ("answer", "keep", "ratio", "unknown")]
+    for a, k, r, u in itertools.product(*grid):
+        if k > a:
+            continue
+        evidence.CALIBRATIONS[key] = replace(shipped, inject=Bars(a, k, r, u))
+        print(f"answer={a} keep={k} ratio={r} unknown={u}", score(store, pairs), flush=True)
+
+
+if __name__ == "__main__":
+    main()

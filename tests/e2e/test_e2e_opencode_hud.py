@@ -1,0 +1,83 @@
+"""The HUD follows the relevance decision in a real OpenCode session (the real binary, a scripted model, the plugin
+talking to a real daemon with the default embedding model): a step that needs no memory gets no block at all, and a
+step about something the memory holds gets that memory in front of the model."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support.daemon import spawn
+from support.opencode import OpenCodeHome, make_git_project
+from support.request_parts import opencode_view
+from support.scripted_llm import Reply, Script, ScriptedLLM, ToolCallSpec, is_title_request
+
+pytestmark = pytest.mark.slow  # the real OpenCode binary
+
+CODEMEMORY = str(Path(sys.executable).with_name("codememory"))
+MEMORIES = (
+    "Use httpx, not requests, for outbound HTTP calls in the webhook worker: we need HTTP/2",
+    "The Postgres connection pool is capped at 20 in production (config/db.toml)",
+    "Deploys go out on Tuesdays after the billing batch finishes",
+    "Alembic migrations live in db/migrations; run them before the integration tests",
+)
+CHORE = "Rename the file notes.txt to NOTES.md, nothing else."
+NEEDS_MEMORY = "Which HTTP client should the webhook worker use for its outbound calls?"
+
+
+def run(env: dict[str, str], cwd: Path, *args: str) -> Any:
+    done = subprocess.run([CODEMEMORY, *args, "--json"], cwd=cwd, env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr + done.stdout
+    return json.loads(done.stdout)
+
+
+def test_a_step_needing_nothing_gets_no_hud_block_and_one_needing_a_memory_gets_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = make_git_project(tmp_path / "api")
+    (project / "notes.txt").write_text("scratch\n", encoding="utf-8")
+    script = Script(
+        [
+            Reply(tool_calls=[ToolCallSpec("bash", {"command": "mv notes.txt NOTES.md", "description": "rename"})]),
+            Reply("Renamed notes.txt to NOTES.md."),
+            Reply("httpx: the webhook worker needs HTTP/2, which requests cannot do."),
+        ]
+    )
+    with ScriptedLLM(script) as llm:
+        oc = OpenCodeHome(tmp_path / "home", llm.base_url)
+        # the plugin waits 300 ms for the HUD, which a loaded machine misses: what the HUD shows is tested, not speed
+        opencode_env = oc.env
+        monkeypatch.setattr(oc, "env", lambda: {**opencode_env(), "CODEMEMORY_PLUGIN_TIMEOUT_MS": "20000"})
+        env = oc.env()  # a fresh install: the default embedding model, no configuration
+        run(env, project, "init", "--assistants", "opencode")
+        ids = {text: run(env, project, "store", text)["memory"]["id"] for text in MEMORIES}
+        daemon = spawn(env)
+        try:
+            # a daemon that has served before: its first retrieval loads the model, longer than the plugin waits
+            warm = daemon.client(timeout=300).request(
+                "POST", "/retrieve", {"project_root": str(project), "query_expansion": ["warm up"]}
+            )
+            assert warm.status == 200, warm.data
+            chore = oc.run(project, CHORE, timeout=300)
+            chore_calls = len(llm.requests)
+            oc.run(project, NEEDS_MEMORY, timeout=300)
+        finally:
+            daemon.terminate()
+        requests = list(llm.requests)
+    assert chore.returncode == 0 and (project / "NOTES.md").exists()
+
+    def views(bodies: list[dict[str, Any]]) -> list[Any]:  # the model's calls, not OpenCode's title requests
+        return [opencode_view(b) for b in bodies if not is_title_request(b)]
+
+    chore_views = views(requests[:chore_calls])
+    assert len(chore_views) >= 2  # the tool call and the answer after it
+    for view in chore_views:
+        assert view.hud == [] and view.cold == [], (view.hud_ids(), view.cold_ids())
+    answer_views = views(requests[chore_calls:])
+    assert answer_views and ids[MEMORIES[0]] in answer_views[0].hud_ids()
+    assert set(answer_views[0].hud_ids()) <= {ids[MEMORIES[0]]}  # and nothing unrelated beside it
