@@ -248,3 +248,29 @@ def test_a_contradiction_is_stored_not_taken_for_a_duplicate(cm: Invoke) -> None
         assert again["created"] is True, (first, second, again.get("duplicate_reason"))
     reworded = json.loads(cm("store", "Tests must run against Postgres!", "--json").stdout)
     assert reworded["created"] is False  # the same words are still one memory
+
+
+@pytest.mark.slow
+def test_the_readme_quick_starts_question_finds_its_memory(tmp_path: Path) -> None:
+    """The README's first command stores one memory in a new project and asks a question about it: with the default
+    model and no configuration the answer comes back (in a store of one memory every word it holds is in every
+    memory, which once weighed the question's other words so heavily that nothing was shown)."""
+    import re
+    import shlex
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"## Quick start.*?```sh\n(.*?)```", readme, re.S)
+    assert block
+    first = next(line for line in block.group(1).splitlines() if line.strip() and not line.startswith("#"))
+    parts = [part.strip().rstrip(")") for part in first.split("&&")]
+    steps = [shlex.split(part) for part in parts if part.startswith(("codememory store", "codememory search"))]
+    store = next(s for s in steps if s[:2] == ["codememory", "store"])
+    question = next(s for s in steps if s[:2] == ["codememory", "search"])[2]
+    env = isolated_env(tmp_path / "user", CODEMEMORY_EMBEDDING_PROVIDER=None)  # a fresh install's default model
+    root = tmp_path / "project"
+    make_project(env, root)
+    assert cli_json(env, "--project", root, *store[1:])["created"] is True
+    found = cli_json(env, "--project", root, "search", question)
+    assert [r["text"] for r in found["results"]] == [store[2]] and found["mode"] == "hybrid"
+    nothing = cli_json(env, "--project", root, "search", "who gets alerted when the site goes down?")
+    assert nothing["results"] == [] and nothing["held_back"] == 1  # and a question it cannot answer gets nothing

@@ -32,6 +32,11 @@ from codememory.retrieval.decision import Bars
 
 # FTS5's bm25() floors the weight of a word found in more than half the memories at this.
 _MIN_IDF = 1e-6
+# Word coverage weighs a smaller store as if it held this many memories, the others holding none of the query's
+# words. In a store of one memory every word it holds is "in every memory" and weighs least, so "why did we choose
+# httpx?" put most of its weight on "choose" and nothing was shown; a few dozen memories are where word frequencies
+# start to say which words are distinctive. Stores this size and larger are weighed as they are.
+SMALL_STORE = 20
 
 
 @dataclass(frozen=True)
@@ -84,6 +89,7 @@ def word_weights(total: int, counts: Mapping[str, int]) -> dict[str, float]:
 def coverage_weights(total: int, counts: Mapping[str, int]) -> dict[str, float]:
     """Each word's weight for word coverage: a smoothed inverse document frequency that stays positive (BM25's
     variant in Lucene), so that common words weigh little rather than nothing and tiny stores still work."""
+    total = max(total, SMALL_STORE)
     return {w: math.log(1.0 + (total - n + 0.5) / (n + 0.5)) for w, n in counts.items()}
 
 
