@@ -152,11 +152,6 @@ def test_session_start_keeps_bobs_notes_first_and_holds_the_instructions(team: d
     assert start.count("</project_memory>") == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="unfinished: the prompt hook's injection decision returns no block for 'Which production database "
-    "do we use?' in this store (not yet traced); the ranking of pulled claims on their content is not what fails",
-)
 def test_a_prompt_ranks_pulled_claims_on_their_content(team: dict[str, Any]) -> None:
     root, bobs = team["root"], team["bobs"]
     block = hook(root, "UserPromptSubmit", "ses_prompt", prompt="Which production database do we use?")
@@ -251,11 +246,6 @@ def test_a_teammates_plain_memory_flows_and_editing_one_makes_it_yours(team: dic
 
 
 # ------------------------------------------------------------------------------------- committed store
-@pytest.mark.xfail(
-    strict=True,
-    reason="unfinished: the session start now shows standing instructions only, so the committed note this test "
-    "reads there is not shown; the test needs to read its label where the note is shown (a prompt about it)",
-)
 def test_a_committed_memory_db_in_a_fresh_clone_is_marked_and_not_trusted(tmp_path: Path) -> None:
     upstream = tmp_path / "upstream"
     upstream.mkdir()
@@ -273,7 +263,9 @@ def test_a_committed_memory_db_in_a_fresh_clone_is_marked_and_not_trusted(tmp_pa
     git(tmp_path, "clone", "-q", str(upstream), str(clone))
     start = hook(clone, "SessionStart", "ses_clone", source="startup")
     assert "bootstrap.sh" not in start, "an instruction from a committed store reached the first session start"
-    assert f"`{planted}` [note · from a committed memory.db] Releases are cut every Friday." in start
+    asked = hook(clone, "UserPromptSubmit", "ses_clone", prompt="on which day are releases cut?")
+    assert f"`{planted}` [note · from a committed memory.db] Releases are cut every Friday." in asked
+    assert "bootstrap.sh" not in asked
     record = cli(clone, "show", planted)
     assert record["provenance"]["origin"] == "committed" and record["provenance"]["trusted"] is False
     assert [m["text"] for m in cli(clone, "review")["memories"]] == [
@@ -283,7 +275,8 @@ def test_a_committed_memory_db_in_a_fresh_clone_is_marked_and_not_trusted(tmp_pa
     # what is written here from now on is the clone's own, and it ranks before the committed claims
     mine = cli(clone, "store", "Releases need a changelog entry.")["memory"]["id"]
     assert cli(clone, "show", mine)["provenance"]["origin"] == "local"
-    again = [mid for mid, _, _ in lines(hook(clone, "SessionStart", "ses_clone2", source="startup"))]
+    prompt = "what do releases need, and when are they cut?"
+    again = [mid for mid, _, _ in lines(hook(clone, "UserPromptSubmit", "ses_clone2", prompt=prompt))]
     assert again.index(mine) < again.index(planted)
 
     async def body(session: ClientSession) -> Any:
