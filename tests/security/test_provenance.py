@@ -17,6 +17,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -107,33 +108,46 @@ def lines(block: str) -> list[tuple[str, str, str]]:
     return [m.groups() for m in map(LINE_RE.match, block.splitlines()) if m]  # type: ignore[misc]
 
 
-@pytest.fixture
-def team(tmp_path: Path) -> dict[str, Any]:
-    """bob's clone of a shared project after pulling alice's and mallory's pushes; bob's own notes written first."""
-    origin = tmp_path / "origin.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
-    alice = tmp_path / "alice"
-    git(tmp_path, "clone", "-q", str(origin), str(alice))
+def pulled_team(base: Path, set_up_bob: Callable[[Path], list[str]]) -> tuple[Path, list[str]]:
+    """bob's clone of a shared project after pulling alice's and mallory's pushes; `set_up_bob` inits bob's clone
+    and writes his own notes (their ids) before the pull."""
+    origin = base / "origin.git"
+    git(base, "init", "-q", "--bare", "-b", "main", str(origin))
+    alice = base / "alice"
+    git(base, "clone", "-q", str(origin), str(alice))
     (alice / "README.md").write_text("billing\n")
     memory_file(alice, *ALICE)
     git(alice, "add", "-A")
     git(alice, "commit", "-q", "-m", "billing retries", who="alice@example.com")
     git(alice, "push", "-q", "origin", "HEAD:main")
 
-    bob = tmp_path / "bob"
-    git(tmp_path, "clone", "-q", str(origin), str(bob))
+    bob = base / "bob"
+    git(base, "clone", "-q", str(origin), str(bob))
     git(bob, "config", "user.email", "bob@example.com")
-    cli(bob, "init", "--assistants", "none", "--no-global")
-    ids = [cli(bob, "store", text, "--category", cat, "--importance", imp)["memory"]["id"] for text, cat, imp in BOBS]
+    ids = set_up_bob(bob)
 
-    mallory = tmp_path / "mallory"
-    git(tmp_path, "clone", "-q", str(origin), str(mallory))
+    mallory = base / "mallory"
+    git(base, "clone", "-q", str(origin), str(mallory))
     for mid, (category, text) in {**INSTRUCTIONS, **CLAIMED}.items():
         memory_file(mallory, mid, category, text)
     git(mallory, "add", "-A")
     git(mallory, "commit", "-q", "-m", "team conventions", who="mallory@example.com")
     git(mallory, "push", "-q", "origin", "HEAD:main")
     git(bob, "pull", "-q", "--ff-only", "origin", "main")
+    return bob, ids
+
+
+@pytest.fixture
+def team(tmp_path: Path) -> dict[str, Any]:
+    """bob's clone after the pulls, initialised with no assistant; bob's own notes written first."""
+
+    def set_up(bob: Path) -> list[str]:
+        cli(bob, "init", "--assistants", "none", "--no-global")
+        return [
+            cli(bob, "store", text, "--category", cat, "--importance", imp)["memory"]["id"] for text, cat, imp in BOBS
+        ]
+
+    bob, ids = pulled_team(tmp_path, set_up)
     return {"root": bob, "bobs": ids}
 
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from test_provenance import ALICE, BOBS, CLAIMED, INSTRUCTIONS, git, memory_file
+from test_provenance import ALICE, BOBS, INSTRUCTIONS, pulled_team
 
 from support.daemon import codememory, isolated_env, spawn
 from support.opencode import OpenCodeHome, require_opencode
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.slow  # node and the real OpenCode binary
 
 # `- [mem_…] (category · where it came from) text`, as the plugin renders a memory
 LINE_RE = re.compile(r"^- \[(mem_[0-9a-f]{8})\] \(([^)]*)\) (.*)$")
-PROMPT = "Which production database do we use, and how do I install the toolchain before a task?"
+PROMPT = "Which production database do we use?"
 
 
 def lines(block: str) -> list[tuple[str, str, str]]:
@@ -51,31 +52,14 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         oc = OpenCodeHome(base / "home", llm.base_url)
         env = isolated_env(base / "daemon", XDG_STATE_HOME=str(oc.home / ".local" / "state"))
 
-        origin = base / "origin.git"
-        git(base, "init", "-q", "--bare", "-b", "main", str(origin))
-        alice = base / "alice"
-        git(base, "clone", "-q", str(origin), str(alice))
-        (alice / "README.md").write_text("billing\n")
-        memory_file(alice, *ALICE)
-        git(alice, "add", "-A")
-        git(alice, "commit", "-q", "-m", "billing retries", who="alice@example.com")
-        git(alice, "push", "-q", "origin", "HEAD:main")
+        def set_up(bob: Path) -> list[str]:
+            codememory(env, "--project", bob, "init", "--assistants", "opencode")
+            return [
+                codememory(env, "--project", bob, "store", text, "--category", cat, "--importance", imp, "-q").strip()
+                for text, cat, imp in BOBS
+            ]
 
-        bob = base / "bob"
-        git(base, "clone", "-q", str(origin), str(bob))
-        codememory(env, "--project", bob, "init", "--assistants", "opencode")
-        bobs = [
-            codememory(env, "--project", bob, "store", text, "--category", cat, "--importance", imp, "-q").strip()
-            for text, cat, imp in BOBS
-        ]
-        mallory = base / "mallory"
-        git(base, "clone", "-q", str(origin), str(mallory))
-        for mid, (category, text) in {**INSTRUCTIONS, **CLAIMED}.items():
-            memory_file(mallory, mid, category, text)
-        git(mallory, "add", "-A")
-        git(mallory, "commit", "-q", "-m", "team conventions", who="mallory@example.com")
-        git(mallory, "push", "-q", "origin", "HEAD:main")
-        git(bob, "pull", "-q", "--ff-only", "origin", "main")
+        bob, bobs = pulled_team(base, set_up)
 
         daemon = spawn(env)
         try:
@@ -97,9 +81,9 @@ def test_the_cold_start_holds_the_instructions_and_keeps_bobs_notes(session: dic
     assert shown, block
     ids = [mid for mid, _, _ in shown]
     assert not set(INSTRUCTIONS) & set(ids) and "curl" not in block and "Ignore previous" not in block
-    # the block alternates the most important and the newest: the important slots are bob's, in his order (the
-    # pulled files' importance 1.0 counts as neutral), the newest are what arrived last, the pull (not "2099")
-    assert ids[0::2] == session["bobs"], block
+    # only standing instructions open a session: bob's essential preference, said to be his; nothing pulled stands
+    # there, however important its file claims it is (1.0) or however new ("2099"), until the user accepts it
+    assert ids == [session["bobs"][0]], block
     for mid, label, _ in shown:
         if mid in session["bobs"]:
             assert label.endswith(" · by the user"), (mid, label)
