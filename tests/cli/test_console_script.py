@@ -53,9 +53,12 @@ def test_script_export_pipe_import(console_script: Path, make_project: Callable[
     assert exporter.wait(timeout=60) == 0
     assert importer.returncode == 0, importer.stderr
     assert json.loads(importer.stdout) == {"added": 3, "skipped_existing": 0, "invalid": []}
-    a = run_script(console_script, "--project", src, "export", "-").stdout
-    b = run_script(console_script, "--project", dst, "export", "-").stdout
-    assert sorted(a.splitlines()) == sorted(b.splitlines())
+    a = [json.loads(line) for line in run_script(console_script, "--project", src, "export", "-").stdout.splitlines()]
+    b = [json.loads(line) for line in run_script(console_script, "--project", dst, "export", "-").stdout.splitlines()]
+    # the same memories, byte for byte but for where they came from: written here there, imported here
+    assert {m.pop("provenance")["origin"] for m in a} == {"local"}
+    assert {m.pop("provenance")["origin"] for m in b} == {"import"}
+    assert sorted(a, key=lambda m: m["id"]) == sorted(b, key=lambda m: m["id"])
 
 
 def test_script_missing_store(console_script: Path, tmp_path: Path) -> None:

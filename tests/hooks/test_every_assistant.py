@@ -86,7 +86,8 @@ def test_every_specs_events_are_installed_by_init_and_handled_by_the_hook(
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["assistants"] == list(assistants.KEYS)
     with Store.open(root) as store:
-        store.add("Staging deploys use the deploy-staging make target", importance=0.9)
+        # a standing instruction: what a session start shows (the rest comes when a prompt asks for it)
+        store.add("Staging deploys use the deploy-staging make target", category="convention", importance=0.9)
     for spec in assistants.REGISTRY:
         assert our_events(spec, root) == {e.name for e in spec.events}, spec.key
         for event in spec.events:

@@ -31,14 +31,14 @@ def project(tmp_path: Path) -> Path:
     (root / "app.py").write_text("a = 1\n")
     store, _ = Store.init(root)
     with store:
-        store.add("Staging deploys use the deploy-staging make target", importance=0.9)
+        store.add("Staging deploys use the deploy-staging make target", category="convention", importance=0.9)
     return root
 
 
 def add_after_start(root: Path) -> None:
     """A memory the session start has not shown, for the prompt to find."""
     with Store.open(root) as store:
-        store.add("The hello file greets in English and French", importance=0.3)
+        store.add("To greet in hello.txt, set a to 2 and greet in English and French", importance=0.3)
 
 
 def recorded(name: str, root: Path, transcripts: Path) -> str:
@@ -82,7 +82,7 @@ def test_a_gemini_cli_session(project: Path, tmp_path: Path) -> None:
     # headless Gemini CLI puts the session-start context in front of the prompt it reports: it is not the prompt
     prompt = recorded("gemini_BeforeAgent.json", project, chats).replace("create hello.txt", "greet in hello.txt")
     out = json.loads(hook("gemini", "BeforeAgent", prompt))
-    assert "hello file greets" in out["hookSpecificOutput"]["additionalContext"]
+    assert "greet in English and French" in out["hookSpecificOutput"]["additionalContext"]
     assert out["hookSpecificOutput"]["hookEventName"] == "BeforeAgent"
     for name in ("gemini_AfterTool_write_file.json", "gemini_AfterTool_replace.json"):
         assert hook("gemini", "AfterTool", recorded(name, project, chats)) == ""
@@ -108,7 +108,7 @@ def test_a_copilot_cli_session(project: Path, tmp_path: Path) -> None:
     add_after_start(project)
     prompt = recorded("copilot_UserPromptSubmit.json", project, state).replace("create hello.txt", "greet in hello.txt")
     out = json.loads(hook("copilot", "UserPromptSubmit", prompt))
-    assert list(out) == ["additionalContext"] and "hello file greets" in out["additionalContext"]
+    assert list(out) == ["additionalContext"] and "greet in English and French" in out["additionalContext"]
     for name in ("copilot_PostToolUse_Write.json", "copilot_PostToolUse_Edit.json"):
         assert hook("copilot", "PostToolUse", recorded(name, project, state)) == ""
     assert journal(project, f"copilot-{COPILOT_SESSION}.jsonl") == ["hello.txt", "app.py"]
