@@ -45,7 +45,7 @@ def session(env: dict[str, str], project: Path, n: int) -> str:
         calls.append(ToolUse("Bash", {"command": "pytest -q --co"}, id="toolu_pytest"))
     script = Script([Reply("Deploying to staging.", tool_uses=calls), Reply("Deployed to staging.")])
     with ScriptedAnthropic(script) as api:
-        done = claude(env, api, project, "Deploy the current branch to staging, please.", "Bash")
+        done = claude(env, api, project, "Run the staging deploys, please.", "Bash")
         requests = api.conversation_requests()
     assert "scripts/ship_release.sh" in json.dumps(requests[0]), "the session-start block did not reach the model"
     return str(done["session_id"])
@@ -66,7 +66,8 @@ def test_report_shows_what_claude_code_sessions_were_shown_and_used(tmp_path: Pa
     ids = {
         "ignored": cm(env, project, "store", IGNORED, "--importance", "0.9")["memory"]["id"],
         "used": cm(env, project, "store", USED, "--importance", "0.6")["memory"]["id"],
-        "rule": cm(env, project, "store", RULE, "--importance", "0.8")["memory"]["id"],
+        # a standing instruction: every session start shows it, so a bare `pytest` contradicts what was shown
+        "rule": cm(env, project, "store", RULE, "--category", "convention", "--importance", "0.9")["memory"]["id"],
     }
     before = order(env, project)
     assert before[:2] == [ids["ignored"], ids["used"]]  # both say "staging deploys": the shorter text leads
