@@ -308,15 +308,19 @@ def hook_payload(root: Path, event: str, **fields: Any) -> str:
     )
 
 
-def prompt_hook(env: dict[str, str], root: Path) -> subprocess.CompletedProcess[str]:
+def prompt_hook(env: dict[str, str], root: Path, *, answered: bool = True) -> subprocess.CompletedProcess[str]:
+    """The prompt hook, run as Claude Code runs it; `answered`: the memory is expected in its block (with the default
+    model; a stand-in model whose vectors mean nothing may leave it under the relevance bar)."""
     session = str(uuid.uuid4())  # a session of its own each time: within one the hook injects a memory only once
     payload = hook_payload(root, "UserPromptSubmit", prompt="How do staging deploys work?", session_id=session)
     done = subprocess.run(
         [HOOK, "claude", "UserPromptSubmit"], input=payload, env=env, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
-    out = json.loads(done.stdout)  # the hook protocol on stdout is intact
-    assert "staging pipeline" in out["hookSpecificOutput"]["additionalContext"]
+    if answered or done.stdout.strip():
+        out = json.loads(done.stdout)  # the hook protocol on stdout is intact
+    if answered:
+        assert "staging pipeline" in out["hookSpecificOutput"]["additionalContext"]
     return done
 
 
@@ -330,7 +334,7 @@ def test_hook_ignores_untrusted_settings(env: dict[str, str], listener: Listener
     assert listener.count() == 0
 
     ok(env, "--project", root, "trust")
-    done = prompt_hook(env, root)
+    done = prompt_hook(env, root, answered=False)  # trusted: the project's own (stand-in) model embeds the prompt
     assert not warnings(done.stderr)
     assert listener.count() >= 1 and listener.authorizations() == {f"Bearer {SECRET}"}
 
