@@ -251,7 +251,8 @@ def test_every_page_in_a_real_browser(world: dict[str, Any], browser: Any) -> No
     page.goto(f"http://127.0.0.1:{daemon.port}/#/injections")
     on("injections")
     ledger = page.inner_text("main")
-    assert "hud" in ledger and "Use httpx everywhere" in ledger and "tokens" in ledger and "bm25" in ledger
+    assert "hud" in ledger and "Use httpx everywhere" in ledger and "tokens" in ledger
+    assert "retriever entity · words http · entities httpx" in ledger  # why it was put there
     shot("injections")
 
     # consolidation and staleness runs, newest first
