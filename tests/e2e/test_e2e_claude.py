@@ -9,7 +9,6 @@ typed in the first prompt is nowhere in the store.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from typing import Any, TypeVar
 import pytest
 
 from codememory.core.project import store_dir
+from support.agent_cli import isolated_env as agent_isolated_env
 from support.opencode import make_git_project
 from support.scripted_anthropic import Reply, Script, ScriptedAnthropic, ToolUse, block_text
 
@@ -66,30 +66,9 @@ def claude_bin() -> Path:
 
 
 def isolated_env(home: Path) -> dict[str, str]:
-    """One environment for codememory and Claude Code: a throwaway HOME and XDG folders (so the global
-    registry, a daemon's state and Claude Code's transcripts are all in it), this codememory first on PATH, and
-    no traffic but to the scripted API (no telemetry, error reports, update checks or other nonessential
-    requests)."""
-    keep = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "SYSTEMROOT")
-    env = {k: v for k, v in os.environ.items() if k in keep}
-    env.update(
-        # codememory on PATH, as for a user who installed it: init's files name `codememory` and `codememory-hook`
-        PATH=os.pathsep.join([str(Path(CODEMEMORY).parent), env.get("PATH", "")]),
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        XDG_DATA_HOME=str(home / ".local" / "share"),
-        XDG_CACHE_HOME=str(home / ".cache"),
-        XDG_STATE_HOME=str(home / ".local" / "state"),
-        CODEX_HOME=str(home / ".codex"),
-        ANTHROPIC_API_KEY="scripted-test-key",
-        DISABLE_TELEMETRY="1",
-        DISABLE_AUTOUPDATER="1",
-        DISABLE_ERROR_REPORTING="1",
-        DISABLE_BUG_COMMAND="1",
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-        NO_COLOR="1",
-    )
-    return env
+    """support.agent_cli's environment for one user (throwaway HOME and XDG folders, this codememory first on PATH,
+    every CLI's telemetry and update checks off), with the key the scripted Anthropic API accepts."""
+    return {**agent_isolated_env(home), "ANTHROPIC_API_KEY": "scripted-test-key"}
 
 
 def cm(env: dict[str, str], cwd: Path, *args: str) -> dict[str, Any]:
