@@ -7,6 +7,7 @@ import re
 import sqlite3
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from codememory.store.connection import StoreConnection, chunks
 from codememory.store.filters import Filters
@@ -16,6 +17,34 @@ SUBSTRING_SCAN = 5_000
 VOCABULARY_MAX_AGE = 600.0  # seconds before a changed store's vocabulary is read whole again
 _VOCABULARY_WORD = re.compile(r"(?=.*[a-z])[^\x00-\x20\x7f]{3,100}")
 _SUBSET_SCAN = 2_000
+# Reading one more match of a word's range costs about a microsecond; probing one key with `rowid IN (...)` sets
+# the whole expression up again, 100-300 µs at 100k memories: the range is read whole up to this many matches a key.
+_SCAN_PER_KEY = 256
+_RANGES_BYTES = 8 << 20  # what fts_subset keeps of its passes: a bit per memory of each range (100k: 12.5 KB)
+
+
+@dataclass(frozen=True)
+class _RangeMatches:
+    """The memories an expression matches among those with keys low..high, as a bit per key."""
+
+    low: int
+    high: int
+    bits: bytes
+
+    @classmethod
+    def of(cls, low: int, high: int, rows: Sequence[tuple[int]]) -> _RangeMatches:
+        bits = bytearray((high - low) // 8 + 1)
+        for (pk,) in rows:
+            offset = pk - low
+            bits[offset >> 3] |= 1 << (offset & 7)
+        return cls(low, high, bytes(bits))
+
+    def holds(self, pk: int) -> bool:
+        offset = pk - self.low
+        return bool(self.bits[offset >> 3] >> (offset & 7) & 1)
+
+    def size(self) -> int:
+        return len(self.bits)
 
 
 class TextSearch(StoreConnection):
@@ -28,6 +57,8 @@ class TextSearch(StoreConnection):
     _vocab_read_at = 0.0  # when it was last read whole from the index (time.monotonic)
     _df_key: int | None = None  # the text_version the cached document frequencies were counted at
     _df: dict[str, int]
+    _ranges_key: int | None = None  # the text_version the kept passes of fts_subset were read at
+    _ranges: dict[str, _RangeMatches]
 
     def fts_search(self, match: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
         """BM25 candidates (smaller score is better, as FTS5 reports it). The index ranks on its own and only its
@@ -60,16 +91,29 @@ class TextSearch(StoreConnection):
         """Which of these memories the keyword expression matches. First one pass over the expression's matches
         within the keys' range: FTS5 answers `rowid IN (...)` by setting the whole expression up again for every
         key, which took tens of milliseconds at 100k memories for an AND with a common word. Only when that range
-        holds too many matches (a single common word) are the keys probed one by one."""
+        holds too many matches for the number of keys (a common word, a few keys) are the keys probed one by one:
+        reading a match costs far less than probing a key, so the pass reads up to _SCAN_PER_KEY matches a key.
+        What a whole pass found is kept until the text of the store changes (`_RangeMatches`): one search asks
+        which candidates hold each query word, then which of its page's hits do, and the next request of an agent's
+        step asks again for most of the same words."""
         wanted = set(pks)
         if not wanted:
             return set()
+        low, high = min(wanted), max(wanted)
+        version = self.text_version()
+        if version != self._ranges_key:
+            self._ranges, self._ranges_key = {}, version
+        known = self._ranges.get(match)
+        if known is not None and known.low <= low and high <= known.high:
+            return {pk for pk in wanted if known.holds(pk)}
+        scan = max(_SUBSET_SCAN, _SCAN_PER_KEY * len(wanted))
         try:
             rows = self.conn.execute(
                 "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? AND rowid BETWEEN ? AND ? LIMIT ?",
-                (match, min(wanted), max(wanted), _SUBSET_SCAN),
+                (match, low, high, scan),
             ).fetchall()
-            if len(rows) < _SUBSET_SCAN:
+            if len(rows) < scan:
+                self._keep_range(match, _RangeMatches.of(low, high, rows))
                 return {r[0] for r in rows if r[0] in wanted}
             out: set[int] = set()
             for chunk in chunks(sorted(wanted)):
@@ -86,6 +130,14 @@ class TextSearch(StoreConnection):
             if not _is_query_error(exc):
                 raise
         return set()
+
+    def _keep_range(self, match: str, found: _RangeMatches) -> None:
+        ranges = self._ranges
+        ranges.pop(match, None)
+        while ranges and sum(r.size() for r in ranges.values()) + found.size() > _RANGES_BYTES:
+            del ranges[next(iter(ranges))]  # the oldest first
+        if found.size() <= _RANGES_BYTES:
+            ranges[match] = found
 
     def text_version(self) -> int:
         return int(self.conn.execute("SELECT value FROM counters WHERE name = 'text_version'").fetchone()[0])
