@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Validate the precision/dev split and (optionally) print a label review aid.
+"""Validate the precision/judge2 split and (optionally) print a label review aid.
+
+A copy of dev/check.py (same rules); this directory has no links.jsonl or paraphrases.jsonl.
 
     python3 check.py                 # validate every file, print counts
     python3 check.py --review FILE   # for each query of one project, show the
