@@ -25,15 +25,21 @@ class QueryWords:
     total: int  # memories in the keyword index
     counts: dict[str, int]  # memories holding each content word and each correction
     corrections: dict[str, tuple[str, float]] = field(default_factory=dict)  # unknown word -> (store word, ratio)
+    _weights: dict[str, float] | None = field(default=None, init=False, repr=False, compare=False)
 
     def fts_weights(self) -> dict[str, float]:
         """The content words' weights as FTS5's bm25() sees them (for keyword evidence)."""
         return word_weights(self.total, {w: self.counts.get(w, 0) for w in self.content})
 
     def weights(self) -> dict[str, float]:
-        """Each content word's weight (evidence.coverage_weights); a typo weighs as the word it is a typo of."""
-        counts = {w: self.counts.get(self.corrections[w][0] if w in self.corrections else w, 0) for w in self.content}
-        return coverage_weights(self.total, counts)
+        """Each content word's weight (evidence.coverage_weights); a typo weighs as the word it is a typo of.
+        Worked out once: a search asks for it for every candidate (its coverage)."""
+        if self._weights is None:
+            counts = {
+                w: self.counts.get(self.corrections[w][0] if w in self.corrections else w, 0) for w in self.content
+            }
+            self._weights = coverage_weights(self.total, counts)
+        return dict(self._weights)
 
     def unknown_share(self) -> float:
         """The share of the query's word weight carried by words no memory holds (typos of known words aside)."""
@@ -45,7 +51,10 @@ class QueryWords:
     def coverage(self, held: Iterable[str]) -> float:
         """The share of the query's word weight a memory holding the words `held` (content words or corrections)
         covers; a correction counts as much as it resembles the word typed."""
-        weights = self.weights()
+        if self._weights is None:
+            self.weights()
+        weights = self._weights
+        assert weights is not None
         total = sum(weights.values())
         if total <= 0:
             return 0.0

@@ -134,8 +134,9 @@ class TextSearch(StoreConnection):
     def _keep_range(self, match: str, found: _RangeMatches) -> None:
         ranges = self._ranges
         ranges.pop(match, None)
-        while ranges and sum(r.size() for r in ranges.values()) + found.size() > _RANGES_BYTES:
-            del ranges[next(iter(ranges))]  # the oldest first
+        kept = sum(r.size() for r in ranges.values())
+        while ranges and kept + found.size() > _RANGES_BYTES:
+            kept -= ranges.pop(next(iter(ranges))).size()  # the oldest first
         if found.size() <= _RANGES_BYTES:
             ranges[match] = found
 
