@@ -23,7 +23,7 @@ from codememory.core.config import ContextConfig
 from codememory.core.result import Result
 from codememory.errors import InvalidInput
 from codememory.retrieval.decision import Bars, best_likelihood
-from codememory.retrieval.search import Ranking, rank_phrases, relevance_bars, stale_notes
+from codememory.retrieval.search import Ranking, prefetch_phrases, rank_phrases, relevance_bars, stale_notes
 from codememory.retrieval.usefulness import adjusted, factors
 from codememory.retrieval.why import add_matches, ranked_why
 from codememory.store.database import Database
@@ -136,6 +136,9 @@ def retrieve(
     excluded = {pk for _, pk in db.get_pk_map(req.exclude_memory_ids)} if req.exclude_memory_ids else set()
     window = 4 * req.max_memories
     if phrases:
+        if semantic is not None and semantic.configured and len(phrases) > 1:
+            prefetch_phrases(db, phrases)  # both keyword passes run while the phrases are embedded
+            prefetch_phrases(db, phrases[:1])
         ranking = rank_phrases(db, phrases, filters, want=PER_PHRASE * len(phrases), semantic=semantic)
         degraded_reason = ranking.reason
         model = semantic.model if semantic is not None and ranking.mode != "lexical" else None

@@ -30,6 +30,7 @@ from codememory.core.result import FLATTEN, Result, json_key
 from codememory.embedding.semantic import NOT_CONFIGURED
 from codememory.errors import InvalidInput
 from codememory.retrieval.decision import Bars, decide
+from codememory.retrieval.fusion import LEXICAL_POOL
 from codememory.retrieval.hybrid import hybrid_ranking
 from codememory.retrieval.lexical import Ranked, has_unknown_word, keyword_ranking, lexical_ranking, matched_words
 from codememory.retrieval.usefulness import reorder
@@ -237,6 +238,8 @@ def _rank(
         if len(strict) >= want or parsed.negated:
             reason = None if semantic.configured else NOT_CONFIGURED
             return Ranking(strict, more, fuzzy_used, "lexical", reason, parsed)
+    if mode == "hybrid":
+        db.prefetch_fts(parsed.keyword_fts(), LEXICAL_POOL)  # runs while the query is embedded
     gap = semantic.coverage_gap()  # first: a small gap it fills is ranked in this very search
     qvec = semantic.embed_query(embedding_text(parsed))
     if qvec is None:
@@ -257,12 +260,12 @@ def rank_phrases(
     """One hybrid pass for several phrases describing one need (a query expansion): keywords of all
     phrases ORed, each phrase's vector searched, a memory's cosine its best over the phrases; decided with the
     injection bars (`inject`, else search's)."""
-    phrases = [q for q in (without_redactions(p).strip() for p in phrases) if q] or phrases
-    parsed = parse_query(" ".join(w for p in phrases for w in words(p)))
+    phrases, parsed = _phrases_query(phrases)
     each = [parse_query(" ".join(words(p))) for p in phrases]
     qvecs = []
     gap = None
     if semantic is not None and semantic.configured and parsed.terms:
+        db.prefetch_fts(parsed.keyword_fts(), LEXICAL_POOL)  # runs while the phrases are embedded
         gap = semantic.coverage_gap()  # first: a small gap it fills is ranked in this very call
         semantic.prepare_queries(phrases)  # one model call for all of them
         qvecs = [v for v in (semantic.embed_query(p) for p in phrases) if v is not None]
@@ -283,6 +286,20 @@ def rank_phrases(
     )
     ranking = Ranking(order, more, fuzzy_used, "hybrid", gap, parsed)
     return _decided(ranking, db, relevance_bars(semantic.model, inject=inject), each)
+
+
+def _phrases_query(phrases: list[str]) -> tuple[list[str], ParsedQuery]:
+    """The phrases of a query expansion as ranked (redactions dropped) and their words as one query."""
+    phrases = [q for q in (without_redactions(p).strip() for p in phrases) if q] or phrases
+    return phrases, parse_query(" ".join(w for p in phrases for w in words(p)))
+
+
+def prefetch_phrases(db: Database, phrases: list[str]) -> None:
+    """Start the keyword pass `rank_phrases(phrases)` will need (a caller about to rank several expansions
+    starts them all, each then runs while another is embedded or ranked)."""
+    parsed = _phrases_query(phrases)[1]
+    if parsed.terms:
+        db.prefetch_fts(parsed.keyword_fts(), LEXICAL_POOL)
 
 
 def search(

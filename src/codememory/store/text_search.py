@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from codememory.store.connection import StoreConnection, chunks
 from codememory.store.filters import Filters
+from codememory.store.keyword_prefetch import BM25_PASS, KeywordPrefetch
 from codememory.text.query import words
 
 SUBSTRING_SCAN = 5_000
@@ -59,19 +60,18 @@ class TextSearch(StoreConnection):
     _df: dict[str, int]
     _ranges_key: int | None = None  # the text_version the kept passes of fts_subset were read at
     _ranges: dict[str, _RangeMatches]
+    _prefetch: KeywordPrefetch | None = None  # BM25 passes started ahead (prefetch_fts)
 
     def fts_search(self, match: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
         """BM25 candidates (smaller score is better, as FTS5 reports it). The index ranks on its own and only its
         best rows are checked against the filters (joining every match to its memory first cost 2-4x at 100k
         memories); when the filters drop too many of them, the index is asked for more."""
-        inner = 2 * limit + 50
+        inner = _bm25_inner(limit)
+        ranked = self._prefetch.take(match, inner, self.text_version()) if self._prefetch is not None else None
         try:
             while True:
-                ranked = self.conn.execute(
-                    "SELECT rowid, bm25(memories_fts) AS score FROM memories_fts WHERE memories_fts MATCH ? "
-                    "ORDER BY score, rowid LIMIT ?",
-                    (match, inner),
-                ).fetchall()
+                if ranked is None:
+                    ranked = self.conn.execute(BM25_PASS, (match, inner)).fetchall()
                 rows: list[tuple[int, float]] = []
                 checked = 0
                 while len(rows) < limit and checked < len(ranked):  # most pass: check a few more than needed
@@ -82,10 +82,25 @@ class TextSearch(StoreConnection):
                 if len(rows) >= limit or len(ranked) < inner:
                     return rows[:limit]
                 inner *= 4
+                ranked = None
         except sqlite3.OperationalError as exc:
             if _is_query_error(exc):
                 return []  # the query compiler should prevent this; an odd query finds nothing, never crashes
             raise
+
+    def prefetch_fts(self, match: str | None, limit: int) -> None:
+        """Start the BM25 pass of `fts_search(match, _, limit)` in the background (keyword_prefetch.py), to be
+        picked up by that call; for a caller about to do something else first (embed the query)."""
+        if not match or self.conn.in_transaction:
+            return
+        if self._prefetch is None:
+            self._prefetch = KeywordPrefetch(self.path)
+        self._prefetch.start(match, _bm25_inner(limit), self.text_version())
+
+    def close(self) -> None:
+        if self._prefetch is not None:
+            self._prefetch.close()
+        super().close()
 
     def fts_subset(self, match: str, pks: Sequence[int]) -> set[int]:
         """Which of these memories the keyword expression matches. First one pass over the expression's matches
@@ -240,6 +255,11 @@ class TextSearch(StoreConnection):
         return {
             r[0] for r in self.conn.execute(f"SELECT term FROM memories_vocab WHERE term IN ({marks})", list(wanted))
         }
+
+
+def _bm25_inner(limit: int) -> int:
+    """How many of the index's best rows a BM25 pass reads for `limit` results: most pass the filters."""
+    return 2 * limit + 50
 
 
 def _is_query_error(exc: sqlite3.OperationalError) -> bool:
