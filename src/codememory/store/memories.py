@@ -30,6 +30,8 @@ _INSERT_COLUMNS = (
 )
 _INSERT_COUNT = 21
 
+_SESSIONS_SEEN = 50_000  # memories whose session sessions_around keeps while the store is unchanged
+
 # What ranking may read of a row's importance and creation date (core/provenance.py): a memory not written here
 # counts as neutral importance and as created no later than it arrived here (its own dates are claims).
 RANKED_IMPORTANCE_SQL = SORT_COLUMNS["importance"]
@@ -81,6 +83,8 @@ class MemoryRows(StoreConnection):
     """Writes and reads of memories and their tags (pk: the row key the other table groups refer to)."""
 
     stale_factor: float = STALE_FACTOR  # the Store sets its configured [staleness] demote
+    # sessions_around's reads: (store state, filters) -> session of each memory asked about, members of each session
+    _sessions_seen: tuple[tuple[Any, ...], dict[int, str | None], dict[str, list[int]]] | None = None
 
     # ------------------------------------------------------------------ writes
     def insert(self, mem: Memory, *, git_commit: str | None = None, personal: bool = False) -> None:
@@ -365,23 +369,35 @@ class MemoryRows(StoreConnection):
         return out
 
     def sessions_around(self, pks: Sequence[int], filters: Filters) -> dict[str, list[int]]:
-        """For the sessions these memories belong to: every member passing the filters, in turn order."""
-        keys = [
-            k
-            for _, k in self._pairs("SELECT pk, session_key FROM memories WHERE session_key IS NOT NULL AND pk IN", pks)
-        ]
-        if not keys:
-            return {}
+        """For the sessions these memories belong to: every member passing the filters, in turn order. What was
+        read is kept while nothing is written to the store (`_unchanged`): a step's retrieval ranks its phrases
+        and then its request alone, over mostly the same memories."""
         where, params = filters.where()
-        out: dict[str, list[int]] = {}
-        for chunk in chunks(list(dict.fromkeys(keys))):
+        seen = self._sessions_seen
+        state = (self._unchanged(), where, tuple(params))
+        if seen is None or seen[0] != state or len(seen[1]) > _SESSIONS_SEEN:
+            seen = self._sessions_seen = (state, {}, {})
+        session_of, members = seen[1], seen[2]
+        unknown = [pk for pk in dict.fromkeys(pks) if pk not in session_of]
+        found = dict(
+            self._pairs("SELECT pk, session_key FROM memories WHERE session_key IS NOT NULL AND pk IN", unknown)
+        )
+        session_of.update({pk: found.get(pk) for pk in unknown})  # one update: another thread sees all or none
+        keys = list(dict.fromkeys(k for pk in pks if (k := session_of[pk]) is not None))
+        for chunk in chunks([k for k in keys if k not in members]):
+            read: dict[str, list[int]] = {k: [] for k in chunk}
             for key, pk in self.conn.execute(
                 f"SELECT m.session_key, m.pk FROM memories m WHERE m.session_key IN ({','.join('?' * len(chunk))}) "
                 f"AND {where} ORDER BY m.session_key, m.seq, m.created_at, m.pk",
                 (*chunk, *params),
             ):
-                out.setdefault(key, []).append(pk)
-        return out
+                read[key].append(pk)
+            members.update(read)
+        return {k: list(members[k]) for k in sorted(keys) if members[k]}
+
+    def _unchanged(self) -> tuple[int, int]:
+        """Moves whenever the store is written, by this connection or another one."""
+        return int(self.conn.execute("PRAGMA data_version").fetchone()[0]), self.conn.total_changes
 
     def pk_of(self, memory_id: str) -> int | None:
         row = self.conn.execute("SELECT pk FROM memories WHERE id = ?", (memory_id,)).fetchone()

@@ -60,6 +60,7 @@ class TextSearch(StoreConnection):
     _df: dict[str, int]
     _ranges_key: int | None = None  # the text_version the kept passes of fts_subset were read at
     _ranges: dict[str, _RangeMatches]
+    _ranges_bytes = 0
     _prefetch: KeywordPrefetch | None = None  # BM25 passes started ahead (prefetch_fts)
 
     def fts_search(self, match: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
@@ -148,12 +149,15 @@ class TextSearch(StoreConnection):
 
     def _keep_range(self, match: str, found: _RangeMatches) -> None:
         ranges = self._ranges
-        ranges.pop(match, None)
-        kept = sum(r.size() for r in ranges.values())
-        while ranges and kept + found.size() > _RANGES_BYTES:
-            kept -= ranges.pop(next(iter(ranges))).size()  # the oldest first
+        if not ranges:
+            self._ranges_bytes = 0
+        old = ranges.pop(match, None)
+        self._ranges_bytes -= old.size() if old is not None else 0
+        while ranges and self._ranges_bytes + found.size() > _RANGES_BYTES:
+            self._ranges_bytes -= ranges.pop(next(iter(ranges))).size()  # the oldest first
         if found.size() <= _RANGES_BYTES:
             ranges[match] = found
+            self._ranges_bytes += found.size()
 
     def text_version(self) -> int:
         return int(self.conn.execute("SELECT value FROM counters WHERE name = 'text_version'").fetchone()[0])
