@@ -1,10 +1,14 @@
-"""Which memories a keyword expression matches among given ones (`fts_subset`, what word coverage and a hit's
-matched words are computed from): the same answer by a range pass, by probing key by key and from what an earlier
-pass kept, and never an answer from before the store's text changed."""
+"""Keyword passes beneath ranking. Which memories a keyword expression matches among given ones (`fts_subset`, what
+word coverage and a hit's matched words are computed from): the same answer by a range pass, by probing key by key
+and from what an earlier pass kept, and never an answer from before the store's text changed. A BM25 pass started
+ahead on the second connection (`prefetch_fts`) gives what the store's own connection would, and is not used when
+the text changed in between or started inside a write transaction. The members of sessions (`sessions_around`)
+follow every write."""
 
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -70,3 +74,44 @@ def test_a_changed_text_is_seen_by_the_next_question(tmp_path: Path) -> None:
         assert db.fts_subset('"flaky"', [*pks, pk_added]) == {pks[2], pk_added}
         store.forget([added.id])
         assert db.fts_subset('"flaky"', [*pks, pk_added]) == {pks[2]}
+
+
+def _bm25_on_main(statements: list[str]) -> list[str]:
+    return [s for s in statements if "bm25(memories_fts)" in s]
+
+
+def test_a_bm25_pass_started_ahead_is_the_one_the_store_gives(tmp_path: Path) -> None:
+    with _store(tmp_path, 400) as store:
+        db = store.db
+        filters = store.filters()
+        expected = db.fts_search('"cache" OR "retry"', filters, 30)
+        statements: list[str] = []
+        db.conn.set_trace_callback(statements.append)
+        db.prefetch_fts('"cache" OR "retry"', 30)
+        assert db.fts_search('"cache" OR "retry"', filters, 30) == expected
+        assert _bm25_on_main(statements) == []  # the pass ran on the other connection
+
+        db.prefetch_fts('"flaky"', 30)
+        store.add("a flaky cache test", check_duplicates=False)  # the text changed after the pass started
+        statements.clear()
+        found = db.fts_search('"flaky"', filters, 30)
+        assert len(found) == 1 and _bm25_on_main(statements)  # asked again on the store's own connection
+
+        (first_id,) = db.conn.execute("SELECT id FROM memories WHERE pk = 1").fetchone()
+        with db.transaction():
+            store.edit(first_id, text="a flaky retry")
+            db.prefetch_fts('"flaky"', 30)  # not started: the other connection cannot see this row yet
+            assert {pk for pk, _ in db.fts_search('"flaky"', filters, 30)} == {1, found[0][0]}
+    assert not [t for t in threading.enumerate() if t.name.startswith("codememory-bm25")]  # closed with the store
+
+
+def test_sessions_around_follows_writes(tmp_path: Path) -> None:
+    with Store.init(tmp_path)[0] as store:
+        db = store.db
+        rows = [store.add(f"step {i} of the deploy", check_duplicates=False).memory for i in range(4)]
+        pks = [db.pk_of(m.id) for m in rows]
+        db.conn.execute("UPDATE memories SET session_key = 's1', seq = pk")
+        assert db.sessions_around([pks[0]], store.filters()) == {"s1": pks}
+        assert db.sessions_around([pks[2]], store.filters()) == {"s1": pks}  # kept: nothing was written
+        db.conn.execute("UPDATE memories SET archived = 1 WHERE pk = ?", (pks[1],))
+        assert db.sessions_around([pks[0]], store.filters()) == {"s1": [pks[0], pks[2], pks[3]]}
