@@ -1,4 +1,4 @@
-"""The vector index stays out of the query's way: vectors written after its graph are searched exactly (only they
+"""The vector index stays out of the query's way (through the index and through a whole hybrid search): vectors written after its graph are searched exactly (only they
 are read from the table) and never make a search rebuild anything; a short answer from the graph never turns into
 a scan of the whole store; a second process maps the persisted files instead of reading the table; and the move
 of the vectors into their own table (migration 11) keeps every one of them.
@@ -223,3 +223,54 @@ def test_upkeep_drops_the_rows_of_forgotten_memories(indexed: tuple[Store, Path,
     assert after is not None and after.generation == before.generation + 1 and after.rows == 300
     assert index.search(vectors[120], 1, store.filters())[0][0] == 121
     assert not list((cache / "vectors").glob(f"*.{before.generation}.vec"))  # the old rows' file is gone
+
+
+@pytest.mark.slow
+@pytest.mark.default_model
+def test_a_whole_hybrid_search_past_the_graph_neither_builds_nor_scans(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same through `Store.search` (keywords, session context, re-scoring and all) with the default model: the
+    query is embedded for real, the memories' vectors are random ones filed under the model's name."""
+    monkeypatch.setenv("CODEMEMORY_SEARCH_ANN_THRESHOLD", "100")
+    rng = np.random.default_rng(31)
+
+    def keyword_only_import(n: int, start: int) -> list[tuple[int, str]]:
+        with monkeypatch.context() as env:  # another writer without the model, as a CLI import beside a daemon
+            env.setenv("CODEMEMORY_EMBEDDING_PROVIDER", "none")
+            with Store.init(tmp_path)[0] as writer:
+                return _add_memories(writer, n, start)
+
+    first = keyword_only_import(600, 0)
+    with Store.open(tmp_path) as store:
+        model = store.semantic.model
+        assert model is not None
+        store.db.save_embeddings(
+            model, [(pk, text, to_blob(v), DIM) for (pk, text), v in zip(first, _unit(rng, 600), strict=True)]
+        )
+        assert store.semantic.maintain()
+        cache = store.root / ".codememory" / "cache"
+        meta = VectorFiles(cache, model).read_meta()
+        assert meta is not None and meta.ann_file
+        graph = (cache / "vectors" / meta.ann_file).stat().st_ino
+        new = keyword_only_import(2_500, 600)
+        vectors = _unit(rng, 2_500)
+        store.db.save_embeddings(
+            model, [(pk, text, to_blob(v), DIM) for (pk, text), v in zip(new, vectors, strict=True)]
+        )
+        index = store.semantic.index()
+        assert index is not None
+        before = dict(index.stats)
+        result = store.search("memory number 1234 about topic 10", touch=False)
+        assert (result.mode, result.degraded) == ("hybrid", False)
+        done = {k: v - before[k] for k, v in index.stats.items()}
+        assert done["ann_builds"] == 0 and done["ann_extends"] == 0 and done["full_scans"] == 0
+        assert done["rows_read"] == 2_500  # the vectors past the graph, nothing more
+        assert (cache / "vectors" / meta.ann_file).stat().st_ino == graph
+
+        live = [pk for pk, _ in first[::40]]  # the graph's nearest answers are now mostly archived: a short answer
+        store.db.conn.execute(f"UPDATE memories SET archived = 1 WHERE pk NOT IN ({','.join(map(str, live))})")
+        before = dict(index.stats)
+        result = store.search("memory number 1234 about topic 10", touch=False, show_held_back=True)
+        assert result.hits and {h.memory.id for h in result.hits} <= {m.id for m in store.db.get_by_pks(live).values()}
+        assert index.stats["full_scans"] == before["full_scans"] and index.last_method == "ann"
