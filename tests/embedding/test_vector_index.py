@@ -1,7 +1,8 @@
-"""The vector index stays out of the query's way (through the index and through a whole hybrid search): vectors written after its graph are searched exactly (only they
-are read from the table) and never make a search rebuild anything; a short answer from the graph never turns into
-a scan of the whole store; a second process maps the persisted files instead of reading the table; and the move
-of the vectors into their own table (migration 11) keeps every one of them.
+"""The vector index stays out of the query's way, through the index and through a whole hybrid search: vectors
+written after its graph are searched exactly (only they are read from the table) and never make a search rebuild
+anything; a short answer from the graph never turns into a scan of the whole store; a second process maps the
+persisted files instead of reading the table; and the move of the vectors into their own table (migration 11) keeps
+every one of them.
 
 Seeded random unit vectors stand in for a model's (the index is what is tested, not a model)."""
 
