@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 BM25_PASS = (
     "SELECT rowid, bm25(memories_fts) AS score FROM memories_fts WHERE memories_fts MATCH ? "
@@ -35,6 +38,8 @@ class KeywordPrefetch:
             if key in self._pending:
                 return
             if self._pool is None:
+                from concurrent.futures import ThreadPoolExecutor  # on first use: CLI start-up stays light
+
                 self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="codememory-bm25")
             while len(self._pending) >= _PENDING:
                 self._pending.pop(next(iter(self._pending)))[1].cancel()
