@@ -80,8 +80,9 @@ def _bm25_on_main(statements: list[str]) -> list[str]:
     return [s for s in statements if "bm25(memories_fts)" in s]
 
 
+@pytest.mark.slow
 def test_a_bm25_pass_started_ahead_is_the_one_the_store_gives(tmp_path: Path) -> None:
-    with _store(tmp_path, 400) as store:
+    with _store(tmp_path, 5_000) as store:  # smaller indexes are not worth a pass ahead
         db = store.db
         filters = store.filters()
         expected = db.fts_search('"cache" OR "retry"', filters, 30)

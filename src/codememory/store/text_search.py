@@ -21,6 +21,8 @@ _SUBSET_SCAN = 2_000
 # Reading one more match of a word's range costs about a microsecond; probing one key with `rowid IN (...)` sets
 # the whole expression up again, 100-300 µs at 100k memories: the range is read whole up to this many matches a key.
 _SCAN_PER_KEY = 256
+# A BM25 pass over a smaller index takes about a millisecond: not worth a thread and a second connection.
+_PREFETCH_FROM = 5_000
 _RANGES_BYTES = 8 << 20  # what fts_subset keeps of its passes: a bit per memory of each range (100k: 12.5 KB)
 
 
@@ -91,8 +93,9 @@ class TextSearch(StoreConnection):
 
     def prefetch_fts(self, match: str | None, limit: int) -> None:
         """Start the BM25 pass of `fts_search(match, _, limit)` in the background (keyword_prefetch.py), to be
-        picked up by that call; for a caller about to do something else first (embed the query)."""
-        if not match or self.conn.in_transaction:
+        picked up by that call; for a caller about to do something else first (embed the query). Only for an
+        index of _PREFETCH_FROM memories or more."""
+        if not match or self.conn.in_transaction or self.document_counts(())[0] < _PREFETCH_FROM:
             return
         if self._prefetch is None:
             self._prefetch = KeywordPrefetch(self.path)
