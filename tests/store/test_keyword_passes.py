@@ -75,6 +75,17 @@ def test_a_changed_text_is_seen_by_the_next_question(tmp_path: Path) -> None:
         store.forget([added.id])
         assert db.fts_subset('"flaky"', [*pks, pk_added]) == {pks[2]}
 
+        (id_5,) = db.conn.execute("SELECT id FROM memories WHERE pk = ?", (pks[5],)).fetchone()
+        with pytest.raises(RuntimeError), db.transaction():  # seen inside, then rolled back
+            store.edit(id_5, text="a zebra crossing")
+            assert db.fts_subset('"zebra"', pks) == {pks[5]}
+            inside = db.text_version()
+            raise RuntimeError
+        while db.text_version() < inside:  # other text changes, committed, bring the counter to the same value
+            store.add(f"an unrelated note {db.text_version()}", check_duplicates=False)
+        assert db.text_version() == inside
+        assert db.fts_subset('"zebra"', pks) == set()
+
 
 def _bm25_on_main(statements: list[str]) -> list[str]:
     return [s for s in statements if "bm25(memories_fts)" in s]
@@ -110,7 +121,7 @@ def test_sessions_around_follows_writes(tmp_path: Path) -> None:
     with Store.init(tmp_path)[0] as store:
         db = store.db
         rows = [store.add(f"step {i} of the deploy", check_duplicates=False).memory for i in range(4)]
-        pks = [db.pk_of(m.id) for m in rows]
+        pks = [pk for m in rows if (pk := db.pk_of(m.id)) is not None]
         db.conn.execute("UPDATE memories SET session_key = 's1', seq = pk")
         assert db.sessions_around([pks[0]], store.filters()) == {"s1": pks}
         assert db.sessions_around([pks[2]], store.filters()) == {"s1": pks}  # kept: nothing was written

@@ -122,7 +122,9 @@ class TextSearch(StoreConnection):
         version = self.text_version()
         if version != self._ranges_key:
             self._ranges, self._ranges_key = {}, version
-        known = self._ranges.get(match)
+        # inside a write transaction the version counts changes that may yet be rolled back: nothing is kept
+        keep = not self.conn.in_transaction
+        known = self._ranges.get(match) if keep else None
         if known is not None and known.low <= low and high <= known.high:
             return {pk for pk in wanted if known.holds(pk)}
         scan = max(_SUBSET_SCAN, _SCAN_PER_KEY * len(wanted))
@@ -132,7 +134,8 @@ class TextSearch(StoreConnection):
                 (match, low, high, scan),
             ).fetchall()
             if len(rows) < scan:
-                self._keep_range(match, _RangeMatches.of(low, high, rows))
+                if keep:
+                    self._keep_range(match, _RangeMatches.of(low, high, rows))
                 return {r[0] for r in rows if r[0] in wanted}
             out: set[int] = set()
             for chunk in chunks(sorted(wanted)):
