@@ -419,3 +419,27 @@ def test_concurrent_first_loads_share_one_model(tmp_path: Path) -> None:
     for t in threads:
         t.join(120)
     assert len(loaded) == 3 and all(model is loaded[0] for model in loaded)
+
+
+@pytest.mark.slow
+@pytest.mark.default_model
+def test_only_the_beginning_of_a_very_long_query_is_embedded(tmp_path: Path) -> None:
+    """A pasted prompt costs the model time that grows faster than its length: its first QUERY_EMBED_CHARS
+    characters (to a whole word) stand for it; a query of ordinary length is embedded whole."""
+    from codememory.embedding.semantic import QUERY_EMBED_CHARS, embedded_part
+
+    with Store.init(tmp_path)[0] as st:
+        embedder = st.semantic.embedder()
+        assert embedder is not None
+        paste = "the deploy failed because the migration timed out while the pool drained; " * 50
+        assert len(paste) > 3 * QUERY_EMBED_CHARS
+        head = embedded_part(paste)
+        assert paste.startswith(head) and QUERY_EMBED_CHARS // 2 < len(head) <= QUERY_EMBED_CHARS
+        assert not head.endswith(" ") and paste[len(head)] == " "  # cut between words
+        vector = st.semantic.embed_query(paste)
+        assert vector is not None
+        assert np.allclose(vector, embedder.embed_query(head), atol=1e-5)
+        short = "why did the migration time out"
+        assert embedded_part(short) == short
+        short_vector = st.semantic.embed_query(short)
+        assert short_vector is not None and np.allclose(short_vector, embedder.embed_query(short), atol=1e-5)
