@@ -784,13 +784,25 @@ def main() -> None:
         help="[usefulness] weight in the user's config (0: ranking ignores what agents used; the control for --passes)",
     )
     parser.add_argument("--out", type=Path, help="results JSON (default: see above)")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        help="the scenario's folder: project.json, memories.jsonl, steps.json (default: data/agent_view; another "
+        "set makes the run partial)",
+    )
+    parser.add_argument("--work", type=Path, help="scratch folder, emptied first (default: .work/agent_view)")
     args = parser.parse_args()
-    global HUD_WAIT_MS, USEFULNESS_WEIGHT
+    global HUD_WAIT_MS, USEFULNESS_WEIGHT, DATA, WORK
+    DATA, WORK = (args.data or DATA).resolve(), (args.work or WORK).resolve()
+    for name in ("project.json", "memories.jsonl", "steps.json"):
+        if not (DATA / name).is_file():
+            sys.exit(f"--data {DATA}: no {name} there")
     HUD_WAIT_MS = args.hud_wait_ms
     USEFULNESS_WEIGHT = args.usefulness_weight
     scenario = load_scenario(1 if args.quick else args.sessions)
     partial = args.quick or args.sessions is not None or args.only is not None or args.opencode_tools != "installed"
     partial = partial or args.passes != 1 or args.usefulness_weight is not None
+    partial = partial or DATA != HERE / "data" / "agent_view" or WORK != HERE / ".work" / "agent_view"
     out = args.out or (WORK / "results.json" if partial else RESULTS)
     shutil.rmtree(WORK, ignore_errors=True)
     WORK.mkdir(parents=True)
@@ -799,6 +811,7 @@ def main() -> None:
         "machine": machine(),
         "versions": versions(),
         "scenario": {
+            "data": str(DATA.relative_to(REPO)) if DATA.is_relative_to(REPO) else DATA.name,
             "sessions": len(scenario["sessions"]),
             "turns": sum(len(s["turns"]) for s in scenario["sessions"]),
             "steps": n_steps,
