@@ -251,6 +251,9 @@ def analyse_opencode_call(call: dict[str, Any], rules: str | None) -> dict[str, 
     shown, relevant = view.hud_ids(), list(step["relevant"]) if step else []
     hits = len(set(shown) & set(relevant))
     injected = list(dict.fromkeys([*view.cold_ids(), *shown]))
+    # what the call carries from codememory however it got there: the HUD leaves out what the cold start or a
+    # memory tool's result in the conversation already shows, which HUD recall counts as missed
+    carried = {*injected, *(i for b in view.tool_results for i in b.ids)}
     return {
         "at": step["at"] if step else None,
         "pass": step.get("pass") if step else None,
@@ -264,6 +267,7 @@ def analyse_opencode_call(call: dict[str, Any], rules: str | None) -> dict[str, 
         "relevant": relevant,
         "hud_precision": hits / len(shown) if shown and step else None,
         "hud_recall": hits / len(relevant) if relevant else None,
+        "context_recall": len(carried & set(relevant)) / len(relevant) if relevant else None,
         "injected_precision": len(set(injected) & set(relevant)) / len(injected) if injected and step else None,
         "repeated": view.repeated_ids(),
         "repeated_injected": view.repeated_ids(tool_results=False),
@@ -415,6 +419,7 @@ def summarise_opencode(calls: list[dict[str, Any]]) -> dict[str, Any]:
         "hud_precision_mean": mean([c["hud_precision"] for c in with_hud]),
         "hud_precision_micro": hits / shown if shown else None,
         "hud_recall_mean": mean([c["hud_recall"] for c in with_labels]),
+        "context_recall_mean": mean([c["context_recall"] for c in with_labels if c.get("context_recall") is not None]),
         "injected_precision_mean": mean(
             [c["injected_precision"] for c in labelled if c["injected_precision"] is not None]
         ),
@@ -658,6 +663,8 @@ def markdown(results: dict[str, Any]) -> str:
             f"{num(s['hud_precision_mean'], 2)} | ≥ 0.6 {mark((s['hud_precision_mean'] or 0) >= 0.6)} |",
             f"| precision: relevant ids shown / all ids shown | {num(s['hud_precision_micro'], 2)} | |",
             f"| recall: mean over the labelled calls (no HUD = 0) | {num(s['hud_recall_mean'], 2)} | |",
+            f"| recall of what the call carries (cold start ∪ HUD ∪ codememory's tool results) | "
+            f"{num(s.get('context_recall_mean'), 2)} | |",
             f"| steps needing no memory left without any block ({s['nothing_steps']} steps) | "
             f"{num(s['nothing_steps_without_block'], 2)} | |",
             f"| precision of all injected ids (cold start ∪ HUD) | {num(s['injected_precision_mean'], 2)} | |",
