@@ -437,7 +437,8 @@ def mean(values: list[float]) -> float | None:
 
 # ---------------------------------------------------------------------------------------- Claude Code
 def claude_env(home: Path) -> dict[str, str]:
-    keep = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "SYSTEMROOT")
+    # PYTHONPATH: a run pointed at another source tree (a before/after comparison) reaches the hooks and the daemon
+    keep = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "SYSTEMROOT", "PYTHONPATH")
     env = {k: v for k, v in os.environ.items() if k in keep}
     env.update(
         HOME=str(home),
