@@ -7,6 +7,8 @@ already carries (excluded). Output: a short, token-budgeted list, each with why 
 
 A memory's score for the step blends its rank for all the phrases together with its rank for the lead phrase
 alone: the phrases after the first (the tool calls an agent made) widen the net, but what the user asked decides.
+The request's parts (its sentences and clauses, text/clauses.py) count as phrases of it: a memory answering one
+part of a request that asks for several things is judged on that part.
 A pinned memory stays only while that score is at least `pinned_min_score` (`[context] pinned_min_score`): a
 memory shown for an earlier step must still rank for this one, or it gives its place up. The score is last moved
 by what agents did with the memory when it was shown before (retrieval/usefulness.py): shown often and never used,
