@@ -274,16 +274,3 @@ def test_the_readme_quick_starts_question_finds_its_memory(tmp_path: Path) -> No
     assert [r["text"] for r in found["results"]] == [store[2]] and found["mode"] == "hybrid"
     nothing = cli_json(env, "--project", root, "search", "who gets alerted when the site goes down?")
     assert nothing["results"] == [] and nothing["held_back"] == 1  # and a question it cannot answer gets nothing
-
-
-@pytest.mark.slow
-@pytest.mark.default_model
-def test_an_updated_setting_ranks_above_the_value_it_replaced(cm: Invoke) -> None:
-    """The older memory words the question more closely; the newer one, saying nearly the same, is the answer."""
-    older = "The dispatch time grid snaps to 15-minute slots; SLOT_MINUTES is in src/features/dispatch/grid.ts"
-    newer = "Changed the dispatch grid snap from 15 to 30 minutes at customer request: SLOT_MINUTES = 30"
-    ids = {}
-    for text in (older, "The dispatch board is built on dnd-kit with our own time grid", newer):
-        ids[text] = json.loads(cm("store", text, "--json").stdout)["memory"]["id"]
-    data = search(cm, "what interval does the dispatch grid snap to?")
-    assert [r["id"] for r in data["results"]][:2] == [ids[newer], ids[older]], [r["text"] for r in data["results"]]
