@@ -11,7 +11,8 @@ hits (a keyword match z-scored against one other keyword match once ranked 13th 
 3. Boosts: +3.0 when the query names the month (and year) the memory was created in; +0.3 when a query word equals
    one of the memory's tags. Then the importance and recency nudges, and a stale memory's demotion.
 4. Order: the keyword matches holding the query's distinctive words (coverage ≥ 0.9) first, then the rest, each by
-   score; within a near tie the newer memory goes first.
+   score; within a near tie the newer memory goes first, and among the first few the newer of two memories that say
+   nearly the same thing goes first within a wider window (`newer_supersedes`: an updated setting).
 
 Weights chosen on the precision development set, LoCoMo-dev and the coding set together
 (benchmarks/research/ranking_study.py `rank`; the table in benchmarks/README.md, "Precision on project-sized
