@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import extraction_claude
 import extraction_corpus as corpus
 import extraction_score as scoring
-from support.scripted_llm import Reply, ScriptedLLM  # noqa: E402
+from support.scripted_llm import Reply, ScriptedLLM
 
 NO_MEMORIES = json.dumps({"memories": [], "already_known": []})
 
