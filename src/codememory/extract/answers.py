@@ -287,8 +287,9 @@ class Settling:
         self.used_offer.append(chosen.text)
         group = "pick:0" if listed else "pick:1" if chosen is offer.recommended else "pick:2"
         self.spent.update((group, "agree"))
-        if group != "pick:0" or not offer.recommended:
-            self.spent.add("pick:1")  # the recommendation is settled too: followed, or passed over for this one
+        if group != "pick:0" or not offer.recommended or chosen is offer.recommended:
+            # the recommendation is settled too: followed (also when picked by its number), or passed over
+            self.spent.add("pick:1")
 
     def _agreed(self, sentence: str) -> None:
         if "agree" in self.spent:

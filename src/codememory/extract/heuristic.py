@@ -75,6 +75,8 @@ def heuristic_candidates(
     ]
     said = sorted([*said, *resolved], key=lambda c: c.seq)
     prose_todos = [c for c in said if c.category == "todo" and c.rule == "todo"]
+    # a sentence that is a todo ("One todo: the tables must be regenerated") is not also a rule or a choice
+    said = [c for c in said if c.category == "todo" or not _restates_todo(c, prose_todos)]
     lessons = gotcha_candidates(turns, root)
     # a reported problem's explanation that a lesson, or a settled offer, already holds is not used again
     offered = [text for _, text in answers.taken]
@@ -88,7 +90,7 @@ def heuristic_candidates(
     # a memory never opens on an unresolved "it", "that" or "this"; the user's words lose their chatty asides
     out = [c for c in out if not UNRESOLVED_START_RE.match(c.text)]
     out = [replace(c, text=without_asides(c.text)) if c.said_by == USER else c for c in out]
-    return near_duplicates_once(unique(same_choice_once(attribute(out, turns))))
+    return near_duplicates_once(contained_once(unique(same_choice_once(attribute(out, turns)))))
 
 
 def _restated(candidate: Candidate, resolved: Sequence[Candidate]) -> bool:
@@ -104,6 +106,14 @@ def _restated(candidate: Candidate, resolved: Sequence[Candidate]) -> bool:
         ):
             return True
     return False
+
+
+def _restates_todo(candidate: Candidate, todos: Sequence[Candidate]) -> bool:
+    words = _content_words(candidate.text)
+    return any(
+        t.seq == candidate.seq and words and len(words & _content_words(t.text)) >= NEAR_DUPLICATE_SHARE * len(words)
+        for t in todos
+    )
 
 
 def _taken(candidate: Candidate, taken: frozenset[tuple[int, str]]) -> bool:
@@ -143,6 +153,28 @@ def restates_lesson(candidate: Candidate, lessons: Sequence[Candidate]) -> bool:
 
 
 NEAR_DUPLICATE_SHARE = 0.75
+CONTAINED_SHARE = 0.9
+
+
+def contained_once(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """A memory whose words are nearly all inside a longer memory of the same or a neighbouring turn says nothing
+    of its own, whatever category each got (a fact "Format in the browser: …" inside the decision that gives its
+    reason): only the longer one is kept. Todos are their own list."""
+    words = [_content_words(c.text) for c in candidates]
+    out = []
+    for i, c in enumerate(candidates):
+        mine = words[i]
+        inside = c.category != "todo" and len(mine) >= MIN_RESTATED_WORDS and any(
+            j != i
+            and d.category != "todo"
+            and abs(d.seq - c.seq) <= 1
+            and len(words[j]) > len(mine)
+            and len(mine & words[j]) >= CONTAINED_SHARE * len(mine)
+            for j, d in enumerate(candidates)
+        )
+        if not inside:
+            out.append(c)
+    return out
 
 
 def near_duplicates_once(candidates: Sequence[Candidate]) -> list[Candidate]:
