@@ -64,6 +64,12 @@ HYPOTHETICAL_RE = re.compile(
     r"for\s+example|e\.g\.|such\s+as)\b",
     re.IGNORECASE,
 )
+# a guess anywhere in the sentence ("…; I'm assuming its data lives in /srv/jellyfin") is not knowledge yet
+GUESS_RE = re.compile(
+    r"\bi(?:'m|\s+am)\s+(?:assuming|guessing)\b|\bi\s+(?:assume|guess(?:ed)?|presume|suspect)\b|\bmy\s+guess\b|"
+    r"\b(?:presumably|apparently)\b",
+    re.IGNORECASE,
+)
 OPEN_DECISION_RE = re.compile(
     r"\b(?:haven'?t|have not|hasn'?t|didn'?t|did not|not yet|undecided|not decided|still deciding|"
     r"not going (?:to|with)|won'?t|wasn'?t)\b",
@@ -421,7 +427,7 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
     hypothetical = bool(HYPOTHETICAL_RE.search(main_clause(s)))
     if _PREFERENCE_RE.match(s):
         return [Statement(s, "preference", "preference")] if user else []
-    if hypothetical:
+    if hypothetical or GUESS_RE.search(s):
         return []
     reason = bool(_REASON_RE.search(s))
     decision = _decision(s, user=user, reason=reason)

@@ -164,6 +164,8 @@ def message_statements(raw: Sequence[str], role: str, tool_text: ToolText | None
         if after and rule and rule.rule == "convention" and after.rule == "convention" and _BAN_LIST_RE.match(raw[i]):
             parts[i - 1] += parts[i]
             parts[i], found[i] = [], None
+    if role == "user":
+        _resolve_pronoun_objects(raw, found, parts)
     for i, st in enumerate(found):
         if st is None or st.rule not in _CHOICES:
             continue
@@ -199,6 +201,37 @@ def message_statements(raw: Sequence[str], role: str, tool_text: ToolText | None
         text = " ".join(tidy(raw[n]) for n in parts[i]) if len(parts[i]) > 1 else st.text
         out.append(Statement(clip(text), st.category, st.rule, st.has_reason))
     return out
+
+
+# a short rule whose object is a bare pronoun ("Don't spend my B2 money on them.") names nothing on its own
+_PRONOUN_OBJECT_RE = re.compile(r"\b(?:them|those|these|it)\b(?!\s*(?:'s|is|was|are)\b)", re.IGNORECASE)
+_PRONOUN_LEAD_RE = re.compile(r"^\W*(?:it|they|those|these|that|this)(?:'s|'re|\s)", re.IGNORECASE)
+SHORT_RULE_WORDS = 8
+MAX_REFERENT_SENTENCES = 2
+
+
+def _resolve_pronoun_objects(raw: Sequence[str], found: list[Statement | None], parts: list[list[int]]) -> None:
+    """A user's short rule about "them" / "it" carries the sentences before it that say what they are ("the backup
+    includes /srv/media, … 2 TB of films. They're all ripped from our own DVDs. Don't spend my B2 money on them."),
+    back to the first that does not itself open on a pronoun; none usable: the rule is dropped."""
+    for i, st in enumerate(found):
+        if st is None or st.rule == "todo" or not parts[i] or len(raw[i].split()) > SHORT_RULE_WORDS:
+            continue
+        if not _PRONOUN_OBJECT_RE.search(raw[i]):
+            continue
+        before: list[int] = []
+        j = i - 1
+        while j >= 0 and len(before) < MAX_REFERENT_SENTENCES and parts[j] == [j] and found[j] is None:
+            before.insert(0, j)
+            if not _PRONOUN_LEAD_RE.match(raw[j]) and usable(tidy(raw[j])):
+                break
+            j -= 1
+        if before and not _PRONOUN_LEAD_RE.match(raw[before[0]]):
+            parts[i] = before + parts[i]
+            for n in before:
+                parts[n] = []
+        else:
+            found[i] = None
 
 
 _EXPLAINS_RE = re.compile(
