@@ -298,6 +298,25 @@ _TEMPTING_RE = re.compile(
     r"[^.;]{0,40}?,?\s+but\b",
     re.IGNORECASE,
 )
+# "The obvious candidate would be Core Data, but …": the usual pick, named and passed over in one breath.
+_OBVIOUS_BUT_RE = re.compile(
+    r"\b(?:the\s+)?(?:obvious|usual|natural|standard|default|textbook|classic)\s+(?:candidate|choice|option|pick|answer|"
+    r"tool|fix|approach|move)\s+(?:would\s+be|is|was|here\s+is)\s+(?P<y>[^,;:]{2,40}?),?\s+but\b",
+    re.IGNORECASE,
+)
+# "An index on merchant_id alone wouldn't do it: …": an option judged not to do the job, with why.
+_UNFIT_RE = re.compile(
+    r"^(?P<y>(?!(?:it|this|that|they|which|what|there|i|we|you)\b)[^,;:]{2,50}?)\s+(?:wouldn'?t|won'?t|doesn'?t|"
+    r"does\s+not|would\s+not|will\s+not|can'?t|cannot)\s+(?:do\s+it|do\s+the\s+job|work\s+here|cut\s+it|"
+    r"help(?:\s+here)?|fit(?:\s+here)?|be\s+enough|scale)\s*(?:[:;\u2014\u2013]|,?\s+(?:because|since|as)\b)",
+    re.IGNORECASE,
+)
+# "What fits is a composite index on …", "The right fix here is …": the choice said as a verdict.
+_VERDICT_RE = re.compile(
+    r"^(?:so\s+|here\s+)?(?:what\s+(?:fits|works)(?:\s+(?:best|here))?|the\s+(?:best|right|simplest|cleanest|safest|"
+    r"proper)\s+(?:fit|option|choice|approach|fix|tool)(?:\s+here)?)\s+is\s+(?P<x>[^.;!?]{3,})",
+    re.IGNORECASE,
+)
 # "…, so I'd rule that out" / "which rules it out": the subject of the sentence is what was turned down.
 _RULE_OUT_RE = re.compile(
     r"(?:,\s*|\s)(?:so|which\s+is\s+why|that'?s\s+why)\s+(?:i'?d|we'?d|i|we|i\s+would|we\s+would)\s+(?:rule|ruled|"
@@ -320,7 +339,8 @@ COUNTERFACTUAL_RE = re.compile(
 # Standing rules not phrased always/never (the user's only).
 _RULE_HEADING_RE = re.compile(r"\brules?\b[^:.?]{0,30}:\s*\S|\brules?\s+apply\b", re.IGNORECASE)
 _DEONTIC_RE = re.compile(
-    r"\b(?:nobody|no\s+one|no-one)\s+(?:ever\s+)?(?:runs?|pushes|commits|deploys|merges|edits|touches|applies|calls|"
+    r"\b(?:nothing|nobody|no\s+one|no-one)\b[^.;:!?]{0,40}?\b(?:should|may|must|can)\s+ever\b"
+    r"|\b(?:nobody|no\s+one|no-one)\s+(?:ever\s+)?(?:runs?|pushes|commits|deploys|merges|edits|touches|applies|calls|"
     r"imports|writes|uses|should|may|must|gets\s+to|is\s+allowed)\b"
     r"|(?<!\bi\s)(?<!\byou\s)(?<!\bwe\s)(?:must|has\s+to|have\s+to|needs?\s+to|should)\s+(?:always\s+)?(?:stay|remain)\b"
     r"|\b(?:i|we)\s+need\s+(?:the\s+|our\s+|all\s+|every\s+)?[\w\s-]{2,40}?\s+to\s+(?:stay|remain|keep)\b"
@@ -360,7 +380,8 @@ _SPEC_RE = re.compile(
 _GENERIC_VERSION_RE = re.compile(r"\b[A-Za-z][\w+-]*\s*v?\d+\.\d+(?:\.\d+)*\b")
 _HOST_VERSION_RE = re.compile(
     r"\b(?:box|machine|server|host|cluster|runners?|builders?|build\s+(?:farm|machine|box)|image|container|vm|"
-    r"ci|prod(?:uction)?|staging)\s+(?:has|have|runs?|uses?|is\s+on|are\s+on|ships?\s+with|comes\s+with)\s+"
+    r"ci|prod(?:uction)?|staging|mac|laptop|workstation|desktop|device|board|pi)(?:\s+(?:box|machine|server|host|"
+    r"runners?|image|mac|laptop|vm|node))?\s+(?:has|have|runs?|uses?|is\s+on|are\s+on|ships?\s+with|comes\s+with)\s+"
     r"(?:[\w.+-]+\s+){0,2}?[A-Za-z][\w+-]*\s*v?\d+\.\d+",
     re.IGNORECASE,
 )
@@ -397,9 +418,12 @@ def _phrased_choice(s: str) -> Statement | None:
         m = _SUBJECT_RE.match(s)
         if m and not PRONOUN_SUBJECT_RE.match(m.group("y")) and not PRONOUN_OBJECT_RE.match(m.group("y")):
             return Statement(s, "rejected_alternative", "rejected", True)
-    m = _INCAPABLE_RE.search(s)
+    m = _INCAPABLE_RE.search(s) or _UNFIT_RE.match(s)
     if m and not PRONOUN_OBJECT_RE.match(m.group("y")):
         return Statement(s, "rejected_alternative", "rejected", True)
+    m = _VERDICT_RE.match(s)
+    if m and not PRONOUN_OBJECT_RE.match(m.group("x")):
+        return Statement(s, "decision", "decision", reason or ":" in m.group("x"))
     m = _SIZING_RE.match(s)
     if m and not PRONOUN_OBJECT_RE.match(m.group("x")):
         return Statement(s, "decision", "decision", True)
@@ -427,6 +451,9 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
     hypothetical = bool(HYPOTHETICAL_RE.search(main_clause(s)))
     if _PREFERENCE_RE.match(s):
         return [Statement(s, "preference", "preference")] if user else []
+    m = _OBVIOUS_BUT_RE.search(s)
+    if m and not PRONOUN_OBJECT_RE.match(m.group("y")):
+        return [Statement(s, "rejected_alternative", "rejected", True)]  # "would be X, but …" is no hypothesis
     if hypothetical or GUESS_RE.search(s):
         return []
     reason = bool(_REASON_RE.search(s))
@@ -500,7 +527,8 @@ def _decision(s: str, *, user: bool, reason: bool) -> Statement | None:
                 return None  # "let's use grep to find the bug": a tool for a step
             return Statement(s, "decision", "decision", reason or bool(contrast))
     m = _FIRST_PERSON_CHOICE_RE.search(s)
-    if m and not PRONOUN_OBJECT_RE.match(m.group("x")) and (contrast or lead or (reason and not user)):
+    spelled_out = bool(m) and bool(re.search(r"\w\s*:\s+\w+\s+\w+", m.group("x") if m else ""))
+    if m and not PRONOUN_OBJECT_RE.match(m.group("x")) and (contrast or lead or (reason and not user) or spelled_out):
         if contrast and PRONOUN_OBJECT_RE.match(contrast.group("y")):
             return None
         return Statement(s, "decision", "decision", True)
