@@ -104,7 +104,9 @@ REASON_RE = _REASON_RE
 _CHOICE_VERB = (
     r"(?:use|using|go\s+with|going\s+with|went\s+with|switch(?:ed|ing)?\s+to|chose|choose|choosing|pick(?:ed|ing)?|"
     r"migrat(?:e|ed|ing)\s+to|mov(?:e|ed|ing)\s+to|stick(?:ing)?\s+with|stay(?:ing)?\s+with|keep(?:ing)?\s+using|"
-    r"opt(?:ed|ing)?\s+for|settl(?:e|ed|ing)\s+on|adopt(?:ed|ing)?|rely\s+on|store|implement|write|build)"
+    r"opt(?:ed|ing)?\s+for|settl(?:e|ed|ing)\s+on|adopt(?:ed|ing)?|rely\s+on|store|implement|write|build|"
+    # "I'm rewriting it with window functions instead", "replacing it with a systemd timer"
+    r"(?:re)?writ(?:e|ing)\s+(?:it|this|that|them)\s+(?:with|using|as)|replac(?:e|ing)\s+(?:it|this|that|them)\s+with)"
 )
 _CHOICE_VERBS_RE = re.compile(rf"\b{_CHOICE_VERB}\b", re.IGNORECASE)
 # "X instead of Y", "X rather than Y", "X over Y", "X, not Y": the rejected option is a noun phrase, or a gerund of
@@ -114,6 +116,7 @@ _CONTRAST_RE = re.compile(
     r"waiting|doing|writing|asking|editing|opening|searching|hard-?coding\s+it|that|this|it)\b)(?P<y>[^,.;!?]{2,80})",
     re.IGNORECASE,
 )
+_INSTEAD_END_RE = re.compile(r"\s(?P<y>instead)\s*(?:[:.;,!\u2014\u2013]|$)", re.IGNORECASE)
 _CONTRAST_LEAD_RE = re.compile(
     r"^(?:instead\s+of|rather\s+than)\s+(?!(?:guessing|reading|checking|running|looking|trying|waiting|doing|"
     r"asking|editing|opening|searching)\b)[^,]+,\s*(?:we|let'?s|i|use|just|go)\b",
@@ -139,7 +142,8 @@ _IMPERATIVE_USE_RE = re.compile(
     re.IGNORECASE,
 )
 _FIRST_PERSON_CHOICE_RE = re.compile(
-    rf"\b(?:i|we)(?:'ll|\s+will|'m\s+going\s+to|\s+am\s+going\s+to|'re\s+going\s+to|\s+are\s+going\s+to|'d)?\s+"
+    rf"\b(?:i|we)(?:'ll|\s+will|'m\s+going\s+to|\s+am\s+going\s+to|'re\s+going\s+to|\s+are\s+going\s+to|'d|'m|\s+am|'re|"
+    rf"\s+are)?\s+"
     rf"(?:just\s+)?(?:\w+(?:\s+[\w.@/'-]+){{1,4}}\s+and\s+)?{_CHOICE_VERB}\s+(?P<x>[^.;!?]+)",
     re.IGNORECASE,
 )
@@ -337,6 +341,11 @@ COUNTERFACTUAL_RE = re.compile(
     re.IGNORECASE,
 )
 # Standing rules not phrased always/never (the user's only).
+_SETTLED_RE = re.compile(
+    r"\b(?:is|are|'s|stays?)\s+(?:not\s+up\s+for\s+(?:discussion|debate|negotiation)|non-?negotiable|not\s+negotiable|"
+    r"set\s+in\s+stone|a\s+hard\s+(?:requirement|constraint|limit))\b",
+    re.IGNORECASE,
+)
 _RULE_HEADING_RE = re.compile(r"\brules?\b[^:.?]{0,30}:\s*\S|\brules?\s+apply\b", re.IGNORECASE)
 _DEONTIC_RE = re.compile(
     r"\b(?:nothing|nobody|no\s+one|no-one)\b[^.;:!?]{0,40}?\b(?:should|may|must|can)\s+ever\b"
@@ -466,7 +475,7 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
     phrased = _phrased_choice(s)
     if phrased:
         return [phrased]
-    if user and (_RULE_HEADING_RE.search(s) or _DEONTIC_RE.search(s)):
+    if user and (_RULE_HEADING_RE.search(s) or _DEONTIC_RE.search(s) or _SETTLED_RE.search(s)):
         return [Statement(s, "convention", "convention", reason)]
     if _CAVEAT_RE.search(s):
         return [Statement(s, "gotcha", "gotcha", True)]
@@ -514,6 +523,7 @@ def _decision(s: str, *, user: bool, reason: bool) -> Statement | None:
     if OPEN_DECISION_RE.search(s):
         return None
     contrast = _CONTRAST_RE.search(s) if _CHOICE_VERBS_RE.search(s) else None
+    contrast = contrast or (_INSTEAD_END_RE.search(s) if _CHOICE_VERBS_RE.search(s) else None)
     lead = _CONTRAST_LEAD_RE.match(s)
     m = _EXPLICIT_DECISION_RE.search(s)
     if m and not PRONOUN_OBJECT_RE.match(m.group("x")):

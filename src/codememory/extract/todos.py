@@ -31,7 +31,7 @@ TODO_LINE_RE = re.compile(
 _USER_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=\S)")
 _TODO_RE = re.compile(
     r"\b(?:(?:we|i|you)\s+)?still\s+(?:need|needs|have|has)\s+to\s+\w+"
-    r"|\b(?:remaining\s+work|next\s+steps?|left\s+to\s+do|not\s+done\s+yet|follow[- ]ups?|for\s+later|later|"
+    r"|\b(?:remaining\s+work|next\s+steps?|left\s+to\s+do|still\s+to\s+do(?:\s+\w+)?|not\s+done\s+yet|follow[- ]ups?|for\s+later|later|"
     r"for\s+next\s+time|still\s+open|open\s+items?)\s*:\s*\S"
     r"|\b(?:we|i)(?:'ll|\s+will)\s+(?:need|have)\s+to\s+\w+[^.]*\blater\b"
     r"|\b(?:we|i|you)\s+(?:should|need\s+to|must|can)\s+\w+[^.]*\b(?:later|next\s+time|in\s+a\s+follow[- ]up|"
@@ -54,7 +54,7 @@ _STOP = frozenset(
 _ENUMERATION_RE = re.compile(
     r"^(?:(?:two|three|four|five|a\s+few|some|several|\d)\s+(?:things?|items?|follow[- ]ups?|todos?|points?|tasks?)"
     r"\s+(?:still\s+)?(?:remain|are|is)\s+(?:still\s+)?(?:open|left|pending|outstanding|to\s+do|unfinished)|"
-    r"(?:still\s+open|left\s+to\s+do|remaining\s+work|open\s+items?|follow[- ]ups?|for\s+next\s+time)"
+    r"(?:still\s+open|(?:left|still)\s+to\s+do|remaining\s+work|open\s+items?|follow[- ]ups?|for\s+next\s+time)"
     r"(?:\s+\w+){0,2})\s*:\s*"
     r"(?P<items>.+)$",
     re.IGNORECASE,
