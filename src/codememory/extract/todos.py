@@ -226,7 +226,7 @@ def merge_todos(text: Sequence[Candidate], agent: Sequence[Todo], seq: int) -> l
     kept: list[frozenset[str]] = []
     for c in text:
         words = _words(c.text)
-        if any(_same(words, other) for other, _ in listed) or any(_same(words, k) for k in kept):
+        if any(_on_list(words, other) for other, _ in listed) or any(_same(words, k) for k in kept):
             continue  # on the list (open: already kept; closed: done) or said twice
         kept.append(words)
         out.append(c)
@@ -243,6 +243,20 @@ def _stem(word: str) -> str:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: -len(suffix)]
     return word
+
+
+LISTED_SHARE = 0.3
+
+
+def _on_list(said: frozenset[str], listed: frozenset[str]) -> bool:
+    """A todo said in prose that the agent's list holds in its own words ("a restore test every month or so" and
+    "Monthly restore test: restore a few photos from B2"): the same todo, or two words in common, one of them
+    distinctive, and a good share of the shorter one's."""
+    if _same(said, listed):
+        return True
+    common = said & listed
+    distinctive = any(len(w) >= 6 or any(ch.isdigit() for ch in w) for w in common)
+    return len(common) >= 2 and distinctive and len(common) / min(len(said), len(listed)) >= LISTED_SHARE
 
 
 def _same(a: frozenset[str], b: frozenset[str]) -> bool:
