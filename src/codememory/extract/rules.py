@@ -164,8 +164,12 @@ _REJECT_RE = re.compile(
     r"|\bdecided\s+(?:not\s+to\s+(?:use|add|adopt|go\s+with)|against(?:\s+using)?)\s+(?P<y5>[^,.;!?]+)"
     r"|\b(?:i|we)\s+(?:considered|looked\s+at|looked\s+into|had\s+a\s+look\s+at|checked\s+out|evaluated|tried|"
     r"thought\s+(?:about|of)|weighed|toyed\s+with)\s+(?P<y7>(?!(?:running|reading|checking|restarting|rerunning|re-running|debugging|looking|searching|the\s+(?:logs?|output|file|error|tests?|docs?))\b)[^,;]{2,60}?),?\s+but\s+\w+"
-    r"|^no\s+(?P<y6>(?!(?:worries|problem|thanks|idea|need|rush|way|luck|change|changes|issue|issues|errors?|"
-    r"failures?|tests?|output|more|one|longer|matter)\b)[\w.+-]+(?:\s+[\w.+-]+){0,2})\s*(?:,?\s*please)?[.!]?$",
+    r"|^(?:(?:and|but|also|so)\s+)?(?:(?:yes|yeah|yep|ok(?:ay)?|right|and)[,!]?\s+)?no\s+(?P<y6>(?!(?:worries|problem|"
+    r"thanks|idea|need|rush|way|luck|change|changes|issue|issues|errors?|failures?|tests?|output|more|one|longer|"
+    r"matter|row|rows|data|time|doubt)\b)[\w.+-]+(?:\s+[\w.+-]+){0,2})\s*(?:,?\s*please)?(?:[.!]?$|(?<=please),\s+(?=\w))"
+    # the assistant turning an option down with its reason: "I won't pull in a CSV library like CsvHelper: …"
+    r"|\b(?:i|we)\s+(?:won'?t|will\s+not|wouldn'?t|would\s+not)\s+(?:use|add|pull\s+in|bring\s+in|introduce|depend\s+on|"
+    r"go\s+with|bother\s+with)\s+(?P<y8>[^,.;:!?]{2,60})\s*(?:[:;\u2014\u2013]|,?\s+(?:because|since|as)\b)",
     re.IGNORECASE,
 )
 
@@ -551,10 +555,10 @@ def _rejection(s: str, *, user: bool) -> Statement | None:
     m = _REJECT_RE.search(s)
     if not m:
         return None
-    target = next((g for g in m.group("y", "y2", "y3", "y4", "y5", "y6", "y7") if g), "")
+    target = next((g for g in m.group("y", "y2", "y3", "y4", "y5", "y6", "y7", "y8") if g), "")
     if not target or PRONOUN_OBJECT_RE.match(target) or PRONOUN_SUBJECT_RE.match(target):
         return None
-    if not user and not (m.group("y3") or m.group("y4") or m.group("y5") or m.group("y7")):
+    if not user and not (m.group("y3") or m.group("y4") or m.group("y5") or m.group("y7") or m.group("y8")):
         return None  # "don't use the old helper here": the assistant talking to itself
     return Statement(s, "rejected_alternative", "rejected", bool(_REASON_RE.search(s)))
 
