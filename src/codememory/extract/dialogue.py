@@ -45,6 +45,8 @@ _NO_RE = re.compile(
 _REASON_WORDS_RE = re.compile(r"\b(?:would|is|are|adds?|needs?|requires?|has|have|only|covers?|because|since)\b", re.I)
 MAX_REASON_SENTENCES = 2
 MIN_SHARED_ENTITIES = 2
+MAX_OPTION_WORDS = 5
+MAX_SUGGESTED_WORDS = 8
 
 
 _RECOMMEND_RE = re.compile(
@@ -127,7 +129,9 @@ def _proposed_option(user_text: str) -> str | None:
             if m:
                 option = next(g for g in m.group("x", "x2", "x3", "x4", "x5") if g).strip()
                 option = re.sub(r"^(?:the|a|an)\s+", "", option, flags=re.I)
-                if option and not PRONOUN_OBJECT_RE.match(option) and len(option.split()) <= 5:
+                # a question about what someone suggested names a whole change ("sharding the events table by tenant")
+                longest = MAX_SUGGESTED_WORDS if m.group("x4") or m.group("x5") else MAX_OPTION_WORDS
+                if option and not PRONOUN_OBJECT_RE.match(option) and len(option.split()) <= longest:
                     return option
     return None
 

@@ -164,13 +164,17 @@ def contained_once(candidates: Sequence[Candidate]) -> list[Candidate]:
     out = []
     for i, c in enumerate(candidates):
         mine = words[i]
-        inside = c.category != "todo" and len(mine) >= MIN_RESTATED_WORDS and any(
-            j != i
-            and d.category != "todo"
-            and abs(d.seq - c.seq) <= 1
-            and len(words[j]) > len(mine)
-            and len(mine & words[j]) >= CONTAINED_SHARE * len(mine)
-            for j, d in enumerate(candidates)
+        inside = (
+            c.category != "todo"
+            and len(mine) >= MIN_RESTATED_WORDS
+            and any(
+                j != i
+                and d.category != "todo"
+                and abs(d.seq - c.seq) <= 1
+                and len(words[j]) > len(mine)
+                and len(mine & words[j]) >= CONTAINED_SHARE * len(mine)
+                for j, d in enumerate(candidates)
+            )
         )
         if not inside:
             out.append(c)

@@ -106,7 +106,7 @@ _CHOICE_VERB = (
     r"migrat(?:e|ed|ing)\s+to|mov(?:e|ed|ing)\s+to|stick(?:ing)?\s+with|stay(?:ing)?\s+with|keep(?:ing)?\s+using|"
     r"opt(?:ed|ing)?\s+for|settl(?:e|ed|ing)\s+on|adopt(?:ed|ing)?|rely\s+on|store|implement|write|build|"
     # "I'm rewriting it with window functions instead", "replacing it with a systemd timer"
-    r"(?:re)?writ(?:e|ing)\s+(?:it|this|that|them)\s+(?:with|using|as)|replac(?:e|ing)\s+(?:it|this|that|them)\s+with)"
+    r"(?:(?:re)?writ(?:e|ing)|replac(?:e|ing))\s+(?:it|this|that|them|the\s+[\w-]+(?:\s+[\w-]+)?)\s+(?:with|using))"
 )
 _CHOICE_VERBS_RE = re.compile(rf"\b{_CHOICE_VERB}\b", re.IGNORECASE)
 # "X instead of Y", "X rather than Y", "X over Y", "X, not Y": the rejected option is a noun phrase, or a gerund of

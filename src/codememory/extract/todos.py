@@ -31,7 +31,8 @@ TODO_LINE_RE = re.compile(
 _USER_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=\S)")
 _TODO_RE = re.compile(
     r"\b(?:(?:we|i|you)\s+)?still\s+(?:need|needs|have|has)\s+to\s+\w+"
-    r"|\b(?:remaining\s+work|next\s+steps?|left\s+to\s+do|still\s+to\s+do(?:\s+\w+)?|not\s+done\s+yet|follow[- ]ups?|for\s+later|later|"
+    r"|\b(?:remaining\s+work|next\s+steps?|left\s+to\s+do|still\s+to\s+do(?:\s+\w+)?|not\s+done\s+yet|"
+    r"follow[- ]ups?|for\s+later|later|"
     r"for\s+next\s+time|still\s+open|open\s+items?)\s*:\s*\S"
     r"|\b(?:we|i)(?:'ll|\s+will)\s+(?:need|have)\s+to\s+\w+[^.]*\blater\b"
     r"|\b(?:we|i|you)\s+(?:should|need\s+to|must|can)\s+\w+[^.]*\b(?:later|next\s+time|in\s+a\s+follow[- ]up|"
