@@ -160,7 +160,8 @@ def contained_once(candidates: Sequence[Candidate]) -> list[Candidate]:
     """A memory whose words are nearly all inside a longer memory of the same or a neighbouring turn says nothing
     of its own, whatever category each got (a fact "Format in the browser: …" inside the decision that gives its
     reason): only the longer one is kept. Todos are their own list."""
-    words = [_content_words(c.text) for c in candidates]
+    # a lesson's "(reported: …)" / "(`cmd` failed …)" note quotes its source; it holds nothing of its own
+    words = [_content_words(_FAILURE_NOTE_RE.sub("", c.text)) for c in candidates]
     out = []
     for i, c in enumerate(candidates):
         mine = words[i]

@@ -153,14 +153,16 @@ _STEP_RE = re.compile(r"^\S+(?:\s+\S+){0,3}\s+to\s+(?:find|see|check|look|read|s
 _JUDGEMENT = (
     r"(?:overkill|too\s+(?:heavy|slow|big|much|complex|complicated|fragile|risky|new|old|expensive)|"
     r"not\s+worth(?:\s+it)?|unnecessary|not\s+needed|not\s+an\s+option|ruled\s+out|a\s+dead\s+end|rejected|"
-    r"out\s+of\s+the\s+question|off\s+the\s+table|a\s+non-?starter|not\s+allowed|banned|deprecated\s+here)"
+    r"out\s+of\s+the\s+question|off\s+the\s+table|a\s+non-?starter|not\s+allowed|banned|deprecated\s+here|"
+    r"the\s+wrong\s+(?:signal|choice|tool|fit|metric|approach|layer|place|trigger)|a\s+(?:bad|poor)\s+fit|"
+    r"not\s+a\s+(?:good\s+)?fit)"
 )
 _REJECT_RE = re.compile(
     r"(?:^|\b(?:we|you|please|so|and|but|i)\s+)(?:don'?t|do\s+not|stop|no\s+longer)\s+(?:want\s+(?:to\s+)?)?"
     r"(?:use|using|add|adding|introduce|pull\s+in|depend\s+on|rely\s+on|go\s+with|need|install)\s+(?P<y>[^,.;!?]+)"
     r"|(?:^|\b(?:we|you|please|should|must|let'?s|always|i)\s+)avoid(?:ed)?\s+(?P<y2>[^,.;!?]+)"
     r"|\b(?:we|i)\s+(?:rejected|ruled\s+out|dropped|abandoned|gave\s+up\s+on|decided\s+against)\s+(?P<y3>[^.;!?]+)"
-    rf"|^(?P<y4>(?:(?!\b(?:because|since|but|and|so|if|when|as)\b)[^,.;!?]){{2,50}}?)\s+(?:is|was|would\s+be|seems|feels|looks)\s+(?:\w+\s+)?{_JUDGEMENT}"
+    rf"|^(?:(?:hmm+|well|ok(?:ay)?|honestly|actually|nah)[,!]?\s+)?(?P<y4>(?:(?!\b(?:because|since|but|and|so|if|when|as)\b)[^,.;!?]){{2,50}}?)\s+(?:is|was|would\s+be|seems|feels|looks)\s+(?:\w+\s+)?{_JUDGEMENT}"
     r"|\bdecided\s+(?:not\s+to\s+(?:use|add|adopt|go\s+with)|against(?:\s+using)?)\s+(?P<y5>[^,.;!?]+)"
     r"|\b(?:i|we)\s+(?:considered|looked\s+at|looked\s+into|had\s+a\s+look\s+at|checked\s+out|evaluated|tried|"
     r"thought\s+(?:about|of)|weighed|toyed\s+with)\s+(?P<y7>(?!(?:running|reading|checking|restarting|rerunning|re-running|debugging|looking|searching|the\s+(?:logs?|output|file|error|tests?|docs?))\b)[^,;]{2,60}?),?\s+but\s+\w+"

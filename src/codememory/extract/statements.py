@@ -18,6 +18,7 @@ from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, tidy, unquote_message
 from codememory.extract.rules import (
     COUNTERFACTUAL_RE,
+    REASON_RE,
     WEIGHED_RE,
     Statement,
     classify,
@@ -190,7 +191,9 @@ def message_statements(raw: Sequence[str], role: str, tool_text: ToolText | None
             parts[i] = parts[i] + [k]
             parts[k] = []
             continue
-        if not st.has_reason and k < len(raw) and found[k] is None and (is_reason(raw[k]) or _explains(raw[k], raw[i])):
+        # "X rather than Y" names what it beat but not why: the sentence that explains still belongs to it
+        unexplained = not st.has_reason or (st.rule == "decision" and not REASON_RE.search(tidy(raw[i])))
+        if unexplained and k < len(raw) and found[k] is None and (is_reason(raw[k]) or _explains(raw[k], raw[i])):
             parts[i] = parts[i] + [k]
             parts[k] = []
             found[i] = Statement(st.text, st.category, st.rule, True)
@@ -204,7 +207,10 @@ def message_statements(raw: Sequence[str], role: str, tool_text: ToolText | None
 
 
 # a short rule whose object is a bare pronoun ("Don't spend my B2 money on them.") names nothing on its own
-_PRONOUN_OBJECT_RE = re.compile(r"\b(?:them|those|these|it)\b(?!\s*(?:'s|is|was|are)\b)", re.IGNORECASE)
+# ("keep it dependency-free" is about the project: "it" counts only after a preposition, "depend on it")
+_PRONOUN_OBJECT_RE = re.compile(
+    r"\b(?:them|those|these)\b(?!\s*(?:'s|is|was|are)\b)|\b(?:on|to|with|for|in|of|from|into|about)\s+it\b", re.I
+)
 _PRONOUN_LEAD_RE = re.compile(r"^\W*(?:it|they|those|these|that|this)(?:'s|'re|\s)", re.IGNORECASE)
 SHORT_RULE_WORDS = 8
 MAX_REFERENT_SENTENCES = 2
