@@ -183,3 +183,21 @@ def test_a_memory_inside_a_longer_one_of_the_same_exchange_is_dropped() -> None:
         turn(2, "great, thanks"),
     )
     assert len([t for _, _, t in said if "Render in the browser" in t]) <= 1
+
+
+def test_a_reported_problem_and_the_fix_the_user_picked_are_one_lesson() -> None:
+    explained = (
+        "Found it. The export joins orders to shipments, and orders that ship in two parcels have two shipment "
+        "rows, so each of them comes out twice."
+    )
+    offer = (
+        "Two ways:\n\n1. aggregate the shipments per order before the join\n2. deduplicate the rows after the join\n\n"
+        "I'd go with 1: the totals stay right without a second pass."
+    )
+    said = memories(
+        turn(1, "Bug: the nightly report shows every order twice since Monday.", (explained, offer)), turn(2, "1")
+    )
+    assert [c for c, _, _ in said] == ["gotcha"]
+    (lesson,) = [t for _, _, t in said]
+    assert "two shipment rows" in lesson and "Fix: Aggregate the shipments per order" in lesson
+    assert lesson.endswith("(reported: Bug: the nightly report shows every order twice since Monday.)")

@@ -27,7 +27,7 @@ from dataclasses import replace
 
 from codememory.capture.turns import SessionInfo, Todo, Turn
 from codememory.extract.answers import resolved_answers
-from codememory.extract.candidate import USER, Candidate
+from codememory.extract.candidate import ACCEPTED, USER, Candidate
 from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import without_asides
 from codememory.extract.dialogue import agreed_recommendations, proposal_rejections, same_choice_once
@@ -85,12 +85,45 @@ def heuristic_candidates(
     said = [c for c in said if not any(c.rule in ("decision", "fact") and c.text in g.text for g in lessons)]
     said = [c for c in said if not restates_lesson(c, lessons)]
     out = [c for c in said if not (c.category == "todo" and c.rule == "todo")] + lessons
+    out = fixes_in_their_lessons(out, resolved)
     # one memory per todo: the agent's list and the prose, merged; closed ones dropped
     out += merge_todos(prose_todos, agent_todos(turns, todos), turns[-1].seq)
     # a memory never opens on an unresolved "it", "that" or "this"; the user's words lose their chatty asides
     out = [c for c in out if not UNRESOLVED_START_RE.match(c.text)]
     out = [replace(c, text=without_asides(c.text)) if c.said_by == USER else c for c in out]
     return near_duplicates_once(contained_once(unique(same_choice_once(attribute(out, turns)))))
+
+
+_REPORTED_NOTE_RE = re.compile(r"\s*\((?:reported:.*)\)\s*$")
+
+
+def fixes_in_their_lessons(candidates: Sequence[Candidate], resolved: Sequence[Candidate]) -> list[Candidate]:
+    """A problem the user reported, explained by the assistant, whose fix the user then accepted (a decision made
+    in the next turn from that turn's offer) is one lesson: what went wrong, why, and the fix, not a lesson and a
+    decision that each hold half of it."""
+    out = list(candidates)
+    for n, lesson in enumerate(out):
+        note = _REPORTED_NOTE_RE.search(lesson.text) if lesson.rule == "lesson" else None
+        if note is None:
+            continue
+        fix = next(
+            (
+                c
+                for c in out
+                if c in resolved and c.category == "decision" and c.said_by == ACCEPTED and c.seq == lesson.seq + 1
+            ),
+            None,
+        )
+        if fix is None:
+            continue
+        cause = lesson.text[: note.start()].rstrip()
+        said = f"{cause} Fix: {fix.text.rstrip('.')}."
+        if len(said) + len(note.group(0)) > MAX_LESSON_CHARS:
+            continue  # too long as one memory: the lesson and the decision stay apart
+        text = f"{said}{note.group(0)}"
+        out[n] = replace(lesson, text=text, said_by=ACCEPTED)
+        out = [c for c in out if c is not fix]
+    return out
 
 
 def _restated(candidate: Candidate, resolved: Sequence[Candidate]) -> bool:
@@ -153,6 +186,7 @@ def restates_lesson(candidate: Candidate, lessons: Sequence[Candidate]) -> bool:
 
 
 NEAR_DUPLICATE_SHARE = 0.75
+MAX_LESSON_CHARS = 700
 CONTAINED_SHARE = 0.9
 
 
