@@ -116,10 +116,10 @@ def _report(user_text: str) -> str | None:
     said = sentences(user_text)
     for s in said:
         t = tidy(s)
-        if _NOT_A_REPORT_RE.match(t) or len(t.split()) > MAX_REPORT_WORDS or _is_rule(t):
+        if _NOT_A_REPORT_RE.match(t) or len(t.split()) > MAX_REPORT_WORDS:
             continue  # a rule, a story, or a long sentence of background is not the problem itself
         asks_why = t.endswith("?") and re.search(r"\bbug\s*\?|\bwhy\b", t, re.I)
-        if t and (not t.endswith("?") or asks_why) and _BUG_REPORT_RE.search(t):
+        if t and (not t.endswith("?") or asks_why) and _BUG_REPORT_RE.search(t) and not _is_rule(t):
             return t
     if _PASTED_ERROR_RE.search(user_text) and said:
         return tidy(said[0])
