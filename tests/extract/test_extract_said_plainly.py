@@ -201,3 +201,21 @@ def test_a_reported_problem_and_the_fix_the_user_picked_are_one_lesson() -> None
     (lesson,) = [t for _, _, t in said]
     assert "two shipment rows" in lesson and "Fix: Aggregate the shipments per order" in lesson
     assert lesson.endswith("(reported: Bug: the nightly report shows every order twice since Monday.)")
+
+
+def test_a_topic_then_nah_turns_the_suggestion_down_with_the_users_reason() -> None:
+    offer = (
+        "Done, the exporter streams now. One more idea while we're at it: gzip would shrink the nightly files "
+        "to a third."
+    )
+    said = memories(
+        turn(1, "make the export stream please", (offer,)),
+        turn(2, "Gzip: nah. The warehouse loader only reads plain CSV. Everything else yes, ship it!"),
+    )
+    rejected = [(who, t) for c, who, t in said if c == "rejected_alternative"]
+    assert rejected == [
+        (
+            "user",
+            "Turned down: gzip would shrink the nightly files to a third. The warehouse loader only reads plain CSV.",
+        )
+    ]
