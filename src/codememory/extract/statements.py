@@ -16,10 +16,10 @@ from codememory.capture.turns import Turn
 from codememory.extract.candidate import ASSISTANT, USER, Candidate, entity_names, spoken
 from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, tidy, unquote_message
+from codememory.extract.phrasings import WEIGHED_RE
 from codememory.extract.rules import (
     COUNTERFACTUAL_RE,
     REASON_RE,
-    WEIGHED_RE,
     Statement,
     classify,
     is_consequence,
