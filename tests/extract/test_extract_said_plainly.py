@@ -219,3 +219,13 @@ def test_a_topic_then_nah_turns_the_suggestion_down_with_the_users_reason() -> N
             "Turned down: gzip would shrink the nightly files to a third. The warehouse loader only reads plain CSV.",
         )
     ]
+
+
+PINNED = "Setup: Django 4.2 on Python 3.10. Our host has no 3.11 yet, so the Python version is not up for discussion."
+
+
+def test_a_rule_about_the_x_version_carries_the_version_said_just_before() -> None:
+    said = memories(turn(1, PINNED))
+    assert [t for c, _, t in said if c == "convention"] == [PINNED]
+    alone = memories(turn(1, "We ship on Fridays. The Python version is not up for discussion."))
+    assert [t for c, _, t in alone if c == "convention"] == ["The Python version is not up for discussion."]

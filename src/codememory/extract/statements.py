@@ -167,6 +167,7 @@ def message_statements(raw: Sequence[str], role: str, tool_text: ToolText | None
             parts[i], found[i] = [], None
     if role == "user":
         _resolve_pronoun_objects(raw, found, parts)
+        _resolve_named_versions(raw, found, parts)
     for i, st in enumerate(found):
         if st is None or st.rule not in _CHOICES:
             continue
@@ -238,6 +239,26 @@ def _resolve_pronoun_objects(raw: Sequence[str], found: list[Statement | None], 
                 parts[n] = []
         else:
             found[i] = None
+
+
+# "the Scala version is not up for discussion" after "Spark 3.5.0 on EMR 7.0, Scala 2.12.": which version it is
+_THE_VERSION_RE = re.compile(r"\bthe\s+(?P<name>[A-Za-z][\w.+-]*)\s+version\b", re.IGNORECASE)
+
+
+def _resolve_named_versions(raw: Sequence[str], found: list[Statement | None], parts: list[list[int]]) -> None:
+    """A user's rule about "the X version" carries the sentence just before it that gives X's version number."""
+    for i, st in enumerate(found):
+        m = _THE_VERSION_RE.search(raw[i]) if st is not None and i and parts[i] == [i] else None
+        if m is None or re.search(rf"{re.escape(m.group('name'))}\s+v?\d+(?:\.\d+)+", raw[i], re.I):
+            continue  # no rule about a version, or it says the number itself
+        j = i - 1
+        if (
+            parts[j] == [j]
+            and found[j] is None
+            and re.search(rf"\b{re.escape(m.group('name'))}\s+v?\d+(?:\.\d+)+", raw[j], re.I)
+        ):
+            parts[i] = [j, i]
+            parts[j] = []
 
 
 _EXPLAINS_RE = re.compile(
