@@ -286,8 +286,8 @@ def redact_secrets(text: str) -> str:
 
 def _leading_literal(pattern: re.Pattern[str]) -> str:
     """The characters every match of `pattern` starts with ("" if none)."""
-    import re._constants as sre_constants  # the standard library's own parser of patterns
-    import re._parser as sre_parser
+    import re._constants as sre_constants  # type: ignore[import-not-found]  # the standard library's own parser
+    import re._parser as sre_parser  # type: ignore[import-not-found]
 
     lead: list[str] = []
     for op, arg in sre_parser.parse(pattern.pattern, pattern.flags):
