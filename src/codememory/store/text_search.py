@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import threading
 import time
 from collections.abc import Sequence
 
@@ -16,6 +17,8 @@ SUBSTRING_SCAN = 5_000
 VOCABULARY_MAX_AGE = 600.0  # seconds before a changed store's vocabulary is read whole again
 _VOCABULARY_WORD = re.compile(r"(?=.*[a-z])[^\x00-\x20\x7f]{3,100}")
 _SUBSET_SCAN = 2_000
+_SUBSET_BY_TEXT = 500  # at most this many memories: their texts indexed apart (fts_subset)
+_TOKENIZE_RE = re.compile(r"tokenize\s*=\s*'([^']*)'")
 
 
 class TextSearch(StoreConnection):
@@ -28,6 +31,8 @@ class TextSearch(StoreConnection):
     _vocab_read_at = 0.0  # when it was last read whole from the index (time.monotonic)
     _df_key: int | None = None  # the text_version the cached document frequencies were counted at
     _df: dict[str, int]
+    _subset_key: tuple[int, frozenset[int]] | None = None  # (text_version, memories) in temp.subset_fts
+    _subset_lock = threading.Lock()
 
     def fts_search(self, match: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
         """BM25 candidates (smaller score is better, as FTS5 reports it). The index ranks on its own and only its
@@ -57,14 +62,15 @@ class TextSearch(StoreConnection):
             raise
 
     def fts_subset(self, match: str, pks: Sequence[int]) -> set[int]:
-        """Which of these memories the keyword expression matches. First one pass over the expression's matches
-        within the keys' range: FTS5 answers `rowid IN (...)` by setting the whole expression up again for every
-        key, which took tens of milliseconds at 100k memories for an AND with a common word. Only when that range
-        holds too many matches (a single common word) are the keys probed one by one."""
+        """Which of these memories the keyword expression matches. A few hundred of them are answered from their
+        own texts, indexed apart (`_subset_by_text`); more, by one pass over the expression's matches within the
+        keys' range, and when that range holds too many matches (a common word), by probing the keys."""
         wanted = set(pks)
         if not wanted:
             return set()
         try:
+            if len(wanted) <= _SUBSET_BY_TEXT:
+                return self._subset_by_text(match, frozenset(wanted))
             rows = self.conn.execute(
                 "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? AND rowid BETWEEN ? AND ? LIMIT ?",
                 (match, min(wanted), max(wanted), _SUBSET_SCAN),
@@ -86,6 +92,39 @@ class TextSearch(StoreConnection):
             if not _is_query_error(exc):
                 raise
         return set()
+
+    def _subset_by_text(self, match: str, wanted: frozenset[int]) -> set[int]:
+        """The expression matched against these memories' texts in a small index of its own (a TEMP table with the
+        keyword index's tokenizer, so a word matches there exactly as it does in the index). Against the store's
+        index, every word's whole list of documents is read or sought for a few keys: ~10 ms for a common word at
+        100k memories, several words per search. The texts stay indexed while the same memories are asked about
+        or some of them (one search asks once per query word, then about the page it shows) and the store's text is
+        unchanged."""
+        version = self.text_version()
+        with self._subset_lock:  # one temp index per connection; a daemon's threads share the connection
+            loaded = self._subset_key
+            if loaded is None or loaded[0] != version or not wanted <= loaded[1]:
+                self._subset_key = None
+                tokenize = self._fts_tokenize().replace("'", "''")
+                self.conn.execute(
+                    f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.subset_fts USING fts5(text, tokenize='{tokenize}')"
+                )
+                self.conn.execute("DELETE FROM temp.subset_fts")
+                for chunk in chunks(sorted(wanted)):
+                    self.conn.execute(
+                        "INSERT INTO temp.subset_fts(rowid, text) SELECT pk, text FROM memories "
+                        f"WHERE pk IN ({','.join('?' * len(chunk))})",
+                        chunk,
+                    )
+                self._subset_key = (version, wanted)
+            found = self.conn.execute("SELECT rowid FROM temp.subset_fts WHERE subset_fts MATCH ?", (match,))
+            return {r[0] for r in found if r[0] in wanted}
+
+    def _fts_tokenize(self) -> str:
+        """The keyword index's tokenizer, as its schema declares it."""
+        row = self.conn.execute("SELECT sql FROM sqlite_master WHERE name = 'memories_fts'").fetchone()
+        found = _TOKENIZE_RE.search(row[0] if row else "")
+        return found.group(1) if found else "porter unicode61 remove_diacritics 2"
 
     def text_version(self) -> int:
         return int(self.conn.execute("SELECT value FROM counters WHERE name = 'text_version'").fetchone()[0])
