@@ -363,6 +363,9 @@ def _match_part(
         position = lower.rfind(".", 0, position)
 
 
+_plain_words: set[str] = set()  # words `_find_identifiers` passes over by their shape, wherever they stand
+
+
 def _find_identifiers(text: str, work: str, vocab: Vocabulary, found: list[_Found]) -> None:
     def add(position: int, name: str, *, call: bool) -> None:
         key = name.lower()
@@ -386,12 +389,16 @@ def _find_identifiers(text: str, work: str, vocab: Vocabulary, found: list[_Foun
         name = match.group()
         end = match.end()
         following = work[end : end + 1]
+        if name in _plain_words and following != "(":  # a plain word, not called: passed over below either way
+            continue
         if following and (following.isalnum() or following == "_"):  # stopped at a non-ASCII letter
             continue
         is_call = following == "("
         if not is_call and "_" not in name and "." not in name and ":" not in name:
             tail = name[1:]
             if tail.islower() or tail.isupper() or not tail:  # plain words: "loop", "The", "API", "a"
+                if len(_plain_words) < _PLAIN_MAX:
+                    _plain_words.add(name)  # its shape alone makes it plain
                 continue
         if name in entity_words().not_identifiers or _PLURAL_ACRONYM_RE.fullmatch(name):
             continue
