@@ -104,11 +104,12 @@ class TextSearch(StoreConnection):
         with self._subset_lock:  # one temp index per connection; a daemon's threads share the connection
             loaded = self._subset_key
             if loaded is None or loaded[0] != version or not wanted <= loaded[1]:
+                if loaded is None:  # first use on this connection (or a load that failed half-way)
+                    tokenize = self._fts_tokenize().replace("'", "''")
+                    self.conn.execute(
+                        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.subset_fts USING fts5(text, tokenize='{tokenize}')"
+                    )
                 self._subset_key = None
-                tokenize = self._fts_tokenize().replace("'", "''")
-                self.conn.execute(
-                    f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.subset_fts USING fts5(text, tokenize='{tokenize}')"
-                )
                 self.conn.execute("DELETE FROM temp.subset_fts")
                 for chunk in chunks(sorted(wanted)):
                     self.conn.execute(
