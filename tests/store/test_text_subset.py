@@ -56,3 +56,15 @@ def test_a_changed_text_is_seen_by_the_next_question(tmp_path: Path) -> None:
     assert store.db.fts_subset('"cache"', pks) == set()
     assert len(store.db.fts_subset('"queue"', pks)) == 1
     store.close()
+
+
+def test_rows_loaded_inside_a_rolled_back_transaction_are_not_trusted(tmp_path: Path) -> None:
+    store, _ = Store.init(tmp_path)
+    for text in ("The cache warms on start", "The queue drains on shutdown"):
+        store.add(text)
+    pks = sorted(pk for (pk,) in store.db.conn.execute("SELECT pk FROM memories"))
+    store.db.conn.execute("BEGIN")
+    assert len(store.db.fts_subset('"cache"', pks)) == 1
+    store.db.conn.execute("ROLLBACK")  # the temp index's rows are gone again
+    assert len(store.db.fts_subset('"cache"', pks)) == 1
+    store.close()

@@ -117,7 +117,8 @@ class TextSearch(StoreConnection):
                         f"WHERE pk IN ({','.join('?' * len(chunk))})",
                         chunk,
                     )
-                self._subset_key = (version, wanted)
+                if not self.conn.in_transaction:  # a rollback would take the rows back and leave the key
+                    self._subset_key = (version, wanted)
             found = self.conn.execute("SELECT rowid FROM temp.subset_fts WHERE subset_fts MATCH ?", (match,))
             return {r[0] for r in found if r[0] in wanted}
 
