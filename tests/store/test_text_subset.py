@@ -68,3 +68,16 @@ def test_rows_loaded_inside_a_rolled_back_transaction_are_not_trusted(tmp_path: 
     store.db.conn.execute("ROLLBACK")  # the temp index's rows are gone again
     assert len(store.db.fts_subset('"cache"', pks)) == 1
     store.close()
+
+
+def test_several_expressions_at_once_say_what_each_says_alone(tmp_path: Path) -> None:
+    store, _ = Store.init(tmp_path)
+    for text in TEXTS:
+        store.add(text)
+    pks = sorted(pk for (pk,) in store.db.conn.execute("SELECT pk FROM memories"))[:6]
+    together = store.db.fts_subsets(EXPRESSIONS, pks)
+    assert together == [store.db.fts_subset(m, pks) for m in EXPRESSIONS]
+    assert together == [_from_index(store, m, pks) for m in EXPRESSIONS]
+    refused = store.db.fts_subsets(['"retry"', "AND AND"], pks)  # FTS5 refuses the second: each is asked alone
+    assert refused == [_from_index(store, '"retry"', pks), set()]
+    store.close()

@@ -120,7 +120,10 @@ def held_words(db: Database, searched: Iterable[str], pks: list[int]) -> dict[in
     found: dict[int, set[str]] = {}
     if not pks:
         return found
-    for word in dict.fromkeys(searched):
-        for pk in db.fts_subset('"' + word.replace('"', '""') + '"', pks):
+    unique = list(dict.fromkeys(searched))
+    for word, holding in zip(
+        unique, db.fts_subsets(['"' + w.replace('"', '""') + '"' for w in unique], pks), strict=True
+    ):
+        for pk in holding:
             found.setdefault(pk, set()).add(word)
     return found

@@ -63,14 +63,14 @@ class TextSearch(StoreConnection):
 
     def fts_subset(self, match: str, pks: Sequence[int]) -> set[int]:
         """Which of these memories the keyword expression matches. A few hundred of them are answered from their
-        own texts, indexed apart (`_subset_by_text`); more, by one pass over the expression's matches within the
+        own texts, indexed apart (`_subsets_by_text`); more, by one pass over the expression's matches within the
         keys' range, and when that range holds too many matches (a common word), by probing the keys."""
         wanted = set(pks)
         if not wanted:
             return set()
         try:
             if len(wanted) <= _SUBSET_BY_TEXT:
-                return self._subset_by_text(match, frozenset(wanted))
+                return self._subsets_by_text([match], frozenset(wanted))[0]
             rows = self.conn.execute(
                 "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? AND rowid BETWEEN ? AND ? LIMIT ?",
                 (match, min(wanted), max(wanted), _SUBSET_SCAN),
@@ -93,8 +93,20 @@ class TextSearch(StoreConnection):
                 raise
         return set()
 
-    def _subset_by_text(self, match: str, wanted: frozenset[int]) -> set[int]:
-        """The expression matched against these memories' texts in a small index of its own (a TEMP table with the
+    def fts_subsets(self, matches: Sequence[str], pks: Sequence[int]) -> list[set[int]]:
+        """`fts_subset` of each expression over the same memories (one statement for all of them when they are few)."""
+        wanted = frozenset(pks)
+        if not wanted or len(wanted) > _SUBSET_BY_TEXT or not 2 <= len(matches) <= 64:  # 64: far from SQLite's 500
+            return [self.fts_subset(m, list(wanted)) for m in matches]
+        try:
+            return self._subsets_by_text(matches, wanted)
+        except sqlite3.OperationalError as exc:
+            if not _is_query_error(exc):
+                raise
+        return [self.fts_subset(m, list(wanted)) for m in matches]  # one expression FTS5 refuses: each alone
+
+    def _subsets_by_text(self, matches: Sequence[str], wanted: frozenset[int]) -> list[set[int]]:
+        """Each expression matched against these memories' texts in a small index of its own (a TEMP table with the
         keyword index's tokenizer, so a word matches there exactly as it does in the index). Against the store's
         index, every word's whole list of documents is read or sought for a few keys: ~10 ms for a common word at
         100k memories, several words per search. The texts stay indexed while the same memories are asked about
@@ -119,8 +131,14 @@ class TextSearch(StoreConnection):
                     )
                 if not self.conn.in_transaction:  # a rollback would take the rows back and leave the key
                     self._subset_key = (version, wanted)
-            found = self.conn.execute("SELECT rowid FROM temp.subset_fts WHERE subset_fts MATCH ?", (match,))
-            return {r[0] for r in found if r[0] in wanted}
+            union = " UNION ALL ".join(
+                f"SELECT {i}, rowid FROM temp.subset_fts WHERE subset_fts MATCH ?" for i in range(len(matches))
+            )
+            out: list[set[int]] = [set() for _ in matches]
+            for i, pk in self.conn.execute(union, list(matches)):
+                if pk in wanted:
+                    out[i].add(pk)
+            return out
 
     def _fts_tokenize(self) -> str:
         """The keyword index's tokenizer, as its schema declares it."""
