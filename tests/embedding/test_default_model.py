@@ -187,12 +187,6 @@ def test_the_cli_uses_the_daemons_warm_model_and_its_own_when_the_daemon_is_down
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: in a five-memory store the words of the question that no memory holds ('choose', "
-    "'alternatives') carry most of its word weight, so the httpx memory's coverage is 0.16 and its likelihood "
-    "stays under the injection bar (benchmarks/README.md, 'Precision on project-sized stores')",
-)
 def test_the_prompt_hook_injects_the_answer_to_a_question(tmp_path: Path) -> None:
     env = isolated_env(tmp_path / "user", CODEMEMORY_EMBEDDING_PROVIDER=None, CODEMEMORY_HOOK_NO_DAEMON="1")
     root = tmp_path / "project"

@@ -25,15 +25,21 @@ class QueryWords:
     total: int  # memories in the keyword index
     counts: dict[str, int]  # memories holding each content word and each correction
     corrections: dict[str, tuple[str, float]] = field(default_factory=dict)  # unknown word -> (store word, ratio)
+    _weights: dict[str, float] | None = field(default=None, init=False, repr=False, compare=False)
 
     def fts_weights(self) -> dict[str, float]:
         """The content words' weights as FTS5's bm25() sees them (for keyword evidence)."""
         return word_weights(self.total, {w: self.counts.get(w, 0) for w in self.content})
 
     def weights(self) -> dict[str, float]:
-        """Each content word's weight (evidence.coverage_weights); a typo weighs as the word it is a typo of."""
-        counts = {w: self.counts.get(self.corrections[w][0] if w in self.corrections else w, 0) for w in self.content}
-        return coverage_weights(self.total, counts)
+        """Each content word's weight (evidence.coverage_weights); a typo weighs as the word it is a typo of.
+        Computed once: coverage asks for them for every candidate memory and every phrase."""
+        if self._weights is None:
+            counts = {
+                w: self.counts.get(self.corrections[w][0] if w in self.corrections else w, 0) for w in self.content
+            }
+            self._weights = coverage_weights(self.total, counts)
+        return self._weights
 
     def unknown_share(self) -> float:
         """The share of the query's word weight carried by words no memory holds (typos of known words aside)."""
