@@ -134,6 +134,14 @@ def setup(assistant: str, project: Path, env: dict[str, str], warm: bool) -> dic
     return {"init_steps": steps, "imported": imported.get("added"), "daemon_warmup_ms": warmup_ms}
 
 
+def restore_sources(project: Path, env: dict[str, str], p_index: int) -> None:
+    """Before a later pass, the scenario's files as committed: the steps edit them as they were before the first
+    pass (an edit whose old text a pass already replaced fails, and a file that already holds the change shows the
+    agent what the memory says). What init wrote and the store are not tracked, and stay."""
+    if p_index:
+        subprocess.run(["git", "checkout", "-q", "--", "."], cwd=project, env=env, check=True, capture_output=True)
+
+
 def stop_daemon(env: dict[str, str], project: Path) -> None:
     subprocess.run([str(CODEMEMORY), "daemon", "stop"], cwd=project, env=env, capture_output=True, timeout=60)
 
@@ -181,6 +189,7 @@ def run_opencode(scenario: dict[str, Any], capture: bool, warm: bool, keep: str,
         turns, sessions = [], []
         try:
             for p_index in range(passes):
+                restore_sources(project, env, p_index)
                 for s_index, sess in enumerate(scenario["sessions"]):
                     session_id = None
                     for t_index, turn in enumerate(sess["turns"]):
@@ -495,6 +504,7 @@ def run_claude(scenario: dict[str, Any], capture: bool, warm: bool, passes: int 
     try:
         with anthropic.ScriptedAnthropic(handler) as api:
             for p_index in range(passes):
+                restore_sources(project, env, p_index)
                 for s_index, sess in enumerate(scenario["sessions"]):
                     session_id = None
                     for t_index, turn in enumerate(sess["turns"]):

@@ -103,6 +103,7 @@ class Action:
     edited: tuple[str, ...] = ()  # the paths of those it wrote
     added: str = ""
     text: str = ""
+    replaced: str = ""  # the text an edit replaced: a name it held already is not what the edit adds
 
     def haystack(self) -> str:
         """Where a term counts as used: the commands, the paths, the added text and the other arguments."""
