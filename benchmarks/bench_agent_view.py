@@ -327,9 +327,10 @@ def use_detection(calls: list[dict[str, Any]], sessions: list[dict[str, Any]], p
                 "first_step": mine[first]["step"]["at"] if mine else None,
             }
         )
-    tp = sum(1 for p in pairs if p["truth"] and p["predicted"])
-    predicted = sum(1 for p in pairs if p["predicted"])
-    true = sum(1 for p in pairs if p["truth"])
+    tp, predicted, true = _counts(pairs)
+    # A memory the sessions stored (memory_store) has an id no label can name: its pairs are never truly used.
+    named = {json.loads(line)["id"] for line in (DATA / "memories.jsonl").read_text(encoding="utf-8").splitlines()}
+    n_tp, n_predicted, n_true = _counts([p for p in pairs if p["memory_id"] in named])
     labelled = {
         (s["session_id"], i)
         for s in sessions
@@ -344,11 +345,22 @@ def use_detection(calls: list[dict[str, Any]], sessions: list[dict[str, Any]], p
         "precision": round(tp / predicted, 3) if predicted else None,
         "recall": round(tp / true, 3) if true else None,
         "labelled_uses_never_shown": len(labelled - {(p["session_id"], p["memory_id"]) for p in pairs}),
+        "scenario_memories_only": {
+            "precision": round(n_tp / n_predicted, 3) if n_predicted else None,
+            "recall": round(n_tp / n_true, 3) if n_true else None,
+            "pairs_left_out": sum(1 for p in pairs if p["memory_id"] not in named),
+        },
         "contradicted": [p for p in pairs if p["contradicted_at"]],
         "false_positives": [p for p in pairs if p["predicted"] and not p["truth"]],
         "false_negatives": [p for p in pairs if p["truth"] and not p["predicted"]],
         "by_signal": dict(Counter(p["used_by"] for p in pairs if p["predicted"])),
     }
+
+
+def _counts(pairs: list[dict[str, Any]]) -> tuple[int, int, int]:
+    """(right, detected, truly used) of these pairs."""
+    tp = sum(1 for p in pairs if p["truth"] and p["predicted"])
+    return tp, sum(1 for p in pairs if p["predicted"]), sum(1 for p in pairs if p["truth"])
 
 
 def tool_errors(db: Path, session_ids: list[str | None]) -> list[dict[str, Any]]:

@@ -98,7 +98,7 @@ def main() -> None:
             continue
         use = replay(assistant, args.work, results[assistant]["sessions"])
         keys = ("pairs", "true_uses", "predicted_uses", "true_positives", "precision", "recall")
-        print(assistant, {k: use[k] for k in keys}, use["by_signal"])
+        print(assistant, {k: use[k] for k in keys}, use["by_signal"], use["scenario_memories_only"])
         if args.verbose:
             pass_of = {s["session_id"]: s["pass"] for s in results[assistant]["sessions"]}
             for p in use["false_positives"]:
