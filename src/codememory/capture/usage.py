@@ -12,7 +12,8 @@ never scanned twice, and it costs no model call. Signals, the first of each per 
   a command, a version or a value: text/usage_cues.py) that the query it was shown for did not already hold — what
   the agent was doing anyway is no evidence. For a read the call's path counts, for an edit its path and the text
   it adds (not the text it replaces), for a shell call its command, for other tools their arguments; never a
-  tool's output;
+  tool's output. Nor a name an edit's file already held (in the text it replaces, or in the file as a read earlier
+  in the turn showed it): new code that reuses the file's own names writes in the code's words, not the memory's;
 - **contradicted**: a tool call did what the memory forbids (the rule set in text/usage_cues.py: `pytest` run bare
   where the memory says never);
 - **ignored**: none of these, which is what a shown memory is until one comes.
