@@ -91,12 +91,14 @@ def main() -> None:
     parser.add_argument("--results", type=Path, required=True)
     parser.add_argument("--work", type=Path, default=bench.WORK)
     parser.add_argument("--verbose", action="store_true", help="list every false alarm and miss")
+    parser.add_argument("--only-pass", type=int, help="score the sessions of this pass only (0: the first)")
     args = parser.parse_args()
     results = json.loads(args.results.read_text(encoding="utf-8"))
     for assistant in ("opencode", "claude"):
         if assistant not in results or not (args.work / assistant / "requests.jsonl").exists():
             continue
-        use = replay(assistant, args.work, results[assistant]["sessions"])
+        sessions = [s for s in results[assistant]["sessions"] if args.only_pass in (None, s["pass"])]
+        use = replay(assistant, args.work, sessions)
         keys = ("pairs", "true_uses", "predicted_uses", "true_positives", "precision", "recall")
         print(assistant, {k: use[k] for k in keys}, use["by_signal"], use["scenario_memories_only"])
         if args.verbose:
