@@ -11,7 +11,8 @@ A pinned memory stays only while that score is at least `pinned_min_score` (`[co
 memory shown for an earlier step must still rank for this one, or it gives its place up. The score is last moved
 by what agents did with the memory when it was shown before (retrieval/usefulness.py): shown often and never used,
 it sinks (and so gives a pin up sooner); used, it rises. A sunk memory must also clear the injection bars with its
-likelihood moved by that factor: feedback can empty a slot, not only hand it to the next candidate.
+likelihood moved by that factor: feedback can take it out of what is shown, not only hand its slot to the next
+candidate.
 """
 
 from __future__ import annotations
