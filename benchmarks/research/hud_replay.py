@@ -26,12 +26,12 @@ HERE = Path(__file__).resolve().parent
 RUN = HERE.parent / ".work" / "agent_view" / "opencode"
 
 
-def load() -> list[tuple[dict[str, Any], list[str]]]:
+def load(run: Path = RUN, data: Path = HERE.parent / "data" / "agent_view") -> list[tuple[dict[str, Any], list[str]]]:
     """(retrieve request, relevant ids) per scripted model call, in order."""
-    trace = [json.loads(line) for line in (RUN / "plugin-trace.jsonl").read_text().splitlines() if line.strip()]
+    trace = [json.loads(line) for line in (run / "plugin-trace.jsonl").read_text().splitlines() if line.strip()]
     traced = [t for t in trace if t.get("hook") == "messages"]  # one per model call, a request when one was sent
-    calls = [json.loads(line) for line in (RUN / "requests.jsonl").read_text().splitlines() if line.strip()]
-    scenario = json.loads((HERE.parent / "data" / "agent_view" / "steps.json").read_text(encoding="utf-8"))
+    calls = [json.loads(line) for line in (run / "requests.jsonl").read_text().splitlines() if line.strip()]
+    scenario = json.loads((data / "steps.json").read_text(encoding="utf-8"))
     steps = [scenario["sessions"][s]["turns"][t]["steps"][i] for s, t, i in (c["at"] for c in calls if c.get("at"))]
     if len(traced) != len(steps):
         sys.exit(f"{len(traced)} traced model calls for {len(steps)} scripted ones: cannot pair them")
@@ -75,13 +75,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     for name, default in (("answer", "0.2,0.3,0.4"), ("keep", "0.1,0.2,0.3"), ("ratio", "0.3,0.5"), ("unknown", "0")):
         parser.add_argument(f"--{name}", default=default)
+    parser.add_argument("--run", type=Path, default=RUN, help="the run's opencode folder (default: %(default)s)")
+    parser.add_argument("--data", type=Path, default=HERE.parent / "data" / "agent_view", help="the run's scenario")
+    parser.add_argument("--whole", action="store_true", help="ask with the whole request only, not its parts too")
     args = parser.parse_args()
     from codememory import Store
-    from codememory.retrieval import evidence
+    from codememory.retrieval import evidence, proactive
     from codememory.retrieval.decision import Bars
 
-    pairs = load()
-    store = Store.open(RUN / "project")
+    proactive.SPLIT_REQUEST = not args.whole
+    pairs = load(args.run, args.data)
+    store = Store.open(args.run / "project")
     model = store.semantic.model or ""
     key = next((k for k in evidence.CALIBRATIONS if model.lower().startswith(k)), None)
     if key is None:

@@ -109,6 +109,18 @@ def test_without_the_cookie_or_the_csrf_token_the_api_refuses(world: tuple[Daemo
     assert rebound[0] == 421
 
 
+def test_the_viewers_search_counts_what_was_held_back_and_lists_it_when_asked(
+    world: tuple[Daemon, Path, list[str]],
+) -> None:
+    daemon, project, ids = world
+    cookie, csrf = log_in(daemon, project)
+    question = {"project_root": str(project), "query": "who gets alerted when the staging site goes down?"}
+    status, _, found = post(daemon, "/viewer/search", question, Cookie=cookie, **{CSRF: csrf})
+    assert status == 200 and found["results"] == [] and found["held_back"] == 1  # shares only "staging"
+    status, _, everything = post(daemon, "/viewer/search", {**question, "all": True}, Cookie=cookie, **{CSRF: csrf})
+    assert status == 200 and [(r["id"], r["held_back"]) for r in everything["results"]] == [(ids[2], True)]
+
+
 # Every endpoint the viewer's session cookie opens, with a body that passes validation where that is harmless (the
 # writes name an unknown memory: refused by the operation, not by the guard).
 SESSION_ENDPOINTS: list[tuple[str, str, dict[str, Any]]] = [

@@ -1,6 +1,7 @@
 """The HUD follows the relevance decision in a real OpenCode session (the real binary, a scripted model, the plugin
 talking to a real daemon with the default embedding model): a step that needs no memory gets no block at all, and a
-step about something the memory holds gets that memory in front of the model."""
+step about something the memory holds gets that memory in front of the model, also when it is one part of a request
+that asks for two things."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ MEMORIES = (
 )
 CHORE = "Rename the file notes.txt to NOTES.md, nothing else."
 NEEDS_MEMORY = "Which HTTP client should the webhook worker use for its outbound calls?"
+# two asks; the memory answers the second only (asked as a whole, the request holds it back)
+TWO_PARTS = "Add a healthcheck endpoint to the admin app, then check which HTTP client the webhook worker uses."
 
 
 def run(env: dict[str, str], cwd: Path, *args: str) -> Any:
@@ -46,6 +49,7 @@ def test_a_step_needing_nothing_gets_no_hud_block_and_one_needing_a_memory_gets_
             Reply(tool_calls=[ToolCallSpec("bash", {"command": "mv notes.txt NOTES.md", "description": "rename"})]),
             Reply("Renamed notes.txt to NOTES.md."),
             Reply("httpx: the webhook worker needs HTTP/2, which requests cannot do."),
+            Reply("Added /healthz to the admin app; the webhook worker uses httpx."),
         ]
     )
     with ScriptedLLM(script) as llm:
@@ -66,6 +70,8 @@ def test_a_step_needing_nothing_gets_no_hud_block_and_one_needing_a_memory_gets_
             chore = oc.run(project, CHORE, timeout=300)
             chore_calls = len(llm.requests)
             oc.run(project, NEEDS_MEMORY, timeout=300)
+            answer_calls = len(llm.requests)
+            oc.run(project, TWO_PARTS, timeout=300)
         finally:
             daemon.terminate()
         requests = list(llm.requests)
@@ -78,6 +84,9 @@ def test_a_step_needing_nothing_gets_no_hud_block_and_one_needing_a_memory_gets_
     assert len(chore_views) >= 2  # the tool call and the answer after it
     for view in chore_views:
         assert view.hud == [] and view.cold == [], (view.hud_ids(), view.cold_ids())
-    answer_views = views(requests[chore_calls:])
+    answer_views = views(requests[chore_calls:answer_calls])
     assert answer_views and ids[MEMORIES[0]] in answer_views[0].hud_ids()
     assert set(answer_views[0].hud_ids()) <= {ids[MEMORIES[0]]}  # and nothing unrelated beside it
+    two_part_views = views(requests[answer_calls:])
+    assert two_part_views and ids[MEMORIES[0]] in two_part_views[0].hud_ids()
+    assert set(two_part_views[0].hud_ids()) <= {ids[MEMORIES[0]]}

@@ -175,7 +175,7 @@ def test_store_search_get_retrieve_forget_round_trip(console_script: Path, proje
     assert (out["again"]["created"], out["again"]["duplicate_of"]) == (False, first)
 
     search = out["search"]
-    assert set(search) == {"results", "degraded", "degraded_reason"}
+    assert set(search) == {"results", "degraded", "degraded_reason", "held_back"}  # and "note" when nothing is found
     # the server runs with the SDK's default environment: a fresh install's default model, so hybrid search
     assert search["degraded"] is False and search["degraded_reason"] is None
     [hit] = search["results"]

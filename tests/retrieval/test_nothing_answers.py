@@ -51,7 +51,11 @@ def test_mcp_memory_search_returns_nothing_for_what_the_memory_does_not_cover(tm
     for question, found in zip(ABSENT, absent, strict=True):
         assert found["results"] == [], (question, [r["text"] for r in found["results"]])
         assert found["degraded"] is False
+        # the agent is told why, as the CLI tells a person: nothing was likely relevant, and how much was held back
+        assert found["held_back"] >= 1, found
+        assert found["note"] == f"Nothing relevant found ({found['held_back']} held back as unlikely to be relevant)."
     assert [r["id"] for r in answered["results"]][:1] == [ids[0]]
+    assert "note" not in answered and 0 <= answered["held_back"] <= len(MEMORIES) - len(answered["results"])
 
 
 @pytest.mark.slow

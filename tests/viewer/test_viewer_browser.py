@@ -237,6 +237,16 @@ def test_every_page_in_a_real_browser(world: dict[str, Any], browser: Any) -> No
     assert page.evaluate("window.__pwned === undefined")
     shot("hostile")
 
+    # a question nothing answers: nothing shown, what was held back counted, and one click lists it, marked
+    page.goto(f"http://127.0.0.1:{daemon.port}/#/memories?q=who+gets+alerted+when+the+login+site+goes+down")
+    page.wait_for_selector("#nothing-found")
+    assert page.inner_text("#nothing-found") == "Nothing relevant found."
+    assert "held back as unlikely to be relevant" in page.inner_text("#held-back")
+    page.click("#show-held-back")
+    page.wait_for_selector(f'tr.hit.held-back[data-id="{ids["flaky"]}"]')
+    assert "held back" in page.inner_text(f'tr.hit[data-id="{ids["flaky"]}"]')
+    shot("held-back")
+
     # a session, its markdown rendered (its raw HTML escaped)
     page.goto(f"http://127.0.0.1:{daemon.port}/#/sessions")
     on("sessions")

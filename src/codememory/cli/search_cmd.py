@@ -158,8 +158,9 @@ def _print_result(
         click.echo(render.hits_markdown(text, [(memory, row["match"]) for memory, row in hits]))
         return
     if not hits:
-        held = f" ({held_back} held back as unlikely to be relevant; --all shows them)" if held_back else ""
-        click.echo(f"Nothing relevant found{held}.", err=True)
+        from codememory.retrieval.decision import nothing_found
+
+        click.echo(nothing_found(held_back, "--all shows them"), err=True)
         return
     for memory, row in hits:
         click.echo(render.hit_text(memory, row["match"], bool(row.get("held_back"))))

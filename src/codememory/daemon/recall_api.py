@@ -117,7 +117,7 @@ def create_router(state: DaemonState) -> APIRouter:
     def memory_search(body: SearchBody) -> dict[str, Any]:
         """Search the project's memory with the grep-like syntax: the MCP tool memory_search's result,
         `{results: [{id, text, category, importance, tags, created_at, source, match, score, why}], degraded,
-        degraded_reason}`, best first."""
+        degraded_reason, held_back}` (and `note` when nothing is returned), best first."""
         with state.stores.use(state.project_root(body.project_root)) as store:
             found = recall_search(
                 store,

@@ -68,6 +68,7 @@ class FilterBody(ProjectBody):
 class SearchBody(FilterBody):
     query: Annotated[str, Field(min_length=1, max_length=QUERY_MAX_CHARS)]
     mode: Literal["hybrid", "lexical", "semantic"] = "hybrid"
+    all: bool = False  # also the results held back as unlikely to be relevant, marked (`search --all`)
 
 
 class ListBody(FilterBody):
@@ -183,11 +184,20 @@ def create_router(state: DaemonState) -> APIRouter:
     @router.post("/search")
     def search(body: SearchBody) -> dict[str, Any]:
         """`codememory search --json` over HTTP: the query syntax (words, "phrases", -exclusions, OR, prefix*),
-        the CLI's filters, one page (`limit`, `offset`), each hit with its score and `explain`."""
+        the CLI's filters, one page (`limit`, `offset`), each hit with its score and `explain`; `held_back` counts
+        what the relevance decision left out, and `all` lists it after the others, marked (`search --all`)."""
         from codememory.operations.search import search as run
 
         with state.stores.use(state.project_root(body.project_root)) as store:
-            found = run(store, body.query, limit=body.limit, offset=body.offset, mode=body.mode, **body.filters())
+            found = run(
+                store,
+                body.query,
+                limit=body.limit,
+                offset=body.offset,
+                mode=body.mode,
+                show_held_back=body.all,
+                **body.filters(),
+            )
         return found.to_dict()
 
     @router.post("/list")

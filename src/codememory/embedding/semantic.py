@@ -121,6 +121,11 @@ class Semantic:
         index = self.index()
         return index.cosines(vector, pks) if index is not None else {}
 
+    def vectors(self, pks: list[int]) -> dict[int, Vectors]:
+        """These memories' stored vectors (for comparing memories with each other)."""
+        index = self.index()
+        return index.vectors(pks) if index is not None else {}
+
     def store_vectors(self, items: Sequence[tuple[int, str]], vectors: Vectors) -> None:
         emb = self.embedder()
         if emb is None:

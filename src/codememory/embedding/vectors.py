@@ -347,6 +347,19 @@ class VectorIndex:
         scores = self.cosines(query, members)
         return sorted(scores.items(), key=lambda kv: -kv[1])[:k]
 
+    def vectors(self, pks: list[int]) -> dict[int, Matrix]:
+        """The stored vectors of these memories (those that have one from this model)."""
+        self.refresh()
+        if not pks or self._dim is None:
+            return {}
+        rows = self._positions.rows(pks)
+        has = rows >= 0
+        if not has.any():
+            return {}
+        matrix = self._matrix_rows(rows[has])
+        wanted = np.asarray(pks, dtype=np.int64)[has].tolist()
+        return {pk: matrix[i] for i, pk in enumerate(wanted)}
+
     def cosines(self, query: Matrix, pks: list[int]) -> dict[int, float]:
         """Similarity of specific memories to the query (those with a vector from this model)."""
         self.refresh()

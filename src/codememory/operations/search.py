@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from codememory.core.result import OMIT_NONE, Result
 from codememory.remote.org_search import RemoteHit, RemoteStatus
+from codememory.retrieval.decision import nothing_found
 from codememory.retrieval.search import DEFAULT_THRESHOLD, SearchResult
 from codememory.retrieval.why import why_text
 
@@ -55,12 +56,16 @@ class RecallHit(Result):
 
 @dataclass
 class RecallSearch(Result):
-    """`{results, degraded, degraded_reason}`, best first: MCP memory_search and the daemon's /memory/search;
-    with the organisation's memory searched too (`scope="org"`, `search --remote`), `remote` says how it went."""
+    """`{results, degraded, degraded_reason, held_back}`, best first: MCP memory_search and the daemon's
+    /memory/search; `held_back` counts the candidates the relevance decision left out, and when nothing is returned
+    `note` says so in words. With the organisation's memory searched too (`scope="org"`, `search --remote`),
+    `remote` says how it went."""
 
     results: list[RecallHit]
     degraded: bool  # meaning-based search was wanted but unavailable: the results come from keywords
     degraded_reason: str | None
+    held_back: int = 0  # candidates left out as unlikely to be relevant (retrieval/decision.py)
+    note: str | None = field(default=None, metadata=OMIT_NONE)  # "Nothing relevant found (N held back …)."
     remote: RemoteStatus | None = field(default=None, metadata=OMIT_NONE)
 
     @classmethod
@@ -82,7 +87,8 @@ class RecallSearch(Result):
             )
             for hit in result.hits
         ]
-        return cls(hits, result.degraded, result.degraded_reason)
+        note = None if hits else nothing_found(result.held_back)
+        return cls(hits, result.degraded, result.degraded_reason, result.held_back, note)
 
 
 def search(
@@ -173,4 +179,5 @@ def org_search(
     remote_hits, status = search_remote(store, query, limit=limit, category=category, tags=tags, projects=projects)
     merged = interleave(found.results, [RecallHit.remote(h) for h in remote_hits], limit)
     status.hits = sum(1 for h in merged if h.match == "remote")
-    return RecallSearch(merged, found.degraded, found.degraded_reason, status)
+    note = None if merged else found.note
+    return RecallSearch(merged, found.degraded, found.degraded_reason, found.held_back, note, status)

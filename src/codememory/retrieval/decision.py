@@ -69,3 +69,12 @@ def decide(order: list[Entry], bars: Bars, unknown_share: float = 0.0) -> tuple[
         ok = p is None or (answered and p >= bars.keep and p >= bars.ratio * best)
         (kept if ok else held).append(entry)
     return kept, held
+
+
+def nothing_found(held_back: int, how_to_see: str = "") -> str:
+    """What a search that returns nothing says (the CLI on stderr, MCP and the daemon in `note`): that nothing was
+    likely relevant, and how many candidates the relevance decision held back (`how_to_see`: where to see them)."""
+    if not held_back:
+        return "Nothing relevant found."
+    see = f"; {how_to_see}" if how_to_see else ""
+    return f"Nothing relevant found ({held_back} held back as unlikely to be relevant{see})."

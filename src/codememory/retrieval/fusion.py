@@ -11,7 +11,8 @@ hits (a keyword match z-scored against one other keyword match once ranked 13th 
 3. Boosts: +3.0 when the query names the month (and year) the memory was created in; +0.3 when a query word equals
    one of the memory's tags. Then the importance and recency nudges, and a stale memory's demotion.
 4. Order: the keyword matches holding the query's distinctive words (coverage ≥ 0.9) first, then the rest, each by
-   score; within a near tie the newer memory goes first.
+   score; within a near tie the newer memory goes first, and among the first few the newer of two memories that say
+   nearly the same thing goes first within a wider window (`newer_supersedes`: an updated setting).
 
 Weights chosen on the precision development set, LoCoMo-dev and the coding set together
 (benchmarks/research/ranking_study.py `rank`; the table in benchmarks/README.md, "Precision on project-sized
@@ -21,7 +22,7 @@ stores"). The relevance decision (retrieval/decision.py) then says which of the 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -86,6 +87,8 @@ class RankWeights:
     neighbour: float = 0.4  # × how far a session neighbour's base is above the candidates' mean
     covered: float = 0.9  # word coverage from which a keyword match ranks above every match by meaning alone
     tie: float = 0.3  # scores this close are a near tie, which the newer memory wins
+    supersede: float = 2.0  # ... and this close when the two say nearly the same (an updated fact)
+    head: int = 4  # how far down the newer of two near-duplicates is looked for
     spread: float = 0.7  # the meaning evidence's typical spread over one query's candidates in project notes
 
 
@@ -165,3 +168,36 @@ def newer_first_in_ties(
             entry[2]["newer_in_tie"] = True
         out.insert(i, entry)
     return out
+
+
+def newer_supersedes(
+    ranked: list[tuple[float, int, dict[str, Any]]],
+    evidence: dict[int, Evidence],
+    alike: Callable[[int, int], bool],
+    w: RankWeights,
+) -> list[tuple[float, int, dict[str, Any]]]:
+    """Among the first `w.head` entries, move a memory above the first older one that says nearly the same (`alike`:
+    their vectors are near-duplicates on the model's scale) and scores less than `w.supersede` higher, in the same
+    tier.
+    A store accumulates: where a setting or decision changed ("snap to 15 minutes", later "changed the snap from 15
+    to 30 minutes"), the older memory often words the question more closely, yet the newer one is the current
+    answer. Unrelated memories only swap within a near tie (`newer_first_in_ties`). A moved entry's parts name
+    the memories it passed (`supersedes`): it is as likely relevant as they are."""
+    head = ranked[: w.head]
+    out: list[tuple[float, int, dict[str, Any]]] = []
+    for entry in head:
+        created = evidence[entry[1]].created_at
+        older = [
+            j
+            for j, (score, pk, parts) in enumerate(out)
+            if parts.get("covered") == entry[2].get("covered")
+            and score - entry[0] < w.supersede
+            and evidence[pk].created_at < created
+            and alike(pk, entry[1])
+        ]
+        if older:
+            entry[2]["supersedes"] = [out[j][1] for j in older]
+            out.insert(older[0], entry)
+        else:
+            out.append(entry)
+    return out + ranked[w.head :]

@@ -4,6 +4,7 @@ memories around them in their session (`fusion`), with date and tag boosts and t
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,7 @@ from codememory.retrieval.fusion import (
     RankWeights,
     Sessions,
     expand,
+    newer_supersedes,
     order,
 )
 from codememory.retrieval.lexical import (
@@ -117,8 +119,15 @@ def hybrid_ranking(
     )
     found.meaning_hits = set(semantic_hits)
     weights = replace(RANK_WEIGHTS, neighbour=semantic.config.search.neighbour_weight)
+    ordered = order(found.evidence, found.pool, found.sessions, weights, now, db.stale_factor)
+    ordered = newer_supersedes(ordered, found.evidence, _alike(semantic, ordered[: weights.head]), weights)
+    likely = {pk: likelihood(found.evidence[pk].coverage, found.evidence[pk].meaning, cal) for _, pk, _ in ordered}
+    for _, pk, parts in ordered[: weights.head]:
+        if "supersedes" in parts:  # the newer of near-duplicates is as likely relevant as the older ones it passed
+            likely[pk] = max(likely[pk], *(likely[o] for o in parts.pop("supersedes")))
+            parts["supersedes"] = True
     ranked = []
-    for score, pk, parts in order(found.evidence, found.pool, found.sessions, weights, now, db.stale_factor):
+    for score, pk, parts in ordered:
         e = found.evidence[pk]
         if pk in found.fuzzy:
             match = "fuzzy"
@@ -132,7 +141,7 @@ def hybrid_ranking(
             "keyword": e.keyword,
             "meaning": e.meaning,
             "coverage": e.coverage,
-            "likelihood": likelihood(e.coverage, e.meaning, cal),
+            "likelihood": likely[pk],
             "all_words": pk in found.all_words,
             **parts,
         }
@@ -142,6 +151,27 @@ def hybrid_ranking(
             explain["stale_factor"] = db.stale_factor
         ranked.append((score, pk, match, explain))
     return ranked, False, found.fuzzy_used
+
+
+def _alike(semantic: Semantic, head: list[tuple[float, int, dict[str, Any]]]) -> Callable[[int, int], bool]:
+    """Whether two of these memories say nearly the same thing: their vectors are as close as the memories
+    consolidation compares (the model's `Scale.cluster`, embedding/relevance.py)."""
+    from codememory.embedding.relevance import scale_for
+
+    config = semantic.config
+    bar = scale_for(
+        semantic.model,
+        dedup=config.dedup.cosine,
+        links=config.links.cosine,
+        cluster=config.consolidation.similarity_threshold,
+    ).cluster
+    vectors = semantic.vectors([pk for _, pk, _ in head])
+
+    def alike(a: int, b: int) -> bool:
+        va, vb = vectors.get(a), vectors.get(b)
+        return va is not None and vb is not None and float(va @ vb) >= bar
+
+    return alike
 
 
 @dataclass

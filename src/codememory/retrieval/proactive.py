@@ -7,6 +7,8 @@ already carries (excluded). Output: a short, token-budgeted list, each with why 
 
 A memory's score for the step blends its rank for all the phrases together with its rank for the lead phrase
 alone: the phrases after the first (the tool calls an agent made) widen the net, but what the user asked decides.
+The request's parts (its sentences and clauses, text/clauses.py) count as phrases of it: a memory answering one
+part of a request that asks for several things is judged on that part.
 A pinned memory stays only while that score is at least `pinned_min_score` (`[context] pinned_min_score`): a
 memory shown for an earlier step must still rank for this one, or it gives its place up. The score is last moved
 by what agents did with the memory when it was shown before (retrieval/usefulness.py): shown often and never used,
@@ -31,6 +33,7 @@ from codememory.retrieval.usefulness import Factor, adjusted, factors
 from codememory.retrieval.why import add_matches, ranked_why
 from codememory.store.database import Database
 from codememory.store.filters import Filters
+from codememory.text.clauses import request_parts
 from codememory.text.tokens import memory_tokens
 
 if TYPE_CHECKING:
@@ -45,6 +48,7 @@ LEAD_WEIGHT = 1.0
 # Slots of one answer: a step is usually served by one to three memories; more slots only fill up with noise.
 DEFAULT_MAX_MEMORIES = 4
 DEFAULT_MAX_NEW = 3
+SPLIT_REQUEST = True  # the request's parts are asked for as well (off: the whole request only; for measuring)
 PINNED_SLACK = 0.1  # a memory already shown stays while its likelihood is this much under the bars (less flicker)
 
 
@@ -144,11 +148,18 @@ def retrieve(
     excluded = {pk for _, pk in db.get_pk_map(req.exclude_memory_ids)} if req.exclude_memory_ids else set()
     window = 4 * req.max_memories
     if phrases:
-        ranking = rank_phrases(db, phrases, filters, want=PER_PHRASE * len(phrases), semantic=semantic)
+        # the request's own parts count as phrases of their own: a memory that answers one part of a several-part
+        # request is found on that part's evidence, not diluted by the others' words (text/clauses.py)
+        parts = request_parts(phrases[0]) if SPLIT_REQUEST else []
+        asked = [phrases[0], *parts]
+        wider = [*asked, *phrases[1:]]
+        ranking = rank_phrases(db, wider, filters, want=PER_PHRASE * len(wider), semantic=semantic)
         degraded_reason = ranking.reason
         model = semantic.model if semantic is not None and ranking.mode != "lexical" else None
         bars = relevance_bars(model, inject=True)
-        first = rank_phrases(db, phrases[:1], filters, want=PER_PHRASE, semantic=semantic) if len(phrases) > 1 else None
+        first = None
+        if len(wider) > len(asked):
+            first = rank_phrases(db, asked, filters, want=PER_PHRASE * len(asked), semantic=semantic)
         candidates = [pk for r in (ranking, first) if r is not None for _, pk, _, _ in (r.ranked or r.order)]
         moved = factors(db, candidates, req.session_id)
         sunk = {pk: f.value for pk, f in moved.items() if f.value < 1.0}

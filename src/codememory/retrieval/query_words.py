@@ -14,6 +14,17 @@ from codememory.store.database import Database
 from codememory.text.privacy import REDACTION_RE, without_redactions
 from codememory.text.query import ParsedQuery, parse_query, words
 
+# A query word naming a kind of thing the entity vocabulary types (data/tech_vocabulary.txt): "which database do
+# the tests use?" is answered by the memory that names Postgres, though "database" is in no memory. Such a word
+# counts as held by every memory naming an entity of that type. ("tool" and "service" are left out: they are
+# everyday words for things the vocabulary does not type.)
+TYPE_WORDS = {
+    **dict.fromkeys(("database", "databases", "db", "dbs"), "database"),
+    **dict.fromkeys(("framework", "frameworks"), "framework"),
+    **dict.fromkeys(("library", "libraries", "lib", "libs"), "library"),
+    **dict.fromkeys(("language", "languages"), "language"),
+    **dict.fromkeys(("protocol", "protocols"), "protocol"),
+}
 VARIANT_CREDIT = 0.85  # how much a store word sharing the unknown word's stem counts for it
 _MIN_STEM = 5  # shorter unknown words are left alone: one edit makes another word of them
 _MIN_VARIANT = 8
@@ -25,15 +36,21 @@ class QueryWords:
     total: int  # memories in the keyword index
     counts: dict[str, int]  # memories holding each content word and each correction
     corrections: dict[str, tuple[str, float]] = field(default_factory=dict)  # unknown word -> (store word, ratio)
+    _weights: dict[str, float] | None = field(default=None, init=False, repr=False, compare=False)
 
     def fts_weights(self) -> dict[str, float]:
         """The content words' weights as FTS5's bm25() sees them (for keyword evidence)."""
         return word_weights(self.total, {w: self.counts.get(w, 0) for w in self.content})
 
     def weights(self) -> dict[str, float]:
-        """Each content word's weight (evidence.coverage_weights); a typo weighs as the word it is a typo of."""
-        counts = {w: self.counts.get(self.corrections[w][0] if w in self.corrections else w, 0) for w in self.content}
-        return coverage_weights(self.total, counts)
+        """Each content word's weight (evidence.coverage_weights); a typo weighs as the word it is a typo of.
+        Computed once: coverage asks for them for every candidate memory and every phrase."""
+        if self._weights is None:
+            counts = {
+                w: self.counts.get(self.corrections[w][0] if w in self.corrections else w, 0) for w in self.content
+            }
+            self._weights = coverage_weights(self.total, counts)
+        return self._weights
 
     def unknown_share(self) -> float:
         """The share of the query's word weight carried by words no memory holds (typos of known words aside)."""
@@ -84,6 +101,9 @@ def _query_words(db: Database, parsed: ParsedQuery) -> QueryWords:
         parsed = parse_query(without_redactions(parsed.raw))
     content = parsed.content_words() or list(dict.fromkeys(w for t in parsed.terms for w in words(t.text)))
     total, counts = db.document_counts(content)
+    for w in content:
+        if w in TYPE_WORDS:  # held by the memories naming such a thing, and by those holding the word itself
+            counts[w] = max(counts.get(w, 0), db.count_with_entity_type(TYPE_WORDS[w]))
     corrections: dict[str, tuple[str, float]] = {}
     unknown = [w for w in content if not counts.get(w) and len(w) >= _MIN_STEM and w.isalpha()]
     if unknown:
@@ -116,11 +136,15 @@ def _variant(word: str, vocab: list[str]) -> str | None:
 
 def held_words(db: Database, searched: Iterable[str], pks: list[int]) -> dict[int, set[str]]:
     """Which of these words (`QueryWords.searched()`: content words and corrections) each of these memories holds,
-    as the keyword index matches them (stemmed)."""
+    as the keyword index matches them (stemmed); a word naming a kind of thing (`TYPE_WORDS`) is held by the
+    memories naming an entity of that type."""
     found: dict[int, set[str]] = {}
     if not pks:
         return found
     for word in dict.fromkeys(searched):
         for pk in db.fts_subset('"' + word.replace('"', '""') + '"', pks):
             found.setdefault(pk, set()).add(word)
+        if word in TYPE_WORDS:
+            for pk in db.with_entity_type(TYPE_WORDS[word], pks):
+                found.setdefault(pk, set()).add(word)
     return found

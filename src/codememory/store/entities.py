@@ -92,3 +92,26 @@ class EntityRows(StoreConnection):
             (limit,),
         ).fetchall()
         return [(name, typ, n) for name, typ, n in rows if is_label(name) and is_label(typ)]
+
+    def count_with_entity_type(self, kind: str) -> int:
+        """How many memories name an entity of this type (`database`, `framework`, ...)."""
+        row = self.conn.execute(
+            "SELECT COUNT(DISTINCT me.memory_pk) FROM entities e JOIN memory_entities me ON me.entity_id = e.id "
+            "WHERE e.type = ?",
+            (kind,),
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    def with_entity_type(self, kind: str, pks: Sequence[int]) -> set[int]:
+        """Which of these memories name an entity of this type."""
+        out: set[int] = set()
+        for chunk in chunks(list(pks)):
+            out.update(
+                pk
+                for (pk,) in self.conn.execute(
+                    "SELECT DISTINCT me.memory_pk FROM memory_entities me JOIN entities e ON e.id = me.entity_id "
+                    f"WHERE e.type = ? AND me.memory_pk IN ({','.join('?' * len(chunk))})",
+                    (kind, *chunk),
+                )
+            )
+        return out

@@ -64,18 +64,26 @@ export async function memoriesPage(main) {
   replace(main, h("h1", {}, "Memories"), forgotten ? h("div", { class: "notice", id: "forgotten" }, `Forgot ${forgotten}.`) : null,
     filterForm(params), results);
   if (query) {
-    const found = await post("/viewer/search", { ...filters, query, mode: params.get("mode") || "hybrid" });
-    const rows = found.results.map((hit) => h("tr", { class: "hit", "data-id": hit.id },
+    const all = params.get("all") === "1";
+    const found = await post("/viewer/search", { ...filters, query, mode: params.get("mode") || "hybrid", all });
+    const rows = found.results.map((hit) => h("tr", { class: hit.held_back ? "hit held-back" : "hit", "data-id": hit.id },
       h("td", {}, h("a", { href: `#/memory/${hit.id}` }, hit.id)),
       h("td", { class: "text" }, short(hit.text)),
       h("td", {}, hit.category), h("td", {}, tags(hit.tags)),
       h("td", { class: "provenance" }, hit.provenance ? hit.provenance.label : ""),
-      h("td", {}, number(hit.score), " ", h("span", { class: "muted" }, hit.match)),
+      h("td", {}, number(hit.score), " ", h("span", { class: "muted" }, hit.held_back ? "held back" : hit.match)),
       h("td", { class: "muted" }, explainLine(hit.explain))));
+    // What the relevance decision left out is counted, and one click lists it (as `search --all` does).
+    const shown = found.results.filter((hit) => !hit.held_back).length;
+    const held = found.held_back
+      ? h("span", { id: "held-back" }, ` — ${found.held_back} held back as unlikely to be relevant `,
+        all ? null : h("button", { id: "show-held-back", onclick: () => go("#/memories", { ...Object.fromEntries(params.entries()), all: "1", offset: "" }) }, "Show them"))
+      : null;
     replace(results,
-      h("p", { class: "muted" }, `${found.count} result(s), ranked by ${found.mode}`,
+      h("p", { class: "muted" }, `${shown} result(s), ranked by ${found.mode}`, held,
         found.degraded ? ` — degraded: ${found.degraded_reason}` : "", found.literal ? " (searched as plain words)" : ""),
-      rows.length ? table(["id", "text", "category", "tags", "from", "score", "why"], rows) : h("p", {}, "Nothing found."),
+      rows.length ? table(["id", "text", "category", "tags", "from", "score", "why"], rows)
+        : h("p", { id: "nothing-found" }, found.held_back ? "Nothing relevant found." : "Nothing found."),
       pager(params, filters.offset, found.has_more));
     return;
   }

@@ -1,0 +1,49 @@
+"""The parts of a request: its sentences and clauses, each a question or an ask of its own.
+
+A prompt often asks for several things at once ("export the readings as JSON, for the spreadsheet people and the
+raspberry pi dashboard"; "Users cannot upload photos over 10 MB. Raise the limit to 25 MB."). A memory that answers
+one of them holds only a fraction of the whole prompt's words and sits further from its meaning than from the part's,
+so evidence computed over the whole prompt alone holds back exactly the memories each part needs
+(retrieval/proactive.py asks for each part as well).
+
+A part is cut at sentence ends, semicolons, colons, dashes and line breaks, then at commas and at a coordinating
+"and"/"but"/"then"; a fragment with fewer than MIN_WORDS content words ("Fix it.", "Next:", "In README.md") is no
+part of its own: a single word is not an ask, and alone it would match any memory that happens to hold it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from codememory.text.query import STOPWORDS, words
+
+MIN_WORDS = 2  # content words a part needs to stand alone
+MAX_PARTS = 6  # the first ones: a long paste is not a list of asks
+_SENTENCE_RE = re.compile(r"(?<=[.!?])[\"')\]]*\s+|[;\n]+|:\s+|\s+[-–—]+\s+")
+_CLAUSE_RE = re.compile(
+    r",?\s+(?:and then|and|but|then|as well as|over|instead of|rather than|versus|vs\.?|the way|like)\s+|,\s+",
+    re.IGNORECASE,
+)
+
+
+def content_words(text: str) -> list[str]:
+    """The text's content tokens: what is separated by spaces and holds a word of letters that is not a stopword (a
+    path or a dotted name such as README.md is one; a number alone is none)."""
+    return [t for t in text.split() if any(w not in STOPWORDS and not w.isdigit() for w in words(t))]
+
+
+def request_parts(text: str) -> list[str]:
+    """The request's parts that carry an ask of their own, in order; [] when it has only one (the whole is it)."""
+    parts: list[str] = []
+    for sentence in _SENTENCE_RE.split(text):
+        sentence = sentence.strip(" \t\"'`.")
+        if len(content_words(sentence)) < MIN_WORDS:
+            continue
+        clauses = [c.strip(" \t\"'`.") for c in _CLAUSE_RE.split(sentence)]
+        kept = [c for c in clauses if len(content_words(c)) >= MIN_WORDS]
+        parts.append(sentence)
+        parts.extend(kept)  # a clause without the qualifiers around it is a part too ("choose httpx")
+    parts = list(dict.fromkeys(parts))
+    whole = " ".join(words(text))
+    parts = [p for p in parts if " ".join(words(p)) != whole]
+    return parts[:MAX_PARTS]

@@ -1,0 +1,52 @@
+"""The parts of a request (text/clauses.py): each sentence and clause with an ask of its own, never a lone word."""
+
+from __future__ import annotations
+
+import pytest
+
+from codememory.text.clauses import MAX_PARTS, request_parts
+
+
+def test_each_sentence_of_a_several_sentence_request_is_a_part() -> None:
+    parts = request_parts("Users with new phones cannot upload photos over 10 MB. Raise the limit to 25 MB.")
+    assert "Raise the limit to 25 MB" in parts
+    assert "Users with new phones cannot upload photos over 10 MB" in parts
+
+
+def test_clauses_joined_by_commas_and_conjunctions_are_parts() -> None:
+    parts = request_parts(
+        "Next: export the readings as JSON as well, for the spreadsheet people and the raspberry pi dashboard."
+    )
+    assert "export the readings as JSON as well" in parts
+    assert "the raspberry pi dashboard" in parts
+    assert "Next" not in parts  # one word is no ask of its own
+
+
+def test_a_choice_between_two_things_is_cut_at_the_comparison() -> None:
+    assert request_parts("why did we choose httpx over the alternatives?") == ["why did we choose httpx"]
+    assert request_parts("Next, scrape the results page the way we scrape fixtures.") == [
+        "scrape the results page",
+        "we scrape fixtures",
+    ]
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    ["Commit the fix.", "What is the package version in pyproject.toml?", "Is app/__init__.py empty?", "Fix it."],
+)
+def test_a_request_of_one_part_has_no_parts_besides_itself(request_text: str) -> None:
+    assert request_parts(request_text) == []
+
+
+def test_a_path_a_number_or_a_lone_word_is_no_part() -> None:
+    # "In README.md" holds one token that is not a stopword; "10 MB" only one with letters
+    assert request_parts("In README.md, say 'on their phones or tablets' instead of 'on their phones'.") == [
+        "say 'on their phones or tablets"
+    ]
+    assert "10 MB" not in request_parts("Upload photos over 10 MB. Raise the limit.")
+
+
+def test_a_long_paste_gives_only_the_first_parts() -> None:
+    text = " ".join(f"Sentence number {i} talks about topic{i}." for i in range(20))
+    parts = request_parts(text)
+    assert len(parts) == MAX_PARTS and parts[0] == "Sentence number 0 talks about topic0"
