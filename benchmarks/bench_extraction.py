@@ -27,6 +27,7 @@ benchmarks/.work/extraction/results.json unless --out is given.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import subprocess
 import sys
@@ -40,6 +41,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import extraction_claude
 import extraction_corpus as corpus
 import extraction_score as scoring
+from support.scripted_llm import Reply, ScriptedLLM
+
+NO_MEMORIES = json.dumps({"memories": [], "already_known": []})
 
 HERE = Path(__file__).resolve().parent
 WORK = HERE / ".work" / "extraction"
@@ -100,7 +104,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--work", type=Path, default=WORK, help="the scratch folder (default benchmarks/.work/extraction)"
     )
-    parser.add_argument("--with-model", metavar="URL", help="configure [llm] provider=openai at this base URL")
+    parser.add_argument(
+        "--with-model",
+        metavar="URL",
+        help="extract with a model: [llm] provider=openai at this base URL in the replay user's own config; "
+        "'scripted': a scripted server on 127.0.0.1 that answers every extraction with no memories (checks that "
+        "the model path is taken: the run fails if capture made no model call)",
+    )
     parser.add_argument("--model", default="", help="the model name for --with-model")
     parser.add_argument("--api-key-env", default="", help="env var holding the API key for --with-model")
     parser.add_argument(
@@ -140,14 +150,28 @@ def main(argv: list[str] | None = None) -> int:
         if args.api_key_env:
             llm["api_key_env"] = args.api_key_env
     assistants = tuple(args.assistant or ASSISTANTS)
-    memories, report = corpus.replay(items, args.work, llm, assistants=assistants, skip_unrecorded=args.skip_unrecorded)
+    with contextlib.ExitStack() as stack:
+        scripted = None
+        if llm and args.with_model == "scripted":
+            scripted = stack.enter_context(ScriptedLLM(lambda body: Reply(NO_MEMORIES)))
+            llm.update(base_url=scripted.base_url, model=args.model or "scripted-model")
+        memories, report = corpus.replay(
+            items, args.work, llm, assistants=assistants, skip_unrecorded=args.skip_unrecorded
+        )
+        requests_seen = len(scripted.requests) if scripted else None
     seconds = round(time.perf_counter() - started, 1)
+    model_use = corpus.model_use(report, memories) if llm else None
+    if model_use is not None:
+        if requests_seen is not None:
+            model_use["requests_seen_by_server"] = requests_seen
+        corpus.log(f"model use: {model_use}")
     results: dict[str, Any] = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "commit": git_commit(),
         "set": args.set,
         "command": "python benchmarks/bench_extraction.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "model": llm,
+        "model_use": model_use,
         "seconds": seconds,
         "recorded": recorded,
         "capture": {"turns_captured": report.get("turns_captured"), "errors": report.get("errors")},
@@ -166,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     corpus.log(f"{seconds} s; results in {out}")
+    if model_use is not None and not model_use["llm_calls"]:
+        corpus.log("the model was configured but capture made no model call: these figures are the rules'")
+        return 1
     return 0
 
 

@@ -7,7 +7,8 @@ The base commit's `src/` is exported with `git archive` into benchmarks/.work/sp
 round and tree (alternating base, this tree, base, …, so a busy machine weighs on both alike) rebuilds the OpenCode
 sessions of the sets from their recordings with that tree's own capture code, then times that tree's
 `heuristic_candidates` on each session, every cache of the extraction modules cleared before each session (a
-session is extracted once in real use). Prints the per-session p50 and the total of each tree and their ratio.
+session is extracted once in real use). Prints the per-session p50 and the total of each tree and their ratio, in
+wall time and in the process's CPU time (on a shared, loaded machine the CPU time is the steadier of the two).
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ def worker(sets: list[str]) -> dict[str, Any]:
         module = importlib.import_module(info.name)
         caches += [f for f in vars(module).values() if callable(getattr(f, "cache_clear", None))]
     times: list[float] = []
+    cpu_times: list[float] = []  # the process's CPU time: what the rules cost, whatever else the machine runs
     memories = 0
     with tempfile.TemporaryDirectory() as tmp:
         for name in sets:
@@ -81,10 +83,11 @@ def worker(sets: list[str]) -> dict[str, Any]:
                         )
                         for cache in caches:
                             cache.cache_clear()
-                        started = time.perf_counter()
+                        started, cpu = time.perf_counter(), time.process_time()
                         memories += len(heuristic_candidates(turns, info, todos))
                         times.append((time.perf_counter() - started) * 1000)
-    return {"times_ms": times, "memories": memories}
+                        cpu_times.append((time.process_time() - cpu) * 1000)
+    return {"times_ms": times, "cpu_ms": cpu_times, "memories": memories}
 
 
 def run_worker(src: Path, sets: list[str]) -> dict[str, Any]:
@@ -114,14 +117,19 @@ def main(argv: list[str] | None = None) -> int:
     out: dict[str, Any] = {"base": args.base, "sets": args.sets, "rounds": args.rounds}
     for name, results in runs.items():
         per_session = [statistics.median(r["times_ms"][i] for r in results) for i in range(len(results[0]["times_ms"]))]
+        cpu = [statistics.median(r["cpu_ms"][i] for r in results) for i in range(len(results[0]["cpu_ms"]))]
         out[name] = {
             "sessions": len(per_session),
             "p50_ms": round(statistics.median(per_session), 2),
             "total_ms": round(sum(per_session), 1),
+            "cpu_p50_ms": round(statistics.median(cpu), 2),
+            "cpu_total_ms": round(sum(cpu), 1),
             "memories": results[0]["memories"],
         }
     out["ratio_p50"] = round(out["this"]["p50_ms"] / out["base"]["p50_ms"], 2)
     out["ratio_total"] = round(out["this"]["total_ms"] / out["base"]["total_ms"], 2)
+    out["ratio_cpu_p50"] = round(out["this"]["cpu_p50_ms"] / out["base"]["cpu_p50_ms"], 2)
+    out["ratio_cpu_total"] = round(out["this"]["cpu_total_ms"] / out["base"]["cpu_total_ms"], 2)
     print(json.dumps(out, indent=1))
     return 0
 

@@ -342,18 +342,52 @@ def cm(env: dict[str, str], cwd: Path, *args: str, timeout: float = 600) -> dict
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
-def new_project(root: Path, env: dict[str, str], llm: dict[str, str] | None, assistants: str = "none") -> Path:
+def new_project(root: Path, env: dict[str, str], assistants: str = "none") -> Path:
     """A git folder with a codememory store (OpenCode's capture needs only the store; Claude Code's goes through
     the hooks `init --assistants claude` installs)."""
     root.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, env=env, check=True, capture_output=True)
     cm(env, root, "init", "--assistants", assistants)
-    if llm:
-        config = root / ".codememory" / "config.toml"
-        lines = [f"{k} = {json.dumps(v)}" for k, v in llm.items()]
-        text = config.read_text(encoding="utf-8") if config.exists() else ""
-        config.write_text(text + "\n[llm]\n" + "\n".join(lines) + "\n", encoding="utf-8")
     return root.resolve()
+
+
+def configure_model(home: Path, llm: dict[str, str]) -> Path:
+    """The extraction model goes into the user's own config (trusted), as a user would set it: a project's
+    `.codememory/config.toml` is untrusted and may not choose a model or where transcripts are sent, so an [llm]
+    written there is ignored and capture quietly falls back to the rules."""
+    config = home / ".config" / "codememory" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    lines = [f"{k} = {json.dumps(v)}" for k, v in llm.items()]
+    text = config.read_text(encoding="utf-8") if config.exists() else ""
+    config.write_text(text + "\n[llm]\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    return config
+
+
+def model_use(report: dict[str, Any], memories: dict[str, dict[str, list[dict[str, Any]]]]) -> dict[str, int]:
+    """How much of a run the model did: its calls (capture's reports) and the memories it entered. A --with-model
+    run where both are 0 used the rules alone."""
+    calls = 0
+
+    def walk(value: Any) -> None:
+        nonlocal calls
+        if isinstance(value, dict):
+            if isinstance(value.get("llm_calls"), int) and "spans" in value:
+                calls += value["llm_calls"]
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    walk(report)
+    entered = sum(
+        1
+        for per_item in memories.values()
+        for items in per_item.values()
+        for m in items
+        if str(m.get("entered_by", "")).endswith(":llm")
+    )
+    return {"llm_calls": calls, "memories_by_model": entered}
 
 
 def load_recordings(db: Path, recordings: list[tuple[dict[str, Any], Path, Path]]) -> None:
@@ -429,6 +463,11 @@ def replay(
     home = run / "home"
     env = isolated_env(home)
     (home / ".config" / "codememory").mkdir(parents=True)
+    if llm:
+        configure_model(home, llm)
+        key = llm.get("api_key_env", "")
+        if key and key in os.environ:  # the key stays in the environment, named by the config
+            env[key] = os.environ[key]
     projects: dict[tuple[str, str], Path] = {}
     recordings = []
     unrecorded: list[str] = []
@@ -441,7 +480,7 @@ def replay(
                 if assistant in assistants and not path.exists():
                     unrecorded.append(f"{assistant}:{item['name']}")
         if "opencode" in assistants and f"opencode:{item['name']}" not in unrecorded:
-            project = new_project(run / "projects" / item["name"] / item["project"], env, llm)
+            project = new_project(run / "projects" / item["name"] / item["project"], env)
             projects[("opencode", item["name"])] = project
             if item["source"] == "opencode":
                 path = Path(item["data"]) / "recorded" / f"{item['name']}.json"
@@ -453,7 +492,7 @@ def replay(
             else:
                 hook_capture(env, item, project, home)
         if "claude" in assistants and item["source"] == "opencode" and f"claude:{item['name']}" not in unrecorded:
-            project = new_project(run / "projects-claude" / item["name"] / item["project"], env, llm, "claude")
+            project = new_project(run / "projects-claude" / item["name"] / item["project"], env, "claude")
             projects[("claude", item["name"])] = project
             extraction_claude.replay_item(item, project, home, env)
     progress(f"replay: {len(projects)} projects set up")

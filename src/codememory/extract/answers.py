@@ -30,7 +30,7 @@ from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, strip_stray_quotes, tidy
 from codememory.extract.offers import Offer, Option, common_first, content_words, matching, offer_of, proposal_text
 from codememory.extract.rules import PRONOUN_SUBJECT_RE, REASON_RE
-from codememory.extract.speakers import objects
+from codememory.extract.speakers import objects, without_topic_no
 from codememory.extract.statements import SENTENCE_SPLIT_RE
 
 MAX_REPLY_SENTENCES = 5
@@ -66,7 +66,13 @@ _NO_LEAD_RE = re.compile(
     r"^\W*(?:no|nope|nah|nay|not\s+really|not\s+that)(?:\s*[,.!:;\u2014-]+\s*|\s*$)", re.IGNORECASE
 )
 _ERRAND_RE = re.compile(
-    r"^\W*(?:commit|push|ship|deploy|merge|go|thanks?|thank\s+you|cheers|danke)\b[\w\s]{0,20}[.!]?$", re.I
+    r"^\W*(?:commit|push|ship|deploy|merge|go|thanks?|thank\s+you|cheers|danke)\b[\w\s]{0,20}[.!]?$"
+    r"|^\W*(?:everything|all|the\s+rest)\s+else\b[\w\s,]{0,20}[.!]?$",
+    re.I,
+)
+# how a suggestion is introduced, not what it is: "One more idea while we're at it: restic supports compression"
+_IDEA_LEAD_RE = re.compile(
+    r"^(?:one\s+more|another|an?\s+other|a\s+small|a\s+last)\s+(?:idea|thing|suggestion|option)\b[^:]{0,40}:\s*", re.I
 )
 _PICK_VERB_RE = re.compile(
     r"\b(?:it\s+is|then|please|it\s+be|for\s+me|sounds?\s+good|is\s+(?:fine|good|ok|right|better)|i\s+think|i\s+guess|"
@@ -287,8 +293,9 @@ class Settling:
         self.used_offer.append(chosen.text)
         group = "pick:0" if listed else "pick:1" if chosen is offer.recommended else "pick:2"
         self.spent.update((group, "agree"))
-        if group != "pick:0" or not offer.recommended:
-            self.spent.add("pick:1")  # the recommendation is settled too: followed, or passed over for this one
+        if group != "pick:0" or not offer.recommended or chosen is offer.recommended:
+            # the recommendation is settled too: followed (also when picked by its number), or passed over
+            self.spent.add("pick:1")
 
     def _agreed(self, sentence: str) -> None:
         if "agree" in self.spent:
@@ -340,9 +347,9 @@ class Settling:
             return
         later = list(takewhile(lambda s: not (_NEW_TOPIC_RE.match(s) or s.endswith("?")), self.reply[n + 1 :]))
         later = [s for s in later if not _ERRAND_RE.match(s)][:MAX_REASON_SENTENCES]
-        reason = " ".join([tidy(_NO_LEAD_RE.sub("", sentence)), *(tidy(s) for s in later)]).strip()
+        reason = " ".join([tidy(_NO_LEAD_RE.sub("", without_topic_no(sentence))), *(tidy(s) for s in later)]).strip()
         if len(reason.split()) >= 2:
-            subject = target.rstrip(".? ")
+            subject = _IDEA_LEAD_RE.sub("", target.rstrip(".? "))
             subject = f"{subject[0].lower()}{subject[1:]}" if common_first(subject) else subject
             self._make(f"Turned down: {subject}. {reason}", "rejected_alternative", USER)
             self.used_reply += [sentence, *later]

@@ -29,7 +29,11 @@ _PROPOSAL_RE = re.compile(
     r"move\s+to|migrate\s+to|pull\s+in|bring\s+in|introduce|depend\s+on)\s+(?P<x>[^?,]+?)"
     r"(?:\s+(?:instead|here|now|too|as\s+well|for\s+(?:this|that|it|the\s+\w+)))*\s*\?"
     r"|\b(?:what|how)\s+about\s+(?:using\s+|adding\s+)?(?P<x2>[^?,]+?)\s*\?"
-    r"|\bwhy\s+not\s+(?:just\s+)?(?:use\s+|add\s+)?(?P<x3>[^?,]+?)\s*\?",
+    r"|\bwhy\s+not\s+(?:just\s+)?(?:use\s+|add\s+)?(?P<x3>[^?,]+?)\s*\?"
+    # "someone suggested partitioning orders by month — worth doing now?", "is a read replica worth it?"
+    r"|\b(?:suggested|proposed|recommended|mentioned|floated)\s+(?P<x4>[^?,\u2014\u2013]+?)\s*(?:[\u2014\u2013,;:-]+\s*|\.\s+)"
+    r"(?:is\s+(?:it|that)\s+|would\s+(?:it|that)\s+be\s+)?worth\s+(?:it|\w+ing)\b[^?]*\?"
+    r"|^(?:is|would)\s+(?P<x5>[^?,]{3,50}?)\s+(?:be\s+)?worth\s+(?:it|\w+ing)\b[^?]*\?",
     re.IGNORECASE,
 )
 _NO_RE = re.compile(
@@ -41,6 +45,8 @@ _NO_RE = re.compile(
 _REASON_WORDS_RE = re.compile(r"\b(?:would|is|are|adds?|needs?|requires?|has|have|only|covers?|because|since)\b", re.I)
 MAX_REASON_SENTENCES = 2
 MIN_SHARED_ENTITIES = 2
+MAX_OPTION_WORDS = 5
+MAX_SUGGESTED_WORDS = 8
 
 
 _RECOMMEND_RE = re.compile(
@@ -121,9 +127,11 @@ def _proposed_option(user_text: str) -> str | None:
         for sentence in SENTENCE_SPLIT_RE.split(unit):
             m = _PROPOSAL_RE.search(sentence)
             if m:
-                option = next(g for g in m.group("x", "x2", "x3") if g).strip()
+                option = next(g for g in m.group("x", "x2", "x3", "x4", "x5") if g).strip()
                 option = re.sub(r"^(?:the|a|an)\s+", "", option, flags=re.I)
-                if option and not PRONOUN_OBJECT_RE.match(option) and len(option.split()) <= 5:
+                # a question about what someone suggested names a whole change ("sharding the events table by tenant")
+                longest = MAX_SUGGESTED_WORDS if m.group("x4") or m.group("x5") else MAX_OPTION_WORDS
+                if option and not PRONOUN_OBJECT_RE.match(option) and len(option.split()) <= longest:
                     return option
     return None
 

@@ -27,7 +27,7 @@ from dataclasses import replace
 
 from codememory.capture.turns import SessionInfo, Todo, Turn
 from codememory.extract.answers import resolved_answers
-from codememory.extract.candidate import USER, Candidate
+from codememory.extract.candidate import ACCEPTED, USER, Candidate
 from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import without_asides
 from codememory.extract.dialogue import agreed_recommendations, proposal_rejections, same_choice_once
@@ -75,6 +75,8 @@ def heuristic_candidates(
     ]
     said = sorted([*said, *resolved], key=lambda c: c.seq)
     prose_todos = [c for c in said if c.category == "todo" and c.rule == "todo"]
+    # a sentence that is a todo ("One todo: the tables must be regenerated") is not also a rule or a choice
+    said = [c for c in said if c.category == "todo" or not _restates_todo(c, prose_todos)]
     lessons = gotcha_candidates(turns, root)
     # a reported problem's explanation that a lesson, or a settled offer, already holds is not used again
     offered = [text for _, text in answers.taken]
@@ -83,12 +85,45 @@ def heuristic_candidates(
     said = [c for c in said if not any(c.rule in ("decision", "fact") and c.text in g.text for g in lessons)]
     said = [c for c in said if not restates_lesson(c, lessons)]
     out = [c for c in said if not (c.category == "todo" and c.rule == "todo")] + lessons
+    out = fixes_in_their_lessons(out, resolved)
     # one memory per todo: the agent's list and the prose, merged; closed ones dropped
     out += merge_todos(prose_todos, agent_todos(turns, todos), turns[-1].seq)
     # a memory never opens on an unresolved "it", "that" or "this"; the user's words lose their chatty asides
     out = [c for c in out if not UNRESOLVED_START_RE.match(c.text)]
     out = [replace(c, text=without_asides(c.text)) if c.said_by == USER else c for c in out]
-    return near_duplicates_once(unique(same_choice_once(attribute(out, turns))))
+    return near_duplicates_once(contained_once(unique(same_choice_once(attribute(out, turns)))))
+
+
+_REPORTED_NOTE_RE = re.compile(r"\s*\((?:reported:.*)\)\s*$")
+
+
+def fixes_in_their_lessons(candidates: Sequence[Candidate], resolved: Sequence[Candidate]) -> list[Candidate]:
+    """A problem the user reported, explained by the assistant, whose fix the user then accepted (a decision made
+    in the next turn from that turn's offer) is one lesson: what went wrong, why, and the fix, not a lesson and a
+    decision that each hold half of it."""
+    out = list(candidates)
+    for n, lesson in enumerate(out):
+        note = _REPORTED_NOTE_RE.search(lesson.text) if lesson.rule == "lesson" else None
+        if note is None:
+            continue
+        fix = next(
+            (
+                c
+                for c in out
+                if c in resolved and c.category == "decision" and c.said_by == ACCEPTED and c.seq == lesson.seq + 1
+            ),
+            None,
+        )
+        if fix is None:
+            continue
+        cause = lesson.text[: note.start()].rstrip()
+        said = f"{cause} Fix: {fix.text.rstrip('.')}."
+        if len(said) + len(note.group(0)) > MAX_LESSON_CHARS:
+            continue  # too long as one memory: the lesson and the decision stay apart
+        text = f"{said}{note.group(0)}"
+        out[n] = replace(lesson, text=text, said_by=ACCEPTED)
+        out = [c for c in out if c is not fix]
+    return out
 
 
 def _restated(candidate: Candidate, resolved: Sequence[Candidate]) -> bool:
@@ -104,6 +139,14 @@ def _restated(candidate: Candidate, resolved: Sequence[Candidate]) -> bool:
         ):
             return True
     return False
+
+
+def _restates_todo(candidate: Candidate, todos: Sequence[Candidate]) -> bool:
+    words = _content_words(candidate.text)
+    return any(
+        t.seq == candidate.seq and words and len(words & _content_words(t.text)) >= NEAR_DUPLICATE_SHARE * len(words)
+        for t in todos
+    )
 
 
 def _taken(candidate: Candidate, taken: frozenset[tuple[int, str]]) -> bool:
@@ -143,6 +186,34 @@ def restates_lesson(candidate: Candidate, lessons: Sequence[Candidate]) -> bool:
 
 
 NEAR_DUPLICATE_SHARE = 0.75
+MAX_LESSON_CHARS = 700
+CONTAINED_SHARE = 0.9
+
+
+def contained_once(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """A memory whose words are nearly all inside a longer memory of the same or a neighbouring turn says nothing
+    of its own, whatever category each got (a fact "Format in the browser: …" inside the decision that gives its
+    reason): only the longer one is kept. Todos are their own list."""
+    # a lesson's "(reported: …)" / "(`cmd` failed …)" note quotes its source; it holds nothing of its own
+    words = [_content_words(_FAILURE_NOTE_RE.sub("", c.text)) for c in candidates]
+    out = []
+    for i, c in enumerate(candidates):
+        mine = words[i]
+        inside = (
+            c.category != "todo"
+            and len(mine) >= MIN_RESTATED_WORDS
+            and any(
+                j != i
+                and d.category != "todo"
+                and abs(d.seq - c.seq) <= 1
+                and len(words[j]) > len(mine)
+                and len(mine & words[j]) >= CONTAINED_SHARE * len(mine)
+                for j, d in enumerate(candidates)
+            )
+        )
+        if not inside:
+            out.append(c)
+    return out
 
 
 def near_duplicates_once(candidates: Sequence[Candidate]) -> list[Candidate]:

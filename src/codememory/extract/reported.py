@@ -15,7 +15,7 @@ from codememory.extract.candidate import ASSISTANT, Candidate, entity_names
 from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, tidy
 from codememory.extract.gotchas import GOTCHA_IMPORTANCE, cause_sentence, clue_words, follow_up, score_cause
-from codememory.extract.statements import sentences
+from codememory.extract.statements import classify, sentences
 
 _BUG_REPORT_RE = re.compile(
     r"^(?:one\s+|a\s+|another\s+|found\s+a\s+|new\s+)?(?:bug|problem|issue|regression)\s*[:!]"
@@ -105,6 +105,12 @@ def _within(sentence: str, text: str) -> bool:
     return sentence in text or plain in text.replace("`", "").lower()
 
 
+def _is_rule(sentence: str) -> bool:
+    """A user's rule that names what fails without it ("bump the version whenever you touch a chart, CI fails the
+    PR otherwise") states how to work, not a problem."""
+    return any(st.category in ("convention", "preference") for st in classify(sentence, role="user"))
+
+
 def _report(user_text: str) -> str | None:
     """The sentence of a user's message that reports a problem (a pasted error counts: the sentence before it)."""
     said = sentences(user_text)
@@ -113,7 +119,7 @@ def _report(user_text: str) -> str | None:
         if _NOT_A_REPORT_RE.match(t) or len(t.split()) > MAX_REPORT_WORDS:
             continue  # a rule, a story, or a long sentence of background is not the problem itself
         asks_why = t.endswith("?") and re.search(r"\bbug\s*\?|\bwhy\b", t, re.I)
-        if t and (not t.endswith("?") or asks_why) and _BUG_REPORT_RE.search(t):
+        if t and (not t.endswith("?") or asks_why) and _BUG_REPORT_RE.search(t) and not _is_rule(t):
             return t
     if _PASTED_ERROR_RE.search(user_text) and said:
         return tidy(said[0])

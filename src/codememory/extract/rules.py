@@ -20,6 +20,20 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from codememory.extract.clean import tidy
+from codememory.extract.phrasings import (
+    GUESS_RE,
+    INCAPABLE_RE,
+    IT_IS_RE,
+    OBVIOUS_BUT_RE,
+    PLACEMENT_RE,
+    RULE_OUT_RE,
+    SIZING_RE,
+    SUBJECT_RE,
+    TEMPTING_RE,
+    TOPIC_CHOICE_RE,
+    UNFIT_RE,
+    VERDICT_RE,
+)
 
 
 @dataclass(frozen=True)
@@ -98,7 +112,9 @@ REASON_RE = _REASON_RE
 _CHOICE_VERB = (
     r"(?:use|using|go\s+with|going\s+with|went\s+with|switch(?:ed|ing)?\s+to|chose|choose|choosing|pick(?:ed|ing)?|"
     r"migrat(?:e|ed|ing)\s+to|mov(?:e|ed|ing)\s+to|stick(?:ing)?\s+with|stay(?:ing)?\s+with|keep(?:ing)?\s+using|"
-    r"opt(?:ed|ing)?\s+for|settl(?:e|ed|ing)\s+on|adopt(?:ed|ing)?|rely\s+on|store|implement|write|build)"
+    r"opt(?:ed|ing)?\s+for|settl(?:e|ed|ing)\s+on|adopt(?:ed|ing)?|rely\s+on|store|implement|write|build|"
+    # "I'm rewriting it with window functions instead", "replacing it with a systemd timer"
+    r"(?:(?:re)?writ(?:e|ing)|replac(?:e|ing))\s+(?:it|this|that|them|the\s+[\w-]+(?:\s+[\w-]+)?)\s+(?:with|using))"
 )
 _CHOICE_VERBS_RE = re.compile(rf"\b{_CHOICE_VERB}\b", re.IGNORECASE)
 # "X instead of Y", "X rather than Y", "X over Y", "X, not Y": the rejected option is a noun phrase, or a gerund of
@@ -108,6 +124,7 @@ _CONTRAST_RE = re.compile(
     r"waiting|doing|writing|asking|editing|opening|searching|hard-?coding\s+it|that|this|it)\b)(?P<y>[^,.;!?]{2,80})",
     re.IGNORECASE,
 )
+_INSTEAD_END_RE = re.compile(r"\s(?P<y>instead)\s*(?:[:.;,!\u2014\u2013]|$)", re.IGNORECASE)
 _CONTRAST_LEAD_RE = re.compile(
     r"^(?:instead\s+of|rather\s+than)\s+(?!(?:guessing|reading|checking|running|looking|trying|waiting|doing|"
     r"asking|editing|opening|searching)\b)[^,]+,\s*(?:we|let'?s|i|use|just|go)\b",
@@ -133,7 +150,8 @@ _IMPERATIVE_USE_RE = re.compile(
     re.IGNORECASE,
 )
 _FIRST_PERSON_CHOICE_RE = re.compile(
-    rf"\b(?:i|we)(?:'ll|\s+will|'m\s+going\s+to|\s+am\s+going\s+to|'re\s+going\s+to|\s+are\s+going\s+to|'d)?\s+"
+    rf"\b(?:i|we)(?:'ll|\s+will|'m\s+going\s+to|\s+am\s+going\s+to|'re\s+going\s+to|\s+are\s+going\s+to|'d|'m|\s+am|'re|"
+    rf"\s+are)?\s+"
     rf"(?:just\s+)?(?:\w+(?:\s+[\w.@/'-]+){{1,4}}\s+and\s+)?{_CHOICE_VERB}\s+(?P<x>[^.;!?]+)",
     re.IGNORECASE,
 )
@@ -143,19 +161,25 @@ _STEP_RE = re.compile(r"^\S+(?:\s+\S+){0,3}\s+to\s+(?:find|see|check|look|read|s
 _JUDGEMENT = (
     r"(?:overkill|too\s+(?:heavy|slow|big|much|complex|complicated|fragile|risky|new|old|expensive)|"
     r"not\s+worth(?:\s+it)?|unnecessary|not\s+needed|not\s+an\s+option|ruled\s+out|a\s+dead\s+end|rejected|"
-    r"out\s+of\s+the\s+question|off\s+the\s+table|a\s+non-?starter|not\s+allowed|banned|deprecated\s+here)"
+    r"out\s+of\s+the\s+question|off\s+the\s+table|a\s+non-?starter|not\s+allowed|banned|deprecated\s+here|"
+    r"the\s+wrong\s+(?:signal|choice|tool|fit|metric|approach|layer|place|trigger)|a\s+(?:bad|poor)\s+fit|"
+    r"not\s+a\s+(?:good\s+)?fit)"
 )
 _REJECT_RE = re.compile(
     r"(?:^|\b(?:we|you|please|so|and|but|i)\s+)(?:don'?t|do\s+not|stop|no\s+longer)\s+(?:want\s+(?:to\s+)?)?"
     r"(?:use|using|add|adding|introduce|pull\s+in|depend\s+on|rely\s+on|go\s+with|need|install)\s+(?P<y>[^,.;!?]+)"
     r"|(?:^|\b(?:we|you|please|should|must|let'?s|always|i)\s+)avoid(?:ed)?\s+(?P<y2>[^,.;!?]+)"
     r"|\b(?:we|i)\s+(?:rejected|ruled\s+out|dropped|abandoned|gave\s+up\s+on|decided\s+against)\s+(?P<y3>[^.;!?]+)"
-    rf"|^(?P<y4>(?:(?!\b(?:because|since|but|and|so|if|when|as)\b)[^,.;!?]){{2,50}}?)\s+(?:is|was|would\s+be|seems|feels|looks)\s+(?:\w+\s+)?{_JUDGEMENT}"
+    rf"|^(?:(?:hmm+|well|ok(?:ay)?|honestly|actually|nah)[,!]?\s+)?(?P<y4>(?:(?!\b(?:because|since|but|and|so|if|when|as)\b)[^,.;!?]){{2,50}}?)\s+(?:is|was|would\s+be|seems|feels|looks)\s+(?:\w+\s+)?{_JUDGEMENT}"
     r"|\bdecided\s+(?:not\s+to\s+(?:use|add|adopt|go\s+with)|against(?:\s+using)?)\s+(?P<y5>[^,.;!?]+)"
     r"|\b(?:i|we)\s+(?:considered|looked\s+at|looked\s+into|had\s+a\s+look\s+at|checked\s+out|evaluated|tried|"
     r"thought\s+(?:about|of)|weighed|toyed\s+with)\s+(?P<y7>(?!(?:running|reading|checking|restarting|rerunning|re-running|debugging|looking|searching|the\s+(?:logs?|output|file|error|tests?|docs?))\b)[^,;]{2,60}?),?\s+but\s+\w+"
-    r"|^no\s+(?P<y6>(?!(?:worries|problem|thanks|idea|need|rush|way|luck|change|changes|issue|issues|errors?|"
-    r"failures?|tests?|output|more|one|longer|matter)\b)[\w.+-]+(?:\s+[\w.+-]+){0,2})\s*(?:,?\s*please)?[.!]?$",
+    r"|^(?:(?:and|but|also|so)\s+)?(?:(?:yes|yeah|yep|ok(?:ay)?|right|and)[,!]?\s+)?no\s+(?P<y6>(?!(?:worries|problem|"
+    r"thanks|idea|need|rush|way|luck|change|changes|issue|issues|errors?|failures?|tests?|output|more|one|longer|"
+    r"matter|row|rows|data|time|doubt)\b)[\w.+-]+(?:\s+[\w.+-]+){0,2})\s*(?:,?\s*please)?(?:[.!]?$|(?<=please),\s+(?=\w))"
+    # the assistant turning an option down with its reason: "I won't pull in a CSV library like CsvHelper: …"
+    r"|\b(?:i|we)\s+(?:won'?t|will\s+not|wouldn'?t|would\s+not)\s+(?:use|add|pull\s+in|bring\s+in|introduce|depend\s+on|"
+    r"go\s+with|bother\s+with)\s+(?P<y8>[^,.;:!?]{2,60})\s*(?:[:;\u2014\u2013]|,?\s+(?:because|since|as)\b)",
     re.IGNORECASE,
 )
 
@@ -252,59 +276,8 @@ _COMMAND_RE = re.compile(
 
 
 # ------------------------------------------------------------------- phrasings without a choice verb
-# "Postgres it is: …" settles a choice; the subject must be a name, not "here"/"as"/"that" ("leave it as it is").
-_IT_IS_RE = re.compile(
-    r"^(?P<x>(?!(?:that|this|it|so|here|there|what|whatever|which|where|how|such|be)\b)[\w`][\w`.+/ -]{1,40}?)"
-    r"(?<!\bas)(?<!\bhow)(?<!\bwhat)(?<!\bwhere)(?<!\bthat)\s+it\s+is\s*(?:[:.!,;\u2014\u2013-]|$)",
-    re.IGNORECASE,
-)
-# "For the cache I'm using Redis": a topic and a first-person choice of what serves it.
-_TOPIC_CHOICE_RE = re.compile(
-    r"^for\s+(?!(?:now|example|instance|this|that|it|the\s+(?:record|moment|next\s+step|rest))\b)[^,]{2,50}?,?\s+"
-    r"(?:i|we)(?:'m|\s+am|'re|\s+are|'ll|\s+will)\s+(?:going\s+to\s+)?(?:use|using|set|setting|go\s+with|going\s+with|"
-    r"pick|picking|choose|choosing|rely\s+on|relying\s+on|stick\s+with|sticking\s+with)\s+(?P<x>[^.;!?]+)",
-    re.IGNORECASE,
-)
-# "Refunds get their own table", "so it stays out of the database": where something lives, as a design choice.
-_PLACEMENT_RE = re.compile(
-    r"^(?P<x>(?!(?:it|this|that|they|each|every|one)\b)[A-Za-z][\w.-]*(?:\s+[\w.-]+){0,3})\s+(?:get|gets|have|has)\s+"
-    r"(?:their|its)\s+own\s+[\w-]+"
-    r"|\b(?:stays?|staying|kept|keeps?)\s+out\s+of\s+(?:the\s+)?[\w-]+",
-    re.IGNORECASE,
-)
-# "A single db.t4g.micro is plenty for staging": a size or setup judged sufficient for its use.
-_SIZING_RE = re.compile(
-    r"^(?P<x>(?:a|an|the|one|two|three|\d+)\s+[^,]{3,60}?)\s+(?:is|are|should\s+be)\s+(?:plenty|enough|sufficient|"
-    r"more\s+than\s+enough)\s+for\s+(?!(?:now|today|the\s+moment|this\s+test)\b)\w+",
-    re.IGNORECASE,
-)
-# "I thought about a Redis lock, but …": the sentence before names what was chosen instead.
-WEIGHED_RE = re.compile(
-    r"\b(?:i|we)\s+(?:considered|looked\s+at|looked\s+into|had\s+a\s+look\s+at|checked\s+out|evaluated|thought\s+"
-    r"(?:about|of)|weighed|toyed\s+with)\b[^.]*?\bbut\b",
-    re.IGNORECASE,
-)
-# "X is tempting, but it doesn't …": an option weighed and turned down in one sentence.
-_TEMPTING_RE = re.compile(
-    r"^(?P<y>(?:(?!\b(?:because|since|but|and|so|if|when|it|this|that|there)\b)[^,.;!?]){2,50}?)\s+(?:is|was|looks|"
-    r"seems|sounds|would\s+be)\s+(?:\w+\s+)?(?:tempting|attractive|appealing|nice\s+in\s+theory|the\s+obvious\s+"
-    r"(?:choice|option|pick)|an\s+obvious\s+(?:choice|option)|the\s+usual\s+(?:choice|answer|pick)|popular)\b"
-    r"[^.;]{0,40}?,?\s+but\b",
-    re.IGNORECASE,
-)
-# "…, so I'd rule that out" / "which rules it out": the subject of the sentence is what was turned down.
-_RULE_OUT_RE = re.compile(
-    r"(?:,\s*|\s)(?:so|which\s+is\s+why|that'?s\s+why)\s+(?:i'?d|we'?d|i|we|i\s+would|we\s+would)\s+(?:rule|ruled|"
-    r"skip|drop|avoid)\s+(?:that|it|this|them)(?:\s+out)?\b|\bwhich\s+rules\s+(?:it|that|this|them)\s+out\b",
-    re.IGNORECASE,
-)
-_SUBJECT_RE = re.compile(r"^(?P<y>(?:(?!\b(?:is|are|was|were|has|have|would|does|do|can|will)\b)[^,;:]){3,60})")
-# "…, so a status column can't represent it": an option judged unable to do the job.
-_INCAPABLE_RE = re.compile(
-    r",\s*so\s+(?:a|an|the)\s+(?P<y>[^,]{3,60}?)\s+(?:can'?t|cannot|won'?t|wouldn'?t|doesn'?t|does\s+not)\s+"
-    r"(?:work|fit|represent|handle|scale|cope|cover|express|model|hold|capture)\b",
-    re.IGNORECASE,
-)
+# (the patterns are in extract/phrasings.py)
+
 # "The usual random_password resource would leave …": after a decision, the alternative it was chosen over.
 COUNTERFACTUAL_RE = re.compile(
     r"^(?:the\s+|a\s+|an\s+)?(?:usual|default|obvious|standard|common|naive|simpler|plain|classic|traditional|"
@@ -312,9 +285,15 @@ COUNTERFACTUAL_RE = re.compile(
     re.IGNORECASE,
 )
 # Standing rules not phrased always/never (the user's only).
+_SETTLED_RE = re.compile(
+    r"\b(?:is|are|'s|stays?)\s+(?:not\s+up\s+for\s+(?:discussion|debate|negotiation)|non-?negotiable|not\s+negotiable|"
+    r"set\s+in\s+stone|a\s+hard\s+(?:requirement|constraint|limit))\b",
+    re.IGNORECASE,
+)
 _RULE_HEADING_RE = re.compile(r"\brules?\b[^:.?]{0,30}:\s*\S|\brules?\s+apply\b", re.IGNORECASE)
 _DEONTIC_RE = re.compile(
-    r"\b(?:nobody|no\s+one|no-one)\s+(?:ever\s+)?(?:runs?|pushes|commits|deploys|merges|edits|touches|applies|calls|"
+    r"\b(?:nothing|nobody|no\s+one|no-one)\b[^.;:!?]{0,40}?\b(?:should|may|must|can)\s+ever\b"
+    r"|\b(?:nobody|no\s+one|no-one)\s+(?:ever\s+)?(?:runs?|pushes|commits|deploys|merges|edits|touches|applies|calls|"
     r"imports|writes|uses|should|may|must|gets\s+to|is\s+allowed)\b"
     r"|(?<!\bi\s)(?<!\byou\s)(?<!\bwe\s)(?:must|has\s+to|have\s+to|needs?\s+to|should)\s+(?:always\s+)?(?:stay|remain)\b"
     r"|\b(?:i|we)\s+need\s+(?:the\s+|our\s+|all\s+|every\s+)?[\w\s-]{2,40}?\s+to\s+(?:stay|remain|keep)\b"
@@ -354,7 +333,8 @@ _SPEC_RE = re.compile(
 _GENERIC_VERSION_RE = re.compile(r"\b[A-Za-z][\w+-]*\s*v?\d+\.\d+(?:\.\d+)*\b")
 _HOST_VERSION_RE = re.compile(
     r"\b(?:box|machine|server|host|cluster|runners?|builders?|build\s+(?:farm|machine|box)|image|container|vm|"
-    r"ci|prod(?:uction)?|staging)\s+(?:has|have|runs?|uses?|is\s+on|are\s+on|ships?\s+with|comes\s+with)\s+"
+    r"ci|prod(?:uction)?|staging|mac|laptop|workstation|desktop|device|board|pi)(?:\s+(?:box|machine|server|host|"
+    r"runners?|image|mac|laptop|vm|node))?\s+(?:has|have|runs?|uses?|is\s+on|are\s+on|ships?\s+with|comes\s+with)\s+"
     r"(?:[\w.+-]+\s+){0,2}?[A-Za-z][\w+-]*\s*v?\d+\.\d+",
     re.IGNORECASE,
 )
@@ -379,25 +359,28 @@ _RESULT_NOW_RE = re.compile(r"^(?:the\s+|a\s+|an\s+)?[\w.`-]+(?:\s+[\w.`-]+){0,3
 def _phrased_choice(s: str) -> Statement | None:
     """Decisions and rejections said without a choice verb (see the patterns above)."""
     reason = bool(_REASON_RE.search(s))
-    m = _IT_IS_RE.match(s)
+    m = IT_IS_RE.match(s)
     if m and len(m.group("x").split()) <= 5 and not PRONOUN_OBJECT_RE.match(m.group("x")):
         return Statement(s, "decision", "decision", reason)
-    m = _TOPIC_CHOICE_RE.match(s)
+    m = TOPIC_CHOICE_RE.match(s)
     if m and not PRONOUN_OBJECT_RE.match(m.group("x")):
         return Statement(s, "decision", "decision", reason)
-    if _TEMPTING_RE.match(s):
+    if TEMPTING_RE.match(s):
         return Statement(s, "rejected_alternative", "rejected", True)
-    if _RULE_OUT_RE.search(s):
-        m = _SUBJECT_RE.match(s)
+    if RULE_OUT_RE.search(s):
+        m = SUBJECT_RE.match(s)
         if m and not PRONOUN_SUBJECT_RE.match(m.group("y")) and not PRONOUN_OBJECT_RE.match(m.group("y")):
             return Statement(s, "rejected_alternative", "rejected", True)
-    m = _INCAPABLE_RE.search(s)
+    m = INCAPABLE_RE.search(s) or UNFIT_RE.match(s)
     if m and not PRONOUN_OBJECT_RE.match(m.group("y")):
         return Statement(s, "rejected_alternative", "rejected", True)
-    m = _SIZING_RE.match(s)
+    m = VERDICT_RE.match(s)
+    if m and not PRONOUN_OBJECT_RE.match(m.group("x")):
+        return Statement(s, "decision", "decision", reason or ":" in m.group("x"))
+    m = SIZING_RE.match(s)
     if m and not PRONOUN_OBJECT_RE.match(m.group("x")):
         return Statement(s, "decision", "decision", True)
-    if _PLACEMENT_RE.search(s):
+    if PLACEMENT_RE.search(s):
         return Statement(s, "decision", "decision", reason)
     return None
 
@@ -421,7 +404,10 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
     hypothetical = bool(HYPOTHETICAL_RE.search(main_clause(s)))
     if _PREFERENCE_RE.match(s):
         return [Statement(s, "preference", "preference")] if user else []
-    if hypothetical:
+    m = OBVIOUS_BUT_RE.search(s)
+    if m and not PRONOUN_OBJECT_RE.match(m.group("y")):
+        return [Statement(s, "rejected_alternative", "rejected", True)]  # "would be X, but …" is no hypothesis
+    if hypothetical or GUESS_RE.search(s):
         return []
     reason = bool(_REASON_RE.search(s))
     decision = _decision(s, user=user, reason=reason)
@@ -433,7 +419,7 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
     phrased = _phrased_choice(s)
     if phrased:
         return [phrased]
-    if user and (_RULE_HEADING_RE.search(s) or _DEONTIC_RE.search(s)):
+    if user and (_RULE_HEADING_RE.search(s) or _DEONTIC_RE.search(s) or _SETTLED_RE.search(s)):
         return [Statement(s, "convention", "convention", reason)]
     if _CAVEAT_RE.search(s):
         return [Statement(s, "gotcha", "gotcha", True)]
@@ -481,6 +467,7 @@ def _decision(s: str, *, user: bool, reason: bool) -> Statement | None:
     if OPEN_DECISION_RE.search(s):
         return None
     contrast = _CONTRAST_RE.search(s) if _CHOICE_VERBS_RE.search(s) else None
+    contrast = contrast or (_INSTEAD_END_RE.search(s) if _CHOICE_VERBS_RE.search(s) else None)
     lead = _CONTRAST_LEAD_RE.match(s)
     m = _EXPLICIT_DECISION_RE.search(s)
     if m and not PRONOUN_OBJECT_RE.match(m.group("x")):
@@ -494,7 +481,8 @@ def _decision(s: str, *, user: bool, reason: bool) -> Statement | None:
                 return None  # "let's use grep to find the bug": a tool for a step
             return Statement(s, "decision", "decision", reason or bool(contrast))
     m = _FIRST_PERSON_CHOICE_RE.search(s)
-    if m and not PRONOUN_OBJECT_RE.match(m.group("x")) and (contrast or lead or (reason and not user)):
+    spelled_out = bool(m) and bool(re.search(r"\w\s*:\s+\w+\s+\w+", m.group("x") if m else ""))
+    if m and not PRONOUN_OBJECT_RE.match(m.group("x")) and (contrast or lead or (reason and not user) or spelled_out):
         if contrast and PRONOUN_OBJECT_RE.match(contrast.group("y")):
             return None
         return Statement(s, "decision", "decision", True)
@@ -507,10 +495,10 @@ def _rejection(s: str, *, user: bool) -> Statement | None:
     m = _REJECT_RE.search(s)
     if not m:
         return None
-    target = next((g for g in m.group("y", "y2", "y3", "y4", "y5", "y6", "y7") if g), "")
+    target = next((g for g in m.group("y", "y2", "y3", "y4", "y5", "y6", "y7", "y8") if g), "")
     if not target or PRONOUN_OBJECT_RE.match(target) or PRONOUN_SUBJECT_RE.match(target):
         return None
-    if not user and not (m.group("y3") or m.group("y4") or m.group("y5") or m.group("y7")):
+    if not user and not (m.group("y3") or m.group("y4") or m.group("y5") or m.group("y7") or m.group("y8")):
         return None  # "don't use the old helper here": the assistant talking to itself
     return Statement(s, "rejected_alternative", "rejected", bool(_REASON_RE.search(s)))
 

@@ -44,6 +44,18 @@ _OBJECTION_RE = re.compile(
     re.IGNORECASE,
 )
 _SECOND_THOUGHT_RE = re.compile(r"^\W*(?:hmm+|actually|on\s+second\s+thought)\b[,.\s]+(?P<rest>.+)", re.I | re.S)
+# the topic named first, then turned down: "Compression: nah.", "the cache? no, …", "Redis — let's not"
+_TOPIC_THEN_NO_RE = re.compile(
+    r"^\W*[\w.+/-]+(?:\s+[\w.+/-]+){0,2}\s*(?:[:?\u2014\u2013]|\s-)\s+"
+    r"(?P<rest>(?:no|nope|nah|not\s+now|let'?s\s+not|rather\s+not)\b.*)",
+    re.I | re.S,
+)
+
+
+def without_topic_no(sentence: str) -> str:
+    """ "Compression: nah, auto is fine" -> "nah, auto is fine": the objection without the topic it names first."""
+    m = _TOPIC_THEN_NO_RE.match(sentence)
+    return m.group("rest") if m else sentence
 
 
 def objects(reply: str) -> bool:
@@ -51,6 +63,8 @@ def objects(reply: str) -> bool:
     simple", "let's not", "hmm, actually don't")."""
     text = " ".join(reply.split())
     while m := _SECOND_THOUGHT_RE.match(text):
+        text = m.group("rest")
+    if m := _TOPIC_THEN_NO_RE.match(text):
         text = m.group("rest")
     return bool(_OBJECTION_RE.match(text))
 

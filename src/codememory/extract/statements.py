@@ -16,9 +16,10 @@ from codememory.capture.turns import Turn
 from codememory.extract.candidate import ASSISTANT, USER, Candidate, entity_names, spoken
 from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, tidy, unquote_message
+from codememory.extract.phrasings import WEIGHED_RE
 from codememory.extract.rules import (
     COUNTERFACTUAL_RE,
-    WEIGHED_RE,
+    REASON_RE,
     Statement,
     classify,
     is_consequence,
@@ -164,6 +165,9 @@ def message_statements(raw: Sequence[str], role: str, tool_text: ToolText | None
         if after and rule and rule.rule == "convention" and after.rule == "convention" and _BAN_LIST_RE.match(raw[i]):
             parts[i - 1] += parts[i]
             parts[i], found[i] = [], None
+    if role == "user":
+        _resolve_pronoun_objects(raw, found, parts)
+        _resolve_named_versions(raw, found, parts)
     for i, st in enumerate(found):
         if st is None or st.rule not in _CHOICES:
             continue
@@ -188,7 +192,9 @@ def message_statements(raw: Sequence[str], role: str, tool_text: ToolText | None
             parts[i] = parts[i] + [k]
             parts[k] = []
             continue
-        if not st.has_reason and k < len(raw) and found[k] is None and (is_reason(raw[k]) or _explains(raw[k], raw[i])):
+        # "X rather than Y" names what it beat but not why: the sentence that explains still belongs to it
+        unexplained = not st.has_reason or (st.rule == "decision" and not REASON_RE.search(tidy(raw[i])))
+        if unexplained and k < len(raw) and found[k] is None and (is_reason(raw[k]) or _explains(raw[k], raw[i])):
             parts[i] = parts[i] + [k]
             parts[k] = []
             found[i] = Statement(st.text, st.category, st.rule, True)
@@ -199,6 +205,60 @@ def message_statements(raw: Sequence[str], role: str, tool_text: ToolText | None
         text = " ".join(tidy(raw[n]) for n in parts[i]) if len(parts[i]) > 1 else st.text
         out.append(Statement(clip(text), st.category, st.rule, st.has_reason))
     return out
+
+
+# a short rule whose object is a bare pronoun ("Don't spend my B2 money on them.") names nothing on its own
+# ("keep it dependency-free" is about the project: "it" counts only after a preposition, "depend on it")
+_PRONOUN_OBJECT_RE = re.compile(
+    r"\b(?:them|those|these)\b(?!\s*(?:'s|is|was|are)\b)|\b(?:on|to|with|for|in|of|from|into|about)\s+it\b", re.I
+)
+_PRONOUN_LEAD_RE = re.compile(r"^\W*(?:it|they|those|these|that|this)(?:'s|'re|\s)", re.IGNORECASE)
+SHORT_RULE_WORDS = 8
+MAX_REFERENT_SENTENCES = 2
+
+
+def _resolve_pronoun_objects(raw: Sequence[str], found: list[Statement | None], parts: list[list[int]]) -> None:
+    """A user's short rule about "them" / "it" carries the sentences before it that say what they are ("the backup
+    includes /srv/media, … 2 TB of films. They're all ripped from our own DVDs. Don't spend my B2 money on them."),
+    back to the first that does not itself open on a pronoun; none usable: the rule is dropped."""
+    for i, st in enumerate(found):
+        if st is None or st.rule == "todo" or not parts[i] or len(raw[i].split()) > SHORT_RULE_WORDS:
+            continue
+        if not _PRONOUN_OBJECT_RE.search(raw[i]):
+            continue
+        before: list[int] = []
+        j = i - 1
+        while j >= 0 and len(before) < MAX_REFERENT_SENTENCES and parts[j] == [j] and found[j] is None:
+            before.insert(0, j)
+            if not _PRONOUN_LEAD_RE.match(raw[j]) and usable(tidy(raw[j])):
+                break
+            j -= 1
+        if before and not _PRONOUN_LEAD_RE.match(raw[before[0]]):
+            parts[i] = before + parts[i]
+            for n in before:
+                parts[n] = []
+        else:
+            found[i] = None
+
+
+# "the Scala version is not up for discussion" after "Spark 3.5.0 on EMR 7.0, Scala 2.12.": which version it is
+_THE_VERSION_RE = re.compile(r"\bthe\s+(?P<name>[A-Za-z][\w.+-]*)\s+version\b", re.IGNORECASE)
+
+
+def _resolve_named_versions(raw: Sequence[str], found: list[Statement | None], parts: list[list[int]]) -> None:
+    """A user's rule about "the X version" carries the sentence just before it that gives X's version number."""
+    for i, st in enumerate(found):
+        m = _THE_VERSION_RE.search(raw[i]) if st is not None and i and parts[i] == [i] else None
+        if m is None or re.search(rf"{re.escape(m.group('name'))}\s+v?\d+(?:\.\d+)+", raw[i], re.I):
+            continue  # no rule about a version, or it says the number itself
+        j = i - 1
+        if (
+            parts[j] == [j]
+            and found[j] is None
+            and re.search(rf"\b{re.escape(m.group('name'))}\s+v?\d+(?:\.\d+)+", raw[j], re.I)
+        ):
+            parts[i] = [j, i]
+            parts[j] = []
 
 
 _EXPLAINS_RE = re.compile(

@@ -31,7 +31,8 @@ TODO_LINE_RE = re.compile(
 _USER_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=\S)")
 _TODO_RE = re.compile(
     r"\b(?:(?:we|i|you)\s+)?still\s+(?:need|needs|have|has)\s+to\s+\w+"
-    r"|\b(?:remaining\s+work|next\s+steps?|left\s+to\s+do|not\s+done\s+yet|follow[- ]ups?|for\s+later|later|"
+    r"|\b(?:remaining\s+work|next\s+steps?|left\s+to\s+do|still\s+to\s+do(?:\s+\w+)?|not\s+done\s+yet|"
+    r"follow[- ]ups?|for\s+later|later|"
     r"for\s+next\s+time|still\s+open|open\s+items?)\s*:\s*\S"
     r"|\b(?:we|i)(?:'ll|\s+will)\s+(?:need|have)\s+to\s+\w+[^.]*\blater\b"
     r"|\b(?:we|i|you)\s+(?:should|need\s+to|must|can)\s+\w+[^.]*\b(?:later|next\s+time|in\s+a\s+follow[- ]up|"
@@ -54,7 +55,7 @@ _STOP = frozenset(
 _ENUMERATION_RE = re.compile(
     r"^(?:(?:two|three|four|five|a\s+few|some|several|\d)\s+(?:things?|items?|follow[- ]ups?|todos?|points?|tasks?)"
     r"\s+(?:still\s+)?(?:remain|are|is)\s+(?:still\s+)?(?:open|left|pending|outstanding|to\s+do|unfinished)|"
-    r"(?:still\s+open|left\s+to\s+do|remaining\s+work|open\s+items?|follow[- ]ups?|for\s+next\s+time)"
+    r"(?:still\s+open|(?:left|still)\s+to\s+do|remaining\s+work|open\s+items?|follow[- ]ups?|for\s+next\s+time)"
     r"(?:\s+\w+){0,2})\s*:\s*"
     r"(?P<items>.+)$",
     re.IGNORECASE,
@@ -226,7 +227,7 @@ def merge_todos(text: Sequence[Candidate], agent: Sequence[Todo], seq: int) -> l
     kept: list[frozenset[str]] = []
     for c in text:
         words = _words(c.text)
-        if any(_same(words, other) for other, _ in listed) or any(_same(words, k) for k in kept):
+        if any(_on_list(words, other) for other, _ in listed) or any(_same(words, k) for k in kept):
             continue  # on the list (open: already kept; closed: done) or said twice
         kept.append(words)
         out.append(c)
@@ -243,6 +244,20 @@ def _stem(word: str) -> str:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: -len(suffix)]
     return word
+
+
+LISTED_SHARE = 0.3
+
+
+def _on_list(said: frozenset[str], listed: frozenset[str]) -> bool:
+    """A todo said in prose that the agent's list holds in its own words ("a restore test every month or so" and
+    "Monthly restore test: restore a few photos from B2"): the same todo, or two words in common, one of them
+    distinctive, and a good share of the shorter one's."""
+    if _same(said, listed):
+        return True
+    common = said & listed
+    distinctive = any(len(w) >= 6 or any(ch.isdigit() for ch in w) for w in common)
+    return len(common) >= 2 and distinctive and len(common) / min(len(said), len(listed)) >= LISTED_SHARE
 
 
 def _same(a: frozenset[str], b: frozenset[str]) -> bool:
