@@ -135,6 +135,18 @@ def setup(assistant: str, project: Path, env: dict[str, str], warm: bool) -> dic
     return {"init_steps": steps, "imported": imported.get("added"), "daemon_warmup_ms": warmup_ms}
 
 
+def restore_sources(project: Path, env: dict[str, str], p_index: int) -> None:
+    """Before a later pass, the project back at the scenario's one commit (a session commits its fix): the steps
+    edit the files as they were before the first pass (an edit whose old text a pass already replaced fails, and a
+    file that already holds the change shows the agent what the memory says). What init wrote and the store are
+    not tracked, and stay."""
+    if p_index:
+        git = ["git", "-C", str(project)]
+        first = subprocess.run([*git, "rev-list", "--max-parents=0", "HEAD"], env=env, check=True, capture_output=True)
+        reset = [*git, "reset", "-q", "--hard", first.stdout.decode().split()[0]]
+        subprocess.run(reset, env=env, check=True, capture_output=True)
+
+
 def stop_daemon(env: dict[str, str], project: Path) -> None:
     subprocess.run([str(CODEMEMORY), "daemon", "stop"], cwd=project, env=env, capture_output=True, timeout=60)
 
@@ -182,6 +194,7 @@ def run_opencode(scenario: dict[str, Any], capture: bool, warm: bool, keep: str,
         turns, sessions = [], []
         try:
             for p_index in range(passes):
+                restore_sources(project, env, p_index)
                 for s_index, sess in enumerate(scenario["sessions"]):
                     session_id = None
                     for t_index, turn in enumerate(sess["turns"]):
@@ -323,9 +336,10 @@ def use_detection(calls: list[dict[str, Any]], sessions: list[dict[str, Any]], p
                 "first_step": mine[first]["step"]["at"] if mine else None,
             }
         )
-    tp = sum(1 for p in pairs if p["truth"] and p["predicted"])
-    predicted = sum(1 for p in pairs if p["predicted"])
-    true = sum(1 for p in pairs if p["truth"])
+    tp, predicted, true = _counts(pairs)
+    # A memory the sessions stored (memory_store) has an id no label can name: its pairs are never truly used.
+    named = {json.loads(line)["id"] for line in (DATA / "memories.jsonl").read_text(encoding="utf-8").splitlines()}
+    n_tp, n_predicted, n_true = _counts([p for p in pairs if p["memory_id"] in named])
     labelled = {
         (s["session_id"], i)
         for s in sessions
@@ -340,11 +354,22 @@ def use_detection(calls: list[dict[str, Any]], sessions: list[dict[str, Any]], p
         "precision": round(tp / predicted, 3) if predicted else None,
         "recall": round(tp / true, 3) if true else None,
         "labelled_uses_never_shown": len(labelled - {(p["session_id"], p["memory_id"]) for p in pairs}),
+        "scenario_memories_only": {
+            "precision": round(n_tp / n_predicted, 3) if n_predicted else None,
+            "recall": round(n_tp / n_true, 3) if n_true else None,
+            "pairs_left_out": sum(1 for p in pairs if p["memory_id"] not in named),
+        },
         "contradicted": [p for p in pairs if p["contradicted_at"]],
         "false_positives": [p for p in pairs if p["predicted"] and not p["truth"]],
         "false_negatives": [p for p in pairs if p["truth"] and not p["predicted"]],
         "by_signal": dict(Counter(p["used_by"] for p in pairs if p["predicted"])),
     }
+
+
+def _counts(pairs: list[dict[str, Any]]) -> tuple[int, int, int]:
+    """(right, detected, truly used) of these pairs."""
+    tp = sum(1 for p in pairs if p["truth"] and p["predicted"])
+    return tp, sum(1 for p in pairs if p["predicted"]), sum(1 for p in pairs if p["truth"])
 
 
 def tool_errors(db: Path, session_ids: list[str | None]) -> list[dict[str, Any]]:
@@ -502,6 +527,7 @@ def run_claude(scenario: dict[str, Any], capture: bool, warm: bool, passes: int 
     try:
         with anthropic.ScriptedAnthropic(handler) as api:
             for p_index in range(passes):
+                restore_sources(project, env, p_index)
                 for s_index, sess in enumerate(scenario["sessions"]):
                     session_id = None
                     for t_index, turn in enumerate(sess["turns"]):

@@ -50,7 +50,7 @@ from codememory.embedding.vector_files import VectorFiles
 from codememory.text.query import parse_query
 
 HERE = Path(__file__).resolve().parent
-WORK = HERE / ".work" / "scale"
+WORK = HERE / ".work" / "scale"  # --work changes it
 NEW = 5_000
 
 
@@ -77,7 +77,7 @@ def folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0
 
 
-def build(n: int, reuse: bool) -> tuple[Path, dict[str, Any]]:
+def build(n: int, reuse: bool, vectors: bool = True) -> tuple[Path, dict[str, Any]]:
     project = WORK / f"store-{n}"
     marker = project / "built.json"
     if reuse and marker.exists():
@@ -98,6 +98,8 @@ def build(n: int, reuse: bool) -> tuple[Path, dict[str, Any]]:
         del os.environ["CODEMEMORY_EMBEDDING_PROVIDER"]
     assert report.added == n, report.to_dict()
     log(f"[{n:,}] keyword-only import: {import_s:.1f} s = {n / import_s:,.0f} memories/s")
+    if not vectors:
+        return project, _built(project, n, import_s, 0.0, 0.0)
     model, pool = vector_pool.pool_vectors()
     with Store.open(project) as store:
         t0 = time.perf_counter()
@@ -107,6 +109,10 @@ def build(n: int, reuse: bool) -> tuple[Path, dict[str, Any]]:
         store.semantic.maintain()
         index_s = time.perf_counter() - t0
         store.db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return project, _built(project, n, import_s, vectors_s, index_s)
+
+
+def _built(project: Path, n: int, import_s: float, vectors_s: float, index_s: float) -> dict[str, Any]:
     dot = project / ".codememory"
     info = {
         "memories": n,
@@ -123,8 +129,8 @@ def build(n: int, reuse: bool) -> tuple[Path, dict[str, Any]]:
         f"[{n:,}] vectors {vectors_s:.0f} s, index {index_s:.0f} s; store {info['db_bytes_per_memory']} B/memory, "
         f"index cache {info['cache_bytes_per_memory']} B/memory"
     )
-    marker.write_text(json.dumps(info) + "\n")
-    return project, dict(info, reused=False)
+    (project / "built.json").write_text(json.dumps(info) + "\n")
+    return dict(info, reused=False)
 
 
 def median_ms(samples: list[float]) -> float:
@@ -179,6 +185,13 @@ def compare(store: Store, n: int, rounds: int, seed: int) -> dict[str, Any]:
         "hybrid_over_floor": round(statistics.median(arms["hybrid"]) / statistics.median(arms["floor"]), 2),
         "vector_method": index.last_method,
     }
+    return out | compare_keyword(store, n, rounds, seed)
+
+
+def compare_keyword(store: Store, n: int, rounds: int, seed: int) -> dict[str, Any]:
+    """Keyword search against a bare FTS5 query of the same expression, alternating every query."""
+    conn = store.db.conn
+    out: dict[str, Any] = {}
     with (WORK / f"memories-{n}.jsonl").open() as lines:
         records = [json.loads(line) for line in itertools.islice(lines, 20_000)]
     kinds = make_queries(records, rounds + 3, seed)
@@ -255,6 +268,7 @@ def after_new(store: Store, project: Path, n: int, seed: int) -> dict[str, Any]:
 
 
 def main() -> None:
+    global WORK
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--rounds", type=int, default=40)
@@ -262,18 +276,24 @@ def main() -> None:
     parser.add_argument("--reuse", action="store_true", help="keep stores built by an earlier run")
     parser.add_argument("--no-new", action="store_true", help="skip the 5,000-new-memories step")
     parser.add_argument("--out", default=str(HERE / "results-scale.json"))
+    parser.add_argument("--work", type=Path, default=WORK, help="where the stores and their JSONL files are")
+    parser.add_argument(
+        "--keyword-only", action="store_true", help="stores without vectors: keyword search against bare FTS5 only"
+    )
     args = parser.parse_args()
+    WORK = args.work
     WORK.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {"command": " ".join(["python benchmarks/bench_scale.py", *sys.argv[1:]])}
     results["machine"] = machine()
     results["load_before"] = os.getloadavg()
     results["sizes"] = []
     for n in [int(s) for s in args.sizes.split(",") if s.strip()]:
-        project, info = build(n, args.reuse)
+        project, info = build(n, args.reuse, vectors=not args.keyword_only)
         with Store.open(project) as store:
-            row = {"build": info, **compare(store, n, args.rounds, args.seed)}
+            measure = compare_keyword if args.keyword_only else compare
+            row = {"build": info, **measure(store, n, args.rounds, args.seed)}
             log(f"[{n:,}] {json.dumps(row)}")
-            if not args.no_new:
+            if not args.no_new and not args.keyword_only:
                 row["after_new"] = after_new(store, project, n, args.seed)
                 log(f"[{n:,}] after {NEW:,} new: {json.dumps(row['after_new'])}")
         results["sizes"].append(row)

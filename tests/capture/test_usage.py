@@ -137,6 +137,52 @@ def test_an_edit_uses_what_it_adds_not_what_it_replaces(store: Store) -> None:
     assert exposure(store, export)["evidence"].startswith("edit: utf-8-sig")
 
 
+JOB = "Exports are built by the export_observations arq job; POST /v1/exports only validates and enqueues (202)."
+
+
+def test_an_edit_that_rewrites_a_line_holding_the_name_does_not_use_it(store: Store) -> None:
+    job = add(store, JOB)
+    shown(store, job, at_query="add a format parameter to the export endpoint")
+    line = '    await enqueue("export_observations", survey_id, user["email"]{})\n'
+    capture(
+        store,
+        turn(call("edit", 1, filePath="app/api/exports.py", oldString=line.format(""), newString=line.format(", fmt"))),
+    )
+    assert exposure(store, job)["used_at"] is None  # the line was rewritten: the name was the code's already
+    capture(
+        store,
+        turn(call("edit", 2, filePath="app/jobs.py", oldString="x", newString=line.format(", fmt")), turn_id="m2"),
+    )
+    assert exposure(store, job)["evidence"] == "edit: export_observations"  # new to the code it edits
+
+
+def test_an_edit_reusing_a_name_its_file_already_had_is_not_a_use(store: Store) -> None:
+    """The file as a read earlier in the turn showed it is the code's own vocabulary: a field it already names,
+    written again in new code, says nothing about a memory naming it too. A file the turn did not read, or a name
+    only another file holds, still counts."""
+    timestamps = add(store, "Timestamps are stored in UTC; observed_at from the phone carries the device's offset.")
+    shown(store, timestamps, at_query="add a GeoJSON option to the export")
+    source = "writer.writerow([obs.id, obs.observed_at.isoformat()])\n"
+    geojson = '"properties": {"observed_at": obs.observed_at.isoformat()}\n'
+    capture(
+        store,
+        turn(
+            call("read", 1, output=f"00001| {source}", filePath="app/export.py"),
+            call("edit", 2, filePath="app/export.py", oldString=source, newString=source + geojson),
+        ),
+    )
+    assert exposure(store, timestamps)["used_at"] is None
+    capture(
+        store,
+        turn(
+            call("read", 3, output=f"00001| {source}", filePath="app/export.py"),
+            call("edit", 4, filePath="app/geojson.py", oldString="", newString=geojson),
+            turn_id="m2",
+        ),
+    )
+    assert exposure(store, timestamps)["evidence"] == "edit: observed_at"
+
+
 def test_a_tool_call_made_before_the_memory_was_shown_is_not_a_use(store: Store) -> None:
     limit = add(store, LIMIT)
     shown(store, limit)  # shown now, in 2026: the calls below were made in 1999

@@ -63,6 +63,32 @@ def test_a_memory_shown_and_ignored_across_sessions_ranks_lower_than_before(stor
     assert hits[1].explain["usefulness"]["shown"] == pytest.approx(6, abs=0.01)
 
 
+def test_a_memory_shown_on_partial_evidence_and_ignored_is_no_longer_injected(store: Store) -> None:
+    """The record takes part in the injection decision: a memory agents kept ignoring must clear the bars with its
+    likelihood moved by its factor. One that only partly matches the step stops being shown; the one that answers
+    it stays; one ignored showing is not enough; nothing is let in that the evidence held back."""
+    query = "webhook retry backoff"
+    answer = store.add("Webhook retry backoff is exponential, see retry_policy in app/webhooks.py").memory.id
+    partial = store.add("Webhook retry stops after five attempts; the dead letters go to WEBHOOK_DLQ").memory.id
+    store.add("The billing cron runs nightly")
+
+    def shown() -> list[str]:
+        return [m.id for m in store.retrieve([query], touch=False).memories]
+
+    assert shown() == [answer, partial]
+    for n in range(6):
+        for memory in (answer, partial):
+            text = store.get(memory, touch=False).text
+            record_injection(store, kind="hud", memories=[{"id": memory, "text": text, "why": {}}], query=[query],
+                             session_id=f"ses_{n}")  # fmt: skip
+        use_in(store, f"ses_{n}", "grep -n retry_policy app/webhooks.py")  # only `answer` says retry_policy
+        if n == 0:
+            assert shown() == [answer, partial]  # one ignored showing moves it a little: still shown
+    assert shown() == [answer]
+    store.db.usage_weight = 0.0  # [usefulness] weight = 0: what agents did is not listened to
+    assert shown() == [answer, partial]
+
+
 def test_a_strong_match_sinks_but_is_never_buried(store: Store) -> None:
     strong = store.add("retry_policy lives in app/webhooks.py: webhook retries back off exponentially").memory.id
     store.add("The billing cron runs nightly")

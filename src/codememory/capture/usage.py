@@ -12,7 +12,8 @@ never scanned twice, and it costs no model call. Signals, the first of each per 
   a command, a version or a value: text/usage_cues.py) that the query it was shown for did not already hold — what
   the agent was doing anyway is no evidence. For a read the call's path counts, for an edit its path and the text
   it adds (not the text it replaces), for a shell call its command, for other tools their arguments; never a
-  tool's output;
+  tool's output. Nor a name an edit's file already held (in the text it replaces, or in the file as a read earlier
+  in the turn showed it): new code that reuses the file's own names writes in the code's words, not the memory's;
 - **contradicted**: a tool call did what the memory forbids (the rule set in text/usage_cues.py: `pytest` run bare
   where the memory says never);
 - **ignored**: none of these, which is what a shown memory is until one comes.
@@ -49,6 +50,7 @@ from codememory.text.usage_cues import violation as rule_violation
 
 MAX_ACTION_CHARS = 20_000  # of one tool call's arguments read
 MAX_SEARCH_IDS = 20  # memory ids taken from one search result
+MAX_READ_CHARS = 100_000  # of a read's output kept: the file as the agent saw it before editing it
 MIN_COMMON = 3  # an entity more memories than max(this, memories / COMMON_SHARE) name is not distinctive
 COMMON_SHARE = 200
 
@@ -112,6 +114,7 @@ def action_of(call: ToolCall) -> Action:
         return Action(call.tool, shell=(command,) if command else ())
     if name in _EDIT_TOOLS:
         added: list[str] = []
+        replaced: list[str] = []
         raw_edits = args.get("edits")
         edits: list[Any] = raw_edits if isinstance(raw_edits, list) else [args]
         for edit in edits:
@@ -120,14 +123,16 @@ def action_of(call: ToolCall) -> Action:
             new = next((edit[k] for k in _NEW_KEYS if isinstance(edit.get(k), str)), "")
             old = next((edit[k] for k in _OLD_KEYS if isinstance(edit.get(k), str)), "")
             added.append(_added(new[:MAX_ACTION_CHARS], old[:MAX_ACTION_CHARS]))
+            replaced.append(old[:MAX_ACTION_CHARS])
         patch = next((args[k] for k in ("input", "patch") if isinstance(args.get(k), str)), "")
         if patch:
             paths += _PATCH_FILE_RE.findall(patch)
-            added.append(
-                "\n".join(ln[1:] for ln in patch.splitlines() if ln.startswith("+") and not ln.startswith("++"))
-            )
+            lines = patch.splitlines()
+            added.append("\n".join(ln[1:] for ln in lines if ln.startswith("+") and not ln.startswith("++")))
+            replaced.append("\n".join(ln[1:] for ln in lines if ln.startswith("-") and not ln.startswith("--")))
         text = "\n".join(a for a in added if a)[:MAX_ACTION_CHARS]
-        return Action(call.tool, paths=tuple(paths), edited=tuple(paths), added=text)
+        gone = "\n".join(r for r in replaced if r)[:MAX_ACTION_CHARS]
+        return Action(call.tool, paths=tuple(paths), edited=tuple(paths), added=text, replaced=gone)
     if name in _READ_TOOLS:
         return Action(call.tool, paths=tuple(paths))
     texts: list[str] = []
@@ -244,6 +249,7 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         unused.pop(mid, None)
         seen.outcomes.append(Outcome(mid, signal, at, evidence))
 
+    read: dict[str, str] = {}  # what a read earlier in the turn showed of a file (lower-cased), by its path
     for call in turn.tool_calls:
         name = call.tool.lower()
         if _SEARCH_RE.search(name) or _FETCH_RE.search(name):
@@ -255,9 +261,13 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         for mid in set(_ID_RE.findall(said)) & set(by_id) - used:
             if _shown_before(by_id[mid], at):
                 use(mid, "cited", at, f"{call.tool} names {mid}")
+        # An edit writes in its file's own words: a name the file held already (the text it replaces, the file as
+        # a read earlier in the turn showed it) is the code's, not evidence that a memory was acted on.
+        known = [action.replaced.lower()] if action.replaced else []
+        known += [read[path] for path in action.edited if path in read]
         for mid, terms in list(unused.items()):
             if _shown_before(by_id[mid], at):
-                hits = [t.text for t in terms if term_in(t.text, low, lowered=True)]
+                hits = [t.text for t in terms if term_in(t.text, low, lowered=True) and not _seen(t.text, known)]
                 if hits:
                     use(mid, "entity", at, f"{call.tool}: {', '.join(hits[:3])}")
         for mid, stated in list(rules.items()):
@@ -269,11 +279,18 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
                     del rules[mid]
                     seen.outcomes.append(Outcome(mid, "contradicted", at, f"{rule.clause} | {call.tool}: {done}"))
                     break
+        if call.output and action.paths and not action.edited and not action.shell and not action.text:
+            for path in action.paths:  # a read: the file as the agent saw it
+                read[path] = call.output[:MAX_READ_CHARS].lower()
     for text in turn.assistant_texts:
         for mid in _ID_RE.findall(text):
             if mid in by_id and mid not in used and _shown_before(by_id[mid], end):
                 use(mid, "cited", end, f"cited in the answer: {mid}")
     return seen
+
+
+def _seen(term: str, known: list[str]) -> bool:
+    return any(term_in(term, text, lowered=True) for text in known)
 
 
 def _ids_in(value: Any) -> list[str]:

@@ -35,7 +35,6 @@ REMEMBER_NOTE_MAX_CHARS = MAX_TEXT  # one `*Remember*` note (a memory's text lim
 REMEMBER_SCAN_MAX_NOTES = 1000  # notes stored by one scan; past it: a warning, the rest not stored
 STORE_INPUT_MAX_BYTES = 1 * MiB  # `store` from standard input or --file (a memory holds 10,000 characters)
 RETRIEVE_INPUT_MAX_BYTES = 1 * MiB  # `retrieve --input`: one JSON request
-IMPORT_MAX_BYTES = 256 * MiB  # `import`: the whole file or standard input; past it: nothing imported
 IMPORT_LINE_MAX_BYTES = 1 * MiB  # `import`: one JSON line (one memory); longer: an invalid line
 HOOK_STDIN_MAX_BYTES = 16 * MiB  # a hook's JSON payload (Write payloads carry whole files); longer: ignored
 TRANSCRIPT_LINE_MAX_BYTES = 32 * MiB  # one JSON line of a Claude Code / Codex transcript; longer: skipped

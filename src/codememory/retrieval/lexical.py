@@ -124,8 +124,9 @@ def matched_words(db: Database, parsed: ParsedQuery, pks: list[int]) -> dict[int
     found: dict[int, list[str]] = {}
     if not pks:
         return found
-    for word in parsed.content_words() or list(dict.fromkeys(w for t in parsed.terms for w in words(t.text))):
-        for pk in db.fts_subset('"' + word + '"', pks):
+    asked = parsed.content_words() or list(dict.fromkeys(w for t in parsed.terms for w in words(t.text)))
+    for word, holding in zip(asked, db.fts_subsets(['"' + word + '"' for word in asked], pks), strict=True):
+        for pk in holding:
             found.setdefault(pk, []).append(word)
     return found
 

@@ -12,11 +12,14 @@ part of a request that asks for several things is judged on that part.
 A pinned memory stays only while that score is at least `pinned_min_score` (`[context] pinned_min_score`): a
 memory shown for an earlier step must still rank for this one, or it gives its place up. The score is last moved
 by what agents did with the memory when it was shown before (retrieval/usefulness.py): shown often and never used,
-it sinks (and so gives a pin up sooner); used, it rises.
+it sinks (and so gives a pin up sooner); used, it rises. A sunk memory must also clear the injection bars with its
+likelihood moved by that factor: feedback can take it out of what is shown, not only hand its slot to the next
+candidate.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +29,7 @@ from codememory.core.result import Result
 from codememory.errors import InvalidInput
 from codememory.retrieval.decision import Bars, best_likelihood
 from codememory.retrieval.search import Ranking, prefetch_phrases, rank_phrases, relevance_bars, stale_notes
-from codememory.retrieval.usefulness import adjusted, factors
+from codememory.retrieval.usefulness import Factor, adjusted, factors
 from codememory.retrieval.why import add_matches, ranked_why
 from codememory.store.database import Database
 from codememory.store.filters import Filters
@@ -106,12 +109,14 @@ class _Candidate:
 
 
 def _positions(
-    ranking: Ranking, window: int, bars: Bars, pinned: set[int]
+    ranking: Ranking, window: int, bars: Bars, pinned: set[int], sunk: Mapping[int, float]
 ) -> dict[int, tuple[int, str, float, dict[str, Any]]]:
     """The first `window` entries of a ranking worth offering: pk -> (position, match, fused score, its parts). What
     the relevance decision kept at the injection bars (retrieval/decision.py; nothing when the step is not likely
     answered by any memory), and a pinned memory, already shown, while it stays within PINNED_SLACK of them (less
-    flicker)."""
+    flicker). A memory agents were shown and did not use (`sunk`: its usefulness factor, under 1) must clear the
+    bars with its likelihood moved by that factor: the record can take a memory out of what is shown, never put in
+    one that this step's evidence left out."""
     kept = {pk for _, pk, _, _ in ranking.order}
     lenient = bars.lenient(PINNED_SLACK)
     best = best_likelihood(ranking.ranked or ranking.order) or 0.0
@@ -119,10 +124,12 @@ def _positions(
     for fused, pk, match, explain in ranking.ranked or ranking.order:
         if len(out) >= window:
             break
-        if pk not in kept:
-            p = explain.get("likelihood")
-            if pk not in pinned or p is None or p < lenient.keep or max(p, best) < lenient.answer:
-                continue
+        p = explain.get("likelihood")
+        if pk not in kept and (pk not in pinned or p is None or p < lenient.keep or max(p, best) < lenient.answer):
+            continue
+        bar = lenient if pk in pinned else bars
+        if pk in sunk and p is not None and p * sunk[pk] < max(bar.keep, bar.ratio * best):
+            continue
         out[pk] = (len(out), match, fused, explain)
     return out
 
@@ -134,6 +141,7 @@ def retrieve(
     req.validate()
     filters = Filters(injectable=True)  # nothing waiting for the user's review (core/provenance.py)
     found: dict[int, _Candidate] = {}
+    moved: dict[int, Factor] = {}
     degraded_reason: str | None = None
     phrases = [q.strip() for q in req.query_expansion if q.strip()][:MAX_PHRASES]
     pinned_pks = dict(db.get_pk_map(req.pinned_memory_ids)) if req.pinned_memory_ids else {}
@@ -152,11 +160,14 @@ def retrieve(
         degraded_reason = ranking.reason
         model = semantic.model if semantic is not None and ranking.mode != "lexical" else None
         bars = relevance_bars(model, inject=True)
-        every = _positions(ranking, window, bars, set(pinned_pks.values()))
-        lead = every
+        first = None
         if len(wider) > len(asked):
             first = rank_phrases(db, asked, filters, want=PER_PHRASE * len(asked), semantic=semantic)
-            lead = _positions(first, window, bars, set(pinned_pks.values()))
+        candidates = [pk for r in (ranking, first) if r is not None for _, pk, _, _ in (r.ranked or r.order)]
+        moved = factors(db, candidates, req.session_id)
+        sunk = {pk: f.value for pk, f in moved.items() if f.value < 1.0}
+        every = _positions(ranking, window, bars, set(pinned_pks.values()), sunk)
+        lead = every if first is None else _positions(first, window, bars, set(pinned_pks.values()), sunk)
         for pk in every.keys() | lead.keys():
             rank_all = 1.0 - every[pk][0] / window if pk in every else 0.0  # rank-based: fused scores are z-scores
             rank_lead = 1.0 - lead[pk][0] / window if pk in lead else 0.0
@@ -180,11 +191,11 @@ def retrieve(
         found[pk].why["stale"] = note
         if "score" in found[pk].why:
             found[pk].why["score"] = round(found[pk].score, 4)
-    for pk, moved in factors(
-        db, list(found), req.session_id
-    ).items():  # what agents did with it when shown (retrieval/usefulness.py)
-        found[pk].score = adjusted(found[pk].score, moved.value)
-        found[pk].why["usefulness"] = moved.to_why()
+    # what agents did with it when shown (retrieval/usefulness.py) moves its score too
+    moved.update(factors(db, [pk for pk in found if pk not in moved], req.session_id))
+    for pk in found.keys() & moved.keys():
+        found[pk].score = adjusted(found[pk].score, moved[pk].value)
+        found[pk].why["usefulness"] = moved[pk].to_why()
         if "score" in found[pk].why:
             found[pk].why["score"] = round(found[pk].score, 4)
 

@@ -141,8 +141,11 @@ def held_words(db: Database, searched: Iterable[str], pks: list[int]) -> dict[in
     found: dict[int, set[str]] = {}
     if not pks:
         return found
-    for word in dict.fromkeys(searched):
-        for pk in db.fts_subset('"' + word.replace('"', '""') + '"', pks):
+    unique = list(dict.fromkeys(searched))
+    for word, holding in zip(
+        unique, db.fts_subsets(['"' + w.replace('"', '""') + '"' for w in unique], pks), strict=True
+    ):
+        for pk in holding:
             found.setdefault(pk, set()).add(word)
         if word in TYPE_WORDS:
             for pk in db.with_entity_type(TYPE_WORDS[word], pks):

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from codememory.store.connection import StoreConnection, chunks
 from codememory.store.filters import Filters
@@ -18,36 +18,10 @@ SUBSTRING_SCAN = 5_000
 VOCABULARY_MAX_AGE = 600.0  # seconds before a changed store's vocabulary is read whole again
 _VOCABULARY_WORD = re.compile(r"(?=.*[a-z])[^\x00-\x20\x7f]{3,100}")
 _SUBSET_SCAN = 2_000
-# Reading one more match of a word's range costs about a microsecond; probing one key with `rowid IN (...)` sets
-# the whole expression up again, 100-300 µs at 100k memories: the range is read whole up to this many matches a key.
-_SCAN_PER_KEY = 256
 # A BM25 pass over a smaller index takes about a millisecond: not worth a thread and a second connection.
 _PREFETCH_FROM = 5_000
-_RANGES_BYTES = 8 << 20  # what fts_subset keeps of its passes: a bit per memory of each range (100k: 12.5 KB)
-
-
-@dataclass(frozen=True)
-class _RangeMatches:
-    """The memories an expression matches among those with keys low..high, as a bit per key."""
-
-    low: int
-    high: int
-    bits: bytes
-
-    @classmethod
-    def of(cls, low: int, high: int, rows: Sequence[tuple[int]]) -> _RangeMatches:
-        bits = bytearray((high - low) // 8 + 1)
-        for (pk,) in rows:
-            offset = pk - low
-            bits[offset >> 3] |= 1 << (offset & 7)
-        return cls(low, high, bytes(bits))
-
-    def holds(self, pk: int) -> bool:
-        offset = pk - self.low
-        return bool(self.bits[offset >> 3] >> (offset & 7) & 1)
-
-    def size(self) -> int:
-        return len(self.bits)
+_SUBSET_BY_TEXT = 500  # at most this many memories: their texts indexed apart (fts_subset)
+_TOKENIZE_RE = re.compile(r"tokenize\s*=\s*'([^']*)'")
 
 
 class TextSearch(StoreConnection):
@@ -60,9 +34,8 @@ class TextSearch(StoreConnection):
     _vocab_read_at = 0.0  # when it was last read whole from the index (time.monotonic)
     _df_key: int | None = None  # the text_version the cached document frequencies were counted at
     _df: dict[str, int]
-    _ranges_key: int | None = None  # the text_version the kept passes of fts_subset were read at
-    _ranges: dict[str, _RangeMatches]
-    _ranges_bytes = 0
+    _subset_key: tuple[int, frozenset[int]] | None = None  # (text_version, memories) in temp.subset_fts
+    _subset_lock = threading.Lock()
     _prefetch: KeywordPrefetch | None = None  # BM25 passes started ahead (prefetch_fts)
 
     def fts_search(self, match: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
@@ -107,35 +80,20 @@ class TextSearch(StoreConnection):
         super().close()
 
     def fts_subset(self, match: str, pks: Sequence[int]) -> set[int]:
-        """Which of these memories the keyword expression matches. First one pass over the expression's matches
-        within the keys' range: FTS5 answers `rowid IN (...)` by setting the whole expression up again for every
-        key, which took tens of milliseconds at 100k memories for an AND with a common word. Only when that range
-        holds too many matches for the number of keys (a common word, a few keys) are the keys probed one by one:
-        reading a match costs far less than probing a key, so the pass reads up to _SCAN_PER_KEY matches a key.
-        What a whole pass found is kept until the text of the store changes (`_RangeMatches`): one search asks
-        which candidates hold each query word, then which of its page's hits do, and the next request of an agent's
-        step asks again for most of the same words."""
+        """Which of these memories the keyword expression matches. A few hundred of them are answered from their
+        own texts, indexed apart (`_subsets_by_text`); more, by one pass over the expression's matches within the
+        keys' range, and when that range holds too many matches (a common word), by probing the keys."""
         wanted = set(pks)
         if not wanted:
             return set()
-        low, high = min(wanted), max(wanted)
-        version = self.text_version()
-        if version != self._ranges_key:
-            self._ranges, self._ranges_key = {}, version
-        # inside a write transaction the version counts changes that may yet be rolled back: nothing is kept
-        keep = not self.conn.in_transaction
-        known = self._ranges.get(match) if keep else None
-        if known is not None and known.low <= low and high <= known.high:
-            return {pk for pk in wanted if known.holds(pk)}
-        scan = max(_SUBSET_SCAN, _SCAN_PER_KEY * len(wanted))
         try:
+            if len(wanted) <= _SUBSET_BY_TEXT:
+                return self._subsets_by_text([match], frozenset(wanted))[0]
             rows = self.conn.execute(
                 "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? AND rowid BETWEEN ? AND ? LIMIT ?",
-                (match, low, high, scan),
+                (match, min(wanted), max(wanted), _SUBSET_SCAN),
             ).fetchall()
-            if len(rows) < scan:
-                if keep:
-                    self._keep_range(match, _RangeMatches.of(low, high, rows))
+            if len(rows) < _SUBSET_SCAN:
                 return {r[0] for r in rows if r[0] in wanted}
             out: set[int] = set()
             for chunk in chunks(sorted(wanted)):
@@ -153,17 +111,58 @@ class TextSearch(StoreConnection):
                 raise
         return set()
 
-    def _keep_range(self, match: str, found: _RangeMatches) -> None:
-        ranges = self._ranges
-        if not ranges:
-            self._ranges_bytes = 0
-        old = ranges.pop(match, None)
-        self._ranges_bytes -= old.size() if old is not None else 0
-        while ranges and self._ranges_bytes + found.size() > _RANGES_BYTES:
-            self._ranges_bytes -= ranges.pop(next(iter(ranges))).size()  # the oldest first
-        if found.size() <= _RANGES_BYTES:
-            ranges[match] = found
-            self._ranges_bytes += found.size()
+    def fts_subsets(self, matches: Sequence[str], pks: Sequence[int]) -> list[set[int]]:
+        """`fts_subset` of each expression over the same memories (one statement for all of them when they are few)."""
+        wanted = frozenset(pks)
+        if not wanted or len(wanted) > _SUBSET_BY_TEXT or not 2 <= len(matches) <= 64:  # 64: far from SQLite's 500
+            return [self.fts_subset(m, list(wanted)) for m in matches]
+        try:
+            return self._subsets_by_text(matches, wanted)
+        except sqlite3.OperationalError as exc:
+            if not _is_query_error(exc):
+                raise
+        return [self.fts_subset(m, list(wanted)) for m in matches]  # one expression FTS5 refuses: each alone
+
+    def _subsets_by_text(self, matches: Sequence[str], wanted: frozenset[int]) -> list[set[int]]:
+        """Each expression matched against these memories' texts in a small index of its own (a TEMP table with the
+        keyword index's tokenizer, so a word matches there exactly as it does in the index). Against the store's
+        index, every word's whole list of documents is read or sought for a few keys: ~10 ms for a common word at
+        100k memories, several words per search. The texts stay indexed while the same memories are asked about
+        or some of them (one search asks once per query word, then about the page it shows) and the store's text is
+        unchanged."""
+        version = self.text_version()
+        with self._subset_lock:  # one temp index per connection; a daemon's threads share the connection
+            loaded = self._subset_key
+            if loaded is None or loaded[0] != version or not wanted <= loaded[1]:
+                if loaded is None:  # first use on this connection (or a load that failed half-way)
+                    tokenize = self._fts_tokenize().replace("'", "''")
+                    self.conn.execute(
+                        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.subset_fts USING fts5(text, tokenize='{tokenize}')"
+                    )
+                self._subset_key = None
+                self.conn.execute("DELETE FROM temp.subset_fts")
+                for chunk in chunks(sorted(wanted)):
+                    self.conn.execute(
+                        "INSERT INTO temp.subset_fts(rowid, text) SELECT pk, text FROM memories "
+                        f"WHERE pk IN ({','.join('?' * len(chunk))})",
+                        chunk,
+                    )
+                if not self.conn.in_transaction:  # a rollback would take the rows back and leave the key
+                    self._subset_key = (version, wanted)
+            union = " UNION ALL ".join(
+                f"SELECT {i}, rowid FROM temp.subset_fts WHERE subset_fts MATCH ?" for i in range(len(matches))
+            )
+            out: list[set[int]] = [set() for _ in matches]
+            for i, pk in self.conn.execute(union, list(matches)):
+                if pk in wanted:
+                    out[i].add(pk)
+            return out
+
+    def _fts_tokenize(self) -> str:
+        """The keyword index's tokenizer, as its schema declares it."""
+        row = self.conn.execute("SELECT sql FROM sqlite_master WHERE name = 'memories_fts'").fetchone()
+        found = _TOKENIZE_RE.search(row[0] if row else "")
+        return found.group(1) if found else "porter unicode61 remove_diacritics 2"
 
     def text_version(self) -> int:
         return int(self.conn.execute("SELECT value FROM counters WHERE name = 'text_version'").fetchone()[0])

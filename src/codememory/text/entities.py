@@ -222,13 +222,30 @@ def _clean_path(path: str) -> str:
     return path
 
 
+_PLAIN_MAX = 200_000
+_plain: tuple[Vocabulary | None, set[str]] = (None, set())
+
+
+def _plain_tokens(vocab: Vocabulary) -> set[str]:
+    """Tokens `_find_terms` passes over whatever surrounds them (no vocabulary word starts or is them, and they hold
+    no parts), remembered: most words of every text are such words, and an import reads 100,000 texts."""
+    global _plain
+    if _plain[0] is not vocab or len(_plain[1]) > _PLAIN_MAX:
+        _plain = (vocab, set())
+    return _plain[1]
+
+
 def _find_terms(text: str, work: str, vocab: Vocabulary, found: list[_Found]) -> str:
     tokens = list(_TOKEN_RE.finditer(work))
     spans: list[tuple[int, int]] = []
+    plain = _plain_tokens(vocab)
     index = 0
     while index < len(tokens):
         token = tokens[index]
         raw = token.group()
+        if raw in plain:
+            index += 1
+            continue
         word = raw.rstrip(_TOKEN_TRAILING)
         start = token.start()
         if not word:
@@ -251,6 +268,8 @@ def _find_terms(text: str, work: str, vocab: Vocabulary, found: list[_Found]) ->
             continue
         # 3. Parts: "C/C++", "react/jsx-runtime", "express@4", "postgres-backed", "sqlalchemy.orm".
         if word.isalnum():
+            if lower not in vocab.first_words:
+                plain.add(raw)  # not a first word, not a term, no parts: nothing here, wherever it stands
             index += 1
             continue
         offset = 0
@@ -344,6 +363,9 @@ def _match_part(
         position = lower.rfind(".", 0, position)
 
 
+_plain_words: set[str] = set()  # words `_find_identifiers` passes over by their shape, wherever they stand
+
+
 def _find_identifiers(text: str, work: str, vocab: Vocabulary, found: list[_Found]) -> None:
     def add(position: int, name: str, *, call: bool) -> None:
         key = name.lower()
@@ -367,12 +389,16 @@ def _find_identifiers(text: str, work: str, vocab: Vocabulary, found: list[_Foun
         name = match.group()
         end = match.end()
         following = work[end : end + 1]
+        if name in _plain_words and following != "(":  # a plain word, not called: passed over below either way
+            continue
         if following and (following.isalnum() or following == "_"):  # stopped at a non-ASCII letter
             continue
         is_call = following == "("
         if not is_call and "_" not in name and "." not in name and ":" not in name:
             tail = name[1:]
             if tail.islower() or tail.isupper() or not tail:  # plain words: "loop", "The", "API", "a"
+                if len(_plain_words) < _PLAIN_MAX:
+                    _plain_words.add(name)  # its shape alone makes it plain
                 continue
         if name in entity_words().not_identifiers or _PLURAL_ACRONYM_RE.fullmatch(name):
             continue

@@ -338,6 +338,12 @@ def _netrc_line(m: re.Match[str], text: str, low: str) -> bool:
     return not head.strip() and not rest.strip() and not _ordinary_word(m.group("val"))
 
 
+def rule_patterns() -> tuple[list[re.Pattern[str]], list[re.Pattern[str]]]:
+    """The rules' patterns: those run on the text, and those run on its lower-case copy (privacy.py's quick check
+    that a text holds nothing any rule could take)."""
+    return [r.pattern for r in _RULES if not r.on_lower], [r.pattern for r in _RULES if r.on_lower]
+
+
 def redact_context(text: str, names_secret: Callable[[str], bool]) -> str:
     """Every rule above, in order; `names_secret(key)` says whether a flag or element name names a secret."""
     low = lower(text)

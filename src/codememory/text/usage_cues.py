@@ -32,6 +32,7 @@ python-jose").
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from collections.abc import Iterable, Sequence
@@ -103,6 +104,7 @@ class Action:
     edited: tuple[str, ...] = ()  # the paths of those it wrote
     added: str = ""
     text: str = ""
+    replaced: str = ""  # the text an edit replaced: a name it held already is not what the edit adds
 
     def haystack(self) -> str:
         """Where a term counts as used: the commands, the paths, the added text and the other arguments."""
@@ -340,21 +342,25 @@ def _program_words(tokens: list[str]) -> list[str]:
     return words
 
 
+@functools.lru_cache(maxsize=256)
+def _commands(command: str) -> tuple[tuple[str, ...], ...]:
+    """The program words of each command a shell line runs (see `_program_words`): split once per line, however
+    many rules it is checked against."""
+    return tuple(tuple(_program_words(_tokens(segment.strip()))) for segment in _SEGMENT_RE.split(command))
+
+
 def runs(command: str, forbidden: str) -> bool:
     """Whether a shell command runs the forbidden command (its program then its following words, in order)."""
-    want = _tokens(forbidden)
+    want = [w.lower() for w in _tokens(forbidden)]
     if not want:
         return False
-    for segment in _SEGMENT_RE.split(command):
-        words = _program_words(_tokens(segment.strip()))
-        if len(words) >= len(want) and [w.lower() for w in words[: len(want)]] == [w.lower() for w in want]:
-            return True
-    return False
+    return any(
+        len(words) >= len(want) and [w.lower() for w in words[: len(want)]] == want for words in _commands(command)
+    )
 
 
 def _installs(command: str, package: str) -> bool:
-    for segment in _SEGMENT_RE.split(command):
-        words = _program_words(_tokens(segment.strip()))
+    for words in _commands(command):
         if len(words) >= 3 and (words[0], words[1]) in _INSTALLERS:
             names = [re.split(r"[<>=!~\[@]", w, maxsplit=1)[0].lower() for w in words[2:] if not w.startswith("-")]
             if package.lower() in names:
