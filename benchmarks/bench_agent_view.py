@@ -158,6 +158,8 @@ def bench_env(env: dict[str, str], bin_dir: Path, capture: bool, trace: Path | N
     # the assistant's CLI and this codememory on PATH (init's files name `codememory` and `codememory-hook`)
     path = os.pathsep.join([str(bin_dir), str(Path(CODEMEMORY).parent), env.get("PATH", "")])
     env = {**env, **GIT_ID, "PATH": path}
+    if os.environ.get("PYTHONPATH"):  # a run pointed at another source tree reaches OpenCode's daemon too
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     if USEFULNESS_WEIGHT is not None:  # the control run: how much ranking listens to what agents used
         config = Path(env["XDG_CONFIG_HOME"]) / "codememory" / "config.toml"
         config.parent.mkdir(parents=True, exist_ok=True)
