@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ import pytest
 
 from support.daemon import spawn
 from support.opencode import OpenCodeHome, make_git_project
-from support.scripted_llm import Reply, ScriptedLLM, ToolCallSpec, is_title_request
+from support.scripted_llm import Reply, Script, ScriptedLLM, ToolCallSpec
 
 pytestmark = pytest.mark.slow  # the real OpenCode binary
 
@@ -33,18 +32,6 @@ def run(env: dict[str, str], cwd: Path, *args: str) -> Any:
     return json.loads(done.stdout)
 
 
-class Steps:
-    """One reply per conversation request, each built from the request (to act on a tool's result)."""
-
-    def __init__(self, steps: list[Callable[[dict[str, Any]], Reply]]) -> None:
-        self.steps = steps
-
-    def __call__(self, body: dict[str, Any]) -> Reply:
-        if is_title_request(body):
-            return Reply("Scripted session")
-        return self.steps.pop(0)(body) if self.steps else Reply("ok")
-
-
 def test_report_says_what_an_opencode_session_fetched_cited_and_ignored(tmp_path: Path) -> None:
     project = make_git_project(tmp_path / "api")
     ids: dict[str, str] = {}
@@ -54,7 +41,7 @@ def test_report_says_what_an_opencode_session_fetched_cited_and_ignored(tmp_path
         seen["search"] = [m for m in body["messages"] if m["role"] == "tool"][-1]["content"]
         return Reply(tool_calls=[ToolCallSpec("memory_get", {"ids": [ids["fetched"]]})])
 
-    steps = Steps(
+    steps = Script(
         [
             lambda _: Reply(tool_calls=[ToolCallSpec("memory_search", {"query": "staging deploys"})]),
             fetch,

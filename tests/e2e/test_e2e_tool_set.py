@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ import pytest
 from codememory.text.tokens import estimate_tokens
 from support.daemon import spawn
 from support.opencode import OpenCodeHome, make_git_project
-from support.scripted_llm import Reply, ScriptedLLM, ToolCallSpec, is_title_request
+from support.scripted_llm import Reply, Script, ScriptedLLM, ToolCallSpec, is_title_request
 
 pytestmark = pytest.mark.slow  # the real OpenCode binary
 
@@ -69,18 +68,6 @@ def conversation(llm: ScriptedLLM) -> list[dict[str, Any]]:
     return [r for r in llm.requests if not is_title_request(r)]
 
 
-class Steps:
-    """The scripted model: one reply per conversation request, each built from the request (to use a tool result)."""
-
-    def __init__(self, steps: list[Callable[[dict[str, Any]], Reply]]) -> None:
-        self.steps = steps
-
-    def __call__(self, body: dict[str, Any]) -> Reply:
-        if is_title_request(body):
-            return Reply("Scripted session")
-        return self.steps.pop(0)(body) if self.steps else Reply("ok")
-
-
 def last_tool_result(body: dict[str, Any]) -> Any:
     return json.loads([m for m in body["messages"] if m["role"] == "tool"][-1]["content"])
 
@@ -97,7 +84,7 @@ def test_after_init_each_operation_is_offered_once_and_the_session_tools_work(tm
         saved.update(checkpoint=last_tool_result(body))
         return Reply(tool_calls=[ToolCallSpec("search_sessions", {"query": "rate limiter"})])
 
-    steps = Steps(
+    steps = Script(
         [
             lambda _: Reply(tool_calls=[ToolCallSpec("checkpoint", {"slug": "rate-limiter", "goal": "Rate limiter"})]),
             checkpointed,
@@ -130,7 +117,7 @@ def test_after_init_each_operation_is_offered_once_and_the_session_tools_work(tm
 
 def test_rerunning_init_on_an_older_install_leaves_one_tool_set(tmp_path: Path) -> None:
     project = make_git_project(tmp_path / "api")
-    with ScriptedLLM(Steps([])) as llm:
+    with ScriptedLLM(Script([])) as llm:
         oc = OpenCodeHome(tmp_path / "home", llm.base_url)
         env = oc.env()
         init(env, project)

@@ -71,9 +71,16 @@ def is_title_request(body: dict[str, Any]) -> bool:
 
 class Script:
     """Serves the replies in order to the conversation's requests; title requests get a fixed title;
-    when the script is exhausted, every further request gets `fallback`."""
+    when the script is exhausted, every further request gets `fallback`. A reply may be a function of the
+    request, for a step that acts on an earlier tool's result."""
 
-    def __init__(self, replies: Sequence[Reply], *, title: str = "Scripted session", fallback: str = "ok") -> None:
+    def __init__(
+        self,
+        replies: Sequence[Reply | Callable[[dict[str, Any]], Reply]],
+        *,
+        title: str = "Scripted session",
+        fallback: str = "ok",
+    ) -> None:
         self.replies = list(replies)
         self.title = title
         self.fallback = fallback
@@ -83,7 +90,8 @@ class Script:
         if is_title_request(body):
             return Reply(self.title)
         with self._lock:
-            return self.replies.pop(0) if self.replies else Reply(self.fallback)
+            reply = self.replies.pop(0) if self.replies else Reply(self.fallback)
+        return reply(body) if callable(reply) else reply
 
 
 class QuietServer(ThreadingHTTPServer):

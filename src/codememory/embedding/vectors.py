@@ -347,35 +347,38 @@ class VectorIndex:
         scores = self.cosines(query, members)
         return sorted(scores.items(), key=lambda kv: -kv[1])[:k]
 
-    def vectors(self, pks: list[int]) -> dict[int, Matrix]:
-        """The stored vectors of these memories (those that have one from this model)."""
+    def _stored(self, pks: list[int]) -> tuple[Any, Any] | None:
+        """The rows of these memories' vectors and their pks, those that have one from this model; None if none."""
         self.refresh()
         if not pks or self._dim is None:
-            return {}
+            return None
         rows = self._positions.rows(pks)
         has = rows >= 0
         if not has.any():
+            return None
+        return rows[has], np.asarray(pks, dtype=np.int64)[has]
+
+    def vectors(self, pks: list[int]) -> dict[int, Matrix]:
+        """The stored vectors of these memories (those that have one from this model)."""
+        stored = self._stored(pks)
+        if stored is None:
             return {}
-        matrix = self._matrix_rows(rows[has])
-        wanted = np.asarray(pks, dtype=np.int64)[has].tolist()
-        return {pk: matrix[i] for i, pk in enumerate(wanted)}
+        rows, wanted = stored
+        matrix = self._matrix_rows(rows)
+        return {pk: matrix[i] for i, pk in enumerate(wanted.tolist())}
 
     def cosines(self, query: Matrix, pks: list[int]) -> dict[int, float]:
         """Similarity of specific memories to the query (those with a vector from this model)."""
-        self.refresh()
-        if not pks or self._dim is None:
+        stored = self._stored(pks)
+        if stored is None:
             return {}
-        rows = self._positions.rows(pks)
-        has = rows >= 0
-        if not has.any():
-            return {}
-        wanted = np.asarray(pks, dtype=np.int64)[has]
+        rows, wanted = stored
         ann_rows = self._meta.ann_rows if (self._ann is not None and self._meta is not None) else 0
         cached = None if ann_rows else self._scans.get(query.tobytes() + (0).to_bytes(8, "little"))
         if cached is not None and len(cached) == self._row_count():
-            values = cached[rows[has]]
+            values = cached[rows]
         else:
-            values = self._matrix_rows(rows[has]) @ query
+            values = self._matrix_rows(rows) @ query
         return dict(zip(wanted.tolist(), values.tolist(), strict=True))
 
     # ------------------------------------------------------------ maintenance
