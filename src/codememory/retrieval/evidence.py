@@ -65,27 +65,28 @@ class Weights:
 @dataclass(frozen=True)
 class Calibration:
     """The likelihood's weights and the bars of the relevance decision (retrieval/decision.py), for search and for
-    what is put into an agent's context unasked (its own weights: its bars were chosen on them)."""
+    what is put into an agent's context unasked; `background`: weights without standout, for the likelihood against
+    the background alone (search's `Bars.strong`, and the injection bars, which were chosen on them)."""
 
     weights: Weights
     search: Bars
     inject: Bars  # HUD, hooks, cold start: a wrong memory there costs the agent more than a missed one
-    inject_weights: Weights | None = None  # None: the same as search's
+    background: Weights | None = None  # None: the same as `weights`
 
     def weights_for(self, inject: bool) -> Weights:
-        return (self.inject_weights or self.weights) if inject else self.weights
+        return (self.background or self.weights) if inject else self.weights
 
 
 # Search: fitted on the precision development set and both earlier judge splits together, bars chosen on them (each
 # split left out in turn for the honest figure: benchmarks/research/evidence_study.py, benchmarks/README.md,
-# "Precision on project-sized stores"). Injection: the earlier fit on the development set alone, which its bars
-# were chosen on (benchmarks/research/hud_replay.py). Keys: the start of the vector space's name (Embedder.name),
-# lower-case.
+# "Precision on project-sized stores"). Background alone: the earlier fit on the development set, which the injection
+# bars were chosen on (benchmarks/research/hud_replay.py). Keys: the start of the vector space's name
+# (Embedder.name), lower-case.
 _E5 = Calibration(
     Weights(5.197, 0.41, -5.227, standout=1.28),
-    search=Bars(0.1, 0.1, 0.3, 2.5),
+    search=Bars(0.1, 0.1, 0.3, 2.5, strong=0.5),
     inject=Bars(0.3, 0.2, 0.5),
-    inject_weights=Weights(5.149, 1.512, -8.683),
+    background=Weights(5.149, 1.512, -8.683),
 )
 _MINILM = Calibration(Weights(5.463, 1.004, -6.523), search=Bars(0.1, 0.05, 0.3), inject=Bars(0.3, 0.2, 0.5))
 CALIBRATIONS: dict[str, Calibration] = {

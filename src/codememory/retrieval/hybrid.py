@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from codememory.core.dates import from_iso
 from codememory.retrieval.evidence import (
     Background,
+    Weights,
     calibration_for,
     keyword_evidence,
     likelihood,
@@ -82,7 +83,9 @@ def hybrid_ranking(
     the others). Every entry's explain carries `keyword`, `coverage`, `meaning` and `standout` (evidence.py),
     `likelihood` (with the weights of what is put into an agent's context unasked when `inject`) and `all_words` (it
     holds every content word of the query), which the relevance decision reads (retrieval/decision.py)."""
-    weights = calibration_for(semantic.model).weights_for(inject)
+    cal = calibration_for(semantic.model)
+    weights = cal.weights_for(inject)
+    plain = cal.background if cal.background is not None and not inject else None
     bgs = backgrounds(semantic, qvecs)
     sem_pool = max(SEMANTIC_POOL, want + CANDIDATE_SLACK)
     semantic_hits: dict[int, float] = {}
@@ -108,6 +111,7 @@ def hybrid_ranking(
                 "standout": _standout(meaning.get(pk), reference),
                 "keyword": 0.0,
                 "likelihood": likelihood(0.0, meaning.get(pk), weights, reference),
+                **_background_likelihood(0.0, meaning.get(pk), plain),
                 "coverage": 0.0,
                 "all_words": False,
                 "importance_nudge": round(imp, 4),
@@ -152,6 +156,7 @@ def hybrid_ranking(
             "standout": _standout(e.meaning, reference),
             "coverage": e.coverage,
             "likelihood": likely[pk],
+            **_background_likelihood(e.coverage, e.meaning, plain),
             "all_words": pk in found.all_words,
             **parts,
         }
@@ -161,6 +166,11 @@ def hybrid_ranking(
             explain["stale_factor"] = db.stale_factor
         ranked.append((score, pk, match, explain))
     return ranked, False, found.fuzzy_used
+
+
+def _background_likelihood(coverage: float, meaning: float | None, plain: Weights | None) -> dict[str, float]:
+    """The likelihood against the background alone (no standout), when search's calibration has one."""
+    return {} if plain is None else {"background_likelihood": likelihood(coverage, meaning, plain)}
 
 
 def _standout(meaning: float | None, reference: float | None) -> float | None:
