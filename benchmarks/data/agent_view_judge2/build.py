@@ -1667,7 +1667,7 @@ bash(
     note="the memory says to run it after adding a dependency",
     uses=("brisk_cargo_deny",),
 )
-read("tests/cli.rs", "brisk_test_workspaces", "brisk_exit_codes", note="where the prune tests go")
+read("tests/cli.rs", "brisk_test_workspaces", note="where the prune tests go")
 edit(
     "tests/cli.rs",
     """    assert_eq!(ws.read("out.txt").trim(), "production");
