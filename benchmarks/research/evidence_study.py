@@ -44,7 +44,9 @@ def standout_ref(case: Any, top: int) -> float:
     values = sorted((e.meaning for e in case.gathered.evidence.values() if e.meaning is not None), reverse=True)
     if not values:
         return 0.0
-    return values[min(top, len(values)) - 1]
+    from codememory.retrieval.evidence import STANDOUT_FLOOR
+
+    return max(values[min(top, len(values)) - 1], STANDOUT_FLOOR)
 
 
 def features(case: Any, e: Any, names: list[str], top: int) -> list[float]:
