@@ -113,12 +113,16 @@ def fused(
     weights = replace(RANK_WEIGHTS, neighbour=neighbour_weight)
     cal = calibration_for(getattr(embedder, "name", None) if background is not None else None)
     reference = standout_reference(e.meaning for e in evidence.values())
+    plain = cal.background or cal.weights  # the likelihood against the background alone (decision.Bars.strong)
     ranked = [
         (
             score,
             p,
             "remote",
-            {"likelihood": likelihood(evidence[p].coverage, evidence[p].meaning, cal.weights, reference)},
+            {
+                "likelihood": likelihood(evidence[p].coverage, evidence[p].meaning, cal.weights, reference),
+                "background_likelihood": likelihood(evidence[p].coverage, evidence[p].meaning, plain),
+            },
         )
         for score, p, _parts in order(evidence, found, sessions, weights, now, 1.0)
     ]
