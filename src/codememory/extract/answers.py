@@ -29,7 +29,7 @@ from codememory.extract.candidate import ACCEPTED, USER, Candidate, entity_names
 from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, strip_stray_quotes, tidy
 from codememory.extract.offers import Offer, Option, common_first, content_words, matching, offer_of, proposal_text
-from codememory.extract.rules import PRONOUN_SUBJECT_RE, REASON_RE
+from codememory.extract.rules import PREFERENCE_RE, PRONOUN_SUBJECT_RE, REASON_RE
 from codememory.extract.speakers import objects, without_topic_no
 from codememory.extract.statements import SENTENCE_SPLIT_RE
 
@@ -100,6 +100,9 @@ _LATER_RE = re.compile(
 _PICKS_RE = re.compile(r"\b(?:instead|rather\s+than|over|not)\b", re.IGNORECASE)
 _SKIP_LINE_RE = re.compile(r"^\s*(?:>|```|~~~|\t| {4}|[A-Z]/\w+\s*\(|\$ |at\s+\S+\s+\()")
 _SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=\S)")
+_PICK_THEN_SAID_RE = re.compile(
+    r"^(?P<pick>\(?[1-4a-d][.)])\s+(?P<rest>(?:yes|yeah|yep|ok(?:ay)?|sure|definitely|obviously)\b[\s,.!]*\S.*)$", re.I
+)
 _NO_SPLIT_AFTER_RE = re.compile(r"(?:^\W*\(?[1-4a-d][.)]|\b(?:e\.g|i\.e|etc|vs|approx|incl|nr|no|ca|z\.b|d\.h))$", re.I)
 
 
@@ -147,7 +150,10 @@ def reply_sentences(user_text: str) -> list[str]:
                 pieces[-1] += " " + piece
             else:
                 pieces.append(piece)
-        out += [" ".join(p.split()) for p in pieces if p.strip()]
+        for piece in (" ".join(p.split()) for p in pieces if p.strip()):
+            # "1. yeah I'd rather not …": the pick, then the user's own sentence
+            m = _PICK_THEN_SAID_RE.match(piece)
+            out += [m.group("pick"), m.group("rest")] if m else [piece]
         if len(out) >= MAX_REPLY_SENTENCES:
             break
     return out[:MAX_REPLY_SENTENCES]
@@ -220,6 +226,8 @@ class Settling:
             return  # already said by a memory the reply made
         if any(objects(s) for s in said) and not self.made:
             category = "rejected_alternative"
+        elif all(PREFERENCE_RE.match(s) for s in said):
+            category = "preference"  # "I'd rather not add anything that needs re-approval": the user's own leaning
         elif re.search(r"\b(?:only|never|always|must|clean|keep\s+it)\b", text, re.I) and not _PICKS_RE.search(text):
             category = "convention"
         else:
@@ -343,6 +351,10 @@ class Settling:
             target = offer.recommended.text
         else:
             target = proposal_text(offer) if offer.proposal else offer.suggestion
+        if not target and "pick:0" in self.spent:
+            # "1. … and no idb": another of the listed options, turned down by name
+            other = matching([o for o in offer.options if o.text not in self.used_offer], sentence)
+            target = other.head if other is not None else None
         if not target:
             return
         later = list(takewhile(lambda s: not (_NEW_TOPIC_RE.match(s) or s.endswith("?")), self.reply[n + 1 :]))

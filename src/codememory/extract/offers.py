@@ -35,7 +35,9 @@ _HEAD_SPLIT_RE = re.compile(r"\s+[\u2014\u2013]\s+|\s+-\s+|:\s+|\.\s+|\s+\(|,\s+
 _BOLD_HEAD_RE = re.compile(r"^\s*(?:\*\*|__)(?P<h>[^*_]{2,80})(?:\*\*|__)")
 _OPTIONS_LEAD_RE = re.compile(
     r"\b(?:options?|ways?|approaches|alternatives|choices|possibilities|either|candidates|variants|realistic)\b"
-    r"|\bwhich\s+(?:one|do\s+you)",
+    r"|\bwhich\s+(?:one|do\s+you)"
+    # a count alone, answering "options?": "Three:"
+    r"|^\W*(?:two|three|four|2|3|4)\W*$",
     re.IGNORECASE,
 )
 _PLAN_LEAD_RE = re.compile(
@@ -338,6 +340,12 @@ def content_words(text: str) -> set[str]:
         w = w.strip(".:")
         if len(w) >= 3 and w not in _STOP:
             out.add((w[:5] if len(w) >= 5 else w.removesuffix("s")) if w.isalpha() else w)
+        # a compound name is also called by its parts: "chrome.storage.local" is "local" in a reply, "idb-keyval"
+        # is "idb"
+        parts = re.split(r"[./_-]|::", w)
+        for part in parts if len(parts) > 1 else ():
+            if len(part) >= 3 and part.isalpha() and part not in _STOP:
+                out.add(part[:5] if len(part) >= 5 else part.removesuffix("s"))
     return out
 
 

@@ -228,7 +228,7 @@ _ASSISTANT_CONVENTION_RE = re.compile(
     r"\b(?:the|this|our)\s+(?:project'?s?|repo(?:sitory)?'?s?|codebase'?s?)\s+convention\s+is\b|\bby\s+convention\b",
     re.IGNORECASE,
 )
-_PREFERENCE_RE = re.compile(
+PREFERENCE_RE = re.compile(
     r"^(?:personally,?\s+)?i(?:'d|\s+would)?\s+(?:really\s+|much\s+)?(?:prefer|rather|like\s+it\s+when|like\s+to|"
     r"always\s+want|want\s+you\s+to\s+always|want\s+you\s+to\s+never|hate\s+it\s+when|don'?t\s+like)\b"
     r"|^my\s+preference\s+is\b",
@@ -402,7 +402,7 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
         return []
     user = role == "user"
     hypothetical = bool(HYPOTHETICAL_RE.search(main_clause(s)))
-    if _PREFERENCE_RE.match(s):
+    if PREFERENCE_RE.match(s):
         return [Statement(s, "preference", "preference")] if user else []
     m = OBVIOUS_BUT_RE.search(s)
     if m and not PRONOUN_OBJECT_RE.match(m.group("y")):
