@@ -95,8 +95,15 @@ _OWN_ACTION_RE = re.compile(
 )
 # a todo of the user's, not a settlement: "the restore test is still on my list, don't let me forget it"
 _LATER_RE = re.compile(
-    r"\b(?:on\s+(?:my|the|your)\s+list|let\s+me\s+forget|remind\s+me|later|next\s+time|not\s+now|some\s*day)\b", re.I
+    r"\b(?:on\s+(?:my|the|your)\s+list|let\s+me\s+forget|remind\s+me|later|next\s+time|not\s+now|some\s*day|"
+    r"(?:as|a|the)\s+todo)\b",
+    re.I,
 )
+# "and how to build.": a topic named, nothing settled
+_BARE_TOPIC_RE = re.compile(r"^\W*(?:and\s+|also\s+)?(?:how|what|why|where|when|which)\s+to\b", re.IGNORECASE)
+_WHICH_RE = re.compile(r"^\W*(?:which|what)\b", re.IGNORECASE)
+_NAMED_THING_RE = re.compile(r"\b[A-Za-z]+[-.]?\d+(?:\.\d+)*\b|\b\d+(?:\.\d+)+\b|\b[A-Z][a-z]*[A-Z]\w*\b")
+_NAME_FIRST_RE = re.compile(r"^[\w.+#-]+(?:\s+[\w.+#-]+)?\s*(?:,|:|\.\s|\s[\u2014\u2013-]\s)", re.IGNORECASE)
 _PICKS_RE = re.compile(r"\b(?:instead|rather\s+than|over|not)\b", re.IGNORECASE)
 _SKIP_LINE_RE = re.compile(r"^\s*(?:>|```|~~~|\t| {4}|[A-Z]/\w+\s*\(|\$ |at\s+\S+\s+\()")
 _SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=\S)")
@@ -213,6 +220,7 @@ class Settling:
                 _OWN_ACTION_RE.match(_LEAD_FILLER_RE.sub("", sentence))
                 or _ERRAND_RE.match(sentence)
                 or _LATER_RE.search(sentence)
+                or _BARE_TOPIC_RE.match(sentence)
             ):
                 continue  # "I will add him as collaborator": the user's own errand, not a decision
             plain = tidy(_LEAD_FILLER_RE.sub("", sentence))
@@ -251,7 +259,12 @@ class Settling:
         plain = _LEAD_FILLER_RE.sub("", sentence)
         if re.search(r"\+|\bboth\b|\ball\s+(?:of\s+them|three|two)\b", plain, re.I):
             return None  # "usb disk + a b2 bucket": more than one, no pick
-        pickish = len(sentence.split()) <= 3 or _PICK_VERB_RE.search(sentence) or _AGREE_RE.search(sentence)
+        pickish = (
+            len(sentence.split()) <= 3
+            or _PICK_VERB_RE.search(sentence)
+            or _AGREE_RE.search(sentence)
+            or _NAME_FIRST_RE.match(plain)  # "cross, docker's already on this box": the name, then why
+        )
         if any(k.startswith("pick:") for k in self.spent) and not _PICK_VERB_RE.search(sentence):
             return None  # a second pick in one reply only when it says so ("Time::Piece then.")
         if offer.findings and not offer.options and not offer.plan and pickish:
@@ -275,15 +288,16 @@ class Settling:
         own = len(content_words(sentence)) >= OWN_WORDS and not _AGREE_RE.match(sentence)
         if chosen.text in offer.plan:
             text, who = chosen.text, ACCEPTED
+        elif own and listed and not offer.question and _NAME_FIRST_RE.match(_LEAD_FILLER_RE.sub("", sentence)):
+            # the option as offered, chosen over the others, with the user's reason in their words
+            text, who = f"{_chosen_over(chosen, others)} {tidy(sentence)}", USER
         elif own:
             text, who = tidy(sentence), USER
             text += f" (the question was: {offer.question})" if offer.question and listed else ""
         elif offer.question and listed:
             text, who = f"{chosen.head[0].upper()}{chosen.head[1:]} rather than {_join(others)}.", ACCEPTED
         else:
-            text, who = chosen.text, ACCEPTED
-            if others:
-                text = f"{text.rstrip('.')} (chosen over {_join(others)})."
+            text, who = _chosen_over(chosen, others), ACCEPTED
             topic = SENTENCE_SPLIT_RE.split(offer.lead)[0] if len(offer.lead.split()) > SHORT_LEAD else ""
             if listed and topic and not content_words(topic) <= content_words(text):
                 text = f"{topic.rstrip(':. ')}: {text}"  # what the options were about ("postscreen rejects: …")
@@ -378,11 +392,18 @@ class Settling:
         question = self.offer.asks or ""
         answer = tidy(_NO_LEAD_RE.sub("", _LEAD_FILLER_RE.sub("", self.reply[n])))
         asked = content_words(question)  # "What do you want to keep?" names nothing: any statement answers it
-        if len(answer.split()) < 3 or (asked and not content_words(answer) & asked) or _REPORT_RE.search(answer):
+        # "Which routers are these?" "GL.iNet MT3000, openwrt 23.05.": the reply's opening names the thing asked
+        # for, a model or a version, without repeating the question's words
+        named = n <= 1 and _WHICH_RE.match(question) and _NAMED_THING_RE.search(answer)
+        if len(answer.split()) < 3 or (asked and not content_words(answer) & asked and not named):
+            return
+        if _REPORT_RE.search(answer):
             return
         # the sentences before it that the reply opened with belong to the answer too ("code is /opt/app. runs as
         # user soil"), and the one after it
-        before = [tidy(s) for s in self.reply[:n] if s not in self.used_reply and not _AGREE_RE.match(s)]
+        before = [
+            tidy(_NO_LEAD_RE.sub("", s)) for s in self.reply[:n] if s not in self.used_reply and not _AGREE_RE.match(s)
+        ]
         going_on = takewhile(lambda s: not (_NEW_TOPIC_RE.match(s) or s.endswith("?")), self.reply[n + 1 : n + 3])
         later = [tidy(s) for s in going_on if not _NO_LEAD_RE.match(s) and not _ERRAND_RE.match(s)]
         said = [s for s in [*before, answer, *later] if s and not _AGREE_RE.match(s)]
@@ -398,6 +419,18 @@ class Settling:
         text = clip(" ".join(text.replace("**", "").split()))
         rule = {"decision": "decision", "rejected_alternative": "rejected"}.get(category, category)
         self.made.append(Candidate(text, category, 0.8, self.seq, entity_names(text), rule=rule, said_by=who))
+
+
+def _chosen_over(chosen: Option, others: Sequence[str]) -> str:
+    """The option's text saying what it was chosen over: right after its name when the text opens with it
+    ("Bytes all the way (chosen over Lossy): read_until …"), so a long option cut to a memory's length keeps it."""
+    if not others:
+        return chosen.text
+    over = f"(chosen over {_join(others)})"
+    head = chosen.head.rstrip(" .:")
+    if head and chosen.text.startswith(head) and chosen.text[len(head) : len(head) + 1] == ":":
+        return f"{head} {over}{chosen.text[len(head) :]}"
+    return f"{chosen.text.rstrip('.')} {over}."
 
 
 def _strongly(option: Option, sentence: str) -> bool:

@@ -357,6 +357,8 @@ def matching(options: list[Option], reply: str) -> Option | None:
     hits = [o for o in options if content_words(o.head) & words]
     if len(hits) > 1:
         hits = _clearly_best(hits, words, lambda o: o.head)
+    if len(hits) > 1:  # both names share the word ("musl cross bits", "use cross"): what each option says decides
+        hits = _clearly_best(hits, words, lambda o: o.text)
     if not hits:
         hits = _clearly_best([o for o in options if content_words(o.text) & words], words, lambda o: o.text)
     return hits[0] if len(hits) == 1 else None

@@ -187,7 +187,9 @@ _REJECT_RE = re.compile(
 _NOT_VERBS = (
     r"been|mind|had|has|was|were|is|are|did|do|does|worked|works|seen|happened|happens|knew|know|thought|"
     r"really|ever|once|before|again|got|get|gets|came|fails?|failed|breaks?|broke|shows?|showed|seems?|made|"
-    r"returns?|printed|prints|liked|crashes|crashed|passes|passed|takes|took"
+    r"returns?|printed|prints|liked|crashes|crashed|passes|passed|takes|took|"
+    # "never said zero deps": a denial of what someone claimed, not a rule
+    r"said|asked|told|wanted|meant|mentioned|claimed|agreed|requested"
 )
 _DONT_NOT = r"worry|know|think|mind|bother|care|see|understand|get|remember|need|have|want|like|feel|seem|forget|let"
 _CONVENTION_RE = re.compile(
@@ -319,6 +321,15 @@ _DEONTIC_RE = re.compile(
     r"\b(?:whenever|(?:every|each)\s+time\s+(?:you|we|someone|anyone|somebody))\b",
     re.IGNORECASE,
 )
+# What the pipeline enforces: "ci runs clippy -D warnings", "CI checks formatting with ruff --check".
+_CI_ENFORCES_RE = re.compile(
+    r"^(?:and\s+|also\s+)?(?:our\s+|the\s+)?(?:ci|pipeline|pre-commit(?:\s+hook)?|github\s+actions|the\s+build)\s+"
+    r"(?:always\s+)?(?:runs?|enforces?|checks?|requires?)\s+`?[\w.-]+`?(?:\s+[\w.=`-]+){0,4}?\s+`?(?:--?[A-Za-z][\w=-]*)"
+    r"|^(?:and\s+|also\s+)?(?:our\s+|the\s+)?(?:ci|pipeline|pre-commit)\s+(?:always\s+)?(?:runs?|enforces?|checks?)\s+"
+    r"(?:\w+\s+)?(?:lint(?:ing|s)?|format(?:ting)?|type[- ]?check(?:ing|s)?|clippy|mypy|ruff|eslint|prettier|black|"
+    r"shellcheck|gofmt|rustfmt)\b",
+    re.IGNORECASE,
+)
 # Facts given in passing: "For the record, the box has CUDA 12.1", "the dataset is mounted at /mnt/data".
 _ASIDE_RE = re.compile(r"^\W*(?:for\s+the\s+record|for\s+reference|fyi|heads[- ]up|just\s+so\s+you\s+know)\b", re.I)
 # The user's own setup, with a version: "My switch is logq-5.1, on OCaml 5.1.1."
@@ -419,7 +430,9 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
     phrased = _phrased_choice(s)
     if phrased:
         return [phrased]
-    if user and (_RULE_HEADING_RE.search(s) or _DEONTIC_RE.search(s) or _SETTLED_RE.search(s)):
+    if user and (
+        _RULE_HEADING_RE.search(s) or _DEONTIC_RE.search(s) or _SETTLED_RE.search(s) or _CI_ENFORCES_RE.match(s)
+    ):
         return [Statement(s, "convention", "convention", reason)]
     if _CAVEAT_RE.search(s):
         return [Statement(s, "gotcha", "gotcha", True)]
