@@ -33,7 +33,7 @@ from codememory.extract.clean import without_asides
 from codememory.extract.dialogue import agreed_recommendations, proposal_rejections, same_choice_once
 from codememory.extract.gotchas import gotcha_candidates
 from codememory.extract.reported import reported_bug_lessons
-from codememory.extract.rules import UNRESOLVED_START_RE
+from codememory.extract.rules import UNRESOLVED_START_RE, named_subject
 from codememory.extract.speakers import ToolText, attribute
 from codememory.extract.statements import remember_candidates, statement_candidates
 from codememory.extract.todos import agent_todos, merge_todos
@@ -89,6 +89,7 @@ def heuristic_candidates(
     # one memory per todo: the agent's list and the prose, merged; closed ones dropped
     out += merge_todos(prose_todos, agent_todos(turns, todos), turns[-1].seq)
     # a memory never opens on an unresolved "it", "that" or "this"; the user's words lose their chatty asides
+    out = [replace(c, text=named) if (named := named_subject(c.text)) != c.text else c for c in out]
     out = [c for c in out if not UNRESOLVED_START_RE.match(c.text)]
     out = [replace(c, text=without_asides(c.text)) if c.said_by == USER else c for c in out]
     return near_duplicates_once(contained_once(unique(same_choice_once(attribute(out, turns)))))

@@ -15,6 +15,7 @@ from codememory.extract.candidate import ASSISTANT, Candidate, entity_names
 from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, tidy
 from codememory.extract.gotchas import GOTCHA_IMPORTANCE, cause_sentence, clue_words, follow_up, score_cause
+from codememory.extract.rules import UNRESOLVED_START_RE, named_subject
 from codememory.extract.statements import classify, sentences
 
 _BUG_REPORT_RE = re.compile(
@@ -40,6 +41,8 @@ _NARRATION_RE = re.compile(
     r"to\s+(?:check|verify|test|run|try|see))\b",
     re.I,
 )
+_THATS_WHY_RE = re.compile(r"^(?:that|this)(?:'s|\s+is)\s+why\b", re.IGNORECASE)
+_PIECE_RE = re.compile(r"(?:^|(?<=[a-z0-9)][.!])\s+)(?=\S)")
 MAX_REPORT_CHARS = 120
 MAX_REPORT_WORDS = 35
 # a sentence that lays out options explains nothing yet ("Two ways to fix: a) … b) …")
@@ -67,16 +70,22 @@ def reported_bug_lessons(turns: Sequence[Turn], taken: Collection[str] = ()) -> 
         clues = clue_words(f"{report}\n{pasted[-2000:]}")  # the report's words and any error it pasted
         best: tuple[int, list[str]] | None = None
         for raw in turn.assistant_texts:
-            said = [tidy(s) for s in sentences(scrub(raw))]
+            said = [named_subject(tidy(s)) for s in sentences(scrub(raw))]
             for n, s in enumerate(said):
                 if not s or _NARRATION_RE.match(s) or _OFFERING_RE.search(s) or any(_within(s, t) for t in taken):
                     continue
+                lead: list[str] = []
+                if _THATS_WHY_RE.match(s) and n and not UNRESOLVED_START_RE.match(said[n - 1]):
+                    lead = [said[n - 1]]  # "That's why there is no error": the cause is the sentence before
+                elif UNRESOLVED_START_RE.match(s):
+                    continue
+
                 score = _score(s, clues)
                 if not score or (best and best[0] >= score):
                     continue
                 best = (
                     score,
-                    [s] + [x for x in said[n + 1 : n + 2] if follow_up(x) and not any(x in t for t in taken)],
+                    [*lead, s] + [x for x in said[n + 1 : n + 2] if follow_up(x) and not any(x in t for t in taken)],
                 )
         if best is None:
             continue
@@ -111,10 +120,18 @@ def _is_rule(sentence: str) -> bool:
     return any(st.category in ("convention", "preference") for st in classify(sentence, role="user"))
 
 
+def _until_question(text: str) -> str:
+    """The report up to the question it ends on ("… was ok. can you look? sorry for my english")."""
+    m = re.search(r"(?<=[.!])\s+[^.!?]*\?", text)
+    return text[: m.start()] if m else text
+
+
 def _report(user_text: str) -> str | None:
     """The sentence of a user's message that reports a problem (a pasted error counts: the sentence before it)."""
     said = sentences(user_text)
-    for s in said:
+    # terse users write in lower case: "… make parquet. problem: pm10 for 2023 is all NaN" is two sentences; the
+    # report goes on to the end of what was typed as one ("job took 40 min last night. was 5 before.")
+    for s in (_until_question(x[m.end() :]) for x in said for m in _PIECE_RE.finditer(x)):
         t = tidy(s)
         if _NOT_A_REPORT_RE.match(t) or len(t.split()) > MAX_REPORT_WORDS:
             continue  # a rule, a story, or a long sentence of background is not the problem itself

@@ -64,6 +64,15 @@ UNRESOLVED_START_RE = re.compile(
     r"should|only|also|just|does|did|means|makes|works|needs|breaks|fails|keeps))\b",
     re.IGNORECASE,
 )
+# "It's `to_datetime(date_format=…)`: that keyword …" names its subject right after the pronoun
+_NAMED_AFTER_RE = re.compile(r"^(?:it|that|this)(?:'s|\s+is|\s+was)\s+(?=`[^`]+`\s*[:,(\u2014\u2013-])", re.IGNORECASE)
+
+
+def named_subject(text: str) -> str:
+    """`text` without an opening "It's" that a code span right after it names."""
+    return _NAMED_AFTER_RE.sub("", text, count=1)
+
+
 _QUESTION_START_RE = re.compile(
     r"^(?:what|why|how|which|who|where|when|should|shall|could|can|would|will|do|does|did|is|are|was|were|"
     r"have|has|any\s+(?:idea|thoughts))\b[^.!]*$",
