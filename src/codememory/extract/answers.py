@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise, takewhile
 
 from codememory.capture.turns import Turn
@@ -101,6 +101,8 @@ _LATER_RE = re.compile(
 )
 # "and how to build.": a topic named, nothing settled
 _BARE_TOPIC_RE = re.compile(r"^\W*(?:and\s+|also\s+)?(?:how|what|why|where|when|which)\s+to\b", re.IGNORECASE)
+# "write it somewhere", "do that later": a short errand about "it" says nothing of its own
+_PRONOUN_ERRAND_RE = re.compile(r"^\W*(?:and\s+|also\s+|then\s+)?\w+\s+(?:it|that|this|them)(?:\s+\w+)?\W*$", re.I)
 _WHICH_RE = re.compile(r"^\W*(?:which|what)\b", re.IGNORECASE)
 _NAMED_THING_RE = re.compile(r"\b[A-Za-z]+[-.]?\d+(?:\.\d+)*\b|\b\d+(?:\.\d+)+\b|\b[A-Z][a-z]*[A-Z]\w*\b")
 _NAME_FIRST_RE = re.compile(r"^[\w.+#-]+(?:\s+[\w.+#-]+)?\s*(?:,|:|\.\s|\s[\u2014\u2013-]\s)", re.IGNORECASE)
@@ -134,12 +136,26 @@ def resolved_answers(turns: Sequence[Turn]) -> Resolved:
         offer = offer_of(scrub(before.assistant_texts[-1]))
         if offer.empty():
             continue
+        if offer.proposal and not offer.recommended and len(before.assistant_texts) > 1:
+            # "Shall I write the partitioned output?" after tool calls: what it is was said before them
+            offer = with_earlier_recommendation(offer, [scrub(t) for t in before.assistant_texts[:-1]])
         settling = Settling(offer, reply, turn.seq)
         settling.run()
         out += settling.made
         settled.update((turn.seq, tidy(s)) for s in settling.used_reply)
         taken.update((before.seq, s) for s in settling.used_offer if s)
     return Resolved(out, frozenset(settled), frozenset(taken))
+
+
+def with_earlier_recommendation(offer: Offer, earlier: Sequence[str]) -> Offer:
+    """The offer with the recommendation an earlier text of the same answer made, when the closing proposal
+    names it ("I'd write a partitioned dataset: …" … "Shall I write the partitioned output?")."""
+    proposed = content_words(offer.proposal or "")
+    for text in reversed(earlier):
+        before = offer_of(text)
+        if before.recommended is not None and not before.options and proposed & content_words(before.recommendation):
+            return replace(offer, recommended=before.recommended, recommendation=before.recommendation)
+    return offer
 
 
 def reply_sentences(user_text: str) -> list[str]:
@@ -221,6 +237,7 @@ class Settling:
                 or _ERRAND_RE.match(sentence)
                 or _LATER_RE.search(sentence)
                 or _BARE_TOPIC_RE.match(sentence)
+                or _PRONOUN_ERRAND_RE.match(sentence)
             ):
                 continue  # "I will add him as collaborator": the user's own errand, not a decision
             plain = tidy(_LEAD_FILLER_RE.sub("", sentence))

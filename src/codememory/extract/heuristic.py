@@ -103,7 +103,7 @@ def fixes_in_their_lessons(candidates: Sequence[Candidate], resolved: Sequence[C
     in the next turn from that turn's offer) is one lesson: what went wrong, why, and the fix, not a lesson and a
     decision that each hold half of it."""
     out = list(candidates)
-    for n, lesson in enumerate(out):
+    for lesson in list(out):
         note = _REPORTED_NOTE_RE.search(lesson.text) if lesson.rule == "lesson" else None
         if note is None:
             continue
@@ -122,8 +122,8 @@ def fixes_in_their_lessons(candidates: Sequence[Candidate], resolved: Sequence[C
         if len(said) + len(note.group(0)) > MAX_LESSON_CHARS:
             continue  # too long as one memory: the lesson and the decision stay apart
         text = f"{said}{note.group(0)}"
-        out[n] = replace(lesson, text=text, said_by=ACCEPTED)
-        out = [c for c in out if c is not fix]
+        # the fix may come before the lesson in the list: place by identity, not by the index it had
+        out = [replace(c, text=text, said_by=ACCEPTED) if c is lesson else c for c in out if c is not fix]
     return out
 
 

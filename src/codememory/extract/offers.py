@@ -50,8 +50,10 @@ _LEAD_SUBJECT_RE = re.compile(r"^(?P<s>[\w`.:/-]+(?:\s+[\w`.:/-]+){0,3}?)\s+(?:h
 _RECOMMEND_RE = re.compile(
     r"\b(?:i'?d|i\s+would|we'?d|i)\s+(?:go\s+with|go\s+for|pick|choose|take|recommend|suggest|lean\s+(?:towards?|to)|"
     r"vote\s+for|do|use|start\s+with|stick\s+with|keep|prefer)\s+(?P<x>[^.;!?]+)"
+    # "I'd write a partitioned dataset: …", "I'd add a release profile": a recommendation with what to build
+    r"|\b(?:i'?d|i\s+would|we'?d)\s+(?:write|add|build|make|move|split|put|store|switch\s+to)\s+(?P<x5>(?:an?|the)\s+[^.;!?]+)"
     r"|^(?:the\s+)?(?:fix|change|approach|way|option)\s+i'?d\s+(?:propose|suggest|recommend|go\s+with)\s*:\s*(?P<x4>[^.;!?]+)"
-    r"|\b(?:my\s+(?:pick|vote|recommendation|suggestion|preference)|the\s+(?:better|safer|simpler)\s+(?:option|choice|"
+    r"|\b(?:my\s+(?:pick|vote|recommendation|suggestion|preference|proposal)|the\s+(?:better|safer|simpler)\s+(?:option|choice|"
     r"bet))\s*(?:is|would\s+be|:)\s*(?P<x2>[^.;!?]+)"
     r"|^(?:suggestion|proposal|recommendation)\s*:\s*(?P<x3>[^.;!?]+)",
     re.IGNORECASE,
@@ -70,6 +72,7 @@ _PROPOSAL_RE = re.compile(
 _SUGGESTION_RE = re.compile(
     r"\b(?:would|could|might)\s+(?:be\s+)?(?:much\s+|a\s+lot\s+|far\s+)?(?:make\s+(?:that|this|it)\s+)?(?:better|"
     r"cleaner|simpler|faster|more\s+\w+|nicer|safer|easier|squeeze|help|speed|save|fix|avoid)\b"
+    r"|^(?:an?\s+|one\s+|my\s+)?idea\b[^:]{0,60}:\s*\S"  # "Idea for keeping the notebooks reviewable: nbstripout …"
     r"|\b(?:we|you)\s+could\s+(?!not\b)\w+|\bworth\s+(?:considering|a\s+look|trying|switching)\b|\bone\s+more\s+idea\b"
     r"|\balternatively\b|\bif\s+you\s+(?:prefer|want|(?:would|'?d)\s+like|like)\b|\bthere\s+(?:are|is)\s+(?:\w+\s+)?(?:libraries|"
     r"packages|tools|services|a\s+(?:library|package|tool|service))\b",
@@ -152,7 +155,7 @@ def offer_of(text: str) -> Offer:
         if sentence.endswith("?"):
             _question(offer, " ".join(typed.replace("**", "").split()), previous)
         elif not offer.recommended and (m := _RECOMMEND_RE.search(sentence)) and not _PROPOSAL_RE.match(sentence):
-            named = (m.group("x") or m.group("x2") or m.group("x3") or m.group("x4") or "").strip()
+            named = (m.group("x") or m.group("x2") or m.group("x3") or m.group("x4") or m.group("x5") or "").strip()
             picked = _ordinal_recommendation([sentence], [o.text for o in offer.options])
             chosen = offer.options[picked] if picked is not None else matching(offer.options, named)
             if chosen is not None or not offer.options:
@@ -314,7 +317,7 @@ def _ordinal_recommendation(said: list[str], items: list[str]) -> int | None:
         if not m:
             continue
         named = _PICKED_ORDINAL_RE.match(
-            (m.group("x") or m.group("x2") or m.group("x3") or m.group("x4") or "").strip()
+            (m.group("x") or m.group("x2") or m.group("x3") or m.group("x4") or m.group("x5") or "").strip()
         )
         if named:
             word = named.group("n").lower()
