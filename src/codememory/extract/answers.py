@@ -103,6 +103,11 @@ _LATER_RE = re.compile(
 _BARE_TOPIC_RE = re.compile(r"^\W*(?:and\s+|also\s+)?(?:how|what|why|where|when|which)\s+to\b", re.IGNORECASE)
 # "write it somewhere", "do that later": a short errand about "it" says nothing of its own
 _PRONOUN_ERRAND_RE = re.compile(r"^\W*(?:and\s+|also\s+|then\s+)?\w+\s+(?:it|that|this|them)(?:\s+\w+)?\W*$", re.I)
+# what happened before, told as background: "we scaled the workers to 2 replicas last week"
+_STORY_RE = re.compile(r"\b(?:last\s+(?:week|night|month|year|time|friday|monday)|yesterday|\w+\s+ago)\b", re.I)
+_PRAISE = frozenset(content_words("sounds perfect great good nice love makes sense total totally wow cool awesome excellent"))
+_PUT_OFF_RE = re.compile(r"^\W*(?:later|not\s+(?:now|yet|today)|maybe\s+later|some\s*day|next\s+(?:time|week))\b", re.I)
+_WONT_WORK_RE = re.compile(r"\b(?:won'?t|will\s+not|doesn'?t|does\s+not|can'?t|cannot|wouldn'?t)\s+work\b", re.I)
 _WHICH_RE = re.compile(r"^\W*(?:which|what)\b", re.IGNORECASE)
 _NAMED_THING_RE = re.compile(r"\b[A-Za-z]+[-.]?\d+(?:\.\d+)*\b|\b\d+(?:\.\d+)+\b|\b[A-Z][a-z]*[A-Z]\w*\b")
 _NAME_FIRST_RE = re.compile(r"^[\w.+#-]+(?:\s+[\w.+#-]+)?\s*(?:,|:|\.\s|\s[\u2014\u2013-]\s)", re.IGNORECASE)
@@ -193,6 +198,27 @@ class Settling:
         self.spent: set[str] = set()  # the parts of the offer already settled
 
     def run(self) -> None:
+        self._settle()
+        # "ok. but 127.0.0.1 won't work, …": the plan is taken without the item the reply says cannot work
+        for sentence in self.reply:
+            m = _WONT_WORK_RE.search(sentence)
+            named = content_words(_LEAD_FILLER_RE.sub("", sentence[: m.start()])) if m else set()
+            if named:
+                self.made = [
+                    c
+                    for c in self.made
+                    if not (c.said_by == ACCEPTED and c.category == "decision" and named <= content_words(c.text))
+                ]
+
+    def _settle(self) -> None:
+        if self.offer.proposal and self.reply and _PUT_OFF_RE.match(self.reply[0]):
+            # "Want me to generalize the script to a list of rooms now?" "later. note it": a todo of the user's
+            what = re.sub(r"\s+(?:now|today|right\s+away)$", "", proposal_text(replace(self.offer, context="")).rstrip("."))
+            context = self.offer.context
+            context = f"{context[0].lower()}{context[1:]}" if context and common_first(context) else context
+            self._make(f"TODO: {what}" + (f": {context.rstrip('.')}" if context else "") + ".", "todo", USER)
+            self.used_reply.append(self.reply[0])
+            return
         for n, sentence in enumerate(self.reply):
             if n and _NEW_TOPIC_RE.match(sentence):
                 return  # the reply has moved on
@@ -238,6 +264,7 @@ class Settling:
                 or _LATER_RE.search(sentence)
                 or _BARE_TOPIC_RE.match(sentence)
                 or _PRONOUN_ERRAND_RE.match(sentence)
+                or _STORY_RE.search(sentence)
             ):
                 continue  # "I will add him as collaborator": the user's own errand, not a decision
             plain = tidy(_LEAD_FILLER_RE.sub("", sentence))
@@ -247,8 +274,8 @@ class Settling:
             return
         text = " ".join(said)
         made = set().union(*(content_words(c.text) for c in self.made)) if self.made else set()
-        if content_words(text) <= made:
-            return  # already said by a memory the reply made
+        if content_words(text) - _PRAISE <= made:
+            return  # already said by a memory the reply made ("Signed token sounds perfect, let's go with that!")
         if any(objects(s) for s in said) and not self.made:
             category = "rejected_alternative"
         elif all(PREFERENCE_RE.match(s) for s in said):

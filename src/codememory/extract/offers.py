@@ -45,7 +45,13 @@ _PLAN_LEAD_RE = re.compile(
     r"changes?|set\s+(?:it|this)\s+up|fix(?:es)?)\b",
     re.IGNORECASE,
 )
-_FINDINGS_LEAD_RE = re.compile(r"\b(?:problems?|causes?|issues?|bugs?|culprits?|mistakes?)\b", re.IGNORECASE)
+_FINDINGS_LEAD_RE = re.compile(
+    r"\b(?:problems?|causes?|issues?|bugs?|culprits?|mistakes?)\b"
+    r"|\b(?:noticed|found|spotted|saw)\b[^.:]{0,30}\bthings?\b",  # "While reading the code I noticed two more things:"
+    re.IGNORECASE,
+)
+# what makes a proposal worth doing now: "Should I set it up as a service? Right now it only runs while …"
+_WHY_NOW_RE = re.compile(r"^(?:right\s+now|currently|at\s+the\s+moment|otherwise|today|as\s+it\s+is)\b", re.I)
 _LEAD_SUBJECT_RE = re.compile(r"^(?P<s>[\w`.:/-]+(?:\s+[\w`.:/-]+){0,3}?)\s+(?:has|have|is|are|had|was|were)\b", re.I)
 _RECOMMEND_RE = re.compile(
     r"\b(?:i'?d|i\s+would|we'?d|i)\s+(?:go\s+with|go\s+for|pick|choose|take|recommend|suggest|lean\s+(?:towards?|to)|"
@@ -112,6 +118,7 @@ class Offer:
     findings_lead: str = ""
     proposal: str | None = None  # what a question offers to do ("" for "OK like that?": the offer as a whole)
     context: str = ""  # the sentence before the proposal
+    after: str = ""  # the sentence after it, when that says why ("Right now it only runs while …")
     suggestion: str | None = None  # an idea put as a statement
     asks: str | None = None  # a question asking the user for information
     said: list[str] = field(default_factory=list)  # every sentence of the answer, tidied
@@ -152,6 +159,8 @@ def offer_of(text: str) -> Offer:
         if not_the_speakers(sentence):
             previous = sentence
             continue
+        if previous.endswith("?") and offer.proposal and not offer.after and _WHY_NOW_RE.match(typed.strip(" *_")):
+            offer.after = sentence
         if sentence.endswith("?"):
             _question(offer, " ".join(typed.replace("**", "").split()), previous)
         elif not offer.recommended and (m := _RECOMMEND_RE.search(sentence)) and not _PROPOSAL_RE.match(sentence):
@@ -183,6 +192,8 @@ def proposal_text(offer: Offer) -> str:
     three attempts: the importer retries forever.")."""
     proposal = offer.proposal or ""
     text = f"{proposal[0].upper()}{proposal[1:]}".rstrip("?. ") if proposal else ""
+    if text and offer.after:
+        return f"{text}: {offer.after[0].lower() + offer.after[1:] if common_first(offer.after) else offer.after}"
     context = offer.context
     if (
         text
