@@ -105,12 +105,15 @@ _BARE_TOPIC_RE = re.compile(r"^\W*(?:and\s+|also\s+)?(?:how|what|why|where|when|
 _PRONOUN_ERRAND_RE = re.compile(r"^\W*(?:and\s+|also\s+|then\s+)?\w+\s+(?:it|that|this|them)(?:\s+\w+)?\W*$", re.I)
 # what happened before, told as background: "we scaled the workers to 2 replicas last week"
 _STORY_RE = re.compile(r"\b(?:last\s+(?:week|night|month|year|time|friday|monday)|yesterday|\w+\s+ago)\b", re.I)
-_PRAISE = frozenset(content_words("sounds perfect great good nice love makes sense total totally wow cool awesome excellent"))
+_PRAISE = frozenset(content_words("sounds perfect great good nice love makes sense totally wow cool awesome excellent"))
 _PUT_OFF_RE = re.compile(r"^\W*(?:later|not\s+(?:now|yet|today)|maybe\s+later|some\s*day|next\s+(?:time|week))\b", re.I)
 _WONT_WORK_RE = re.compile(r"\b(?:won'?t|will\s+not|doesn'?t|does\s+not|can'?t|cannot|wouldn'?t)\s+work\b", re.I)
 _WHICH_RE = re.compile(r"^\W*(?:which|what)\b", re.IGNORECASE)
 _NAMED_THING_RE = re.compile(r"\b[A-Za-z]+[-.]?\d+(?:\.\d+)*\b|\b\d+(?:\.\d+)+\b|\b[A-Z][a-z]*[A-Z]\w*\b")
-_NAME_FIRST_RE = re.compile(r"^[\w.+#-]+(?:\s+[\w.+#-]+)?\s*(?:,|:|\.\s|\s[\u2014\u2013-]\s)", re.IGNORECASE)
+_ORDINAL_LEAD_RE = re.compile(r"^\W*\(?[1-9a-d][.)]\s+(?=\S)", re.IGNORECASE)
+_NAME_FIRST_RE = re.compile(
+    r"^(?!\(?[1-9a-d][.)]\s)[\w.+#-]+(?:\s+[\w.+#-]+)?\s*(?:,|:|\.\s|\s[\u2014\u2013-]\s)", re.IGNORECASE
+)
 _PICKS_RE = re.compile(r"\b(?:instead|rather\s+than|over|not)\b", re.IGNORECASE)
 _SKIP_LINE_RE = re.compile(r"^\s*(?:>|```|~~~|\t| {4}|[A-Z]/\w+\s*\(|\$ |at\s+\S+\s+\()")
 _SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=\S)")
@@ -213,7 +216,8 @@ class Settling:
     def _settle(self) -> None:
         if self.offer.proposal and self.reply and _PUT_OFF_RE.match(self.reply[0]):
             # "Want me to generalize the script to a list of rooms now?" "later. note it": a todo of the user's
-            what = re.sub(r"\s+(?:now|today|right\s+away)$", "", proposal_text(replace(self.offer, context="")).rstrip("."))
+            what = proposal_text(replace(self.offer, context="")).rstrip(".")
+            what = re.sub(r"\s+(?:now|today|right\s+away)$", "", what)
             context = self.offer.context
             context = f"{context[0].lower()}{context[1:]}" if context and common_first(context) else context
             self._make(f"TODO: {what}" + (f": {context.rstrip('.')}" if context else "") + ".", "todo", USER)
@@ -332,9 +336,17 @@ class Settling:
         own = len(content_words(sentence)) >= OWN_WORDS and not _AGREE_RE.match(sentence)
         if chosen.text in offer.plan:
             text, who = chosen.text, ACCEPTED
-        elif own and listed and not offer.question and _NAME_FIRST_RE.match(_LEAD_FILLER_RE.sub("", sentence)):
+        elif (
+            listed
+            and not offer.question
+            and (named := _NAME_FIRST_RE.match(_LEAD_FILLER_RE.sub("", sentence)))
+            and len(named.string[named.end() :].split()) >= 3
+        ):
             # the option as offered, chosen over the others, with the user's reason in their words
             text, who = f"{_chosen_over(chosen, others)} {tidy(sentence)}", USER
+        elif own and listed and not offer.question and (number := _ORDINAL_LEAD_RE.match(sentence)):
+            # "2. output has to be byte-identical, …": the offered option taken by its number, and why
+            text, who = f"{_chosen_over(chosen, others)} {tidy(sentence[number.end() :])}", ACCEPTED
         elif own:
             text, who = tidy(sentence), USER
             text += f" (the question was: {offer.question})" if offer.question and listed else ""

@@ -123,6 +123,8 @@ def without_asides(text: str) -> str:
 
     def keep(m: re.Match[str]) -> str:
         inner = m.group("x")
+        if inner.startswith("chosen over "):
+            return m.group(0)  # what a pick was chosen over is part of the decision, not an aside
         return m.group(0) if len(inner.split()) < MIN_ASIDE_WORDS or _TECHNICAL_RE.search(inner) else ""
 
     return _ASIDE_RE.sub(keep, text) if "(" in text else text
