@@ -54,7 +54,8 @@ _ORDINALS = {
 _ORDINAL_RE = re.compile(
     r"\b(?:the\s+)?(?P<o>first|second|third|fourth|1st|2nd|3rd|4th|former|latter|last)\b(?:\s+(?:one|option|approach|"
     r"way|choice|variant|idea|suggestion))?"
-    r"|\b(?:option|number|nr\.?|#)\s*(?P<n>[1-4a-d]|one|two|three|four)\b|^\W*\(?(?P<bare>[1-4])\)?(?:[.:)]|$|\s)",
+    r"|\b(?:option|number|nr\.?|#)\s*(?P<n>[1-4a-d]|one|two|three|four)\b"
+    r"|^\W*(?:let'?s\s+)?(?:do|take|go\s+with|use|pick)\s+(?:number\s+)?(?P<n2>[1-4])\b|^\W*\(?(?P<bare>[1-4])\)?(?:[.:)]|$|\s)",
     re.IGNORECASE,
 )
 _LEAD_FILLER_RE = re.compile(
@@ -298,7 +299,7 @@ class Settling:
             return None  # a reply may answer "A or B?" and then take the recommendation: one pick per part
         m = _ORDINAL_RE.search(sentence)
         if m and offer.options and "pick:0" not in self.spent:
-            word = (m.group("o") or m.group("n") or m.group("bare") or "").lower()
+            word = (m.group("o") or m.group("n") or m.group("n2") or m.group("bare") or "").lower()
             if word in ("last", "latter"):
                 return offer.options[-1]
             index = _ORDINALS.get(word)
@@ -484,7 +485,7 @@ def _chosen_over(chosen: Option, others: Sequence[str]) -> str:
         return chosen.text
     over = f"(chosen over {_join(others)})"
     head = chosen.head.rstrip(" .:")
-    if head and chosen.text.startswith(head) and chosen.text[len(head) : len(head) + 1] == ":":
+    if head and chosen.text.startswith(head) and chosen.text[len(head) : len(head) + 1] in (":", "."):
         return f"{head} {over}{chosen.text[len(head) :]}"
     return f"{chosen.text.rstrip('.')} {over}."
 

@@ -22,7 +22,8 @@ _BUG_REPORT_RE = re.compile(
     r"^(?:one\s+|a\s+|another\s+|found\s+a\s+|new\s+)?(?:bug|problem|issue|regression)\s*[:!]"
     r"|\b(?:shows?\s+up|appears?|runs?|fires?|gets?\s+sent|is\s+sent|(?:is|are)\s+(?:listed|shown|counted))\s+twice\b"
     r"|\bis\s+broken\b|\b(?:doesn'?t|does\s+not|don'?t|no\s+longer|won'?t|can'?t|isn'?t|aren'?t)\s+(?:work|show|appear|"
-    r"load|start|line\s+up|reach|match|build|run|compile|open|save|find)\w*\b|\bstopped\s+working\b|\bcrash(?:es|ed)?\b"
+    r"load|start|line\s+up|reach|match|build|run|compile|open|save|find|play|respond|connect|update|sync|print|send|render|"
+    r"scroll|boot)\w*\b|\bstopped\s+working\b|\bcrash(?:es|ed)?\b"
     r"|\b(?:wrong|broken|fails?|failing|failed|dies|died|hangs?|hung|crawling|empty|blank|white|missing|dropped|"
     r"disappears?|vanish\w*|duplicates?|off\s+by\s+(?:one|\d+))\b|\bbug\s*\?|\btook\s+\d+\s*(?:s|sec|min|h)\w*\b"
     r"|\b(?:gives?|returns?|shows?)\s+\d[\d.,]*\b.*\b(?:should\s+be|instead\s+of|expected)\b|\b\d{3}\s+since\b"
@@ -41,6 +42,7 @@ _NARRATION_RE = re.compile(
     r"to\s+(?:check|verify|test|run|try|see))\b",
     re.I,
 )
+_THATS_THE_CAUSE_RE = re.compile(r"^(?:that|this|it)(?:'s|\s+is|\s+was)\s+(?!why\b|not\b|fine\b|ok\b|expected\b)", re.I)
 _THATS_WHY_RE = re.compile(r"^(?:that|this)(?:'s|\s+is)\s+why\b", re.IGNORECASE)
 _PIECE_RE = re.compile(r"(?:^|(?<=[a-z0-9)][.!])\s+)(?=\S)")
 MAX_REPORT_CHARS = 120
@@ -77,6 +79,9 @@ def reported_bug_lessons(turns: Sequence[Turn], taken: Collection[str] = ()) -> 
                 lead: list[str] = []
                 if _THATS_WHY_RE.match(s) and n and not UNRESOLVED_START_RE.match(said[n - 1]):
                     lead = [said[n - 1]]  # "That's why there is no error": the cause is the sentence before
+                elif m := _THATS_THE_CAUSE_RE.match(s):
+                    # "That's Chromium's autoplay policy, …" answering the report: "that" is what was reported
+                    s = f"Cause: {s[m.end() :]}"
                 elif UNRESOLVED_START_RE.match(s):
                     continue
 
