@@ -27,7 +27,8 @@ _BUG_REPORT_RE = re.compile(
     r"|\b(?:wrong|broken|fails?|failing|failed|dies|died|hangs?|hung|crawling|empty|blank|white|missing|dropped|"
     r"disappears?|vanish\w*|duplicates?|off\s+by\s+(?:one|\d+))\b|\bbug\s*\?|\btook\s+\d+\s*(?:s|sec|min|h)\w*\b"
     r"|\b(?:gives?|returns?|shows?)\s+\d[\d.,]*\b.*\b(?:should\s+be|instead\s+of|expected)\b|\b\d{3}\s+since\b"
-    r"|\b(?:log|error|it|cron|journal)\s+(?:says|said|shows|mailed)\b",
+    r"|\b(?:log|error|it|cron|journal)\s+(?:says|said|shows|mailed)\b"
+    r"|\bcomes?\s+out\s+(?:as|wrong|garbled|empty)\b|\b(?:garbled|mangled|mojibake)\b",
     re.IGNORECASE,
 )
 _PASTED_ERROR_RE = re.compile(

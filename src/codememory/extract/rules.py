@@ -155,7 +155,10 @@ _LETS_RE = re.compile(
     re.IGNORECASE,
 )
 _IMPERATIVE_USE_RE = re.compile(
-    r"^(?:just\s+)?(?:use|go\s+with|stick\s+with|stay\s+with|switch\s+to|keep\s+using)\s+(?P<x>[^.;!?]+)",
+    r"^(?:just\s+)?(?:use|go\s+with|stick\s+with|stay\s+with|switch\s+to|keep\s+using)\s+(?P<x>[^.;!?]+)"
+    # "Move money to int64 cents, floats and money don't mix.": a change of approach with why, not an errand
+    r"|^(?:(?:and|so|then)\s+)?(?:move|switch|migrate|convert|change)\s+(?:the\s+|our\s+|all\s+)?[\w-]+(?:\s+[\w-]+)?\s+"
+    r"(?:to|over\s+to|into)\s+(?P<x2>[^,.;!?]+),\s*(?!(?:then|and\s+then|after\s+that|please|thanks)\b)\w+[^.;!?]*\s\w+",
     re.IGNORECASE,
 )
 _FIRST_PERSON_CHOICE_RE = re.compile(
@@ -185,7 +188,10 @@ _REJECT_RE = re.compile(
     r"thought\s+(?:about|of)|weighed|toyed\s+with)\s+(?P<y7>(?!(?:running|reading|checking|restarting|rerunning|re-running|debugging|looking|searching|the\s+(?:logs?|output|file|error|tests?|docs?))\b)[^,;]{2,60}?),?\s+but\s+\w+"
     r"|^(?:(?:and|but|also|so)\s+)?(?:(?:yes|yeah|yep|ok(?:ay)?|right|and)[,!]?\s+)?no\s+(?P<y6>(?!(?:worries|problem|"
     r"thanks|idea|need|rush|way|luck|change|changes|issue|issues|errors?|failures?|tests?|output|more|one|longer|"
-    r"matter|row|rows|data|time|doubt)\b)[\w.+-]+(?:\s+[\w.+-]+){0,2})\s*(?:,?\s*please)?(?:[.!]?$|(?<=please),\s+(?=\w))"
+    r"matter|row|rows|data|time|doubt)\b)[\w.+/-]+(?:\s+[\w.+/-]+){0,2})\s*(?:,?\s*please)?(?:[.!]?$|(?<=please),\s+(?=\w))"
+    # the user taking back what was chosen: "Scratch the per-line VAT.", "forget the redis cache, …"
+    r"|^(?:(?:ok(?:ay)?|so|hmm+|actually)[,!]?\s+)?(?:scratch|scrap|ditch|forget(?:\s+about)?)\s+(?:the\s+|that\s+|our\s+)?"
+    r"(?P<y9>(?!(?:it|that|this|them)\b)[\w./-]+(?:[\s-]+[\w./-]+){0,4})"
     # the assistant turning an option down with its reason: "I won't pull in a CSV library like CsvHelper: …"
     r"|\b(?:i|we)\s+(?:won'?t|will\s+not|wouldn'?t|would\s+not)\s+(?:use|add|pull\s+in|bring\s+in|introduce|depend\s+on|"
     r"go\s+with|bother\s+with)\s+(?P<y8>[^,.;:!?]{2,60})\s*(?:[:;\u2014\u2013]|,?\s+(?:because|since|as)\b)",
@@ -501,8 +507,9 @@ def _decision(s: str, *, user: bool, reason: bool) -> Statement | None:
         return Statement(s, "decision", "decision", reason or bool(contrast))
     if user or reason or contrast:
         m = _LETS_RE.search(s) if not user else (_LETS_RE.search(s) or _IMPERATIVE_USE_RE.match(s))
-        if m and not PRONOUN_OBJECT_RE.match(m.group("x")):
-            if _STEP_RE.match(m.group("x")) and not (contrast or reason):
+        chosen = next((g for g in m.groupdict().values() if g), "") if m else ""
+        if m and not PRONOUN_OBJECT_RE.match(chosen):
+            if _STEP_RE.match(chosen) and not (contrast or reason):
                 return None  # "let's use grep to find the bug": a tool for a step
             return Statement(s, "decision", "decision", reason or bool(contrast))
     m = _FIRST_PERSON_CHOICE_RE.search(s)
@@ -520,7 +527,7 @@ def _rejection(s: str, *, user: bool) -> Statement | None:
     m = _REJECT_RE.search(s)
     if not m:
         return None
-    target = next((g for g in m.group("y", "y2", "y3", "y4", "y5", "y6", "y7", "y8") if g), "")
+    target = next((g for g in m.group("y", "y2", "y3", "y4", "y5", "y6", "y7", "y8", "y9") if g), "")
     if not target or PRONOUN_OBJECT_RE.match(target) or PRONOUN_SUBJECT_RE.match(target):
         return None
     if not user and not (m.group("y3") or m.group("y4") or m.group("y5") or m.group("y7") or m.group("y8")):
