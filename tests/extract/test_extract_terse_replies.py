@@ -205,3 +205,48 @@ def test_a_todo_the_user_asked_for_stays_the_users_when_the_list_restates_it() -
     assert merged.said_by == "user" and merged.text.startswith("TODO: Nightly backup size check")
     (agents,) = merge_todos([], listed, 1)
     assert agents.said_by == "assistant"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "kind"),
+    [
+        ("Switch the cache to sqlite, the json file gets rewritten on every hit.", ["decision"]),
+        ("move the logs to /var/log/app, then restart it.", []),  # an errand
+        ("Scratch the weekly digest.", ["rejected_alternative"]),
+        ("scratch that.", []),
+        ("And no lodash/fp please, that's a whole library for two helpers.", ["rejected_alternative"]),
+        ("Labels on the map are never smaller than 14pt, people read it on a phone.", ["convention"]),
+    ],
+)
+def test_a_change_of_approach_a_choice_taken_back_and_a_bound_with_never(sentence: str, kind: list[str]) -> None:
+    assert [s.category for s in classify(sentence, role="user")] == kind
+
+
+def test_lets_do_a_number_picks_that_option() -> None:
+    offer = "Options:\n\n1. cache the tiles on disk\n2. render them on every request\n\nI'd go with 1."
+    said = memories(turn(1, "the map is slow", (offer,)), turn(2, "Let's do 2."))
+    assert any(c == "decision" and "render them on every request" in t.lower() for c, _, t in said)
+
+
+def test_a_problem_that_comes_out_garbled_is_explained_by_its_cause() -> None:
+    explained = (
+        "That's the terminal's code page: it prints UTF-8 bytes as cp850, so every umlaut becomes two characters. "
+        "Setting the console to UTF-8 at start fixes it."
+    )
+    said = memories(turn(1, "the report prints names like M\u00c3\u00bcller, it comes out as junk", (explained,)))
+    lessons = [t for c, _, t in said if c == "gotcha"]
+    assert len(lessons) == 1 and lessons[0].lower().startswith("cause: the terminal's code page")
+
+
+def test_a_warning_about_what_a_tool_showed_is_a_lesson() -> None:
+    warned = (
+        "Careful: in this chart version, changing `fullnameOverride` renames the StatefulSet, so Kubernetes would "
+        "delete the old one and its volume claims with it. Keeping the old name through `legacyName`. Options:\n\n"
+        "1. keep it\n2. migrate"
+    )
+    said = memories(turn(1, "rename the release to shop-prod", (warned,)), turn(2, "ok"))
+    lessons = [t for c, _, t in said if c == "gotcha"]
+    assert lessons and lessons[0].startswith("In this chart version, changing `fullnameOverride` renames")
+    assert "Options" not in lessons[0]
+    calm = memories(turn(1, "rename it", ("Careful work ahead, let me read the chart first.",)), turn(2, "ok"))
+    assert not [t for c, _, t in calm if c == "gotcha"]

@@ -424,8 +424,8 @@ class Settling:
             target = proposal_text(offer) if offer.proposal else offer.suggestion
         if not target and "pick:0" in self.spent:
             # "1. … and no idb": another of the listed options, turned down by name
-            other = matching([o for o in offer.options if o.text not in self.used_offer], sentence)
-            target = other.head if other is not None else None
+            turned_down = matching([o for o in offer.options if o.text not in self.used_offer], sentence)
+            target = turned_down.head if turned_down is not None else None
         if not target:
             return
         later = list(takewhile(lambda s: not (_NEW_TOPIC_RE.match(s) or s.endswith("?")), self.reply[n + 1 :]))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
+from itertools import takewhile
 
 from codememory.capture.turns import Turn
 from codememory.extract.candidate import ASSISTANT, Candidate, entity_names
@@ -147,3 +148,43 @@ def _report(user_text: str) -> str | None:
     if _PASTED_ERROR_RE.search(user_text) and said:
         return tidy(said[0])
     return None
+
+
+# "Stop, don't apply this.", "Careful again:", "Heads-up:": the assistant warning about what a tool just showed
+_CAUTION_RE = re.compile(
+    r"^\W*(?:stop[,!.]\s+(?:don'?t|do\s+not)\b[^.:!]*[.:!]|careful(?:\s+again|\s+here)?\s*[:!,]|watch\s+out\s*[:!,]|"
+    r"heads[- ]up\s*[:!,]|warning\s*[:!]|gotcha\s*:)\s*",
+    re.IGNORECASE,
+)
+_CAUSE_WORDS_RE = re.compile(
+    r"\b(?:because|since|so\s+|forces?|would|changes?|means|treats?|wipes?|breaks?|destroys?|recreates?|loses?)\b", re.I
+)
+MAX_CAUTION_SENTENCES = 3
+
+
+def caution_lessons(turns: Sequence[Turn], taken: Collection[str] = ()) -> list[Candidate]:
+    """A lesson per warning the assistant opens a text with, about what it just saw ("Careful again: in this
+    provider version, changing `name` on `hcloud_server` forces replacement, so renaming prod's servers would
+    recreate them"): the warning and the sentences after it that explain it or give the fix, without the alarm."""
+    out: list[Candidate] = []
+    for turn in turns:
+        for raw in turn.assistant_texts:
+            text = scrub(raw).lstrip()
+            m = _CAUTION_RE.match(text)
+            if not m:
+                continue
+            said = [tidy(s) for s in sentences(text[m.end() :])]
+            ahead = list(takewhile(lambda s: not (_OFFERING_RE.search(s) or s.endswith("?")), said))
+            kept = [s for s in ahead[:MAX_CAUTION_SENTENCES] if s]
+            if not kept:
+                continue
+            body = " ".join(kept)
+            if len(body.split()) < 8 or not _CAUSE_WORDS_RE.search(body) or any(_within(kept[0], t) for t in taken):
+                continue
+            body = clip(body, 480)
+            out.append(
+                Candidate(
+                    body, "gotcha", GOTCHA_IMPORTANCE, turn.seq, entity_names(body), rule="lesson", said_by=ASSISTANT
+                )
+            )
+    return out
