@@ -250,3 +250,24 @@ def test_a_warning_about_what_a_tool_showed_is_a_lesson() -> None:
     assert "Options" not in lessons[0]
     calm = memories(turn(1, "rename it", ("Careful work ahead, let me read the chart first.",)), turn(2, "ok"))
     assert not [t for c, _, t in calm if c == "gotcha"]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "kind"),
+    [
+        ("Batch the writes instead, one transaction per hundred rows.", ["decision"]),
+        ("I read the config instead.", []),
+        ("The job ran instead.", []),
+        ("Our users are all in Canada, so the backups stay in Montreal.", ["convention"]),
+        ("It rained, so the game stays in the box.", []),
+    ],
+)
+def test_an_instruction_with_instead_and_a_rule_that_follows_from_a_fact(sentence: str, kind: list[str]) -> None:
+    assert [s.category for s in classify(sentence, role="user")] == kind
+
+
+def test_a_question_about_a_state_is_not_a_choice_between_options() -> None:
+    asked = offer_of("The build can't reach the registry. Is the VPN not connected, or do you use a mirror?")
+    assert not asked.options and asked.asks
+    choice = offer_of("Should the export be CSV, or do you want JSON?")
+    assert [o.head for o in choice.options] == ["CSV", "JSON"]

@@ -316,6 +316,9 @@ def _alternatives(question: str) -> list[Option]:
     parts = [
         re.sub(r"\s+(?:an?\s+option|possible|ok(?:ay)?|allowed|fine|acceptable)$", "", p, flags=re.I) for p in parts
     ]
+    parts = [_QUESTION_LEAD_RE.sub("", p, count=1) for p in parts]
+    if any(re.search(r"\bnot\b|n't\b", p, re.IGNORECASE) for p in parts):
+        return []  # "Is Docker not running, or do you use Podman?": a state asked about, not options
     return [Option(p, p) for p in parts if p]
 
 

@@ -167,6 +167,13 @@ _FIRST_PERSON_CHOICE_RE = re.compile(
     rf"(?:just\s+)?(?:\w+(?:\s+[\w.@/'-]+){{1,4}}\s+and\s+)?{_CHOICE_VERB}\s+(?P<x>[^.;!?]+)",
     re.IGNORECASE,
 )
+# an instruction: a verb, then what it acts on ("Lock the class row instead", "Cache each page instead")
+_IMPERATIVE_OBJECT_RE = re.compile(
+    r"^(?:(?:ok(?:ay)?|so|then|just|hm+|no)[,.!]?\s+)*(?!(?:i|we|you|it|they|he|she|this|that|there|what|why|how|"
+    r"which|who|when|where|is|are|was|were|do|does|did|can|could|should|would|will)\b)[a-z]+\s+"
+    r"(?:the|a|an|each|every|all|our|my|its|their)\s",
+    re.IGNORECASE,
+)
 _STEP_RE = re.compile(r"^\S+(?:\s+\S+){0,3}\s+to\s+(?:find|see|check|look|read|search|get|inspect|debug|print|list)\b")
 
 # -------------------------------------------------------------------------------------- rejections
@@ -317,6 +324,9 @@ _DEONTIC_RE = re.compile(
     r"imports|writes|uses|should|may|must|gets\s+to|is\s+allowed)\b"
     r"|(?<!\bi\s)(?<!\byou\s)(?<!\bwe\s)(?:must|has\s+to|have\s+to|needs?\s+to|should)\s+(?:always\s+)?(?:stay|remain)\b"
     r"|\b(?:i|we)\s+need\s+(?:the\s+|our\s+|all\s+|every\s+)?[\w\s-]{2,40}?\s+to\s+(?:stay|remain|keep)\b"
+    # a rule that follows from a fact: "all our customers are in the EU, so the data stays in Frankfurt"
+    r"|,\s*so\s+(?:the\s+|all\s+|our\s+|every\s+)?[\w-]+(?:\s+[\w-]+)?\s+(?:stays?|remains?|lives?)\s+"
+    r"(?:in|on|inside|within|under|behind)\b"
     r"|\b(?:must|have\s+to|has\s+to|needs?\s+to)\s+(?:pass|succeed|be\s+green|run)\s+before\b"
     # terse rules with the subject left out: "Must be RE-2024-0001, no gaps!", "only for main branch please",
     # "keep it shellcheck clean", "max 1 req per 5s per host"
@@ -520,6 +530,8 @@ def _decision(s: str, *, user: bool, reason: bool) -> Statement | None:
         return Statement(s, "decision", "decision", True)
     if user and (contrast or lead) and re.match(r"^(?:use|go\s+with|pick|choose)\b", s, re.IGNORECASE):
         return Statement(s, "decision", "decision", True)
+    if user and _INSTEAD_END_RE.search(s) and _IMPERATIVE_OBJECT_RE.match(s):
+        return Statement(s, "decision", "decision", True)  # "Lock the class row instead, PESSIMISTIC_WRITE …"
     return None
 
 
