@@ -271,3 +271,19 @@ def test_a_question_about_a_state_is_not_a_choice_between_options() -> None:
     assert not asked.options and asked.asks
     choice = offer_of("Should the export be CSV, or do you want JSON?")
     assert [o.head for o in choice.options] == ["CSV", "JSON"]
+
+
+def test_a_negative_number_keeps_its_sign_and_a_bullet_loses_its_dash() -> None:
+    from codememory.extract.clean import tidy
+
+    assert tidy("-1 means the sensor is unplugged, always.") == "-1 means the sensor is unplugged, always."
+    assert tidy("- keep the old endpoint") == "Keep the old endpoint."
+
+
+def test_a_question_typed_without_its_question_mark_settles_nothing() -> None:
+    offer = "I'd reset the counter on every level load: otherwise it carries over. Shall I?"
+    said = memories(
+        turn(1, "the counter is wrong in level 2", (offer,)),
+        turn(2, "ok. what do you mean with carries over though, the counter is a local"),
+    )
+    assert not [t for c, who, t in said if who == "user" and "what do you mean" in t.lower()]

@@ -101,7 +101,10 @@ _LATER_RE = re.compile(
     re.I,
 )
 # "and how to build.": a topic named, nothing settled
-_BARE_TOPIC_RE = re.compile(r"^\W*(?:and\s+|also\s+)?(?:how|what|why|where|when|which)\s+to\b", re.IGNORECASE)
+_BARE_TOPIC_RE = re.compile(
+    r"^\W*(?:and\s+|also\s+|but\s+)?(?:how|what|why|where|when|which)\s+(?:to|do|does|did|is|are|was|were|about|if)\b",
+    re.IGNORECASE,
+)  # also a question typed without its question mark: "What do you mean with the teleport thing though, …"
 # "write it somewhere", "do that later": a short errand about "it" says nothing of its own
 _PRONOUN_ERRAND_RE = re.compile(r"^\W*(?:and\s+|also\s+|then\s+)?\w+\s+(?:it|that|this|them)(?:\s+\w+)?\W*$", re.I)
 # what happened before, told as background: "we scaled the workers to 2 replicas last week"

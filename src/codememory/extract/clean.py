@@ -82,7 +82,8 @@ def tidy(sentence: str) -> str:
         if stripped == s:
             break
         s = stripped
-    s = s.strip(" -\u2013\u2014:")
+    s = s.strip(" \u2013\u2014:")
+    s = re.sub(r"^-+(?!\d)\s*", "", s).rstrip(" -")  # a dash before a number is its sign ("-99 means missing")
     s = _TRAILING_FILLER_RE.sub("", s).strip(" ,")
     if not s:
         return ""
