@@ -165,6 +165,8 @@ def test_replies_that_only_point_praise_or_tell_a_story_settle_nothing_more(repl
         ("ci runs eslint --max-warnings 0, add it to the pipeline.", ["convention"]),
         ("The pipeline checks formatting with prettier.", ["convention"]),
         ("ci runs slow today.", []),
+        ("Then format it — CI runs `black --check .` and fails on any diff.", ["convention"]),
+        ("the tests pass: ci runs on github.", []),
         ("Never said we need offline mode, it's fine.", []),
         ("Never commit the .env file.", ["convention"]),
     ],

@@ -351,9 +351,11 @@ _DEONTIC_RE = re.compile(
 )
 # What the pipeline enforces: "ci runs clippy -D warnings", "CI checks formatting with ruff --check".
 _CI_ENFORCES_RE = re.compile(
-    r"^(?:and\s+|also\s+)?(?:our\s+|the\s+)?(?:ci|pipeline|pre-commit(?:\s+hook)?|github\s+actions|the\s+build)\s+"
+    r"(?:^|[\u2014\u2013;:]\s*|\s-\s)(?:and\s+|also\s+)?(?:our\s+|the\s+)?(?:ci|pipeline|pre-commit(?:\s+hook)?|github\s+actions|"
+    r"the\s+build)\s+"
     r"(?:always\s+)?(?:runs?|enforces?|checks?|requires?)\s+`?[\w.-]+`?(?:\s+[\w.=`-]+){0,4}?\s+`?(?:--?[A-Za-z][\w=-]*)"
-    r"|^(?:and\s+|also\s+)?(?:our\s+|the\s+)?(?:ci|pipeline|pre-commit)\s+(?:always\s+)?(?:runs?|enforces?|checks?)\s+"
+    r"|(?:^|[\u2014\u2013;:]\s*|\s-\s)(?:and\s+|also\s+)?(?:our\s+|the\s+)?(?:ci|pipeline|pre-commit)\s+(?:always\s+)?"
+    r"(?:runs?|enforces?|checks?)\s+"
     r"(?:\w+\s+)?(?:lint(?:ing|s)?|format(?:ting)?|type[- ]?check(?:ing|s)?|clippy|mypy|ruff|eslint|prettier|black|"
     r"shellcheck|gofmt|rustfmt)\b",
     re.IGNORECASE,
@@ -459,7 +461,7 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
     if phrased:
         return [phrased]
     if user and (
-        _RULE_HEADING_RE.search(s) or _DEONTIC_RE.search(s) or _SETTLED_RE.search(s) or _CI_ENFORCES_RE.match(s)
+        _RULE_HEADING_RE.search(s) or _DEONTIC_RE.search(s) or _SETTLED_RE.search(s) or _CI_ENFORCES_RE.search(s)
     ):
         return [Statement(s, "convention", "convention", reason)]
     if _CAVEAT_RE.search(s):
