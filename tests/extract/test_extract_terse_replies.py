@@ -289,3 +289,24 @@ def test_a_question_typed_without_its_question_mark_settles_nothing() -> None:
         turn(2, "ok. what do you mean with carries over though, the counter is a local"),
     )
     assert not [t for c, who, t in said if who == "user" and "what do you mean" in t.lower()]
+
+
+def test_a_question_then_lettered_items_are_options_a_letter_picks() -> None:
+    offer = (
+        "The rate limits are hard-coded. Where should they live?\n"
+        "A. a settings table: admins change them at runtime\n"
+        "B. environment variables: one restart per change\n"
+        "C. keep them in code"
+    )
+    said = memories(turn(1, "make the limits configurable", (offer,)), turn(2, "A"))
+    decisions = [t for c, _, t in said if c == "decision"]
+    assert decisions and decisions[0].startswith("The rate limits are hard-coded: A settings table")
+    assert "chosen over" in decisions[0] and "Where should" not in decisions[0]
+
+
+def test_identifiers_keep_their_double_underscores() -> None:
+    from codememory.extract.clean import tidy
+
+    assert (
+        tidy("Use the Limit__c field, and **bold** and __this__ go") == "Use the Limit__c field, and bold and this go."
+    )

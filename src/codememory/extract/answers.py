@@ -55,7 +55,8 @@ _ORDINAL_RE = re.compile(
     r"\b(?:the\s+)?(?P<o>first|second|third|fourth|1st|2nd|3rd|4th|former|latter|last)\b(?:\s+(?:one|option|approach|"
     r"way|choice|variant|idea|suggestion))?"
     r"|\b(?:option|number|nr\.?|#)\s*(?P<n>[1-4a-d]|one|two|three|four)\b"
-    r"|^\W*(?:let'?s\s+)?(?:do|take|go\s+with|use|pick)\s+(?:number\s+)?(?P<n2>[1-4])\b|^\W*\(?(?P<bare>[1-4])\)?(?:[.:)]|$|\s)",
+    r"|^\W*(?:let'?s\s+)?(?:do|take|go\s+with|use|pick)\s+(?:number\s+)?(?P<n2>[1-4])\b"
+    r"|^\W*\(?(?P<letter>[a-dA-D])\)?[.!]?\s*$|^\W*\(?(?P<bare>[1-4])\)?(?:[.:)]|$|\s)",
     re.IGNORECASE,
 )
 _LEAD_FILLER_RE = re.compile(
@@ -302,7 +303,7 @@ class Settling:
             return None  # a reply may answer "A or B?" and then take the recommendation: one pick per part
         m = _ORDINAL_RE.search(sentence)
         if m and offer.options and "pick:0" not in self.spent:
-            word = (m.group("o") or m.group("n") or m.group("n2") or m.group("bare") or "").lower()
+            word = (m.group("o") or m.group("n") or m.group("n2") or m.group("letter") or m.group("bare") or "").lower()
             if word in ("last", "latter"):
                 return offer.options[-1]
             index = _ORDINALS.get(word)
@@ -359,6 +360,7 @@ class Settling:
         else:
             text, who = _chosen_over(chosen, others), ACCEPTED
             topic = SENTENCE_SPLIT_RE.split(offer.lead)[0] if len(offer.lead.split()) > SHORT_LEAD else ""
+            topic = "" if topic.endswith("?") else topic  # "Where should the fix live?" names no topic
             if listed and topic and not content_words(topic) <= content_words(text):
                 text = f"{topic.rstrip(':. ')}: {text}"  # what the options were about ("postscreen rejects: …")
         recommended = offer.recommended

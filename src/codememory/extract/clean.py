@@ -21,7 +21,7 @@ _FILLER_RE = re.compile(
 )
 # A trailing "then" / ", please" adds nothing once the sentence stands alone ("let's stay with sqlite3 then").
 _TRAILING_FILLER_RE = re.compile(r"(?:,?\s+(?:then|please|instead|i\s+think|i\s+guess))+(?=[.!]?$)", re.IGNORECASE)
-_EMPHASIS_RE = re.compile(r"\*\*|__")
+_EMPHASIS_RE = re.compile(r"\*\*|(?<!\w)__|__(?!\w)")  # "SLA_Priority__mdt" keeps its underscores
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(*\u201c])")
 _CLAUSE_END_RE = re.compile(r"[;,:\u2014]\s+")
 

@@ -28,7 +28,7 @@ from codememory.extract.statements import SENTENCE_SPLIT_RE, prose_units
 MAX_ITEM_WORDS = 90
 MAX_REASONS = 2
 _ITEM_RE = re.compile(
-    r"^\s*(?:[-*+\u2022]|\d{1,2}[.)]|\(\d\)|\(?[a-d]\)|option\s+(?:[a-d1-4]|one|two|three)\s*[:.)\u2014-])\s+(?P<x>\S.*)$",
+    r"^\s*(?:[-*+\u2022]|\d{1,2}[.)]|\(\d\)|\(?[a-d]\)|[a-dA-D]\.(?=\s)|option\s+(?:[a-d1-4]|one|two|three)\s*[:.)\u2014-])\s+(?P<x>\S.*)$",
     re.IGNORECASE,
 )
 _HEAD_SPLIT_RE = re.compile(r"\s+[\u2014\u2013]\s+|\s+-\s+|:\s+|\.\s+|\s+\(|,\s+(?:which|since|because|but|so)\b")
@@ -36,6 +36,8 @@ _BOLD_HEAD_RE = re.compile(r"^\s*(?:\*\*|__)(?P<h>[^*_]{2,80})(?:\*\*|__)")
 _OPTIONS_LEAD_RE = re.compile(
     r"\b(?:options?|ways?|approaches|alternatives|choices|possibilities|either|candidates|variants|realistic)\b"
     r"|\bwhich\s+(?:one|do\s+you)"
+    # a question the list answers: "Where should the fix live?"
+    r"|\?\s*$"
     # a count alone, answering "options?": "Three:"
     r"|^\W*(?:two|three|four|2|3|4)\W*$",
     re.IGNORECASE,
