@@ -46,7 +46,7 @@ def standout_ref(case: Any, top: int) -> float:
         return 0.0
     from codememory.retrieval.evidence import STANDOUT_FLOOR
 
-    return max(values[min(top, len(values)) - 1], STANDOUT_FLOOR)
+    return max(values[top - 1], STANDOUT_FLOOR) if len(values) >= top else STANDOUT_FLOOR
 
 
 def features(case: Any, e: Any, names: list[str], top: int) -> list[float]:

@@ -47,12 +47,13 @@ _MIN_IDF = 1e-6
 SMALL_STORE = 20
 
 
-# The store's memory whose meaning a candidate's standout is measured from: its fifth nearest to the query (a store of
-# fewer memories: its farthest). A handful of memories may answer one question; the fifth rarely does.
+# The store's memory whose meaning a candidate's standout is measured from: its fifth nearest to the query. A handful
+# of memories may answer one question; the fifth rarely does.
 STANDOUT_RANK = 5
-# ... but never less than this meaning z: in a store of a handful of memories the farthest may sit below the
-# background, and every other memory would seem to stand out from the store (in the benchmark stores the fifth
-# nearest sat 0.5 to 3 standard deviations above the background).
+# ... but never less than this meaning z, and this in a store of fewer memories: a store of one memory would measure
+# it against itself, and in one of four the farthest may sit below the background, so that every other memory would
+# seem to stand out (in the benchmark stores the fifth nearest sat 0.5 to 3 standard deviations above the
+# background).
 STANDOUT_FLOOR = 0.5
 
 
@@ -163,10 +164,12 @@ class Background:
 
 def standout_reference(meanings: Iterable[float | None], rank: int = STANDOUT_RANK) -> float | None:
     """The meaning of the store's `rank`-th nearest memory among these (every candidate of one query: the nearest
-    memories by meaning are among them), or the lowest when there are fewer, at least `STANDOUT_FLOOR`; None when
-    none has a meaning."""
+    memories by meaning are among them), at least `STANDOUT_FLOOR`, which it is when there are fewer; None when none
+    has a meaning."""
     top = heapq.nlargest(rank, (m for m in meanings if m is not None))
-    return max(top[-1], STANDOUT_FLOOR) if top else None
+    if not top:
+        return None
+    return max(top[-1], STANDOUT_FLOOR) if len(top) == rank else STANDOUT_FLOOR
 
 
 def likelihood(coverage: float, meaning: float | None, weights: Weights, reference: float | None = None) -> float:
