@@ -15,6 +15,9 @@ by what agents did with the memory when it was shown before (retrieval/usefulnes
 it sinks (and so gives a pin up sooner); used, it rises. A sunk memory must also clear the injection bars with its
 likelihood moved by that factor: feedback can take it out of what is shown, not only hand its slot to the next
 candidate.
+When the caller names the step's latest tool call (`step`, retrieval/step.py), the step decides as well: a memory
+about what the call touches (its file, its folder, its command) is shown on that evidence, and after a routine call
+(looking around, checking, running the tests) nothing else is.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from codememory.core.result import Result
 from codememory.errors import InvalidInput
 from codememory.retrieval.decision import Bars, best_likelihood
 from codememory.retrieval.search import Ranking, prefetch_phrases, rank_phrases, relevance_bars, stale_notes
+from codememory.retrieval.step import Step, touched_memories
 from codememory.retrieval.usefulness import Factor, adjusted, factors
 from codememory.retrieval.why import add_matches, ranked_why
 from codememory.store.database import Database
@@ -50,6 +54,12 @@ DEFAULT_MAX_MEMORIES = 4
 DEFAULT_MAX_NEW = 3
 SPLIT_REQUEST = True  # the request's parts are asked for as well (off: the whole request only; for measuring)
 PINNED_SLACK = 0.1  # a memory already shown stays while its likelihood is this much under the bars (less flicker)
+# What a memory about the step's own call (its file, folder or command) adds to its score: above any memory found on
+# the request's words alone (those score at most 1 before the entity bonus).
+STEP_WEIGHT = 1.0
+ADD_TOUCHED = True
+USE_FOLDERS = True
+ROUTINE_CUT = True
 
 
 @dataclass
@@ -63,6 +73,7 @@ class RetrieveRequest:
     exclude_memory_ids: list[str] = field(default_factory=list)  # already in the caller's context: never returned
     pinned_min_score: float = ContextConfig.pinned_min_score  # [context] pinned_min_score
     session_id: str | None = None  # the agent's session: its own showings not yet used are still in play
+    step: Step | None = None  # the agent's latest tool call (retrieval/step.py); None: the request alone decides
 
     def validate(self) -> None:
         if not isinstance(self.query_expansion, list) or not all(isinstance(q, str) for q in self.query_expansion):
@@ -134,6 +145,26 @@ def _positions(
     return out
 
 
+def _judge_step(db: Database, step: Step, found: dict[int, _Candidate], filters: Filters) -> None:
+    """The step's own evidence (retrieval/step.py): a memory naming the file the call touched or prescribing its
+    command joins (or rises among) the candidates; one naming the touched file's folder rises if the step's query
+    found it; after a routine call every other candidate leaves."""
+    touched = [pk for pk in touched_memories(db, step, filters) if pk not in found] if ADD_TOUCHED else []
+    rows = db.get_by_pks([*found, *touched])
+    for pk in [*found, *touched]:
+        mem = rows.get(pk)
+        reason = None if mem is None else step.touches(mem.text)
+        if reason is None and mem is not None and pk in found and USE_FOLDERS:
+            reason = step.in_folder(mem.text)
+        if reason is not None:
+            cand = found.setdefault(pk, _Candidate(pk, why={"retriever": "step"}))
+            cand.score += STEP_WEIGHT
+            cand.why["step"] = reason
+            cand.why["score"] = round(cand.score, 4)
+        elif step.routine and ROUTINE_CUT:
+            found.pop(pk, None)
+
+
 def retrieve(
     db: Database, semantic: Semantic | None, req: RetrieveRequest, entity_names: list[str]
 ) -> tuple[RetrieveResult, list[int]]:
@@ -183,6 +214,8 @@ def retrieve(
             cand.score += ENTITY_WEIGHT * count / len(entity_names)
             cand.why["score"] = round(cand.score, 4)
             cand.why["entities"] = [n for n, _ in names_of.get(pk, []) if n in entity_names]
+    if req.step is not None:
+        _judge_step(db, req.step, found, filters)
     for pk in excluded:
         found.pop(pk, None)
     notes = stale_notes(db, list(found))
