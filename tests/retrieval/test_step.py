@@ -76,6 +76,7 @@ MEMORIES = {
     "vat": "VAT is computed per invoice line and rounded half-up, then summed",
     "reverse": "EU reverse charge: business customers with a verified VAT id get 0 % VAT",
     "testdb": "Integration tests need Postgres: `make test-db` starts it on port 55432",
+    "lint": "The tax tests freeze time with clock.Fixed; run them with go test -count=1 so nothing is cached",
 }
 REQUEST = "Add EU reverse charge to the VAT calculation for business customers"
 
@@ -87,33 +88,33 @@ def ids(project: Path) -> dict[str, str]:
         return {key: store.add(text).memory.id for key, text in MEMORIES.items()}
 
 
-def shown(project: Path, ids: dict[str, str], tool: str | None, args: dict[str, str]) -> dict[str, dict]:  # type: ignore[type-arg]
+def shown(project: Path, ids: dict[str, str], tool: str, args: dict[str, str], judged: bool = True) -> list[str]:
+    """The memories retrieved for the request and the call (as the plugin asks: the request, then the call's words),
+    the call judged as the step or not."""
     names = {v: k for k, v in ids.items()}
     root = str(project.resolve())
-    step = step_from_call(tool, {k: v.replace("{root}", root) for k, v in args.items()}, root=root) if tool else None
+    args = {k: v.replace("{root}", root) for k, v in args.items()}
+    step = step_from_call(tool, args, root=root) if judged else None
     with Store.open(project) as store:
-        result = store.retrieve([REQUEST], step=step, touch=False)
-    return {names[m.id]: m.why for m in result.memories}
+        result = store.retrieve([REQUEST, f"{tool} {' '.join(args.values())}"], step=step, touch=False)
+    return [names[m.id] for m in result.memories]
 
 
-def test_without_a_step_the_request_decides(project: Path, ids: dict[str, str]) -> None:
-    assert "reverse" in shown(project, ids, None, {})
-
-
-def test_a_routine_step_gets_nothing_about_the_request(project: Path, ids: dict[str, str]) -> None:
-    assert "reverse" in shown(project, ids, "read", {"filePath": "{root}/internal/tax/compute.go"})
-    assert shown(project, ids, "bash", {"command": "git status --short"}) == {}
-    assert shown(project, ids, "bash", {"command": "gofmt -l internal/tax"}) == {}
+def test_after_a_routine_call_what_only_its_words_found_leaves(project: Path, ids: dict[str, str]) -> None:
+    tests = {"command": "go test ./internal/tax/...", "description": "Run the tax tests"}
+    assert "lint" in shown(project, ids, "bash", tests, judged=False)  # "tests" found it
+    after_tests = shown(project, ids, "bash", tests)
+    assert "lint" not in after_tests and "testdb" not in after_tests
+    assert "reverse" in after_tests  # the request's memory stays: the answer may come next
 
 
 def test_a_step_opening_the_file_a_gotcha_is_about_gets_it(project: Path, ids: dict[str, str]) -> None:
-    got = shown(project, ids, "read", {"filePath": "{root}/internal/pdf/render.go"})
-    assert got["font"]["step"] == "file internal/pdf/render.go"  # it shares no word with the request: the file
-    assert "reverse" in got  # a read is work on the task: the request's memory stays
+    read = {"filePath": "{root}/internal/pdf/render.go"}
+    assert "font" not in shown(project, ids, "read", read, judged=False)
+    got = shown(project, ids, "read", read)
+    assert got[0] == "font" and "reverse" in got  # the file brought it; a read is work on the task
 
 
 def test_a_routine_step_keeps_a_memory_prescribing_its_command(project: Path, ids: dict[str, str]) -> None:
-    got = shown(project, ids, "bash", {"command": "make test-db"})
-    assert got["testdb"]["step"] == "command make test-db"
-    after_tests = shown(project, ids, "bash", {"command": "go test ./internal/tax/..."})
-    assert after_tests == {}
+    assert "testdb" in shown(project, ids, "bash", {"command": "make test-db"})
+    assert "testdb" not in shown(project, ids, "bash", {"command": "make lint"}, judged=False)

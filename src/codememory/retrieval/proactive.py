@@ -17,7 +17,8 @@ likelihood moved by that factor: feedback can take it out of what is shown, not 
 candidate.
 When the caller names the step's latest tool call (`step`, retrieval/step.py), the step decides as well: a memory
 about what the call touches (its file, its folder, its command) is shown on that evidence, and after a routine call
-(looking around, checking, running the tests) nothing else is.
+(looking around, checking, running the tests) the call's own words find nothing: only the request's memories and the
+ones about the call stay.
 """
 
 from __future__ import annotations
@@ -55,11 +56,9 @@ DEFAULT_MAX_NEW = 3
 SPLIT_REQUEST = True  # the request's parts are asked for as well (off: the whole request only; for measuring)
 PINNED_SLACK = 0.1  # a memory already shown stays while its likelihood is this much under the bars (less flicker)
 # What a memory about the step's own call (its file, folder or command) adds to its score: above any memory found on
-# the request's words alone (those score at most 1 before the entity bonus).
-STEP_WEIGHT = 1.0
-ADD_TOUCHED = True
-USE_FOLDERS = True
-ROUTINE_CUT = True
+# the request's words alone (those score at most 1, and 1.5 with the entity bonus).
+STEP_WEIGHT = 1.5
+JUDGE_STEP = True  # the step's tool call is judged (off: the phrases alone decide, as before; for measuring)
 
 
 @dataclass
@@ -145,23 +144,24 @@ def _positions(
     return out
 
 
-def _judge_step(db: Database, step: Step, found: dict[int, _Candidate], filters: Filters) -> None:
+def _judge_step(db: Database, step: Step, found: dict[int, _Candidate], filters: Filters, asked_for: set[int]) -> None:
     """The step's own evidence (retrieval/step.py): a memory naming the file the call touched or prescribing its
     command joins (or rises among) the candidates; one naming the touched file's folder rises if the step's query
-    found it; after a routine call every other candidate leaves."""
-    touched = [pk for pk in touched_memories(db, step, filters) if pk not in found] if ADD_TOUCHED else []
+    found it. After a routine call, a candidate that only the tool calls' words found (not the request's, `asked_for`,
+    nor what the call touches) leaves: `git status`, `go test` or `gofmt -l` are no question a memory answers."""
+    touched = [pk for pk in touched_memories(db, step, filters) if pk not in found]
     rows = db.get_by_pks([*found, *touched])
     for pk in [*found, *touched]:
         mem = rows.get(pk)
         reason = None if mem is None else step.touches(mem.text)
-        if reason is None and mem is not None and pk in found and USE_FOLDERS:
+        if reason is None and mem is not None and pk in found:
             reason = step.in_folder(mem.text)
         if reason is not None:
             cand = found.setdefault(pk, _Candidate(pk, why={"retriever": "step"}))
             cand.score += STEP_WEIGHT
             cand.why["step"] = reason
             cand.why["score"] = round(cand.score, 4)
-        elif step.routine and ROUTINE_CUT:
+        elif step.routine and pk not in asked_for:
             found.pop(pk, None)
 
 
@@ -172,6 +172,7 @@ def retrieve(
     req.validate()
     filters = Filters(injectable=True)  # nothing waiting for the user's review (core/provenance.py)
     found: dict[int, _Candidate] = {}
+    asked_for: set[int] = set()  # what the request's own words found (no tool phrase needed)
     moved: dict[int, Factor] = {}
     degraded_reason: str | None = None
     phrases = [q.strip() for q in req.query_expansion if q.strip()][:MAX_PHRASES]
@@ -199,6 +200,7 @@ def retrieve(
         sunk = {pk: f.value for pk, f in moved.items() if f.value < 1.0}
         every = _positions(ranking, window, bars, set(pinned_pks.values()), sunk)
         lead = every if first is None else _positions(first, window, bars, set(pinned_pks.values()), sunk)
+        asked_for = set(lead)
         for pk in every.keys() | lead.keys():
             rank_all = 1.0 - every[pk][0] / window if pk in every else 0.0  # rank-based: fused scores are z-scores
             rank_lead = 1.0 - lead[pk][0] / window if pk in lead else 0.0
@@ -214,8 +216,8 @@ def retrieve(
             cand.score += ENTITY_WEIGHT * count / len(entity_names)
             cand.why["score"] = round(cand.score, 4)
             cand.why["entities"] = [n for n, _ in names_of.get(pk, []) if n in entity_names]
-    if req.step is not None:
-        _judge_step(db, req.step, found, filters)
+    if req.step is not None and JUDGE_STEP:
+        _judge_step(db, req.step, found, filters, asked_for)
     for pk in excluded:
         found.pop(pk, None)
     notes = stale_notes(db, list(found))

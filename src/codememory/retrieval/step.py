@@ -9,11 +9,12 @@ context. So a step is judged on two kinds of evidence (retrieval/proactive.py):
   a folder is wide), or prescribes the command the call ran (a `code span` in the memory whose leading words are the
   command's: `go test ./internal/pdf -update`, `make generate`). Such a memory is shown even when the request's
   words alone would have held it back (a gotcha about the file is needed when the agent opens the file).
-- a memory about the request: shown as before, unless the call is routine. A routine call looks around or checks
-  (`ls`, `git status`/`diff`/`log`, `gofmt -l`, `go build`, running the tests, a grep or glob): what comes next is
-  the agent reading its output, and the turn's memories would only repeat themselves there. A routine step gets
-  the memories its own call touches, or nothing. A call that failed is never routine: its error is what a memory
-  may answer.
+- a memory about the request: shown as before. A routine call looks around or checks (`ls`, `git status`/`diff`/
+  `log`, `gofmt -l`, `go build`, running the tests, a grep or glob): its words are no question a memory answers, so
+  after one, a memory that only those words found leaves (`go test` finds every memory that mentions tests). The
+  request's memories stay: the step after a check is often the answer, which needs them, and the HUD's block is not
+  kept in the conversation, so a memory not shown at a step is not in front of the model at that step. A call
+  that failed is never routine: its error is what a memory may answer.
 
 Cheap by design: it runs in the daemon on every LLM call of every agent (the plugin waits a few hundred ms), so it
 is string work on the call's arguments plus one trigram-index lookup per needle.
