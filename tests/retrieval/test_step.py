@@ -118,3 +118,9 @@ def test_a_step_opening_the_file_a_gotcha_is_about_gets_it(project: Path, ids: d
 def test_a_routine_step_keeps_a_memory_prescribing_its_command(project: Path, ids: dict[str, str]) -> None:
     assert "testdb" in shown(project, ids, "bash", {"command": "make test-db"})
     assert "testdb" not in shown(project, ids, "bash", {"command": "make lint"}, judged=False)
+
+
+def test_a_file_several_memories_name_brings_none_of_them(project: Path, ids: dict[str, str]) -> None:
+    with Store.open(project) as store:
+        store.add("internal/pdf/render.go is drawn in millimetres, A4 portrait")
+    assert "font" not in shown(project, ids, "read", {"filePath": "{root}/internal/pdf/render.go"})

@@ -23,6 +23,7 @@ ones about the call stay.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -58,6 +59,9 @@ PINNED_SLACK = 0.1  # a memory already shown stays while its likelihood is this 
 # What a memory about the step's own call (its file, folder or command) adds to its score: above any memory found on
 # the request's words alone (those score at most 1, and 1.5 with the entity bonus).
 STEP_WEIGHT = 1.5
+# A memory about the touched file joins on that alone only when it is the one memory naming the file: a file several
+# memories name (a central module) is no sign that any of them is about this step.
+MAX_NAMING = 1
 JUDGE_STEP = True  # the step's tool call is judged (off: the phrases alone decide, as before; for measuring)
 
 
@@ -151,9 +155,13 @@ def _judge_step(db: Database, step: Step, found: dict[int, _Candidate], filters:
     nor what the call touches) leaves: `git status`, `go test` or `gofmt -l` are no question a memory answers."""
     touched = [pk for pk in touched_memories(db, step, filters) if pk not in found]
     rows = db.get_by_pks([*found, *touched])
+    reasons = {pk: step.touches(rows[pk].text) for pk in [*found, *touched] if pk in rows}
+    naming = Counter(r for r in reasons.values() if r is not None)
     for pk in [*found, *touched]:
         mem = rows.get(pk)
-        reason = None if mem is None else step.touches(mem.text)
+        reason = reasons.get(pk)
+        if reason is not None and pk not in found and naming[reason] > MAX_NAMING:
+            reason = None  # a file many memories name: being about it is no sign of being about this step
         if reason is None and mem is not None and pk in found:
             reason = step.in_folder(mem.text)
         if reason is not None:
