@@ -2,8 +2,8 @@
 
     python benchmarks/bench_agent_view.py --only opencode          # once: the sessions, the plugin's trace
     python benchmarks/research/hud_replay.py [--answer 0.2,0.3] [--keep 0.1,0.2] [--ratio 0.3,0.5] [--unknown 0,1]
-    python benchmarks/research/hud_replay.py --shipped [--run DIR --data DIR]   # the shipped bars, with and
-                                                                               # without the step's tool call
+    python benchmarks/research/hud_replay.py --shipped [--run DIR --data DIR] [--own-call]   # the shipped bars,
+                                                    # with and without the step's tool call (or the step's own call)
 
 The plugin's trace (benchmarks/.work/agent_view/opencode/plugin-trace.jsonl) holds the /retrieve request of every
 model call, and requests.jsonl each call's step with the memories labelled relevant to it. Each request is asked
@@ -31,10 +31,12 @@ RUN = HERE.parent / ".work" / "agent_view" / "opencode"
 Pair = tuple[dict[str, Any], list[str], dict[str, Any] | None]
 
 
-def load(run: Path = RUN, data: Path = HERE.parent / "data" / "agent_view") -> list[Pair]:
+def load(run: Path = RUN, data: Path = HERE.parent / "data" / "agent_view", own: bool = False) -> list[Pair]:
     """(retrieve request, relevant ids, the step's latest tool call or None) per scripted model call, in order. The
     step of a call is the scripted call before it in the same turn (its `{root}` made the run's project): what the
-    plugin sends as `step` (a run made before the plugin sent it has no step in its trace)."""
+    plugin sends as `step` (a run made before the plugin sent it has no step in its trace). `own`: the call the step
+    itself makes instead, which the labels judge the step by and the HUD cannot know (it comes before the call):
+    what a hook on the tool call would see."""
     trace = [json.loads(line) for line in (run / "plugin-trace.jsonl").read_text().splitlines() if line.strip()]
     traced = [t for t in trace if t.get("hook") == "messages"]  # one per model call, a request when one was sent
     calls = [json.loads(line) for line in (run / "requests.jsonl").read_text().splitlines() if line.strip()]
@@ -44,6 +46,7 @@ def load(run: Path = RUN, data: Path = HERE.parent / "data" / "agent_view") -> l
     root = str((run / "project").resolve())
 
     def before(s: int, t: int, i: int) -> dict[str, Any] | None:
+        i += 1 if own else 0
         if i == 0:
             return None
         prior = scenario["sessions"][s]["turns"][t]["steps"][i - 1].get("tool_calls") or []
@@ -56,7 +59,11 @@ def load(run: Path = RUN, data: Path = HERE.parent / "data" / "agent_view") -> l
     if len(traced) != len(steps):
         sys.exit(f"{len(traced)} traced model calls for {len(steps)} scripted ones: cannot pair them")
     pairs = [
-        (t["request"], list(s.get("relevant") or []), t["request"].get("step") or before(*where))
+        (
+            t["request"],
+            list(s.get("relevant") or []),
+            before(*where) if own else t["request"].get("step") or before(*where),
+        )
         for t, s, where in zip(traced, steps, at, strict=True)
         if "request" in t
     ]
@@ -106,13 +113,14 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=HERE.parent / "data" / "agent_view", help="the run's scenario")
     parser.add_argument("--whole", action="store_true", help="ask with the whole request only, not its parts too")
     parser.add_argument("--shipped", action="store_true", help="the shipped bars only, with and without the step")
+    parser.add_argument("--own-call", action="store_true", help="the step's own call as its step (see load)")
     args = parser.parse_args()
     from codememory import Store
     from codememory.retrieval import evidence, proactive
     from codememory.retrieval.decision import Bars
 
     proactive.SPLIT_REQUEST = not args.whole
-    pairs = load(args.run, args.data)
+    pairs = load(args.run, args.data, own=args.own_call)
     store = Store.open(args.run / "project")
     model = store.semantic.model or ""
     key = next((k for k in evidence.CALIBRATIONS if model.lower().startswith(k)), None)
