@@ -8,7 +8,8 @@ context. So a step is judged on two kinds of evidence (retrieval/proactive.py):
   the file is in (`internal/pdf/` for `internal/pdf/render.go`; only a memory the step's query already ranks, since
   a folder is wide), or prescribes the command the call ran (a `code span` in the memory whose leading words are the
   command's: `go test ./internal/pdf -update`, `make generate`). Such a memory is shown even when the request's
-  words alone would have held it back (a gotcha about the file is needed when the agent opens the file).
+  words alone would have held it back (a gotcha about the file is needed when the agent opens the file), as long as
+  it is the one memory naming that file (proactive.MAX_NAMING).
 - a memory about the request: shown as before. A routine call looks around or checks (`ls`, `git status`/`diff`/
   `log`, `gofmt -l`, `go build`, running the tests, a grep or glob): its words are no question a memory answers, so
   after one, a memory that only those words found leaves (`go test` finds every memory that mentions tests). The
@@ -32,7 +33,7 @@ from codememory.store.database import Database
 from codememory.store.filters import Filters
 from codememory.text.query import fold
 
-# Tools that only look around (OpenCode's names, and Claude Code's for the same things).
+# Tools that only look around or keep the agent's own to-do list (OpenCode's names, and Claude Code's).
 LOOKING_TOOLS = {"glob", "grep", "list", "ls", "Glob", "Grep", "LS", "todoread", "todowrite", "TodoWrite"}
 # Shell programs that look or check without changing what a memory would speak about, and for the ones that also do
 # other things, which of their subcommands do (None: all of them).
@@ -55,6 +56,7 @@ _PATHISH_RE = re.compile(r"^(?:\.{0,2}/)?[\w@.-]+(?:/[\w@.*-]+)+/?$|^[\w@-]+\.[A
 _CODE_SPAN_RE = re.compile(r"`([^`\n]{2,200})`")
 COMMAND_WORDS = 3  # a prescribed command matches a call that starts with the same first words (at most this many)
 MIN_NEEDLE = 5  # shorter file names ("a.py") are in too many memories by chance
+MAX_NEEDLE = 200  # a longer path is asked for by its end (the trigram index's cost grows with the needle)
 PER_NEEDLE = 20  # memories looked at per file name: a name in more memories than that says little about each
 
 
@@ -71,7 +73,7 @@ class Step:
 
     @property
     def routine(self) -> bool:
-        """A call that only looks around or checks: no memory about the request is wanted after it."""
+        """A call that only looks around or checks: its own words are no evidence for any memory."""
         if self.failed:
             return False
         if self.tool in LOOKING_TOOLS:
@@ -148,7 +150,7 @@ def touched_memories(db: Database, step: Step, filters: Filters) -> list[int]:
     found: dict[int, None] = {}
     commands = [" ".join(words[:2]) for words in step.commands if len(words) >= 2]
     for needle in [*step.needles()[:6], *(c for c in commands if len(c) >= MIN_NEEDLE)][:8]:
-        quoted = '"' + fold(needle).replace('"', '""') + '"'
+        quoted = '"' + fold(needle[-MAX_NEEDLE:]).replace('"', '""') + '"'
         for pk in db.substring_search(quoted, filters, PER_NEEDLE):
             found.setdefault(pk)
     return list(found)
