@@ -101,7 +101,8 @@ class RetrieveBody(RequestBody):
     step: StepCall | None = Field(
         None,
         description="The latest tool call since the request: the step is judged on what it touches (its file, "
-        "folder or command) as well, and after a routine call (ls, git status, running the tests) gets only that.",
+        "folder or command) as well, and after a routine call (ls, git status, running the tests) what only the "
+        "tool calls' words found is left out.",
     )
     remote: bool = Field(
         False,
