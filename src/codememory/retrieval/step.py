@@ -55,7 +55,7 @@ _SEGMENT_RE = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 _PATHISH_RE = re.compile(r"^(?:\.{0,2}/)?[\w@.-]+(?:/[\w@.*-]+)+/?$|^[\w@-]+\.[A-Za-z][A-Za-z0-9]{0,7}$")
 _CODE_SPAN_RE = re.compile(r"`([^`\n]{2,200})`")
 COMMAND_WORDS = 3  # a prescribed command matches a call that starts with the same first words (at most this many)
-MIN_NEEDLE = 5  # shorter file names ("a.py") are in too many memories by chance
+MIN_NEEDLE = 5  # a shorter file name is in too many memories by chance
 MAX_NEEDLE = 200  # a longer path is asked for by its end (the trigram index's cost grows with the needle)
 PER_NEEDLE = 20  # memories looked at per file name: a name in more memories than that says little about each
 
