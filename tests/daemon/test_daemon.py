@@ -690,7 +690,13 @@ def test_real_model_finds_by_meaning_and_loads_once(tmp_path: Path) -> None:
             assert result["memories"][0]["id"] == httpx, result
             assert result["memories"][0]["why"]["cosine"] > 0.3, result
         health = d.client().health()
-        assert health["embedding"] == {"provider": "sentence-transformers", "loaded": True, "available": True}
+        embedding = health["embedding"]
+        assert {k: embedding[k] for k in ("provider", "loaded", "available")} == {
+            "provider": "sentence-transformers",
+            "loaded": True,
+            "available": True,
+        }
+        assert embedding["queries_embedded"] == 2 and embedding["queries_reused"] >= 1, embedding  # the 3rd: none
         assert health["embedding_model"] is True
         print(
             f"\n/retrieve with all-MiniLM-L6-v2: first call {timings[0]:.0f} ms (loads the model), "
