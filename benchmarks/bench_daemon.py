@@ -204,17 +204,26 @@ def ab_arms(project: Path, base_project: Path, base_src: Path, calls: int, seed:
                     body = {"query_expansion": phrases, "entities": entities, "project_root": str(roots[name])}
                     ms, _ = daemons[name].call("POST", "/retrieve", body)
                     times.setdefault((pass_name, name), []).append(ms)
+        rss = {name: rss_kib(daemon.proc.pid) for name, daemon in daemons.items()}
     finally:
         for daemon in daemons.values():
             daemon.stop()
-    out: dict[str, Any] = {"passes": {}}
+    out: dict[str, Any] = {"passes": {}, "rss_after_mib": {n: round(r["VmRSS"] / 1024, 1) for n, r in rss.items()}}
+    log(f"[a/b] RSS after the requests: now {out['rss_after_mib']['now']} MiB, base {out['rss_after_mib']['base']} MiB")
     for pass_name in passes:
         now, base = summary(times[(pass_name, "now")]), summary(times[(pass_name, "base")])
-        out["passes"][pass_name] = {"now": now, "base": base}
+        paired = list(zip(times[(pass_name, "now")], times[(pass_name, "base")], strict=True))
+        out["passes"][pass_name] = {
+            "now": now,
+            "base": base,
+            "now_faster_share": round(sum(a < b for a, b in paired) / len(paired), 3),  # request by request
+            "ms": {"now": times[(pass_name, "now")], "base": times[(pass_name, "base")]},
+        }
         log(
             f"[a/b {pass_name}] now p50 {now['p50_ms']:.1f} / p95 {now['p95_ms']:.1f} ms, base p50 "
             f"{base['p50_ms']:.1f} / p95 {base['p95_ms']:.1f} ms: {now['p50_ms'] / base['p50_ms']:.2f}x / "
-            f"{now['p95_ms'] / base['p95_ms']:.2f}x"
+            f"{now['p95_ms'] / base['p95_ms']:.2f}x; now faster on {out['passes'][pass_name]['now_faster_share']:.0%} "
+            "of the requests"
         )
     return out
 
