@@ -2,6 +2,8 @@
 
     python benchmarks/bench_agent_view.py --only opencode          # once: the sessions, the plugin's trace
     python benchmarks/research/hud_replay.py [--answer 0.2,0.3] [--keep 0.1,0.2] [--ratio 0.3,0.5] [--unknown 0,1]
+    python benchmarks/research/hud_replay.py --shipped [--run DIR --data DIR] [--own-call]   # the shipped bars,
+                                                    # with and without the step's tool call (or the step's own call)
 
 The plugin's trace (benchmarks/.work/agent_view/opencode/plugin-trace.jsonl) holds the /retrieve request of every
 model call, and requests.jsonl each call's step with the memories labelled relevant to it. Each request is asked
@@ -26,26 +28,56 @@ HERE = Path(__file__).resolve().parent
 RUN = HERE.parent / ".work" / "agent_view" / "opencode"
 
 
-def load(run: Path = RUN, data: Path = HERE.parent / "data" / "agent_view") -> list[tuple[dict[str, Any], list[str]]]:
-    """(retrieve request, relevant ids) per scripted model call, in order."""
+Pair = tuple[dict[str, Any], list[str], dict[str, Any] | None]
+
+
+def load(run: Path = RUN, data: Path = HERE.parent / "data" / "agent_view", own: bool = False) -> list[Pair]:
+    """(retrieve request, relevant ids, the step's latest tool call or None) per scripted model call, in order. The
+    step of a call is the scripted call before it in the same turn (its `{root}` made the run's project): what the
+    plugin sends as `step` (a run made before the plugin sent it has no step in its trace). `own`: the call the step
+    itself makes instead, which the labels judge the step by and the HUD cannot know (it comes before the call):
+    what a hook on the tool call would see."""
     trace = [json.loads(line) for line in (run / "plugin-trace.jsonl").read_text().splitlines() if line.strip()]
     traced = [t for t in trace if t.get("hook") == "messages"]  # one per model call, a request when one was sent
     calls = [json.loads(line) for line in (run / "requests.jsonl").read_text().splitlines() if line.strip()]
     scenario = json.loads((data / "steps.json").read_text(encoding="utf-8"))
-    steps = [scenario["sessions"][s]["turns"][t]["steps"][i] for s, t, i in (c["at"] for c in calls if c.get("at"))]
+    at = [c["at"] for c in calls if c.get("at")]
+    steps = [scenario["sessions"][s]["turns"][t]["steps"][i] for s, t, i in at]
+    root = str((run / "project").resolve())
+
+    def before(s: int, t: int, i: int) -> dict[str, Any] | None:
+        i += 1 if own else 0
+        if i == 0:
+            return None
+        prior = scenario["sessions"][s]["turns"][t]["steps"][i - 1].get("tool_calls") or []
+        if not prior:
+            return None
+        call = prior[-1]
+        args = {k: str(v).replace("{root}", root) for k, v in call.get("args", {}).items() if isinstance(v, str)}
+        return {"tool": call["tool"], "args": args, "error": False}
+
     if len(traced) != len(steps):
         sys.exit(f"{len(traced)} traced model calls for {len(steps)} scripted ones: cannot pair them")
     pairs = [
-        (t["request"], list(s.get("relevant") or [])) for t, s in zip(traced, steps, strict=True) if "request" in t
+        (
+            t["request"],
+            list(s.get("relevant") or []),
+            before(*where) if own else t["request"].get("step") or before(*where),
+        )
+        for t, s, where in zip(traced, steps, at, strict=True)
+        if "request" in t
     ]
     if len(pairs) < len(steps):
         print(f"{len(steps) - len(pairs)} calls sent no request (daemon down or skipped): left out", file=sys.stderr)
     return pairs
 
 
-def score(store: Any, pairs: list[tuple[dict[str, Any], list[str]]]) -> dict[str, float | None]:
+def score(store: Any, pairs: list[Pair], with_step: bool = True) -> dict[str, float | None]:
+    from codememory.retrieval.step import step_from_call
+
     precisions, recalls, empty_ok, nothing = [], [], 0, 0
-    for request, relevant in pairs:
+    for request, relevant, call in pairs:
+        step = step_from_call(**call, root=str(store.root)) if call and with_step else None
         result = store.retrieve(
             request["query_expansion"],
             entities=request.get("entities") or [],
@@ -53,6 +85,8 @@ def score(store: Any, pairs: list[tuple[dict[str, Any], list[str]]]) -> dict[str
             max_memories=request.get("max_memories", 4),
             max_new=request.get("max_new", 3),
             token_budget=request.get("token_budget", 1500),
+            touch=False,
+            step=step,
         )
         shown = [m.id for m in result.memories]
         hits = len(set(shown) & set(relevant))
@@ -78,13 +112,15 @@ def main() -> None:
     parser.add_argument("--run", type=Path, default=RUN, help="the run's opencode folder (default: %(default)s)")
     parser.add_argument("--data", type=Path, default=HERE.parent / "data" / "agent_view", help="the run's scenario")
     parser.add_argument("--whole", action="store_true", help="ask with the whole request only, not its parts too")
+    parser.add_argument("--shipped", action="store_true", help="the shipped bars only, with and without the step")
+    parser.add_argument("--own-call", action="store_true", help="the step's own call as its step (see load)")
     args = parser.parse_args()
     from codememory import Store
     from codememory.retrieval import evidence, proactive
     from codememory.retrieval.decision import Bars
 
     proactive.SPLIT_REQUEST = not args.whole
-    pairs = load(args.run, args.data)
+    pairs = load(args.run, args.data, own=args.own_call)
     store = Store.open(args.run / "project")
     model = store.semantic.model or ""
     key = next((k for k in evidence.CALIBRATIONS if model.lower().startswith(k)), None)
@@ -92,6 +128,10 @@ def main() -> None:
         sys.exit(f"no calibration for {model!r}")
     shipped = evidence.CALIBRATIONS[key]
     print(f"{len(pairs)} calls, model {model}, shipped inject bars {shipped.inject}")
+    if args.shipped:
+        print("request only    ", score(store, pairs, with_step=False))
+        print("with the step   ", score(store, pairs))
+        return
     grid = [[float(v) for v in getattr(args, n).split(",")] for n in ("answer", "keep", "ratio", "unknown")]
     for a, k, r, u in itertools.product(*grid):
         if k > a:

@@ -165,6 +165,24 @@ def test_retrieve_leaves_out_what_the_call_carries_and_names_the_call_budget(
     assert too_many.status == 422
 
 
+def test_retrieve_judges_the_step_the_plugin_names(shared: tuple[Daemon, Path, list[str]]) -> None:
+    """`step`: the agent's latest tool call. After a routine one (git status) what only its words found leaves, the
+    request's memory stays; a malformed step is refused with one line."""
+    d, project, ids = shared
+    client = d.client()
+    phrases = ["http client for webhooks", "deploys happen on tuesdays after the billing batch"]  # request, call
+    body = retrieve_body(project, query_expansion=phrases)
+    plain = {m["id"] for m in client.request("POST", "/retrieve", body).data["memories"]}
+    assert {ids[0], ids[2]} <= plain  # "deploys" in the call's words found the deploy memory
+    routine = {"tool": "bash", "args": {"command": "git status --short"}, "error": False}
+    judged = client.request("POST", "/retrieve", {**body, "step": routine}).data["memories"]
+    assert [m["id"] for m in judged] == [ids[0]]
+    failed = {**routine, "error": True}  # a failed call is no routine one: its words still count
+    assert ids[2] in {m["id"] for m in client.request("POST", "/retrieve", {**body, "step": failed}).data["memories"]}
+    bad = client.request("POST", "/retrieve", {**body, "step": {"tool": "", "args": {"command": 3}}})
+    assert bad.status == 422 and "\n" not in bad.data["error"]
+
+
 def test_parallel_requests_share_one_open_store(shared: tuple[Daemon, Path, list[str]]) -> None:
     d, project, ids = shared
     failures: list[str] = []
@@ -681,8 +699,9 @@ def test_real_model_finds_by_meaning_and_loads_once(tmp_path: Path) -> None:
         assert d.client().health()["embedding"]["loaded"] is False
         # what is injected unasked must be likely relevant: phrases that name what the memory is about
         question = ["which HTTP library does the webhook worker use"]
-        timings = []
+        timings, embedded = [], []
         for phrases in (question, ["choosing an HTTP client for the webhook worker"], question):
+            embedded.append(d.client().health()["embedding"]["queries_embedded"])
             t0 = time.perf_counter()
             result = d.client(timeout=300).retrieve(phrases, project)
             timings.append((time.perf_counter() - t0) * 1000)
@@ -690,7 +709,16 @@ def test_real_model_finds_by_meaning_and_loads_once(tmp_path: Path) -> None:
             assert result["memories"][0]["id"] == httpx, result
             assert result["memories"][0]["why"]["cosine"] > 0.3, result
         health = d.client().health()
-        assert health["embedding"] == {"provider": "sentence-transformers", "loaded": True, "available": True}
+        embedding = health["embedding"]
+        assert {k: embedding[k] for k in ("provider", "loaded", "available")} == {
+            "provider": "sentence-transformers",
+            "loaded": True,
+            "available": True,
+        }
+        # a new phrase is embedded once; the third call asks what the first did and embeds nothing (the first call's
+        # count may include the start-up warm-up's own query)
+        embedded.append(embedding["queries_embedded"])
+        assert [embedded[2] - embedded[1], embedded[3] - embedded[2]] == [1, 0], embedded
         assert health["embedding_model"] is True
         print(
             f"\n/retrieve with all-MiniLM-L6-v2: first call {timings[0]:.0f} ms (loads the model), "
