@@ -12,7 +12,7 @@ weights and reports answer@1 / recall@5 of the whole ranking per set; `decide` a
 (`retrieval.decision`) with a range of bars to the shipped ranking and reports what search would return: answer@1,
 precision, absent → nothing, recall@5 on the precision split, recall@5 of what is returned on LoCoMo-dev and the
 coding set. A change of the evidence itself (retrieval/evidence.py, hybrid.gather) needs a new dump; weights and bars
-do not. The judge split is refused.
+do not. A held-out split is refused.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ sys.path.insert(0, str(HERE.parent))
 import bench_precision as bp  # noqa: E402
 
 WORK = HERE.parent / ".work" / "ranking"
+HELD_OUT = ("judge3",)  # final judges not yet run; the splits run as judges before are tuning data now
 
 
 @dataclass
@@ -128,8 +129,8 @@ def dump(model: str, sets: list[str]) -> None:
     seen = _capture()
     (WORK / model).mkdir(parents=True, exist_ok=True)
     for name in sets:
-        if name == "judge":
-            sys.exit("the judge split is never used for tuning")
+        if name in HELD_OUT:
+            sys.exit(f"the {name} split is held out: never used for tuning")
         t0 = time.perf_counter()
         cases = dump_retrieval(name, seen) if name in ("locomo", "coding") else dump_precision(model, name, seen)
         path = WORK / model / f"{name}.pickle"
@@ -238,7 +239,12 @@ def with_likelihood(cases: list[tuple[Case, list[tuple[str, dict[str, Any]]]]], 
         (
             case,
             [
-                (parts["score"], i, key, {"likelihood": likelihood(parts["e"].coverage, parts["e"].meaning, cal)})
+                (
+                    parts["score"],
+                    i,
+                    key,
+                    {"likelihood": likelihood(parts["e"].coverage, parts["e"].meaning, cal.weights)},
+                )
                 for i, (key, parts) in enumerate(ranked)
             ],
         )
@@ -285,7 +291,7 @@ def study_decide(
     import itertools
 
     from codememory.retrieval.decision import Bars
-    from codememory.retrieval.evidence import Calibration, calibration_for
+    from codememory.retrieval.evidence import Calibration, Weights, calibration_for
 
     data = ranked_cases(model, sets, lexical)
     shipped = calibration_for(None if lexical else bp.MODEL_NAMES[model])
@@ -294,7 +300,7 @@ def study_decide(
     else:
         w = fit(data[sets[0]])
         print(f"fitted on {sets[0]}: words {w[0]}, meaning {w[1]}, bias {w[2]}; shipped {shipped}")
-        cal = Calibration(w[0], w[1], w[2], shipped.search, shipped.inject)
+        cal = Calibration(Weights(w[0], w[1], w[2]), shipped.search, shipped.inject)
     entries = {name: with_likelihood(cases, cal) for name, cases in data.items()}
     for a, k, r, u in itertools.product(answer, keep, ratio, unknown):
         if k > a:

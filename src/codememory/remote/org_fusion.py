@@ -40,7 +40,7 @@ from codememory.core.dates import from_iso, to_iso
 from codememory.core.provenance import NEUTRAL_IMPORTANCE
 from codememory.remote.milvus import literal
 from codememory.retrieval.decision import decide
-from codememory.retrieval.evidence import Background, calibration_for, likelihood
+from codememory.retrieval.evidence import Background, calibration_for, likelihood, standout_reference
 from codememory.retrieval.fusion import DATE_BOOST, NEIGHBOUR_SPAN, TAG_BOOST, Evidence, Sessions, order
 from codememory.retrieval.hybrid import RANK_WEIGHTS
 from codememory.text.query import ParsedQuery, words
@@ -112,8 +112,18 @@ def fused(
     sessions = Sessions.build(_sessions(rows))
     weights = replace(RANK_WEIGHTS, neighbour=neighbour_weight)
     cal = calibration_for(getattr(embedder, "name", None) if background is not None else None)
+    reference = standout_reference(e.meaning for e in evidence.values())
+    plain = cal.background or cal.weights  # the likelihood against the background alone (decision.Bars.strong)
     ranked = [
-        (score, p, "remote", {"likelihood": likelihood(evidence[p].coverage, evidence[p].meaning, cal)})
+        (
+            score,
+            p,
+            "remote",
+            {
+                "likelihood": likelihood(evidence[p].coverage, evidence[p].meaning, cal.weights, reference),
+                "background_likelihood": likelihood(evidence[p].coverage, evidence[p].meaning, plain),
+            },
+        )
         for score, p, _parts in order(evidence, found, sessions, weights, now, 1.0)
     ]
     kept, _held = decide(ranked, cal.search)

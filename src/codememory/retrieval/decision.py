@@ -10,7 +10,9 @@ project-sized stores (retrieval/evidence.py; the figures and the curve in benchm
    gets nothing, however close its nearest memories happen to be.
 2. **What else is worth showing?** For an answered query, every candidate whose own likelihood clears the lower
    `Bars.keep` and is at least `Bars.ratio` of the best one's: a second memory about the same thing stays, one that
-   is merely the next closest does not.
+   is merely the next closest does not. A candidate whose likelihood against the background alone
+   (`background_likelihood`: without how far it stands out from the store's other memories) reaches `Bars.strong`
+   stays too: in a conversation log many turns answer one question and none stands out from the others.
 
 Entries that carry no likelihood (the strict keyword matches of explicit query syntax: `"a phrase"`, OR, NOT,
 prefix*) are what the user's syntax asked for and always stay. The ranking's order is kept.
@@ -31,10 +33,13 @@ class Bars:
     keep: float  # each shown candidate's own likelihood must reach this ...
     ratio: float = 0.0  # ... and this share of the best candidate's
     unknown: float = 0.0  # log-odds added to the answer bar per unit of the query's word weight no memory holds
+    strong: float = 2.0  # ... or its likelihood against the background alone (no standout) must reach this (>1: never)
 
     def lenient(self, slack: float) -> Bars:
         """The bars lowered by `slack` (a memory an agent was already shown keeps its place a little longer)."""
-        return Bars(max(0.0, self.answer - slack), max(0.0, self.keep - slack), self.ratio, self.unknown)
+        return Bars(
+            max(0.0, self.answer - slack), max(0.0, self.keep - slack), self.ratio, self.unknown, self.strong - slack
+        )
 
     def answered(self, best: float, unknown_share: float) -> bool:
         """Whether a query whose best candidate has likelihood `best` is answered, `unknown_share` of its word weight
@@ -66,7 +71,9 @@ def decide(order: list[Entry], bars: Bars, unknown_share: float = 0.0) -> tuple[
     held: list[Entry] = []
     for entry in order:
         p = entry[3].get("likelihood")
-        ok = p is None or (answered and p >= bars.keep and p >= bars.ratio * best)
+        plain = entry[3].get("background_likelihood")
+        strong = plain is not None and plain >= bars.strong
+        ok = p is None or (answered and ((p >= bars.keep and p >= bars.ratio * best) or strong))
         (kept if ok else held).append(entry)
     return kept, held
 

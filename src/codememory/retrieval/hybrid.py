@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING, Any
 from codememory.core.dates import from_iso
 from codememory.retrieval.evidence import (
     Background,
+    Weights,
     calibration_for,
     keyword_evidence,
     likelihood,
+    standout_reference,
 )
 from codememory.retrieval.fusion import (
     DATE_BOOST,
@@ -74,13 +76,16 @@ def hybrid_ranking(
     now: datetime,
     mode: str,
     phrases: list[ParsedQuery] | None = None,
+    inject: bool = False,
 ) -> tuple[Ranked, bool, bool]:
     """Several query vectors (one per phrase of a query expansion, `phrases` parsed) count by their best evidence,
     and so does word coverage (the best over the phrases: a memory about one phrase is not diluted by the words of
-    the others). Every entry's explain carries `keyword`, `coverage` and `meaning` (evidence.py), `likelihood` and
-    `all_words` (it holds every content word of the query), which the relevance decision reads
-    (retrieval/decision.py)."""
+    the others). Every entry's explain carries `keyword`, `coverage`, `meaning` and `standout` (evidence.py),
+    `likelihood` (with the weights of what is put into an agent's context unasked when `inject`) and `all_words` (it
+    holds every content word of the query), which the relevance decision reads (retrieval/decision.py)."""
     cal = calibration_for(semantic.model)
+    weights = cal.weights_for(inject)
+    plain = cal.background if cal.background is not None and not inject else None
     bgs = backgrounds(semantic, qvecs)
     sem_pool = max(SEMANTIC_POOL, want + CANDIDATE_SLACK)
     semantic_hits: dict[int, float] = {}
@@ -96,14 +101,17 @@ def hybrid_ranking(
             note(pk, cos, bg)
     if mode == "semantic":
         rows = db.rank_rows(list(semantic_hits))
+        reference = standout_reference(meaning.values())
         ranked: Ranked = []
         for pk, cos in semantic_hits.items():
             imp, rec = nudges(rows[pk], now)
             explain: dict[str, Any] = {
                 "cosine": round(cos, 4),
                 "meaning": meaning.get(pk),
+                "standout": _standout(meaning.get(pk), reference),
                 "keyword": 0.0,
-                "likelihood": likelihood(0.0, meaning.get(pk), cal),
+                "likelihood": likelihood(0.0, meaning.get(pk), weights, reference),
+                **_background_likelihood(0.0, meaning.get(pk), plain),
                 "coverage": 0.0,
                 "all_words": False,
                 "importance_nudge": round(imp, 4),
@@ -118,11 +126,16 @@ def hybrid_ranking(
         db, parsed, filters, fuzzy, threshold, semantic, qvecs, bgs, semantic_hits, meaning, now, phrases=phrases
     )
     found.meaning_hits = set(semantic_hits)
-    weights = replace(RANK_WEIGHTS, neighbour=semantic.config.search.neighbour_weight)
-    ordered = order(found.evidence, found.pool, found.sessions, weights, now, db.stale_factor)
-    ordered = newer_supersedes(ordered, found.evidence, _alike(semantic, ordered[: weights.head]), weights)
-    likely = {pk: likelihood(found.evidence[pk].coverage, found.evidence[pk].meaning, cal) for _, pk, _ in ordered}
-    for _, pk, parts in ordered[: weights.head]:
+    rank_weights = replace(RANK_WEIGHTS, neighbour=semantic.config.search.neighbour_weight)
+    ordered = order(found.evidence, found.pool, found.sessions, rank_weights, now, db.stale_factor)
+    ordered = newer_supersedes(ordered, found.evidence, _alike(semantic, ordered[: rank_weights.head]), rank_weights)
+    # every candidate counts for the store's k-th nearest memory: the pool holds the nearest ones by meaning
+    reference = standout_reference(e.meaning for e in found.evidence.values())
+    likely = {
+        pk: likelihood(found.evidence[pk].coverage, found.evidence[pk].meaning, weights, reference)
+        for _, pk, _ in ordered
+    }
+    for _, pk, parts in ordered[: rank_weights.head]:
         if "supersedes" in parts:  # the newer of near-duplicates is as likely relevant as the older ones it passed
             likely[pk] = max(likely[pk], *(likely[o] for o in parts.pop("supersedes")))
             parts["supersedes"] = True
@@ -140,8 +153,10 @@ def hybrid_ranking(
             "cosine": found.cosine.get(pk),
             "keyword": e.keyword,
             "meaning": e.meaning,
+            "standout": _standout(e.meaning, reference),
             "coverage": e.coverage,
             "likelihood": likely[pk],
+            **_background_likelihood(e.coverage, e.meaning, plain),
             "all_words": pk in found.all_words,
             **parts,
         }
@@ -151,6 +166,15 @@ def hybrid_ranking(
             explain["stale_factor"] = db.stale_factor
         ranked.append((score, pk, match, explain))
     return ranked, False, found.fuzzy_used
+
+
+def _background_likelihood(coverage: float, meaning: float | None, plain: Weights | None) -> dict[str, float]:
+    """The likelihood against the background alone (no standout), when search's calibration has one."""
+    return {} if plain is None else {"background_likelihood": likelihood(coverage, meaning, plain)}
+
+
+def _standout(meaning: float | None, reference: float | None) -> float | None:
+    return meaning - reference if meaning is not None and reference is not None else None
 
 
 def _alike(semantic: Semantic, head: list[tuple[float, int, dict[str, Any]]]) -> Callable[[int, int], bool]:

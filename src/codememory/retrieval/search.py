@@ -152,7 +152,7 @@ def with_keyword_likelihood(
         coverage = max(q.coverage(held.get(pk, ())) for q in per_phrase)
         if "similarity" in explain:
             coverage = max(coverage, typo_coverage(explain, DEFAULT_THRESHOLD))
-        likely = likelihood(coverage, None, cal)
+        likely = likelihood(coverage, None, cal.weights)
         out.append((score, pk, match, {**explain, "coverage": coverage, "likelihood": likely}))
     return out
 
@@ -281,7 +281,7 @@ def rank_phrases(
         return _decided(ranking, db, relevance_bars(None, inject=inject), each)
     assert semantic is not None  # vectors exist only with a working embedder
     order, more, fuzzy_used = hybrid_ranking(
-        db, parsed, filters, want, None, DEFAULT_THRESHOLD, semantic, qvecs, now_utc(), "hybrid", each
+        db, parsed, filters, want, None, DEFAULT_THRESHOLD, semantic, qvecs, now_utc(), "hybrid", each, inject
     )
     ranking = Ranking(order, more, fuzzy_used, "hybrid", gap, parsed)
     return _decided(ranking, db, relevance_bars(semantic.model, inject=inject), each)

@@ -107,7 +107,18 @@ _NOTE_CHARS = 300
 _QUIET = frozenset(
     {"score", "lexical_z", "semantic_z", "importance_nudge", "recency_nudge", "similarity", "terms", "rank"}
     # the relevance evidence and the ranking's order marks (retrieval/evidence.py, fusion.py): in --json
-    | {"keyword", "meaning", "coverage", "likelihood", "all_words", "covered", "newer_in_tie", "supersedes"}
+    | {
+        "keyword",
+        "meaning",
+        "standout",
+        "coverage",
+        "likelihood",
+        "background_likelihood",
+        "all_words",
+        "covered",
+        "newer_in_tie",
+        "supersedes",
+    }
 )
 _SHOWN = frozenset(
     {"retriever", "match", "bm25", "cosine", "fused", "words", "entities", "typos", "fuzzy", "context", "boost"}
