@@ -9,6 +9,16 @@ again of the run's own store (`Store.retrieve`, the daemon's code path, no pins 
 bars, and scored as the benchmark scores the HUD: precision and recall against the step's labels, and the share of
 steps labelled with no memory that get no HUD memory. A proxy for the real run (pins and what the context already
 carries differ), good for choosing; the figures reported are the real run's.
+
+    python benchmarks/research/hud_replay.py --run DIR --feedback [--weights 0,1] [--scales 0.5,1,1.5] [--pass 0]
+
+`--feedback` measures what the usefulness record does to the HUD at equal recall: the run's requests (those of one
+pass with `--pass`; a `--passes` run's store holds the record its passes left) are asked again with the record's
+weight at each of `--weights` (0: the control, ranking that ignores the record; 1: as shipped), under the shipped
+injection bars scaled by each of `--scales` (answer and keep bars times the scale: one precision-recall curve per
+weight), each asked as a new session would ask it (the record of every earlier session counts: the next pass), and
+without counting an access. Printed: the curves, then each weight's precision interpolated at the control's recall
+levels.
 """
 
 from __future__ import annotations
@@ -26,25 +36,30 @@ HERE = Path(__file__).resolve().parent
 RUN = HERE.parent / ".work" / "agent_view" / "opencode"
 
 
-def load(run: Path = RUN, data: Path = HERE.parent / "data" / "agent_view") -> list[tuple[dict[str, Any], list[str]]]:
-    """(retrieve request, relevant ids) per scripted model call, in order."""
+def load(
+    run: Path = RUN, data: Path = HERE.parent / "data" / "agent_view", only_pass: int | None = None
+) -> list[tuple[dict[str, Any], list[str]]]:
+    """(retrieve request, relevant ids) per scripted model call, in order (of pass `only_pass` when given)."""
     trace = [json.loads(line) for line in (run / "plugin-trace.jsonl").read_text().splitlines() if line.strip()]
     traced = [t for t in trace if t.get("hook") == "messages"]  # one per model call, a request when one was sent
     calls = [json.loads(line) for line in (run / "requests.jsonl").read_text().splitlines() if line.strip()]
+    calls = [c for c in calls if c.get("at")]
     scenario = json.loads((data / "steps.json").read_text(encoding="utf-8"))
-    steps = [scenario["sessions"][s]["turns"][t]["steps"][i] for s, t, i in (c["at"] for c in calls if c.get("at"))]
+    steps = [scenario["sessions"][s]["turns"][t]["steps"][i] for s, t, i in (c["at"] for c in calls)]
     if len(traced) != len(steps):
         sys.exit(f"{len(traced)} traced model calls for {len(steps)} scripted ones: cannot pair them")
     pairs = [
-        (t["request"], list(s.get("relevant") or [])) for t, s in zip(traced, steps, strict=True) if "request" in t
+        (t["request"], list(s.get("relevant") or []))
+        for t, s, c in zip(traced, steps, calls, strict=True)
+        if "request" in t and (only_pass is None or c.get("pass", 0) == only_pass)
     ]
-    if len(pairs) < len(steps):
+    if only_pass is None and len(pairs) < len(steps):
         print(f"{len(steps) - len(pairs)} calls sent no request (daemon down or skipped): left out", file=sys.stderr)
     return pairs
 
 
-def score(store: Any, pairs: list[tuple[dict[str, Any], list[str]]]) -> dict[str, float | None]:
-    precisions, recalls, empty_ok, nothing = [], [], 0, 0
+def score(store: Any, pairs: list[tuple[dict[str, Any], list[str]]], *, touch: bool = True) -> dict[str, float | None]:
+    precisions, recalls, empty_ok, nothing, hits_all, shown_all = [], [], 0, 0, 0, 0
     for request, relevant in pairs:
         result = store.retrieve(
             request["query_expansion"],
@@ -53,9 +68,11 @@ def score(store: Any, pairs: list[tuple[dict[str, Any], list[str]]]) -> dict[str
             max_memories=request.get("max_memories", 4),
             max_new=request.get("max_new", 3),
             token_budget=request.get("token_budget", 1500),
+            touch=touch,
         )
         shown = [m.id for m in result.memories]
         hits = len(set(shown) & set(relevant))
+        hits_all, shown_all = hits_all + hits, shown_all + len(shown)
         if shown:
             precisions.append(hits / len(shown))
         if relevant:
@@ -65,10 +82,63 @@ def score(store: Any, pairs: list[tuple[dict[str, Any], list[str]]]) -> dict[str
             empty_ok += not shown
     return {
         "hud_precision": round(statistics.fmean(precisions), 3) if precisions else None,
+        "hud_precision_micro": round(hits_all / shown_all, 3) if shown_all else None,
         "hud_recall": round(statistics.fmean(recalls), 3) if recalls else None,
         "nothing_without_hud": round(empty_ok / nothing, 3) if nothing else None,
         "calls_with_hud": len(precisions),
+        "shown": shown_all,
     }
+
+
+def at_recall(curve: list[dict[str, Any]], recall: float) -> float | None:
+    """A curve's precision at `recall`, linear between its two nearest points (None outside its recall range)."""
+    points: list[tuple[float, float]] = sorted(
+        (float(c["hud_recall"]), float(c["hud_precision"])) for c in curve if c["hud_precision"] is not None
+    )
+    for (r0, p0), (r1, p1) in itertools.pairwise(points):
+        if r0 <= recall <= r1:
+            return p0 if r1 == r0 else p0 + (p1 - p0) * (recall - r0) / (r1 - r0)
+    return points[0][1] if points and points[0][0] == recall else None
+
+
+def feedback(store: Any, pairs: list[tuple[dict[str, Any], list[str]]], args: argparse.Namespace) -> None:
+    """The precision-recall curves of the HUD with the usefulness record at each weight (see the docstring)."""
+    from codememory.retrieval import evidence
+    from codememory.retrieval.decision import Bars
+
+    key = calibration_key(store)
+    shipped = evidence.CALIBRATIONS[key]
+    curves: dict[float, list[dict[str, Any]]] = {}
+    for weight in (float(w) for w in args.weights.split(",")):
+        store.db.usage_weight = weight
+        for scale in (float(v) for v in args.scales.split(",")):
+            bars = shipped.inject
+            evidence.CALIBRATIONS[key] = replace(
+                shipped, inject=Bars(bars.answer * scale, bars.keep * scale, bars.ratio, bars.unknown)
+            )
+            row = {"weight": weight, "scale": scale, **score(store, pairs, touch=False)}
+            curves.setdefault(weight, []).append(row)
+            print(json.dumps(row), flush=True)
+    evidence.CALIBRATIONS[key] = shipped
+    control = curves.get(0.0) or next(iter(curves.values()))
+    print("precision at the control's recall levels:")
+    for point in control:
+        recall = point["hud_recall"]
+        line = {w: at_recall(c, recall) for w, c in curves.items()}
+        print(
+            f"  recall {recall}: "
+            + ", ".join(f"weight {w}: {p if p is None else round(p, 3)}" for w, p in line.items())
+        )
+
+
+def calibration_key(store: Any) -> str:
+    from codememory.retrieval import evidence
+
+    model = store.semantic.model or ""
+    key = next((k for k in evidence.CALIBRATIONS if model.lower().startswith(k)), None)
+    if key is None:
+        sys.exit(f"no calibration for {model!r}")
+    return key
 
 
 def main() -> None:
@@ -78,20 +148,24 @@ def main() -> None:
     parser.add_argument("--run", type=Path, default=RUN, help="the run's opencode folder (default: %(default)s)")
     parser.add_argument("--data", type=Path, default=HERE.parent / "data" / "agent_view", help="the run's scenario")
     parser.add_argument("--whole", action="store_true", help="ask with the whole request only, not its parts too")
+    parser.add_argument("--feedback", action="store_true", help="curves with the usefulness record at --weights")
+    parser.add_argument("--weights", default="0,1", help="[usefulness] weights for --feedback (0: the control)")
+    parser.add_argument("--scales", default="0.5,0.75,1,1.25,1.5,2", help="the inject bars scaled, for --feedback")
+    parser.add_argument("--pass", dest="only_pass", type=int, help="only the calls of this pass of a --passes run")
     args = parser.parse_args()
     from codememory import Store
     from codememory.retrieval import evidence, proactive
     from codememory.retrieval.decision import Bars
 
     proactive.SPLIT_REQUEST = not args.whole
-    pairs = load(args.run, args.data)
+    pairs = load(args.run, args.data, args.only_pass)
     store = Store.open(args.run / "project")
-    model = store.semantic.model or ""
-    key = next((k for k in evidence.CALIBRATIONS if model.lower().startswith(k)), None)
-    if key is None:
-        sys.exit(f"no calibration for {model!r}")
+    key = calibration_key(store)
     shipped = evidence.CALIBRATIONS[key]
-    print(f"{len(pairs)} calls, model {model}, shipped inject bars {shipped.inject}")
+    print(f"{len(pairs)} calls, model {store.semantic.model}, shipped inject bars {shipped.inject}")
+    if args.feedback:
+        feedback(store, pairs, args)
+        return
     grid = [[float(v) for v in getattr(args, n).split(",")] for n in ("answer", "keep", "ratio", "unknown")]
     for a, k, r, u in itertools.product(*grid):
         if k > a:
