@@ -44,14 +44,15 @@ def load(
     traced = [t for t in trace if t.get("hook") == "messages"]  # one per model call, a request when one was sent
     calls = [json.loads(line) for line in (run / "requests.jsonl").read_text().splitlines() if line.strip()]
     calls = [c for c in calls if c.get("at")]
+    passes = list(itertools.accumulate(int(i > 0 and c["at"] == [0, 0, 0]) for i, c in enumerate(calls)))
     scenario = json.loads((data / "steps.json").read_text(encoding="utf-8"))
     steps = [scenario["sessions"][s]["turns"][t]["steps"][i] for s, t, i in (c["at"] for c in calls)]
     if len(traced) != len(steps):
         sys.exit(f"{len(traced)} traced model calls for {len(steps)} scripted ones: cannot pair them")
     pairs = [
         (t["request"], list(s.get("relevant") or []))
-        for t, s, c in zip(traced, steps, calls, strict=True)
-        if "request" in t and (only_pass is None or c.get("pass", 0) == only_pass)
+        for t, s, p in zip(traced, steps, passes, strict=True)
+        if "request" in t and (only_pass is None or p == only_pass)
     ]
     if only_pass is None and len(pairs) < len(steps):
         print(f"{len(steps) - len(pairs)} calls sent no request (daemon down or skipped): left out", file=sys.stderr)
