@@ -92,21 +92,19 @@ def score(store: Any, pairs: list[tuple[dict[str, Any], list[str]]], *, touch: b
 
 
 def at_recall(curve: list[dict[str, Any]], recall: float) -> float | None:
-    """A curve's precision at `recall`, linear between its two nearest points (None outside its recall range)."""
-    points: list[tuple[float, float]] = sorted(
-        (float(c["hud_recall"]), float(c["hud_precision"])) for c in curve if c["hud_precision"] is not None
-    )
-    for (r0, p0), (r1, p1) in itertools.pairwise(points):
-        if r0 <= recall <= r1:
-            return p0 if r1 == r0 else p0 + (p1 - p0) * (recall - r0) / (r1 - r0)
-    return points[0][1] if points and points[0][0] == recall else None
+    """A curve's interpolated precision at `recall`: the best precision of its points with at least that recall
+    (None when none reaches it)."""
+    reached = [float(c["hud_precision"]) for c in curve if c["hud_precision"] is not None and c["hud_recall"] >= recall]
+    return max(reached) if reached else None
 
 
 def feedback(store: Any, pairs: list[tuple[dict[str, Any], list[str]]], args: argparse.Namespace) -> None:
     """The precision-recall curves of the HUD with the usefulness record at each weight (see the docstring)."""
-    from codememory.retrieval import evidence
+    from codememory.retrieval import evidence, usefulness
     from codememory.retrieval.decision import Bars
 
+    if args.max_sink is not None:
+        usefulness.MAX_SINK = args.max_sink  # what a stronger sink would do (shipped: see retrieval/usefulness.py)
     key = calibration_key(store)
     shipped = evidence.CALIBRATIONS[key]
     curves: dict[float, list[dict[str, Any]]] = {}
@@ -152,6 +150,7 @@ def main() -> None:
     parser.add_argument("--feedback", action="store_true", help="curves with the usefulness record at --weights")
     parser.add_argument("--weights", default="0,1", help="[usefulness] weights for --feedback (0: the control)")
     parser.add_argument("--scales", default="0.5,0.75,1,1.25,1.5,2", help="the inject bars scaled, for --feedback")
+    parser.add_argument("--max-sink", type=float, help="--feedback with the factor's floor at 1 - this (shipped 0.35)")
     parser.add_argument("--pass", dest="only_pass", type=int, help="only the calls of this pass of a --passes run")
     args = parser.parse_args()
     from codememory import Store
