@@ -2,6 +2,8 @@
 
     python benchmarks/bench_agent_view.py --only opencode          # once: the sessions, the plugin's trace
     python benchmarks/research/hud_replay.py [--answer 0.2,0.3] [--keep 0.1,0.2] [--ratio 0.3,0.5] [--unknown 0,1]
+    python benchmarks/research/hud_replay.py --shipped [--run DIR --data DIR] [--own-call]   # the shipped bars,
+                                                    # with and without the step's tool call (or the step's own call)
 
 The plugin's trace (benchmarks/.work/agent_view/opencode/plugin-trace.jsonl) holds the /retrieve request of every
 model call, and requests.jsonl each call's step with the memories labelled relevant to it. Each request is asked
@@ -18,7 +20,7 @@ weight at each of `--weights` (0: the control, ranking that ignores the record; 
 injection bars scaled by each of `--scales` (answer and keep bars times the scale: one precision-recall curve per
 weight), each asked as a new session would ask it (the record of every earlier session counts: the next pass), and
 without counting an access. Printed: the curves, then each weight's precision interpolated at the control's recall
-levels.
+levels. `--max-sink` shows what a stronger sink than the shipped one would do.
 """
 
 from __future__ import annotations
@@ -36,22 +38,47 @@ HERE = Path(__file__).resolve().parent
 RUN = HERE.parent / ".work" / "agent_view" / "opencode"
 
 
+Pair = tuple[dict[str, Any], list[str], dict[str, Any] | None]
+
+
 def load(
-    run: Path = RUN, data: Path = HERE.parent / "data" / "agent_view", only_pass: int | None = None
-) -> list[tuple[dict[str, Any], list[str]]]:
-    """(retrieve request, relevant ids) per scripted model call, in order (of pass `only_pass` when given)."""
+    run: Path = RUN, data: Path = HERE.parent / "data" / "agent_view", own: bool = False, only_pass: int | None = None
+) -> list[Pair]:
+    """(retrieve request, relevant ids, the step's latest tool call or None) per scripted model call, in order. The
+    step of a call is the scripted call before it in the same turn (its `{root}` made the run's project): what the
+    plugin sends as `step` (a run made before the plugin sent it has no step in its trace). `own`: the call the step
+    itself makes instead, which the labels judge the step by and the HUD cannot know (it comes before the call):
+    what a hook on the tool call would see. `only_pass`: the calls of that pass of a `--passes` run only (a pass
+    starts where the scenario starts again: requests.jsonl carries no pass)."""
     trace = [json.loads(line) for line in (run / "plugin-trace.jsonl").read_text().splitlines() if line.strip()]
     traced = [t for t in trace if t.get("hook") == "messages"]  # one per model call, a request when one was sent
     calls = [json.loads(line) for line in (run / "requests.jsonl").read_text().splitlines() if line.strip()]
-    calls = [c for c in calls if c.get("at")]
-    passes = list(itertools.accumulate(int(i > 0 and c["at"] == [0, 0, 0]) for i, c in enumerate(calls)))
     scenario = json.loads((data / "steps.json").read_text(encoding="utf-8"))
-    steps = [scenario["sessions"][s]["turns"][t]["steps"][i] for s, t, i in (c["at"] for c in calls)]
+    at = [c["at"] for c in calls if c.get("at")]
+    passes = list(itertools.accumulate(int(i > 0 and where == [0, 0, 0]) for i, where in enumerate(at)))
+    steps = [scenario["sessions"][s]["turns"][t]["steps"][i] for s, t, i in at]
+    root = str((run / "project").resolve())
+
+    def before(s: int, t: int, i: int) -> dict[str, Any] | None:
+        i += 1 if own else 0
+        if i == 0:
+            return None
+        prior = scenario["sessions"][s]["turns"][t]["steps"][i - 1].get("tool_calls") or []
+        if not prior:
+            return None
+        call = prior[-1]
+        args = {k: str(v).replace("{root}", root) for k, v in call.get("args", {}).items() if isinstance(v, str)}
+        return {"tool": call["tool"], "args": args, "error": False}
+
     if len(traced) != len(steps):
         sys.exit(f"{len(traced)} traced model calls for {len(steps)} scripted ones: cannot pair them")
     pairs = [
-        (t["request"], list(s.get("relevant") or []))
-        for t, s, p in zip(traced, steps, passes, strict=True)
+        (
+            t["request"],
+            list(s.get("relevant") or []),
+            before(*where) if own else t["request"].get("step") or before(*where),
+        )
+        for t, s, where, p in zip(traced, steps, at, passes, strict=True)
         if "request" in t and (only_pass is None or p == only_pass)
     ]
     if only_pass is None and len(pairs) < len(steps):
@@ -59,9 +86,12 @@ def load(
     return pairs
 
 
-def score(store: Any, pairs: list[tuple[dict[str, Any], list[str]]], *, touch: bool = True) -> dict[str, float | None]:
+def score(store: Any, pairs: list[Pair], with_step: bool = True) -> dict[str, float | None]:
+    from codememory.retrieval.step import step_from_call
+
     precisions, recalls, empty_ok, nothing, hits_all, shown_all = [], [], 0, 0, 0, 0
-    for request, relevant in pairs:
+    for request, relevant, call in pairs:
+        step = step_from_call(**call, root=str(store.root)) if call and with_step else None
         result = store.retrieve(
             request["query_expansion"],
             entities=request.get("entities") or [],
@@ -69,7 +99,8 @@ def score(store: Any, pairs: list[tuple[dict[str, Any], list[str]]], *, touch: b
             max_memories=request.get("max_memories", 4),
             max_new=request.get("max_new", 3),
             token_budget=request.get("token_budget", 1500),
-            touch=touch,
+            touch=False,
+            step=step,
         )
         shown = [m.id for m in result.memories]
         hits = len(set(shown) & set(relevant))
@@ -98,7 +129,7 @@ def at_recall(curve: list[dict[str, Any]], recall: float) -> float | None:
     return max(reached) if reached else None
 
 
-def feedback(store: Any, pairs: list[tuple[dict[str, Any], list[str]]], args: argparse.Namespace) -> None:
+def feedback(store: Any, pairs: list[Pair], args: argparse.Namespace) -> None:
     """The precision-recall curves of the HUD with the usefulness record at each weight (see the docstring)."""
     from codememory.retrieval import evidence, usefulness
     from codememory.retrieval.decision import Bars
@@ -115,7 +146,7 @@ def feedback(store: Any, pairs: list[tuple[dict[str, Any], list[str]]], args: ar
             evidence.CALIBRATIONS[key] = replace(
                 shipped, inject=Bars(bars.answer * scale, bars.keep * scale, bars.ratio, bars.unknown)
             )
-            row = {"weight": weight, "scale": scale, **score(store, pairs, touch=False)}
+            row = {"weight": weight, "scale": scale, **score(store, pairs)}
             curves.setdefault(weight, []).append(row)
             print(json.dumps(row), flush=True)
     evidence.CALIBRATIONS[key] = shipped
@@ -124,10 +155,8 @@ def feedback(store: Any, pairs: list[tuple[dict[str, Any], list[str]]], args: ar
     for point in control:
         recall = point["hud_recall"]
         line = {w: at_recall(c, recall) for w, c in curves.items()}
-        print(
-            f"  recall {recall}: "
-            + ", ".join(f"weight {w}: {p if p is None else round(p, 3)}" for w, p in line.items())
-        )
+        shown = ", ".join(f"weight {w}: {p if p is None else round(p, 3)}" for w, p in line.items())
+        print(f"  recall {recall}: {shown}")
 
 
 def calibration_key(store: Any) -> str:
@@ -147,6 +176,8 @@ def main() -> None:
     parser.add_argument("--run", type=Path, default=RUN, help="the run's opencode folder (default: %(default)s)")
     parser.add_argument("--data", type=Path, default=HERE.parent / "data" / "agent_view", help="the run's scenario")
     parser.add_argument("--whole", action="store_true", help="ask with the whole request only, not its parts too")
+    parser.add_argument("--shipped", action="store_true", help="the shipped bars only, with and without the step")
+    parser.add_argument("--own-call", action="store_true", help="the step's own call as its step (see load)")
     parser.add_argument("--feedback", action="store_true", help="curves with the usefulness record at --weights")
     parser.add_argument("--weights", default="0,1", help="[usefulness] weights for --feedback (0: the control)")
     parser.add_argument("--scales", default="0.5,0.75,1,1.25,1.5,2", help="the inject bars scaled, for --feedback")
@@ -158,13 +189,17 @@ def main() -> None:
     from codememory.retrieval.decision import Bars
 
     proactive.SPLIT_REQUEST = not args.whole
-    pairs = load(args.run, args.data, args.only_pass)
+    pairs = load(args.run, args.data, own=args.own_call, only_pass=args.only_pass)
     store = Store.open(args.run / "project")
     key = calibration_key(store)
     shipped = evidence.CALIBRATIONS[key]
     print(f"{len(pairs)} calls, model {store.semantic.model}, shipped inject bars {shipped.inject}")
     if args.feedback:
         feedback(store, pairs, args)
+        return
+    if args.shipped:
+        print("request only    ", score(store, pairs, with_step=False))
+        print("with the step   ", score(store, pairs))
         return
     grid = [[float(v) for v in getattr(args, n).split(",")] for n in ("answer", "keep", "ratio", "unknown")]
     for a, k, r, u in itertools.product(*grid):

@@ -165,6 +165,24 @@ def test_retrieve_leaves_out_what_the_call_carries_and_names_the_call_budget(
     assert too_many.status == 422
 
 
+def test_retrieve_judges_the_step_the_plugin_names(shared: tuple[Daemon, Path, list[str]]) -> None:
+    """`step`: the agent's latest tool call. After a routine one (git status) what only its words found leaves, the
+    request's memory stays; a malformed step is refused with one line."""
+    d, project, ids = shared
+    client = d.client()
+    phrases = ["http client for webhooks", "deploys happen on tuesdays after the billing batch"]  # request, call
+    body = retrieve_body(project, query_expansion=phrases)
+    plain = {m["id"] for m in client.request("POST", "/retrieve", body).data["memories"]}
+    assert {ids[0], ids[2]} <= plain  # "deploys" in the call's words found the deploy memory
+    routine = {"tool": "bash", "args": {"command": "git status --short"}, "error": False}
+    judged = client.request("POST", "/retrieve", {**body, "step": routine}).data["memories"]
+    assert [m["id"] for m in judged] == [ids[0]]
+    failed = {**routine, "error": True}  # a failed call is no routine one: its words still count
+    assert ids[2] in {m["id"] for m in client.request("POST", "/retrieve", {**body, "step": failed}).data["memories"]}
+    bad = client.request("POST", "/retrieve", {**body, "step": {"tool": "", "args": {"command": 3}}})
+    assert bad.status == 422 and "\n" not in bad.data["error"]
+
+
 def test_parallel_requests_share_one_open_store(shared: tuple[Daemon, Path, list[str]]) -> None:
     d, project, ids = shared
     failures: list[str] = []

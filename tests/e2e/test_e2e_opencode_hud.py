@@ -90,3 +90,45 @@ def test_a_step_needing_nothing_gets_no_hud_block_and_one_needing_a_memory_gets_
     two_part_views = views(requests[answer_calls:])
     assert two_part_views and ids[MEMORIES[0]] in two_part_views[0].hud_ids()
     assert set(two_part_views[0].hud_ids()) <= {ids[MEMORIES[0]]}
+
+
+GOTCHA = "reports/render.py draws with Helvetica, which is Latin-1 only: Polish letters come out as '?'"
+UNRELATED_REQUEST = "Put the customer's city on its own line under the street on the invoice."
+
+
+def test_a_step_opening_the_file_a_gotcha_is_about_gets_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = make_git_project(tmp_path / "billing")
+    (project / "reports").mkdir()
+    (project / "reports" / "render.py").write_text("def render(invoice):\n    return invoice.street\n", "utf-8")
+    script = Script(
+        [
+            Reply(tool_calls=[ToolCallSpec("read", {"filePath": str(project / "reports" / "render.py")})]),
+            Reply(tool_calls=[ToolCallSpec("bash", {"command": "git status --short", "description": "status"})]),
+            Reply("The city goes on its own line in reports/render.py."),
+        ]
+    )
+    with ScriptedLLM(script) as llm:
+        oc = OpenCodeHome(tmp_path / "home", llm.base_url)
+        opencode_env = oc.env
+        monkeypatch.setattr(oc, "env", lambda: {**opencode_env(), "CODEMEMORY_PLUGIN_TIMEOUT_MS": "20000"})
+        env = oc.env()
+        run(env, project, "init", "--assistants", "opencode")
+        gotcha = run(env, project, "store", GOTCHA)["memory"]["id"]
+        for text in MEMORIES:
+            run(env, project, "store", text)
+        daemon = spawn(env)
+        try:
+            warm = daemon.client(timeout=300).request(
+                "POST", "/retrieve", {"project_root": str(project), "query_expansion": ["warm up"]}
+            )
+            assert warm.status == 200, warm.data
+            done = oc.run(project, UNRELATED_REQUEST, timeout=300)
+        finally:
+            daemon.terminate()
+        requests = list(llm.requests)
+    assert done.returncode == 0, done.stderr
+    views = [opencode_view(b) for b in requests if not is_title_request(b)]
+    assert len(views) == 3  # before the read, after it, after git status
+    assert gotcha not in views[0].hud_ids()  # the request's words alone do not call for it
+    assert views[1].hud_ids() == [gotcha]  # the agent has just opened the file the gotcha is about
+    assert gotcha not in views[2].hud_ids()  # git status touches no file: nothing calls for it any more

@@ -14,7 +14,7 @@ import { DaemonError } from "./daemon.ts"
 import type { Deriver } from "./derive.ts"
 import { askHud } from "./hud.ts"
 import type { Trace } from "./log.ts"
-import { type WithParts, hudInput, hudMessage, isFirstCall, sessionOf } from "./messages.ts"
+import { type WithParts, hudInput, hudMessage, isFirstCall, latestStep, sessionOf } from "./messages.ts"
 import { NO_STORE_PAUSE_MS } from "./raw-events.ts"
 import type { Sessions } from "./sessions.ts"
 import type { Subcortical } from "./subcortical.ts"
@@ -94,8 +94,9 @@ export function createCall(deps: Deps): (input: unknown, output: { messages?: Wi
     if (!config.hud) return done(figures)
 
     let derived
+    const input = hudInput(messages, config, session.pinned)
     try {
-      derived = await derive(hudInput(messages, config, session.pinned))
+      derived = await derive(input)
     } catch (e) {
       return done({ ...figures, skipped: `derive failed: ${e}` })
     }
@@ -104,7 +105,7 @@ export function createCall(deps: Deps): (input: unknown, output: { messages?: Wi
     const allowance = budget.left(figures.cold)
     let answer
     try {
-      answer = await askHud(config, projectRoot, sessionID, derived, session.pinned, exclude, allowance)
+      answer = await askHud(config, projectRoot, sessionID, derived, session.pinned, exclude, allowance, latestStep(input))
     } catch (e) {
       return done({ ...figures, error: failed(e), ...(sub ? { subcortical: sub.state.last } : {}) })
     }

@@ -1,6 +1,7 @@
 /**
  * The HUD: the few memories that matter to the step at hand, asked from the daemon's `POST /retrieve` with a query
- * derived from the current request and the tool calls made since it (derive.ts), and shown as one synthetic user
+ * derived from the current request and the tool calls made since it (derive.ts), with the newest of those calls as the
+ * step (the daemon judges the step on what that call touches, and gives a routine call nothing else), and shown as one synthetic user
  * message `<developer_context>…</developer_context>` at the tail of the LLM call (never the system prompt; never
  * saved by OpenCode). It shows no memory the call already carries (the cold-start block, earlier blocks, memory tool
  * results: sent as exclusions), fits what is left of the call's budget, and is absent when nothing qualifies. The ids
@@ -11,6 +12,7 @@ import { MIN_LINE_TOKENS, fitBlock } from "./budget.ts"
 import type { Config } from "./config.ts"
 import { request } from "./daemon.ts"
 import type { Derived } from "./derive.ts"
+import type { StepCall } from "./messages.ts"
 import { type MemoryItem, formatHud, showable } from "./render.ts"
 import { estimateTokens } from "./tokens.ts"
 
@@ -18,7 +20,16 @@ import { estimateTokens } from "./tokens.ts"
  * What `/retrieve` is asked for one LLM call: the derived query, the pinned and excluded ids, the HUD's limits, and
  * `remote: true` when the organisation's memory is asked too (option orgMemory).
  */
-export function retrieveBody(config: Config, projectRoot: string, sessionID: string, derived: Derived, pinned: string[], exclude: string[] = [], tokenBudget = config.tokenBudget) {
+export function retrieveBody(
+  config: Config,
+  projectRoot: string,
+  sessionID: string,
+  derived: Derived,
+  pinned: string[],
+  exclude: string[] = [],
+  tokenBudget = config.tokenBudget,
+  step: StepCall | null = null,
+) {
   return {
     query_expansion: derived.query_expansion,
     entities: derived.entities,
@@ -30,6 +41,7 @@ export function retrieveBody(config: Config, projectRoot: string, sessionID: str
     max_new: config.maxNew,
     token_budget: tokenBudget,
     ...(config.orgMemory ? { remote: true } : {}),
+    ...(step ? { step } : {}),
   }
 }
 
@@ -58,10 +70,11 @@ export async function askHud(
   pinned: string[],
   exclude: string[],
   allowance: number,
+  step: StepCall | null = null,
 ): Promise<HudAnswer | null> {
   const budget = Math.min(config.tokenBudget, allowance - HUD_FRAMING)
   if (budget < MIN_LINE_TOKENS) return null
-  const body = retrieveBody(config, projectRoot, sessionID, derived, pinned, exclude, budget)
+  const body = retrieveBody(config, projectRoot, sessionID, derived, pinned, exclude, budget, step)
   const timeout = config.orgMemory ? Math.max(config.timeoutMs, config.orgTimeoutMs) : config.timeoutMs
   const result = await request(config, "POST", "/retrieve", body, timeout)
   // An older daemon ignores exclude_memory_ids: they are left out here too.

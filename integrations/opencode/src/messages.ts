@@ -105,6 +105,18 @@ export function hudInput(messages: WithParts[], config: Config, pinned: string[]
   }
 }
 
+/** The step the agent is at, as `/retrieve` takes it: the newest tool call since the request (null: none yet). */
+export type StepCall = { tool: string; args: Record<string, string>; error: boolean }
+
+/**
+ * The newest finished tool call of the HUD input: the daemon judges the step on what it touches (its file, folder,
+ * command) and gives a routine call (ls, git status, running the tests) only the memories about that call.
+ */
+export function latestStep(input: HudInput): StepCall | null {
+  const last = input.tools[input.tools.length - 1]
+  return last ? { tool: last.tool, args: last.args, error: last.error } : null
+}
+
 /** The session the conversation belongs to (the newest message that names one). */
 export function sessionOf(messages: WithParts[]): string | null {
   for (let i = messages.length - 1; i >= 0; i--) {

@@ -12,7 +12,7 @@ import { carriedIds } from "../src/carried.ts"
 import { resolveConfig } from "../src/config.ts"
 import { MAX_TOOL_PHRASES, deriveQuery } from "../src/derive.ts"
 import { createHooks } from "../src/hooks.ts"
-import { HUD_MESSAGE_ID, hudInput } from "../src/messages.ts"
+import { HUD_MESSAGE_ID, hudInput, latestStep } from "../src/messages.ts"
 import { formatHud } from "../src/render.ts"
 import { estimateTokens, toolDefinitionTokens } from "../src/tokens.ts"
 import { fakeDaemon } from "./fake-daemon.js"
@@ -71,6 +71,17 @@ test("the query is the current request and the tool calls since it, not the prev
   assert.equal(b.query_expansion[0], "Which HTTP client do we use for partner API calls?")
   assert.equal(b.query_expansion.length, 1 + MAX_TOOL_PHRASES)
   assert.equal(b.query_expansion[1], "read /repo/src/m11.py") // newest first
+})
+
+test("the step is the newest tool call since the request, with its key arguments and whether it failed", () => {
+  const config = resolveConfig({}, {})
+  const asked = [user("Which HTTP client do we use for partner API calls?", 1)]
+  assert.equal(latestStep(hudInput(asked, config)), null) // the first call of a turn: the request alone
+  const failing = { type: "tool", tool: "bash", callID: "call_x", state: { status: "error", input: { command: "make test", timeout: 5 }, error: "exit 2" } }
+  const working = [...asked, assistant(1, toolPart("read", { filePath: "/repo/src/client.py", offset: 3 }, "import httpx"), failing)]
+  assert.deepEqual(latestStep(hudInput(working, config)), { tool: "bash", args: { command: "make test" }, error: true })
+  const later = [...working, user("Thanks. Now commit.", 2)]
+  assert.equal(latestStep(hudInput(later, config)), null) // the previous request's calls were another step
 })
 
 // ---------------------------------------------------------------------------------------- the budget

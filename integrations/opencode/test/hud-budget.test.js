@@ -47,6 +47,8 @@ test("the daemon's limits: defaults, and options clamped to their ranges", () =>
     max_new: 3,
     token_budget: 1200,
   })
+  const step = { tool: "read", args: { filePath: "/repo/src/client.py" }, error: false }
+  assert.deepEqual(retrieveBody(resolveConfig({}, {}), "/repo", SES, derived, [], [], 1200, step).step, step)
   const high = retrieveBody(resolveConfig({ maxMemories: 500, maxNew: 99.6, tokenBudget: 1e9 }, {}), "/repo", SES, derived, [])
   assert.deepEqual([high.max_memories, high.max_new, high.token_budget], [50, 50, 100_000])
   const low = retrieveBody(resolveConfig({ maxMemories: 0, maxNew: -3, tokenBudget: "250" }, {}), "/repo", SES, derived, [])

@@ -37,6 +37,7 @@ from codememory.daemon.viewer_pages import create_router as create_viewer_pages
 from codememory.errors import CodememoryError, StoreFailed, http_status
 from codememory.operations.retrieve import retrieve as retrieve_for_step
 from codememory.retrieval.proactive import DEFAULT_MAX_MEMORIES, DEFAULT_MAX_NEW
+from codememory.retrieval.step import step_from_call
 from codememory.text.privacy import scrub_message
 from codememory.web.request_body import RequestBody
 from codememory.web.security import Guard, SecurityMiddleware
@@ -51,6 +52,18 @@ MAX_TEXT = QUERY_MAX_CHARS  # one phrase (the string form holds several, each ch
 
 
 # ------------------------------------------------------------------------------------------- models
+class StepCall(BaseModel):
+    """The agent's latest tool call of the current request (the one whose result the model reads next)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    tool: str = Field(min_length=1, max_length=100, description="The tool's name: read, edit, bash, grep, …")
+    args: Annotated[
+        dict[Annotated[str, Field(max_length=100)], Annotated[str, Field(max_length=2000)]], Field(max_length=20)
+    ] = Field(default_factory=dict, description="Its key arguments: filePath, path, pattern, command, …")
+    error: bool = Field(False, description="The call failed.")
+
+
 class RetrieveBody(RequestBody):
     """A proactive-retrieval request (the OpenCode plugin sends one per LLM call)."""
 
@@ -85,6 +98,12 @@ class RetrieveBody(RequestBody):
         None, max_length=200, description="The agent's session: recorded with the injection for `codememory explain`."
     )
     source: str = Field("opencode", min_length=1, max_length=100, description="The calling tool, for the ledger.")
+    step: StepCall | None = Field(
+        None,
+        description="The latest tool call since the request: the step is judged on what it touches (its file, "
+        "folder or command) as well, and after a routine call (ls, git status, running the tests) what only the "
+        "tool calls' words found is left out.",
+    )
     remote: bool = Field(
         False,
         description="Also ask the organisation's shared memory ([remote] Milvus) with the request; its memories "
@@ -303,6 +322,7 @@ def create_app(state: DaemonState) -> FastAPI:
                 exclude=body.exclude_memory_ids,
                 recorder=ledger(state, body.source, body.session_id),
                 remote=body.remote,
+                step=None if body.step is None else step_from_call(**body.step.model_dump(), root=str(root)),
             ).to_dict()
             result["call_budget_tokens"] = store.config.context.call_budget_tokens
             semantic = store.semantic

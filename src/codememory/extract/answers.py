@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise, takewhile
 
 from codememory.capture.turns import Turn
@@ -29,7 +29,7 @@ from codememory.extract.candidate import ACCEPTED, USER, Candidate, entity_names
 from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, strip_stray_quotes, tidy
 from codememory.extract.offers import Offer, Option, common_first, content_words, matching, offer_of, proposal_text
-from codememory.extract.rules import PRONOUN_SUBJECT_RE, REASON_RE
+from codememory.extract.rules import PREFERENCE_RE, PRONOUN_SUBJECT_RE, REASON_RE
 from codememory.extract.speakers import objects, without_topic_no
 from codememory.extract.statements import SENTENCE_SPLIT_RE
 
@@ -54,7 +54,9 @@ _ORDINALS = {
 _ORDINAL_RE = re.compile(
     r"\b(?:the\s+)?(?P<o>first|second|third|fourth|1st|2nd|3rd|4th|former|latter|last)\b(?:\s+(?:one|option|approach|"
     r"way|choice|variant|idea|suggestion))?"
-    r"|\b(?:option|number|nr\.?|#)\s*(?P<n>[1-4a-d]|one|two|three|four)\b|^\W*\(?(?P<bare>[1-4])\)?(?:[.:)]|$|\s)",
+    r"|\b(?:option|number|nr\.?|#)\s*(?P<n>[1-4a-d]|one|two|three|four)\b"
+    r"|^\W*(?:let'?s\s+)?(?:do|take|go\s+with|use|pick)\s+(?:number\s+)?(?P<n2>[1-4])\b"
+    r"|^\W*\(?(?P<letter>[a-dA-D])\)?[.!]?\s*$|^\W*\(?(?P<bare>[1-4])\)?(?:[.:)]|$|\s)",
     re.IGNORECASE,
 )
 _LEAD_FILLER_RE = re.compile(
@@ -95,11 +97,34 @@ _OWN_ACTION_RE = re.compile(
 )
 # a todo of the user's, not a settlement: "the restore test is still on my list, don't let me forget it"
 _LATER_RE = re.compile(
-    r"\b(?:on\s+(?:my|the|your)\s+list|let\s+me\s+forget|remind\s+me|later|next\s+time|not\s+now|some\s*day)\b", re.I
+    r"\b(?:on\s+(?:my|the|your)\s+list|let\s+me\s+forget|remind\s+me|later|next\s+time|not\s+now|some\s*day|"
+    r"(?:as|a|the)\s+todo)\b",
+    re.I,
+)
+# "and how to build.": a topic named, nothing settled
+_BARE_TOPIC_RE = re.compile(
+    r"^\W*(?:and\s+|also\s+|but\s+)?(?:how|what|why|where|when|which)\s+(?:to|do|does|did|is|are|was|were|about|if)\b",
+    re.IGNORECASE,
+)  # also a question typed without its question mark: "What do you mean with the teleport thing though, …"
+# "write it somewhere", "do that later": a short errand about "it" says nothing of its own
+_PRONOUN_ERRAND_RE = re.compile(r"^\W*(?:and\s+|also\s+|then\s+)?\w+\s+(?:it|that|this|them)(?:\s+\w+)?\W*$", re.I)
+# what happened before, told as background: "we scaled the workers to 2 replicas last week"
+_STORY_RE = re.compile(r"\b(?:last\s+(?:week|night|month|year|time|friday|monday)|yesterday|\w+\s+ago)\b", re.I)
+_PRAISE = frozenset(content_words("sounds perfect great good nice love makes sense totally wow cool awesome excellent"))
+_PUT_OFF_RE = re.compile(r"^\W*(?:later|not\s+(?:now|yet|today)|maybe\s+later|some\s*day|next\s+(?:time|week))\b", re.I)
+_WONT_WORK_RE = re.compile(r"\b(?:won'?t|will\s+not|doesn'?t|does\s+not|can'?t|cannot|wouldn'?t)\s+work\b", re.I)
+_WHICH_RE = re.compile(r"^\W*(?:which|what)\b", re.IGNORECASE)
+_NAMED_THING_RE = re.compile(r"\b[A-Za-z]+[-.]?\d+(?:\.\d+)*\b|\b\d+(?:\.\d+)+\b|\b[A-Z][a-z]*[A-Z]\w*\b")
+_ORDINAL_LEAD_RE = re.compile(r"^\W*\(?[1-9a-d][.)]\s+(?=\S)", re.IGNORECASE)
+_NAME_FIRST_RE = re.compile(
+    r"^(?!\(?[1-9a-d][.)]\s)[\w.+#-]+(?:\s+[\w.+#-]+)?\s*(?:,|:|\.\s|\s[\u2014\u2013-]\s)", re.IGNORECASE
 )
 _PICKS_RE = re.compile(r"\b(?:instead|rather\s+than|over|not)\b", re.IGNORECASE)
 _SKIP_LINE_RE = re.compile(r"^\s*(?:>|```|~~~|\t| {4}|[A-Z]/\w+\s*\(|\$ |at\s+\S+\s+\()")
 _SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=\S)")
+_PICK_THEN_SAID_RE = re.compile(
+    r"^(?P<pick>\(?[1-4a-d][.)])\s+(?P<rest>(?:yes|yeah|yep|ok(?:ay)?|sure|definitely|obviously)\b[\s,.!]*\S.*)$", re.I
+)
 _NO_SPLIT_AFTER_RE = re.compile(r"(?:^\W*\(?[1-4a-d][.)]|\b(?:e\.g|i\.e|etc|vs|approx|incl|nr|no|ca|z\.b|d\.h))$", re.I)
 
 
@@ -124,12 +149,26 @@ def resolved_answers(turns: Sequence[Turn]) -> Resolved:
         offer = offer_of(scrub(before.assistant_texts[-1]))
         if offer.empty():
             continue
+        if offer.proposal and not offer.recommended and len(before.assistant_texts) > 1:
+            # "Shall I write the partitioned output?" after tool calls: what it is was said before them
+            offer = with_earlier_recommendation(offer, [scrub(t) for t in before.assistant_texts[:-1]])
         settling = Settling(offer, reply, turn.seq)
         settling.run()
         out += settling.made
         settled.update((turn.seq, tidy(s)) for s in settling.used_reply)
         taken.update((before.seq, s) for s in settling.used_offer if s)
     return Resolved(out, frozenset(settled), frozenset(taken))
+
+
+def with_earlier_recommendation(offer: Offer, earlier: Sequence[str]) -> Offer:
+    """The offer with the recommendation an earlier text of the same answer made, when the closing proposal
+    names it ("I'd write a partitioned dataset: …" … "Shall I write the partitioned output?")."""
+    proposed = content_words(offer.proposal or "")
+    for text in reversed(earlier):
+        before = offer_of(text)
+        if before.recommended is not None and not before.options and proposed & content_words(before.recommendation):
+            return replace(offer, recommended=before.recommended, recommendation=before.recommendation)
+    return offer
 
 
 def reply_sentences(user_text: str) -> list[str]:
@@ -147,7 +186,10 @@ def reply_sentences(user_text: str) -> list[str]:
                 pieces[-1] += " " + piece
             else:
                 pieces.append(piece)
-        out += [" ".join(p.split()) for p in pieces if p.strip()]
+        for piece in (" ".join(p.split()) for p in pieces if p.strip()):
+            # "1. yeah I'd rather not …": the pick, then the user's own sentence
+            m = _PICK_THEN_SAID_RE.match(piece)
+            out += [m.group("pick"), m.group("rest")] if m else [piece]
         if len(out) >= MAX_REPLY_SENTENCES:
             break
     return out[:MAX_REPLY_SENTENCES]
@@ -164,6 +206,28 @@ class Settling:
         self.spent: set[str] = set()  # the parts of the offer already settled
 
     def run(self) -> None:
+        self._settle()
+        # "ok. but 127.0.0.1 won't work, …": the plan is taken without the item the reply says cannot work
+        for sentence in self.reply:
+            m = _WONT_WORK_RE.search(sentence)
+            named = content_words(_LEAD_FILLER_RE.sub("", sentence[: m.start()])) if m else set()
+            if named:
+                self.made = [
+                    c
+                    for c in self.made
+                    if not (c.said_by == ACCEPTED and c.category == "decision" and named <= content_words(c.text))
+                ]
+
+    def _settle(self) -> None:
+        if self.offer.proposal and self.reply and _PUT_OFF_RE.match(self.reply[0]):
+            # "Want me to generalize the script to a list of rooms now?" "later. note it": a todo of the user's
+            what = proposal_text(replace(self.offer, context="")).rstrip(".")
+            what = re.sub(r"\s+(?:now|today|right\s+away)$", "", what)
+            context = self.offer.context
+            context = f"{context[0].lower()}{context[1:]}" if context and common_first(context) else context
+            self._make(f"TODO: {what}" + (f": {context.rstrip('.')}" if context else "") + ".", "todo", USER)
+            self.used_reply.append(self.reply[0])
+            return
         for n, sentence in enumerate(self.reply):
             if n and _NEW_TOPIC_RE.match(sentence):
                 return  # the reply has moved on
@@ -207,6 +271,9 @@ class Settling:
                 _OWN_ACTION_RE.match(_LEAD_FILLER_RE.sub("", sentence))
                 or _ERRAND_RE.match(sentence)
                 or _LATER_RE.search(sentence)
+                or _BARE_TOPIC_RE.match(sentence)
+                or _PRONOUN_ERRAND_RE.match(sentence)
+                or _STORY_RE.search(sentence)
             ):
                 continue  # "I will add him as collaborator": the user's own errand, not a decision
             plain = tidy(_LEAD_FILLER_RE.sub("", sentence))
@@ -216,10 +283,12 @@ class Settling:
             return
         text = " ".join(said)
         made = set().union(*(content_words(c.text) for c in self.made)) if self.made else set()
-        if content_words(text) <= made:
-            return  # already said by a memory the reply made
+        if content_words(text) - _PRAISE <= made:
+            return  # already said by a memory the reply made ("Signed token sounds perfect, let's go with that!")
         if any(objects(s) for s in said) and not self.made:
             category = "rejected_alternative"
+        elif all(PREFERENCE_RE.match(s) for s in said):
+            category = "preference"  # "I'd rather not add anything that needs re-approval": the user's own leaning
         elif re.search(r"\b(?:only|never|always|must|clean|keep\s+it)\b", text, re.I) and not _PICKS_RE.search(text):
             category = "convention"
         else:
@@ -234,7 +303,7 @@ class Settling:
             return None  # a reply may answer "A or B?" and then take the recommendation: one pick per part
         m = _ORDINAL_RE.search(sentence)
         if m and offer.options and "pick:0" not in self.spent:
-            word = (m.group("o") or m.group("n") or m.group("bare") or "").lower()
+            word = (m.group("o") or m.group("n") or m.group("n2") or m.group("letter") or m.group("bare") or "").lower()
             if word in ("last", "latter"):
                 return offer.options[-1]
             index = _ORDINALS.get(word)
@@ -243,7 +312,12 @@ class Settling:
         plain = _LEAD_FILLER_RE.sub("", sentence)
         if re.search(r"\+|\bboth\b|\ball\s+(?:of\s+them|three|two)\b", plain, re.I):
             return None  # "usb disk + a b2 bucket": more than one, no pick
-        pickish = len(sentence.split()) <= 3 or _PICK_VERB_RE.search(sentence) or _AGREE_RE.search(sentence)
+        pickish = (
+            len(sentence.split()) <= 3
+            or _PICK_VERB_RE.search(sentence)
+            or _AGREE_RE.search(sentence)
+            or _NAME_FIRST_RE.match(plain)  # "cross, docker's already on this box": the name, then why
+        )
         if any(k.startswith("pick:") for k in self.spent) and not _PICK_VERB_RE.search(sentence):
             return None  # a second pick in one reply only when it says so ("Time::Piece then.")
         if offer.findings and not offer.options and not offer.plan and pickish:
@@ -267,16 +341,26 @@ class Settling:
         own = len(content_words(sentence)) >= OWN_WORDS and not _AGREE_RE.match(sentence)
         if chosen.text in offer.plan:
             text, who = chosen.text, ACCEPTED
+        elif (
+            listed
+            and not offer.question
+            and (named := _NAME_FIRST_RE.match(_LEAD_FILLER_RE.sub("", sentence)))
+            and len(named.string[named.end() :].split()) >= 3
+        ):
+            # the option as offered, chosen over the others, with the user's reason in their words
+            text, who = f"{_chosen_over(chosen, others)} {tidy(sentence)}", USER
+        elif own and listed and not offer.question and (number := _ORDINAL_LEAD_RE.match(sentence)):
+            # "2. output has to be byte-identical, …": the offered option taken by its number, and why
+            text, who = f"{_chosen_over(chosen, others)} {tidy(sentence[number.end() :])}", ACCEPTED
         elif own:
             text, who = tidy(sentence), USER
             text += f" (the question was: {offer.question})" if offer.question and listed else ""
         elif offer.question and listed:
             text, who = f"{chosen.head[0].upper()}{chosen.head[1:]} rather than {_join(others)}.", ACCEPTED
         else:
-            text, who = chosen.text, ACCEPTED
-            if others:
-                text = f"{text.rstrip('.')} (chosen over {_join(others)})."
+            text, who = _chosen_over(chosen, others), ACCEPTED
             topic = SENTENCE_SPLIT_RE.split(offer.lead)[0] if len(offer.lead.split()) > SHORT_LEAD else ""
+            topic = "" if topic.endswith("?") else topic  # "Where should the fix live?" names no topic
             if listed and topic and not content_words(topic) <= content_words(text):
                 text = f"{topic.rstrip(':. ')}: {text}"  # what the options were about ("postscreen rejects: …")
         recommended = offer.recommended
@@ -343,6 +427,10 @@ class Settling:
             target = offer.recommended.text
         else:
             target = proposal_text(offer) if offer.proposal else offer.suggestion
+        if not target and "pick:0" in self.spent:
+            # "1. … and no idb": another of the listed options, turned down by name
+            turned_down = matching([o for o in offer.options if o.text not in self.used_offer], sentence)
+            target = turned_down.head if turned_down is not None else None
         if not target:
             return
         later = list(takewhile(lambda s: not (_NEW_TOPIC_RE.match(s) or s.endswith("?")), self.reply[n + 1 :]))
@@ -366,11 +454,18 @@ class Settling:
         question = self.offer.asks or ""
         answer = tidy(_NO_LEAD_RE.sub("", _LEAD_FILLER_RE.sub("", self.reply[n])))
         asked = content_words(question)  # "What do you want to keep?" names nothing: any statement answers it
-        if len(answer.split()) < 3 or (asked and not content_words(answer) & asked) or _REPORT_RE.search(answer):
+        # "Which routers are these?" "GL.iNet MT3000, openwrt 23.05.": the reply's opening names the thing asked
+        # for, a model or a version, without repeating the question's words
+        named = n <= 1 and _WHICH_RE.match(question) and _NAMED_THING_RE.search(answer)
+        if len(answer.split()) < 3 or (asked and not content_words(answer) & asked and not named):
+            return
+        if _REPORT_RE.search(answer):
             return
         # the sentences before it that the reply opened with belong to the answer too ("code is /opt/app. runs as
         # user soil"), and the one after it
-        before = [tidy(s) for s in self.reply[:n] if s not in self.used_reply and not _AGREE_RE.match(s)]
+        before = [
+            tidy(_NO_LEAD_RE.sub("", s)) for s in self.reply[:n] if s not in self.used_reply and not _AGREE_RE.match(s)
+        ]
         going_on = takewhile(lambda s: not (_NEW_TOPIC_RE.match(s) or s.endswith("?")), self.reply[n + 1 : n + 3])
         later = [tidy(s) for s in going_on if not _NO_LEAD_RE.match(s) and not _ERRAND_RE.match(s)]
         said = [s for s in [*before, answer, *later] if s and not _AGREE_RE.match(s)]
@@ -386,6 +481,18 @@ class Settling:
         text = clip(" ".join(text.replace("**", "").split()))
         rule = {"decision": "decision", "rejected_alternative": "rejected"}.get(category, category)
         self.made.append(Candidate(text, category, 0.8, self.seq, entity_names(text), rule=rule, said_by=who))
+
+
+def _chosen_over(chosen: Option, others: Sequence[str]) -> str:
+    """The option's text saying what it was chosen over: right after its name when the text opens with it
+    ("Bytes all the way (chosen over Lossy): read_until …"), so a long option cut to a memory's length keeps it."""
+    if not others:
+        return chosen.text
+    over = f"(chosen over {_join(others)})"
+    head = chosen.head.rstrip(" .:")
+    if head and chosen.text.startswith(head) and chosen.text[len(head) : len(head) + 1] in (":", "."):
+        return f"{head} {over}{chosen.text[len(head) :]}"
+    return f"{chosen.text.rstrip('.')} {over}."
 
 
 def _strongly(option: Option, sentence: str) -> bool:

@@ -21,7 +21,7 @@ _FILLER_RE = re.compile(
 )
 # A trailing "then" / ", please" adds nothing once the sentence stands alone ("let's stay with sqlite3 then").
 _TRAILING_FILLER_RE = re.compile(r"(?:,?\s+(?:then|please|instead|i\s+think|i\s+guess))+(?=[.!]?$)", re.IGNORECASE)
-_EMPHASIS_RE = re.compile(r"\*\*|__")
+_EMPHASIS_RE = re.compile(r"\*\*|(?<!\w)__|__(?!\w)")  # "SLA_Priority__mdt" keeps its underscores
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(*\u201c])")
 _CLAUSE_END_RE = re.compile(r"[;,:\u2014]\s+")
 
@@ -82,7 +82,8 @@ def tidy(sentence: str) -> str:
         if stripped == s:
             break
         s = stripped
-    s = s.strip(" -\u2013\u2014:")
+    s = s.strip(" \u2013\u2014:")
+    s = re.sub(r"^-+(?!\d)\s*", "", s).rstrip(" -")  # a dash before a number is its sign ("-99 means missing")
     s = _TRAILING_FILLER_RE.sub("", s).strip(" ,")
     if not s:
         return ""
@@ -123,6 +124,8 @@ def without_asides(text: str) -> str:
 
     def keep(m: re.Match[str]) -> str:
         inner = m.group("x")
+        if inner.startswith("chosen over "):
+            return m.group(0)  # what a pick was chosen over is part of the decision, not an aside
         return m.group(0) if len(inner.split()) < MIN_ASIDE_WORDS or _TECHNICAL_RE.search(inner) else ""
 
     return _ASIDE_RE.sub(keep, text) if "(" in text else text

@@ -32,8 +32,8 @@ from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import without_asides
 from codememory.extract.dialogue import agreed_recommendations, proposal_rejections, same_choice_once
 from codememory.extract.gotchas import gotcha_candidates
-from codememory.extract.reported import reported_bug_lessons
-from codememory.extract.rules import UNRESOLVED_START_RE
+from codememory.extract.reported import caution_lessons, reported_bug_lessons
+from codememory.extract.rules import UNRESOLVED_START_RE, named_subject
 from codememory.extract.speakers import ToolText, attribute
 from codememory.extract.statements import remember_candidates, statement_candidates
 from codememory.extract.todos import agent_todos, merge_todos
@@ -81,6 +81,7 @@ def heuristic_candidates(
     # a reported problem's explanation that a lesson, or a settled offer, already holds is not used again
     offered = [text for _, text in answers.taken]
     lessons += reported_bug_lessons(turns, taken=[g.text for g in lessons] + [c.text for c in resolved] + offered)
+    lessons += caution_lessons(turns, taken=[g.text for g in lessons] + [c.text for c in resolved] + offered)
     # a choice that is the fix of a failure lives in the lesson (error, cause, fix): one memory, not two
     said = [c for c in said if not any(c.rule in ("decision", "fact") and c.text in g.text for g in lessons)]
     said = [c for c in said if not restates_lesson(c, lessons)]
@@ -89,6 +90,7 @@ def heuristic_candidates(
     # one memory per todo: the agent's list and the prose, merged; closed ones dropped
     out += merge_todos(prose_todos, agent_todos(turns, todos), turns[-1].seq)
     # a memory never opens on an unresolved "it", "that" or "this"; the user's words lose their chatty asides
+    out = [replace(c, text=named) if (named := named_subject(c.text)) != c.text else c for c in out]
     out = [c for c in out if not UNRESOLVED_START_RE.match(c.text)]
     out = [replace(c, text=without_asides(c.text)) if c.said_by == USER else c for c in out]
     return near_duplicates_once(contained_once(unique(same_choice_once(attribute(out, turns)))))
@@ -102,7 +104,7 @@ def fixes_in_their_lessons(candidates: Sequence[Candidate], resolved: Sequence[C
     in the next turn from that turn's offer) is one lesson: what went wrong, why, and the fix, not a lesson and a
     decision that each hold half of it."""
     out = list(candidates)
-    for n, lesson in enumerate(out):
+    for lesson in list(out):
         note = _REPORTED_NOTE_RE.search(lesson.text) if lesson.rule == "lesson" else None
         if note is None:
             continue
@@ -121,8 +123,8 @@ def fixes_in_their_lessons(candidates: Sequence[Candidate], resolved: Sequence[C
         if len(said) + len(note.group(0)) > MAX_LESSON_CHARS:
             continue  # too long as one memory: the lesson and the decision stay apart
         text = f"{said}{note.group(0)}"
-        out[n] = replace(lesson, text=text, said_by=ACCEPTED)
-        out = [c for c in out if c is not fix]
+        # the fix may come before the lesson in the list: place by identity, not by the index it had
+        out = [replace(c, text=text, said_by=ACCEPTED) if c is lesson else c for c in out if c is not fix]
     return out
 
 

@@ -28,14 +28,18 @@ from codememory.extract.statements import SENTENCE_SPLIT_RE, prose_units
 MAX_ITEM_WORDS = 90
 MAX_REASONS = 2
 _ITEM_RE = re.compile(
-    r"^\s*(?:[-*+\u2022]|\d{1,2}[.)]|\(\d\)|\(?[a-d]\)|option\s+(?:[a-d1-4]|one|two|three)\s*[:.)\u2014-])\s+(?P<x>\S.*)$",
+    r"^\s*(?:[-*+\u2022]|\d{1,2}[.)]|\(\d\)|\(?[a-d]\)|[a-dA-D]\.(?=\s)|option\s+(?:[a-d1-4]|one|two|three)\s*[:.)\u2014-])\s+(?P<x>\S.*)$",
     re.IGNORECASE,
 )
 _HEAD_SPLIT_RE = re.compile(r"\s+[\u2014\u2013]\s+|\s+-\s+|:\s+|\.\s+|\s+\(|,\s+(?:which|since|because|but|so)\b")
 _BOLD_HEAD_RE = re.compile(r"^\s*(?:\*\*|__)(?P<h>[^*_]{2,80})(?:\*\*|__)")
 _OPTIONS_LEAD_RE = re.compile(
     r"\b(?:options?|ways?|approaches|alternatives|choices|possibilities|either|candidates|variants|realistic)\b"
-    r"|\bwhich\s+(?:one|do\s+you)",
+    r"|\bwhich\s+(?:one|do\s+you)"
+    # a question the list answers: "Where should the fix live?"
+    r"|\?\s*$"
+    # a count alone, answering "options?": "Three:"
+    r"|^\W*(?:two|three|four|2|3|4)\W*$",
     re.IGNORECASE,
 )
 _PLAN_LEAD_RE = re.compile(
@@ -43,13 +47,21 @@ _PLAN_LEAD_RE = re.compile(
     r"changes?|set\s+(?:it|this)\s+up|fix(?:es)?)\b",
     re.IGNORECASE,
 )
-_FINDINGS_LEAD_RE = re.compile(r"\b(?:problems?|causes?|issues?|bugs?|culprits?|mistakes?)\b", re.IGNORECASE)
+_FINDINGS_LEAD_RE = re.compile(
+    r"\b(?:problems?|causes?|issues?|bugs?|culprits?|mistakes?)\b"
+    r"|\b(?:noticed|found|spotted|saw)\b[^.:]{0,30}\bthings?\b",  # "While reading the code I noticed two more things:"
+    re.IGNORECASE,
+)
+# what makes a proposal worth doing now: "Should I set it up as a service? Right now it only runs while …"
+_WHY_NOW_RE = re.compile(r"^(?:right\s+now|currently|at\s+the\s+moment|otherwise|today|as\s+it\s+is)\b", re.I)
 _LEAD_SUBJECT_RE = re.compile(r"^(?P<s>[\w`.:/-]+(?:\s+[\w`.:/-]+){0,3}?)\s+(?:has|have|is|are|had|was|were)\b", re.I)
 _RECOMMEND_RE = re.compile(
     r"\b(?:i'?d|i\s+would|we'?d|i)\s+(?:go\s+with|go\s+for|pick|choose|take|recommend|suggest|lean\s+(?:towards?|to)|"
     r"vote\s+for|do|use|start\s+with|stick\s+with|keep|prefer)\s+(?P<x>[^.;!?]+)"
+    # "I'd write a partitioned dataset: …", "I'd add a release profile": a recommendation with what to build
+    r"|\b(?:i'?d|i\s+would|we'?d)\s+(?:write|add|build|make|move|split|put|store|switch\s+to)\s+(?P<x5>(?:an?|the)\s+[^.;!?]+)"
     r"|^(?:the\s+)?(?:fix|change|approach|way|option)\s+i'?d\s+(?:propose|suggest|recommend|go\s+with)\s*:\s*(?P<x4>[^.;!?]+)"
-    r"|\b(?:my\s+(?:pick|vote|recommendation|suggestion|preference)|the\s+(?:better|safer|simpler)\s+(?:option|choice|"
+    r"|\b(?:my\s+(?:pick|vote|recommendation|suggestion|preference|proposal)|the\s+(?:better|safer|simpler)\s+(?:option|choice|"
     r"bet))\s*(?:is|would\s+be|:)\s*(?P<x2>[^.;!?]+)"
     r"|^(?:suggestion|proposal|recommendation)\s*:\s*(?P<x3>[^.;!?]+)",
     re.IGNORECASE,
@@ -68,6 +80,7 @@ _PROPOSAL_RE = re.compile(
 _SUGGESTION_RE = re.compile(
     r"\b(?:would|could|might)\s+(?:be\s+)?(?:much\s+|a\s+lot\s+|far\s+)?(?:make\s+(?:that|this|it)\s+)?(?:better|"
     r"cleaner|simpler|faster|more\s+\w+|nicer|safer|easier|squeeze|help|speed|save|fix|avoid)\b"
+    r"|^(?:an?\s+|one\s+|my\s+)?idea\b[^:]{0,60}:\s*\S"  # "Idea for keeping the notebooks reviewable: nbstripout …"
     r"|\b(?:we|you)\s+could\s+(?!not\b)\w+|\bworth\s+(?:considering|a\s+look|trying|switching)\b|\bone\s+more\s+idea\b"
     r"|\balternatively\b|\bif\s+you\s+(?:prefer|want|(?:would|'?d)\s+like|like)\b|\bthere\s+(?:are|is)\s+(?:\w+\s+)?(?:libraries|"
     r"packages|tools|services|a\s+(?:library|package|tool|service))\b",
@@ -107,6 +120,7 @@ class Offer:
     findings_lead: str = ""
     proposal: str | None = None  # what a question offers to do ("" for "OK like that?": the offer as a whole)
     context: str = ""  # the sentence before the proposal
+    after: str = ""  # the sentence after it, when that says why ("Right now it only runs while …")
     suggestion: str | None = None  # an idea put as a statement
     asks: str | None = None  # a question asking the user for information
     said: list[str] = field(default_factory=list)  # every sentence of the answer, tidied
@@ -147,10 +161,12 @@ def offer_of(text: str) -> Offer:
         if not_the_speakers(sentence):
             previous = sentence
             continue
+        if previous.endswith("?") and offer.proposal and not offer.after and _WHY_NOW_RE.match(typed.strip(" *_")):
+            offer.after = sentence
         if sentence.endswith("?"):
             _question(offer, " ".join(typed.replace("**", "").split()), previous)
         elif not offer.recommended and (m := _RECOMMEND_RE.search(sentence)) and not _PROPOSAL_RE.match(sentence):
-            named = (m.group("x") or m.group("x2") or m.group("x3") or m.group("x4") or "").strip()
+            named = (m.group("x") or m.group("x2") or m.group("x3") or m.group("x4") or m.group("x5") or "").strip()
             picked = _ordinal_recommendation([sentence], [o.text for o in offer.options])
             chosen = offer.options[picked] if picked is not None else matching(offer.options, named)
             if chosen is not None or not offer.options:
@@ -178,6 +194,8 @@ def proposal_text(offer: Offer) -> str:
     three attempts: the importer retries forever.")."""
     proposal = offer.proposal or ""
     text = f"{proposal[0].upper()}{proposal[1:]}".rstrip("?. ") if proposal else ""
+    if text and offer.after:
+        return f"{text}: {offer.after[0].lower() + offer.after[1:] if common_first(offer.after) else offer.after}"
     context = offer.context
     if (
         text
@@ -300,6 +318,9 @@ def _alternatives(question: str) -> list[Option]:
     parts = [
         re.sub(r"\s+(?:an?\s+option|possible|ok(?:ay)?|allowed|fine|acceptable)$", "", p, flags=re.I) for p in parts
     ]
+    parts = [_QUESTION_LEAD_RE.sub("", p, count=1) for p in parts]
+    if any(re.search(r"\bnot\b|n't\b", p, re.IGNORECASE) for p in parts):
+        return []  # "Is Docker not running, or do you use Podman?": a state asked about, not options
     return [Option(p, p) for p in parts if p]
 
 
@@ -312,7 +333,7 @@ def _ordinal_recommendation(said: list[str], items: list[str]) -> int | None:
         if not m:
             continue
         named = _PICKED_ORDINAL_RE.match(
-            (m.group("x") or m.group("x2") or m.group("x3") or m.group("x4") or "").strip()
+            (m.group("x") or m.group("x2") or m.group("x3") or m.group("x4") or m.group("x5") or "").strip()
         )
         if named:
             word = named.group("n").lower()
@@ -338,6 +359,12 @@ def content_words(text: str) -> set[str]:
         w = w.strip(".:")
         if len(w) >= 3 and w not in _STOP:
             out.add((w[:5] if len(w) >= 5 else w.removesuffix("s")) if w.isalpha() else w)
+        # a compound name is also called by its parts: "chrome.storage.local" is "local" in a reply, "idb-keyval"
+        # is "idb"
+        parts = re.split(r"[./_-]|::", w)
+        for part in parts if len(parts) > 1 else ():
+            if len(part) >= 3 and part.isalpha() and part not in _STOP:
+                out.add(part[:5] if len(part) >= 5 else part.removesuffix("s"))
     return out
 
 
@@ -349,6 +376,8 @@ def matching(options: list[Option], reply: str) -> Option | None:
     hits = [o for o in options if content_words(o.head) & words]
     if len(hits) > 1:
         hits = _clearly_best(hits, words, lambda o: o.head)
+    if len(hits) > 1:  # both names share the word ("musl cross bits", "use cross"): what each option says decides
+        hits = _clearly_best(hits, words, lambda o: o.text)
     if not hits:
         hits = _clearly_best([o for o in options if content_words(o.text) & words], words, lambda o: o.text)
     return hits[0] if len(hits) == 1 else None

@@ -9,23 +9,27 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
+from itertools import takewhile
 
 from codememory.capture.turns import Turn
 from codememory.extract.candidate import ASSISTANT, Candidate, entity_names
 from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, tidy
 from codememory.extract.gotchas import GOTCHA_IMPORTANCE, cause_sentence, clue_words, follow_up, score_cause
+from codememory.extract.rules import UNRESOLVED_START_RE, named_subject
 from codememory.extract.statements import classify, sentences
 
 _BUG_REPORT_RE = re.compile(
     r"^(?:one\s+|a\s+|another\s+|found\s+a\s+|new\s+)?(?:bug|problem|issue|regression)\s*[:!]"
     r"|\b(?:shows?\s+up|appears?|runs?|fires?|gets?\s+sent|is\s+sent|(?:is|are)\s+(?:listed|shown|counted))\s+twice\b"
     r"|\bis\s+broken\b|\b(?:doesn'?t|does\s+not|don'?t|no\s+longer|won'?t|can'?t|isn'?t|aren'?t)\s+(?:work|show|appear|"
-    r"load|start|line\s+up|reach|match|build|run|compile|open|save|find)\w*\b|\bstopped\s+working\b|\bcrash(?:es|ed)?\b"
+    r"load|start|line\s+up|reach|match|build|run|compile|open|save|find|play|respond|connect|update|sync|print|send|render|"
+    r"scroll|boot)\w*\b|\bstopped\s+working\b|\bcrash(?:es|ed)?\b"
     r"|\b(?:wrong|broken|fails?|failing|failed|dies|died|hangs?|hung|crawling|empty|blank|white|missing|dropped|"
     r"disappears?|vanish\w*|duplicates?|off\s+by\s+(?:one|\d+))\b|\bbug\s*\?|\btook\s+\d+\s*(?:s|sec|min|h)\w*\b"
     r"|\b(?:gives?|returns?|shows?)\s+\d[\d.,]*\b.*\b(?:should\s+be|instead\s+of|expected)\b|\b\d{3}\s+since\b"
-    r"|\b(?:log|error|it|cron|journal)\s+(?:says|said|shows|mailed)\b",
+    r"|\b(?:log|error|it|cron|journal)\s+(?:says|said|shows|mailed)\b"
+    r"|\bcomes?\s+out\s+(?:as|wrong|garbled|empty)\b|\b(?:garbled|mangled|mojibake)\b",
     re.IGNORECASE,
 )
 _PASTED_ERROR_RE = re.compile(
@@ -40,6 +44,9 @@ _NARRATION_RE = re.compile(
     r"to\s+(?:check|verify|test|run|try|see))\b",
     re.I,
 )
+_THATS_THE_CAUSE_RE = re.compile(r"^(?:that|this|it)(?:'s|\s+is|\s+was)\s+(?!why\b|not\b|fine\b|ok\b|expected\b)", re.I)
+_THATS_WHY_RE = re.compile(r"^(?:that|this)(?:'s|\s+is)\s+why\b", re.IGNORECASE)
+_PIECE_RE = re.compile(r"(?:^|(?<=[a-z0-9)][.!])\s+)(?=\S)")
 MAX_REPORT_CHARS = 120
 MAX_REPORT_WORDS = 35
 # a sentence that lays out options explains nothing yet ("Two ways to fix: a) … b) …")
@@ -67,16 +74,25 @@ def reported_bug_lessons(turns: Sequence[Turn], taken: Collection[str] = ()) -> 
         clues = clue_words(f"{report}\n{pasted[-2000:]}")  # the report's words and any error it pasted
         best: tuple[int, list[str]] | None = None
         for raw in turn.assistant_texts:
-            said = [tidy(s) for s in sentences(scrub(raw))]
+            said = [named_subject(tidy(s)) for s in sentences(scrub(raw))]
             for n, s in enumerate(said):
                 if not s or _NARRATION_RE.match(s) or _OFFERING_RE.search(s) or any(_within(s, t) for t in taken):
                     continue
+                lead: list[str] = []
+                if _THATS_WHY_RE.match(s) and n and not UNRESOLVED_START_RE.match(said[n - 1]):
+                    lead = [said[n - 1]]  # "That's why there is no error": the cause is the sentence before
+                elif m := _THATS_THE_CAUSE_RE.match(s):
+                    # "That's Chromium's autoplay policy, …" answering the report: "that" is what was reported
+                    s = f"Cause: {s[m.end() :]}"
+                elif UNRESOLVED_START_RE.match(s):
+                    continue
+
                 score = _score(s, clues)
                 if not score or (best and best[0] >= score):
                     continue
                 best = (
                     score,
-                    [s] + [x for x in said[n + 1 : n + 2] if follow_up(x) and not any(x in t for t in taken)],
+                    [*lead, s] + [x for x in said[n + 1 : n + 2] if follow_up(x) and not any(x in t for t in taken)],
                 )
         if best is None:
             continue
@@ -111,10 +127,18 @@ def _is_rule(sentence: str) -> bool:
     return any(st.category in ("convention", "preference") for st in classify(sentence, role="user"))
 
 
+def _until_question(text: str) -> str:
+    """The report up to the question it ends on ("… was ok. can you look? sorry for my english")."""
+    m = re.search(r"(?<=[.!])\s+[^.!?]*\?", text)
+    return text[: m.start()] if m else text
+
+
 def _report(user_text: str) -> str | None:
     """The sentence of a user's message that reports a problem (a pasted error counts: the sentence before it)."""
     said = sentences(user_text)
-    for s in said:
+    # terse users write in lower case: "… make parquet. problem: pm10 for 2023 is all NaN" is two sentences; the
+    # report goes on to the end of what was typed as one ("job took 40 min last night. was 5 before.")
+    for s in (_until_question(x[m.end() :]) for x in said for m in _PIECE_RE.finditer(x)):
         t = tidy(s)
         if _NOT_A_REPORT_RE.match(t) or len(t.split()) > MAX_REPORT_WORDS:
             continue  # a rule, a story, or a long sentence of background is not the problem itself
@@ -124,3 +148,43 @@ def _report(user_text: str) -> str | None:
     if _PASTED_ERROR_RE.search(user_text) and said:
         return tidy(said[0])
     return None
+
+
+# "Stop, don't apply this.", "Careful again:", "Heads-up:": the assistant warning about what a tool just showed
+_CAUTION_RE = re.compile(
+    r"^\W*(?:stop[,!.]\s+(?:don'?t|do\s+not)\b[^.:!]*[.:!]|careful(?:\s+again|\s+here)?\s*[:!,]|watch\s+out\s*[:!,]|"
+    r"heads[- ]up\s*[:!,]|warning\s*[:!]|gotcha\s*:)\s*",
+    re.IGNORECASE,
+)
+_CAUSE_WORDS_RE = re.compile(
+    r"\b(?:because|since|so\s+|forces?|would|changes?|means|treats?|wipes?|breaks?|destroys?|recreates?|loses?)\b", re.I
+)
+MAX_CAUTION_SENTENCES = 3
+
+
+def caution_lessons(turns: Sequence[Turn], taken: Collection[str] = ()) -> list[Candidate]:
+    """A lesson per warning the assistant opens a text with, about what it just saw ("Careful again: in this
+    provider version, changing `name` on `hcloud_server` forces replacement, so renaming prod's servers would
+    recreate them"): the warning and the sentences after it that explain it or give the fix, without the alarm."""
+    out: list[Candidate] = []
+    for turn in turns:
+        for raw in turn.assistant_texts:
+            text = scrub(raw).lstrip()
+            m = _CAUTION_RE.match(text)
+            if not m:
+                continue
+            said = [tidy(s) for s in sentences(text[m.end() :])]
+            ahead = list(takewhile(lambda s: not (_OFFERING_RE.search(s) or s.endswith("?")), said))
+            kept = [s for s in ahead[:MAX_CAUTION_SENTENCES] if s]
+            if not kept:
+                continue
+            body = " ".join(kept)
+            if len(body.split()) < 8 or not _CAUSE_WORDS_RE.search(body) or any(_within(kept[0], t) for t in taken):
+                continue
+            body = clip(body, 480)
+            out.append(
+                Candidate(
+                    body, "gotcha", GOTCHA_IMPORTANCE, turn.seq, entity_names(body), rule="lesson", said_by=ASSISTANT
+                )
+            )
+    return out

@@ -64,6 +64,15 @@ UNRESOLVED_START_RE = re.compile(
     r"should|only|also|just|does|did|means|makes|works|needs|breaks|fails|keeps))\b",
     re.IGNORECASE,
 )
+# "It's `to_datetime(date_format=…)`: that keyword …" names its subject right after the pronoun
+_NAMED_AFTER_RE = re.compile(r"^(?:it|that|this)(?:'s|\s+is|\s+was)\s+(?=`[^`]+`\s*[:,(\u2014\u2013-])", re.IGNORECASE)
+
+
+def named_subject(text: str) -> str:
+    """`text` without an opening "It's" that a code span right after it names."""
+    return _NAMED_AFTER_RE.sub("", text, count=1)
+
+
 _QUESTION_START_RE = re.compile(
     r"^(?:what|why|how|which|who|where|when|should|shall|could|can|would|will|do|does|did|is|are|was|were|"
     r"have|has|any\s+(?:idea|thoughts))\b[^.!]*$",
@@ -146,13 +155,23 @@ _LETS_RE = re.compile(
     re.IGNORECASE,
 )
 _IMPERATIVE_USE_RE = re.compile(
-    r"^(?:just\s+)?(?:use|go\s+with|stick\s+with|stay\s+with|switch\s+to|keep\s+using)\s+(?P<x>[^.;!?]+)",
+    r"^(?:just\s+)?(?:use|go\s+with|stick\s+with|stay\s+with|switch\s+to|keep\s+using)\s+(?P<x>[^.;!?]+)"
+    # "Move money to int64 cents, floats and money don't mix.": a change of approach with why, not an errand
+    r"|^(?:(?:and|so|then)\s+)?(?:move|switch|migrate|convert|change)\s+(?:the\s+|our\s+|all\s+)?[\w-]+(?:\s+[\w-]+)?\s+"
+    r"(?:to|over\s+to|into)\s+(?P<x2>[^,.;!?]+),\s*(?!(?:then|and\s+then|after\s+that|please|thanks)\b)\w+[^.;!?]*\s\w+",
     re.IGNORECASE,
 )
 _FIRST_PERSON_CHOICE_RE = re.compile(
     rf"\b(?:i|we)(?:'ll|\s+will|'m\s+going\s+to|\s+am\s+going\s+to|'re\s+going\s+to|\s+are\s+going\s+to|'d|'m|\s+am|'re|"
     rf"\s+are)?\s+"
     rf"(?:just\s+)?(?:\w+(?:\s+[\w.@/'-]+){{1,4}}\s+and\s+)?{_CHOICE_VERB}\s+(?P<x>[^.;!?]+)",
+    re.IGNORECASE,
+)
+# an instruction: a verb, then what it acts on ("Lock the class row instead", "Cache each page instead")
+_IMPERATIVE_OBJECT_RE = re.compile(
+    r"^(?:(?:ok(?:ay)?|so|then|just|hm+|no)[,.!]?\s+)*(?!(?:i|we|you|it|they|he|she|this|that|there|what|why|how|"
+    r"which|who|when|where|is|are|was|were|do|does|did|can|could|should|would|will)\b)[a-z]+\s+"
+    r"(?:the|a|an|each|every|all|our|my|its|their)\s",
     re.IGNORECASE,
 )
 _STEP_RE = re.compile(r"^\S+(?:\s+\S+){0,3}\s+to\s+(?:find|see|check|look|read|search|get|inspect|debug|print|list)\b")
@@ -176,7 +195,10 @@ _REJECT_RE = re.compile(
     r"thought\s+(?:about|of)|weighed|toyed\s+with)\s+(?P<y7>(?!(?:running|reading|checking|restarting|rerunning|re-running|debugging|looking|searching|the\s+(?:logs?|output|file|error|tests?|docs?))\b)[^,;]{2,60}?),?\s+but\s+\w+"
     r"|^(?:(?:and|but|also|so)\s+)?(?:(?:yes|yeah|yep|ok(?:ay)?|right|and)[,!]?\s+)?no\s+(?P<y6>(?!(?:worries|problem|"
     r"thanks|idea|need|rush|way|luck|change|changes|issue|issues|errors?|failures?|tests?|output|more|one|longer|"
-    r"matter|row|rows|data|time|doubt)\b)[\w.+-]+(?:\s+[\w.+-]+){0,2})\s*(?:,?\s*please)?(?:[.!]?$|(?<=please),\s+(?=\w))"
+    r"matter|row|rows|data|time|doubt)\b)[\w.+/-]+(?:\s+[\w.+/-]+){0,2})\s*(?:,?\s*please)?(?:[.!]?$|(?<=please),\s+(?=\w))"
+    # the user taking back what was chosen: "Scratch the per-line VAT.", "forget the redis cache, …"
+    r"|^(?:(?:ok(?:ay)?|so|hmm+|actually)[,!]?\s+)?(?:scratch|scrap|ditch|forget(?:\s+about)?)\s+(?:the\s+|that\s+|our\s+)?"
+    r"(?P<y9>(?!(?:it|that|this|them)\b)[\w./-]+(?:[\s-]+[\w./-]+){0,4})"
     # the assistant turning an option down with its reason: "I won't pull in a CSV library like CsvHelper: …"
     r"|\b(?:i|we)\s+(?:won'?t|will\s+not|wouldn'?t|would\s+not)\s+(?:use|add|pull\s+in|bring\s+in|introduce|depend\s+on|"
     r"go\s+with|bother\s+with)\s+(?P<y8>[^,.;:!?]{2,60})\s*(?:[:;\u2014\u2013]|,?\s+(?:because|since|as)\b)",
@@ -187,7 +209,9 @@ _REJECT_RE = re.compile(
 _NOT_VERBS = (
     r"been|mind|had|has|was|were|is|are|did|do|does|worked|works|seen|happened|happens|knew|know|thought|"
     r"really|ever|once|before|again|got|get|gets|came|fails?|failed|breaks?|broke|shows?|showed|seems?|made|"
-    r"returns?|printed|prints|liked|crashes|crashed|passes|passed|takes|took"
+    r"returns?|printed|prints|liked|crashes|crashed|passes|passed|takes|took|"
+    # "never said zero deps": a denial of what someone claimed, not a rule
+    r"said|asked|told|wanted|meant|mentioned|claimed|agreed|requested"
 )
 _DONT_NOT = r"worry|know|think|mind|bother|care|see|understand|get|remember|need|have|want|like|feel|seem|forget|let"
 _CONVENTION_RE = re.compile(
@@ -206,6 +230,9 @@ _CONVENTION_RE = re.compile(
     r"tool|cli|api|repo))\s+(?:\w+-(?:free|only|compatible|agnostic|safe|dependent)|free\s+of|dependency\s+free|"
     r"under|below|within|compatible|backwards?[- ]compatible|pure|stdlib|in\s+the\s+standard\s+library)"
     r"|\bno\s+(?:new\s+|external\s+|extra\s+|third[- ]party\s+|runtime\s+|additional\s+)*dependenc(?:y|ies)\b"
+    # a bound said with "never": "body text is never smaller than 24px"
+    r"|\b(?:is|are|must\s+be|should\s+be|stays?)\s+never\s+(?:smaller|larger|bigger|longer|shorter|more|less|lower|"
+    r"higher|above|below|over|under|older|newer)\b"
     r"|\b(?:standard\s+library|stdlib)\s+only\b|\bonly\s+(?:the\s+)?(?:standard\s+library|stdlib)\b"
     r"|\bwithout\s+(?:any\s+)?(?:new\s+|external\s+|third[- ]party\s+)?dependencies\b"
     r"|^we\s+(?:use|write|name|put|keep|prefix|format|follow|store|tag|log|pin|squash|rebase)\s+(?!(?:it|this|that|"
@@ -228,7 +255,7 @@ _ASSISTANT_CONVENTION_RE = re.compile(
     r"\b(?:the|this|our)\s+(?:project'?s?|repo(?:sitory)?'?s?|codebase'?s?)\s+convention\s+is\b|\bby\s+convention\b",
     re.IGNORECASE,
 )
-_PREFERENCE_RE = re.compile(
+PREFERENCE_RE = re.compile(
     r"^(?:personally,?\s+)?i(?:'d|\s+would)?\s+(?:really\s+|much\s+)?(?:prefer|rather|like\s+it\s+when|like\s+to|"
     r"always\s+want|want\s+you\s+to\s+always|want\s+you\s+to\s+never|hate\s+it\s+when|don'?t\s+like)\b"
     r"|^my\s+preference\s+is\b",
@@ -297,6 +324,9 @@ _DEONTIC_RE = re.compile(
     r"imports|writes|uses|should|may|must|gets\s+to|is\s+allowed)\b"
     r"|(?<!\bi\s)(?<!\byou\s)(?<!\bwe\s)(?:must|has\s+to|have\s+to|needs?\s+to|should)\s+(?:always\s+)?(?:stay|remain)\b"
     r"|\b(?:i|we)\s+need\s+(?:the\s+|our\s+|all\s+|every\s+)?[\w\s-]{2,40}?\s+to\s+(?:stay|remain|keep)\b"
+    # a rule that follows from a fact: "all our customers are in the EU, so the data stays in Frankfurt"
+    r"|,\s*so\s+(?:the\s+|all\s+|our\s+|every\s+)?[\w-]+(?:\s+[\w-]+)?\s+(?:stays?|remains?|lives?)\s+"
+    r"(?:in|on|inside|within|under|behind)\b"
     r"|\b(?:must|have\s+to|has\s+to|needs?\s+to)\s+(?:pass|succeed|be\s+green|run)\s+before\b"
     # terse rules with the subject left out: "Must be RE-2024-0001, no gaps!", "only for main branch please",
     # "keep it shellcheck clean", "max 1 req per 5s per host"
@@ -317,6 +347,17 @@ _DEONTIC_RE = re.compile(
     r"(?!(?:crash|fail|break|broke|hang|hung|freez|error|dies|die|stop|show)\w*\b)"
     r"[a-z]+\s(?:(?!\b(?:crash|fail|break|broke|hang|hung|freez|error|dies|die|stop|show)\w*)[^.?])*?"
     r"\b(?:whenever|(?:every|each)\s+time\s+(?:you|we|someone|anyone|somebody))\b",
+    re.IGNORECASE,
+)
+# What the pipeline enforces: "ci runs clippy -D warnings", "CI checks formatting with ruff --check".
+_CI_ENFORCES_RE = re.compile(
+    r"(?:^|[\u2014\u2013;:]\s*|\s-\s)(?:and\s+|also\s+)?(?:our\s+|the\s+)?(?:ci|pipeline|pre-commit(?:\s+hook)?|github\s+actions|"
+    r"the\s+build)\s+"
+    r"(?:always\s+)?(?:runs?|enforces?|checks?|requires?)\s+`?[\w.-]+`?(?:\s+[\w.=`-]+){0,4}?\s+`?(?:--?[A-Za-z][\w=-]*)"
+    r"|(?:^|[\u2014\u2013;:]\s*|\s-\s)(?:and\s+|also\s+)?(?:our\s+|the\s+)?(?:ci|pipeline|pre-commit)\s+(?:always\s+)?"
+    r"(?:runs?|enforces?|checks?)\s+"
+    r"(?:\w+\s+)?(?:lint(?:ing|s)?|format(?:ting)?|type[- ]?check(?:ing|s)?|clippy|mypy|ruff|eslint|prettier|black|"
+    r"shellcheck|gofmt|rustfmt)\b",
     re.IGNORECASE,
 )
 # Facts given in passing: "For the record, the box has CUDA 12.1", "the dataset is mounted at /mnt/data".
@@ -402,7 +443,7 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
         return []
     user = role == "user"
     hypothetical = bool(HYPOTHETICAL_RE.search(main_clause(s)))
-    if _PREFERENCE_RE.match(s):
+    if PREFERENCE_RE.match(s):
         return [Statement(s, "preference", "preference")] if user else []
     m = OBVIOUS_BUT_RE.search(s)
     if m and not PRONOUN_OBJECT_RE.match(m.group("y")):
@@ -419,7 +460,9 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
     phrased = _phrased_choice(s)
     if phrased:
         return [phrased]
-    if user and (_RULE_HEADING_RE.search(s) or _DEONTIC_RE.search(s) or _SETTLED_RE.search(s)):
+    if user and (
+        _RULE_HEADING_RE.search(s) or _DEONTIC_RE.search(s) or _SETTLED_RE.search(s) or _CI_ENFORCES_RE.search(s)
+    ):
         return [Statement(s, "convention", "convention", reason)]
     if _CAVEAT_RE.search(s):
         return [Statement(s, "gotcha", "gotcha", True)]
@@ -476,8 +519,9 @@ def _decision(s: str, *, user: bool, reason: bool) -> Statement | None:
         return Statement(s, "decision", "decision", reason or bool(contrast))
     if user or reason or contrast:
         m = _LETS_RE.search(s) if not user else (_LETS_RE.search(s) or _IMPERATIVE_USE_RE.match(s))
-        if m and not PRONOUN_OBJECT_RE.match(m.group("x")):
-            if _STEP_RE.match(m.group("x")) and not (contrast or reason):
+        chosen = next((g for g in m.groupdict().values() if g), "") if m else ""
+        if m and not PRONOUN_OBJECT_RE.match(chosen):
+            if _STEP_RE.match(chosen) and not (contrast or reason):
                 return None  # "let's use grep to find the bug": a tool for a step
             return Statement(s, "decision", "decision", reason or bool(contrast))
     m = _FIRST_PERSON_CHOICE_RE.search(s)
@@ -488,6 +532,8 @@ def _decision(s: str, *, user: bool, reason: bool) -> Statement | None:
         return Statement(s, "decision", "decision", True)
     if user and (contrast or lead) and re.match(r"^(?:use|go\s+with|pick|choose)\b", s, re.IGNORECASE):
         return Statement(s, "decision", "decision", True)
+    if user and _INSTEAD_END_RE.search(s) and _IMPERATIVE_OBJECT_RE.match(s):
+        return Statement(s, "decision", "decision", True)  # "Lock the class row instead, PESSIMISTIC_WRITE …"
     return None
 
 
@@ -495,7 +541,7 @@ def _rejection(s: str, *, user: bool) -> Statement | None:
     m = _REJECT_RE.search(s)
     if not m:
         return None
-    target = next((g for g in m.group("y", "y2", "y3", "y4", "y5", "y6", "y7", "y8") if g), "")
+    target = next((g for g in m.group("y", "y2", "y3", "y4", "y5", "y6", "y7", "y8", "y9") if g), "")
     if not target or PRONOUN_OBJECT_RE.match(target) or PRONOUN_SUBJECT_RE.match(target):
         return None
     if not user and not (m.group("y3") or m.group("y4") or m.group("y5") or m.group("y7") or m.group("y8")):

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from codememory.capture.turns import Todo, ToolCall, Turn
-from codememory.extract.candidate import ASSISTANT, Candidate, entity_names
+from codememory.extract.candidate import ASSISTANT, USER, Candidate, entity_names
 from codememory.extract.clean import clip, tidy
 from codememory.extract.compress import tool_kind
 from codememory.extract.rules import HYPOTHETICAL_RE, PRONOUN_SUBJECT_RE, usable
@@ -211,19 +211,21 @@ def merge_todos(text: Sequence[Candidate], agent: Sequence[Todo], seq: int) -> l
     prose todos the list closed are dropped."""
     out: list[Candidate] = []
     listed: list[tuple[frozenset[str], bool]] = []
+    users = [_words(c.text) for c in text if c.said_by == USER]
     for todo in agent:
         content = " ".join(scrub(todo.content).split())
         if not content:
             continue
         is_open = todo.status in _OPEN
-        listed.append((_words(content), is_open))
+        words = _words(content)
+        listed.append((words, is_open))
         if is_open:
             importance = PRIORITY_IMPORTANCE.get(todo.priority, PRIORITY_IMPORTANCE["medium"])
             body = tidy(content)
             line = f"TODO: {clip(body)}"
-            out.append(
-                Candidate(line, "todo", importance, seq, entity_names(content), rule="agent_todo", said_by=ASSISTANT)
-            )
+            # the list's words, but the user's todo when the user asked for it first
+            who = USER if any(_on_list(said, words) for said in users) else ASSISTANT
+            out.append(Candidate(line, "todo", importance, seq, entity_names(content), rule="agent_todo", said_by=who))
     kept: list[frozenset[str]] = []
     for c in text:
         words = _words(c.text)

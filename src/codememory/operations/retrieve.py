@@ -16,6 +16,7 @@ from codememory.retrieval.proactive import DEFAULT_MAX_MEMORIES, DEFAULT_MAX_NEW
 if TYPE_CHECKING:
     from codememory.operations.explain import Recorder
     from codememory.operations.hook_injected import Injected
+    from codememory.retrieval.step import Step
     from codememory.service.project_store import Store
 
 PROMPT_TOKENS = 800  # context injected per prompt by the hooks
@@ -67,6 +68,7 @@ def retrieve(
     exclude: Sequence[str] = (),
     recorder: Recorder | None = None,
     remote: bool = False,
+    step: Step | None = None,
 ) -> RetrieveResult:
     """The memories for the step (see codememory.retrieval.proactive), none of `exclude` (ids the agent's context
     already carries); with `recorder`, an answer with memories goes to the ledger as a "hud" injection. With
@@ -80,6 +82,7 @@ def retrieve(
         token_budget=token_budget,
         exclude=exclude,
         session_id=recorder.session_id if recorder is not None else None,
+        step=step,
     )
     request = next((q for q in query_expansion if q.strip()), "")
     if remote and request:

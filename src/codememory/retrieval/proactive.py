@@ -15,10 +15,15 @@ by what agents did with the memory when it was shown before (retrieval/usefulnes
 it sinks (and so gives a pin up sooner); used, it rises. A sunk memory must also clear the injection bars with its
 likelihood moved by that factor: feedback can take it out of what is shown, not only hand its slot to the next
 candidate.
+When the caller names the step's latest tool call (`step`, retrieval/step.py), the step decides as well: a memory
+about what the call touches (its file, its folder, its command) is shown on that evidence, and after a routine call
+(looking around, checking, running the tests) the call's own words find nothing: only the request's memories and the
+ones about the call stay.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -29,6 +34,7 @@ from codememory.core.result import Result
 from codememory.errors import InvalidInput
 from codememory.retrieval.decision import Bars, best_likelihood
 from codememory.retrieval.search import Ranking, prefetch_phrases, rank_phrases, relevance_bars, stale_notes
+from codememory.retrieval.step import Step, touched_memories
 from codememory.retrieval.usefulness import Factor, adjusted, factors
 from codememory.retrieval.why import add_matches, ranked_why
 from codememory.store.database import Database
@@ -50,6 +56,13 @@ DEFAULT_MAX_MEMORIES = 4
 DEFAULT_MAX_NEW = 3
 SPLIT_REQUEST = True  # the request's parts are asked for as well (off: the whole request only; for measuring)
 PINNED_SLACK = 0.1  # a memory already shown stays while its likelihood is this much under the bars (less flicker)
+# What a memory about the step's own call (its file, folder or command) adds to its score: above any memory found on
+# the request's words alone (those score at most 1, and 1.5 with the entity bonus).
+STEP_WEIGHT = 1.5
+# A memory about the touched file joins on that alone only when it is the one memory naming the file: a file several
+# memories name (a central module) is no sign that any of them is about this step.
+MAX_NAMING = 1
+JUDGE_STEP = True  # the step's tool call is judged (off: the phrases alone decide, as before; for measuring)
 
 
 @dataclass
@@ -63,6 +76,7 @@ class RetrieveRequest:
     exclude_memory_ids: list[str] = field(default_factory=list)  # already in the caller's context: never returned
     pinned_min_score: float = ContextConfig.pinned_min_score  # [context] pinned_min_score
     session_id: str | None = None  # the agent's session: its own showings not yet used are still in play
+    step: Step | None = None  # the agent's latest tool call (retrieval/step.py); None: the request alone decides
 
     def validate(self) -> None:
         if not isinstance(self.query_expansion, list) or not all(isinstance(q, str) for q in self.query_expansion):
@@ -134,6 +148,31 @@ def _positions(
     return out
 
 
+def _judge_step(db: Database, step: Step, found: dict[int, _Candidate], filters: Filters, asked_for: set[int]) -> None:
+    """The step's own evidence (retrieval/step.py): a memory naming the file the call touched or prescribing its
+    command joins (or rises among) the candidates; one naming the touched file's folder rises if the step's query
+    found it. After a routine call, a candidate that only the tool calls' words found (not the request's, `asked_for`,
+    nor what the call touches) leaves: `git status`, `go test` or `gofmt -l` are no question a memory answers."""
+    touched = [pk for pk in touched_memories(db, step, filters) if pk not in found]
+    rows = db.get_by_pks([*found, *touched])
+    reasons = {pk: step.touches(rows[pk].text) for pk in [*found, *touched] if pk in rows}
+    naming = Counter(r for r in reasons.values() if r is not None)
+    for pk in [*found, *touched]:
+        mem = rows.get(pk)
+        reason = reasons.get(pk)
+        if reason is not None and pk not in found and naming[reason] > MAX_NAMING:
+            reason = None  # a file many memories name: being about it is no sign of being about this step
+        if reason is None and mem is not None and pk in found:
+            reason = step.in_folder(mem.text)
+        if reason is not None:
+            cand = found.setdefault(pk, _Candidate(pk, why={"retriever": "step"}))
+            cand.score += STEP_WEIGHT
+            cand.why["step"] = reason
+            cand.why["score"] = round(cand.score, 4)
+        elif step.routine and pk not in asked_for:
+            found.pop(pk, None)
+
+
 def retrieve(
     db: Database, semantic: Semantic | None, req: RetrieveRequest, entity_names: list[str]
 ) -> tuple[RetrieveResult, list[int]]:
@@ -141,6 +180,7 @@ def retrieve(
     req.validate()
     filters = Filters(injectable=True)  # nothing waiting for the user's review (core/provenance.py)
     found: dict[int, _Candidate] = {}
+    asked_for: set[int] = set()  # what the request's own words found (no tool phrase needed)
     moved: dict[int, Factor] = {}
     degraded_reason: str | None = None
     phrases = [q.strip() for q in req.query_expansion if q.strip()][:MAX_PHRASES]
@@ -168,6 +208,7 @@ def retrieve(
         sunk = {pk: f.value for pk, f in moved.items() if f.value < 1.0}
         every = _positions(ranking, window, bars, set(pinned_pks.values()), sunk)
         lead = every if first is None else _positions(first, window, bars, set(pinned_pks.values()), sunk)
+        asked_for = set(lead)
         for pk in every.keys() | lead.keys():
             rank_all = 1.0 - every[pk][0] / window if pk in every else 0.0  # rank-based: fused scores are z-scores
             rank_lead = 1.0 - lead[pk][0] / window if pk in lead else 0.0
@@ -183,6 +224,8 @@ def retrieve(
             cand.score += ENTITY_WEIGHT * count / len(entity_names)
             cand.why["score"] = round(cand.score, 4)
             cand.why["entities"] = [n for n, _ in names_of.get(pk, []) if n in entity_names]
+    if req.step is not None and JUDGE_STEP:
+        _judge_step(db, req.step, found, filters, asked_for)
     for pk in excluded:
         found.pop(pk, None)
     notes = stale_notes(db, list(found))

@@ -34,6 +34,7 @@ from codememory.retrieval.proactive import (
 )
 from codememory.retrieval.search import DEFAULT_THRESHOLD, SearchResult, check_search_args
 from codememory.retrieval.search import search as run_search
+from codememory.retrieval.step import Step
 from codememory.service.auto_links import LINK_POOL, links_to_make
 from codememory.service.duplicates import meaning_duplicate, text_duplicate
 from codememory.service.filters import DateLike, memory_filters, when
@@ -489,10 +490,12 @@ class Store(EmbeddingAccess, SessionAccess):
         touch: bool = True,
         exclude: Sequence[str] = (),
         session_id: str | None = None,
+        step: Step | None = None,
     ) -> RetrieveResult:
         """Proactive retrieval for an agent's current step (see codememory.retrieval.proactive); `exclude`: ids
         the agent's context already carries; `session_id`: the agent's session (what it was shown and has not used
-        yet is still in play there, so it does not count against a memory in it)."""
+        yet is still in play there, so it does not count against a memory in it); `step`: the agent's latest tool
+        call (codememory.retrieval.step), when the caller knows it."""
         request = RetrieveRequest(
             query_expansion=[scrub(q) for q in query_expansion],  # these may reach an embedding model
             entities=list(entities),
@@ -503,6 +506,7 @@ class Store(EmbeddingAccess, SessionAccess):
             exclude_memory_ids=[i for i in exclude if ID_RE.match(i)],
             pinned_min_score=self.config.context.pinned_min_score,
             session_id=session_id,
+            step=step,
         )
         result, pks = retrieve(self.db, self.semantic, request, entity_names(list(entities)))
         if touch and pks:

@@ -239,45 +239,53 @@ class _Aborted(Exception):
     """Invalid lines without skip_invalid: the import's transaction is rolled back."""
 
 
-def _prepare(
-    lines: list[str | LineTooLong], remap: Remapper | None, first: int
-) -> tuple[ParsedImport, list[list[tuple[str, str]]]]:
-    """One batch's parsing, checking, scrubbing and entities: all the work that needs no store, done once per text
-    (in a worker process for a large import)."""
+@dataclass
+class _Prepared:
+    """One batch with all the work that needs no store, done once per text (in a worker process for a large
+    import): parsed and scrubbed, each memory's entities, and whether it reads like instructions (only asked for
+    when the file is not the user's own)."""
+
+    parsed: ParsedImport
+    entities: list[list[tuple[str, str]]]
+    instruction_like: list[bool]
+
+
+def _prepare(lines: list[str | LineTooLong], remap: Remapper | None, first: int, check: bool) -> _Prepared:
     parsed = parse_jsonl(lines, remap, first)
-    return parsed, [entities_in(m.text) for m in parsed.memories]
+    entities = [entities_in(m.text) for m in parsed.memories]
+    return _Prepared(parsed, entities, [check and is_instruction_like(m.text) for m in parsed.memories])
 
 
 def _prepared(
-    lines: Iterator[str | LineTooLong], remap: Remapper | None
-) -> Iterator[tuple[int, ParsedImport, list[list[tuple[str, str]]]]]:
-    """(lines read so far, parsed batch, entities of its memories), in file order. A file of more than one batch is
-    prepared by a pool of processes, one per core, while this one writes the batches before them to the store."""
+    lines: Iterator[str | LineTooLong], remap: Remapper | None, check: bool
+) -> Iterator[tuple[int, _Prepared]]:
+    """(lines read so far, prepared batch), in file order. A file of more than one batch is prepared by a pool of
+    processes, one per core, while this one writes the batches before them to the store."""
     first = 1
     batch = list(itertools.islice(lines, IMPORT_BATCH))
     following = list(itertools.islice(lines, IMPORT_BATCH)) if batch else []
     workers = os.cpu_count() or 1
     if not following or workers < 2:
         while batch:
-            parsed, entities = _prepare(batch, remap, first)
+            prepared = _prepare(batch, remap, first, check)
             first += len(batch)
-            yield first - 1, parsed, entities
+            yield first - 1, prepared
             batch, following = following, list(itertools.islice(lines, IMPORT_BATCH))
         return
     from concurrent.futures import Future, ProcessPoolExecutor
 
-    pending: collections.deque[tuple[int, Future[tuple[ParsedImport, list[list[tuple[str, str]]]]]]]
+    pending: collections.deque[tuple[int, Future[_Prepared]]]
     pending = collections.deque()
     with ProcessPoolExecutor(workers, mp_context=_fork_context()) as pool:
         for chunk in itertools.chain((batch, following), iter(lambda: list(itertools.islice(lines, IMPORT_BATCH)), [])):
-            pending.append((first + len(chunk) - 1, pool.submit(_prepare, chunk, remap, first)))
+            pending.append((first + len(chunk) - 1, pool.submit(_prepare, chunk, remap, first, check)))
             first += len(chunk)
             while len(pending) > workers:  # a bounded number of batches in flight: memory stays flat
                 done, future = pending.popleft()
-                yield done, *future.result()
+                yield done, future.result()
         while pending:
             done, future = pending.popleft()
-            yield done, *future.result()
+            yield done, future.result()
 
 
 def _fork_context() -> Any:
@@ -308,15 +316,16 @@ def _import_stream(
     now = now_iso()
     try:
         with db.transaction():
-            for read, parsed, entities in _prepared(lines, remap):
+            for read, prepared in _prepared(lines, remap, not origin.trusted):
+                parsed = prepared.parsed
                 report.invalid += parsed.errors
                 if report.invalid and not skip_invalid:
                     continue  # nothing will be imported: read on only to report every invalid line
-                found = {id(m): e for m, e in zip(parsed.memories, entities, strict=True)}
+                found = {id(m): e for m, e in zip(parsed.memories, prepared.entities, strict=True)}
+                waiting = {id(m) for m, w in zip(parsed.memories, prepared.instruction_like, strict=True) if w}
                 fresh = _fresh(db, parsed, seen, seen_texts, now, report)
                 for mem in fresh:  # from elsewhere and reading like instructions: waits for the user's review
-                    waiting = not origin.trusted and is_instruction_like(mem.text)
-                    mem.provenance = replace(origin, review="pending") if waiting else origin
+                    mem.provenance = replace(origin, review="pending") if id(mem) in waiting else origin
                 report.added += db.insert_many(fresh)
                 pks = dict(db.get_pk_map([m.id for m in fresh]))
                 db.add_entities([(pks[m.id], found[id(m)]) for m in fresh if m.id in pks])

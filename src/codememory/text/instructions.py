@@ -121,6 +121,23 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
+# For each reason, substrings of which its pattern cannot match without one (every alternative contains one of them
+# literally, blanks being single spaces after `normalised`): most texts hold none, and a substring test costs a
+# fraction of a pattern's search. Loosening a pattern means adding its new literal here (a test checks that the
+# detector with and without this filter agrees on every text it has).
+_NEEDED: dict[str, list[str]] = {
+    "override": "ignor|disregard|forget|overrid|bypass|system|you are now|new instruction|developer mode|jailbreak|"
+    "act as".split("|"),
+    "addressed to agents": "ai|a.i.|llm|language model|coding|agent|assistant|bot|model|claude|codex|copilot|cursor|"
+    "gemini|chatgpt|gpt|opencode|aider".split("|"),
+    "secrecy": "do not|don't|dont|never|without|silently".split("|"),
+    "shell pipe": "curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod|base64".split("|"),
+    "command": "run|execute|install|curl|wget|sudo|chmod|chown|rm -|/dev/tcp/|nc -|mkfifo|eval ".split("|"),
+    "tool call": "call|invoke|trigger|memory_".split("|"),
+    "send data": "send|post|upload|exfiltrate|forward|email|paste|transmit".split("|"),
+}
+
+
 def normalised(text: str) -> str:
     """The text as the detector reads it: compatibility-folded, invisible characters removed, blanks collapsed."""
     folded = unicodedata.normalize("NFKC", text)
@@ -131,9 +148,15 @@ def instruction_reason(text: str) -> str | None:
     """Why `text` reads like instructions to an agent (one of the reasons in the module docstring), or None."""
     plain = normalised(text[:20_000])
     for reason, pattern in _PATTERNS:
-        if pattern.search(plain):
+        if any(literal in plain for literal in _NEEDED[reason]) and pattern.search(plain):
             return reason
     return None
+
+
+def unfiltered_reason(text: str) -> str | None:
+    """`instruction_reason` without the substring filter: the reference the filter is tested against."""
+    plain = normalised(text[:20_000])
+    return next((reason for reason, pattern in _PATTERNS if pattern.search(plain)), None)
 
 
 def is_instruction_like(text: str) -> bool:

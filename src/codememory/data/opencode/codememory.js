@@ -360,7 +360,7 @@ function createColdStart(deps) {
 }
 
 // src/hud.ts
-function retrieveBody(config, projectRoot, sessionID, derived, pinned, exclude = [], tokenBudget = config.tokenBudget) {
+function retrieveBody(config, projectRoot, sessionID, derived, pinned, exclude = [], tokenBudget = config.tokenBudget, step = null) {
   return {
     query_expansion: derived.query_expansion,
     entities: derived.entities,
@@ -371,14 +371,15 @@ function retrieveBody(config, projectRoot, sessionID, derived, pinned, exclude =
     max_memories: config.maxMemories,
     max_new: config.maxNew,
     token_budget: tokenBudget,
-    ...config.orgMemory ? { remote: true } : {}
+    ...config.orgMemory ? { remote: true } : {},
+    ...step ? { step } : {}
   };
 }
 var HUD_FRAMING = estimateTokens(formatHud([{ id: "mem_00000000", text: "x" }]));
-async function askHud(config, projectRoot, sessionID, derived, pinned, exclude, allowance) {
+async function askHud(config, projectRoot, sessionID, derived, pinned, exclude, allowance, step = null) {
   const budget = Math.min(config.tokenBudget, allowance - HUD_FRAMING);
   if (budget < MIN_LINE_TOKENS) return null;
-  const body = retrieveBody(config, projectRoot, sessionID, derived, pinned, exclude, budget);
+  const body = retrieveBody(config, projectRoot, sessionID, derived, pinned, exclude, budget, step);
   const timeout = config.orgMemory ? Math.max(config.timeoutMs, config.orgTimeoutMs) : config.timeoutMs;
   const result = await request(config, "POST", "/retrieve", body, timeout);
   const offered = showable(Array.isArray(result?.memories) ? result.memories : []).filter((m) => !exclude.includes(m.id));
@@ -466,6 +467,10 @@ function hudInput(messages, config, pinned = []) {
     tools: recentToolCalls(messages, config.toolWindow, config.resultChars, current),
     pinned
   };
+}
+function latestStep(input) {
+  const last = input.tools[input.tools.length - 1];
+  return last ? { tool: last.tool, args: last.args, error: last.error } : null;
 }
 function sessionOf(messages) {
   for (let i = messages.length - 1; i >= 0; i--) {
@@ -678,8 +683,9 @@ function createCall(deps) {
     }
     if (!config.hud) return done(figures);
     let derived;
+    const input = hudInput(messages, config, session.pinned);
     try {
-      derived = await derive(hudInput(messages, config, session.pinned));
+      derived = await derive(input);
     } catch (e) {
       return done({ ...figures, skipped: `derive failed: ${e}` });
     }
@@ -688,7 +694,7 @@ function createCall(deps) {
     const allowance = budget.left(figures.cold);
     let answer;
     try {
-      answer = await askHud(config, projectRoot, sessionID, derived, session.pinned, exclude, allowance);
+      answer = await askHud(config, projectRoot, sessionID, derived, session.pinned, exclude, allowance, latestStep(input));
     } catch (e) {
       return done({ ...figures, error: failed(e), ...sub ? { subcortical: sub.state.last } : {} });
     }

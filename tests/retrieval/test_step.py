@@ -1,0 +1,126 @@
+"""The step an agent is at (retrieval/step.py): which tool calls are routine, what a call touches, and how the HUD's
+retrieval uses both (a memory about the file the agent opened is shown; after a routine call nothing about the
+request is). Keyword-only stores (the tests' user config switches the embedding model off)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codememory import Store
+from codememory.retrieval.step import step_from_call
+
+ROOT = "/home/dev/shop"
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("bash", {"command": "ls internal/tax"}),
+        ("bash", {"command": "git status --short"}),
+        ("bash", {"command": "git diff --stat && git log --oneline -3"}),
+        ("bash", {"command": "gofmt -l internal/pdf"}),
+        ("bash", {"command": "go build ./..."}),
+        ("bash", {"command": "go test ./internal/money/"}),
+        ("bash", {"command": "cd api && python -m pytest -q tests/"}),
+        ("bash", {"command": "wc -l Makefile"}),
+        ("grep", {"pattern": "leeway"}),
+        ("glob", {"pattern": "**/*.go"}),
+    ],
+)
+def test_looking_around_and_checking_are_routine(tool: str, args: dict[str, str]) -> None:
+    assert step_from_call(tool, args, root=ROOT).routine
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "error"),
+    [
+        ("read", {"filePath": f"{ROOT}/internal/tax/compute.go"}, False),  # working on a file
+        ("edit", {"filePath": f"{ROOT}/app/api/photos.py"}, False),
+        ("bash", {"command": "make generate"}, False),  # a project's own target: a memory may prescribe it
+        ("bash", {"command": "git add -A && git commit -m 'fix: leeway'"}, False),  # changes history
+        ("bash", {"command": "goose -dir migrations create counters sql -s"}, False),
+        ("bash", {"command": "npm run deploy"}, False),
+        ("bash", {"command": "go test ./internal/pdf"}, True),  # a failure: its error is what a memory may answer
+        ("memory_search", {"query": "invoice numbers"}, False),
+    ],
+)
+def test_working_failing_and_unknown_calls_are_not_routine(tool: str, args: dict[str, str], error: bool) -> None:
+    assert not step_from_call(tool, args, error, root=ROOT).routine
+
+
+def test_what_a_call_touches_its_file_its_folder_and_a_prescribed_command() -> None:
+    read = step_from_call("read", {"filePath": f"{ROOT}/internal/pdf/render.go"}, root=ROOT)
+    assert read.paths == ("internal/pdf/render.go",) and read.folders == ("internal/pdf",)
+    assert read.touches("Fonts in render.go are cp1252 only") == "file render.go"
+    assert read.touches("internal/pdf/render.go draws the invoice") == "file internal/pdf/render.go"
+    assert read.touches("prerender.go is generated") is None  # a longer name is another file
+    assert read.in_folder("golden files in internal/pdf/testdata") == "folder internal/pdf"
+    assert read.in_folder("internal/pdfgen is the old one") is None
+
+    goldens = step_from_call("bash", {"command": "go test ./internal/pdf -update"}, root=ROOT)
+    assert goldens.touches("After a layout change run `go test ./internal/pdf -update`.") == (
+        "command go test ./internal/pdf"
+    )
+    other_tests = step_from_call("bash", {"command": "go test ./internal/tax/..."}, root=ROOT)
+    assert other_tests.folders == ("internal/tax",)
+    assert other_tests.touches("After a layout change run `go test ./internal/pdf -update`.") is None
+    db = step_from_call("bash", {"command": "make test-db"}, root=ROOT)
+    assert db.touches("`make test-db` starts Postgres on 55432") == "command make test-db"
+    assert db.touches("`make test` runs everything") is None
+
+
+MEMORIES = {
+    "font": "fpdf core fonts are cp1252 only: use the embedded DejaVuSans font in internal/pdf/render.go",
+    "vat": "VAT is computed per invoice line and rounded half-up, then summed",
+    "reverse": "EU reverse charge: business customers with a verified VAT id get 0 % VAT",
+    "testdb": "Integration tests need Postgres: `make test-db` starts it on port 55432",
+    "lint": "The tax tests freeze time with clock.Fixed; run them with go test -count=1 so nothing is cached",
+}
+REQUEST = "Add EU reverse charge to the VAT calculation for business customers"
+
+
+@pytest.fixture
+def ids(project: Path) -> dict[str, str]:
+    with Store.open(project) as store:
+        assert not store.semantic.configured
+        return {key: store.add(text).memory.id for key, text in MEMORIES.items()}
+
+
+def shown(project: Path, ids: dict[str, str], tool: str, args: dict[str, str], judged: bool = True) -> list[str]:
+    """The memories retrieved for the request and the call (as the plugin asks: the request, then the call's words),
+    the call judged as the step or not."""
+    names = {v: k for k, v in ids.items()}
+    root = str(project.resolve())
+    args = {k: v.replace("{root}", root) for k, v in args.items()}
+    step = step_from_call(tool, args, root=root) if judged else None
+    with Store.open(project) as store:
+        result = store.retrieve([REQUEST, f"{tool} {' '.join(args.values())}"], step=step, touch=False)
+    return [names[m.id] for m in result.memories]
+
+
+def test_after_a_routine_call_what_only_its_words_found_leaves(project: Path, ids: dict[str, str]) -> None:
+    tests = {"command": "go test ./internal/tax/...", "description": "Run the tax tests"}
+    assert "lint" in shown(project, ids, "bash", tests, judged=False)  # "tests" found it
+    after_tests = shown(project, ids, "bash", tests)
+    assert "lint" not in after_tests and "testdb" not in after_tests
+    assert "reverse" in after_tests  # the request's memory stays: the answer may come next
+
+
+def test_a_step_opening_the_file_a_gotcha_is_about_gets_it(project: Path, ids: dict[str, str]) -> None:
+    read = {"filePath": "{root}/internal/pdf/render.go"}
+    assert "font" not in shown(project, ids, "read", read, judged=False)
+    got = shown(project, ids, "read", read)
+    assert got[0] == "font" and "reverse" in got  # the file brought it; a read is work on the task
+
+
+def test_a_routine_step_keeps_a_memory_prescribing_its_command(project: Path, ids: dict[str, str]) -> None:
+    assert "testdb" in shown(project, ids, "bash", {"command": "make test-db"})
+    assert "testdb" not in shown(project, ids, "bash", {"command": "make lint"}, judged=False)
+
+
+def test_a_file_several_memories_name_brings_none_of_them(project: Path, ids: dict[str, str]) -> None:
+    with Store.open(project) as store:
+        store.add("internal/pdf/render.go is drawn in millimetres, A4 portrait")
+    assert "font" not in shown(project, ids, "read", {"filePath": "{root}/internal/pdf/render.go"})
