@@ -172,6 +172,62 @@ def retrieve_arm(name: str, extra_env: dict[str, str], project: Path, calls: int
     return result
 
 
+def ab_arms(project: Path, base_project: Path, base_src: Path, calls: int, seed: int) -> dict[str, Any]:
+    """The default model's `/retrieve` in two daemons at once, this tree's and `base_src`'s, each serving its own
+    copy of the store: every request goes to both, in alternating order, so load moves both alike. Three passes:
+    fresh requests (every phrase new to the daemon), the same requests again (every phrase embedded before), and
+    a turn's later steps (the request again with one new tool phrase, as the plugin asks at each tool call)."""
+    daemons = {
+        "now": Daemon("ab-now", {}, project),
+        "base": Daemon("ab-base", {"PYTHONPATH": str(base_src.resolve())}, base_project),
+    }
+    roots = {"now": project, "base": base_project}
+    try:
+        rng = random.Random(seed)
+        used: set[str] = set()
+        requests = make_requests(WARMUP + calls, rng, used)
+        steps = make_requests(calls, rng, used)  # their first phrase is the new tool call of a later step
+        passes: dict[str, list[tuple[list[str], list[str]]]] = {
+            "fresh": requests[WARMUP:],
+            "repeated": requests[WARMUP:],
+            "later step": [([p[0], s[0]], e) for (p, e), (s, _) in zip(requests[WARMUP:], steps, strict=True)],
+        }
+        times: dict[tuple[str, str], list[float]] = {}
+        for phrases, entities in requests[:WARMUP]:
+            for name, daemon in daemons.items():
+                body = {"query_expansion": phrases, "entities": entities, "project_root": str(roots[name])}
+                daemon.call("POST", "/retrieve", body)
+        for pass_name, bodies in passes.items():
+            for i, (phrases, entities) in enumerate(bodies):
+                order = list(daemons) if i % 2 == 0 else list(reversed(daemons))
+                for name in order:
+                    body = {"query_expansion": phrases, "entities": entities, "project_root": str(roots[name])}
+                    ms, _ = daemons[name].call("POST", "/retrieve", body)
+                    times.setdefault((pass_name, name), []).append(ms)
+        rss = {name: rss_kib(daemon.proc.pid) for name, daemon in daemons.items()}
+    finally:
+        for daemon in daemons.values():
+            daemon.stop()
+    out: dict[str, Any] = {"passes": {}, "rss_after_mib": {n: round(r["VmRSS"] / 1024, 1) for n, r in rss.items()}}
+    log(f"[a/b] RSS after the requests: now {out['rss_after_mib']['now']} MiB, base {out['rss_after_mib']['base']} MiB")
+    for pass_name in passes:
+        now, base = summary(times[(pass_name, "now")]), summary(times[(pass_name, "base")])
+        paired = list(zip(times[(pass_name, "now")], times[(pass_name, "base")], strict=True))
+        out["passes"][pass_name] = {
+            "now": now,
+            "base": base,
+            "now_faster_share": round(sum(a < b for a, b in paired) / len(paired), 3),  # request by request
+            "ms": {"now": times[(pass_name, "now")], "base": times[(pass_name, "base")]},
+        }
+        log(
+            f"[a/b {pass_name}] now p50 {now['p50_ms']:.1f} / p95 {now['p95_ms']:.1f} ms, base p50 "
+            f"{base['p50_ms']:.1f} / p95 {base['p95_ms']:.1f} ms: {now['p50_ms'] / base['p50_ms']:.2f}x / "
+            f"{now['p95_ms'] / base['p95_ms']:.2f}x; now faster on {out['passes'][pass_name]['now_faster_share']:.0%} "
+            "of the requests"
+        )
+    return out
+
+
 def markdown(results: dict[str, Any]) -> str:
     n = results["memories"]
     rows = [
@@ -201,7 +257,23 @@ def main() -> None:
     parser.add_argument("--reuse", action="store_true", help="keep a store built by an earlier run")
     parser.add_argument("--out", help="also write the results as JSON to this file")
     parser.add_argument("--project", type=Path, help="serve this existing store instead (e.g. bench_scale.py's)")
+    parser.add_argument(
+        "--base-src",
+        type=Path,
+        help="compare with another tree's src/ (e.g. from `git archive`) in one run, default model only: both "
+        "daemons at once, requests alternating; needs --project and --base-project",
+    )
+    parser.add_argument("--base-project", type=Path, help="the base daemon's own copy of --project's store")
     args = parser.parse_args()
+    if args.base_src is not None:
+        if args.project is None or args.base_project is None:
+            sys.exit("--base-src needs --project and --base-project (a copy of the same store)")
+        WORK.mkdir(parents=True, exist_ok=True)
+        ab = ab_arms(args.project.resolve(), args.base_project.resolve(), args.base_src, args.calls, args.seed)
+        ab["machine"] = machine()
+        if args.out:
+            Path(args.out).write_text(json.dumps(ab, indent=2) + "\n", encoding="utf-8")
+        return
     if not Path("/proc/self/status").exists():
         sys.exit("this benchmark reads /proc/<pid>/status (Linux)")
     WORK.mkdir(parents=True, exist_ok=True)

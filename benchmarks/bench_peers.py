@@ -36,9 +36,16 @@ WORK = HERE / ".work" / "peers"
 SYSTEMS = ("codememory", "memsearch", "mcp-memory-service")
 
 
+BASE = "codememory (base)"  # --base-src: another tree's codememory, same store files, in the same rounds
+
+
 class Worker:
-    def __init__(self, system: str, python: str, work: Path, source: Path, model: str) -> None:
+    def __init__(
+        self, system: str, python: str, work: Path, source: Path, model: str, pythonpath: Path | None = None
+    ) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("CODEMEMORY_")}
+        if pythonpath is not None:
+            env["PYTHONPATH"] = str(pythonpath.resolve())
         env.update(
             HF_HUB_OFFLINE="1",
             TRANSFORMERS_OFFLINE="1",
@@ -48,7 +55,7 @@ class Worker:
         env["CODEMEMORY_DAEMON_PORT"] = "1"  # never a user's daemon
         self.system = system
         self.proc = subprocess.Popen(
-            [python, str(HERE / "peer_worker.py"), system, str(work), str(source), model],
+            [python, str(HERE / "peer_worker.py"), system.split(" ")[0], str(work), str(source), model],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=open(work.parent / f"{work.name}.stderr", "wb"),  # noqa: SIM115 (the process owns it)
@@ -92,7 +99,9 @@ def minilm_dir(python: str) -> str:
     return out.stdout.strip()
 
 
-def run_size(n: int, queries: int, peers_python: str, systems: list[str]) -> dict[str, Any]:
+def run_size(
+    n: int, queries: int, peers_python: str, systems: list[str], base_src: Path | None = None
+) -> dict[str, Any]:
     source = WORK / f"memories-{n}.jsonl"
     if not source.exists():
         WORK.mkdir(parents=True, exist_ok=True)
@@ -100,8 +109,9 @@ def run_size(n: int, queries: int, peers_python: str, systems: list[str]) -> dic
     model = minilm_dir(peers_python)
     workers = {}
     for system in systems:
-        python = sys.executable if system == "codememory" else peers_python
-        workers[system] = Worker(system, python, WORK / f"{system}-{n}", source, model)
+        python = sys.executable if system.startswith("codememory") else peers_python
+        work = WORK / f"{system.split(' ')[0]}-{n}"  # the base tree searches the same store
+        workers[system] = Worker(system, python, work, source, model, base_src if system == BASE else None)
         log(f"[{n:,}] {system} ready (load {workers[system].load_s} s)")
     qs = phrases(queries + 5, random.Random(n))
     ms: dict[str, list[float]] = {s: [] for s in systems}
@@ -135,14 +145,19 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--out", default=str(HERE / "results-peers.json"))
+    parser.add_argument(
+        "--base-src", type=Path, help="also run another tree's codememory (its src/, e.g. from `git archive`)"
+    )
     args = parser.parse_args()
     results: dict[str, Any] = {
         "command": " ".join(["python benchmarks/bench_peers.py", *sys.argv[1:]]),
         "machine": machine(),
     }
     results["load_before"] = os.getloadavg()
-    systems = [s for s in args.systems.split(",") if s]
-    results["sizes"] = [run_size(int(n), args.queries, args.peers_python, systems) for n in args.sizes.split(",")]
+    systems = [s for s in args.systems.split(",") if s] + ([BASE] if args.base_src is not None else [])
+    results["sizes"] = [
+        run_size(int(n), args.queries, args.peers_python, systems, args.base_src) for n in args.sizes.split(",")
+    ]
     results["load_after"] = os.getloadavg()
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
     print(json.dumps(results["sizes"], indent=2))

@@ -27,6 +27,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     from codememory import Store
+    from codememory.embedding.query_cache import QUERY_VECTORS
     from codememory.retrieval import proactive
 
     trace = [json.loads(line) for line in (args.run / "plugin-trace.jsonl").read_text().splitlines() if line.strip()]
@@ -41,7 +42,7 @@ def main() -> None:
                 for split in order:
                     proactive.SPLIT_REQUEST = split
                     if way == "new":
-                        store.semantic._query_cache.clear()
+                        QUERY_VECTORS.clear()
                     started = time.perf_counter()
                     store.retrieve(req["query_expansion"], entities=req.get("entities") or [], touch=False)
                     times[(way, split)].append((time.perf_counter() - started) * 1000)

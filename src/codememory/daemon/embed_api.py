@@ -10,12 +10,14 @@ from __future__ import annotations
 import threading
 from typing import Annotated, Any
 
+import numpy as np
 from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, ConfigDict, Field
 
 from codememory.core.config import EmbeddingConfig
 from codememory.embedding import Embedder
 from codememory.embedding.factory import canonical_provider, create_embedder
+from codememory.embedding.query_cache import QUERY_VECTORS
 from codememory.embedding.via_daemon import encode_vectors
 from codememory.errors import EmbedderError
 from codememory.web.request_body import RequestBody
@@ -87,7 +89,10 @@ def create_router() -> APIRouter:
         """Embed texts with a local model held by the daemon (the same vectors the caller would compute)."""
         emb = embedder_for(body.embedding)
         try:
-            vectors = emb.embed_queries(body.texts) if body.query else emb.embed_documents(body.texts)
+            if body.query:  # a hook or the CLI asks for the phrases a step repeats: each embedded once
+                vectors = np.vstack(QUERY_VECTORS.vectors(emb.name, body.texts, emb.embed_queries))
+            else:
+                vectors = emb.embed_documents(body.texts)
         except EmbedderError as exc:
             raise HTTPException(503, str(exc)) from None
         return EmbedResult(model=emb.name, dim=int(vectors.shape[1]), vectors=encode_vectors(vectors))

@@ -161,6 +161,8 @@ class EmbeddingHealth(BaseModel):
     provider: str
     loaded: bool
     available: bool | None
+    queries_embedded: int = Field(0, description="Query phrases handed to a model since the daemon started.")
+    queries_reused: int = Field(0, description="Query phrases answered from vectors already computed.")
 
 
 class HealthResponse(BaseModel):

@@ -268,7 +268,11 @@ class DaemonState:
         return round(time.monotonic() - self.started_monotonic, 3)
 
     def health_report(self) -> dict[str, Any]:
+        from codememory.embedding.query_cache import QUERY_VECTORS
+
         report = self.health.snapshot()
+        counts = QUERY_VECTORS.counts()
+        report["embedding"].update(queries_embedded=counts["queries_embedded"], queries_reused=counts["queries_reused"])
         return {
             "status": "ok",
             "version": self.version,

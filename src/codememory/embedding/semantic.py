@@ -42,7 +42,6 @@ class Semantic:
         self._embedder: Embedder | None = None
         self._index: VectorIndex | None = None
         self._tried = False
-        self._query_cache: dict[str, Vectors] = {}
         self._missing: tuple[tuple[int, int], int] | None = (
             None  # (the store's change counters, memories without a vector)
         )
@@ -85,27 +84,23 @@ class Semantic:
             return None
 
     def embed_query(self, text: str) -> Vectors | None:
-        """Query vectors are cached: an agent's consecutive calls repeat most of their phrases."""
-        self.prepare_queries([text])
-        return self._query_cache.get(text)
+        """A query's vector; kept for the process's lifetime (embedding/query_cache.py): an agent's consecutive
+        calls repeat most of their phrases."""
+        vectors = self.embed_queries([text])
+        return vectors[0] if vectors else None
 
-    def prepare_queries(self, texts: Sequence[str]) -> None:
-        """Embed the uncached queries among `texts` in one model call."""
-        todo = list(dict.fromkeys(t for t in texts if t not in self._query_cache))
-        if not todo:
-            return
+    def embed_queries(self, texts: Sequence[str]) -> list[Vectors] | None:
+        """One vector per query, those not seen before embedded in one model call; None when the model fails."""
         emb = self.embedder()
         if emb is None:
-            return
+            return None
+        from codememory.embedding.query_cache import QUERY_VECTORS
+
         try:
-            vectors = emb.embed_queries([embedded_part(t) for t in todo])
+            return QUERY_VECTORS.vectors(emb.name, [embedded_part(t) for t in texts], emb.embed_queries)
         except EmbedderError as exc:
             self._fail(exc)
-            return
-        for text, vector in zip(todo, vectors, strict=True):
-            if len(self._query_cache) >= 512:
-                self._query_cache.pop(next(iter(self._query_cache)))
-            self._query_cache[text] = vector
+            return None
 
     def index(self) -> VectorIndex | None:
         emb = self.embedder()

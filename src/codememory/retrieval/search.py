@@ -267,8 +267,7 @@ def rank_phrases(
     if semantic is not None and semantic.configured and parsed.terms:
         db.prefetch_fts(parsed.keyword_fts(), LEXICAL_POOL)  # runs while the phrases are embedded
         gap = semantic.coverage_gap()  # first: a small gap it fills is ranked in this very call
-        semantic.prepare_queries(phrases)  # one model call for all of them
-        qvecs = [v for v in (semantic.embed_query(p) for p in phrases) if v is not None]
+        qvecs = semantic.embed_queries(phrases) or []  # one model call for those not embedded before
     if not qvecs:
         # Keywords only: any content word counts (ORed, BM25-ranked); an AND of every word of several
         # phrases would almost never match.
