@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_e2e_claude import CODEMEMORY, claude, claude_bin, cm, isolated_env
+from test_e2e_claude import CODEMEMORY, claude, claude_bin, cm, isolated_env, poll
 
 from support.opencode import make_git_project
 from support.scripted_anthropic import Reply, Script, ScriptedAnthropic, ToolUse
@@ -75,7 +75,14 @@ def test_report_shows_what_claude_code_sessions_were_shown_and_used(tmp_path: Pa
     sessions = [session(env, project, n) for n in range(SESSIONS)]
     assert len(set(sessions)) == SESSIONS
 
-    report = cm(env, project, "report")
+    def settled() -> dict[str, Any] | None:
+        """The report once the last session's end is captured: a turn's end finishes in a process of its own, which
+        may still be at work as `claude` exits."""
+        found = cm(env, project, "report")
+        rows = {r["id"]: r for r in found["memories"]}
+        return found if rows.get(ids["used"], {}).get("used") == SESSIONS else None
+
+    report = poll("the last session's capture", settled, timeout=60)
     rows = {r["id"]: r for r in report["memories"]}
     assert report["sessions"] == SESSIONS and report["tokens"] > 0
     assert {k: rows[ids["used"]][k] for k in ("shown", "used")} == {"shown": SESSIONS, "used": SESSIONS}

@@ -104,6 +104,29 @@ def test_the_background_ships_with_the_package() -> None:
 
 
 @pytest.mark.slow
+def test_the_default_models_background_vectors_ship_and_are_what_the_model_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hook answering a new user's first prompt finds the default model's background vectors in the package (none
+    computed, nothing written to the user's cache); they are the model's own for today's sentences (an edit of
+    background.txt without shipping new vectors fails here: regenerate with `embed_documents` and save the .npy)."""
+    import numpy as np
+
+    from codememory.core.config import EmbeddingConfig
+    from codememory.embedding import relevance
+    from codememory.embedding.e5_small import E5SmallEmbedder
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    model = E5SmallEmbedder(EmbeddingConfig())
+    shipped = relevance.shipped_background(model.name, background_sentences())
+    assert shipped.is_file(), f"no {shipped.name} in codememory/data for {model.name}"
+    relevance._CACHE.pop(model.name, None)
+    vectors = relevance.background(model)
+    assert vectors is not None and not (tmp_path / "state").exists()  # read from the package, nothing computed
+    assert np.allclose(vectors, model.embed_documents(background_sentences()), atol=1e-5)
+
+
+@pytest.mark.slow
 def test_turning_the_model_on_embeds_what_is_missing_and_says_degraded_meanwhile(
     project: Path, invoke: Invoke, monkeypatch: pytest.MonkeyPatch
 ) -> None:

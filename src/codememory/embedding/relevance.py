@@ -23,6 +23,8 @@ from codememory.core.paths import state_dir
 from codememory.errors import EmbedderError
 
 if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
     from codememory.embedding.base import Embedder, Vectors
 
 
@@ -35,13 +37,40 @@ def background_sentences() -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
-def _cache_file(model: str, sentences: Sequence[str]) -> Path:
+def background_file_name(model: str, sentences: Sequence[str]) -> str:
+    """The file the background's vectors in `model`'s space are kept in: named by the model and the sentences, so
+    an edit of either is never answered by stale vectors."""
     digest = hashlib.sha256("\n".join([model, *sentences]).encode()).hexdigest()[:16]
-    return state_dir() / "cache" / f"background-{digest}.npy"
+    return f"background-{digest}.npy"
+
+
+def _cache_file(model: str, sentences: Sequence[str]) -> Path:
+    return state_dir() / "cache" / background_file_name(model, sentences)
+
+
+def _load(source: Path | Traversable, rows: int) -> Vectors | None:
+    import numpy as np
+
+    try:
+        with source.open("rb") as fh:
+            loaded = np.load(fh, allow_pickle=False)
+    except Exception:  # missing, cut short or damaged (EOFError, ValueError, …): computed again
+        return None
+    if loaded.ndim == 2 and loaded.shape[0] == rows and loaded.dtype == np.float32 and bool(np.isfinite(loaded).all()):
+        return loaded  # type: ignore[no-any-return]
+    return None
+
+
+def shipped_background(model: str, sentences: Sequence[str]) -> Traversable:
+    """Where the package keeps the default model's background vectors. Embedding 110 sentences costs a second on an
+    idle machine and over ten on a busy one; the first prompt a hook answers for a new user would pay it (and an
+    assistant kills a hook that runs past its timeout). The default model is deterministic, so its vectors ship."""
+    return resources.files("codememory").joinpath("data", background_file_name(model, sentences))
 
 
 def background(emb: Embedder) -> Vectors | None:
-    """The background sentences' vectors in `emb`'s space (memory, then the user's cache, then the model)."""
+    """The background sentences' vectors in `emb`'s space (memory, then the package, then the user's cache, then
+    the model)."""
     import numpy as np
 
     with _LOCK:
@@ -50,18 +79,9 @@ def background(emb: Embedder) -> Vectors | None:
         return found
     sentences = background_sentences()
     path = _cache_file(emb.name, sentences)
-    vectors: Vectors | None = None
-    try:
-        loaded = np.load(path, allow_pickle=False)
-        if (
-            loaded.ndim == 2
-            and loaded.shape[0] == len(sentences)
-            and loaded.dtype == np.float32
-            and bool(np.isfinite(loaded).all())
-        ):
-            vectors = loaded
-    except Exception:  # a cache file cut short or damaged (EOFError, ValueError, …) is simply rebuilt
-        vectors = None
+    vectors = _load(shipped_background(emb.name, sentences), len(sentences))
+    if vectors is None:
+        vectors = _load(path, len(sentences))
     if vectors is None:
         try:
             vectors = emb.embed_documents(sentences)

@@ -11,12 +11,15 @@ never blocks the assistant.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from codememory.assistants import KEYS
 from codememory.core.bounded_input import HOOK_STDIN_MAX_BYTES, decode, read_upto, size_text
 from codememory.core.env_switches import hooks_disabled
+from codememory.operations.hook_catch_up import end_lock, finishes_later, starts_session
 from codememory.operations.hook_events import (
     commit_injected,
     log,
@@ -29,6 +32,11 @@ from codememory.operations.hook_events import (
 __all__ = ["main", "read_stdin", "run"]
 
 DAEMON_TIMEOUT = 2.0  # seconds; then the hook runs here instead (its steps are idempotent)
+# Seconds a turn's or session's end waits for its work before leaving it to finish alone: well inside the
+# assistants' hook timeouts (Claude Code's, as init installs it, is 10 s), and long enough that on a machine that is
+# not overloaded the work is done when the hook returns. CODEMEMORY_HOOK_FINISH_WAIT overrides it.
+FINISH_WAIT = 5.0
+FINISH_WAIT_ENV = "CODEMEMORY_HOOK_FINISH_WAIT"
 USAGE = f"usage: codememory-hook {{{','.join(KEYS)}}} EVENT [--project DIR] < payload.json"
 
 
@@ -91,6 +99,10 @@ def main(argv: list[str] | None = None) -> int:
     raw = read_stdin(args[0], args[1], project)
     if raw is None or runs_elsewhere(args[0]) or hooks_disabled():
         return 0  # hooks_disabled: the summariser's own agent run (extract/agent_cli.py), never captured
+    if finishes_later(args[0], args[1]) and hasattr(os, "fork"):
+        lock = end_lock(args[0], raw, project)
+        _detached(lambda: run(args[0], args[1], raw, project), lock, _finish_wait())
+        return 0  # these events print nothing
     answer = _via_daemon(args[0], args[1], raw, project) if waits_before_model(args[0], args[1]) else None
     out, injected = answer if answer is not None else (run(args[0], args[1], raw, project), None)
     if out:
@@ -98,7 +110,59 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()
     if injected is not None:
         commit_injected(args[0], raw, project, injected)
+    if starts_session(args[0], args[1]) and hasattr(os, "fork"):
+        from codememory.operations.hook_catch_up import catch_up
+
+        # what earlier sessions' ends left uncaptured, after the output is out and with nobody waiting for it
+        _detached(lambda: catch_up(args[0], raw, project), None, 0.0)
     return 0
+
+
+def _finish_wait() -> float:
+    try:
+        return max(0.0, float(os.environ.get(FINISH_WAIT_ENV, FINISH_WAIT)))
+    except ValueError:
+        return FINISH_WAIT
+
+
+def _detached(work: Callable[[], object], lock: int | None, wait: float) -> None:
+    """Run `work` in a child process that the assistant neither waits for nor kills: a session of its own (a hook
+    killed at its timeout takes its process group with it) with stdin, stdout and stderr on /dev/null (an assistant
+    reads a hook's output until every copy of the pipe is closed). This process waits up to `wait` seconds for it.
+
+    `lock` (an open descriptor, or None) orders the runs of one assistant session: the child runs `work` once it
+    holds an exclusive flock on it. Taken here when free, so the child inherits it and a later event's child waits
+    for this one; otherwise the child waits for whoever holds it."""
+    import fcntl
+    import select
+
+    held = False
+    if lock is not None:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held = True
+        except OSError:
+            held = False
+    done_read, done_write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(done_read)
+            os.setsid()
+            quiet = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(quiet, fd)
+            if lock is not None and not held:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+            work()
+        finally:
+            os._exit(0)  # the lock and the pipe close with the process: the parent stops waiting
+    os.close(done_write)
+    if lock is not None:
+        os.close(lock)  # the child's copy keeps the lock
+    with contextlib.suppress(OSError):
+        select.select([done_read], [], [], wait)
+    os.close(done_read)
 
 
 if __name__ == "__main__":
