@@ -138,13 +138,15 @@ def setup(assistant: str, project: Path, env: dict[str, str], warm: bool) -> dic
 def restore_sources(project: Path, env: dict[str, str], p_index: int) -> None:
     """Before a later pass, the project back at the scenario's one commit (a session commits its fix): the steps
     edit the files as they were before the first pass (an edit whose old text a pass already replaced fails, and a
-    file that already holds the change shows the agent what the memory says). What init wrote and the store are
-    not tracked, and stay."""
+    file that already holds the change shows the agent what the memory says). What init wrote and the store stay:
+    a session that commits with `git add -A` tracks them, so a hard reset would delete them; HEAD goes back with a
+    mixed reset and only the first commit's files are checked out again."""
     if p_index:
         git = ["git", "-C", str(project)]
         first = subprocess.run([*git, "rev-list", "--max-parents=0", "HEAD"], env=env, check=True, capture_output=True)
-        reset = [*git, "reset", "-q", "--hard", first.stdout.decode().split()[0]]
-        subprocess.run(reset, env=env, check=True, capture_output=True)
+        commit = first.stdout.decode().split()[0]
+        for command in (["reset", "-q", commit], ["checkout", "-q", commit, "--", "."]):
+            subprocess.run([*git, *command], env=env, check=True, capture_output=True)
 
 
 def stop_daemon(env: dict[str, str], project: Path) -> None:
