@@ -72,11 +72,16 @@ def test_remote_local_ranker_ranks_and_decides_as_the_local_store(published: tup
     store, _db = published
     for query in QUERIES:
         local = [h.memory.id for h in store.search(query, mode="hybrid", limit=5, touch=False).hits]
-        assert _remote_ids(store, query, "local") == local, query
-    # What neither store holds well enough is not padded with its nearest turns: the question names no word of the
-    # answer ("the relational one held 4k inserts"), both hold everything back, and Milvus's own fusion (no
-    # decision) still returns five.
-    assert _remote_ids(store, QUERIES[0], "local") == []
+        remote = _remote_ids(store, query, "local")
+        # The same decision; the order of two close turns may differ, as the remote weighs the query's words alike
+        # (it has no word statistics of the collection) where the local store weighs them by rarity.
+        assert sorted(remote) == sorted(local) and remote, query
+    # The question names no word of the answer ("the relational one held 4k inserts"): both keep the two turns that
+    # talk about the choice ("database" is held by the turn naming Postgres, in both), hold back the rest instead of
+    # padding with the nearest turns, and Milvus's own fusion (no decision) returns five.
+    ids = {m.text: m.id for m in store.db.iter_all()}
+    talk = {ids[text] for where, text in TURNS if where in ("D1:1", "D1:2")}
+    assert set(_remote_ids(store, QUERIES[0], "local")) == talk
     assert store.search(QUERIES[0], mode="hybrid", limit=5, touch=False).held_back > 0
     assert len(_remote_ids(store, QUERIES[0], "rrf")) == 5
     store.close()

@@ -43,6 +43,8 @@ from codememory.retrieval.decision import decide
 from codememory.retrieval.evidence import Background, calibration_for, likelihood, standout_reference
 from codememory.retrieval.fusion import DATE_BOOST, NEIGHBOUR_SPAN, TAG_BOOST, Evidence, Sessions, order
 from codememory.retrieval.hybrid import RANK_WEIGHTS
+from codememory.retrieval.query_words import TYPE_WORDS
+from codememory.text.entity_vocabulary import vocabulary
 from codememory.text.query import ParsedQuery, words
 
 if TYPE_CHECKING:
@@ -98,7 +100,7 @@ def fused(
     boosts = _boosts(parsed, rows, now)
     evidence = {}
     for p, row in rows.items():
-        coverage = word_share(str(row.get("text") or ""), content)
+        coverage = word_share(str(row.get("text") or ""), content, _entity_types(row))
         # A remote row was not written here: its importance is a claim (core/provenance.py), so it counts as neutral,
         # and its creation date as no later than now (it arrives with this query), as a pulled memory's does.
         evidence[p] = Evidence(
@@ -130,18 +132,31 @@ def fused(
     return [{**rows[p], "score": score, "likelihood": explain["likelihood"]} for score, p, _, explain in kept[:limit]]
 
 
-def word_share(text: str, content: Sequence[str]) -> float:
+def word_share(text: str, content: Sequence[str], types: frozenset[str] = frozenset()) -> float:
     """The share of the query's content words (each weighing the same) that the text holds, a word counting as held
-    when the text has a word sharing its first letters (all but two, at least four): "retries" for "retry"."""
+    when the text has a word sharing its first letters (all but two, at least four): "retries" for "retry"; a word
+    naming a kind of thing ("database") is held by a row naming an entity of that kind (`types`), as in the local
+    store (retrieval/query_words.TYPE_WORDS)."""
     if not content:
         return 0.0
     held = set(words(text))
     found = 0
     for word in content:
         stem = word[: max(_STEM, len(word) - 2)]
-        if word in held or (len(word) >= _STEM and any(h.startswith(stem) for h in held)):
+        alike = len(word) >= _STEM and any(h.startswith(stem) for h in held)
+        if word in held or alike or TYPE_WORDS.get(word) in types:
             found += 1
     return found / len(content)
+
+
+def _entity_types(row: dict[str, Any]) -> frozenset[str]:
+    """The kinds of the row's entities the vocabulary knows (a remote row carries the names, not the types)."""
+    names = row.get("entities")
+    if not isinstance(names, list):
+        return frozenset()
+    vocab = vocabulary()
+    terms = (vocab.lookup(name.lower()) for name in names if isinstance(name, str))
+    return frozenset(term.type for term in terms if term is not None)
 
 
 def _around(remote: MilvusRemote, hits: list[dict[str, Any]], expr: str) -> list[dict[str, Any]]:
