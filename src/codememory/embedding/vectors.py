@@ -32,6 +32,7 @@ _ANN_EXPANSION_ADD = 128
 _ANN_EXPANSION_SEARCH = 128
 _ANN_MAX_FETCH = 4096  # past this many graph answers a short list stays short (no full scan)
 _FILTERED_EXACT_MAX = 20_000  # a filter this selective is searched exactly among its own members
+_ANSWERS = 16  # recent search answers kept (a retrieval asks for a few phrases, twice)
 FOLD_MIN = 1_000  # rows written after the graph before the background maintenance extends it
 _COMPACT_SHARE = 0.25  # rows of forgotten or re-embedded memories in the files before they are rewritten
 _COMPACT_MIN_ROWS = 256
@@ -134,6 +135,9 @@ class VectorIndex:
         self._dim: int | None = None
         self._positions = _Positions()
         self._scans: dict[bytes, Matrix] = {}  # recent queries' similarity to every row (exact mode)
+        # recent answers of `search`, while neither the vectors nor the store changed: a retrieval ranks its request's
+        # phrases twice (with and without the tool phrases), each time asking for their nearest memories
+        self._answers: dict[tuple[Any, ...], tuple[str, list[tuple[int, float]]]] = {}
         self.last_method = "none"
         # What happened, for tests and benchmarks to observe (never read by the search itself).
         self.stats = {"rows_read": 0, "rows_appended": 0, "ann_builds": 0, "ann_extends": 0, "full_scans": 0}
@@ -293,6 +297,18 @@ class VectorIndex:
     def search(self, query: Matrix, k: int, filters: Filters) -> list[tuple[int, float]]:
         """Top-k (memory pk, cosine) among memories passing `filters`."""
         self.refresh()
+        where, params = filters.where()
+        key = (self._known, self._stamp, self.db.write_stamp(), query.tobytes(), k, where, tuple(params))
+        if (answer := self._answers.get(key)) is not None:
+            self.last_method = answer[0]
+            return list(answer[1])
+        hits = self._search(query, k, filters)
+        if len(self._answers) >= _ANSWERS:
+            self._answers.pop(next(iter(self._answers)))
+        self._answers[key] = (self.last_method, hits)
+        return list(hits)
+
+    def _search(self, query: Matrix, k: int, filters: Filters) -> list[tuple[int, float]]:
         total = self._row_count()
         if not total:
             return []
