@@ -122,3 +122,17 @@ def test_turns_around_follows_writes(tmp_path: Path) -> None:
         assert db.turns_around([pks[2]], store.filters(), 4) == [pks]  # kept: nothing was written
         db.conn.execute("UPDATE memories SET archived = 1 WHERE pk = ?", (pks[1],))
         assert db.turns_around([pks[0]], store.filters(), 4) == [[pks[0], pks[2], pks[3]]]
+
+
+def test_a_scratch_index_is_not_a_write_to_the_store(tmp_path: Path) -> None:
+    """What is kept while the store is unchanged stays kept when a search fills its own TEMP index of a few texts,
+    and goes when the store is written."""
+    with Store.init(tmp_path)[0] as store:
+        db = store.db
+        rows = [store.add(f"a flaky cache test number {i}", check_duplicates=False).memory for i in range(3)]
+        pks = [pk for m in rows if (pk := db.pk_of(m.id)) is not None]
+        stamp = db.write_stamp()
+        assert db.fts_subsets(['"flaky"', '"cache"'], pks) == [set(pks), set(pks)]  # filled temp.subset_fts
+        assert db.write_stamp() == stamp
+        db.conn.execute("UPDATE memories SET archived = 1 WHERE pk = ?", (pks[0],))
+        assert db.write_stamp() != stamp

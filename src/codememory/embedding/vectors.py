@@ -32,7 +32,7 @@ _ANN_EXPANSION_ADD = 128
 _ANN_EXPANSION_SEARCH = 128
 _ANN_MAX_FETCH = 4096  # past this many graph answers a short list stays short (no full scan)
 _FILTERED_EXACT_MAX = 20_000  # a filter this selective is searched exactly among its own members
-_ANSWERS = 16  # recent search answers kept (a retrieval asks for a few phrases, twice)
+_LIVE_SEEN = 50_000  # memories whose filter check a search keeps while the store is unchanged
 FOLD_MIN = 1_000  # rows written after the graph before the background maintenance extends it
 _COMPACT_SHARE = 0.25  # rows of forgotten or re-embedded memories in the files before they are rewritten
 _COMPACT_MIN_ROWS = 256
@@ -135,9 +135,9 @@ class VectorIndex:
         self._dim: int | None = None
         self._positions = _Positions()
         self._scans: dict[bytes, Matrix] = {}  # recent queries' similarity to every row (exact mode)
-        # recent answers of `search`, while neither the vectors nor the store changed: a retrieval ranks its request's
-        # phrases twice (with and without the tool phrases), each time asking for their nearest memories
-        self._answers: dict[tuple[Any, ...], tuple[str, list[tuple[int, float]]]] = {}
+        # which memories passed the filters, while the store is unchanged: a retrieval ranks its request's phrases
+        # twice (with and without the tool phrases), and the graph answers both with mostly the same memories
+        self._live_seen: tuple[tuple[Any, ...], dict[int, bool]] = ((), {})
         self.last_method = "none"
         # What happened, for tests and benchmarks to observe (never read by the search itself).
         self.stats = {"rows_read": 0, "rows_appended": 0, "ann_builds": 0, "ann_extends": 0, "full_scans": 0}
@@ -297,18 +297,6 @@ class VectorIndex:
     def search(self, query: Matrix, k: int, filters: Filters) -> list[tuple[int, float]]:
         """Top-k (memory pk, cosine) among memories passing `filters`."""
         self.refresh()
-        where, params = filters.where()
-        key = (self._known, self._stamp, self.db.write_stamp(), query.tobytes(), k, where, tuple(params))
-        if (answer := self._answers.get(key)) is not None:
-            self.last_method = answer[0]
-            return list(answer[1])
-        hits = self._search(query, k, filters)
-        if len(self._answers) >= _ANSWERS:
-            self._answers.pop(next(iter(self._answers)))
-        self._answers[key] = (self.last_method, hits)
-        return list(hits)
-
-    def _search(self, query: Matrix, k: int, filters: Filters) -> list[tuple[int, float]]:
         total = self._row_count()
         if not total:
             return []
@@ -316,7 +304,7 @@ class VectorIndex:
         fetch = min(total, max(4 * k + 20, k))
         while True:
             found = self._candidates(query, fetch, ann_rows)
-            live = self.db.live_pks([pk for pk, _ in found], filters)
+            live = self._live([pk for pk, _ in found], filters)
             hits = [(pk, s) for pk, s in found if pk in live]
             if len(hits) >= k:
                 return hits[:k]
@@ -325,6 +313,20 @@ class VectorIndex:
             if fetch >= total:
                 return hits
             fetch = min(total, fetch * 4)
+
+    def _live(self, pks: list[int], filters: Filters) -> set[int]:
+        """Which of these memories pass the filters (asked of the store once per memory while it is unchanged)."""
+        where, params = filters.where()
+        state = (self.db.write_stamp(), where, tuple(params))
+        seen_state, known = self._live_seen
+        if seen_state != state or len(known) > _LIVE_SEEN:
+            known = {}
+            self._live_seen = (state, known)
+        unknown = [pk for pk in pks if pk not in known]
+        if unknown:
+            passing = self.db.live_pks(unknown, filters)
+            known.update({pk: pk in passing for pk in unknown})
+        return {pk for pk in pks if known[pk]}
 
     def _candidates(self, query: Matrix, fetch: int, ann_rows: int) -> list[tuple[int, float]]:
         """The best `fetch` memories: the graph's answer over its rows and an exact scan of the rows after it, every

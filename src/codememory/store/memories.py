@@ -404,10 +404,6 @@ class MemoryRows(StoreConnection):
             out += windows(self.conn, key, [pk for pk in pks if session_of[pk] == key], where, params, span)
         return out
 
-    def write_stamp(self) -> tuple[int, int]:
-        """Moves whenever the store is written, by this connection or another one."""
-        return int(self.conn.execute("PRAGMA data_version").fetchone()[0]), self.conn.total_changes
-
     def pk_of(self, memory_id: str) -> int | None:
         row = self.conn.execute("SELECT pk FROM memories WHERE id = ?", (memory_id,)).fetchone()
         return int(row[0]) if row else None
