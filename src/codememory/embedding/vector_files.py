@@ -39,7 +39,7 @@ from codememory.errors import UnsafePath
 Matrix = npt.NDArray[np.float32]
 Keys = npt.NDArray[np.int64]
 _MAX_META = 100_000
-_RECENT_ROWS = 4096  # rows (1.5 KB each at 384 dimensions) a mapping keeps after reading them
+_RECENT_ROWS = 2048  # rows (1.5 KB each at 384 dimensions) a mapping keeps after reading them: 3 MB
 _FORMAT = 1
 
 
