@@ -83,26 +83,12 @@ def prepare(data: dict[str, list], names: list[str], top: int) -> dict[str, list
 
 
 def fit(rows: list, top: int = 50, l2: float = 1.0) -> list[float]:
-    import numpy as np
-
     xs, ys = [], []
     for case, ranked in rows:
         for key, x, _ in ranked[:top]:
             xs.append([*x[:-1], 1.0])
             ys.append(1.0 if key in case.relevant else 0.0)
-    x, y = np.array(xs), np.array(ys)
-    w = np.zeros(x.shape[1])
-    reg = np.eye(x.shape[1]) * l2
-    reg[-1, -1] = 0.0
-    for _ in range(60):
-        p = 1.0 / (1.0 + np.exp(-x @ w))
-        grad = x.T @ (p - y) + reg @ w
-        hess = (x * (p * (1 - p))[:, None]).T @ x + reg
-        step = np.linalg.solve(hess, grad)
-        w -= step
-        if float(np.abs(step).max()) < 1e-8:
-            break
-    return [float(v) for v in w]
+    return rs.logistic_fit(xs, ys, l2, rounds=60)
 
 
 def sigmoid(x: float) -> float:

@@ -208,19 +208,24 @@ def ranked_cases(
 def fit(cases: list[tuple[Case, list[tuple[str, dict[str, Any]]]]], top: int = 50, l2: float = 1.0) -> list[float]:
     """Logistic regression by Newton's method (numpy) of p(relevant) on [word coverage, meaning, 1], over each query's
     first `top` candidates (a candidate is relevant when it is an answer or also_relevant)."""
-    import numpy as np
-
     xs, ys = [], []
     for case, ranked in cases:
         for key, parts in ranked[:top]:
             e = parts["e"]
             xs.append([min(max(e.coverage, 0.0), 1.0), e.meaning if e.meaning is not None else 0.0, 1.0])
             ys.append(1.0 if key in case.relevant else 0.0)
+    return [round(v, 3) for v in logistic_fit(xs, ys, l2, rounds=50)]
+
+
+def logistic_fit(xs: list[list[float]], ys: list[float], l2: float, rounds: int) -> list[float]:
+    """L2-regularised logistic regression by Newton's method; the last feature is the intercept (not regularised)."""
+    import numpy as np
+
     x, y = np.array(xs), np.array(ys)
     w = np.zeros(x.shape[1])
     reg = np.eye(x.shape[1]) * l2
     reg[-1, -1] = 0.0
-    for _ in range(50):
+    for _ in range(rounds):
         p = 1.0 / (1.0 + np.exp(-x @ w))
         grad = x.T @ (p - y) + reg @ w
         hess = (x * (p * (1 - p))[:, None]).T @ x + reg
@@ -228,7 +233,7 @@ def fit(cases: list[tuple[Case, list[tuple[str, dict[str, Any]]]]], top: int = 5
         w -= step
         if float(np.abs(step).max()) < 1e-8:
             break
-    return [round(float(v), 3) for v in w]
+    return [float(v) for v in w]
 
 
 def with_likelihood(cases: list[tuple[Case, list[tuple[str, dict[str, Any]]]]], cal: Any) -> list[tuple[Case, list]]:
