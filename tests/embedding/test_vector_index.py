@@ -122,6 +122,39 @@ def test_a_short_answer_from_the_graph_never_scans_the_store(
 
 
 @pytest.mark.slow
+def test_a_search_asked_again_reads_nothing_again_until_the_store_changes(
+    indexed: tuple[Store, Path, npt.NDArray[np.float32]],
+) -> None:
+    """A retrieval asks for a phrase's neighbours twice (with and without its tool phrases, a few more the second
+    time): the rows re-scored and the filter checks of the first are not read again, and the answers are the exact
+    ones, until a memory or a vector changes."""
+    store, cache, vectors = indexed
+    index = VectorIndex(store.db, MODEL, cache, ann_threshold=100)
+    query, filters = vectors[100], store.filters()
+    first = index.search(query, 10, filters)
+    mapped = index._mapped
+    assert mapped is not None and mapped.rows_read > 0 and first[0][0] == 101
+    read_before = mapped.rows_read
+    statements: list[str] = []
+    store.db.conn.set_trace_callback(statements.append)
+    try:
+        again = index.search(query, 10, filters)
+    finally:
+        store.db.conn.set_trace_callback(None)
+    assert again == first
+    assert mapped.rows_read == read_before  # the same rows: none read from the file again
+    assert not [s for s in statements if "FROM memories" in s]  # the same memories: no filter check again
+    in_file = np.asarray(mapped.matrix[index._positions.rows([pk for pk, _ in again])]) @ query  # read the other way
+    assert [s for _, s in again] == pytest.approx(in_file.tolist(), abs=1e-7)
+    store.db.conn.execute("UPDATE memories SET archived = 1 WHERE pk = 101")
+    after = index.search(query, 10, filters)
+    assert [pk for pk, _ in after][:9] == [pk for pk, _ in first][1:]
+    text = store.db.conn.execute("SELECT text FROM memories WHERE pk = 7").fetchone()[0]
+    store.db.save_embeddings(MODEL, [(7, text, to_blob(query), DIM)])  # memory 7 now says exactly the query
+    assert index.search(query, 10, filters)[0][0] == 7
+
+
+@pytest.mark.slow
 def test_a_second_process_reads_the_persisted_index(indexed: tuple[Store, Path, npt.NDArray[np.float32]]) -> None:
     store, cache, vectors = indexed
     script = (

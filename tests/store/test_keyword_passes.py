@@ -2,7 +2,7 @@
 word coverage and a hit's matched words are computed from): the same answer by a range pass, by probing key by key
 and from what an earlier pass kept, and never an answer from before the store's text changed. A BM25 pass started
 ahead on the second connection (`prefetch_fts`) gives what the store's own connection would, and is not used when
-the text changed in between or started inside a write transaction. The members of sessions (`sessions_around`)
+the text changed in between or started inside a write transaction. The members of sessions (`turns_around`)
 follow every write."""
 
 from __future__ import annotations
@@ -112,13 +112,27 @@ def test_a_bm25_pass_started_ahead_is_the_one_the_store_gives(tmp_path: Path) ->
     assert not [t for t in threading.enumerate() if t.name.startswith("codememory-bm25")]  # closed with the store
 
 
-def test_sessions_around_follows_writes(tmp_path: Path) -> None:
+def test_turns_around_follows_writes(tmp_path: Path) -> None:
     with Store.init(tmp_path)[0] as store:
         db = store.db
         rows = [store.add(f"step {i} of the deploy", check_duplicates=False).memory for i in range(4)]
         pks = [pk for m in rows if (pk := db.pk_of(m.id)) is not None]
         db.conn.execute("UPDATE memories SET session_key = 's1', seq = pk")
-        assert db.sessions_around([pks[0]], store.filters()) == {"s1": pks}
-        assert db.sessions_around([pks[2]], store.filters()) == {"s1": pks}  # kept: nothing was written
+        assert db.turns_around([pks[0]], store.filters(), 4) == [pks]
+        assert db.turns_around([pks[2]], store.filters(), 4) == [pks]  # kept: nothing was written
         db.conn.execute("UPDATE memories SET archived = 1 WHERE pk = ?", (pks[1],))
-        assert db.sessions_around([pks[0]], store.filters()) == {"s1": [pks[0], pks[2], pks[3]]}
+        assert db.turns_around([pks[0]], store.filters(), 4) == [[pks[0], pks[2], pks[3]]]
+
+
+def test_a_scratch_index_is_not_a_write_to_the_store(tmp_path: Path) -> None:
+    """What is kept while the store is unchanged stays kept when a search fills its own TEMP index of a few texts,
+    and goes when the store is written."""
+    with Store.init(tmp_path)[0] as store:
+        db = store.db
+        rows = [store.add(f"a flaky cache test number {i}", check_duplicates=False).memory for i in range(3)]
+        pks = [pk for m in rows if (pk := db.pk_of(m.id)) is not None]
+        stamp = db.write_stamp()
+        assert db.fts_subsets(['"flaky"', '"cache"'], pks) == [set(pks), set(pks)]  # filled temp.subset_fts
+        assert db.write_stamp() == stamp
+        db.conn.execute("UPDATE memories SET archived = 1 WHERE pk = ?", (pks[0],))
+        assert db.write_stamp() != stamp

@@ -24,6 +24,7 @@ import hashlib
 import json
 import mmap
 import os
+import threading
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -38,6 +39,7 @@ from codememory.errors import UnsafePath
 Matrix = npt.NDArray[np.float32]
 Keys = npt.NDArray[np.int64]
 _MAX_META = 100_000
+_RECENT_ROWS = 2048  # rows (1.5 KB each at 384 dimensions) a mapping keeps after reading them: 3 MB
 _FORMAT = 1
 
 
@@ -87,6 +89,11 @@ class Mapped:
         self.matrix = matrix
         self._maps = maps
         self._fd = vec_fd
+        # rows read lately: a retrieval re-scores the graph's answers for the same phrases twice (with and without
+        # its tool phrases), mostly the same rows; the files of a generation never change, so a row read stays true
+        self._recent: dict[int, bytes] = {}
+        self._recent_lock = threading.Lock()
+        self.rows_read = 0  # rows read from the file (not from `_recent`)
 
     def __len__(self) -> int:
         return len(self.pks)
@@ -96,10 +103,21 @@ class Mapped:
             return np.asarray(self.matrix[index])
         dim = self.matrix.shape[1]
         width = dim * 4
-        out = np.empty((len(index), dim), dtype=np.float32)
-        for i, row in enumerate(index.tolist()):
-            out[i] = np.frombuffer(os.pread(self._fd, width, row * width), dtype="<f4")
-        return out
+        wanted = index.tolist()
+        with self._recent_lock:
+            found = [self._recent.get(row) for row in wanted]
+        read: dict[int, bytes] = {}
+        for row, data in zip(wanted, found, strict=True):
+            if data is None and row not in read:
+                read[row] = os.pread(self._fd, width, row * width)
+        if read:
+            self.rows_read += len(read)
+            with self._recent_lock:
+                self._recent.update(read)
+                for old in list(self._recent)[: max(0, len(self._recent) - _RECENT_ROWS)]:
+                    del self._recent[old]
+        joined = b"".join(data if data is not None else read[row] for row, data in zip(wanted, found, strict=True))
+        return np.frombuffer(joined, dtype="<f4").reshape(len(wanted), dim).copy()
 
     def __del__(self) -> None:
         if self._fd is not None:

@@ -32,6 +32,7 @@ _ANN_EXPANSION_ADD = 128
 _ANN_EXPANSION_SEARCH = 128
 _ANN_MAX_FETCH = 4096  # past this many graph answers a short list stays short (no full scan)
 _FILTERED_EXACT_MAX = 20_000  # a filter this selective is searched exactly among its own members
+_LIVE_SEEN = 50_000  # memories whose filter check a search keeps while the store is unchanged
 FOLD_MIN = 1_000  # rows written after the graph before the background maintenance extends it
 _COMPACT_SHARE = 0.25  # rows of forgotten or re-embedded memories in the files before they are rewritten
 _COMPACT_MIN_ROWS = 256
@@ -134,6 +135,9 @@ class VectorIndex:
         self._dim: int | None = None
         self._positions = _Positions()
         self._scans: dict[bytes, Matrix] = {}  # recent queries' similarity to every row (exact mode)
+        # which memories passed the filters, while the store is unchanged: a retrieval ranks its request's phrases
+        # twice (with and without the tool phrases), and the graph answers both with mostly the same memories
+        self._live_seen: tuple[tuple[Any, ...], dict[int, bool]] = ((), {})
         self.last_method = "none"
         # What happened, for tests and benchmarks to observe (never read by the search itself).
         self.stats = {"rows_read": 0, "rows_appended": 0, "ann_builds": 0, "ann_extends": 0, "full_scans": 0}
@@ -300,7 +304,7 @@ class VectorIndex:
         fetch = min(total, max(4 * k + 20, k))
         while True:
             found = self._candidates(query, fetch, ann_rows)
-            live = self.db.live_pks([pk for pk, _ in found], filters)
+            live = self._live([pk for pk, _ in found], filters)
             hits = [(pk, s) for pk, s in found if pk in live]
             if len(hits) >= k:
                 return hits[:k]
@@ -309,6 +313,20 @@ class VectorIndex:
             if fetch >= total:
                 return hits
             fetch = min(total, fetch * 4)
+
+    def _live(self, pks: list[int], filters: Filters) -> set[int]:
+        """Which of these memories pass the filters (asked of the store once per memory while it is unchanged)."""
+        where, params = filters.where()
+        state = (self.db.write_stamp(), where, tuple(params))
+        seen_state, known = self._live_seen
+        if seen_state != state or len(known) > _LIVE_SEEN:
+            known = {}
+            self._live_seen = (state, known)
+        unknown = [pk for pk in pks if pk not in known]
+        if unknown:
+            passing = self.db.live_pks(unknown, filters)
+            known.update({pk: pk in passing for pk in unknown})
+        return {pk for pk in pks if known[pk]}
 
     def _candidates(self, query: Matrix, fetch: int, ann_rows: int) -> list[tuple[int, float]]:
         """The best `fetch` memories: the graph's answer over its rows and an exact scan of the rows after it, every

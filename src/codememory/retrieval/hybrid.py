@@ -243,7 +243,9 @@ def gather(
             keyword[pk] = explain["similarity"]  # the typo-tolerant match's own share of the query's words
             fuzzy_hits[pk] = explain
     pool = set(keyword) | set(semantic_hits)
-    sessions = Sessions.build(db.sessions_around(sorted(pool), filters).values())
+    # ranking looks at most two spans from the pool: the neighbours' neighbours are candidates too (their own base
+    # feeds the context term), and it asks for neighbours only within one span of the pool
+    sessions = Sessions.build(db.turns_around(sorted(pool), filters, 2 * NEIGHBOUR_SPAN))
     candidates = expand(expand(pool, sessions, NEIGHBOUR_SPAN), sessions, NEIGHBOUR_SPAN)
     cosine = dict(semantic_hits)
     missing = [pk for pk in candidates if pk not in cosine]

@@ -34,6 +34,7 @@ class StoreConnection:
         self.conn = conn
         self.path = path
         self._depth = 0  # transactions open on this connection (an inner one joins the outer one)
+        self._scratch_changes = 0  # rows this connection wrote to its own TEMP tables (never the store's data)
 
     # ----------------------------------------------------------------- opening
     @classmethod
@@ -139,6 +140,22 @@ class StoreConnection:
                 )
             )
         return out
+
+    def write_stamp(self) -> tuple[int, int]:
+        """Moves whenever the store is written, by this connection or another one (not when this connection
+        fills a TEMP table of its own: `scratch_writes`)."""
+        version = int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+        return version, self.conn.total_changes - self._scratch_changes
+
+    @contextmanager
+    def scratch_writes(self) -> Iterator[None]:
+        """Writes to this connection's TEMP tables alone, which `write_stamp` does not count (the caller holds a
+        lock that keeps other writes on this connection out meanwhile)."""
+        before = self.conn.total_changes
+        try:
+            yield
+        finally:
+            self._scratch_changes += self.conn.total_changes - before
 
     def schema_version(self) -> int:
         return self._user_version()

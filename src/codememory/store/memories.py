@@ -13,6 +13,7 @@ from codememory.core.provenance import Provenance
 from codememory.store.connection import StoreConnection, chunks
 from codememory.store.filters import SORT_COLUMNS, SORT_TIE, Filters
 from codememory.store.rows import VALID_MEMORY_SQL, is_memory_id, memory_from_row
+from codememory.store.session_windows import long_sessions, windows
 
 # Kept by this module's own statements (no triggers since schema 7, so trusted_schema can be OFF).
 _FTS_TABLES = ("memories_fts", "memories_trigram", "memories_words")
@@ -30,7 +31,7 @@ _INSERT_COLUMNS = (
 )
 _INSERT_COUNT = 21
 
-_SESSIONS_SEEN = 50_000  # memories whose session sessions_around keeps while the store is unchanged
+_SESSIONS_SEEN = 50_000  # memories whose session turns_around keeps while the store is unchanged
 
 # What ranking may read of a row's importance and creation date (core/provenance.py): a memory not written here
 # counts as neutral importance and as created no later than it arrived here (its own dates are claims).
@@ -83,8 +84,9 @@ class MemoryRows(StoreConnection):
     """Writes and reads of memories and their tags (pk: the row key the other table groups refer to)."""
 
     stale_factor: float = STALE_FACTOR  # the Store sets its configured [staleness] demote
-    # sessions_around's reads: (store state, filters) -> session of each memory asked about, members of each session
-    _sessions_seen: tuple[tuple[Any, ...], dict[int, str | None], dict[str, list[int]]] | None = None
+    # turns_around's reads: (store state, filters) -> session of each memory asked about, members of each session
+    # read whole, whether each session is read around its candidates instead
+    _sessions_seen: tuple[tuple[Any, ...], dict[int, str | None], dict[str, list[int]], dict[str, bool]] | None = None
 
     # ------------------------------------------------------------------ writes
     def insert(self, mem: Memory, *, git_commit: str | None = None, personal: bool = False) -> None:
@@ -368,23 +370,27 @@ class MemoryRows(StoreConnection):
             out.extend(self.conn.execute(f"{select} ({','.join('?' * len(chunk))})", chunk).fetchall())
         return out
 
-    def sessions_around(self, pks: Sequence[int], filters: Filters) -> dict[str, list[int]]:
-        """For the sessions these memories belong to: every member passing the filters, in turn order. What was
-        read is kept while nothing is written to the store (`_unchanged`): a step's retrieval ranks its phrases
-        and then its request alone, over mostly the same memories."""
+    def turns_around(self, pks: Sequence[int], filters: Filters, span: int) -> list[list[int]]:
+        """Runs of consecutive members (passing the filters) of the sessions these memories belong to, in turn
+        order, holding each of them with at least the `span` members before and after it: a session of up to
+        LONG_SESSION members whole, a longer one only around these memories (store/session_windows.py). What was
+        read whole is kept while nothing is written to the store (`write_stamp`): a step's retrieval ranks its
+        phrases and then its request alone, over mostly the same memories."""
         where, params = filters.where()
         seen = self._sessions_seen
-        state = (self._unchanged(), where, tuple(params))
+        state = (self.write_stamp(), where, tuple(params))
         if seen is None or seen[0] != state or len(seen[1]) > _SESSIONS_SEEN:
-            seen = self._sessions_seen = (state, {}, {})
-        session_of, members = seen[1], seen[2]
+            seen = self._sessions_seen = (state, {}, {}, {})
+        session_of, members, is_long = seen[1], seen[2], seen[3]
         unknown = [pk for pk in dict.fromkeys(pks) if pk not in session_of]
         found = dict(
             self._pairs("SELECT pk, session_key FROM memories WHERE session_key IS NOT NULL AND pk IN", unknown)
         )
         session_of.update({pk: found.get(pk) for pk in unknown})  # one update: another thread sees all or none
         keys = list(dict.fromkeys(k for pk in pks if (k := session_of[pk]) is not None))
-        for chunk in chunks([k for k in keys if k not in members]):
+        is_long.update(long_sessions(self.conn, [k for k in keys if k not in is_long]))
+        long = {k for k in keys if is_long.get(k)}
+        for chunk in chunks([k for k in keys if k not in members and k not in long]):
             read: dict[str, list[int]] = {k: [] for k in chunk}
             for key, pk in self.conn.execute(
                 f"SELECT m.session_key, m.pk FROM memories m WHERE m.session_key IN ({','.join('?' * len(chunk))}) "
@@ -393,11 +399,10 @@ class MemoryRows(StoreConnection):
             ):
                 read[key].append(pk)
             members.update(read)
-        return {k: list(members[k]) for k in sorted(keys) if members[k]}
-
-    def _unchanged(self) -> tuple[int, int]:
-        """Moves whenever the store is written, by this connection or another one."""
-        return int(self.conn.execute("PRAGMA data_version").fetchone()[0]), self.conn.total_changes
+        out = [list(members[k]) for k in sorted(keys) if k not in long and members[k]]
+        for key in sorted(long):
+            out += windows(self.conn, key, [pk for pk in pks if session_of[pk] == key], where, params, span)
+        return out
 
     def pk_of(self, memory_id: str) -> int | None:
         row = self.conn.execute("SELECT pk FROM memories WHERE id = ?", (memory_id,)).fetchone()

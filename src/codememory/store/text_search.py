@@ -134,22 +134,8 @@ class TextSearch(StoreConnection):
         with self._subset_lock:  # one temp index per connection; a daemon's threads share the connection
             loaded = self._subset_key
             if loaded is None or loaded[0] != version or not wanted <= loaded[1]:
-                if loaded is None:  # first use on this connection (or a load that failed half-way)
-                    # contentless: only rowids are asked for, and 'delete-all' empties it at once, where a DELETE
-                    # took FTS5 six statements a row (most of a search's statements at 10k memories)
-                    tokenize = self._fts_tokenize().replace("'", "''")
-                    self.conn.execute(
-                        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.subset_fts USING fts5(text, content='', "
-                        f"columnsize=0, tokenize='{tokenize}')"
-                    )
-                self._subset_key = None
-                self.conn.execute("INSERT INTO temp.subset_fts(subset_fts) VALUES ('delete-all')")
-                for chunk in chunks(sorted(wanted)):
-                    self.conn.execute(
-                        "INSERT INTO temp.subset_fts(rowid, text) SELECT pk, text FROM memories "
-                        f"WHERE pk IN ({','.join('?' * len(chunk))})",
-                        chunk,
-                    )
+                with self.scratch_writes():  # not a write to the store: what is kept while it is unchanged stays
+                    self._load_subset(loaded is None, wanted)
                 if not self.conn.in_transaction:  # a rollback would take the rows back and leave the key
                     self._subset_key = (version, wanted)
             union = " UNION ALL ".join(
@@ -160,6 +146,25 @@ class TextSearch(StoreConnection):
                 if pk in wanted:
                     out[i].add(pk)
             return out
+
+    def _load_subset(self, first: bool, wanted: frozenset[int]) -> None:
+        """Index these memories' texts apart (in temp.subset_fts, emptied first)."""
+        if first:  # first use on this connection (or a load that failed half-way)
+            # contentless: only rowids are asked for, and 'delete-all' empties it at once, where a DELETE
+            # took FTS5 six statements a row (most of a search's statements at 10k memories)
+            tokenize = self._fts_tokenize().replace("'", "''")
+            self.conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.subset_fts USING fts5(text, content='', "
+                f"columnsize=0, tokenize='{tokenize}')"
+            )
+        self._subset_key = None
+        self.conn.execute("INSERT INTO temp.subset_fts(subset_fts) VALUES ('delete-all')")
+        for chunk in chunks(sorted(wanted)):
+            self.conn.execute(
+                "INSERT INTO temp.subset_fts(rowid, text) SELECT pk, text FROM memories "
+                f"WHERE pk IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
 
     def _fts_tokenize(self) -> str:
         """The keyword index's tokenizer, as its schema declares it."""
