@@ -15,6 +15,7 @@ import pytest
 from test_hooks import CLAUDE_SESSION, hook, log_anchors, project, recorded, transcript_lines
 
 from codememory import Store
+from codememory.operations.hook_catch_up import catch_up
 
 __all__ = ["project"]  # the fixture, shared with test_hooks
 
@@ -85,14 +86,25 @@ def used_total(project: Path) -> int:
     return row.used_total if row is not None else 0
 
 
+@pytest.fixture
+def sessions_dir(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where Claude Code files this project's transcripts (the catch-up reads only those), in a test home."""
+    home = tmp_path / "claude-home"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
+    folder = home / "projects" / "".join(c if c.isalnum() and c.isascii() else "-" for c in str(project))
+    folder.mkdir(parents=True)
+    return folder
+
+
 def other_session(name: str, project: Path, folder: Path) -> str:
     """A recorded payload of another Claude Code session in the same project."""
     return recorded(name, project, folder).replace(CLAUDE_SESSION, OTHER_SESSION)
 
 
 def test_a_turn_whose_end_hook_never_finished_is_captured_at_the_next_session_start(
-    project: Path, tmp_path: Path
+    project: Path, sessions_dir: Path
 ) -> None:
+    tmp_path = sessions_dir
     with Store.open(project) as store:
         store.add(DEPLOY_RULE, category="convention", importance=0.9)
     transcript = tmp_path / f"{CLAUDE_SESSION}.jsonl"
@@ -134,13 +146,14 @@ def test_a_turn_whose_end_hook_never_finished_is_captured_at_the_next_session_st
     assert rule_use(project) == ("entity", "Bash: scripts/ship_release.sh") and used_total(project) == 1
 
 
-def test_a_session_start_with_nothing_left_behind_captures_nothing(project: Path, tmp_path: Path) -> None:
+def test_a_session_start_with_nothing_left_behind_captures_nothing(project: Path, sessions_dir: Path) -> None:
+    tmp_path = sessions_dir
     transcript = tmp_path / f"{CLAUDE_SESSION}.jsonl"
     transcript.write_text("".join(transcript_lines("claude-code-2.1.197.jsonl", project)))
     hook("claude", "Stop", stdin=recorded("claude_Stop.json", project, tmp_path))
     hook("claude", "SessionEnd", stdin=recorded("claude_SessionEnd.json", project, tmp_path))
     hook("claude", "SessionStart", stdin=other_session("claude_SessionStart.json", project, tmp_path))
-    hook("claude", "Stop", stdin=other_session("claude_Stop.json", project, tmp_path))  # waits for the catch-up's lock
+    hook("claude", "Stop", stdin=other_session("claude_Stop.json", project, tmp_path))
     assert len(log_anchors(project)) == 6
     log = project / ".codememory" / "logs" / "hooks.log"
     assert not log.exists() or "catch-up" not in log.read_text()
@@ -164,3 +177,29 @@ def test_the_end_of_turn_work_finishes_after_a_hook_that_does_not_wait_for_it(pr
 
     poll("the session's end to be done", closed)
     assert len(captured_turns(project)) == 7
+
+
+def test_a_journal_naming_a_transcript_elsewhere_is_not_caught_up(
+    project: Path, sessions_dir: Path, tmp_path: Path
+) -> None:
+    """The journal is under .codememory/ (a clone may carry one): a path it names that is not one of this
+    assistant's transcripts of this project (another project's session, any file) is never read into the store."""
+    elsewhere = tmp_path / "other-project-session.jsonl"
+    elsewhere.write_text("".join(transcript_lines("claude-code-2.1.197.jsonl", project)))
+    journal = project / ".codememory" / "journal"
+    journal.mkdir(parents=True, exist_ok=True)
+    (journal / "claude-planted.json").write_text(json.dumps({"transcripts": {str(elsewhere): 0}, "closed": True}))
+    start = other_session("claude_SessionStart.json", project, sessions_dir)
+    assert catch_up("claude", start, None) == 0  # what the session start runs after its output, here in-process
+    assert log_anchors(project) == [] and captured_turns(project) == []
+
+
+WAITS = [("0", 0.0), ("2.5", 2.5), ("-3", 0.0), ("inf", 60.0), ("nan", 5.0), ("x", 5.0)]
+
+
+@pytest.mark.parametrize(("given", "wait"), WAITS)
+def test_the_end_of_turn_wait_is_bounded(given: str, wait: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    from codememory.hooks.dispatch import FINISH_WAIT_ENV, _finish_wait
+
+    monkeypatch.setenv(FINISH_WAIT_ENV, given)
+    assert _finish_wait() == wait

@@ -19,7 +19,7 @@ from pathlib import Path
 from codememory.assistants import KEYS
 from codememory.core.bounded_input import HOOK_STDIN_MAX_BYTES, decode, read_upto, size_text
 from codememory.core.env_switches import hooks_disabled
-from codememory.operations.hook_catch_up import end_lock, finishes_later, starts_session
+from codememory.operations.hook_catch_up import end_lock, finishes_later, starts_session, wait_for_end_work
 from codememory.operations.hook_events import (
     commit_injected,
     log,
@@ -36,6 +36,7 @@ DAEMON_TIMEOUT = 2.0  # seconds; then the hook runs here instead (its steps are 
 # assistants' hook timeouts (Claude Code's, as init installs it, is 10 s), and long enough that on a machine that is
 # not overloaded the work is done when the hook returns. CODEMEMORY_HOOK_FINISH_WAIT overrides it.
 FINISH_WAIT = 5.0
+MAX_FINISH_WAIT = 60.0  # seconds: beyond it the assistant's own timeout decides anyway
 FINISH_WAIT_ENV = "CODEMEMORY_HOOK_FINISH_WAIT"
 USAGE = f"usage: codememory-hook {{{','.join(KEYS)}}} EVENT [--project DIR] < payload.json"
 
@@ -101,8 +102,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0  # hooks_disabled: the summariser's own agent run (extract/agent_cli.py), never captured
     if finishes_later(args[0], args[1]) and hasattr(os, "fork"):
         lock = end_lock(args[0], raw, project)
-        _detached(lambda: run(args[0], args[1], raw, project), lock, _finish_wait())
+        if not _detached(lambda: run(args[0], args[1], raw, project), lock, _finish_wait()):
+            run(args[0], args[1], raw, project)  # no process to hand it to (the process limit): done here, late
         return 0  # these events print nothing
+    if hasattr(os, "fork"):
+        wait_for_end_work(args[0], raw, project)  # an end-of-turn run of this session may still be saving its state
     answer = _via_daemon(args[0], args[1], raw, project) if waits_before_model(args[0], args[1]) else None
     out, injected = answer if answer is not None else (run(args[0], args[1], raw, project), None)
     if out:
@@ -120,19 +124,21 @@ def main(argv: list[str] | None = None) -> int:
 
 def _finish_wait() -> float:
     try:
-        return max(0.0, float(os.environ.get(FINISH_WAIT_ENV, FINISH_WAIT)))
+        wait = float(os.environ.get(FINISH_WAIT_ENV, FINISH_WAIT))
     except ValueError:
         return FINISH_WAIT
+    return min(max(wait, 0.0), MAX_FINISH_WAIT) if wait == wait else FINISH_WAIT  # NaN: the default
 
 
-def _detached(work: Callable[[], object], lock: int | None, wait: float) -> None:
+def _detached(work: Callable[[], object], lock: int | None, wait: float) -> bool:
     """Run `work` in a child process that the assistant neither waits for nor kills: a session of its own (a hook
     killed at its timeout takes its process group with it) with stdin, stdout and stderr on /dev/null (an assistant
     reads a hook's output until every copy of the pipe is closed). This process waits up to `wait` seconds for it.
 
     `lock` (an open descriptor, or None) orders the runs of one assistant session: the child runs `work` once it
     holds an exclusive flock on it. Taken here when free, so the child inherits it and a later event's child waits
-    for this one; otherwise the child waits for whoever holds it."""
+    for this one; otherwise the child waits for whoever holds it. False when no child could be made (out of
+    processes or memory): nothing ran."""
     import fcntl
     import select
 
@@ -141,10 +147,21 @@ def _detached(work: Callable[[], object], lock: int | None, wait: float) -> None
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             held = True
-        except OSError:
-            held = False
-    done_read, done_write = os.pipe()
-    pid = os.fork()
+        except BlockingIOError:
+            held = False  # another run of the session holds it: the child waits for it
+        except OSError:  # no flock here: no order to keep
+            os.close(lock)
+            held, lock = False, None
+    try:
+        done_read, done_write = os.pipe()
+    except OSError:
+        return _not_detached(lock)
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(done_read)
+        os.close(done_write)
+        return _not_detached(lock)
     if pid == 0:
         try:
             os.close(done_read)
@@ -153,16 +170,24 @@ def _detached(work: Callable[[], object], lock: int | None, wait: float) -> None
             for fd in (0, 1, 2):
                 os.dup2(quiet, fd)
             if lock is not None and not held:
-                fcntl.flock(lock, fcntl.LOCK_EX)
+                with contextlib.suppress(OSError):  # no lock to be had (a file system without flock): run anyway
+                    fcntl.flock(lock, fcntl.LOCK_EX)
             work()
         finally:
             os._exit(0)  # the lock and the pipe close with the process: the parent stops waiting
     os.close(done_write)
     if lock is not None:
         os.close(lock)  # the child's copy keeps the lock
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError, ValueError, OverflowError):
         select.select([done_read], [], [], wait)
     os.close(done_read)
+    return True
+
+
+def _not_detached(lock: int | None) -> bool:
+    if lock is not None:
+        os.close(lock)  # this process does the work itself: the lock's order is moot
+    return False
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ Imports only the standard library and the journal at the top: `end_lock` runs be
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -86,6 +87,34 @@ def end_lock(assistant: str, raw: str, project: str | None) -> int | None:
         return None
 
 
+END_PATIENCE = 3.0  # seconds another event of the session waits for its end-of-turn work still running
+
+
+def wait_for_end_work(assistant: str, raw: str, project: str | None, patience: float = END_PATIENCE) -> None:
+    """Wait (up to `patience` seconds) until no end-of-turn work of the session the payload names is running: the
+    next prompt's hook then reads the session's state after that work saved it, rather than both changing it at
+    once (a late Stop would bring back a note the prompt withdrew, or close the session the prompt reopened)."""
+    lock = end_lock(assistant, raw, project)
+    if lock is None:
+        return
+    import fcntl
+
+    deadline = time.monotonic() + patience
+    try:
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return  # free: the work is done (closing the descriptor below lets the next one take it)
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    return  # still running: go on rather than miss the assistant's own timeout
+                time.sleep(0.02)
+            except OSError:
+                return  # no flock here: nothing to wait for
+    finally:
+        os.close(lock)
+
+
 def _candidates(journal: Journal, assistant: str) -> list[tuple[Path, bool]]:
     """(transcript, whether its hook session was closed) for the other recent hook sessions of the assistant."""
     since = time.time() - CATCH_UP_WITHIN
@@ -99,17 +128,37 @@ def _candidates(journal: Journal, assistant: str) -> list[tuple[Path, bool]]:
             continue
         if touched >= since:
             states.append((touched, path))
+    # The journal is under .codememory/ (untrusted: a clone may carry one), so its paths are only hints: a transcript
+    # is caught up only when it is one of this assistant's own transcripts and its session ran in this project.
+    spec = assistants.find(assistant)
+    where = spec.transcripts if spec is not None else None
+    if where is None:
+        return []
+    own = {path.resolve() for path in where.files(journal.root)}
+    root = journal.root.resolve()
     out: list[tuple[Path, bool]] = []
-    for _, path in sorted(states, reverse=True):
+    for touched, path in sorted(states, reverse=True):
         try:
             state = json.loads(safe_files.read_text(path, MAX_STATE_BYTES))
         except (OSError, ValueError):
             continue
         cursors = state.get("transcripts") if isinstance(state, dict) else None
         for name in cursors if isinstance(cursors, dict) else ():
-            if isinstance(name, str) and Path(name).is_file():
-                out.append((Path(name), bool(state.get("closed"))))
+            found = Path(name).resolve() if isinstance(name, str) else None
+            if found is None or found not in own or not _ran_in(found, root):
+                continue
+            # closed, and nothing written to the transcript since: the session ended and its last turn is whole;
+            # a transcript written after its state closed is a session at work again (the next prompt)
+            with contextlib.suppress(OSError):
+                out.append((found, bool(state.get("closed")) and found.stat().st_mtime <= touched))
     return out[:MAX_CATCH_UP_FILES]
+
+
+def _ran_in(transcript: Path, root: Path) -> bool:
+    from codememory.capture.hook_transcripts import transcript_project
+
+    ran = transcript_project(transcript)
+    return bool(ran) and Path(str(ran)).resolve() == root
 
 
 def catch_up(assistant: str, raw: str, project: str | None) -> int:
