@@ -132,3 +132,21 @@ def test_the_daemon_embeds_a_repeated_request_once(tmp_path: Path) -> None:
         assert [counts[1] - counts[0], counts[2] - counts[1]] == [0, 1], counts
     finally:
         assert daemon.terminate() == 0
+
+
+def test_a_setting_that_changes_a_query_vector_changes_its_space_and_a_kept_vector_owns_its_memory() -> None:
+    import numpy as np
+
+    from codememory.core.config import EmbeddingConfig
+    from codememory.embedding.query_cache import QueryVectors, vector_space
+
+    plain = EmbeddingConfig(provider="ollama", model="nomic-embed-text")
+    prefixed = EmbeddingConfig(provider="ollama", model="nomic-embed-text", query_prefix="search_query: ")
+    elsewhere = EmbeddingConfig(provider="ollama", model="nomic-embed-text", base_url="http://10.0.0.2:11434")
+    spaces = {vector_space("ollama:nomic-embed-text", c) for c in (plain, prefixed, elsewhere)}
+    assert len(spaces) == 3
+
+    cache = QueryVectors()
+    batch = np.ones((4, 3), dtype=np.float32)
+    [kept] = cache.vectors("space", ["a"], lambda texts: batch[: len(texts)])
+    assert kept.base is None and not kept.flags.writeable

@@ -124,3 +124,21 @@ def test_a_file_several_memories_name_brings_none_of_them(project: Path, ids: di
     with Store.open(project) as store:
         store.add("internal/pdf/render.go is drawn in millimetres, A4 portrait")
     assert "font" not in shown(project, ids, "read", {"filePath": "{root}/internal/pdf/render.go"})
+
+
+def test_a_long_shell_line_is_looked_at_in_bounded_pieces() -> None:
+    """The call's text is the agent's: a line of a hundred commands is judged by its first MAX_SEGMENTS, and a
+    memory's code spans are parsed once each, not once per command."""
+    from codememory.retrieval.step import MAX_SEGMENTS
+
+    line = " && ".join(f"make target{i} --verbose" for i in range(100))
+    step = step_from_call("bash", {"command": line})
+    assert len(step.commands) == MAX_SEGMENTS
+    assert step.touches("Run `make target3 --verbose` before a release.") == "command make target3 --verbose"
+    assert step.touches("Run `make target42 --verbose` before a release.") is None
+
+
+def test_a_tool_name_longer_than_the_daemon_keeps_is_cut_not_refused() -> None:
+    from codememory.daemon.server import StepCall
+
+    assert StepCall(tool="mcp__" + "x" * 150, args={}).tool == ("mcp__" + "x" * 150)[:100]

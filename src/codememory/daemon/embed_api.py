@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from codememory.core.config import EmbeddingConfig
 from codememory.embedding import Embedder
 from codememory.embedding.factory import canonical_provider, create_embedder
-from codememory.embedding.query_cache import QUERY_VECTORS
+from codememory.embedding.query_cache import QUERY_VECTORS, vector_space
 from codememory.embedding.via_daemon import encode_vectors
 from codememory.errors import EmbedderError
 from codememory.web.request_body import RequestBody
@@ -90,7 +90,8 @@ def create_router() -> APIRouter:
         emb = embedder_for(body.embedding)
         try:
             if body.query:  # a hook or the CLI asks for the phrases a step repeats: each embedded once
-                vectors = np.vstack(QUERY_VECTORS.vectors(emb.name, body.texts, emb.embed_queries))
+                space = vector_space(emb.name, EmbeddingConfig(**body.embedding.model_dump()))
+                vectors = np.vstack(QUERY_VECTORS.vectors(space, body.texts, emb.embed_queries))
             else:
                 vectors = emb.embed_documents(body.texts)
         except EmbedderError as exc:

@@ -18,7 +18,7 @@ from fastapi import FastAPI, Request, Security
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPBearer
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from codememory import __version__
@@ -57,7 +57,9 @@ class StepCall(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    tool: str = Field(min_length=1, max_length=100, description="The tool's name: read, edit, bash, grep, …")
+    tool: Annotated[str, BeforeValidator(lambda v: v[:100] if isinstance(v, str) else v)] = Field(
+        min_length=1, max_length=100, description="The tool's name: read, edit, bash, grep, … (cut to 100 characters)"
+    )
     args: Annotated[
         dict[Annotated[str, Field(max_length=100)], Annotated[str, Field(max_length=2000)]], Field(max_length=20)
     ] = Field(default_factory=dict, description="Its key arguments: filePath, path, pattern, command, …")

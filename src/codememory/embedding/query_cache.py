@@ -15,9 +15,16 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from codememory.core.config import EmbeddingConfig
     from codememory.embedding.base import Vectors
 
 MAX_ENTRIES = 2048  # 384-d float32: 1.5 KiB a phrase, 3 MiB in all
+
+
+def vector_space(name: str, cfg: EmbeddingConfig) -> str:
+    """The key of the space a query vector lives in: the embedder's name and every setting that changes a query's
+    vector (a prefix, a prompt, another query model, another server), so an edited config never gets old vectors."""
+    return "\x1f".join((name, cfg.model, cfg.query_model, cfg.query_prompt, cfg.query_prefix, cfg.base_url))
 
 
 class QueryVectors:
@@ -52,6 +59,7 @@ class QueryVectors:
             with self._lock:
                 self.embedded += len(todo)
                 for text, vector in zip(todo, fresh, strict=True):
+                    vector = vector.copy()  # not a view: a kept row must not keep its whole batch alive
                     vector.flags.writeable = False  # shared between callers: nobody may change it in place
                     self._vectors[(model, text)] = vector
                     self._vectors.move_to_end((model, text))

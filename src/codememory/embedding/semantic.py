@@ -94,10 +94,11 @@ class Semantic:
         emb = self.embedder()
         if emb is None:
             return None
-        from codememory.embedding.query_cache import QUERY_VECTORS
+        from codememory.embedding.query_cache import QUERY_VECTORS, vector_space
 
+        space = vector_space(emb.name, self.config.embedding)
         try:
-            return QUERY_VECTORS.vectors(emb.name, [embedded_part(t) for t in texts], emb.embed_queries)
+            return QUERY_VECTORS.vectors(space, [embedded_part(t) for t in texts], emb.embed_queries)
         except EmbedderError as exc:
             self._fail(exc)
             return None

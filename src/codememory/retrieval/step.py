@@ -58,6 +58,8 @@ COMMAND_WORDS = 3  # a prescribed command matches a call that starts with the sa
 MIN_NEEDLE = 5  # a shorter file name is in too many memories by chance
 MAX_NEEDLE = 200  # a longer path is asked for by its end (the trigram index's cost grows with the needle)
 PER_NEEDLE = 20  # memories looked at per file name: a name in more memories than that says little about each
+MAX_SEGMENTS = 10  # commands of one shell line looked at (`a && b; c | d`): the call's text is the agent's, unbounded
+MAX_SPANS = 20  # code spans of one memory compared with the call's commands
 
 
 @dataclass(frozen=True)
@@ -98,12 +100,14 @@ class Step:
         for needle in self.needles():
             if _names(low, fold(needle)):
                 return f"file {needle}"
-        for words in self.commands:
-            for span in _CODE_SPAN_RE.findall(text):
-                prescribed = _words(span)
-                n = min(COMMAND_WORDS, len(prescribed))
-                if n >= 2 and tuple(w.lower() for w in prescribed[:n]) == tuple(w.lower() for w in words[:n]):
-                    return f"command {' '.join(prescribed[:n])}"
+        if not self.commands:
+            return None
+        called = {tuple(w.lower() for w in words[:n]) for words in self.commands for n in range(2, COMMAND_WORDS + 1)}
+        for span in _CODE_SPAN_RE.findall(text)[:MAX_SPANS]:  # each span parsed once, whatever the call's length
+            prescribed = _words(span)
+            n = min(COMMAND_WORDS, len(prescribed))
+            if n >= 2 and tuple(w.lower() for w in prescribed[:n]) in called:
+                return f"command {' '.join(prescribed[:n])}"
         return None
 
     def in_folder(self, text: str) -> str | None:
@@ -127,7 +131,7 @@ def step_from_call(tool: str, args: Mapping[str, object], error: bool = False, r
     commands: list[tuple[str, ...]] = []
     command = args.get("command")
     if isinstance(command, str) and command.strip():
-        for segment in _SEGMENT_RE.split(command.strip()):
+        for segment in _SEGMENT_RE.split(command.strip())[:MAX_SEGMENTS]:
             words = _words(segment)
             while words and ("=" in words[0] or words[0] in {"cd", "sudo", "env", "time"}):
                 words = words[2:] if words[0] == "cd" else words[1:]  # `cd dir &&`, `FOO=1 make`, `time go test`
