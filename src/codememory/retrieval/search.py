@@ -119,14 +119,19 @@ class Ranking:
     ranked: Ranked | None = None  # every candidate in ranking order, before the decision (None: same as order)
 
 
-def relevance_bars(model: str | None, *, inject: bool = False, configured: float = -1.0) -> Bars:
+def relevance_bars(
+    model: str | None, *, inject: bool = False, configured: float = -1.0, order: Ranked | None = None
+) -> Bars:
     """The decision's bars (retrieval/decision.py) for results ranked with this embedding model (None: keywords
-    only): search's, or the stricter ones for what is put into an agent's context unasked. `configured`
-    (`[search] min_likelihood`, when ≥ 0) replaces search's: one fixed bar every result must reach."""
+    only): search's, or the stricter ones for what is put into an agent's context unasked; search's for the
+    background-only likelihood when `order` (the ranking) could not measure standout (a store of a few memories).
+    `configured` (`[search] min_likelihood`, when ≥ 0) replaces search's: one fixed bar every result must reach."""
     from codememory.retrieval.evidence import calibration_for
 
     cal = calibration_for(model)
     bars = cal.inject if inject else cal.search
+    if not inject and cal.plain is not None and order and all(e[3].get("standout") is None for e in order):
+        bars = cal.plain
     if configured >= 0 and not inject:
         bars = Bars(configured, configured)
     return bars
@@ -198,7 +203,7 @@ def rank(
         ranking.order = [entry for entry in ranking.order if entry[1] not in holding]
     model = semantic.model if semantic is not None and ranking.mode != "lexical" else None
     configured = semantic.config.search.min_likelihood if semantic is not None else -1.0
-    ranking = _decided(ranking, db, relevance_bars(model, configured=configured))
+    ranking = _decided(ranking, db, relevance_bars(model, configured=configured, order=ranking.order))
     min_cosine = semantic.config.search.min_cosine if semantic is not None else -1.0
     if min_cosine >= 0:  # [search] min_cosine: found by meaning alone, a memory must also reach this cosine
         short = [
@@ -284,7 +289,7 @@ def rank_phrases(
         db, parsed, filters, want, None, DEFAULT_THRESHOLD, semantic, qvecs, now_utc(), "hybrid", each, inject
     )
     ranking = Ranking(order, more, fuzzy_used, "hybrid", gap, parsed)
-    return _decided(ranking, db, relevance_bars(semantic.model, inject=inject), each)
+    return _decided(ranking, db, relevance_bars(semantic.model, inject=inject, order=order), each)
 
 
 def _phrases_query(phrases: list[str]) -> tuple[list[str], ParsedQuery]:
