@@ -154,9 +154,11 @@ def test_a_session_start_with_nothing_left_behind_captures_nothing(project: Path
     hook("claude", "SessionEnd", stdin=recorded("claude_SessionEnd.json", project, tmp_path))
     hook("claude", "SessionStart", stdin=other_session("claude_SessionStart.json", project, tmp_path))
     hook("claude", "Stop", stdin=other_session("claude_Stop.json", project, tmp_path))
+    # what the session start ran in the background, run again here to its end: nothing was left to catch up
+    assert catch_up("claude", other_session("claude_SessionStart.json", project, tmp_path), None) == 0
     assert len(log_anchors(project)) == 6
     log = project / ".codememory" / "logs" / "hooks.log"
-    assert not log.exists() or "catch-up" not in log.read_text()
+    assert not log.exists() or "catch-up: captured" not in log.read_text()
 
 
 def test_the_end_of_turn_work_finishes_after_a_hook_that_does_not_wait_for_it(project: Path, tmp_path: Path) -> None:
