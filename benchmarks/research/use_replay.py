@@ -4,10 +4,11 @@ cues stay), and every turn of the run's sessions is read again from OpenCode's d
 transcripts and handed to `capture.usage.observe_turn` in order, as capture did. Scored against the steps'
 `uses` labels exactly as the benchmark scores it (bench_agent_view.use_detection).
 
-    .venv/bin/python benchmarks/research/use_replay.py --results /tmp/run.json [--work DIR] [--verbose]
+    .venv/bin/python benchmarks/research/use_replay.py --results /tmp/run.json [--work DIR] [--data DIR] [--verbose]
 
 `--work` is the run's work folder (default benchmarks/.work/agent_view); `--results` its results JSON (the
-sessions of each pass). The run's requests.jsonl (the steps each request answered) is read from the work folder.
+sessions of each pass); `--data` the run's scenario (default data/agent_view). The run's requests.jsonl (the
+steps each request answered) is read from the work folder.
 """
 
 from __future__ import annotations
@@ -90,10 +91,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--results", type=Path, required=True)
     parser.add_argument("--work", type=Path, default=bench.WORK)
+    parser.add_argument("--data", type=Path, default=bench.DATA, help="the run's scenario (default: %(default)s)")
     parser.add_argument("--verbose", action="store_true", help="list every false alarm and miss")
     parser.add_argument("--only-pass", type=int, help="score the sessions of this pass only (0: the first)")
     args = parser.parse_args()
     results = json.loads(args.results.read_text(encoding="utf-8"))
+    bench.DATA = args.data.resolve()  # the steps' labels and the scenario's memory ids
     for assistant in ("opencode", "claude"):
         if assistant not in results or not (args.work / assistant / "requests.jsonl").exists():
             continue
@@ -106,7 +109,7 @@ def main() -> None:
             for p in use["false_positives"]:
                 print("  false alarm", pass_of[p["session_id"]], p["memory_id"], p["first_step"], p["evidence"])
             for p in use["false_negatives"]:
-                print("  miss", pass_of[p["session_id"]], p["memory_id"], p["first_step"])
+                print("  miss", pass_of[p["session_id"]], p["memory_id"], p["first_step"], p.get("kind"))
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ from codememory.text.usage_cues import (
     Action,
     Prohibition,
     Term,
+    follows_commit_form,
     memory_terms,
     new_terms,
     prohibitions,
@@ -265,11 +266,18 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         # a read earlier in the turn showed it) is the code's, not evidence that a memory was acted on.
         known = [action.replaced.lower()] if action.replaced else []
         known += [read[path] for path in action.edited if path in read]
-        for mid, terms in list(unused.items()):
-            if _shown_before(by_id[mid], at):
-                hits = [t.text for t in terms if term_in(t.text, low, lowered=True) and not _seen(t.text, known)]
-                if hits:
-                    use(mid, "entity", at, f"{call.tool}: {', '.join(hits[:3])}")
+        # Every shown memory's terms in this call, those already used too: a term several memories share is
+        # credited to the one the call matches best (see _explained_better).
+        found = {
+            mid: hits for mid, (terms, _) in cues.items() if (hits := _hits(terms, action, low, known, by_id[mid], at))
+        }
+        texts: dict[str, str] = {}
+        if any(mid in unused for mid in found) and (len(found) > 1 or used):
+            texts = {m: t for m, (_, t) in db.memory_texts([*found, *used]).items()}
+        for mid in list(unused):
+            hits = found.get(mid)
+            if hits and not _explained_better(mid, found, texts, used):
+                use(mid, "entity", at, f"{call.tool}: {', '.join(hits[:3])}")
         for mid, stated in list(rules.items()):
             if not _shown_before(by_id[mid], at):
                 continue
@@ -287,6 +295,44 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
             if mid in by_id and mid not in used and _shown_before(by_id[mid], end):
                 use(mid, "cited", end, f"cited in the answer: {mid}")
     return seen
+
+
+def _hits(terms: Sequence[Term], action: Action, low: str, known: list[str], shown: Exposure, at: str) -> list[str]:
+    """The terms of a memory shown before `at` that this action holds (`low`: its text lower-cased) and that
+    `known` (what the edited file held already) does not; a commit form when a commit follows it."""
+    if not _shown_before(shown, at):
+        return []
+    out = []
+    for t in terms:
+        if t.kind == "commit":
+            if follows_commit_form(t.text, action):
+                out.append(t.text)
+        elif term_in(t.text, low, lowered=True) and not _seen(t.text, known):
+            out.append(t.text)
+    return out
+
+
+def _explained_better(mid: str, found: Mapping[str, list[str]], texts: Mapping[str, str], used: set[str]) -> bool:
+    """Whether another shown memory explains this call's terms better than this one: its text holds every term of
+    the call this one holds, and either the session already acted on it (the call goes on with that work) or it
+    accounts for more of the call's terms than this one does (`.git` and `.brisk` written into code that walks a
+    task's inputs are the memory's about skipping them there, which also names `filter_entry`, not the one that
+    mentions them about the file watcher). Two that account for as much are both credited."""
+    mine = {h.lower() for h in found[mid]}
+
+    def covered(of: set[str], by: str) -> set[str]:
+        """The terms of `of` that `by` holds, by its hits in this call or its text."""
+        theirs = {h.lower() for h in found.get(by, [])}
+        text = texts.get(by, "").lower()
+        return {h for h in of if h in theirs or term_in(h, text, lowered=True)}
+
+    for other in (found.keys() | used) - {mid}:
+        if covered(mine, other) != mine:
+            continue
+        theirs = {h.lower() for h in found.get(other, [])}
+        if other in used or len(theirs | mine) > len(mine | covered(theirs, mid)):
+            return True
+    return False
 
 
 def _seen(term: str, known: list[str]) -> bool:
