@@ -41,6 +41,7 @@ from codememory.text.usage_cues import (
     Action,
     Prohibition,
     Term,
+    commit_messages,
     follows_commit_form,
     memory_terms,
     new_terms,
@@ -259,6 +260,8 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         action = action_of(call)
         said = action.haystack()
         low = said.lower()
+        for message in commit_messages(action):  # the agent's account of its work, not an act on a memory
+            low = low.replace(message.lower(), " ")
         for mid in set(_ID_RE.findall(said)) & set(by_id) - used:
             if _shown_before(by_id[mid], at):
                 use(mid, "cited", at, f"{call.tool} names {mid}")
@@ -272,11 +275,11 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
             mid: hits for mid, (terms, _) in cues.items() if (hits := _hits(terms, action, low, known, by_id[mid], at))
         }
         texts: dict[str, str] = {}
-        if any(mid in unused for mid in found) and (len(found) > 1 or used):
-            texts = {m: t for m, (_, t) in db.memory_texts([*found, *used]).items()}
+        if len(found) > 1 and any(mid in unused for mid in found):
+            texts = {m: t for m, (_, t) in db.memory_texts(list(found)).items()}
         for mid in list(unused):
             hits = found.get(mid)
-            if hits and not _explained_better(mid, found, texts, used):
+            if hits and not _explained_better(mid, found, texts):
                 use(mid, "entity", at, f"{call.tool}: {', '.join(hits[:3])}")
         for mid, stated in list(rules.items()):
             if not _shown_before(by_id[mid], at):
@@ -312,12 +315,12 @@ def _hits(terms: Sequence[Term], action: Action, low: str, known: list[str], sho
     return out
 
 
-def _explained_better(mid: str, found: Mapping[str, list[str]], texts: Mapping[str, str], used: set[str]) -> bool:
-    """Whether another shown memory explains this call's terms better than this one: its text holds every term of
-    the call this one holds, and either the session already acted on it (the call goes on with that work) or it
-    accounts for more of the call's terms than this one does (`.git` and `.brisk` written into code that walks a
-    task's inputs are the memory's about skipping them there, which also names `filter_entry`, not the one that
-    mentions them about the file watcher). Two that account for as much are both credited."""
+def _explained_better(mid: str, found: Mapping[str, list[str]], texts: Mapping[str, str]) -> bool:
+    """Whether another memory shown to the session explains this call's terms better than this one: its text holds
+    every term of the call this one holds, and it accounts for more of the call's terms than this one does (`.git`
+    and `.brisk` written into code that walks a task's inputs are the memory's about skipping them there, which also
+    names `filter_entry`, not the one that mentions them about the file watcher). Two that account for as much are
+    both credited."""
     mine = {h.lower() for h in found[mid]}
 
     def covered(of: set[str], by: str) -> set[str]:
@@ -326,11 +329,9 @@ def _explained_better(mid: str, found: Mapping[str, list[str]], texts: Mapping[s
         text = texts.get(by, "").lower()
         return {h for h in of if h in theirs or term_in(h, text, lowered=True)}
 
-    for other in (found.keys() | used) - {mid}:
-        if covered(mine, other) != mine:
-            continue
-        theirs = {h.lower() for h in found.get(other, [])}
-        if other in used or len(theirs | mine) > len(mine | covered(theirs, mid)):
+    for other in found.keys() - {mid}:
+        theirs = {h.lower() for h in found[other]}
+        if covered(mine, other) == mine and len(theirs | mine) > len(mine | covered(theirs, mid)):
             return True
     return False
 

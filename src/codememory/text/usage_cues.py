@@ -173,8 +173,8 @@ def commit_forms(text: str) -> list[Term]:
     return [Term(form, "commit") for form in dict.fromkeys(forms)][:MAX_COMMIT_FORMS]
 
 
-def commit_subjects(action: Action) -> list[str]:
-    """The subjects of the `git commit -m` messages an action's shell commands give."""
+def commit_messages(action: Action) -> list[str]:
+    """The messages of the `git commit -m` commands an action's shell commands run."""
     out: list[str] = []
     for command in action.shell:
         for words in _commands(command):
@@ -182,10 +182,15 @@ def commit_subjects(action: Action) -> list[str]:
                 continue
             for i, word in enumerate(words):
                 if word in ("-m", "--message") and i + 1 < len(words):
-                    out.append(words[i + 1].strip().splitlines()[0] if words[i + 1].strip() else "")
+                    out.append(words[i + 1])
                 elif word.startswith("--message="):
-                    out.append(word.removeprefix("--message=").strip().split("\n")[0])
-    return [subject for subject in out if subject]
+                    out.append(word.removeprefix("--message="))
+    return [message for message in out if message.strip()]
+
+
+def commit_subjects(action: Action) -> list[str]:
+    """The subjects (first lines) of the `git commit -m` messages an action gives."""
+    return [message.strip().splitlines()[0] for message in commit_messages(action)]
 
 
 def follows_commit_form(form: str, action: Action) -> str | None:
