@@ -13,7 +13,11 @@ never scanned twice, and it costs no model call. Signals, the first of each per 
   the agent was doing anyway is no evidence. For a read the call's path counts, for an edit its path and the text
   it adds (not the text it replaces), for a shell call its command, for other tools their arguments; never a
   tool's output. Nor a name an edit's file already held (in the text it replaces, or in the file as a read earlier
-  in the turn showed it): new code that reuses the file's own names writes in the code's words, not the memory's;
+  in the turn showed it): new code that reuses the file's own names writes in the code's words, not the memory's.
+  A commit whose subject follows a memory's commit form (`fix(scope): …`, text/usage_cues.py) uses it; the other
+  words of a commit message do not (the message is the agent's account of what it did: its edits are the evidence).
+  A term two shown memories hold goes to the one that explains the call better (holds all of the call's terms the
+  other holds, and more); two that explain it as well are both credited;
 - **contradicted**: a tool call did what the memory forbids (the rule set in text/usage_cues.py: `pytest` run bare
   where the memory says never);
 - **ignored**: none of these, which is what a shown memory is until one comes.
@@ -308,8 +312,9 @@ def _hits(terms: Sequence[Term], action: Action, low: str, known: list[str], sho
     out = []
     for t in terms:
         if t.kind == "commit":
-            if follows_commit_form(t.text, action):
-                out.append(t.text)
+            subject = follows_commit_form(t.text, action)
+            if subject:
+                out.append(subject)  # the evidence shown: the commit that follows the form
         elif term_in(t.text, low, lowered=True) and not _seen(t.text, known):
             out.append(t.text)
     return out
