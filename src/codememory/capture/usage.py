@@ -282,9 +282,9 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         if len(found) > 1 and any(mid in unused for mid in found):
             texts = {m: t for m, (_, t) in db.memory_texts(list(found)).items()}
         for mid in list(unused):
-            hits = found.get(mid)
-            if hits and not _explained_better(mid, found, texts):
-                use(mid, "entity", at, f"{call.tool}: {', '.join(hits[:3])}")
+            credited = found.get(mid)
+            if credited and not _explained_better(mid, found, texts):
+                use(mid, "entity", at, f"{call.tool}: {', '.join(credited[:3])}")
         for mid, stated in list(rules.items()):
             if not _shown_before(by_id[mid], at):
                 continue
