@@ -16,7 +16,7 @@ it sinks (and so gives a pin up sooner); used, it rises. A sunk memory must also
 likelihood moved by that factor: feedback can take it out of what is shown, not only hand its slot to the next
 candidate.
 A memory only the entity retriever found (it names an entity the step names, and nothing else vouches for it) has
-no likelihood to move: it drops out once agents shown it kept ignoring it (ENTITY_IGNORED_SESSIONS).
+no likelihood to move: it drops out once agents shown it in several sessions never used it (ENTITY_IGNORED_SESSIONS).
 When the caller names the step's latest tool call (`step`, retrieval/step.py), the step decides as well: a memory
 about what the call touches (its file, its folder, its command) is shown on that evidence, and after a routine call
 (looking around, checking, running the tests) the call's own words find nothing: only the request's memories and the
@@ -37,7 +37,7 @@ from codememory.errors import InvalidInput
 from codememory.retrieval.decision import Bars, best_likelihood
 from codememory.retrieval.search import Ranking, prefetch_phrases, rank_phrases, relevance_bars, stale_notes
 from codememory.retrieval.step import Step, touched_memories
-from codememory.retrieval.usefulness import Factor, adjusted, factor_after, factors
+from codememory.retrieval.usefulness import Factor, adjusted, factors
 from codememory.retrieval.why import add_matches, ranked_why
 from codememory.store.database import Database
 from codememory.store.filters import Filters
@@ -67,10 +67,12 @@ MAX_NAMING = 1
 JUDGE_STEP = True  # the step's tool call is judged (off: the phrases alone decide, as before; for measuring)
 # A memory found by the entity retriever alone (it names an entity the step names; no ranking of the step's words
 # kept it, the step's call does not touch it) stands on a shared name: partial evidence, with no likelihood for a bar
-# to judge. It keeps that way in only while agents shown it did not keep ignoring it: once its record sinks as far as
-# a memory shown in this many sessions and used in none, a shared name is no longer enough. One ignored showing is
-# not (an agent may not have needed it that time); a memory used now and then stays.
-ENTITY_IGNORED_SESSIONS = 2
+# to judge. It keeps that way in only while agents shown it did not keep ignoring it: shown in this many sessions
+# (the record's decayed count, within half a session: two recent ones, or three a little under a half-life ago) and
+# used in none, a shared name is no longer enough. One ignored showing is not (an agent may not have
+# needed it that time), and a memory used at all stays (use detection misses uses that leave no trace, such as a
+# convention followed without writing any of its words: a low use rate is no proof of irrelevance).
+ENTITY_IGNORED_SESSIONS = 2.0
 ENTITY_BAR = True  # the record bars entity-only candidates (off: they are kept as before; for measuring)
 
 
@@ -193,10 +195,9 @@ def _bar_entity_only(
     if not weak:
         return
     moved.update(factors(db, [pk for pk in weak if pk not in moved], session_id))
-    bar = factor_after(ENTITY_IGNORED_SESSIONS, 0.0, db.usage_weight)
     for pk in weak:
         record = moved.get(pk)
-        if record is not None and record.value <= bar + 1e-9:
+        if record is not None and record.used <= 0.0 and record.shown > ENTITY_IGNORED_SESSIONS - 0.5:
             found.pop(pk)
 
 

@@ -58,11 +58,6 @@ def factor(record: UsefulnessRow, weight: float = 1.0) -> float:
     return 1.0 + max(0.0, min(1.0, weight)) * move
 
 
-def factor_after(shown: float, used: float, weight: float = 1.0) -> float:
-    """The factor of a record shown in `shown` sessions and used in `used` of them (no decay)."""
-    return factor(UsefulnessRow("", shown, used, 0.0, 0, 0, 0, None, None, None), weight)
-
-
 def factors(db: Database, pks: Sequence[int], session_id: str | None = None) -> dict[int, Factor]:
     """The factor of each of these memories that has a record and is moved by it (weight 0: none). In `session_id`
     (the agent's session asking), a memory it was shown and has not used yet is still in play: that showing does
