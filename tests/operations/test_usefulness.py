@@ -13,6 +13,7 @@ import pytest
 from codememory.capture.turns import ToolCall, Turn
 from codememory.capture.usage import observe_turn
 from codememory.operations.explain import record_injection
+from codememory.retrieval import proactive
 from codememory.service.project_store import Store
 from codememory.store.usage import Shown, decay
 from conftest import Invoke
@@ -89,11 +90,15 @@ def test_a_memory_shown_on_partial_evidence_and_ignored_is_no_longer_injected(st
     assert shown() == [answer, partial]
 
 
-def test_a_memory_found_by_a_shared_name_alone_and_ignored_drops_out(store: Store) -> None:
+def test_a_memory_found_by_a_shared_name_alone_and_ignored_drops_out(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A memory the entity retriever alone finds (it names an entity the step names; the step's words do not find
     it) has no likelihood for a bar to judge: its record decides. Shown in two sessions and used in none, it is no
     longer shown on a shared name; one agents used stays, even used once in three sessions; one ignored session is
-    not enough; weight 0 changes nothing."""
+    not enough; weight 0 changes nothing. (The bar is off as shipped: measured, it took out only memories the steps
+    needed; this is what it does when switched on.)"""
+    monkeypatch.setattr(proactive, "ENTITY_BAR", True)
     query = "add a GeoJSON option to the export endpoint"
     ignored = store.add("Token checks in app/auth.py go through verify_token with leeway").memory.id
     used = store.add("app/auth.py reads the clock skew from CLOCK_SKEW_SECONDS").memory.id

@@ -16,7 +16,8 @@ it sinks (and so gives a pin up sooner); used, it rises. A sunk memory must also
 likelihood moved by that factor: feedback can take it out of what is shown, not only hand its slot to the next
 candidate.
 A memory only the entity retriever found (it names an entity the step names, and nothing else vouches for it) has
-no likelihood to move: it drops out once agents shown it in several sessions never used it (ENTITY_IGNORED_SESSIONS).
+no likelihood to move; with ENTITY_BAR on (off as shipped: see there), it drops out once agents shown it in several
+sessions never used it.
 When the caller names the step's latest tool call (`step`, retrieval/step.py), the step decides as well: a memory
 about what the call touches (its file, its folder, its command) is shown on that evidence, and after a routine call
 (looking around, checking, running the tests) the call's own words find nothing: only the request's memories and the
@@ -73,7 +74,10 @@ JUDGE_STEP = True  # the step's tool call is judged (off: the phrases alone deci
 # needed it that time), and a memory used at all stays (use detection misses uses that leave no trace, such as a
 # convention followed without writing any of its words: a low use rate is no proof of irrelevance).
 ENTITY_IGNORED_SESSIONS = 2.0
-ENTITY_BAR = True  # the record bars entity-only candidates (off: they are kept as before; for measuring)
+# Off: measured on the three released agent-view scenarios (benchmarks/README.md, "Ranking after feedback"), the bar
+# took out only memories the steps needed (a warning heeded leaves no trace for use detection to see) and never an
+# irrelevant one; on, an entity-only candidate shown in ENTITY_IGNORED_SESSIONS sessions and never used is left out.
+ENTITY_BAR = False
 
 
 @dataclass
