@@ -221,7 +221,11 @@ def commit(seq: int, message: str) -> ToolCall:
 
 @pytest.mark.parametrize(
     ("memory", "message"),
-    [(CONVENTIONAL, "fix(hash): include env var values in task keys"), (AREA, "jobs: retry failed exports once")],
+    [
+        (CONVENTIONAL, "fix(hash): include env var values in task keys"),
+        (AREA, "jobs: retry failed exports once"),
+        (AREA, "api: paginate the observations"),
+    ],
 )
 def test_a_commit_written_in_the_memorys_form_uses_it(store: Store, memory: str, message: str) -> None:
     convention = add(store, memory)

@@ -50,7 +50,7 @@ MAX_COMMIT_FORMS = 6
 
 # A commit subject's form given by example: a lower-case type, an optional (scope), then a colon that ends the
 # example (what follows is `...`, a list's comma, a closing bracket or backtick), not a colon opening prose.
-_COMMIT_FORM_RE = re.compile(r"(?<![\w./(-])([a-z][a-z0-9-]{1,20})(\([\w./-]{1,30}\))?!?:(?=[,;)`]|\s*(?:\.\.\.|…))")
+_COMMIT_FORM_RE = re.compile(r"(?<![\w./-])([a-z][a-z0-9-]{1,20})(\([\w./-]{1,30}\))?!?:(?=[,;)`]|\s*(?:\.\.\.|…))")
 _COMMIT_WORD_RE = re.compile(r"\bcommit", re.IGNORECASE)
 _SUBJECT_FORM_RE = re.compile(r"([a-z][a-z0-9-]{1,20})(\([^()\s]{1,40}\))?!?:\s")
 
