@@ -46,6 +46,7 @@ from codememory.text.usage_cues import (
     Prohibition,
     Term,
     commit_messages,
+    copied_phrase,
     follows_commit_form,
     memory_terms,
     new_terms,
@@ -315,6 +316,10 @@ def _hits(terms: Sequence[Term], action: Action, low: str, known: list[str], sho
             subject = follows_commit_form(t.text, action)
             if subject:
                 out.append(subject)  # the evidence shown: the commit that follows the form
+        elif t.kind == "phrase":
+            copied = copied_phrase(t.text, action.added, "\n".join([*known, shown.context])) if action.added else None
+            if copied:
+                out.append(f'"{copied}"')
         elif term_in(t.text, low, lowered=True) and not _seen(t.text, known):
             out.append(t.text)
     return out

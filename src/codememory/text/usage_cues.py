@@ -16,6 +16,10 @@ message starts the same way (the same type with a scope, `fix(hash): …`; the s
 it. An example is told from prose by what follows its colon (`...`, `,`, `)`, `;` or the end of a code span), not
 a word: "Commit messages: an imperative subject" gives none.
 
+**Phrases**: an edit that adds a run of PHRASE_WORDS of the memory's own words (at least MIN_PHRASE_CONTENT of
+them not function words) that neither the query it was shown for nor the text the edit replaces holds copies the
+memory into the code or its docs: `logical CPUs minus one, at most 8` in a help text.
+
 **Prohibitions** (evidence of contradiction), a small rule set over the memory's clauses (split at `.`, `;`, `:`,
 a dash, and before ", use"):
 
@@ -47,6 +51,13 @@ from dataclasses import dataclass
 MIN_TERM_CHARS = 4
 MAX_TERMS = 24
 MAX_COMMIT_FORMS = 6
+PHRASE_WORDS = 6  # a run of the memory's words this long, copied into what an edit adds, is a use
+MIN_PHRASE_CONTENT = 3  # of them not function words ("is the number of the" is anyone's)
+MAX_PHRASE_CHARS = 1000  # of a memory's text kept as its phrase cue
+_PHRASE_WORD_RE = re.compile(r"[a-z0-9]+(?:[._'-][a-z0-9]+)*")
+_FUNCTION_WORDS = frozenset(
+    "a an the of to in on at is are was be by for with and or as it its this that from not no so if then than".split()
+)
 
 # A commit subject's form given by example: a lower-case type, an optional (scope), then a colon that ends the
 # example (what follows is `...`, a list's comma, a closing bracket or backtick), not a colon opening prose.
@@ -143,7 +154,7 @@ def distinctive(term: Term) -> bool:
     a plain number under four digits (HTTP statuses and small limits are everywhere), a year, a power of two or a
     multiple of a hundred: a number counts when it is specific (`4326`) or written as code (`250_000_000`, `2.3.0`)."""
     text = term.text
-    if term.kind == "commit":
+    if term.kind in ("commit", "phrase"):
         return True
     if term.kind == "number":
         return "_" in text or text.count(".") >= 2 or (text.isdigit() and len(text) >= 4 and not _common(int(text)))
@@ -205,11 +216,31 @@ def follows_commit_form(form: str, action: Action) -> str | None:
     return None
 
 
+def _grams(words: Sequence[str]) -> set[tuple[str, ...]]:
+    return {tuple(words[i : i + PHRASE_WORDS]) for i in range(len(words) - PHRASE_WORDS + 1)}
+
+
+def copied_phrase(memory: str, added: str, known: str) -> str | None:
+    """A run of the memory's words (see the module docstring) that `added` holds and `known` does not, or None."""
+    if len(added) < 20:
+        return None
+    grams = {
+        g
+        for g in _grams(_PHRASE_WORD_RE.findall(memory.lower()))
+        if sum(w not in _FUNCTION_WORDS for w in g) >= MIN_PHRASE_CONTENT
+    }
+    if not grams:
+        return None
+    copied = grams & _grams(_PHRASE_WORD_RE.findall(added.lower()))
+    copied -= _grams(_PHRASE_WORD_RE.findall(known.lower()))
+    return " ".join(min(copied)) if copied else None
+
+
 def memory_terms(text: str, entities: Iterable[tuple[str, str]] = ()) -> list[Term]:
     """The distinctive terms a memory states (see the module docstring): its commit forms, its entities of type
     file, identifier and error (as `text.entities` stored them), then what the text shows on its own. At most
     MAX_TERMS, unique by case."""
-    found: list[Term] = commit_forms(text)
+    found: list[Term] = [*commit_forms(text), Term(text[:MAX_PHRASE_CHARS], "phrase")]
     for name, kind in entities:
         if kind == "file":
             found.append(Term(name, "path"))
