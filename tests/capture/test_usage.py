@@ -260,6 +260,48 @@ def test_names_in_a_commit_message_are_not_a_use(store: Store) -> None:
     assert exposure(store, limit)["used_at"] is None
 
 
+# ------------------------------------------------------------------------------------------ phrases
+JOBS = "Since 0.9 the default --jobs is the number of logical CPUs minus one, at most 8: CI ran out of memory."
+
+
+def help_edit(seq: int, new: str, old: str = "/// How many tasks run at once") -> ToolCall:
+    return call("edit", seq, filePath="src/cli.rs", oldString=old, newString=new)
+
+
+def test_an_edit_that_copies_the_memorys_words_uses_it(store: Store) -> None:
+    jobs = add(store, JOBS)
+    shown(store, jobs, at_query="say what --jobs defaults to in the help text")
+    capture(store, turn(help_edit(1, "/// How many tasks run at once [default: logical CPUs minus one, at most 8]")))
+    got = exposure(store, jobs)
+    assert got["used_by"] == "entity" and "minus one at most 8" in got["evidence"]
+
+
+@pytest.mark.parametrize(
+    ("query", "new", "old"),
+    [
+        # the words were the request's: the agent was asked to write them
+        (
+            "default the jobs to logical CPUs minus one, at most 8",
+            "/// [default: logical CPUs minus one, at most 8]",
+            "x",
+        ),
+        # the edit keeps a line that already said so
+        (
+            "fix the typo",
+            "/// tasks: logical CPUs minus one, at most 8 (see docs)",
+            "/// logical CPUs minus one, at most 8",
+        ),
+        # five of its words only
+        ("say what --jobs defaults to", "/// the number of logical CPUs", "x"),
+    ],
+)
+def test_words_the_request_or_the_file_had_or_too_few_are_no_copy(store: Store, query: str, new: str, old: str) -> None:
+    jobs = add(store, JOBS)
+    shown(store, jobs, at_query=query)
+    capture(store, turn(help_edit(1, new, old)))
+    assert exposure(store, jobs)["used_at"] is None
+
+
 # ---------------------------------------------------------------------------- a term two memories hold
 WALK = "The ignore crate's WalkBuilder skips hidden files; build it with a filter_entry that skips .git and .brisk."
 WATCH = "`brisk watch` re-runs on input changes only, so writes into .brisk/ and .git/ never retrigger it."
