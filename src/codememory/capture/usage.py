@@ -317,7 +317,7 @@ def _hits(terms: Sequence[Term], action: Action, low: str, known: list[str], sho
             if subject:
                 out.append(subject)  # the evidence shown: the commit that follows the form
         elif t.kind == "phrase":
-            copied = copied_phrase(t.text, action.added, "\n".join([*known, shown.context])) if action.added else None
+            copied = copied_phrase(t.text, action.added, [*known, shown.context]) if action.added else None
             if copied:
                 out.append(f'"{copied}"')
         elif term_in(t.text, low, lowered=True) and not _seen(t.text, known):

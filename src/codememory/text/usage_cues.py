@@ -220,20 +220,30 @@ def _grams(words: Sequence[str]) -> set[tuple[str, ...]]:
     return {tuple(words[i : i + PHRASE_WORDS]) for i in range(len(words) - PHRASE_WORDS + 1)}
 
 
-def copied_phrase(memory: str, added: str, known: str) -> str | None:
-    """A run of the memory's words (see the module docstring) that `added` holds and `known` does not, or None."""
-    if len(added) < 20:
+@functools.lru_cache(maxsize=4096)
+def _phrase_grams(memory: str) -> frozenset[tuple[str, ...]]:
+    """The runs of a memory's words that count when copied (enough of them not function words)."""
+    grams = _grams(_PHRASE_WORD_RE.findall(memory.lower()))
+    return frozenset(g for g in grams if sum(w not in _FUNCTION_WORDS for w in g) >= MIN_PHRASE_CONTENT)
+
+
+@functools.lru_cache(maxsize=64)
+def _added_grams(added: str) -> frozenset[tuple[str, ...]]:
+    return frozenset(_grams(_PHRASE_WORD_RE.findall(added.lower()))) if len(added) >= 20 else frozenset()
+
+
+def copied_phrase(memory: str, added: str, known: Sequence[str]) -> str | None:
+    """A run of the memory's words (see the module docstring) that `added` holds and none of `known` does, or None.
+    The added text's runs are taken once per edit however many memories are checked against it, and `known` (a
+    whole file as read, perhaps) is read only for a run the edit copied."""
+    copied = _phrase_grams(memory) & _added_grams(added)
+    if not copied:
         return None
-    grams = {
-        g
-        for g in _grams(_PHRASE_WORD_RE.findall(memory.lower()))
-        if sum(w not in _FUNCTION_WORDS for w in g) >= MIN_PHRASE_CONTENT
-    }
-    if not grams:
-        return None
-    copied = grams & _grams(_PHRASE_WORD_RE.findall(added.lower()))
-    copied -= _grams(_PHRASE_WORD_RE.findall(known.lower()))
-    return " ".join(min(copied)) if copied else None
+    held = [" ".join(_PHRASE_WORD_RE.findall(text.lower())) for text in known if text]
+    for run in sorted(" ".join(g) for g in copied):
+        if not any(_bounded(text, run) for text in held):
+            return run
+    return None
 
 
 def memory_terms(text: str, entities: Iterable[tuple[str, str]] = ()) -> list[Term]:
