@@ -60,7 +60,7 @@ def cold() -> None:
     from codememory.text import usage_cues
 
     usage._text_cues.cache_clear()
-    for name in ("_phrase_grams", "_added_grams"):
+    for name in ("_phrase_words", "_added_words", "_added_grams"):
         cached = getattr(usage_cues, name, None)
         if cached is not None:
             cached.cache_clear()

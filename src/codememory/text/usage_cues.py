@@ -221,22 +221,31 @@ def _grams(words: Sequence[str]) -> set[tuple[str, ...]]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _phrase_grams(memory: str) -> frozenset[tuple[str, ...]]:
-    """The runs of a memory's words that count when copied (enough of them not function words)."""
-    grams = _grams(_PHRASE_WORD_RE.findall(memory.lower()))
-    return frozenset(g for g in grams if sum(w not in _FUNCTION_WORDS for w in g) >= MIN_PHRASE_CONTENT)
+def _phrase_words(memory: str) -> tuple[str, ...]:
+    return tuple(_PHRASE_WORD_RE.findall(memory.lower()))
+
+
+@functools.lru_cache(maxsize=64)
+def _added_words(added: str) -> frozenset[str]:
+    return frozenset(_PHRASE_WORD_RE.findall(added.lower())) if len(added) >= 20 else frozenset()
 
 
 @functools.lru_cache(maxsize=64)
 def _added_grams(added: str) -> frozenset[tuple[str, ...]]:
-    return frozenset(_grams(_PHRASE_WORD_RE.findall(added.lower()))) if len(added) >= 20 else frozenset()
+    return frozenset(_grams(_PHRASE_WORD_RE.findall(added.lower())))
 
 
 def copied_phrase(memory: str, added: str, known: Sequence[str]) -> str | None:
     """A run of the memory's words (see the module docstring) that `added` holds and none of `known` does, or None.
-    The added text's runs are taken once per edit however many memories are checked against it, and `known` (a
-    whole file as read, perhaps) is read only for a run the edit copied."""
-    copied = _phrase_grams(memory) & _added_grams(added)
+    Cheap for the usual edit, which copies nothing: a memory sharing fewer than four distinct words with it is passed
+    over before any run is built, the edit's runs are built once however many memories are checked against
+    it, and `known` (a whole file as read, perhaps) is read only for a run the edit copied."""
+    words = _phrase_words(memory)
+    shared = _added_words(added).intersection(words)
+    if len(shared) < PHRASE_WORDS - 2:  # a run that counts has at least four distinct words, but for oddities
+        return None
+    grams = {g for g in _grams(words) if sum(w not in _FUNCTION_WORDS for w in g) >= MIN_PHRASE_CONTENT}
+    copied = grams & _added_grams(added)
     if not copied:
         return None
     held = [" ".join(_PHRASE_WORD_RE.findall(text.lower())) for text in known if text]
