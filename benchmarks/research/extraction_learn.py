@@ -1,23 +1,26 @@
 """Learning which sentences are durable knowledge from every labelled extraction set, judged on a set left out.
 
     .venv/bin/python benchmarks/research/extraction_learn.py              # leave-one-set-out table
-    .venv/bin/python benchmarks/research/extraction_learn.py --write      # and fit on all, write the package model
+    .venv/bin/python benchmarks/research/extraction_learn.py --bars 0.2 0   # fixed bars (admit from, veto below)
 
 Every OpenCode recording of the labelled sets (benchmarks/data/extraction/<set>/recorded/) is read into turns by
-codememory's own OpenCode reader; the rules run on each session (extract.heuristic.rule_candidates); each rule
-memory and each sentence no rule memory holds (extract.learned.open_units) becomes a unit with its features
-(extract.learned.features), positive when it matches a required label of its session (the bench's matching).
+codememory's own OpenCode reader; the rules run on each session (extract.heuristic.heuristic_candidates); each rule
+memory and each sentence no rule memory holds (extraction_units.open_units) becomes a unit with its features
+(extraction_units.features): a rule memory is positive when it matches a required label of its session (the
+bench's matching), a sentence when it matches a required label the rules' memories missed (else it would only be
+a duplicate).
 A logistic model (numpy, L2) learns durable-or-not, a softmax head the category. For each set left out: the model
 and its two bars (veto a rule memory below, admit a sentence from) are chosen on the other sets only (the bars by
 an inner leave-one-set-out over them), then the left-out set is scored twice in-process with the bench's scorer:
-the rules alone, and the rules judged by the model (extract.learned.judged). The table is the main result.
+the rules alone, and the rules judged by the model (extraction_units.judged). The table is the main result; then,
+left out, how many sentences no rule kept the model ranks from a few bars up and how many of them are right, and
+which families of knowledge the rules miss. OpenCode recordings only (the Claude Code ones are the same scripts).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 import sys
 import tempfile
 import time
@@ -31,17 +34,17 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+import extraction_units as learned  # noqa: E402
+
 import extraction_corpus as corpus  # noqa: E402
 import extraction_score as scoring  # noqa: E402
 from bench_extraction import DEFAULT_MUST_NOT  # noqa: E402
-
 from codememory.capture.opencode_db import OpenCodeDB  # noqa: E402
-from codememory.extract import learned  # noqa: E402
-from codememory.extract.heuristic import rule_candidates  # noqa: E402
+from codememory.extract.heuristic import heuristic_candidates  # noqa: E402
 
 SETS = ("main", "blind_a", "blind_b", "heldout", "heldout2", "blind_judge", "blind_judge2", "blind_judge3")
-ADMITS = (0.5, 0.6, 0.7, 0.8, 0.9, 2.0)  # 2.0: admit nothing
-VETOES = (0.0, 0.03, 0.06, 0.1, 0.15, 0.2)  # 0.0: drop nothing
+ADMITS = (0.15, 0.2, 0.25, 0.3, 0.4, 2.0)  # 2.0: admit nothing
+VETOES = (0.0, 0.05, 0.1)  # 0.0: drop nothing
 L2 = 1.0
 STEPS = 300
 
@@ -50,7 +53,8 @@ STEPS = 300
 class Session:
     set: str
     item: str
-    spans: list[tuple[list[Any], list[Any]]]  # per recorded session: its turns and the rules' memories
+    spans: list[tuple[list[Any], list[Any], list[learned.Unit]]]  # per recorded session: turns, rule memories,
+    # and the sentences no rule memory holds (learned.open_units)
     units: list[learned.Unit]  # rule units of judged memories and open sentence units, of every span
     targets: np.ndarray  # 1: matches a required label
     label_category: list[str]  # the first matching label's category ("" when none)
@@ -74,12 +78,21 @@ def read_sessions(set_name: str, work: Path) -> list[Session]:
         with OpenCodeDB(db) as oc:
             for info in oc.sessions():  # one span per session, as capture extracts them
                 turns = oc.turns(info.session_id)
-                got = rule_candidates(turns, info, oc.todos(info.session_id))
-                spans.append((turns, got))
+                got = heuristic_candidates(turns, info, oc.todos(info.session_id))
+                opened = learned.open_units(got, turns)
+                spans.append((turns, got, opened))
                 units += [learned.rule_unit(c, turns) for c in got if learned.judged_rule(c)]
-                units += learned.open_units(got, turns)
+                units += opened
         required = [lb for lb in labels if not lb.optional]
-        cats = [next((lb.category for lb in required if scoring.matches(lb.match, u.text)), "") for u in units]
+        # a rule memory is right when it matches a label; a sentence no rule kept is worth admitting only when it
+        # matches a label the rules' memories missed (else it would be a duplicate)
+        ruled = [c.text for _, got, _ in spans for c in got]
+        missed = [lb for lb in required if not any(scoring.matches(lb.match, t) for t in ruled)]
+        cats = [
+            next((lb.category for lb in (required if u.position == "rule" else missed)
+                  if scoring.matches(lb.match, u.text)), "")
+            for u in units
+        ]  # fmt: skip
         targets = np.array([c != "" for c in cats], float)
         out.append(Session(set_name, item["name"], spans, units, targets, cats, labels, forbidden))
     return out
@@ -159,15 +172,13 @@ def memories(candidates: list[Any]) -> list[dict[str, Any]]:
 
 def judged(session: Session, model: learned.Model | None) -> list[Any]:
     out = []
-    for turns, candidates in session.spans:
-        out += candidates if model is None else learned.judged(candidates, turns, model)
+    for turns, candidates, opened in session.spans:
+        out += candidates if model is None else learned.judged(candidates, turns, model, opened)
     return out
 
 
 def score(sessions: list[Session], model: learned.Model | None) -> dict[str, Any]:
-    scores = [
-        scoring.score_session(s.item, s.labels, s.forbidden, memories(judged(s, model))) for s in sessions
-    ]
+    scores = [scoring.score_session(s.item, s.labels, s.forbidden, memories(judged(s, model))) for s in sessions]
     summary = scoring.summarise(scores)
     summary["must_not_hits"] = sum(1 for sc in scores for v in sc.verdicts if v.forbidden)
     return summary
@@ -203,43 +214,77 @@ def row(summary: dict[str, Any]) -> dict[str, Any]:
     return {"precision": o["precision"], "recall": o["recall"], "must_not": summary["must_not_hits"], "cats": cats}
 
 
+def open_precision(data: dict[str, list[Session]], bars: tuple[float, ...]) -> dict[str, dict[str, Any]]:
+    """Left out, fitted on the other sets: of the sentences no rule kept, how many the model ranks from each bar
+    up, and how many of those match a label the rules missed."""
+    out = {}
+    for left in data:
+        model = fit([s for name, ss in data.items() if name != left for s in ss])
+        scored = [
+            (model.probability(u), int(y))
+            for s in data[left]
+            for u, y in zip(s.units, s.targets, strict=True)
+            if u.position != "rule"
+        ]
+        out[left] = {"open": len(scored), "positive": sum(y for _, y in scored)}
+        for bar in bars:
+            picked = [y for p, y in scored if p >= bar]
+            out[left][f">={bar}"] = f"{sum(picked)}/{len(picked)}"
+    return out
+
+
+def families(data: dict[str, list[Session]]) -> dict[str, int]:
+    """What the rules miss that one sentence would carry: the label's category, the sentence's speaker and, for
+    the assistant's, whether the user's next turn carried on."""
+    found: dict[str, int] = defaultdict(int)
+    for ss in data.values():
+        for s in ss:
+            for u, cat in zip(s.units, s.label_category, strict=True):
+                if cat and u.position != "rule":
+                    found[f"{cat} / {u.speaker}" + (f" / next turn {u.reply}" if u.reply else "")] += 1
+    return dict(sorted(found.items(), key=lambda kv: -kv[1]))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sets", nargs="+", default=list(SETS))
-    parser.add_argument("--write", action="store_true", help="fit on every set and write the package's model")
-    parser.add_argument("--no-nested", action="store_true", help="bars chosen on the training sets' own fit")
+    parser.add_argument("--sets", nargs="+", default=list(SETS), choices=SETS)
+    parser.add_argument(
+        "--bars", nargs=2, type=float, metavar=("ADMIT", "VETO"), help="fixed bars instead of choosing them"
+    )
     parser.add_argument("--out", type=Path, default=HERE / "extraction-learn.json")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         data = {name: read_sessions(name, Path(tmp)) for name in args.sets}
-    corpus.log(f"read {sum(len(v) for v in data.values())} items in {time.perf_counter() - started:.0f} s")
     for name, ss in data.items():
         n = sum(len(s.units) for s in ss)
         corpus.log(f"{name}: {len(ss)} items, {n} units, {int(sum(s.targets.sum() for s in ss))} positive")
-    results = {}
+    results: dict[str, Any] = {"command": " ".join(["extraction_learn.py", *(argv or sys.argv[1:])]), "sets": {}}
     for left in args.sets:
         train = {k: v for k, v in data.items() if k != left}
-        bars = (0.8, 0.06) if args.no_nested else choose_bars(train)
+        bars = tuple(args.bars) if args.bars else choose_bars(train)
         model = fit([s for ss in train.values() for s in ss], *bars)
         before, after = row(score(data[left], None)), row(score(data[left], model))
-        results[left] = {"bars": bars, "rules": before, "learned": after}
+        results["sets"][left] = {"bars": bars, "rules": before, "learned": after}
         corpus.log(f"{left}: bars {bars} rules {before} learned {after}")
-    print("| left out | rules P | rules R | learned P | learned R | bars (admit, veto) | must-not |")
+    print("| left out | rules P | rules R | rules + model P | rules + model R | bars (admit, veto) | must-not hits |")
     print("|---|---|---|---|---|---|---|")
-    for left, r in results.items():
+    for left, r in results["sets"].items():
         a, b = r["rules"], r["learned"]
         print(f"| {left} | {a['precision']} | {a['recall']} | {b['precision']} | {b['recall']} | {r['bars']} | "
-              f"{a['must_not']}→{b['must_not']} |")  # fmt: skip
+              f"{a['must_not']} → {b['must_not']} |")  # fmt: skip
+    results["open_sentences"] = open_precision(data, (0.1, 0.2, 0.3))
+    print("\n| left out | sentences no rule kept | of them a missed label | from 0.1 | from 0.2 | from 0.3 |")
+    print("|---|---|---|---|---|---|")
+    for left, r in results["open_sentences"].items():
+        print(f"| {left} | {r['open']} | {r['positive']} | {r['>=0.1']} | {r['>=0.2']} | {r['>=0.3']} |")
+    results["missed_families"] = families(data)
+    print("\n| what the rules miss (label category / speaker / the user's next turn) | sentences |\n|---|---|")
+    for family, n in results["missed_families"].items():
+        print(f"| {family} | {n} |")
+    results["seconds"] = round(time.perf_counter() - started)
     args.out.write_text(json.dumps(results, indent=1) + "\n")
-    if args.write:
-        everything = {k: v for k, v in data.items()}
-        bars = choose_bars(everything)
-        model = fit([s for ss in everything.values() for s in ss], *bars)
-        target = Path(learned.__file__).with_name(learned.WEIGHTS_FILE)
-        target.write_bytes(model.to_bytes())
-        corpus.log(f"wrote {target} (bars {bars})")
-    corpus.log(f"{time.perf_counter() - started:.0f} s")
+    corpus.log(f"{results['seconds']} s; results in {args.out}")
     return 0
 
 

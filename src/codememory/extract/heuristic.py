@@ -56,16 +56,6 @@ def explicit_candidates(turns: Sequence[Turn], todos: Iterable[Todo] = ()) -> li
 def heuristic_candidates(
     turns: Sequence[Turn], session: SessionInfo | None = None, todos: Iterable[Todo] = ()
 ) -> list[Candidate]:
-    """The rules' memories (`rule_candidates`) judged by the learned model when the package has one
-    (extract.learned: very unlikely rule memories dropped, very likely sentences no rule kept admitted)."""
-    from codememory.extract.learned import judged, packaged_model
-
-    return judged(rule_candidates(turns, session, todos), sorted(turns, key=lambda t: t.seq), packaged_model())
-
-
-def rule_candidates(
-    turns: Sequence[Turn], session: SessionInfo | None = None, todos: Iterable[Todo] = ()
-) -> list[Candidate]:
     """Every rule of this module over a span of turns, in turn order, without repeats."""
     turns = sorted(turns, key=lambda t: t.seq)
     if not turns:

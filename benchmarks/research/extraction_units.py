@@ -1,29 +1,26 @@
-"""Which sentences of a session are durable knowledge, by a small model learned from labelled sessions.
+"""Units, features and a logistic model for learning which sentences of a session are durable knowledge
+(benchmarks/research/extraction_learn.py; the study and its result are in benchmarks/README.md).
 
-The rules (statements, offers, answers, gotchas, ...) each recognise one way of saying something worth keeping.
-This module looks at every sentence the user and the assistant wrote, and at every memory the rules made, and
-gives each the probability that it is durable knowledge: a logistic model over hashed words and word pairs and
-over what the sentence is in its conversation (who said it, whether the user's next turn objected or carried on,
-its place in the message, a question or hedge, numbers, paths, versions, what the previous turn asked, which rule
-fired on it). The weights come from `benchmarks/research/extraction_learn.py` (every labelled set, one left out to
-judge) and live beside this file (`learned_weights.bin`); without that file the rules decide alone.
+Every prose sentence the user and the assistant wrote (split as the rules split them: extract.statements), and
+every memory the rules made, becomes a unit: its words and word pairs (hashed) and what it is in its conversation
+(who said it, whether the user's next turn objected or carried on, its place in the message, a question or hedge,
+numbers, paths, versions, whether it answers a question, which rule kept it, the words it shares with the user's
+request, the user's next message and the later assistant texts). Tool outputs and files are never units.
 
-How it is used (`judged`): a rule's memory the model finds very unlikely is dropped; a sentence no rule kept that
-the model finds very likely is admitted, with the category its second head gives. What the model admits goes
-through the same speaker rules as the rules' memories (extract.speakers.attribute): a tool's output, a file or a
-page is never a unit at all, the assistant's wanted-kind statements stand only when the user's next turn accepted
-them, claims about the user, relays of a source, copies of a tool's output and risky statements are dropped.
+`judged` is what the package would run if the model earned its place: a rule memory the model finds very unlikely
+dropped, a sentence no rule kept that it finds very likely admitted under the package's speaker rules
+(extract.speakers.attribute: the assistant's wanted-kind statements only once the user accepted them; claims about
+the user, relays of a source, copies of a tool's output and risky statements never). Left out, it did not earn it:
+nothing of this is in the package.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
-import struct
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
 
 from codememory.capture.turns import Turn
 from codememory.extract.candidate import ASSISTANT, USER, Candidate
@@ -36,8 +33,6 @@ CATEGORY_BITS = 14
 CATEGORY_DIM = 1 << CATEGORY_BITS
 # what an admitted sentence may become (the labels' categories; todos and notes come only from the rules)
 CATEGORIES = ("decision", "rejected_alternative", "convention", "preference", "fact", "gotcha")
-WEIGHTS_FILE = "learned_weights.bin"
-MAGIC = b"CMXL1"
 MIN_WORDS = 4
 MAX_CHARS = 400
 
@@ -61,6 +56,9 @@ class Unit:
     reply: str  # the user's next message after an assistant sentence: "objects" | "agrees" | "none" | ""
     asked: bool  # a user sentence answering an assistant text that ended with a question
     rule: str = ""  # the category a rule gave it ("" for a sentence no rule kept)
+    echo_ask: int = 0  # content words it shares with the user's message of its turn
+    echo_next: int = 0  # content words it shares with the user's next message
+    echo_later: int = 0  # content words it shares with the session's later assistant texts
 
 
 def _position(index: int, count: int) -> str:
@@ -88,17 +86,24 @@ def sentence_units(turns: Sequence[Turn]) -> list[Unit]:
         reply = "none" if later is None else "objects" if objects(scrub(later)) else "agrees"
         before = ordered[i - 1].assistant_texts if i > 0 else ()
         asked = bool(before) and scrub(before[-1]).rstrip().endswith("?")
+        ask = _content(scrub(turn.user_text))
+        nxt = _content(scrub(later)) if later else set()
+        after = _content(" ".join(scrub(t) for u in ordered[i + 1 :] for t in u.assistant_texts))
         said = message_sentences(scrub(turn.user_text), USER)
         out += [
-            Unit(s, turn.seq, USER, _position(j, len(said)), "", asked) for j, s in enumerate(said) if _usable(s)
-        ]
+            Unit(s, turn.seq, USER, _position(j, len(said)), "", asked, "", 0, len(_content(s) & nxt),
+                 len(_content(s) & after))
+            for j, s in enumerate(said)
+            if _usable(s)
+        ]  # fmt: skip
         for raw in turn.assistant_texts:
             said = message_sentences(scrub(raw), ASSISTANT)
             out += [
-                Unit(s, turn.seq, ASSISTANT, _position(j, len(said)), reply, False)
+                Unit(s, turn.seq, ASSISTANT, _position(j, len(said)), reply, False, "", len(_content(s) & ask),
+                     len(_content(s) & nxt), len(_content(s) & after))
                 for j, s in enumerate(said)
                 if _usable(s)
-            ]
+            ]  # fmt: skip
     return out
 
 
@@ -122,7 +127,7 @@ def feature_names(unit: Unit) -> list[str]:
     low = unit.text.lower()
     words = _WORD_RE.findall(low)
     out = [f"w:{w}" for w in words]
-    out += [f"b:{a}_{b}" for a, b in zip(words, words[1:], strict=False)]
+    out += [f"b:{a}_{b}" for a, b in itertools.pairwise(words)]
     out += [f"f:{w}" for w in words[:1]] + [f"f2:{'_'.join(words[:2])}"]
     who = unit.speaker
     shape = [
@@ -143,6 +148,10 @@ def feature_names(unit: Unit) -> list[str]:
         "neg": bool(_NEGATION_RE.search(low)),
         "why": bool(_REASON_RE.search(low)),
         "asked": unit.asked,
+        "echo_ask": unit.echo_ask >= 2,
+        "echo_next": unit.echo_next >= 1,
+        "echo_next2": unit.echo_next >= 2,
+        "echo_later": unit.echo_later >= 2,
         "excl": low.rstrip().endswith("!"),
     }
     shape += [f"{name}:{who}" for name, on in flags.items() if on]
@@ -182,35 +191,6 @@ class Model:
         scores = [row[-1] + sum(row[i] for i in idx) for row in self.categories]
         return CATEGORIES[max(range(len(scores)), key=scores.__getitem__)]
 
-    def to_bytes(self) -> bytes:
-        head = struct.pack("<5sffII", MAGIC, self.admit, self.veto, len(self.weights), len(self.categories))
-        rows = [self.weights, *self.categories]
-        return head + b"".join(struct.pack(f"<{len(r)}f", *r) for r in rows)
-
-    @classmethod
-    def from_bytes(cls, data: bytes) -> Model:
-        magic, admit, veto, size, heads = struct.unpack_from("<5sffII", data)
-        if magic != MAGIC or size != DIM + 1 or heads != len(CATEGORIES):
-            raise ValueError("not a codememory extraction model")
-        offset = struct.calcsize("<5sffII")
-        weights = struct.unpack_from(f"<{size}f", data, offset)
-        offset += 4 * size
-        rows = []
-        for _ in range(heads):
-            rows.append(struct.unpack_from(f"<{CATEGORY_DIM + 1}f", data, offset))
-            offset += 4 * (CATEGORY_DIM + 1)
-        return cls(weights, tuple(rows), admit, veto)
-
-
-@lru_cache(maxsize=1)
-def packaged_model() -> Model | None:
-    """The model shipped with the package, read once; None when it is absent (the rules then decide alone)."""
-    try:
-        data = resources.files("codememory.extract").joinpath(WEIGHTS_FILE).read_bytes()
-    except (FileNotFoundError, OSError):
-        return None
-    return Model.from_bytes(data)
-
 
 # ------------------------------------------------------------------------------------------------ judging
 LEARNED_IMPORTANCE = 0.6
@@ -233,9 +213,7 @@ def open_units(candidates: Sequence[Candidate], turns: Sequence[Turn]) -> list[U
     out = []
     for unit in sentence_units(turns):
         words = _content(unit.text)
-        if not words or any(
-            seq == unit.seq and len(words & mine) >= COVERED_SHARE * len(words) for seq, mine in taken
-        ):
+        if not words or any(seq == unit.seq and len(words & mine) >= COVERED_SHARE * len(words) for seq, mine in taken):
             continue
         if UNRESOLVED_START_RE.match(unit.text) or risky(unit.text) or tool_text.copies(unit.text):
             continue
@@ -250,24 +228,30 @@ def judged_rule(candidate: Candidate) -> bool:
     return candidate.rule not in _ALWAYS_RULES and candidate.category not in ("todo", "note")
 
 
-def judged(candidates: Sequence[Candidate], turns: Sequence[Turn], model: Model | None) -> list[Candidate]:
+def judged(
+    candidates: Sequence[Candidate],
+    turns: Sequence[Turn],
+    model: Model | None,
+    units: Sequence[Unit] | None = None,
+) -> list[Candidate]:
     """The rules' memories with the model's judgement: very unlikely ones dropped, very likely sentences no rule
-    kept admitted (under the same speaker rules). Without a model: the candidates as they are."""
+    kept admitted (under the same speaker rules). Without a model: the candidates as they are. `units`: the
+    span's `open_units`, when already computed."""
     if model is None or not turns:
         return list(candidates)
     from codememory.extract.heuristic import contained_once, near_duplicates_once, unique
     from codememory.extract.speakers import attribute
 
-    kept = [
-        c for c in candidates if not judged_rule(c) or model.probability(rule_unit(c, turns)) >= model.veto
-    ]
+    kept = [c for c in candidates if not judged_rule(c) or model.probability(rule_unit(c, turns)) >= model.veto]
     admitted: list[Candidate] = []
-    for unit in open_units(candidates, turns):
+    for unit in (open_units(candidates, turns) if units is None else units) if model.admit <= 1 else ():
         if model.probability(unit) < model.admit:
             continue
         said = "" if unit.speaker == USER else ASSISTANT
         admitted.append(
             Candidate(unit.text, model.category(unit), LEARNED_IMPORTANCE, unit.seq, rule="learned", said_by=said)
         )
+    if not admitted:
+        return kept
     merged = sorted([*kept, *attribute(admitted, turns)], key=lambda c: c.seq)
     return near_duplicates_once(contained_once(unique(merged)))
