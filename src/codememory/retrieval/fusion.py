@@ -12,7 +12,9 @@ hits (a keyword match z-scored against one other keyword match once ranked 13th 
    one of the memory's tags. Then the importance and recency nudges, and a stale memory's demotion.
 4. Order: the keyword matches holding the query's distinctive words (coverage ≥ 0.9) first, then the rest, each by
    score; within a near tie the newer memory goes first, and among the first few the newer of two memories that say
-   nearly the same thing goes first within a wider window (`newer_supersedes`: an updated setting).
+   nearly the same thing goes first within a wider window (`newer_supersedes`: an updated setting), and a newer
+   memory that says it changed something ("upgraded to 1.29", "raised from 500 to 1000") goes directly above each of
+   the first few older memories on its subject, from wherever it ranked (`updates_first`).
 
 Weights chosen on the precision development set, LoCoMo-dev and the coding set together
 (benchmarks/research/ranking_study.py `rank`; the table in benchmarks/README.md, "Precision on project-sized
@@ -74,6 +76,8 @@ class Evidence:
     importance: float = 0.5
     created_at: str = ""
     stale: bool = False  # a staleness check marked it
+    changes: bool = False  # its text says something changed (text/changes.py): it may update an older memory
+    text: str = ""  # the memory's text (for telling an update from a memory that merely sits near)
 
 
 @dataclass(frozen=True)
@@ -201,3 +205,50 @@ def newer_supersedes(
         else:
             out.append(entry)
     return out + ranked[w.head :]
+
+
+def updates_first(
+    ranked: list[tuple[float, int, dict[str, Any]]],
+    evidence: dict[int, Evidence],
+    updates: Callable[[int, int], bool],
+    w: RankWeights,
+) -> list[tuple[float, int, dict[str, Any]]]:
+    """Move the newest memory that says it changed something (`Evidence.changes`) and is on the subject of one of the
+    first `w.head` entries (`updates(older, newer)`: their vectors are as close as an update and what it updates, on
+    the model's scale) directly above that entry, wherever it ranked.
+
+    The note that first stated a setting words the question about it best ("what Kubernetes version are our clusters
+    running?" against "EKS clusters run Kubernetes 1.27"); the note that changed it ("Both EKS clusters upgraded to
+    1.29") says so, may share none of the question's words, and ranked anywhere from 2nd to 30th: further apart in
+    score than `newer_supersedes` moves, and often too far apart in wording to be a near-duplicate. A change note never
+    passes a keyword match holding the query's distinctive words unless it holds them too (the tiers stay). Its parts
+    name the memories it passed (`supersedes`): it is as likely relevant as they are."""
+    changes = [entry for entry in ranked if evidence[entry[1]].changes]
+    if not changes:
+        return ranked
+    out = list(ranked)
+    moved: set[int] = set()
+    for older in ranked[: w.head]:
+        created = evidence[older[1]].created_at
+        covered = older[2].get("covered")
+        newer = [
+            entry
+            for entry in changes
+            if entry[1] != older[1]
+            and entry[1] not in moved
+            and evidence[entry[1]].created_at > created
+            and (entry[2].get("covered") or not covered)
+            and updates(older[1], entry[1])
+        ]
+        if not newer:
+            continue
+        update = max(newer, key=lambda entry: (evidence[entry[1]].created_at, entry[1]))
+        at = out.index(older)
+        if out.index(update) < at:
+            continue
+        out.remove(update)
+        out.insert(at, update)
+        moved.add(update[1])
+        passed = update[2].get("supersedes")
+        update[2]["supersedes"] = [*(passed if isinstance(passed, list) else []), older[1]]
+    return out
