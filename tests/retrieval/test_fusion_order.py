@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from codememory.retrieval.fusion import Evidence, RankWeights, Sessions, newer_supersedes, order, updates_first
@@ -73,3 +74,18 @@ def test_a_change_note_stays_put_unless_it_is_newer_updates_the_memory_and_keeps
     before = ranked(covered)
     assert before[0][2].get("covered")
     assert updates_first(before, covered, lambda older, newer: True, W) == before
+
+
+def test_a_memory_of_the_kind_the_question_asks_for_ranks_above_a_closer_one_of_another_kind() -> None:
+    """ "why didn't we use Elasticsearch?": the rejected alternative, not the fact closest in wording."""
+    fact = Evidence(keyword=0.3, coverage=0.3, meaning=5.0, created_at="2026-06-01T00:00:00Z")
+    rejected = Evidence(keyword=0.25, coverage=0.25, meaning=4.8, created_at="2026-06-01T00:00:00Z")
+    assert [pk for _, pk, _ in ranked({1: fact, 2: rejected})] == [1, 2]  # no kind asked for: wording decides
+    fits = {1: replace(fact, kind_fit=-1.0), 2: replace(rejected, kind_fit=1.0)}
+    assert [pk for _, pk, _ in ranked(fits)] == [2, 1]
+
+
+def test_the_kind_asked_for_never_lifts_a_memory_over_a_keyword_match_holding_every_distinctive_word() -> None:
+    holds = Evidence(keyword=1.0, coverage=1.0, meaning=3.0, created_at="2026-06-01T00:00:00Z", kind_fit=-1.0)
+    other = Evidence(keyword=0.0, coverage=0.0, meaning=6.0, created_at="2026-06-01T00:00:00Z", kind_fit=1.0)
+    assert [pk for _, pk, _ in ranked({1: holds, 2: other})] == [1, 2]

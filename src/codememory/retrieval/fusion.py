@@ -5,7 +5,8 @@ hits (a keyword match z-scored against one other keyword match once ranked 13th 
 
 1. base = 5 × keyword evidence (BM25 over the query's word weight) + 1.5 × word coverage (the share of the query's
    IDF weight the memory holds) + meaning (its cosine's z-score against the background sentences, scaled so that
-   the candidates' spread is 0.7: `meaning_scale`).
+   the candidates' spread is 0.7: `meaning_scale`) ± 1.0 when the memory is or is not of the kind the query's form
+   asks for ("why not ...?": a decision or a rejected alternative; a symptom: a gotcha; text/asks.py).
 2. Context: a memory's neighbours in the same session (±1 and ±2 turns) add 0.4 × how far their base is above the
    candidates' mean: an answer is often spread over adjacent turns. Memories outside any session get no context.
 3. Boosts: +3.0 when the query names the month (and year) the memory was created in; +0.3 when a query word equals
@@ -78,6 +79,7 @@ class Evidence:
     stale: bool = False  # a staleness check marked it
     changes: bool = False  # its text says something changed (text/changes.py): it may update an older memory
     text: str = ""  # the memory's text (for telling an update from a memory that merely sits near)
+    kind_fit: float = 0.0  # +1 of the kind the query's form asks for, -1 of another, 0 unknown (text/asks.py)
 
 
 @dataclass(frozen=True)
@@ -94,11 +96,12 @@ class RankWeights:
     supersede: float = 2.0  # ... and this close when the two say nearly the same (an updated fact)
     head: int = 4  # how far down the newer of two near-duplicates is looked for
     spread: float = 0.7  # the meaning evidence's typical spread over one query's candidates in project notes
+    kind: float = 1.0  # × the memory's fit to the kind of memory the query's form asks for (`Evidence.kind_fit`)
 
 
 def base_score(e: Evidence, w: RankWeights, meaning_scale: float = 1.0) -> float:
     meaning = e.meaning * meaning_scale if e.meaning is not None else 0.0
-    return w.keyword * e.keyword + w.coverage * e.coverage + w.meaning * meaning
+    return w.keyword * e.keyword + w.coverage * e.coverage + w.meaning * meaning + w.kind * e.kind_fit
 
 
 def meaning_scale(evidence: Iterable[Evidence], spread: float) -> float:

@@ -45,6 +45,7 @@ from codememory.retrieval.query_words import held_words, query_words
 from codememory.store.database import Database
 from codememory.store.filters import Filters
 from codememory.store.memories import RankRow
+from codememory.text.asks import asked_categories, category_fit
 from codememory.text.changes import states_change
 from codememory.text.query import STOPWORDS, ParsedQuery, words
 
@@ -128,7 +129,19 @@ def hybrid_ranking(
         return ranked, False, False
 
     found = gather(
-        db, parsed, filters, fuzzy, threshold, semantic, qvecs, bgs, semantic_hits, meaning, now, phrases=phrases
+        db,
+        parsed,
+        filters,
+        fuzzy,
+        threshold,
+        semantic,
+        qvecs,
+        bgs,
+        semantic_hits,
+        meaning,
+        now,
+        phrases=phrases,
+        kinds=not inject and not (phrases and len(phrases) > 1),
     )
     found.meaning_hits = set(semantic_hits)
     rank_weights = replace(RANK_WEIGHTS, neighbour=semantic.config.search.neighbour_weight)
@@ -255,9 +268,12 @@ def gather(
     now: datetime,
     *,
     phrases: list[ParsedQuery] | None = None,
+    kinds: bool = False,
 ) -> Gathered:
     """Keyword, typo and meaning evidence for the candidates: the keyword and meaning pools (`semantic_hits`, with
-    `meaning` their z-scores) and the memories around them in their sessions."""
+    `meaning` their z-scores) and the memories around them in their sessions; with `kinds` (a search's own query,
+    not what is put into an agent's context unasked: a prompt is no question to read a form from), each memory's fit
+    to the kind of memory the query's form asks for (text/asks.py)."""
     qw = query_words(db, parsed)
     weights = qw.fts_weights()
     keyword_fts = parsed.keyword_fts()
@@ -286,6 +302,8 @@ def gather(
     held = held_words(db, [w for q in [qw, *per_phrase] for w in q.searched()], sorted(candidates))
     rows = db.rank_rows(sorted(candidates))
     boosts = _boosts(db, parsed, rows)
+    asked = asked_categories(parsed.raw) if kinds else None
+    categories = db.categories_of(sorted(rows)) if asked is not None else {}
     evidence = {
         pk: Evidence(
             keyword=keyword.get(pk, 0.0),
@@ -300,6 +318,7 @@ def gather(
             stale=row.stale,
             changes=states_change(row.text),
             text=row.text,
+            kind_fit=category_fit(asked, categories.get(pk)),
         )
         for pk, row in rows.items()
     }
