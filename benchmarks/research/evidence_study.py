@@ -1,8 +1,9 @@
 """Which evidence and bars carry from one store to another: the relevance decision fitted on some precision splits and
 judged on the one left out.
 
-    python benchmarks/research/evidence_study.py [--features coverage,meaning,standout] [--sets dev,judge,judge2]
-                                                 [--guards locomo,coding] [--strong 1,0.5] [--top 5]
+    python benchmarks/research/evidence_study.py [--features coverage,meaning,standout,asks]
+                                                 [--sets dev,judge,judge2,judge3] [--guards locomo,coding]
+                                                 [--strong 1,0.5] [--top 5]
 
 Reads `ranking_study.py dump`'s candidates (each query's gathered evidence, in the shipped ranking's order). For each
 split left out in turn, fits the logistic model of p(relevant) on the others' candidates with the chosen features,
@@ -15,7 +16,9 @@ Features (per candidate, computed from what `retrieval.hybrid.gather` found):
 - coverage: the share of the query's word weight the memory holds;
 - meaning: its cosine's z-score against the background sentences;
 - standout: how far its meaning stands out from this store's own memories: meaning minus the `--top`-th highest
-  meaning among the candidates (the store's k-th nearest memory; a store of fewer memories: its lowest).
+  meaning among the candidates (the store's k-th nearest memory; a store of fewer memories: its lowest);
+- asks: +1 when the memory is of the kind the question's form asks for, -1 of another kind, 0 when the form asks
+  for none in particular (text/asks.py; categories read from the precision splits' and the coding set's files).
 """
 
 from __future__ import annotations
