@@ -146,9 +146,10 @@ def hybrid_ranking(
     found.meaning_hits = set(semantic_hits)
     rank_weights = replace(RANK_WEIGHTS, neighbour=semantic.config.search.neighbour_weight)
     ordered = order(found.evidence, found.pool, found.sessions, rank_weights, now, db.stale_factor)
-    alike, updates = _alike(db, semantic, ordered, found.evidence, rank_weights.head)
+    alike, updates = _alike(db, semantic, ordered, found.evidence, rank_weights.head, updates_too=not inject)
     ordered = newer_supersedes(ordered, found.evidence, alike, rank_weights)
-    ordered = updates_first(ordered, found.evidence, updates, rank_weights)
+    if not inject:  # measured on search; what is put into an agent's context unasked keeps its own measured order
+        ordered = updates_first(ordered, found.evidence, updates, rank_weights)
     # every candidate counts for the store's k-th nearest memory: the pool holds the nearest ones by meaning
     reference = standout_reference(e.meaning for e in found.evidence.values())
     weights = cal.weights_for(inject, measured=reference is not None)
@@ -205,6 +206,8 @@ def _alike(
     ranked: list[tuple[float, int, dict[str, Any]]],
     evidence: dict[int, Evidence],
     head: int,
+    *,
+    updates_too: bool = True,
 ) -> tuple[Callable[[int, int], bool], Callable[[int, int], bool]]:
     """Whether two of the first `head` memories say nearly the same thing (their vectors are as close as the memories
     consolidation compares: the model's `Scale.cluster`, embedding/relevance.py), and whether a memory saying it
@@ -222,7 +225,7 @@ def _alike(
         cluster=config.consolidation.similarity_threshold,
     )
     first = [pk for _, pk, _ in ranked[:head]]
-    changes = [pk for _, pk, _ in ranked if evidence[pk].changes]
+    changes = [pk for _, pk, _ in ranked if evidence[pk].changes] if updates_too else []
     vectors = semantic.vectors(list(dict.fromkeys(first + changes)))
 
     def cosine(a: int, b: int) -> float:
