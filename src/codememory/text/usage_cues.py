@@ -14,7 +14,9 @@ in `/home/me/app/jobs.py`.
 "with the area as prefix (api:, jobs:)") gives each example's form as a term of kind `commit`: a `git commit` whose
 message starts the same way (the same type with a scope, `fix(hash): …`; the same plain prefix, `auth: …`) follows
 it. An example is told from prose by what follows its colon (`...`, `,`, `)`, `;` or the end of a code span), not
-a word: "Commit messages: an imperative subject" gives none.
+a word: "Commit messages: an imperative subject" gives none. The message is read as `-m msg`, `-am msg`, `-mmsg`,
+`--message=msg`, or the body of the heredoc in `-m "$(cat <<'EOF' ... EOF)"` (the form Claude Code writes); the
+rest of a commit command, without its message, is where the memory's other terms count.
 
 **Phrases**: an edit that adds a run of PHRASE_WORDS of the memory's own words (at least MIN_PHRASE_CONTENT of
 them not function words) that neither the query it was shown for nor the text the edit replaces holds copies the
