@@ -272,6 +272,7 @@ EOF
     "command",
     [
         CLAUDE_COMMIT,  # the form Claude Code writes
+        CLAUDE_COMMIT.replace("commit -m ", "commit --message="),
         "git commit -am '{message}'",
         'git commit -m"{message}"',
         "git commit --message='{message}'",

@@ -219,7 +219,7 @@ def _commit_parts(command: str) -> tuple[str, tuple[str, ...]]:
 
     def hold(m: re.Match[str]) -> str:
         bodies.append(m.group("body"))
-        return f"{m.group('flag')} {_HELD.format(len(bodies) - 1)}"
+        return f"{m.group('flag').rstrip('=')} {_HELD.format(len(bodies) - 1)}"
 
     def restore(word: str) -> str:
         return _HELD_RE.sub(lambda m: bodies[int(m.group(1))], word)
