@@ -323,12 +323,13 @@ def memory_terms(text: str, entities: Iterable[tuple[str, str]] = ()) -> list[Te
     for m in _SHAPES_RE.finditer(text):
         kind = m.lastgroup or "word"
         found.append(Term(m.group(0).rstrip("."), "setting" if kind == "call" else kind))
-    out: dict[str, Term] = {}
+    forms = commit_forms(text)
+    out: dict[str, Term] = {form.text.lower(): form for form in forms}  # `fix:` is a commit form, not a span too
     for term in found:
         key = term.text.lower()
         if key not in out and distinctive(term):
             out[key] = term
-    return [*list(out.values())[:MAX_TERMS], *commit_forms(text), Term(text[:MAX_PHRASE_CHARS], "phrase")]
+    return [*list(out.values())[len(forms) :][:MAX_TERMS], *forms, Term(text[:MAX_PHRASE_CHARS], "phrase")]
 
 
 def _bounded(haystack: str, needle: str) -> bool:
