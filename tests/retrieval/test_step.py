@@ -142,3 +142,65 @@ def test_a_tool_name_longer_than_the_daemon_keeps_is_cut_not_refused() -> None:
     from codememory.daemon.server import StepCall
 
     assert StepCall(tool="mcp__" + "x" * 150, args={}).tool == ("mcp__" + "x" * 150)[:100]
+
+
+def test_a_later_call_keeps_the_request_and_the_step_not_what_the_tool_words_found(
+    project: Path, ids: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a working call (an edit, not routine) the call's words found the test-database memory; the turn's request
+    did not ask for it and the call touches nothing it names: it leaves. The request's memory stays."""
+    from codememory.retrieval import proactive
+
+    names = {v: k for k, v in ids.items()}
+    path = f"{project.resolve()}/internal/tax/compute_test.go"
+    edit = step_from_call("edit", {"filePath": path})
+
+    def later() -> list[str]:
+        with Store.open(project) as store:
+            result = store.retrieve([REQUEST, "integration tests need Postgres"], step=edit, touch=False)
+        return [names[m.id] for m in result.memories]
+
+    monkeypatch.setattr(proactive, "FOLLOW_TURN", False)
+    assert "testdb" in later()
+    monkeypatch.setattr(proactive, "FOLLOW_TURN", True)
+    got = later()
+    assert "testdb" not in got and "reverse" in got
+
+
+def test_a_later_call_shows_at_most_the_later_slots(project: Path, ids: dict[str, str]) -> None:
+    from codememory.retrieval.proactive import LATER_MAX
+
+    names = {v: k for k, v in ids.items()}
+    request = "reverse charge VAT per invoice line, the tax tests and the fonts in render.go"
+    with Store.open(project) as store:
+        first = store.retrieve([request], touch=False)
+        later = store.retrieve(
+            [request, "read internal/tax/compute.go"],
+            step=step_from_call("read", {"filePath": f"{project.resolve()}/internal/tax/compute.go"}),
+            touch=False,
+        )
+    assert len(first.memories) > LATER_MAX  # the turn's first call: the request's memories, up to the usual slots
+    assert 0 < len(later.memories) <= LATER_MAX
+    assert {names[m.id] for m in later.memories} <= {names[m.id] for m in first.memories}
+
+
+def test_a_chore_turn_stays_quiet_when_its_step_opens_a_file_a_gotcha_names(
+    project: Path, ids: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request that called for no memory (a chore) gets none at its first call, and none at the step that opens
+    render.go either: the font gotcha is about that file, but not about fixing a typo in a comment."""
+    from codememory.retrieval import proactive
+
+    names = {v: k for k, v in ids.items()}
+    chore = "Fix the typo 'recieve' in the footer comment"
+    read = f"{project.resolve()}/internal/pdf/render.go"
+    step = step_from_call("read", {"filePath": read})
+    with Store.open(project) as store:
+        assert store.retrieve([chore], touch=False).memories == []
+        later = store.retrieve([chore, f"read {read}"], step=step, touch=False)
+        working = store.retrieve([REQUEST, f"read {read}"], step=step, touch=False)
+        monkeypatch.setattr(proactive, "QUIET_STEP_LIKELIHOOD", 0.0)
+        unguarded = store.retrieve([chore, f"read {read}"], step=step, touch=False)
+    assert later.memories == []
+    assert [names[m.id] for m in unguarded.memories] == ["font"]  # what the quiet rule holds back
+    assert "font" in [names[m.id] for m in working.memories]  # in a turn that asked for memories, the file brings it

@@ -63,6 +63,15 @@ STEP_WEIGHT = 1.5
 # memories name (a central module) is no sign that any of them is about this step.
 MAX_NAMING = 1
 JUDGE_STEP = True  # the step's tool call is judged (off: the phrases alone decide, as before; for measuring)
+# A turn's later calls (the caller names a step) follow what its request called for (_follow_turn): off, the tool
+# calls' words widen the net at every call, as before (for measuring).
+FOLLOW_TURN = True
+# Memories on a later call of a turn: the request's few that still rank, and what the step itself touches.
+LATER_MAX = 2
+# A turn whose request called for no memory stays quiet: a memory about the file or command of one of its steps is
+# shown only when the request's own words give it at least this likelihood (a chore that opens a file a gotcha is
+# about is not the task the gotcha warns of).
+QUIET_STEP_LIKELIHOOD = 0.05
 
 
 @dataclass
@@ -173,6 +182,21 @@ def _judge_step(db: Database, step: Step, found: dict[int, _Candidate], filters:
             found.pop(pk, None)
 
 
+def _follow_turn(found: dict[int, _Candidate], asked_for: set[int], request_likelihood: Mapping[int, float]) -> None:
+    """A later call of a turn keeps what the turn's request called for (`asked_for`: what the request's own words
+    found at the injection bars, as at the turn's first call) and what the step itself touches (a memory naming its
+    file or prescribing its command, `_judge_step`); what only the tool calls' words or entity names found leaves. A
+    turn whose request called for nothing (a chore) stays quiet: a memory about its step's file joins only when the
+    request's words give it some likelihood (QUIET_STEP_LIKELIHOOD)."""
+    quiet = not asked_for
+    for pk in list(found):
+        if pk in asked_for:
+            continue
+        if "step" in found[pk].why and not (quiet and request_likelihood.get(pk, 0.0) < QUIET_STEP_LIKELIHOOD):
+            continue
+        found.pop(pk)
+
+
 def retrieve(
     db: Database, semantic: Semantic | None, req: RetrieveRequest, entity_names: list[str]
 ) -> tuple[RetrieveResult, list[int]]:
@@ -181,6 +205,7 @@ def retrieve(
     filters = Filters(injectable=True)  # nothing waiting for the user's review (core/provenance.py)
     found: dict[int, _Candidate] = {}
     asked_for: set[int] = set()  # what the request's own words found (no tool phrase needed)
+    request_likelihood: dict[int, float] = {}  # each candidate's likelihood on the request's own words
     moved: dict[int, Factor] = {}
     degraded_reason: str | None = None
     phrases = [q.strip() for q in req.query_expansion if q.strip()][:MAX_PHRASES]
@@ -209,6 +234,8 @@ def retrieve(
         every = _positions(ranking, window, bars, set(pinned_pks.values()), sunk)
         lead = every if first is None else _positions(first, window, bars, set(pinned_pks.values()), sunk)
         asked_for = set(lead)
+        for _, pk, _, explain in (first or ranking).ranked or (first or ranking).order:
+            request_likelihood[pk] = float(explain.get("likelihood") or 0.0)
         for pk in every.keys() | lead.keys():
             rank_all = 1.0 - every[pk][0] / window if pk in every else 0.0  # rank-based: fused scores are z-scores
             rank_lead = 1.0 - lead[pk][0] / window if pk in lead else 0.0
@@ -226,6 +253,10 @@ def retrieve(
             cand.why["entities"] = [n for n, _ in names_of.get(pk, []) if n in entity_names]
     if req.step is not None and JUDGE_STEP:
         _judge_step(db, req.step, found, filters, asked_for)
+    max_memories = req.max_memories
+    if req.step is not None and FOLLOW_TURN:
+        _follow_turn(found, asked_for, request_likelihood)
+        max_memories = min(max_memories, LATER_MAX)
     for pk in excluded:
         found.pop(pk, None)
     notes = stale_notes(db, list(found))
@@ -259,7 +290,7 @@ def retrieve(
     rows = db.get_by_pks([c.pk for c in kept] + [c.pk for c in fresh])
     new_count = 0
     for cand in sorted(kept, key=lambda c: -c.score) + fresh:
-        if len(chosen) >= req.max_memories:
+        if len(chosen) >= max_memories:
             break
         is_new = not cand.why.get("pinned")
         if is_new and new_count >= req.max_new:
