@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from codememory import Store
-from codememory.retrieval.step import step_from_call
+from codememory.retrieval.step import Step, step_from_call
 
 ROOT = "/home/dev/shop"
 
@@ -155,16 +155,18 @@ def test_a_later_call_keeps_the_request_and_the_step_not_what_the_tool_words_fou
     path = f"{project.resolve()}/internal/tax/compute_test.go"
     edit = step_from_call("edit", {"filePath": path})
 
-    def later() -> list[str]:
+    def later(step: Step) -> list[str]:
         with Store.open(project) as store:
-            result = store.retrieve([REQUEST, "integration tests need Postgres"], step=edit, touch=False)
+            result = store.retrieve([REQUEST, "integration tests need Postgres"], step=step, touch=False)
         return [names[m.id] for m in result.memories]
 
     monkeypatch.setattr(proactive, "FOLLOW_TURN", False)
-    assert "testdb" in later()
+    assert "testdb" in later(edit)
     monkeypatch.setattr(proactive, "FOLLOW_TURN", True)
-    got = later()
+    got = later(edit)
     assert "testdb" not in got and "reverse" in got
+    # the same words as a failed call's error lines: a question a memory may answer, so what they found stays
+    assert "testdb" in later(step_from_call("bash", {"command": "go test ./internal/invoices/..."}, error=True))
 
 
 def test_a_later_call_shows_at_most_the_later_slots(project: Path, ids: dict[str, str]) -> None:

@@ -68,6 +68,7 @@ JUDGE_STEP = True  # the step's tool call is judged (off: the phrases alone deci
 FOLLOW_TURN = True
 # Memories on a later call of a turn: the request's few that still rank, and what the step itself touches.
 LATER_MAX = 2
+LATER_REQUEST = True  # a later call shows the request's memories again (off: only what the step touches; measuring)
 # A turn whose request called for no memory stays quiet: a memory about the file or command of one of its steps is
 # shown only when the request's own words give it at least this likelihood (a chore that opens a file a gotcha is
 # about is not the task the gotcha warns of).
@@ -187,10 +188,11 @@ def _follow_turn(found: dict[int, _Candidate], asked_for: set[int], request_like
     found at the injection bars, as at the turn's first call) and what the step itself touches (a memory naming its
     file or prescribing its command, `_judge_step`); what only the tool calls' words or entity names found leaves. A
     turn whose request called for nothing (a chore) stays quiet: a memory about its step's file joins only when the
-    request's words give it some likelihood (QUIET_STEP_LIKELIHOOD)."""
+    request's words give it some likelihood (QUIET_STEP_LIKELIHOOD). Not applied after a call that failed: its error
+    lines (among the tool phrases) are a question a memory may answer."""
     quiet = not asked_for
     for pk in list(found):
-        if pk in asked_for:
+        if pk in asked_for and LATER_REQUEST:
             continue
         if "step" in found[pk].why and not (quiet and request_likelihood.get(pk, 0.0) < QUIET_STEP_LIKELIHOOD):
             continue
@@ -254,7 +256,7 @@ def retrieve(
     if req.step is not None and JUDGE_STEP:
         _judge_step(db, req.step, found, filters, asked_for)
     max_memories = req.max_memories
-    if req.step is not None and FOLLOW_TURN:
+    if req.step is not None and FOLLOW_TURN and not req.step.failed:  # a failure's error lines are a question
         _follow_turn(found, asked_for, request_likelihood)
         max_memories = min(max_memories, LATER_MAX)
     for pk in excluded:
