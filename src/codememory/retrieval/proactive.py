@@ -19,6 +19,11 @@ When the caller names the step's latest tool call (`step`, retrieval/step.py), t
 about what the call touches (its file, its folder, its command) is shown on that evidence, and after a routine call
 (looking around, checking, running the tests) the call's own words find nothing: only the request's memories and the
 ones about the call stay.
+A turn's first call (no step yet) is decided on the request; its later calls follow it (`_follow_turn`): the
+request's own memories and what the step touches, at most LATER_MAX, never what only the tool calls' words found;
+a turn whose request called for nothing stays quiet. In the labelled scenarios (benchmarks/data/agent_view*) about
+three in four of the memories a later step needs were needed at an earlier step of its turn already, and 57 of the
+89 steps that need nothing are in turns that need nothing.
 """
 
 from __future__ import annotations
