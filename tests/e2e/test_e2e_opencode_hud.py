@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from codememory.retrieval.proactive import LATER_MAX
 from support.daemon import spawn
 from support.opencode import OpenCodeHome, make_git_project
 from support.request_parts import opencode_view
@@ -142,7 +143,7 @@ def test_a_turns_later_steps_show_the_request_and_the_touched_file_and_a_chore_t
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A turn's first call shows the request's memory; the step that opens the file a gotcha names gets the gotcha
-    (at most two memories on a later call); the routine step after it no longer does. A chore turn (its request
+    (a later call shows at most LATER_MAX memories); the routine step after it no longer does. A chore turn (its request
     calls for nothing) gets no block at any call, its working step (a rename) and its routine one (git status)."""
     project = make_git_project(tmp_path / "webhooks")
     (project / "hooks").mkdir()
@@ -183,7 +184,7 @@ def test_a_turns_later_steps_show_the_request_and_the_touched_file_and_a_chore_t
     turn = [opencode_view(b) for b in requests[:turn_calls] if not is_title_request(b)]
     assert len(turn) == 3  # before the read, after it, after git status
     assert ids[MEMORIES[0]] in turn[0].hud_ids()  # the turn's first call: the request's memory
-    assert gotcha in turn[1].hud_ids() and len(turn[1].hud_ids()) <= 2  # the file the gotcha names was opened
+    assert gotcha in turn[1].hud_ids() and len(turn[1].hud_ids()) <= LATER_MAX  # the file the gotcha names was opened
     assert gotcha not in turn[2].hud_ids()  # git status touches no file
     chores = [opencode_view(b) for b in requests[turn_calls:] if not is_title_request(b)]
     assert len(chores) == 3

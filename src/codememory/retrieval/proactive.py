@@ -72,8 +72,10 @@ JUDGE_STEP = True  # the step's tool call is judged (off: the phrases alone deci
 # calls' words widen the net at every call, as before (for measuring).
 FOLLOW_TURN = True
 # Memories on a later call of a turn: the request's few that still rank, and what the step itself touches.
-LATER_MAX = 2
-LATER_REQUEST = True  # a later call shows the request's memories again (off: only what the step touches; measuring)
+LATER_MAX = 3
+# A later call shows the request's memories again when the request's words make them at least this likely: a memory
+# that barely cleared the bars at the turn's first call was shown there, and comes back only when a step touches it.
+LATER_REQUEST_LIKELIHOOD = 0.5
 # A turn whose request called for no memory stays quiet: a memory about the file or command of one of its steps is
 # shown only when the request's own words give it at least this likelihood (a chore that opens a file a gotcha is
 # about is not the task the gotcha warns of).
@@ -197,7 +199,7 @@ def _follow_turn(found: dict[int, _Candidate], asked_for: set[int], request_like
     lines (among the tool phrases) are a question a memory may answer."""
     quiet = not asked_for
     for pk in list(found):
-        if pk in asked_for and LATER_REQUEST:
+        if pk in asked_for and request_likelihood.get(pk, 0.0) >= LATER_REQUEST_LIKELIHOOD:
             continue
         if "step" in found[pk].why and not (quiet and request_likelihood.get(pk, 0.0) < QUIET_STEP_LIKELIHOOD):
             continue
