@@ -211,3 +211,26 @@ def test_a_chore_turn_stays_quiet_when_its_step_opens_a_file_a_gotcha_names(
     assert later.memories == []
     assert [names[m.id] for m in unguarded.memories] == ["font"]  # what the quiet rule holds back
     assert "font" in [names[m.id] for m in working.memories]  # in a turn that asked for memories, the file brings it
+
+
+def test_a_weak_request_memory_is_shown_at_the_turns_first_call_only(
+    project: Path, ids: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A memory the request's words make only somewhat likely (here the reverse-charge memory, about 0.59 in this
+    keyword-only store, with the later bar raised above it) is shown at the turn's first call and not repeated at a
+    later call whose step is about something else."""
+    from codememory.retrieval import proactive
+
+    names = {v: k for k, v in ids.items()}
+    root = str(project.resolve())
+    elsewhere = step_from_call("read", {"filePath": f"{root}/internal/api/doc.go"}, root=root)
+
+    def shown_at(step: Step | None, *extra: str) -> list[str]:
+        with Store.open(project) as store:
+            result = store.retrieve([REQUEST, *extra], step=step, touch=False)
+        return [names[m.id] for m in result.memories]
+
+    assert shown_at(elsewhere, "read internal/api/doc.go") == ["reverse"]  # shipped bar: strong enough to repeat
+    monkeypatch.setattr(proactive, "LATER_REQUEST_LIKELIHOOD", 0.7)
+    assert shown_at(None) == ["reverse"]  # the turn's first call
+    assert shown_at(elsewhere, "read internal/api/doc.go") == []  # a later call, a step about something else
