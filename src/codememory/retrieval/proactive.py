@@ -244,7 +244,8 @@ def retrieve(
         lead = every if first is None else _positions(first, window, bars, set(pinned_pks.values()), sunk)
         asked_for = set(lead)
         for _, pk, _, explain in (first or ranking).ranked or (first or ranking).order:
-            request_likelihood[pk] = float(explain.get("likelihood") or 0.0)
+            p = explain.get("likelihood")  # none computed (a ranking without the decision): judged as before
+            request_likelihood[pk] = 1.0 if p is None else float(p)
         for pk in every.keys() | lead.keys():
             rank_all = 1.0 - every[pk][0] / window if pk in every else 0.0  # rank-based: fused scores are z-scores
             rank_lead = 1.0 - lead[pk][0] / window if pk in lead else 0.0
