@@ -20,10 +20,10 @@ about what the call touches (its file, its folder, its command) is shown on that
 (looking around, checking, running the tests) the call's own words find nothing: only the request's memories and the
 ones about the call stay.
 A turn's first call (no step yet) is decided on the request; its later calls follow it (`_follow_turn`): the
-request's own memories and what the step touches, at most LATER_MAX, never what only the tool calls' words found;
-a turn whose request called for nothing stays quiet. In the labelled scenarios (benchmarks/data/agent_view*) about
-three in four of the memories a later step needs were needed at an earlier step of its turn already, and 57 of the
-89 steps that need nothing are in turns that need nothing.
+request's strong memories and what the step touches, at most LATER_MAX, never what only the tool calls' words
+found; a turn whose request called for nothing gets only what its steps touch. In the labelled scenarios
+(benchmarks/data/agent_view*) about three in four of the memories a later step needs were needed at an earlier
+step of its turn already, and 57 of the 89 steps that need nothing are in turns that need nothing.
 """
 
 from __future__ import annotations
@@ -76,10 +76,11 @@ LATER_MAX = 3
 # A later call shows the request's memories again when the request's words make them at least this likely: a memory
 # that barely cleared the bars at the turn's first call was shown there, and comes back only when a step touches it.
 LATER_REQUEST_LIKELIHOOD = 0.5
-# A turn whose request called for no memory stays quiet: a memory about the file or command of one of its steps is
-# shown only when the request's own words give it at least this likelihood (a chore that opens a file a gotcha is
-# about is not the task the gotcha warns of).
-QUIET_STEP_LIKELIHOOD = 0.05
+# In a turn whose request called for no memory, a memory about the file or command of one of its steps is shown only
+# when the request's own words give it at least this likelihood. 0: on the step's evidence alone, as in any turn (a
+# gotcha about a file is needed when the agent opens the file; 0.05 held back one labelled call more on two of the
+# three scenarios and nothing on the third: not worth hiding a gotcha from an edit the request did not announce).
+QUIET_STEP_LIKELIHOOD = 0.0
 
 
 @dataclass
@@ -194,9 +195,10 @@ def _follow_turn(found: dict[int, _Candidate], asked_for: set[int], request_like
     """A later call of a turn keeps what the turn's request called for (`asked_for`: what the request's own words
     found at the injection bars, as at the turn's first call) and what the step itself touches (a memory naming its
     file or prescribing its command, `_judge_step`); what only the tool calls' words or entity names found leaves. A
-    turn whose request called for nothing (a chore) stays quiet: a memory about its step's file joins only when the
-    request's words give it some likelihood (QUIET_STEP_LIKELIHOOD). Not applied after a call that failed: its error
-    lines (among the tool phrases) are a question a memory may answer."""
+    request memory the request's words make less than LATER_REQUEST_LIKELIHOOD likely was shown at the first call
+    and leaves too. In a turn whose request called for nothing a memory about its step's file needs
+    QUIET_STEP_LIKELIHOOD from the request's words. Not applied after a call that failed: its error lines (among the
+    tool phrases) are a question a memory may answer."""
     quiet = not asked_for
     for pk in list(found):
         if pk in asked_for and request_likelihood.get(pk, 0.0) >= LATER_REQUEST_LIKELIHOOD:
