@@ -57,6 +57,8 @@ def main() -> None:
         keys = ("hud_precision", "hud_recall", "nothing_without_hud")
         return statistics.fmean(float(figures[k] or 0.0) for k in keys)
 
+    if len(scenarios) < 2:
+        return  # nothing to leave out
     print("left out: the best choice on the others, and its figures on the one left out")
     for out in scenarios:
         fit = [n for n in scenarios if n != out]
