@@ -136,3 +136,14 @@ def test_a_small_import_reads_its_entities_at_once(tmp_path: Path) -> None:
         store.import_(_dump(tmp_path / "small.jsonl"))
         assert store.db.count_entities_pending() == 0
         assert len(store.list(entity="kafka", limit=100)) == LINES // len(TEXTS)
+
+
+def test_the_pass_in_worker_processes_writes_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = _at_once(tmp_path)
+    with _init(tmp_path / "parallel") as store:
+        store.import_(_dump(tmp_path / "parallel.jsonl"), entities="later")
+        store.edit("mem_00000002", text="redis cache warms on deploy")  # unmarked: the pass must leave it alone
+        monkeypatch.setattr(entity_backfill, "BATCH", 7)  # several batches in flight at once
+        assert store.fill_pending_entities(workers=2) == LINES - 1
+        assert store.db.count_entities_pending() == 0
+        assert _stored_entities(store) == {**expected, "mem_00000002": {("redis", "database")}}

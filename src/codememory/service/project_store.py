@@ -573,9 +573,12 @@ class Store(EmbeddingAccess, SessionAccess):
             self.sharing.publish_all()
         return report
 
-    def fill_pending_entities(self, limit: int | None = None, progress: Callable[[int], None] | None = None) -> int:
-        """Read the entities of up to `limit` (None: all) memories an import left without them; returns how many."""
-        return fill_pending_entities(self.db, limit, progress)
+    def fill_pending_entities(
+        self, limit: int | None = None, progress: Callable[[int], None] | None = None, *, workers: int = 1
+    ) -> int:
+        """Read the entities of up to `limit` (None: all) memories an import left without them, in `workers`
+        processes; returns how many."""
+        return fill_pending_entities(self.db, limit, progress, workers=workers)
 
 
 def open_store(project: str | os.PathLike[str] | None = None) -> Store:

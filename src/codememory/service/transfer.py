@@ -4,7 +4,6 @@ says where each memory came from (`provenance`); an import never reads that: wha
 
 from __future__ import annotations
 
-import collections
 import itertools
 import json
 import os
@@ -23,6 +22,7 @@ from codememory.core.bounded_input import (
 from codememory.core.dates import canonical_iso, now_iso
 from codememory.core.model import ID_RE, LINK_TYPES, Memory, new_memory_id, validate_category, validate_importance
 from codememory.core.provenance import Provenance, import_by
+from codememory.core.worker_pool import cores, in_order
 from codememory.embedding.semantic import Semantic
 from codememory.errors import InvalidInput
 from codememory.service.entity_backfill import fill_pending_entities
@@ -242,7 +242,7 @@ def import_memories(
             if progress is not None and total > IMPORT_BATCH:
                 progress("entities", done, total)
 
-        fill_pending_entities(db, total, filled)
+        fill_pending_entities(db, total, filled, workers=cores() if total > IMPORT_BATCH else 1)
     _embed_new(semantic, new_pks, progress)
     return report
 
@@ -259,11 +259,12 @@ class _Prepared:
 
     parsed: ParsedImport
     instruction_like: list[bool]
+    last_line: int  # the number of the batch's last line
 
 
 def _prepare(lines: list[str | LineTooLong], remap: Remapper | None, first: int, check: bool) -> _Prepared:
     parsed = parse_jsonl(lines, remap, first)
-    return _Prepared(parsed, [check and is_instruction_like(m.text) for m in parsed.memories])
+    return _Prepared(parsed, [check and is_instruction_like(m.text) for m in parsed.memories], first + len(lines) - 1)
 
 
 def _prepared(
@@ -274,40 +275,23 @@ def _prepared(
     first = 1
     batch = list(itertools.islice(lines, IMPORT_BATCH))
     following = list(itertools.islice(lines, IMPORT_BATCH)) if batch else []
-    workers = os.cpu_count() or 1
+    workers = cores()
     if not following or workers < 2:
         while batch:
             prepared = _prepare(batch, remap, first, check)
             first += len(batch)
-            yield first - 1, prepared
+            yield prepared.last_line, prepared
             batch, following = following, list(itertools.islice(lines, IMPORT_BATCH))
         return
-    from concurrent.futures import Future, ProcessPoolExecutor
 
-    pending: collections.deque[tuple[int, Future[_Prepared]]]
-    pending = collections.deque()
-    with ProcessPoolExecutor(workers, mp_context=_fork_context()) as pool:
+    def calls() -> Iterator[tuple[Any, ...]]:
+        start = first
         for chunk in itertools.chain((batch, following), iter(lambda: list(itertools.islice(lines, IMPORT_BATCH)), [])):
-            pending.append((first + len(chunk) - 1, pool.submit(_prepare, chunk, remap, first, check)))
-            first += len(chunk)
-            while len(pending) > workers:  # a bounded number of batches in flight: memory stays flat
-                done, future = pending.popleft()
-                yield done, future.result()
-        while pending:
-            done, future = pending.popleft()
-            yield done, future.result()
+            yield chunk, remap, start, check
+            start += len(chunk)
 
-
-def _fork_context() -> Any:
-    """Workers forked from this process where the platform allows and nothing else runs in it (they start in
-    milliseconds with what is imported already; forking beside other threads could copy a lock they hold); the
-    platform's default elsewhere."""
-    import multiprocessing
-    import threading
-
-    if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
-        return multiprocessing.get_context("fork")
-    return None
+    for prepared in in_order(_prepare, calls(), workers):
+        yield prepared.last_line, prepared
 
 
 def _import_stream(

@@ -54,14 +54,26 @@ class EntityRows(StoreConnection):
         with self.transaction():
             self.conn.executemany("INSERT OR IGNORE INTO entities_pending(memory_pk) VALUES (?)", [(pk,) for pk in pks])
 
-    def entities_pending(self, limit: int) -> list[tuple[int, str]]:
-        """(pk, text) of up to `limit` memories whose entities are not known yet, oldest first."""
+    def entities_pending(self, limit: int, after: int = 0) -> list[tuple[int, str]]:
+        """(pk, text) of up to `limit` memories after pk `after` whose entities are not known yet, oldest first."""
         rows = self.conn.execute(
-            "SELECT m.pk, m.text FROM entities_pending p JOIN memories m ON m.pk = p.memory_pk ORDER BY p.memory_pk "
-            "LIMIT ?",
-            (limit,),
+            "SELECT m.pk, m.text FROM entities_pending p JOIN memories m ON m.pk = p.memory_pk "
+            "WHERE p.memory_pk > ? ORDER BY p.memory_pk LIMIT ?",
+            (after, limit),
         ).fetchall()
         return [(int(pk), str(text)) for pk, text in rows]
+
+    def still_pending(self, pks: Sequence[int]) -> set[int]:
+        """Those of `pks` still marked (an edit since unmarked the others: their entities are stored already)."""
+        out: set[int] = set()
+        for chunk in chunks(list(pks)):
+            out.update(
+                pk
+                for (pk,) in self.conn.execute(
+                    f"SELECT memory_pk FROM entities_pending WHERE memory_pk IN ({','.join('?' * len(chunk))})", chunk
+                )
+            )
+        return out
 
     def has_entities_pending(self) -> bool:
         """One probe of a small table: whether any memory still waits for its entities."""
