@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -84,14 +85,14 @@ def import_cmd(
     or dates the file gives them, and one that reads like instructions to an agent waits for `codememory review`.
     With --own they count as written here by you (whatever `provenance` the lines carry is never read).
     """
-    from codememory.daemon.files import running_pid
-
+    store = open_store(ctx)
     progress = _Progress()
-    # The entities of a large file are read after its text is stored: by the daemon when one runs, else here.
-    entities: EntityTiming = "auto" if running_pid()[0] else "now"
+    # The entities of a large file are read after its text is stored: by the daemon when it serves this project,
+    # else here before the command ends.
+    entities: EntityTiming = "auto" if _daemon_serves(store.root) else "now"
     try:
         report = import_file(
-            open_store(ctx), file, skip_invalid=skip_invalid, remap=remap, progress=progress, own=own, entities=entities
+            store, file, skip_invalid=skip_invalid, remap=remap, progress=progress, own=own, entities=entities
         )
     finally:
         progress.close()
@@ -104,3 +105,18 @@ def import_cmd(
         f"Imported {report.added} memories ({report.skipped_existing} already present"
         + (f", {len(report.invalid)} invalid lines skipped)" if report.invalid else ")")
     )
+
+
+def _daemon_serves(root: Path) -> bool:
+    """A daemon runs and `root` is among the registered projects its background passes go through."""
+    from codememory.core import registry
+    from codememory.daemon.files import running_pid
+    from codememory.errors import RegistryError
+
+    if not running_pid()[0]:
+        return False
+    try:
+        roots = {Path(e["root"]).resolve() for e in registry.load() if isinstance(e.get("root"), str)}
+    except (RegistryError, OSError, ValueError):
+        return False
+    return root.resolve() in roots
