@@ -319,9 +319,8 @@ def _import_stream(
                 fresh = _fresh(db, parsed, seen, seen_texts, now, report)
                 for mem in fresh:  # from elsewhere and reading like instructions: waits for the user's review
                     mem.provenance = replace(origin, review="pending") if id(mem) in waiting else origin
-                report.added += db.insert_many(fresh)
-                pks = dict(db.get_pk_map([m.id for m in fresh]))
-                added = [pks[m.id] for m in fresh if m.id in pks]
+                added = db.insert_many(fresh)
+                report.added += len(added)
                 db.mark_entities_pending(added)  # with the rows: a crash after the commit leaves them marked
                 new_pks += added
                 links += parsed.links
