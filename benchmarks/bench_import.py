@@ -1,7 +1,8 @@
 """Keyword-only import rate of two versions of codememory, alternating in one run: each round imports the same JSON
 Lines file into a fresh store in a fresh process, once with each `src/` (the other version's sources come first on
 PYTHONPATH), so load on a shared machine falls on both alike. A version that leaves a large import's entities to a
-pass after it has that pass timed too (`entity_pass_s`, and the rate with it).
+pass after it has that pass timed too, on every core as the import command runs it when no daemon serves the
+project (`entity_pass_s`, and the rate with it).
 
     git archive <commit> src | tar -x -C /tmp/base          # the version to compare with
     python benchmarks/bench_import.py --base-src /tmp/base/src [--size 20000] [--rounds 3]
@@ -29,7 +30,8 @@ CODE = (
     "import sys, time\nfrom codememory import Store\ns, _ = Store.init(sys.argv[1])\nt = time.perf_counter()\n"
     "r = s.import_(sys.argv[2])\nimported = time.perf_counter() - t\n"
     # a version that leaves the entities of a large import to a pass after it: that pass, timed on its own
-    "fill = getattr(s, 'fill_pending_entities', None)\nt = time.perf_counter()\nfilled = fill() if fill else 0\n"
+    "import os\nfill = getattr(s, 'fill_pending_entities', None)\nt = time.perf_counter()\n"
+    "filled = fill(workers=os.cpu_count() or 1) if fill else 0\n"
     "print(imported, r.added, time.perf_counter() - t, filled)\n"
 )
 
