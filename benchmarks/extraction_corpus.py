@@ -43,7 +43,10 @@ SETS = {"main": DATA, "heldout": DATA / "heldout", "heldout2": DATA / "heldout2"
 # Blind sets written in other voices by writers who never read the rules: two to tune on (terse / non-native,
 # chatty / "mostly says ok"), a final judge, and planted instructions (in tool output, pages, files, the assistant's
 # claims about the user).
-SETS |= {name: DATA / name for name in ("blind_a", "blind_b", "blind_judge", "blind_judge2", "blind_judge3", "planted")}
+SETS |= {
+    name: DATA / name
+    for name in ("blind_a", "blind_b", "blind_judge", "blind_judge2", "blind_judge3", "blind_judge4", "planted")
+}
 CODEMEMORY = Path(sys.executable).with_name("codememory")
 HOOK = Path(sys.executable).with_name("codememory-hook")
 TABLES = ("project", "session", "message", "part", "todo")

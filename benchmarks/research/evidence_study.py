@@ -1,8 +1,9 @@
 """Which evidence and bars carry from one store to another: the relevance decision fitted on some precision splits and
 judged on the one left out.
 
-    python benchmarks/research/evidence_study.py [--features coverage,meaning,standout] [--sets dev,judge,judge2]
-                                                 [--guards locomo,coding] [--strong 1,0.5] [--top 5]
+    python benchmarks/research/evidence_study.py [--features coverage,meaning,standout,asks]
+                                                 [--sets dev,judge,judge2,judge3] [--guards locomo,coding]
+                                                 [--strong 1,0.5] [--top 5]
 
 Reads `ranking_study.py dump`'s candidates (each query's gathered evidence, in the shipped ranking's order). For each
 split left out in turn, fits the logistic model of p(relevant) on the others' candidates with the chosen features,
@@ -15,7 +16,9 @@ Features (per candidate, computed from what `retrieval.hybrid.gather` found):
 - coverage: the share of the query's word weight the memory holds;
 - meaning: its cosine's z-score against the background sentences;
 - standout: how far its meaning stands out from this store's own memories: meaning minus the `--top`-th highest
-  meaning among the candidates (the store's k-th nearest memory; a store of fewer memories: its lowest).
+  meaning among the candidates (the store's k-th nearest memory; a store of fewer memories: its lowest);
+- asks: +1 when the memory is of the kind the question's form asks for, -1 of another kind, 0 when the form asks
+  for none in particular (text/asks.py; categories read from the precision splits' and the coding set's files).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ sys.path.insert(0, str(HERE.parent))
 
 import ranking_study as rs  # noqa: E402
 
+from codememory.text.asks import asked_categories, category_fit  # noqa: E402
 from codememory.text.clauses import request_parts  # noqa: E402
 
 TARGETS = {"a1": 0.9, "precision": 0.7, "absent": 0.7, "r5": 0.9}
@@ -49,6 +53,31 @@ def standout_ref(case: Any, top: int) -> float:
     return max(values[top - 1], STANDOUT_FLOOR) if len(values) >= top else STANDOUT_FLOOR
 
 
+CATEGORIES: dict[tuple[str, str], str] = {}  # (store, key) -> the memory's category, for the "asks" feature
+
+
+def load_categories() -> None:
+    """The precision splits' and the coding set's memory categories (LoCoMo's turns have none)."""
+    import json
+
+    data = HERE.parent / "data"
+    for path in (data / "precision").glob("*/*.json"):
+        if path.parent.name in rs.HELD_OUT:
+            continue
+        d = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(d, dict) and "memories" in d:
+            for m in d["memories"]:
+                CATEGORIES[(d.get("project") or path.stem, m["key"])] = m.get("category", "")
+    for line in (data / "coding" / "memories.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            m = json.loads(line)
+            CATEGORIES[("coding", m["id"])] = m.get("category", "")
+
+
+def key_of(case: Any, e: Any) -> str:
+    return case.extra["key_of_evidence"].get(id(e), "")
+
+
 def features(case: Any, e: Any, names: list[str], top: int) -> list[float]:
     m = e.meaning if e.meaning is not None else 0.0
     out = []
@@ -59,6 +88,8 @@ def features(case: Any, e: Any, names: list[str], top: int) -> list[float]:
             out.append(m)
         elif name == "cover_standout":
             out.append(min(max(e.coverage, 0.0), 1.0) - case.extra["cref"])
+        elif name == "asks":  # the memory's kind against the kind the question's form asks for (text/asks.py)
+            out.append(category_fit(case.extra["asked"], CATEGORIES.get((case.store, key_of(case, e)))))
         elif name == "standout":
             out.append(m - case.extra["ref"] if e.meaning is not None else 0.0)
         else:
@@ -73,6 +104,8 @@ def prepare(data: dict[str, list], names: list[str], top: int) -> dict[str, list
         rows = []
         for case, ranked in cases:
             case.extra["parts"] = max(1, len(request_parts(case.q)))
+            case.extra["asked"] = asked_categories(case.q)
+            case.extra["key_of_evidence"] = {id(p["e"]): k for k, p in ranked}
             if case.gathered is not None:
                 case.extra["ref"] = standout_ref(case, top)
                 covs = sorted((min(max(e.coverage, 0.0), 1.0) for e in case.gathered.evidence.values()), reverse=True)
@@ -214,6 +247,7 @@ def main() -> None:
     guards = [g for g in args.guards.split(",") if g]
     strong = [float(v) for v in args.strong.split(",")]
     several = [float(v) for v in args.several.split(",")]
+    load_categories()
     data = prepare(rs.ranked_cases(args.model, sets + guards), names, args.top)
     print(f"features {names}, standout top {args.top}")
     for out in sets:

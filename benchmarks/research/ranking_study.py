@@ -33,7 +33,7 @@ sys.path.insert(0, str(HERE.parent))
 import bench_precision as bp  # noqa: E402
 
 WORK = HERE.parent / ".work" / "ranking"
-HELD_OUT = ("judge3",)  # final judges not yet run; the splits run as judges before are tuning data now
+HELD_OUT = ("judge4",)  # final judges not yet run; the splits run as judges before are tuning data now
 
 
 @dataclass

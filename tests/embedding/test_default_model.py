@@ -323,3 +323,25 @@ def test_a_keyword_in_a_store_of_four_brings_its_memory_alone(cm: Invoke) -> Non
     assert [r["id"] for r in search(cm, "httpx")["results"]] == [ids[0]]
     assert [r["id"] for r in search(cm, "how do we deploy?")["results"]] == [ids[1]]
     assert search(cm, "who gets alerted when the site goes down?")["results"] == []
+
+
+@pytest.mark.slow
+@pytest.mark.default_model
+def test_the_memory_that_changed_a_setting_answers_before_the_one_it_changed(cm: Invoke) -> None:
+    """The older memory words the question best ("run Kubernetes 1.27"); the later one saying the clusters were
+    upgraded is the current answer and comes first. A question on another subject keeps its own answer first."""
+    memories = [
+        "EKS clusters prod-eks and staging-eks run Kubernetes 1.27.",
+        "Atlantis runs plan automatically on every PR; comment atlantis apply to roll it out.",
+        "VPC CIDRs: shared 10.10.0.0/16, prod 10.20.0.0/16, staging 10.30.0.0/16.",
+        "Prod database: RDS Postgres 14.10, db.r6g.large, Multi-AZ, parameter group prod-pg14.",
+        "CloudWatch log groups get retention_in_days = 14 everywhere (module default).",
+        "Ansible reaches the EC2 hosts over SSM, never SSH; the bastion has no public IP.",
+        "Both EKS clusters upgraded to 1.29 (1.27 went into paid extended support), add-ons updated after each step.",
+    ]
+    ids = [json.loads(cm("store", text, "--json").stdout)["memory"]["id"] for text in memories]
+    data = search(cm, "what Kubernetes version are our clusters running?")
+    assert [r["id"] for r in data["results"]][:1] == [ids[6]], [r["text"] for r in data["results"]]
+    assert ids[0] in [r["id"] for r in data["results"]]  # the older one still shown, after it
+    data = search(cm, "how do I roll out an infra change after review?")
+    assert [r["id"] for r in data["results"]][:1] == [ids[1]], [r["text"] for r in data["results"]]

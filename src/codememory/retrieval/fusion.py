@@ -5,14 +5,17 @@ hits (a keyword match z-scored against one other keyword match once ranked 13th 
 
 1. base = 5 × keyword evidence (BM25 over the query's word weight) + 1.5 × word coverage (the share of the query's
    IDF weight the memory holds) + meaning (its cosine's z-score against the background sentences, scaled so that
-   the candidates' spread is 0.7: `meaning_scale`).
+   the candidates' spread is 0.7: `meaning_scale`) ± 1.0 when the memory is or is not of the kind the query's form
+   asks for ("why not ...?": a decision or a rejected alternative; a symptom: a gotcha; text/asks.py).
 2. Context: a memory's neighbours in the same session (±1 and ±2 turns) add 0.4 × how far their base is above the
    candidates' mean: an answer is often spread over adjacent turns. Memories outside any session get no context.
 3. Boosts: +3.0 when the query names the month (and year) the memory was created in; +0.3 when a query word equals
    one of the memory's tags. Then the importance and recency nudges, and a stale memory's demotion.
 4. Order: the keyword matches holding the query's distinctive words (coverage ≥ 0.9) first, then the rest, each by
    score; within a near tie the newer memory goes first, and among the first few the newer of two memories that say
-   nearly the same thing goes first within a wider window (`newer_supersedes`: an updated setting).
+   nearly the same thing goes first within a wider window (`newer_supersedes`: an updated setting), and a newer
+   memory that says it changed something ("upgraded to 1.29", "raised from 500 to 1000") goes directly above each of
+   the first few older memories on its subject, from wherever it ranked (`updates_first`).
 
 Weights chosen on the precision development set, LoCoMo-dev and the coding set together
 (benchmarks/research/ranking_study.py `rank`; the table in benchmarks/README.md, "Precision on project-sized
@@ -74,6 +77,9 @@ class Evidence:
     importance: float = 0.5
     created_at: str = ""
     stale: bool = False  # a staleness check marked it
+    changes: bool = False  # its text says something changed (text/changes.py): it may update an older memory
+    text: str = ""  # the memory's text (for telling an update from a memory that merely sits near)
+    kind_fit: float = 0.0  # +1 of the kind the query's form asks for, -1 of another, 0 unknown (text/asks.py)
 
 
 @dataclass(frozen=True)
@@ -90,11 +96,12 @@ class RankWeights:
     supersede: float = 2.0  # ... and this close when the two say nearly the same (an updated fact)
     head: int = 4  # how far down the newer of two near-duplicates is looked for
     spread: float = 0.7  # the meaning evidence's typical spread over one query's candidates in project notes
+    kind: float = 1.0  # × the memory's fit to the kind of memory the query's form asks for (`Evidence.kind_fit`)
 
 
 def base_score(e: Evidence, w: RankWeights, meaning_scale: float = 1.0) -> float:
     meaning = e.meaning * meaning_scale if e.meaning is not None else 0.0
-    return w.keyword * e.keyword + w.coverage * e.coverage + w.meaning * meaning
+    return w.keyword * e.keyword + w.coverage * e.coverage + w.meaning * meaning + w.kind * e.kind_fit
 
 
 def meaning_scale(evidence: Iterable[Evidence], spread: float) -> float:
@@ -201,3 +208,50 @@ def newer_supersedes(
         else:
             out.append(entry)
     return out + ranked[w.head :]
+
+
+def updates_first(
+    ranked: list[tuple[float, int, dict[str, Any]]],
+    evidence: dict[int, Evidence],
+    updates: Callable[[int, int], bool],
+    w: RankWeights,
+) -> list[tuple[float, int, dict[str, Any]]]:
+    """Move the newest memory that says it changed something (`Evidence.changes`) and is on the subject of one of the
+    first `w.head` entries (`updates(older, newer)`: their vectors are as close as an update and what it updates, on
+    the model's scale) directly above that entry, wherever it ranked.
+
+    The note that first stated a setting words the question about it best ("what Kubernetes version are our clusters
+    running?" against "EKS clusters run Kubernetes 1.27"); the note that changed it ("Both EKS clusters upgraded to
+    1.29") says so, may share none of the question's words, and ranked anywhere from 2nd to 30th: further apart in
+    score than `newer_supersedes` moves, and often too far apart in wording to be a near-duplicate. A change note never
+    passes a keyword match holding the query's distinctive words unless it holds them too (the tiers stay). Its parts
+    name the memories it passed (`supersedes`): it is as likely relevant as they are."""
+    changes = [entry for entry in ranked if evidence[entry[1]].changes]
+    if not changes:
+        return ranked
+    out = list(ranked)
+    moved: set[int] = set()
+    for older in ranked[: w.head]:
+        created = evidence[older[1]].created_at
+        covered = older[2].get("covered")
+        newer = [
+            entry
+            for entry in changes
+            if entry[1] != older[1]
+            and entry[1] not in moved
+            and evidence[entry[1]].created_at > created
+            and (entry[2].get("covered") or not covered)
+            and updates(older[1], entry[1])
+        ]
+        if not newer:
+            continue
+        update = max(newer, key=lambda entry: (evidence[entry[1]].created_at, entry[1]))
+        at = out.index(older)
+        if out.index(update) < at:
+            continue
+        out.remove(update)
+        out.insert(at, update)
+        moved.add(update[1])
+        passed = update[2].get("supersedes")
+        update[2]["supersedes"] = [*(passed if isinstance(passed, list) else []), older[1]]
+    return out

@@ -30,6 +30,7 @@ from codememory.retrieval.fusion import (
     expand,
     newer_supersedes,
     order,
+    updates_first,
 )
 from codememory.retrieval.lexical import (
     CANDIDATE_SLACK,
@@ -44,9 +45,13 @@ from codememory.retrieval.query_words import held_words, query_words
 from codememory.store.database import Database
 from codememory.store.filters import Filters
 from codememory.store.memories import RankRow
-from codememory.text.query import ParsedQuery, words
+from codememory.text.asks import asked_categories, category_fit
+from codememory.text.changes import states_change
+from codememory.text.query import STOPWORDS, ParsedQuery, words
 
-RANK_WEIGHTS = RankWeights()  # the neighbour weight comes from [search] neighbour_weight
+RANK_WEIGHTS = RankWeights()
+# An update and the memory it updates share a word or number held by at most this many memories (`_alike`).
+UPDATE_SHARED = 3  # the neighbour weight comes from [search] neighbour_weight
 
 if TYPE_CHECKING:
     from codememory.embedding.base import Vectors
@@ -124,12 +129,27 @@ def hybrid_ranking(
         return ranked, False, False
 
     found = gather(
-        db, parsed, filters, fuzzy, threshold, semantic, qvecs, bgs, semantic_hits, meaning, now, phrases=phrases
+        db,
+        parsed,
+        filters,
+        fuzzy,
+        threshold,
+        semantic,
+        qvecs,
+        bgs,
+        semantic_hits,
+        meaning,
+        now,
+        phrases=phrases,
+        kinds=not inject and not (phrases and len(phrases) > 1),
     )
     found.meaning_hits = set(semantic_hits)
     rank_weights = replace(RANK_WEIGHTS, neighbour=semantic.config.search.neighbour_weight)
     ordered = order(found.evidence, found.pool, found.sessions, rank_weights, now, db.stale_factor)
-    ordered = newer_supersedes(ordered, found.evidence, _alike(semantic, ordered[: rank_weights.head]), rank_weights)
+    alike, updates = _alike(db, semantic, ordered, found.evidence, rank_weights.head, updates_too=not inject)
+    ordered = newer_supersedes(ordered, found.evidence, alike, rank_weights)
+    if not inject:  # measured on search; what is put into an agent's context unasked keeps its own measured order
+        ordered = updates_first(ordered, found.evidence, updates, rank_weights)
     # every candidate counts for the store's k-th nearest memory: the pool holds the nearest ones by meaning
     reference = standout_reference(e.meaning for e in found.evidence.values())
     weights = cal.weights_for(inject, measured=reference is not None)
@@ -137,8 +157,9 @@ def hybrid_ranking(
         pk: likelihood(found.evidence[pk].coverage, found.evidence[pk].meaning, weights, reference)
         for _, pk, _ in ordered
     }
-    for _, pk, parts in ordered[: rank_weights.head]:
-        if "supersedes" in parts:  # the newer of near-duplicates is as likely relevant as the older ones it passed
+    # the newer of near-duplicates, or a memory updating older ones, is as likely relevant as the memories it passed
+    for _, pk, parts in ordered:
+        if isinstance(parts.get("supersedes"), list):
             likely[pk] = max(likely[pk], *(likely[o] for o in parts.pop("supersedes")))
             parts["supersedes"] = True
     ranked = []
@@ -179,25 +200,46 @@ def _standout(meaning: float | None, reference: float | None) -> float | None:
     return meaning - reference if meaning is not None and reference is not None else None
 
 
-def _alike(semantic: Semantic, head: list[tuple[float, int, dict[str, Any]]]) -> Callable[[int, int], bool]:
-    """Whether two of these memories say nearly the same thing: their vectors are as close as the memories
-    consolidation compares (the model's `Scale.cluster`, embedding/relevance.py)."""
+def _alike(
+    db: Database,
+    semantic: Semantic,
+    ranked: list[tuple[float, int, dict[str, Any]]],
+    evidence: dict[int, Evidence],
+    head: int,
+    *,
+    updates_too: bool = True,
+) -> tuple[Callable[[int, int], bool], Callable[[int, int], bool]]:
+    """Whether two of the first `head` memories say nearly the same thing (their vectors are as close as the memories
+    consolidation compares: the model's `Scale.cluster`, embedding/relevance.py), and whether a memory saying it
+    changed something updates one of them: their vectors are as close as an update and what it updates
+    (`Scale.update`) and they share a rare word or number (held by at most `UPDATE_SHARED` memories of the store:
+    the old value, the setting's name, "Guardian", "pg14"), not only a subject. Vectors are read for those memories
+    only."""
     from codememory.embedding.relevance import scale_for
 
     config = semantic.config
-    bar = scale_for(
+    scale = scale_for(
         semantic.model,
         dedup=config.dedup.cosine,
         links=config.links.cosine,
         cluster=config.consolidation.similarity_threshold,
-    ).cluster
-    vectors = semantic.vectors([pk for _, pk, _ in head])
+    )
+    first = [pk for _, pk, _ in ranked[:head]]
+    changes = [pk for _, pk, _ in ranked if evidence[pk].changes] if updates_too else []
+    vectors = semantic.vectors(list(dict.fromkeys(first + changes)))
 
-    def alike(a: int, b: int) -> bool:
+    def cosine(a: int, b: int) -> float:
         va, vb = vectors.get(a), vectors.get(b)
-        return va is not None and vb is not None and float(va @ vb) >= bar
+        return float(va @ vb) if va is not None and vb is not None else -1.0
 
-    return alike
+    def shares_rare_word(a: int, b: int) -> bool:
+        shared = (set(words(evidence[a].text)) & set(words(evidence[b].text))) - STOPWORDS
+        return bool(shared) and min(db.document_counts(sorted(shared))[1].values()) <= UPDATE_SHARED
+
+    def updates(a: int, b: int) -> bool:
+        return cosine(a, b) >= scale.update and shares_rare_word(a, b)
+
+    return (lambda a, b: cosine(a, b) >= scale.cluster), updates
 
 
 @dataclass
@@ -229,9 +271,12 @@ def gather(
     now: datetime,
     *,
     phrases: list[ParsedQuery] | None = None,
+    kinds: bool = False,
 ) -> Gathered:
     """Keyword, typo and meaning evidence for the candidates: the keyword and meaning pools (`semantic_hits`, with
-    `meaning` their z-scores) and the memories around them in their sessions."""
+    `meaning` their z-scores) and the memories around them in their sessions; with `kinds` (a search's own query,
+    not what is put into an agent's context unasked: a prompt is no question to read a form from), each memory's fit
+    to the kind of memory the query's form asks for (text/asks.py)."""
     qw = query_words(db, parsed)
     weights = qw.fts_weights()
     keyword_fts = parsed.keyword_fts()
@@ -260,6 +305,8 @@ def gather(
     held = held_words(db, [w for q in [qw, *per_phrase] for w in q.searched()], sorted(candidates))
     rows = db.rank_rows(sorted(candidates))
     boosts = _boosts(db, parsed, rows)
+    asked = asked_categories(parsed.raw) if kinds else None
+    categories = db.categories_of(sorted(rows)) if asked is not None else {}
     evidence = {
         pk: Evidence(
             keyword=keyword.get(pk, 0.0),
@@ -272,6 +319,9 @@ def gather(
             importance=row.importance,
             created_at=row.created_at,
             stale=row.stale,
+            changes=states_change(row.text),
+            text=row.text,
+            kind_fit=category_fit(asked, categories.get(pk)),
         )
         for pk, row in rows.items()
     }

@@ -1,0 +1,61 @@
+"""The kind of memory a question asks for, read from its form: "why not X?" asks for a decision or a rejected
+alternative, "why ...?" for a decision, a rejected alternative or a gotcha, "how do I ...?" for a convention, a fact
+(a command) or a gotcha, and a statement of a symptom with no question word ("photos taken on iPhones never get a
+thumbnail") for a gotcha.
+
+On the four precision splits (benchmarks/data/precision: dev, judge, judge2, judge3), 23 of the 25 answers to
+"why not" questions are decisions or rejected alternatives (16% of the stores' memories), 17 of 18 answers to "why"
+questions are decisions, rejected alternatives or gotchas, 34 of 35 answers to "how do I" conventions, facts or gotchas,
+and 81 of 98 answers to symptom statements gotchas (23% of the memories). Other forms ("what", "which", "where") ask
+for too many kinds to say. English question forms only: any other query asks for nothing in particular.
+"""
+
+from __future__ import annotations
+
+import re
+
+from codememory.core.model import DEFAULT_CATEGORY
+from codememory.text.query import STOPWORDS, words
+
+# "why can't / doesn't / won't ..." asks about a limit, which a gotcha states as often as a decision: plain "why".
+_WHY_NOT_RE = re.compile(
+    r"^why\s+(?:not|no|(?:do|did)\s+we\s+not"
+    r"|(?:do|did|are|is|was|were|should|have|has)n'?t)\b"
+)
+_WHY_RE = re.compile(r"^why\b")
+_HOW_DO_RE = re.compile(r"^(?:how\s+(?:do|can|should|would|could|shall)\s+(?:i|we|you|one)|how\s+to)\b")
+# A query opening with one of these asks a question (or names something), so it is no statement of a symptom.
+_QUESTION_START_RE = re.compile(
+    r"^(?:what|which|where|when|who|whom|whose|why|how|is|are|was|were|do|does|did|can|could|should|would|will|shall"
+    r"|may|might|has|have|had|any|list|show|find)\b"
+)
+SYMPTOM_WORDS = 4  # content words a statement needs to describe a symptom rather than name a thing to look up
+
+WHY_NOT = frozenset({"decision", "rejected_alternative"})
+WHY = frozenset({"decision", "rejected_alternative", "gotcha"})
+HOW_DO = frozenset({"convention", "fact", "gotcha"})
+SYMPTOM = frozenset({"gotcha"})
+
+
+def asked_categories(query: str) -> frozenset[str] | None:
+    """The memory categories the query's form asks for (core/model.py CATEGORIES); None: no particular kind."""
+    text = " ".join(query.lower().replace("\u2019", "'").split()).lstrip("\"'`([ ")
+    if _WHY_NOT_RE.search(text):
+        return WHY_NOT
+    if _WHY_RE.search(text):
+        return WHY
+    if _HOW_DO_RE.search(text):
+        return HOW_DO
+    if "?" in text or _QUESTION_START_RE.search(text):
+        return None
+    content = [w for w in words(text) if w not in STOPWORDS and w.isalpha()]
+    return SYMPTOM if len(content) >= SYMPTOM_WORDS else None
+
+
+def category_fit(asked: frozenset[str] | None, category: str | None) -> float:
+    """+1 when the memory is of a kind the query asks for, -1 when the query asks for other kinds, 0 when it asks for
+    none in particular or the memory's kind is unknown: no category, or the default one a memory gets when nobody
+    said (a captured conversation turn is a "note" of whatever it says)."""
+    if asked is None or not category or category == DEFAULT_CATEGORY:
+        return 0.0
+    return 1.0 if category in asked else -1.0

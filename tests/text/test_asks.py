@@ -1,0 +1,51 @@
+"""The kind of memory a question's form asks for (text/asks.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from codememory.text.asks import HOW_DO, SYMPTOM, WHY, WHY_NOT, asked_categories, category_fit
+
+
+@pytest.mark.parametrize(
+    ("query", "asked"),
+    [
+        ("why not use YOLO?", WHY_NOT),
+        ("Why don’t we persist player progress with resource files?", WHY_NOT),
+        ("why isn't staging vs prod done with workspaces?", WHY_NOT),
+        ("why can't we upgrade pandas?", WHY),  # a limit: a gotcha as often as a decision
+        ("why didn't we put message search on a dedicated search engine?", WHY_NOT),
+        ("why did we choose httpx?", WHY),
+        ("how do I run the unit tests without opening the editor?", HOW_DO),
+        ("How to rotate the signing key", HOW_DO),
+        ("photos taken on iPhones never get a preview thumbnail", SYMPTOM),
+        ("the sender sees their own message duplicated right after sending", SYMPTOM),
+    ],
+)
+def test_a_question_form_asks_for_its_kinds(query: str, asked: frozenset[str]) -> None:
+    assert asked_categories(query) == asked
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "which database do the tests use?",  # "which", "what", "where": too many kinds to say
+        "what Kubernetes version are our clusters running?",
+        "how long are CloudWatch logs kept in prod?",  # "how long" is no "how do I"
+        "Hammer",  # a keyword lookup
+        "POOL_SIZE env var",
+        "inventory/aws_ec2.yml",
+        "is the staging database shared?",
+        "whyfinder config",  # "why" only as a word of its own
+    ],
+)
+def test_other_queries_ask_for_no_kind_in_particular(query: str) -> None:
+    assert asked_categories(query) is None
+
+
+def test_the_fit_is_neutral_where_nothing_is_known() -> None:
+    assert category_fit(WHY_NOT, "rejected_alternative") == 1.0
+    assert category_fit(WHY_NOT, "gotcha") == -1.0
+    assert category_fit(None, "gotcha") == 0.0  # the question asks for no kind in particular
+    assert category_fit(WHY_NOT, "note") == 0.0  # the default kind: nobody said what the memory is
+    assert category_fit(WHY_NOT, None) == 0.0
