@@ -4,10 +4,11 @@ cues stay), and every turn of the run's sessions is read again from OpenCode's d
 transcripts and handed to `capture.usage.observe_turn` in order, as capture did. Scored against the steps'
 `uses` labels exactly as the benchmark scores it (bench_agent_view.use_detection).
 
-    .venv/bin/python benchmarks/research/use_replay.py --results /tmp/run.json [--work DIR] [--verbose]
+    .venv/bin/python benchmarks/research/use_replay.py --results /tmp/run.json [--work DIR] [--data DIR] [--verbose]
 
 `--work` is the run's work folder (default benchmarks/.work/agent_view); `--results` its results JSON (the
-sessions of each pass). The run's requests.jsonl (the steps each request answered) is read from the work folder.
+sessions of each pass); `--data` the run's scenario (default data/agent_view). The run's requests.jsonl (the
+steps each request answered) is read from the work folder.
 """
 
 from __future__ import annotations
@@ -31,6 +32,11 @@ from codememory.capture.turns import Turn  # noqa: E402
 from codememory.capture.usage import observe_turn  # noqa: E402
 from codememory.store.database import Database  # noqa: E402
 
+# the records' uses too: the replay writes them again (the shown counts stay, as the exposures do)
+CLEAR_RECORDS = (
+    "UPDATE memory_usefulness SET used = 0, used_total = 0, contradicted = 0, contradicted_total = 0, "
+    "last_used_at = NULL, last_contradicted_at = NULL"
+)
 CLEAR = (
     "UPDATE memory_exposures SET used_at = NULL, used_by = NULL, evidence = NULL, contradicted_at = NULL, "
     "contradiction = NULL, cues = NULL"
@@ -65,7 +71,7 @@ def scripted_calls(requests: Path) -> list[dict[str, Any]]:
     return out
 
 
-def replay(assistant: str, work: Path, sessions: list[dict[str, Any]]) -> dict[str, Any]:
+def replay(assistant: str, work: Path, sessions: list[dict[str, Any]], save: Path | None = None) -> dict[str, Any]:
     base = work / assistant
     calls = scripted_calls(base / "requests.jsonl")
     with tempfile.TemporaryDirectory() as tmp:
@@ -74,6 +80,7 @@ def replay(assistant: str, work: Path, sessions: list[dict[str, Any]]) -> dict[s
         shutil.copy(base / "project" / ".codememory" / "memory.db", project / ".codememory" / "memory.db")
         conn = sqlite3.connect(project / ".codememory" / "memory.db")
         conn.execute(CLEAR)
+        conn.execute(CLEAR_RECORDS)
         conn.commit()
         conn.close()
         db = Database.open(project / ".codememory" / "memory.db")
@@ -83,6 +90,9 @@ def replay(assistant: str, work: Path, sessions: list[dict[str, Any]]) -> dict[s
                     observe_turn(db, turn)
         finally:
             db.close()
+        if save is not None:  # the store with the record this detection writes, for research/hud_replay.py --feedback
+            save.mkdir(parents=True, exist_ok=True)
+            shutil.copy(project / ".codememory" / "memory.db", save / f"{assistant}-memory.db")
         return bench.use_detection(calls, sessions, project)
 
 
@@ -90,15 +100,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--results", type=Path, required=True)
     parser.add_argument("--work", type=Path, default=bench.WORK)
+    parser.add_argument("--data", type=Path, default=bench.DATA, help="the run's scenario (default: %(default)s)")
     parser.add_argument("--verbose", action="store_true", help="list every false alarm and miss")
     parser.add_argument("--only-pass", type=int, help="score the sessions of this pass only (0: the first)")
+    parser.add_argument("--save", type=Path, help="keep each assistant's replayed store here (<assistant>-memory.db)")
     args = parser.parse_args()
     results = json.loads(args.results.read_text(encoding="utf-8"))
+    bench.DATA = args.data.resolve()  # the steps' labels and the scenario's memory ids
     for assistant in ("opencode", "claude"):
         if assistant not in results or not (args.work / assistant / "requests.jsonl").exists():
             continue
         sessions = [s for s in results[assistant]["sessions"] if args.only_pass in (None, s["pass"])]
-        use = replay(assistant, args.work, sessions)
+        use = replay(assistant, args.work, sessions, args.save)
         keys = ("pairs", "true_uses", "predicted_uses", "true_positives", "precision", "recall")
         print(assistant, {k: use[k] for k in keys}, use["by_signal"], use["scenario_memories_only"])
         if args.verbose:
@@ -106,7 +119,7 @@ def main() -> None:
             for p in use["false_positives"]:
                 print("  false alarm", pass_of[p["session_id"]], p["memory_id"], p["first_step"], p["evidence"])
             for p in use["false_negatives"]:
-                print("  miss", pass_of[p["session_id"]], p["memory_id"], p["first_step"])
+                print("  miss", pass_of[p["session_id"]], p["memory_id"], p["first_step"], p.get("kind"))
 
 
 if __name__ == "__main__":

@@ -208,6 +208,122 @@ def test_a_name_many_memories_share_is_not_evidence(store: Store) -> None:
     assert exposure(store, common[0])["used_at"] is None
 
 
+# ------------------------------------------------------------------------------------- commit forms
+CONVENTIONAL = (
+    "Commit messages follow Conventional Commits with the module as scope (`fix(cache): ...`, `feat(cli): ...`)."
+)
+AREA = "Commit messages: an imperative subject with the area as prefix (api:, jobs:, auth:), a body that says why."
+
+
+def commit(seq: int, message: str) -> ToolCall:
+    return call("bash", seq, command=f"git add -A && git commit -q -m '{message}' && git log --oneline -1")
+
+
+@pytest.mark.parametrize(
+    ("memory", "message"),
+    [
+        (CONVENTIONAL, "fix(hash): include env var values in task keys"),
+        (AREA, "jobs: retry failed exports once"),
+        (AREA, "api: paginate the observations"),
+    ],
+)
+def test_a_commit_written_in_the_memorys_form_uses_it(store: Store, memory: str, message: str) -> None:
+    convention = add(store, memory)
+    shown(store, convention, at_query="commit the fix")
+    capture(store, turn(commit(1, message)))
+    got = exposure(store, convention)
+    assert got["used_by"] == "entity" and message in got["evidence"]
+
+
+@pytest.mark.parametrize(
+    ("memory", "message"),
+    [
+        (CONVENTIONAL, "Include env var values in task keys"),  # no form at all
+        (CONVENTIONAL, "fix: include env var values"),  # the type without the scope the memory's examples have
+        (CONVENTIONAL, "chore(deps): bump clap"),  # a type the memory does not give
+        (AREA, "billing: round totals"),  # a prefix the memory does not list
+        (AREA, "messages: an imperative subject"),  # prose before a colon is not an example
+    ],
+)
+def test_a_commit_in_another_form_does_not_use_it(store: Store, memory: str, message: str) -> None:
+    convention = add(store, memory)
+    shown(store, convention, at_query="commit the fix")
+    capture(store, turn(commit(1, message), call("bash", 2, command="git commit --amend --no-edit")))
+    assert exposure(store, convention)["used_at"] is None
+
+
+def test_names_in_a_commit_message_are_not_a_use(store: Store) -> None:
+    """The message is the agent's account of what it did: the edits are the evidence, not their summary."""
+    limit = add(store, LIMIT)
+    shown(store, limit, at_query="raise the photo limit")
+    capture(store, turn(commit(1, "raise UPLOAD_MAX_BYTES in app/api/photos.py to 25 MB")))
+    assert exposure(store, limit)["used_at"] is None
+
+
+# ------------------------------------------------------------------------------------------ phrases
+JOBS = "Since 0.9 the default --jobs is the number of logical CPUs minus one, at most 8: CI ran out of memory."
+
+
+def help_edit(seq: int, new: str, old: str = "/// How many tasks run at once") -> ToolCall:
+    return call("edit", seq, filePath="src/cli.rs", oldString=old, newString=new)
+
+
+def test_an_edit_that_copies_the_memorys_words_uses_it(store: Store) -> None:
+    jobs = add(store, JOBS)
+    shown(store, jobs, at_query="say what --jobs defaults to in the help text")
+    capture(store, turn(help_edit(1, "/// How many tasks run at once [default: logical CPUs minus one, at most 8]")))
+    got = exposure(store, jobs)
+    assert got["used_by"] == "entity" and "minus one at most 8" in got["evidence"]
+
+
+@pytest.mark.parametrize(
+    ("query", "new", "old"),
+    [
+        # the words were the request's: the agent was asked to write them
+        (
+            "default the jobs to logical CPUs minus one, at most 8",
+            "/// [default: logical CPUs minus one, at most 8]",
+            "x",
+        ),
+        # the edit keeps a line that already said so
+        (
+            "fix the typo",
+            "/// tasks: logical CPUs minus one, at most 8 (see docs)",
+            "/// logical CPUs minus one, at most 8",
+        ),
+        # five of its words only
+        ("say what --jobs defaults to", "/// the number of logical CPUs", "x"),
+    ],
+)
+def test_words_the_request_or_the_file_had_or_too_few_are_no_copy(store: Store, query: str, new: str, old: str) -> None:
+    jobs = add(store, JOBS)
+    shown(store, jobs, at_query=query)
+    capture(store, turn(help_edit(1, new, old)))
+    assert exposure(store, jobs)["used_at"] is None
+
+
+# ---------------------------------------------------------------------------- a term two memories hold
+WALK = "The ignore crate's WalkBuilder skips hidden files; build it with a filter_entry that skips .git and .brisk."
+WATCH = "`brisk watch` re-runs on input changes only, so writes into .brisk/ and .git/ never retrigger it."
+
+
+def test_a_term_two_shown_memories_hold_goes_to_the_one_that_explains_the_call(store: Store) -> None:
+    walk, watch = add(store, WALK), add(store, WATCH)
+    shown(store, walk, watch, at_query="dotfiles are not task inputs")
+    code = '.filter_entry(|e| e.file_name() != ".git" && e.file_name() != ".brisk")'
+    capture(store, turn(call("edit", 1, filePath=f"{store.root}/src/inputs.rs", oldString="x", newString=code)))
+    assert exposure(store, walk)["used_by"] == "entity"  # .git, .brisk and filter_entry: all three are its words
+    assert exposure(store, watch)["used_at"] is None  # .git and .brisk alone: the other memory holds them too
+
+
+def test_two_memories_that_explain_a_call_as_well_are_both_used(store: Store) -> None:
+    walker = add(store, "Task inputs are walked in src/inputs.rs by collect_inputs.")
+    order = add(store, "src/inputs.rs sorts the paths before hashing them.")
+    shown(store, walker, order, at_query="dotfiles are not task inputs")
+    capture(store, turn(call("edit", 1, filePath=f"{store.root}/src/inputs.rs", oldString="x", newString="y")))
+    assert exposure(store, walker)["used_by"] == exposure(store, order)["used_by"] == "entity"
+
+
 # ------------------------------------------------------------------------------------ cited, fetched
 def test_an_id_the_agent_writes_is_a_citation(store: Store) -> None:
     limit, export = add(store, LIMIT), add(store, EXPORT)

@@ -13,7 +13,11 @@ never scanned twice, and it costs no model call. Signals, the first of each per 
   the agent was doing anyway is no evidence. For a read the call's path counts, for an edit its path and the text
   it adds (not the text it replaces), for a shell call its command, for other tools their arguments; never a
   tool's output. Nor a name an edit's file already held (in the text it replaces, or in the file as a read earlier
-  in the turn showed it): new code that reuses the file's own names writes in the code's words, not the memory's;
+  in the turn showed it): new code that reuses the file's own names writes in the code's words, not the memory's.
+  A commit whose subject follows a memory's commit form (`fix(scope): …`, text/usage_cues.py) uses it; the other
+  words of a commit message do not (the message is the agent's account of what it did: its edits are the evidence).
+  A term two shown memories hold goes to the one that explains the call better (holds all of the call's terms the
+  other holds, and more); two that explain it as well are both credited;
 - **contradicted**: a tool call did what the memory forbids (the rule set in text/usage_cues.py: `pytest` run bare
   where the memory says never);
 - **ignored**: none of these, which is what a shown memory is until one comes.
@@ -41,6 +45,9 @@ from codememory.text.usage_cues import (
     Action,
     Prohibition,
     Term,
+    commit_messages,
+    copied_phrase,
+    follows_commit_form,
     memory_terms,
     new_terms,
     prohibitions,
@@ -258,6 +265,8 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         action = action_of(call)
         said = action.haystack()
         low = said.lower()
+        for message in commit_messages(action):  # the agent's account of its work, not an act on a memory
+            low = low.replace(message.lower(), " ")
         for mid in set(_ID_RE.findall(said)) & set(by_id) - used:
             if _shown_before(by_id[mid], at):
                 use(mid, "cited", at, f"{call.tool} names {mid}")
@@ -265,11 +274,18 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         # a read earlier in the turn showed it) is the code's, not evidence that a memory was acted on.
         known = [action.replaced.lower()] if action.replaced else []
         known += [read[path] for path in action.edited if path in read]
-        for mid, terms in list(unused.items()):
-            if _shown_before(by_id[mid], at):
-                hits = [t.text for t in terms if term_in(t.text, low, lowered=True) and not _seen(t.text, known)]
-                if hits:
-                    use(mid, "entity", at, f"{call.tool}: {', '.join(hits[:3])}")
+        # Every shown memory's terms in this call, those already used too: a term several memories share is
+        # credited to the one the call matches best (see _explained_better).
+        found = {
+            mid: hits for mid, (terms, _) in cues.items() if (hits := _hits(terms, action, low, known, by_id[mid], at))
+        }
+        texts: dict[str, str] = {}
+        if len(found) > 1 and any(mid in unused for mid in found):
+            texts = {m: t for m, (_, t) in db.memory_texts(list(found)).items()}
+        for mid in list(unused):
+            credited = found.get(mid)
+            if credited and not _explained_better(mid, found, texts):
+                use(mid, "entity", at, f"{call.tool}: {', '.join(credited[:3])}")
         for mid, stated in list(rules.items()):
             if not _shown_before(by_id[mid], at):
                 continue
@@ -287,6 +303,47 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
             if mid in by_id and mid not in used and _shown_before(by_id[mid], end):
                 use(mid, "cited", end, f"cited in the answer: {mid}")
     return seen
+
+
+def _hits(terms: Sequence[Term], action: Action, low: str, known: list[str], shown: Exposure, at: str) -> list[str]:
+    """The terms of a memory shown before `at` that this action holds (`low`: its text lower-cased) and that
+    `known` (what the edited file held already) does not; a commit form when a commit follows it."""
+    if not _shown_before(shown, at):
+        return []
+    out = []
+    for t in terms:
+        if t.kind == "commit":
+            subject = follows_commit_form(t.text, action)
+            if subject:
+                out.append(subject)  # the evidence shown: the commit that follows the form
+        elif t.kind == "phrase":
+            copied = copied_phrase(t.text, action.added, [*known, shown.context]) if action.added else None
+            if copied:
+                out.append(f'"{copied}"')
+        elif term_in(t.text, low, lowered=True) and not _seen(t.text, known):
+            out.append(t.text)
+    return out
+
+
+def _explained_better(mid: str, found: Mapping[str, list[str]], texts: Mapping[str, str]) -> bool:
+    """Whether another memory shown to the session explains this call's terms better than this one: its text holds
+    every term of the call this one holds, and it accounts for more of the call's terms than this one does (`.git`
+    and `.brisk` written into code that walks a task's inputs are the memory's about skipping them there, which also
+    names `filter_entry`, not the one that mentions them about the file watcher). Two that account for as much are
+    both credited."""
+    mine = {h.lower() for h in found[mid]}
+
+    def covered(of: set[str], by: str) -> set[str]:
+        """The terms of `of` that `by` holds, by its hits in this call or its text."""
+        theirs = {h.lower() for h in found.get(by, [])}
+        text = texts.get(by, "").lower()
+        return {h for h in of if h in theirs or term_in(h, text, lowered=True)}
+
+    for other in found.keys() - {mid}:
+        theirs = {h.lower() for h in found[other]}
+        if covered(mine, other) == mine and len(theirs | mine) > len(mine | covered(theirs, mid)):
+            return True
+    return False
 
 
 def _seen(term: str, known: list[str]) -> bool:

@@ -10,6 +10,16 @@ thing an agent copies into a tool call when it acts on the memory: the memory's 
 `Query` is everywhere. Matching ignores case and wants the term whole: `4326` is not in `43260`, `app/jobs.py` is
 in `/home/me/app/jobs.py`.
 
+**Commit forms**: a memory about commits that gives the form of a commit subject by example (`fix(cache): ...`,
+"with the area as prefix (api:, jobs:)") gives each example's form as a term of kind `commit`: a `git commit` whose
+message starts the same way (the same type with a scope, `fix(hash): …`; the same plain prefix, `auth: …`) follows
+it. An example is told from prose by what follows its colon (`...`, `,`, `)`, `;` or the end of a code span), not
+a word: "Commit messages: an imperative subject" gives none.
+
+**Phrases**: an edit that adds a run of PHRASE_WORDS of the memory's own words (at least MIN_PHRASE_CONTENT of
+them not function words) that neither the query it was shown for nor the text the edit replaces holds copies the
+memory into the code or its docs: `logical CPUs minus one, at most 8` in a help text.
+
 **Prohibitions** (evidence of contradiction), a small rule set over the memory's clauses (split at `.`, `;`, `:`,
 a dash, and before ", use"):
 
@@ -40,6 +50,20 @@ from dataclasses import dataclass
 
 MIN_TERM_CHARS = 4
 MAX_TERMS = 24
+MAX_COMMIT_FORMS = 6
+PHRASE_WORDS = 6  # a run of the memory's words this long, copied into what an edit adds, is a use
+MIN_PHRASE_CONTENT = 3  # of them not function words ("is the number of the" is anyone's)
+MAX_PHRASE_CHARS = 1000  # of a memory's text kept as its phrase cue
+_PHRASE_WORD_RE = re.compile(r"[a-z0-9]+(?:[._'-][a-z0-9]+)*")
+_FUNCTION_WORDS = frozenset(
+    "a an the of to in on at is are was be by for with and or as it its this that from not no so if then than".split()
+)
+
+# A commit subject's form given by example: a lower-case type, an optional (scope), then a colon that ends the
+# example (what follows is `...`, a list's comma, a closing bracket or backtick), not a colon opening prose.
+_COMMIT_FORM_RE = re.compile(r"(?<![\w./-])([a-z][a-z0-9-]{1,20})(\([\w./-]{1,30}\))?!?:(?=[,;)`]|\s*(?:\.\.\.|…))")
+_COMMIT_WORD_RE = re.compile(r"\bcommit", re.IGNORECASE)
+_SUBJECT_FORM_RE = re.compile(r"([a-z][a-z0-9-]{1,20})(\([^()\s]{1,40}\))?!?:\s")
 
 _BACKTICK_RE = re.compile(r"`([^`\n]{1,120})`")
 # The shapes a memory's text shows on its own, in one pass (the first alternative that matches at a place wins, so
@@ -130,6 +154,8 @@ def distinctive(term: Term) -> bool:
     a plain number under four digits (HTTP statuses and small limits are everywhere), a year, a power of two or a
     multiple of a hundred: a number counts when it is specific (`4326`) or written as code (`250_000_000`, `2.3.0`)."""
     text = term.text
+    if term.kind in ("commit", "phrase"):
+        return True
     if term.kind == "number":
         return "_" in text or text.count(".") >= 2 or (text.isdigit() and len(text) >= 4 and not _common(int(text)))
     if term.kind == "path":
@@ -149,10 +175,91 @@ def _common(number: int) -> bool:
     return bool(_YEAR_RE.fullmatch(str(number))) or number & (number - 1) == 0 or number % 100 == 0
 
 
+def commit_forms(text: str) -> list[Term]:
+    """The commit subject forms a memory about commits gives by example (see the module docstring): `fix(scope):`
+    for `fix(cache): ...`, `auth:` for `auth:`."""
+    if not _COMMIT_WORD_RE.search(text):
+        return []
+    forms = [f"{m.group(1)}{'(scope)' if m.group(2) else ''}:" for m in _COMMIT_FORM_RE.finditer(text)]
+    return [Term(form, "commit") for form in dict.fromkeys(forms)][:MAX_COMMIT_FORMS]
+
+
+def commit_messages(action: Action) -> list[str]:
+    """The messages of the `git commit -m` commands an action's shell commands run."""
+    out: list[str] = []
+    for command in action.shell:
+        for words in _commands(command):
+            if len(words) < 3 or words[0] != "git" or "commit" not in words[1:4]:  # also `git -C dir commit`
+                continue
+            for i, word in enumerate(words):
+                if word in ("-m", "--message") and i + 1 < len(words):
+                    out.append(words[i + 1])
+                elif word.startswith("--message="):
+                    out.append(word.removeprefix("--message="))
+    return [message for message in out if message.strip()]
+
+
+def commit_subjects(action: Action) -> list[str]:
+    """The subjects (first lines) of the `git commit -m` messages an action gives."""
+    return [message.strip().splitlines()[0] for message in commit_messages(action)]
+
+
+def follows_commit_form(form: str, action: Action) -> str | None:
+    """The subject of a commit in the action written in this form (a term of kind `commit`), or None."""
+    want_type, _, rest = form.partition("(")
+    scoped = bool(rest)
+    want_type = want_type.rstrip(":")
+    for subject in commit_subjects(action):
+        m = _SUBJECT_FORM_RE.match(subject + " ")
+        if m and m.group(1) == want_type and bool(m.group(2)) == scoped:
+            return subject[:200]
+    return None
+
+
+def _grams(words: Sequence[str]) -> set[tuple[str, ...]]:
+    return {tuple(words[i : i + PHRASE_WORDS]) for i in range(len(words) - PHRASE_WORDS + 1)}
+
+
+@functools.lru_cache(maxsize=4096)
+def _phrase_words(memory: str) -> tuple[str, ...]:
+    return tuple(_PHRASE_WORD_RE.findall(memory.lower()))
+
+
+@functools.lru_cache(maxsize=64)
+def _added_words(added: str) -> frozenset[str]:
+    return frozenset(_PHRASE_WORD_RE.findall(added.lower())) if len(added) >= 20 else frozenset()
+
+
+@functools.lru_cache(maxsize=64)
+def _added_grams(added: str) -> frozenset[tuple[str, ...]]:
+    return frozenset(_grams(_PHRASE_WORD_RE.findall(added.lower())))
+
+
+def copied_phrase(memory: str, added: str, known: Sequence[str]) -> str | None:
+    """A run of the memory's words (see the module docstring) that `added` holds and none of `known` does, or None.
+    Cheap for the usual edit, which copies nothing: a memory sharing fewer than four distinct words with it is passed
+    over before any run is built, the edit's runs are built once however many memories are checked against
+    it, and `known` (a whole file as read, perhaps) is read only for a run the edit copied."""
+    words = _phrase_words(memory)
+    shared = _added_words(added).intersection(words)
+    if len(shared) < PHRASE_WORDS - 2:  # a run that counts has at least four distinct words, but for oddities
+        return None
+    grams = {g for g in _grams(words) if sum(w not in _FUNCTION_WORDS for w in g) >= MIN_PHRASE_CONTENT}
+    copied = grams & _added_grams(added)
+    if not copied:
+        return None
+    held = [" ".join(_PHRASE_WORD_RE.findall(text.lower())) for text in known if text]
+    for run in sorted(" ".join(g) for g in copied):
+        if not any(_bounded(text, run) for text in held):
+            return run
+    return None
+
+
 def memory_terms(text: str, entities: Iterable[tuple[str, str]] = ()) -> list[Term]:
-    """The distinctive terms a memory states (see the module docstring): its entities of type file, identifier and
-    error (as `text.entities` stored them), then what the text shows on its own. At most MAX_TERMS, unique by case."""
-    found: list[Term] = []
+    """The distinctive terms a memory states (see the module docstring): its commit forms, its entities of type
+    file, identifier and error (as `text.entities` stored them), then what the text shows on its own. At most
+    MAX_TERMS, unique by case."""
+    found: list[Term] = [*commit_forms(text), Term(text[:MAX_PHRASE_CHARS], "phrase")]
     for name, kind in entities:
         if kind == "file":
             found.append(Term(name, "path"))
@@ -201,9 +308,13 @@ def new_terms(terms: Sequence[Term], context: str) -> list[Term]:
 
 
 def used_terms(terms: Sequence[Term], action: Action) -> list[str]:
-    """The terms an action holds."""
+    """The terms an action holds (a commit form: a commit written in it)."""
     low = action.haystack().lower()
-    return [t.text for t in terms if term_in(t.text, low, lowered=True)]
+    return [
+        t.text
+        for t in terms
+        if (follows_commit_form(t.text, action) if t.kind == "commit" else term_in(t.text, low, lowered=True))
+    ]
 
 
 # -------------------------------------------------------------------------------------- prohibitions
