@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,32 @@ def run(env: dict[str, str], cwd: Path, *args: str) -> Any:
     return json.loads(done.stdout)
 
 
+@contextmanager
+def opencode_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, project: Path, script: Script, memories: tuple[str, ...]
+) -> Iterator[tuple[OpenCodeHome, ScriptedLLM, dict[str, str]]]:
+    """A fresh install (the default embedding model, no configuration) with `init`, `memories` stored (their ids by
+    text) and a warm daemon; OpenCode talks to the scripted model."""
+    with ScriptedLLM(script) as llm:
+        oc = OpenCodeHome(tmp_path / "home", llm.base_url)
+        # the plugin waits 300 ms for the HUD, which a loaded machine misses: what the HUD shows is tested, not speed
+        opencode_env = oc.env
+        monkeypatch.setattr(oc, "env", lambda: {**opencode_env(), "CODEMEMORY_PLUGIN_TIMEOUT_MS": "20000"})
+        env = oc.env()
+        run(env, project, "init", "--assistants", "opencode")
+        ids = {text: run(env, project, "store", text)["memory"]["id"] for text in memories}
+        daemon = spawn(env)
+        try:
+            # a daemon that has served before: its first retrieval loads the model, longer than the plugin waits
+            warm = daemon.client(timeout=300).request(
+                "POST", "/retrieve", {"project_root": str(project), "query_expansion": ["warm up"]}
+            )
+            assert warm.status == 200, warm.data
+            yield oc, llm, ids
+        finally:
+            daemon.terminate()
+
+
 def test_a_step_needing_nothing_gets_no_hud_block_and_one_needing_a_memory_gets_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -53,29 +81,13 @@ def test_a_step_needing_nothing_gets_no_hud_block_and_one_needing_a_memory_gets_
             Reply("Added /healthz to the admin app; the webhook worker uses httpx."),
         ]
     )
-    with ScriptedLLM(script) as llm:
-        oc = OpenCodeHome(tmp_path / "home", llm.base_url)
-        # the plugin waits 300 ms for the HUD, which a loaded machine misses: what the HUD shows is tested, not speed
-        opencode_env = oc.env
-        monkeypatch.setattr(oc, "env", lambda: {**opencode_env(), "CODEMEMORY_PLUGIN_TIMEOUT_MS": "20000"})
-        env = oc.env()  # a fresh install: the default embedding model, no configuration
-        run(env, project, "init", "--assistants", "opencode")
-        ids = {text: run(env, project, "store", text)["memory"]["id"] for text in MEMORIES}
-        daemon = spawn(env)
-        try:
-            # a daemon that has served before: its first retrieval loads the model, longer than the plugin waits
-            warm = daemon.client(timeout=300).request(
-                "POST", "/retrieve", {"project_root": str(project), "query_expansion": ["warm up"]}
-            )
-            assert warm.status == 200, warm.data
-            chore = oc.run(project, CHORE, timeout=300)
-            chore_calls = len(llm.requests)
-            oc.run(project, NEEDS_MEMORY, timeout=300)
-            answer_calls = len(llm.requests)
-            oc.run(project, TWO_PARTS, timeout=300)
-        finally:
-            daemon.terminate()
-        requests = list(llm.requests)
+    with opencode_session(tmp_path, monkeypatch, project, script, MEMORIES) as (oc, llm, ids):
+        chore = oc.run(project, CHORE, timeout=300)
+        chore_calls = len(llm.requests)
+        oc.run(project, NEEDS_MEMORY, timeout=300)
+        answer_calls = len(llm.requests)
+        oc.run(project, TWO_PARTS, timeout=300)
+    requests = list(llm.requests)
     assert chore.returncode == 0 and (project / "NOTES.md").exists()
 
     def views(bodies: list[dict[str, Any]]) -> list[Any]:  # the model's calls, not OpenCode's title requests
@@ -108,25 +120,10 @@ def test_a_step_opening_the_file_a_gotcha_is_about_gets_it(tmp_path: Path, monke
             Reply("The city goes on its own line in reports/render.py."),
         ]
     )
-    with ScriptedLLM(script) as llm:
-        oc = OpenCodeHome(tmp_path / "home", llm.base_url)
-        opencode_env = oc.env
-        monkeypatch.setattr(oc, "env", lambda: {**opencode_env(), "CODEMEMORY_PLUGIN_TIMEOUT_MS": "20000"})
-        env = oc.env()
-        run(env, project, "init", "--assistants", "opencode")
-        gotcha = run(env, project, "store", GOTCHA)["memory"]["id"]
-        for text in MEMORIES:
-            run(env, project, "store", text)
-        daemon = spawn(env)
-        try:
-            warm = daemon.client(timeout=300).request(
-                "POST", "/retrieve", {"project_root": str(project), "query_expansion": ["warm up"]}
-            )
-            assert warm.status == 200, warm.data
-            done = oc.run(project, UNRELATED_REQUEST, timeout=300)
-        finally:
-            daemon.terminate()
-        requests = list(llm.requests)
+    with opencode_session(tmp_path, monkeypatch, project, script, (GOTCHA, *MEMORIES)) as (oc, llm, ids):
+        done = oc.run(project, UNRELATED_REQUEST, timeout=300)
+    requests = list(llm.requests)
+    gotcha = ids[GOTCHA]
     assert done.returncode == 0, done.stderr
     views = [opencode_view(b) for b in requests if not is_title_request(b)]
     assert len(views) == 3  # before the read, after it, after git status
@@ -160,26 +157,12 @@ def test_a_turns_later_steps_show_the_request_and_the_touched_file_and_a_chore_t
             Reply("Renamed notes.txt to NOTES.md."),
         ]
     )
-    with ScriptedLLM(script) as llm:
-        oc = OpenCodeHome(tmp_path / "home", llm.base_url)
-        opencode_env = oc.env
-        monkeypatch.setattr(oc, "env", lambda: {**opencode_env(), "CODEMEMORY_PLUGIN_TIMEOUT_MS": "20000"})
-        env = oc.env()
-        run(env, project, "init", "--assistants", "opencode")
-        gotcha = run(env, project, "store", WORKER_GOTCHA)["memory"]["id"]
-        ids = {text: run(env, project, "store", text)["memory"]["id"] for text in MEMORIES}
-        daemon = spawn(env)
-        try:
-            warm = daemon.client(timeout=300).request(
-                "POST", "/retrieve", {"project_root": str(project), "query_expansion": ["warm up"]}
-            )
-            assert warm.status == 200, warm.data
-            first = oc.run(project, NEEDS_MEMORY, timeout=300)
-            turn_calls = len(llm.requests)
-            chore = oc.run(project, SMALL_CHORE, timeout=300)
-        finally:
-            daemon.terminate()
-        requests = list(llm.requests)
+    with opencode_session(tmp_path, monkeypatch, project, script, (WORKER_GOTCHA, *MEMORIES)) as (oc, llm, ids):
+        first = oc.run(project, NEEDS_MEMORY, timeout=300)
+        turn_calls = len(llm.requests)
+        chore = oc.run(project, SMALL_CHORE, timeout=300)
+    requests = list(llm.requests)
+    gotcha = ids[WORKER_GOTCHA]
     assert first.returncode == 0 and chore.returncode == 0 and (project / "NOTES.md").exists()
     turn = [opencode_view(b) for b in requests[:turn_calls] if not is_title_request(b)]
     assert len(turn) == 3  # before the read, after it, after git status
