@@ -46,12 +46,12 @@ from codememory.store.database import Database
 from codememory.store.filters import Filters
 from codememory.store.memories import RankRow
 from codememory.text.asks import asked_categories, category_fit
-from codememory.text.changes import states_change
+from codememory.text.changes import states_change, value_words
 from codememory.text.query import STOPWORDS, ParsedQuery, words
 
-RANK_WEIGHTS = RankWeights()
-# An update and the memory it updates share a word or number held by at most this many memories (`_alike`).
-UPDATE_SHARED = 3  # the neighbour weight comes from [search] neighbour_weight
+RANK_WEIGHTS = RankWeights()  # the neighbour weight comes from [search] neighbour_weight
+# An update and the memory it updates share a value (`value_words`) held by at most this many memories (`_alike`).
+UPDATE_SHARED = 3
 
 if TYPE_CHECKING:
     from codememory.embedding.base import Vectors
@@ -149,7 +149,7 @@ def hybrid_ranking(
     alike, updates = _alike(db, semantic, ordered, found.evidence, rank_weights.head, updates_too=not inject)
     ordered = newer_supersedes(ordered, found.evidence, alike, rank_weights)
     if not inject:  # measured on search; what is put into an agent's context unasked keeps its own measured order
-        ordered = updates_first(ordered, found.evidence, updates, rank_weights)
+        ordered = updates_first(ordered, found.evidence, updates, rank_weights, alike)
     # every candidate counts for the store's k-th nearest memory: the pool holds the nearest ones by meaning
     reference = standout_reference(e.meaning for e in found.evidence.values())
     weights = cal.weights_for(inject, measured=reference is not None)
@@ -157,11 +157,14 @@ def hybrid_ranking(
         pk: likelihood(found.evidence[pk].coverage, found.evidence[pk].meaning, weights, reference)
         for _, pk, _ in ordered
     }
-    # the newer of near-duplicates, or a memory updating older ones, is as likely relevant as the memories it passed
+    # the newer of near-duplicates is as likely relevant as the memories it passed; a change note that passed a
+    # memory on its subject without saying nearly the same (`updates`) keeps its own likelihood
     for _, pk, parts in ordered:
         if isinstance(parts.get("supersedes"), list):
             likely[pk] = max(likely[pk], *(likely[o] for o in parts.pop("supersedes")))
             parts["supersedes"] = True
+        if isinstance(parts.get("updates"), list):
+            parts["updates"] = True
     ranked = []
     for score, pk, parts in ordered:
         e = found.evidence[pk]
@@ -212,9 +215,9 @@ def _alike(
     """Whether two of the first `head` memories say nearly the same thing (their vectors are as close as the memories
     consolidation compares: the model's `Scale.cluster`, embedding/relevance.py), and whether a memory saying it
     changed something updates one of them: their vectors are as close as an update and what it updates
-    (`Scale.update`) and they share a rare word or number (held by at most `UPDATE_SHARED` memories of the store:
-    the old value, the setting's name, "Guardian", "pg14"), not only a subject. Vectors are read for those memories
-    only."""
+    (`Scale.update`) and they share a rare value (held by at most `UPDATE_SHARED` memories of the store: the old
+    value, the setting's name, "pg14"; text/changes.py `value_words`), not only a subject or a file they name.
+    Vectors are read for those memories only."""
     from codememory.embedding.relevance import scale_for
 
     config = semantic.config
@@ -233,7 +236,7 @@ def _alike(
         return float(va @ vb) if va is not None and vb is not None else -1.0
 
     def shares_rare_word(a: int, b: int) -> bool:
-        shared = (set(words(evidence[a].text)) & set(words(evidence[b].text))) - STOPWORDS
+        shared = (value_words(evidence[a].text) & value_words(evidence[b].text)) - STOPWORDS
         return bool(shared) and min(db.document_counts(sorted(shared))[1].values()) <= UPDATE_SHARED
 
     def updates(a: int, b: int) -> bool:

@@ -1,7 +1,8 @@
 """The kind of memory a question asks for, read from its form: "why not X?" asks for a decision or a rejected
 alternative, "why ...?" for a decision, a rejected alternative or a gotcha, "how do I ...?" for a convention, a fact
 (a command) or a gotcha, and a statement of a symptom with no question word ("photos taken on iPhones never get a
-thumbnail") for a gotcha.
+thumbnail": four content words or more and a word of failure, "never", "not", "fails", "wrong", "duplicated") for
+a gotcha; a string of keywords ("redis cache eviction policy config") asks for no kind in particular.
 
 On the four precision splits (benchmarks/data/precision: dev, judge, judge2, judge3), 23 of the 25 answers to
 "why not" questions are decisions or rejected alternatives (16% of the stores' memories), 17 of 18 answers to "why"
@@ -30,6 +31,12 @@ _QUESTION_START_RE = re.compile(
     r"|may|might|has|have|had|any|list|show|find)\b"
 )
 SYMPTOM_WORDS = 4  # content words a statement needs to describe a symptom rather than name a thing to look up
+# A symptom says what goes wrong; without such a word a statement of four words is a keyword lookup ("redis cache
+# eviction policy config"), however long.
+_FAILURE_RE = re.compile(
+    r"\b(?:never|not|no|nothing|doesn'?t|don'?t|won'?t|can'?t|cannot|isn'?t|aren'?t|didn'?t|fails?|failed|failing"
+    r"|errors?|broken|breaks|wrong|missing|duplicated?|stuck|instead|crash(?:es|ed)?|hangs?)\b"
+)
 
 WHY_NOT = frozenset({"decision", "rejected_alternative"})
 WHY = frozenset({"decision", "rejected_alternative", "gotcha"})
@@ -49,7 +56,9 @@ def asked_categories(query: str) -> frozenset[str] | None:
     if "?" in text or _QUESTION_START_RE.search(text):
         return None
     content = [w for w in words(text) if w not in STOPWORDS and w.isalpha()]
-    return SYMPTOM if len(content) >= SYMPTOM_WORDS else None
+    if len(content) < SYMPTOM_WORDS or not all(w.isascii() for w in content):
+        return None  # a name to look up, or a language whose question words are not read here
+    return SYMPTOM if _FAILURE_RE.search(text) else None
 
 
 def category_fit(asked: frozenset[str] | None, category: str | None) -> float:
