@@ -46,11 +46,12 @@ from codememory.store.database import Database
 from codememory.store.filters import Filters
 from codememory.store.memories import RankRow
 from codememory.text.asks import asked_categories, category_fit
-from codememory.text.changes import states_change, value_words
+from codememory.text.changes import states_change, subject_words
 from codememory.text.query import STOPWORDS, ParsedQuery, words
 
 RANK_WEIGHTS = RankWeights()  # the neighbour weight comes from [search] neighbour_weight
-# An update and the memory it updates share a value (`value_words`) held by at most this many memories (`_alike`).
+# An update and the memory it updates share a word or number, not of a path, held by at most this many memories
+# (`_alike`).
 UPDATE_SHARED = 3
 
 if TYPE_CHECKING:
@@ -215,8 +216,9 @@ def _alike(
     """Whether two of the first `head` memories say nearly the same thing (their vectors are as close as the memories
     consolidation compares: the model's `Scale.cluster`, embedding/relevance.py), and whether a memory saying it
     changed something updates one of them: their vectors are as close as an update and what it updates
-    (`Scale.update`) and they share a rare value (held by at most `UPDATE_SHARED` memories of the store: the old
-    value, the setting's name, "pg14"; text/changes.py `value_words`), not only a subject or a file they name.
+    (`Scale.update`) and they share a rare word or number (held by at most `UPDATE_SHARED` memories of the store: the
+    old value, the setting's name, "Guardian", "pg14"), not only a subject. Words of paths and file names do not
+    count (text/changes.py `subject_words`): two notes naming the same file need not be about the same setting.
     Vectors are read for those memories only."""
     from codememory.embedding.relevance import scale_for
 
@@ -236,7 +238,7 @@ def _alike(
         return float(va @ vb) if va is not None and vb is not None else -1.0
 
     def shares_rare_word(a: int, b: int) -> bool:
-        shared = (value_words(evidence[a].text) & value_words(evidence[b].text)) - STOPWORDS
+        shared = (subject_words(evidence[a].text) & subject_words(evidence[b].text)) - STOPWORDS
         return bool(shared) and min(db.document_counts(sorted(shared))[1].values()) <= UPDATE_SHARED
 
     def updates(a: int, b: int) -> bool:

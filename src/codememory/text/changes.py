@@ -4,9 +4,8 @@
 A store accumulates: the note that first stated a setting keeps wording the question about it most closely ("which
 Elixir version?" against ".tool-versions: elixir 1.15.7"), while the later note that changed it is the current
 answer. Ranking moves such a change note above the older notes it updates (retrieval/fusion.py `updates_first`); this
-module only reads the wording, and the values (`value_words`) a change note and the note it updates share. English
-wording only: a note in another language is never taken for a change, and
-ranks as before.
+module only reads the wording, and the words (`subject_words`) a change note and the note it updates share. English
+wording only: a note in another language is never taken for a change, and ranks as before.
 """
 
 from __future__ import annotations
@@ -35,25 +34,23 @@ def states_change(text: str) -> bool:
     return _CHANGE_RE.search(text) is not None
 
 
-# A token: what whitespace, brackets, quotes and list punctuation leave. One holding a slash is a path, one ending in
-# a short letters-only extension a file name ("photos.py", "Node.js"): both name where something lives, and two notes
-# about the same file need not be about the same setting.
+# A token: what whitespace, brackets, quotes and list punctuation leave. One holding a slash is a path (but "5/min" is
+# a rate), one ending in a short letters-only extension a file name ("photos.py", "Node.js"): both say where
+# something lives, and two notes naming the same file need not be about the same setting.
 _TOKEN_RE = re.compile(r"""[^\s,;()\[\]{}"'`<>]+""")
 _FILE_NAME_RE = re.compile(r"[A-Za-z_][\w-]*(?:\.[\w-]+)*\.[A-Za-z]{1,5}")
-_CAMEL_RE = re.compile(r"[a-z][A-Z]")
 _WORD_RE = re.compile(r"\w+")
 
 
-def value_words(text: str) -> set[str]:
-    """The words (lower case) of the tokens in the text that look like a value or a setting's name: a number, a
-    version, "pg14", "17:00", "UPLOAD_MAX_BYTES", "maxPoolSize"; never a path or a file name's pieces. An update and
-    the note it updates share such a value (the old one, the setting's name), where two notes that only name the same
-    file ("app/api/photos.py") or the same everyday words are no more than neighbours."""
+def subject_words(text: str) -> set[str]:
+    """The words (lower case) of the text outside paths and file names: what an update and the note it updates share
+    (the old value, the setting's name, "Hammer", "pg14", "UPLOAD_MAX_BYTES"), where two notes that only name the
+    same file ("app/api/photos.py") are no more than neighbours. Path pieces were the rare words most often shared by
+    a note and an unrelated change note in a small store (app, api, photos, py)."""
     out: set[str] = set()
     for token in _TOKEN_RE.findall(text):
         token = token.strip(".:!?")
-        if "/" in token or "\\" in token or _FILE_NAME_RE.fullmatch(token):
+        if ("/" in token and not token.split("/")[0].isdigit()) or "\\" in token or _FILE_NAME_RE.fullmatch(token):
             continue
-        if any(c.isdigit() for c in token) or "_" in token.strip("_") or _CAMEL_RE.search(token):
-            out.update(w.lower() for w in _WORD_RE.findall(token))
+        out.update(w.lower() for w in _WORD_RE.findall(token))
     return out
