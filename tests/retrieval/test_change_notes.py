@@ -27,7 +27,9 @@ MEMORIES = [
 @pytest.mark.slow
 @pytest.mark.default_model
 @pytest.mark.parametrize("question", ["what is the maximum upload size for photos?", "photo upload size limit"])
-def test_a_change_note_sharing_only_a_file_name_neither_passes_the_answer_nor_is_shown(cm: Invoke, question: str) -> None:
+def test_a_change_note_sharing_only_a_file_name_neither_passes_the_answer_nor_is_shown(
+    cm: Invoke, question: str
+) -> None:
     for text in MEMORIES:
         assert cm("store", text, "--json").exit_code == 0
     every = json.loads(cm("search", "--all", "--explain", question, "--json").stdout)["results"]
