@@ -7,8 +7,10 @@ a gotcha; a string of keywords ("redis cache eviction policy config") asks for n
 On the four precision splits (benchmarks/data/precision: dev, judge, judge2, judge3), 23 of the 25 answers to
 "why not" questions are decisions or rejected alternatives (16% of the stores' memories), 17 of 18 answers to "why"
 questions are decisions, rejected alternatives or gotchas, 34 of 35 answers to "how do I" conventions, facts or gotchas,
-and 81 of 98 answers to symptom statements gotchas (23% of the memories). Other forms ("what", "which", "where") ask
-for too many kinds to say. English question forms only: any other query asks for nothing in particular.
+and 65 of 71 answers to symptom statements (a word of failure among four content words or more) gotchas (23% of
+the memories). Other forms ("what", "which", "where") ask for too many kinds to say; a statement with no word of
+failure may be a symptom too ("the unread counter makes things slow"), but a keyword string of the same length
+("redis cache eviction policy config") is no question about a fault. English question forms only: any other query asks for nothing in particular.
 """
 
 from __future__ import annotations
@@ -33,9 +35,14 @@ _QUESTION_START_RE = re.compile(
 SYMPTOM_WORDS = 4  # content words a statement needs to describe a symptom rather than name a thing to look up
 # A symptom says what goes wrong; without such a word a statement of four words is a keyword lookup ("redis cache
 # eviction policy config"), however long.
+# (Words naming a setting as often as a fault, "timeout", "limit", "null", are left out.)
 _FAILURE_RE = re.compile(
     r"\b(?:never|not|no|nothing|doesn'?t|don'?t|won'?t|can'?t|cannot|isn'?t|aren'?t|didn'?t|fails?|failed|failing"
-    r"|errors?|broken|breaks|wrong|missing|duplicated?|stuck|instead|crash(?:es|ed)?|hangs?)\b"
+    r"|\w*errors?|\w*exceptions?|nan|unexpected|broken|breaks?|wrong|keeps?|slow|lags?|ignores?|locked"
+    r"|too\s+(?:many|much|high|low|slow|long|big|large|small)|missing|duplicated?|twice|stuck|instead|still|again|already|silently|unable"
+    r"|crash(?:es|ed)?|hangs?|hung|freez(?:es|ing)|froze|died|dies|stops?|stopped|los(?:es?|ing|t)|cut\s+off"
+    r"|disappear(?:s|ed)?|vanish(?:es|ed)?|undefined|corrupt(?:s|ed)?|garbled|truncated|ignored|skipped|off\s+by"
+    r"|an\s+hour\s+off|leak(?:s|ing)|refuses?|rejects?|rejected|denied|mismatch(?:es|ed)?|overwritten)\b"
 )
 
 WHY_NOT = frozenset({"decision", "rejected_alternative"})
