@@ -10,7 +10,8 @@ questions are decisions, rejected alternatives or gotchas, 34 of 35 answers to "
 and 65 of 71 answers to symptom statements (a word of failure among four content words or more) gotchas (23% of
 the memories). Other forms ("what", "which", "where") ask for too many kinds to say; a statement with no word of
 failure may be a symptom too ("the unread counter makes things slow"), but a keyword string of the same length
-("redis cache eviction policy config") is no question about a fault. English question forms only: any other query asks for nothing in particular.
+("redis cache eviction policy config") is no question about a fault. English question forms only: any other
+query asks for nothing in particular.
 """
 
 from __future__ import annotations
