@@ -9,7 +9,7 @@ On the four precision splits (benchmarks/data/precision: dev, judge, judge2, jud
 questions are decisions, rejected alternatives or gotchas, 34 of 35 answers to "how do I" conventions, facts or gotchas,
 and 65 of 71 answers to symptom statements (a word of failure among four content words or more) gotchas (23% of
 the memories). Other forms ("what", "which", "where") ask for too many kinds to say; a statement with no word of
-failure may be a symptom too ("the unread counter makes things slow"), but a keyword string of the same length
+failure may be a symptom too ("a warden fined a car that had paid"), but a keyword string of the same length
 ("redis cache eviction policy config") is no question about a fault. English question forms only: any other
 query asks for nothing in particular.
 """
