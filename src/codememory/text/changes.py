@@ -35,7 +35,7 @@ def states_change(text: str) -> bool:
 
 
 # A token: what whitespace, brackets, quotes and list punctuation leave. One holding a slash is a path (but "5/min" is
-# a rate), one ending in a short letters-only extension a file name ("photos.py", "Node.js"): both say where
+# a rate), one ending in a short letters-only extension a file name ("Node.js"): both say where
 # something lives, and two notes naming the same file need not be about the same setting.
 _TOKEN_RE = re.compile(r"""[^\s,;()\[\]{}"'`<>]+""")
 _FILE_NAME_RE = re.compile(r"[A-Za-z_][\w-]*(?:\.[\w-]+)*\.[A-Za-z]{1,5}")
