@@ -1,6 +1,8 @@
 """Keyword-only import rate of two versions of codememory, alternating in one run: each round imports the same JSON
 Lines file into a fresh store in a fresh process, once with each `src/` (the other version's sources come first on
-PYTHONPATH), so load on a shared machine falls on both alike.
+PYTHONPATH), so load on a shared machine falls on both alike. A version that leaves a large import's entities to a
+pass after it has that pass timed too, on every core as the import command runs it when no daemon serves the
+project (`entity_pass_s`, and the rate with it).
 
     git archive <commit> src | tar -x -C /tmp/base          # the version to compare with
     python benchmarks/bench_import.py --base-src /tmp/base/src [--size 20000] [--rounds 3]
@@ -17,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -25,7 +28,11 @@ import synthetic
 HERE = Path(__file__).resolve().parent
 CODE = (
     "import sys, time\nfrom codememory import Store\ns, _ = Store.init(sys.argv[1])\nt = time.perf_counter()\n"
-    "r = s.import_(sys.argv[2])\nprint(time.perf_counter() - t, r.added)\n"
+    "r = s.import_(sys.argv[2])\nimported = time.perf_counter() - t\n"
+    # a version that leaves the entities of a large import to a pass after it: that pass, timed on its own
+    "import os\nfill = getattr(s, 'fill_pending_entities', None)\nt = time.perf_counter()\n"
+    "filled = fill(workers=os.cpu_count() or 1) if fill else 0\n"
+    "print(imported, r.added, time.perf_counter() - t, filled)\n"
 )
 
 
@@ -41,6 +48,7 @@ def main() -> None:
         synthetic.write_jsonl(source, args.size, 0)
     sources = {"base": str(args.base_src.resolve()), "branch": str(HERE.parent / "src")}
     seconds: dict[str, list[float]] = {name: [] for name in sources}
+    entity_pass: dict[str, list[tuple[float, int]]] = {name: [] for name in sources}
     load = [os.getloadavg()]
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(args.rounds):
@@ -55,14 +63,22 @@ def main() -> None:
                 )
                 if out.returncode:
                     sys.exit(out.stderr[-2000:])
-                took, added = out.stdout.split()
+                took, added, fill_s, filled = out.stdout.split()
                 assert int(added) == args.size, out.stdout
                 seconds[name].append(float(took))
+                entity_pass[name].append((float(fill_s), int(filled)))
     load.append(os.getloadavg())
-    result = {
-        name: {"median_s": statistics.median(v), "per_s": round(args.size / statistics.median(v))}
-        for name, v in seconds.items()
-    }
+    result: dict[str, Any] = {}
+    for name, v in seconds.items():
+        median = statistics.median(v)
+        fill_s = statistics.median(s for s, _ in entity_pass[name])
+        result[name] = {
+            "median_s": median,
+            "per_s": round(args.size / median),
+            "entity_pass_s": round(fill_s, 2),  # 0 for a version that reads entities inside the import
+            "entities_filled": max(n for _, n in entity_pass[name]),
+            "with_entity_pass_per_s": round(args.size / (median + fill_s)),
+        }
     result["speedup"] = round(statistics.median(seconds["base"]) / statistics.median(seconds["branch"]), 2)
     result["load"] = load
     print(json.dumps(result, indent=2))

@@ -167,10 +167,12 @@ def test_retrieve_leaves_out_what_the_call_carries_and_names_the_call_budget(
 
 def test_retrieve_judges_the_step_the_plugin_names(shared: tuple[Daemon, Path, list[str]]) -> None:
     """`step`: the agent's latest tool call. After a routine one (git status) what only its words found leaves, the
-    request's memory stays; a malformed step is refused with one line."""
+    request's memory stays (a strong one: a weak one is shown at the turn's first call only); a malformed step is
+    refused with one line."""
     d, project, ids = shared
     client = d.client()
-    phrases = ["http client for webhooks", "deploys happen on tuesdays after the billing batch"]  # request, call
+    request = "outbound HTTP calls in the webhook worker: httpx or requests?"
+    phrases = [request, "deploys happen on tuesdays after the billing batch"]  # request, call
     body = retrieve_body(project, query_expansion=phrases)
     plain = {m["id"] for m in client.request("POST", "/retrieve", body).data["memories"]}
     assert {ids[0], ids[2]} <= plain  # "deploys" in the call's words found the deploy memory

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from codememory.retrieval.proactive import LATER_MAX
 from support.daemon import spawn
 from support.opencode import OpenCodeHome, make_git_project
 from support.request_parts import opencode_view
@@ -132,3 +133,60 @@ def test_a_step_opening_the_file_a_gotcha_is_about_gets_it(tmp_path: Path, monke
     assert gotcha not in views[0].hud_ids()  # the request's words alone do not call for it
     assert views[1].hud_ids() == [gotcha]  # the agent has just opened the file the gotcha is about
     assert gotcha not in views[2].hud_ids()  # git status touches no file: nothing calls for it any more
+
+
+WORKER_GOTCHA = "hooks/sender.py is imported by the cron container too: nothing at its module level may open a socket"
+SMALL_CHORE = "Rename notes.txt to NOTES.md, nothing else."
+
+
+def test_a_turns_later_steps_show_the_request_and_the_touched_file_and_a_chore_turn_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A turn's first call shows the request's memory; the step that opens the file a gotcha names gets the gotcha
+    (a later call shows at most LATER_MAX memories); the routine step after it no longer does. A chore turn (its request
+    calls for nothing) gets no block at any call, its working step (a rename) and its routine one (git status)."""
+    project = make_git_project(tmp_path / "webhooks")
+    (project / "hooks").mkdir()
+    (project / "hooks" / "sender.py").write_text("import requests\n\ndef send(url, body):\n    ...\n", "utf-8")
+    (project / "notes.txt").write_text("scratch\n", encoding="utf-8")
+    status = ToolCallSpec("bash", {"command": "git status --short", "description": "status"})
+    script = Script(
+        [
+            Reply(tool_calls=[ToolCallSpec("read", {"filePath": str(project / "hooks" / "sender.py")})]),
+            Reply(tool_calls=[status]),
+            Reply("httpx: the webhook worker needs HTTP/2; hooks/sender.py still imports requests."),
+            Reply(tool_calls=[ToolCallSpec("bash", {"command": "mv notes.txt NOTES.md", "description": "rename"})]),
+            Reply(tool_calls=[status]),
+            Reply("Renamed notes.txt to NOTES.md."),
+        ]
+    )
+    with ScriptedLLM(script) as llm:
+        oc = OpenCodeHome(tmp_path / "home", llm.base_url)
+        opencode_env = oc.env
+        monkeypatch.setattr(oc, "env", lambda: {**opencode_env(), "CODEMEMORY_PLUGIN_TIMEOUT_MS": "20000"})
+        env = oc.env()
+        run(env, project, "init", "--assistants", "opencode")
+        gotcha = run(env, project, "store", WORKER_GOTCHA)["memory"]["id"]
+        ids = {text: run(env, project, "store", text)["memory"]["id"] for text in MEMORIES}
+        daemon = spawn(env)
+        try:
+            warm = daemon.client(timeout=300).request(
+                "POST", "/retrieve", {"project_root": str(project), "query_expansion": ["warm up"]}
+            )
+            assert warm.status == 200, warm.data
+            first = oc.run(project, NEEDS_MEMORY, timeout=300)
+            turn_calls = len(llm.requests)
+            chore = oc.run(project, SMALL_CHORE, timeout=300)
+        finally:
+            daemon.terminate()
+        requests = list(llm.requests)
+    assert first.returncode == 0 and chore.returncode == 0 and (project / "NOTES.md").exists()
+    turn = [opencode_view(b) for b in requests[:turn_calls] if not is_title_request(b)]
+    assert len(turn) == 3  # before the read, after it, after git status
+    assert ids[MEMORIES[0]] in turn[0].hud_ids()  # the turn's first call: the request's memory
+    assert gotcha in turn[1].hud_ids() and len(turn[1].hud_ids()) <= LATER_MAX  # the file the gotcha names was opened
+    assert gotcha not in turn[2].hud_ids()  # git status touches no file
+    chores = [opencode_view(b) for b in requests[turn_calls:] if not is_title_request(b)]
+    assert len(chores) == 3
+    for view in chores:
+        assert view.hud == [], view.hud_ids()

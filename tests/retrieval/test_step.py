@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from codememory import Store
-from codememory.retrieval.step import step_from_call
+from codememory.retrieval.step import Step, step_from_call
 
 ROOT = "/home/dev/shop"
 
@@ -142,3 +142,96 @@ def test_a_tool_name_longer_than_the_daemon_keeps_is_cut_not_refused() -> None:
     from codememory.daemon.server import StepCall
 
     assert StepCall(tool="mcp__" + "x" * 150, args={}).tool == ("mcp__" + "x" * 150)[:100]
+
+
+def test_a_later_call_keeps_the_request_and_the_step_not_what_the_tool_words_found(
+    project: Path, ids: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a working call (an edit, not routine) the call's words found the test-database memory; the turn's request
+    did not ask for it and the call touches nothing it names: it leaves. The request's memory stays."""
+    from codememory.retrieval import proactive
+
+    names = {v: k for k, v in ids.items()}
+    path = f"{project.resolve()}/internal/tax/compute_test.go"
+    edit = step_from_call("edit", {"filePath": path})
+
+    def later(step: Step) -> list[str]:
+        with Store.open(project) as store:
+            result = store.retrieve([REQUEST, "integration tests need Postgres"], step=step, touch=False)
+        return [names[m.id] for m in result.memories]
+
+    monkeypatch.setattr(proactive, "FOLLOW_TURN", False)
+    assert "testdb" in later(edit)
+    monkeypatch.setattr(proactive, "FOLLOW_TURN", True)
+    got = later(edit)
+    assert "testdb" not in got and "reverse" in got
+    # the same words as a failed call's error lines: a question a memory may answer, so what they found stays
+    assert "testdb" in later(step_from_call("bash", {"command": "go test ./internal/invoices/..."}, error=True))
+
+
+def test_a_later_call_shows_at_most_the_later_slots(
+    project: Path, ids: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cap of a later call (proactive.LATER_MAX, set low here: the five-memory store has three for the request)
+    keeps the request's strongest; the turn's first call is not capped by it."""
+    from codememory.retrieval import proactive
+
+    monkeypatch.setattr(proactive, "LATER_MAX", 1)
+    names = {v: k for k, v in ids.items()}
+    request = "reverse charge VAT per invoice line, the tax tests with clock.Fixed, Postgres for integration tests"
+    with Store.open(project) as store:
+        first = store.retrieve([request], touch=False)
+        later = store.retrieve(
+            [request, "read internal/tax/compute.go"],
+            step=step_from_call("read", {"filePath": f"{project.resolve()}/internal/tax/compute.go"}),
+            touch=False,
+        )
+    assert len(first.memories) > 1
+    assert len(later.memories) == 1
+    assert names[later.memories[0].id] in {names[m.id] for m in first.memories}
+
+
+def test_a_chore_turn_gets_only_what_its_step_opens(
+    project: Path, ids: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request that called for no memory (a chore) gets none at its first call, nothing its tool calls' words find
+    at a later call, and the gotcha about the file its step opens (render.go); the quiet bar, raised, holds that
+    back too."""
+    from codememory.retrieval import proactive
+
+    names = {v: k for k, v in ids.items()}
+    chore = "Fix the typo 'recieve' in the footer comment"
+    read = f"{project.resolve()}/internal/pdf/render.go"
+    step = step_from_call("read", {"filePath": read})
+    with Store.open(project) as store:
+        assert store.retrieve([chore], touch=False).memories == []
+        opened = store.retrieve([chore, f"read {read}"], step=step, touch=False)
+        worded = store.retrieve([chore, "integration tests need Postgres"], step=step, touch=False)
+        monkeypatch.setattr(proactive, "QUIET_STEP_LIKELIHOOD", 0.05)
+        quiet = store.retrieve([chore, f"read {read}"], step=step, touch=False)
+    assert [names[m.id] for m in opened.memories] == ["font"]
+    assert "testdb" not in [names[m.id] for m in worded.memories]
+    assert quiet.memories == []
+
+
+def test_a_weak_request_memory_is_shown_at_the_turns_first_call_only(
+    project: Path, ids: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A memory the request's words make only somewhat likely (here the reverse-charge memory, about 0.59 in this
+    keyword-only store, with the later bar raised above it) is shown at the turn's first call and not repeated at a
+    later call whose step is about something else."""
+    from codememory.retrieval import proactive
+
+    names = {v: k for k, v in ids.items()}
+    root = str(project.resolve())
+    elsewhere = step_from_call("read", {"filePath": f"{root}/internal/api/doc.go"}, root=root)
+
+    def shown_at(step: Step | None, *extra: str) -> list[str]:
+        with Store.open(project) as store:
+            result = store.retrieve([REQUEST, *extra], step=step, touch=False)
+        return [names[m.id] for m in result.memories]
+
+    assert shown_at(elsewhere, "read internal/api/doc.go") == ["reverse"]  # shipped bar: strong enough to repeat
+    monkeypatch.setattr(proactive, "LATER_REQUEST_LIKELIHOOD", 0.7)
+    assert shown_at(None) == ["reverse"]  # the turn's first call
+    assert shown_at(elsewhere, "read internal/api/doc.go") == []  # a later call, a step about something else

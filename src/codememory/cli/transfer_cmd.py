@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from codememory.cli import render
 from codememory.cli.options import json_option, open_store
 from codememory.operations.transfer import export_file, import_file
+
+if TYPE_CHECKING:
+    from codememory.service.transfer import EntityTiming
 
 REMAP_HELP = (
     "OLD=NEW: rewrite the project path OLD to NEW in each memory's text and source (repeatable), e.g. "
@@ -45,7 +50,12 @@ class _Progress:
         if now - self.last < 0.5:
             return
         self.last, self.shown = now, True
-        what = f"read {done:,} lines" if phase == "read" else f"embedded {done:,} of {total or done:,} memories"
+        if phase == "read":
+            what = f"read {done:,} lines"
+        elif phase == "entities":
+            what = f"read the entities of {done:,} of {total or done:,} memories"
+        else:
+            what = f"embedded {done:,} of {total or done:,} memories"
         click.echo(f"\r{what}   ", nl=False, err=True)
 
     def close(self) -> None:
@@ -75,9 +85,15 @@ def import_cmd(
     or dates the file gives them, and one that reads like instructions to an agent waits for `codememory review`.
     With --own they count as written here by you (whatever `provenance` the lines carry is never read).
     """
+    store = open_store(ctx)
     progress = _Progress()
+    # The entities of a large file are read after its text is stored: by the daemon when it serves this project,
+    # else here before the command ends.
+    entities: EntityTiming = "auto" if _daemon_serves(store.root) else "now"
     try:
-        report = import_file(open_store(ctx), file, skip_invalid=skip_invalid, remap=remap, progress=progress, own=own)
+        report = import_file(
+            store, file, skip_invalid=skip_invalid, remap=remap, progress=progress, own=own, entities=entities
+        )
     finally:
         progress.close()
     if as_json:
@@ -89,3 +105,18 @@ def import_cmd(
         f"Imported {report.added} memories ({report.skipped_existing} already present"
         + (f", {len(report.invalid)} invalid lines skipped)" if report.invalid else ")")
     )
+
+
+def _daemon_serves(root: Path) -> bool:
+    """A daemon runs and `root` is among the registered projects its background passes go through."""
+    from codememory.core import registry
+    from codememory.daemon.files import running_pid
+    from codememory.errors import RegistryError
+
+    if not running_pid()[0]:
+        return False
+    try:
+        roots = {Path(e["root"]).resolve() for e in registry.load() if isinstance(e.get("root"), str)}
+    except (RegistryError, OSError, ValueError):
+        return False
+    return root.resolve() in roots

@@ -241,6 +241,7 @@ class RawEventFlusher:
 def default_tasks() -> list[Task]:
     from codememory.daemon.consolidation_task import ConsolidationSchedule
     from codememory.daemon.embedding_backfill import EmbeddingBackfill
+    from codememory.daemon.entity_backfill import EntityBackfill
     from codememory.daemon.publish_task import PublishTask
     from codememory.daemon.share_follow import ShareFollow
     from codememory.daemon.stale_check import StaleCheck
@@ -252,6 +253,7 @@ def default_tasks() -> list[Task]:
         ShareFollow(),
         RawEventFlusher(),
         CaptureLoop(),
+        EntityBackfill(),
         EmbeddingBackfill(),
         VectorUpkeep(),
         StaleCheck(),

@@ -11,7 +11,7 @@ from codememory.service.results import ImportReport
 
 if TYPE_CHECKING:
     from codememory.service.project_store import Store
-    from codememory.service.transfer import ImportProgress
+    from codememory.service.transfer import EntityTiming, ImportProgress
 
 
 @dataclass
@@ -35,8 +35,10 @@ def import_file(
     remap: Sequence[str] = (),
     progress: ImportProgress | None = None,
     own: bool = False,
+    entities: EntityTiming = "auto",
 ) -> ImportReport:
     """Import the memories of a JSON Lines `file` ('-': standard input); with `skip_invalid`, the valid lines of a
     file that has invalid ones; `remap`: "OLD=NEW" project paths rewritten; `progress(phase, done, total)`; `own`:
-    the user's own export, its memories count as written here (else they are imported ones: core/provenance.py)."""
-    return store.import_(file, skip_invalid=skip_invalid, remap=remap, progress=progress, own=own)
+    the user's own export, its memories count as written here (else they are imported ones: core/provenance.py);
+    `entities`: when the memories' entities are read (`Store.import_`)."""
+    return store.import_(file, skip_invalid=skip_invalid, remap=remap, progress=progress, own=own, entities=entities)

@@ -22,6 +22,11 @@ When the caller names the step's latest tool call (`step`, retrieval/step.py), t
 about what the call touches (its file, its folder, its command) is shown on that evidence, and after a routine call
 (looking around, checking, running the tests) the call's own words find nothing: only the request's memories and the
 ones about the call stay.
+A turn's first call (no step yet) is decided on the request; its later calls follow it (`_follow_turn`): the
+request's strong memories and what the step touches, at most LATER_MAX, never what only the tool calls' words
+found; a turn whose request called for nothing gets only what its steps touch. In the labelled scenarios
+(benchmarks/data/agent_view*) about three in four of the memories a later step needs were needed at an earlier
+step of its turn already, and 57 of the 89 steps that need nothing are in turns that need nothing.
 """
 
 from __future__ import annotations
@@ -66,6 +71,19 @@ STEP_WEIGHT = 1.5
 # memories name (a central module) is no sign that any of them is about this step.
 MAX_NAMING = 1
 JUDGE_STEP = True  # the step's tool call is judged (off: the phrases alone decide, as before; for measuring)
+# A turn's later calls (the caller names a step) follow what its request called for (_follow_turn): off, the tool
+# calls' words widen the net at every call, as before (for measuring).
+FOLLOW_TURN = True
+# Memories on a later call of a turn: the request's few that still rank, and what the step itself touches.
+LATER_MAX = 3
+# A later call shows the request's memories again when the request's words make them at least this likely: a memory
+# that barely cleared the bars at the turn's first call was shown there, and comes back only when a step touches it.
+LATER_REQUEST_LIKELIHOOD = 0.5
+# In a turn whose request called for no memory, a memory about the file or command of one of its steps is shown only
+# when the request's own words give it at least this likelihood. 0: on the step's evidence alone, as in any turn (a
+# gotcha about a file is needed when the agent opens the file; 0.05 held back one labelled call more on two of the
+# three scenarios and nothing on the third: not worth hiding a gotcha from an edit the request did not announce).
+QUIET_STEP_LIKELIHOOD = 0.0
 # A memory found by the entity retriever alone (it names an entity the step names; no ranking of the step's words
 # kept it, the step's call does not touch it) stands on a shared name: partial evidence, with no likelihood for a bar
 # to judge. It keeps that way in only while agents shown it did not keep ignoring it: shown in this many sessions
@@ -188,6 +206,23 @@ def _judge_step(db: Database, step: Step, found: dict[int, _Candidate], filters:
             found.pop(pk, None)
 
 
+def _follow_turn(found: dict[int, _Candidate], asked_for: set[int], request_likelihood: Mapping[int, float]) -> None:
+    """A later call of a turn keeps what the turn's request called for (`asked_for`: what the request's own words
+    found at the injection bars, as at the turn's first call) and what the step itself touches (a memory naming its
+    file or prescribing its command, `_judge_step`); what only the tool calls' words or entity names found leaves. A
+    request memory the request's words make less than LATER_REQUEST_LIKELIHOOD likely was shown at the first call
+    and leaves too. In a turn whose request called for nothing a memory about its step's file needs
+    QUIET_STEP_LIKELIHOOD from the request's words. Not applied after a call that failed: its error lines (among the
+    tool phrases) are a question a memory may answer."""
+    quiet = not asked_for
+    for pk in list(found):
+        if pk in asked_for and request_likelihood.get(pk, 0.0) >= LATER_REQUEST_LIKELIHOOD:
+            continue
+        if "step" in found[pk].why and not (quiet and request_likelihood.get(pk, 0.0) < QUIET_STEP_LIKELIHOOD):
+            continue
+        found.pop(pk)
+
+
 def _bar_entity_only(
     db: Database, found: dict[int, _Candidate], entity_only: set[int], moved: dict[int, Factor], session_id: str | None
 ) -> None:
@@ -213,6 +248,7 @@ def retrieve(
     filters = Filters(injectable=True)  # nothing waiting for the user's review (core/provenance.py)
     found: dict[int, _Candidate] = {}
     asked_for: set[int] = set()  # what the request's own words found (no tool phrase needed)
+    request_likelihood: dict[int, float] = {}  # each candidate's likelihood on the request's own words
     moved: dict[int, Factor] = {}
     degraded_reason: str | None = None
     phrases = [q.strip() for q in req.query_expansion if q.strip()][:MAX_PHRASES]
@@ -241,6 +277,9 @@ def retrieve(
         every = _positions(ranking, window, bars, set(pinned_pks.values()), sunk)
         lead = every if first is None else _positions(first, window, bars, set(pinned_pks.values()), sunk)
         asked_for = set(lead)
+        for _, pk, _, explain in (first or ranking).ranked or (first or ranking).order:
+            p = explain.get("likelihood")  # none computed (a ranking without the decision): judged as before
+            request_likelihood[pk] = 1.0 if p is None else float(p)
         for pk in every.keys() | lead.keys():
             rank_all = 1.0 - every[pk][0] / window if pk in every else 0.0  # rank-based: fused scores are z-scores
             rank_lead = 1.0 - lead[pk][0] / window if pk in lead else 0.0
@@ -260,6 +299,10 @@ def retrieve(
             cand.why["entities"] = [n for n, _ in names_of.get(pk, []) if n in entity_names]
     if req.step is not None and JUDGE_STEP:
         _judge_step(db, req.step, found, filters, asked_for)
+    max_memories = req.max_memories
+    if req.step is not None and FOLLOW_TURN and not req.step.failed:  # a failure's error lines are a question
+        _follow_turn(found, asked_for, request_likelihood)
+        max_memories = min(max_memories, LATER_MAX)
     if ENTITY_BAR:
         _bar_entity_only(db, found, entity_only, moved, req.session_id)
     for pk in excluded:
@@ -295,7 +338,7 @@ def retrieve(
     rows = db.get_by_pks([c.pk for c in kept] + [c.pk for c in fresh])
     new_count = 0
     for cand in sorted(kept, key=lambda c: -c.score) + fresh:
-        if len(chosen) >= req.max_memories:
+        if len(chosen) >= max_memories:
             break
         is_new = not cand.why.get("pinned")
         if is_new and new_count >= req.max_new:

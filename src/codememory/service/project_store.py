@@ -37,6 +37,7 @@ from codememory.retrieval.search import search as run_search
 from codememory.retrieval.step import Step
 from codememory.service.auto_links import LINK_POOL, links_to_make
 from codememory.service.duplicates import meaning_duplicate, text_duplicate
+from codememory.service.entity_backfill import fill_pending_entities
 from codememory.service.filters import DateLike, memory_filters, when
 from codememory.service.memory_entities import entities_in, entity_names
 from codememory.service.provenance_check import check_store_origin
@@ -55,7 +56,7 @@ from codememory.service.share_files import is_shared_project, write_share_gitign
 from codememory.service.sharing import Sharing, SyncReport
 from codememory.service.store_embedding import EmbeddingAccess
 from codememory.service.store_sessions import SessionAccess
-from codememory.service.transfer import ImportProgress, export_memories, import_memories
+from codememory.service.transfer import EntityTiming, ImportProgress, export_memories, import_memories
 from codememory.sessions.service import Sessions
 from codememory.store.database import Database
 from codememory.store.filters import SORT_COLUMNS, Filters
@@ -544,6 +545,7 @@ class Store(EmbeddingAccess, SessionAccess):
         remap: Sequence[str] = (),
         progress: ImportProgress | None = None,
         own: bool = False,
+        entities: EntityTiming = "auto",
     ) -> ImportReport:
         """Import JSON Lines. Idempotent: records whose id exists (or, without an id, whose exact text
         exists) are skipped. A file with invalid lines imports nothing unless skip_invalid. Every free-form
@@ -552,7 +554,10 @@ class Store(EmbeddingAccess, SessionAccess):
         project paths rewritten in each record's text and source before it is checked. A file of any size is
         streamed; `progress(phase, done, total)` hears of each batch read ("read") and embedded ("embed"). The
         memories are `import` ones (ranked on their content; core/provenance.py) unless `own` says the file is the
-        user's own export."""
+        user's own export. `entities`: the memories' entities are read right after the import when it added up to
+        one batch (5,000) or when "now"; otherwise ("later", or "auto" for a larger file) they are left marked for
+        `fill_pending_entities` (the daemon runs it; until then entity filters and counts miss those memories, and
+        `entities_of` reads theirs from the text)."""
         report = import_memories(
             self.db,
             self.semantic,
@@ -561,10 +566,19 @@ class Store(EmbeddingAccess, SessionAccess):
             remap=Remapper(parse_remaps(remap)),
             progress=progress,
             own=own,
+            entities=entities,
         )
         if report.added and self.sharing.on:
+            self.fill_pending_entities()  # the shared text form carries each memory's entities
             self.sharing.publish_all()
         return report
+
+    def fill_pending_entities(
+        self, limit: int | None = None, progress: Callable[[int], None] | None = None, *, workers: int = 1
+    ) -> int:
+        """Read the entities of up to `limit` (None: all) memories an import left without them, in `workers`
+        processes; returns how many."""
+        return fill_pending_entities(self.db, limit, progress, workers=workers)
 
 
 def open_store(project: str | os.PathLike[str] | None = None) -> Store:

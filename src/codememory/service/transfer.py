@@ -4,7 +4,6 @@ says where each memory came from (`provenance`); an import never reads that: wha
 
 from __future__ import annotations
 
-import collections
 import itertools
 import json
 import os
@@ -12,7 +11,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 from codememory.core.bounded_input import (
     IMPORT_LINE_MAX_BYTES,
@@ -23,9 +22,10 @@ from codememory.core.bounded_input import (
 from codememory.core.dates import canonical_iso, now_iso
 from codememory.core.model import ID_RE, LINK_TYPES, Memory, new_memory_id, validate_category, validate_importance
 from codememory.core.provenance import Provenance, import_by
+from codememory.core.worker_pool import cores, in_order
 from codememory.embedding.semantic import Semantic
 from codememory.errors import InvalidInput
-from codememory.service.memory_entities import entities_in
+from codememory.service.entity_backfill import fill_pending_entities
 from codememory.service.remap import Remapper
 from codememory.service.results import ImportReport, LineError
 from codememory.store.database import Database
@@ -196,7 +196,8 @@ def export_memories(db: Database, dest: str | os.PathLike[str] | IO[str], remap:
 
 
 IMPORT_BATCH = 5_000  # lines parsed, checked and inserted at a time: a file of any size is streamed
-ImportProgress = Callable[[str, int, int | None], None]  # (phase: "read" | "embed", done, total or None)
+ImportProgress = Callable[[str, int, int | None], None]  # (phase: "read" | "entities" | "embed", done, total)
+EntityTiming = Literal["auto", "now", "later"]  # when an import extracts its memories' entities
 
 
 def import_memories(
@@ -208,10 +209,13 @@ def import_memories(
     remap: Remapper | None = None,
     progress: ImportProgress | None = None,
     own: bool = False,
+    entities: EntityTiming = "auto",
 ) -> ImportReport:
     """Import JSON Lines (`Store.import_`, whose docstring says the rules). The lines are read, checked and
     inserted in batches inside one transaction (a file with invalid lines imports nothing unless skip_invalid:
-    the transaction is rolled back), then the new memories are embedded in batches, after the commit."""
+    the transaction is rolled back), then the new memories are embedded in batches, after the commit. Their
+    entities are marked pending in that transaction and, for an import of up to one batch or with
+    `entities="now"`, extracted right after it; a larger one leaves them to the pass after it (entity_backfill.py)."""
 
     def lines(stream: IO[Any], what: str) -> Iterator[str | LineTooLong]:
         return capped_lines(stream, IMPORT_LINE_MAX_BYTES, sys.maxsize, what)
@@ -231,6 +235,14 @@ def import_memories(
             raise InvalidInput(f"cannot read {src}: {exc.strerror}") from None
     else:
         report, new_pks = _import_stream(db, lines(src, "the input"), skip_invalid, remap, progress, origin)
+    if entities == "now" or (entities == "auto" and report.added <= IMPORT_BATCH):  # a small one at once
+        total = report.added
+
+        def filled(done: int) -> None:
+            if progress is not None and total > IMPORT_BATCH:
+                progress("entities", done, total)
+
+        fill_pending_entities(db, total, filled, workers=cores() if total > IMPORT_BATCH else 1)
     _embed_new(semantic, new_pks, progress)
     return report
 
@@ -242,18 +254,17 @@ class _Aborted(Exception):
 @dataclass
 class _Prepared:
     """One batch with all the work that needs no store, done once per text (in a worker process for a large
-    import): parsed and scrubbed, each memory's entities, and whether it reads like instructions (only asked for
-    when the file is not the user's own)."""
+    import): parsed and scrubbed, and whether each memory reads like instructions (only asked for when the file is
+    not the user's own). Entities are not read here: they are the pass after the import's commit."""
 
     parsed: ParsedImport
-    entities: list[list[tuple[str, str]]]
     instruction_like: list[bool]
+    last_line: int  # the number of the batch's last line
 
 
 def _prepare(lines: list[str | LineTooLong], remap: Remapper | None, first: int, check: bool) -> _Prepared:
     parsed = parse_jsonl(lines, remap, first)
-    entities = [entities_in(m.text) for m in parsed.memories]
-    return _Prepared(parsed, entities, [check and is_instruction_like(m.text) for m in parsed.memories])
+    return _Prepared(parsed, [check and is_instruction_like(m.text) for m in parsed.memories], first + len(lines) - 1)
 
 
 def _prepared(
@@ -264,40 +275,23 @@ def _prepared(
     first = 1
     batch = list(itertools.islice(lines, IMPORT_BATCH))
     following = list(itertools.islice(lines, IMPORT_BATCH)) if batch else []
-    workers = os.cpu_count() or 1
+    workers = cores()
     if not following or workers < 2:
         while batch:
             prepared = _prepare(batch, remap, first, check)
             first += len(batch)
-            yield first - 1, prepared
+            yield prepared.last_line, prepared
             batch, following = following, list(itertools.islice(lines, IMPORT_BATCH))
         return
-    from concurrent.futures import Future, ProcessPoolExecutor
 
-    pending: collections.deque[tuple[int, Future[_Prepared]]]
-    pending = collections.deque()
-    with ProcessPoolExecutor(workers, mp_context=_fork_context()) as pool:
+    def calls() -> Iterator[tuple[Any, ...]]:
+        start = first
         for chunk in itertools.chain((batch, following), iter(lambda: list(itertools.islice(lines, IMPORT_BATCH)), [])):
-            pending.append((first + len(chunk) - 1, pool.submit(_prepare, chunk, remap, first, check)))
-            first += len(chunk)
-            while len(pending) > workers:  # a bounded number of batches in flight: memory stays flat
-                done, future = pending.popleft()
-                yield done, future.result()
-        while pending:
-            done, future = pending.popleft()
-            yield done, future.result()
+            yield chunk, remap, start, check
+            start += len(chunk)
 
-
-def _fork_context() -> Any:
-    """Workers forked from this process where the platform allows and nothing else runs in it (they start in
-    milliseconds with what is imported already; forking beside other threads could copy a lock they hold); the
-    platform's default elsewhere."""
-    import multiprocessing
-    import threading
-
-    if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
-        return multiprocessing.get_context("fork")
-    return None
+    for prepared in in_order(_prepare, calls(), workers):
+        yield prepared.last_line, prepared
 
 
 def _import_stream(
@@ -321,15 +315,14 @@ def _import_stream(
                 report.invalid += parsed.errors
                 if report.invalid and not skip_invalid:
                     continue  # nothing will be imported: read on only to report every invalid line
-                found = {id(m): e for m, e in zip(parsed.memories, prepared.entities, strict=True)}
                 waiting = {id(m) for m, w in zip(parsed.memories, prepared.instruction_like, strict=True) if w}
                 fresh = _fresh(db, parsed, seen, seen_texts, now, report)
                 for mem in fresh:  # from elsewhere and reading like instructions: waits for the user's review
                     mem.provenance = replace(origin, review="pending") if id(mem) in waiting else origin
-                report.added += db.insert_many(fresh)
-                pks = dict(db.get_pk_map([m.id for m in fresh]))
-                db.add_entities([(pks[m.id], found[id(m)]) for m in fresh if m.id in pks])
-                new_pks += [pks[m.id] for m in fresh if m.id in pks]
+                added = db.insert_many(fresh)
+                report.added += len(added)
+                db.mark_entities_pending(added)  # with the rows: a crash after the commit leaves them marked
+                new_pks += added
                 links += parsed.links
                 if progress is not None:
                     progress("read", read, None)

@@ -18,6 +18,7 @@ class EntityRows(StoreConnection):
         with self.transaction():
             for pk, entities in items:
                 self.conn.execute("DELETE FROM memory_entities WHERE memory_pk = ?", (pk,))
+                self.conn.execute("DELETE FROM entities_pending WHERE memory_pk = ?", (pk,))
                 if not entities:
                     continue
                 self.conn.executemany(
@@ -30,12 +31,14 @@ class EntityRows(StoreConnection):
                 )
 
     def add_entities(self, items: Sequence[tuple[int, Sequence[tuple[str, str]]]]) -> None:
-        """items: (memory pk, [(entity name, type)]) for memories that have none yet (just inserted): two statements
-        for the whole batch instead of three per memory."""
+        """items: (memory pk, [(entity name, type)]) for memories that have none yet (just inserted, or pending):
+        two statements for the whole batch instead of three per memory; their pending marks go in the same
+        transaction."""
         pairs = [(pk, name) for pk, entities in items for name, _ in entities]
-        if not pairs:
-            return
         with self.transaction():
+            self.conn.executemany("DELETE FROM entities_pending WHERE memory_pk = ?", [(pk,) for pk, _ in items])
+            if not pairs:
+                return
             self.conn.executemany(
                 "INSERT INTO entities(name, type) VALUES (?, ?) ON CONFLICT(name) DO NOTHING",
                 list({name: (name, kind) for _, entities in items for name, kind in entities}.values()),
@@ -44,6 +47,40 @@ class EntityRows(StoreConnection):
                 "INSERT OR IGNORE INTO memory_entities(memory_pk, entity_id) SELECT ?, id FROM entities WHERE name = ?",
                 pairs,
             )
+
+    # ------------------------------------------------------------------ entities not extracted yet
+    def mark_entities_pending(self, pks: Sequence[int]) -> None:
+        """These memories' entities are still to be read from their text (inside the caller's transaction)."""
+        with self.transaction():
+            self.conn.executemany("INSERT OR IGNORE INTO entities_pending(memory_pk) VALUES (?)", [(pk,) for pk in pks])
+
+    def entities_pending(self, limit: int, after: int = 0) -> list[tuple[int, str]]:
+        """(pk, text) of up to `limit` memories after pk `after` whose entities are not known yet, oldest first."""
+        rows = self.conn.execute(
+            "SELECT m.pk, m.text FROM entities_pending p JOIN memories m ON m.pk = p.memory_pk "
+            "WHERE p.memory_pk > ? ORDER BY p.memory_pk LIMIT ?",
+            (after, limit),
+        ).fetchall()
+        return [(int(pk), str(text)) for pk, text in rows]
+
+    def still_pending(self, pks: Sequence[int]) -> set[int]:
+        """Those of `pks` still marked (an edit since unmarked the others: their entities are stored already)."""
+        out: set[int] = set()
+        for chunk in chunks(list(pks)):
+            out.update(
+                pk
+                for (pk,) in self.conn.execute(
+                    f"SELECT memory_pk FROM entities_pending WHERE memory_pk IN ({','.join('?' * len(chunk))})", chunk
+                )
+            )
+        return out
+
+    def has_entities_pending(self) -> bool:
+        """One probe of a small table: whether any memory still waits for its entities."""
+        return self.conn.execute("SELECT 1 FROM entities_pending LIMIT 1").fetchone() is not None
+
+    def count_entities_pending(self) -> int:
+        return int(self.conn.execute("SELECT COUNT(*) FROM entities_pending").fetchone()[0])
 
     def entities_of(self, pks: Sequence[int]) -> dict[int, list[tuple[str, str]]]:
         out: dict[int, list[tuple[str, str]]] = {}
@@ -55,6 +92,26 @@ class EntityRows(StoreConnection):
             ):
                 if is_label(name) and is_label(typ):
                     out.setdefault(pk, []).append((name, typ))
+        out.update(self._read_pending(pks))
+        return out
+
+    def _read_pending(self, pks: Sequence[int]) -> dict[int, list[tuple[str, str]]]:
+        """The entities of those of `pks` an import left pending, read from their text (not stored: that is the
+        pass after the import's). Nothing is read when no memory is pending."""
+        if not self.has_entities_pending():
+            return {}
+        from codememory.text.entities import extract_entities  # the pass after a large import is seldom behind
+
+        out: dict[int, list[tuple[str, str]]] = {}
+        for chunk in chunks(list(pks)):
+            for pk, text in self.conn.execute(
+                "SELECT m.pk, m.text FROM entities_pending p JOIN memories m ON m.pk = p.memory_pk "
+                f"WHERE p.memory_pk IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ):
+                found = sorted((e.name, e.type) for e in extract_entities(str(text)))
+                if found:
+                    out[int(pk)] = found
         return out
 
     def entities_with_counts(self, pks: Sequence[int], cap: int) -> dict[int, list[tuple[str, str, int]]]:

@@ -97,35 +97,46 @@ class MemoryRows(StoreConnection):
             if personal:
                 self.conn.execute("UPDATE memories SET personal = 1 WHERE id = ?", (mem.id,))
 
-    def insert_many(self, mems: Iterable[Memory]) -> int:
-        """Bulk insert in one transaction. Rows go through a staging table and one INSERT ... SELECT:
-        FTS5 flushes its pending terms at every statement, so one statement per row is ~5x slower."""
+    def insert_many(self, mems: Iterable[Memory]) -> list[int]:
+        """Bulk insert in one transaction; returns the new rows' pks, in order. Rows go through a staging table and
+        one INSERT ... SELECT: FTS5 flushes its pending terms at every statement, so one statement per row is ~5x
+        slower. The rows take consecutive pks (the table's largest rowid plus one, each), so the text indexes and
+        tags find them by range rather than by id."""
         mems = list(mems)
         if not mems:
-            return 0
+            return []
         c = self.conn
         with self.transaction():
             c.execute("CREATE TEMP TABLE IF NOT EXISTS stage_memories AS SELECT * FROM memories WHERE 0")
-            c.execute("CREATE TEMP TABLE IF NOT EXISTS stage_tags (memory_id TEXT NOT NULL, name TEXT NOT NULL)")
+            c.execute("CREATE TEMP TABLE IF NOT EXISTS stage_tags (memory_pk INTEGER NOT NULL, name TEXT NOT NULL)")
             c.execute("DELETE FROM stage_memories")
             c.execute("DELETE FROM stage_tags")
             c.executemany(
                 f"INSERT INTO stage_memories({_INSERT_COLUMNS}) VALUES ({','.join('?' * _INSERT_COUNT)})",
                 (_insert_row(m) for m in mems),
             )
+            before = int(c.execute("SELECT COALESCE(MAX(pk), 0) FROM memories").fetchone()[0])
             c.execute(
                 f"INSERT INTO memories({_INSERT_COLUMNS}) SELECT {_INSERT_COLUMNS} FROM stage_memories ORDER BY rowid"
             )
-            self._index_text("id IN (SELECT id FROM stage_memories)", [])
-            c.executemany("INSERT INTO stage_tags VALUES (?, ?)", ((m.id, t) for m in mems for t in m.tags))
+            first, last = before + 1, before + len(mems)
+            if int(c.execute("SELECT MAX(pk) FROM memories").fetchone()[0]) == last:
+                pks = list(range(first, last + 1))
+                self._index_text("pk BETWEEN ? AND ?", [first, last])
+            else:  # rowids past the largest possible one are chosen at random: look them up
+                found = dict(self._pairs("SELECT id, pk FROM memories WHERE id IN", [m.id for m in mems]))
+                pks = [found[m.id] for m in mems]
+                self._index_text("id IN (SELECT id FROM stage_memories)", [])
+            tagged = ((pk, t) for pk, m in zip(pks, mems, strict=True) for t in m.tags)
+            c.executemany("INSERT INTO stage_tags VALUES (?, ?)", tagged)
             c.execute("INSERT OR IGNORE INTO tags(name) SELECT DISTINCT name FROM stage_tags")
             c.execute(
-                "INSERT OR IGNORE INTO memory_tags(memory_pk, tag_id) SELECT m.pk, t.id FROM stage_tags s "
-                "JOIN memories m ON m.id = s.memory_id JOIN tags t ON t.name = s.name"
+                "INSERT OR IGNORE INTO memory_tags(memory_pk, tag_id) SELECT s.memory_pk, t.id FROM stage_tags s "
+                "JOIN tags t ON t.name = s.name"
             )
             c.execute("DELETE FROM stage_memories")
             c.execute("DELETE FROM stage_tags")
-        return len(mems)
+        return pks
 
     def _insert(self, mem: Memory, git_commit: str | None = None) -> None:
         cur = self.conn.execute(

@@ -625,6 +625,20 @@ CREATE TABLE store_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROW
     )
 )
 
+MIGRATIONS.append(
+    (
+        15,
+        "entities still to extract: memories an import stored before their entities were read",
+        """
+-- A large import stores and indexes the text first and leaves each memory's entities to a pass after it (the
+-- daemon's, or the next reader of entities): one row per memory whose entities are not known yet, written in the
+-- same transaction as the memory, deleted in the same transaction as its entities.
+CREATE TABLE entities_pending (memory_pk INTEGER PRIMARY KEY REFERENCES memories(pk) ON DELETE CASCADE);
+""",
+        None,
+    )
+)
+
 LATEST = MIGRATIONS[-1][0]
 
 _BOOKKEEPING = (

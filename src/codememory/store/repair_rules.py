@@ -192,6 +192,7 @@ SPECS: tuple[TableSpec, ...] = (
     ),
     TableSpec("entities", {"id": is_int, "name": is_label, "type": is_label}),
     TableSpec("memory_entities", {"memory_pk": is_int, "entity_id": is_int}),
+    TableSpec("entities_pending", {"memory_pk": is_int}),
     TableSpec(
         "sessions",
         dict.fromkeys(ROW_COLUMNS.split(", "), _anything),
