@@ -20,8 +20,7 @@ weight at each of `--weights` (0: the control, ranking that ignores the record; 
 injection bars scaled by each of `--scales` (answer and keep bars times the scale: one precision-recall curve per
 weight), each asked as a new session would ask it (the record of every earlier session counts: the next pass), and
 without counting an access. Printed: the curves, then each weight's precision interpolated at the control's recall
-levels. `--max-sink` shows what a stronger sink than the shipped one would do; `--no-entity-bar` what the record
-did before it took part in the decision on entity-only candidates (proactive.ENTITY_BAR).
+levels. `--max-sink` shows what a stronger sink than the shipped one would do.
 """
 
 from __future__ import annotations
@@ -184,16 +183,12 @@ def main() -> None:
     parser.add_argument("--scales", default="0.5,0.75,1,1.25,1.5,2", help="the inject bars scaled, for --feedback")
     parser.add_argument("--max-sink", type=float, help="--feedback with the factor's floor at 1 - this (shipped 0.35)")
     parser.add_argument("--pass", dest="only_pass", type=int, help="only the calls of this pass of a --passes run")
-    parser.add_argument(
-        "--no-entity-bar", action="store_true", help="entity-only candidates kept whatever their record (as before)"
-    )
     args = parser.parse_args()
     from codememory import Store
     from codememory.retrieval import evidence, proactive
     from codememory.retrieval.decision import Bars
 
     proactive.SPLIT_REQUEST = not args.whole
-    proactive.ENTITY_BAR = not args.no_entity_bar
     pairs = load(args.run, args.data, own=args.own_call, only_pass=args.only_pass)
     store = Store.open(args.run / "project")
     key = calibration_key(store)

@@ -260,6 +260,49 @@ def test_names_in_a_commit_message_are_not_a_use(store: Store) -> None:
     assert exposure(store, limit)["used_at"] is None
 
 
+CLAUDE_COMMIT = """git add app/api/photos.py && git commit -m "$(cat <<'EOF'
+{message}
+
+Co-Authored-By: Claude <noreply@anthropic.com>
+EOF
+)\""""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        CLAUDE_COMMIT,  # the form Claude Code writes
+        CLAUDE_COMMIT.replace("commit -m ", "commit --message="),
+        "git commit -am '{message}'",
+        'git commit -m"{message}"',
+        "git commit --message='{message}'",
+    ],
+)
+def test_a_commit_in_the_memorys_form_counts_however_the_message_is_given(store: Store, command: str) -> None:
+    convention = add(store, CONVENTIONAL)
+    shown(store, convention, at_query="commit the fix")
+    message = "fix(hash): include env var values in task keys"
+    capture(store, turn(call("bash", 1, command=command.format(message=message))))
+    got = exposure(store, convention)
+    assert got["used_by"] == "entity" and message in got["evidence"]
+
+
+def test_names_in_a_heredoc_commit_message_are_not_a_use(store: Store) -> None:
+    limit = add(store, LIMIT)
+    shown(store, limit, at_query="raise the photo limit")
+    message = "feat: raise UPLOAD_MAX_BYTES in app/api/photos.py to 25 MB"
+    capture(store, turn(call("bash", 1, command=CLAUDE_COMMIT.format(message=message).replace("app/api/", "api/"))))
+    assert exposure(store, limit)["used_at"] is None
+
+
+def test_taking_the_message_out_leaves_the_rest_of_the_command(store: Store) -> None:
+    """The message `photos` is also part of the path the same command adds: only the message goes."""
+    limit = add(store, LIMIT)
+    shown(store, limit, at_query="raise the limit")
+    capture(store, turn(call("bash", 1, command="git add app/api/photos.py && git commit -m 'photos'")))
+    assert exposure(store, limit)["used_by"] == "entity"
+
+
 # ------------------------------------------------------------------------------------------ phrases
 JOBS = "Since 0.9 the default --jobs is the number of logical CPUs minus one, at most 8: CI ran out of memory."
 
@@ -322,6 +365,18 @@ def test_two_memories_that_explain_a_call_as_well_are_both_used(store: Store) ->
     shown(store, walker, order, at_query="dotfiles are not task inputs")
     capture(store, turn(call("edit", 1, filePath=f"{store.root}/src/inputs.rs", oldString="x", newString="y")))
     assert exposure(store, walker)["used_by"] == exposure(store, order)["used_by"] == "entity"
+
+
+def test_which_memory_explains_a_call_better_is_judged_on_the_text_as_shown(store: Store) -> None:
+    """An edit of the walker memory after it was shown names `hash_inputs` too; the session was shown the text
+    without it, so the call's `hash_inputs` is still the other memory's."""
+    walker = add(store, "Task inputs are walked in src/inputs.rs by collect_inputs.")
+    hashing = add(store, "The `hash_inputs` function must sort the paths before hashing them.")
+    shown(store, walker, hashing, at_query="dotfiles are not task inputs")
+    store.edit(walker, text="Task inputs are walked in src/inputs.rs by collect_inputs, then hash_inputs hashes them.")
+    code = "let key = hash_inputs(collect_inputs(root));"
+    capture(store, turn(call("edit", 1, filePath=f"{store.root}/src/inputs.rs", oldString="x", newString=code)))
+    assert exposure(store, walker)["used_by"] == exposure(store, hashing)["used_by"] == "entity"
 
 
 # ------------------------------------------------------------------------------------ cited, fetched

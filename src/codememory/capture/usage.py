@@ -41,16 +41,17 @@ from codememory.core.model import ID_RE
 from codememory.store.database import Database
 from codememory.store.usage import Exposure, Outcome, Shown
 from codememory.text.usage_cues import (
+    MAX_CUE_TERMS,
     MAX_TERMS,
     Action,
     Prohibition,
     Term,
-    commit_messages,
     copied_phrase,
     follows_commit_form,
     memory_terms,
     new_terms,
     prohibitions,
+    said_without_commit_messages,
     term_in,
 )
 from codememory.text.usage_cues import violation as rule_violation
@@ -196,7 +197,7 @@ def _kept_cues(exposure: Exposure) -> tuple[list[Term], list[Prohibition]] | Non
         rules = [Prohibition(t, k, c) for t, k, c in data["rules"] if all(isinstance(v, str) for v in (t, k, c))]
     except (ValueError, TypeError, KeyError):
         return None
-    return terms[:MAX_TERMS], rules[:MAX_TERMS]
+    return terms[:MAX_CUE_TERMS], rules[:MAX_TERMS]
 
 
 # ------------------------------------------------------------------------------------------ turns
@@ -264,9 +265,7 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         at = _at(call, turn)
         action = action_of(call)
         said = action.haystack()
-        low = said.lower()
-        for message in commit_messages(action):  # the agent's account of its work, not an act on a memory
-            low = low.replace(message.lower(), " ")
+        low = said_without_commit_messages(action).lower()
         for mid in set(_ID_RE.findall(said)) & set(by_id) - used:
             if _shown_before(by_id[mid], at):
                 use(mid, "cited", at, f"{call.tool} names {mid}")
@@ -279,12 +278,9 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         found = {
             mid: hits for mid, (terms, _) in cues.items() if (hits := _hits(terms, action, low, known, by_id[mid], at))
         }
-        texts: dict[str, str] = {}
-        if len(found) > 1 and any(mid in unused for mid in found):
-            texts = {m: t for m, (_, t) in db.memory_texts(list(found)).items()}
         for mid in list(unused):
             credited = found.get(mid)
-            if credited and not _explained_better(mid, found, texts):
+            if credited and not _explained_better(mid, found, cues):
                 use(mid, "entity", at, f"{call.tool}: {', '.join(credited[:3])}")
         for mid, stated in list(rules.items()):
             if not _shown_before(by_id[mid], at):
@@ -325,18 +321,20 @@ def _hits(terms: Sequence[Term], action: Action, low: str, known: list[str], sho
     return out
 
 
-def _explained_better(mid: str, found: Mapping[str, list[str]], texts: Mapping[str, str]) -> bool:
-    """Whether another memory shown to the session explains this call's terms better than this one: its text holds
-    every term of the call this one holds, and it accounts for more of the call's terms than this one does (`.git`
-    and `.brisk` written into code that walks a task's inputs are the memory's about skipping them there, which also
-    names `filter_entry`, not the one that mentions them about the file watcher). Two that account for as much are
-    both credited."""
+def _explained_better(
+    mid: str, found: Mapping[str, list[str]], cues: Mapping[str, tuple[list[Term], list[Prohibition]]]
+) -> bool:
+    """Whether another memory shown to the session explains this call's terms better than this one: its cues (its
+    terms and its text as shown, kept when it was first shown) hold every term of the call this one holds, and it
+    accounts for more of the call's terms than this one does (`.git` and `.brisk` written into code that walks a
+    task's inputs are the memory's about skipping them there, which also names `filter_entry`, not the one that
+    mentions them about the file watcher). Two that account for as much are both credited."""
     mine = {h.lower() for h in found[mid]}
 
     def covered(of: set[str], by: str) -> set[str]:
-        """The terms of `of` that `by` holds, by its hits in this call or its text."""
+        """The terms of `of` that `by` holds, by its hits in this call or its cues."""
         theirs = {h.lower() for h in found.get(by, [])}
-        text = texts.get(by, "").lower()
+        text = "\n".join(t.text for t in cues.get(by, ([], []))[0]).lower()
         return {h for h in of if h in theirs or term_in(h, text, lowered=True)}
 
     for other in found.keys() - {mid}:

@@ -16,8 +16,7 @@ it sinks (and so gives a pin up sooner); used, it rises. A sunk memory must also
 likelihood moved by that factor: feedback can take it out of what is shown, not only hand its slot to the next
 candidate.
 A memory only the entity retriever found (it names an entity the step names, and nothing else vouches for it) has
-no likelihood to move; with ENTITY_BAR on (off as shipped: see there), it drops out once agents shown it in several
-sessions never used it.
+no likelihood to move: feedback does not take it out.
 When the caller names the step's latest tool call (`step`, retrieval/step.py), the step decides as well: a memory
 about what the call touches (its file, its folder, its command) is shown on that evidence, and after a routine call
 (looking around, checking, running the tests) the call's own words find nothing: only the request's memories and the
@@ -84,18 +83,6 @@ LATER_REQUEST_LIKELIHOOD = 0.5
 # gotcha about a file is needed when the agent opens the file; 0.05 held back one labelled call more on two of the
 # three scenarios and nothing on the third: not worth hiding a gotcha from an edit the request did not announce).
 QUIET_STEP_LIKELIHOOD = 0.0
-# A memory found by the entity retriever alone (it names an entity the step names; no ranking of the step's words
-# kept it, the step's call does not touch it) stands on a shared name: partial evidence, with no likelihood for a bar
-# to judge. It keeps that way in only while agents shown it did not keep ignoring it: shown in this many sessions
-# (the record's decayed count, within half a session: two recent ones, or three a little under a half-life ago) and
-# used in none, a shared name is no longer enough. One ignored showing is not (an agent may not have
-# needed it that time), and a memory used at all stays (use detection misses uses that leave no trace, such as a
-# convention followed without writing any of its words: a low use rate is no proof of irrelevance).
-ENTITY_IGNORED_SESSIONS = 2.0
-# Off: measured on the three released agent-view scenarios (benchmarks/README.md, "Ranking after feedback"), the bar
-# took out only memories the steps needed (a warning heeded leaves no trace for use detection to see) and never an
-# irrelevant one; on, an entity-only candidate shown in ENTITY_IGNORED_SESSIONS sessions and never used is left out.
-ENTITY_BAR = False
 
 
 @dataclass
@@ -223,23 +210,6 @@ def _follow_turn(found: dict[int, _Candidate], asked_for: set[int], request_like
         found.pop(pk)
 
 
-def _bar_entity_only(
-    db: Database, found: dict[int, _Candidate], entity_only: set[int], moved: dict[int, Factor], session_id: str | None
-) -> None:
-    """Take out the candidates that only the entity retriever found (a shared name, see ENTITY_IGNORED_SESSIONS)
-    whose usefulness record says agents shown them kept ignoring them. The record decides alone here: with no
-    record, or `[usefulness] weight = 0`, nothing changes; a candidate the step's call touches has evidence of its
-    own and stays. Their factors are kept in `moved` (the caller moves every score by them)."""
-    weak = [pk for pk in entity_only if pk in found and "step" not in found[pk].why]
-    if not weak:
-        return
-    moved.update(factors(db, [pk for pk in weak if pk not in moved], session_id))
-    for pk in weak:
-        record = moved.get(pk)
-        if record is not None and record.used <= 0.0 and record.shown > ENTITY_IGNORED_SESSIONS - 0.5:
-            found.pop(pk)
-
-
 def retrieve(
     db: Database, semantic: Semantic | None, req: RetrieveRequest, entity_names: list[str]
 ) -> tuple[RetrieveResult, list[int]]:
@@ -287,11 +257,9 @@ def retrieve(
             cand = found.setdefault(pk, _Candidate(pk))
             cand.score = (rank_all + LEAD_WEIGHT * rank_lead) / (1.0 + LEAD_WEIGHT)
             cand.why.update(ranked_why(ranking.mode, match, cand.score, fused, explain))
-    entity_only: set[int] = set()
     if entity_names:
         hub = db.memories_with_entities(entity_names, filters, window)
         names_of = db.entities_of([pk for pk, _ in hub])
-        entity_only = {pk for pk, _ in hub if pk not in found}
         for pk, count in hub:
             cand = found.setdefault(pk, _Candidate(pk, why={"retriever": "entity"}))
             cand.score += ENTITY_WEIGHT * count / len(entity_names)
@@ -303,8 +271,6 @@ def retrieve(
     if req.step is not None and FOLLOW_TURN and not req.step.failed:  # a failure's error lines are a question
         _follow_turn(found, asked_for, request_likelihood)
         max_memories = min(max_memories, LATER_MAX)
-    if ENTITY_BAR:
-        _bar_entity_only(db, found, entity_only, moved, req.session_id)
     for pk in excluded:
         found.pop(pk, None)
     notes = stale_notes(db, list(found))

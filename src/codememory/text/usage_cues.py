@@ -14,7 +14,9 @@ in `/home/me/app/jobs.py`.
 "with the area as prefix (api:, jobs:)") gives each example's form as a term of kind `commit`: a `git commit` whose
 message starts the same way (the same type with a scope, `fix(hash): …`; the same plain prefix, `auth: …`) follows
 it. An example is told from prose by what follows its colon (`...`, `,`, `)`, `;` or the end of a code span), not
-a word: "Commit messages: an imperative subject" gives none.
+a word: "Commit messages: an imperative subject" gives none. The message is read as `-m msg`, `-am msg`, `-mmsg`,
+`--message=msg`, or the body of the heredoc in `-m "$(cat <<'EOF' ... EOF)"` (the form Claude Code writes); the
+rest of a commit command, without its message, is where the memory's other terms count.
 
 **Phrases**: an edit that adds a run of PHRASE_WORDS of the memory's own words (at least MIN_PHRASE_CONTENT of
 them not function words) that neither the query it was shown for nor the text the edit replaces holds copies the
@@ -54,6 +56,7 @@ MAX_COMMIT_FORMS = 6
 PHRASE_WORDS = 6  # a run of the memory's words this long, copied into what an edit adds, is a use
 MIN_PHRASE_CONTENT = 3  # of them not function words ("is the number of the" is anyone's)
 MAX_PHRASE_CHARS = 1000  # of a memory's text kept as its phrase cue
+MAX_CUE_TERMS = MAX_TERMS + MAX_COMMIT_FORMS + 1  # a memory's terms, its commit forms and its phrase
 _PHRASE_WORD_RE = re.compile(r"[a-z0-9]+(?:[._'-][a-z0-9]+)*")
 _FUNCTION_WORDS = frozenset(
     "a an the of to in on at is are was be by for with and or as it its this that from not no so if then than".split()
@@ -186,17 +189,65 @@ def commit_forms(text: str) -> list[Term]:
 
 def commit_messages(action: Action) -> list[str]:
     """The messages of the `git commit -m` commands an action's shell commands run."""
-    out: list[str] = []
-    for command in action.shell:
-        for words in _commands(command):
-            if len(words) < 3 or words[0] != "git" or "commit" not in words[1:4]:  # also `git -C dir commit`
+    return [message for command in action.shell for message in _commit_parts(command)[1] if message.strip()]
+
+
+def said_without_commit_messages(action: Action) -> str:
+    """What an action said (its haystack) with its commit messages taken out: a message is the agent's account of
+    its work, not an act on a memory. Only the message arguments go; the rest of the command stays."""
+    shell = [(parts[0] if parts[1] else command) for command in action.shell for parts in [_commit_parts(command)]]
+    return "\n".join([*shell, *action.paths, action.added, action.text])
+
+
+# A message given as `-m "$(cat <<'EOF' ... EOF)"` (the form Claude Code writes): the heredoc's body is the message.
+_HEREDOC_MESSAGE_RE = re.compile(
+    r"""(?P<flag>(?<!\S)(?:-[a-zA-Z]*m|--message=?))[ \t]*(?P<q>["']?)\$\([ \t]*cat[ \t]*<<-?[ \t]*(?P<d>['"]?)"""
+    r"""(?P<tag>\w+)(?P=d)[^\n]*\n(?P<body>.*?)\n[ \t]*(?P=tag)[ \t]*\n\s*\)(?P=q)""",
+    re.DOTALL,
+)
+_HELD = "\x00{}\x00"
+_HELD_RE = re.compile(r"\x00(\d+)\x00")
+_MESSAGE_FLAG_RE = re.compile(r"-[a-zA-Z]*m|--message")  # `-m`, `-am`, `-sam`
+_ATTACHED_MESSAGE_RE = re.compile(r"-[a-zA-Z]*?m(.+)|--message=(.*)", re.DOTALL)  # `-m"msg"`, `--message=msg`
+
+
+@functools.lru_cache(maxsize=256)
+def _commit_parts(command: str) -> tuple[str, tuple[str, ...]]:
+    """A shell line split into its words without the `git commit` messages (joined, one command a line) and those
+    messages, or the line as it is and no messages when it commits nothing."""
+    bodies: list[str] = []
+
+    def hold(m: re.Match[str]) -> str:
+        bodies.append(m.group("body"))
+        return f"{m.group('flag').rstrip('=')} {_HELD.format(len(bodies) - 1)}"
+
+    def restore(word: str) -> str:
+        return _HELD_RE.sub(lambda m: bodies[int(m.group(1))], word)
+
+    flat = _HEREDOC_MESSAGE_RE.sub(hold, command)
+    kept: list[str] = []
+    messages: list[str] = []
+    for segment in _SEGMENT_RE.split(flat):
+        tokens = _tokens(segment.strip())
+        words = _program_words(tokens)
+        lead = len(tokens) - len(words)
+        if len(words) < 3 or words[0] != "git" or "commit" not in words[1:4]:  # also `git -C dir commit`
+            kept.append(" ".join(restore(t) for t in tokens))
+            continue
+        skip: set[int] = set()
+        for i, word in enumerate(words):
+            if i in skip:
                 continue
-            for i, word in enumerate(words):
-                if word in ("-m", "--message") and i + 1 < len(words):
-                    out.append(words[i + 1])
-                elif word.startswith("--message="):
-                    out.append(word.removeprefix("--message="))
-    return [message for message in out if message.strip()]
+            if _MESSAGE_FLAG_RE.fullmatch(word) and i + 1 < len(words):
+                messages.append(restore(words[i + 1]))
+                skip.add(i + 1)
+            elif m := _ATTACHED_MESSAGE_RE.fullmatch(word):
+                messages.append(restore(m.group(1) if m.group(1) is not None else m.group(2)))
+                skip.add(i)
+        kept.append(" ".join(restore(t) for j, t in enumerate(tokens) if j - lead not in skip))
+    if not messages:
+        return command, ()
+    return "\n".join(kept), tuple(messages)
 
 
 def commit_subjects(action: Action) -> list[str]:
@@ -256,10 +307,10 @@ def copied_phrase(memory: str, added: str, known: Sequence[str]) -> str | None:
 
 
 def memory_terms(text: str, entities: Iterable[tuple[str, str]] = ()) -> list[Term]:
-    """The distinctive terms a memory states (see the module docstring): its commit forms, its entities of type
-    file, identifier and error (as `text.entities` stored them), then what the text shows on its own. At most
-    MAX_TERMS, unique by case."""
-    found: list[Term] = [*commit_forms(text), Term(text[:MAX_PHRASE_CHARS], "phrase")]
+    """The distinctive terms a memory states (see the module docstring): its entities of type file, identifier and
+    error (as `text.entities` stored them), then what the text shows on its own, at most MAX_TERMS, unique by case;
+    then its commit forms and its phrase (its text as shown), which never take the place of one of those."""
+    found: list[Term] = []
     for name, kind in entities:
         if kind == "file":
             found.append(Term(name, "path"))
@@ -272,12 +323,13 @@ def memory_terms(text: str, entities: Iterable[tuple[str, str]] = ()) -> list[Te
     for m in _SHAPES_RE.finditer(text):
         kind = m.lastgroup or "word"
         found.append(Term(m.group(0).rstrip("."), "setting" if kind == "call" else kind))
-    out: dict[str, Term] = {}
+    forms = commit_forms(text)
+    out: dict[str, Term] = {form.text.lower(): form for form in forms}  # `fix:` is a commit form, not a span too
     for term in found:
         key = term.text.lower()
         if key not in out and distinctive(term):
             out[key] = term
-    return list(out.values())[:MAX_TERMS]
+    return [*list(out.values())[len(forms) :][:MAX_TERMS], *forms, Term(text[:MAX_PHRASE_CHARS], "phrase")]
 
 
 def _bounded(haystack: str, needle: str) -> bool:
@@ -305,16 +357,6 @@ def new_terms(terms: Sequence[Term], context: str) -> list[Term]:
     """The terms not already in `context` (the query a memory was shown for: its words were the agent's already)."""
     low = context.lower()
     return [t for t in terms if not term_in(t.text, low, lowered=True)]
-
-
-def used_terms(terms: Sequence[Term], action: Action) -> list[str]:
-    """The terms an action holds (a commit form: a commit written in it)."""
-    low = action.haystack().lower()
-    return [
-        t.text
-        for t in terms
-        if (follows_commit_form(t.text, action) if t.kind == "commit" else term_in(t.text, low, lowered=True))
-    ]
 
 
 # -------------------------------------------------------------------------------------- prohibitions
