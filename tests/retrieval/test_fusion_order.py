@@ -53,7 +53,20 @@ def test_a_memory_saying_it_changed_a_setting_ranks_above_the_older_one_from_far
     assert [pk for _, pk, _ in before] == [1, 2, 3, 4]  # far more than `supersede` apart
     after = updates_first(before, evidence, lambda older, newer: (older, newer) == (1, 4), W)
     assert [pk for _, pk, _ in after] == [4, 1, 2, 3]
-    assert after[0][2]["supersedes"] == [1]  # whose likelihood it takes on
+    # it names what it passed, but does not take on its likelihood: it is no near-duplicate of it
+    assert after[0][2]["updates"] == [1] and "supersedes" not in after[0][2]
+
+
+def test_a_change_note_takes_on_the_likelihood_only_of_a_memory_it_nearly_repeats() -> None:
+    evidence = {
+        1: Evidence(keyword=0.9, coverage=0.7, meaning=5.3, created_at="2026-06-01T00:00:00Z"),  # snaps to 15 min
+        2: Evidence(keyword=0.3, coverage=0.3, meaning=4.1, created_at="2026-06-02T00:00:00Z"),
+        3: Evidence(meaning=1.8, created_at="2026-06-20T00:00:00Z", changes=True),  # snap changed to 30 min
+    }
+    before = ranked(evidence)
+    after = updates_first(before, evidence, lambda older, newer: older == 1, W, alike=lambda a, b: {a, b} == {1, 3})
+    assert [pk for _, pk, _ in after] == [3, 1, 2]
+    assert after[0][2]["supersedes"] == [1] and "updates" not in after[0][2]
 
 
 def test_a_change_note_stays_put_unless_it_is_newer_updates_the_memory_and_keeps_the_keyword_tier() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from codememory.text.changes import states_change
+from codememory.text.changes import states_change, subject_words
 
 
 @pytest.mark.parametrize(
@@ -40,3 +40,15 @@ def test_a_note_saying_something_changed_is_told(text: str) -> None:
 )
 def test_a_note_stating_a_fact_is_not_taken_for_a_change(text: str) -> None:
     assert not states_change(text)
+
+
+def test_the_words_an_update_shares_leave_out_paths_and_file_names() -> None:
+    answer = subject_words("Uploads are capped at 20 MB by UPLOAD_MAX_BYTES in app/api/photos.py")
+    parser = subject_words(
+        "Parsing errors in app/api/photos.py were in the multipart parser; switched to python-multipart."
+    )
+    assert {"upload_max_bytes", "20", "capped"} <= answer
+    assert not ({"app", "api", "photos", "py"} & (answer | parser))
+    assert (answer & parser) - {"in"} == set()  # nothing but a stop word in common: no update of each other
+    assert {"5", "min", "hammer", "ets"} <= subject_words("Hammer (ETS backend): login 5/min per IP")  # a rate
+    assert "js" not in subject_words("Node.js 18.x") and "18" in subject_words("Node.js 18.x")

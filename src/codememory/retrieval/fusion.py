@@ -215,6 +215,7 @@ def updates_first(
     evidence: dict[int, Evidence],
     updates: Callable[[int, int], bool],
     w: RankWeights,
+    alike: Callable[[int, int], bool] = lambda a, b: False,
 ) -> list[tuple[float, int, dict[str, Any]]]:
     """Move the newest memory that says it changed something (`Evidence.changes`) and is on the subject of one of the
     first `w.head` entries (`updates(older, newer)`: their vectors are as close as an update and what it updates, on
@@ -225,7 +226,9 @@ def updates_first(
     1.29") says so, may share none of the question's words, and ranked anywhere from 2nd to 30th: further apart in
     score than `newer_supersedes` moves, and often too far apart in wording to be a near-duplicate. A change note never
     passes a keyword match holding the query's distinctive words unless it holds them too (the tiers stay). Its parts
-    name the memories it passed (`supersedes`): it is as likely relevant as they are."""
+    name the memories it passed (`updates`); it takes on their likelihood (`supersedes`) only where it is also a
+    near-duplicate of them (`alike`): a note on a neighbouring subject that passed the answer must not be shown on the
+    answer's evidence."""
     changes = [entry for entry in ranked if evidence[entry[1]].changes]
     if not changes:
         return ranked
@@ -252,6 +255,7 @@ def updates_first(
         out.remove(update)
         out.insert(at, update)
         moved.add(update[1])
-        passed = update[2].get("supersedes")
-        update[2]["supersedes"] = [*(passed if isinstance(passed, list) else []), older[1]]
+        key = "supersedes" if alike(older[1], update[1]) else "updates"
+        passed = update[2].get(key)
+        update[2][key] = [*(passed if isinstance(passed, list) else []), older[1]]
     return out

@@ -118,6 +118,7 @@ _QUIET = frozenset(
         "covered",
         "newer_in_tie",
         "supersedes",
+        "updates",
     }
 )
 _SHOWN = frozenset(

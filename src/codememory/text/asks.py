@@ -1,13 +1,17 @@
 """The kind of memory a question asks for, read from its form: "why not X?" asks for a decision or a rejected
 alternative, "why ...?" for a decision, a rejected alternative or a gotcha, "how do I ...?" for a convention, a fact
 (a command) or a gotcha, and a statement of a symptom with no question word ("photos taken on iPhones never get a
-thumbnail") for a gotcha.
+thumbnail": four content words or more and a word of failure, "never", "not", "fails", "wrong", "duplicated") for
+a gotcha; a string of keywords ("redis cache eviction policy config") asks for no kind in particular.
 
 On the four precision splits (benchmarks/data/precision: dev, judge, judge2, judge3), 23 of the 25 answers to
 "why not" questions are decisions or rejected alternatives (16% of the stores' memories), 17 of 18 answers to "why"
 questions are decisions, rejected alternatives or gotchas, 34 of 35 answers to "how do I" conventions, facts or gotchas,
-and 81 of 98 answers to symptom statements gotchas (23% of the memories). Other forms ("what", "which", "where") ask
-for too many kinds to say. English question forms only: any other query asks for nothing in particular.
+and 65 of 71 answers to symptom statements (a word of failure among four content words or more) gotchas (23% of
+the memories). Other forms ("what", "which", "where") ask for too many kinds to say; a statement with no word of
+failure may be a symptom too ("a warden fined a car that had paid"), but a keyword string of the same length
+("redis cache eviction policy config") is no question about a fault. English question forms only: any other
+query asks for nothing in particular.
 """
 
 from __future__ import annotations
@@ -30,6 +34,17 @@ _QUESTION_START_RE = re.compile(
     r"|may|might|has|have|had|any|list|show|find)\b"
 )
 SYMPTOM_WORDS = 4  # content words a statement needs to describe a symptom rather than name a thing to look up
+# A symptom says what goes wrong; without such a word a statement of four words is a keyword lookup ("redis cache
+# eviction policy config"), however long.
+# (Words naming a setting as often as a fault, "timeout", "limit", "null", are left out.)
+_FAILURE_RE = re.compile(
+    r"\b(?:never|not|no|nothing|doesn'?t|don'?t|won'?t|can'?t|cannot|isn'?t|aren'?t|didn'?t|fails?|failed|failing"
+    r"|\w*errors?|\w*exceptions?|nan|unexpected|broken|breaks?|wrong|keeps?|slow|lags?|ignores?|locked"
+    r"|too\s+(?:many|much|high|low|slow|long|big|large|small)|missing|duplicated?|twice|stuck|instead|still|again|already|silently|unable"
+    r"|crash(?:es|ed)?|hangs?|hung|freez(?:es|ing)|froze|died|dies|stops?|stopped|los(?:es?|ing|t)|cut\s+off"
+    r"|disappear(?:s|ed)?|vanish(?:es|ed)?|undefined|corrupt(?:s|ed)?|garbled|truncated|ignored|skipped|off\s+by"
+    r"|an\s+hour\s+off|leak(?:s|ing)|refuses?|rejects?|rejected|denied|mismatch(?:es|ed)?|overwritten)\b"
+)
 
 WHY_NOT = frozenset({"decision", "rejected_alternative"})
 WHY = frozenset({"decision", "rejected_alternative", "gotcha"})
@@ -49,7 +64,9 @@ def asked_categories(query: str) -> frozenset[str] | None:
     if "?" in text or _QUESTION_START_RE.search(text):
         return None
     content = [w for w in words(text) if w not in STOPWORDS and w.isalpha()]
-    return SYMPTOM if len(content) >= SYMPTOM_WORDS else None
+    if len(content) < SYMPTOM_WORDS or not all(w.isascii() for w in content):
+        return None  # a name to look up, or a language whose question words are not read here
+    return SYMPTOM if _FAILURE_RE.search(text) else None
 
 
 def category_fit(asked: frozenset[str] | None, category: str | None) -> float:

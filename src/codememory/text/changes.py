@@ -4,8 +4,8 @@
 A store accumulates: the note that first stated a setting keeps wording the question about it most closely ("which
 Elixir version?" against ".tool-versions: elixir 1.15.7"), while the later note that changed it is the current
 answer. Ranking moves such a change note above the older notes it updates (retrieval/fusion.py `updates_first`); this
-module only reads the wording. English wording only: a note in another language is never taken for a change, and
-ranks as before.
+module only reads the wording, and the words (`subject_words`) a change note and the note it updates share. English
+wording only: a note in another language is never taken for a change, and ranks as before.
 """
 
 from __future__ import annotations
@@ -32,3 +32,25 @@ _CHANGE_RE = re.compile(
 def states_change(text: str) -> bool:
     """Whether the text says that a setting, tool or fact changed (it may update an older note on the same subject)."""
     return _CHANGE_RE.search(text) is not None
+
+
+# A token: what whitespace, brackets, quotes and list punctuation leave. One holding a slash is a path (but "5/min" is
+# a rate), one ending in a short letters-only extension a file name ("Node.js"): both say where
+# something lives, and two notes naming the same file need not be about the same setting.
+_TOKEN_RE = re.compile(r"""[^\s,;()\[\]{}"'`<>]+""")
+_FILE_NAME_RE = re.compile(r"[A-Za-z_][\w-]*(?:\.[\w-]+)*\.[A-Za-z]{1,5}")
+_WORD_RE = re.compile(r"\w+")
+
+
+def subject_words(text: str) -> set[str]:
+    """The words (lower case) of the text outside paths and file names: what an update and the note it updates share
+    (the old value, the setting's name, "Hammer", "pg14", "UPLOAD_MAX_BYTES"), where two notes that only name the
+    same file ("app/api/photos.py") are no more than neighbours. Path pieces were the rare words most often shared by
+    a note and an unrelated change note in a small store (app, api, photos, py)."""
+    out: set[str] = set()
+    for token in _TOKEN_RE.findall(text):
+        token = token.strip(".:!?")
+        if ("/" in token and not token.split("/")[0].isdigit()) or "\\" in token or _FILE_NAME_RE.fullmatch(token):
+            continue
+        out.update(w.lower() for w in _WORD_RE.findall(token))
+    return out
