@@ -147,3 +147,23 @@ def test_the_pass_in_worker_processes_writes_the_same(tmp_path: Path, monkeypatc
         assert store.fill_pending_entities(workers=2) == LINES - 1
         assert store.db.count_entities_pending() == 0
         assert _stored_entities(store) == {**expected, "mem_00000002": {("redis", "database")}}
+
+
+def test_re_running_an_import_fills_what_an_interrupted_pass_left(tmp_path: Path) -> None:
+    expected = _at_once(tmp_path)
+    dump = _dump(tmp_path / "again.jsonl")
+    with _init(tmp_path / "again") as store:
+        store.import_(dump, entities="later")  # as an import whose own pass was stopped before it began
+        assert store.import_(dump).added == 0  # nothing new, yet the store is repaired
+        assert store.db.count_entities_pending() == 0
+        assert _stored_entities(store) == expected
+
+
+def test_a_large_library_import_reads_its_entities_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from codememory.service import transfer
+
+    monkeypatch.setattr(transfer, "IMPORT_BATCH", 20)  # the file is "large": three batches
+    with _init(tmp_path / "large") as store:
+        assert store.import_(_dump(tmp_path / "large.jsonl")).added == LINES
+        assert store.db.count_entities_pending() == 0
+        assert len(store.list(entity="kafka", limit=100)) == LINES // len(TEXTS)

@@ -88,7 +88,7 @@ def import_cmd(
     store = open_store(ctx)
     progress = _Progress()
     # The entities of a large file are read after its text is stored: by the daemon when it serves this project,
-    # else here before the command ends.
+    # else here before the command ends (with whatever an earlier, interrupted pass left).
     entities: EntityTiming = "auto" if _daemon_serves(store.root) else "now"
     try:
         report = import_file(
@@ -108,12 +108,18 @@ def import_cmd(
 
 
 def _daemon_serves(root: Path) -> bool:
-    """A daemon runs and `root` is among the registered projects its background passes go through."""
+    """A daemon of this version runs and `root` is among the registered projects its background passes go through
+    (an older daemon may refuse this store's schema: it would never fill the entities)."""
+    from codememory import __version__
     from codememory.core import registry
+    from codememory.daemon.client import read_info
     from codememory.daemon.files import running_pid
     from codememory.errors import RegistryError
 
     if not running_pid()[0]:
+        return False
+    info = read_info()
+    if info is None or info.get("version") != __version__:
         return False
     try:
         roots = {Path(e["root"]).resolve() for e in registry.load() if isinstance(e.get("root"), str)}

@@ -1,10 +1,11 @@
 """Entities for the memories an import stored before reading them (`entities_pending`, migration 15).
 
 A large import writes and indexes the text and leaves the entities to a pass after it, so what the user waits for
-is the text being searchable. The pass runs in the daemon (a batch per project per poll), or in whichever process
-next reads entities (`fill_pending_entities`). Each batch writes the entities and removes their pending marks in
-one transaction: a pass that is interrupted leaves the rest marked for the next one, never a memory without
-entities for good.
+is the text being searchable. The pass runs in the daemon (a few batches per project per poll) when one serves the
+project; otherwise the import runs it itself before it returns, and any later import (`entities="now"`, the default)
+fills whatever an interrupted pass left. Each batch writes the entities and removes their pending marks in
+one transaction: a pass that is interrupted leaves the rest marked for the next one (the daemon's next poll, or the
+next import; until then entity filters and counts say how many they miss).
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from codememory.core.model import (
 )
 from codememory.core.project import db_path, find_project_root, store_dir
 from codememory.core.provenance import Provenance, local_by_from_fields
+from codememory.core.worker_pool import cores
 from codememory.embedding.semantic import Semantic
 from codememory.errors import AlreadyExists, CodememoryError, InvalidInput, NotFound
 from codememory.retrieval.proactive import (
@@ -56,7 +57,13 @@ from codememory.service.share_files import is_shared_project, write_share_gitign
 from codememory.service.sharing import Sharing, SyncReport
 from codememory.service.store_embedding import EmbeddingAccess
 from codememory.service.store_sessions import SessionAccess
-from codememory.service.transfer import EntityTiming, ImportProgress, export_memories, import_memories
+from codememory.service.transfer import (
+    IMPORT_BATCH,
+    EntityTiming,
+    ImportProgress,
+    export_memories,
+    import_memories,
+)
 from codememory.sessions.service import Sessions
 from codememory.store.database import Database
 from codememory.store.filters import SORT_COLUMNS, Filters
@@ -545,7 +552,7 @@ class Store(EmbeddingAccess, SessionAccess):
         remap: Sequence[str] = (),
         progress: ImportProgress | None = None,
         own: bool = False,
-        entities: EntityTiming = "auto",
+        entities: EntityTiming = "now",
     ) -> ImportReport:
         """Import JSON Lines. Idempotent: records whose id exists (or, without an id, whose exact text
         exists) are skipped. A file with invalid lines imports nothing unless skip_invalid. Every free-form
@@ -554,10 +561,11 @@ class Store(EmbeddingAccess, SessionAccess):
         project paths rewritten in each record's text and source before it is checked. A file of any size is
         streamed; `progress(phase, done, total)` hears of each batch read ("read") and embedded ("embed"). The
         memories are `import` ones (ranked on their content; core/provenance.py) unless `own` says the file is the
-        user's own export. `entities`: the memories' entities are read right after the import when it added up to
-        one batch (5,000) or when "now"; otherwise ("later", or "auto" for a larger file) they are left marked for
-        `fill_pending_entities` (the daemon runs it; until then entity filters and counts miss those memories, and
-        `entities_of` reads theirs from the text)."""
+        user's own export. `entities`: "now" (the default) reads the entities of every memory still without them
+        right after the import (this import's and any an interrupted earlier pass left); "auto" does so only for
+        an import of up to one batch (5,000) and leaves a larger one to a serving daemon; "later" leaves them all.
+        Memories left are marked for `fill_pending_entities` (the daemon runs it; until then entity filters and
+        counts miss those memories, and `entities_of` reads theirs from the text)."""
         report = import_memories(
             self.db,
             self.semantic,
@@ -568,8 +576,14 @@ class Store(EmbeddingAccess, SessionAccess):
             own=own,
             entities=entities,
         )
-        if report.added and self.sharing.on:
-            self.fill_pending_entities()  # the shared text form carries each memory's entities
+        if report.added and self.sharing.on:  # the shared text form carries each memory's entities
+            total = self.db.count_entities_pending()
+
+            def filled(done: int) -> None:
+                if progress is not None and total > IMPORT_BATCH:
+                    progress("entities", done, total)
+
+            self.fill_pending_entities(None, filled, workers=cores() if total > IMPORT_BATCH else 1)
             self.sharing.publish_all()
         return report
 

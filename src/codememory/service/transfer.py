@@ -209,13 +209,15 @@ def import_memories(
     remap: Remapper | None = None,
     progress: ImportProgress | None = None,
     own: bool = False,
-    entities: EntityTiming = "auto",
+    entities: EntityTiming = "now",
 ) -> ImportReport:
     """Import JSON Lines (`Store.import_`, whose docstring says the rules). The lines are read, checked and
     inserted in batches inside one transaction (a file with invalid lines imports nothing unless skip_invalid:
     the transaction is rolled back), then the new memories are embedded in batches, after the commit. Their
-    entities are marked pending in that transaction and, for an import of up to one batch or with
-    `entities="now"`, extracted right after it; a larger one leaves them to the pass after it (entity_backfill.py)."""
+    entities are marked pending in that transaction. With `entities="now"` every memory still pending is then
+    extracted, this import's and any an earlier, interrupted pass left (so re-running any import repairs the
+    store); with "auto" only an import of up to one batch is, a larger one is left to the daemon's pass
+    (entity_backfill.py); with "later" nothing is."""
 
     def lines(stream: IO[Any], what: str) -> Iterator[str | LineTooLong]:
         return capped_lines(stream, IMPORT_LINE_MAX_BYTES, sys.maxsize, what)
@@ -236,13 +238,16 @@ def import_memories(
     else:
         report, new_pks = _import_stream(db, lines(src, "the input"), skip_invalid, remap, progress, origin)
     if entities == "now" or (entities == "auto" and report.added <= IMPORT_BATCH):  # a small one at once
-        total = report.added
+        # "now": everything pending, not only this import's (an earlier pass may have been interrupted)
+        total = db.count_entities_pending() if entities == "now" else report.added
 
         def filled(done: int) -> None:
             if progress is not None and total > IMPORT_BATCH:
                 progress("entities", done, total)
 
-        fill_pending_entities(db, total, filled, workers=cores() if total > IMPORT_BATCH else 1)
+        fill_pending_entities(
+            db, None if entities == "now" else total, filled, workers=cores() if total > IMPORT_BATCH else 1
+        )
     _embed_new(semantic, new_pks, progress)
     return report
 
