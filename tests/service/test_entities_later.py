@@ -167,3 +167,16 @@ def test_a_large_library_import_reads_its_entities_by_default(tmp_path: Path, mo
         assert store.import_(_dump(tmp_path / "large.jsonl")).added == LINES
         assert store.db.count_entities_pending() == 0
         assert len(store.list(entity="kafka", limit=100)) == LINES // len(TEXTS)
+
+
+def test_a_memory_the_shared_files_rewrite_is_no_longer_pending(tmp_path: Path) -> None:
+    from codememory.store.shared import SharedMemory
+
+    with _init(tmp_path / "shared") as store:
+        store.import_(_dump(tmp_path / "shared.jsonl"), entities="later")
+        memory = store.get("mem_00000001")
+        memory.text = "redis cache warms on deploy"
+        store.db.apply_shared([SharedMemory(memory, [("redis", "database")])], [], [], [], local=True)
+        assert store.db.count_entities_pending() == LINES - 1
+        store.fill_pending_entities()  # must not add the old text's entities beside the file's
+        assert _stored_entities(store)["mem_00000001"] == {("redis", "database")}

@@ -169,6 +169,7 @@ class SharedRows(MemoryRows):
                     self._update(pk, mem, keep_review=old_text.get(pk) == mem.text)
                     updated.append(mem.id)
                 c.execute("DELETE FROM memory_entities WHERE memory_pk = ?", (pk,))
+                c.execute("DELETE FROM entities_pending WHERE memory_pk = ?", (pk,))  # its entities are these now
                 if item.entities:
                     c.executemany(
                         "INSERT INTO entities(name, type) VALUES (?, ?) ON CONFLICT(name) DO NOTHING", item.entities
