@@ -149,3 +149,29 @@ def test_import_missing_file(cm: Invoke, tmp_path: Path) -> None:
 
 def test_export_to_a_directory_is_an_error(cm: Invoke, tmp_path: Path) -> None:
     assert_error(cm("export", tmp_path), "directory", code=2)
+
+
+def test_entity_readers_say_how_many_imported_memories_have_no_entities_yet(
+    invoke: Invoke, make_project: Callable[[str], Path], tmp_path: Path
+) -> None:
+    from codememory import Store
+
+    root = make_project("pending")
+    dump = tmp_path / "pending.jsonl"
+    dump.write_text("".join(json.dumps({"text": f"kafka consumer {i} lags behind"}) + "\n" for i in range(5)))
+    with Store.open(root) as opened:
+        opened.import_(dump, entities="later")  # as a large import whose entities the daemon has not read yet
+    project = ("--project", root)
+    for args in (
+        ("list", "--entity", "kafka"),
+        ("search", "consumer", "--entity", "kafka"),
+        ("retrieve", "-e", "kafka"),
+        ("stats",),
+    ):
+        assert ok_json(invoke(*project, *args, "--json"))["entities_pending"] == 5, args
+        shown = ok(invoke(*project, *args))
+        assert "5 imported memories have no entities yet" in shown.stderr, args
+    assert "entities_pending" not in ok_json(invoke(*project, "list", "--json"))  # no entity filter: nothing missed
+    ok(invoke(*project, "import", dump))  # any later import reads them
+    assert ok_json(invoke(*project, "list", "--entity", "kafka", "--json"))["entities_pending"] == 0
+    assert "no entities yet" not in ok(invoke(*project, "list", "--entity", "kafka")).stderr

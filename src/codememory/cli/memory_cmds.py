@@ -139,16 +139,24 @@ def list_cmd(
     """List memories, newest first by default."""
     from codememory.operations.listing import list_memories
 
-    listed = list_memories(open_store(ctx), sort=sort, order=order, limit=limit, offset=offset, **filter_args(kwargs))
+    filters = filter_args(kwargs)
+    store = open_store(ctx)
+    listed = list_memories(store, sort=sort, order=order, limit=limit, offset=offset, **filters)
     if as_json:
-        render.dump_json(listed.to_dict())
-    elif markdown:
+        result = listed.to_dict()
+        if filters.get("entity"):
+            render.note_entities_pending(store, result)
+        render.dump_json(result)
+        return
+    if markdown:
         click.echo(render.memories_markdown("Memories", listed.memories))
     elif not listed.memories:
         click.echo("No memories.", err=True)
     else:
         for mem in listed.memories:
             click.echo(render.memory_text(mem))
+    if filters.get("entity"):
+        render.note_entities_pending(store, None)
 
 
 # --------------------------------------------------------------------------- show

@@ -15,6 +15,7 @@ from codememory.text.context_render import FIELD_CHARS, one_line, quoted
 if TYPE_CHECKING:  # the renderers only read these: a command module importing render stays light
     from codememory.core.model import Memory
     from codememory.operations.get import MemoryDetail
+    from codememory.service.project_store import Store
 
 
 def dump_json(data: Any) -> None:
@@ -182,3 +183,21 @@ def memories_markdown(title: str, memories: list[Memory]) -> str:
         lines.append("_None._")
     lines.extend(memory_markdown(m) for m in memories)
     return "\n".join(lines)
+
+
+def entities_pending_note(count: int) -> str:
+    """Said beside results an entity filter or entity counts chose, while an import's entities are still unread
+    (those memories are not matched by entity until they are)."""
+    return (
+        f"({count} imported memories have no entities yet, so entity filters and counts miss them; the daemon reads "
+        "them, or any `codememory import` does)"
+    )
+
+
+def note_entities_pending(store: Store, result: dict[str, Any] | None) -> None:
+    """Add `entities_pending` to a --json `result`, or print the note (standard error) when there are any."""
+    count = store.db.count_entities_pending()
+    if result is not None:
+        result["entities_pending"] = count
+    elif count:
+        click.echo(click.style(entities_pending_note(count), dim=True), err=True)

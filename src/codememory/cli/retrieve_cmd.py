@@ -69,8 +69,9 @@ def retrieve(
     from codememory.operations.retrieve import retrieve as retrieve_memories
     from codememory.text.privacy import scrub_message
 
+    store = open_store(ctx)
     result = retrieve_memories(
-        open_store(ctx),
+        store,
         request["query_expansion"],
         entities=request["entities"],
         pinned=request["pinned_memory_ids"],
@@ -80,10 +81,15 @@ def retrieve(
         remote=remote,
     )
     if as_json:
-        render.dump_json(result.to_dict())
+        answer = result.to_dict()
+        if request["entities"]:
+            render.note_entities_pending(store, answer)
+        render.dump_json(answer)
         return
     if not result.memories:
         click.echo("Nothing relevant.", err=True)
+    if request["entities"]:
+        render.note_entities_pending(store, None)
     remote_status = getattr(result, "remote", None)
     if remote_status is not None and remote_status.error:
         click.echo(f"codememory: warning: local memories only: {scrub_message(remote_status.error)}", err=True)

@@ -137,9 +137,13 @@ def search(
 
         result = search_memories(open_store(ctx), text, **options).to_dict()
     if as_json:
+        if options.get("entity"):
+            render.note_entities_pending(open_store(ctx), result)
         render.dump_json(result)
         return
     _print_result(text, result, offset, limit, markdown, explain, show_all)
+    if options.get("entity"):
+        render.note_entities_pending(open_store(ctx), None)
 
 
 def _print_result(

@@ -23,11 +23,15 @@ def stats(ctx: click.Context, tags: bool, agents: bool, as_json: bool) -> None:
     """Counts, categories, tags, agents and store size."""
     from codememory.operations.stats import stats as store_stats
 
-    data = store_stats(open_store(ctx), tags=tags, agents=agents)
+    store = open_store(ctx)
+    data = store_stats(store, tags=tags, agents=agents)
     if as_json:
-        render.dump_json(data.to_dict())
+        result = data.to_dict()
+        render.note_entities_pending(store, result)
+        render.dump_json(result)
         return
     _print(data)
+    render.note_entities_pending(store, None)
 
 
 def _print(data: Stats) -> None:
