@@ -35,7 +35,7 @@ def import_file(
     remap: Sequence[str] = (),
     progress: ImportProgress | None = None,
     own: bool = False,
-    entities: EntityTiming = "auto",
+    entities: EntityTiming = "now",
 ) -> ImportReport:
     """Import the memories of a JSON Lines `file` ('-': standard input); with `skip_invalid`, the valid lines of a
     file that has invalid ones; `remap`: "OLD=NEW" project paths rewritten; `progress(phase, done, total)`; `own`:
