@@ -180,3 +180,19 @@ def test_a_memory_the_shared_files_rewrite_is_no_longer_pending(tmp_path: Path) 
         assert store.db.count_entities_pending() == LINES - 1
         store.fill_pending_entities()  # must not add the old text's entities beside the file's
         assert _stored_entities(store)["mem_00000001"] == {("redis", "database")}
+
+
+def test_a_shared_store_reports_the_entity_pass_it_runs_after_a_large_import(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from codememory.operations.share import share_on
+    from codememory.service import transfer
+
+    monkeypatch.setattr(transfer, "IMPORT_BATCH", 20)  # the file is "large": three batches
+    heard: list[tuple[str, int, int | None]] = []
+    with _init(tmp_path / "shared-large") as store:
+        share_on(store)
+        # as the CLI asks when a daemon serves the project: the text form needs the entities all the same
+        store.import_(_dump(tmp_path / "shared-large.jsonl"), entities="auto", progress=lambda *e: heard.append(e))
+        assert store.db.count_entities_pending() == 0
+        assert ("entities", LINES, LINES) in heard

@@ -23,7 +23,6 @@ from codememory.core.model import (
 )
 from codememory.core.project import db_path, find_project_root, store_dir
 from codememory.core.provenance import Provenance, local_by_from_fields
-from codememory.core.worker_pool import cores
 from codememory.embedding.semantic import Semantic
 from codememory.errors import AlreadyExists, CodememoryError, InvalidInput, NotFound
 from codememory.retrieval.proactive import (
@@ -58,11 +57,11 @@ from codememory.service.sharing import Sharing, SyncReport
 from codememory.service.store_embedding import EmbeddingAccess
 from codememory.service.store_sessions import SessionAccess
 from codememory.service.transfer import (
-    IMPORT_BATCH,
     EntityTiming,
     ImportProgress,
     export_memories,
     import_memories,
+    read_pending_entities,
 )
 from codememory.sessions.service import Sessions
 from codememory.store.database import Database
@@ -576,14 +575,8 @@ class Store(EmbeddingAccess, SessionAccess):
             own=own,
             entities=entities,
         )
-        if report.added and self.sharing.on:  # the shared text form carries each memory's entities
-            total = self.db.count_entities_pending()
-
-            def filled(done: int) -> None:
-                if progress is not None and total > IMPORT_BATCH:
-                    progress("entities", done, total)
-
-            self.fill_pending_entities(None, filled, workers=cores() if total > IMPORT_BATCH else 1)
+        if report.added and self.sharing.on:
+            read_pending_entities(self.db, progress)  # the shared text form carries each memory's entities
             self.sharing.publish_all()
         return report
 

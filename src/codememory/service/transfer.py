@@ -237,19 +237,24 @@ def import_memories(
             raise InvalidInput(f"cannot read {src}: {exc.strerror}") from None
     else:
         report, new_pks = _import_stream(db, lines(src, "the input"), skip_invalid, remap, progress, origin)
-    if entities == "now" or (entities == "auto" and report.added <= IMPORT_BATCH):  # a small one at once
-        # "now": everything pending, not only this import's (an earlier pass may have been interrupted)
-        total = db.count_entities_pending() if entities == "now" else report.added
-
-        def filled(done: int) -> None:
-            if progress is not None and total > IMPORT_BATCH:
-                progress("entities", done, total)
-
-        fill_pending_entities(
-            db, None if entities == "now" else total, filled, workers=cores() if total > IMPORT_BATCH else 1
-        )
+    if entities == "now":  # everything pending, not only this import's: an earlier pass may have been cut short
+        read_pending_entities(db, progress)
+    elif entities == "auto" and report.added <= IMPORT_BATCH:  # a small one at once
+        read_pending_entities(db, progress, report.added)
     _embed_new(semantic, new_pks, progress)
     return report
+
+
+def read_pending_entities(db: Database, progress: ImportProgress | None, limit: int | None = None) -> int:
+    """The entity pass as part of an import: up to `limit` (None: every) memory still pending, on every core when
+    there are more than a batch, reported as the import's "entities" phase."""
+    total = db.count_entities_pending() if limit is None else limit
+
+    def filled(done: int) -> None:
+        if progress is not None and total > IMPORT_BATCH:
+            progress("entities", done, total)
+
+    return fill_pending_entities(db, limit, filled, workers=cores() if total > IMPORT_BATCH else 1)
 
 
 class _Aborted(Exception):
