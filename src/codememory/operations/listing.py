@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from codememory.core.model import Memory
-from codememory.core.result import Result
+from codememory.core.result import OMIT_NONE, Result
 
 if TYPE_CHECKING:
     from codememory.service.project_store import Store
@@ -19,6 +19,8 @@ class MemoryList(Result):
     count: int
     total: int
     memories: list[Memory]
+    # with an entity filter (CLI): imported memories whose entities are unread, so not matched by them
+    entities_pending: int | None = field(default=None, metadata=OMIT_NONE)
 
 
 def list_memories(

@@ -53,7 +53,7 @@ def _with_remote(store: Store, result: RetrieveResult, query: str, max_new: int,
         )
         tokens += cost
     status.hits = len(memories) - len(result.memories)
-    return OrgRetrieveResult(memories, tokens, result.degraded, result.degraded_reason, status)
+    return OrgRetrieveResult(memories, tokens, result.degraded, result.degraded_reason, remote=status)
 
 
 def retrieve(

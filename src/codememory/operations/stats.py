@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from codememory.core.result import FLATTEN, Result
+from codememory.core.result import FLATTEN, OMIT_NONE, Result
 from codememory.operations.consolidate import ConsolidationStats, consolidation_stats
 from codememory.service.results import StoreStats
 
@@ -22,6 +22,7 @@ class Stats(Result):
     store: StoreStats = field(metadata=FLATTEN)
     llm_spend: dict[str, Any]
     consolidation: ConsolidationStats  # runs, memories they consolidated, squashed, decayed, linked
+    entities_pending: int | None = field(default=None, metadata=OMIT_NONE)  # in the CLI: imported, entities unread
 
 
 def stats(store: Store, *, tags: bool = False, agents: bool = False) -> Stats:

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from codememory.core.bounded_input import check_query
 from codememory.core.config import ContextConfig
-from codememory.core.result import Result
+from codememory.core.result import OMIT_NONE, Result
 from codememory.errors import InvalidInput
 from codememory.retrieval.decision import Bars, best_likelihood
 from codememory.retrieval.search import Ranking, prefetch_phrases, rank_phrases, relevance_bars, stale_notes
@@ -133,6 +133,8 @@ class RetrieveResult(Result):
     tokens: int  # estimated tokens of the memories' text, within the budget
     degraded: bool  # part of retrieval failed (e.g. no embedding model): see degraded_reason
     degraded_reason: str | None
+    # with an entity filter (CLI): imported memories whose entities are unread, so not matched by them
+    entities_pending: int | None = field(default=None, metadata=OMIT_NONE)
 
 
 @dataclass

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from codememory.core.bounded_input import check_query
 from codememory.core.dates import now_utc
 from codememory.core.model import Memory
-from codememory.core.result import FLATTEN, Result, json_key
+from codememory.core.result import FLATTEN, OMIT_NONE, Result, json_key
 from codememory.embedding.semantic import NOT_CONFIGURED
 from codememory.errors import InvalidInput
 from codememory.retrieval.decision import Bars, decide
@@ -90,6 +90,8 @@ class SearchResult(Result):
     mode: str = "lexical"  # "hybrid", "lexical" or "semantic": what actually ranked the results
     degraded: bool = False  # semantic search was wanted but unavailable (see degraded_reason)
     degraded_reason: str | None = None
+    # with an entity filter (CLI): imported memories whose entities are unread, so not matched by them
+    entities_pending: int | None = field(default=None, metadata=OMIT_NONE)
     held_back: int = 0  # candidates the relevance decision left out (not likely relevant enough)
 
     def to_dict(self) -> dict[str, Any]:
