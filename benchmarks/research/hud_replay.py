@@ -101,6 +101,8 @@ def score(store: Any, pairs: list[Pair], with_step: bool = True) -> dict[str, fl
             token_budget=request.get("token_budget", 1500),
             touch=False,
             step=step,
+            # how many leading phrases are the request (a plugin that sends it; older traces: the first phrase)
+            **({"request_phrases": request["request_phrases"]} if "request_phrases" in request else {}),
         )
         shown = [m.id for m in result.memories]
         hits = len(set(shown) & set(relevant))

@@ -185,6 +185,27 @@ def test_retrieve_judges_the_step_the_plugin_names(shared: tuple[Daemon, Path, l
     assert bad.status == 422 and "\n" not in bad.data["error"]
 
 
+def test_retrieve_counts_the_request_phrases_the_plugin_names(shared: tuple[Daemon, Path, list[str]]) -> None:
+    """`request_phrases`: how many leading phrases are the request. A long request's second phrase is the request's,
+    so what it found stays after a routine call; with none (empty user text) nothing the phrases found is the
+    request's, so nothing stays; a count that is not a small non-negative integer is refused with one line."""
+    d, project, ids = shared
+    client = d.client()
+    phrases = ["outbound HTTP calls in the webhook worker: httpx or requests?", "deploys after the billing batch"]
+    routine = {"tool": "bash", "args": {"command": "git status --short"}, "error": False}
+    body = retrieve_body(project, query_expansion=phrases, step=routine)
+
+    def shown(**more: Any) -> list[str]:
+        return [m["id"] for m in client.request("POST", "/retrieve", {**body, **more}).data["memories"]]
+
+    assert shown() == [ids[0]]  # the default, one: the second phrase is taken for a tool call's
+    assert set(shown(request_phrases=2)) == {ids[0], ids[2]}
+    assert shown(request_phrases=0) == []
+    for bad in (-1, "2", 99, True):
+        refused = client.request("POST", "/retrieve", {**body, "request_phrases": bad})
+        assert refused.status == 422 and "\n" not in refused.data["error"]
+
+
 def test_parallel_requests_share_one_open_store(shared: tuple[Daemon, Path, list[str]]) -> None:
     d, project, ids = shared
     failures: list[str] = []

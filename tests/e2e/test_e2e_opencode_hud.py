@@ -173,3 +173,34 @@ def test_a_turns_later_steps_show_the_request_and_the_touched_file_and_a_chore_t
     assert len(chores) == 3
     for view in chores:
         assert view.hud == [], view.hud_ids()
+
+
+# four sentences: the plugin sends the first three as one phrase and the fourth as the next, both the request's
+LONG_REQUEST = (
+    "Add a healthcheck endpoint to the admin app. Return 200 with the build version. Keep the handler small. "
+    "Then run the Alembic database migrations before the integration tests."
+)
+
+
+def test_a_later_step_keeps_what_a_long_requests_later_sentences_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The memory only the request's fourth sentence calls for (the migrations) is the request's: the turn's later
+    call, after the agent opened a file it does not name, still shows it."""
+    project = make_git_project(tmp_path / "admin")
+    (project / "admin").mkdir()
+    (project / "admin" / "app.py").write_text("def create_app():\n    return None\n", "utf-8")
+    script = Script(
+        [
+            Reply(tool_calls=[ToolCallSpec("read", {"filePath": str(project / "admin" / "app.py")})]),
+            Reply("The healthcheck goes into admin/app.py; migrations run before the integration tests."),
+        ]
+    )
+    with opencode_session(tmp_path, monkeypatch, project, script, MEMORIES) as (oc, llm, ids):
+        done = oc.run(project, LONG_REQUEST, timeout=300)
+    assert done.returncode == 0, done.stderr
+    views = [opencode_view(b) for b in llm.requests if not is_title_request(b)]
+    assert len(views) == 2  # before the read, after it
+    migrations = ids[MEMORIES[3]]
+    assert migrations in views[0].hud_ids()  # the turn's first call
+    assert migrations in views[1].hud_ids()  # a later call: still the request's

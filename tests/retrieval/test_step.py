@@ -235,3 +235,59 @@ def test_a_weak_request_memory_is_shown_at_the_turns_first_call_only(
     monkeypatch.setattr(proactive, "LATER_REQUEST_LIKELIHOOD", 0.7)
     assert shown_at(None) == ["reverse"]  # the turn's first call
     assert shown_at(elsewhere, "read internal/api/doc.go") == []  # a later call, a step about something else
+
+
+LONG_REQUEST = (
+    "Add EU reverse charge to the VAT calculation for business customers. Keep the API the same. Update the changelog.",
+    "Then run the integration tests against Postgres with make test-db.",
+)
+
+
+def test_a_later_call_keeps_what_the_requests_later_sentences_found(project: Path, ids: dict[str, str]) -> None:
+    """A long request comes as two phrases (its first sentences, then the rest; the plugin says so with
+    request_phrases=2): what its later sentences found is the request's, and stays at a later call as it does when
+    the request comes as one phrase. Counted as a tool phrase, it would leave."""
+    names = {v: k for k, v in ids.items()}
+    edit = step_from_call("edit", {"filePath": f"{project.resolve()}/internal/tax/compute.go"})
+    with Store.open(project) as store:
+        whole = store.retrieve([" ".join(LONG_REQUEST), "edit internal/tax/compute.go"], step=edit, touch=False)
+        split = store.retrieve(
+            [*LONG_REQUEST, "edit internal/tax/compute.go"], step=edit, touch=False, request_phrases=2
+        )
+        as_tool = store.retrieve([*LONG_REQUEST, "edit internal/tax/compute.go"], step=edit, touch=False)
+    assert {"reverse", "testdb"} <= {names[m.id] for m in whole.memories}
+    assert {"reverse", "testdb"} <= {names[m.id] for m in split.memories}
+    assert "testdb" not in {names[m.id] for m in as_tool.memories}  # request_phrases=1: the second phrase is a tool's
+
+
+def test_without_a_request_what_the_tool_words_found_is_not_the_requests(project: Path, ids: dict[str, str]) -> None:
+    """An empty user text (request_phrases=0): every phrase is a tool call's, so at a later call what their words
+    found leaves, as it does after a request; taken for the request, it would stay."""
+    names = {v: k for k, v in ids.items()}
+    edit = step_from_call("edit", {"filePath": f"{project.resolve()}/internal/tax/compute_test.go"})
+    with Store.open(project) as store:
+        none = store.retrieve(["integration tests need Postgres"], step=edit, touch=False, request_phrases=0)
+        taken = store.retrieve(["integration tests need Postgres"], step=edit, touch=False)
+        first = store.retrieve(["integration tests need Postgres"], touch=False, request_phrases=0)
+    assert "testdb" in {names[m.id] for m in taken.memories}
+    assert none.memories == []
+    assert "testdb" in {names[m.id] for m in first.memories}  # no step: the phrases still find it
+
+
+def test_a_memory_naming_the_steps_folder_is_no_reason_of_its_own_at_a_later_call(
+    project: Path, ids: dict[str, str]
+) -> None:
+    """A memory an earlier call's words found (a grep) that names the folder of the file the step reads ranks higher,
+    but at a later call of a turn whose request did not find it (a chore here), it leaves like anything else the tool
+    words found; the memory naming the file itself stays."""
+    with Store.open(project) as store:
+        folder = store.add("The invoice layout in internal/pdf uses millimetre margins on A4 pages").memory.id
+    chore = "Fix the typo 'recieve' in the footer comment"
+    read = f"{project.resolve()}/internal/pdf/render.go"
+    step = step_from_call("read", {"filePath": read}, root=str(project.resolve()))
+    phrases = [chore, f"read {read}", "grep invoice layout margins"]
+    with Store.open(project) as store:
+        result = store.retrieve(phrases, step=step, touch=False)
+        unjudged = store.retrieve(phrases, touch=False)
+    assert folder in {m.id for m in unjudged.memories}  # the tool words found it
+    assert [m.id for m in result.memories] == [ids["font"]]

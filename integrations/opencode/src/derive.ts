@@ -6,8 +6,11 @@
 import type { HudInput } from "./messages.ts"
 import { clip, dedupe } from "./text.ts"
 
-/** What `/retrieve` is asked with. */
-export type Derived = { query_expansion: string[]; entities: string[] }
+/**
+ * What `/retrieve` is asked with. `request_phrases`: how many leading phrases are the user's request (a long request
+ * is two; 0 when the user text is empty); without it the daemon takes the first phrase for the request.
+ */
+export type Derived = { query_expansion: string[]; entities: string[]; request_phrases?: number }
 
 /** A derivation: `deriveQuery`, or anything of its signature (`createHooks(ctx, options, { derive })`). */
 export type Deriver = (input: HudInput) => Derived | Promise<Derived>
@@ -64,8 +67,9 @@ function errorLines(output: string): string[] {
 
 /**
  * The default derivation of `/retrieve`'s `query_expansion` and `entities` from the HUD input, for the step at hand:
- * the current request first — its first sentences are the lead phrase, which the daemon weighs as much as all the
- * phrases together (retrieval/proactive.py), the rest of it the next phrase — then at most MAX_TOOL_PHRASES phrases
+ * the current request first — its first sentences are the lead phrase, the rest of it the next phrase, both counted
+ * (`request_phrases`) so the daemon weighs them as much as all the phrases together and holds what they find at the
+ * turn's later calls (retrieval/proactive.py) — then at most MAX_TOOL_PHRASES phrases
  * from the tool calls made since that request, newest first (name + key arguments, then the error lines of a failed
  * or failing call). Entities: the request's paths, identifiers and error names first, then at most
  * MAX_TOOL_ENTITIES from the tool calls. The previous requests' tool calls are not part of the input (hudInput):
@@ -101,8 +105,10 @@ export function deriveQuery(input: HudInput): Derived {
       if (base && base !== p) toolEntities.push(base)
     }
   }
+  const request = dedupe(phrases.filter(Boolean))
   return {
-    query_expansion: dedupe([...phrases.filter(Boolean), ...dedupe(toolPhrases.filter(Boolean)).slice(0, MAX_TOOL_PHRASES)]).slice(0, MAX_PHRASES),
+    query_expansion: dedupe([...request, ...dedupe(toolPhrases.filter(Boolean)).slice(0, MAX_TOOL_PHRASES)]).slice(0, MAX_PHRASES),
+    request_phrases: Math.min(request.length, MAX_PHRASES),
     entities: dedupe([...extractEntities(user), ...dedupe(toolEntities).slice(0, MAX_TOOL_ENTITIES)])
       .filter((e) => e.length <= 200)
       .slice(0, MAX_ENTITIES),

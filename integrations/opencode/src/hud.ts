@@ -40,6 +40,7 @@ export function retrieveBody(
     max_memories: config.maxMemories,
     max_new: config.maxNew,
     token_budget: tokenBudget,
+    ...(typeof derived.request_phrases === "number" ? { request_phrases: derived.request_phrases } : {}),
     ...(config.orgMemory ? { remote: true } : {}),
     ...(step ? { step } : {}),
   }

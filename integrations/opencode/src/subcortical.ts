@@ -98,10 +98,13 @@ export function parseSubcortical(content: unknown): Derived {
  * deterministic ones, deduplicated (case-insensitively) and capped (8 phrases, the daemon uses no more; 24 entities).
  */
 export function mergeDerived(model: Derived, base: Derived): Derived {
-  return {
+  const merged: Derived = {
     query_expansion: dedupe([...model.query_expansion, ...base.query_expansion]).slice(0, MAX_PHRASES),
     entities: dedupe([...model.entities, ...base.entities]).slice(0, MAX_ENTITIES),
   }
+  // the model's phrases come first: the daemon takes its first phrase for the request, as without a count
+  if (!model.query_expansion.length && base.request_phrases !== undefined) merged.request_phrases = base.request_phrases
+  return merged
 }
 
 /**

@@ -47,6 +47,7 @@ test("the daemon's limits: defaults, and options clamped to their ranges", () =>
     max_new: 3,
     token_budget: 1200,
   })
+  assert.equal(retrieveBody(resolveConfig({}, {}), "/repo", SES, { ...derived, request_phrases: 0 }, []).request_phrases, 0)
   const step = { tool: "read", args: { filePath: "/repo/src/client.py" }, error: false }
   assert.deepEqual(retrieveBody(resolveConfig({}, {}), "/repo", SES, derived, [], [], 1200, step).step, step)
   const high = retrieveBody(resolveConfig({ maxMemories: 500, maxNew: 99.6, tokenBudget: 1e9 }, {}), "/repo", SES, derived, [])
@@ -69,6 +70,7 @@ test("the query stays bounded for a long session: the request's phrases and 4 of
   const d = deriveQuery(input)
   assert.ok(d.query_expansion.length <= MAX_PHRASES)
   assert.equal(d.query_expansion.length, 2 + MAX_TOOL_PHRASES) // the request's two phrases (40 sentences), the tools'
+  assert.equal(d.request_phrases, 2) // both the request's: the daemon holds what either found at later calls
   assert.equal(d.entities.length, MAX_ENTITIES)
   assert.ok(d.query_expansion.every((p) => p.length <= 300))
   assert.ok(d.entities.every((e) => e.length <= 200))
@@ -99,6 +101,7 @@ test("through the hooks: /retrieve and /memory/recent get the clamped limits and
     assert.deepEqual([asked.max_memories, asked.max_new], [50, 1])
     assert.ok(asked.token_budget > 0 && asked.token_budget <= 64) // tokenBudget caps the HUD inside the call's budget
     assert.ok(asked.query_expansion.length <= MAX_PHRASES && asked.entities.length <= MAX_ENTITIES)
+    assert.equal(asked.request_phrases, 2)
 
     const hud = output.messages.at(-1).parts[0].text
     assert.deepEqual(hud.split("\n").filter((l) => l.startsWith("- [")).length, MEMORIES.length)

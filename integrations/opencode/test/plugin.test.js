@@ -101,7 +101,24 @@ test("deriveQuery caps phrases and gives nothing for an empty conversation", () 
   const d = deriveQuery(hudInput(many, resolveConfig({ toolWindow: 20 }, {}), []))
   assert.equal(d.query_expansion.length, 4) // "go" is too short to be a phrase; 4 of the tool calls, newest first
   assert.equal(d.query_expansion[0], "read /f19.py")
-  assert.deepEqual(deriveQuery({ userText: "", tools: [], pinned: [] }), { query_expansion: [], entities: [] })
+  assert.equal(d.request_phrases, 0) // no phrase is the request's: the daemon must not take the newest call's for it
+  assert.deepEqual(deriveQuery({ userText: "", tools: [], pinned: [] }), { query_expansion: [], entities: [], request_phrases: 0 })
+})
+
+test("deriveQuery says how many leading phrases are the request: a long request's two, none without user text", () => {
+  const config = resolveConfig({}, {})
+  const edit = assistant(toolPart("edit", { filePath: "/repo/internal/tax/compute.go" }, "ok"))
+  const long = "Add EU reverse charge to the VAT calculation. Keep the API the same. Update the changelog. Then run the integration tests against Postgres with make test-db."
+  const two = deriveQuery(hudInput([user(long), edit], config, []))
+  assert.equal(two.request_phrases, 2)
+  assert.deepEqual(two.query_expansion.slice(0, 3), [
+    "Add EU reverse charge to the VAT calculation. Keep the API the same. Update the changelog.",
+    "Then run the integration tests against Postgres with make test-db.",
+    "edit /repo/internal/tax/compute.go",
+  ])
+  assert.equal(deriveQuery(hudInput([user("Add EU reverse charge to the VAT calculation."), edit], config, [])).request_phrases, 1)
+  const none = deriveQuery({ userText: "", tools: [{ tool: "edit", args: { filePath: "/repo/a.go" }, output: "" }], pinned: [] })
+  assert.deepEqual([none.request_phrases, none.query_expansion], [0, ["edit /repo/a.go"]])
 })
 
 // --------------------------------------------------------------------------------------- formatting

@@ -164,6 +164,9 @@ test("mergeDerived: the model's phrases and entities first, then the determinist
   const m = mergeDerived({ query_expansion: ["A", "b"], entities: ["fetchPayload", "tenacity"] }, { query_expansion: ["a", "c", ...Array.from({ length: 10 }, (_, i) => `d${i}`)], entities: ["FETCHPAYLOAD", "HTTPError"] })
   assert.deepEqual(m.query_expansion, ["A", "b", "c", "d0", "d1", "d2", "d3", "d4"])
   assert.deepEqual(m.entities, ["fetchPayload", "tenacity", "HTTPError"])
+  // the model's phrases lead: the daemon takes the first for the request, as before; without them, the base's count
+  assert.equal("request_phrases" in mergeDerived({ query_expansion: ["A"], entities: [] }, { query_expansion: ["b", "c"], entities: [], request_phrases: 2 }), false)
+  assert.equal(mergeDerived({ query_expansion: [], entities: ["x"] }, { query_expansion: ["b", "c"], entities: [], request_phrases: 2 }).request_phrases, 2)
 })
 
 test("subcorticalMessage carries the user's words and the tool calls, bounded", () => {

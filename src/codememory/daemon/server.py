@@ -76,7 +76,7 @@ class RetrieveBody(RequestBody):
         | Annotated[list[Annotated[str, Field(max_length=MAX_TEXT)]], Field(max_length=MAX_PHRASES_IN)]
     ) = Field(
         description="Phrases describing the current step: a list, or one string whose phrases are separated "
-        "by ';' or new lines. The first 8 are used; the first weighs most (the request itself)."
+        "by ';' or new lines. The first 8 are used; the request's (request_phrases) weigh most."
     )
     entities: Annotated[list[Annotated[str, Field(max_length=200)]], Field(max_length=MAX_LIST)] = Field(
         default_factory=list, description="Libraries, tools, files or errors the step involves."
@@ -100,6 +100,14 @@ class RetrieveBody(RequestBody):
         None, max_length=200, description="The agent's session: recorded with the injection for `codememory explain`."
     )
     source: str = Field("opencode", min_length=1, max_length=100, description="The calling tool, for the ledger.")
+    request_phrases: int = Field(
+        1,
+        ge=0,
+        le=MAX_PHRASES_IN,
+        strict=True,
+        description="How many leading phrases are the user's request (a long request comes as two); the rest are "
+        "the tool calls'. 0: the user's text is empty, every phrase is a tool call's.",
+    )
     step: StepCall | None = Field(
         None,
         description="The latest tool call since the request: the step is judged on what it touches (its file, "
@@ -327,6 +335,7 @@ def create_app(state: DaemonState) -> FastAPI:
                 recorder=ledger(state, body.source, body.session_id),
                 remote=body.remote,
                 step=None if body.step is None else step_from_call(**body.step.model_dump(), root=str(root)),
+                request_phrases=body.request_phrases,
             ).to_dict()
             result["call_budget_tokens"] = store.config.context.call_budget_tokens
             semantic = store.semantic

@@ -69,10 +69,12 @@ def retrieve(
     recorder: Recorder | None = None,
     remote: bool = False,
     step: Step | None = None,
+    request_phrases: int = 1,
 ) -> RetrieveResult:
     """The memories for the step (see codememory.retrieval.proactive), none of `exclude` (ids the agent's context
     already carries); with `recorder`, an answer with memories goes to the ledger as a "hud" injection. With
-    `remote`, the organisation's memory is asked too, with the request (the first phrase) as the query."""
+    `remote`, the organisation's memory is asked too, with the request (the first phrase; none when no phrase is the
+    request) as the query."""
     result = store.retrieve(
         query_expansion,
         entities=entities,
@@ -83,8 +85,9 @@ def retrieve(
         exclude=exclude,
         session_id=recorder.session_id if recorder is not None else None,
         step=step,
+        request_phrases=request_phrases,
     )
-    request = next((q for q in query_expansion if q.strip()), "")
+    request = next((q for q in query_expansion if q.strip()), "") if request_phrases else ""
     if remote and request:
         result = _with_remote(store, result, request, max_new, token_budget)
     if recorder is not None:

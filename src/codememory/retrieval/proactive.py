@@ -97,6 +97,9 @@ class RetrieveRequest:
     pinned_min_score: float = ContextConfig.pinned_min_score  # [context] pinned_min_score
     session_id: str | None = None  # the agent's session: its own showings not yet used are still in play
     step: Step | None = None  # the agent's latest tool call (retrieval/step.py); None: the request alone decides
+    # how many leading phrases are the user's request (the rest: the tool calls'); 0: no request text at all, e.g.
+    # a turn whose user text is empty, where the first phrase is a tool call's and finds nothing the request asked for
+    request_phrases: int = 1
 
     def validate(self) -> None:
         if not isinstance(self.query_expansion, list) or not all(isinstance(q, str) for q in self.query_expansion):
@@ -105,6 +108,9 @@ class RetrieveRequest:
             raise InvalidInput("give at least one query_expansion phrase or entity")
         for phrase in self.query_expansion:
             check_query(phrase, "query_expansion phrase")
+        n = self.request_phrases
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise InvalidInput("request_phrases must be a non-negative integer")
         for name in ("max_memories", "max_new", "token_budget"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -198,16 +204,19 @@ def _judge_step(db: Database, step: Step, found: dict[int, _Candidate], filters:
 def _follow_turn(found: dict[int, _Candidate], asked_for: set[int], request_likelihood: Mapping[int, float]) -> None:
     """A later call of a turn keeps what the turn's request called for (`asked_for`: what the request's own words
     found at the injection bars, as at the turn's first call) and what the step itself touches (a memory naming its
-    file or prescribing its command, `_judge_step`); what only the tool calls' words or entity names found leaves. A
-    request memory the request's words make less than LATER_REQUEST_LIKELIHOOD likely was shown at the first call
-    and leaves too. In a turn whose request called for nothing a memory about its step's file needs
-    QUIET_STEP_LIKELIHOOD from the request's words. Not applied after a call that failed: its error lines (among the
-    tool phrases) are a question a memory may answer."""
+    file or prescribing its command, `_judge_step`; one naming its folder only if the request found it too); what
+    only the tool calls' words or entity names found leaves. A request memory the request's words make less than
+    LATER_REQUEST_LIKELIHOOD likely was shown at the first call and leaves too. In a turn whose request called for
+    nothing a memory about its step's file needs QUIET_STEP_LIKELIHOOD from the request's words. Not applied after a
+    call that failed: its error lines (among the tool phrases) are a question a memory may answer."""
     quiet = not asked_for
     for pk in list(found):
         if pk in asked_for and request_likelihood.get(pk, 0.0) >= LATER_REQUEST_LIKELIHOOD:
             continue
-        if "step" in found[pk].why and not (quiet and request_likelihood.get(pk, 0.0) < QUIET_STEP_LIKELIHOOD):
+        reason = found[pk].why.get("step")
+        if isinstance(reason, str) and reason.startswith("folder ") and pk not in asked_for:
+            pass  # naming the step's folder only ranks what the turn's request found: no reason of its own to stay
+        elif reason is not None and not (quiet and request_likelihood.get(pk, 0.0) < QUIET_STEP_LIKELIHOOD):
             continue
         found.pop(pk)
 
@@ -230,9 +239,12 @@ def retrieve(
     if phrases:
         # the request's own parts count as phrases of their own: a memory that answers one part of a several-part
         # request is found on that part's evidence, not diluted by the others' words (text/clauses.py)
-        parts = request_parts(phrases[0]) if SPLIT_REQUEST else []
-        asked = [phrases[0], *parts]
-        wider = [*asked, *phrases[1:]]
+        # only the request's phrases count as the request: a long request comes as several (its first sentences,
+        # then the rest), and what its later sentences find is as much the request's as what its first ones find
+        n = min(req.request_phrases, len(phrases))
+        parts = request_parts(phrases[0]) if SPLIT_REQUEST and n else []
+        asked = [*phrases[:n], *parts]
+        wider = [*asked, *phrases[n:]]
         if semantic is not None and semantic.configured and len(wider) > len(asked):
             prefetch_phrases(db, wider)  # both keyword passes run while the phrases are embedded
             prefetch_phrases(db, asked)
@@ -241,17 +253,19 @@ def retrieve(
         model = semantic.model if semantic is not None and ranking.mode != "lexical" else None
         bars = relevance_bars(model, inject=True)
         first = None
-        if len(wider) > len(asked):
+        if asked and len(wider) > len(asked):
             first = rank_phrases(db, asked, filters, want=PER_PHRASE * len(asked), semantic=semantic)
         candidates = [pk for r in (ranking, first) if r is not None for _, pk, _, _ in (r.ranked or r.order)]
         moved = factors(db, candidates, req.session_id)
         sunk = {pk: f.value for pk, f in moved.items() if f.value < 1.0}
         every = _positions(ranking, window, bars, set(pinned_pks.values()), sunk)
-        lead = every if first is None else _positions(first, window, bars, set(pinned_pks.values()), sunk)
+        lead: dict[int, tuple[int, str, float, dict[str, Any]]] = {}  # no request phrase: the request found nothing
+        if asked:
+            lead = every if first is None else _positions(first, window, bars, set(pinned_pks.values()), sunk)
+            for _, pk, _, explain in (first or ranking).ranked or (first or ranking).order:
+                p = explain.get("likelihood")  # none computed (a ranking without the decision): judged as before
+                request_likelihood[pk] = 1.0 if p is None else float(p)
         asked_for = set(lead)
-        for _, pk, _, explain in (first or ranking).ranked or (first or ranking).order:
-            p = explain.get("likelihood")  # none computed (a ranking without the decision): judged as before
-            request_likelihood[pk] = 1.0 if p is None else float(p)
         for pk in every.keys() | lead.keys():
             rank_all = 1.0 - every[pk][0] / window if pk in every else 0.0  # rank-based: fused scores are z-scores
             rank_lead = 1.0 - lead[pk][0] / window if pk in lead else 0.0

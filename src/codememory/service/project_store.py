@@ -498,11 +498,13 @@ class Store(EmbeddingAccess, SessionAccess):
         exclude: Sequence[str] = (),
         session_id: str | None = None,
         step: Step | None = None,
+        request_phrases: int = 1,
     ) -> RetrieveResult:
         """Proactive retrieval for an agent's current step (see codememory.retrieval.proactive); `exclude`: ids
         the agent's context already carries; `session_id`: the agent's session (what it was shown and has not used
         yet is still in play there, so it does not count against a memory in it); `step`: the agent's latest tool
-        call (codememory.retrieval.step), when the caller knows it."""
+        call (codememory.retrieval.step), when the caller knows it; `request_phrases`: how many leading phrases are the
+        user's request (0: none, the phrases are all the tool calls')."""
         request = RetrieveRequest(
             query_expansion=[scrub(q) for q in query_expansion],  # these may reach an embedding model
             entities=list(entities),
@@ -514,6 +516,7 @@ class Store(EmbeddingAccess, SessionAccess):
             pinned_min_score=self.config.context.pinned_min_score,
             session_id=session_id,
             step=step,
+            request_phrases=request_phrases,
         )
         result, pks = retrieve(self.db, self.semantic, request, entity_names(list(entities)))
         if touch and pks:

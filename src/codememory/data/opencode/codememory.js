@@ -371,6 +371,7 @@ function retrieveBody(config, projectRoot, sessionID, derived, pinned, exclude =
     max_memories: config.maxMemories,
     max_new: config.maxNew,
     token_budget: tokenBudget,
+    ...typeof derived.request_phrases === "number" ? { request_phrases: derived.request_phrases } : {},
     ...config.orgMemory ? { remote: true } : {},
     ...step ? { step } : {}
   };
@@ -1216,8 +1217,10 @@ function deriveQuery(input) {
       if (base && base !== p) toolEntities.push(base);
     }
   }
+  const request2 = dedupe(phrases.filter(Boolean));
   return {
-    query_expansion: dedupe([...phrases.filter(Boolean), ...dedupe(toolPhrases.filter(Boolean)).slice(0, MAX_TOOL_PHRASES)]).slice(0, MAX_PHRASES),
+    query_expansion: dedupe([...request2, ...dedupe(toolPhrases.filter(Boolean)).slice(0, MAX_TOOL_PHRASES)]).slice(0, MAX_PHRASES),
+    request_phrases: Math.min(request2.length, MAX_PHRASES),
     entities: dedupe([...extractEntities(user), ...dedupe(toolEntities).slice(0, MAX_TOOL_ENTITIES)]).filter((e) => e.length <= 200).slice(0, MAX_ENTITIES)
   };
 }
@@ -1303,10 +1306,12 @@ function parseSubcortical(content) {
   };
 }
 function mergeDerived(model, base) {
-  return {
+  const merged = {
     query_expansion: dedupe([...model.query_expansion, ...base.query_expansion]).slice(0, MAX_PHRASES),
     entities: dedupe([...model.entities, ...base.entities]).slice(0, MAX_ENTITIES)
   };
+  if (!model.query_expansion.length && base.request_phrases !== void 0) merged.request_phrases = base.request_phrases;
+  return merged;
 }
 async function askSubcortical(sc, input, timeoutMs, env = process.env) {
   const key = sc.apiKeyEnv ? (env[sc.apiKeyEnv] ?? "").trim() : "";
