@@ -75,9 +75,12 @@ JUDGE_STEP = True  # the step's tool call is judged (off: the phrases alone deci
 FOLLOW_TURN = True
 # Memories on a later call of a turn: the request's few that still rank, and what the step itself touches.
 LATER_MAX = 3
-# A later call shows the request's memories again when the request's words make them at least this likely: a memory
-# that barely cleared the bars at the turn's first call was shown there, and comes back only when a step touches it.
-LATER_REQUEST_LIKELIHOOD = 0.5
+# A later call shows the request's memories again when the request's words make them at least this likely. 0: every
+# memory the request called for stays at its later calls (the HUD block is not kept in the conversation, and the
+# labelled scenarios ask for the request's memories again at most later steps). At 0.5 (a memory that barely
+# cleared the bars shown at the first call only) a convention the cold start had shown never reached a later call of
+# a two-memory store: the plugin's phrases give the request's memories lower likelihoods than the bare request does.
+LATER_REQUEST_LIKELIHOOD = 0.0
 # In a turn whose request called for no memory, a memory about the file or command of one of its steps is shown only
 # when the request's own words give it at least this likelihood. 0: on the step's evidence alone, as in any turn (a
 # gotcha about a file is needed when the agent opens the file; 0.05 held back one labelled call more on two of the
