@@ -45,7 +45,16 @@ SETS = {"main": DATA, "heldout": DATA / "heldout", "heldout2": DATA / "heldout2"
 # claims about the user).
 SETS |= {
     name: DATA / name
-    for name in ("blind_a", "blind_b", "blind_judge", "blind_judge2", "blind_judge3", "blind_judge4", "planted")
+    for name in (
+        "blind_a",
+        "blind_b",
+        "blind_judge",
+        "blind_judge2",
+        "blind_judge3",
+        "blind_judge4",
+        "blind_judge5",
+        "planted",
+    )
 }
 CODEMEMORY = Path(sys.executable).with_name("codememory")
 HOOK = Path(sys.executable).with_name("codememory-hook")
