@@ -40,6 +40,7 @@ from codememory.core.config import ContextConfig
 from codememory.core.result import OMIT_NONE, Result
 from codememory.errors import InvalidInput
 from codememory.retrieval.decision import Bars, best_likelihood
+from codememory.retrieval.lexical import matched_words
 from codememory.retrieval.search import Ranking, prefetch_phrases, rank_phrases, relevance_bars, stale_notes
 from codememory.retrieval.step import Step, touched_memories
 from codememory.retrieval.usefulness import Factor, adjusted, factors
@@ -47,6 +48,8 @@ from codememory.retrieval.why import add_matches, ranked_why
 from codememory.store.database import Database
 from codememory.store.filters import Filters
 from codememory.text.clauses import request_parts
+from codememory.text.named import named_words, only_names
+from codememory.text.query import parse_query, words
 from codememory.text.tokens import memory_tokens
 
 if TYPE_CHECKING:
@@ -86,6 +89,10 @@ LATER_REQUEST_LIKELIHOOD = 0.0
 # gotcha about a file is needed when the agent opens the file; 0.05 held back one labelled call more on two of the
 # three scenarios and nothing on the third: not worth hiding a gotcha from an edit the request did not announce).
 QUIET_STEP_LIKELIHOOD = 0.0
+# A memory that shares nothing with the request but the code names it gives (a file, a path, an identifier:
+# text/named.py) is not one the request calls for: "which chi version is in go.mod?" is answered by go.mod, not by
+# the memory saying which Go version go.mod pins. Off: such a memory is judged on its likelihood alone (measuring).
+NAMES_ARE_NOT_ENOUGH = True
 
 
 @dataclass
@@ -224,6 +231,16 @@ def _follow_turn(found: dict[int, _Candidate], asked_for: set[int], request_like
         found.pop(pk)
 
 
+def _about_names_only(db: Database, request: list[str], pks: list[int]) -> set[int]:
+    """The memories among `pks` whose words in common with the request are all words of the code names the request
+    gives (text/named.py): about the thing the request names, not about what it asks of it."""
+    named = named_words(" ".join(request))
+    if not named or not pks:
+        return set()
+    matched = matched_words(db, parse_query(" ".join(w for phrase in request for w in words(phrase))), pks)
+    return {pk for pk in pks if only_names(matched.get(pk, []), named)}
+
+
 def retrieve(
     db: Database, semantic: Semantic | None, req: RetrieveRequest, entity_names: list[str]
 ) -> tuple[RetrieveResult, list[int]]:
@@ -239,6 +256,7 @@ def retrieve(
     pinned_pks = dict(db.get_pk_map(req.pinned_memory_ids)) if req.pinned_memory_ids else {}
     excluded = {pk for _, pk in db.get_pk_map(req.exclude_memory_ids)} if req.exclude_memory_ids else set()
     window = 4 * req.max_memories
+    request_text: list[str] = []  # the request's own phrases (none: no user text)
     if phrases:
         # the request's own parts count as phrases of their own: a memory that answers one part of a several-part
         # request is found on that part's evidence, not diluted by the others' words (text/clauses.py)
@@ -247,6 +265,7 @@ def retrieve(
         n = min(req.request_phrases, len(phrases))
         parts = request_parts(phrases[0]) if SPLIT_REQUEST and n else []
         asked = [*phrases[:n], *parts]
+        request_text = phrases[:n]
         wider = [*asked, *phrases[n:]]
         if semantic is not None and semantic.configured and len(wider) > len(asked):
             prefetch_phrases(db, wider)  # both keyword passes run while the phrases are embedded
@@ -284,6 +303,13 @@ def retrieve(
             cand.score += ENTITY_WEIGHT * count / len(entity_names)
             cand.why["score"] = round(cand.score, 4)
             cand.why["entities"] = [n for n, _ in names_of.get(pk, []) if n in entity_names]
+    if NAMES_ARE_NOT_ENOUGH and request_text:
+        # not the request's: it leaves what the request's words alone brought (at a turn's first call, everything;
+        # later, _follow_turn drops it unless the step touches it; after a failed call its error lines may vouch)
+        for pk in _about_names_only(db, request_text, list(found)):
+            asked_for.discard(pk)
+            if req.step is None:
+                found.pop(pk)
     if req.step is not None and JUDGE_STEP:
         _judge_step(db, req.step, found, filters, asked_for)
     max_memories = req.max_memories
