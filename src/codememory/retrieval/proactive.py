@@ -186,21 +186,36 @@ def _positions(
     return out
 
 
-def _judge_step(db: Database, step: Step, found: dict[int, _Candidate], filters: Filters, asked_for: set[int]) -> None:
+def _judge_step(
+    db: Database,
+    step: Step,
+    found: dict[int, _Candidate],
+    filters: Filters,
+    asked_for: set[int],
+    request: list[str] | None = None,
+) -> None:
     """The step's own evidence (retrieval/step.py): a memory naming the file the call touched or prescribing its
     command joins (or rises among) the candidates; one naming the touched file's folder rises if the step's query
     found it. After a routine call, a candidate that only the tool calls' words found (not the request's, `asked_for`,
-    nor what the call touches) leaves: `git status`, `go test` or `gofmt -l` are no question a memory answers."""
+    nor what the call touches) leaves: `git status`, `go test` or `gofmt -l` are no question a memory answers.
+    A file or folder the `request` itself named is no news at its step: a memory that shares only code names with
+    the request (held back from it, NAMES_ARE_NOT_ENOUGH) does not join because the agent opened the file the user
+    named ("which chi version is in go.mod?", then reading go.mod)."""
     touched = [pk for pk in touched_memories(db, step, filters) if pk not in found]
     rows = db.get_by_pks([*found, *touched])
     reasons = {pk: step.touches(rows[pk].text) for pk in [*found, *touched] if pk in rows}
     naming = Counter(r for r in reasons.values() if r is not None)
+    named = named_words(" ".join(request)) if NAMES_ARE_NOT_ENOUGH and request else frozenset()
+    told: set[int] = set()  # about the file the request named, and about nothing else the request says
+    if named:
+        told_of = [pk for pk, r in reasons.items() if r is not None and set(words(r.partition(" ")[2])) <= named]
+        told = _about_names_only(db, request or [], told_of)
     for pk in [*found, *touched]:
         mem = rows.get(pk)
-        reason = reasons.get(pk)
+        reason = reasons.get(pk) if pk not in told else None
         if reason is not None and pk not in found and naming[reason] > MAX_NAMING:
             reason = None  # a file many memories name: being about it is no sign of being about this step
-        if reason is None and mem is not None and pk in found:
+        if reason is None and mem is not None and pk in found and pk not in told:
             reason = step.in_folder(mem.text)
         if reason is not None:
             cand = found.setdefault(pk, _Candidate(pk, why={"retriever": "step"}))
@@ -311,7 +326,7 @@ def retrieve(
             if req.step is None:
                 found.pop(pk)
     if req.step is not None and JUDGE_STEP:
-        _judge_step(db, req.step, found, filters, asked_for)
+        _judge_step(db, req.step, found, filters, asked_for, request_text)
     max_memories = req.max_memories
     if req.step is not None and FOLLOW_TURN and not req.step.failed:  # a failure's error lines are a question
         _follow_turn(found, asked_for, request_likelihood)
