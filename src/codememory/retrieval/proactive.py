@@ -26,7 +26,7 @@ request's strong memories and what the step touches, at most LATER_MAX, never wh
 found; a turn whose request called for nothing gets only what its steps touch. In the labelled scenarios
 (benchmarks/data/agent_view*) about three in four of the memories a later step needs were needed at an earlier
 step of its turn already, and 57 of the 89 steps that need nothing are in turns that need nothing.
-Most of those get a memory at their first call that shares only a code name with the request (a file, an
+Many of those get a memory at their first call that shares only a code name with the request (a file, an
 identifier: "which chi version is in go.mod?", "add #[must_use] to hash::normalize_path"), which the turn then
 repeats: such a memory is not the request's (NAMES_ARE_NOT_ENOUGH, text/named.py), nor the step's when the step
 opens the file the request named.
