@@ -28,7 +28,16 @@ from codememory.capture.turns import Turn
 from codememory.extract.candidate import ACCEPTED, USER, Candidate, entity_names
 from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, strip_stray_quotes, tidy
-from codememory.extract.offers import Offer, Option, common_first, content_words, matching, offer_of, proposal_text
+from codememory.extract.offers import (
+    Offer,
+    Option,
+    common_first,
+    content_words,
+    matching,
+    offer_of,
+    option_name,
+    proposal_text,
+)
 from codememory.extract.rules import PREFERENCE_RE, PRONOUN_SUBJECT_RE, REASON_RE
 from codememory.extract.speakers import objects, without_topic_no
 from codememory.extract.statements import SENTENCE_SPLIT_RE
@@ -364,7 +373,7 @@ class Settling:
     def _choose(self, chosen: Option, sentence: str) -> None:
         offer = self.offer
         listed = any(o is chosen for o in offer.options)
-        others = [o.head for o in offer.options if o is not chosen and o.head != chosen.head] if listed else []
+        others = [option_name(o) for o in offer.options if o is not chosen and o.head != chosen.head] if listed else []
         own = len(content_words(sentence)) >= OWN_WORDS and not _AGREE_RE.match(sentence)
         if chosen.text in offer.plan:
             text, who = chosen.text, ACCEPTED
@@ -516,7 +525,7 @@ def _chosen_over(chosen: Option, others: Sequence[str]) -> str:
     if not others:
         return chosen.text
     over = f"(chosen over {_join(others)})"
-    head = chosen.head.rstrip(" .:")
+    head = option_name(chosen).rstrip(" .:")
     if head and chosen.text.startswith(head) and chosen.text[len(head) : len(head) + 1] in (":", "."):
         return f"{head} {over}{chosen.text[len(head) :]}"
     return f"{chosen.text.rstrip('.')} {over}."
