@@ -302,6 +302,7 @@ _CLAUSE_END_RE = re.compile(
     r"|;\s+|:\s+|\s+[\u2014\u2013]\s+|\s+-\s+|,\s+(?:which|since|because|but|so)\b"
 )
 MAX_NAME_WORDS = 12
+_DANGLING = frozenset("a an the and or but as at by for from in into of on to with that which who so than".split())
 
 
 def _option_text(item: str) -> str:
@@ -334,7 +335,10 @@ def option_name(option: Option) -> str:
         elif ch == ")" and opened:
             opened.pop()
     cut = cut[: opened[0]] if opened else cut  # never end inside a parenthesis
-    return cut.rstrip(" ,;:") + " …"
+    kept = cut.split()
+    while len(kept) > 1 and kept[-1].lower().strip(",;:") in _DANGLING:
+        kept.pop()  # nor on a word that leads into what was cut ("… write the CSV as")
+    return " ".join(kept).rstrip(" ,;:") + " …"
 
 
 def _balanced(text: str) -> bool:
