@@ -117,3 +117,43 @@ def test_an_option_turned_down_is_never_named_by_a_cut_phrase(store: Store) -> N
     assert len(decisions) == 1, found
     # the other option is longer than a name: it is cut where an ellipsis says so, never mid-phrase unmarked
     assert "(chosen over Stream the rows with a server-side cursor and write the CSV …)" in decisions[0]
+
+
+# ------------------------------------------------------------------------------------ terse bounds in prose
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("ok. styling next. css only, no javascript. icons are in static/icons", "Css only, no javascript."),
+        (
+            "the report: a3 portrait, 12pt, no logos — the plotter is monochrome. thx",
+            "The report: a3 portrait, 12pt, no logos — the plotter is monochrome.",
+        ),
+        ("i never asked for a pdf. no pdf. email only", "No pdf. Email only."),
+        (
+            "I paste whatever it prints into our wiki, so please no emoji and none of those tables, plain lines only.",
+            "I paste whatever it prints into our wiki, so please no emoji and none of those tables, plain lines only.",
+        ),
+    ],
+)
+def test_a_terse_bound_the_user_states_is_their_preference(store: Store, said: str, kept: str) -> None:
+    found = stored(store, turn(1, said, ("Noted, on it.",)), turn(2, "looks good"))
+    assert ("preference", "user", kept) in found, found
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "no worries, no rush. take your time",
+        "ok, thanks, no problem at all",
+        "that page again? no pdf.",  # one bound alone may answer anything
+        "coffee first. back in ten",
+    ],
+)
+def test_small_talk_and_a_lone_no_are_not_bounds(store: Store, said: str) -> None:
+    found = stored(store, turn(1, said, ("Sure.",)), turn(2, "go on"))
+    assert not [t for c, _, t in found if c == "preference"], found
+
+
+def test_a_bound_the_assistant_states_is_not_the_users_preference(store: Store) -> None:
+    found = stored(store, turn(1, "style the page", ("Css only, no javascript: the page must work offline.",)))
+    assert not [(c, who) for c, who, _ in found if c == "preference" or who == "user"], found
