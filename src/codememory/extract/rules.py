@@ -277,12 +277,6 @@ TERSE_BOUNDS_RE = re.compile(
     rf"|\bplease\s+no\s+{_NOT_A_BOUND}[\w-]+(?:\s+[\w-]+)?\s*(?:,|\s+and\s+(?:no|none)\b|\s+or\s+)",
     re.IGNORECASE,
 )
-# one terse bound a sentence ("no ics.", "paper only"): a bound only beside another one
-LONE_BOUND_RE = re.compile(
-    rf"^(?:and\s+|but\s+)?(?:no\s+{_NOT_A_BOUND}[\w/.+-]+(?:\s+[\w/.+-]+)?|[\w/.+-]+(?:\s+[\w/.+-]+)?\s+only"
-    rf"|only\s+[\w/.+-]+(?:\s+[\w/.+-]+)?)[.!]?$",
-    re.IGNORECASE,
-)
 
 # ------------------------------------------------------------------------------------------- facts
 _PORT_RE = re.compile(

@@ -19,7 +19,6 @@ from codememory.extract.clean import clip, tidy, unquote_message
 from codememory.extract.phrasings import WEIGHED_RE
 from codememory.extract.rules import (
     COUNTERFACTUAL_RE,
-    LONE_BOUND_RE,
     REASON_RE,
     Statement,
     classify,
@@ -167,7 +166,6 @@ def message_statements(raw: Sequence[str], role: str, tool_text: ToolText | None
             parts[i - 1] += parts[i]
             parts[i], found[i] = [], None
     if role == "user":
-        _join_lone_bounds(raw, found, parts)
         _resolve_pronoun_objects(raw, found, parts)
         _resolve_named_versions(raw, found, parts)
     for i, st in enumerate(found):
@@ -207,23 +205,6 @@ def message_statements(raw: Sequence[str], role: str, tool_text: ToolText | None
         text = " ".join(tidy(raw[n]) for n in parts[i]) if len(parts[i]) > 1 else st.text
         out.append(Statement(clip(text), st.category, st.rule, st.has_reason))
     return out
-
-
-def _join_lone_bounds(raw: Sequence[str], found: list[Statement | None], parts: list[list[int]]) -> None:
-    """Terse bounds a sentence each, two or more in a row ("never said website. no ics. paper only"), are one
-    preference of the user's; one alone ("no ics.") may answer anything and is not kept."""
-    i = 0
-    while i < len(raw):
-        j = i
-        while j < len(raw) and found[j] is None and parts[j] == [j] and LONE_BOUND_RE.match(tidy(raw[j])):
-            j += 1
-        if j - i >= 2:
-            text = " ".join(tidy(raw[n]) for n in range(i, j))
-            found[i] = Statement(text, "preference", "preference", False)
-            parts[i] = list(range(i, j))
-            for n in range(i + 1, j):
-                parts[n] = []
-        i = max(j, i + 1)
 
 
 # a short rule whose object is a bare pronoun ("Don't spend my B2 money on them.") names nothing on its own
