@@ -70,6 +70,16 @@ def test_a_suggestion_the_user_takes_is_still_the_decision(store: Store) -> None
     assert not [c for c, _, _ in found if c == "rejected_alternative"], found
 
 
+def test_a_suggestion_taken_and_then_a_detail_refused_stays_taken(store: Store) -> None:
+    found = stored(
+        store,
+        turn(1, "Show the posts with their dates.", (SUGGESTION,)),
+        turn(2, "ok, Django then. No need for the fancy admin theme though, the default one is fine."),
+    )
+    assert [c for c, _, t in found if "Django" in t] == ["decision"], found
+    assert not [t for c, _, t in found if c == "rejected_alternative" and "Django" in t], found
+
+
 @pytest.mark.parametrize("reply", ["But honestly no.", "Honestly, no: too much.", "frankly, let's not", "tbh nah"])
 def test_a_hedged_refusal_is_a_refusal(reply: str) -> None:
     assert objects(reply)

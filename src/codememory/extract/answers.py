@@ -274,6 +274,8 @@ class Settling:
             plain = _LEAD_FILLER_RE.sub("", sentence) or sentence
             if objects(plain) and not self._answers_no(plain):
                 return n
+            if _AGREE_RE.match(plain) or _PICK_VERB_RE.search(sentence):
+                return 0  # "Django sounds good. No need for the theme though.": taken, then a detail refused
         return 0
 
     def _own_words(self) -> None:
