@@ -259,11 +259,24 @@ def _alike(
         va, vb = vectors.get(a), vectors.get(b)
         return float(va @ vb) if va is not None and vb is not None else -1.0
 
+    subjects: dict[int, set[str]] = {}  # a memory is compared with several: its words are read once
+    rare: dict[tuple[str, ...], bool] = {}
+
+    def subject(pk: int) -> set[str]:
+        if pk not in subjects:
+            subjects[pk] = subject_words(evidence[pk].text)
+        return subjects[pk]
+
     def shares_rare_word(a: int, b: int, *, numbers: bool = False) -> bool:
-        shared = (subject_words(evidence[a].text) & subject_words(evidence[b].text)) - STOPWORDS
+        shared = (subject(a) & subject(b)) - STOPWORDS
         if numbers:
             shared = {w for w in shared if any(c.isdigit() for c in w)}
-        return bool(shared) and min(db.document_counts(sorted(shared))[1].values()) <= UPDATE_SHARED
+        if not shared:
+            return False
+        key = tuple(sorted(shared))
+        if key not in rare:
+            rare[key] = min(db.document_counts(list(key))[1].values()) <= UPDATE_SHARED
+        return rare[key]
 
     def updates(a: int, b: int) -> bool:
         return cosine(a, b) >= scale.update and shares_rare_word(a, b)
