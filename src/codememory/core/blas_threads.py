@@ -14,8 +14,8 @@ thread per core; here the search sets one thread around its products. An OPENBLA
 user's own choice and is kept.
 
 Scoped, not process-wide: bulk work (consolidation's block products) still gets the threads it was given. Counted,
-because OpenBLAS's thread count is one setting for the whole process (its "_local" variant too): overlapping
-searches in the daemon's threads restore it only when the last one leaves.
+because OpenBLAS's thread count is one setting for the whole process: overlapping searches in the daemon's threads
+restore it only when the last one leaves.
 
 The OpenBLAS that numpy's wheels ship is found where they put it and driven through ctypes, as e5_small.py does
 with the engine's OpenMP runtime: threadpoolctl does the same for every BLAS build, but importing it and scanning
