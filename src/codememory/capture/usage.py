@@ -12,8 +12,11 @@ never scanned twice, and it costs no model call. Signals, the first of each per 
   a command, a version or a value: text/usage_cues.py) that the query it was shown for did not already hold — what
   the agent was doing anyway is no evidence. For a read the call's path counts, for an edit its path and the text
   it adds (not the text it replaces), for a shell call its command, for other tools their arguments; never a
-  tool's output. Nor a name an edit's file already held (in the text it replaces, or in the file as a read earlier
-  in the turn showed it): new code that reuses the file's own names writes in the code's words, not the memory's.
+  tool's output. A call that only looks (a read, a listing, a search, a shell command that only shows:
+  text/usage_cues.looks_only) counts only once the same turn acts after it (an edit, a command that changes or runs
+  something): read to answer a question, a file was looked up, not acted on. Nor a name an edit's file already
+  held (in the text it replaces, or in the file as a read earlier in the turn showed it): new code that reuses the
+  file's own names writes in the code's words, not the memory's.
   A commit whose subject follows a memory's commit form (`fix(scope): …`, text/usage_cues.py) uses it; the other
   words of a commit message do not (the message is the agent's account of what it did: its edits are the evidence).
   A term two shown memories hold goes to the one that explains the call better (holds all of the call's terms the
