@@ -513,7 +513,10 @@ def test_tool_calls_as_each_assistant_writes_them() -> None:
     applied = action_of(call("apply_patch", input=patch))
     assert applied.edited == ("app/x.py",) and applied.added == "new line"
     shell = action_of(call("shell", command=["bash", "-lc", "pytest -q"]))
-    assert shell.shell == ("bash -lc pytest -q",)
+    assert shell.shell == ("bash -lc pytest -q",) and not shell.look
+    assert action_of(call("shell", command=["bash", "-lc", "ls migrations | head"])).look
+    assert action_of(call("Read", file_path="app/x.py")).look and action_of(call("Grep", pattern="x")).look
+    assert not action_of(call("Edit", file_path="a.py", old_string="x", new_string="y")).look
     write = action_of(call("Write", file_path="b.py", content="print(1)"))
     assert write.added == "print(1)"
 

@@ -123,8 +123,13 @@ def action_of(call: ToolCall) -> Action:
     args = call.input
     paths = [args[k] for k in _PATH_KEYS if isinstance(args.get(k), str) and args[k]]
     if name in _SHELL_TOOLS or (isinstance(args.get("command"), str | list) and not paths):
-        command = _command(args.get("command") or args.get("cmd"))
-        return Action(call.tool, shell=(command,) if command else (), look=bool(command) and looks_only(command))
+        raw = args.get("command") or args.get("cmd")
+        command = _command(raw)
+        # Codex writes ["bash", "-lc", "<line>"]: whether it only looks is a question about the line it runs
+        line = command
+        if isinstance(raw, list) and len(raw) == 3 and raw[1] in ("-c", "-lc") and isinstance(raw[2], str):
+            line = raw[2]
+        return Action(call.tool, shell=(command,) if command else (), look=bool(command) and looks_only(line))
     if name in _EDIT_TOOLS:
         added: list[str] = []
         replaced: list[str] = []
