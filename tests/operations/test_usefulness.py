@@ -12,6 +12,7 @@ import pytest
 
 from codememory.capture.turns import ToolCall, Turn
 from codememory.capture.usage import observe_turn
+from codememory.core.dates import now_iso
 from codememory.operations.explain import record_injection
 from codememory.service.project_store import Store
 from codememory.store.usage import Shown, decay
@@ -122,6 +123,63 @@ def test_the_record_decays_with_a_half_life(store: Store, project: Path) -> None
     assert record.shown == pytest.approx(1.25) and record.shown_total == 2  # 1 * 0.5^(60/30) + 1
 
 
+# ------------------------------------------------------------------------------------------- warnings
+WARNING = "Webhook retries: rejected the `tenacity` package, it retried POSTs twice; never add `tenacity` back."
+
+
+def test_a_warning_shown_across_sessions_and_not_gone_against_keeps_its_rank(store: Store, cm: Invoke) -> None:
+    """A warning is heeded by not doing what it forbids, which leaves no trace: sessions that act, use neither
+    memory and do nothing it forbids sink the ordinary memory and leave the warning where it was."""
+    ordinary = store.add(IGNORED, importance=0.9).memory.id
+    warning = store.add(WARNING, importance=0.5).memory.id
+    before = store.retrieve([QUERY], touch=False).memories
+    assert [m.id for m in before] == [ordinary, warning]
+    for n in range(6):
+        show_in(store, ordinary, f"ses_{n}")
+        show_in(store, warning, f"ses_{n}")
+        use_in(store, f"ses_{n}", "make lint && git status")
+    after = {m.id: m for m in store.retrieve([QUERY], touch=False).memories}
+    assert "usefulness" not in after[warning].why  # unmoved: neither raised nor sunk
+    assert after[ordinary].why["usefulness"]["factor"] < 0.8  # an ordinary memory shown and ignored still sinks
+    assert order(store) == [warning, ordinary]
+    assert [h.memory.id for h in store.search(QUERY).hits][:2] == [warning, ordinary]
+
+    shown = json.loads(cm("show", warning, "--json").stdout)["usefulness"]
+    assert (shown["shown"], shown["used"], shown["contradicted"], shown["factor"]) == (6, 0, 0, 1.0)
+    assert shown["warning"] and not shown["review"] and shown["recent_shown"] == 0.0
+    assert "not counted as ignoring it" in cm("show", warning).stdout
+    assert not json.loads(cm("show", ordinary, "--json").stdout)["usefulness"]["warning"]
+    report = json.loads(cm("report", "--json").stdout)
+    rows: dict[str, Any] = {r["id"]: r for r in report["memories"]}
+    assert [r["id"] for r in report["never_used"]] == [ordinary] and report["contradicted"] == []
+    assert rows[warning]["warning"] and not rows[warning]["offered"] and rows[warning]["factor"] == 1.0
+    assert rows[ordinary]["offered"] and not rows[ordinary]["warning"]
+    run = json.loads(cm("consolidate", "--never-used", "--json").stdout)
+    assert {c["memories"][0] for c in run["changes"] if c["kind"] == "decay"} == {ordinary}
+
+
+def test_a_warning_gone_against_is_flagged_and_counts_against_it(store: Store, cm: Invoke) -> None:
+    warning = store.add(WARNING).memory.id
+    for n in range(6):
+        show_in(store, warning, f"ses_{n}")
+        use_in(store, f"ses_{n}", "pip install tenacity")  # what it forbids
+    shown = json.loads(cm("show", warning, "--json").stdout)["usefulness"]
+    assert (shown["shown"], shown["contradicted"]) == (6, 6) and shown["review"] and shown["warning"]
+    record = store.db.all_usefulness(now_iso())[0]
+    assert shown["factor"] < 0.8 and shown["recent_shown"] == pytest.approx(record.shown, abs=0.01)  # all counted
+    assert store.retrieve([QUERY], touch=False).memories[0].why["usefulness"]["factor"] < 0.8
+    report = json.loads(cm("report", "--json").stdout)
+    assert [r["id"] for r in report["contradicted"]] == [warning] and report["never_used"] == []
+
+
+def test_a_warning_used_still_rises(store: Store) -> None:
+    warning = store.add(WARNING).memory.id
+    for n in range(4):
+        show_in(store, warning, f"ses_{n}")
+    use_in(store, "ses_0", f"echo {warning}")  # cited by id in one session of four: the other three are not counted
+    assert store.retrieve([QUERY], touch=False).memories[0].why["usefulness"]["factor"] > 1.0
+
+
 # ------------------------------------------------------------------------------------------- the CLI
 def test_show_report_and_consolidate_say_what_agents_did(store: Store, cm: Invoke) -> None:
     ignored = store.add(IGNORED).memory.id
@@ -142,7 +200,9 @@ def test_show_report_and_consolidate_say_what_agents_did(store: Store, cm: Invok
     rows: dict[str, Any] = {r["id"]: r for r in report["memories"]}
     assert {k: rows[used][k] for k in ("shown", "used", "contradicted")} == {"shown": 5, "used": 1, "contradicted": 0}
     assert [r["id"] for r in report["most_useful"]] == [used]
-    assert {r["id"] for r in report["never_used"]} == {ignored, rule} and rows[ignored]["offered"]
+    # the rule is a warning: the four sessions that did not go against it are not counted as ignoring it
+    assert [r["id"] for r in report["never_used"]] == [ignored] and rows[ignored]["offered"]
+    assert rows[rule]["warning"] and not rows[rule]["offered"]
     assert [r["id"] for r in report["contradicted"]] == [rule]
     assert report["sessions"] == 5 and report["tokens"] > 0 and report["by_signal"]["entity"] == 1
     assert (
@@ -160,7 +220,7 @@ def test_show_report_and_consolidate_say_what_agents_did(store: Store, cm: Invok
     assert not any(c["kind"] == "decay" for c in dry["changes"])
     run = json.loads(cm("consolidate", "--never-used", "--json").stdout)
     archived = {c["memories"][0] for c in run["changes"] if c["kind"] == "decay"}
-    assert archived == {ignored, rule}  # `used` was used once: it stays
+    assert archived == {ignored}  # `used` was used once, `rule` is a warning gone against (to review): they stay
     assert json.loads(cm("show", ignored, "--json").stdout)["archived"] is True
     assert cm("consolidate", "--undo", str(run["run"])).exit_code == 0
     assert json.loads(cm("show", ignored, "--json").stdout)["archived"] is False

@@ -141,6 +141,8 @@ def _usefulness_rows(detail: MemoryDetail) -> list[tuple[str, str]]:
         return [("used", "never shown to an agent yet")]
     last = f", last {use.last_used_at}" if use.last_used_at else ""
     rows = [("used", f"in {use.used} of the {use.shown} agent sessions it was shown in{last}")]
+    if use.warning:
+        rows.append(("counted", "a warning: a session that did not go against it is not counted as ignoring it"))
     if use.last_use:
         rows.append(("last use", use.last_use))
     if use.factor != 1.0:

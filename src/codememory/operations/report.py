@@ -8,13 +8,15 @@ by_signal: {cited, fetched, entity}, days: [{day, sessions, injections, tokens, 
 [{session_id, source, first_shown_at, injections, tokens, shown, used, contradicted}], most_useful, never_used,
 contradicted, stale_shown, memories}, where each of the last five lists holds MemoryUse rows {id, state, category,
 text, shown, used, contradicted, tokens, shown_total, used_total, contradicted_total, last_used_at, factor,
-offered, stale, evidence}.
+offered, stale, evidence, warning}.
 
 `shown`/`used`/`contradicted` of a memory count the agent sessions in the window (`--since`) that were shown it,
 used it, went against it; the `_total` ones count every session on record. Tokens are what the injections cost
 (the memories and the framing around them), from the ledger, which keeps its newest 5000 rows. A memory is
 `offered` for archiving when it was shown in at least `[usefulness] never_used_after` sessions (default 5) and
-never used in any.
+never used in any. A `warning` (a memory that forbids something: retrieval/usefulness.py) is heeded by not doing
+it, which leaves no trace, so a session that did not go against it is not counted as ignoring it: a warning is
+never listed as never used nor offered for archiving (going against it lists it as contradicted).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import TYPE_CHECKING
 from codememory.core.dates import now_iso, parse_when, to_iso
 from codememory.core.result import Result
 from codememory.text.context_render import one_line
+from codememory.text.usage_cues import warns
 
 if TYPE_CHECKING:
     from codememory.service.project_store import Store
@@ -55,6 +58,7 @@ class MemoryUse(Result):
     offered: bool  # never used in enough sessions: `consolidate --never-used` archives it
     stale: bool  # a staleness check marked it (it names code that is gone)
     evidence: str | None  # the newest use (or contradiction, in `contradicted`) in the window
+    warning: bool = False  # it forbids something: a session that did not go against it is not counted as ignoring it
 
 
 @dataclass
@@ -134,6 +138,7 @@ def usage_report(store: Store, *, since: str | None = None, limit: int = DEFAULT
         newest = max(used, key=lambda e: e.used_at or "", default=None)
         total_shown = record.shown_total if record else len(shown)
         total_used = record.used_total if record else len(used)
+        warning = mem is not None and warns(mem.text)
         rows.append(
             MemoryUse(
                 id=mid,
@@ -148,10 +153,15 @@ def usage_report(store: Store, *, since: str | None = None, limit: int = DEFAULT
                 used_total=total_used,
                 contradicted_total=record.contradicted_total if record else len(against),
                 last_used_at=record.last_used_at if record else (newest.used_at if newest else None),
-                factor=round(factor(record, db.usage_weight), 3) if record else 1.0,
-                offered=mem is not None and _state(mem, now) == "live" and total_used == 0 and total_shown >= threshold,
+                factor=round(factor(record, db.usage_weight, warning), 3) if record else 1.0,
+                offered=mem is not None
+                and not warning
+                and _state(mem, now) == "live"
+                and total_used == 0
+                and total_shown >= threshold,
                 stale=pk in stale,
                 evidence=f"{newest.used_by}: {newest.evidence}" if newest else None,
+                warning=warning,
             )
         )
     rows.sort(key=lambda r: (-r.shown, r.id))
@@ -176,7 +186,9 @@ def usage_report(store: Store, *, since: str | None = None, limit: int = DEFAULT
         days=_days(exposures, spend),
         per_session=_sessions(exposures, spend),
         most_useful=sorted((r for r in rows if r.used), key=lambda r: (-r.used, -r.used / r.shown, r.id))[:limit],
-        never_used=sorted((r for r in rows if not r.used_total), key=lambda r: (-r.shown_total, r.id))[:limit],
+        never_used=sorted(
+            (r for r in rows if not r.used_total and not r.warning), key=lambda r: (-r.shown_total, r.id)
+        )[:limit],
         contradicted=contradicted[:limit],
         stale_shown=[r for r in rows if r.stale][:limit],
         memories=rows,

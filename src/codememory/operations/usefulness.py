@@ -4,8 +4,10 @@ agent sessions it was shown, used and contradicted (capture/usage.py), when last
 stale or wrong).
 
 `Usefulness` JSON: {shown, used, contradicted, last_shown_at, last_used_at, last_contradicted_at, recent_shown,
-recent_used, factor, review, last_use, last_contradiction}. `shown`/`used`/`contradicted` count sessions, all time;
-`recent_*` are the same counts decayed ([usefulness] half_life_days), which is what ranking reads; `last_use` and
+recent_used, factor, review, last_use, last_contradiction, warning}. `shown`/`used`/`contradicted` count sessions,
+all time; `recent_*` are the same counts decayed ([usefulness] half_life_days), which is what ranking reads (for a
+`warning`, a memory that forbids something, `recent_shown` counts only the sessions that used it or went against
+it: one that did neither is not counted as ignoring it, see retrieval/usefulness.py); `last_use` and
 `last_contradiction` the evidence of the newest ones still on record ("edit: app/api/photos.py", "never run
 pytest bare | bash: pytest -q").
 """
@@ -37,6 +39,7 @@ class Usefulness(Result):
     review: bool  # contradicted: may be stale or wrong, worth a look
     last_use: str | None  # how the newest use on record showed (signal: evidence)
     last_contradiction: str | None  # the rule and the action of the newest contradiction on record
+    warning: bool = False  # it forbids something: a session that did not go against it is not counted as ignoring it
 
 
 NONE = Usefulness(0, 0, 0, None, None, None, 0.0, 0.0, 1.0, False, None, None)
@@ -45,11 +48,13 @@ NONE = Usefulness(0, 0, 0, None, None, None, 0.0, 0.0, 1.0, False, None, None)
 def usefulness_of(db: Database, memory_id: str, edited_at: str | None = None) -> Usefulness:
     """The usefulness of one memory (NONE when it was never shown to an agent). A contradiction flags it for review
     until a session uses it again or it is edited (`edited_at`, its updated_at) after the contradiction."""
-    from codememory.retrieval.usefulness import factor
+    from codememory.retrieval.usefulness import factor, judged, warnings_among
 
     record = db.usefulness([memory_id], now_iso()).get(memory_id)
     if record is None:
         return NONE
+    warning = bool(warnings_among(db, [memory_id]))
+    weighed = judged(record, warning)
     recent = db.memory_exposures(memory_id, limit=50)
     use = next((e for e in recent if e.used_at), None)
     against = next((e for e in recent if e.contradicted_at), None)
@@ -60,12 +65,13 @@ def usefulness_of(db: Database, memory_id: str, edited_at: str | None = None) ->
         record.last_shown_at,
         record.last_used_at,
         record.last_contradicted_at,
-        round(record.shown, 3),
-        round(record.used, 3),
-        round(factor(record, db.usage_weight), 3),
+        round(weighed.shown, 3),
+        round(weighed.used, 3),
+        round(factor(weighed, db.usage_weight), 3),
         _review(record.last_contradicted_at, record.last_used_at, edited_at),
         f"{use.used_by}: {use.evidence}" if use else None,
         against.contradiction if against else None,
+        warning,
     )
 
 

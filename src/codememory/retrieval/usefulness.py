@@ -14,17 +14,25 @@ time it is shown rises towards 1.15. `[usefulness] weight` scales the move (0 sw
 ways: a strong keyword match is demoted at most to 0.65 of its score, never buried, and a popular memory cannot
 outrank one that answers the question. A contradiction does not move the factor: it flags the memory for review
 (it may be stale, or the agent wrong).
+
+A **warning** (a memory that forbids something use detection can catch being done: text/usage_cues.py `warns`,
+"Rejected declaring `USE_EXACT_ALARM`", "never run `pytest` bare") is heeded by not doing it, which leaves no
+trace: a session shown it that neither used it nor went against it is not counted as ignoring it. Only the sessions
+that judged it count as its showings (`judged`: those that used it or went against it), so feedback never sinks a
+warning that is simply obeyed, a use still raises it, and a session that does what it forbids still counts against
+it and flags it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from codememory.core.dates import now_iso
 from codememory.store.database import Database
 from codememory.store.usage import UsefulnessRow
+from codememory.text.usage_cues import warns
 
 Entry = tuple[float, int, str, dict[str, Any]]  # a ranking's row: (score, pk, match, explain)
 
@@ -48,8 +56,22 @@ def use_rate(record: UsefulnessRow) -> float:
     return (record.used + PRIOR_SHOWS * NEUTRAL_RATE) / (record.shown + PRIOR_SHOWS)
 
 
-def factor(record: UsefulnessRow, weight: float = 1.0) -> float:
-    """The ranking factor of a record (see the module docstring)."""
+def judged(record: UsefulnessRow, warning: bool) -> UsefulnessRow:
+    """The record as ranking weighs it: a warning's showings are only the sessions that judged it, those that used
+    it or went against it (a session can do both: never more than it was shown)."""
+    if not warning:
+        return record
+    return replace(record, shown=min(record.shown, record.used + record.contradicted))
+
+
+def warnings_among(db: Database, memory_ids: Sequence[str]) -> set[str]:
+    """Which of these memories are warnings (see the module docstring)."""
+    return {mid for mid, (_, text) in db.memory_texts(memory_ids).items() if warns(text)}
+
+
+def factor(record: UsefulnessRow, weight: float = 1.0, warning: bool = False) -> float:
+    """The ranking factor of a record (see the module docstring); `warning`: the memory is a warning."""
+    record = judged(record, warning)
     rate = min(1.0, use_rate(record))
     if rate < NEUTRAL_RATE:
         move = -MAX_SINK * (NEUTRAL_RATE - rate) / NEUTRAL_RATE
@@ -65,7 +87,10 @@ def factors(db: Database, pks: Sequence[int], session_id: str | None = None) -> 
     if not pks or db.usage_weight <= 0:
         return {}
     out: dict[int, Factor] = {}
-    for pk, record in db.usefulness_of_pks(pks, now_iso(), open_in=session_id).items():
+    records = db.usefulness_of_pks(pks, now_iso(), open_in=session_id)
+    warning = warnings_among(db, [r.memory_id for r in records.values()]) if records else set()
+    for pk, record in records.items():
+        record = judged(record, record.memory_id in warning)
         value = factor(record, db.usage_weight)
         if abs(value - 1.0) >= 0.001:
             out[pk] = Factor(value, record.shown, record.used)

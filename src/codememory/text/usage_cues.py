@@ -466,6 +466,14 @@ def prohibitions(text: str) -> list[Prohibition]:
     return list(out.values())
 
 
+@functools.lru_cache(maxsize=4096)
+def warns(text: str) -> bool:
+    """Whether a memory forbids something the rules above can catch being done (`prohibitions`). Such a memory is
+    heeded by *not* doing a thing, which leaves no trace in a session: a session that shows it and does not go
+    against it tells nothing about its worth (retrieval/usefulness.py does not count it as ignored)."""
+    return bool(prohibitions(text))
+
+
 def _tokens(segment: str) -> list[str]:
     try:
         return shlex.split(segment)

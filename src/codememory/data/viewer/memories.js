@@ -206,6 +206,7 @@ function usefulness(u) {
   if (!u || !u.shown) return h("p", { class: "muted", id: "usefulness" }, "Never shown to an agent yet.");
   return h("div", { id: "usefulness" }, facts([
     ["used", `in ${u.used} of the ${u.shown} agent sessions it was shown in`],
+    u.warning ? ["counted", "a warning: a session that did not go against it is not counted as ignoring it"] : null,
     ["last used", u.last_used_at], ["last use", u.last_use], ["ranking", `x${number(u.factor, 2)}`],
     u.contradicted ? ["contradicted", `${u.review ? "review: " : ""}in ${u.contradicted} session(s), last ${u.last_contradicted_at}`] : null,
     u.last_contradiction ? ["contradiction", u.last_contradiction] : null,

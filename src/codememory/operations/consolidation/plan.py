@@ -284,7 +284,10 @@ def plan_run(
 
 def _plan_never_used(store: Store, facts: list[Fact], plan: Plan, busy: set[int], archive: bool) -> None:
     """Memories agents were shown in at least `[usefulness] never_used_after` sessions and never used
-    (capture/usage.py): archived with `never_used` (recorded and undone like decay), else a note names them."""
+    (capture/usage.py): archived with `never_used` (recorded and undone like decay), else a note names them. A
+    warning is never among them: a session that did not go against it is not counted as ignoring it."""
+    from codememory.text.usage_cues import warns
+
     threshold = max(1, store.config.usefulness.never_used_after)
     records = store.db.usefulness([f.memory.id for f in facts], now_iso())
     found = [
@@ -294,6 +297,7 @@ def _plan_never_used(store: Store, facts: list[Fact], plan: Plan, busy: set[int]
         and (r := records.get(f.memory.id)) is not None
         and not r.used_total
         and r.shown_total >= threshold
+        and not warns(f.memory.text)
     ]
     if not archive:
         if found:
