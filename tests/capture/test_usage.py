@@ -217,6 +217,8 @@ def test_a_file_read_then_acted_on_in_the_turn_is_a_use(store: Store) -> None:
         [call("bash", 1, command="grep -n UPLOAD_MAX_BYTES app/api/photos.py 2>/dev/null | head -3")],
         [call("grep", 1, pattern="UPLOAD_MAX_BYTES", path="app/api")],
         [call("read", 1, filePath="app/api/photos.py"), call("memory_store", 2, text="the limit is 10 MB")],
+        [call("shell", 1, command=["bash", "-lc", "sed -n '1,80p' app/api/photos.py"])],  # Codex reads so
+        [call("bash", 1, command="git --no-pager grep -n 'UPLOAD_MAX_BYTES =' -- app/")],
     ],
 )
 def test_a_file_only_looked_up_is_not_a_use(store: Store, looks: list[ToolCall]) -> None:
@@ -226,6 +228,22 @@ def test_a_file_only_looked_up_is_not_a_use(store: Store, looks: list[ToolCall])
     shown(store, limit)
     capture(store, turn(*looks))
     assert exposure(store, limit)["used_at"] is None
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "find app/api/photos.py -exec sed -i 's/10/25/' {} +",
+        "grep -c UPLOAD_MAX_BYTES app/api/photos.py > count.txt",
+        "(cd app/api && sed -i.bak 's/10/25/' photos.py && grep -n UPLOAD_MAX_BYTES photos.py)",
+    ],
+)
+def test_a_command_that_looks_and_changes_in_one_line_is_a_use(store: Store, command: str) -> None:
+    """Lookup programs that write (`-exec`, `-i`, a redirection) act: the line is a use on its own."""
+    limit = add(store, LIMIT)
+    shown(store, limit)
+    capture(store, turn(call("bash", 1, command=command)))
+    assert exposure(store, limit)["used_by"] == "entity"
 
 
 def test_a_tool_call_made_before_the_memory_was_shown_is_not_a_use(store: Store) -> None:

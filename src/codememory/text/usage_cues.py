@@ -523,24 +523,61 @@ def _installs(command: str, package: str) -> bool:
 
 
 # Programs that only show what is there. A shell line all of whose commands are these (git with a subcommand that
-# only shows), and that writes no file, looks; anything else acts.
+# only shows, sed without -i, find without -delete or -exec), and that writes no file, looks; anything else acts.
 _LOOKUP_PROGRAMS = frozenset(
-    "ls cat head tail less more grep egrep fgrep rg ag find fd tree wc stat file du pwd cd which type nl".split()
+    "ls cat head tail less more grep egrep fgrep rg ag find fd tree wc stat file du pwd cd which type nl sed".split()
 )
-_LOOKUP_GIT = frozenset("status log diff show blame ls-files grep shortlog describe".split())
-_WRITES_FILE_RE = re.compile(r"(?<![\d&])>>?\s*(?!&|/dev/null)\S|\btee\b")
+_LOOKUP_GIT = frozenset("status log diff show blame ls-files ls-tree grep shortlog describe rev-parse cat-file".split())
+_GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})  # `git -C repo log`
+# what makes a lookup program change or run something: `find . -delete`, `fd -x rm`, `sed -i`
+_ACTING_OPTIONS = {
+    "find": frozenset("-delete -exec -execdir -ok -okdir -fprint -fprint0 -fprintf -fls".split()),
+    "fd": frozenset("-x --exec -X --exec-batch".split()),
+}
+_IN_PLACE_RE = re.compile(r"-[A-Za-z]*i|--in-place")  # sed's -i, -i.bak, -Ei, --in-place=.bak
+# a redirection to a file (not `2>&1`, not /dev/null), once quoted text is gone: `grep '->' x` writes nothing
+_WRITES_FILE_RE = re.compile(r">>?\s*(?!&|/dev/null\b)\S")
+_QUOTED_RE = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
+# `$(...)` and backticks run what they hold; `<(...)` too
+_SUBSTITUTION_RE = re.compile(r"[$<]\(([^()]*)\)|`([^`]*)`")
 
 
 def looks_only(command: str) -> bool:
-    """Whether a shell line only looks (`ls migrations`, `git log --oneline | head`, `grep -rn x src/`): every
-    command in it is a lookup program and nothing is written to a file (`cat > notes.txt` writes)."""
-    if _WRITES_FILE_RE.search(command):
+    """Whether a shell line only looks (`ls migrations`, `git log --oneline | head`, `sed -n 1,80p src/app.py`):
+    every command in it, and in what it substitutes (`$(...)`), is a lookup program used only to show, and nothing
+    is written to a file (`cat > notes.txt` writes)."""
+    inner = [a or b for a, b in _SUBSTITUTION_RE.findall(command)]
+    if any(not looks_only(part) for part in inner if part.strip()):
         return False
-    commands = [words for words in _commands(command) if words]
-    return bool(commands) and all(
-        words[0] in _LOOKUP_PROGRAMS or (words[0] == "git" and len(words) > 1 and words[1] in _LOOKUP_GIT)
-        for words in commands
-    )
+    line = _SUBSTITUTION_RE.sub(" x ", command)
+    if _WRITES_FILE_RE.search(_QUOTED_RE.sub("x", line)):
+        return False
+    commands = [_unbracketed(words) for words in _commands(line)]
+    commands = [words for words in commands if words]
+    return bool(commands) and all(_shows(words) for words in commands)
+
+
+def _unbracketed(words: Sequence[str]) -> list[str]:
+    """A command without the subshell or group around it: `(cd src && ls)`, `{ ls; }`."""
+    out = [w for w in words if w not in ("(", ")", "{", "}")]
+    if out:
+        out[0] = out[0].lstrip("({").rstrip(")}") or out[0]
+    return out
+
+
+def _shows(words: Sequence[str]) -> bool:
+    program = words[0]
+    if program == "git":
+        i = 1
+        while i < len(words) and words[i].startswith("-"):
+            i += 2 if words[i] in _GIT_VALUE_OPTIONS else 1
+        return i < len(words) and words[i] in _LOOKUP_GIT
+    if program not in _LOOKUP_PROGRAMS:
+        return False
+    if program == "sed":
+        return not any(_IN_PLACE_RE.match(w) for w in words[1:])
+    acting = _ACTING_OPTIONS.get(program, frozenset())
+    return not any(w.split("=", 1)[0] in acting for w in words[1:])
 
 
 def violation(rule: Prohibition, action: Action) -> str | None:
