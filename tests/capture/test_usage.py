@@ -208,6 +208,12 @@ def test_a_file_read_then_acted_on_in_the_turn_is_a_use(store: Store) -> None:
         ),
     )
     assert exposure(store, rule, "ses_ls")["evidence"] == "bash: db/migrations"
+    fetched = add(store, "The upload limits are explained in docs/uploads.md, under Max bytes.")
+    shown(store, fetched, at_query="raise the upload cap", session="ses_web")
+    web = call("WebFetch", 1, url="https://github.com/acme/shop/blob/main/docs/uploads.md", prompt="the cap")
+    edit = call("Edit", 2, file_path="app/api/photos.py", old_string="10", new_string="25")
+    capture(store, turn(web, edit, session="ses_web"))
+    assert exposure(store, fetched, "ses_web")["evidence"].startswith("WebFetch: ")
 
 
 @pytest.mark.parametrize(
@@ -219,6 +225,7 @@ def test_a_file_read_then_acted_on_in_the_turn_is_a_use(store: Store) -> None:
         [call("read", 1, filePath="app/api/photos.py"), call("memory_store", 2, text="the limit is 10 MB")],
         [call("shell", 1, command=["bash", "-lc", "sed -n '1,80p' app/api/photos.py"])],  # Codex reads so
         [call("bash", 1, command="git --no-pager grep -n 'UPLOAD_MAX_BYTES =' -- app/")],
+        [call("WebFetch", 1, url="https://example.com/blob/main/app/api/photos.py", prompt="UPLOAD_MAX_BYTES?")],
     ],
 )
 def test_a_file_only_looked_up_is_not_a_use(store: Store, looks: list[ToolCall]) -> None:

@@ -74,6 +74,7 @@ _EDIT_TOOLS = {"edit", "write", "multiedit", "apply_patch", "patch", "write_file
 _EDIT_TOOLS |= {"notebookedit", "edit_file", "create_file"}
 _READ_TOOLS = {"read", "read_file", "view", "read_many_files", "cat", "open"}
 _LOOK_TOOLS = {"grep", "glob", "list", "ls", "find", "search_file_content", "list_directory", "codebase_search"}
+_LOOK_TOOLS |= {"notebookread", "webfetch", "websearch", "web_fetch", "google_web_search"}  # pages looked up
 _PATH_KEYS = ("filePath", "file_path", "path", "notebook_path", "absolute_path", "target_file")
 _NEW_KEYS = ("newString", "new_string", "content", "new_source", "file_text", "new_str")
 _OLD_KEYS = ("oldString", "old_string", "old_str")
