@@ -13,7 +13,7 @@ never scanned twice, and it costs no model call. Signals, the first of each per 
   the agent was doing anyway is no evidence. For a read the call's path counts, for an edit its path and the text
   it adds (not the text it replaces), for a shell call its command, for other tools their arguments; never a
   tool's output. A call that only looks (a read, a listing, a search, a shell command that only shows:
-  text/usage_cues.looks_only) counts only once the same turn acts after it (an edit, a command that changes or runs
+  text/shell_lines.looks_only) counts only once the same turn acts after it (an edit, a command that changes or runs
   something): read to answer a question, a file was looked up, not acted on. Nor a name an edit's file already
   held (in the text it replaces, or in the file as a read earlier in the turn showed it): new code that reuses the
   file's own names writes in the code's words, not the memory's.
@@ -43,6 +43,7 @@ from codememory.capture.turns import ToolCall, Turn
 from codememory.core.model import ID_RE
 from codememory.store.database import Database
 from codememory.store.usage import Exposure, Outcome, Shown
+from codememory.text.shell_lines import looks_only
 from codememory.text.usage_cues import (
     MAX_CUE_TERMS,
     MAX_TERMS,
@@ -51,7 +52,6 @@ from codememory.text.usage_cues import (
     Term,
     copied_phrase,
     follows_commit_form,
-    looks_only,
     memory_terms,
     new_terms,
     prohibitions,
