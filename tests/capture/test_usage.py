@@ -253,6 +253,19 @@ def test_a_command_that_looks_and_changes_in_one_line_is_a_use(store: Store, com
     assert exposure(store, limit)["used_by"] == "entity"
 
 
+def test_a_lookup_command_the_memory_gives_is_a_use_when_run(store: Store) -> None:
+    """ "See what changed since the release with `git log …`": running that lookup is doing what the memory says;
+    a lookup that only meets the memory's names (the version, in a grep) is not."""
+    howto = add(store, "To see what changed since the release, run `git log --oneline v3.4.2..HEAD -- src/`.")
+    shown(store, howto, at_query="what changed since the last release?")
+    capture(store, turn(call("bash", 1, command="git log --oneline v3.4.2..HEAD -- src/ | head -20")))
+    assert exposure(store, howto)["evidence"].endswith("git log --oneline v3.4.2..HEAD -- src/")
+    released = add(store, "Release v3.4.2 moved the upload limit into settings.toml (UPLOAD_MAX_BYTES).")
+    shown(store, released, at_query="what changed since the last release?", session="ses_grep")
+    capture(store, turn(call("bash", 1, command="grep -rn UPLOAD_MAX_BYTES settings.toml"), session="ses_grep"))
+    assert exposure(store, released, "ses_grep")["used_at"] is None
+
+
 def test_a_tool_call_made_before_the_memory_was_shown_is_not_a_use(store: Store) -> None:
     limit = add(store, LIMIT)
     shown(store, limit)  # shown now, in 2026: the calls below were made in 1999

@@ -127,7 +127,7 @@ class Action:
     added: str = ""
     text: str = ""
     replaced: str = ""  # the text an edit replaced: a name it held already is not what the edit adds
-    look: bool = False  # it only looked (a read, a listing, a search, a read-only command): see `looks_only`
+    look: bool = False  # it only looked (a read, a listing, a search, a read-only command): shell_lines.looks_only
 
     def haystack(self) -> str:
         """Where a term counts as used: the commands, the paths, the added text and the other arguments."""
