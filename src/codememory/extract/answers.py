@@ -28,7 +28,16 @@ from codememory.capture.turns import Turn
 from codememory.extract.candidate import ACCEPTED, USER, Candidate, entity_names
 from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, strip_stray_quotes, tidy
-from codememory.extract.offers import Offer, Option, common_first, content_words, matching, offer_of, proposal_text
+from codememory.extract.offers import (
+    Offer,
+    Option,
+    common_first,
+    content_words,
+    matching,
+    offer_of,
+    option_name,
+    proposal_text,
+)
 from codememory.extract.rules import PREFERENCE_RE, PRONOUN_SUBJECT_RE, REASON_RE
 from codememory.extract.speakers import objects, without_topic_no
 from codememory.extract.statements import SENTENCE_SPLIT_RE
@@ -75,6 +84,11 @@ _ERRAND_RE = re.compile(
 # how a suggestion is introduced, not what it is: "One more idea while we're at it: restic supports compression"
 _IDEA_LEAD_RE = re.compile(
     r"^(?:one\s+more|another|an?\s+other|a\s+small|a\s+last)\s+(?:idea|thing|suggestion|option)\b[^:]{0,40}:\s*", re.I
+)
+# how a recommendation is put, not what it is: "I'd suggest moving the app to Laravel"
+_RECOMMEND_LEAD_RE = re.compile(
+    r"^(?:i'?d|i\s+would|we'?d|i)\s+(?:suggest|recommend|propose)\s+(?=\w+ing\b)|^my\s+suggestion\s+is\s+(?:to\s+)?",
+    re.I,
 )
 _PICK_VERB_RE = re.compile(
     r"\b(?:it\s+is|then|please|it\s+be|for\s+me|sounds?\s+good|is\s+(?:fine|good|ok|right|better)|i\s+think|i\s+guess|"
@@ -228,6 +242,7 @@ class Settling:
             self._make(f"TODO: {what}" + (f": {context.rstrip('.')}" if context else "") + ".", "todo", USER)
             self.used_reply.append(self.reply[0])
             return
+        turned_down = self._turned_down()
         for n, sentence in enumerate(self.reply):
             if n and _NEW_TOPIC_RE.match(sentence):
                 return  # the reply has moved on
@@ -235,6 +250,8 @@ class Settling:
             bare = re.sub(r"[.!]+$", "", sentence)
             if objects(plain) and not self._answers_no(plain):
                 self._objection(n, plain)
+            elif turned_down and n < turned_down:
+                continue  # "Ha, my nephew said the same about Laravel! But honestly no.": naming it is no pick
             elif (chosen := self._picked(bare)) is not None:
                 self._choose(chosen, sentence)
             elif _AGREE_RE.match(sentence) and len(bare.split()) <= MAX_SETTLING_WORDS:
@@ -242,6 +259,24 @@ class Settling:
             elif "answer" not in self.spent and self.offer.asks:
                 self._answered(n)
         self._own_words()
+
+    def _turned_down(self) -> int:
+        """Where the reply objects to a lone recommendation or suggestion (the index of that sentence, 0 when it
+        does not): the sentences before it that name the idea ("Ha, my nephew said exactly the same thing about
+        Laravel! But honestly no.") lead up to the refusal; they accept nothing. A suggestion is the user's
+        decision only when the user takes it."""
+        offer = self.offer
+        if offer.options or not (offer.recommended or offer.suggestion):
+            return 0
+        for n, sentence in enumerate(self.reply):
+            if n and _NEW_TOPIC_RE.match(sentence):
+                return 0
+            plain = _LEAD_FILLER_RE.sub("", sentence) or sentence
+            if objects(plain) and not self._answers_no(plain):
+                return n
+            if _AGREE_RE.match(plain) or _PICK_VERB_RE.search(sentence):
+                return 0  # "Django sounds good. No need for the theme though.": taken, then a detail refused
+        return 0
 
     def _own_words(self) -> None:
         """The reply's own sentences that take up what the offer named (its options, recommendation, proposal or
@@ -262,9 +297,12 @@ class Settling:
             )
         )
         said: list[str] = []
+        turned_down = self._turned_down()
         for n, sentence in enumerate(self.reply):
             if n and _NEW_TOPIC_RE.match(sentence):
                 break
+            if n < turned_down:
+                continue  # what leads up to a refusal decides nothing
             if sentence in self.used_reply or sentence.endswith("?") or _REPORT_RE.search(sentence):
                 continue
             if (
@@ -337,7 +375,7 @@ class Settling:
     def _choose(self, chosen: Option, sentence: str) -> None:
         offer = self.offer
         listed = any(o is chosen for o in offer.options)
-        others = [o.head for o in offer.options if o is not chosen and o.head != chosen.head] if listed else []
+        others = [option_name(o) for o in offer.options if o is not chosen and o.head != chosen.head] if listed else []
         own = len(content_words(sentence)) >= OWN_WORDS and not _AGREE_RE.match(sentence)
         if chosen.text in offer.plan:
             text, who = chosen.text, ACCEPTED
@@ -437,7 +475,7 @@ class Settling:
         later = [s for s in later if not _ERRAND_RE.match(s)][:MAX_REASON_SENTENCES]
         reason = " ".join([tidy(_NO_LEAD_RE.sub("", without_topic_no(sentence))), *(tidy(s) for s in later)]).strip()
         if len(reason.split()) >= 2:
-            subject = _IDEA_LEAD_RE.sub("", target.rstrip(".? "))
+            subject = _RECOMMEND_LEAD_RE.sub("", _IDEA_LEAD_RE.sub("", target.rstrip(".? ")))
             subject = f"{subject[0].lower()}{subject[1:]}" if common_first(subject) else subject
             self._make(f"Turned down: {subject}. {reason}", "rejected_alternative", USER)
             self.used_reply += [sentence, *later]
@@ -489,7 +527,7 @@ def _chosen_over(chosen: Option, others: Sequence[str]) -> str:
     if not others:
         return chosen.text
     over = f"(chosen over {_join(others)})"
-    head = chosen.head.rstrip(" .:")
+    head = option_name(chosen).rstrip(" .:")
     if head and chosen.text.startswith(head) and chosen.text[len(head) : len(head) + 1] in (":", "."):
         return f"{head} {over}{chosen.text[len(head) :]}"
     return f"{chosen.text.rstrip('.')} {over}."

@@ -116,6 +116,7 @@ def clip(text: str, limit: int = MAX_MEMORY_CHARS) -> str:
 _ASIDE_RE = re.compile(r"\s*\((?P<x>[^()]{12,200})\)")
 _TECHNICAL_RE = re.compile(r"[`/_\\@=<>{}\[\]#$%]|\d|\b[a-z]+[A-Z]\w*|\.\w")
 MIN_ASIDE_WORDS = 4
+_ASIDE_PART_RE = re.compile(r"\s+and\s+|;\s+|,\s+(?:and\s+|but\s+)?")
 
 
 def without_asides(text: str) -> str:
@@ -126,6 +127,14 @@ def without_asides(text: str) -> str:
         inner = m.group("x")
         if inner.startswith("chosen over "):
             return m.group(0)  # what a pick was chosen over is part of the decision, not an aside
-        return m.group(0) if len(inner.split()) < MIN_ASIDE_WORDS or _TECHNICAL_RE.search(inner) else ""
+        if len(inner.split()) < MIN_ASIDE_WORDS:
+            return m.group(0)
+        # "(it's 2 euros a month and our treasurer would faint if it went up)": the part that names something
+        # stays, the story around it goes
+        parts = [p for p in _ASIDE_PART_RE.split(inner) if p.strip()]
+        kept = [p for p in parts if _TECHNICAL_RE.search(p)]
+        if len(kept) == len(parts):
+            return m.group(0)
+        return f" ({', '.join(kept)})" if kept else ""
 
     return _ASIDE_RE.sub(keep, text) if "(" in text else text

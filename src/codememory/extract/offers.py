@@ -145,7 +145,7 @@ def offer_of(text: str) -> Offer:
     for lead, items in runs:
         by_number = _ordinal_recommendation(offer.said, items) is not None
         if not offer.options and (_OPTIONS_LEAD_RE.search(lead) or by_number):
-            offer.options = [Option(_head(x), x) for x in items]
+            offer.options = [Option(_head(x), x) for x in (_option_text(i) for i in items) if x]
             offer.lead = lead
     listed = [o.text for o in offer.options]
     for lead, items in runs:
@@ -294,6 +294,55 @@ def _topic(before: list[str], lead: str) -> str:
     text = " ".join(x for x in paragraph if tidy(x) != lead)
     first = SENTENCE_SPLIT_RE.split(text)[0] if text else ""
     return tidy(first) if first and len(first.split()) <= MAX_TOPIC_WORDS and not _ITEM_RE.match(first) else ""
+
+
+_OPTION_JOIN_RE = re.compile(r"^(?:or|either|and)\s+(?=\S)", re.I)
+_CLAUSE_END_RE = re.compile(
+    r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)(?<!\bca)\.\s+"
+    r"|;\s+|:\s+|\s+[\u2014\u2013]\s+|\s+-\s+|,\s+(?:which|since|because|but|so)\b"
+)
+MAX_NAME_WORDS = 12
+_DANGLING = frozenset("a an the and or but as at by for from in into of on to with that which who so than".split())
+
+
+def _option_text(item: str) -> str:
+    """A listed option without what joins it to the others ("or pin …") and without the question the list ends
+    on ("… Nothing changes for subscribers. Which one?"): that asks about all of them, it is no part of one."""
+    text = _OPTION_JOIN_RE.sub("", item.strip())
+    said = SENTENCE_SPLIT_RE.split(text)
+    while len(said) > 1 and said[-1].rstrip().endswith("?"):
+        said.pop()
+    return " ".join(said)
+
+
+def option_name(option: Option) -> str:
+    """What an option is, in a few words that end where its first clause ends ("give every episode the slug as its
+    guid from now on"); a longer clause is cut where an ellipsis says so, never silently mid-phrase."""
+    if _BOLD_HEAD_RE.match(option.text):
+        return option.head
+    text = option.text.replace("**", "")
+    # the first clause end outside parentheses: "IndexedDB (e.g. idb-keyval)" is one name
+    end = next((m.start() for m in _CLAUSE_END_RE.finditer(text) if _balanced(text[: m.start()])), len(text))
+    clause = text[:end].strip(" .,:")
+    words = clause.split()
+    if len(words) <= MAX_NAME_WORDS:
+        return clause
+    cut = " ".join(words[:MAX_NAME_WORDS])
+    opened: list[int] = []
+    for i, ch in enumerate(cut):
+        if ch == "(":
+            opened.append(i)
+        elif ch == ")" and opened:
+            opened.pop()
+    cut = cut[: opened[0]] if opened else cut  # never end inside a parenthesis
+    kept = cut.split()
+    while len(kept) > 1 and kept[-1].lower().strip(",;:") in _DANGLING:
+        kept.pop()  # nor on a word that leads into what was cut ("… write the CSV as")
+    return " ".join(kept).rstrip(" ,;:") + " …"
+
+
+def _balanced(text: str) -> bool:
+    return text.count("(") == text.count(")")
 
 
 def _head(text: str) -> str:

@@ -262,6 +262,22 @@ PREFERENCE_RE = re.compile(
     re.IGNORECASE,
 )
 
+# What the user wants of the thing itself, said as a terse list with a bound in it (the user's only): "sfx only, no
+# music", "sheets: a4 landscape, 24h, no colour — printer is b/w laser", "so please no colours and none of those
+# line characters". Small talk is no bound ("no worries", "no rush", "coffee only").
+_NOT_A_BOUND = r"(?!(?:worries|rush|problem|problems|idea|way|luck|doubt|kidding|joke|pressure|stress|clue|need|one)\b)"
+_ITEM = r"[\w/.+-]+(?:\s+[\w/.+-]+){0,2}"
+TERSE_BOUNDS_RE = re.compile(
+    rf"^(?!(?:ok|okay|k|yes|yeah|yep|sure|thanks|thank|great|cool|fine|good|nice|perfect|right|well|hi|hey)\b)"
+    rf"(?:and\s+|but\s+|also\s+)?(?:[\w-]+(?:\s+[\w-]+)?:\s*)?"
+    rf"(?:{_ITEM}\s+only|only\s+{_ITEM}|no\s+{_NOT_A_BOUND}{_ITEM}|{_ITEM})"
+    rf"(?:\s*,\s*(?:{_ITEM}\s+only|only\s+{_ITEM}|no\s+{_NOT_A_BOUND}{_ITEM}|{_ITEM}))*"
+    rf"\s*,\s*(?:no\s+{_NOT_A_BOUND}[\w/.+-]+|{_ITEM}\s+only)\b"
+    rf"|^(?:and\s+|but\s+)?{_ITEM}\s+only\s*,\s*no\s+{_NOT_A_BOUND}[\w-]+"
+    rf"|\bplease\s+no\s+{_NOT_A_BOUND}[\w-]+(?:\s+[\w-]+)?\s*(?:,|\s+and\s+(?:no|none)\b|\s+or\s+)",
+    re.IGNORECASE,
+)
+
 # ------------------------------------------------------------------------------------------- facts
 _PORT_RE = re.compile(
     r"\b(?:runs?|running|listens?|listening|serves?|served|is|are|bound|binds?|exposed?|available|lives?|starts?)\s+"
@@ -468,6 +484,8 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
         return [Statement(s, "gotcha", "gotcha", True)]
     if user and (_CONVENTION_RE.search(s) or (_VERSION_RE.search(s) and _CONSTRAINT_RE.search(s))):
         return [Statement(s, "convention", "convention", reason)]
+    if user and TERSE_BOUNDS_RE.search(s):
+        return [Statement(s, "preference", "preference", reason)]
     if not user and _ASSISTANT_CONVENTION_RE.search(s):
         return [Statement(s, "convention", "convention", reason)]
     if user and re.match(r"^(?:keep|bear)\s+in\s+mind\b|^(?:remember|note)\s+that\b|^be\s+aware\s+that\b", s, re.I):

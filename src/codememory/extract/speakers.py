@@ -43,7 +43,12 @@ _OBJECTION_RE = re.compile(
     r"why\s+(?:did|would)\s+you\b|scratch\s+that\b|never\s*mind\b|instead\b|keep\s+(?:it|the)\b[^.]*\binstead\b)",
     re.IGNORECASE,
 )
-_SECOND_THOUGHT_RE = re.compile(r"^\W*(?:hmm+|actually|on\s+second\s+thought)\b[,.\s]+(?P<rest>.+)", re.I | re.S)
+# a hedge before the refusal: "hmm, no", "actually, let's not", "But honestly no.", "to be honest, nah"
+_SECOND_THOUGHT_RE = re.compile(
+    r"^\W*(?:hmm+|actually|on\s+second\s+thought|but|honestly|frankly|tbh|to\s+be\s+honest|sorry)\b[,.\s]+"
+    r"(?P<rest>.+)",
+    re.I | re.S,
+)
 # the topic named first, then turned down: "Compression: nah.", "the cache? no, …", "Redis — let's not"
 _TOPIC_THEN_NO_RE = re.compile(
     r"^\W*[\w.+/-]+(?:\s+[\w.+/-]+){0,2}\s*(?:[:?\u2014\u2013]|\s-)\s+"
