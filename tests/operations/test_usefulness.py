@@ -154,6 +154,7 @@ def test_a_warning_shown_across_sessions_and_not_gone_against_keeps_its_rank(sto
     assert [r["id"] for r in report["never_used"]] == [ordinary] and report["contradicted"] == []
     assert rows[warning]["warning"] and not rows[warning]["offered"] and rows[warning]["factor"] == 1.0
     assert rows[ordinary]["offered"] and not rows[ordinary]["warning"]
+    assert "1 warning(s) shown, never used and not gone against" in cm("report").stdout
     run = json.loads(cm("consolidate", "--never-used", "--json").stdout)
     assert {c["memories"][0] for c in run["changes"] if c["kind"] == "decay"} == {ordinary}
 

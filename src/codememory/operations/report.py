@@ -285,9 +285,23 @@ def render_text(report: UsageReport, limit: int = DEFAULT_LIMIT) -> str:
             lines.append(f"  {r.id}  {_what(title, r)}  x{r.factor:.2f}  {r.text or '(' + r.state + ')'}")
             if r.evidence and title.startswith(("Most", "Contra")):
                 lines.append(f"      {one_line(r.evidence, 160)}")
+    quiet = _quiet_warnings(report)
+    if quiet:
+        lines += ["", quiet]
     if not report.exposures:
         lines += ["", "Nothing shown to an agent session yet in this window."]
     return "\n".join(lines)
+
+
+def _quiet_warnings(report: UsageReport) -> str:
+    """Why warnings shown and never used are missing from "never used": said, not claimed as heeded."""
+    quiet = sum(1 for r in report.memories if r.warning and not r.used_total and not r.contradicted)
+    if not quiet:
+        return ""
+    return (
+        f"{quiet} warning(s) shown, never used and not gone against: not listed as never used, since obeying a "
+        "warning leaves no trace (those sessions are not counted either way)."
+    )
 
 
 def _what(title: str, r: MemoryUse) -> str:
@@ -343,4 +357,7 @@ def render_markdown(report: UsageReport, limit: int = DEFAULT_LIMIT) -> str:
             f"x{r.factor:.2f} | {_cell(r.text or r.state)} |"
             for r in rows[:limit]
         ]
+    quiet = _quiet_warnings(report)
+    if quiet:
+        out += ["", quiet]
     return "\n".join(out) + "\n"
