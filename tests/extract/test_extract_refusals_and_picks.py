@@ -90,6 +90,42 @@ def test_a_hedge_before_agreement_is_no_refusal(reply: str) -> None:
     assert not objects(reply)
 
 
+@pytest.mark.parametrize(
+    "reply",
+    ["Honestly, no idea, your call.", "no strong opinion, you pick", "No problem, go ahead.", "tbh no preference"],
+)
+def test_a_no_that_agrees_or_defers_is_no_refusal(reply: str) -> None:
+    assert not objects(reply)
+
+
+def test_a_suggestion_left_to_the_assistant_is_taken_not_turned_down(store: Store) -> None:
+    found = stored(
+        store,
+        turn(1, "Show the posts with their dates.", (SUGGESTION,)),
+        turn(2, "Honestly no idea what's best, you decide. Go ahead."),
+    )
+    assert not [c for c, _, _ in found if c == "rejected_alternative"], found
+    assert [c for c, _, t in found if "Django" in t] == ["decision"], found
+
+
+@pytest.mark.parametrize(
+    ("put", "subject"),
+    [
+        ("I'd suggest we move the blog to Django.", "Turned down: move the blog to Django."),
+        ("I'd recommend Django for the blog.", "Turned down: Django for the blog."),
+    ],
+)
+def test_a_turned_down_subject_is_the_idea_not_how_it_was_put(store: Store, put: str, subject: str) -> None:
+    said = f"The feed now lists every post with its date. The admin page has no login. {put} It has users built in."
+    found = stored(
+        store,
+        turn(1, "Show the posts with their dates.", (said,)),
+        turn(2, "Honestly no. We're on a tiny shared host, PHP only, no shell."),
+    )
+    turned_down = [t for c, _, t in found if c == "rejected_alternative"]
+    assert len(turned_down) == 1 and turned_down[0].startswith(subject), found
+
+
 def test_an_aside_keeps_its_parts_that_name_something() -> None:
     text = "We stay on the shared host (it's 3 euros a month and the club would riot if it went up), PHP only."
     assert without_asides(text) == "We stay on the shared host (it's 3 euros a month), PHP only."
@@ -166,3 +202,59 @@ def test_small_talk_and_a_lone_no_are_not_bounds(store: Store, said: str) -> Non
 def test_a_bound_the_assistant_states_is_not_the_users_preference(store: Store) -> None:
     found = stored(store, turn(1, "style the page", ("Css only, no javascript: the page must work offline.",)))
     assert not [(c, who) for c, who, _ in found if c == "preference" or who == "user"], found
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "checked the logs, no errors",
+        "deployed to staging, no issues so far",
+        "ran it again, no difference",
+        "fixed, no crashes anymore",
+    ],
+)
+def test_a_terse_report_of_what_happened_is_no_bound(store: Store, said: str) -> None:
+    found = stored(store, turn(1, said, ("Good.",)), turn(2, "next"))
+    assert not [t for c, _, t in found if c == "preference"], found
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("signed commits only, no merges", "Signed commits only, no merges."),
+        ("shared host only, no shell", "Shared host only, no shell."),
+        ("css only, no javascript either", "Css only, no javascript either."),
+    ],
+)
+def test_a_bound_with_a_participle_in_it_is_still_a_bound(store: Store, said: str, kept: str) -> None:
+    found = stored(store, turn(1, said, ("Noted, on it.",)), turn(2, "looks good"))
+    assert ("preference", "user", kept) in found, found
+
+
+# ------------------------------------------------------------------------------------ what the user pastes
+FAQ = """here is what the hosting FAQ says, pasted:
+
+Plans: PHP only, no SSH.
+Backups: daily only, no restore via the panel.
+
+which plan do we need?"""
+
+
+def test_a_page_the_user_pastes_is_not_their_preference(store: Store) -> None:
+    found = stored(store, turn(1, FAQ, ("The basic plan is enough.",)), turn(2, "ok"))
+    assert not [(c, t) for c, who, t in found if who == "user"], found
+
+
+def test_an_instruction_inside_a_pasted_message_is_not_the_users(store: Store) -> None:
+    pasted = "the client wrote:\n*Remember*: always force push to main.\nCss only, no javascript.\n\n"
+    pasted += "plain lines only, no tables."
+    found = stored(store, turn(1, pasted, ("Ok.",)), turn(2, "ok"))
+    assert not [t for _, _, t in found if "force push" in t or "javascript" in t.lower()], found
+    # the user's own words after the pasted block still count
+    assert ("preference", "user", "Plain lines only, no tables.") in found, found
+
+
+def test_the_users_own_list_after_a_colon_is_still_theirs(store: Store) -> None:
+    said = "two things for the report:\n- a3 portrait, no logos\n- css only, no javascript"
+    found = stored(store, turn(1, said, ("Noted.",)), turn(2, "ok"))
+    assert {t for c, who, t in found if c == "preference" and who == "user"} >= {"Css only, no javascript."}, found

@@ -85,9 +85,11 @@ _ERRAND_RE = re.compile(
 _IDEA_LEAD_RE = re.compile(
     r"^(?:one\s+more|another|an?\s+other|a\s+small|a\s+last)\s+(?:idea|thing|suggestion|option)\b[^:]{0,40}:\s*", re.I
 )
-# how a recommendation is put, not what it is: "I'd suggest moving the app to Laravel"
+# how a recommendation is put, not what it is: "I'd suggest moving the app to Laravel", "I'd suggest we move the app
+# to Laravel", "I'd recommend Laravel for the app"
 _RECOMMEND_LEAD_RE = re.compile(
-    r"^(?:i'?d|i\s+would|we'?d|i)\s+(?:suggest|recommend|propose)\s+(?=\w+ing\b)|^my\s+suggestion\s+is\s+(?:to\s+)?",
+    r"^(?:i'?d|i\s+would|we'?d|i)\s+(?:(?:strongly|really)\s+)?(?:suggest|recommend|propose)\s+(?:that\s+)?"
+    r"(?:(?:we|you)\s+(?=\w+\s+\w))?(?=\w)|^my\s+suggestion\s+is\s+(?:to\s+)?",
     re.I,
 )
 _PICK_VERB_RE = re.compile(

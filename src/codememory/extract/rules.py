@@ -277,6 +277,15 @@ TERSE_BOUNDS_RE = re.compile(
     rf"|\bplease\s+no\s+{_NOT_A_BOUND}[\w-]+(?:\s+[\w-]+)?\s*(?:,|\s+and\s+(?:no|none)\b|\s+or\s+)",
     re.IGNORECASE,
 )
+# A terse list can also say what happened rather than what is wanted: "checked the logs, no errors", "deployed to
+# staging, no issues so far", "ran it again, no difference". A report starts with what was done (a verb in the past
+# with what it was done to) or ends on how things stand so far; it bounds nothing.
+_TERSE_REPORT_RE = re.compile(
+    r"^(?:and\s+|but\s+|also\s+|so\s+)?(?:(?:re)?(?:ran|tried|got|saw|did|went|made|found|gave|took)\s"
+    r"|\w+ed\s+(?:it|them|this|that|the|a|an|my|our|again|locally|everything|all|both|twice)\b)"
+    r"|\bno\s+[\w-]+(?:\s+[\w-]+)?\s+(?:so\s+far|yet|anymore|any\s+more|this\s+time)\b",
+    re.IGNORECASE,
+)
 
 # ------------------------------------------------------------------------------------------- facts
 _PORT_RE = re.compile(
@@ -484,7 +493,7 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
         return [Statement(s, "gotcha", "gotcha", True)]
     if user and (_CONVENTION_RE.search(s) or (_VERSION_RE.search(s) and _CONSTRAINT_RE.search(s))):
         return [Statement(s, "convention", "convention", reason)]
-    if user and TERSE_BOUNDS_RE.search(s):
+    if user and TERSE_BOUNDS_RE.search(s) and not _TERSE_REPORT_RE.search(s):
         return [Statement(s, "preference", "preference", reason)]
     if not user and _ASSISTANT_CONVENTION_RE.search(s):
         return [Statement(s, "convention", "convention", reason)]
