@@ -135,6 +135,24 @@ def test_an_aside_keeps_its_parts_that_name_something() -> None:
     assert without_asides(kept) == kept
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "We always deploy in the evening (never on Fridays, and only after 18:00).",
+        "We stay on Postgres (not MySQL, the client runs 14.2 there).",
+        "Use the staging bucket (the prod one is off limits, see ops/README.md).",
+    ],
+)
+def test_an_aside_that_bounds_or_names_what_it_is_about_stays_whole(said: str) -> None:
+    assert without_asides(said) == said
+
+
+def test_a_bound_inside_an_aside_reaches_the_store(store: Store) -> None:
+    said = "We always deploy in the evening (never on Fridays, and only after 18:00)."
+    found = stored(store, turn(1, said, ("Noted.",)), turn(2, "ok"))
+    assert [t for _, who, t in found if who == "user" and "never on Fridays" in t], found
+
+
 # ------------------------------------------------------------------------------------ a pick between options
 def test_a_pick_is_the_option_chosen_with_the_one_turned_down_named_by_its_first_clause(store: Store) -> None:
     found = stored(
