@@ -80,6 +80,17 @@ def test_a_suggestion_taken_and_then_a_detail_refused_stays_taken(store: Store) 
     assert not [t for c, _, t in found if c == "rejected_alternative" and "Django" in t], found
 
 
+@pytest.mark.parametrize(
+    "reply", ["Go with Django. No fancy admin theme though.", "Django, definitely. No fancy theme."]
+)
+def test_a_suggestion_taken_in_other_words_and_then_a_detail_refused_is_never_turned_down(
+    store: Store, reply: str
+) -> None:
+    found = stored(store, turn(1, "Show the posts with their dates.", (SUGGESTION,)), turn(2, reply))
+    assert not [t for c, _, t in found if c == "rejected_alternative" and "Django" in t], found
+    assert [t for c, _, t in found if c == "decision" and "Django" in t], found
+
+
 @pytest.mark.parametrize("reply", ["But honestly no.", "Honestly, no: too much.", "frankly, let's not", "tbh nah"])
 def test_a_hedged_refusal_is_a_refusal(reply: str) -> None:
     assert objects(reply)

@@ -76,6 +76,13 @@ _LEAD_FILLER_RE = re.compile(
 _NO_LEAD_RE = re.compile(
     r"^\W*(?:no|nope|nah|nay|not\s+really|not\s+that)(?:\s*[,.!:;\u2014-]+\s*|\s*$)", re.IGNORECASE
 )
+# a refusal that stands alone, after any hedge: "But honestly no.", "nah, …", "let's not." (not "no fancy theme")
+_BARE_NO_RE = re.compile(
+    r"^\W*(?:(?:but|honestly|frankly|tbh|to\s+be\s+honest|sorry|actually|hmm+|well)\b[\s,.!]*)*"
+    r"(?:no|nope|nah|not\s+really|not\s+for\s+(?:me|us|now)|let'?s\s+not|rather\s+not|i\s+don'?t\s+think\s+so)"
+    r"(?:\s*[,.!:;\u2014-]|\s*$)",
+    re.IGNORECASE,
+)
 _ERRAND_RE = re.compile(
     r"^\W*(?:commit|push|ship|deploy|merge|go|thanks?|thank\s+you|cheers|danke)\b[\w\s]{0,20}[.!]?$"
     r"|^\W*(?:everything|all|the\s+rest)\s+else\b[\w\s,]{0,20}[.!]?$",
@@ -275,7 +282,9 @@ class Settling:
                 return 0
             plain = _LEAD_FILLER_RE.sub("", sentence) or sentence
             if objects(plain) and not self._answers_no(plain):
-                return n
+                # "Go with Django. No fancy theme though.": what is refused is a detail, the idea was taken
+                idea = offer.suggestion or (offer.recommended.text if offer.recommended else "")
+                return n if _BARE_NO_RE.match(plain) or _shares(plain, idea) else 0
             if _AGREE_RE.match(plain) or _PICK_VERB_RE.search(sentence):
                 return 0  # "Django sounds good. No need for the theme though.": taken, then a detail refused
         return 0
