@@ -260,6 +260,19 @@ def test_a_bound_with_a_participle_in_it_is_still_a_bound(store: Store, said: st
     assert ("preference", "user", kept) in found, found
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "their robots page says please no bots, and no scraping before 6am",
+        "error: python only, no rust",
+        "README: mobile only, no desktop",
+    ],
+)
+def test_a_bound_a_source_states_is_not_the_users(store: Store, said: str) -> None:
+    found = stored(store, turn(1, said, ("Ok.",)), turn(2, "ok"))
+    assert not [t for c, _, t in found if c == "preference"], found
+
+
 # ------------------------------------------------------------------------------------ what the user pastes
 FAQ = """here is what the hosting FAQ says, pasted:
 
