@@ -135,6 +135,8 @@ def test_a_turned_down_subject_is_the_idea_not_how_it_was_put(store: Store, put:
     )
     turned_down = [t for c, _, t in found if c == "rejected_alternative"]
     assert len(turned_down) == 1 and turned_down[0].startswith(subject), found
+    # the reason is the user's, without the refusal itself
+    assert turned_down[0] == f"{subject} We're on a tiny shared host, PHP only, no shell.", turned_down
 
 
 def test_an_aside_keeps_its_parts_that_name_something() -> None:

@@ -484,7 +484,9 @@ class Settling:
             return
         later = list(takewhile(lambda s: not (_NEW_TOPIC_RE.match(s) or s.endswith("?")), self.reply[n + 1 :]))
         later = [s for s in later if not _ERRAND_RE.match(s)][:MAX_REASON_SENTENCES]
-        reason = " ".join([tidy(_NO_LEAD_RE.sub("", without_topic_no(sentence))), *(tidy(s) for s in later)]).strip()
+        # the refusal itself ("But honestly no.") is no part of the reason
+        refusal = _NO_LEAD_RE.sub("", _BARE_NO_RE.sub("", without_topic_no(sentence)))
+        reason = " ".join([tidy(refusal) if refusal.strip() else "", *(tidy(s) for s in later)]).strip()
         if len(reason.split()) >= 2:
             subject = _RECOMMEND_LEAD_RE.sub("", _IDEA_LEAD_RE.sub("", target.rstrip(".? ")))
             subject = f"{subject[0].lower()}{subject[1:]}" if common_first(subject) else subject
