@@ -31,6 +31,7 @@ def main() -> None:
     parser.add_argument("--later", default="1,2,3")
     parser.add_argument("--quiet", default="0,0.05,0.2")
     parser.add_argument("--again", default="0,0.5,0.6,0.7,0.9,1.01")
+    parser.add_argument("--names", default="1", help="NAMES_ARE_NOT_ENOUGH values to try (0 off, 1 on)")
     args = parser.parse_args()
     from codememory import Store
     from codememory.retrieval import proactive
@@ -39,19 +40,20 @@ def main() -> None:
     for spec in args.runs:
         run, data = (Path(p) for p in spec.split(":"))
         scenarios[data.name] = (Store.open(run / "project"), load(run, data))
-    Choice = tuple[bool, int, float, float]
-    choices: list[Choice] = [(False, 4, 0.0, 0.0)]
+    Choice = tuple[bool, int, float, float, bool]
+    choices: list[Choice] = [(False, 4, 0.0, 0.0, False)]  # before the turn rule and the names rule
     later = [int(v) for v in args.later.split(",")]
     quiet = [float(v) for v in args.quiet.split(",")]
     again = [float(v) for v in args.again.split(",")]  # 1.01: a later call shows no request memory again
-    choices += [(True, n, q, a) for n, q, a in itertools.product(later, quiet, again)]
+    names = [v.strip() == "1" for v in args.names.split(",")]
+    choices += [(True, n, q, a, on) for n, q, a, on in itertools.product(later, quiet, again, names)]
     table: dict[Choice, dict[str, dict[str, Any]]] = {}
-    for follow, n, q, a in choices:
+    for follow, n, q, a, on in choices:
         proactive.FOLLOW_TURN, proactive.LATER_MAX, proactive.QUIET_STEP_LIKELIHOOD = follow, n, q
-        proactive.LATER_REQUEST_LIKELIHOOD = a
+        proactive.LATER_REQUEST_LIKELIHOOD, proactive.NAMES_ARE_NOT_ENOUGH = a, on
         row = {name: score(store, pairs) for name, (store, pairs) in scenarios.items()}
-        table[(follow, n, q, a)] = row
-        print(json.dumps({"follow": follow, "later": n, "quiet": q, "again": a, **row}), flush=True)
+        table[(follow, n, q, a, on)] = row
+        print(json.dumps({"follow": follow, "later": n, "quiet": q, "again": a, "names": on, **row}), flush=True)
 
     def merit(figures: dict[str, Any]) -> float:
         keys = ("hud_precision", "hud_recall", "nothing_without_hud")
@@ -63,8 +65,8 @@ def main() -> None:
     for out in scenarios:
         fit = [n for n in scenarios if n != out]
         best = max(choices[1:], key=lambda c: statistics.fmean(merit(table[c][n]) for n in fit))
-        print(f"  {out}: later={best[1]} quiet={best[2]} again={best[3]} -> {table[best][out]}")
-        print(f"  {out}: before (follow off) -> {table[choices[0]][out]}")
+        print(f"  {out}: later={best[1]} quiet={best[2]} again={best[3]} names={best[4]} -> {table[best][out]}")
+        print(f"  {out}: before (follow off, names off) -> {table[choices[0]][out]}")
 
 
 if __name__ == "__main__":

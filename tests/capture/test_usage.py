@@ -84,7 +84,7 @@ def test_a_turn_reads_the_memory_as_it_was_shown_from_the_exposure(store: Store)
     assert ["app/api/photos.py", "path"] in kept["terms"] and kept["rules"] == []
     assert ["25", "number"] not in kept["terms"]  # nor anything of the query it was shown for
     store.edit(limit, text="The photo size limit lives in settings.toml now.")
-    capture(store, turn(call("bash", 1, command="grep -n UPLOAD_MAX_BYTES app/api/photos.py")))
+    capture(store, turn(call("bash", 1, command="sed -i 's/10/25/' app/api/photos.py")))
     assert exposure(store, limit)["used_by"] == "entity"
 
 
@@ -183,6 +183,51 @@ def test_an_edit_reusing_a_name_its_file_already_had_is_not_a_use(store: Store) 
     assert exposure(store, timestamps)["evidence"] == "edit: observed_at"
 
 
+def test_a_file_read_then_acted_on_in_the_turn_is_a_use(store: Store) -> None:
+    """A look (a read, a listing, a search) finds the file the memory names; the turn then acts (an edit, a
+    command that changes something): the memory said where to go, and the use is dated at the look."""
+    limit = add(store, LIMIT)
+    shown(store, limit)
+    capture(
+        store,
+        turn(
+            call("read", 1, filePath=f"{store.root}/app/api/photos.py"),
+            call("edit", 2, filePath=f"{store.root}/deploy/nginx.conf", oldString="10m", newString="25m"),
+        ),
+    )
+    got = exposure(store, limit)
+    assert got["evidence"] == "read: app/api/photos.py" and got["used_at"].startswith("2099-01-01T00:00:01")
+    rule = add(store, "Migrations are goose SQL files in db/migrations/, one per change.")
+    shown(store, rule, at_query="add a notes column", session="ses_ls")
+    capture(
+        store,
+        turn(
+            call("bash", 1, command="ls db/migrations | tail -3"),
+            call("bash", 2, command="goose -dir db/migrations create notes sql"),
+            session="ses_ls",
+        ),
+    )
+    assert exposure(store, rule, "ses_ls")["evidence"] == "bash: db/migrations"
+
+
+@pytest.mark.parametrize(
+    "looks",
+    [
+        [call("read", 1, filePath="app/api/photos.py")],  # read to answer a question
+        [call("bash", 1, command="grep -n UPLOAD_MAX_BYTES app/api/photos.py 2>/dev/null | head -3")],
+        [call("grep", 1, pattern="UPLOAD_MAX_BYTES", path="app/api")],
+        [call("read", 1, filePath="app/api/photos.py"), call("memory_store", 2, text="the limit is 10 MB")],
+    ],
+)
+def test_a_file_only_looked_up_is_not_a_use(store: Store, looks: list[ToolCall]) -> None:
+    """The version in go.mod, the JDK the CI workflow sets up: a turn that reads or lists what a memory names and
+    then only answers looked something up; nothing was done with the memory."""
+    limit = add(store, LIMIT)
+    shown(store, limit)
+    capture(store, turn(*looks))
+    assert exposure(store, limit)["used_at"] is None
+
+
 def test_a_tool_call_made_before_the_memory_was_shown_is_not_a_use(store: Store) -> None:
     limit = add(store, LIMIT)
     shown(store, limit)  # shown now, in 2026: the calls below were made in 1999
@@ -204,7 +249,7 @@ def test_a_memory_no_injection_showed_this_session_is_not_judged(store: Store) -
 def test_a_name_many_memories_share_is_not_evidence(store: Store) -> None:
     common = [add(store, f"Note {i} about app/common.py and its job number {i}.") for i in range(5)]
     shown(store, common[0], at_query="something else")
-    capture(store, turn(call("read", 1, filePath="app/common.py")))
+    capture(store, turn(call("edit", 1, filePath="app/common.py", oldString="a", newString="b")))
     assert exposure(store, common[0])["used_at"] is None
 
 
@@ -394,7 +439,8 @@ def test_ids_in_a_search_result_are_shown_not_cited(store: Store) -> None:
     capture(store, turn(call("memory_search", 1, output=result, query="photo limit")))
     got = exposure(store, limit)
     assert got["kind"] == "search" and got["used_at"] is None
-    capture(store, turn(call("read", 2, filePath="app/api/photos.py"), turn_id="m2"))  # ...then acted on
+    edit = call("edit", 2, filePath="app/api/photos.py", oldString="1", newString="2")
+    capture(store, turn(edit, turn_id="m2"))  # ...then acted on
     assert exposure(store, limit)["used_by"] == "entity"
 
 
@@ -467,7 +513,10 @@ def test_tool_calls_as_each_assistant_writes_them() -> None:
     applied = action_of(call("apply_patch", input=patch))
     assert applied.edited == ("app/x.py",) and applied.added == "new line"
     shell = action_of(call("shell", command=["bash", "-lc", "pytest -q"]))
-    assert shell.shell == ("bash -lc pytest -q",)
+    assert shell.shell == ("bash -lc pytest -q",) and not shell.look
+    assert action_of(call("shell", command=["bash", "-lc", "ls migrations | head"])).look
+    assert action_of(call("Read", file_path="app/x.py")).look and action_of(call("Grep", pattern="x")).look
+    assert not action_of(call("Edit", file_path="a.py", old_string="x", new_string="y")).look
     write = action_of(call("Write", file_path="b.py", content="print(1)"))
     assert write.added == "print(1)"
 

@@ -107,29 +107,42 @@ def test_a_step_needing_nothing_gets_no_hud_block_and_one_needing_a_memory_gets_
 
 GOTCHA = "reports/render.py draws with Helvetica, which is Latin-1 only: Polish letters come out as '?'"
 UNRELATED_REQUEST = "Put the customer's city on its own line under the street on the invoice."
+# names the file the gotcha is about, and asks what the file itself answers
+NAMING_REQUEST = "How many lines does reports/render.py have?"
 
 
 def test_a_step_opening_the_file_a_gotcha_is_about_gets_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent opening the file a gotcha names gets the gotcha; not when the user named the file and asked what
+    it says (the file answers that): then neither the request nor the step calls for the gotcha."""
     project = make_git_project(tmp_path / "billing")
     (project / "reports").mkdir()
     (project / "reports" / "render.py").write_text("def render(invoice):\n    return invoice.street\n", "utf-8")
+    read = ToolCallSpec("read", {"filePath": str(project / "reports" / "render.py")})
     script = Script(
         [
-            Reply(tool_calls=[ToolCallSpec("read", {"filePath": str(project / "reports" / "render.py")})]),
+            Reply(tool_calls=[read]),
             Reply(tool_calls=[ToolCallSpec("bash", {"command": "git status --short", "description": "status"})]),
             Reply("The city goes on its own line in reports/render.py."),
+            Reply(tool_calls=[read]),
+            Reply("reports/render.py has 2 lines."),
         ]
     )
     with opencode_session(tmp_path, monkeypatch, project, script, (GOTCHA, *MEMORIES)) as (oc, llm, ids):
         done = oc.run(project, UNRELATED_REQUEST, timeout=300)
+        first_calls = len(llm.requests)
+        named = oc.run(project, NAMING_REQUEST, timeout=300)
     requests = list(llm.requests)
     gotcha = ids[GOTCHA]
-    assert done.returncode == 0, done.stderr
-    views = [opencode_view(b) for b in requests if not is_title_request(b)]
+    assert done.returncode == 0 and named.returncode == 0, done.stderr + named.stderr
+    views = [opencode_view(b) for b in requests[:first_calls] if not is_title_request(b)]
     assert len(views) == 3  # before the read, after it, after git status
     assert gotcha not in views[0].hud_ids()  # the request's words alone do not call for it
     assert views[1].hud_ids() == [gotcha]  # the agent has just opened the file the gotcha is about
     assert gotcha not in views[2].hud_ids()  # git status touches no file: nothing calls for it any more
+    named_views = [opencode_view(b) for b in requests[first_calls:] if not is_title_request(b)]
+    assert len(named_views) == 2  # before the read, after it
+    for view in named_views:
+        assert view.hud == [], view.hud_ids()
 
 
 WORKER_GOTCHA = "hooks/sender.py is imported by the cron container too: nothing at its module level may open a socket"

@@ -345,3 +345,30 @@ def test_the_memory_that_changed_a_setting_answers_before_the_one_it_changed(cm:
     assert ids[0] in [r["id"] for r in data["results"]]  # the older one still shown, after it
     data = search(cm, "how do I roll out an infra change after review?")
     assert [r["id"] for r in data["results"]][:1] == [ids[1]], [r["text"] for r in data["results"]]
+
+
+NAMED = {
+    "uv": "Dependencies are managed with uv (uv.lock is committed): pyproject.toml lists them, `uv sync` installs",
+    "gomod": "Moved to Go 1.23 (go.mod: go 1.23, toolchain go1.23.4) for range-over-func iterators",
+    "pool": "The Postgres connection pool is capped at 20 in production (config/db.toml)",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.default_model
+def test_a_memory_sharing_only_the_requests_code_names_is_not_injected(cm: Invoke) -> None:
+    """What the HUD and the prompt hooks show for a request (`retrieve`, the daemon's /retrieve): a request that
+    names a file and asks what it says is answered by the file, not by a memory that only names the file too."""
+    ids = {json.loads(cm("store", text, "--json").stdout)["memory"]["id"]: key for key, text in NAMED.items()}
+
+    def shown(request: str) -> set[str]:
+        result = cm("retrieve", "-q", request, "--json")
+        assert result.exit_code == 0, result.output
+        return {ids[m["id"]] for m in json.loads(result.stdout)["memories"]}
+
+    assert shown("What is the package version in pyproject.toml?") == set()
+    assert shown("Which chi version is in go.mod?") == set()
+    assert shown("How many lines does config/db.toml have?") == set()
+    # the same files, asked about what the memories say: they share the request's other words too
+    assert shown("Which tool manages the dependencies in pyproject.toml?") == {"uv"}
+    assert shown("What caps the connection pool in config/db.toml?") == {"pool"}

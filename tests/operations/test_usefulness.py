@@ -53,7 +53,7 @@ def test_a_memory_shown_and_ignored_across_sessions_ranks_lower_than_before(stor
     for n in range(6):
         show_in(store, ignored, f"ses_{n}")
         show_in(store, used, f"ses_{n}")
-        use_in(store, f"ses_{n}", "grep -rn WEBHOOK_DLQ app/")  # only `used` says WEBHOOK_DLQ
+        use_in(store, f"ses_{n}", "sed -i s/WEBHOOK_DLQ=0/WEBHOOK_DLQ=1/ .env")  # only `used` says WEBHOOK_DLQ
     after = {m.id: m for m in store.retrieve([QUERY], touch=False).memories}
     assert order(store)[:2] == [used, ignored]
     assert after[ignored].why["usefulness"]["factor"] < 0.8 < 1.0 < after[used].why["usefulness"]["factor"]
@@ -81,7 +81,7 @@ def test_a_memory_shown_on_partial_evidence_and_ignored_is_no_longer_injected(st
             text = store.get(memory, touch=False).text
             record_injection(store, kind="hud", memories=[{"id": memory, "text": text, "why": {}}], query=[query],
                              session_id=f"ses_{n}")  # fmt: skip
-        use_in(store, f"ses_{n}", "grep -n retry_policy app/webhooks.py")  # only `answer` says retry_policy
+        use_in(store, f"ses_{n}", "sed -i s/retry_policy(3)/retry_policy(5)/ app/webhooks.py")  # only `answer` says it
         if n == 0:
             assert shown() == [answer, partial]  # one ignored showing moves it a little: still shown
     assert shown() == [answer]

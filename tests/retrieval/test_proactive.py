@@ -20,8 +20,9 @@ MEMORIES = {
     "pool": "The Postgres connection pool is capped at 20 in production",
 }
 # The user asks about the HTTP client; the agent has just read the billing cron file and edited the worker.
+# (The edit names the worker in words too: led by a phrase sharing only a path with it, a memory is not called for.)
 USER = "which HTTP client do we use for partner API calls?"
-TOOLS = ["read src/billing/cron.py", "edit src/webhooks/worker.py"]
+TOOLS = ["read src/billing/cron.py", "edit the webhook worker, src/webhooks/worker.py"]
 
 
 @pytest.fixture

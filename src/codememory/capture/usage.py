@@ -12,8 +12,11 @@ never scanned twice, and it costs no model call. Signals, the first of each per 
   a command, a version or a value: text/usage_cues.py) that the query it was shown for did not already hold — what
   the agent was doing anyway is no evidence. For a read the call's path counts, for an edit its path and the text
   it adds (not the text it replaces), for a shell call its command, for other tools their arguments; never a
-  tool's output. Nor a name an edit's file already held (in the text it replaces, or in the file as a read earlier
-  in the turn showed it): new code that reuses the file's own names writes in the code's words, not the memory's.
+  tool's output. A call that only looks (a read, a listing, a search, a shell command that only shows:
+  text/usage_cues.looks_only) counts only once the same turn acts after it (an edit, a command that changes or runs
+  something): read to answer a question, a file was looked up, not acted on. Nor a name an edit's file already
+  held (in the text it replaces, or in the file as a read earlier in the turn showed it): new code that reuses the
+  file's own names writes in the code's words, not the memory's.
   A commit whose subject follows a memory's commit form (`fix(scope): …`, text/usage_cues.py) uses it; the other
   words of a commit message do not (the message is the agent's account of what it did: its edits are the evidence).
   A term two shown memories hold goes to the one that explains the call better (holds all of the call's terms the
@@ -48,6 +51,7 @@ from codememory.text.usage_cues import (
     Term,
     copied_phrase,
     follows_commit_form,
+    looks_only,
     memory_terms,
     new_terms,
     prohibitions,
@@ -69,6 +73,7 @@ _SHELL_TOOLS = {"bash", "shell", "run_shell_command", "exec_command", "local_she
 _EDIT_TOOLS = {"edit", "write", "multiedit", "apply_patch", "patch", "write_file", "replace", "create", "str_replace"}
 _EDIT_TOOLS |= {"notebookedit", "edit_file", "create_file"}
 _READ_TOOLS = {"read", "read_file", "view", "read_many_files", "cat", "open"}
+_LOOK_TOOLS = {"grep", "glob", "list", "ls", "find", "search_file_content", "list_directory", "codebase_search"}
 _PATH_KEYS = ("filePath", "file_path", "path", "notebook_path", "absolute_path", "target_file")
 _NEW_KEYS = ("newString", "new_string", "content", "new_source", "file_text", "new_str")
 _OLD_KEYS = ("oldString", "old_string", "old_str")
@@ -118,8 +123,13 @@ def action_of(call: ToolCall) -> Action:
     args = call.input
     paths = [args[k] for k in _PATH_KEYS if isinstance(args.get(k), str) and args[k]]
     if name in _SHELL_TOOLS or (isinstance(args.get("command"), str | list) and not paths):
-        command = _command(args.get("command") or args.get("cmd"))
-        return Action(call.tool, shell=(command,) if command else ())
+        raw = args.get("command") or args.get("cmd")
+        command = _command(raw)
+        # Codex writes ["bash", "-lc", "<line>"]: whether it only looks is a question about the line it runs
+        line = command
+        if isinstance(raw, list) and len(raw) == 3 and raw[1] in ("-c", "-lc") and isinstance(raw[2], str):
+            line = raw[2]
+        return Action(call.tool, shell=(command,) if command else (), look=bool(command) and looks_only(line))
     if name in _EDIT_TOOLS:
         added: list[str] = []
         replaced: list[str] = []
@@ -142,10 +152,10 @@ def action_of(call: ToolCall) -> Action:
         gone = "\n".join(r for r in replaced if r)[:MAX_ACTION_CHARS]
         return Action(call.tool, paths=tuple(paths), edited=tuple(paths), added=text, replaced=gone)
     if name in _READ_TOOLS:
-        return Action(call.tool, paths=tuple(paths))
+        return Action(call.tool, paths=tuple(paths), look=True)
     texts: list[str] = []
     _strings(args, texts, MAX_ACTION_CHARS)
-    return Action(call.tool, paths=tuple(paths), text="\n".join(texts))
+    return Action(call.tool, paths=tuple(paths), text="\n".join(texts), look=name in _LOOK_TOOLS)
 
 
 # ------------------------------------------------------------------------------------------- cues
@@ -258,12 +268,21 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         seen.outcomes.append(Outcome(mid, signal, at, evidence))
 
     read: dict[str, str] = {}  # what a read earlier in the turn showed of a file (lower-cased), by its path
+    # Uses a look found (a read, a listing, a search), kept only once the turn goes on to act: a file read or
+    # listed to answer a question (the version in go.mod, the JDK the CI workflow sets up) is looked up, not acted
+    # on, however well a shown memory names it; read and then changed, it is where the memory said to go.
+    looked: dict[str, tuple[str, str]] = {}
     for call in turn.tool_calls:
         name = call.tool.lower()
         if _SEARCH_RE.search(name) or _FETCH_RE.search(name):
             continue
         at = _at(call, turn)
         action = action_of(call)
+        if looked and (action.edited or (action.shell and not action.look)):
+            for mid, (then, evidence) in looked.items():
+                if mid not in used:
+                    use(mid, "entity", then, evidence)
+            looked.clear()
         said = action.haystack()
         low = said_without_commit_messages(action).lower()
         for mid in set(_ID_RE.findall(said)) & set(by_id) - used:
@@ -281,7 +300,10 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         for mid in list(unused):
             credited = found.get(mid)
             if credited and not _explained_better(mid, found, cues):
-                use(mid, "entity", at, f"{call.tool}: {', '.join(credited[:3])}")
+                if action.look:
+                    looked.setdefault(mid, (at, f"{call.tool}: {', '.join(credited[:3])}"))
+                else:
+                    use(mid, "entity", at, f"{call.tool}: {', '.join(credited[:3])}")
         for mid, stated in list(rules.items()):
             if not _shown_before(by_id[mid], at):
                 continue

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from codememory.core.blas_threads import one_blas_thread
 from codememory.embedding.vector_files import Keys, Mapped, Matrix, Meta, VectorFiles
 from codememory.store.database import Database
 from codememory.store.filters import Filters
@@ -295,7 +296,12 @@ class VectorIndex:
 
     # ----------------------------------------------------------------- search
     def search(self, query: Matrix, k: int, filters: Filters) -> list[tuple[int, float]]:
-        """Top-k (memory pk, cosine) among memories passing `filters`."""
+        """Top-k (memory pk, cosine) among memories passing `filters` (the scan on one BLAS thread:
+        core/blas_threads.py)."""
+        with one_blas_thread():
+            return self._search(query, k, filters)
+
+    def _search(self, query: Matrix, k: int, filters: Filters) -> list[tuple[int, float]]:
         self.refresh()
         total = self._row_count()
         if not total:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from codememory.core.blas_threads import one_blas_thread
 from codememory.core.dates import from_iso
 from codememory.retrieval.evidence import (
     Background,
@@ -88,7 +89,28 @@ def hybrid_ranking(
     and so does word coverage (the best over the phrases: a memory about one phrase is not diluted by the words of
     the others). Every entry's explain carries `keyword`, `coverage`, `meaning` and `standout` (evidence.py),
     `likelihood` (with the weights of what is put into an agent's context unasked when `inject`) and `all_words` (it
-    holds every content word of the query), which the relevance decision reads (retrieval/decision.py)."""
+    holds every content word of the query), which the relevance decision reads (retrieval/decision.py).
+
+    Its vector products (the scan, the candidates' cosines, the background) run on one BLAS thread
+    (core/blas_threads.py): each is small, and waking a second thread for it costs more than it saves."""
+    with one_blas_thread():
+        return _hybrid_ranking(db, parsed, filters, want, fuzzy, threshold, semantic, qvecs, now, mode, phrases, inject)
+
+
+def _hybrid_ranking(
+    db: Database,
+    parsed: ParsedQuery,
+    filters: Filters,
+    want: int,
+    fuzzy: bool | None,
+    threshold: float,
+    semantic: Semantic,
+    qvecs: list[Vectors],
+    now: datetime,
+    mode: str,
+    phrases: list[ParsedQuery] | None = None,
+    inject: bool = False,
+) -> tuple[Ranked, bool, bool]:
     cal = calibration_for(semantic.model)
     weights = cal.weights_for(inject)
     plain = cal.background if cal.background is not None and not inject else None
@@ -237,11 +259,24 @@ def _alike(
         va, vb = vectors.get(a), vectors.get(b)
         return float(va @ vb) if va is not None and vb is not None else -1.0
 
+    subjects: dict[int, set[str]] = {}  # a memory is compared with several: its words are read once
+    rare: dict[tuple[str, ...], bool] = {}
+
+    def subject(pk: int) -> set[str]:
+        if pk not in subjects:
+            subjects[pk] = subject_words(evidence[pk].text)
+        return subjects[pk]
+
     def shares_rare_word(a: int, b: int, *, numbers: bool = False) -> bool:
-        shared = (subject_words(evidence[a].text) & subject_words(evidence[b].text)) - STOPWORDS
+        shared = (subject(a) & subject(b)) - STOPWORDS
         if numbers:
             shared = {w for w in shared if any(c.isdigit() for c in w)}
-        return bool(shared) and min(db.document_counts(sorted(shared))[1].values()) <= UPDATE_SHARED
+        if not shared:
+            return False
+        key = tuple(sorted(shared))
+        if key not in rare:
+            rare[key] = min(db.document_counts(list(key))[1].values()) <= UPDATE_SHARED
+        return rare[key]
 
     def updates(a: int, b: int) -> bool:
         return cosine(a, b) >= scale.update and shares_rare_word(a, b)

@@ -26,6 +26,10 @@ request's strong memories and what the step touches, at most LATER_MAX, never wh
 found; a turn whose request called for nothing gets only what its steps touch. In the labelled scenarios
 (benchmarks/data/agent_view*) about three in four of the memories a later step needs were needed at an earlier
 step of its turn already, and 57 of the 89 steps that need nothing are in turns that need nothing.
+Many of those get a memory at their first call that shares only a code name with the request (a file, an
+identifier: "which chi version is in go.mod?", "add #[must_use] to hash::normalize_path"), which the turn then
+repeats: such a memory is not the request's (NAMES_ARE_NOT_ENOUGH, text/named.py), nor the step's when the step
+opens the file the request named.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from codememory.core.config import ContextConfig
 from codememory.core.result import OMIT_NONE, Result
 from codememory.errors import InvalidInput
 from codememory.retrieval.decision import Bars, best_likelihood
+from codememory.retrieval.lexical import matched_words
 from codememory.retrieval.search import Ranking, prefetch_phrases, rank_phrases, relevance_bars, stale_notes
 from codememory.retrieval.step import Step, touched_memories
 from codememory.retrieval.usefulness import Factor, adjusted, factors
@@ -47,6 +52,8 @@ from codememory.retrieval.why import add_matches, ranked_why
 from codememory.store.database import Database
 from codememory.store.filters import Filters
 from codememory.text.clauses import request_parts
+from codememory.text.named import named_words, only_names
+from codememory.text.query import parse_query, words
 from codememory.text.tokens import memory_tokens
 
 if TYPE_CHECKING:
@@ -86,6 +93,10 @@ LATER_REQUEST_LIKELIHOOD = 0.0
 # gotcha about a file is needed when the agent opens the file; 0.05 held back one labelled call more on two of the
 # three scenarios and nothing on the third: not worth hiding a gotcha from an edit the request did not announce).
 QUIET_STEP_LIKELIHOOD = 0.0
+# A memory that shares nothing with the request but the code names it gives (a file, a path, an identifier:
+# text/named.py) is not one the request calls for: "which chi version is in go.mod?" is answered by go.mod, not by
+# the memory saying which Go version go.mod pins. Off: such a memory is judged on its likelihood alone (measuring).
+NAMES_ARE_NOT_ENOUGH = True
 
 
 @dataclass
@@ -179,21 +190,36 @@ def _positions(
     return out
 
 
-def _judge_step(db: Database, step: Step, found: dict[int, _Candidate], filters: Filters, asked_for: set[int]) -> None:
+def _judge_step(
+    db: Database,
+    step: Step,
+    found: dict[int, _Candidate],
+    filters: Filters,
+    asked_for: set[int],
+    request: list[str] | None = None,
+) -> None:
     """The step's own evidence (retrieval/step.py): a memory naming the file the call touched or prescribing its
     command joins (or rises among) the candidates; one naming the touched file's folder rises if the step's query
     found it. After a routine call, a candidate that only the tool calls' words found (not the request's, `asked_for`,
-    nor what the call touches) leaves: `git status`, `go test` or `gofmt -l` are no question a memory answers."""
+    nor what the call touches) leaves: `git status`, `go test` or `gofmt -l` are no question a memory answers.
+    A file or folder the `request` itself named is no news at its step: a memory that shares only code names with
+    the request (held back from it, NAMES_ARE_NOT_ENOUGH) does not join because the agent opened the file the user
+    named ("which chi version is in go.mod?", then reading go.mod)."""
     touched = [pk for pk in touched_memories(db, step, filters) if pk not in found]
     rows = db.get_by_pks([*found, *touched])
     reasons = {pk: step.touches(rows[pk].text) for pk in [*found, *touched] if pk in rows}
     naming = Counter(r for r in reasons.values() if r is not None)
+    named = named_words(" ".join(request)) if NAMES_ARE_NOT_ENOUGH and request else frozenset()
+    told: set[int] = set()  # about the file the request named, and about nothing else the request says
+    if named:
+        told_of = [pk for pk, r in reasons.items() if r is not None and set(words(r.partition(" ")[2])) <= named]
+        told = _about_names_only(db, request or [], told_of)
     for pk in [*found, *touched]:
         mem = rows.get(pk)
-        reason = reasons.get(pk)
+        reason = reasons.get(pk) if pk not in told else None
         if reason is not None and pk not in found and naming[reason] > MAX_NAMING:
             reason = None  # a file many memories name: being about it is no sign of being about this step
-        if reason is None and mem is not None and pk in found:
+        if reason is None and mem is not None and pk in found and pk not in told:
             reason = step.in_folder(mem.text)
         if reason is not None:
             cand = found.setdefault(pk, _Candidate(pk, why={"retriever": "step"}))
@@ -224,6 +250,16 @@ def _follow_turn(found: dict[int, _Candidate], asked_for: set[int], request_like
         found.pop(pk)
 
 
+def _about_names_only(db: Database, request: list[str], pks: list[int]) -> set[int]:
+    """The memories among `pks` whose words in common with the request are all words of the code names the request
+    gives (text/named.py): about the thing the request names, not about what it asks of it."""
+    named = named_words(" ".join(request))
+    if not named or not pks:
+        return set()
+    matched = matched_words(db, parse_query(" ".join(w for phrase in request for w in words(phrase))), pks)
+    return {pk for pk in pks if only_names(matched.get(pk, []), named)}
+
+
 def retrieve(
     db: Database, semantic: Semantic | None, req: RetrieveRequest, entity_names: list[str]
 ) -> tuple[RetrieveResult, list[int]]:
@@ -239,6 +275,7 @@ def retrieve(
     pinned_pks = dict(db.get_pk_map(req.pinned_memory_ids)) if req.pinned_memory_ids else {}
     excluded = {pk for _, pk in db.get_pk_map(req.exclude_memory_ids)} if req.exclude_memory_ids else set()
     window = 4 * req.max_memories
+    request_text: list[str] = []  # the request's own phrases (none: no user text)
     if phrases:
         # the request's own parts count as phrases of their own: a memory that answers one part of a several-part
         # request is found on that part's evidence, not diluted by the others' words (text/clauses.py)
@@ -247,6 +284,7 @@ def retrieve(
         n = min(req.request_phrases, len(phrases))
         parts = request_parts(phrases[0]) if SPLIT_REQUEST and n else []
         asked = [*phrases[:n], *parts]
+        request_text = phrases[:n]
         wider = [*asked, *phrases[n:]]
         if semantic is not None and semantic.configured and len(wider) > len(asked):
             prefetch_phrases(db, wider)  # both keyword passes run while the phrases are embedded
@@ -284,8 +322,15 @@ def retrieve(
             cand.score += ENTITY_WEIGHT * count / len(entity_names)
             cand.why["score"] = round(cand.score, 4)
             cand.why["entities"] = [n for n, _ in names_of.get(pk, []) if n in entity_names]
+    if NAMES_ARE_NOT_ENOUGH and request_text:
+        # not the request's: it leaves what the request's words alone brought (at a turn's first call, everything;
+        # later, _follow_turn drops it unless the step touches it; after a failed call its error lines may vouch)
+        for pk in _about_names_only(db, request_text, list(found)):
+            asked_for.discard(pk)
+            if req.step is None:
+                found.pop(pk)
     if req.step is not None and JUDGE_STEP:
-        _judge_step(db, req.step, found, filters, asked_for)
+        _judge_step(db, req.step, found, filters, asked_for, request_text)
     max_memories = req.max_memories
     if req.step is not None and FOLLOW_TURN and not req.step.failed:  # a failure's error lines are a question
         _follow_turn(found, asked_for, request_likelihood)

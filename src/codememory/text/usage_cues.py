@@ -132,6 +132,7 @@ class Action:
     added: str = ""
     text: str = ""
     replaced: str = ""  # the text an edit replaced: a name it held already is not what the edit adds
+    look: bool = False  # it only looked (a read, a listing, a search, a read-only command): see `looks_only`
 
     def haystack(self) -> str:
         """Where a term counts as used: the commands, the paths, the added text and the other arguments."""
@@ -519,6 +520,27 @@ def _installs(command: str, package: str) -> bool:
             if package.lower() in names:
                 return True
     return False
+
+
+# Programs that only show what is there. A shell line all of whose commands are these (git with a subcommand that
+# only shows), and that writes no file, looks; anything else acts.
+_LOOKUP_PROGRAMS = frozenset(
+    "ls cat head tail less more grep egrep fgrep rg ag find fd tree wc stat file du pwd cd which type nl".split()
+)
+_LOOKUP_GIT = frozenset("status log diff show blame ls-files grep shortlog describe".split())
+_WRITES_FILE_RE = re.compile(r"(?<![\d&])>>?\s*(?!&|/dev/null)\S|\btee\b")
+
+
+def looks_only(command: str) -> bool:
+    """Whether a shell line only looks (`ls migrations`, `git log --oneline | head`, `grep -rn x src/`): every
+    command in it is a lookup program and nothing is written to a file (`cat > notes.txt` writes)."""
+    if _WRITES_FILE_RE.search(command):
+        return False
+    commands = [words for words in _commands(command) if words]
+    return bool(commands) and all(
+        words[0] in _LOOKUP_PROGRAMS or (words[0] == "git" and len(words) > 1 and words[1] in _LOOKUP_GIT)
+        for words in commands
+    )
 
 
 def violation(rule: Prohibition, action: Action) -> str | None:

@@ -1,0 +1,52 @@
+"""The code names a request gives: the files, paths and identifiers it is about, as opposed to what it asks of them.
+
+"Which chi version is in go.mod?", "How much heap does gradle.properties give the Gradle daemon?", "Add #[must_use]
+to hash::normalize_path", "In TodayViewModel.kt, rename the parameter `m` of onTaken to `medication`": the request
+names a thing in the project and asks something small of it (a value to read, a line to change). A memory that
+shares nothing with such a request but the name (one that says which Go version go.mod pins, or how
+hash::normalize_path builds cache keys) is about the thing, not about what is asked of it: the file itself answers
+the question, and the edit needs no memory. A memory that speaks to the request shares the request's other words
+too ("how do I run the tests that need Postgres?" and a memory saying integration tests need `make test-db`).
+
+A name here is what only code has: a path (`internal/api/doc.go`, `fastlane/`), a file name with an extension
+(`README.md`, `go.mod`), a qualified name (`money.RoundHalfUp`, `hash::normalize_path`), an identifier written the
+way code writes one (`normalize_path`, `onTaken`, `SCHEDULE_EXACT_ALARM`), a one-token `code span` and an XML tag
+(`<uses-permission>`). Not a name: a capitalised word (`GeoJSON`, `WorkManager`: a library or a concept a memory
+speaks about as such), a `code span` holding a command (`brisk run --help`: what a memory prescribes), quoted
+prose ('token not yet valid' is an error message a memory may explain), a version or a number (`3.5.0`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from codememory.text.query import words
+
+_SPAN_RE = re.compile(r"`([^`\s]{1,200})`")
+_TAG_RE = re.compile(r"<([A-Za-z][\w:.-]{0,100})>")
+_TOKEN_RE = re.compile(r"[^\s`'\"(),;!?<>\[\]{}]+")
+# a path (two parts or more joined by slashes, or a folder written with its trailing slash)
+_PATH_RE = re.compile(r"^(?:\.{0,2}/)?[\w@.-]+(?:/[\w@.*-]+)+/?$|^[\w@.-]+/$")
+# a file name: a word, a dot, an extension starting with a letter (not `e.g`, `i.e`, a version or a sentence end)
+_FILE_RE = re.compile(r"^[\w@-]*\w\.[A-Za-z][A-Za-z0-9]{0,7}$")
+_QUALIFIED_RE = re.compile(r"^[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)+$")
+_SNAKE_RE = re.compile(r"^[A-Za-z]\w*_\w+$")
+_LOWER_CAMEL_RE = re.compile(r"^[a-z]+[A-Z]\w*$")
+_NOT_FILES = frozenset({"e.g", "i.e", "etc.", "vs."})
+
+
+def named_words(request: str) -> frozenset[str]:
+    """The words (as the keyword index reads them) of the code names the request gives; empty when it names none."""
+    names = [*_SPAN_RE.findall(request), *_TAG_RE.findall(request)]
+    for token in _TOKEN_RE.findall(request):
+        token = token.rstrip(".:")  # the end of the sentence, not of the name
+        if token.lower() in _NOT_FILES or not any(c.isalpha() for c in token):
+            continue
+        if any(r.match(token) for r in (_PATH_RE, _FILE_RE, _QUALIFIED_RE, _SNAKE_RE, _LOWER_CAMEL_RE)):
+            names.append(token)
+    return frozenset(w for name in names for w in words(name))
+
+
+def only_names(matched: list[str], named: frozenset[str]) -> bool:
+    """The words a memory shares with the request are all words of the names it gives (and there are some)."""
+    return bool(matched) and set(matched) <= named

@@ -1,0 +1,36 @@
+"""The code names a request gives (text/named.py): paths, file names, qualified names, code identifiers, one-token
+code spans and XML tags; not capitalised words, commands in code spans, quoted prose or versions."""
+
+from __future__ import annotations
+
+import pytest
+
+from codememory.text.named import named_words, only_names
+
+
+@pytest.mark.parametrize(
+    ("request_text", "named"),
+    [
+        ("Which chi version is in go.mod?", {"go", "mod"}),
+        ("How many lines does app/config.py have?", {"app", "config", "py"}),
+        ("List the files under fastlane/.", {"fastlane"}),
+        ("What does money.RoundHalfUp do with negative numbers?", {"money", "roundhalfup"}),
+        ("Add #[must_use] to hash::normalize_path.", {"must_use", "hash", "normalize_path"}),
+        ("Rename the parameter `m` of onTaken to `medication`.", {"m", "ontaken", "medication"}),
+        ("Sort the <uses-permission> lines alphabetically.", {"uses", "permission"}),
+        # no code names: a library's name, a command, an error message, a version, an abbreviation
+        ("Now add a GeoJSON option to the export endpoint.", set()),
+        ("`brisk run --help` does not say what the default is.", set()),
+        ("Some users get 401 'token not yet valid' after logging in.", set()),
+        ("Prepare release 3.5.0, e.g. bump the version.", set()),
+    ],
+)
+def test_the_names_a_request_gives(request_text: str, named: set[str]) -> None:
+    assert named_words(request_text) == named
+
+
+def test_a_memory_sharing_a_word_beside_the_names_is_not_about_the_names_only() -> None:
+    named = named_words("Which tool manages the dependencies in pyproject.toml?")
+    assert only_names(["pyproject", "toml"], named)
+    assert not only_names(["dependencies", "pyproject", "toml"], named)
+    assert not only_names([], named)  # nothing shared: nothing said about it here
