@@ -61,3 +61,68 @@ def test_one_thread_inside_restored_after_the_last_user_and_the_same_products() 
     assert out["other"] == [1]
     assert out["after"] == out["before"]
     assert out["same_products"]
+
+
+def _run(script: str, **env_extra: str) -> dict[str, object]:
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env={**env, **env_extra}, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    out: dict[str, object] = json.loads(done.stdout)
+    return out
+
+
+FIRST_USERS_AND_A_FAILING_SEARCH = r"""
+import json, threading
+import numpy as np
+from codememory.core.blas_threads import blas_threads, one_blas_thread
+
+start, seen = threading.Barrier(8), []
+def first_user():
+    start.wait()
+    seen.append(blas_threads())  # all at once, before anyone has looked OpenBLAS up
+users = [threading.Thread(target=first_user) for _ in range(8)]
+for u in users: u.start()
+for u in users: u.join(10)
+
+before = blas_threads()
+try:
+    with one_blas_thread():
+        inside = blas_threads()
+        raise KeyError("a search that fails")
+except KeyError:
+    raised = True
+print(json.dumps({"first_users": seen, "before": before, "inside": inside, "raised": raised, "after": blas_threads()}))
+"""
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="OpenBLAS takes one thread on one core anyway")
+def test_searches_starting_together_all_find_openblas_and_a_failing_one_gives_the_threads_back() -> None:
+    out = _run(FIRST_USERS_AND_A_FAILING_SEARCH)
+    assert out["first_users"] == [out["before"]] * 8  # none saw "not looked up yet" as "no OpenBLAS"
+    assert out["raised"] and out["inside"] == 1
+    assert out["after"] == out["before"] and isinstance(out["before"], int) and out["before"] > 1
+
+
+USERS_OWN_THREADS = r"""
+import json
+import numpy as np
+from threadpoolctl import threadpool_info
+from codememory.core.blas_threads import blas_threads, one_blas_thread
+
+def openblas_threads():
+    return [p["num_threads"] for p in threadpool_info() if p["internal_api"] == "openblas"]
+
+with one_blas_thread():
+    inside = openblas_threads()
+print(json.dumps({"driven": blas_threads(), "inside": inside, "after": openblas_threads()}))
+"""
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="OpenBLAS takes one thread on one core anyway")
+def test_an_openblas_thread_count_the_user_chose_is_kept_inside_a_search() -> None:
+    pytest.importorskip("threadpoolctl")  # an observer independent of the module under test
+    out = _run(USERS_OWN_THREADS, OPENBLAS_NUM_THREADS="2")
+    assert out["driven"] is None
+    assert out["inside"] == out["after"] == [2]

@@ -45,37 +45,43 @@ def _openblas() -> tuple[Callable[[], int], Callable[[int], None]] | None:
     if _looked:
         return _calls
     with _LOCK:
-        if _looked:
-            return _calls
-        _looked = True
-        wanted = (os.environ.get("OPENBLAS_NUM_THREADS") or "1").strip()
-        if wanted != "1":  # the user's own choice (codememory/__init__.py sets 1 when nobody chose)
-            return None
-        import ctypes
-        import glob
-
-        try:
-            import numpy
-
-            here = os.path.dirname(numpy.__file__)
-            found = sorted(
-                glob.glob(os.path.join(here, os.pardir, "numpy.libs", "*openblas*"))
-                + glob.glob(os.path.join(here, ".dylibs", "*openblas*"))
-            )
-            lib = ctypes.CDLL(found[0]) if found else None
-        except (ImportError, OSError):
-            return None
-        if lib is None:
-            return None
-        for prefix, suffix in _AFFIXES:
-            get = getattr(lib, f"{prefix}openblas_get_num_threads{suffix}", None)
-            put = getattr(lib, f"{prefix}openblas_set_num_threads{suffix}", None)
-            if get is not None and put is not None:
-                get.restype, get.argtypes = ctypes.c_int, []
-                put.restype, put.argtypes = None, [ctypes.c_int]
-                _calls = (get, put)
-                break
+        if not _looked:
+            _calls = _lookup()
+            # published only once _calls is set: a search entering meanwhile waits on the lock instead of reading
+            # a None that only means "not looked up yet" and running on every thread
+            _looked = True
         return _calls
+
+
+def _lookup() -> tuple[Callable[[], int], Callable[[int], None]] | None:
+    """Find the functions (`_openblas`'s, under its lock)."""
+    wanted = (os.environ.get("OPENBLAS_NUM_THREADS") or "1").strip()
+    if wanted != "1":  # the user's own choice (codememory/__init__.py sets 1 when nobody chose)
+        return None
+    import ctypes
+    import glob
+
+    try:
+        import numpy
+
+        here = os.path.dirname(numpy.__file__)
+        found = sorted(
+            glob.glob(os.path.join(here, os.pardir, "numpy.libs", "*openblas*"))
+            + glob.glob(os.path.join(here, ".dylibs", "*openblas*"))
+        )
+        lib = ctypes.CDLL(found[0]) if found else None
+    except (ImportError, OSError):
+        return None
+    if lib is None:
+        return None
+    for prefix, suffix in _AFFIXES:
+        get = getattr(lib, f"{prefix}openblas_get_num_threads{suffix}", None)
+        put = getattr(lib, f"{prefix}openblas_set_num_threads{suffix}", None)
+        if get is not None and put is not None:
+            get.restype, get.argtypes = ctypes.c_int, []
+            put.restype, put.argtypes = None, [ctypes.c_int]
+            return get, put
+    return None
 
 
 def blas_threads() -> int | None:
