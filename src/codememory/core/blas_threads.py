@@ -13,9 +13,10 @@ before codememory (a notebook, an embedding application, the benchmarks' workers
 thread per core; here the search sets one thread around its products. An OPENBLAS_NUM_THREADS other than 1 is the
 user's own choice and is kept.
 
-Scoped, not process-wide: bulk work (consolidation's block products) still gets the threads it was given. Counted,
-because OpenBLAS's thread count is one setting for the whole process: overlapping searches in the daemon's threads
-restore it only when the last one leaves.
+Scoped to the search: outside one, bulk work (consolidation's block products) gets the threads it was given. But
+OpenBLAS's thread count is one setting for the whole process, so while a search runs, products in the program's
+other threads run on one thread too; and it is counted, so overlapping searches restore it only when the last one
+leaves.
 
 The OpenBLAS that numpy's wheels ship is found where they put it and driven through ctypes, as e5_small.py does
 with the engine's OpenMP runtime: threadpoolctl does the same for every BLAS build, but importing it and scanning
