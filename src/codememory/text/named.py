@@ -14,12 +14,18 @@ way code writes one (`normalize_path`, `onTaken`, `SCHEDULE_EXACT_ALARM`), a one
 (`<uses-permission>`). Not a name: a capitalised word (`GeoJSON`, `WorkManager`: a library or a concept a memory
 speaks about as such), a `code span` holding a command (`brisk run --help`: what a memory prescribes), quoted
 prose ('token not yet valid' is an error message a memory may explain), a version or a number (`3.5.0`).
+
+A request that asks about the named thing as a whole is another matter: "why does src/db.py lock up?", "parse_config
+crashes", "anything I should know before editing src/db.py?" ask what is wrong with it or what to watch for, which
+is exactly what a memory about the thing (a gotcha) says, whatever other words it uses. Such a request gives no
+names to hold memories back on (`held_names`).
 """
 
 from __future__ import annotations
 
 import re
 
+from codememory.text.asks import states_a_fault
 from codememory.text.query import words
 
 _SPAN_RE = re.compile(r"`([^`\s]{1,200})`")
@@ -33,6 +39,15 @@ _QUALIFIED_RE = re.compile(r"^[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)+$")
 _SNAKE_RE = re.compile(r"^[A-Za-z]\w*_\w+$")
 _LOWER_CAMEL_RE = re.compile(r"^[a-z]+[A-Z]\w*$")
 _NOT_FILES = frozenset({"e.g", "i.e", "etc.", "vs."})
+# longer than any name: a pasted blob (a log line, a rule of underscores) is no name, and the patterns above need
+# not look at it (the identifier one backtracks over a long run of underscores)
+_MAX_NAME = 200
+# asks what is wrong with the named thing or what to watch for when working on it (besides a word of failure)
+_ABOUT_THE_THING_RE = re.compile(
+    r"^\W*why\b|\b(?:know|careful|watch\s+out|beware|gotchas?|pitfalls?|caveats?|problems?|issues?|trouble|bugs?"
+    r"|throws?|threw|quirks?|surprises?|dangerous|safe|risky?)\b",
+    re.IGNORECASE,
+)
 
 
 def named_words(request: str) -> frozenset[str]:
@@ -40,11 +55,19 @@ def named_words(request: str) -> frozenset[str]:
     names = [*_SPAN_RE.findall(request), *_TAG_RE.findall(request)]
     for token in _TOKEN_RE.findall(request):
         token = token.rstrip(".:")  # the end of the sentence, not of the name
-        if token.lower() in _NOT_FILES or not any(c.isalpha() for c in token):
+        if len(token) > _MAX_NAME or token.lower() in _NOT_FILES or not any(c.isalpha() for c in token):
             continue
         if any(r.match(token) for r in (_PATH_RE, _FILE_RE, _QUALIFIED_RE, _SNAKE_RE, _LOWER_CAMEL_RE)):
             names.append(token)
     return frozenset(w for name in names for w in words(name))
+
+
+def held_names(request: str) -> frozenset[str]:
+    """The words of the names a memory must share more than with the request (named_words), none when the request
+    asks what is wrong with the named thing or what to watch for: then being about the thing is being about it."""
+    if states_a_fault(request) or _ABOUT_THE_THING_RE.search(request):
+        return frozenset()
+    return named_words(request)
 
 
 def only_names(matched: list[str], named: frozenset[str]) -> bool:
