@@ -378,6 +378,7 @@ DB = {
     "gotcha": "src/db.py opens SQLite without WAL: two writers lock the database until the first commits",
     "pool": "In src/db.py the connection pool is capped at 5; raising it hangs the tests",
     "parse": "parse_config raises KeyError on an empty file; always check the file exists first",
+    "ios": "We support iOS 16 and later: the app uses SwiftUI NavigationStack",
 }
 
 
@@ -398,6 +399,7 @@ def test_a_memory_about_a_named_thing_is_injected_when_the_request_asks_what_is_
     assert {"gotcha", "pool"} <= shown("anything I should know before editing src/db.py?")
     assert "parse" in shown("parse_config crashes")
     assert "parse" in shown("be careful with `parse_config`")
+    assert "ios" in shown("what do we target on iOS")  # a product, though written like an identifier
     # what the file or the function itself answers: a memory sharing only its name is not called for
     assert shown("How many lines does src/db.py have?") == set()
     assert "parse" not in shown("Add a docstring to parse_config")

@@ -23,6 +23,13 @@ from codememory.text.named import held_names, named_words, only_names
         ("`brisk run --help` does not say what the default is.", set()),
         ("Some users get 401 'token not yet valid' after logging in.", set()),
         ("Prepare release 3.5.0, e.g. bump the version.", set()),
+        # products written like identifiers or files: what a memory speaks about as such
+        ("What do we target on iOS and macOS?", set()),
+        ("Node.js requirements for the ASP.NET backend and the eBay sync", set()),
+        ("Is the iPhone layout done?", set()),
+        # a file or an identifier nonetheless
+        ("Which Node version does server/package.json pin?", {"server", "package", "json"}),
+        ("Rename getUserById in userStore.ts", {"getuserbyid", "userstore", "ts"}),
     ],
 )
 def test_the_names_a_request_gives(request_text: str, named: set[str]) -> None:

@@ -39,6 +39,10 @@ _QUALIFIED_RE = re.compile(r"^[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)+$")
 _SNAKE_RE = re.compile(r"^[A-Za-z]\w*_\w+$")
 _LOWER_CAMEL_RE = re.compile(r"^[a-z]+[A-Z]\w*$")
 _NOT_FILES = frozenset({"e.g", "i.e", "etc.", "vs."})
+# written like an identifier or a file, but a product a memory speaks about as such: one lower-case letter before a
+# capitalised word (iOS, iPhone, eBay; an identifier such as `xPos` goes too: it only shows a memory more), an
+# operating system (macOS, watchOS), a framework named with its extension (Node.js, Vue.js, ASP.NET)
+_PRODUCT_RE = re.compile(r"^(?:[a-z](?:[A-Z][a-z]*)+|[a-z]+OS|[A-Z]\w*\.(?:js|NET))$")
 # longer than any name: a pasted blob (a log line, a rule of underscores) is no name, and the patterns above need
 # not look at it (the identifier one backtracks over a long run of underscores)
 _MAX_NAME = 200
@@ -56,6 +60,8 @@ def named_words(request: str) -> frozenset[str]:
     for token in _TOKEN_RE.findall(request):
         token = token.rstrip(".:")  # the end of the sentence, not of the name
         if len(token) > _MAX_NAME or token.lower() in _NOT_FILES or not any(c.isalpha() for c in token):
+            continue
+        if _PRODUCT_RE.match(token):
             continue
         if any(r.match(token) for r in (_PATH_RE, _FILE_RE, _QUALIFIED_RE, _SNAKE_RE, _LOWER_CAMEL_RE)):
             names.append(token)
