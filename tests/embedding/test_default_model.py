@@ -399,6 +399,7 @@ def test_a_memory_about_a_named_thing_is_injected_when_the_request_asks_what_is_
     assert {"gotcha", "pool"} <= shown("anything I should know before editing src/db.py?")
     assert "parse" in shown("parse_config crashes")
     assert "parse" in shown("be careful with `parse_config`")
+    assert "parse" in shown("¿qué pasa con parse_config?")  # not read in English: nothing held back
     assert "ios" in shown("what do we target on iOS")  # a product, though written like an identifier
     # what the file or the function itself answers: a memory sharing only its name is not called for
     assert shown("How many lines does src/db.py have?") == set()

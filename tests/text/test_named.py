@@ -53,6 +53,9 @@ def test_a_memory_sharing_a_word_beside_the_names_is_not_about_the_names_only() 
         "useAuthStore throws",
         "be careful with `useAuthStore`",
         "src/db.py keeps failing under load",
+        # another language: whether it asks what is wrong is not read, so nothing is held back
+        "¿qué pasa con calcular_total?",
+        "Warum hängt src/db.py?",
     ],
 )
 def test_a_request_asking_what_is_wrong_with_the_named_thing_holds_nothing_back(request_text: str) -> None:

@@ -18,7 +18,9 @@ prose ('token not yet valid' is an error message a memory may explain), a versio
 A request that asks about the named thing as a whole is another matter: "why does src/db.py lock up?", "parse_config
 crashes", "anything I should know before editing src/db.py?" ask what is wrong with it or what to watch for, which
 is exactly what a memory about the thing (a gotcha) says, whatever other words it uses. Such a request gives no
-names to hold memories back on (`held_names`).
+names to hold memories back on (`held_names`). Those cues are read in English only: a request with no English
+function word ("¿qué pasa con calcular_total?", "Warum hängt src/db.py?") may ask just that, so it holds nothing
+back either.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from __future__ import annotations
 import re
 
 from codememory.text.asks import states_a_fault
-from codememory.text.query import words
+from codememory.text.query import STOPWORDS, words
 
 _SPAN_RE = re.compile(r"`([^`\s]{1,200})`")
 _TAG_RE = re.compile(r"<([A-Za-z][\w:.-]{0,100})>")
@@ -73,6 +75,8 @@ def held_names(request: str) -> frozenset[str]:
     asks what is wrong with the named thing or what to watch for: then being about the thing is being about it."""
     if states_a_fault(request) or _ABOUT_THE_THING_RE.search(request):
         return frozenset()
+    if not any(w in STOPWORDS for w in words(request)):
+        return frozenset()  # another language (or a bare list of names): what it asks of them is not read here
     return named_words(request)
 
 
