@@ -15,11 +15,11 @@ way code writes one (`normalize_path`, `onTaken`, `SCHEDULE_EXACT_ALARM`), a one
 speaks about as such), a `code span` holding a command (`brisk run --help`: what a memory prescribes), quoted
 prose ('token not yet valid' is an error message a memory may explain), a version or a number (`3.5.0`).
 
-A request that asks about the named thing as a whole is another matter: "why does src/db.py lock up?", "parse_config
-crashes", "anything I should know before editing src/db.py?" ask what is wrong with it or what to watch for, which
+A request that asks about the named thing as a whole is another matter: "why does app/db.py lock up?", "parse_config
+crashes", "anything I should know before editing app/db.py?" ask what is wrong with it or what to watch for, which
 is exactly what a memory about the thing (a gotcha) says, whatever other words it uses. Such a request gives no
 names to hold memories back on (`held_names`). Those cues are read in English only: a request with no English
-function word ("¿qué pasa con calcular_total?", "Warum hängt src/db.py?") may ask just that, so it holds nothing
+function word ("¿qué pasa con calcular_total?", "Warum hängt app/db.py?") may ask just that, so it holds nothing
 back either.
 """
 
