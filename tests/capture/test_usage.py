@@ -208,6 +208,12 @@ def test_a_file_read_then_acted_on_in_the_turn_is_a_use(store: Store) -> None:
         ),
     )
     assert exposure(store, rule, "ses_ls")["evidence"] == "bash: db/migrations"
+    fetched = add(store, "The upload limits are explained in docs/uploads.md, under Max bytes.")
+    shown(store, fetched, at_query="raise the upload cap", session="ses_web")
+    web = call("WebFetch", 1, url="https://github.com/acme/shop/blob/main/docs/uploads.md", prompt="the cap")
+    edit = call("Edit", 2, file_path="app/api/photos.py", old_string="10", new_string="25")
+    capture(store, turn(web, edit, session="ses_web"))
+    assert exposure(store, fetched, "ses_web")["evidence"].startswith("WebFetch: ")
 
 
 @pytest.mark.parametrize(
@@ -217,6 +223,9 @@ def test_a_file_read_then_acted_on_in_the_turn_is_a_use(store: Store) -> None:
         [call("bash", 1, command="grep -n UPLOAD_MAX_BYTES app/api/photos.py 2>/dev/null | head -3")],
         [call("grep", 1, pattern="UPLOAD_MAX_BYTES", path="app/api")],
         [call("read", 1, filePath="app/api/photos.py"), call("memory_store", 2, text="the limit is 10 MB")],
+        [call("shell", 1, command=["bash", "-lc", "sed -n '1,80p' app/api/photos.py"])],  # Codex reads so
+        [call("bash", 1, command="git --no-pager grep -n 'UPLOAD_MAX_BYTES =' -- app/")],
+        [call("WebFetch", 1, url="https://example.com/blob/main/app/api/photos.py", prompt="UPLOAD_MAX_BYTES?")],
     ],
 )
 def test_a_file_only_looked_up_is_not_a_use(store: Store, looks: list[ToolCall]) -> None:
@@ -226,6 +235,35 @@ def test_a_file_only_looked_up_is_not_a_use(store: Store, looks: list[ToolCall])
     shown(store, limit)
     capture(store, turn(*looks))
     assert exposure(store, limit)["used_at"] is None
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "find app/api/photos.py -exec sed -i 's/10/25/' {} +",
+        "grep -c UPLOAD_MAX_BYTES app/api/photos.py > count.txt",
+        "(cd app/api && sed -i.bak 's/10/25/' photos.py && grep -n UPLOAD_MAX_BYTES photos.py)",
+    ],
+)
+def test_a_command_that_looks_and_changes_in_one_line_is_a_use(store: Store, command: str) -> None:
+    """Lookup programs that write (`-exec`, `-i`, a redirection) act: the line is a use on its own."""
+    limit = add(store, LIMIT)
+    shown(store, limit)
+    capture(store, turn(call("bash", 1, command=command)))
+    assert exposure(store, limit)["used_by"] == "entity"
+
+
+def test_a_lookup_command_the_memory_gives_is_a_use_when_run(store: Store) -> None:
+    """ "See what changed since the release with `git log …`": running that lookup is doing what the memory says;
+    a lookup that only meets the memory's names (the version, in a grep) is not."""
+    howto = add(store, "To see what changed since the release, run `git log --oneline v3.4.2..HEAD -- src/`.")
+    shown(store, howto, at_query="what changed since the last release?")
+    capture(store, turn(call("bash", 1, command="git log --oneline v3.4.2..HEAD -- src/ | head -20")))
+    assert exposure(store, howto)["evidence"].endswith("git log --oneline v3.4.2..HEAD -- src/")
+    released = add(store, "Release v3.4.2 moved the upload limit into settings.toml (UPLOAD_MAX_BYTES).")
+    shown(store, released, at_query="what changed since the last release?", session="ses_grep")
+    capture(store, turn(call("bash", 1, command="grep -rn UPLOAD_MAX_BYTES settings.toml"), session="ses_grep"))
+    assert exposure(store, released, "ses_grep")["used_at"] is None
 
 
 def test_a_tool_call_made_before_the_memory_was_shown_is_not_a_use(store: Store) -> None:

@@ -40,6 +40,10 @@ def test_a_large_import_keeps_every_line_and_its_entities(tmp_path: Path) -> Non
         pk = store.db.pk_of(last.id)
         assert pk is not None
         assert dict(store.db.entities_of([pk])[pk]) == {"kafka": "service", f"src/app_{LINES}.py": "file"}
+        conn = store.db.conn
+        for table, query in (("memories_fts", "kafka"), ("memories_words", "consumers"), ("memories_trigram", "app_")):
+            found = conn.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (query,)).fetchone()[0]
+            assert found == LINES, table  # every batch in every text index
         assert store.import_(tmp_path / "all.jsonl").skipped_existing == LINES  # idempotent
 
 
@@ -51,3 +55,21 @@ def test_an_invalid_line_late_in_a_large_file_imports_nothing(tmp_path: Path) ->
             store.import_(dump)
         assert store.count() == 0
         assert store.import_(dump, skip_invalid=True).added == LINES - 1
+
+
+def test_a_record_without_dates_is_dated_at_its_import(tmp_path: Path) -> None:
+    from codememory.core.dates import now_iso
+
+    dump = tmp_path / "undated.jsonl"
+    dump.write_text(
+        json.dumps({"id": "mem_0000000a", "text": "undated note"})
+        + "\n"
+        + json.dumps({"id": "mem_0000000b", "text": "dated note", "created_at": "2026-01-02T03:04:05Z"})
+        + "\n"
+    )
+    with Store.init(tmp_path)[0] as store:
+        before = now_iso()
+        store.import_(dump)
+        undated, dated = store.get("mem_0000000a"), store.get("mem_0000000b")
+        assert before <= undated.created_at <= now_iso() and undated.updated_at == undated.created_at
+        assert dated.created_at == dated.updated_at == "2026-01-02T03:04:05.000Z"

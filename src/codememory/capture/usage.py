@@ -13,10 +13,11 @@ never scanned twice, and it costs no model call. Signals, the first of each per 
   the agent was doing anyway is no evidence. For a read the call's path counts, for an edit its path and the text
   it adds (not the text it replaces), for a shell call its command, for other tools their arguments; never a
   tool's output. A call that only looks (a read, a listing, a search, a shell command that only shows:
-  text/usage_cues.looks_only) counts only once the same turn acts after it (an edit, a command that changes or runs
-  something): read to answer a question, a file was looked up, not acted on. Nor a name an edit's file already
-  held (in the text it replaces, or in the file as a read earlier in the turn showed it): new code that reuses the
-  file's own names writes in the code's words, not the memory's.
+  text/shell_lines.looks_only) counts only once the same turn acts after it (an edit, a command that changes or runs
+  something): read to answer a question, a file was looked up, not acted on. A lookup command a memory gives as a
+  code span (`git log --oneline v3.4.2..HEAD`) is a use when run: running it is what the memory said. Nor a name
+  an edit's file already held (in the text it replaces, or in the file as a read earlier in the turn showed it):
+  new code that reuses the file's own names writes in the code's words, not the memory's.
   A commit whose subject follows a memory's commit form (`fix(scope): …`, text/usage_cues.py) uses it; the other
   words of a commit message do not (the message is the agent's account of what it did: its edits are the evidence).
   A term two shown memories hold goes to the one that explains the call better (holds all of the call's terms the
@@ -43,6 +44,7 @@ from codememory.capture.turns import ToolCall, Turn
 from codememory.core.model import ID_RE
 from codememory.store.database import Database
 from codememory.store.usage import Exposure, Outcome, Shown
+from codememory.text.shell_lines import looks_only
 from codememory.text.usage_cues import (
     MAX_CUE_TERMS,
     MAX_TERMS,
@@ -51,7 +53,6 @@ from codememory.text.usage_cues import (
     Term,
     copied_phrase,
     follows_commit_form,
-    looks_only,
     memory_terms,
     new_terms,
     prohibitions,
@@ -74,6 +75,7 @@ _EDIT_TOOLS = {"edit", "write", "multiedit", "apply_patch", "patch", "write_file
 _EDIT_TOOLS |= {"notebookedit", "edit_file", "create_file"}
 _READ_TOOLS = {"read", "read_file", "view", "read_many_files", "cat", "open"}
 _LOOK_TOOLS = {"grep", "glob", "list", "ls", "find", "search_file_content", "list_directory", "codebase_search"}
+_LOOK_TOOLS |= {"notebookread", "webfetch", "websearch", "web_fetch", "google_web_search"}  # pages looked up
 _PATH_KEYS = ("filePath", "file_path", "path", "notebook_path", "absolute_path", "target_file")
 _NEW_KEYS = ("newString", "new_string", "content", "new_source", "file_text", "new_str")
 _OLD_KEYS = ("oldString", "old_string", "old_str")
@@ -300,7 +302,7 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         for mid in list(unused):
             credited = found.get(mid)
             if credited and not _explained_better(mid, found, cues):
-                if action.look:
+                if action.look and not _runs_as_told(cues[mid][0], credited, action):
                     looked.setdefault(mid, (at, f"{call.tool}: {', '.join(credited[:3])}"))
                 else:
                     use(mid, "entity", at, f"{call.tool}: {', '.join(credited[:3])}")
@@ -341,6 +343,13 @@ def _hits(terms: Sequence[Term], action: Action, low: str, known: list[str], sho
         elif term_in(t.text, low, lowered=True) and not _seen(t.text, known):
             out.append(t.text)
     return out
+
+
+def _runs_as_told(terms: Sequence[Term], credited: Sequence[str], action: Action) -> bool:
+    """Whether a shell line runs a command the memory gives in a code span (`git log --oneline v3.4.2..HEAD`):
+    a lookup the memory prescribes is done by running it, so it is a use without a later act."""
+    spans = {t.text for t in terms if t.kind == "span" and " " in t.text.strip()}
+    return bool(action.shell) and any(c in spans for c in credited)
 
 
 def _explained_better(

@@ -119,8 +119,9 @@ def memory_from_dict(obj: Any) -> tuple[Memory, bool]:
     archived = obj.get("archived", False)
     if not isinstance(archived, bool):
         raise InvalidInput("archived must be true or false")
-    now = now_iso()
-    created = _timestamp(obj, "created_at", True, now) or now
+    # most records carry their dates: the clock is read only for one that does not (once per record showed in
+    # an import's profile)
+    created = _timestamp(obj, "created_at", False) or now_iso()
     mem = Memory(
         id=raw_id or new_memory_id(),
         text=text,
@@ -319,7 +320,7 @@ def _import_stream(
     links: list[tuple[str, str, str, float | None]] = []
     now = now_iso()
     try:
-        with db.transaction():
+        with db.bulk_text_indexing():
             for read, prepared in _prepared(lines, remap, not origin.trusted):
                 parsed = prepared.parsed
                 report.invalid += parsed.errors

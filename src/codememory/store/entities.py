@@ -52,7 +52,16 @@ class EntityRows(StoreConnection):
     def mark_entities_pending(self, pks: Sequence[int]) -> None:
         """These memories' entities are still to be read from their text (inside the caller's transaction)."""
         with self.transaction():
-            self.conn.executemany("INSERT OR IGNORE INTO entities_pending(memory_pk) VALUES (?)", [(pk,) for pk in pks])
+            if pks and max(pks) - min(pks) + 1 == len(pks) == len(set(pks)):  # an import's batch: consecutive pks
+                self.conn.execute(
+                    "INSERT OR IGNORE INTO entities_pending(memory_pk) "
+                    "SELECT pk FROM memories WHERE pk BETWEEN ? AND ?",
+                    (min(pks), max(pks)),
+                )
+            else:
+                self.conn.executemany(
+                    "INSERT OR IGNORE INTO entities_pending(memory_pk) VALUES (?)", [(pk,) for pk in pks]
+                )
 
     def entities_pending(self, limit: int, after: int = 0) -> list[tuple[int, str]]:
         """(pk, text) of up to `limit` memories after pk `after` whose entities are not known yet, oldest first."""

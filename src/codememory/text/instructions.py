@@ -148,7 +148,7 @@ def instruction_reason(text: str) -> str | None:
     """Why `text` reads like instructions to an agent (one of the reasons in the module docstring), or None."""
     plain = normalised(text[:20_000])
     for reason, pattern in _PATTERNS:
-        if any(literal in plain for literal in _NEEDED[reason]) and pattern.search(plain):
+        if any(map(plain.__contains__, _NEEDED[reason])) and pattern.search(plain):  # no generator: per text
             return reason
     return None
 

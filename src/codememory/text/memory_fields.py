@@ -36,8 +36,20 @@ def clean_tags(tags: str | Sequence[str] | None) -> list[str]:
     """Normalised tags ('a,b' or a list), without the ones that hold a secret (`scrub_label`)."""
     if tags is None:
         return []
-    items = tags.split(",") if isinstance(tags, str) else [str(t) for t in tags]
+    items = tuple(tags.split(",") if isinstance(tags, str) else [str(t) for t in tags])
+    if sum(map(len, items)) > 1000:
+        return _clean_tag_items(items)
+    return list(_clean_tag_list(items))  # a copy: the caller may change its list
+
+
+def _clean_tag_items(items: tuple[str, ...]) -> list[str]:
     return normalize_tags([t for t in items if _cached(t, label=True) == t])
+
+
+@functools.lru_cache(maxsize=8192)
+def _clean_tag_list(items: tuple[str, ...]) -> tuple[str, ...]:
+    """The same few tag lists come back on thousands of memories in an import: each is cleaned once per process."""
+    return tuple(_clean_tag_items(items))
 
 
 def _cached(value: str, *, label: bool) -> str:

@@ -46,9 +46,10 @@ from __future__ import annotations
 
 import functools
 import re
-import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+from codememory.text.shell_lines import SEGMENT_RE, installs, program_words, runs, shell_words
 
 MIN_TERM_CHARS = 4
 MAX_TERMS = 24
@@ -100,12 +101,6 @@ _STOP_AFTER = re.compile(r"\b(?:use|uses|prefer|but|so|because)\b", re.IGNORECAS
 _PLACEHOLDER = "\x00{}\x00"
 _PLACEHOLDER_RE = re.compile(r"\x00(\d+)\x00")
 
-# Programs that run another one: the command they run is what a command prohibition is checked against.
-_RUNNERS = {"sudo", "env", "npx", "pnpx", "bunx", "exec", "time", "nohup"}
-_RUNNER_PAIRS = {("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("pdm", "run"), ("hatch", "run")}
-_INSTALLERS = {("pip", "install"), ("pip3", "install"), ("uv", "add"), ("uv", "pip"), ("poetry", "add")}
-_INSTALLERS |= {("npm", "install"), ("npm", "i"), ("yarn", "add"), ("pnpm", "add"), ("cargo", "add"), ("go", "get")}
-
 
 @dataclass(frozen=True)
 class Term:
@@ -132,7 +127,7 @@ class Action:
     added: str = ""
     text: str = ""
     replaced: str = ""  # the text an edit replaced: a name it held already is not what the edit adds
-    look: bool = False  # it only looked (a read, a listing, a search, a read-only command): see `looks_only`
+    look: bool = False  # it only looked (a read, a listing, a search, a read-only command): shell_lines.looks_only
 
     def haystack(self) -> str:
         """Where a term counts as used: the commands, the paths, the added text and the other arguments."""
@@ -228,9 +223,9 @@ def _commit_parts(command: str) -> tuple[str, tuple[str, ...]]:
     flat = _HEREDOC_MESSAGE_RE.sub(hold, command)
     kept: list[str] = []
     messages: list[str] = []
-    for segment in _SEGMENT_RE.split(flat):
-        tokens = _tokens(segment.strip())
-        words = _program_words(tokens)
+    for segment in SEGMENT_RE.split(flat):
+        tokens = shell_words(segment.strip())
+        words = program_words(tokens)
         lead = len(tokens) - len(words)
         if len(words) < 3 or words[0] != "git" or "commit" not in words[1:4]:  # also `git -C dir commit`
             kept.append(" ".join(restore(t) for t in tokens))
@@ -466,83 +461,6 @@ def prohibitions(text: str) -> list[Prohibition]:
     return list(out.values())
 
 
-def _tokens(segment: str) -> list[str]:
-    try:
-        return shlex.split(segment)
-    except ValueError:
-        return segment.split()
-
-
-_SEGMENT_RE = re.compile(r"&&|\|\||[;|\n]")
-
-
-def _program_words(tokens: list[str]) -> list[str]:
-    """A command's words from its program on: leading variable settings and runners (`uv run`, `sudo`, `python -m`)
-    taken off, the program by its base name."""
-    i = 0
-    while i < len(tokens):
-        word = tokens[i]
-        if re.fullmatch(r"[A-Za-z_]\w*=.*", word) or word in _RUNNERS:
-            i += 1
-        elif (i + 1 < len(tokens) and (word.rsplit("/", 1)[-1], tokens[i + 1]) in _RUNNER_PAIRS) or (
-            re.fullmatch(r"python[\d.]*", word.rsplit("/", 1)[-1]) and i + 2 < len(tokens) and tokens[i + 1] == "-m"
-        ):
-            i += 2
-        else:
-            break
-    words = tokens[i:]
-    if words:
-        words = [words[0].rsplit("/", 1)[-1] if "/" not in words[0].strip("./") else words[0], *words[1:]]
-    return words
-
-
-@functools.lru_cache(maxsize=256)
-def _commands(command: str) -> tuple[tuple[str, ...], ...]:
-    """The program words of each command a shell line runs (see `_program_words`): split once per line, however
-    many rules it is checked against."""
-    return tuple(tuple(_program_words(_tokens(segment.strip()))) for segment in _SEGMENT_RE.split(command))
-
-
-def runs(command: str, forbidden: str) -> bool:
-    """Whether a shell command runs the forbidden command (its program then its following words, in order)."""
-    want = [w.lower() for w in _tokens(forbidden)]
-    if not want:
-        return False
-    return any(
-        len(words) >= len(want) and [w.lower() for w in words[: len(want)]] == want for words in _commands(command)
-    )
-
-
-def _installs(command: str, package: str) -> bool:
-    for words in _commands(command):
-        if len(words) >= 3 and (words[0], words[1]) in _INSTALLERS:
-            names = [re.split(r"[<>=!~\[@]", w, maxsplit=1)[0].lower() for w in words[2:] if not w.startswith("-")]
-            if package.lower() in names:
-                return True
-    return False
-
-
-# Programs that only show what is there. A shell line all of whose commands are these (git with a subcommand that
-# only shows), and that writes no file, looks; anything else acts.
-_LOOKUP_PROGRAMS = frozenset(
-    "ls cat head tail less more grep egrep fgrep rg ag find fd tree wc stat file du pwd cd which type nl".split()
-)
-_LOOKUP_GIT = frozenset("status log diff show blame ls-files grep shortlog describe".split())
-_WRITES_FILE_RE = re.compile(r"(?<![\d&])>>?\s*(?!&|/dev/null)\S|\btee\b")
-
-
-def looks_only(command: str) -> bool:
-    """Whether a shell line only looks (`ls migrations`, `git log --oneline | head`, `grep -rn x src/`): every
-    command in it is a lookup program and nothing is written to a file (`cat > notes.txt` writes)."""
-    if _WRITES_FILE_RE.search(command):
-        return False
-    commands = [words for words in _commands(command) if words]
-    return bool(commands) and all(
-        words[0] in _LOOKUP_PROGRAMS or (words[0] == "git" and len(words) > 1 and words[1] in _LOOKUP_GIT)
-        for words in commands
-    )
-
-
 def violation(rule: Prohibition, action: Action) -> str | None:
     """What in the action goes against the rule (evidence), or None."""
     if rule.kind == "command":
@@ -556,7 +474,7 @@ def violation(rule: Prohibition, action: Action) -> str | None:
                 return path
         return None
     for command in action.shell:
-        if _installs(command, rule.thing):
+        if installs(command, rule.thing):
             return command
     if rule.kind == "package":
         name = re.escape(rule.thing.replace("-", "_"))
