@@ -372,3 +372,35 @@ def test_a_memory_sharing_only_the_requests_code_names_is_not_injected(cm: Invok
     # the same files, asked about what the memories say: they share the request's other words too
     assert shown("Which tool manages the dependencies in pyproject.toml?") == {"uv"}
     assert shown("What caps the connection pool in config/db.toml?") == {"pool"}
+
+
+DB = {
+    "gotcha": "src/db.py opens SQLite without WAL: two writers lock the database until the first commits",
+    "pool": "In src/db.py the connection pool is capped at 5; raising it hangs the tests",
+    "parse": "parse_config raises KeyError on an empty file; always check the file exists first",
+    "ios": "We support iOS 16 and later: the app uses SwiftUI NavigationStack",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.default_model
+def test_a_memory_about_a_named_thing_is_injected_when_the_request_asks_what_is_wrong_with_it(cm: Invoke) -> None:
+    """A request that names a file or an identifier and asks what is wrong with it, or what to watch for, asks what
+    a memory about the thing says, though it shares only the name with it; a request asking what the file itself
+    says does not."""
+    ids = {json.loads(cm("store", text, "--json").stdout)["memory"]["id"]: key for key, text in DB.items()}
+
+    def shown(request: str) -> set[str]:
+        result = cm("retrieve", "-q", request, "--json")
+        assert result.exit_code == 0, result.output
+        return {ids[m["id"]] for m in json.loads(result.stdout)["memories"]}
+
+    assert {"gotcha", "pool"} <= shown("what's wrong with src/db.py?")
+    assert {"gotcha", "pool"} <= shown("anything I should know before editing src/db.py?")
+    assert "parse" in shown("parse_config crashes")
+    assert "parse" in shown("be careful with `parse_config`")
+    assert "parse" in shown("¿qué pasa con parse_config?")  # not read in English: nothing held back
+    assert "ios" in shown("what do we target on iOS")  # a product, though written like an identifier
+    # what the file or the function itself answers: a memory sharing only its name is not called for
+    assert shown("How many lines does src/db.py have?") == set()
+    assert "parse" not in shown("Add a docstring to parse_config")

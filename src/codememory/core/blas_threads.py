@@ -13,9 +13,10 @@ before codememory (a notebook, an embedding application, the benchmarks' workers
 thread per core; here the search sets one thread around its products. An OPENBLAS_NUM_THREADS other than 1 is the
 user's own choice and is kept.
 
-Scoped, not process-wide: bulk work (consolidation's block products) still gets the threads it was given. Counted,
-because OpenBLAS's thread count is one setting for the whole process: overlapping searches in the daemon's threads
-restore it only when the last one leaves.
+Scoped to the search: outside one, bulk work (consolidation's block products) gets the threads it was given. But
+OpenBLAS's thread count is one setting for the whole process, so while a search runs, products in the program's
+other threads run on one thread too; and it is counted, so overlapping searches restore it only when the last one
+leaves.
 
 The OpenBLAS that numpy's wheels ship is found where they put it and driven through ctypes, as e5_small.py does
 with the engine's OpenMP runtime: threadpoolctl does the same for every BLAS build, but importing it and scanning
@@ -45,37 +46,43 @@ def _openblas() -> tuple[Callable[[], int], Callable[[int], None]] | None:
     if _looked:
         return _calls
     with _LOCK:
-        if _looked:
-            return _calls
-        _looked = True
-        wanted = (os.environ.get("OPENBLAS_NUM_THREADS") or "1").strip()
-        if wanted != "1":  # the user's own choice (codememory/__init__.py sets 1 when nobody chose)
-            return None
-        import ctypes
-        import glob
-
-        try:
-            import numpy
-
-            here = os.path.dirname(numpy.__file__)
-            found = sorted(
-                glob.glob(os.path.join(here, os.pardir, "numpy.libs", "*openblas*"))
-                + glob.glob(os.path.join(here, ".dylibs", "*openblas*"))
-            )
-            lib = ctypes.CDLL(found[0]) if found else None
-        except (ImportError, OSError):
-            return None
-        if lib is None:
-            return None
-        for prefix, suffix in _AFFIXES:
-            get = getattr(lib, f"{prefix}openblas_get_num_threads{suffix}", None)
-            put = getattr(lib, f"{prefix}openblas_set_num_threads{suffix}", None)
-            if get is not None and put is not None:
-                get.restype, get.argtypes = ctypes.c_int, []
-                put.restype, put.argtypes = None, [ctypes.c_int]
-                _calls = (get, put)
-                break
+        if not _looked:
+            _calls = _lookup()
+            # published only once _calls is set: a search entering meanwhile waits on the lock instead of reading
+            # a None that only means "not looked up yet" and running on every thread
+            _looked = True
         return _calls
+
+
+def _lookup() -> tuple[Callable[[], int], Callable[[int], None]] | None:
+    """Find the functions (`_openblas`'s, under its lock)."""
+    wanted = (os.environ.get("OPENBLAS_NUM_THREADS") or "1").strip()
+    if wanted != "1":  # the user's own choice (codememory/__init__.py sets 1 when nobody chose)
+        return None
+    import ctypes
+    import glob
+
+    try:
+        import numpy
+
+        here = os.path.dirname(numpy.__file__)
+        found = sorted(
+            glob.glob(os.path.join(here, os.pardir, "numpy.libs", "*openblas*"))
+            + glob.glob(os.path.join(here, ".dylibs", "*openblas*"))
+        )
+        lib = ctypes.CDLL(found[0]) if found else None
+    except (ImportError, OSError):
+        return None
+    if lib is None:
+        return None
+    for prefix, suffix in _AFFIXES:
+        get = getattr(lib, f"{prefix}openblas_get_num_threads{suffix}", None)
+        put = getattr(lib, f"{prefix}openblas_set_num_threads{suffix}", None)
+        if get is not None and put is not None:
+            get.restype, get.argtypes = ctypes.c_int, []
+            put.restype, put.argtypes = None, [ctypes.c_int]
+            return get, put
+    return None
 
 
 def blas_threads() -> int | None:

@@ -76,6 +76,13 @@ _LEAD_FILLER_RE = re.compile(
 _NO_LEAD_RE = re.compile(
     r"^\W*(?:no|nope|nah|nay|not\s+really|not\s+that)(?:\s*[,.!:;\u2014-]+\s*|\s*$)", re.IGNORECASE
 )
+# a refusal that stands alone, after any hedge: "But honestly no.", "nah, …", "let's not." (not "no fancy theme")
+_BARE_NO_RE = re.compile(
+    r"^\W*(?:(?:but|honestly|frankly|tbh|to\s+be\s+honest|sorry|actually|hmm+|well)\b[\s,.!]*)*"
+    r"(?:no|nope|nah|not\s+really|not\s+for\s+(?:me|us|now)|let'?s\s+not|rather\s+not|i\s+don'?t\s+think\s+so)"
+    r"(?:\s*[,.!:;\u2014-]|\s*$)",
+    re.IGNORECASE,
+)
 _ERRAND_RE = re.compile(
     r"^\W*(?:commit|push|ship|deploy|merge|go|thanks?|thank\s+you|cheers|danke)\b[\w\s]{0,20}[.!]?$"
     r"|^\W*(?:everything|all|the\s+rest)\s+else\b[\w\s,]{0,20}[.!]?$",
@@ -85,9 +92,11 @@ _ERRAND_RE = re.compile(
 _IDEA_LEAD_RE = re.compile(
     r"^(?:one\s+more|another|an?\s+other|a\s+small|a\s+last)\s+(?:idea|thing|suggestion|option)\b[^:]{0,40}:\s*", re.I
 )
-# how a recommendation is put, not what it is: "I'd suggest moving the app to Laravel"
+# how a recommendation is put, not what it is: "I'd suggest moving the app to Laravel", "I'd suggest we move the app
+# to Laravel", "I'd recommend Laravel for the app"
 _RECOMMEND_LEAD_RE = re.compile(
-    r"^(?:i'?d|i\s+would|we'?d|i)\s+(?:suggest|recommend|propose)\s+(?=\w+ing\b)|^my\s+suggestion\s+is\s+(?:to\s+)?",
+    r"^(?:i'?d|i\s+would|we'?d|i)\s+(?:(?:strongly|really)\s+)?(?:suggest|recommend|propose)\s+(?:that\s+)?"
+    r"(?:(?:we|you)\s+(?=\w+\s+\w))?(?=\w)|^my\s+suggestion\s+is\s+(?:to\s+)?",
     re.I,
 )
 _PICK_VERB_RE = re.compile(
@@ -273,7 +282,9 @@ class Settling:
                 return 0
             plain = _LEAD_FILLER_RE.sub("", sentence) or sentence
             if objects(plain) and not self._answers_no(plain):
-                return n
+                # "Go with Django. No fancy theme though.": what is refused is a detail, the idea was taken
+                idea = offer.suggestion or (offer.recommended.text if offer.recommended else "")
+                return n if _BARE_NO_RE.match(plain) or _shares(plain, idea) else 0
             if _AGREE_RE.match(plain) or _PICK_VERB_RE.search(sentence):
                 return 0  # "Django sounds good. No need for the theme though.": taken, then a detail refused
         return 0
@@ -473,7 +484,9 @@ class Settling:
             return
         later = list(takewhile(lambda s: not (_NEW_TOPIC_RE.match(s) or s.endswith("?")), self.reply[n + 1 :]))
         later = [s for s in later if not _ERRAND_RE.match(s)][:MAX_REASON_SENTENCES]
-        reason = " ".join([tidy(_NO_LEAD_RE.sub("", without_topic_no(sentence))), *(tidy(s) for s in later)]).strip()
+        # the refusal itself ("But honestly no.") is no part of the reason
+        refusal = _NO_LEAD_RE.sub("", _BARE_NO_RE.sub("", without_topic_no(sentence)))
+        reason = " ".join([tidy(refusal) if refusal.strip() else "", *(tidy(s) for s in later)]).strip()
         if len(reason.split()) >= 2:
             subject = _RECOMMEND_LEAD_RE.sub("", _IDEA_LEAD_RE.sub("", target.rstrip(".? ")))
             subject = f"{subject[0].lower()}{subject[1:]}" if common_first(subject) else subject

@@ -117,6 +117,8 @@ _ASIDE_RE = re.compile(r"\s*\((?P<x>[^()]{12,200})\)")
 _TECHNICAL_RE = re.compile(r"[`/_\\@=<>{}\[\]#$%]|\d|\b[a-z]+[A-Z]\w*|\.\w")
 MIN_ASIDE_WORDS = 4
 _ASIDE_PART_RE = re.compile(r"\s+and\s+|;\s+|,\s+(?:and\s+|but\s+)?")
+# a part that bounds something is substance even without a technical word: "(never on Fridays, …)"
+_BOUND_WORD_RE = re.compile(r"\b(?:not|never|no|only|always|must|cannot|can'?t|won'?t|don'?t|off[- ]limits)\b", re.I)
 
 
 def without_asides(text: str) -> str:
@@ -129,10 +131,13 @@ def without_asides(text: str) -> str:
             return m.group(0)  # what a pick was chosen over is part of the decision, not an aside
         if len(inner.split()) < MIN_ASIDE_WORDS:
             return m.group(0)
-        # "(it's 2 euros a month and our treasurer would faint if it went up)": the part that names something
-        # stays, the story around it goes
+        # "(it's 2 euros a month and our treasurer would faint if it went up)": in an aside that names something,
+        # what comes after it is story unless it names or bounds something too; its first part is what the aside
+        # is about ("(not MySQL, the client runs 14.2 there)"), so it stays
         parts = [p for p in _ASIDE_PART_RE.split(inner) if p.strip()]
-        kept = [p for p in parts if _TECHNICAL_RE.search(p)]
+        if not any(_TECHNICAL_RE.search(p) for p in parts):
+            return ""
+        kept = [p for i, p in enumerate(parts) if not i or _TECHNICAL_RE.search(p) or _BOUND_WORD_RE.search(p)]
         if len(kept) == len(parts):
             return m.group(0)
         return f" ({', '.join(kept)})" if kept else ""

@@ -35,8 +35,11 @@ DERIVED_SHARE = 0.7  # a rule whose words are this much a tool output's words ca
 MIN_COPIED_SENTENCE = 5  # a shorter sentence is a copy only when the whole of it is in an output
 
 # ----------------------------------------------------------------------------------- objections
+# "no" that agrees or leaves the choice to the assistant opens no objection: "no problem, go ahead", "honestly no idea,
+# your call", "no strong opinion, you pick"
+_NO_BUT_FINE = r"(?!\s+(?:problems?|worries|rush|idea|clue|preference|objections?|complaints?|(?:strong\s+)?opinion)\b)"
 _OBJECTION_RE = re.compile(
-    r"^\W*(?:no\b|nope\b|nah\b|nay\b|not\s+(?:that|this|like\s+that|really|quite|yet|now|so\s+fast)\b|"
+    rf"^\W*(?:no\b{_NO_BUT_FINE}|nope\b|nah\b|nay\b|not\s+(?:that|this|like\s+that|really|quite|yet|now|so\s+fast)\b|"
     r"(?:please\s+)?(?:don'?t|do\s+not)\b|wait\b|hold\s+on\b|stop\b|revert\b|undo\b|roll\s+(?:it|that)\s+back\b|"
     r"let'?s\s+not\b|i'?d\s+rather\b|i\s+would\s+rather\b|rather\s+not\b|i\s+(?:don'?t|do\s+not)\s+(?:want|like|"
     r"think\s+(?:so|that|we|it'?s))\b|that'?s\s+(?:wrong|not\s+(?:right|what)|overkill|too\s+much)\b|"
@@ -227,6 +230,37 @@ def risky(text: str) -> bool:
     return bool(_RISKY_RE.search(text))
 
 
+# the user handing over someone else's words: "here is what the hosting FAQ says, pasted:", "the client wrote:",
+# "copied from their docs:", "I get this when I start it:"
+_PASTE_INTRO_RE = re.compile(
+    r"(?:\b(?:pasted|copied|quoting|verbatim)\b|\b(?:says?|said|wrote|writes|reads|states|printed|prints|shows?|"
+    r"showed|outputs?)\b|\b(?:get|got|see|saw)\s+(?:this|these|that|the\s+following)\b)[^:]{0,60}:\s*$",
+    re.IGNORECASE,
+)
+
+
+def without_pasted(text: str) -> str:
+    """A user's message without the text it hands over as someone else's: the lines after an introduction that ends
+    in a colon ("the vendor's FAQ says:"), up to the next blank line (the first block, when a blank line follows
+    the introduction). A page, a file or an output pasted into the message is not what the user says."""
+    lines = text.splitlines()
+    out: list[str] = []
+    pasting = started = False
+    for line in lines:
+        if pasting:
+            if line.strip():
+                started = True
+                out.append("")
+                continue
+            if started:
+                pasting = started = False
+            out.append(line)
+            continue
+        out.append(line)
+        pasting = bool(_PASTE_INTRO_RE.search(line))
+    return "\n".join(out)
+
+
 __all__ = [
     "ACCEPTED",
     "ASSISTANT",
@@ -240,4 +274,5 @@ __all__ = [
     "objects",
     "relays_a_source",
     "risky",
+    "without_pasted",
 ]

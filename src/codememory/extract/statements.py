@@ -26,7 +26,7 @@ from codememory.extract.rules import (
     is_reason,
     usable,
 )
-from codememory.extract.speakers import ToolText, not_the_speakers
+from codememory.extract.speakers import ToolText, not_the_speakers, without_pasted
 from codememory.extract.todos import text_todos
 from codememory.text.remember import extract_remember_notes, without_remember_notes
 
@@ -294,7 +294,7 @@ def statement_candidates(turns: Sequence[Turn]) -> list[Candidate]:
     for turn in turns:
         texts = [("user", turn.user_text)] + [("assistant", a) for a in turn.assistant_texts]
         for role, raw in texts:
-            text = scrub(raw)
+            text = scrub(raw) if role != "user" else without_pasted(scrub(raw))
             if not text.strip():
                 continue
             who = USER if role == "user" else ASSISTANT

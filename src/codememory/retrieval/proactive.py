@@ -52,7 +52,7 @@ from codememory.retrieval.why import add_matches, ranked_why
 from codememory.store.database import Database
 from codememory.store.filters import Filters
 from codememory.text.clauses import request_parts
-from codememory.text.named import named_words, only_names
+from codememory.text.named import held_names, only_names
 from codememory.text.query import parse_query, words
 from codememory.text.tokens import memory_tokens
 
@@ -209,7 +209,7 @@ def _judge_step(
     rows = db.get_by_pks([*found, *touched])
     reasons = {pk: step.touches(rows[pk].text) for pk in [*found, *touched] if pk in rows}
     naming = Counter(r for r in reasons.values() if r is not None)
-    named = named_words(" ".join(request)) if NAMES_ARE_NOT_ENOUGH and request else frozenset()
+    named = held_names(" ".join(request)) if NAMES_ARE_NOT_ENOUGH and request else frozenset()
     told: set[int] = set()  # about the file the request named, and about nothing else the request says
     if named:
         told_of = [pk for pk, r in reasons.items() if r is not None and set(words(r.partition(" ")[2])) <= named]
@@ -253,7 +253,7 @@ def _follow_turn(found: dict[int, _Candidate], asked_for: set[int], request_like
 def _about_names_only(db: Database, request: list[str], pks: list[int]) -> set[int]:
     """The memories among `pks` whose words in common with the request are all words of the code names the request
     gives (text/named.py): about the thing the request names, not about what it asks of it."""
-    named = named_words(" ".join(request))
+    named = held_names(" ".join(request))
     if not named or not pks:
         return set()
     matched = matched_words(db, parse_query(" ".join(w for phrase in request for w in words(phrase))), pks)

@@ -69,6 +69,11 @@ def asked_categories(query: str) -> frozenset[str] | None:
     return SYMPTOM if _FAILURE_RE.search(text) else None
 
 
+def states_a_fault(text: str) -> bool:
+    """The text says something goes wrong ("fails", "hangs", "wrong", "KeyError"...): a word of failure in it."""
+    return _FAILURE_RE.search(" ".join(text.lower().replace("\u2019", "'").split())) is not None
+
+
 def category_fit(asked: frozenset[str] | None, category: str | None) -> float:
     """+1 when the memory is of a kind the query asks for, -1 when the query asks for other kinds, 0 when it asks for
     none in particular or the memory's kind is unknown: no category, or the default one a memory gets when nobody
