@@ -295,13 +295,10 @@ class VectorIndex:
         return True
 
     # ----------------------------------------------------------------- search
+    @one_blas_thread()
     def search(self, query: Matrix, k: int, filters: Filters) -> list[tuple[int, float]]:
         """Top-k (memory pk, cosine) among memories passing `filters` (the scan on one BLAS thread:
         core/blas_threads.py)."""
-        with one_blas_thread():
-            return self._search(query, k, filters)
-
-    def _search(self, query: Matrix, k: int, filters: Filters) -> list[tuple[int, float]]:
         self.refresh()
         total = self._row_count()
         if not total:

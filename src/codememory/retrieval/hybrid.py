@@ -71,6 +71,7 @@ def backgrounds(semantic: Semantic, qvecs: list[Vectors]) -> list[Background | N
     return out
 
 
+@one_blas_thread()
 def hybrid_ranking(
     db: Database,
     parsed: ParsedQuery,
@@ -93,24 +94,6 @@ def hybrid_ranking(
 
     Its vector products (the scan, the candidates' cosines, the background) run on one BLAS thread
     (core/blas_threads.py): each is small, and waking a second thread for it costs more than it saves."""
-    with one_blas_thread():
-        return _hybrid_ranking(db, parsed, filters, want, fuzzy, threshold, semantic, qvecs, now, mode, phrases, inject)
-
-
-def _hybrid_ranking(
-    db: Database,
-    parsed: ParsedQuery,
-    filters: Filters,
-    want: int,
-    fuzzy: bool | None,
-    threshold: float,
-    semantic: Semantic,
-    qvecs: list[Vectors],
-    now: datetime,
-    mode: str,
-    phrases: list[ParsedQuery] | None = None,
-    inject: bool = False,
-) -> tuple[Ranked, bool, bool]:
     cal = calibration_for(semantic.model)
     weights = cal.weights_for(inject)
     plain = cal.background if cal.background is not None and not inject else None
