@@ -53,6 +53,7 @@ SETS |= {
         "blind_judge3",
         "blind_judge4",
         "blind_judge5",
+        "blind_judge6",
         "planted",
     )
 }
