@@ -1,9 +1,13 @@
 /**
  * What codememory adds to one LLM call, planned in `experimental.chat.messages.transform` (which OpenCode runs before
  * the system hook of the same call): on a session's first call the cold-start block (pushed into the system prompt by
- * cold-start.ts), on every call the HUD (appended to the messages here). Both within the call's budget (budget.ts):
- * the plugin's tool definitions first, the cold-start block next, the HUD gets what is left; and the HUD shows no
- * memory the call already carries. Fail-open: whatever the daemon does, the call goes on (with less or no memory).
+ * cold-start.ts); on a turn's first call the turn's block, the memories the request calls for, put right after the
+ * user's message and put back there at every later call of the turn (this call's copy only: OpenCode saves none of
+ * it, so the next request starts without it); and on a later call the HUD, only what the call's own step brings that
+ * the turn does not carry (a memory about the file it touched or the command it ran), appended at the tail. All
+ * within the call's budget (budget.ts): the plugin's tool definitions first, the cold-start block next, the turn's
+ * block, the HUD gets what is left; no block shows a memory the call already carries. Fail-open: whatever the daemon
+ * does, the call goes on (with less or no memory).
  */
 import type { CallBudget } from "./budget.ts"
 import { MAX_EXCLUDED, carriedIds } from "./carried.ts"
@@ -14,7 +18,18 @@ import { DaemonError } from "./daemon.ts"
 import type { Deriver } from "./derive.ts"
 import { askHud } from "./hud.ts"
 import type { Trace } from "./log.ts"
-import { type WithParts, hudInput, hudMessage, isFirstCall, latestStep, sessionOf } from "./messages.ts"
+import {
+  type HudInput,
+  type StepCall,
+  type WithParts,
+  hudInput,
+  hudMessage,
+  insertTurnBlock,
+  isFirstCall,
+  latestStep,
+  requestID,
+  sessionOf,
+} from "./messages.ts"
 import { NO_STORE_PAUSE_MS } from "./raw-events.ts"
 import type { Sessions } from "./sessions.ts"
 import type { Subcortical } from "./subcortical.ts"
@@ -77,7 +92,7 @@ export function createCall(deps: Deps): (input: unknown, output: { messages?: Wi
     }
     if (now() < noStoreUntil) return
     await deps.ready()
-    const figures = { budget: budget.total, tools: budget.toolTokens, cold: 0, hud: 0 }
+    const figures = { budget: budget.total, tools: budget.toolTokens, cold: 0, turn: 0, hud: 0 }
 
     let cold: ColdBlock | null = null
     if (config.coldStart && isFirstCall(messages)) {
@@ -93,36 +108,83 @@ export function createCall(deps: Deps): (input: unknown, output: { messages?: Wi
     }
     if (!config.hud) return done(figures)
 
-    let derived
     const input = hudInput(messages, config, session.pinned)
-    try {
-      derived = await derive(input)
-    } catch (e) {
-      return done({ ...figures, skipped: `derive failed: ${e}` })
+    const request = requestID(messages)
+    if (session.turn && session.turn.request !== request) session.turn = null // a new request: a new turn
+    const coldIds = cold?.ids ?? []
+    const step = latestStep(input)
+    const planned = request !== null && !session.turn
+
+    /** One /retrieve for this call: the answer, null when there was nothing to ask or no room, or the error. */
+    const ask = async (from: HudInput, at: StepCall | null, allowance: number, requestCarried: boolean) => {
+      let derived
+      try {
+        derived = await derive(from)
+      } catch (e) {
+        return { skipped: `derive failed: ${e}` }
+      }
+      if (!derived.query_expansion.length && !derived.entities.length) return { skipped: "nothing to ask" }
+      const exclude = dedupe([...coldIds, ...carriedIds(messages)]).slice(0, MAX_EXCLUDED)
+      try {
+        const answer = await askHud(config, projectRoot, sessionID, derived, session.pinned, exclude, allowance, at, requestCarried)
+        if (!answer) return { exclude, skipped: `no room: ${allowance} tokens left` }
+        daemon.worked()
+        budget.learn(answer.result)
+        sessions.pin(sessionID, answer.shown)
+        return { exclude, answer }
+      } catch (e) {
+        return { exclude, error: failed(e) }
+      }
     }
-    if (!derived.query_expansion.length && !derived.entities.length) return done({ ...figures, skipped: "nothing to ask" })
-    const exclude = dedupe([...(cold?.ids ?? []), ...carriedIds(messages)]).slice(0, MAX_EXCLUDED)
-    const allowance = budget.left(figures.cold)
-    let answer
-    try {
-      answer = await askHud(config, projectRoot, sessionID, derived, session.pinned, exclude, allowance, latestStep(input))
-    } catch (e) {
-      return done({ ...figures, error: failed(e), ...(sub ? { subcortical: sub.state.last } : {}) })
+    const extra = () => (sub ? { subcortical: sub.state.last } : {})
+
+    // The turn's first call (or a later one whose turn this plugin instance did not plan: loaded since, or the first
+    // call's request failed): what it shows is the turn's block, kept beside the user's message for the rest of the
+    // turn. At the first call the request alone decides (no step yet).
+    if (planned && request !== null) {
+      const got = await ask(input, step, budget.left(figures.cold), false)
+      if ("error" in got || (got.skipped && got.skipped.startsWith("derive failed")))
+        return done({ ...figures, ...got, ...extra() }) // planned again at the turn's next call
+      const answer = got.answer
+      const shown = answer?.text ? answer.shown.map((m) => m.id) : []
+      session.turn = { request, text: answer?.text ?? null, ids: shown, tokens: answer?.text ? answer.tokens : 0 }
+      if (session.turn.text) insertTurnBlock(messages, sessionID, session.turn.text)
+      figures.turn = session.turn.tokens
+      return done({
+        ...figures,
+        ...(answer ? { request: answer.body, degraded: Boolean(answer.result?.degraded) } : { skipped: got.skipped }),
+        excluded: got.exclude ?? [],
+        turn: shown,
+        surfaced: [],
+        injected: Boolean(session.turn.text),
+        ...extra(),
+      })
     }
-    if (!answer) return done({ ...figures, excluded: exclude, skipped: `no room: ${allowance} tokens left` })
-    daemon.worked()
-    budget.learn(answer.result)
-    sessions.pin(sessionID, answer.shown)
+    const turn = session.turn
+    if (turn?.text && turn.tokens <= budget.left(figures.cold)) {
+      // put back where it was (this call's copy of the messages is all that changes)
+      insertTurnBlock(messages, sessionID, turn.text)
+      figures.turn = turn.tokens
+    }
+    const turnIds = figures.turn ? (turn?.ids ?? []) : []
+    // A later call of the turn gets only what its own step brings that the turn does not carry; with nothing done
+    // since the request, there is nothing new to ask.
+    if (turn && !step) return done({ ...figures, turn: turnIds, surfaced: [], injected: Boolean(figures.turn), ...extra() })
+    // (no turn: a conversation without user words; each call decided on its own, as the tool calls go)
+    const got = await ask(input, step, budget.left(figures.cold + figures.turn), turn !== null)
+    if (!("answer" in got) || !got.answer) return done({ ...figures, ...got, turn: turnIds, ...extra() })
+    const answer = got.answer
     if (answer.text) messages.push(hudMessage(messages, sessionID, answer.text))
     figures.hud = answer.tokens
     done({
       ...figures,
       request: answer.body,
-      excluded: exclude,
+      excluded: got.exclude,
+      turn: turnIds,
       surfaced: answer.shown.map((m) => m.id),
-      injected: Boolean(answer.text),
+      injected: Boolean(answer.text) || Boolean(figures.turn),
       degraded: Boolean(answer.result?.degraded),
-      ...(sub ? { subcortical: sub.state.last } : {}),
+      ...extra(),
     })
   }
 }
