@@ -9,7 +9,7 @@
  * block, the HUD gets what is left; no block shows a memory the call already carries. Fail-open: whatever the daemon
  * does, the call goes on (with less or no memory).
  */
-import type { CallBudget } from "./budget.ts"
+import { type CallBudget, fitBlock } from "./budget.ts"
 import { MAX_EXCLUDED, carriedIds } from "./carried.ts"
 import { type ColdBlock, fetchColdBlock } from "./cold-start.ts"
 import type { Config } from "./config.ts"
@@ -32,6 +32,7 @@ import {
 } from "./messages.ts"
 import { NO_STORE_PAUSE_MS } from "./raw-events.ts"
 import type { Sessions } from "./sessions.ts"
+import { formatHud } from "./render.ts"
 import type { Subcortical } from "./subcortical.ts"
 import { dedupe } from "./text.ts"
 
@@ -116,7 +117,7 @@ export function createCall(deps: Deps): (input: unknown, output: { messages?: Wi
     const planned = request !== null && !session.turn
 
     /** One /retrieve for this call: the answer, null when there was nothing to ask or no room, or the error. */
-    const ask = async (from: HudInput, at: StepCall | null, allowance: number, requestCarried: boolean) => {
+    const ask = async (from: HudInput, at: StepCall | null, allowance: number, requestCarried: boolean, withCold = true) => {
       let derived
       try {
         derived = await derive(from)
@@ -124,7 +125,7 @@ export function createCall(deps: Deps): (input: unknown, output: { messages?: Wi
         return { skipped: `derive failed: ${e}` }
       }
       if (!derived.query_expansion.length && !derived.entities.length) return { skipped: "nothing to ask" }
-      const exclude = dedupe([...coldIds, ...carriedIds(messages)]).slice(0, MAX_EXCLUDED)
+      const exclude = dedupe([...(withCold ? coldIds : []), ...carriedIds(messages)]).slice(0, MAX_EXCLUDED)
       try {
         const answer = await askHud(config, projectRoot, sessionID, derived, session.pinned, exclude, allowance, at, requestCarried)
         if (!answer) return { exclude, skipped: `no room: ${allowance} tokens left` }
@@ -142,21 +143,26 @@ export function createCall(deps: Deps): (input: unknown, output: { messages?: Wi
     // call's request failed): what it shows is the turn's block, kept beside the user's message for the rest of the
     // turn. At the first call the request alone decides (no step yet).
     if (planned && request !== null) {
-      const got = await ask(input, step, budget.left(figures.cold), false)
+      // The cold start's memories are asked for too: the cold-start block is in this call only, the turn's block in
+      // all of them (this call shows the rest, the later calls all of it).
+      const got = await ask(input, step, budget.left(), false, false)
       if ("error" in got || (got.skipped && got.skipped.startsWith("derive failed")))
         return done({ ...figures, ...got, ...extra() }) // planned again at the turn's next call
       const answer = got.answer
-      const shown = answer?.text ? answer.shown.map((m) => m.id) : []
-      session.turn = { request, text: answer?.text ?? null, ids: shown, tokens: answer?.text ? answer.tokens : 0 }
-      if (session.turn.text) insertTurnBlock(messages, sessionID, session.turn.text)
-      figures.turn = session.turn.tokens
+      const kept = answer?.text ? answer.shown : []
+      session.turn = { request, text: answer?.text ?? null, ids: kept.map((m) => m.id), tokens: answer?.text ? answer.tokens : 0 }
+      const now = coldIds.length ? fitBlock(kept.filter((m) => !coldIds.includes(m.id)), formatHud, budget.left(figures.cold)) : answer
+      const shown = now?.text ? now.shown.map((m) => m.id) : []
+      if (now?.text) insertTurnBlock(messages, sessionID, now.text)
+      figures.turn = now?.text ? now.tokens : 0
       return done({
         ...figures,
         ...(answer ? { request: answer.body, degraded: Boolean(answer.result?.degraded) } : { skipped: got.skipped }),
         excluded: got.exclude ?? [],
         turn: shown,
+        kept: session.turn.ids,
         surfaced: [],
-        injected: Boolean(session.turn.text),
+        injected: Boolean(now?.text),
         ...extra(),
       })
     }

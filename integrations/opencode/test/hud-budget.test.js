@@ -8,7 +8,7 @@ import { resolveConfig } from "../src/config.ts"
 import { MAX_ENTITIES, MAX_PHRASES, MAX_TOOL_PHRASES, deriveQuery } from "../src/derive.ts"
 import { createHooks } from "../src/hooks.ts"
 import { retrieveBody } from "../src/hud.ts"
-import { HUD_MESSAGE_ID, TURN_MESSAGE_ID, hudInput } from "../src/messages.ts"
+import { TURN_MESSAGE_ID, hudInput } from "../src/messages.ts"
 import { fakeDaemon } from "./fake-daemon.js"
 
 const SES = "ses_budget"
@@ -94,11 +94,12 @@ test("through the hooks: /retrieve and /memory/recent get the clamped limits and
     assert.equal(recent.limit, 1)
     assert.ok(recent.token_budget > 0 && recent.token_budget < 2000) // within the call's budget, not 1e9
     assert.match(system.system[1], /Important and recent \(1 of 40\):/)
-    // ... and the turn's block, right after the request: what came back but the cold start's memory, pinned.
+    // ... and the turn's block, right after the request: what came back but the cold start's memory (the block
+    // the turn keeps has it: the cold start is this call's only), pinned.
     assert.equal(first.messages[1].info.id, TURN_MESSAGE_ID)
-    const block = first.messages[1].parts[0].text
-    assert.deepEqual(block.split("\n").filter((l) => l.startsWith("- [")).length, MEMORIES.length - 1)
-    assert.deepEqual(hooks._state.sessions.get(SES).pinned, MEMORIES.slice(1).map((m) => m.id))
+    const lines = (text) => text.split("\n").filter((l) => l.startsWith("- ["))
+    assert.equal(lines(first.messages[1].parts[0].text).length, MEMORIES.length - 1)
+    assert.deepEqual(hooks._state.sessions.get(SES).pinned, MEMORIES.map((m) => m.id))
 
     const output = { messages: longConversation() }
     await hooks["experimental.chat.messages.transform"]({}, output)
@@ -108,11 +109,9 @@ test("through the hooks: /retrieve and /memory/recent get the clamped limits and
     assert.ok(asked.query_expansion.length <= MAX_PHRASES && asked.entities.length <= MAX_ENTITIES)
     assert.equal(asked.request_phrases, 2)
     assert.equal(asked.request_carried, true) // a later call of the turn: the turn's block is in it
-    // The turn's block stays right after the request; the HUD at the tail has what the call does not carry (the
-    // cold start was the first call's only).
-    assert.deepEqual(output.messages.map((m) => m.info.id), ["msg_u", TURN_MESSAGE_ID, "msg_a", HUD_MESSAGE_ID])
-    assert.equal(output.messages[1].parts[0].text, block)
-    assert.deepEqual(output.messages[3].parts[0].text.match(/mem_[0-9a-f]{8}/g), [MEMORIES[0].id])
+    // The turn's block stays right after the request, all of it; the daemon's answer is carried: no HUD.
+    assert.deepEqual(output.messages.map((m) => m.info.id), ["msg_u", TURN_MESSAGE_ID, "msg_a"])
+    assert.equal(lines(output.messages[1].parts[0].text).length, MEMORIES.length)
   } finally {
     await d.close()
   }

@@ -492,8 +492,9 @@ test("cold start: in the session's first call only (planned by the messages hook
     const second = await call(CONVERSATION)
     assert.deepEqual(second.system, ["You are opencode"])
     assert.equal(d.requests.filter((r) => r.path === "/memory/recent").length, 1)
-    // ... and the memory the block showed may now come through the HUD.
-    assert.match(second.messages.at(-1).parts[0].text, /mem_0000abcd/)
+    // ... and the memory the block showed, which the request calls for too, is in the turn's block now.
+    assert.match(second.messages.find((m) => m.info.id === TURN_MESSAGE_ID).parts[0].text, /mem_0000abcd/)
+    assert.equal(first.messages.length, 1) // not twice in the first call
     // Nothing stored: no block.
     d.server.memories = []
     const other = await call([{ ...CONVERSATION[0], info: { ...CONVERSATION[0].info, sessionID: "ses_other" } }], "ses_other")

@@ -700,7 +700,7 @@ function createCall(deps) {
     const coldIds = cold?.ids ?? [];
     const step = latestStep(input);
     const planned = request2 !== null && !session.turn;
-    const ask = async (from, at, allowance, requestCarried) => {
+    const ask = async (from, at, allowance, requestCarried, withCold = true) => {
       let derived;
       try {
         derived = await derive(from);
@@ -708,7 +708,7 @@ function createCall(deps) {
         return { skipped: `derive failed: ${e}` };
       }
       if (!derived.query_expansion.length && !derived.entities.length) return { skipped: "nothing to ask" };
-      const exclude = dedupe([...coldIds, ...carriedIds(messages)]).slice(0, MAX_EXCLUDED);
+      const exclude = dedupe([...withCold ? coldIds : [], ...carriedIds(messages)]).slice(0, MAX_EXCLUDED);
       try {
         const answer2 = await askHud(config, projectRoot, sessionID, derived, session.pinned, exclude, allowance, at, requestCarried);
         if (!answer2) return { exclude, skipped: `no room: ${allowance} tokens left` };
@@ -722,21 +722,24 @@ function createCall(deps) {
     };
     const extra = () => sub ? { subcortical: sub.state.last } : {};
     if (planned && request2 !== null) {
-      const got2 = await ask(input, step, budget.left(figures.cold), false);
+      const got2 = await ask(input, step, budget.left(), false, false);
       if ("error" in got2 || got2.skipped && got2.skipped.startsWith("derive failed"))
         return done({ ...figures, ...got2, ...extra() });
       const answer2 = got2.answer;
-      const shown = answer2?.text ? answer2.shown.map((m) => m.id) : [];
-      session.turn = { request: request2, text: answer2?.text ?? null, ids: shown, tokens: answer2?.text ? answer2.tokens : 0 };
-      if (session.turn.text) insertTurnBlock(messages, sessionID, session.turn.text);
-      figures.turn = session.turn.tokens;
+      const kept = answer2?.text ? answer2.shown : [];
+      session.turn = { request: request2, text: answer2?.text ?? null, ids: kept.map((m) => m.id), tokens: answer2?.text ? answer2.tokens : 0 };
+      const now2 = coldIds.length ? fitBlock(kept.filter((m) => !coldIds.includes(m.id)), formatHud, budget.left(figures.cold)) : answer2;
+      const shown = now2?.text ? now2.shown.map((m) => m.id) : [];
+      if (now2?.text) insertTurnBlock(messages, sessionID, now2.text);
+      figures.turn = now2?.text ? now2.tokens : 0;
       return done({
         ...figures,
         ...answer2 ? { request: answer2.body, degraded: Boolean(answer2.result?.degraded) } : { skipped: got2.skipped },
         excluded: got2.exclude ?? [],
         turn: shown,
+        kept: session.turn.ids,
         surfaced: [],
-        injected: Boolean(session.turn.text),
+        injected: Boolean(now2?.text),
         ...extra()
       });
     }
