@@ -34,16 +34,26 @@ from hud_replay import load  # type: ignore[import-not-found]
 WAYS = ("every", "kept", "kept-redecide", "kept-grow")
 
 
-def turns_of(run: Path, data: Path) -> list[tuple[int, int]]:
-    """The (session, turn) of each request `hud_replay.load` pairs, in the same order."""
+def turns_of(run: Path) -> list[tuple[tuple[int, int], list[str]]]:
+    """The (session, turn) of each request `hud_replay.load` pairs, in the same order, and the ids of the cold-start
+    block of its call (the session's first call)."""
     trace = [json.loads(line) for line in (run / "plugin-trace.jsonl").read_text().splitlines() if line.strip()]
-    traced = [t for t in trace if t.get("hook") == "messages"]
+    traced: list[tuple[dict[str, Any], list[str]]] = []
+    cold: list[str] = []
+    for entry in trace:
+        if entry.get("hook") == "system" and isinstance(entry.get("cold"), list):
+            cold = entry["cold"]
+        elif entry.get("hook") == "messages":
+            traced.append((entry, cold))
+            cold = []
     calls = [json.loads(line) for line in (run / "requests.jsonl").read_text().splitlines() if line.strip()]
     at = [c["at"] for c in calls if c.get("at")]
-    return [(s, t) for tr, (s, t, _i) in zip(traced, at, strict=True) if "request" in tr]
+    return [((s, t), c) for (tr, c), (s, t, _i) in zip(traced, at, strict=True) if "request" in tr]
 
 
-def ask(store: Any, request: dict[str, Any], call: dict[str, Any] | None, exclude: list[str], carried: bool) -> list[str]:
+def ask(
+    store: Any, request: dict[str, Any], call: dict[str, Any] | None, exclude: list[str], carried: bool
+) -> list[str]:
     from codememory.retrieval.step import step_from_call
 
     step = step_from_call(**call, root=str(store.root)) if call else None
@@ -62,24 +72,21 @@ def ask(store: Any, request: dict[str, Any], call: dict[str, Any] | None, exclud
     return [m.id for m in result.memories]
 
 
-def replay(store: Any, pairs: list[Any], turns: list[tuple[int, int]], way: str) -> dict[str, Any]:
+def replay(store: Any, pairs: list[Any], turns: list[tuple[tuple[int, int], list[str]]], way: str) -> dict[str, Any]:
     precisions, recalls, nothing, blank, shown_all, hits_all = [], [], 0, 0, 0, 0
     turn: tuple[int, int] | None = None
     block: list[str] = []
-    for (request, relevant, call), where in zip(pairs, turns, strict=True):
+    for (request, relevant, call), (where, cold) in zip(pairs, turns, strict=True):
         exclude = list(request.get("exclude_memory_ids") or [])
         if way == "every":
             carried = ask(store, request, call, exclude, False)
+        elif where != turn:  # the turn's first call: its answer is kept for the turn
+            turn = where
+            # asked with the cold start's memories (its block is this call's only), shown here without them
+            block = ask(store, request, call, [i for i in exclude if i not in cold], False)
+            carried = [i for i in block if i not in cold]
         else:
-            if where != turn:  # the turn's first call: decided on the request alone, kept for the turn
-                turn = where
-                first = {**request, "query_expansion": request["query_expansion"][: max(1, request.get("request_phrases", 1))]}
-                block = ask(store, first, None, exclude, False)
-                step_ids: list[str] = []
-            elif call is None:
-                step_ids = []
-            else:
-                step_ids = ask(store, request, call, [*exclude, *block], way != "kept-redecide")
+            step_ids = [] if call is None else ask(store, request, call, [*exclude, *block], way != "kept-redecide")
             carried = list(dict.fromkeys([*block, *step_ids]))
             if way == "kept-grow":
                 block = carried
@@ -116,14 +123,15 @@ def main() -> None:
     names = []
     for spec in args.runs:
         run, data = (Path(p) for p in spec.split(":"))
-        store, pairs, turns = Store.open(run / "project"), load(run, data), turns_of(run, data)
+        store, pairs, turns = Store.open(run / "project"), load(run, data), turns_of(run)
         names.append(data.name)
         for way in ways:
             table[way][data.name] = replay(store, pairs, turns, way)
             print(json.dumps({"scenario": data.name, "way": way, **table[way][data.name]}), flush=True)
 
     def merit(figures: dict[str, Any]) -> float:
-        return statistics.fmean(float(figures[k] or 0.0) for k in ("hud_precision", "hud_recall", "nothing_without_hud"))
+        keys = ("hud_precision", "hud_recall", "nothing_without_hud")
+        return statistics.fmean(float(figures[k] or 0.0) for k in keys)
 
     if len(names) < 2:
         return
