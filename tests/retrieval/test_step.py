@@ -293,7 +293,9 @@ def test_a_memory_naming_the_steps_folder_is_no_reason_of_its_own_at_a_later_cal
     assert [m.id for m in result.memories] == [ids["font"]]
 
 
-def test_with_the_request_carried_a_later_call_gets_only_what_its_step_brings(project: Path, ids: dict[str, str]) -> None:
+def test_with_the_request_carried_a_later_call_gets_only_what_its_step_brings(
+    project: Path, ids: dict[str, str]
+) -> None:
     """The caller keeps the turn's first answer for the whole turn (`request_carried`): a later call does not show the
     request's memories again, a routine step gets nothing, and a step opening the file a gotcha is about gets the
     gotcha. Without it the same call shows the request's memories again."""
