@@ -35,6 +35,7 @@ import type { Sessions } from "./sessions.ts"
 import { formatHud } from "./render.ts"
 import type { Subcortical } from "./subcortical.ts"
 import { dedupe } from "./text.ts"
+import { estimateTokens } from "./tokens.ts"
 
 type Deps = {
   config: Config
@@ -150,7 +151,7 @@ export function createCall(deps: Deps): (input: unknown, output: { messages?: Wi
         return done({ ...figures, ...got, ...extra() }) // planned again at the turn's next call
       const answer = got.answer
       const kept = answer?.text ? answer.shown : []
-      session.turn = { request, text: answer?.text ?? null, ids: kept.map((m) => m.id), tokens: answer?.text ? answer.tokens : 0 }
+      session.turn = { request, text: answer?.text ?? null, memories: kept, tokens: answer?.text ? answer.tokens : 0 }
       const now = coldIds.length ? fitBlock(kept.filter((m) => !coldIds.includes(m.id)), formatHud, budget.left(figures.cold)) : answer
       const shown = now?.text ? now.shown.map((m) => m.id) : []
       if (now?.text) insertTurnBlock(messages, sessionID, now.text)
@@ -160,19 +161,24 @@ export function createCall(deps: Deps): (input: unknown, output: { messages?: Wi
         ...(answer ? { request: answer.body, degraded: Boolean(answer.result?.degraded) } : { skipped: got.skipped }),
         excluded: got.exclude ?? [],
         turn: shown,
-        kept: session.turn.ids,
+        kept: kept.map((m) => m.id),
         surfaced: [],
         injected: Boolean(now?.text),
         ...extra(),
       })
     }
     const turn = session.turn
-    if (turn?.text && turn.tokens <= budget.left(figures.cold)) {
-      // put back where it was (this call's copy of the messages is all that changes)
-      insertTurnBlock(messages, sessionID, turn.text)
-      figures.turn = turn.tokens
+    // Put back where it was (this call's copy of the messages is all that changes), less what a memory tool's result
+    // in the conversation shows since: no memory twice in one call.
+    const carriedNow = new Set(carriedIds(messages))
+    const keep = (turn?.memories ?? []).filter((m) => !carriedNow.has(m.id))
+    const text = turn && keep.length === turn.memories.length ? turn.text : formatHud(keep)
+    const tokens = text === turn?.text ? (turn?.tokens ?? 0) : estimateTokens(text)
+    if (text && tokens <= budget.left(figures.cold)) {
+      insertTurnBlock(messages, sessionID, text)
+      figures.turn = tokens
     }
-    const turnIds = figures.turn ? (turn?.ids ?? []) : []
+    const turnIds = figures.turn ? keep.map((m) => m.id) : []
     // A later call of the turn gets only what its own step brings that the turn does not carry; with nothing done
     // since the request, there is nothing new to ask.
     if (turn && !step) return done({ ...figures, turn: turnIds, surfaced: [], injected: Boolean(figures.turn), ...extra() })

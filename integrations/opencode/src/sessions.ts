@@ -16,7 +16,8 @@ export type TurnBlock = {
   request: string
   /** the block (null: the request called for nothing) */
   text: string | null
-  ids: string[]
+  /** the memories it shows */
+  memories: MemoryItem[]
   tokens: number
 }
 

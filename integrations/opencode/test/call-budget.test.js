@@ -221,6 +221,10 @@ test("the HUD never repeats what the call carries: the cold-start block, earlier
     const first = await call([user("webhook retries")])
     assert.deepEqual(ids(first.cold), [id(1), id(2), id(3)])
     assert.deepEqual(ids(first.turn), [id(4), id(5), id(6), id(7), id(8)])
+    // A later call of that turn whose memory_search result shows one of the block's memories: the block leaves it out.
+    const found = JSON.stringify({ results: [{ id: id(5), text: "y" }] })
+    const searched = await call([user("webhook retries"), assistant(1, toolPart("memory_search", { query: "webhook" }, found))])
+    assert.deepEqual(ids(searched.turn), [id(1), id(2), id(3), id(4), id(6), id(7), id(8)])
     // The request's memories are asked with the cold start's (its block is this call's only), shown without them.
     assert.deepEqual(retrieved[0].exclude_memory_ids, [])
 

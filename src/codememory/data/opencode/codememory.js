@@ -727,7 +727,7 @@ function createCall(deps) {
         return done({ ...figures, ...got2, ...extra() });
       const answer2 = got2.answer;
       const kept = answer2?.text ? answer2.shown : [];
-      session.turn = { request: request2, text: answer2?.text ?? null, ids: kept.map((m) => m.id), tokens: answer2?.text ? answer2.tokens : 0 };
+      session.turn = { request: request2, text: answer2?.text ?? null, memories: kept, tokens: answer2?.text ? answer2.tokens : 0 };
       const now2 = coldIds.length ? fitBlock(kept.filter((m) => !coldIds.includes(m.id)), formatHud, budget.left(figures.cold)) : answer2;
       const shown = now2?.text ? now2.shown.map((m) => m.id) : [];
       if (now2?.text) insertTurnBlock(messages, sessionID, now2.text);
@@ -737,18 +737,22 @@ function createCall(deps) {
         ...answer2 ? { request: answer2.body, degraded: Boolean(answer2.result?.degraded) } : { skipped: got2.skipped },
         excluded: got2.exclude ?? [],
         turn: shown,
-        kept: session.turn.ids,
+        kept: kept.map((m) => m.id),
         surfaced: [],
         injected: Boolean(now2?.text),
         ...extra()
       });
     }
     const turn = session.turn;
-    if (turn?.text && turn.tokens <= budget.left(figures.cold)) {
-      insertTurnBlock(messages, sessionID, turn.text);
-      figures.turn = turn.tokens;
+    const carriedNow = new Set(carriedIds(messages));
+    const keep = (turn?.memories ?? []).filter((m) => !carriedNow.has(m.id));
+    const text = turn && keep.length === turn.memories.length ? turn.text : formatHud(keep);
+    const tokens = text === turn?.text ? turn?.tokens ?? 0 : estimateTokens(text);
+    if (text && tokens <= budget.left(figures.cold)) {
+      insertTurnBlock(messages, sessionID, text);
+      figures.turn = tokens;
     }
-    const turnIds = figures.turn ? turn?.ids ?? [] : [];
+    const turnIds = figures.turn ? keep.map((m) => m.id) : [];
     if (turn && !step) return done({ ...figures, turn: turnIds, surfaced: [], injected: Boolean(figures.turn), ...extra() });
     const got = await ask(input, step, budget.left(figures.cold + figures.turn), turn !== null);
     if (!("answer" in got) || !got.answer) return done({ ...figures, ...got, turn: turnIds, ...extra() });
