@@ -61,7 +61,7 @@ MEMS: list[tuple[str, str, float, str, str]] = [
         "gotcha",
         0.8,
         "bookings,ecto,concurrency",
-        "Anything that changes a slot's booked count (booking, cancelling, moving) must load the slot with `lock: \"FOR UPDATE\"` inside Repo.transaction: two front-desk iPads oversold the 18:00 slot when both read booked_count before either wrote it.",
+        'Anything that changes a slot\'s booked count (booking, cancelling, moving) must load the slot with `lock: "FOR UPDATE"` inside Repo.transaction: two front-desk iPads oversold the 18:00 slot when both read booked_count before either wrote it.',
     ),
     (
         "crag_cancel_window",
@@ -247,7 +247,7 @@ MEMS: list[tuple[str, str, float, str, str]] = [
         "convention",
         0.7,
         "liveview,pubsub",
-        "PubSub topics are \"gym:#{gym_id}:checkins\" and \"gym:#{gym_id}:slots\"; the context broadcasts after the transaction commits, LiveViews only subscribe in mount when connected?(socket).",
+        'PubSub topics are "gym:#{gym_id}:checkins" and "gym:#{gym_id}:slots"; the context broadcasts after the transaction commits, LiveViews only subscribe in mount when connected?(socket).',
     ),
     (
         "crag_gettext",
@@ -297,14 +297,14 @@ MEMS: list[tuple[str, str, float, str, str]] = [
         "fact",
         0.5,
         "database,migrations,deploy,release",
-        "In production, migrations run from the release (`bin/belayboard eval \"Belayboard.Release.migrate()\"`) as Fly's release_command, before the new machines start; there is no mix in the release.",
+        'In production, migrations run from the release (`bin/belayboard eval "Belayboard.Release.migrate()"`) as Fly\'s release_command, before the new machines start; there is no mix in the release.',
     ),
     (
         "crag_citext_emails",
         "gotcha",
         0.3,
         "database,postgres",
-        "Email columns are citext; a migration that adds one needs execute(\"CREATE EXTENSION IF NOT EXISTS citext\") first or fails with 'type \"citext\" does not exist'.",
+        'Email columns are citext; a migration that adds one needs execute("CREATE EXTENSION IF NOT EXISTS citext") first or fails with \'type "citext" does not exist\'.',
     ),
     (
         "crag_gdpr_anonymize",
@@ -389,7 +389,7 @@ MEMS: list[tuple[str, str, float, str, str]] = [
         "convention",
         0.5,
         "logging,privacy",
-        "Log with Logger metadata (Logger.info(\"booking created\", booking_id: id)); never log phone numbers, emails or names.",
+        'Log with Logger metadata (Logger.info("booking created", booking_id: id)); never log phone numbers, emails or names.',
     ),
     (
         "crag_toolversions",
@@ -846,7 +846,6 @@ def bash(command: str, description: str, *relevant: str, note: str = "", uses: t
     call("bash", {"command": command, "description": description}, *relevant, note=note, uses=uses)
 
 
-
 # Session 1: late cancellation (a feature over three turns: the context, the LiveView, changelog and commit).
 session("cancel-booking")
 user(
@@ -966,7 +965,13 @@ edit(
     uses=("crag_contexts",),
 )
 bash("mix format", "Format the code", note="routine")
-bash("mix gettext.extract --merge", "Extract and merge the new string", "crag_gettext", note="translations", uses=("crag_gettext",))
+bash(
+    "mix gettext.extract --merge",
+    "Extract and merge the new string",
+    "crag_gettext",
+    note="translations",
+    uses=("crag_gettext",),
+)
 bash("git diff --stat", "See what changed", note="routine")
 bash("mix compile --warnings-as-errors", "Compile", note="routine")
 answer(
@@ -1002,7 +1007,11 @@ bash(
     note="commit",
     uses=("crag_commit_style",),
 )
-answer("Committed as `feat(bookings): let members cancel until 2 h before the slot`, changelog included.", "crag_commit_style", "crag_changelog")
+answer(
+    "Committed as `feat(bookings): let members cancel until 2 h before the slot`, changelog included.",
+    "crag_commit_style",
+    "crag_changelog",
+)
 
 # Session 2: Stripe webhooks (a regression whose cause is the gotcha, then duplicate deliveries, then a fact).
 session("stripe-webhooks")
@@ -1055,7 +1064,12 @@ read(
     note="the event handling",
     uses=("crag_stripe_idempotent",),
 )
-read("lib/belayboard_web/controllers/stripe_webhook_controller.ex", "crag_stripe_idempotent", "crag_contexts", note="where events arrive")
+read(
+    "lib/belayboard_web/controllers/stripe_webhook_controller.ex",
+    "crag_stripe_idempotent",
+    "crag_contexts",
+    note="where events arrive",
+)
 edit(
     "lib/belayboard_web/controllers/stripe_webhook_controller.ex",
     """      {:ok, event} ->
@@ -1193,7 +1207,7 @@ edit(
 bash("mix test test/belayboard/workers", "Run the worker tests", note="routine")
 bash("git diff", "Review the change", note="routine")
 answer(
-    "Oban stores args as JSON, so perform/1 receives %{\"booking_id\" => id}; the atom-key pattern never matched. It "
+    'Oban stores args as JSON, so perform/1 receives %{"booking_id" => id}; the atom-key pattern never matched. It '
     "matches the string key again. The worker allows 5 attempts with backoff, so jobs that have not used them up are "
     "retried once this is deployed; the ones already discarded need Oban.retry_job/1.",
     "crag_oban_string_keys",
@@ -1294,7 +1308,7 @@ bash("mix compile --warnings-as-errors", "Compile", note="routine")
 bash("mix test test/belayboard_web/live", "Run the LiveView tests", note="routine")
 answer(
     "The page kept every check-in of the day in assigns and reloaded the whole list after each scan; it now uses a "
-    "LiveView stream and a counter. Checkins.check_in/2 broadcasts {:checked_in, checkin} on \"gym:<id>:checkins\" and "
+    'LiveView stream and a counter. Checkins.check_in/2 broadcasts {:checked_in, checkin} on "gym:<id>:checkins" and '
     "every desk subscribes when connected, so both iPads update at once.",
     "crag_liveview_streams",
     "crag_pubsub_topics",
@@ -1405,7 +1419,7 @@ edit("README.md", "(Oslo and Bergen)", "(Oslo, Bergen and Trondheim)", note="the
 answer("Done.")
 user("What is the production database pool size if POOL_SIZE is not set?")
 read("config/runtime.exs", note="look it up")
-answer("10: pool_size falls back to \"10\" when POOL_SIZE is unset.")
+answer('10: pool_size falls back to "10" when POOL_SIZE is unset.')
 user("Does the mix setup alias also run the seeds?")
 read("mix.exs", note="look at the aliases")
 answer("Yes: setup runs deps.get and ecto.setup, and ecto.setup ends with `run priv/repo/seeds.exs`.")
