@@ -366,9 +366,9 @@ def _failure(failed: ToolOutcome, short: bool = False) -> str:
     fact of its own), the kind of error, the test summary and the exit status; never the error's own text."""
     command = command_key(failed.target or "") if short else failed.target or ""
     named = error_name(failed.error)
-    # of a test summary, what failed ("1 failed"), not the runner's whole line ("1 failed, 4 passed in 0.3s")
-    failing = ", ".join(re.findall(r"\b\d+ (?:failed|failing|errors?)\b", failed.summary or "", re.I)) or None
-    said = [x for x in (named, failing) if x]
+    # the kind of error only: how many tests failed is that run's output ("2 failed"), true of no later session,
+    # and a count copied from the runner's summary is the tool's text, not ours
+    said = [named] if named else []
     if failed.exit_code not in (None, 0) and not said:
         said.append(f"exit code {failed.exit_code}")
     return f"`{_short_command(command)}` failed" + (f" ({'; '.join(said)})" if said else "")
