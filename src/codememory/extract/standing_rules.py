@@ -1,0 +1,60 @@
+"""The user's standing rules that are not phrased always/never: a rule heading ("House rules: …"), something
+settled ("is not up for discussion"), what nobody may do, what has to stay as it is, a ban list ("no colours, no
+emoji"), a bound ("max 1 req per 5s"), what the pipeline enforces ("ci runs clippy -D warnings"), and the way a
+thing must be with the alternative it is not ("bands by frequency, 160m first, not alphabetical"). Only the
+user's sentences are read this way (`extract.rules`): the assistant narrating its own work says the same words
+about a step."""
+
+from __future__ import annotations
+
+import re
+
+# Standing rules not phrased always/never (the user's only).
+SETTLED_RE = re.compile(
+    r"\b(?:is|are|'s|stays?)\s+(?:not\s+up\s+for\s+(?:discussion|debate|negotiation)|non-?negotiable|not\s+negotiable|"
+    r"set\s+in\s+stone|a\s+hard\s+(?:requirement|constraint|limit))\b",
+    re.IGNORECASE,
+)
+RULE_HEADING_RE = re.compile(r"\brules?\b[^:.?]{0,30}:\s*\S|\brules?\s+apply\b", re.IGNORECASE)
+DEONTIC_RE = re.compile(
+    r"\b(?:nothing|nobody|no\s+one|no-one)\b[^.;:!?]{0,40}?\b(?:should|may|must|can)\s+ever\b"
+    r"|\b(?:nobody|no\s+one|no-one)\s+(?:ever\s+)?(?:runs?|pushes|commits|deploys|merges|edits|touches|applies|calls|"
+    r"imports|writes|uses|should|may|must|gets\s+to|is\s+allowed)\b"
+    r"|(?<!\bi\s)(?<!\byou\s)(?<!\bwe\s)(?:must|has\s+to|have\s+to|needs?\s+to|should)\s+(?:always\s+)?(?:stay|remain)\b"
+    r"|\b(?:i|we)\s+need\s+(?:the\s+|our\s+|all\s+|every\s+)?[\w\s-]{2,40}?\s+to\s+(?:stay|remain|keep)\b"
+    # a rule that follows from a fact: "all our customers are in the EU, so the data stays in Frankfurt"
+    r"|,\s*so\s+(?:the\s+|all\s+|our\s+|every\s+)?[\w-]+(?:\s+[\w-]+)?\s+(?:stays?|remains?|lives?)\s+"
+    r"(?:in|on|inside|within|under|behind)\b"
+    r"|\b(?:must|have\s+to|has\s+to|needs?\s+to)\s+(?:pass|succeed|be\s+green|run)\s+before\b"
+    # terse rules with the subject left out: "Must be RE-2024-0001, no gaps!", "only for main branch please",
+    # "keep it shellcheck clean", "max 1 req per 5s per host"
+    r"|^(?:but\s+|and\s+)?(?:must|has\s+to|needs?\s+to|should\s+always|always)\s+(?:be|stay|have|use|run|go)\b"
+    r"(?!\s+(?:the|a|an|it|that|this|something|because|due|from|why|my|our|wrong|broken|fine)\b)"
+    r"|^(?:but\s+|and\s+)?only\s+(?:for|on|in|with|from|when|via|through|the)\b[^.?]*\bplease\b"
+    r"|\bkeep\s+(?:it|this|them|the\s+[\w-]+)\s+(?:[\w-]+\s+)?(?:clean|green|passing|lint-?free|warning-?free)\b"
+    r"|\b(?:max(?:imum)?|at\s+most|no\s+more\s+than)\s+(?:\w+\s+)?\d+\s*(?:reqs?|requests?|calls?|hits?|jobs?|runs?|"
+    r"connections?|retries|tries)\s*(?:/|per|a|an|every|each)\b"
+    r"|\b(?:one|1)\s+(?:req|request|call)\s+(?:every|per|a)\b"
+    # a ban list: "no colours, no emoji", "no capital letters and no full stop at the end"
+    r"|\bno\s+(?!(?:worries|rush|problem|problems|idea|way|luck|doubt|kidding|joke|pressure|stress)\b)[\w-]+(?:\s+[\w-]+)?"
+    r"\s*(?:,\s*|\s+and\s+|\s+or\s+)(?:no|nor)\s+(?!(?:worries|rush|problem|problems|idea|way|luck|pressure)\b)[\w-]+"
+    # a request with the way it must (not) be done: "please write it with a decimal point, not a comma"
+    r"|\bplease\b[^.?]*\b(?:with|as|in|using)\b[^.?]*,\s*(?:not|never)\s+(?:a|an|the)?\s*\w+"
+    # an instruction for every time something happens: "bump the chart version whenever you touch a chart"
+    r"|^(?:and\s+|also\s+|please\s+)*(?!(?:i|we|you|it|the|a|an|this|that|they|he|she|there|when|if|my|our|haha|lol)\b)"
+    r"(?!(?:crash|fail|break|broke|hang|hung|freez|error|dies|die|stop|show)\w*\b)"
+    r"[a-z]+\s(?:(?!\b(?:crash|fail|break|broke|hang|hung|freez|error|dies|die|stop|show)\w*)[^.?])*?"
+    r"\b(?:whenever|(?:every|each)\s+time\s+(?:you|we|someone|anyone|somebody))\b",
+    re.IGNORECASE,
+)
+# What the pipeline enforces: "ci runs clippy -D warnings", "CI checks formatting with ruff --check".
+CI_ENFORCES_RE = re.compile(
+    r"(?:^|[\u2014\u2013;:]\s*|\s-\s)(?:and\s+|also\s+)?(?:our\s+|the\s+)?(?:ci|pipeline|pre-commit(?:\s+hook)?|github\s+actions|"
+    r"the\s+build)\s+"
+    r"(?:always\s+)?(?:runs?|enforces?|checks?|requires?)\s+`?[\w.-]+`?(?:\s+[\w.=`-]+){0,4}?\s+`?(?:--?[A-Za-z][\w=-]*)"
+    r"|(?:^|[\u2014\u2013;:]\s*|\s-\s)(?:and\s+|also\s+)?(?:our\s+|the\s+)?(?:ci|pipeline|pre-commit)\s+(?:always\s+)?"
+    r"(?:runs?|enforces?|checks?)\s+"
+    r"(?:\w+\s+)?(?:lint(?:ing|s)?|format(?:ting)?|type[- ]?check(?:ing|s)?|clippy|mypy|ruff|eslint|prettier|black|"
+    r"shellcheck|gofmt|rustfmt)\b",
+    re.IGNORECASE,
+)
