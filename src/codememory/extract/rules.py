@@ -52,7 +52,13 @@ from codememory.extract.phrasings import (
     VERDICT_RE,
 )
 from codememory.extract.speakers import relays_a_source
-from codememory.extract.standing_rules import CI_ENFORCES_RE, DEONTIC_RE, RULE_HEADING_RE, SETTLED_RE
+from codememory.extract.standing_rules import (
+    CI_ENFORCES_RE,
+    DEONTIC_RE,
+    NOT_THE_OTHER_RE,
+    RULE_HEADING_RE,
+    SETTLED_RE,
+)
 
 
 @dataclass(frozen=True)
@@ -379,7 +385,13 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
     phrased = _phrased_choice(s)
     if phrased:
         return [phrased]
-    if user and (RULE_HEADING_RE.search(s) or DEONTIC_RE.search(s) or SETTLED_RE.search(s) or CI_ENFORCES_RE.search(s)):
+    if user and (
+        RULE_HEADING_RE.search(s)
+        or DEONTIC_RE.search(s)
+        or SETTLED_RE.search(s)
+        or CI_ENFORCES_RE.search(s)
+        or NOT_THE_OTHER_RE.match(s)
+    ):
         return [Statement(s, "convention", "convention", reason)]
     if _CAVEAT_RE.search(s):
         return [Statement(s, "gotcha", "gotcha", True)]

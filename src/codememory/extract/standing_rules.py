@@ -58,3 +58,13 @@ CI_ENFORCES_RE = re.compile(
     r"shellcheck|gofmt|rustfmt)\b",
     re.IGNORECASE,
 )
+# The way a thing must be, with the alternative it is not: "bands sorted by frequency, 160m first, not alphabetical",
+# "splits as m:ss.t please, not seconds", "pinned to a full commit SHA, not a tag". Not a deferral ("next week, not
+# now", "not for today"), a hedge ("not quite", "not sure"), a person ("for Ole, not you") or an aside in brackets.
+NOT_THE_OTHER_RE = re.compile(
+    r"^(?!.*[()])(?=(?:\S+\s+){3,})[^?]*,\s*not\s+(?!(?:now|yet|today|tonight|tomorrow|quite|really|sure|me|you|him|"
+    r"her|us|them|mine|yours|that|this|it|so|too|much|just|only|even|bad|great|ideal|anymore|again|exactly|"
+    r"necessarily|likely|worth|urgent|important|a\s+big|the\s+end|at\s+all|for|in|this|until|till|before|during)\b)"
+    r"\w[^?]*$",
+    re.IGNORECASE,
+)

@@ -1,0 +1,70 @@
+"""The way a thing must be, said with the alternative it is not ("X, not Y"), is the user's standing rule; a
+deferral, a hedge, a person or an aside said the same way is not. Stored through the rules into a real store, as
+`codememory capture` stores them. Positives and negatives written for these tests; none of the sentences is in
+the extraction benchmark's sets."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from codememory import Store
+from codememory.extract import extract_session
+from codememory.extract.rules import classify
+from support.extraction import SESSION, stored_memories, turn
+
+DONE = "Done: the report is written."
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    (tmp_path / "tides").mkdir()
+    s, _ = Store.init(tmp_path / "tides")
+    yield s
+    s.close()
+
+
+def stored(store: Store, user: str) -> list[tuple[str, str, str]]:
+    extract_session(store, SESSION, [turn(1, user, (DONE,))], provider=None)
+    return [(m["category"], m["source"].rsplit("said_by:", 1)[-1], m["text"]) for m in stored_memories(store)]
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
+        "tide heights in metres with one decimal, not feet",
+        "Sort the harbours west to east, not by name.",
+        "dates as yyyy-mm-dd in the file names, not the locale's format",
+        "The footer links to the club page, not the old forum.",
+    ],
+)
+def test_the_way_it_must_be_and_the_way_it_must_not_is_the_users_rule(store: Store, user: str) -> None:
+    found = stored(store, user)
+    assert len(found) == 1, found
+    category, who, text = found[0]
+    assert category == "convention" and who == "user" and ", not " in text
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
+        "the harbour list can wait, not now",
+        "One more for later, not for this release: a page with the moon phases.",
+        "Hm, the column widths look off, not sure why.",
+        "the tide table is for Ines, not me",
+        "I printed it at the library (the big printer, not the copier) and it looked fine.",
+        "Is it sorted by height, not by time?",
+        "ok, not bad at all",
+    ],
+)
+def test_a_deferral_a_hedge_a_person_an_aside_or_a_question_is_no_rule(store: Store, user: str) -> None:
+    found = stored(store, user)
+    assert not [t for c, _, t in found if c != "todo"], found  # a deferral may be the user's todo, never a rule
+
+
+def test_only_the_users_words_are_read_as_a_rule() -> None:
+    said = "Heights are in metres with one decimal, not feet."
+    assert [st.category for st in classify(said, role="user")] == ["convention"]
+    assert classify(said, role="assistant") == []  # the assistant describing its output states no rule
