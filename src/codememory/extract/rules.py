@@ -58,6 +58,7 @@ from codememory.extract.standing_rules import (
     NOT_THE_OTHER_RE,
     RULE_HEADING_RE,
     SETTLED_RE,
+    terse_bounds,
 )
 
 
@@ -275,36 +276,6 @@ PREFERENCE_RE = re.compile(
     re.IGNORECASE,
 )
 
-# What the user wants of the thing itself, said as a terse list with a bound in it (the user's only): "sfx only, no
-# music", "sheets: a4 landscape, 24h, no colour — printer is b/w laser", "so please no colours and none of those
-# line characters". Small talk is no bound ("no worries", "no rush", "coffee only").
-_NOT_A_BOUND = r"(?!(?:worries|rush|problem|problems|idea|way|luck|doubt|kidding|joke|pressure|stress|clue|need|one)\b)"
-_ITEM = r"[\w/.+-]+(?:\s+[\w/.+-]+){0,2}"
-# a label that names where a line came from, not what the user wants: "error: python only, no rust" is a pasted line
-_NOT_A_SOURCE = (
-    r"(?!(?:error|warning|warn|info|debug|fatal|notice|hint|log|output|stdout|stderr|exception|readme|docs?|faq|page)"
-    r"\s*:)"
-)
-TERSE_BOUNDS_RE = re.compile(
-    rf"^(?!(?:ok|okay|k|yes|yeah|yep|sure|thanks|thank|great|cool|fine|good|nice|perfect|right|well|hi|hey)\b)"
-    rf"(?:and\s+|but\s+|also\s+)?(?:{_NOT_A_SOURCE}[\w-]+(?:\s+[\w-]+)?:\s*)?"
-    rf"(?:{_ITEM}\s+only|only\s+{_ITEM}|no\s+{_NOT_A_BOUND}{_ITEM}|{_ITEM})"
-    rf"(?:\s*,\s*(?:{_ITEM}\s+only|only\s+{_ITEM}|no\s+{_NOT_A_BOUND}{_ITEM}|{_ITEM}))*"
-    rf"\s*,\s*(?:no\s+{_NOT_A_BOUND}[\w/.+-]+|{_ITEM}\s+only)\b"
-    rf"|^(?:and\s+|but\s+)?{_ITEM}\s+only\s*,\s*no\s+{_NOT_A_BOUND}[\w-]+"
-    rf"|\bplease\s+no\s+{_NOT_A_BOUND}[\w-]+(?:\s+[\w-]+)?\s*(?:,|\s+and\s+(?:no|none)\b|\s+or\s+)",
-    re.IGNORECASE,
-)
-# A terse list can also say what happened rather than what is wanted: "checked the logs, no errors", "deployed to
-# staging, no issues so far", "ran it again, no difference". A report starts with what was done (a verb in the past
-# with what it was done to) or ends on how things stand so far; it bounds nothing.
-_TERSE_REPORT_RE = re.compile(
-    r"^(?:and\s+|but\s+|also\s+|so\s+)?(?:(?:re)?(?:ran|tried|got|saw|did|went|made|found|gave|took)\s"
-    r"|\w+ed\s+(?:it|them|this|that|the|a|an|my|our|again|locally|everything|all|both|twice)\b)"
-    r"|\bno\s+[\w-]+(?:\s+[\w-]+)?\s+(?:so\s+far|yet|anymore|any\s+more|this\s+time)\b",
-    re.IGNORECASE,
-)
-
 # ------------------------------------------------------------------- phrasings without a choice verb
 # (the patterns are in extract/phrasings.py)
 
@@ -397,7 +368,7 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
         return [Statement(s, "gotcha", "gotcha", True)]
     if user and (_CONVENTION_RE.search(s) or (VERSION_RE.search(s) and CONSTRAINT_RE.search(s))):
         return [Statement(s, "convention", "convention", reason)]
-    if user and TERSE_BOUNDS_RE.search(s) and not _TERSE_REPORT_RE.search(s) and not relays_a_source(s):
+    if user and terse_bounds(s) and not relays_a_source(s):
         return [Statement(s, "preference", "preference", reason)]
     if not user and _ASSISTANT_CONVENTION_RE.search(s):
         return [Statement(s, "convention", "convention", reason)]

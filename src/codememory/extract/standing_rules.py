@@ -1,7 +1,8 @@
 """The user's standing rules that are not phrased always/never: a rule heading ("House rules: …"), something
 settled ("is not up for discussion"), what nobody may do, what has to stay as it is, a ban list ("no colours, no
 emoji"), a bound ("max 1 req per 5s"), what the pipeline enforces ("ci runs clippy -D warnings"), and the way a
-thing must be with the alternative it is not ("bands by frequency, 160m first, not alphabetical"). Only the
+thing must be with the alternative it is not ("bands by frequency, 160m first, not alphabetical"), and what the
+user wants of the thing itself as a terse list with a bound in it ("sfx only, no music"). Only the
 user's sentences are read this way (`extract.rules`): the assistant narrating its own work says the same words
 about a step."""
 
@@ -68,3 +69,38 @@ NOT_THE_OTHER_RE = re.compile(
     r"\w[^?]*$",
     re.IGNORECASE,
 )
+
+# What the user wants of the thing itself, said as a terse list with a bound in it (the user's only): "sfx only, no
+# music", "sheets: a4 landscape, 24h, no colour — printer is b/w laser", "so please no colours and none of those
+# line characters". Small talk is no bound ("no worries", "no rush", "coffee only").
+_NOT_A_BOUND = r"(?!(?:worries|rush|problem|problems|idea|way|luck|doubt|kidding|joke|pressure|stress|clue|need|one)\b)"
+_ITEM = r"[\w/.+-]+(?:\s+[\w/.+-]+){0,2}"
+# a label that names where a line came from, not what the user wants: "error: python only, no rust" is a pasted line
+_NOT_A_SOURCE = (
+    r"(?!(?:error|warning|warn|info|debug|fatal|notice|hint|log|output|stdout|stderr|exception|readme|docs?|faq|page)"
+    r"\s*:)"
+)
+TERSE_BOUNDS_RE = re.compile(
+    rf"^(?!(?:ok|okay|k|yes|yeah|yep|sure|thanks|thank|great|cool|fine|good|nice|perfect|right|well|hi|hey)\b)"
+    rf"(?:and\s+|but\s+|also\s+)?(?:{_NOT_A_SOURCE}[\w-]+(?:\s+[\w-]+)?:\s*)?"
+    rf"(?:{_ITEM}\s+only|only\s+{_ITEM}|no\s+{_NOT_A_BOUND}{_ITEM}|{_ITEM})"
+    rf"(?:\s*,\s*(?:{_ITEM}\s+only|only\s+{_ITEM}|no\s+{_NOT_A_BOUND}{_ITEM}|{_ITEM}))*"
+    rf"\s*,\s*(?:no\s+{_NOT_A_BOUND}[\w/.+-]+|{_ITEM}\s+only)\b"
+    rf"|^(?:and\s+|but\s+)?{_ITEM}\s+only\s*,\s*no\s+{_NOT_A_BOUND}[\w-]+"
+    rf"|\bplease\s+no\s+{_NOT_A_BOUND}[\w-]+(?:\s+[\w-]+)?\s*(?:,|\s+and\s+(?:no|none)\b|\s+or\s+)",
+    re.IGNORECASE,
+)
+# A terse list can also say what happened rather than what is wanted: "checked the logs, no errors", "deployed to
+# staging, no issues so far", "ran it again, no difference". A report starts with what was done (a verb in the past
+# with what it was done to) or ends on how things stand so far; it bounds nothing.
+TERSE_REPORT_RE = re.compile(
+    r"^(?:and\s+|but\s+|also\s+|so\s+)?(?:(?:re)?(?:ran|tried|got|saw|did|went|made|found|gave|took)\s"
+    r"|\w+ed\s+(?:it|them|this|that|the|a|an|my|our|again|locally|everything|all|both|twice)\b)"
+    r"|\bno\s+[\w-]+(?:\s+[\w-]+)?\s+(?:so\s+far|yet|anymore|any\s+more|this\s+time)\b",
+    re.IGNORECASE,
+)
+
+
+def terse_bounds(s: str) -> bool:
+    """What the user wants of the thing itself as a terse list with a bound in it, not a report of what was done."""
+    return bool(TERSE_BOUNDS_RE.search(s)) and not TERSE_REPORT_RE.search(s)
