@@ -68,3 +68,30 @@ def test_only_the_users_words_are_read_as_a_rule() -> None:
     said = "Heights are in metres with one decimal, not feet."
     assert [st.category for st in classify(said, role="user")] == ["convention"]
     assert classify(said, role="assistant") == []  # the assistant describing its output states no rule
+
+
+# ------------------------------------------------------------------------------ the practice it follows
+@pytest.mark.parametrize(
+    "user",
+    [
+        "wind in knots and the direction in degrees, that's how the harbour master reads it",
+        "Times in 24h with a leading zero, that's how the club's notice board shows them.",
+    ],
+)
+def test_the_way_a_thing_is_done_with_the_practice_it_follows_is_the_users_rule(store: Store, user: str) -> None:
+    found = stored(store, user)
+    assert [(c, who) for c, who, _ in found] == [("convention", "user")], found
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
+        "we compared the two tables line by line, that's how we found the missing harbour.",
+        "The sensor was unplugged for a week, that's what broke the chart.",
+        "It crashed on the first run, that's how I noticed.",
+        "Is it sorted by height, that's how you did it?",
+    ],
+)
+def test_a_story_said_the_same_way_is_no_rule(store: Store, user: str) -> None:
+    found = stored(store, user)
+    assert not [t for c, _, t in found if c in ("convention", "decision", "preference")], found

@@ -55,6 +55,7 @@ from codememory.extract.speakers import relays_a_source
 from codememory.extract.standing_rules import (
     CI_ENFORCES_RE,
     DEONTIC_RE,
+    FOLLOWS_PRACTICE_RE,
     NOT_THE_OTHER_RE,
     RULE_HEADING_RE,
     SETTLED_RE,
@@ -362,6 +363,7 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
         or SETTLED_RE.search(s)
         or CI_ENFORCES_RE.search(s)
         or NOT_THE_OTHER_RE.match(s)
+        or FOLLOWS_PRACTICE_RE.match(s)
     ):
         return [Statement(s, "convention", "convention", reason)]
     if _CAVEAT_RE.search(s):

@@ -1,10 +1,10 @@
 """The user's standing rules that are not phrased always/never: a rule heading ("House rules: …"), something
 settled ("is not up for discussion"), what nobody may do, what has to stay as it is, a ban list ("no colours, no
-emoji"), a bound ("max 1 req per 5s"), what the pipeline enforces ("ci runs clippy -D warnings"), and the way a
-thing must be with the alternative it is not ("bands by frequency, 160m first, not alphabetical"), and what the
-user wants of the thing itself as a terse list with a bound in it ("sfx only, no music"). Only the
-user's sentences are read this way (`extract.rules`): the assistant narrating its own work says the same words
-about a step."""
+emoji"), a bound ("max 1 req per 5s"), what the pipeline enforces ("ci runs clippy -D warnings"), the way a thing
+must be with the alternative it is not ("bands by frequency, 160m first, not alphabetical"), the way a thing is done
+with the practice it follows ("…, that's how everyone writes it"), and what the user wants of the thing itself as a
+terse list with a bound in it ("sfx only, no music"). Only the user's sentences are read this way
+(`extract.rules`): the assistant narrating its own work says the same words about a step."""
 
 from __future__ import annotations
 
@@ -70,6 +70,15 @@ NOT_THE_OTHER_RE = re.compile(
     re.IGNORECASE,
 )
 
+# The way a thing is done, with the practice it follows: "cm first and the inches in brackets, that's how everyone
+# writes it", "date as dd.mm.yyyy, that's how the cards are printed". A story is no practice ("that's how we found
+# the bug", "that's what killed it"): the practice is said in the present.
+FOLLOWS_PRACTICE_RE = re.compile(
+    r"^(?!.*[()])(?=(?:\S+\s+){2,}\S+\s*,)[^?]*,\s*(?:that'?s|that\s+is|this\s+is)\s+how\s+"
+    r"(?!(?:i|we|you|it|they|he|she)\s+(?:\w+ed|found|got|knew|saw|made|lost|broke|ran|went|came|did|had|heard|"
+    r"left|took)\b)[\w' -]+?\s+(?!\w+ed\b)\w+(?:\s+\w+)?\W*$",
+    re.IGNORECASE,
+)
 # What the user wants of the thing itself, said as a terse list with a bound in it (the user's only): "sfx only, no
 # music", "sheets: a4 landscape, 24h, no colour — printer is b/w laser", "so please no colours and none of those
 # line characters". Small talk is no bound ("no worries", "no rush", "coffee only").
