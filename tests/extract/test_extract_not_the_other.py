@@ -95,3 +95,34 @@ def test_the_way_a_thing_is_done_with_the_practice_it_follows_is_the_users_rule(
 def test_a_story_said_the_same_way_is_no_rule(store: Store, user: str) -> None:
     found = stored(store, user)
     assert not [t for c, _, t in found if c in ("convention", "decision", "preference")], found
+
+
+# ------------------------------------------------------------------------ a thing turned down, with why
+@pytest.mark.parametrize(
+    "user",
+    [
+        "no Kafka, the team already runs RabbitMQ and nobody wants a second broker",
+        "No mobile app: the club meets in a church hall without any signal.",
+    ],
+)
+def test_no_thing_and_the_reason_is_the_users_turned_down_option(store: Store, user: str) -> None:
+    found = stored(store, user)
+    assert [(c, who) for c, who, _ in found] == [("rejected_alternative", "user")], found
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
+        "no worries, take your time with the tide tables",
+        "No errors, the import went through this time.",
+        "no popup, just a line in the log file",
+    ],
+)
+def test_small_talk_a_report_or_an_instead_is_no_turned_down_option(store: Store, user: str) -> None:
+    found = stored(store, user)
+    assert not [t for c, _, t in found if c == "rejected_alternative"], found
+
+
+def test_a_ban_list_stays_one_standing_rule() -> None:
+    said = "No std::optional, no structured bindings, no inline variables."
+    assert [st.category for st in classify(said, role="user")] == ["convention"]

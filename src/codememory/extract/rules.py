@@ -41,6 +41,7 @@ from codememory.extract.phrasings import (
     GUESS_RE,
     INCAPABLE_RE,
     IT_IS_RE,
+    NO_THING_WHY_RE,
     OBVIOUS_BUT_RE,
     PLACEMENT_RE,
     RULE_OUT_RE,
@@ -354,6 +355,9 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
     rejected = _rejection(s, user=user)
     if rejected:
         return [rejected]
+    turned_down = NO_THING_WHY_RE.match(s) if user else None
+    if turned_down and not PRONOUN_OBJECT_RE.match(turned_down.group("y")):
+        return [Statement(s, "rejected_alternative", "rejected", True)]
     phrased = _phrased_choice(s)
     if phrased:
         return [phrased]
