@@ -126,3 +126,30 @@ def test_small_talk_a_report_or_an_instead_is_no_turned_down_option(store: Store
 def test_a_ban_list_stays_one_standing_rule() -> None:
     said = "No std::optional, no structured bindings, no inline variables."
     assert [st.category for st in classify(said, role="user")] == ["convention"]
+
+
+# ------------------------------------------------------------------------------- a format said tersely
+@pytest.mark.parametrize(
+    "user",
+    [
+        "tsv, utf-8, no header row",
+        "the bank's import wants semicolons and a decimal comma",
+        "json lines, dates as yyyy-mm-dd",
+    ],
+)
+def test_a_data_format_said_tersely_is_the_users_rule(store: Store, user: str) -> None:
+    found = stored(store, user)
+    assert [who for c, who, _ in found if c in ("convention", "preference")] == ["user"], found
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
+        "the csv opens in excel with garbage where the umlauts should be",
+        "Why does the json have tabs in it?",
+        "I exported the csv from excel last night and sent it to Ines.",
+    ],
+)
+def test_trouble_a_question_or_a_story_about_a_format_is_no_rule(store: Store, user: str) -> None:
+    found = stored(store, user)
+    assert not [t for c, _, t in found if c in ("convention", "preference", "decision")], found

@@ -60,6 +60,7 @@ from codememory.extract.standing_rules import (
     NOT_THE_OTHER_RE,
     RULE_HEADING_RE,
     SETTLED_RE,
+    names_a_format,
     terse_bounds,
 )
 
@@ -368,6 +369,7 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
         or CI_ENFORCES_RE.search(s)
         or NOT_THE_OTHER_RE.match(s)
         or FOLLOWS_PRACTICE_RE.match(s)
+        or (names_a_format(s) and not relays_a_source(s))
     ):
         return [Statement(s, "convention", "convention", reason)]
     if _CAVEAT_RE.search(s):

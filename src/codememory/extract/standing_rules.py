@@ -79,6 +79,38 @@ FOLLOWS_PRACTICE_RE = re.compile(
     r"left|took)\b)[\w' -]+?\s+(?!\w+ed\b)\w+(?:\s+\w+)?\W*$",
     re.IGNORECASE,
 )
+# The format a file must have, said tersely: "csv, semicolon, utf-8 bom", "semicolons + decimal comma, its on german
+# locale", "their import takes semicolons and dates like 03.04.2024". Two traits of a data format in a short sentence
+# that reports no trouble ("the csv opens in excel with garbage umlauts" is a problem, not a wish) and tells no
+# story ("I exported the csv last night").
+_FORMAT_TRAIT_RE = re.compile(
+    r"\b(?:csv|tsv|json|xml|ya?ml|semicolons?|tabs?|utf-?8|bom|latin-?1|windows-1252|cp1252|crlf|"
+    r"decimal\s+(?:comma|point)|dd\.mm\.yyyy|yyyy-mm-dd|iso\s?8601|24h|24-hour|locale|excel|(?:comma|tab)[- ]separated|"
+    r"byte\s+order\s+mark|dates?\s+like\s+\d)\b",
+    re.IGNORECASE,
+)
+_TROUBLE_RE = re.compile(
+    r"\b(?:fail\w*|error\w*|crash\w*|broke\w*|garbage|weird|wrong|mess(?:ed)?|garbled|mojibake|"
+    r"(?:does|do|did|is|are|was|were|can|could|wo)n'?t|not\s+working|instead\s+of|turned\s+into|came\s+out)\b",
+    re.IGNORECASE,
+)
+_STORY_RE = re.compile(
+    r"^\W*(?:i|we|he|she|they)\s+(?:\w+ed|sent|got|made|found|ran|did|had|took|went|saw)\b"
+    r"|\b(?:yesterday|last\s+(?:night|week|month|year|time)|ago)\b",
+    re.IGNORECASE,
+)
+MAX_FORMAT_WORDS = 18
+
+
+def names_a_format(s: str) -> bool:
+    """A data format said tersely (see above): two of its traits, no trouble reported, no question."""
+    if s.rstrip().endswith("?") or len(s.split()) > MAX_FORMAT_WORDS or _TROUBLE_RE.search(s) or _STORY_RE.search(s):
+        return False
+    return len(
+        {m.group().lower().rstrip("s") for m in _FORMAT_TRAIT_RE.finditer(s)}
+    ) >= 2 and not TERSE_REPORT_RE.search(s)
+
+
 # What the user wants of the thing itself, said as a terse list with a bound in it (the user's only): "sfx only, no
 # music", "sheets: a4 landscape, 24h, no colour — printer is b/w laser", "so please no colours and none of those
 # line characters". Small talk is no bound ("no worries", "no rush", "coffee only").
