@@ -63,7 +63,8 @@ CI_ENFORCES_RE = re.compile(
 # "splits as m:ss.t please, not seconds", "pinned to a full commit SHA, not a tag". Not a deferral ("next week, not
 # now", "not for today"), a hedge ("not quite", "not sure"), a person ("for Ole, not you") or an aside in brackets.
 NOT_THE_OTHER_RE = re.compile(
-    r"^(?!.*[()])(?=(?:\S+\s+){3,})[^?]*,\s*not\s+(?!(?:now|yet|today|tonight|tomorrow|quite|really|sure|me|you|him|"
+    # a choice between named options ("We decided: sqlite3, not SQLAlchemy") is a decision, read as one elsewhere
+    r"^(?!.*\b(?:decid\w*|chose|chosen|choose|pick(?:ed)?|go(?:ing)?\s+with|rather\s+than|instead)\b)(?!.*[()])(?=(?:\S+\s+){3,})[^?]*,\s*not\s+(?!(?:now|yet|today|tonight|tomorrow|quite|really|sure|me|you|him|"
     r"her|us|them|mine|yours|that|this|it|so|too|much|just|only|even|bad|great|ideal|anymore|again|exactly|"
     r"necessarily|likely|worth|urgent|important|a\s+big|the\s+end|at\s+all|for|in|this|until|till|before|during)\b)"
     r"\w[^?]*$",
