@@ -135,11 +135,13 @@ class MemoryRows(StoreConnection):
                 self._set_fts_hash_bytes(table, value)
 
     def _drop_secondary_indexes(self) -> list[str]:
-        """Drop the indexes of `memories` that a bulk load does not read (the id's, a constraint, and the text
-        hash's, which finds duplicate texts meanwhile, stay); returns the statements that create them again."""
+        """Drop the indexes of `memories` that a bulk load does not read (the id's and any other that is a
+        constraint stay, and the text hash's, which finds duplicate texts meanwhile); returns the statements that
+        create them again."""
         rows = self.conn.execute(
             "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'memories' "
-            f"AND sql IS NOT NULL AND name NOT IN ({','.join('?' * len(_BULK_KEPT_INDEXES))})",
+            "AND sql IS NOT NULL AND sql NOT LIKE 'CREATE UNIQUE%' "
+            f"AND name NOT IN ({','.join('?' * len(_BULK_KEPT_INDEXES))})",
             _BULK_KEPT_INDEXES,
         ).fetchall()
         for name, _ in rows:
