@@ -44,6 +44,7 @@ from codememory.capture.turns import ToolCall, Turn
 from codememory.core.model import ID_RE
 from codememory.store.database import Database
 from codememory.store.usage import Exposure, Outcome, Shown
+from codememory.text.answer_cues import states_the_memory
 from codememory.text.shell_lines import looks_only
 from codememory.text.usage_cues import (
     MAX_CUE_TERMS,
@@ -318,11 +319,25 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         if call.output and action.paths and not action.edited and not action.shell and not action.text:
             for path in action.paths:  # a read: the file as the agent saw it
                 read[path] = call.output[:MAX_READ_CHARS].lower()
+    # Looks the turn never acted on: a memory read to answer a question is used when the answer states it.
+    answer = final_answer(turn)
+    for mid, (then, evidence) in looked.items() if answer else ():
+        if mid not in used and (told := states_the_memory(cues[mid][0], answer, [turn.user_text, by_id[mid].context])):
+            use(mid, "answered", then, f"{evidence}; the answer states {', '.join(told[:3])}")
     for text in turn.assistant_texts:
         for mid in _ID_RE.findall(text):
             if mid in by_id and mid not in used and _shown_before(by_id[mid], end):
                 use(mid, "cited", end, f"cited in the answer: {mid}")
     return seen
+
+
+def final_answer(turn: Turn) -> str:
+    """What the assistant said after the turn's last tool call (its answer); its last text when the source does not
+    keep the order of texts and calls."""
+    if len(turn.text_calls) == len(turn.assistant_texts) and turn.text_calls:
+        last = len(turn.tool_calls)
+        return "\n".join(t for t, n in zip(turn.assistant_texts, turn.text_calls, strict=True) if n == last)
+    return turn.assistant_texts[-1] if turn.assistant_texts else ""
 
 
 def _hits(terms: Sequence[Term], action: Action, low: str, known: list[str], shown: Exposure, at: str) -> list[str]:
