@@ -47,7 +47,13 @@ def call(tool: str, seq: int = 0, output: str = "", **args: Any) -> ToolCall:
     return ToolCall(tool, f"call_{seq}_{tool}", "completed", args, output, started_at=f"2099-01-01T00:00:0{seq}.000Z")
 
 
-def turn(*calls: ToolCall, texts: tuple[str, ...] = (), session: str = SESSION, turn_id: str = "msg_1") -> Turn:
+def turn(
+    *calls: ToolCall,
+    texts: tuple[str, ...] = (),
+    session: str = SESSION,
+    turn_id: str = "msg_1",
+    user: str = "raise the photo limit",
+) -> Turn:
     return Turn(
         "opencode",
         session,
@@ -55,9 +61,10 @@ def turn(*calls: ToolCall, texts: tuple[str, ...] = (), session: str = SESSION, 
         1,
         "2099-01-01T00:00:00.000Z",
         "2099-01-01T00:00:09.000Z",
-        "raise the photo limit",
+        user,
         assistant_texts=texts,
         tool_calls=calls,
+        text_calls=(len(calls),) * len(texts),  # the texts come after the calls: the answer
     )
 
 
@@ -264,6 +271,64 @@ def test_a_lookup_command_the_memory_gives_is_a_use_when_run(store: Store) -> No
     shown(store, released, at_query="what changed since the last release?", session="ses_grep")
     capture(store, turn(call("bash", 1, command="grep -rn UPLOAD_MAX_BYTES settings.toml"), session="ses_grep"))
     assert exposure(store, released, "ses_grep")["used_at"] is None
+
+
+DEDUP = (
+    "The trip export repeats a trip_id when the operator corrects a trip; stg_operator__trips keeps only the latest "
+    "row (qualify row_number() over (partition by trip_id order by updated_at desc) = 1)."
+)
+DEDUP_READ = call("read", 1, filePath="dbt/models/staging/operator/stg_operator__trips.sql")
+
+
+def test_a_memory_read_to_answer_a_question_is_used_when_the_answer_states_it(store: Store) -> None:
+    """The turn reads the file the memory names and only answers; the answer states the memory's values (trip_id,
+    row_number, updated_at) that the question did not hold: it was read to answer the question."""
+    dedup = add(store, DEDUP)
+    shown(store, dedup, at_query="fix the late trip corrections")
+    question = "Could a corrected trip now be counted twice, since corrections come back as new rows?"
+    answer = "No. stg_operator__trips keeps only the latest row per trip_id (row_number() by updated_at desc)."
+    capture(store, turn(DEDUP_READ, texts=(answer,), user=question))
+    got = exposure(store, dedup)
+    assert got["used_by"] == "answered" and got["used_at"].startswith("2099-01-01T00:00:01")  # dated at the read
+    assert got["evidence"] == "read: stg_operator__trips; the answer states trip_id, row_number, updated_at"
+    record = store.db.usefulness([dedup], "2099-01-01T00:00:10.000Z")[dedup]
+    assert record.used_total == 1
+    schedule = add(store, "The daily_trips schedule in orchestration/schedules.py runs at 05:30 (cron '30 5 * * *').")
+    shown(store, schedule, at_query="the trips job", session="ses_when")
+    reply = "At 05:30 Europe/Oslo (cron '30 5 * * *'), after the export lands."
+    read = call("read", 1, filePath="orchestration/schedules.py")
+    capture(store, turn(read, texts=(reply,), user="When does the job run?", session="ses_when"))
+    assert exposure(store, schedule, "ses_when")["used_by"] == "answered"  # a time of day and a quoted literal
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        # the answer only repeats what the question held
+        ("Does stg_operator__trips keep one row per trip_id?", "Yes: stg_operator__trips keeps one row per trip_id."),
+        # one of the memory's names and common words: anyone's answer about that model
+        ("Could a corrected trip be counted twice?", "No, stg_operator__trips keeps the latest row of each trip."),
+        # the file was read, the answer says nothing of the memory
+        ("Which columns does the model rename?", "It casts the station ids to varchar and converts the timestamps."),
+        # nothing after the read: no answer
+        ("Could a corrected trip be counted twice?", ""),
+    ],
+)
+def test_an_answer_that_does_not_state_the_memory_is_no_use(store: Store, question: str, answer: str) -> None:
+    dedup = add(store, DEDUP)
+    shown(store, dedup, at_query="fix the late trip corrections")
+    capture(store, turn(DEDUP_READ, texts=(answer,) if answer else (), user=question))
+    assert exposure(store, dedup)["used_at"] is None
+
+
+def test_an_answer_stating_a_memory_nothing_looked_up_is_no_use(store: Store) -> None:
+    """Without a look at what the memory names, an answer in its words may be the agent's own account of its
+    work: the answer decides only a look the turn made."""
+    dedup = add(store, DEDUP)
+    shown(store, dedup, at_query="fix the late trip corrections")
+    answer = "No. stg_operator__trips keeps only the latest row per trip_id (row_number() by updated_at desc)."
+    capture(store, turn(call("bash", 1, command="git status --short"), texts=(answer,), user="Counted twice?"))
+    assert exposure(store, dedup)["used_at"] is None
 
 
 def test_a_tool_call_made_before_the_memory_was_shown_is_not_a_use(store: Store) -> None:

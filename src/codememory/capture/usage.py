@@ -274,7 +274,7 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
     # Uses a look found (a read, a listing, a search), kept only once the turn goes on to act: a file read or
     # listed to answer a question (the version in go.mod, the JDK the CI workflow sets up) is looked up, not acted
     # on, however well a shown memory names it; read and then changed, it is where the memory said to go.
-    looked: dict[str, tuple[str, str]] = {}
+    looked: dict[str, tuple[str, str, list[str]]] = {}  # when, the evidence, the terms the look found
     for call in turn.tool_calls:
         name = call.tool.lower()
         if _SEARCH_RE.search(name) or _FETCH_RE.search(name):
@@ -282,7 +282,7 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         at = _at(call, turn)
         action = action_of(call)
         if looked and (action.edited or (action.shell and not action.look)):
-            for mid, (then, evidence) in looked.items():
+            for mid, (then, evidence, _) in looked.items():
                 if mid not in used:
                     use(mid, "entity", then, evidence)
             looked.clear()
@@ -304,7 +304,7 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
             credited = found.get(mid)
             if credited and not _explained_better(mid, found, cues):
                 if action.look and not _runs_as_told(cues[mid][0], credited, action):
-                    looked.setdefault(mid, (at, f"{call.tool}: {', '.join(credited[:3])}"))
+                    looked.setdefault(mid, (at, f"{call.tool}: {', '.join(credited[:3])}", credited))
                 else:
                     use(mid, "entity", at, f"{call.tool}: {', '.join(credited[:3])}")
         for mid, stated in list(rules.items()):
@@ -319,10 +319,12 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         if call.output and action.paths and not action.edited and not action.shell and not action.text:
             for path in action.paths:  # a read: the file as the agent saw it
                 read[path] = call.output[:MAX_READ_CHARS].lower()
-    # Looks the turn never acted on: a memory read to answer a question is used when the answer states it.
+    # Looks the turn never acted on: a memory read to answer a question is used when the answer states it, beyond
+    # what the look found (the look says where the agent went, the answer what it took from there) and the question.
     answer = final_answer(turn)
-    for mid, (then, evidence) in looked.items() if answer else ():
-        if mid not in used and (told := states_the_memory(cues[mid][0], answer, [turn.user_text, by_id[mid].context])):
+    for mid, (then, evidence, found_by_look) in looked.items() if answer else ():
+        known = [turn.user_text, by_id[mid].context, *found_by_look]
+        if mid not in used and (told := states_the_memory(cues[mid][0], answer, known)):
             use(mid, "answered", then, f"{evidence}; the answer states {', '.join(told[:3])}")
     for text in turn.assistant_texts:
         for mid in _ID_RE.findall(text):
