@@ -22,6 +22,10 @@ never scanned twice, and it costs no model call. Signals, the first of each per 
   words of a commit message do not (the message is the agent's account of what it did: its edits are the evidence).
   A term two shown memories hold goes to the one that explains the call better (holds all of the call's terms the
   other holds, and more); two that explain it as well are both credited;
+- **answered**: a look that found the memory's term was never acted on in the turn, but the turn's final answer
+  (what the assistant said after its last tool call) states at least two more of the memory's values that neither
+  the question nor the query it was shown for held (text/answer_cues.py): it was read to answer a question.
+  Dated at the look. An answer in a memory's words with no look behind it counts for nothing;
 - **contradicted**: a tool call did what the memory forbids (the rule set in text/usage_cues.py: `pytest` run bare
   where the memory says never);
 - **ignored**: none of these, which is what a shown memory is until one comes.
