@@ -132,6 +132,19 @@ def test_what_the_agent_was_asked_already_or_only_read_in_output_is_not_a_use(st
     assert store.db.usefulness([limit], "2099-01-01T00:00:10.000Z")[limit].used_total == 0
 
 
+def test_a_name_the_turns_own_request_gives_is_not_a_use(store: Store) -> None:
+    """Shown in an earlier turn, the memory names the file a later request asks to change: editing it is doing as
+    asked. A term of the memory the request did not give still counts."""
+    limit = add(store, LIMIT)
+    shown(store, limit, at_query="which endpoints take uploads?")
+    edit = call("edit", 1, filePath="app/api/photos.py", oldString="MAX = 10", newString="MAX = 25")
+    capture(store, turn(edit, user="In app/api/photos.py, raise the limit to 25 MB."))
+    assert exposure(store, limit)["used_at"] is None
+    named = call("edit", 2, filePath="app/api/photos.py", oldString="MAX = 25", newString="UPLOAD_MAX_BYTES = 25")
+    capture(store, turn(named, user="In app/api/photos.py, name the constant.", turn_id="msg_2"))
+    assert exposure(store, limit)["evidence"] == "edit: UPLOAD_MAX_BYTES"
+
+
 def test_an_edit_uses_what_it_adds_not_what_it_replaces(store: Store) -> None:
     export = add(store, EXPORT)
     shown(store, export, at_query="fix the export encoding")

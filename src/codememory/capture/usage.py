@@ -9,12 +9,13 @@ never scanned twice, and it costs no model call. Signals, the first of each per 
 - **cited**: the agent wrote the memory's id (in its text, or in a tool call's arguments);
 - **fetched**: a `memory_get` call asked for it (also when no injection showed it: it was then found by search);
 - **entity**: a tool call made after the memory was shown holds one of its distinctive terms (a path, a code name,
-  a command, a version or a value: text/usage_cues.py) that the query it was shown for did not already hold — what
-  the agent was doing anyway is no evidence. For a read the call's path counts, for an edit its path and the text
-  it adds (not the text it replaces), for a shell call its command, for other tools their arguments; never a
-  tool's output. A call that only looks (a read, a listing, a search, a shell command that only shows:
-  text/shell_lines.looks_only) counts only once the same turn acts after it (an edit, a command that changes or runs
-  something): read to answer a question, a file was looked up, not acted on. A lookup command a memory gives as a
+  a command, a version or a value: text/usage_cues.py) that neither the query it was shown for nor the request of
+  the turn making the call already held — what the agent was doing anyway, or was asked to, is no evidence. For a
+  read the call's path counts, for an edit its path and the text it adds (not the text it replaces), for a shell
+  call its command, for other tools their arguments; never a tool's output. A call that only looks (a read, a
+  listing, a search, a shell command that only shows: text/shell_lines.looks_only) counts only once the same turn
+  acts after it (an edit, a command that changes or runs something): read to answer a question, a file was looked
+  up, not acted on (unless the answer states the memory: **answered**). A lookup command a memory gives as a
   code span (`git log --oneline v3.4.2..HEAD`) is a use when run: running it is what the memory said. Nor a name
   an edit's file already held (in the text it replaces, or in the file as a read earlier in the turn showed it):
   new code that reuses the file's own names writes in the code's words, not the memory's.
@@ -274,6 +275,7 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         unused.pop(mid, None)
         seen.outcomes.append(Outcome(mid, signal, at, evidence))
 
+    request = turn.user_text[:MAX_ACTION_CHARS].lower()
     read: dict[str, str] = {}  # what a read earlier in the turn showed of a file (lower-cased), by its path
     # Uses a look found (a read, a listing, a search), kept only once the turn goes on to act: a file read or
     # listed to answer a question (the version in go.mod, the JDK the CI workflow sets up) is looked up, not acted
@@ -296,8 +298,9 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
             if _shown_before(by_id[mid], at):
                 use(mid, "cited", at, f"{call.tool} names {mid}")
         # An edit writes in its file's own words: a name the file held already (the text it replaces, the file as
-        # a read earlier in the turn showed it) is the code's, not evidence that a memory was acted on.
-        known = [action.replaced.lower()] if action.replaced else []
+        # a read earlier in the turn showed it) is the code's, not evidence that a memory was acted on. Nor is a
+        # name the turn's own request gives: the user asked for it, whatever memory also names it.
+        known = [request, action.replaced.lower()] if action.replaced else [request]
         known += [read[path] for path in action.edited if path in read]
         # Every shown memory's terms in this call, those already used too: a term several memories share is
         # credited to the one the call matches best (see _explained_better).
