@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +144,55 @@ def test_a_name_the_turns_own_request_gives_is_not_a_use(store: Store) -> None:
     named = call("edit", 2, filePath="app/api/photos.py", oldString="MAX = 25", newString="UPLOAD_MAX_BYTES = 25")
     capture(store, turn(named, user="In app/api/photos.py, name the constant.", turn_id="msg_2"))
     assert exposure(store, limit)["evidence"] == "edit: UPLOAD_MAX_BYTES"
+
+
+def early_turn(*calls: ToolCall, seq: int = 1, session: str = SESSION) -> Turn:
+    """A turn of the session that ended before anything was shown to it (in 2000)."""
+    at = "2000-01-01T00:00:00.000Z"
+    return Turn("opencode", session, f"msg_early{seq}", seq, at, at, "look around", tool_calls=calls)
+
+
+def later(*calls: ToolCall, seq: int = 2, user: str = "raise the photo limit") -> Turn:
+    return replace(turn(*calls, user=user, turn_id=f"msg_later{seq}"), seq=seq)
+
+
+def test_a_name_the_session_held_before_the_memory_was_shown_is_not_a_use(store: Store) -> None:
+    """The session ran `./gradlew` and listed the file before the memory was shown: running the wrapper again, or
+    opening that file, is what the session was doing anyway. A name it first met in the memory still counts."""
+    rule = add(store, "Instrumented tests run on the managed device: `./gradlew pixel6Api34DebugAndroidTest`.")
+    limit = add(store, LIMIT)
+    ls = call("bash", 2, output="app/api/photos.py\napp/api/users.py", command="ls app/api")
+    capture(store, early_turn(call("bash", 1, command="./gradlew assembleDebug"), ls))
+    shown(store, rule, limit, at_query="make the upload test pass")
+    test = call("bash", 1, command="./gradlew testDebugUnitTest")
+    edit = call("edit", 2, filePath="app/api/photos.py", oldString="MAX = 10", newString="MAX = 25")
+    capture(store, later(test, edit))
+    assert exposure(store, rule)["used_at"] is None and exposure(store, limit)["used_at"] is None
+    named = call("edit", 1, filePath="app/api/photos.py", oldString="MAX = 25", newString="UPLOAD_MAX_BYTES = 25")
+    device = call("bash", 2, command="./gradlew pixel6Api34DebugAndroidTest")
+    capture(store, later(named, device, seq=3))
+    assert exposure(store, limit)["evidence"] == "edit: UPLOAD_MAX_BYTES"
+    assert exposure(store, rule)["evidence"].startswith("bash: pixel6Api34DebugAndroidTest")
+
+
+def test_what_a_session_held_is_kept_scrubbed_and_bounded(store: Store) -> None:
+    env = call("bash", 1, output="AWS_KEY=AKIAIOSFODNN7EXAMPLE\n" + "x" * 50_000, command="env | sort")
+    capture(store, early_turn(env))
+    [(ended_at, said)] = store.db.seen_before(SESSION, 2)
+    assert ended_at == "2000-01-01T00:00:00.000Z" and "env | sort" in said
+    assert "akiaiosfodnn7example" not in said and "[redacted:aws]" in said and len(said) < 3000
+    assert store.db.seen_before(SESSION, 1) == []  # a turn is not before itself
+
+
+def test_what_the_session_did_after_the_memory_was_shown_is_still_evidence(store: Store) -> None:
+    """Only the turns that ended before the memory's first showing count as the session's own: a memory shown first
+    and then acted on over several turns is used in each of them as before."""
+    limit = add(store, LIMIT)
+    shown(store, limit)
+    capture(store, later(call("read", 1, output="MAX = 10", filePath="app/api/photos.py"), seq=1))
+    assert exposure(store, limit)["used_at"] is None  # a look, not acted on
+    capture(store, later(call("edit", 1, filePath="app/api/photos.py", oldString="MAX = 10", newString="MAX = 25")))
+    assert exposure(store, limit)["evidence"] == "edit: app/api/photos.py"
 
 
 def test_an_edit_uses_what_it_adds_not_what_it_replaces(store: Store) -> None:

@@ -9,9 +9,11 @@ never scanned twice, and it costs no model call. Signals, the first of each per 
 - **cited**: the agent wrote the memory's id (in its text, or in a tool call's arguments);
 - **fetched**: a `memory_get` call asked for it (also when no injection showed it: it was then found by search);
 - **entity**: a tool call made after the memory was shown holds one of its distinctive terms (a path, a code name,
-  a command, a version or a value: text/usage_cues.py) that neither the query it was shown for nor the request of
-  the turn making the call already held — what the agent was doing anyway, or was asked to, is no evidence. For a
-  read the call's path counts, for an edit its path and the text it adds (not the text it replaces), for a shell
+  a command, a version or a value: text/usage_cues.py) that neither the query it was shown for, nor the request of
+  the turn making the call, nor the session's earlier turns that ended before the memory was shown (their tool
+  calls and the start of what each returned: store/session_seen.py) already held — what the agent was doing
+  anyway, was asked to, or had met in the project already is no evidence.
+  For a read the call's path counts, for an edit its path and the text it adds (not the text it replaces), for a shell
   call its command, for other tools their arguments; never a tool's output. A call that only looks (a read, a
   listing, a search, a shell command that only shows: text/shell_lines.looks_only) counts only once the same turn
   acts after it (an edit, a command that changes or runs something): read to answer a question, a file was looked
@@ -70,6 +72,7 @@ from codememory.text.usage_cues import violation as rule_violation
 MAX_ACTION_CHARS = 20_000  # of one tool call's arguments read
 MAX_SEARCH_IDS = 20  # memory ids taken from one search result
 MAX_READ_CHARS = 100_000  # of a read's output kept: the file as the agent saw it before editing it
+MAX_SEEN_CALL_CHARS = 1000  # of a call's arguments, and of its output, kept for the session's later turns
 MIN_COMMON = 3  # an entity more memories than max(this, memories / COMMON_SHARE) name is not distinctive
 COMMON_SHARE = 200
 
@@ -276,6 +279,13 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         seen.outcomes.append(Outcome(mid, signal, at, evidence))
 
     request = turn.user_text[:MAX_ACTION_CHARS].lower()
+    earlier = db.seen_before(turn.session_id, turn.seq)
+
+    def held_before(mid: str) -> list[str]:
+        """What the session's earlier turns held that ended before the memory was first shown to it."""
+        first = by_id[mid].first_shown_at
+        return [said for ended_at, said in earlier if ended_at <= first]
+
     read: dict[str, str] = {}  # what a read earlier in the turn showed of a file (lower-cased), by its path
     # Uses a look found (a read, a listing, a search), kept only once the turn goes on to act: a file read or
     # listed to answer a question (the version in go.mod, the JDK the CI workflow sets up) is looked up, not acted
@@ -305,7 +315,9 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         # Every shown memory's terms in this call, those already used too: a term several memories share is
         # credited to the one the call matches best (see _explained_better).
         found = {
-            mid: hits for mid, (terms, _) in cues.items() if (hits := _hits(terms, action, low, known, by_id[mid], at))
+            mid: hits
+            for mid, (terms, _) in cues.items()
+            if (hits := _hits(terms, action, low, [*known, *held_before(mid)], by_id[mid], at))
         }
         for mid in list(unused):
             credited = found.get(mid)
@@ -330,7 +342,7 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
     # what the look found (the look says where the agent went, the answer what it took from there) and the question.
     answer = final_answer(turn)
     for mid, (then, evidence, found_by_look) in looked.items() if answer else ():
-        known = [turn.user_text, by_id[mid].context, *found_by_look]
+        known = [turn.user_text, by_id[mid].context, *found_by_look, *held_before(mid)]
         if mid not in used and (told := states_the_memory(cues[mid][0], answer, known)):
             use(mid, "answered", then, f"{evidence}; the answer states {', '.join(told[:3])}")
     for text in turn.assistant_texts:
@@ -412,11 +424,21 @@ def observe_turn(db: Database, turn: Turn) -> int:
     """Record what a newly captured turn did with the memories its session was shown; returns how many exposures
     changed. Cheap when the session was shown nothing and searched nothing (one indexed read)."""
     exposures = db.session_exposures(turn.session_id)
-    if not exposures and not any(
-        _SEARCH_RE.search(c.tool.lower()) or _FETCH_RE.search(c.tool.lower()) for c in turn.tool_calls
-    ):
-        return 0
-    seen = observe(db, turn, exposures)
+    searched = any(_SEARCH_RE.search(c.tool.lower()) or _FETCH_RE.search(c.tool.lower()) for c in turn.tool_calls)
+    seen = observe(db, turn, exposures) if exposures or searched else Observed()
+    if turn.tool_calls:  # for the memories shown to the session later (see observe)
+        db.record_seen(turn.session_id, turn.seq, turn.ended_at or turn.started_at, said_in(turn))
     if not seen.outcomes:
         return 0
     return db.record_outcomes(turn.session_id, turn.source, seen.outcomes)
+
+
+def said_in(turn: Turn) -> str:
+    """What a turn's tool calls held, as kept for the session: each call's arguments as the rules read them and the
+    start of what it returned (a listing, the top of a file), bounded per call."""
+    parts: list[str] = []
+    for call in turn.tool_calls:
+        parts.append(action_of(call).haystack()[:MAX_SEEN_CALL_CHARS])
+        if call.output:
+            parts.append(call.output[:MAX_SEEN_CALL_CHARS])
+    return "\n".join(p for p in parts if p)
