@@ -146,7 +146,7 @@ def objective(f: tuple[float, float, float, float]) -> float:
 
 
 def causes(rows: list[dict[str, Any]]) -> None:
-    """Why an answerable question's first result is not an answer, counted over the five splits."""
+    """Why an answerable question's first result is not an answer, counted over the splits."""
     from collections import Counter
 
     counted: Counter[str] = Counter()
@@ -164,7 +164,8 @@ def causes(rows: list[dict[str, Any]]) -> None:
         else:
             top = "an also-relevant memory" if got[0] in r["also"] else "an unrelated memory"
             counted[f"{top} first; the answer ranked {where}"] += 1
-    print("\n| why the first result is not an answer (answerable questions, five splits) | questions |\n|---|---:|")
+    print(f"\n| why the first result is not an answer (answerable questions, {len(SPLITS)} splits) | questions |")
+    print("|---|---:|")
     for why, n in counted.most_common():
         print(f"| {why} | {n} |")
 
