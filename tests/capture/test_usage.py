@@ -175,12 +175,16 @@ def test_a_name_the_session_held_before_the_memory_was_shown_is_not_a_use(store:
     assert exposure(store, rule)["evidence"].startswith("bash: pixel6Api34DebugAndroidTest")
 
 
-def test_what_a_session_held_is_kept_scrubbed_and_bounded(store: Store) -> None:
-    env = call("bash", 1, output="AWS_KEY=AKIAIOSFODNN7EXAMPLE\n" + "x" * 50_000, command="env | sort")
+def test_what_a_session_held_is_kept_scrubbed_and_its_outputs_only_as_digests(store: Store) -> None:
+    """The calls' arguments are kept as text with secrets scrubbed; what their outputs showed only as digests (an
+    output may hold what the user marked private)."""
+    env = call(
+        "bash", 1, output="NOTE=my-private-diary-entry\n" + "x" * 50_000, command="deploy --key AKIAIOSFODNN7EXAMPLE"
+    )
     capture(store, early_turn(env))
     [(ended_at, said)] = store.db.seen_before(SESSION, 2)
-    assert ended_at == "2000-01-01T00:00:00.000Z" and "env | sort" in said
-    assert "akiaiosfodnn7example" not in said and "[redacted:aws]" in said and len(said) < 3000
+    assert ended_at == "2000-01-01T00:00:00.000Z" and "deploy --key [redacted:aws]" in said
+    assert "akiaiosfodnn7example" not in said and "diary" not in said and len(said) < 10_000
     assert store.db.seen_before(SESSION, 1) == []  # a turn is not before itself
 
 

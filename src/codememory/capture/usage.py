@@ -41,6 +41,7 @@ in its result: they become exposures of the session (kind "search", its query as
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -50,6 +51,7 @@ from typing import Any
 from codememory.capture.turns import ToolCall, Turn
 from codememory.core.model import ID_RE
 from codememory.store.database import Database
+from codememory.store.session_seen import TOKENS_MARK
 from codememory.store.usage import Exposure, Outcome, Shown
 from codememory.text.answer_cues import states_the_memory
 from codememory.text.shell_lines import looks_only
@@ -89,6 +91,7 @@ _PATH_KEYS = ("filePath", "file_path", "path", "notebook_path", "absolute_path",
 _NEW_KEYS = ("newString", "new_string", "content", "new_source", "file_text", "new_str")
 _OLD_KEYS = ("oldString", "old_string", "old_str")
 _PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Add|Update) File: (.+)$", re.MULTILINE)
+_OUTPUT_WORD_RE = re.compile(r"[\w.][\w./-]*")
 
 
 @dataclass
@@ -279,12 +282,20 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         seen.outcomes.append(Outcome(mid, signal, at, evidence))
 
     request = turn.user_text[:MAX_ACTION_CHARS].lower()
-    earlier = db.seen_before(turn.session_id, turn.seq)
+    earlier: list[tuple[str, str, str]] = []  # the session's earlier turns: ended at, their calls' text, digests
+    for ended_at, said in db.seen_before(turn.session_id, turn.seq):
+        text, _, digests = said.partition(TOKENS_MARK)
+        earlier.append((ended_at, text, digests))
 
     def held_before(mid: str) -> list[str]:
-        """What the session's earlier turns held that ended before the memory was first shown to it."""
+        """What the session's earlier turns held that ended before the memory was first shown to it: their calls'
+        text, and the memory's terms their outputs showed (kept as digests only)."""
         first = by_id[mid].first_shown_at
-        return [said for ended_at, said in earlier if ended_at <= first]
+        texts = [said for ended_at, said, _ in earlier if ended_at <= first]
+        shown_digests = {d for ended_at, _, digests in earlier if ended_at <= first for d in digests.split()}
+        if shown_digests:
+            texts.append("\n".join(t.text for t in cues[mid][0] if _digest(turn.session_id, t.text) in shown_digests))
+        return texts
 
     read: dict[str, str] = {}  # what a read earlier in the turn showed of a file (lower-cased), by its path
     # Uses a look found (a read, a listing, a search), kept only once the turn goes on to act: a file read or
@@ -427,18 +438,32 @@ def observe_turn(db: Database, turn: Turn) -> int:
     searched = any(_SEARCH_RE.search(c.tool.lower()) or _FETCH_RE.search(c.tool.lower()) for c in turn.tool_calls)
     seen = observe(db, turn, exposures) if exposures or searched else Observed()
     if turn.tool_calls:  # for the memories shown to the session later (see observe)
-        db.record_seen(turn.session_id, turn.seq, turn.ended_at or turn.started_at, said_in(turn))
+        tokens = [_digest(turn.session_id, t) for t in output_tokens(turn)]
+        db.record_seen(turn.session_id, turn.seq, turn.ended_at or turn.started_at, said_in(turn), tokens)
     if not seen.outcomes:
         return 0
     return db.record_outcomes(turn.session_id, turn.source, seen.outcomes)
 
 
 def said_in(turn: Turn) -> str:
-    """What a turn's tool calls held, as kept for the session: each call's arguments as the rules read them and the
-    start of what it returned (a listing, the top of a file), bounded per call."""
-    parts: list[str] = []
+    """What a turn's tool calls held, as kept for the session: each call's arguments as the rules read them, bounded
+    per call (what the daily log keeps of them, longer)."""
+    return "\n".join(h for call in turn.tool_calls if (h := action_of(call).haystack()[:MAX_SEEN_CALL_CHARS]))
+
+
+def output_tokens(turn: Turn) -> set[str]:
+    """The words the start of each call's output showed (a listing, the top of a file), lower-cased, a path also by
+    each of its tails (`src/cli.rs`, `cli.rs`). Kept only as digests: an output may hold what the user marked
+    private, and nothing of it is stored as text."""
+    out: set[str] = set()
     for call in turn.tool_calls:
-        parts.append(action_of(call).haystack()[:MAX_SEEN_CALL_CHARS])
-        if call.output:
-            parts.append(call.output[:MAX_SEEN_CALL_CHARS])
-    return "\n".join(p for p in parts if p)
+        for word in _OUTPUT_WORD_RE.findall(call.output[:MAX_SEEN_CALL_CHARS].lower()):
+            word = word.strip(".-")
+            out.add(word)
+            out.update(word[i + 1 :] for i, ch in enumerate(word) if ch == "/" and word[i + 1 :])
+    return out
+
+
+def _digest(session_id: str, word: str) -> str:
+    """A word as kept for a session: a short keyed digest (the session id as the key), never the word."""
+    return hashlib.blake2b(word.lower().encode(), digest_size=6, key=session_id.encode()[:64]).hexdigest()

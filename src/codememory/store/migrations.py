@@ -644,9 +644,10 @@ MIGRATIONS.append(
         16,
         "what a session's tool calls held, per captured turn",
         """
--- Use detection's memory of a session: per captured turn, what its tool calls held (their arguments and the start
--- of what each returned; scrubbed, lower-cased, bounded). A memory's term the session already held before the
--- memory was shown to it is no evidence that the memory was used. The newest rows are kept (store/session_seen.py).
+-- Use detection's memory of a session: per captured turn, what its tool calls held (their arguments as scrubbed,
+-- lower-cased, bounded text; the words their outputs showed as keyed digests only). A memory's term the session
+-- already held before the memory was shown to it is no evidence that the memory was used. The newest rows are kept
+-- (store/session_seen.py).
 CREATE TABLE session_seen (
     id         INTEGER PRIMARY KEY,
     session_id TEXT NOT NULL,
