@@ -288,7 +288,9 @@ def _cause_score(s: str, clues: set[str], *, after: bool = False) -> int:
     cue = strong or bool(_CAUSE_RE.search(s))
     words = {_stem(w) for w in re.findall(r"[a-z][a-z0-9_-]{2,}", s.lower()) if w not in _CLUE_STOP}
     shared = len(words & clues)
-    weak = bool(_WEAK_CAUSE_RE.search(s)) or (after and bool(_AFTER_CUE_RE.search(s)))
+    # a colon inside `<time_on:4>` is no "X: Y" of the sentence's own (the span keeps its length)
+    prose = _CODE_SPAN_RE.sub(lambda m: "c" * len(m.group()), s)
+    weak = bool(_WEAK_CAUSE_RE.search(prose)) or (after and bool(_AFTER_CUE_RE.search(prose)))
     if not (cue and (strong or shared or after)) and not (weak and shared >= (1 if after else 2)):
         return 0
     if _states_something(s):
@@ -296,6 +298,7 @@ def _cause_score(s: str, clues: set[str], *, after: bool = False) -> int:
     return shared + (3 if strong else 1)
 
 
+_CODE_SPAN_RE = re.compile(r"`[^`]*`")
 _WEAK_CAUSE_RE = re.compile(
     r"\bbut\b|\b(?:has|have)\s+to\b|\bmust\b|\bonly\s+lets?\b|^[^:]{3,40}:\s|\bmaps?\b|\bexpects?\b|"
     r"\b(?:caught|found)\s+a\s+(?:real\s+)?bug\b|\bwas\s+\w+ed\s+(?:on|for|in)\s+every\b",
@@ -366,9 +369,9 @@ def _failure(failed: ToolOutcome, short: bool = False) -> str:
     fact of its own), the kind of error, the test summary and the exit status; never the error's own text."""
     command = command_key(failed.target or "") if short else failed.target or ""
     named = error_name(failed.error)
-    # of a test summary, what failed ("1 failed"), not the runner's whole line ("1 failed, 4 passed in 0.3s")
-    failing = ", ".join(re.findall(r"\b\d+ (?:failed|failing|errors?)\b", failed.summary or "", re.I)) or None
-    said = [x for x in (named, failing) if x]
+    # the kind of error only: how many tests failed is that run's output ("2 failed"), true of no later session,
+    # and a count copied from the runner's summary is the tool's text, not ours
+    said = [named] if named else []
     if failed.exit_code not in (None, 0) and not said:
         said.append(f"exit code {failed.exit_code}")
     return f"`{_short_command(command)}` failed" + (f" ({'; '.join(said)})" if said else "")
