@@ -28,7 +28,8 @@ EXPORTS = sorted(
     RawStream SUBCORTICAL_PROMPT Sessions TOOLS_LINE askSubcortical batches clip clipDeep createHooks createSubcortical
     default deriveQuery endpoint extractEntities flushReason formatColdStart formatHud hudInput hudMessage isNewBoundary
     keyArgs latestUserText memoryLines mergeDerived neutraliseTags parseSubcortical recentToolCalls request
-    resolveConfig resolveSubcortical safeLine server sessionOf stripInjected subcorticalMessage""".split()
+    resolveConfig resolveSubcortical safeLine server sessionOf stripInjected subcorticalMessage
+    TURN_MESSAGE_ID""".split()
 )
 
 

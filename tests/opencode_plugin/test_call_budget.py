@@ -106,19 +106,26 @@ class Call:
 
     @property
     def hud(self) -> str | None:
+        """The block at the tail: a later call's HUD, or at a turn's first call the turn's block (the request is the
+        last message then)."""
         last = self.body["messages"][-1]
         text = message_text(last)
-        if last["role"] == "user" and text.startswith("<developer_context>"):
-            return text
-        assert not HUD_RE.search(json.dumps(self.body)), "a HUD that is not the last message"
-        return None
+        return text if last["role"] == "user" and text.startswith("<developer_context>") else None
+
+    @property
+    def blocks(self) -> list[str]:
+        """Every `<developer_context>` block of the call: the turn's block, right after the request's user message,
+        and the HUD at the tail; no other."""
+        found = [t for m in self.body["messages"] for t in HUD_RE.findall(message_text(m))]
+        assert len(found) <= 2, found
+        return found
 
     def codememory_tokens(self) -> int:
-        return self.tool_tokens() + tokens(self.cold or "") + tokens(self.hud or "")
+        return self.tool_tokens() + tokens(self.cold or "") + sum(tokens(b) for b in self.blocks)
 
     def memory_ids(self) -> list[str]:
         """Every memory shown in the call: the blocks' lines and the memory tools' results (once per showing)."""
-        ids = [*LINE_ID_RE.findall(self.cold or ""), *LINE_ID_RE.findall(self.hud or "")]
+        ids = [*LINE_ID_RE.findall(self.cold or ""), *(i for b in self.blocks for i in LINE_ID_RE.findall(b))]
         for m in self.body["messages"]:
             if m["role"] == "tool":
                 ids += JSON_ID_RE.findall(message_text(m))
@@ -193,12 +200,16 @@ def test_every_call_stays_within_the_budget(world: World, session: list[list[Cal
         assert call.codememory_tokens() <= BUDGET, (n, call.tool_tokens(), call.cold, call.hud)
     planned = [e for e in world.oc.entries("messages") if "budget" in e]
     assert planned and all(e["budget"] == BUDGET for e in planned)  # the project's setting, through the daemon
-    # The budget shaped the HUD: the first call's (after the cold-start block) was asked for less than any later
-    # call's, and none for more than what the budget left.
+    # The budget shaped the blocks: none was asked for more than what the tool definitions leave; a later call's
+    # HUD for less than that when the turn's block is in the call (it is counted first).
     asked = [e["request"]["token_budget"] for e in planned if "request" in e]
-    assert asked[0] < min(asked[1:]) <= 1200, asked
+    assert max(asked) <= 1200, asked
     assert all(a <= BUDGET - calls[0].tool_tokens() for a in asked)
-    assert calls[0].cold is not None and calls[0].hud is not None
+    later = [e for e in planned if "request" in e and e["request"].get("request_carried") and e.get("turn")]
+    assert all(e["request"]["token_budget"] < BUDGET - calls[0].tool_tokens() for e in later)
+    # The first call's cold-start block shows the answer; the turn's block carries it at the later call.
+    assert calls[0].cold is not None and world.ids["httpx"] in calls[0].cold + (calls[0].hud or "")
+    assert world.ids["httpx"] in "".join(calls[1].blocks)
 
 
 def test_no_memory_appears_twice_in_a_call(session: list[list[Call]]) -> None:

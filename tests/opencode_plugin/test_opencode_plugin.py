@@ -9,7 +9,6 @@ MCP tools' shapes. The plugin's build, type check and unit tests: test_bundle.py
 
 from __future__ import annotations
 
-import itertools
 import json
 import sqlite3
 from collections.abc import Iterator
@@ -32,6 +31,7 @@ PROMPT = "Add retries to the webhook worker's partner API calls"
 HUD_OPEN, HUD_CLOSE = "<developer_context>", "</developer_context>"
 COLD_OPEN = "<project_memory>"
 STORED = "Webhook retries use exponential backoff capped at five attempts"
+NEXT_PROMPT = "Is the working tree clean?"
 
 
 class Switch:
@@ -108,6 +108,27 @@ def hud_of(request: dict[str, Any]) -> str | None:
     return text if last["role"] == "user" and text.startswith(HUD_OPEN) else None
 
 
+def turn_block(request: dict[str, Any], prompt: str) -> str | None:
+    """The turn's block: a `<developer_context>` block after the prompt's user message and before the model's first
+    answer to it."""
+    messages = request["messages"]
+    at = max(i for i, m in enumerate(messages) if m["role"] == "user" and prompt in message_text(m))
+    for message in messages[at:]:
+        if message["role"] == "assistant":
+            break
+        text = message_text(message)
+        if HUD_OPEN in text:
+            return text[text.index(HUD_OPEN) :]
+    return None
+
+
+def before_prompt(request: dict[str, Any], prompt: str) -> str:
+    """Everything the request shows before the prompt's user message."""
+    messages = request["messages"]
+    at = max(i for i, m in enumerate(messages) if m["role"] == "user" and prompt in message_text(m))
+    return "\n".join(message_text(m) for m in messages[:at])
+
+
 def system_text(request: dict[str, Any]) -> str:
     return "\n".join(message_text(m) for m in request["messages"] if m["role"] == "system")
 
@@ -125,7 +146,8 @@ def db_texts(db: Path, session: str) -> str:
 
 # ------------------------------------------------------------------------------------------- tests
 def test_memories_reach_the_model_each_call_pinned_and_never_the_database(world: World) -> None:
-    """One session, four LLM calls (three tool calls: read, then the plugin's memory_search and memory_store)."""
+    """One session, four LLM calls (three tool calls: read, then the plugin's memory_search and memory_store), then a
+    second request of the same session (git status, then the answer)."""
     start = len(world.llm.requests)
     world.model.script = Script(
         [
@@ -147,26 +169,31 @@ def test_memories_reach_the_model_each_call_pinned_and_never_the_database(world:
     assert COLD_OPEN in systems[0] and HTTPX in systems[0] and "memory_search" in systems[0]
     assert all(COLD_OPEN not in s for s in systems[1:])
     assert systems[1] == systems[2] == systems[3]
-    # The HUD is the last message when there is one, never in the system prompt, and never shows a memory the call
-    # already carries: on the first call not the cold-start block's, after memory_search not its results.
-    huds = [hud_of(r) for r in calls]
+    # The request's memories are given once, right after the prompt, and kept for the turn: the first call shows what
+    # its cold start does not; the later calls (the cold start was the first call's only) carry the whole block, the
+    # same each time. Never in the system prompt.
     assert all(HUD_OPEN not in s for s in systems)
-    assert huds[0] is None or world.ids[0] not in huds[0]
-    assert huds[1] is not None and huds[1].endswith(HUD_CLOSE) and world.ids[0] in huds[1] and HTTPX in huds[1]
-    for hud in huds[2:]:
-        assert hud is None or world.ids[0] not in hud
+    turns = [turn_block(r, PROMPT) for r in calls]
+    assert turns[0] is None or world.ids[0] not in turns[0]
+    assert turns[1] is not None and turns[1].endswith(HUD_CLOSE) and world.ids[0] in turns[1] and HTTPX in turns[1]
+    assert turns[1] == turns[2] == turns[3]
+    # A later call's HUD (the tail) has only what its own step brings that the turn does not carry: reading the
+    # README, searching and storing bring nothing new.
+    assert [hud_of(r) for r in calls[1:]] == [None, None, None]
     # The title request gets neither.
     titles = [r for r in world.llm.requests[start:] if is_title_request(r)]
     assert all(HUD_OPEN not in json.dumps(t) and COLD_OPEN not in json.dumps(t) for t in titles)
 
-    # Pinned: each call sends the ids the previous call surfaced (less those the call already carries).
+    # The turn's first call asks on the request alone, the cold start's memories included (its block is that call's
+    # only); the later calls ask with the step, the turn's block carried and excluded.
     sent = [e for e in world.oc.entries(session) if e["hook"] == "messages" and "request" in e]
-    assert len(sent) >= 4
+    assert len(sent) == 4
     assert sent[0]["request"]["pinned_memory_ids"] == []
-    assert world.ids[0] in sent[1]["surfaced"]
-    for before, after in itertools.pairwise(sent):
-        carried = after["request"]["exclude_memory_ids"]
-        assert after["request"]["pinned_memory_ids"] == [i for i in before["surfaced"] if i not in carried]
+    assert "step" not in sent[0]["request"] and "request_carried" not in sent[0]["request"]
+    assert world.ids[0] not in sent[0]["request"]["exclude_memory_ids"] and world.ids[0] in sent[0]["kept"]
+    for later in sent[1:]:
+        assert later["request"]["request_carried"] is True and later["request"]["step"]["tool"]
+        assert world.ids[0] in later["request"]["exclude_memory_ids"] and world.ids[0] in later["turn"]
     assert sent[0]["request"]["project_root"] == str(world.project)
     assert "webhook" in " ".join(sent[0]["request"]["query_expansion"]).lower()
 
@@ -186,6 +213,21 @@ def test_memories_reach_the_model_each_call_pinned_and_never_the_database(world:
     saved = db_texts(result.db_path, session)
     assert PROMPT in saved
     assert HUD_OPEN not in saved and COLD_OPEN not in saved
+
+    # The next request of the session: its calls do not carry the previous turn's block (nothing of ours before its
+    # prompt), and a routine call (git status) gets no HUD.
+    start = len(world.llm.requests)
+    world.model.script = Script(
+        [Reply(tool_calls=[ToolCallSpec("bash", {"command": "git status", "description": "status"})]), Reply("Clean.")]
+    )
+    world.oc.run(world.project, NEXT_PROMPT, session=session, timeout=180)
+    calls = conversation(world.llm, start)
+    assert len(calls) == 2
+    for request in calls:
+        assert HUD_OPEN not in before_prompt(request, NEXT_PROMPT)
+    assert turn_block(calls[0], NEXT_PROMPT) == turn_block(calls[1], NEXT_PROMPT)
+    assert hud_of(calls[1]) is None
+    assert HUD_OPEN not in db_texts(result.db_path, session)
 
 
 def test_recall_endpoints_need_the_token_and_match_the_mcp_shapes(world: World) -> None:

@@ -291,3 +291,32 @@ def test_a_memory_naming_the_steps_folder_is_no_reason_of_its_own_at_a_later_cal
         unjudged = store.retrieve(phrases, touch=False)
     assert folder in {m.id for m in unjudged.memories}  # the tool words found it
     assert [m.id for m in result.memories] == [ids["font"]]
+
+
+def test_with_the_request_carried_a_later_call_gets_only_what_its_step_brings(
+    project: Path, ids: dict[str, str]
+) -> None:
+    """The caller keeps the turn's first answer for the whole turn (`request_carried`): a later call does not show the
+    request's memories again, a routine step gets nothing, and a step opening the file a gotcha is about gets the
+    gotcha. Without it the same call shows the request's memories again."""
+    names = {v: k for k, v in ids.items()}
+    root = str(project.resolve())
+    with Store.open(project) as store:
+        turn = [m.id for m in store.retrieve([REQUEST], touch=False).memories]
+    assert "reverse" in [names[i] for i in turn]
+
+    def later(tool: str, arg: str, exclude: list[str], carried: bool = True) -> list[str]:
+        key = "command" if tool == "bash" else "filePath"
+        step = step_from_call(tool, {key: arg.replace("{root}", root)}, root=root)
+        with Store.open(project) as store:
+            result = store.retrieve(
+                [REQUEST, f"{tool} {arg}"], step=step, exclude=exclude, request_carried=carried, touch=False
+            )
+        return [names[m.id] for m in result.memories]
+
+    assert later("bash", "go test ./internal/tax/...", turn) == []  # a routine step inside the task: nothing
+    assert later("read", "{root}/internal/pdf/render.go", turn) == ["font"]  # the file it opened: its gotcha only
+    assert later("edit", "{root}/internal/tax/compute_test.go", turn) == []
+    # not carried (a caller that does not keep the turn's block): the request's memories come again
+    assert "reverse" in later("edit", "{root}/internal/tax/compute_test.go", [], carried=False)
+    assert later("edit", "{root}/internal/tax/compute_test.go", []) == []

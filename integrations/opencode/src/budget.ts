@@ -2,8 +2,9 @@
  * The budget of one LLM call: codememory's whole share of it (its tool definitions, the cold-start block, the HUD)
  * stays within `callBudgetTokens` (the plugin option, else the project's `[context] call_budget_tokens` as the daemon
  * reports it, else 2,000), counted with the one estimate (tokens.ts). The tool definitions are fixed (sent on every
- * call); the cold-start block (first call only) takes what it needs up to `coldStartTokens`; the HUD gets what is
- * left, up to `tokenBudget`: it is the part that shrinks first.
+ * call); the cold-start block (first call only) takes what it needs up to `coldStartTokens`; the turn's block (the
+ * request's memories, in every call of the turn) what is left, up to `tokenBudget`; a later call's HUD what is left
+ * then: it is the part that shrinks first.
  */
 import type { MemoryItem } from "./render.ts"
 import { estimateTokens } from "./tokens.ts"

@@ -1,11 +1,15 @@
 /**
  * What codememory adds to one LLM call, planned in `experimental.chat.messages.transform` (which OpenCode runs before
  * the system hook of the same call): on a session's first call the cold-start block (pushed into the system prompt by
- * cold-start.ts), on every call the HUD (appended to the messages here). Both within the call's budget (budget.ts):
- * the plugin's tool definitions first, the cold-start block next, the HUD gets what is left; and the HUD shows no
- * memory the call already carries. Fail-open: whatever the daemon does, the call goes on (with less or no memory).
+ * cold-start.ts); on a turn's first call the turn's block, the memories the request calls for, put right after the
+ * user's message and put back there at every later call of the turn (this call's copy only: OpenCode saves none of
+ * it, so the next request starts without it); and on a later call the HUD, only what the call's own step brings that
+ * the turn does not carry (a memory about the file it touched or the command it ran), appended at the tail. All
+ * within the call's budget (budget.ts): the plugin's tool definitions first, the cold-start block next, the turn's
+ * block, the HUD gets what is left; no block shows a memory the call already carries. Fail-open: whatever the daemon
+ * does, the call goes on (with less or no memory).
  */
-import type { CallBudget } from "./budget.ts"
+import { type CallBudget, fitBlock } from "./budget.ts"
 import { MAX_EXCLUDED, carriedIds } from "./carried.ts"
 import { type ColdBlock, fetchColdBlock } from "./cold-start.ts"
 import type { Config } from "./config.ts"
@@ -14,11 +18,24 @@ import { DaemonError } from "./daemon.ts"
 import type { Deriver } from "./derive.ts"
 import { askHud } from "./hud.ts"
 import type { Trace } from "./log.ts"
-import { type WithParts, hudInput, hudMessage, isFirstCall, latestStep, sessionOf } from "./messages.ts"
+import {
+  type HudInput,
+  type StepCall,
+  type WithParts,
+  hudInput,
+  hudMessage,
+  insertTurnBlock,
+  isFirstCall,
+  latestStep,
+  requestID,
+  sessionOf,
+} from "./messages.ts"
 import { NO_STORE_PAUSE_MS } from "./raw-events.ts"
 import type { Sessions } from "./sessions.ts"
+import { formatHud } from "./render.ts"
 import type { Subcortical } from "./subcortical.ts"
 import { dedupe } from "./text.ts"
+import { estimateTokens } from "./tokens.ts"
 
 type Deps = {
   config: Config
@@ -77,7 +94,7 @@ export function createCall(deps: Deps): (input: unknown, output: { messages?: Wi
     }
     if (now() < noStoreUntil) return
     await deps.ready()
-    const figures = { budget: budget.total, tools: budget.toolTokens, cold: 0, hud: 0 }
+    const figures = { budget: budget.total, tools: budget.toolTokens, cold: 0, turn: 0, hud: 0 }
 
     let cold: ColdBlock | null = null
     if (config.coldStart && isFirstCall(messages)) {
@@ -93,36 +110,93 @@ export function createCall(deps: Deps): (input: unknown, output: { messages?: Wi
     }
     if (!config.hud) return done(figures)
 
-    let derived
     const input = hudInput(messages, config, session.pinned)
-    try {
-      derived = await derive(input)
-    } catch (e) {
-      return done({ ...figures, skipped: `derive failed: ${e}` })
+    const request = requestID(messages)
+    if (session.turn && session.turn.request !== request) session.turn = null // a new request: a new turn
+    const coldIds = cold?.ids ?? []
+    const step = latestStep(input)
+    const planned = request !== null && !session.turn
+
+    /** One /retrieve for this call: the answer, null when there was nothing to ask or no room, or the error. */
+    const ask = async (from: HudInput, at: StepCall | null, allowance: number, requestCarried: boolean, withCold = true) => {
+      let derived
+      try {
+        derived = await derive(from)
+      } catch (e) {
+        return { skipped: `derive failed: ${e}` }
+      }
+      if (!derived.query_expansion.length && !derived.entities.length) return { skipped: "nothing to ask" }
+      const exclude = dedupe([...(withCold ? coldIds : []), ...carriedIds(messages)]).slice(0, MAX_EXCLUDED)
+      try {
+        const answer = await askHud(config, projectRoot, sessionID, derived, session.pinned, exclude, allowance, at, requestCarried)
+        if (!answer) return { exclude, skipped: `no room: ${allowance} tokens left` }
+        daemon.worked()
+        budget.learn(answer.result)
+        sessions.pin(sessionID, answer.shown)
+        return { exclude, answer }
+      } catch (e) {
+        return { exclude, error: failed(e) }
+      }
     }
-    if (!derived.query_expansion.length && !derived.entities.length) return done({ ...figures, skipped: "nothing to ask" })
-    const exclude = dedupe([...(cold?.ids ?? []), ...carriedIds(messages)]).slice(0, MAX_EXCLUDED)
-    const allowance = budget.left(figures.cold)
-    let answer
-    try {
-      answer = await askHud(config, projectRoot, sessionID, derived, session.pinned, exclude, allowance, latestStep(input))
-    } catch (e) {
-      return done({ ...figures, error: failed(e), ...(sub ? { subcortical: sub.state.last } : {}) })
+    const extra = () => (sub ? { subcortical: sub.state.last } : {})
+
+    // The turn's first call (or a later one whose turn this plugin instance did not plan: loaded since, or the first
+    // call's request failed): what it shows is the turn's block, kept beside the user's message for the rest of the
+    // turn. At the first call the request alone decides (no step yet).
+    if (planned && request !== null) {
+      // The cold start's memories are asked for too: the cold-start block is in this call only, the turn's block in
+      // all of them (this call shows the rest, the later calls all of it).
+      const got = await ask(input, step, budget.left(), false, false)
+      if ("error" in got || (got.skipped && got.skipped.startsWith("derive failed")))
+        return done({ ...figures, ...got, ...extra() }) // planned again at the turn's next call
+      const answer = got.answer
+      const kept = answer?.text ? answer.shown : []
+      session.turn = { request, text: answer?.text ?? null, memories: kept, tokens: answer?.text ? answer.tokens : 0 }
+      const now = coldIds.length ? fitBlock(kept.filter((m) => !coldIds.includes(m.id)), formatHud, budget.left(figures.cold)) : answer
+      const shown = now?.text ? now.shown.map((m) => m.id) : []
+      if (now?.text) insertTurnBlock(messages, sessionID, now.text)
+      figures.turn = now?.text ? now.tokens : 0
+      return done({
+        ...figures,
+        ...(answer ? { request: answer.body, degraded: Boolean(answer.result?.degraded) } : { skipped: got.skipped }),
+        excluded: got.exclude ?? [],
+        turn: shown,
+        kept: kept.map((m) => m.id),
+        surfaced: [],
+        injected: Boolean(now?.text),
+        ...extra(),
+      })
     }
-    if (!answer) return done({ ...figures, excluded: exclude, skipped: `no room: ${allowance} tokens left` })
-    daemon.worked()
-    budget.learn(answer.result)
-    sessions.pin(sessionID, answer.shown)
+    const turn = session.turn
+    // Put back where it was (this call's copy of the messages is all that changes), less what a memory tool's result
+    // in the conversation shows since: no memory twice in one call.
+    const carriedNow = new Set(carriedIds(messages))
+    const keep = (turn?.memories ?? []).filter((m) => !carriedNow.has(m.id))
+    const text = turn && keep.length === turn.memories.length ? turn.text : formatHud(keep)
+    const tokens = text === turn?.text ? (turn?.tokens ?? 0) : estimateTokens(text)
+    if (text && tokens <= budget.left(figures.cold)) {
+      insertTurnBlock(messages, sessionID, text)
+      figures.turn = tokens
+    }
+    const turnIds = figures.turn ? keep.map((m) => m.id) : []
+    // A later call of the turn gets only what its own step brings that the turn does not carry; with nothing done
+    // since the request, there is nothing new to ask.
+    if (turn && !step) return done({ ...figures, turn: turnIds, surfaced: [], injected: Boolean(figures.turn), ...extra() })
+    // (no turn: a conversation without user words; each call decided on its own, as the tool calls go)
+    const got = await ask(input, step, budget.left(figures.cold + figures.turn), turn !== null)
+    if (!("answer" in got) || !got.answer) return done({ ...figures, ...got, turn: turnIds, ...extra() })
+    const answer = got.answer
     if (answer.text) messages.push(hudMessage(messages, sessionID, answer.text))
     figures.hud = answer.tokens
     done({
       ...figures,
       request: answer.body,
-      excluded: exclude,
+      excluded: got.exclude,
+      turn: turnIds,
       surfaced: answer.shown.map((m) => m.id),
-      injected: Boolean(answer.text),
+      injected: Boolean(answer.text) || Boolean(figures.turn),
       degraded: Boolean(answer.result?.degraded),
-      ...(sub ? { subcortical: sub.state.last } : {}),
+      ...extra(),
     })
   }
 }

@@ -1,12 +1,14 @@
 /**
- * The HUD: the few memories that matter to the step at hand, asked from the daemon's `POST /retrieve` with a query
- * derived from the current request and the tool calls made since it (derive.ts), with the newest of those calls as the
- * step (the daemon judges the step on what that call touches, and gives a routine call nothing else), and shown as one synthetic user
- * message `<developer_context>…</developer_context>` at the tail of the LLM call (never the system prompt; never
- * saved by OpenCode). It shows no memory the call already carries (the cold-start block, earlier blocks, memory tool
- * results: sent as exclusions), fits what is left of the call's budget, and is absent when nothing qualifies. The ids
- * shown become the session's pinned set for the next call; the daemon keeps a pin only while the new query still
- * scores it above `[context] pinned_min_score`.
+ * The memory blocks of a turn, asked from the daemon's `POST /retrieve` with a query derived from the current request
+ * and the tool calls made since it (derive.ts). At the turn's first call, on the request alone: the turn's block, kept
+ * beside the user's message for the whole turn (call.ts). At a later call, with the newest tool call as the step and
+ * `request_carried` (the turn's block is in the call): the HUD, only what that step brings (a memory about the file
+ * it touched or the command it ran), so a routine step gets nothing. Both are one synthetic user message
+ * `<developer_context>…</developer_context>` (never the system prompt; never saved by OpenCode), show no memory the
+ * call already carries (the cold-start block, the turn's block, memory tool results: sent as exclusions), fit what
+ * is left of the call's budget, and are absent when nothing qualifies. The ids shown become the session's pinned set
+ * for the next call; the daemon keeps a pin only while the new query still scores it above
+ * `[context] pinned_min_score`.
  */
 import { MIN_LINE_TOKENS, fitBlock } from "./budget.ts"
 import type { Config } from "./config.ts"
@@ -29,6 +31,7 @@ export function retrieveBody(
   exclude: string[] = [],
   tokenBudget = config.tokenBudget,
   step: StepCall | null = null,
+  requestCarried = false,
 ) {
   return {
     query_expansion: derived.query_expansion,
@@ -43,6 +46,7 @@ export function retrieveBody(
     ...(typeof derived.request_phrases === "number" ? { request_phrases: derived.request_phrases } : {}),
     ...(config.orgMemory ? { remote: true } : {}),
     ...(step ? { step } : {}),
+    ...(requestCarried ? { request_carried: true } : {}),
   }
 }
 
@@ -72,10 +76,11 @@ export async function askHud(
   exclude: string[],
   allowance: number,
   step: StepCall | null = null,
+  requestCarried = false,
 ): Promise<HudAnswer | null> {
   const budget = Math.min(config.tokenBudget, allowance - HUD_FRAMING)
   if (budget < MIN_LINE_TOKENS) return null
-  const body = retrieveBody(config, projectRoot, sessionID, derived, pinned, exclude, budget, step)
+  const body = retrieveBody(config, projectRoot, sessionID, derived, pinned, exclude, budget, step, requestCarried)
   const timeout = config.orgMemory ? Math.max(config.timeoutMs, config.orgTimeoutMs) : config.timeoutMs
   const result = await request(config, "POST", "/retrieve", body, timeout)
   // An older daemon ignores exclude_memory_ids: they are left out here too.

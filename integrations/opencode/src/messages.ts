@@ -15,6 +15,8 @@ export type ToolTrace = { tool: string; args: Record<string, string>; output: st
 export type HudInput = { userText: string; tools: ToolTrace[]; pinned: string[] }
 
 export const HUD_MESSAGE_ID = "msg_zzzzzzzz_codememory_hud"
+/** The turn's block: the request's memories, beside the user's message at every call of the turn (call.ts). */
+export const TURN_MESSAGE_ID = "msg_zzzzzzzz_codememory_turn"
 
 const KEY_ARGS = ["filePath", "path", "pattern", "include", "command", "url", "query", "description", "subagent_type"]
 
@@ -25,7 +27,7 @@ export function isText(part: any): boolean {
 
 /** A user message's own words (synthetic parts, e.g. file contents OpenCode inlines or an injected HUD, left out). */
 function ownWords(m: WithParts | undefined): string {
-  if (m?.info?.role !== "user" || m.info.id === HUD_MESSAGE_ID) return ""
+  if (m?.info?.role !== "user" || m.info.id === HUD_MESSAGE_ID || m.info.id === TURN_MESSAGE_ID) return ""
   return (m.parts ?? [])
     .filter((p) => isText(p) && !p.synthetic && !p.ignored)
     .map((p) => p.text)
@@ -126,21 +128,38 @@ export function sessionOf(messages: WithParts[]): string | null {
   return null
 }
 
+/** The id of the current request's user message (null: no user words in the conversation). */
+export function requestID(messages: WithParts[]): string | null {
+  const id = messages[latestUserIndex(messages)]?.info?.id
+  return typeof id === "string" && id ? id : null
+}
+
 /**
- * The synthetic user message carrying the HUD, shaped like OpenCode's own messages; agent and model are
- * copied from the latest real user message.
+ * The synthetic user message carrying the HUD (or, with `id` TURN_MESSAGE_ID, the turn's block), shaped like
+ * OpenCode's own messages; agent and model are copied from the latest real user message.
  */
-export function hudMessage(messages: WithParts[], sessionID: string, text: string): WithParts {
+export function hudMessage(messages: WithParts[], sessionID: string, text: string, id = HUD_MESSAGE_ID): WithParts {
   let last = null
   for (let i = messages.length - 1; i >= 0 && !last; i--) if (messages[i]?.info?.role === "user") last = messages[i].info
   const info = {
-    id: HUD_MESSAGE_ID,
+    id,
     sessionID,
     role: "user",
     time: { created: Date.now() },
     ...(last?.agent ? { agent: last.agent } : {}),
     ...(last?.model ? { model: last.model } : {}),
   }
-  const part = { id: "prt_zzzzzzzz_codememory_hud", messageID: HUD_MESSAGE_ID, sessionID, type: "text", text, synthetic: true }
+  const part = { id: id.replace(/^msg_/, "prt_"), messageID: id, sessionID, type: "text", text, synthetic: true }
   return { info, parts: [part] }
+}
+
+/**
+ * Put the turn's block right after the current request's user message (where the request is: the model reads the
+ * request's memories with it, and the calls of a turn share everything up to there). Only this call's copy of the
+ * messages changes; OpenCode saves none of it, so the next request's calls do not carry this turn's block.
+ */
+export function insertTurnBlock(messages: WithParts[], sessionID: string, text: string): void {
+  const at = latestUserIndex(messages)
+  if (at < 0) return
+  messages.splice(at + 1, 0, hudMessage(messages, sessionID, text, TURN_MESSAGE_ID))
 }

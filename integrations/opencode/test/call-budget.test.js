@@ -12,7 +12,7 @@ import { carriedIds } from "../src/carried.ts"
 import { resolveConfig } from "../src/config.ts"
 import { MAX_TOOL_PHRASES, deriveQuery } from "../src/derive.ts"
 import { createHooks } from "../src/hooks.ts"
-import { HUD_MESSAGE_ID, hudInput, latestStep } from "../src/messages.ts"
+import { HUD_MESSAGE_ID, TURN_MESSAGE_ID, hudInput, latestStep } from "../src/messages.ts"
 import { formatHud } from "../src/render.ts"
 import { estimateTokens, toolDefinitionTokens } from "../src/tokens.ts"
 import { fakeDaemon } from "./fake-daemon.js"
@@ -27,7 +27,10 @@ const user = (text, n = 1) => ({ info: { id: `msg_u${n}`, sessionID: SES, role: 
 const assistant = (n, ...parts) => ({ info: { id: `msg_a${n}`, sessionID: SES, role: "assistant" }, parts })
 const toolPart = (name, input, output) => ({ type: "tool", tool: name, callID: `call_${name}_${Math.random()}`, state: { status: "completed", input, output } })
 
-/** Plugin hooks over a fake daemon; `call(messages)` runs one LLM call's hooks and says what codememory added. */
+/**
+ * Plugin hooks over a fake daemon; `call(messages)` runs one LLM call's hooks and says what codememory added: the
+ * cold-start block, the turn's block (the request's memories, beside the user's message) and the step's HUD (tail).
+ */
 async function plugin(routes, options = {}) {
   const d = await fakeDaemon(routes)
   const hooks = await createHooks({ directory: "/repo" }, { stateDir: d.state, rawEvents: false, tools: false, ...options }, { log: () => {} })
@@ -39,9 +42,10 @@ async function plugin(routes, options = {}) {
     await hooks["experimental.chat.system.transform"]({ sessionID: SES }, prompt)
     const last = out.messages.at(-1)
     const hud = last?.info?.id === HUD_MESSAGE_ID ? last.parts[0].text : null
+    const turn = out.messages.find((m) => m?.info?.id === TURN_MESSAGE_ID)?.parts[0].text ?? null
     const cold = prompt.system[1] ?? null
-    const tokens = hooks._state.budget.toolTokens + estimateTokens(cold) + estimateTokens(hud)
-    return { hud, cold, tokens, added: out.messages.length - messages.length }
+    const tokens = hooks._state.budget.toolTokens + estimateTokens(cold) + estimateTokens(turn) + estimateTokens(hud)
+    return { hud, turn, cold, tokens, added: out.messages.length - messages.length, messages: out.messages }
   }
   return { d, hooks, call }
 }
@@ -127,15 +131,18 @@ test("a call's codememory tokens never exceed the budget, whatever the daemon an
       const b = await call(later)
       for (const c of [a, b]) assert.ok(c.tokens <= budget, `${c.tokens} > ${budget} (room ${over})`)
       assert.equal(b.cold, null)
-      if (a.cold && a.hud) {
-        // Both fit: the block is the one a roomy budget gives (it did not shrink), the HUD took what was left.
+      assert.equal(a.hud, null) // the turn's first call: its block is the turn's
+      if (a.cold && a.turn) {
+        // Both fit: the block is the one a roomy budget gives (it did not shrink), the turn's took what was left.
         assert.equal(a.cold, reference.cold)
-        assert.ok(ids(a.hud).length < ids(reference.hud).length)
+        assert.ok(ids(a.turn).length < ids(reference.turn).length)
       }
-      if (over >= 500) assert.ok(a.cold && a.hud && b.hud, `room ${over}: both blocks`)
-      if (over <= 20) assert.ok(!a.hud && !b.hud, `room ${over}: no room for a HUD`)
-      // The HUD of a later call has the whole room the cold start had: never smaller than the first call's.
-      assert.ok(ids(b.hud).length >= ids(a.hud).length)
+      if (over >= 500) assert.ok(a.cold && a.turn && b.turn, `room ${over}: every block`)
+      if (b.hud) assert.ok(b.turn, "the HUD gets what the turn's block leaves")
+      if (over <= 20) assert.ok(!a.turn && !b.turn && !b.hud, `room ${over}: no room for a block`)
+      // The later call carries the turn's block, counted in its budget: what the first call showed, and what the
+      // request called for that the first call's cold start showed or left no room for.
+      for (const m of ids(a.turn)) assert.ok(ids(b.turn).includes(m), `${m} left the turn's block`)
     } finally {
       await d.close()
     }
@@ -154,7 +161,7 @@ test("the budget: the plugin option, else the project's setting from the daemon,
   try {
     assert.equal(hooks._state.budget.total, 300) // learnt from the warm-up answer
     const c = await call([user("deploy day?"), assistant(1)])
-    assert.ok(c.tokens <= 300 && c.hud, c)
+    assert.ok(c.tokens <= 300 && c.turn, c)
     assert.ok(asked.at(-1) < 300)
   } finally {
     await d.close()
@@ -213,29 +220,42 @@ test("the HUD never repeats what the call carries: the cold-start block, earlier
   try {
     const first = await call([user("webhook retries")])
     assert.deepEqual(ids(first.cold), [id(1), id(2), id(3)])
-    assert.deepEqual(ids(first.hud), [id(4), id(5), id(6), id(7), id(8)])
-    assert.deepEqual(retrieved[0].exclude_memory_ids, [id(1), id(2), id(3)])
+    assert.deepEqual(ids(first.turn), [id(4), id(5), id(6), id(7), id(8)])
+    // A later call of that turn whose memory_search result shows one of the block's memories: the block leaves it out.
+    const found = JSON.stringify({ results: [{ id: id(5), text: "y" }] })
+    const searched = await call([user("webhook retries"), assistant(1, toolPart("memory_search", { query: "webhook" }, found))])
+    assert.deepEqual(ids(searched.turn), [id(1), id(2), id(3), id(4), id(6), id(7), id(8)])
+    // The request's memories are asked with the cold start's (its block is this call's only), shown without them.
+    assert.deepEqual(retrieved[0].exclude_memory_ids, [])
 
-    // A later call whose messages show memories: a memory_search result and an earlier HUD block.
+    // The next request: a call whose messages show memories (a memory_search result, an earlier HUD block).
     const search = JSON.stringify({ results: [{ id: id(4), text: "x" }, { id: id(5), text: "y" }] })
     const earlierHud = formatHud([{ id: id(6), text: "z" }])
     const messages = [
       user("webhook retries"),
       assistant(1, toolPart("memory_search", { query: "webhook" }, search)),
       { info: { id: "msg_old_hud", sessionID: SES, role: "user" }, parts: [{ type: "text", text: earlierHud, synthetic: true }] },
+      user("and the dead letters?", 2),
     ]
     assert.deepEqual(carriedIds(messages).sort(), [id(4), id(5), id(6)])
-    const later = await call(messages)
-    assert.equal(later.cold, null)
-    const shown = ids(later.hud)
+    const next = await call(messages)
+    assert.equal(next.cold, null)
+    const shown = ids(next.turn)
     for (const carried of [id(4), id(5), id(6)]) assert.ok(!shown.includes(carried), `${carried} shown again`)
     assert.deepEqual(shown, [id(1), id(2), id(3), id(7), id(8)]) // the cold start's memories may come back now
     assert.deepEqual(retrieved.at(-1).exclude_memory_ids.sort(), [id(4), id(5), id(6)])
     // Pins the call already carries are not sent as pins.
     assert.ok(!retrieved.at(-1).pinned_memory_ids.some((p) => [id(4), id(5), id(6)].includes(p)))
+
+    // A later call of that turn: its HUD leaves out the turn's block too.
+    const later = await call([...messages, assistant(2, toolPart("read", { filePath: "/repo/src/dead.py" }, "code"))])
+    assert.deepEqual(ids(later.turn), shown)
+    assert.deepEqual(ids(later.hud), [id(4), id(5), id(6)].filter((m) => !carriedIds(messages).includes(m)))
+    assert.equal(later.hud, null) // everything the daemon offers is carried already
+    assert.deepEqual(retrieved.at(-1).exclude_memory_ids.sort(), [id(1), id(2), id(3), id(4), id(5), id(6), id(7), id(8)])
     // Within one call no id appears twice across the blocks.
-    for (const c of [first, later]) {
-      const all = [...ids(c.cold), ...ids(c.hud)]
+    for (const c of [first, next, later]) {
+      const all = [...ids(c.cold), ...ids(c.turn), ...ids(c.hud)]
       assert.equal(new Set(all).size, all.length)
     }
   } finally {

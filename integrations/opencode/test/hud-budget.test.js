@@ -8,7 +8,7 @@ import { resolveConfig } from "../src/config.ts"
 import { MAX_ENTITIES, MAX_PHRASES, MAX_TOOL_PHRASES, deriveQuery } from "../src/derive.ts"
 import { createHooks } from "../src/hooks.ts"
 import { retrieveBody } from "../src/hud.ts"
-import { hudInput } from "../src/messages.ts"
+import { TURN_MESSAGE_ID, hudInput } from "../src/messages.ts"
 import { fakeDaemon } from "./fake-daemon.js"
 
 const SES = "ses_budget"
@@ -78,7 +78,7 @@ test("the query stays bounded for a long session: the request's phrases and 4 of
   assert.equal(hudInput(longConversation(), resolveConfig({ toolWindow: 1000 }, {}), []).tools.length, 50)
 })
 
-test("through the hooks: /retrieve and /memory/recent get the clamped limits and a bounded query; the HUD shows what came back", async () => {
+test("through the hooks: /retrieve and /memory/recent get the clamped limits and a bounded query; the turn's block shows what came back", async () => {
   const d = await fakeDaemon({ "/retrieve": { memories: MEMORIES }, "/memory/recent": { memories: MEMORIES.slice(0, 1), total: 40 } })
   try {
     const options = { stateDir: d.state, tools: false, rawEvents: false, maxMemories: 80, maxNew: 0, tokenBudget: 64, coldStartLimit: 0, coldStartTokens: 1e9, toolWindow: 50 }
@@ -94,6 +94,12 @@ test("through the hooks: /retrieve and /memory/recent get the clamped limits and
     assert.equal(recent.limit, 1)
     assert.ok(recent.token_budget > 0 && recent.token_budget < 2000) // within the call's budget, not 1e9
     assert.match(system.system[1], /Important and recent \(1 of 40\):/)
+    // ... and the turn's block, right after the request: what came back but the cold start's memory (the block
+    // the turn keeps has it: the cold start is this call's only), pinned.
+    assert.equal(first.messages[1].info.id, TURN_MESSAGE_ID)
+    const lines = (text) => text.split("\n").filter((l) => l.startsWith("- ["))
+    assert.equal(lines(first.messages[1].parts[0].text).length, MEMORIES.length - 1)
+    assert.deepEqual(hooks._state.sessions.get(SES).pinned, MEMORIES.map((m) => m.id))
 
     const output = { messages: longConversation() }
     await hooks["experimental.chat.messages.transform"]({}, output)
@@ -102,10 +108,10 @@ test("through the hooks: /retrieve and /memory/recent get the clamped limits and
     assert.ok(asked.token_budget > 0 && asked.token_budget <= 64) // tokenBudget caps the HUD inside the call's budget
     assert.ok(asked.query_expansion.length <= MAX_PHRASES && asked.entities.length <= MAX_ENTITIES)
     assert.equal(asked.request_phrases, 2)
-
-    const hud = output.messages.at(-1).parts[0].text
-    assert.deepEqual(hud.split("\n").filter((l) => l.startsWith("- [")).length, MEMORIES.length)
-    assert.deepEqual(hooks._state.sessions.get(SES).pinned, MEMORIES.map((m) => m.id))
+    assert.equal(asked.request_carried, true) // a later call of the turn: the turn's block is in it
+    // The turn's block stays right after the request, all of it; the daemon's answer is carried: no HUD.
+    assert.deepEqual(output.messages.map((m) => m.info.id), ["msg_u", TURN_MESSAGE_ID, "msg_a"])
+    assert.equal(lines(output.messages[1].parts[0].text).length, MEMORIES.length)
   } finally {
     await d.close()
   }

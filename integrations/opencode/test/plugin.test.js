@@ -9,6 +9,7 @@ import { test } from "node:test"
 
 import plugin, {
   HUD_MESSAGE_ID,
+  TURN_MESSAGE_ID,
   Health,
   Sessions,
   TOOLS_LINE,
@@ -260,25 +261,62 @@ async function transform(hooks, messages) {
   return output.messages
 }
 
-test("the messages hook appends one HUD message and pins the surfaced ids for the next call", async () => {
+test("a turn's first call: the request's block right after the user's message, pinned; kept at later calls", async () => {
   const d = await fakeDaemon({ memories: [MEM] })
   try {
-    const { hooks } = await hooksFor(d)
-    const out = await transform(hooks, CONVERSATION)
-    assert.equal(out.length, CONVERSATION.length + 1)
-    const hud = out.at(-1)
-    assert.equal(hud.info.role, "user")
-    assert.equal(hud.info.sessionID, SES)
-    assert.equal(hud.info.agent, "build")
-    assert.equal(hud.parts[0].synthetic, true)
-    assert.match(hud.parts[0].text, /<developer_context>[\s\S]*mem_0000abcd[\s\S]*<\/developer_context>/)
+    const { hooks } = await hooksFor(d, { coldStart: false })
+    const out = await transform(hooks, [CONVERSATION[0]])
+    assert.equal(out.length, 2)
+    const turn = out.at(-1)
+    assert.equal(turn.info.id, TURN_MESSAGE_ID)
+    assert.equal(turn.info.role, "user")
+    assert.equal(turn.info.sessionID, SES)
+    assert.equal(turn.info.agent, "build")
+    assert.equal(turn.parts[0].synthetic, true)
+    assert.match(turn.parts[0].text, /<developer_context>[\s\S]*mem_0000abcd[\s\S]*<\/developer_context>/)
+    assert.equal(latestUserText(out), CONVERSATION[0].parts[0].text) // never taken for the user's words
     const first = d.requests.find((r) => r.path === "/retrieve").body
     assert.equal(first.project_root, "/repo")
     assert.deepEqual(first.pinned_memory_ids, [])
+    assert.equal(first.step, undefined) // decided on the request alone
+    assert.equal(first.request_carried, undefined)
     assert.equal(d.requests[0].auth, "Bearer secret-token")
-    await transform(hooks, CONVERSATION)
+    assert.deepEqual(hooks._state.sessions.get(SES).pinned, ["mem_0000abcd"])
+    // A later call of the turn: the same block, in the same place, and a HUD asked only for what the step brings.
+    const later = await transform(hooks, CONVERSATION)
+    assert.deepEqual(later.map((m) => m.info.id), [CONVERSATION[0].info.id, TURN_MESSAGE_ID, CONVERSATION[1].info.id])
+    assert.equal(later[1].parts[0].text, turn.parts[0].text)
     const second = d.requests.filter((r) => r.path === "/retrieve")[1].body
-    assert.deepEqual(second.pinned_memory_ids, ["mem_0000abcd"])
+    assert.equal(second.request_carried, true)
+    assert.equal(second.step.tool, "bash")
+    assert.deepEqual(second.exclude_memory_ids, ["mem_0000abcd"])
+    // The next request: the previous turn's block is not carried.
+    const next = await transform(hooks, [...CONVERSATION, user("Now write the changelog entry.")])
+    assert.equal(next.filter((m) => m.info.id === TURN_MESSAGE_ID).length, 1)
+    assert.equal(next.findIndex((m) => m.info.id === TURN_MESSAGE_ID), 3)
+    const third = d.requests.filter((r) => r.path === "/retrieve")[2].body
+    assert.equal(third.step, undefined)
+    assert.deepEqual(third.exclude_memory_ids, [])
+  } finally {
+    await d.close()
+  }
+})
+
+test("a later call's HUD: appended at the tail, only what the turn does not carry", async () => {
+  const OTHER = { ...MEM, id: "mem_0000beef", text: "Run pytest with -p no:cacheprovider in CI." }
+  const d = await fakeDaemon({ memories: [MEM] })
+  try {
+    const { hooks } = await hooksFor(d, { coldStart: false })
+    await transform(hooks, [CONVERSATION[0]])
+    d.server.memories = [MEM, OTHER]
+    const out = await transform(hooks, CONVERSATION)
+    assert.equal(out.length, CONVERSATION.length + 2)
+    const hud = out.at(-1)
+    assert.equal(hud.info.id, HUD_MESSAGE_ID)
+    assert.equal(hud.parts[0].synthetic, true)
+    assert.match(hud.parts[0].text, /mem_0000beef/)
+    assert.doesNotMatch(hud.parts[0].text, /mem_0000abcd/) // the turn's block carries it
+    assert.deepEqual(hooks._state.sessions.get(SES).pinned, ["mem_0000beef"])
   } finally {
     await d.close()
   }
@@ -335,8 +373,8 @@ test("no HUD when nothing is surfaced, and the pinned set empties", async () => 
     const { hooks } = await hooksFor(d)
     await transform(hooks, CONVERSATION)
     d.server.memories = []
-    const out = await transform(hooks, CONVERSATION)
-    assert.equal(out.length, CONVERSATION.length)
+    const out = await transform(hooks, [...CONVERSATION, user("And the dead-letter queue?")])
+    assert.equal(out.length, CONVERSATION.length + 1)
     assert.deepEqual(hooks._state.sessions.get(SES).pinned, [])
   } finally {
     await d.close()
@@ -454,8 +492,9 @@ test("cold start: in the session's first call only (planned by the messages hook
     const second = await call(CONVERSATION)
     assert.deepEqual(second.system, ["You are opencode"])
     assert.equal(d.requests.filter((r) => r.path === "/memory/recent").length, 1)
-    // ... and the memory the block showed may now come through the HUD.
-    assert.match(second.messages.at(-1).parts[0].text, /mem_0000abcd/)
+    // ... and the memory the block showed, which the request calls for too, is in the turn's block now.
+    assert.match(second.messages.find((m) => m.info.id === TURN_MESSAGE_ID).parts[0].text, /mem_0000abcd/)
+    assert.equal(first.messages.length, 1) // not twice in the first call
     // Nothing stored: no block.
     d.server.memories = []
     const other = await call([{ ...CONVERSATION[0], info: { ...CONVERSATION[0].info, sessionID: "ses_other" } }], "ses_other")

@@ -187,7 +187,7 @@ test("a good answer is used: Bearer key from the env var, JSON mode, the model's
     const { hooks, logs } = await hooksWith(d, m)
     assert.equal(m.requests.length, 0) // nothing asked at load
     const out = await transform(hooks)
-    assert.equal(out.length, CONVERSATION.length + 1) // the HUD
+    assert.equal(out.length, CONVERSATION.length + 1) // the turn's block
     assert.equal(m.requests.length, 1)
     const r = m.requests[0]
     assert.equal(r.path, "/v1/chat/completions")

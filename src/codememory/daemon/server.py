@@ -114,6 +114,12 @@ class RetrieveBody(RequestBody):
         "folder or command) as well, and after a routine call (ls, git status, running the tests) what only the "
         "tool calls' words found is left out.",
     )
+    request_carried: bool = Field(
+        False,
+        description="The turn's first answer (the request's memories) stays in the agent's context for the whole "
+        "turn: a call with a step then gets only what that step brings (a memory about the file it touched or the "
+        "command it ran), never the request's memories again.",
+    )
     remote: bool = Field(
         False,
         description="Also ask the organisation's shared memory ([remote] Milvus) with the request; its memories "
@@ -336,6 +342,7 @@ def create_app(state: DaemonState) -> FastAPI:
                 remote=body.remote,
                 step=None if body.step is None else step_from_call(**body.step.model_dump(), root=str(root)),
                 request_phrases=body.request_phrases,
+                request_carried=body.request_carried,
             ).to_dict()
             result["call_budget_tokens"] = store.config.context.call_budget_tokens
             semantic = store.semantic

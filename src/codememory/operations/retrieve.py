@@ -70,6 +70,7 @@ def retrieve(
     remote: bool = False,
     step: Step | None = None,
     request_phrases: int = 1,
+    request_carried: bool = False,
 ) -> RetrieveResult:
     """The memories for the step (see codememory.retrieval.proactive), none of `exclude` (ids the agent's context
     already carries); with `recorder`, an answer with memories goes to the ledger as a "hud" injection. With
@@ -86,6 +87,7 @@ def retrieve(
         session_id=recorder.session_id if recorder is not None else None,
         step=step,
         request_phrases=request_phrases,
+        request_carried=request_carried,
     )
     request = next((q for q in query_expansion if q.strip()), "") if request_phrases else ""
     if remote and request:

@@ -30,6 +30,12 @@ Many of those get a memory at their first call that shares only a code name with
 identifier: "which chi version is in go.mod?", "add #[must_use] to hash::normalize_path"), which the turn then
 repeats: such a memory is not the request's (NAMES_ARE_NOT_ENOUGH, text/named.py), nor the step's when the step
 opens the file the request named.
+A caller that keeps the turn's first answer in the agent's context for the rest of the turn (`request_carried`: the
+OpenCode plugin puts it beside the user's message at every call of the turn) has the request's memories already: a
+later call then gets only what its own step brings that the turn does not carry (a memory about the file the call
+touched or the command it ran), so a routine step inside a task gets nothing. The prompt hooks (Claude Code's
+UserPromptSubmit and the like) are a turn's first call: their block stays in the assistant's transcript, as the
+plugin's does for the turn.
 """
 
 from __future__ import annotations
@@ -114,6 +120,9 @@ class RetrieveRequest:
     # how many leading phrases are the user's request (the rest: the tool calls'); 0: no request text at all, e.g.
     # a turn whose user text is empty, where the first phrase is a tool call's and finds nothing the request asked for
     request_phrases: int = 1
+    # the turn's first answer (the request's memories) is already in the caller's context and stays there for the
+    # turn: a later call (one with a step) gets only what its step brings
+    request_carried: bool = False
 
     def validate(self) -> None:
         if not isinstance(self.query_expansion, list) or not all(isinstance(q, str) for q in self.query_expansion):
@@ -230,20 +239,28 @@ def _judge_step(
             found.pop(pk, None)
 
 
-def _follow_turn(found: dict[int, _Candidate], asked_for: set[int], request_likelihood: Mapping[int, float]) -> None:
+def _follow_turn(
+    found: dict[int, _Candidate],
+    asked_for: set[int],
+    request_likelihood: Mapping[int, float],
+    request_carried: bool = False,
+) -> None:
     """A later call of a turn keeps what the turn's request called for (`asked_for`: what the request's own words
     found at the injection bars, as at the turn's first call) and what the step itself touches (a memory naming its
     file or prescribing its command, `_judge_step`; one naming its folder only if the request found it too); what
     only the tool calls' words or entity names found leaves. A request memory the request's words make less than
     LATER_REQUEST_LIKELIHOOD likely was shown at the first call and leaves too. In a turn whose request called for
     nothing a memory about its step's file needs QUIET_STEP_LIKELIHOOD from the request's words. Not applied after a
-    call that failed: its error lines (among the tool phrases) are a question a memory may answer."""
+    call that failed: its error lines (among the tool phrases) are a question a memory may answer.
+    `request_carried`: the turn's first answer is in the caller's context for the whole turn, so the request's
+    memories are not shown again (what the first call left out, the turn has decided against); only a memory about
+    the step's own file or command is the call's."""
     quiet = not asked_for
     for pk in list(found):
-        if pk in asked_for and request_likelihood.get(pk, 0.0) >= LATER_REQUEST_LIKELIHOOD:
+        if not request_carried and pk in asked_for and request_likelihood.get(pk, 0.0) >= LATER_REQUEST_LIKELIHOOD:
             continue
         reason = found[pk].why.get("step")
-        if isinstance(reason, str) and reason.startswith("folder ") and pk not in asked_for:
+        if isinstance(reason, str) and reason.startswith("folder ") and (request_carried or pk not in asked_for):
             pass  # naming the step's folder only ranks what the turn's request found: no reason of its own to stay
         elif reason is not None and not (quiet and request_likelihood.get(pk, 0.0) < QUIET_STEP_LIKELIHOOD):
             continue
@@ -333,7 +350,7 @@ def retrieve(
         _judge_step(db, req.step, found, filters, asked_for, request_text)
     max_memories = req.max_memories
     if req.step is not None and FOLLOW_TURN and not req.step.failed:  # a failure's error lines are a question
-        _follow_turn(found, asked_for, request_likelihood)
+        _follow_turn(found, asked_for, request_likelihood, req.request_carried)
         max_memories = min(max_memories, LATER_MAX)
     for pk in excluded:
         found.pop(pk, None)

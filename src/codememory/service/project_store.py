@@ -499,12 +499,14 @@ class Store(EmbeddingAccess, SessionAccess):
         session_id: str | None = None,
         step: Step | None = None,
         request_phrases: int = 1,
+        request_carried: bool = False,
     ) -> RetrieveResult:
         """Proactive retrieval for an agent's current step (see codememory.retrieval.proactive); `exclude`: ids
         the agent's context already carries; `session_id`: the agent's session (what it was shown and has not used
         yet is still in play there, so it does not count against a memory in it); `step`: the agent's latest tool
         call (codememory.retrieval.step), when the caller knows it; `request_phrases`: how many leading phrases are the
-        user's request (0: none, the phrases are all the tool calls')."""
+        user's request (0: none, the phrases are all the tool calls'); `request_carried`: the turn's first answer stays
+        in the agent's context, so a later call gets only what its step brings."""
         request = RetrieveRequest(
             query_expansion=[scrub(q) for q in query_expansion],  # these may reach an embedding model
             entities=list(entities),
@@ -517,6 +519,7 @@ class Store(EmbeddingAccess, SessionAccess):
             session_id=session_id,
             step=step,
             request_phrases=request_phrases,
+            request_carried=request_carried,
         )
         result, pks = retrieve(self.db, self.semantic, request, entity_names(list(entities)))
         if touch and pks:

@@ -360,7 +360,7 @@ function createColdStart(deps) {
 }
 
 // src/hud.ts
-function retrieveBody(config, projectRoot, sessionID, derived, pinned, exclude = [], tokenBudget = config.tokenBudget, step = null) {
+function retrieveBody(config, projectRoot, sessionID, derived, pinned, exclude = [], tokenBudget = config.tokenBudget, step = null, requestCarried = false) {
   return {
     query_expansion: derived.query_expansion,
     entities: derived.entities,
@@ -373,14 +373,15 @@ function retrieveBody(config, projectRoot, sessionID, derived, pinned, exclude =
     token_budget: tokenBudget,
     ...typeof derived.request_phrases === "number" ? { request_phrases: derived.request_phrases } : {},
     ...config.orgMemory ? { remote: true } : {},
-    ...step ? { step } : {}
+    ...step ? { step } : {},
+    ...requestCarried ? { request_carried: true } : {}
   };
 }
 var HUD_FRAMING = estimateTokens(formatHud([{ id: "mem_00000000", text: "x" }]));
-async function askHud(config, projectRoot, sessionID, derived, pinned, exclude, allowance, step = null) {
+async function askHud(config, projectRoot, sessionID, derived, pinned, exclude, allowance, step = null, requestCarried = false) {
   const budget = Math.min(config.tokenBudget, allowance - HUD_FRAMING);
   if (budget < MIN_LINE_TOKENS) return null;
-  const body = retrieveBody(config, projectRoot, sessionID, derived, pinned, exclude, budget, step);
+  const body = retrieveBody(config, projectRoot, sessionID, derived, pinned, exclude, budget, step, requestCarried);
   const timeout = config.orgMemory ? Math.max(config.timeoutMs, config.orgTimeoutMs) : config.timeoutMs;
   const result = await request(config, "POST", "/retrieve", body, timeout);
   const offered = showable(Array.isArray(result?.memories) ? result.memories : []).filter((m) => !exclude.includes(m.id));
@@ -410,12 +411,13 @@ function dedupe(items) {
 
 // src/messages.ts
 var HUD_MESSAGE_ID = "msg_zzzzzzzz_codememory_hud";
+var TURN_MESSAGE_ID = "msg_zzzzzzzz_codememory_turn";
 var KEY_ARGS = ["filePath", "path", "pattern", "include", "command", "url", "query", "description", "subagent_type"];
 function isText(part) {
   return part && part.type === "text" && typeof part.text === "string";
 }
 function ownWords(m) {
-  if (m?.info?.role !== "user" || m.info.id === HUD_MESSAGE_ID) return "";
+  if (m?.info?.role !== "user" || m.info.id === HUD_MESSAGE_ID || m.info.id === TURN_MESSAGE_ID) return "";
   return (m.parts ?? []).filter((p) => isText(p) && !p.synthetic && !p.ignored).map((p) => p.text).join("\n").trim();
 }
 function latestUserIndex(messages) {
@@ -480,19 +482,28 @@ function sessionOf(messages) {
   }
   return null;
 }
-function hudMessage(messages, sessionID, text) {
+function requestID(messages) {
+  const id = messages[latestUserIndex(messages)]?.info?.id;
+  return typeof id === "string" && id ? id : null;
+}
+function hudMessage(messages, sessionID, text, id = HUD_MESSAGE_ID) {
   let last = null;
   for (let i = messages.length - 1; i >= 0 && !last; i--) if (messages[i]?.info?.role === "user") last = messages[i].info;
   const info = {
-    id: HUD_MESSAGE_ID,
+    id,
     sessionID,
     role: "user",
     time: { created: Date.now() },
     ...last?.agent ? { agent: last.agent } : {},
     ...last?.model ? { model: last.model } : {}
   };
-  const part = { id: "prt_zzzzzzzz_codememory_hud", messageID: HUD_MESSAGE_ID, sessionID, type: "text", text, synthetic: true };
+  const part = { id: id.replace(/^msg_/, "prt_"), messageID: id, sessionID, type: "text", text, synthetic: true };
   return { info, parts: [part] };
+}
+function insertTurnBlock(messages, sessionID, text) {
+  const at = latestUserIndex(messages);
+  if (at < 0) return;
+  messages.splice(at + 1, 0, hudMessage(messages, sessionID, text, TURN_MESSAGE_ID));
 }
 
 // src/health.ts
@@ -669,7 +680,7 @@ function createCall(deps) {
     }
     if (now() < noStoreUntil) return;
     await deps.ready();
-    const figures = { budget: budget.total, tools: budget.toolTokens, cold: 0, hud: 0 };
+    const figures = { budget: budget.total, tools: budget.toolTokens, cold: 0, turn: 0, hud: 0 };
     let cold = null;
     if (config.coldStart && isFirstCall(messages)) {
       try {
@@ -683,36 +694,80 @@ function createCall(deps) {
       trace({ hook: "system", sessionID, cold: cold?.ids ?? [], tokens: figures.cold });
     }
     if (!config.hud) return done(figures);
-    let derived;
     const input = hudInput(messages, config, session.pinned);
-    try {
-      derived = await derive(input);
-    } catch (e) {
-      return done({ ...figures, skipped: `derive failed: ${e}` });
+    const request2 = requestID(messages);
+    if (session.turn && session.turn.request !== request2) session.turn = null;
+    const coldIds = cold?.ids ?? [];
+    const step = latestStep(input);
+    const planned = request2 !== null && !session.turn;
+    const ask = async (from, at, allowance, requestCarried, withCold = true) => {
+      let derived;
+      try {
+        derived = await derive(from);
+      } catch (e) {
+        return { skipped: `derive failed: ${e}` };
+      }
+      if (!derived.query_expansion.length && !derived.entities.length) return { skipped: "nothing to ask" };
+      const exclude = dedupe([...withCold ? coldIds : [], ...carriedIds(messages)]).slice(0, MAX_EXCLUDED);
+      try {
+        const answer2 = await askHud(config, projectRoot, sessionID, derived, session.pinned, exclude, allowance, at, requestCarried);
+        if (!answer2) return { exclude, skipped: `no room: ${allowance} tokens left` };
+        daemon.worked();
+        budget.learn(answer2.result);
+        sessions.pin(sessionID, answer2.shown);
+        return { exclude, answer: answer2 };
+      } catch (e) {
+        return { exclude, error: failed(e) };
+      }
+    };
+    const extra = () => sub ? { subcortical: sub.state.last } : {};
+    if (planned && request2 !== null) {
+      const got2 = await ask(input, step, budget.left(), false, false);
+      if ("error" in got2 || got2.skipped && got2.skipped.startsWith("derive failed"))
+        return done({ ...figures, ...got2, ...extra() });
+      const answer2 = got2.answer;
+      const kept = answer2?.text ? answer2.shown : [];
+      session.turn = { request: request2, text: answer2?.text ?? null, memories: kept, tokens: answer2?.text ? answer2.tokens : 0 };
+      const now2 = coldIds.length ? fitBlock(kept.filter((m) => !coldIds.includes(m.id)), formatHud, budget.left(figures.cold)) : answer2;
+      const shown = now2?.text ? now2.shown.map((m) => m.id) : [];
+      if (now2?.text) insertTurnBlock(messages, sessionID, now2.text);
+      figures.turn = now2?.text ? now2.tokens : 0;
+      return done({
+        ...figures,
+        ...answer2 ? { request: answer2.body, degraded: Boolean(answer2.result?.degraded) } : { skipped: got2.skipped },
+        excluded: got2.exclude ?? [],
+        turn: shown,
+        kept: kept.map((m) => m.id),
+        surfaced: [],
+        injected: Boolean(now2?.text),
+        ...extra()
+      });
     }
-    if (!derived.query_expansion.length && !derived.entities.length) return done({ ...figures, skipped: "nothing to ask" });
-    const exclude = dedupe([...cold?.ids ?? [], ...carriedIds(messages)]).slice(0, MAX_EXCLUDED);
-    const allowance = budget.left(figures.cold);
-    let answer;
-    try {
-      answer = await askHud(config, projectRoot, sessionID, derived, session.pinned, exclude, allowance, latestStep(input));
-    } catch (e) {
-      return done({ ...figures, error: failed(e), ...sub ? { subcortical: sub.state.last } : {} });
+    const turn = session.turn;
+    const carriedNow = new Set(carriedIds(messages));
+    const keep = (turn?.memories ?? []).filter((m) => !carriedNow.has(m.id));
+    const text = turn && keep.length === turn.memories.length ? turn.text : formatHud(keep);
+    const tokens = text === turn?.text ? turn?.tokens ?? 0 : estimateTokens(text);
+    if (text && tokens <= budget.left(figures.cold)) {
+      insertTurnBlock(messages, sessionID, text);
+      figures.turn = tokens;
     }
-    if (!answer) return done({ ...figures, excluded: exclude, skipped: `no room: ${allowance} tokens left` });
-    daemon.worked();
-    budget.learn(answer.result);
-    sessions.pin(sessionID, answer.shown);
+    const turnIds = figures.turn ? keep.map((m) => m.id) : [];
+    if (turn && !step) return done({ ...figures, turn: turnIds, surfaced: [], injected: Boolean(figures.turn), ...extra() });
+    const got = await ask(input, step, budget.left(figures.cold + figures.turn), turn !== null);
+    if (!("answer" in got) || !got.answer) return done({ ...figures, ...got, turn: turnIds, ...extra() });
+    const answer = got.answer;
     if (answer.text) messages.push(hudMessage(messages, sessionID, answer.text));
     figures.hud = answer.tokens;
     done({
       ...figures,
       request: answer.body,
-      excluded: exclude,
+      excluded: got.exclude,
+      turn: turnIds,
       surfaced: answer.shown.map((m) => m.id),
-      injected: Boolean(answer.text),
+      injected: Boolean(answer.text) || Boolean(figures.turn),
       degraded: Boolean(answer.result?.degraded),
-      ...sub ? { subcortical: sub.state.last } : {}
+      ...extra()
     });
   };
 }
@@ -730,7 +785,7 @@ var Sessions = class {
     if (s) {
       this.map.delete(id);
     } else {
-      s = { pinned: [], cold: null };
+      s = { pinned: [], turn: null, cold: null };
     }
     this.map.set(id, s);
     while (this.map.size > this.max) this.map.delete(this.map.keys().next().value);
@@ -1640,6 +1695,7 @@ export {
   SUBCORTICAL_PROMPT,
   Sessions,
   TOOLS_LINE,
+  TURN_MESSAGE_ID,
   askSubcortical,
   batches,
   clip,
