@@ -83,7 +83,7 @@ def heuristic_candidates(
     lessons += reported_bug_lessons(turns, taken=[g.text for g in lessons] + [c.text for c in resolved] + offered)
     lessons += caution_lessons(turns, taken=[g.text for g in lessons] + [c.text for c in resolved] + offered)
     # a choice that is the fix of a failure lives in the lesson (error, cause, fix): one memory, not two
-    said = [c for c in said if not any(c.rule in ("decision", "fact") and c.text in g.text for g in lessons)]
+    said = [c for c in said if not any(c.rule in ("decision", "fact", "observation") and c.text in g.text for g in lessons)]
     said = [c for c in said if not restates_lesson(c, lessons)]
     out = [c for c in said if not (c.category == "todo" and c.rule == "todo")] + lessons
     out = fixes_in_their_lessons(out, resolved)
@@ -177,7 +177,7 @@ def restates_lesson(candidate: Candidate, lessons: Sequence[Candidate]) -> bool:
     """A fact that re-states a lesson of the span (the closing summary "integration tests (Testcontainers, need
     Docker): `mvn -q verify`" after the lesson about the stopped Docker daemon): most of its words are the
     lesson's (the failure's own note left out)."""
-    if candidate.rule != "fact":
+    if candidate.rule not in ("fact", "observation"):
         return False
     words = _content_words(candidate.text)
     for lesson in lessons:

@@ -34,6 +34,7 @@ from codememory.extract.phrasings import (
     UNFIT_RE,
     VERDICT_RE,
 )
+from codememory.extract.observations import states_an_observation
 from codememory.extract.speakers import relays_a_source
 
 
@@ -505,6 +506,8 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
         return [Statement(s, "convention", "convention", reason)]
     if user and re.match(r"^(?:keep|bear)\s+in\s+mind\b|^(?:remember|note)\s+that\b|^be\s+aware\s+that\b", s, re.I):
         return [Statement(s, "convention", "convention", reason)]
+    if states_an_observation(s):
+        return [Statement(s, "fact", "observation")]  # what a value in the data stands for, a file's encoding
     factual = (
         _PORT_RE.search(s)
         or _ENV_VERSION_RE.search(s)
