@@ -158,8 +158,7 @@ def test_gotcha_is_an_error_and_the_explanation_in_the_next_turn() -> None:
     gotcha = only(heuristic_candidates(turns, SESSION), "gotcha")
     # the kind of error, never its text: a tool's output is not ours to copy into memory
     assert gotcha.text == (
-        "The problem was that `Cart` was renamed to `ShoppingCart` in the refactor. (`pytest` failed "
-        "(ImportError).)"
+        "The problem was that `Cart` was renamed to `ShoppingCart` in the refactor. (`pytest` failed (ImportError).)"
     )
     assert gotcha.seq == 1 and gotcha.said_by == "assistant_accepted"  # explained, and the user carried on
     assert "ImportError" in gotcha.entities

@@ -64,7 +64,9 @@ def test_the_assistants_reading_is_dropped_when_the_user_says_otherwise(store: S
 
 def test_a_files_real_encoding_is_a_fact(store: Store) -> None:
     first = turn(1, "the umlauts are garbage. the bank export is cp1252, not utf-8", ("Decoding it as cp1252.",))
-    assert [(who, text.lower()) for who, text in facts(store, first)] == [("user", "the bank export is cp1252, not utf-8.")]
+    assert [(who, text.lower()) for who, text in facts(store, first)] == [
+        ("user", "the bank export is cp1252, not utf-8.")
+    ]
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from codememory.extract.clean import tidy
+from codememory.extract.observations import states_an_observation
 from codememory.extract.phrasings import (
     GUESS_RE,
     INCAPABLE_RE,
@@ -34,7 +35,6 @@ from codememory.extract.phrasings import (
     UNFIT_RE,
     VERDICT_RE,
 )
-from codememory.extract.observations import states_an_observation
 from codememory.extract.speakers import relays_a_source
 
 

@@ -26,8 +26,8 @@ from functools import lru_cache
 
 from codememory.capture.turns import Turn
 from codememory.extract.candidate import ACCEPTED, ASSISTANT, OBSERVED, USER, Candidate, spoken
-from codememory.extract.observations import contradicts
 from codememory.extract.candidate import scrubbed as scrub
+from codememory.extract.observations import contradicts
 
 # categories that state what someone wants: the user's, or accepted by the user
 WANTED = frozenset({"decision", "rejected_alternative", "convention", "preference", "note"})
