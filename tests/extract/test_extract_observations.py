@@ -142,3 +142,30 @@ def test_a_cause_that_ends_on_that_carries_the_sentence_that_says_what_that_is(s
     )
     (lesson,) = lessons(store, fix_turn(said), turn(2, "ok"))
     assert lesson.startswith("The meter writes its timestamps with a trailing Z")
+
+
+def test_an_objection_to_the_question_after_an_observation_does_not_drop_it(store: Store) -> None:
+    explained = "On this logger, 9999 is the placeholder it writes when the humidity sensor times out."
+    first = turn(1, "Why are there huge spikes in the humidity plot?", (f"{explained} Fill the gaps or drop them?",))
+    second = turn(2, "no filling. drop them and print how many")
+    assert ("assistant_accepted", explained) in facts(store, first, second)
+
+
+# ----------------------------------------------------------------------------------- findings announced
+def test_what_follows_found_it_is_the_lesson_of_the_reported_problem(store: Store) -> None:
+    finding = (
+        "Found it. The sync job reads the calendar with the server's time zone, which is UTC, so every "
+        "event after 23:00 local time lands on the next day. I'll pass the user's zone to the parser. Want a test too?"
+    )
+    first = turn(1, "evening events are wrong in the app, a day late", (finding,))
+    (lesson,) = lessons(store, first, turn(2, "yes add one"))
+    assert lesson.startswith("The sync job reads the calendar with the server's time zone")
+    assert "Want a test" not in lesson and lesson.endswith(
+        "(reported: Evening events are wrong in the app, a day late.)"
+    )
+
+
+def test_an_acknowledgement_or_a_short_finding_is_no_lesson(store: Store) -> None:
+    first = turn(1, "only the standard library please", ("Got it: standard library only. Starting on the parser.",))
+    second = turn(2, "what was wrong with the export?", ("Found it. A typo.",))
+    assert lessons(store, first, second, turn(3, "ok")) == []

@@ -240,7 +240,8 @@ def with_findings(reported: Sequence[Candidate], found: Sequence[Candidate]) -> 
         if finding is None or note is None:
             out.append(lesson)
             continue
-        text = clip(f"{finding.text} {note.group(0).strip()}", 480)
+        tail = note.group(0).strip()
+        text = f"{clip(finding.text, max(80, 479 - len(tail)))} {tail}"  # the note whole, the finding cut to fit
         out.append(Candidate(text, "gotcha", GOTCHA_IMPORTANCE, lesson.seq, entity_names(text), rule="lesson",
                              said_by=ASSISTANT))  # fmt: skip
     return out + list(by_turn.values())
