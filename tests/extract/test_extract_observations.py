@@ -169,3 +169,8 @@ def test_an_acknowledgement_or_a_short_finding_is_no_lesson(store: Store) -> Non
     first = turn(1, "only the standard library please", ("Got it: standard library only. Starting on the parser.",))
     second = turn(2, "what was wrong with the export?", ("Found it. A typo.",))
     assert lessons(store, first, second, turn(3, "ok")) == []
+
+
+def test_a_test_left_behind_by_an_intended_change_is_no_lesson(store: Store) -> None:
+    said = "The old test expected the unrounded total of 7, which the new rounding now reports as 10. Updating it."
+    assert lessons(store, fix_turn(said)) == []

@@ -229,6 +229,13 @@ _DANGLING_END_RE = re.compile(r"\b(?:that|this|it|them|those|these)\W*$", re.IGN
 # "My mistake:" / "Oops," before a sentence: the admission, not what went wrong
 _ADMISSION_LEAD_RE = re.compile(r"^\W*(?:my\s+mistake|my\s+bad|oops|whoops)\b\W*", re.IGNORECASE)
 MIN_FIX_WORDS = 12
+# a test that still expects what was just changed on purpose: the fix is the test, and nothing was learned
+_STALE_TEST_RE = re.compile(
+    r"\b(?:old|existing|previous)\s+(?:\w+\s+)?(?:tests?|assertions?|snapshots?)\s+(?:still\s+)?expect\w*\b"
+    r"|\b(?:tests?|assertions?|snapshots?)\s+still\s+expects?\b"
+    r"|\bupdat\w*\s+(?:the\s+|that\s+|this\s+)?(?:old\s+)?(?:tests?|assertions?|snapshots?|expected\s+\w+)\b",
+    re.IGNORECASE,
+)
 
 
 def _said_before_the_fix(right_after: Sequence[str], used: set[str]) -> list[str]:
@@ -241,8 +248,8 @@ def _said_before_the_fix(right_after: Sequence[str], used: set[str]) -> list[str
             if not s or s in used or s.endswith("?") or _NARRATION_RE.match(s):
                 continue
             s = _unadmitted(s)
-            if _SLIP_RE.search(s):
-                return []  # "I forgot the import": a slip teaches nothing
+            if _SLIP_RE.search(s) or _STALE_TEST_RE.search(s):
+                return []  # "I forgot the import", "the old test expected 2": a slip or a test left behind
             kept.append(s)
     kept = kept[: MAX_EXPLANATION + 1]
     if sum(len(s.split()) for s in kept) < MIN_FIX_WORDS or all(_FIX_RE.search(s) for s in kept):
