@@ -174,3 +174,18 @@ def test_an_acknowledgement_or_a_short_finding_is_no_lesson(store: Store) -> Non
 def test_a_test_left_behind_by_an_intended_change_is_no_lesson(store: Store) -> None:
     said = "The old test expected the unrounded total of 7, which the new rounding now reports as 10. Updating it."
     assert lessons(store, fix_turn(said)) == []
+
+
+def test_a_finding_replaces_the_guess_before_it_not_the_point_explained_after_it(store: Store) -> None:
+    guess = "The totals might be rounded somewhere before the export, because the cents look off."
+    finding = (
+        "Found it. The export adds the delivery fee to every line item instead of once per order, so orders "
+        "with many items come out far too high."
+    )
+    later = "Separately, the export totals are wrong for refunds because refunds are stored as positive amounts."
+    first = turn(1, "the export totals are wrong for big orders", (guess, finding, later))
+    found = lessons(store, first, turn(2, "ok"))
+    assert any(text.startswith("The export adds the delivery fee") for text in found), found
+    assert not any(text.startswith("The totals might be rounded") for text in found), found
+    # the report's explanation said after the finding is another point: its own lesson, with the report's note
+    assert any(text.startswith("Separately, the export totals are wrong for refunds") for text in found), found

@@ -82,7 +82,7 @@ def heuristic_candidates(
     offered = [text for _, text in answers.taken]
     found = finding_lessons(turns, taken=[g.text for g in lessons] + [c.text for c in resolved] + offered)
     reported = reported_bug_lessons(turns, taken=[g.text for g in lessons] + [c.text for c in resolved] + offered)
-    lessons += with_findings(reported, found)
+    lessons += with_findings(reported, found, turns)
     lessons += caution_lessons(turns, taken=[g.text for g in lessons] + [c.text for c in resolved] + offered)
     # a choice that is the fix of a failure lives in the lesson (error, cause, fix): one memory, not two
     said = [

@@ -229,19 +229,37 @@ def finding_lessons(turns: Sequence[Turn], taken: Collection[str] = ()) -> list[
     return out
 
 
-def with_findings(reported: Sequence[Candidate], found: Sequence[Candidate]) -> list[Candidate]:
+def with_findings(reported: Sequence[Candidate], found: Sequence[Candidate], turns: Sequence[Turn]) -> list[Candidate]:
     """The reported problems' lessons with the finding the assistant announced in the same turn as their
-    explanation (the report's note kept), and the findings no report asked for."""
+    explanation (the report's note kept), and the findings no report asked for. A finding supersedes what was
+    guessed before it in the turn, not what was explained after it: a later explanation stays its own lesson."""
     out: list[Candidate] = []
     by_turn = {f.seq: f for f in found}
+    texts = {t.seq: t.assistant_texts for t in turns}
     for lesson in reported:
-        finding = by_turn.pop(lesson.seq, None)
+        finding = by_turn.get(lesson.seq)
         note = re.search(r"\s*\(reported:.*\)\s*$", lesson.text)
         if finding is None or note is None:
             out.append(lesson)
             continue
+        said = texts.get(lesson.seq, ())
+        explained_at, found_at = _text_at(said, lesson.text[: note.start()]), _text_at(said, finding.text)
+        if explained_at is not None and found_at is not None and explained_at > found_at:
+            out.append(lesson)  # said after the finding: another point, not a guess the finding replaces
+            continue
+        del by_turn[lesson.seq]
         tail = note.group(0).strip()
         text = f"{clip(finding.text, max(80, 479 - len(tail)))} {tail}"  # the note whole, the finding cut to fit
         out.append(Candidate(text, "gotcha", GOTCHA_IMPORTANCE, lesson.seq, entity_names(text), rule="lesson",
                              said_by=ASSISTANT))  # fmt: skip
     return out + list(by_turn.values())
+
+
+def _plain(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def _text_at(texts: Sequence[str], sentence: str) -> int | None:
+    """Which of a turn's assistant texts a memory's sentence came from (its first words), if any."""
+    key = " ".join(_plain(sentence).split()[:6])
+    return next((i for i, raw in enumerate(texts) if key and key in _plain(raw)), None)
