@@ -31,7 +31,7 @@ def test_the_setting_is_put_back_and_every_row_is_indexed(tmp_path: Path) -> Non
         conn = store.db.conn
         conn.execute("INSERT INTO memories_trigram(memories_trigram, rank) VALUES ('hashsize', 2000000)")
         before = _hash_bytes(store)
-        with store.db.bulk_text_indexing():
+        with store.db.bulk_load():
             seen_inside = _hash_bytes(store)
             store.db.insert_many(_mems(1, 300))
             store.db.insert_many(_mems(301, 300))
@@ -48,7 +48,7 @@ def test_the_setting_is_put_back_and_every_row_is_indexed(tmp_path: Path) -> Non
 def test_a_rolled_back_bulk_write_leaves_nothing_behind(tmp_path: Path) -> None:
     with Store.init(tmp_path)[0] as store:
         before = _hash_bytes(store)
-        with pytest.raises(RuntimeError), store.db.bulk_text_indexing():
+        with pytest.raises(RuntimeError), store.db.bulk_load():
             store.db.insert_many(_mems(1, 50))
             raise RuntimeError("stop")
         assert _hash_bytes(store) == before and store.count() == 0

@@ -332,7 +332,9 @@ def _cause_score(s: str, clues: set[str], *, after: bool = False) -> int:
     cue = strong or bool(_CAUSE_RE.search(s))
     words = {_stem(w) for w in re.findall(r"[a-z][a-z0-9_-]{2,}", s.lower()) if w not in _CLUE_STOP}
     shared = len(words & clues)
-    weak = bool(_WEAK_CAUSE_RE.search(s)) or (after and bool(_AFTER_CUE_RE.search(s)))
+    # a colon inside `<time_on:4>` is no "X: Y" of the sentence's own (the span keeps its length)
+    prose = _CODE_SPAN_RE.sub(lambda m: "c" * len(m.group()), s)
+    weak = bool(_WEAK_CAUSE_RE.search(prose)) or (after and bool(_AFTER_CUE_RE.search(prose)))
     if not (cue and (strong or shared or after)) and not (weak and shared >= (1 if after else 2)):
         return 0
     if _states_something(s):
@@ -340,6 +342,7 @@ def _cause_score(s: str, clues: set[str], *, after: bool = False) -> int:
     return shared + (3 if strong else 1)
 
 
+_CODE_SPAN_RE = re.compile(r"`[^`]*`")
 _WEAK_CAUSE_RE = re.compile(
     r"\bbut\b|\b(?:has|have)\s+to\b|\bmust\b|\bonly\s+lets?\b|^[^:]{3,40}:\s|\bmaps?\b|\bexpects?\b|"
     r"\b(?:caught|found)\s+a\s+(?:real\s+)?bug\b|\bwas\s+\w+ed\s+(?:on|for|in)\s+every\b",

@@ -85,3 +85,13 @@ INCAPABLE_RE = re.compile(
     r"(?:work|fit|represent|handle|scale|cope|cover|express|model|hold|capture)\b",
     re.IGNORECASE,
 )
+# The user turning a named thing down with the reason in the same breath (the user's only): "no LoTW, the club wants
+# paper cards", "No web thing: I'd be the one keeping it alive". Small talk ("no worries, …", "no rush: …") and a
+# report ("no errors, the build is green") name no option.
+NO_THING_WHY_RE = re.compile(
+    r"^\W*(?:no|nah)\s+(?!(?:problem|problems|worries|rush|idea|thanks|need|way|luck|doubt|pressure|stress|hurry|"
+    r"clue|changes?|difference|errors?|issues?|warnings?|failures?|one|more|longer|matter|offence|offense)\b)"
+    # a ban list ("no X, no Y") is a rule of its own, and "no X, just Y" says what to do instead, not why
+    r"(?P<y>[\w.+-]+(?:\s+[\w.+-]+){0,2})\s*(?:[,;]|(?<!:):(?!:))\s*(?!(?:no|nor|just|only|instead|but|and)\b)\S+(?:\s+\S+){2,}",
+    re.IGNORECASE,
+)

@@ -20,11 +20,29 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from codememory.extract.clean import tidy
+from codememory.extract.fact_phrasings import (
+    ASIDE_RE,
+    CODE_SPAN_RE,
+    COMMAND_RE,
+    CONSTRAINT_RE,
+    ENV_VERSION_RE,
+    FAILURE_TALK_RE,
+    GENERIC_VERSION_RE,
+    HOST_VERSION_RE,
+    LOCATION_RE,
+    MINE_RE,
+    PORT_RE,
+    RESULT_NOW_RE,
+    SPEC_RE,
+    VERSION_RE,
+    WITHOUT_COMMAND_RE,
+)
 from codememory.extract.observations import states_an_observation
 from codememory.extract.phrasings import (
     GUESS_RE,
     INCAPABLE_RE,
     IT_IS_RE,
+    NO_THING_WHY_RE,
     OBVIOUS_BUT_RE,
     PLACEMENT_RE,
     RULE_OUT_RE,
@@ -36,6 +54,16 @@ from codememory.extract.phrasings import (
     VERDICT_RE,
 )
 from codememory.extract.speakers import relays_a_source
+from codememory.extract.standing_rules import (
+    CI_ENFORCES_RE,
+    DEONTIC_RE,
+    FOLLOWS_PRACTICE_RE,
+    NOT_THE_OTHER_RE,
+    RULE_HEADING_RE,
+    SETTLED_RE,
+    names_a_format,
+    terse_bounds,
+)
 
 
 @dataclass(frozen=True)
@@ -241,18 +269,6 @@ _CONVENTION_RE = re.compile(
     r"them)\b)\w+",
     re.IGNORECASE,
 )
-_PLATFORM = (
-    r"(?:python|node(?:\.?js)?|go|java|ruby|rust|php|deno|bun|postgres(?:ql)?|mysql|sqlite|redis|ubuntu|debian|"
-    r"alpine|windows|macos|linux|ios|android|typescript|react|django|flask|rails|\.net|jdk|gcc|clang|es\d{4}|"
-    r"ecmascript|pg|msrv|rustc)"
-)
-_VERSION_RE = re.compile(rf"\b{_PLATFORM}\s*v?\d+(?:\.\d+)*\b|\b{_PLATFORM}\b", re.IGNORECASE)
-_CONSTRAINT_RE = re.compile(
-    r",?\s*so\s+(?:no|don'?t|do\s+not|avoid|never|we\s+(?:can'?t|cannot|must|need|have)|nothing|only)\b"
-    r"|\b(?:must|has\s+to|have\s+to|needs\s+to|need\s+to)\s+(?:support|run\s+on|work\s+on|be\s+compatible|stay\s+on|"
-    r"target)\b|\b(?:can'?t|cannot|can\s+not)\s+use\b|\b(?:only|still)\s+(?:supports?|runs?)\b|\bstuck\s+on\b",
-    re.IGNORECASE,
-)
 _ASSISTANT_CONVENTION_RE = re.compile(
     r"\b(?:the|this|our)\s+(?:project'?s?|repo(?:sitory)?'?s?|codebase'?s?)\s+convention\s+is\b|\bby\s+convention\b",
     re.IGNORECASE,
@@ -264,76 +280,6 @@ PREFERENCE_RE = re.compile(
     re.IGNORECASE,
 )
 
-# What the user wants of the thing itself, said as a terse list with a bound in it (the user's only): "sfx only, no
-# music", "sheets: a4 landscape, 24h, no colour — printer is b/w laser", "so please no colours and none of those
-# line characters". Small talk is no bound ("no worries", "no rush", "coffee only").
-_NOT_A_BOUND = r"(?!(?:worries|rush|problem|problems|idea|way|luck|doubt|kidding|joke|pressure|stress|clue|need|one)\b)"
-_ITEM = r"[\w/.+-]+(?:\s+[\w/.+-]+){0,2}"
-# a label that names where a line came from, not what the user wants: "error: python only, no rust" is a pasted line
-_NOT_A_SOURCE = (
-    r"(?!(?:error|warning|warn|info|debug|fatal|notice|hint|log|output|stdout|stderr|exception|readme|docs?|faq|page)"
-    r"\s*:)"
-)
-TERSE_BOUNDS_RE = re.compile(
-    rf"^(?!(?:ok|okay|k|yes|yeah|yep|sure|thanks|thank|great|cool|fine|good|nice|perfect|right|well|hi|hey)\b)"
-    rf"(?:and\s+|but\s+|also\s+)?(?:{_NOT_A_SOURCE}[\w-]+(?:\s+[\w-]+)?:\s*)?"
-    rf"(?:{_ITEM}\s+only|only\s+{_ITEM}|no\s+{_NOT_A_BOUND}{_ITEM}|{_ITEM})"
-    rf"(?:\s*,\s*(?:{_ITEM}\s+only|only\s+{_ITEM}|no\s+{_NOT_A_BOUND}{_ITEM}|{_ITEM}))*"
-    rf"\s*,\s*(?:no\s+{_NOT_A_BOUND}[\w/.+-]+|{_ITEM}\s+only)\b"
-    rf"|^(?:and\s+|but\s+)?{_ITEM}\s+only\s*,\s*no\s+{_NOT_A_BOUND}[\w-]+"
-    rf"|\bplease\s+no\s+{_NOT_A_BOUND}[\w-]+(?:\s+[\w-]+)?\s*(?:,|\s+and\s+(?:no|none)\b|\s+or\s+)",
-    re.IGNORECASE,
-)
-# A terse list can also say what happened rather than what is wanted: "checked the logs, no errors", "deployed to
-# staging, no issues so far", "ran it again, no difference". A report starts with what was done (a verb in the past
-# with what it was done to) or ends on how things stand so far; it bounds nothing.
-_TERSE_REPORT_RE = re.compile(
-    r"^(?:and\s+|but\s+|also\s+|so\s+)?(?:(?:re)?(?:ran|tried|got|saw|did|went|made|found|gave|took)\s"
-    r"|\w+ed\s+(?:it|them|this|that|the|a|an|my|our|again|locally|everything|all|both|twice)\b)"
-    r"|\bno\s+[\w-]+(?:\s+[\w-]+)?\s+(?:so\s+far|yet|anymore|any\s+more|this\s+time)\b",
-    re.IGNORECASE,
-)
-
-# ------------------------------------------------------------------------------------------- facts
-_PORT_RE = re.compile(
-    r"\b(?:runs?|running|listens?|listening|serves?|served|is|are|bound|binds?|exposed?|available|lives?|starts?)\s+"
-    r"(?:\w+\s+){0,4}on\s+(?:port\s+\d{2,5}|(?:https?://)?(?:localhost|127\.0\.0\.1|0\.0\.0\.0)?:\d{2,5})\b"
-    r"|\bport\s+(?:is\s+)?\d{2,5}\b|\b(?:the\s+)?(?:\w+\s+)?port\s+(?:is|=)\s+\d{2,5}",
-    re.IGNORECASE,
-)
-_ENV_VERSION_RE = re.compile(
-    r"\b(?:ci|production|prod|staging|the\s+(?:server|build|image|container|runtime|project|app|repo|codebase|"
-    r"deploy(?:ment)?|pipeline|ci)|we|our\s+\w+|it)\s+(?:runs?|uses?|is\s+on|are\s+on|'re\s+on|targets?|"
-    r"requires?|needs?|is\s+pinned\s+to|pins?|ships?\s+with|supports?)\s+(?:only\s+)?(?:\w+\s+)?"
-    rf"{_PLATFORM}\s*v?\d+(?:\.\d+)*"
-    rf"|\b{_PLATFORM}\s*v?\d+(?:\.\d+)*\s+(?:in|on)\s+(?:ci|production|prod|staging)\b"
-    rf"|\b(?:requires?|needs?)\s+{_PLATFORM}\s*(?:>=?\s*)?v?\d+(?:\.\d+)*",
-    re.IGNORECASE,
-)
-_BARE_COMMAND = (
-    r"(?:cargo|npm|pnpm|yarn|bun|make|go|uv|pytest|poetry|docker(?:\s+compose)?|kubectl|python3?\s+-m|mvn|gradle|"
-    r"bundle|rake|mix|dotnet|golangci-lint|ruff|tox|nox)\s+[\w-]+"
-)
-_CODE_SPAN_RE = re.compile(r"`[^`]*`")
-_FAILURE_TALK_RE = re.compile(r"\b(?:fail(?:s|ed|ing|ure)?|error|because|broke|broken|crash(?:es|ed)?)\b", re.I)
-_COMMAND_RE = re.compile(
-    r"\b(?:run|start|launch|build|test|lint|format|deploy|migrate|serve|seed|check|type-?check|release)\w*\s+"
-    r"(?:the\s+|all\s+)?(?:[\w-]+\s+){0,2}(?:with|using|via|by\s+running)\s+`[^`]+`"
-    r"|`[^`]{2,80}`\s+(?:runs|starts|builds|lints|formats|deploys|migrates|seeds|serves|runs\s+the)\b"
-    r"|\b(?:test|build|dev|start|lint|format|deploy|migration|run)\s+command\s+is\s+`[^`]+`"
-    r"|^to\s+(?:run|start|build|test|lint|format|deploy|migrate|serve|seed)\b[^,]*,\s*(?:run|use|type)\s+`[^`]+`"
-    r"|^to\s+(?:run|start|build|test|lint|format|deploy|migrate|serve|seed)(?:\s+(?:and|&)\s+\w+)?(?:\s+[\w-]+){0,3}"
-    r"\s*:\s*`[^`]+`"
-    r"|\b(?:tests?|the\s+server|the\s+app|migrations?|the\s+linter)\s+(?:run|runs|start|starts)\s+with\s+`[^`]+`"
-    rf"|\b(?:lint(?:er|ing)?|tests?|builds?|formatter|format(?:ting)?|dev\s+server|migrations?|deploy(?:s|ment)?|"
-    rf"releases?|type-?check(?:s|ing)?)\b[^.`]{{0,30}}(?:\b(?:is|it'?s|are|with|using|via|run)\s*:?|:)\s*"
-    rf"(?:`[^`]+`|{_BARE_COMMAND})"
-    r"|\b(?:runs?|run\s+by)\s+(?:from|via|in|on|as\s+a)\s+(?:a\s+)?(?:cron(?:job)?|systemd|a\s+timer)\b"
-    r"|\b(?:nightly|daily|hourly|weekly|every\s+\w+)\b[^.]*\bat\s+\d{1,2}:\d{2}\b",
-    re.IGNORECASE,
-)
-
-
 # ------------------------------------------------------------------- phrasings without a choice verb
 # (the patterns are in extract/phrasings.py)
 
@@ -343,90 +289,12 @@ COUNTERFACTUAL_RE = re.compile(
     r"built-in|alternative|other)\s+[^,]{2,60}?\s+(?:would|could)\s+(?!be\s+(?:fine|better|great|ideal|nice|good)\b)\w+",
     re.IGNORECASE,
 )
-# Standing rules not phrased always/never (the user's only).
-_SETTLED_RE = re.compile(
-    r"\b(?:is|are|'s|stays?)\s+(?:not\s+up\s+for\s+(?:discussion|debate|negotiation)|non-?negotiable|not\s+negotiable|"
-    r"set\s+in\s+stone|a\s+hard\s+(?:requirement|constraint|limit))\b",
-    re.IGNORECASE,
-)
-_RULE_HEADING_RE = re.compile(r"\brules?\b[^:.?]{0,30}:\s*\S|\brules?\s+apply\b", re.IGNORECASE)
-_DEONTIC_RE = re.compile(
-    r"\b(?:nothing|nobody|no\s+one|no-one)\b[^.;:!?]{0,40}?\b(?:should|may|must|can)\s+ever\b"
-    r"|\b(?:nobody|no\s+one|no-one)\s+(?:ever\s+)?(?:runs?|pushes|commits|deploys|merges|edits|touches|applies|calls|"
-    r"imports|writes|uses|should|may|must|gets\s+to|is\s+allowed)\b"
-    r"|(?<!\bi\s)(?<!\byou\s)(?<!\bwe\s)(?:must|has\s+to|have\s+to|needs?\s+to|should)\s+(?:always\s+)?(?:stay|remain)\b"
-    r"|\b(?:i|we)\s+need\s+(?:the\s+|our\s+|all\s+|every\s+)?[\w\s-]{2,40}?\s+to\s+(?:stay|remain|keep)\b"
-    # a rule that follows from a fact: "all our customers are in the EU, so the data stays in Frankfurt"
-    r"|,\s*so\s+(?:the\s+|all\s+|our\s+|every\s+)?[\w-]+(?:\s+[\w-]+)?\s+(?:stays?|remains?|lives?)\s+"
-    r"(?:in|on|inside|within|under|behind)\b"
-    r"|\b(?:must|have\s+to|has\s+to|needs?\s+to)\s+(?:pass|succeed|be\s+green|run)\s+before\b"
-    # terse rules with the subject left out: "Must be RE-2024-0001, no gaps!", "only for main branch please",
-    # "keep it shellcheck clean", "max 1 req per 5s per host"
-    r"|^(?:but\s+|and\s+)?(?:must|has\s+to|needs?\s+to|should\s+always|always)\s+(?:be|stay|have|use|run|go)\b"
-    r"(?!\s+(?:the|a|an|it|that|this|something|because|due|from|why|my|our|wrong|broken|fine)\b)"
-    r"|^(?:but\s+|and\s+)?only\s+(?:for|on|in|with|from|when|via|through|the)\b[^.?]*\bplease\b"
-    r"|\bkeep\s+(?:it|this|them|the\s+[\w-]+)\s+(?:[\w-]+\s+)?(?:clean|green|passing|lint-?free|warning-?free)\b"
-    r"|\b(?:max(?:imum)?|at\s+most|no\s+more\s+than)\s+(?:\w+\s+)?\d+\s*(?:reqs?|requests?|calls?|hits?|jobs?|runs?|"
-    r"connections?|retries|tries)\s*(?:/|per|a|an|every|each)\b"
-    r"|\b(?:one|1)\s+(?:req|request|call)\s+(?:every|per|a)\b"
-    # a ban list: "no colours, no emoji", "no capital letters and no full stop at the end"
-    r"|\bno\s+(?!(?:worries|rush|problem|problems|idea|way|luck|doubt|kidding|joke|pressure|stress)\b)[\w-]+(?:\s+[\w-]+)?"
-    r"\s*(?:,\s*|\s+and\s+|\s+or\s+)(?:no|nor)\s+(?!(?:worries|rush|problem|problems|idea|way|luck|pressure)\b)[\w-]+"
-    # a request with the way it must (not) be done: "please write it with a decimal point, not a comma"
-    r"|\bplease\b[^.?]*\b(?:with|as|in|using)\b[^.?]*,\s*(?:not|never)\s+(?:a|an|the)?\s*\w+"
-    # an instruction for every time something happens: "bump the chart version whenever you touch a chart"
-    r"|^(?:and\s+|also\s+|please\s+)*(?!(?:i|we|you|it|the|a|an|this|that|they|he|she|there|when|if|my|our|haha|lol)\b)"
-    r"(?!(?:crash|fail|break|broke|hang|hung|freez|error|dies|die|stop|show)\w*\b)"
-    r"[a-z]+\s(?:(?!\b(?:crash|fail|break|broke|hang|hung|freez|error|dies|die|stop|show)\w*)[^.?])*?"
-    r"\b(?:whenever|(?:every|each)\s+time\s+(?:you|we|someone|anyone|somebody))\b",
-    re.IGNORECASE,
-)
-# What the pipeline enforces: "ci runs clippy -D warnings", "CI checks formatting with ruff --check".
-_CI_ENFORCES_RE = re.compile(
-    r"(?:^|[\u2014\u2013;:]\s*|\s-\s)(?:and\s+|also\s+)?(?:our\s+|the\s+)?(?:ci|pipeline|pre-commit(?:\s+hook)?|github\s+actions|"
-    r"the\s+build)\s+"
-    r"(?:always\s+)?(?:runs?|enforces?|checks?|requires?)\s+`?[\w.-]+`?(?:\s+[\w.=`-]+){0,4}?\s+`?(?:--?[A-Za-z][\w=-]*)"
-    r"|(?:^|[\u2014\u2013;:]\s*|\s-\s)(?:and\s+|also\s+)?(?:our\s+|the\s+)?(?:ci|pipeline|pre-commit)\s+(?:always\s+)?"
-    r"(?:runs?|enforces?|checks?)\s+"
-    r"(?:\w+\s+)?(?:lint(?:ing|s)?|format(?:ting)?|type[- ]?check(?:ing|s)?|clippy|mypy|ruff|eslint|prettier|black|"
-    r"shellcheck|gofmt|rustfmt)\b",
-    re.IGNORECASE,
-)
-# Facts given in passing: "For the record, the box has CUDA 12.1", "the dataset is mounted at /mnt/data".
-_ASIDE_RE = re.compile(r"^\W*(?:for\s+the\s+record|for\s+reference|fyi|heads[- ]up|just\s+so\s+you\s+know)\b", re.I)
-# The user's own setup, with a version: "My switch is logq-5.1, on OCaml 5.1.1."
-_MINE_RE = re.compile(r"\b(?:my|our)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:is|are|runs?|uses?|has|have)\b", re.IGNORECASE)
-# A terse "label: values" the user gives: "measured: air 26100, glass of water 12400", "UA: bot/1.0 (+mailto:…)".
-_SPEC_RE = re.compile(
-    r"^(?!(?:problem|question|bug|issue|note|todo|next|also|btw|ps|update|edit|other\s+thing|last\s+thing|one\s+more|"
-    r"reminder|plan|context|background|summary|hint|tip)\b)[A-Za-z][\w -]{0,20}:\s+"
-    r"(?=.*(?:\d{3,}|[\w-]+/\d|\+mailto:|@[\w.-]+\.\w+)).{6,160}$",
-    re.IGNORECASE,
-)
-_GENERIC_VERSION_RE = re.compile(r"\b[A-Za-z][\w+-]*\s*v?\d+\.\d+(?:\.\d+)*\b")
-_HOST_VERSION_RE = re.compile(
-    r"\b(?:box|machine|server|host|cluster|runners?|builders?|build\s+(?:farm|machine|box)|image|container|vm|"
-    r"ci|prod(?:uction)?|staging|mac|laptop|workstation|desktop|device|board|pi)(?:\s+(?:box|machine|server|host|"
-    r"runners?|image|mac|laptop|vm|node))?\s+(?:has|have|runs?|uses?|is\s+on|are\s+on|ships?\s+with|comes\s+with)\s+"
-    r"(?:[\w.+-]+\s+){0,2}?[A-Za-z][\w+-]*\s*v?\d+\.\d+",
-    re.IGNORECASE,
-)
-_LOCATION_RE = re.compile(
-    r"\b(?:is|are|lives?)\s+(?:mounted|located|stored|installed|kept|checked\s+out)?\s*(?:at|in|under)\s+"
-    r"(?:`)?(?:~|/(?!tmp/|var/tmp/))[\w.-]+/[\w./-]+",
-    re.IGNORECASE,
-)
-_WITHOUT_COMMAND_RE = re.compile(
-    r"\b(?:without|if\s+you\s+(?:don'?t|do\s+not)\s+have)\b[^.`]{0,60}?\b(?:run|use)\s+`[^`]{3,}`", re.IGNORECASE
-)
 # A caveat: "no need for a GradScaler with bf16; that's only for fp16".
 _CAVEAT_RE = re.compile(
     r"\b(?:no\s+need\s+for|(?:doesn'?t|don'?t)\s+need)\s+(?:a\s+|an\s+|the\s+)?[\w.-]+[^.]*\b(?:only\s+(?:needed\s+|"
     r"required\s+)?(?:for|with|when|on)|only\s+(?:matters|applies))\s+(?!(?:now|the\s+moment|testing|this\s+test)\b)\w+",
     re.IGNORECASE,
 )
-# The assistant reporting what it just changed ("The PDF now formats …") states no fact of its own.
-_RESULT_NOW_RE = re.compile(r"^(?:the\s+|a\s+|an\s+)?[\w.`-]+(?:\s+[\w.`-]+){0,3}\s+now\s+\w+", re.IGNORECASE)
 
 
 def _phrased_choice(s: str) -> Statement | None:
@@ -489,18 +357,27 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
     rejected = _rejection(s, user=user)
     if rejected:
         return [rejected]
+    turned_down = NO_THING_WHY_RE.match(s) if user else None
+    if turned_down and not PRONOUN_OBJECT_RE.match(turned_down.group("y")):
+        return [Statement(s, "rejected_alternative", "rejected", True)]
     phrased = _phrased_choice(s)
     if phrased:
         return [phrased]
     if user and (
-        _RULE_HEADING_RE.search(s) or _DEONTIC_RE.search(s) or _SETTLED_RE.search(s) or _CI_ENFORCES_RE.search(s)
+        RULE_HEADING_RE.search(s)
+        or DEONTIC_RE.search(s)
+        or SETTLED_RE.search(s)
+        or CI_ENFORCES_RE.search(s)
+        or NOT_THE_OTHER_RE.match(s)
+        or FOLLOWS_PRACTICE_RE.match(s)
+        or (names_a_format(s) and not relays_a_source(s))
     ):
         return [Statement(s, "convention", "convention", reason)]
     if _CAVEAT_RE.search(s):
         return [Statement(s, "gotcha", "gotcha", True)]
-    if user and (_CONVENTION_RE.search(s) or (_VERSION_RE.search(s) and _CONSTRAINT_RE.search(s))):
+    if user and (_CONVENTION_RE.search(s) or (VERSION_RE.search(s) and CONSTRAINT_RE.search(s))):
         return [Statement(s, "convention", "convention", reason)]
-    if user and TERSE_BOUNDS_RE.search(s) and not _TERSE_REPORT_RE.search(s) and not relays_a_source(s):
+    if user and terse_bounds(s) and not relays_a_source(s):
         return [Statement(s, "preference", "preference", reason)]
     if not user and _ASSISTANT_CONVENTION_RE.search(s):
         return [Statement(s, "convention", "convention", reason)]
@@ -509,21 +386,21 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
     if states_an_observation(s):
         return [Statement(s, "fact", "observation")]  # what a value in the data stands for, a file's encoding
     factual = (
-        _PORT_RE.search(s)
-        or _ENV_VERSION_RE.search(s)
-        or _COMMAND_RE.search(s)
-        or _HOST_VERSION_RE.search(s)
-        or _WITHOUT_COMMAND_RE.search(s)
-        or (_LOCATION_RE.search(s) and (user or not _FAILURE_TALK_RE.search(s)))
-        or (user and _ASIDE_RE.match(sentence) and _GENERIC_VERSION_RE.search(s))
-        or (user and _SPEC_RE.match(s))
-        or (user and _MINE_RE.search(s) and _GENERIC_VERSION_RE.search(s))
+        PORT_RE.search(s)
+        or ENV_VERSION_RE.search(s)
+        or COMMAND_RE.search(s)
+        or HOST_VERSION_RE.search(s)
+        or WITHOUT_COMMAND_RE.search(s)
+        or (LOCATION_RE.search(s) and (user or not FAILURE_TALK_RE.search(s)))
+        or (user and ASIDE_RE.match(sentence) and GENERIC_VERSION_RE.search(s))
+        or (user and SPEC_RE.match(s))
+        or (user and MINE_RE.search(s) and GENERIC_VERSION_RE.search(s))
     )
-    if not user and _RESULT_NOW_RE.match(s):
+    if not user and RESULT_NOW_RE.match(s):
         return []  # "The PDF now formats amounts with …": a change reported, not a fact
-    talk = _CODE_SPAN_RE.sub("", s)  # `ctest --output-on-failure` is a command, not failure talk
-    if factual and not _NARRATION_RE.match(s) and not (not user and _FAILURE_TALK_RE.search(talk)):
-        if _VERSION_RE.search(s) and _CONSTRAINT_RE.search(s):
+    talk = CODE_SPAN_RE.sub("", s)  # `ctest --output-on-failure` is a command, not failure talk
+    if factual and not _NARRATION_RE.match(s) and not (not user and FAILURE_TALK_RE.search(talk)):
+        if VERSION_RE.search(s) and CONSTRAINT_RE.search(s):
             return [Statement(s, "convention", "convention", reason)]  # the assistant restating a constraint
         return [Statement(s, "fact", "fact")]
     return []

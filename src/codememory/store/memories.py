@@ -24,6 +24,8 @@ _FTS_TABLES = ("memories_fts", "memories_trigram", "memories_words")
 # written at each statement's start anyway, so what this holds at most is one batch's.
 _FTS_DEFAULT_HASH_BYTES = 1 << 20
 _FTS_BULK_HASH_BYTES = 64 << 20  # a cap: a batch's terms rarely take a tenth of it
+# Indexes of `memories` a bulk load reads while it runs (new ids and duplicate texts are looked up batch by batch).
+_BULK_KEPT_INDEXES = ("memories_hash",)
 
 _MEMORY_COLUMNS = (
     "m.pk, m.id, m.text, m.category, m.importance, m.entered_by, m.source, m.created_at, m.updated_at, "
@@ -50,6 +52,12 @@ STALE_FACTOR = 0.5
 
 
 def _insert_row(mem: Memory, git_commit: str | None = None) -> tuple[Any, ...]:
+    return (*memory_row(mem, git_commit), *provenance_row(mem.provenance))
+
+
+def memory_row(mem: Memory, git_commit: str | None = None) -> tuple[Any, ...]:
+    """The columns of a new row but its provenance (`provenance_row`): what needs no store, built where the memory
+    was read (an import's worker processes send these plain tuples, cheaper to pass than Memory objects)."""
     return (
         mem.id,
         mem.text,
@@ -67,11 +75,12 @@ def _insert_row(mem: Memory, git_commit: str | None = None) -> tuple[Any, ...]:
         mem.superseded_by,
         *session_position(mem.source),
         git_commit,
-        mem.provenance.origin,
-        mem.provenance.by,
-        mem.provenance.at,
-        mem.provenance.review,
     )
+
+
+def provenance_row(provenance: Provenance) -> tuple[Any, ...]:
+    """The provenance columns that end a row of `_INSERT_COLUMNS`."""
+    return (provenance.origin, provenance.by, provenance.at, provenance.review)
 
 
 def text_hash(text: str) -> str:
@@ -105,17 +114,39 @@ class MemoryRows(StoreConnection):
                 self.conn.execute("UPDATE memories SET personal = 1 WHERE id = ?", (mem.id,))
 
     @contextmanager
-    def bulk_text_indexing(self) -> Iterator[None]:
-        """One write transaction for many `insert_many` calls, in which the full-text indexes keep up to
-        _FTS_BULK_HASH_BYTES of pending terms each (held only until they are written, at the latest at the
-        commit); the setting is put back inside the same transaction, so no later writer keeps it."""
+    def bulk_load(self) -> Iterator[None]:
+        """One write transaction for many `insert_rows` calls (an import). The full-text indexes keep up to
+        _FTS_BULK_HASH_BYTES of pending terms each meanwhile. Into a store that held no memories, the secondary
+        indexes of `memories` the load does not read are dropped and built again at its end from the finished
+        table, instead of row by row. All of it inside the one transaction, settings put back too: an error or a
+        crash leaves the store as it was, and no other connection ever sees an index missing. The text is indexed
+        batch by batch, not once at the end: an import's worker processes prepare the next batches meanwhile,
+        where at the end this process would index alone."""
         with self.transaction():
             before = {t: self._fts_hash_bytes(t) for t in _FTS_TABLES}
             for table in _FTS_TABLES:
                 self._set_fts_hash_bytes(table, _FTS_BULK_HASH_BYTES)
+            empty = self.conn.execute("SELECT NOT EXISTS (SELECT 1 FROM memories)").fetchone()[0]
+            rebuilt = self._drop_secondary_indexes() if empty else []
             yield
+            for create in rebuilt:
+                self.conn.execute(create)
             for table, value in before.items():
                 self._set_fts_hash_bytes(table, value)
+
+    def _drop_secondary_indexes(self) -> list[str]:
+        """Drop the indexes of `memories` that a bulk load does not read (the id's and any other that is a
+        constraint stay, and the text hash's, which finds duplicate texts meanwhile); returns the statements that
+        create them again."""
+        rows = self.conn.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'memories' "
+            "AND sql IS NOT NULL AND sql NOT LIKE 'CREATE UNIQUE%' "
+            f"AND name NOT IN ({','.join('?' * len(_BULK_KEPT_INDEXES))})",
+            _BULK_KEPT_INDEXES,
+        ).fetchall()
+        for name, _ in rows:
+            self.conn.execute(f'DROP INDEX "{name}"')
+        return [sql for _, sql in rows]
 
     def _fts_hash_bytes(self, table: str) -> int:
         row = self.conn.execute(f"SELECT v FROM {table}_config WHERE k = 'hashsize'").fetchone()
@@ -125,12 +156,16 @@ class MemoryRows(StoreConnection):
         self.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('hashsize', ?)", (value,))
 
     def insert_many(self, mems: Iterable[Memory]) -> list[int]:
-        """Bulk insert in one transaction; returns the new rows' pks, in order. Rows go through a staging table and
-        one INSERT ... SELECT: FTS5 flushes its pending terms at every statement, so one statement per row is ~5x
-        slower. The rows take consecutive pks (the table's largest rowid plus one, each), so the text indexes and
-        tags find them by range rather than by id."""
-        mems = list(mems)
-        if not mems:
+        """Bulk insert in one transaction; returns the new rows' pks, in order (`insert_rows`)."""
+        return self.insert_rows([(_insert_row(m), m.tags) for m in mems])
+
+    def insert_rows(self, rows: Sequence[tuple[tuple[Any, ...], Sequence[str]]]) -> list[int]:
+        """Bulk insert of (row of `_INSERT_COLUMNS`, tags) in one transaction; returns the new rows' pks, in
+        order. Rows go through a staging table and one INSERT ... SELECT (FTS5 flushes its pending terms at every
+        statement, and the staged copy fills the table faster than a statement a row). The rows take consecutive
+        pks (the table's largest rowid plus one, each), so the text indexes and tags find them by range rather than
+        by id."""
+        if not rows:
             return []
         c = self.conn
         with self.transaction():
@@ -140,21 +175,21 @@ class MemoryRows(StoreConnection):
             c.execute("DELETE FROM stage_tags")
             c.executemany(
                 f"INSERT INTO stage_memories({_INSERT_COLUMNS}) VALUES ({','.join('?' * _INSERT_COUNT)})",
-                (_insert_row(m) for m in mems),
+                (row for row, _ in rows),
             )
             before = int(c.execute("SELECT COALESCE(MAX(pk), 0) FROM memories").fetchone()[0])
             c.execute(
                 f"INSERT INTO memories({_INSERT_COLUMNS}) SELECT {_INSERT_COLUMNS} FROM stage_memories ORDER BY rowid"
             )
-            first, last = before + 1, before + len(mems)
+            first, last = before + 1, before + len(rows)
             if int(c.execute("SELECT MAX(pk) FROM memories").fetchone()[0]) == last:
                 pks = list(range(first, last + 1))
                 self._index_text("pk BETWEEN ? AND ?", [first, last])
             else:  # rowids past the largest possible one are chosen at random: look them up
-                found = dict(self._pairs("SELECT id, pk FROM memories WHERE id IN", [m.id for m in mems]))
-                pks = [found[m.id] for m in mems]
+                found = dict(self._pairs("SELECT id, pk FROM memories WHERE id IN", [row[0] for row, _ in rows]))
+                pks = [found[row[0]] for row, _ in rows]
                 self._index_text("id IN (SELECT id FROM stage_memories)", [])
-            tagged = ((pk, t) for pk, m in zip(pks, mems, strict=True) for t in m.tags)
+            tagged = ((pk, t) for pk, (_, tags) in zip(pks, rows, strict=True) for t in tags)
             c.executemany("INSERT INTO stage_tags VALUES (?, ?)", tagged)
             c.execute("INSERT OR IGNORE INTO tags(name) SELECT DISTINCT name FROM stage_tags")
             c.execute(
