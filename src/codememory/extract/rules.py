@@ -363,6 +363,8 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
     phrased = _phrased_choice(s)
     if phrased:
         return [phrased]
+    if states_an_observation(s):
+        return [Statement(s, "fact", "observation")]  # what a value stands for, a file's encoding: not a rule
     if user and (
         RULE_HEADING_RE.search(s)
         or DEONTIC_RE.search(s)
@@ -383,8 +385,6 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
         return [Statement(s, "convention", "convention", reason)]
     if user and re.match(r"^(?:keep|bear)\s+in\s+mind\b|^(?:remember|note)\s+that\b|^be\s+aware\s+that\b", s, re.I):
         return [Statement(s, "convention", "convention", reason)]
-    if states_an_observation(s):
-        return [Statement(s, "fact", "observation")]  # what a value in the data stands for, a file's encoding
     factual = (
         PORT_RE.search(s)
         or ENV_VERSION_RE.search(s)
