@@ -9,7 +9,9 @@ The store is a fresh project with `--memories` synthetic memories (benchmarks/sy
 of up to five memories each, found by `Store.retrieve` for phrases taken from random memories (so the exposures
 have real query contexts), then `--turns` turns are captured through `write_turn`, the path every capture source
 takes. Each turn has five tool calls (a read, an edit whose added lines hold terms of some shown memories and of
-others, a shell command, a search and an unrelated read).
+others, a shell command, a search and an unrelated read), except each session's first, which asks a question: it
+only looks (a read of a shown memory's path, a search for one of its terms, an unrelated read) and then answers in
+the words of some shown memories and of others (the answer is read for the memories the looks found).
 
 Measured per turn, alternating in the same process: `observe_turn` alone (the use signals) and the whole
 `write_turn` of a copy of the turn (its daily-log append, its row, and the use signals again, by then mostly
@@ -64,6 +66,11 @@ def cold() -> None:
         cached = getattr(usage_cues, name, None)
         if cached is not None:
             cached.cache_clear()
+    try:
+        from codememory.text.answer_cues import prose_values
+    except ImportError:  # an older tree
+        return
+    prose_values.cache_clear()
 
 
 def stats(ms: list[float]) -> dict[str, float]:
@@ -112,6 +119,30 @@ def tool_calls(rng: random.Random, shown: list[str], others: list[str], at: str)
     )
 
 
+def question(
+    rng: random.Random, session: str, others: list[str], at: str, store: Store
+) -> tuple[tuple[ToolCall, ...], str]:
+    """A turn that only looks (the path and a term of the memory shown to the session with the most terms) and
+    answers in the terms of it and of another shown memory (as kept with their exposures) and of others."""
+
+    def kept(cues: str | None) -> list[str]:
+        terms = json.loads(cues or "{}").get("terms", [])
+        return [t for t, kind in terms if kind not in ("phrase", "commit")]
+
+    exposures = store.db.session_exposures(session)
+    richest = max(exposures, key=lambda e: len(kept(e.cues)), default=None)  # the one the read looks up
+    said = [t for e in [richest, *rng.sample(exposures, min(1, len(exposures)))] if e for t in kept(e.cues)]
+    found = usage._cues(store.db, others)
+    noise = [c.terms[0].text for c in found.values() if c.terms and c.terms[0].kind != "phrase"]
+    first = said[0] if said else "main.py"
+    calls = (
+        ToolCall("read", "c1", "completed", {"filePath": f"/w/project/src/{first}"}, "z" * 2000, started_at=at),
+        ToolCall("grep", "c2", "completed", {"pattern": first, "path": "src"}, "src/a.py:1: x", started_at=at),
+        ToolCall("read", "c3", "completed", {"filePath": "/w/project/README.md"}, "y" * 500, started_at=at),
+    )
+    return calls, "It is " + ", ".join([*said, *noise]) + ", as the code says."
+
+
 def run(n_memories: int, n_sessions: int, calls: int, turns: int) -> dict[str, Any]:
     rng = random.Random(29)
     tmp = Path(tempfile.mkdtemp(prefix="bench-usage-"))
@@ -158,8 +189,13 @@ def run(n_memories: int, n_sessions: int, calls: int, turns: int) -> dict[str, A
             for t in range(turns):
                 at = now_iso()
                 seen = [texts[i] for i in shown] or ["-"]
-                calls_made = tool_calls(rng, seen, [texts[rng.choice(ids)] for _ in range(3)], at)
-                turn = Turn("opencode", session, f"{session}-t{t}", t + 1, at, at, "bench turn", ("done",), calls_made)
+                other_ids = [rng.choice(ids) for _ in range(3)]
+                answer = "done"
+                if t == 0 and shown:
+                    calls_made, answer = question(rng, session, other_ids, at, store)
+                else:
+                    calls_made = tool_calls(rng, seen, [texts[i] for i in other_ids], at)
+                turn = Turn("opencode", session, f"{session}-t{t}", t + 1, at, at, "bench turn", (answer,), calls_made)
                 info = SessionInfo("opencode", session, str(store.root), None, at, at)
                 cold()  # as in a hook process
                 started, cpu = time.perf_counter(), time.thread_time()
@@ -172,11 +208,13 @@ def run(n_memories: int, n_sessions: int, calls: int, turns: int) -> dict[str, A
                 started = time.perf_counter()
                 write_turn(tables, log_folder, info, other, now_iso())
                 turn_ms.append((time.perf_counter() - started) * 1000)
+        signals = dict(store.db.conn.execute("SELECT used_by, count(*) FROM memory_exposures GROUP BY used_by"))
         store.close()
         return {
             "memories": n_memories,
             "sessions": n_sessions,
             "exposures": exposures,
+            "used_by": {str(k): v for k, v in signals.items()},  # the signals the turns gave
             "per_turn": {
                 "observe_turn_ms": stats(observe_ms),
                 "observe_turn_cpu_ms": stats(observe_cpu),
@@ -209,7 +247,8 @@ def main() -> None:
     args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     turn, inj = result["per_turn"], result["per_injection"]
     print(
-        f"{result['memories']} memories, {result['sessions']} sessions, {result['exposures']} exposures\n"
+        f"{result['memories']} memories, {result['sessions']} sessions, {result['exposures']} exposures, "
+        f"used by {result['used_by']}\n"
         f"use signals per captured turn (observe_turn): p50 {turn['observe_turn_ms']['p50']} ms, "
         f"p95 {turn['observe_turn_ms']['p95']} ms, max {turn['observe_turn_ms']['max']} ms "
         f"(the whole write_turn: p50 {turn['write_turn_ms']['p50']} ms)\n"

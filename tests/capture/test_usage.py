@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +48,13 @@ def call(tool: str, seq: int = 0, output: str = "", **args: Any) -> ToolCall:
     return ToolCall(tool, f"call_{seq}_{tool}", "completed", args, output, started_at=f"2099-01-01T00:00:0{seq}.000Z")
 
 
-def turn(*calls: ToolCall, texts: tuple[str, ...] = (), session: str = SESSION, turn_id: str = "msg_1") -> Turn:
+def turn(
+    *calls: ToolCall,
+    texts: tuple[str, ...] = (),
+    session: str = SESSION,
+    turn_id: str = "msg_1",
+    user: str = "raise the photo limit",
+) -> Turn:
     return Turn(
         "opencode",
         session,
@@ -55,9 +62,10 @@ def turn(*calls: ToolCall, texts: tuple[str, ...] = (), session: str = SESSION, 
         1,
         "2099-01-01T00:00:00.000Z",
         "2099-01-01T00:00:09.000Z",
-        "raise the photo limit",
+        user,
         assistant_texts=texts,
         tool_calls=calls,
+        text_calls=(len(calls),) * len(texts),  # the texts come after the calls: the answer
     )
 
 
@@ -123,6 +131,72 @@ def test_what_the_agent_was_asked_already_or_only_read_in_output_is_not_a_use(st
     )
     assert exposure(store, limit)["used_at"] is None
     assert store.db.usefulness([limit], "2099-01-01T00:00:10.000Z")[limit].used_total == 0
+
+
+def test_a_name_the_turns_own_request_gives_is_not_a_use(store: Store) -> None:
+    """Shown in an earlier turn, the memory names the file a later request asks to change: editing it is doing as
+    asked. A term of the memory the request did not give still counts."""
+    limit = add(store, LIMIT)
+    shown(store, limit, at_query="which endpoints take uploads?")
+    edit = call("edit", 1, filePath="app/api/photos.py", oldString="MAX = 10", newString="MAX = 25")
+    capture(store, turn(edit, user="In app/api/photos.py, raise the limit to 25 MB."))
+    assert exposure(store, limit)["used_at"] is None
+    named = call("edit", 2, filePath="app/api/photos.py", oldString="MAX = 25", newString="UPLOAD_MAX_BYTES = 25")
+    capture(store, turn(named, user="In app/api/photos.py, name the constant.", turn_id="msg_2"))
+    assert exposure(store, limit)["evidence"] == "edit: UPLOAD_MAX_BYTES"
+
+
+def early_turn(*calls: ToolCall, seq: int = 1, session: str = SESSION) -> Turn:
+    """A turn of the session that ended before anything was shown to it (in 2000)."""
+    at = "2000-01-01T00:00:00.000Z"
+    return Turn("opencode", session, f"msg_early{seq}", seq, at, at, "look around", tool_calls=calls)
+
+
+def later(*calls: ToolCall, seq: int = 2, user: str = "raise the photo limit") -> Turn:
+    return replace(turn(*calls, user=user, turn_id=f"msg_later{seq}"), seq=seq)
+
+
+def test_a_name_the_session_held_before_the_memory_was_shown_is_not_a_use(store: Store) -> None:
+    """The session ran `./gradlew` and listed the file before the memory was shown: running the wrapper again, or
+    opening that file, is what the session was doing anyway. A name it first met in the memory still counts."""
+    rule = add(store, "Instrumented tests run on the managed device: `./gradlew pixel6Api34DebugAndroidTest`.")
+    limit = add(store, LIMIT)
+    ls = call("bash", 2, output="app/api/photos.py\napp/api/users.py", command="ls app/api")
+    capture(store, early_turn(call("bash", 1, command="./gradlew assembleDebug"), ls))
+    shown(store, rule, limit, at_query="make the upload test pass")
+    test = call("bash", 1, command="./gradlew testDebugUnitTest")
+    edit = call("edit", 2, filePath="app/api/photos.py", oldString="MAX = 10", newString="MAX = 25")
+    capture(store, later(test, edit))
+    assert exposure(store, rule)["used_at"] is None and exposure(store, limit)["used_at"] is None
+    named = call("edit", 1, filePath="app/api/photos.py", oldString="MAX = 25", newString="UPLOAD_MAX_BYTES = 25")
+    device = call("bash", 2, command="./gradlew pixel6Api34DebugAndroidTest")
+    capture(store, later(named, device, seq=3))
+    assert exposure(store, limit)["evidence"] == "edit: UPLOAD_MAX_BYTES"
+    assert exposure(store, rule)["evidence"].startswith("bash: pixel6Api34DebugAndroidTest")
+
+
+def test_what_a_session_held_is_kept_scrubbed_and_its_outputs_only_as_digests(store: Store) -> None:
+    """The calls' arguments are kept as text with secrets scrubbed; what their outputs showed only as digests (an
+    output may hold what the user marked private)."""
+    env = call(
+        "bash", 1, output="NOTE=my-private-diary-entry\n" + "x" * 50_000, command="deploy --key AKIAIOSFODNN7EXAMPLE"
+    )
+    capture(store, early_turn(env))
+    [(ended_at, said)] = store.db.seen_before(SESSION, 2)
+    assert ended_at == "2000-01-01T00:00:00.000Z" and "deploy --key [redacted:aws]" in said
+    assert "akiaiosfodnn7example" not in said and "diary" not in said and len(said) < 10_000
+    assert store.db.seen_before(SESSION, 1) == []  # a turn is not before itself
+
+
+def test_what_the_session_did_after_the_memory_was_shown_is_still_evidence(store: Store) -> None:
+    """Only the turns that ended before the memory's first showing count as the session's own: a memory shown first
+    and then acted on over several turns is used in each of them as before."""
+    limit = add(store, LIMIT)
+    shown(store, limit)
+    capture(store, later(call("read", 1, output="MAX = 10", filePath="app/api/photos.py"), seq=1))
+    assert exposure(store, limit)["used_at"] is None  # a look, not acted on
+    capture(store, later(call("edit", 1, filePath="app/api/photos.py", oldString="MAX = 10", newString="MAX = 25")))
+    assert exposure(store, limit)["evidence"] == "edit: app/api/photos.py"
 
 
 def test_an_edit_uses_what_it_adds_not_what_it_replaces(store: Store) -> None:
@@ -264,6 +338,64 @@ def test_a_lookup_command_the_memory_gives_is_a_use_when_run(store: Store) -> No
     shown(store, released, at_query="what changed since the last release?", session="ses_grep")
     capture(store, turn(call("bash", 1, command="grep -rn UPLOAD_MAX_BYTES settings.toml"), session="ses_grep"))
     assert exposure(store, released, "ses_grep")["used_at"] is None
+
+
+DEDUP = (
+    "The trip export repeats a trip_id when the operator corrects a trip; stg_operator__trips keeps only the latest "
+    "row (qualify row_number() over (partition by trip_id order by updated_at desc) = 1)."
+)
+DEDUP_READ = call("read", 1, filePath="dbt/models/staging/operator/stg_operator__trips.sql")
+
+
+def test_a_memory_read_to_answer_a_question_is_used_when_the_answer_states_it(store: Store) -> None:
+    """The turn reads the file the memory names and only answers; the answer states the memory's values (trip_id,
+    row_number, updated_at) that the question did not hold: it was read to answer the question."""
+    dedup = add(store, DEDUP)
+    shown(store, dedup, at_query="fix the late trip corrections")
+    question = "Could a corrected trip now be counted twice, since corrections come back as new rows?"
+    answer = "No. stg_operator__trips keeps only the latest row per trip_id (row_number() by updated_at desc)."
+    capture(store, turn(DEDUP_READ, texts=(answer,), user=question))
+    got = exposure(store, dedup)
+    assert got["used_by"] == "answered" and got["used_at"].startswith("2099-01-01T00:00:01")  # dated at the read
+    assert got["evidence"] == "read: stg_operator__trips; the answer states trip_id, row_number, updated_at"
+    record = store.db.usefulness([dedup], "2099-01-01T00:00:10.000Z")[dedup]
+    assert record.used_total == 1
+    schedule = add(store, "The daily_trips schedule in orchestration/schedules.py runs at 05:30 (cron '30 5 * * *').")
+    shown(store, schedule, at_query="the trips job", session="ses_when")
+    reply = "At 05:30 Europe/Oslo (cron '30 5 * * *'), after the export lands."
+    read = call("read", 1, filePath="orchestration/schedules.py")
+    capture(store, turn(read, texts=(reply,), user="When does the job run?", session="ses_when"))
+    assert exposure(store, schedule, "ses_when")["used_by"] == "answered"  # a time of day and a quoted literal
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        # the answer only repeats what the question held
+        ("Does stg_operator__trips keep one row per trip_id?", "Yes: stg_operator__trips keeps one row per trip_id."),
+        # one of the memory's names and common words: anyone's answer about that model
+        ("Could a corrected trip be counted twice?", "No, stg_operator__trips keeps the latest row of each trip."),
+        # the file was read, the answer says nothing of the memory
+        ("Which columns does the model rename?", "It casts the station ids to varchar and converts the timestamps."),
+        # nothing after the read: no answer
+        ("Could a corrected trip be counted twice?", ""),
+    ],
+)
+def test_an_answer_that_does_not_state_the_memory_is_no_use(store: Store, question: str, answer: str) -> None:
+    dedup = add(store, DEDUP)
+    shown(store, dedup, at_query="fix the late trip corrections")
+    capture(store, turn(DEDUP_READ, texts=(answer,) if answer else (), user=question))
+    assert exposure(store, dedup)["used_at"] is None
+
+
+def test_an_answer_stating_a_memory_nothing_looked_up_is_no_use(store: Store) -> None:
+    """Without a look at what the memory names, an answer in its words may be the agent's own account of its
+    work: the answer decides only a look the turn made."""
+    dedup = add(store, DEDUP)
+    shown(store, dedup, at_query="fix the late trip corrections")
+    answer = "No. stg_operator__trips keeps only the latest row per trip_id (row_number() by updated_at desc)."
+    capture(store, turn(call("bash", 1, command="git status --short"), texts=(answer,), user="Counted twice?"))
+    assert exposure(store, dedup)["used_at"] is None
 
 
 def test_a_tool_call_made_before_the_memory_was_shown_is_not_a_use(store: Store) -> None:

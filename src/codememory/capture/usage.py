@@ -9,12 +9,15 @@ never scanned twice, and it costs no model call. Signals, the first of each per 
 - **cited**: the agent wrote the memory's id (in its text, or in a tool call's arguments);
 - **fetched**: a `memory_get` call asked for it (also when no injection showed it: it was then found by search);
 - **entity**: a tool call made after the memory was shown holds one of its distinctive terms (a path, a code name,
-  a command, a version or a value: text/usage_cues.py) that the query it was shown for did not already hold — what
-  the agent was doing anyway is no evidence. For a read the call's path counts, for an edit its path and the text
-  it adds (not the text it replaces), for a shell call its command, for other tools their arguments; never a
-  tool's output. A call that only looks (a read, a listing, a search, a shell command that only shows:
-  text/shell_lines.looks_only) counts only once the same turn acts after it (an edit, a command that changes or runs
-  something): read to answer a question, a file was looked up, not acted on. A lookup command a memory gives as a
+  a command, a version or a value: text/usage_cues.py) that neither the query it was shown for, nor the request of
+  the turn making the call, nor the session's earlier turns that ended before the memory was shown (their tool
+  calls and the start of what each returned: store/session_seen.py) already held — what the agent was doing
+  anyway, was asked to, or had met in the project already is no evidence.
+  For a read the call's path counts, for an edit its path and the text it adds (not the text it replaces), for a shell
+  call its command, for other tools their arguments; never a tool's output. A call that only looks (a read, a
+  listing, a search, a shell command that only shows: text/shell_lines.looks_only) counts only once the same turn
+  acts after it (an edit, a command that changes or runs something): read to answer a question, a file was looked
+  up, not acted on (unless the answer states the memory: **answered**). A lookup command a memory gives as a
   code span (`git log --oneline v3.4.2..HEAD`) is a use when run: running it is what the memory said. Nor a name
   an edit's file already held (in the text it replaces, or in the file as a read earlier in the turn showed it):
   new code that reuses the file's own names writes in the code's words, not the memory's.
@@ -22,6 +25,10 @@ never scanned twice, and it costs no model call. Signals, the first of each per 
   words of a commit message do not (the message is the agent's account of what it did: its edits are the evidence).
   A term two shown memories hold goes to the one that explains the call better (holds all of the call's terms the
   other holds, and more); two that explain it as well are both credited;
+- **answered**: a look that found the memory's term was never acted on in the turn, but the turn's final answer
+  (what the assistant said after its last tool call) states at least two more of the memory's values that neither
+  the question nor the query it was shown for held (text/answer_cues.py): it was read to answer a question.
+  Dated at the look. An answer in a memory's words with no look behind it counts for nothing;
 - **contradicted**: a tool call did what the memory forbids (the rule set in text/usage_cues.py: `pytest` run bare
   where the memory says never);
 - **ignored**: none of these, which is what a shown memory is until one comes.
@@ -34,6 +41,7 @@ in its result: they become exposures of the session (kind "search", its query as
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -43,7 +51,9 @@ from typing import Any
 from codememory.capture.turns import ToolCall, Turn
 from codememory.core.model import ID_RE
 from codememory.store.database import Database
+from codememory.store.session_seen import TOKENS_MARK
 from codememory.store.usage import Exposure, Outcome, Shown
+from codememory.text.answer_cues import states_the_memory
 from codememory.text.shell_lines import looks_only
 from codememory.text.usage_cues import (
     MAX_CUE_TERMS,
@@ -64,6 +74,7 @@ from codememory.text.usage_cues import violation as rule_violation
 MAX_ACTION_CHARS = 20_000  # of one tool call's arguments read
 MAX_SEARCH_IDS = 20  # memory ids taken from one search result
 MAX_READ_CHARS = 100_000  # of a read's output kept: the file as the agent saw it before editing it
+MAX_SEEN_CALL_CHARS = 1000  # of a call's arguments, and of its output, kept for the session's later turns
 MIN_COMMON = 3  # an entity more memories than max(this, memories / COMMON_SHARE) name is not distinctive
 COMMON_SHARE = 200
 
@@ -80,6 +91,7 @@ _PATH_KEYS = ("filePath", "file_path", "path", "notebook_path", "absolute_path",
 _NEW_KEYS = ("newString", "new_string", "content", "new_source", "file_text", "new_str")
 _OLD_KEYS = ("oldString", "old_string", "old_str")
 _PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Add|Update) File: (.+)$", re.MULTILINE)
+_OUTPUT_WORD_RE = re.compile(r"[\w.][\w./-]*")
 
 
 @dataclass
@@ -269,11 +281,27 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         unused.pop(mid, None)
         seen.outcomes.append(Outcome(mid, signal, at, evidence))
 
+    request = turn.user_text[:MAX_ACTION_CHARS].lower()
+    earlier: list[tuple[str, str, str]] = []  # the session's earlier turns: ended at, their calls' text, digests
+    for ended_at, said in db.seen_before(turn.session_id, turn.seq):
+        text, _, digests = said.partition(TOKENS_MARK)
+        earlier.append((ended_at, text, digests))
+
+    def held_before(mid: str) -> list[str]:
+        """What the session's earlier turns held that ended before the memory was first shown to it: their calls'
+        text, and the memory's terms their outputs showed (kept as digests only)."""
+        first = by_id[mid].first_shown_at
+        texts = [said for ended_at, said, _ in earlier if ended_at <= first]
+        shown_digests = {d for ended_at, _, digests in earlier if ended_at <= first for d in digests.split()}
+        if shown_digests:
+            texts.append("\n".join(t.text for t in cues[mid][0] if _digest(turn.session_id, t.text) in shown_digests))
+        return texts
+
     read: dict[str, str] = {}  # what a read earlier in the turn showed of a file (lower-cased), by its path
     # Uses a look found (a read, a listing, a search), kept only once the turn goes on to act: a file read or
     # listed to answer a question (the version in go.mod, the JDK the CI workflow sets up) is looked up, not acted
     # on, however well a shown memory names it; read and then changed, it is where the memory said to go.
-    looked: dict[str, tuple[str, str]] = {}
+    looked: dict[str, tuple[str, str, list[str]]] = {}  # when, the evidence, the terms the look found
     for call in turn.tool_calls:
         name = call.tool.lower()
         if _SEARCH_RE.search(name) or _FETCH_RE.search(name):
@@ -281,7 +309,7 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         at = _at(call, turn)
         action = action_of(call)
         if looked and (action.edited or (action.shell and not action.look)):
-            for mid, (then, evidence) in looked.items():
+            for mid, (then, evidence, _) in looked.items():
                 if mid not in used:
                     use(mid, "entity", then, evidence)
             looked.clear()
@@ -291,19 +319,22 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
             if _shown_before(by_id[mid], at):
                 use(mid, "cited", at, f"{call.tool} names {mid}")
         # An edit writes in its file's own words: a name the file held already (the text it replaces, the file as
-        # a read earlier in the turn showed it) is the code's, not evidence that a memory was acted on.
-        known = [action.replaced.lower()] if action.replaced else []
+        # a read earlier in the turn showed it) is the code's, not evidence that a memory was acted on. Nor is a
+        # name the turn's own request gives: the user asked for it, whatever memory also names it.
+        known = [request, action.replaced.lower()] if action.replaced else [request]
         known += [read[path] for path in action.edited if path in read]
         # Every shown memory's terms in this call, those already used too: a term several memories share is
         # credited to the one the call matches best (see _explained_better).
         found = {
-            mid: hits for mid, (terms, _) in cues.items() if (hits := _hits(terms, action, low, known, by_id[mid], at))
+            mid: hits
+            for mid, (terms, _) in cues.items()
+            if (hits := _hits(terms, action, low, [*known, *held_before(mid)], by_id[mid], at))
         }
         for mid in list(unused):
             credited = found.get(mid)
             if credited and not _explained_better(mid, found, cues):
                 if action.look and not _runs_as_told(cues[mid][0], credited, action):
-                    looked.setdefault(mid, (at, f"{call.tool}: {', '.join(credited[:3])}"))
+                    looked.setdefault(mid, (at, f"{call.tool}: {', '.join(credited[:3])}", credited))
                 else:
                     use(mid, "entity", at, f"{call.tool}: {', '.join(credited[:3])}")
         for mid, stated in list(rules.items()):
@@ -318,11 +349,27 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         if call.output and action.paths and not action.edited and not action.shell and not action.text:
             for path in action.paths:  # a read: the file as the agent saw it
                 read[path] = call.output[:MAX_READ_CHARS].lower()
+    # Looks the turn never acted on: a memory read to answer a question is used when the answer states it, beyond
+    # what the look found (the look says where the agent went, the answer what it took from there) and the question.
+    answer = final_answer(turn)
+    for mid, (then, evidence, found_by_look) in looked.items() if answer else ():
+        known = [turn.user_text, by_id[mid].context, *found_by_look, *held_before(mid)]
+        if mid not in used and (told := states_the_memory(cues[mid][0], answer, known)):
+            use(mid, "answered", then, f"{evidence}; the answer states {', '.join(told[:3])}")
     for text in turn.assistant_texts:
         for mid in _ID_RE.findall(text):
             if mid in by_id and mid not in used and _shown_before(by_id[mid], end):
                 use(mid, "cited", end, f"cited in the answer: {mid}")
     return seen
+
+
+def final_answer(turn: Turn) -> str:
+    """What the assistant said after the turn's last tool call (its answer); its last text when the source does not
+    keep the order of texts and calls."""
+    if len(turn.text_calls) == len(turn.assistant_texts) and turn.text_calls:
+        last = len(turn.tool_calls)
+        return "\n".join(t for t, n in zip(turn.assistant_texts, turn.text_calls, strict=True) if n == last)
+    return turn.assistant_texts[-1] if turn.assistant_texts else ""
 
 
 def _hits(terms: Sequence[Term], action: Action, low: str, known: list[str], shown: Exposure, at: str) -> list[str]:
@@ -388,11 +435,35 @@ def observe_turn(db: Database, turn: Turn) -> int:
     """Record what a newly captured turn did with the memories its session was shown; returns how many exposures
     changed. Cheap when the session was shown nothing and searched nothing (one indexed read)."""
     exposures = db.session_exposures(turn.session_id)
-    if not exposures and not any(
-        _SEARCH_RE.search(c.tool.lower()) or _FETCH_RE.search(c.tool.lower()) for c in turn.tool_calls
-    ):
-        return 0
-    seen = observe(db, turn, exposures)
+    searched = any(_SEARCH_RE.search(c.tool.lower()) or _FETCH_RE.search(c.tool.lower()) for c in turn.tool_calls)
+    seen = observe(db, turn, exposures) if exposures or searched else Observed()
+    if turn.tool_calls:  # for the memories shown to the session later (see observe)
+        tokens = [_digest(turn.session_id, t) for t in output_tokens(turn)]
+        db.record_seen(turn.session_id, turn.seq, turn.ended_at or turn.started_at, said_in(turn), tokens)
     if not seen.outcomes:
         return 0
     return db.record_outcomes(turn.session_id, turn.source, seen.outcomes)
+
+
+def said_in(turn: Turn) -> str:
+    """What a turn's tool calls held, as kept for the session: each call's arguments as the rules read them, bounded
+    per call (what the daily log keeps of them, longer)."""
+    return "\n".join(h for call in turn.tool_calls if (h := action_of(call).haystack()[:MAX_SEEN_CALL_CHARS]))
+
+
+def output_tokens(turn: Turn) -> set[str]:
+    """The words the start of each call's output showed (a listing, the top of a file), lower-cased, a path also by
+    each of its tails (`src/cli.rs`, `cli.rs`). Kept only as digests: an output may hold what the user marked
+    private, and nothing of it is stored as text."""
+    out: set[str] = set()
+    for call in turn.tool_calls:
+        for word in _OUTPUT_WORD_RE.findall(call.output[:MAX_SEEN_CALL_CHARS].lower()):
+            word = word.strip(".-")
+            out.add(word)
+            out.update(word[i + 1 :] for i, ch in enumerate(word) if ch == "/" and word[i + 1 :])
+    return out
+
+
+def _digest(session_id: str, word: str) -> str:
+    """A word as kept for a session: a short keyed digest (the session id as the key), never the word."""
+    return hashlib.blake2b(word.lower().encode(), digest_size=6, key=session_id.encode()[:64]).hexdigest()

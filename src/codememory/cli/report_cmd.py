@@ -24,9 +24,10 @@ def report(ctx: click.Context, since: str | None, limit: int, markdown: bool, as
     useful ones, those shown again and again and never used (`consolidate --never-used` archives them), those an
     agent went against (to review: stale or wrong?) and stale ones still being shown.
 
-    A memory counts as used in a session when the agent cited its id, fetched it with memory_get, or a later
-    tool call of that session held one of its paths, names, commands or values. `--json` lists every memory shown
-    (`memories`: id, shown, used, contradicted, ...), whatever `--limit` says.
+    A memory counts as used in a session when the agent cited its id, fetched it with memory_get, a later tool
+    call of that session held one of its paths, names, commands or values, or the agent looked up what it names
+    and answered with its values. `--json` lists every memory shown (`memories`: id, shown, used, contradicted,
+    ...), whatever `--limit` says.
 
     \b
     Examples:

@@ -4,7 +4,7 @@ shown again and again and never used (offered to `consolidate --never-used`), th
 and the stale ones still being shown.
 
 `report --json` (UsageReport): {since, generated_at, sessions, injections, tokens, shown, used, exposures, uses,
-by_signal: {cited, fetched, entity}, days: [{day, sessions, injections, tokens, shown, used}], per_session:
+by_signal: {cited, fetched, entity, answered}, days: [{day, sessions, injections, tokens, shown, used}], per_session:
 [{session_id, source, first_shown_at, injections, tokens, shown, used, contradicted}], most_useful, never_used,
 contradicted, stale_shown, memories}, where each of the last five lists holds MemoryUse rows {id, state, category,
 text, shown, used, contradicted, tokens, shown_total, used_total, contradicted_total, last_used_at, factor,
@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from codememory.core.dates import now_iso, parse_when, to_iso
 from codememory.core.result import Result
+from codememory.store.usage import SIGNALS
 from codememory.text.context_render import one_line
 from codememory.text.usage_cues import warns
 
@@ -94,7 +95,7 @@ class UsageReport(Result):
     used: int  # distinct memories used
     exposures: int  # (memory, session) showings
     uses: int  # of them, used
-    by_signal: dict[str, int]  # cited, fetched, entity
+    by_signal: dict[str, int]  # cited, fetched, entity, answered
     days: list[DayUse]
     per_session: list[SessionUse]
     most_useful: list[MemoryUse]
@@ -182,7 +183,7 @@ def usage_report(store: Store, *, since: str | None = None, limit: int = DEFAULT
         used=sum(1 for r in rows if r.used),
         exposures=len(exposures),
         uses=sum(1 for e in exposures if e.used_at),
-        by_signal={k: signals.get(k, 0) for k in ("cited", "fetched", "entity")},
+        by_signal={k: signals.get(k, 0) for k in SIGNALS},
         days=_days(exposures, spend),
         per_session=_sessions(exposures, spend),
         most_useful=sorted((r for r in rows if r.used), key=lambda r: (-r.used, -r.used / r.shown, r.id))[:limit],

@@ -14,6 +14,7 @@ from codememory.store.failures import store_errors
 from codememory.store.links import LinkRows
 from codememory.store.memories import MemoryRows
 from codememory.store.provenance import ProvenanceRows
+from codememory.store.session_seen import SessionSeenRows
 from codememory.store.shared import SharedRows
 from codememory.store.staleness import StaleRows
 from codememory.store.stats import StoreStats
@@ -33,6 +34,7 @@ class Database(
     StoreStats,
     StaleRows,
     UsageRows,
+    SessionSeenRows,
 ):
     """A project's SQLite store (see StoreConnection for how it is opened and written). The file is
     untrusted input: its schema must be exactly the migrations' (schema.py), nothing stored in it runs,

@@ -639,6 +639,28 @@ CREATE TABLE entities_pending (memory_pk INTEGER PRIMARY KEY REFERENCES memories
     )
 )
 
+MIGRATIONS.append(
+    (
+        16,
+        "what a session's tool calls held, per captured turn",
+        """
+-- Use detection's memory of a session: per captured turn, what its tool calls held (their arguments as scrubbed,
+-- lower-cased, bounded text; the words their outputs showed as keyed digests only). A memory's term the session
+-- already held before the memory was shown to it is no evidence that the memory was used. The newest rows are kept
+-- (store/session_seen.py).
+CREATE TABLE session_seen (
+    id         INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    seq        INTEGER NOT NULL,
+    ended_at   TEXT NOT NULL,
+    said       TEXT NOT NULL
+);
+CREATE UNIQUE INDEX session_seen_turn ON session_seen(session_id, seq);
+""",
+        None,
+    )
+)
+
 LATEST = MIGRATIONS[-1][0]
 
 _BOOKKEEPING = (

@@ -30,7 +30,7 @@ MAX_CONTEXT_CHARS = 2000  # of the query a memory was first shown for
 MAX_EVIDENCE_CHARS = 300
 MAX_CUES_CHARS = 20_000  # an exposure's cues (a longer value is ignored: they are computed again)
 HALF_LIFE_DAYS = 30.0  # [usefulness] half_life_days
-SIGNALS = ("cited", "fetched", "entity")
+SIGNALS = ("cited", "fetched", "entity", "answered")
 KINDS = ("hud", "cold_start", "hook_start", "hook_prompt", "search", "fetched")
 
 _EXPOSURE_COLUMNS = (
@@ -70,7 +70,7 @@ class Exposure:
     tokens: int
     context: str  # the query it was first shown for (scrubbed)
     used_at: str | None
-    used_by: str | None  # cited, fetched or entity
+    used_by: str | None  # cited, fetched, entity or answered
     evidence: str | None  # what matched
     contradicted_at: str | None
     contradiction: str | None  # the rule and the action
@@ -106,7 +106,7 @@ class Shown:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a session did with a memory it was shown: `signal` is cited, fetched or entity for a use, or
+    """What a session did with a memory it was shown: `signal` is cited, fetched, entity or answered for a use, or
     "contradicted"; `shown_kind` creates the exposure when there is none yet (a memory fetched by id that no
     injection showed)."""
 

@@ -175,7 +175,7 @@ async function reportPage() {
   const section = (title, id, rows, what) => [h("h2", {}, title),
     rows.length ? h("div", { id }, memoryRows(rows, what)) : h("p", { class: "muted", id }, "None.")];
   replace(main, h("h1", {}, "Usefulness"),
-    h("p", { class: "muted" }, "What memory cost the agents and what they did with it: a memory counts as used in a session when the agent cited it, fetched it, or a later tool call held one of its paths, names, commands or values."),
+    h("p", { class: "muted" }, "What memory cost the agents and what they did with it: a memory counts as used in a session when the agent cited it, fetched it, a later tool call held one of its paths, names, commands or values, or the agent looked up what it names and answered with its values."),
     form,
     h("div", { class: "cards" }, card("agent sessions", r.sessions, "use-sessions"), card("tokens on memory", r.tokens.toLocaleString(), "use-tokens"),
       card("memories shown", r.shown, "use-shown"), card("memories used", r.used, "use-used"),
