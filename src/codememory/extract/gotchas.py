@@ -159,6 +159,8 @@ def gotcha_candidates(turns: Sequence[Turn], root: str | None = None) -> list[Ca
         output = _output(calls, i)
         right_after = turn.texts_after(_call_index(calls, i))
         explanation = _explanation(failed, key, output, span, used_sentences, right_after)
+        if not explanation and success is not None:
+            explanation = _said_before_the_fix(right_after, used_sentences)
         if explanation:
             used_sentences.update(explanation)
             out.append(_lesson(failed, explanation, turn))
@@ -214,10 +216,52 @@ def _best_explanation(span: Sequence[Turn], clues: set[str], used: set[str], rig
             after = said[n + 1] if n + 1 < len(said) else ""
             if after and after not in used and (_is_fix(after) or _is_follow_up(after)):
                 picked.append(after)
-            if UNRESOLVED_START_RE.match(s) and n > 0 and said[n - 1] not in used:
-                picked = [said[n - 1], *picked]  # "That's the test environment, …" says what "that" is before it
+            if (UNRESOLVED_START_RE.match(s) or _DANGLING_END_RE.search(s)) and n > 0 and said[n - 1] not in used:
+                # "That's the test environment, …", "`float()` can't read that.": the sentence before says what
+                # "that" is
+                picked = [said[n - 1], *picked]
             best = (score, picked[: MAX_EXPLANATION + 1])
     return best[1] if best else []
+
+
+# a cause that ends on what it is about: "`float()` can't read that.", "the old parser never handled it."
+_DANGLING_END_RE = re.compile(r"\b(?:that|this|it|them|those|these)\W*$", re.IGNORECASE)
+# "My mistake:" / "Oops," before a sentence: the admission, not what went wrong
+_ADMISSION_LEAD_RE = re.compile(r"^\W*(?:my\s+mistake|my\s+bad|oops|whoops)\b\W*", re.IGNORECASE)
+MIN_FIX_WORDS = 12
+# a test that still expects what was just changed on purpose: the fix is the test, and nothing was learned
+_STALE_TEST_RE = re.compile(
+    r"\b(?:old|existing|previous)\s+(?:\w+\s+)?(?:tests?|assertions?|snapshots?)\s+(?:still\s+)?expect\w*\b"
+    r"|\b(?:tests?|assertions?|snapshots?)\s+still\s+expects?\b"
+    r"|\bupdat\w*\s+(?:the\s+|that\s+|this\s+)?(?:old\s+)?(?:tests?|assertions?|snapshots?|expected\s+\w+)\b",
+    re.IGNORECASE,
+)
+
+
+def _said_before_the_fix(right_after: Sequence[str], used: set[str]) -> list[str]:
+    """What the assistant said right after a failing call when the same command then passed: the failure's
+    answer by where it stands (the text between the failure and the fix that made it pass), whatever its words.
+    Narration, questions and slips are not; at most the first MAX_EXPLANATION + 1 sentences."""
+    kept: list[str] = []
+    for raw in right_after:
+        for s in _said(raw):
+            if not s or s in used or s.endswith("?") or _NARRATION_RE.match(s):
+                continue
+            s = _unadmitted(s)
+            if _SLIP_RE.search(s) or _STALE_TEST_RE.search(s):
+                return []  # "I forgot the import", "the old test expected 2": a slip or a test left behind
+            kept.append(s)
+    kept = kept[: MAX_EXPLANATION + 1]
+    if sum(len(s.split()) for s in kept) < MIN_FIX_WORDS or all(_FIX_RE.search(s) for s in kept):
+        return []  # a step alone ("Adding the import.") says nothing about why
+    return kept
+
+
+def _unadmitted(s: str) -> str:
+    """The sentence without a leading admission ("My mistake: I used X, which only exists from 7.4" -> "I used
+    X, which …"), which is only a slip when the rest is one."""
+    rest = _ADMISSION_LEAD_RE.sub("", s)
+    return rest[:1].upper() + rest[1:] if rest and rest != s else s
 
 
 def cause_sentence(s: str, *, cue: bool = True) -> bool:
@@ -366,11 +410,10 @@ def error_name(line: str | None) -> str | None:
 
 def _failure(failed: ToolOutcome, short: bool = False) -> str:
     """What failed, in our words: the command (its key only in a lesson, where the full command line would state a
-    fact of its own), the kind of error, the test summary and the exit status; never the error's own text."""
+    fact of its own), the kind of error, or else the exit status; never the error's own text, and never the
+    runner's tally ("2 failed"): a count of failing tests is the runner's output, not part of the lesson."""
     command = command_key(failed.target or "") if short else failed.target or ""
     named = error_name(failed.error)
-    # the kind of error only: how many tests failed is that run's output ("2 failed"), true of no later session,
-    # and a count copied from the runner's summary is the tool's text, not ours
     said = [named] if named else []
     if failed.exit_code not in (None, 0) and not said:
         said.append(f"exit code {failed.exit_code}")

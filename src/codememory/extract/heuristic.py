@@ -32,7 +32,7 @@ from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import without_asides
 from codememory.extract.dialogue import agreed_recommendations, proposal_rejections, same_choice_once
 from codememory.extract.gotchas import gotcha_candidates
-from codememory.extract.reported import caution_lessons, reported_bug_lessons
+from codememory.extract.reported import caution_lessons, finding_lessons, reported_bug_lessons, with_findings
 from codememory.extract.rules import UNRESOLVED_START_RE, named_subject
 from codememory.extract.speakers import ToolText, attribute
 from codememory.extract.statements import remember_candidates, statement_candidates
@@ -80,10 +80,14 @@ def heuristic_candidates(
     lessons = gotcha_candidates(turns, root)
     # a reported problem's explanation that a lesson, or a settled offer, already holds is not used again
     offered = [text for _, text in answers.taken]
-    lessons += reported_bug_lessons(turns, taken=[g.text for g in lessons] + [c.text for c in resolved] + offered)
+    found = finding_lessons(turns, taken=[g.text for g in lessons] + [c.text for c in resolved] + offered)
+    reported = reported_bug_lessons(turns, taken=[g.text for g in lessons] + [c.text for c in resolved] + offered)
+    lessons += with_findings(reported, found, turns)
     lessons += caution_lessons(turns, taken=[g.text for g in lessons] + [c.text for c in resolved] + offered)
     # a choice that is the fix of a failure lives in the lesson (error, cause, fix): one memory, not two
-    said = [c for c in said if not any(c.rule in ("decision", "fact") and c.text in g.text for g in lessons)]
+    said = [
+        c for c in said if not any(c.rule in ("decision", "fact", "observation") and c.text in g.text for g in lessons)
+    ]
     said = [c for c in said if not restates_lesson(c, lessons)]
     out = [c for c in said if not (c.category == "todo" and c.rule == "todo")] + lessons
     out = fixes_in_their_lessons(out, resolved)
@@ -177,7 +181,7 @@ def restates_lesson(candidate: Candidate, lessons: Sequence[Candidate]) -> bool:
     """A fact that re-states a lesson of the span (the closing summary "integration tests (Testcontainers, need
     Docker): `mvn -q verify`" after the lesson about the stopped Docker daemon): most of its words are the
     lesson's (the failure's own note left out)."""
-    if candidate.rule != "fact":
+    if candidate.rule not in ("fact", "observation"):
         return False
     words = _content_words(candidate.text)
     for lesson in lessons:

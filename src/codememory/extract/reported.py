@@ -188,3 +188,78 @@ def caution_lessons(turns: Sequence[Turn], taken: Collection[str] = ()) -> list[
                 )
             )
     return out
+
+
+# "Found it.", "That's the cause.", "Here's the problem:": the assistant announcing that what follows is the cause
+# it found by reading the code, the data or a tool's output
+_FINDING_RE = re.compile(
+    r"^\W*(?:found\s+it|that'?s\s+(?:the\s+(?:cause|culprit|problem|bug|issue)|what'?s\s+(?:going\s+on|"
+    r"happening))|here'?s\s+(?:the\s+)?(?:problem|cause|culprit|bug|issue|what'?s\s+(?:going\s+on|happening))|"
+    r"there\s+it\s+is|mystery\s+solved|that\s+explains\s+it)\s*[.!:]\s*",
+    re.IGNORECASE,
+)
+MAX_FINDING_SENTENCES = 3
+MIN_FINDING_WORDS = 10
+
+
+def finding_lessons(turns: Sequence[Turn], taken: Collection[str] = ()) -> list[Candidate]:
+    """A lesson per text the assistant opens by announcing what it found ("Found it. `storage.ts` uses the
+    session area, which is kept in memory only, so every stash is lost on restart."): the sentences after the
+    announcement, up to an offer or a question. Where it stands says it is the cause, whatever its words."""
+    out: list[Candidate] = []
+    for turn in turns:
+        for raw in turn.assistant_texts:
+            text = scrub(raw).lstrip()
+            m = _FINDING_RE.match(text)
+            if not m:
+                continue
+            said = [tidy(s) for s in sentences(text[m.end() :])]
+            ahead = list(takewhile(lambda s: not (_OFFERING_RE.search(s) or s.endswith("?")), said))
+            kept = [s for s in ahead[:MAX_FINDING_SENTENCES] if s]
+            body = " ".join(kept)
+            if len(body.split()) < MIN_FINDING_WORDS or any(_within(kept[0], t) for t in taken):
+                continue
+            body = clip(body, 480)
+            out.append(
+                Candidate(
+                    body, "gotcha", GOTCHA_IMPORTANCE, turn.seq, entity_names(body), rule="lesson", said_by=ASSISTANT
+                )
+            )
+            break  # one finding per turn
+    return out
+
+
+def with_findings(reported: Sequence[Candidate], found: Sequence[Candidate], turns: Sequence[Turn]) -> list[Candidate]:
+    """The reported problems' lessons with the finding the assistant announced in the same turn as their
+    explanation (the report's note kept), and the findings no report asked for. A finding supersedes what was
+    guessed before it in the turn, not what was explained after it: a later explanation stays its own lesson."""
+    out: list[Candidate] = []
+    by_turn = {f.seq: f for f in found}
+    texts = {t.seq: t.assistant_texts for t in turns}
+    for lesson in reported:
+        finding = by_turn.get(lesson.seq)
+        note = re.search(r"\s*\(reported:.*\)\s*$", lesson.text)
+        if finding is None or note is None:
+            out.append(lesson)
+            continue
+        said = texts.get(lesson.seq, ())
+        explained_at, found_at = _text_at(said, lesson.text[: note.start()]), _text_at(said, finding.text)
+        if explained_at is not None and found_at is not None and explained_at > found_at:
+            out.append(lesson)  # said after the finding: another point, not a guess the finding replaces
+            continue
+        del by_turn[lesson.seq]
+        tail = note.group(0).strip()
+        text = f"{clip(finding.text, max(80, 479 - len(tail)))} {tail}"  # the note whole, the finding cut to fit
+        out.append(Candidate(text, "gotcha", GOTCHA_IMPORTANCE, lesson.seq, entity_names(text), rule="lesson",
+                             said_by=ASSISTANT))  # fmt: skip
+    return out + list(by_turn.values())
+
+
+def _plain(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def _text_at(texts: Sequence[str], sentence: str) -> int | None:
+    """Which of a turn's assistant texts a memory's sentence came from (its first words), if any."""
+    key = " ".join(_plain(sentence).split()[:6])
+    return next((i for i, raw in enumerate(texts) if key and key in _plain(raw)), None)

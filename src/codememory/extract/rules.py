@@ -37,6 +37,7 @@ from codememory.extract.fact_phrasings import (
     VERSION_RE,
     WITHOUT_COMMAND_RE,
 )
+from codememory.extract.observations import states_an_observation
 from codememory.extract.phrasings import (
     GUESS_RE,
     INCAPABLE_RE,
@@ -362,6 +363,8 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
     phrased = _phrased_choice(s)
     if phrased:
         return [phrased]
+    if states_an_observation(s):
+        return [Statement(s, "fact", "observation")]  # what a value stands for, a file's encoding: not a rule
     if user and (
         RULE_HEADING_RE.search(s)
         or DEONTIC_RE.search(s)

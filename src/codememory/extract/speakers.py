@@ -27,6 +27,7 @@ from functools import lru_cache
 from codememory.capture.turns import Turn
 from codememory.extract.candidate import ACCEPTED, ASSISTANT, OBSERVED, USER, Candidate, spoken
 from codememory.extract.candidate import scrubbed as scrub
+from codememory.extract.observations import contradicts
 
 # categories that state what someone wants: the user's, or accepted by the user
 WANTED = frozenset({"decision", "rejected_alternative", "convention", "preference", "note"})
@@ -186,6 +187,14 @@ def attribute(candidates: Sequence[Candidate], turns: Sequence[Turn]) -> list[Ca
     for c in candidates:
         if c.said_by != ASSISTANT:
             out.append(c if c.said_by else spoken(c, USER))
+            continue
+        if c.category == "fact" and c.rule == "observation":
+            # what a value in the data means, in the assistant's words: the user's objection overrules it
+            if c.seq not in replies:
+                replies[c.seq] = next_user_text(turns, c.seq)
+            reply = replies[c.seq]
+            if reply is None or not (objects(reply) and contradicts(reply, c.text)):
+                out.append(spoken(c, OBSERVED if reply is None else ACCEPTED))
             continue
         if c.category == "fact":
             out.append(spoken(c, OBSERVED))

@@ -103,6 +103,8 @@ _IMPORTANCE = {
     ("assistant", "convention"): 0.6,
     ("assistant", "preference"): 0.5,
     ("assistant", "fact"): 0.5,
+    ("user", "observation"): 0.6,  # a fact about the data: what a value stands for, a file's encoding
+    ("assistant", "observation"): 0.5,
     ("user", "gotcha"): 0.65,
     ("assistant", "gotcha"): 0.6,
 }
