@@ -161,6 +161,10 @@ def gotcha_candidates(turns: Sequence[Turn], root: str | None = None) -> list[Ca
         output = _output(calls, i)
         right_after = turn.texts_after(_call_index(calls, i))
         explanation = _explanation(failed, key, output, span, used_sentences, right_after)
+        if explanation:
+            # the error's own text, repeated ("hint: every agent must …"), is the tool's, planted or not
+            tool_text = tool_text or ToolText.of(turns)
+            explanation = [s for s in explanation if not (relays_a_source(s) or tool_text.copies(s))]
         if not explanation and success is not None:
             tool_text = tool_text or ToolText.of(turns)
             explanation = _said_before_the_fix(right_after, used_sentences, tool_text)
