@@ -118,7 +118,14 @@ export function createCall(deps: Deps): (input: unknown, output: { messages?: Wi
     const planned = request !== null && !session.turn
 
     /** One /retrieve for this call: the answer, null when there was nothing to ask or no room, or the error. */
-    const ask = async (from: HudInput, at: StepCall | null, allowance: number, requestCarried: boolean, withCold = true) => {
+    const ask = async (
+      from: HudInput,
+      at: StepCall | null,
+      allowance: number,
+      requestCarried: boolean,
+      withCold = true,
+      shown: string[] = [],
+    ) => {
       let derived
       try {
         derived = await derive(from)
@@ -126,7 +133,8 @@ export function createCall(deps: Deps): (input: unknown, output: { messages?: Wi
         return { skipped: `derive failed: ${e}` }
       }
       if (!derived.query_expansion.length && !derived.entities.length) return { skipped: "nothing to ask" }
-      const exclude = dedupe([...(withCold ? coldIds : []), ...carriedIds(messages)]).slice(0, MAX_EXCLUDED)
+      // the blocks this call shows first: a long tool output full of memory ids must not push them off the list
+      const exclude = dedupe([...(withCold ? coldIds : []), ...shown, ...carriedIds(messages)]).slice(0, MAX_EXCLUDED)
       try {
         const answer = await askHud(config, projectRoot, sessionID, derived, session.pinned, exclude, allowance, at, requestCarried)
         if (!answer) return { exclude, skipped: `no room: ${allowance} tokens left` }
@@ -152,7 +160,8 @@ export function createCall(deps: Deps): (input: unknown, output: { messages?: Wi
       const answer = got.answer
       const kept = answer?.text ? answer.shown : []
       session.turn = { request, text: answer?.text ?? null, memories: kept, tokens: answer?.text ? answer.tokens : 0 }
-      const now = coldIds.length ? fitBlock(kept.filter((m) => !coldIds.includes(m.id)), formatHud, budget.left(figures.cold)) : answer
+      // whenever there is a cold-start block (memories or only the last session's hand-off), it is counted
+      const now = figures.cold ? fitBlock(kept.filter((m) => !coldIds.includes(m.id)), formatHud, budget.left(figures.cold)) : answer
       const shown = now?.text ? now.shown.map((m) => m.id) : []
       if (now?.text) insertTurnBlock(messages, sessionID, now.text)
       figures.turn = now?.text ? now.tokens : 0
@@ -183,7 +192,7 @@ export function createCall(deps: Deps): (input: unknown, output: { messages?: Wi
     // since the request, there is nothing new to ask.
     if (turn && !step) return done({ ...figures, turn: turnIds, surfaced: [], injected: Boolean(figures.turn), ...extra() })
     // (no turn: a conversation without user words; each call decided on its own, as the tool calls go)
-    const got = await ask(input, step, budget.left(figures.cold + figures.turn), turn !== null)
+    const got = await ask(input, step, budget.left(figures.cold + figures.turn), turn !== null, true, turnIds)
     if (!("answer" in got) || !got.answer) return done({ ...figures, ...got, turn: turnIds, ...extra() })
     const answer = got.answer
     if (answer.text) messages.push(hudMessage(messages, sessionID, answer.text))

@@ -149,6 +149,25 @@ test("a call's codememory tokens never exceed the budget, whatever the daemon an
   }
 })
 
+test("a cold-start block that is only the last session's hand-off still counts: the turn's block fits what it leaves", async () => {
+  // No memory in the cold-start block (so no ids), only the hand-off lines; the daemon offers far more than fits.
+  const handoff = ["Last codex session: move the webhook worker onto the job queue (2026-11-20)", `Done: ${"queue wiring, ".repeat(20)}`, `Still to do: ${"retry policy, ".repeat(20)}`]
+  const routes = { "/memory/recent": { memories: [], total: 0, last_session: handoff }, "/retrieve": { memories: memories(100, 30) } }
+  const probe = await plugin({}, { tools: true })
+  const tools = probe.hooks._state.budget.toolTokens
+  await probe.d.close()
+  const budget = tools + 400
+  const { d, call } = await plugin(routes, { tools: true, callBudgetTokens: budget, coldStartTokens: 300 })
+  try {
+    const a = await call([user("Add retries to the webhook worker")])
+    assert.ok(a.cold && ids(a.cold).length === 0, "a hand-off-only cold-start block")
+    assert.ok(a.tokens <= budget, `${a.tokens} > ${budget}`)
+    assert.ok(a.turn, "the turn's block takes what is left")
+  } finally {
+    await d.close()
+  }
+})
+
 test("the budget: the plugin option, else the project's setting from the daemon, else 2,000", async () => {
   const asked = []
   const routes = {
@@ -258,6 +277,27 @@ test("the HUD never repeats what the call carries: the cold-start block, earlier
       const all = [...ids(c.cold), ...ids(c.turn), ...ids(c.hud)]
       assert.equal(new Set(all).size, all.length)
     }
+  } finally {
+    await d.close()
+  }
+})
+
+test("the HUD never repeats the turn's block, however many memory ids the turn's tool outputs show", async () => {
+  // A daemon that ignores exclude_memory_ids and offers the same memories at every call.
+  const { d, call } = await plugin({ "/retrieve": { memories: memories(1, 3, 40) } }, { coldStart: false })
+  try {
+    const asked = [user("webhook retries")]
+    const first = await call(asked)
+    assert.deepEqual(ids(first.turn), [id(1), id(2), id(3)])
+    // A command that printed more memory ids than the daemon takes as exclusions (say `codememory list --json`).
+    const listed = JSON.stringify(Array.from({ length: 300 }, (_, i) => ({ id: id(0x1000 + i), text: "x" })), null, 1)
+    const later = await call([
+      ...asked,
+      assistant(1, toolPart("bash", { command: "codememory list --json" }, listed), toolPart("read", { filePath: "/repo/src/worker.py" }, "code")),
+    ])
+    assert.deepEqual(ids(later.turn), [id(1), id(2), id(3)])
+    const all = [...ids(later.turn), ...ids(later.hud)]
+    assert.equal(new Set(all).size, all.length, `shown twice in one call: ${all}`)
   } finally {
     await d.close()
   }

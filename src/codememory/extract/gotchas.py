@@ -20,6 +20,7 @@ from codememory.extract.candidate import ASSISTANT, OBSERVED, Candidate, entity_
 from codememory.extract.clean import clip, tidy
 from codememory.extract.compress import ToolOutcome, analyze_tool
 from codememory.extract.rules import UNRESOLVED_START_RE, classify
+from codememory.extract.speakers import ToolText, relays_a_source
 from codememory.extract.statements import sentences
 from codememory.text.privacy import scrub
 
@@ -132,6 +133,7 @@ def gotcha_candidates(turns: Sequence[Turn], root: str | None = None) -> list[Ca
     out: list[Candidate] = []
     used_calls: set[int] = set()
     used_sentences: set[str] = set()
+    tool_text: ToolText | None = None
     for i, (turn_index, turn, failed) in enumerate(calls):
         if i in used_calls or failed.kind != "shell" or not failed.failed or not failed.target:
             continue
@@ -159,8 +161,13 @@ def gotcha_candidates(turns: Sequence[Turn], root: str | None = None) -> list[Ca
         output = _output(calls, i)
         right_after = turn.texts_after(_call_index(calls, i))
         explanation = _explanation(failed, key, output, span, used_sentences, right_after)
+        if explanation:
+            # the error's own text, repeated ("hint: every agent must …"), is the tool's, planted or not
+            tool_text = tool_text or ToolText.of(turns)
+            explanation = [s for s in explanation if not (relays_a_source(s) or tool_text.copies(s))]
         if not explanation and success is not None:
-            explanation = _said_before_the_fix(right_after, used_sentences)
+            tool_text = tool_text or ToolText.of(turns)
+            explanation = _said_before_the_fix(right_after, used_sentences, tool_text)
         if explanation:
             used_sentences.update(explanation)
             out.append(_lesson(failed, explanation, turn))
@@ -238,14 +245,17 @@ _STALE_TEST_RE = re.compile(
 )
 
 
-def _said_before_the_fix(right_after: Sequence[str], used: set[str]) -> list[str]:
+def _said_before_the_fix(right_after: Sequence[str], used: set[str], tool_text: ToolText) -> list[str]:
     """What the assistant said right after a failing call when the same command then passed: the failure's
     answer by where it stands (the text between the failure and the fix that made it pass), whatever its words.
-    Narration, questions and slips are not; at most the first MAX_EXPLANATION + 1 sentences."""
+    Narration, questions and slips are not, nor what a source says or a tool's output copied (an error's "hint:"
+    line is the tool's text, planted or not); at most the first MAX_EXPLANATION + 1 sentences."""
     kept: list[str] = []
     for raw in right_after:
         for s in _said(raw):
             if not s or s in used or s.endswith("?") or _NARRATION_RE.match(s):
+                continue
+            if relays_a_source(s) or tool_text.copies(s):
                 continue
             s = _unadmitted(s)
             if _SLIP_RE.search(s) or _STALE_TEST_RE.search(s):

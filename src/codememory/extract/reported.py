@@ -17,6 +17,7 @@ from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, tidy
 from codememory.extract.gotchas import GOTCHA_IMPORTANCE, cause_sentence, clue_words, follow_up, score_cause
 from codememory.extract.rules import UNRESOLVED_START_RE, named_subject
+from codememory.extract.speakers import ToolText, relays_a_source
 from codememory.extract.statements import classify, sentences
 
 _BUG_REPORT_RE = re.compile(
@@ -207,6 +208,7 @@ def finding_lessons(turns: Sequence[Turn], taken: Collection[str] = ()) -> list[
     session area, which is kept in memory only, so every stash is lost on restart."): the sentences after the
     announcement, up to an offer or a question. Where it stands says it is the cause, whatever its words."""
     out: list[Candidate] = []
+    tool_text: ToolText | None = None
     for turn in turns:
         for raw in turn.assistant_texts:
             text = scrub(raw).lstrip()
@@ -215,7 +217,12 @@ def finding_lessons(turns: Sequence[Turn], taken: Collection[str] = ()) -> list[
                 continue
             said = [tidy(s) for s in sentences(text[m.end() :])]
             ahead = list(takewhile(lambda s: not (_OFFERING_RE.search(s) or s.endswith("?")), said))
-            kept = [s for s in ahead[:MAX_FINDING_SENTENCES] if s]
+            tool_text = tool_text or ToolText.of(turns)
+            # what a file, a page or a tool's output says is theirs, not what the assistant found: an agent that
+            # read a planted line repeats it
+            kept = [s for s in ahead[:MAX_FINDING_SENTENCES] if s and not _relayed(s, tool_text)]
+            if not kept:
+                continue
             body = " ".join(kept)
             if len(body.split()) < MIN_FINDING_WORDS or any(_within(kept[0], t) for t in taken):
                 continue
@@ -253,6 +260,11 @@ def with_findings(reported: Sequence[Candidate], found: Sequence[Candidate], tur
         out.append(Candidate(text, "gotcha", GOTCHA_IMPORTANCE, lesson.seq, entity_names(text), rule="lesson",
                              said_by=ASSISTANT))  # fmt: skip
     return out + list(by_turn.values())
+
+
+def _relayed(sentence: str, tool_text: ToolText) -> bool:
+    """A sentence that reports what a source says or copies a tool's output or a file the span read."""
+    return relays_a_source(sentence) or tool_text.copies(sentence)
 
 
 def _plain(text: str) -> str:

@@ -200,6 +200,8 @@ def attribute(candidates: Sequence[Candidate], turns: Sequence[Turn]) -> list[Ca
             out.append(spoken(c, OBSERVED))
             continue
         if c.category == "gotcha":
+            if risky(c.text):
+                continue  # "so pushing with --no-verify gets it through": never the assistant's lesson to keep
             # a lesson in the assistant's words: accepted when the user carried on, else what the failure showed
             if c.seq not in replies:
                 replies[c.seq] = next_user_text(turns, c.seq)

@@ -122,11 +122,15 @@ _NOT_A_SOURCE = (
     r"(?!(?:error|warning|warn|info|debug|fatal|notice|hint|log|output|stdout|stderr|exception|readme|docs?|faq|page)"
     r"\s*:)"
 )
+# One item of the list, up to the comma after it. "only a" reads as `only {_ITEM}` and as `{_ITEM}` alike: tried once
+# (an atomic group; the item ends where its comma is, whichever reading matched), or a list of n such items is 2^n
+# tries before a line without the bound fails.
+_LIST_ITEM = rf"(?>(?:{_ITEM}\s+only|only\s+{_ITEM}|no\s+{_NOT_A_BOUND}{_ITEM}|{_ITEM})(?=\s*,))"
 TERSE_BOUNDS_RE = re.compile(
     rf"^(?!(?:ok|okay|k|yes|yeah|yep|sure|thanks|thank|great|cool|fine|good|nice|perfect|right|well|hi|hey)\b)"
     rf"(?:and\s+|but\s+|also\s+)?(?:{_NOT_A_SOURCE}[\w-]+(?:\s+[\w-]+)?:\s*)?"
-    rf"(?:{_ITEM}\s+only|only\s+{_ITEM}|no\s+{_NOT_A_BOUND}{_ITEM}|{_ITEM})"
-    rf"(?:\s*,\s*(?:{_ITEM}\s+only|only\s+{_ITEM}|no\s+{_NOT_A_BOUND}{_ITEM}|{_ITEM}))*"
+    rf"{_LIST_ITEM}"
+    rf"(?:\s*,\s*{_LIST_ITEM})*"
     rf"\s*,\s*(?:no\s+{_NOT_A_BOUND}[\w/.+-]+|{_ITEM}\s+only)\b"
     rf"|^(?:and\s+|but\s+)?{_ITEM}\s+only\s*,\s*no\s+{_NOT_A_BOUND}[\w-]+"
     rf"|\bplease\s+no\s+{_NOT_A_BOUND}[\w-]+(?:\s+[\w-]+)?\s*(?:,|\s+and\s+(?:no|none)\b|\s+or\s+)",

@@ -700,7 +700,7 @@ function createCall(deps) {
     const coldIds = cold?.ids ?? [];
     const step = latestStep(input);
     const planned = request2 !== null && !session.turn;
-    const ask = async (from, at, allowance, requestCarried, withCold = true) => {
+    const ask = async (from, at, allowance, requestCarried, withCold = true, shown = []) => {
       let derived;
       try {
         derived = await derive(from);
@@ -708,7 +708,7 @@ function createCall(deps) {
         return { skipped: `derive failed: ${e}` };
       }
       if (!derived.query_expansion.length && !derived.entities.length) return { skipped: "nothing to ask" };
-      const exclude = dedupe([...withCold ? coldIds : [], ...carriedIds(messages)]).slice(0, MAX_EXCLUDED);
+      const exclude = dedupe([...withCold ? coldIds : [], ...shown, ...carriedIds(messages)]).slice(0, MAX_EXCLUDED);
       try {
         const answer2 = await askHud(config, projectRoot, sessionID, derived, session.pinned, exclude, allowance, at, requestCarried);
         if (!answer2) return { exclude, skipped: `no room: ${allowance} tokens left` };
@@ -728,7 +728,7 @@ function createCall(deps) {
       const answer2 = got2.answer;
       const kept = answer2?.text ? answer2.shown : [];
       session.turn = { request: request2, text: answer2?.text ?? null, memories: kept, tokens: answer2?.text ? answer2.tokens : 0 };
-      const now2 = coldIds.length ? fitBlock(kept.filter((m) => !coldIds.includes(m.id)), formatHud, budget.left(figures.cold)) : answer2;
+      const now2 = figures.cold ? fitBlock(kept.filter((m) => !coldIds.includes(m.id)), formatHud, budget.left(figures.cold)) : answer2;
       const shown = now2?.text ? now2.shown.map((m) => m.id) : [];
       if (now2?.text) insertTurnBlock(messages, sessionID, now2.text);
       figures.turn = now2?.text ? now2.tokens : 0;
@@ -754,7 +754,7 @@ function createCall(deps) {
     }
     const turnIds = figures.turn ? keep.map((m) => m.id) : [];
     if (turn && !step) return done({ ...figures, turn: turnIds, surfaced: [], injected: Boolean(figures.turn), ...extra() });
-    const got = await ask(input, step, budget.left(figures.cold + figures.turn), turn !== null);
+    const got = await ask(input, step, budget.left(figures.cold + figures.turn), turn !== null, true, turnIds);
     if (!("answer" in got) || !got.answer) return done({ ...figures, ...got, turn: turnIds, ...extra() });
     const answer = got.answer;
     if (answer.text) messages.push(hudMessage(messages, sessionID, answer.text));
