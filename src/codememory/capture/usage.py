@@ -51,9 +51,10 @@ from typing import Any
 from codememory.capture.turns import ToolCall, Turn
 from codememory.core.model import ID_RE
 from codememory.store.database import Database
-from codememory.store.session_seen import TOKENS_MARK
+from codememory.store.session_seen import MAX_SEEN_TOKENS, TOKENS_MARK
 from codememory.store.usage import Exposure, Outcome, Shown
 from codememory.text.answer_cues import states_the_memory
+from codememory.text.privacy import scrub_start
 from codememory.text.shell_lines import looks_only
 from codememory.text.usage_cues import (
     MAX_CUE_TERMS,
@@ -287,14 +288,20 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         text, _, digests = said.partition(TOKENS_MARK)
         earlier.append((ended_at, text, digests))
 
+    held: dict[str, list[str]] = {}
+
     def held_before(mid: str) -> list[str]:
         """What the session's earlier turns held that ended before the memory was first shown to it: their calls'
-        text, and the memory's terms their outputs showed (kept as digests only)."""
+        text, and the memory's terms their outputs showed (kept as digests only). Once per memory: it is asked for
+        every call of the turn, and the earlier turns may hold MAX_SEEN_SESSION_CHARS."""
+        if mid in held:
+            return held[mid]
         first = by_id[mid].first_shown_at
         texts = [said for ended_at, said, _ in earlier if ended_at <= first]
         shown_digests = {d for ended_at, _, digests in earlier if ended_at <= first for d in digests.split()}
         if shown_digests:
             texts.append("\n".join(t.text for t in cues[mid][0] if _digest(turn.session_id, t.text) in shown_digests))
+        held[mid] = texts
         return texts
 
     read: dict[str, str] = {}  # what a read earlier in the turn showed of a file (lower-cased), by its path
@@ -433,7 +440,8 @@ def _ids_in(value: Any) -> list[str]:
 
 def observe_turn(db: Database, turn: Turn) -> int:
     """Record what a newly captured turn did with the memories its session was shown; returns how many exposures
-    changed. Cheap when the session was shown nothing and searched nothing (one indexed read)."""
+    changed. When the session was shown nothing and searched nothing: one indexed read, and the turn's row of what
+    its calls held written (store/session_seen.py) for the memories shown to the session later."""
     exposures = db.session_exposures(turn.session_id)
     searched = any(_SEARCH_RE.search(c.tool.lower()) or _FETCH_RE.search(c.tool.lower()) for c in turn.tool_calls)
     seen = observe(db, turn, exposures) if exposures or searched else Observed()
@@ -446,22 +454,27 @@ def observe_turn(db: Database, turn: Turn) -> int:
 
 
 def said_in(turn: Turn) -> str:
-    """What a turn's tool calls held, as kept for the session: each call's arguments as the rules read them, bounded
-    per call (what the daily log keeps of them, longer)."""
-    return "\n".join(h for call in turn.tool_calls if (h := action_of(call).haystack()[:MAX_SEEN_CALL_CHARS]))
+    """What a turn's tool calls held, as kept for the session: each call's arguments as the rules read them (more
+    than the daily log's one field of a call: an edit's added text too), bounded per call and scrubbed (cut at a
+    white space before: a secret the bound went through would no longer have the shape scrub knows)."""
+    kept = (scrub_start(action_of(call).haystack(), MAX_SEEN_CALL_CHARS) for call in turn.tool_calls)
+    return "\n".join(h for h in kept if h)
 
 
-def output_tokens(turn: Turn) -> set[str]:
+def output_tokens(turn: Turn) -> list[str]:
     """The words the start of each call's output showed (a listing, the top of a file), lower-cased, a path also by
-    each of its tails (`src/cli.rs`, `cli.rs`). Kept only as digests: an output may hold what the user marked
-    private, and nothing of it is stored as text."""
-    out: set[str] = set()
+    each of its tails (`src/cli.rs`, `cli.rs`), in the order the calls showed them (a busy turn keeps its first).
+    Kept only as digests, and taken from the output scrubbed: a digest keyed by what the store holds confirms a
+    guessed word, so what the user marked private, or a secret, is no word of it."""
+    out: dict[str, None] = {}
     for call in turn.tool_calls:
-        for word in _OUTPUT_WORD_RE.findall(call.output[:MAX_SEEN_CALL_CHARS].lower()):
+        if len(out) >= MAX_SEEN_TOKENS:
+            break  # the rest would not be kept: neither scrubbed nor digested
+        for word in _OUTPUT_WORD_RE.findall(scrub_start(call.output, MAX_SEEN_CALL_CHARS).lower()):
             word = word.strip(".-")
-            out.add(word)
-            out.update(word[i + 1 :] for i, ch in enumerate(word) if ch == "/" and word[i + 1 :])
-    return out
+            out[word] = None
+            out.update((word[i + 1 :], None) for i, ch in enumerate(word) if ch == "/" and word[i + 1 :])
+    return list(out)[:MAX_SEEN_TOKENS]
 
 
 def _digest(session_id: str, word: str) -> str:

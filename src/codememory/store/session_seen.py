@@ -10,12 +10,13 @@ from collections.abc import Sequence
 
 from codememory.store.connection import StoreConnection
 from codememory.store.rows import is_stamp, is_text
-from codememory.text.privacy import scrub
+from codememory.text.privacy import scrub_start
 
 MAX_SEEN_TURN_CHARS = 12_000  # of one turn's text kept
 MAX_SEEN_SESSION_CHARS = 240_000  # of a session's earlier turns read back, oldest first
 MAX_SEEN_ROWS = 2_000  # turns kept over all sessions; past it the oldest go
 MAX_SEEN_TOKEN_CHARS = 8_000  # of one turn's output digests kept
+MAX_SEEN_TOKENS = MAX_SEEN_TOKEN_CHARS // 13  # digests of a turn kept whole (twelve hex digits and a space each)
 TOKENS_MARK = "\n\x00"  # between a row's text and its output digests
 _DIGEST_RE = re.compile(r"[0-9a-f]{12}")
 
@@ -25,7 +26,7 @@ class SessionSeenRows(StoreConnection):
         """Keep what a captured turn's tool calls held (once per turn: a turn captured again keeps its first row):
         `said` as text (scrubbed), `tokens` as digests only (capture/usage.py: what their outputs showed)."""
         digests = " ".join(t for t in tokens if _DIGEST_RE.fullmatch(t))[:MAX_SEEN_TOKEN_CHARS]
-        text = scrub(said[:MAX_SEEN_TURN_CHARS]).lower() + (TOKENS_MARK + digests if digests else "")
+        text = scrub_start(said, MAX_SEEN_TURN_CHARS).lower() + (TOKENS_MARK + digests if digests else "")
         with self.transaction() as c:
             cur = c.execute(
                 "INSERT OR IGNORE INTO session_seen(session_id, seq, ended_at, said) VALUES (?, ?, ?, ?)",

@@ -369,6 +369,15 @@ def scrub(text: str) -> str:
         return ""
 
 
+def scrub_start(text: str, limit: int) -> str:
+    """`scrub` of the start of a long text, of at most `limit` characters of it. The text is cut before it is
+    scrubbed (scrubbing all of a long text costs too much), and at a white space: a token the bound goes through
+    (a secret among them, which would no longer have the shape its pattern knows) is left out whole."""
+    if len(text) > limit and not text[limit].isspace():
+        limit = max(text.rfind(ch, 0, limit) for ch in " \t\n\r") + 1
+    return scrub(text[:limit])
+
+
 _LABEL_TOKEN_RE = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{8,}(?![A-Za-z0-9])")
 
 
