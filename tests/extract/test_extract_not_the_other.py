@@ -116,6 +116,10 @@ def test_no_thing_and_the_reason_is_the_users_turned_down_option(store: Store, u
         "no worries, take your time with the tide tables",
         "No errors, the import went through this time.",
         "no popup, just a line in the log file",
+        "Nah all good, ship it now",
+        "No dice, still the same error after the restart",
+        "No joy, it still crashes on startup",
+        "no sweat, the staging box can wait until monday",
     ],
 )
 def test_small_talk_a_report_or_an_instead_is_no_turned_down_option(store: Store, user: str) -> None:

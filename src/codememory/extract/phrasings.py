@@ -90,7 +90,9 @@ INCAPABLE_RE = re.compile(
 # report ("no errors, the build is green") name no option.
 NO_THING_WHY_RE = re.compile(
     r"^\W*(?:no|nah)\s+(?!(?:problem|problems|worries|rush|idea|thanks|need|way|luck|doubt|pressure|stress|hurry|"
-    r"clue|changes?|difference|errors?|issues?|warnings?|failures?|one|more|longer|matter|offence|offense)\b)"
+    r"clue|changes?|difference|errors?|issues?|warnings?|failures?|one|more|longer|matter|offence|offense|"
+    # small talk and reports of how things went ("nah all good", "no dice, still …", "no joy, it still …")
+    r"all|dice|joy|sweat|biggie|bother|harm|fuss|kidding|chance|wonder|surprise|go|ok|okay)\b)"
     # a ban list ("no X, no Y") is a rule of its own, and "no X, just Y" says what to do instead, not why
     r"(?P<y>[\w.+-]+(?:\s+[\w.+-]+){0,2})\s*(?:[,;]|(?<!:):(?!:))\s*(?!(?:no|nor|just|only|instead|but|and)\b)\S+(?:\s+\S+){2,}",
     re.IGNORECASE,
