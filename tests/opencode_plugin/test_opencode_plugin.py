@@ -170,13 +170,16 @@ def test_memories_reach_the_model_each_call_pinned_and_never_the_database(world:
     assert all(COLD_OPEN not in s for s in systems[1:])
     assert systems[1] == systems[2] == systems[3]
     # The request's memories are given once, right after the prompt, and kept for the turn: the first call shows what
-    # its cold start does not; the later calls (the cold start was the first call's only) carry the whole block, the
-    # same each time. Never in the system prompt.
+    # its cold start does not; the later calls (the cold start was the first call's only) carry the whole block.
+    # Never in the system prompt. Once memory_search's result shows the memory (the third and fourth calls), the
+    # block leaves it out: a memory is never shown twice in one call.
     assert all(HUD_OPEN not in s for s in systems)
     turns = [turn_block(r, PROMPT) for r in calls]
     assert turns[0] is None or world.ids[0] not in turns[0]
     assert turns[1] is not None and turns[1].endswith(HUD_CLOSE) and world.ids[0] in turns[1] and HTTPX in turns[1]
-    assert turns[1] == turns[2] == turns[3]
+    for later, request in zip(turns[2:], calls[2:], strict=True):
+        assert later is None or world.ids[0] not in later
+        assert json.dumps(request["messages"]).count(world.ids[0]) == 1
     # A later call's HUD (the tail) has only what its own step brings that the turn does not carry: reading the
     # README, searching and storing bring nothing new.
     assert [hud_of(r) for r in calls[1:]] == [None, None, None]
@@ -193,7 +196,9 @@ def test_memories_reach_the_model_each_call_pinned_and_never_the_database(world:
     assert world.ids[0] not in sent[0]["request"]["exclude_memory_ids"] and world.ids[0] in sent[0]["kept"]
     for later in sent[1:]:
         assert later["request"]["request_carried"] is True and later["request"]["step"]["tool"]
-        assert world.ids[0] in later["request"]["exclude_memory_ids"] and world.ids[0] in later["turn"]
+        assert world.ids[0] in later["request"]["exclude_memory_ids"]
+    # the turn keeps the memory until memory_search's result shows it
+    assert world.ids[0] in sent[1]["turn"] and all(world.ids[0] not in later["turn"] for later in sent[2:])
     assert sent[0]["request"]["project_root"] == str(world.project)
     assert "webhook" in " ".join(sent[0]["request"]["query_expansion"]).lower()
 

@@ -38,9 +38,9 @@ def cold_block(request: dict[str, Any]) -> str:
 
 
 def hud(request: dict[str, Any]) -> str:
-    last = request["messages"][-1]
-    text = message_text(last)
-    return text if last["role"] == "user" and text.startswith("<developer_context>") else ""
+    """Our blocks in a request: the turn's block kept beside the prompt and a HUD at the tail."""
+    texts = [message_text(m) for m in request["messages"] if m["role"] == "user"]
+    return "\n".join(t[t.index("<developer_context>") :] for t in texts if "<developer_context>" in t)
 
 
 @pytest.fixture(scope="module")
