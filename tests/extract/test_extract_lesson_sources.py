@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +18,15 @@ from codememory.capture.turns import ToolCall, Turn
 from codememory.extract import extract_session
 from codememory.extract.standing_rules import terse_bounds
 from support.extraction import SESSION, stored_memories, turn
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    root = tmp_path / "shop"
+    root.mkdir()
+    Store.init(root)[0].close()
+    with Store.open(root) as s:
+        yield s
 
 
 def lessons(store: Store, *turns: Turn) -> list[str]:

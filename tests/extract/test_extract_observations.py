@@ -6,6 +6,9 @@ tests; none of the sentences is in the extraction benchmark's sets."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 
 from codememory import Store
@@ -13,6 +16,15 @@ from codememory.capture.turns import ToolCall, Turn
 from codememory.extract import extract_session
 from codememory.extract.rules import classify
 from support.extraction import SESSION, stored_memories, turn
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    root = tmp_path / "meter"
+    root.mkdir()
+    Store.init(root)[0].close()
+    with Store.open(root) as s:
+        yield s
 
 
 def stored(store: Store, *turns: Turn) -> list[tuple[str, str, str]]:
