@@ -54,6 +54,7 @@ SETS |= {
         "blind_judge4",
         "blind_judge5",
         "blind_judge6",
+        "blind_judge7",
         "planted",
     )
 }
