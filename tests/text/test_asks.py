@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from codememory.text.asks import HOW_DO, SYMPTOM, WHY, WHY_NOT, asked_categories, category_fit
+from codememory.text.asks import HOW_DO, SYMPTOM, WHY, WHY_NOT, asked_categories, asked_value, category_fit, holds_value
 
 
 @pytest.mark.parametrize(
@@ -57,3 +57,34 @@ def test_the_fit_is_neutral_where_nothing_is_known() -> None:
     assert category_fit(None, "gotcha") == 0.0  # the question asks for no kind in particular
     assert category_fit(WHY_NOT, "note") == 0.0  # the default kind: nobody said what the memory is
     assert category_fit(WHY_NOT, None) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("query", "kind"),
+    [
+        ("how many retries does the payment webhook get?", "number"),
+        ("which Node version does CI use?", "number"),
+        ("what port does the admin app listen on?", "number"),
+        ("where is the uptime check configured?", "path"),
+        ("which config file sets the log level?", "path"),
+        ("who approves schema migrations?", "person"),
+        ("Who’s on call this week?", "person"),
+        ("why did we choose httpx?", None),
+        ("how do I run the tests?", None),
+        ("stripe webhook", None),
+    ],
+)
+def test_a_question_asks_for_a_kind_of_value(query: str, kind: str | None) -> None:
+    assert asked_value(query) == kind
+
+
+def test_a_memory_holds_a_value_of_a_kind_or_not() -> None:
+    assert holds_value("number", "Uploads are capped at 20 MB")
+    assert holds_value("number", "Backups run nightly")
+    assert not holds_value("number", "The webhook handler is idempotent")
+    assert holds_value("path", "Retries are set in config/retry.toml")
+    assert holds_value("path", "Run `make test` first")
+    assert not holds_value("path", "Retries back off exponentially")
+    assert holds_value("person", "Schema migrations need a review from the database owner")
+    assert holds_value("person", "Ask Priya before touching billing")
+    assert not holds_value("person", "Uptime checks mark the site as down after three failures")

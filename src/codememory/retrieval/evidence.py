@@ -23,6 +23,11 @@ Each piece of evidence is on a scale that does not depend on what else was found
   one that stands out from them. Measured against the store itself, it carries from one store's wording to
   another's better than the background alone (benchmarks/README.md, "Precision on project-sized stores").
 
+- **the kind of value asked for**: a question asking for a number ("how many", "which version"), a path ("where",
+  "which file") or a person ("who") is not answered by a memory that holds none (text/asks.py `asked_value`); such
+  a candidate's likelihood loses `MISSING_VALUE` of log-odds (retrieval/search.py `with_asked_value`). The
+  neighbourhood of an absent question's subject is full of memories on that subject that state no such value.
+
 `likelihood` turns coverage, meaning and standout into the probability that the memory is relevant, with a logistic
 model fitted per embedding model on labelled project-sized stores (benchmarks/research/evidence_study.py; figures in
 benchmarks/README.md, "Precision on project-sized stores"); with no model, coverage alone. The relevance decision
@@ -55,6 +60,12 @@ STANDOUT_RANK = 5
 # seem to stand out (in the benchmark stores the fifth nearest sat 0.5 to 3 standard deviations above the
 # background).
 STANDOUT_FLOOR = 0.5
+
+
+# Log-odds a candidate's likelihood loses when the question asks for a value of a kind it does not hold. Chosen, with
+# the kinds asked for, by bench_precision's objective with each released precision split left out in turn (the
+# same setting on five of seven; benchmarks/research/second_opinion_study.py, benchmarks/README.md).
+MISSING_VALUE = 3.0
 
 
 @dataclass(frozen=True)
@@ -187,3 +198,10 @@ def likelihood(coverage: float, meaning: float | None, weights: Weights, referen
         return 1.0 / (1.0 + math.exp(-x))
     e = math.exp(x)
     return e / (1.0 + e)
+
+
+def without_value(p: float, penalty: float = MISSING_VALUE) -> float:
+    """A likelihood lowered by `penalty` log-odds: the memory holds no value of the kind the question asks for."""
+    p = min(max(p, 1e-9), 1 - 1e-9)
+    x = math.log(p / (1 - p)) - penalty
+    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))

@@ -173,11 +173,40 @@ def query_unknown_share(db: Database, parsed: ParsedQuery, phrases: list[ParsedQ
     return min((query_words(db, p).unknown_share() for p in queries), default=0.0)
 
 
-def _decided(ranking: Ranking, db: Database, bars: Bars, phrases: list[ParsedQuery] | None = None) -> Ranking:
-    """The ranking with the relevance decision applied: `order` what is shown, `held_back` the rest, `ranked` all."""
+def with_asked_value(db: Database, query: str, order: Ranked) -> Ranked:
+    """The entries with a lower likelihood (evidence.without_value) where the question asks for a number, a path or a
+    person (text/asks.py) and the memory holds none; their explain says what they lack (`lacks`)."""
+    from codememory.retrieval.evidence import without_value
+    from codememory.text.asks import asked_value, holds_value
+
+    kind = asked_value(query)
+    decided = [pk for _, pk, _, explain in order if explain.get("likelihood") is not None]
+    if kind is None or not decided:
+        return order
+    texts = dict(db.texts(f"m.pk IN ({','.join('?' * len(decided))})", decided))
+    out: Ranked = []
+    for score, pk, match, explain in order:
+        text = texts.get(pk)
+        if text is None or explain.get("likelihood") is None or holds_value(kind, text):
+            out.append((score, pk, match, explain))
+            continue
+        lowered: dict[str, Any] = {
+            name: without_value(explain[name]) for name in ("likelihood", "background_likelihood") if name in explain
+        }
+        out.append((score, pk, match, {**explain, **lowered, "lacks": kind}))
+    return out
+
+
+def _decided(
+    ranking: Ranking, db: Database, bars: Bars, phrases: list[ParsedQuery] | None = None, asked: str | None = None
+) -> Ranking:
+    """The ranking with the relevance decision applied: `order` what is shown, `held_back` the rest, `ranked` all.
+    `asked`: the question, when what it asks for counts (search's, not what is put into an agent's context)."""
     everything = ranking.order
     if ranking.mode == "lexical":
         everything = with_keyword_likelihood(db, ranking.parsed, everything, phrases)
+    if asked is not None and not ranking.parsed.explicit:
+        everything = with_asked_value(db, asked, everything)
     unknown = query_unknown_share(db, ranking.parsed, phrases) if bars.unknown else 0.0
     kept, held = decide(everything, bars, unknown)
     return replace(ranking, order=kept, held_back=held, ranked=everything)
@@ -205,7 +234,8 @@ def rank(
         ranking.order = [entry for entry in ranking.order if entry[1] not in holding]
     model = semantic.model if semantic is not None and ranking.mode != "lexical" else None
     configured = semantic.config.search.min_likelihood if semantic is not None else -1.0
-    ranking = _decided(ranking, db, relevance_bars(model, configured=configured, order=ranking.order))
+    bars = relevance_bars(model, configured=configured, order=ranking.order)
+    ranking = _decided(ranking, db, bars, asked=query)
     min_cosine = semantic.config.search.min_cosine if semantic is not None else -1.0
     if min_cosine >= 0:  # [search] min_cosine: found by meaning alone, a memory must also reach this cosine
         short = [
