@@ -311,6 +311,34 @@ def variants(rows: list[dict[str, Any]]) -> dict[str, Callable[[dict[str, Any]],
                 return shift
 
             out[f"second {feat} - {centre} x {w} + kind(n,p,path) {pen}"] = make_both
+    # the second model's rank among the query's candidates only (what a query-time re-scoring of ≤ `pool` candidates
+    # could see, with no second vector kept per memory), with and without the kind asked for
+    for pool in (5, 10):
+        for top in (1, 2, 3):
+            for pen in (0.5, 1.0, 2.0):
+                for kind_pen in (0.0, 3.0):
+
+                    def make_pool(
+                        r: dict[str, Any],
+                        pool: int = pool,
+                        top: int = top,
+                        pen: float = pen,
+                        kind_pen: float = kind_pen,
+                    ) -> Any:
+                        keys = [k for k, _, _ in r["ranked"][:pool]]
+                        order = sorted(keys, key=lambda k: -r["second"].get(k, -1.0))
+                        rank_of = {k: i for i, k in enumerate(order)}
+                        kind = asked_kind(r["q"])
+
+                        def shift(k: str) -> float:
+                            d = -pen if rank_of.get(k, pool) >= top else 0.0
+                            if kind_pen and kind in ("number", "person", "path"):
+                                d -= 0.0 if holds_kind(kind, r["texts"].get(k, "")) else kind_pen
+                            return d
+
+                        return shift
+
+                    out[f"pool {pool} second rank >= {top} penalty {pen} kind {kind_pen}"] = make_pool
     return out
 
 
