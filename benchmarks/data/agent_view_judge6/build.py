@@ -196,7 +196,7 @@ MEMS: list[tuple[str, str, float, str, str]] = [
         "convention",
         0.5,
         "nextjs,images,performance",
-        "Every next/image with fill needs a sizes attribute, or phones download the widest variant. The product grid is 4/2/1 columns: sizes=\"(min-width: 1024px) 25vw, (min-width: 640px) 50vw, 100vw\".",
+        'Every next/image with fill needs a sizes attribute, or phones download the widest variant. The product grid is 4/2/1 columns: sizes="(min-width: 1024px) 25vw, (min-width: 640px) 50vw, 100vw".',
     ),
     (
         "kiln_hydration_format",
@@ -217,7 +217,7 @@ MEMS: list[tuple[str, str, float, str, str]] = [
         "convention",
         0.5,
         "nextjs,security",
-        "Modules that hold secrets or touch the database (src/lib/db.ts, stripe.ts, orders.ts, email.ts) start with `import \"server-only\"` so that importing them from a client component fails the build.",
+        'Modules that hold secrets or touch the database (src/lib/db.ts, stripe.ts, orders.ts, email.ts) start with `import "server-only"` so that importing them from a client component fails the build.',
     ),
     (
         "kiln_i18n",
@@ -283,7 +283,7 @@ MEMS: list[tuple[str, str, float, str, str]] = [
         "convention",
         0.5,
         "accessibility,images,catalog",
-        "Product photos need alt text that describes the piece (shape, glaze, colour), written in the admin into Product.imageAlt; alt=\"\" only for decorative images.",
+        'Product photos need alt text that describes the piece (shape, glaze, colour), written in the admin into Product.imageAlt; alt="" only for decorative images.',
     ),
     # --- tests and tooling
     (
@@ -953,7 +953,6 @@ def bash(command: str, description: str, *relevant: str, note: str = "", uses: t
     call("bash", {"command": command, "description": description}, *relevant, note=note, uses=uses)
 
 
-
 # Session 1: a free-shipping nudge in the cart drawer, its test, a commit.
 session("free-shipping-nudge")
 user("In the cart drawer, show Dutch customers how much more they need to spend to get free shipping.")
@@ -1102,7 +1101,9 @@ edit(
     note="routine: the import",
 )
 bash("pnpm vitest run src/lib/shipping.test.ts", "Run the shipping tests", note="routine: run the tests")
-answer("Added four cases for freeShippingGapCents (7499, 7500 and 9000 cents in NL, and Belgium); all shipping tests pass.")
+answer(
+    "Added four cases for freeShippingGapCents (7499, 7500 and 9000 cents in NL, and Belgium); all shipping tests pass."
+)
 user("Looks good, commit it.")
 bash("git diff --stat", "See what changed", note="routine: the diff")
 bash(
@@ -1116,9 +1117,7 @@ answer("Committed as `feat(cart): show the amount left for free shipping`.", "ki
 
 # Session 2: restock on refunds, a local webhook failure, then tests and a commit.
 session("refund-restock")
-user(
-    "Handle charge.refunded in the Stripe webhook: mark the order as refunded and put the pieces back in stock."
-)
+user("Handle charge.refunded in the Stripe webhook: mark the order as refunded and put the pieces back in stock.")
 bash("git log --oneline -5 -- src/app/api/webhooks/stripe", "Recent changes to the webhook", note="routine: history")
 read(
     "src/app/api/webhooks/stripe/route.ts",
@@ -1378,7 +1377,9 @@ edit(
 )
 bash("git diff emails/OrderConfirmation.tsx", "Review the change", note="routine: the diff")
 bash("pnpm email", "Preview the email templates", note="routine: preview")
-answer("The confirmation email now has a 'Verzending' line with the shipping cost above 'Totaal'.", "kiln_todo_email_en")
+answer(
+    "The confirmation email now has a 'Verzending' line with the shipping cost above 'Totaal'.", "kiln_todo_email_en"
+)
 user("Run the type check and the unit tests.")
 bash("pnpm exec tsc --noEmit", "Type-check", note="routine: typecheck")
 bash("pnpm test", "Run the unit tests", note="routine: tests")
