@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Validate the precision/dev split and (optionally) print a label review aid.
+"""Validate the precision/judge7 split (copied from dev/check.py) and (optionally) print a label review aid.
 
     python3 check.py                 # validate every file, print counts
     python3 check.py --review FILE   # for each query of one project, show the
