@@ -256,6 +256,15 @@ def holds_kind(kind: str, text: str) -> bool:
     return KINDS[kind][1].search(text) is not None
 
 
+# a capitalised word or an acronym that does not open a sentence: LaunchDarkly, MinIO, S3
+_NAME_A = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][A-Za-z0-9]+")
+
+
+def holds_place(kind: str, text: str) -> bool:
+    """As `holds_kind`, a "where" answered by a name too (a service, a vault: "flags live in LaunchDarkly")."""
+    return holds_kind(kind, text) or (kind == "path" and _NAME_A.search(text) is not None)
+
+
 def variants(rows: list[dict[str, Any]]) -> dict[str, Callable[[dict[str, Any]], Callable[[str], float]]]:
     """name → (row → key → log-odds shift)."""
     out: dict[str, Callable[[dict[str, Any]], Callable[[str], float]]] = {"shipped": lambda r: lambda k: 0.0}
@@ -280,15 +289,17 @@ def variants(rows: list[dict[str, Any]]) -> dict[str, Callable[[dict[str, Any]],
         "all": set(KINDS),
         "number+person": {"number", "person"},
         "number+person+path": {"number", "person", "path"},
+        "number+person+place": {"number", "person", "path"},
     }
     for label, kinds in subsets.items():
+        holds = holds_place if label.endswith("place") else holds_kind
         for pen in (0.5, 1.0, 2.0, 3.0, 5.0):
 
-            def make_kind(r: dict[str, Any], pen: float = pen, kinds: set[str] = kinds) -> Any:
+            def make_kind(r: dict[str, Any], pen: float = pen, kinds: set[str] = kinds, holds: Any = holds) -> Any:
                 kind = asked_kind(r["q"])
                 if kind is None or kind not in kinds:
                     return lambda k: 0.0
-                return lambda k: 0.0 if holds_kind(kind, r["texts"].get(k, "")) else -pen
+                return lambda k: 0.0 if holds(kind, r["texts"].get(k, "")) else -pen
 
             out[f"kind {label} missing penalty {pen}"] = make_kind
     # both: the second opinion and the kind asked for

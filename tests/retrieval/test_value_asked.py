@@ -1,4 +1,4 @@
-"""A question asking for a number, a path or a person, in a real store with the default model: the memory nearest
+"""A question asking for a number, a place or a person, in a real store with the default model: the memory nearest
 its subject that holds no such value is held back, and the one that holds it is kept (retrieval/search.py
 `with_asked_value`, text/asks.py)."""
 

@@ -65,8 +65,8 @@ def test_the_fit_is_neutral_where_nothing_is_known() -> None:
         ("how many retries does the payment webhook get?", "number"),
         ("which Node version does CI use?", "number"),
         ("what port does the admin app listen on?", "number"),
-        ("where is the uptime check configured?", "path"),
-        ("which config file sets the log level?", "path"),
+        ("where is the uptime check configured?", "place"),
+        ("which config file sets the log level?", "place"),
         ("who approves schema migrations?", "person"),
         ("Who’s on call this week?", "person"),
         ("why did we choose httpx?", None),
@@ -82,9 +82,10 @@ def test_a_memory_holds_a_value_of_a_kind_or_not() -> None:
     assert holds_value("number", "Uploads are capped at 20 MB")
     assert holds_value("number", "Backups run nightly")
     assert not holds_value("number", "The webhook handler is idempotent")
-    assert holds_value("path", "Retries are set in config/retry.toml")
-    assert holds_value("path", "Run `make test` first")
-    assert not holds_value("path", "Retries back off exponentially")
+    assert holds_value("place", "Retries are set in config/retry.toml")
+    assert holds_value("place", "Run `make test` first")
+    assert holds_value("place", "Feature flags live in LaunchDarkly")
+    assert not holds_value("place", "Retries back off exponentially")
     assert holds_value("person", "Schema migrations need a review from the database owner")
     assert holds_value("person", "Ask Priya before touching billing")
     assert not holds_value("person", "Uptime checks mark the site as down after three failures")

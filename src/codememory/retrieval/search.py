@@ -174,7 +174,7 @@ def query_unknown_share(db: Database, parsed: ParsedQuery, phrases: list[ParsedQ
 
 
 def with_asked_value(db: Database, query: str, order: Ranked) -> Ranked:
-    """The entries with a lower likelihood (evidence.without_value) where the question asks for a number, a path or a
+    """The entries with a lower likelihood (evidence.without_value) where the question asks for a number, a place or a
     person (text/asks.py) and the memory holds none; their explain says what they lack (`lacks`)."""
     from codememory.retrieval.evidence import without_value
     from codememory.text.asks import asked_value, holds_value

@@ -85,40 +85,45 @@ def category_fit(asked: frozenset[str] | None, category: str | None) -> float:
 
 # ------------------------------------------------------------------------ the kind of value asked for
 # A question may ask for a value of one kind: "how many / which version / what port" a number, "where / which file"
-# a path, "who" a person or role. A memory that holds no value of that kind does not answer it, however close its
-# subject: "who gets paged when the site goes down?" is not answered by "Uptime checks hit /health every minute",
-# nor "which file sets the retry count?" by "Retries back off exponentially". On the released precision splits
-# (benchmarks/research/second_opinion_study.py) every answer to a number question held a number (51 of 51), 15 of
-# 23 answers to a path question a path and both answers to a "who" question a name or role, where 10 of 11 "who"
-# questions nothing answered were asked; "why" (a reason: 35 of 69) and "how do I" (a command: 36 of 56) were read
-# too loosely to use.
+# a place (a path, a file name, or a named service or vault: "feature flags live in LaunchDarkly"), "who" a person
+# or role. A memory that holds no value of that kind does not answer it, however close its subject: "who gets paged
+# when the site goes down?" is not answered by "Uptime checks hit /health every minute", nor "how many retries does
+# the webhook get?" by "The webhook handler is idempotent". On the released precision splits
+# (benchmarks/research/second_opinion_study.py) every answer to a number question held a number (51 of 51), and
+# both answers to a "who" question a name or role, where 10 of 11 "who" questions nothing answered were asked;
+# "where" read as asking for a path alone lost answers that name a place ("lives in the 1Password vault 'Mobile'").
+# "Why" (a reason: 35 of 69 answers) and "how do I" (a command: 36 of 56) were read too loosely to use.
 _NUMBER_ASKED_RE = re.compile(
     r"\bhow\s+(?:many|much|long|big|large|often|old|fast|far|high|low|small)\b|\b(?:what|which)\s+(?:\w+\s+)?"
     r"(?:version|port|size|limit|timeout|ttl|threshold|number|percentage|rate|interval|count|max|maximum|minimum)\b"
 )
-_PATH_ASKED_RE = re.compile(r"^where\b|\b(?:which|what)\s+(?:\w+\s+)?(?:file|folder|directory|dir|module|path)s?\b")
+_PLACE_ASKED_RE = re.compile(r"^where\b|\b(?:which|what)\s+(?:\w+\s+)?(?:file|folder|directory|dir|module|path)s?\b")
 _PERSON_ASKED_RE = re.compile(r"^(?:who|whom|whose)\b")
 _NUMBER_HELD_RE = re.compile(
     r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|thirty|hundred|thousand|dozen|"
     r"once|twice|daily|weekly|nightly|hourly|monthly)\b",
     re.IGNORECASE,
 )
-_PATH_HELD_RE = re.compile(r"\w/|/\w|\b\w+\.[a-z]{1,5}\b|`")
-# A name (a capitalised word that does not open a sentence), a handle, or a word for a role or a way of reaching one.
+# A name: a capitalised word that does not open a sentence.
+_NAME = r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+\b"
+# A place: a path, a file name, a code span, or a name or acronym that does not open a sentence (LaunchDarkly,
+# MinIO, S3).
+_PLACE_HELD_RE = re.compile(r"\w/|/\w|\b\w+\.[a-z]{1,5}\b|`|(?<![.!?]\s)(?<!^)\b[A-Z][A-Za-z0-9]+")
+# A name, a handle, or a word for a role or a way of reaching one.
 _PERSON_HELD_RE = re.compile(
-    r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+\b|@\w|\b(?:team|owner|owns|lead|on-?call|maintainer|admin|engineer|"
+    rf"{_NAME}|@\w|\b(?:team|owner|owns|lead|on-?call|maintainer|admin|engineer|"
     r"manager|ops|devops|sre|support|designer|reviewer|person|people|someone|channel|pager|paged|alerts?|"
     r"responsible|contact|approv\w*)\b"
 )
 VALUE_KINDS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     "number": (_NUMBER_ASKED_RE, _NUMBER_HELD_RE),
-    "path": (_PATH_ASKED_RE, _PATH_HELD_RE),
+    "place": (_PLACE_ASKED_RE, _PLACE_HELD_RE),
     "person": (_PERSON_ASKED_RE, _PERSON_HELD_RE),
 }
 
 
 def asked_value(query: str) -> str | None:
-    """The kind of value the question asks for ("number", "path", "person"); None: none in particular."""
+    """The kind of value the question asks for ("number", "place", "person"); None: none in particular."""
     text = " ".join(query.lower().replace("\u2019", "'").split()).lstrip("\"'`([ ")
     for kind, (asked, _) in VALUE_KINDS.items():
         if asked.search(text):
@@ -127,6 +132,6 @@ def asked_value(query: str) -> str | None:
 
 
 def holds_value(kind: str, text: str) -> bool:
-    """Whether a memory's text holds a value of this kind (`asked_value`): a digit or a number word, a path or file
-    name, a name or role."""
+    """Whether a memory's text holds a value of this kind (`asked_value`): a digit or a number word; a path, file
+    name or name; a name or role."""
     return VALUE_KINDS[kind][1].search(text) is not None
