@@ -1,6 +1,6 @@
 """Does information the relevance decision does not have tell an absent question's nearest memory from an answer?
 
-    python benchmarks/research/second_opinion_study.py [rows.pickle] [--failures]
+    python benchmarks/research/second_opinion_study.py [rows.pickle] [--failures] [--family NAME] [--cost]
 
 Search's relevance decision (src/codememory/retrieval/decision.py) keeps a query's candidates on a likelihood from
 word coverage, the default model's meaning against the background and how far a memory stands out from the store
@@ -353,14 +353,53 @@ def variants(rows: list[dict[str, Any]]) -> dict[str, Callable[[dict[str, Any]],
     return out
 
 
+def cost(split: str = "judge6", per_project: int = 8) -> None:
+    """The second opinion's cost: a search against the second model embedding the query with 5 and with 10 memory
+    texts, alternating per query in one process (load the model first; run with OMP_NUM_THREADS=1 on a busy machine)."""
+    import statistics
+    import time
+
+    bp.set_model("default")
+    start = time.perf_counter()
+    second = minilm()
+    second.encode(["warm up"])
+    load = time.perf_counter() - start
+    searched: list[float] = []
+    five: list[float] = []
+    ten: list[float] = []
+    for project in bp.load_split(split):
+        store = bp.build_store(project, bp.store_dir("default", split, project), True)
+        texts = [t for (t,) in store.db.conn.execute("select text from memories limit 10")]
+        for q in project.queries[:per_project]:
+            a = time.perf_counter()
+            store.search(q.text, limit=bp.LIMIT, touch=False)
+            b = time.perf_counter()
+            second.encode([q.text, *texts[:5]], normalize_embeddings=True)
+            c = time.perf_counter()
+            second.encode([q.text, *texts[:10]], normalize_embeddings=True)
+            d = time.perf_counter()
+            searched.append(b - a)
+            five.append(c - b)
+            ten.append(d - c)
+    s, f, t = (statistics.median(x) * 1000 for x in (searched, five, ten))
+    print(
+        f"load {load:.1f} s; median search {s:.0f} ms, query + 5 texts {f:.0f} ms (ratio {f / s:.2f}), "
+        f"query + 10 texts {t:.0f} ms (ratio {t / s:.2f}); {len(searched)} queries"
+    )
+
+
 def main() -> None:
     import pickle
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("rows", type=Path, nargs="?", default=Path("/tmp/second_opinion_rows.pickle"))
     parser.add_argument("--failures", action="store_true")
+    parser.add_argument("--cost", action="store_true", help="time the second model against a search")
     parser.add_argument("--family", default="", help="only the variants whose name starts with this (and shipped)")
     args = parser.parse_args()
+    if args.cost:
+        cost()
+        return
     if args.rows.exists():
         rows = pickle.loads(args.rows.read_bytes())
     else:
