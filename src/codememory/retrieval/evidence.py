@@ -64,7 +64,7 @@ STANDOUT_FLOOR = 0.5
 
 # Log-odds a candidate's likelihood loses when the question asks for a value of a kind it does not hold. Chosen, with
 # the kinds asked for, by bench_precision's objective with each released precision split left out in turn (the
-# same setting on five of seven; benchmarks/research/second_opinion_study.py, benchmarks/README.md).
+# same setting on all seven; benchmarks/research/second_opinion_study.py, benchmarks/README.md).
 MISSING_VALUE = 3.0
 
 
