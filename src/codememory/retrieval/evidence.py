@@ -24,9 +24,10 @@ Each piece of evidence is on a scale that does not depend on what else was found
   another's better than the background alone (benchmarks/README.md, "Precision on project-sized stores").
 
 - **the kind of value asked for**: a question asking for a number ("how many", "which version"), a place ("where",
-  "which file": a path or a named service) or a person ("who") is not answered by a memory that holds none (text/asks.py `asked_value`); such
-  a candidate's likelihood loses `MISSING_VALUE` of log-odds (retrieval/search.py `with_asked_value`). The
-  neighbourhood of an absent question's subject is full of memories on that subject that state no such value.
+  "which file": a path or a named service) or a person ("who") is not answered by a memory that holds none
+  (text/asks.py `asked_value`); such a candidate's likelihood loses `MISSING_VALUE` of log-odds (retrieval/search.py
+  `with_asked_value`). The neighbourhood of an absent question's subject is full of memories on that subject that
+  state no such value.
 
 `likelihood` turns coverage, meaning and standout into the probability that the memory is relevant, with a logistic
 model fitted per embedding model on labelled project-sized stores (benchmarks/research/evidence_study.py; figures in
