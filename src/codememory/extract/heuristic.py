@@ -71,7 +71,9 @@ def heuristic_candidates(
     # a choice taken back across turns is one memory (what replaces it, what it replaced, why): what the exchange
     # rules made of the same sentences gives way to it
     ledger = settled_drops(turns)
-    resolved = [c for c in resolved if not _inside_ledger(c, ledger.candidates, ledger.used)] + ledger.candidates
+    # a reply the exchange rules already read as turning something down keeps their memory
+    drops = [c for c in ledger.candidates if not any(r.seq == c.seq and r.rule == "rejected" for r in resolved)]
+    resolved = [c for c in resolved if not _inside_ledger(c, drops, ledger.used)] + drops
     settled |= {(seq, tidy(text)) for seq, text in ledger.used}
     said = [
         c

@@ -29,7 +29,8 @@ from codememory.extract.clean import clip, tidy
 from codememory.extract.offers import content_words
 from codememory.extract.statements import SENTENCE_SPLIT_RE, prose_units
 
-MAX_REASON_SENTENCES = 2
+MAX_REASON_SENTENCES = 2  # after the drop
+MAX_REASONS_BEFORE = 2  # "ugh. Ole says pack-2 printed the same label three times. … take the retry out."
 MAX_REPLACEMENT_SENTENCES = 2
 MAX_DROP_WORDS = 5  # "no mtime fallback": a drop names a thing, it does not explain it
 MIN_REASON_WORDS = 4
@@ -64,13 +65,13 @@ _TRAILING_NO_RE = re.compile(r"[,;\u2014\u2013-]\s*(?:so\s+)?(?:no\s+thanks?|no,
 _NOT_A_THING = frozenset(
     "it that this them those these thanks thank problem problems worries worry need idea rush way wait clue doubt "
     "more change changes sorry said say asked ask want wanted need sure really yet quite bad too you we i he she they "
-    "one".split()
+    "one today now tonight yet here there either".split()
 )
 # what the assistant puts on the table in passing: "would you like me to move the data to Postgres …?", "I could
 # move storage to InfluxDB …", "We could add Puppeteer …", "The easiest route would be to call exiftool …"
 _OFFER_RE = re.compile(
     r"\b(?:would\s+you\s+like\s+me\s+to|(?:do\s+you\s+)?want\s+me\s+to|shall\s+i|should\s+i|i\s+could|we\s+could|"
-    r"you\s+could|i\s+can\s+(?:switch|move|add|set\s+up|use)|"
+    r"you\s+could|i\s+can\s+(?=(?:switch|move|add|set\s+up|use)\b)|"
     r"(?:easiest|simplest|quickest|usual|obvious|quick)\s+(?:route|way|option|fix|choice|answer)\s+(?:would\s+be|is)"
     r"(?:\s+to)?)\s+(?P<x>[^?]{3,200})",
     re.IGNORECASE,
@@ -153,7 +154,7 @@ def _offers(before: Turn) -> list[str]:
                 if m:
                     out.append(m.group("x").strip().rstrip(".?!"))
                 elif re.match(r"^\W*(?:want\s+(?:that|this|it)|interested|should\s+i|shall\s+i)\W*\?", s, re.I) and i:
-                    # "I could move storage to InfluxDB … Want that?": the offer is the sentence before
+                    # "… graphs of each firing for free. Want that?": the offer is the sentence before
                     out.append(sentences[i - 1].strip().rstrip(".?!"))
     return out
 
@@ -172,6 +173,7 @@ def _settle(
         # the message after the drop, up to its next topic: what replaces the thing (the instructions that follow
         # it, before the reasons run out) and why (the user's statements around it)
         replacement: list[str] = []
+        before = before[-MAX_REASONS_BEFORE:]  # the ones nearest the drop
         reasons = list(before)
         for s in said[i + 1 :]:
             if _NEW_TOPIC_RE.match(s):
@@ -187,7 +189,7 @@ def _settle(
                 break  # another errand after the reasons: not part of this choice
             else:
                 reasons.append(s)
-        reasons = reasons[:MAX_REASON_SENTENCES]
+        reasons = reasons[: len(before) + MAX_REASON_SENTENCES]
         reason = " ".join(tidy(x).rstrip(".") + "." for x in ([own_reason] if own_reason else []) + reasons)
         replacement = [s for s in replacement if not _about_it(s)]
         if len(reason.split()) < MIN_REASON_WORDS and not replacement:
@@ -197,7 +199,7 @@ def _settle(
             text = f"{head}, instead of {_gerund(old)}" + (f": {_lower_first(reason)}" if reason else ".")
             category, rule = "decision", "decision"
         else:
-            text = f"Turned down: {old}. {reason}"
+            text = f"Turned down: {_lower_first(old)}. {reason}"
             category, rule = "rejected_alternative", "rejected"
         text = clip(" ".join(text.split()))
         consumed = [drop_sentence, *replacement, *reasons]
@@ -215,9 +217,9 @@ def _dropped(sentence: str, plan: dict[int, str], on_table: set[str], offers: li
         after = _plain(plain[ref.end() :])
         m = _DROP_RE.match(after)
         reason = _clause_after(after, m) if m else after
-        return item.rstrip("."), sentence, reason
+        return _lower_first(item.rstrip(".")), sentence, reason
     if (m := _DROP_RE.match(plain)) is not None:
-        thing = (m.group("x") or m.group("x2") or "").strip("` ")
+        thing = re.sub(r"(?:\s+please)?[.!]*$", "", (m.group("x") or m.group("x2") or "").strip("` "), flags=re.I)
         words = content_words(thing)
         if (
             not thing
@@ -246,8 +248,10 @@ def _clause_after(text: str, m: re.Match[str]) -> str:
 def _offer_subject(offer: str) -> str:
     """An offer as a thing turned down: "move the data to Postgres with SQLAlchemy so the coach …" → up to its
     purpose clause."""
+    lead = _OFFER_RE.search(offer)
+    offer = lead.group("x") if lead else offer
     subject = re.split(r"\s+(?:so\s+(?:that\s+)?|because\s+|since\s+|and\s+you'?d\b|which\s+)|:\s", offer, maxsplit=1)[0]
-    subject = re.sub(r"^(?:just\s+|to\s+)", "", subject.strip(" ,:"), flags=re.I)
+    subject = re.sub(r"^(?:just\s+|to\s+|also\s+)", "", subject.strip(" ,:"), flags=re.I)
     return subject.rstrip(" ,.:;")
 
 
@@ -258,10 +262,13 @@ def _says_something(sentence: str) -> bool:
         sentence.endswith("?")
         or _ERRAND_RE.search(sentence)
         or _BARE_NO_RE.match(plain)
-        or len(content_words(re.sub(r"^\W*(?:no|yes|ok(?:ay)?)\b\W*", "", plain, flags=re.I)) - _ACKS) < 1
+        or not content_words(re.sub(r"^\W*(?:no|yes|ok(?:ay)?|ugh|hm+|oh)\b\W*", "", plain, flags=re.I)) - _ACKS
+        or _PICK_RE.match(plain)
     )
 
 
+# a pick of something else offered, not a reason: "The second one.", "option b"
+_PICK_RE = re.compile(r"^\W*(?:the\s+)?(?:first|second|third|last|other|latter|former)\s+(?:one|option)\b|^\W*option\s+\w\b", re.I)
 _ACKS = frozenset(content_words("you right you're right true fair point agreed makes sense"))
 _GERUNDS = {"set": "setting", "put": "putting", "run": "running", "get": "getting", "stop": "stopping"}
 
