@@ -95,6 +95,7 @@ _NEW_TOPIC_RE = re.compile(
     r"quick\s+question|while\s+you'?re)\b",
     re.IGNORECASE,
 )
+_INSTEAD_RE = re.compile(r"\s+instead\b(?=\s*[,.;:]|\s*$)", re.IGNORECASE)
 _SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=\S)")
 
 
@@ -115,7 +116,8 @@ def settled_drops(turns: Sequence[Turn]) -> Ledger:
         user = scrub(turn.user_text)
         said = _sentences(user)
         offers = _offers(turns[n - 1]) if n else []
-        if n and said:
+        # a session that opens with "change to item 2 of the plan" takes back a plan made in an earlier one
+        if said and (n or any(_PLAN_REF_RE.search(x) for x in said)):
             made = _settle(said, plan, on_table, offers, turn.seq)
             if made is not None:
                 candidate, consumed = made
@@ -162,14 +164,16 @@ def _offers(before: Turn) -> list[str]:
 def _settle(
     said: list[str], plan: dict[int, str], on_table: set[str], offers: list[str], seq: int
 ) -> tuple[Candidate, list[str]] | None:
+    # once the message says the plan changes, what it drops was on the table, whether or not this span shows it
+    changed = any(_PLAN_REF_RE.search(x) for x in said)
     for i, sentence in enumerate(said):
         if i and _NEW_TOPIC_RE.match(sentence):
             return None
-        dropped = _dropped(sentence, plan, on_table, offers)
+        dropped = _dropped(sentence, plan, on_table, offers, changed)
         if dropped is None:
             continue
         old, drop_sentence, own_reason = dropped
-        before = [s for s in said[:i] if _says_something(s)]
+        before = [s for s in said[:i] if _says_something(s) and not _PLAN_REF_RE.match(_plain(s))]
         # the message after the drop, up to its next topic: what replaces the thing (the instructions that follow
         # it, before the reasons run out) and why (the user's statements around it)
         replacement: list[str] = []
@@ -183,7 +187,10 @@ def _settle(
             instruction = bool(_INSTRUCTION_RE.search(_plain(s))) or (
                 len(s.split()) <= SHORT_REPLACEMENT_WORDS and not replacement and not reasons
             )
-            if instruction and len(reasons) == len(before) and len(replacement) < MAX_REPLACEMENT_SENTENCES:
+            # "… go into an unsorted/ folder instead" replaces it wherever it stands; another instruction only
+            # before the reasons start
+            first = len(reasons) == len(before) or _INSTEAD_RE.search(s)
+            if instruction and first and len(replacement) < MAX_REPLACEMENT_SENTENCES:
                 replacement.append(s)
             elif instruction:
                 break  # another errand after the reasons: not part of this choice
@@ -195,7 +202,7 @@ def _settle(
         if len(reason.split()) < MIN_REASON_WORDS and not replacement:
             return None
         if replacement:
-            head = " ".join(tidy(s).rstrip(".") + "." for s in replacement).rstrip(".")
+            head = " ".join(tidy(_INSTEAD_RE.sub("", s)).rstrip(".") + "." for s in replacement).rstrip(".")
             text = f"{head}, instead of {_gerund(old)}" + (f": {_lower_first(reason)}" if reason else ".")
             category, rule = "decision", "decision"
         else:
@@ -207,7 +214,9 @@ def _settle(
     return None
 
 
-def _dropped(sentence: str, plan: dict[int, str], on_table: set[str], offers: list[str]) -> tuple[str, str, str] | None:
+def _dropped(
+    sentence: str, plan: dict[int, str], on_table: set[str], offers: list[str], changed: bool = False
+) -> tuple[str, str, str] | None:
     """(what is taken back, the sentence, a reason said in that sentence) when the sentence takes back something on
     the table."""
     plain = _plain(sentence)
@@ -226,7 +235,7 @@ def _dropped(sentence: str, plan: dict[int, str], on_table: set[str], offers: li
             or thing.lower().split()[0] in _NOT_A_THING
             or len(thing.split()) > MAX_DROP_WORDS
             or not words
-            or not words & on_table
+            or not (changed or words & on_table)
         ):
             return None
         # the way it was put on the table, when an offer of the answer before names it
