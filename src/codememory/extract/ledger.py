@@ -87,7 +87,9 @@ _INSTRUCTION_RE = re.compile(
 _ERRAND_RE = re.compile(
     r"^\W*(?:commit|push|ship|deploy|merge|go|thanks?|thank\s+you|cheers|danke|good|great|perfect|ok(?:ay)?|k)\b"
     r"[\w\s]{0,20}[.!]?$"
-    r"|\b(?:later|next\s+time|not\s+now|next\s+week|tomorrow|todo|note\s+it|write\s+it\s+down)\b",
+    # a deferral opens or closes the sentence ("next week we need …, not now"); "years later" is a reason
+    r"|^\W*(?:later|next\s+(?:time|week)|not\s+now|tomorrow)\b|\b(?:todo|note\s+it|write\s+it\s+down)\b"
+    r"|\b(?:later|next\s+time|not\s+now|next\s+week|tomorrow)\W*$",
     re.IGNORECASE,
 )
 _NEW_TOPIC_RE = re.compile(
@@ -96,6 +98,8 @@ _NEW_TOPIC_RE = re.compile(
     re.IGNORECASE,
 )
 _INSTEAD_RE = re.compile(r"\s+instead\b(?=\s*[,.;:]|\s*$)", re.IGNORECASE)
+_DEFERRAL_RE = re.compile(r"\b(?:later|next\s+time|not\s+now|next\s+week|tomorrow|some\s*day)\b", re.I)
+SHORT_DEFERRAL_WORDS = 8
 _SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=\S)")
 
 
@@ -265,11 +269,13 @@ def _offer_subject(offer: str) -> str:
 
 
 def _says_something(sentence: str) -> bool:
-    """A sentence worth keeping beside a drop: not a question, an errand, a bare "no" or "ok, you're right"."""
+    """A sentence worth keeping beside a drop: not a question, an errand, a deferral ("heic later, pure go or not
+    at all"), a bare "no" or "ok, you're right"."""
     plain = _plain(sentence)
     return not (
         sentence.endswith("?")
         or _ERRAND_RE.search(sentence)
+        or (len(sentence.split()) <= SHORT_DEFERRAL_WORDS and _DEFERRAL_RE.search(sentence))
         or _BARE_NO_RE.match(plain)
         or not content_words(re.sub(r"^\W*(?:no|yes|ok(?:ay)?|ugh|hm+|oh)\b\W*", "", plain, flags=re.I)) - _ACKS
         or _PICK_RE.match(plain)
