@@ -155,9 +155,7 @@ def _restated(candidate: Candidate, resolved: Sequence[Candidate]) -> bool:
     return False
 
 
-def _inside_ledger(
-    candidate: Candidate, made: Sequence[Candidate], used: frozenset[tuple[int, str]]
-) -> bool:
+def _inside_ledger(candidate: Candidate, made: Sequence[Candidate], used: frozenset[tuple[int, str]]) -> bool:
     """A memory of the same turn whose words are mostly those of a ledger memory or of the sentences it took in."""
     if candidate.category == "todo":
         return False

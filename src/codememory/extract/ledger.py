@@ -38,12 +38,19 @@ SHORT_REPLACEMENT_WORDS = 3  # "csv." right after "no xlsx.": what it is replace
 
 # a user's numbered plan item: "5. deploy to Netlify"
 _PLAN_ITEM_RE = re.compile(r"^\s*(?P<n>\d{1,2})[.)]\s+(?P<x>\S.*)$")
-# "change of plan for 2:", "change to item 2 of the plan.", "item 6."
+# "change of plan for 2:", "change to item 2 of the plan.", "item 6." (a plan item of this span, by its number)
 _PLAN_REF_RE = re.compile(
     r"\b(?:change\s+(?:of|to|in|on)\s+(?:the\s+)?(?:plan|item)s?\s*(?:for|on|to|of|in|at)?\s*(?:item\s+|point\s+|step\s+|#)?"
     r"|(?:item|point|step)\s+#?)(?P<n>\d{1,2})\b(?:\s+of\s+the\s+plan)?[\s:,.\u2014\u2013-]*",
     re.IGNORECASE,
 )
+# the message says the plan changes: what it drops was on the table even when an earlier session laid it out
+_PLAN_CHANGE_RE = re.compile(
+    r"\bchange\s+(?:of|to|in|on)\s+(?:the\s+)?(?:plan|item|step|point)s?\b|^\W*(?:item|point|step)\s+#?\d{1,2}\b",
+    re.IGNORECASE,
+)
+# "no emojis in commit messages", "no prints anywhere": a standing rule, not a thing taken back
+_RULE_SCOPE_RE = re.compile(r"\b(?:in|on|for|anywhere|ever|everywhere|at\s+all)\b", re.IGNORECASE)
 _LEAD_RE = re.compile(
     r"^\W*(?:(?:hm+|ok(?:ay)?|k|ugh|and|but|so|actually|wait|oh|well|also|then|sorry|yes|yeah|ya)\b[\s,.!:;\u2014-]*)+",
     re.IGNORECASE,
@@ -61,7 +68,9 @@ _BARE_NO_RE = re.compile(
     r"^(?:no|nope|nah|no\s+thanks?|no,?\s+thank\s+you|not\s+(?:now|needed|for\s+now)|let'?s\s+not|rather\s+not)\W*$",
     re.IGNORECASE,
 )
-_TRAILING_NO_RE = re.compile(r"[,;\u2014\u2013-]\s*(?:so\s+)?(?:no\s+thanks?|no,?\s+thank\s+you|thanks,?\s+but\s+no)\W*$", re.I)
+_TRAILING_NO_RE = re.compile(
+    r"[,;\u2014\u2013-]\s*(?:so\s+)?(?:no\s+thanks?|no,?\s+thank\s+you|thanks,?\s+but\s+no)\W*$", re.IGNORECASE
+)
 _NOT_A_THING = frozenset(
     "it that this them those these thanks thank problem problems worries worry need idea rush way wait clue doubt "
     "more change changes sorry said say asked ask want wanted need sure really yet quite bad too you we i he she they "
@@ -121,7 +130,7 @@ def settled_drops(turns: Sequence[Turn]) -> Ledger:
         said = _sentences(user)
         offers = _offers(turns[n - 1]) if n else []
         # a session that opens with "change to item 2 of the plan" takes back a plan made in an earlier one
-        if said and (n or any(_PLAN_REF_RE.search(x) for x in said)):
+        if said and (n or any(_PLAN_CHANGE_RE.search(_plain(x)) for x in said)):
             made = _settle(said, plan, on_table, offers, turn.seq)
             if made is not None:
                 candidate, consumed = made
@@ -169,7 +178,7 @@ def _settle(
     said: list[str], plan: dict[int, str], on_table: set[str], offers: list[str], seq: int
 ) -> tuple[Candidate, list[str]] | None:
     # once the message says the plan changes, what it drops was on the table, whether or not this span shows it
-    changed = any(_PLAN_REF_RE.search(x) for x in said)
+    changed = any(_PLAN_CHANGE_RE.search(_plain(x)) for x in said)
     for i, sentence in enumerate(said):
         if i and _NEW_TOPIC_RE.match(sentence):
             return None
@@ -238,6 +247,7 @@ def _dropped(
             not thing
             or thing.lower().split()[0] in _NOT_A_THING
             or len(thing.split()) > MAX_DROP_WORDS
+            or _RULE_SCOPE_RE.search(thing)
             or not words
             or not (changed or words & on_table)
         ):
@@ -263,7 +273,7 @@ def _offer_subject(offer: str) -> str:
     purpose clause."""
     lead = _OFFER_RE.search(offer)
     offer = lead.group("x") if lead else offer
-    subject = re.split(r"\s+(?:so\s+(?:that\s+)?|because\s+|since\s+|and\s+you'?d\b|which\s+)|:\s", offer, maxsplit=1)[0]
+    subject = _PURPOSE_RE.split(offer, maxsplit=1)[0]
     subject = re.sub(r"^(?:just\s+|to\s+|also\s+)", "", subject.strip(" ,:"), flags=re.I)
     return subject.rstrip(" ,.:;")
 
@@ -283,7 +293,11 @@ def _says_something(sentence: str) -> bool:
 
 
 # a pick of something else offered, not a reason: "The second one.", "option b"
-_PICK_RE = re.compile(r"^\W*(?:the\s+)?(?:first|second|third|last|other|latter|former)\s+(?:one|option)\b|^\W*option\s+\w\b", re.I)
+_PICK_RE = re.compile(
+    r"^\W*(?:the\s+)?(?:first|second|third|last|other|latter|former)\s+(?:one|option)\b|^\W*option\s+\w\b", re.I
+)
+# where an offer stops naming the thing and starts selling it: "… to Postgres so the coach can reach it"
+_PURPOSE_RE = re.compile(r"\s+(?:so\s+(?:that\s+)?|because\s+|since\s+|and\s+you'?d\b|which\s+)|:\s")
 _ACKS = frozenset(content_words("you right you're right true fair point agreed makes sense"))
 _GERUNDS = {"set": "setting", "put": "putting", "run": "running", "get": "getting", "stop": "stopping"}
 
