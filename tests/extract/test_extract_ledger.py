@@ -177,3 +177,49 @@ def test_words_inside_a_tools_output_are_never_a_drop(store: Store) -> None:
         ],
     )
     assert not [f for f in found if "retr" in f[2].lower() and f[0] in ("decision", "rejected_alternative")], found
+
+
+def test_an_action_taken_back_only_when_it_was_done_or_offered_before() -> None:
+    dropped = [
+        turn(1, "tidy the sensor table", ("Done. I deleted the 12 rows with a zero humidity reading.",)),
+        turn(2, "actually don't delete the zero rows. they mark the hours the sensor was unplugged.", ("Restored.",)),
+    ]
+    made = settled_drops(dropped).candidates
+    assert [c.category for c in made] == ["rejected_alternative"], made
+    assert made[0].text.startswith("Turned down: delete the zero rows.") and "unplugged" in made[0].text
+    never_said = [
+        turn(1, "tidy the sensor table", ("Done. The columns are renamed to snake_case.",)),
+        turn(2, "don't delete the zero rows, they mark the hours the sensor was unplugged.", ("Noted.",)),
+    ]
+    assert settled_drops(never_said).candidates == []
+
+
+def test_what_replaces_it_may_be_said_before_the_drop(store: Store) -> None:
+    found = stored(
+        store,
+        [
+            turn(1, "cache the timetable: use an lru_cache on fetch_timetable", ("Added `@lru_cache` on it.",)),
+            turn(
+                2,
+                "hm. the timetable changes at midnight and the cache never expires. "
+                "Keep it in a dict with the date as key instead. drop the lru_cache.",
+                ("Switched to a per-date dict.",),
+            ),
+        ],
+    )
+    made = naming(found, "lru_cache", "midnight")
+    assert len(made) == 1, found
+    assert made[0][0] == "decision" and made[0][2].startswith("Keep it in a dict with the date as key, instead of")
+
+
+def test_a_session_that_opens_by_scratching_an_earlier_choice() -> None:
+    made = settled_drops(
+        [
+            turn(
+                1,
+                "Scratch the weekly digest. Nobody on the board reads mail on weekends, they said so at the meeting.",
+                ("Removed the weekly digest job.",),
+            )
+        ]
+    ).candidates
+    assert len(made) == 1 and made[0].text.startswith("Turned down: weekly digest.") and "weekends" in made[0].text
