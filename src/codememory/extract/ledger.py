@@ -29,7 +29,7 @@ from codememory.extract.clean import clip, tidy
 from codememory.extract.offers import content_words
 from codememory.extract.statements import SENTENCE_SPLIT_RE, prose_units
 
-MAX_REASON_SENTENCES = 3  # after the drop
+MAX_REASON_SENTENCES = 2  # after the drop
 MAX_REASONS_BEFORE = 2  # "ugh. Ole says pack-2 printed the same label three times. … take the retry out."
 MAX_REPLACEMENT_SENTENCES = 2
 MAX_DROP_WORDS = 5  # "no mtime fallback": a drop names a thing, it does not explain it
@@ -46,8 +46,7 @@ _PLAN_REF_RE = re.compile(
 )
 # the message says the plan changes: what it drops was on the table even when an earlier session laid it out
 _PLAN_CHANGE_RE = re.compile(
-    r"\bchange\s+(?:of|to|in|on)\s+(?:the\s+)?(?:plan|item|step|point)s?\b|^\W*(?:item|point|step)\s+#?\d{1,2}\b"
-    r"|^\W*scratch\b",
+    r"\bchange\s+(?:of|to|in|on)\s+(?:the\s+)?(?:plan|item|step|point)s?\b|^\W*(?:item|point|step)\s+#?\d{1,2}\b",
     re.IGNORECASE,
 )
 # "no emojis in commit messages", "no prints anywhere": a standing rule, not a thing taken back
@@ -58,13 +57,10 @@ _LEAD_RE = re.compile(
 )
 # the thing taken back, named after the word that takes it back
 _DROP_RE = re.compile(
-    r"^(?:no(?:\s+more)?|not|scratch|drop|forget|remove|without)\s+(?:the\s+|a\s+|an\s+|any\s+)?"
-    r"(?P<x>[\w`./+#@-]+(?:\s+[\w`./+#@-]+){0,4}?)\s*(?:[.,;:!\u2014\u2013]|\s-\s|$)"
-    r"|^take\s+(?:the\s+|that\s+)?(?P<x2>[\w`./+#@-]+(?:\s+[\w`./+#@-]+){0,2}?)\s+out\b"
-    # "don't turn on unsafe", "actually don't drop the zero rows": the action itself is what is taken back
-    r"|^(?:please\s+)?(?:don'?t|do\s+not)\s+(?P<x3>(?P<verb>turn\s+on|use|add|enable|switch\s+to|go\s+with|put\s+in|"
-    r"drop|delete|remove|rename|split|merge|convert|install|pull\s+in)\s+(?:the\s+|a\s+|an\s+|any\s+)?"
-    r"[\w`./+#@-]+(?:\s+[\w`./+#@-]+){0,3}?)\s*(?:[.,;:!\u2014\u2013]|\s-\s|$)",
+    r"^(?:no(?:\s+more)?|not|scratch|drop|forget|remove|without|(?:please\s+)?(?:don'?t|do\s+not)\s+"
+    r"(?:turn\s+on|use|add|do|enable|switch\s+to|go\s+with|put\s+in))\s+(?:the\s+|a\s+|an\s+|any\s+)?"
+    r"(?P<x>[\w`./+#-]+(?:\s+[\w`./+#-]+){0,4}?)\s*(?:[.,;:!\u2014\u2013]|\s-\s|$)"
+    r"|^take\s+(?:the\s+|that\s+)?(?P<x2>[\w`./+#-]+(?:\s+[\w`./+#-]+){0,2}?)\s+out\b",
     re.IGNORECASE,
 )
 # a refusal that names nothing: it takes back the offer just made
@@ -111,9 +107,6 @@ _NEW_TOPIC_RE = re.compile(
     re.IGNORECASE,
 )
 _INSTEAD_RE = re.compile(r"\s+instead\b(?=\s*[,.;:]|\s*$)", re.IGNORECASE)
-# "no, keep the intent — …", "nah, we not use docker here": a refusal, then what the user says instead
-_NO_THEN_RE = re.compile(r"^\W*(?:no|nah|nope)\s*[,\u2014\u2013-]\s*(?P<rest>\w+(?:\W+\w+){2,}.*)$", re.IGNORECASE)
-_COMMON = "file files thing things way data code make use keep fix work"
 _DEFERRAL_RE = re.compile(r"\b(?:later|next\s+time|not\s+now|next\s+week|tomorrow|some\s*day)\b", re.I)
 SHORT_DEFERRAL_WORDS = 8
 _SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=\S)")
@@ -161,9 +154,7 @@ def _sentences(user_text: str) -> list[str]:
         line = line.strip()
         if not line or re.match(r"^(?:>|```|\s{4}|\$ |\d{1,2}[.)]\s)", line) or re.search(r"\w+\[\d+\]:", line):
             continue
-        for piece in (" ".join(p.split()) for p in _SPLIT_RE.split(line) if p.strip()):
-            m = _NO_THEN_RE.match(piece)
-            out += ["no.", m.group("rest")] if m else [piece]
+        out += [" ".join(p.split()) for p in _SPLIT_RE.split(line) if p.strip()]
     return out
 
 
@@ -194,13 +185,11 @@ def _settle(
         dropped = _dropped(sentence, plan, on_table, offers, changed)
         if dropped is None:
             continue
-        old, drop_sentence, own_reason, context = dropped
+        old, drop_sentence, own_reason = dropped
         before = [s for s in said[:i] if _says_something(s) and not _PLAN_REF_RE.match(_plain(s))]
-        # "Lock the class row instead, …. Drop the @Version and the counter.": said before the drop
-        replacement = [s for s in before if _INSTEAD_RE.search(s) and _INSTRUCTION_RE.search(_plain(s))][:1]
-        before = [s for s in before if s not in replacement]
         # the message after the drop, up to its next topic: what replaces the thing (the instructions that follow
         # it, before the reasons run out) and why (the user's statements around it)
+        replacement: list[str] = []
         before = before[-MAX_REASONS_BEFORE:]  # the ones nearest the drop
         reasons = list(before)
         for s in said[i + 1 :]:
@@ -213,12 +202,7 @@ def _settle(
             )
             # "… go into an unsorted/ folder instead" replaces it wherever it stands; another instruction only
             # before the reasons start
-            # "fix the converter so no raw html is left" after the reasons, when it is about what was offered
-            first = (
-                len(reasons) == len(before)
-                or _INSTEAD_RE.search(s)
-                or (not replacement and content_words(s) & content_words(context) - content_words(old + " " + _COMMON))
-            )
+            first = len(reasons) == len(before) or _INSTEAD_RE.search(s)
             if instruction and first and len(replacement) < MAX_REPLACEMENT_SENTENCES:
                 replacement.append(s)
             elif instruction:
@@ -245,9 +229,9 @@ def _settle(
 
 def _dropped(
     sentence: str, plan: dict[int, str], on_table: set[str], offers: list[str], changed: bool = False
-) -> tuple[str, str, str, str] | None:
-    """(what is taken back, the sentence, a reason said in that sentence, the words it was put on the table with)
-    when the sentence takes back something on the table."""
+) -> tuple[str, str, str] | None:
+    """(what is taken back, the sentence, a reason said in that sentence) when the sentence takes back something on
+    the table."""
     plain = _plain(sentence)
     ref = _PLAN_REF_RE.search(plain)
     item = plan.get(int(ref.group("n"))) if ref else None
@@ -255,14 +239,10 @@ def _dropped(
         after = _plain(plain[ref.end() :])
         m = _DROP_RE.match(after)
         reason = _clause_after(after, m) if m else after
-        return _lower_first(item.rstrip(".")), sentence, reason, item
+        return _lower_first(item.rstrip(".")), sentence, reason
     if (m := _DROP_RE.match(plain)) is not None:
-        thing = m.group("x") or m.group("x2") or m.group("x3") or ""
-        thing = re.sub(r"(?:\s+please)?[.!]*$", "", thing.strip("` "), flags=re.I)
-        named = thing[len(m.group("verb")) :] if m.group("verb") else thing
-        words = content_words(named)
-        if m.group("verb") and not any(w.startswith(m.group("verb").split()[0][:4].lower()) for w in on_table):
-            return None  # "don't delete the logs" takes nothing back unless deleting them was said before
+        thing = re.sub(r"(?:\s+please)?[.!]*$", "", (m.group("x") or m.group("x2") or "").strip("` "), flags=re.I)
+        words = content_words(thing)
         if (
             not thing
             or thing.lower().split()[0] in _NOT_A_THING
@@ -275,10 +255,10 @@ def _dropped(
         # the way it was put on the table, when an offer of the answer before names it
         offered = next((o for o in offers if words & content_words(o)), None)
         old = _offer_subject(offered) if offered else thing
-        return old, sentence, _clause_after(plain, m), offered or thing
+        return old, sentence, _clause_after(plain, m)
     if offers and (_BARE_NO_RE.match(plain) or _TRAILING_NO_RE.search(plain)):
         reason = _TRAILING_NO_RE.sub("", plain) if _TRAILING_NO_RE.search(plain) else ""
-        return _offer_subject(offers[-1]), sentence, reason, offers[-1]
+        return _offer_subject(offers[-1]), sentence, reason
     return None
 
 
