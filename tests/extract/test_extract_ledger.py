@@ -132,21 +132,11 @@ def test_a_bare_no_to_a_question_that_points_back_at_an_offer(store: Store) -> N
     assert category == "decision" and who == "user" and text.startswith("Env vars stay, instead of moving")
 
 
-def test_a_session_that_opens_by_changing_an_earlier_sessions_plan(store: Store) -> None:
-    found = stored(
-        store,
-        [
-            turn(
-                1,
-                "change to step 2 of the plan. no email alerts. the shop's mail server blocks anything sent by "
-                "scripts. post the alerts to the team chat instead",
-                ("Alerts go to the team chat webhook now; the mail code is gone.",),
-            )
-        ],
+def test_a_session_that_opens_with_a_drop_has_nothing_on_the_table_yet() -> None:
+    opening = (
+        "change to step 2 of the plan. no email alerts. the mail server blocks scripts. post to the team chat instead"
     )
-    made = naming(found, "email alerts", "team chat")
-    assert len(made) == 1, found
-    assert made[0][0] == "decision" and made[0][1] == "user"
+    assert settled_drops([turn(1, opening, ("Alerts go to the team chat now.",))]).candidates == []
 
 
 @pytest.mark.parametrize(

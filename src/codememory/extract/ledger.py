@@ -129,8 +129,8 @@ def settled_drops(turns: Sequence[Turn]) -> Ledger:
         user = scrub(turn.user_text)
         said = _sentences(user)
         offers = _offers(turns[n - 1]) if n else []
-        # a session that opens with "change to item 2 of the plan" takes back a plan made in an earlier one
-        if said and (n or any(_PLAN_CHANGE_RE.search(_plain(x)) for x in said)):
+        # the first message of a span has nothing on the table yet (a plan of an earlier session is not in it)
+        if n and said:
             made = _settle(said, plan, on_table, offers, turn.seq)
             if made is not None:
                 candidate, consumed = made
