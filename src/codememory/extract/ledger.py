@@ -109,6 +109,11 @@ _NEW_TOPIC_RE = re.compile(
 _INSTEAD_RE = re.compile(r"\s+instead\b(?=\s*[,.;:]|\s*$)", re.IGNORECASE)
 _DEFERRAL_RE = re.compile(r"\b(?:later|next\s+time|not\s+now|next\s+week|tomorrow|some\s*day)\b", re.I)
 SHORT_DEFERRAL_WORDS = 8
+# "Amazing, it builds!": how the user feels about what was done, no reason for anything
+_PRAISE_RE = re.compile(
+    r"^\W*(?:amazing|awesome|wow|nice|cool|great|perfect|brilliant|lovely|love\s+it|excellent|yay)\b[^.!?]{0,30}[.!]*$",
+    re.IGNORECASE,
+)
 _SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=\S)")
 
 
@@ -210,12 +215,12 @@ def _settle(
             else:
                 reasons.append(s)
         reasons = reasons[: len(before) + MAX_REASON_SENTENCES]
-        reason = " ".join(tidy(x).rstrip(".") + "." for x in ([own_reason] if own_reason else []) + reasons)
+        reason = " ".join(_full_stop(tidy(x)) for x in ([own_reason] if own_reason else []) + reasons)
         replacement = [s for s in replacement if not _about_it(s)]
         if len(reason.split()) < MIN_REASON_WORDS and not replacement:
             return None
         if replacement:
-            head = " ".join(tidy(_INSTEAD_RE.sub("", s)).rstrip(".") + "." for s in replacement).rstrip(".")
+            head = " ".join(_full_stop(tidy(_INSTEAD_RE.sub("", s))) for s in replacement).rstrip(".!")
             text = f"{head}, instead of {_gerund(old)}" + (f": {_lower_first(reason)}" if reason else ".")
             category, rule = "decision", "decision"
         else:
@@ -241,7 +246,8 @@ def _dropped(
         reason = _clause_after(after, m) if m else after
         return _lower_first(item.rstrip(".")), sentence, reason
     if (m := _DROP_RE.match(plain)) is not None:
-        thing = re.sub(r"(?:\s+please)?[.!]*$", "", (m.group("x") or m.group("x2") or "").strip("` "), flags=re.I)
+        thing = (m.group("x") or m.group("x2") or "").strip("` ")
+        thing = re.sub(r"(?:\s+(?:please|either|too|anymore|any\s+more))*[.!]*$", "", thing, flags=re.I)
         words = content_words(thing)
         if (
             not thing
@@ -278,6 +284,10 @@ def _offer_subject(offer: str) -> str:
     return subject.rstrip(" ,.:;")
 
 
+def _full_stop(sentence: str) -> str:
+    return sentence if sentence.endswith((".", "!", "?")) else f"{sentence}."
+
+
 def _says_something(sentence: str) -> bool:
     """A sentence worth keeping beside a drop: not a question, an errand, a deferral ("heic later, pure go or not
     at all"), a bare "no" or "ok, you're right"."""
@@ -285,6 +295,7 @@ def _says_something(sentence: str) -> bool:
     return not (
         sentence.endswith("?")
         or _ERRAND_RE.search(sentence)
+        or _PRAISE_RE.match(sentence)
         or (len(sentence.split()) <= SHORT_DEFERRAL_WORDS and _DEFERRAL_RE.search(sentence))
         or _BARE_NO_RE.match(plain)
         or not content_words(re.sub(r"^\W*(?:no|yes|ok(?:ay)?|ugh|hm+|oh)\b\W*", "", plain, flags=re.I)) - _ACKS
