@@ -14,13 +14,13 @@ refuses, the local results come back alone and `RemoteStatus.error` says why."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from codememory.core.bounded_input import check_query
 from codememory.core.dates import now_utc
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.model import CATEGORIES, ID_RE, MAX_TEXT, normalize_tag, validate_category
 from codememory.core.provenance import Provenance, remote_provenance
 from codememory.core.result import Result
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from codememory.service.project_store import Store
 
 T = TypeVar("T")
-_NAME_RE = re.compile(r"[^A-Za-z0-9_.@+-]+")
+_NAME_RE = lazy_pattern(r"[^A-Za-z0-9_.@+-]+")
 
 
 @dataclass

@@ -25,6 +25,7 @@ from typing import Any
 
 from codememory.core.bounded_input import valid_json_text
 from codememory.core.dates import canonical_iso
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.model import ID_RE, Memory
 from codememory.core.provenance import Provenance
 from codememory.errors import InvalidInput
@@ -39,8 +40,8 @@ MAX_FILE_BYTES = 128 * 1024  # a memory's text is at most 10,000 characters
 MAX_ENTITIES = 100
 MAX_LINKS = 100
 MAX_LABEL = 1000
-FILE_RE = re.compile(r"^mem_[0-9a-f]{8}\.json$")
-_CONFLICT_RE = re.compile(r"^(<{7}|={7}|>{7}|\|{7})(\s|$)", re.MULTILINE)
+FILE_RE = lazy_pattern(r"^mem_[0-9a-f]{8}\.json$")
+_CONFLICT_RE = lazy_pattern(r"^(<{7}|={7}|>{7}|\|{7})(\s|$)", re.MULTILINE)
 # Kept in the store only: how often this clone showed a memory is nobody else's business (and would conflict), and
 # where it came from is this clone's own knowledge (a file that said so would only be making a claim).
 _LOCAL_KEYS = ("access_count", "last_accessed_at", "provenance")
