@@ -309,12 +309,9 @@ def _leading_literal(pattern: re.Pattern[str]) -> str:
         elif char in _METACHARACTERS:
             break
         at += 1
-        following = source[at : at + 1]
-        if following in ("*", "?", "{"):  # the character may be absent
+        if source[at : at + 1] in ("*", "+", "?", "{"):  # repeated or optional: the parser stops here too
             break
         lead.append(char)
-        if following == "+":  # present, but what follows it is not next to it
-            break
     return "".join(lead)
 
 
