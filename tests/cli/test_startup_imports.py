@@ -62,14 +62,21 @@ def test_the_cli_loads_a_command_only_when_it_runs(args: list[str]) -> None:
 
 
 # What `codememory search` must not load: the organisation's search and its Milvus client (only `--remote` asks for
-# them), the extraction passes and anything of the model providers.
+# them), the extraction passes, the capture of transcripts, the coding sessions and the assistants' specs.
 NOT_FOR_SEARCH = (
     "codememory.remote.org_search",
     "codememory.remote.org_fusion",
     "codememory.remote.milvus",
     "pymilvus",
 )
-NOT_FOR_SEARCH_PACKAGES = ("codememory.extract.", "codememory.capture.", "codememory.mcp.", "codememory.daemon.")
+NOT_FOR_SEARCH_PACKAGES = (
+    "codememory.extract.",
+    "codememory.capture.",
+    "codememory.mcp.",
+    "codememory.daemon.",
+    "codememory.sessions.",
+    "codememory.assistants",
+)
 
 
 def test_search_loads_only_the_local_engine(project: Path, cm: Invoke) -> None:

@@ -63,10 +63,8 @@ from codememory.service.transfer import (
     import_memories,
     read_pending_entities,
 )
-from codememory.sessions.service import Sessions
 from codememory.store.database import Database
 from codememory.store.filters import SORT_COLUMNS, Filters
-from codememory.store.sessions import SessionTables
 from codememory.text.memory_fields import clean_label, clean_name, clean_tags, clean_text
 from codememory.text.privacy import scrub
 
@@ -97,7 +95,6 @@ class Store(EmbeddingAccess, SessionAccess):
         db.usage_half_life_days = max(0.0, self.config.usefulness.half_life_days)
         db.usage_weight = min(1.0, max(0.0, self.config.usefulness.weight))
         self.semantic = Semantic(db, self.config, store_dir(root) / "cache")
-        self.sessions = Sessions(SessionTables(db), root)
         self.sharing = Sharing(root, db, self.config)
         self.follow_error: str | None = None  # why the text form could not be followed on open (the store works on)
         self.followed: SyncReport | None = None  # what following the text form applied since the store was opened
