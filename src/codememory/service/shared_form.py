@@ -30,7 +30,6 @@ from codememory.core.model import ID_RE, Memory
 from codememory.core.provenance import Provenance
 from codememory.errors import InvalidInput
 from codememory.service.memory_entities import entities_in
-from codememory.service.transfer import _links, memory_from_dict
 from codememory.store.shared import SharedMemory
 from codememory.text.privacy import scrub_message
 
@@ -172,6 +171,8 @@ def parse_file(data: bytes, memory_id: str) -> ParsedFile:
         for key in ("entered_by", "source"):
             if isinstance(obj.get(key), str) and len(obj[key]) > MAX_LABEL:
                 raise InvalidInput(f"{key} is longer than {MAX_LABEL} characters")
+        from codememory.service.transfer import _links, memory_from_dict  # the record checks import uses too
+
         mem, _ = memory_from_dict({k: v for k, v in obj.items() if k not in _LOCAL_KEYS})
         mem.provenance = Provenance("git")  # whoever committed it, which only git can tell (service/sharing.py)
         names = obj.get("entities") or []
