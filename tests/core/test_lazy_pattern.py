@@ -28,6 +28,7 @@ def test_a_lazy_pattern_answers_as_the_compiled_one() -> None:
 
 
 def test_importing_the_text_and_extraction_modules_compiles_no_pattern() -> None:
+    """Every module of the layers that hold patterns: a new module-level `re.compile` fails here."""
     probe = (
         "import json, re, sys\n"
         "compiled = []\n"
@@ -41,8 +42,11 @@ def test_importing_the_text_and_extraction_modules_compiles_no_pattern() -> None
         "        compiled.append(f'{code.co_filename}:{frame.f_lineno}')\n"
         "    return real(pattern, flags)\n"
         "re._compile = spy\n"
-        "import codememory.text.privacy, codememory.text.usage_cues, codememory.extract.rules\n"
-        "import codememory.extract.answers, codememory.store.database, codememory.retrieval.search\n"
+        "import importlib, pkgutil, codememory\n"
+        "for package in ('core', 'text', 'store', 'retrieval', 'capture', 'extract', 'service', 'sessions'):\n"
+        "    folder = importlib.import_module('codememory.' + package)\n"
+        "    for module in pkgutil.walk_packages(folder.__path__, folder.__name__ + '.'):\n"
+        "        importlib.import_module(module.name)\n"
         "print(json.dumps(compiled))\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
