@@ -27,7 +27,14 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent / "data"
-SCENARIOS = ("agent_view", "agent_view_judge", "agent_view_judge2", "agent_view_judge3", "agent_view_judge4")
+SCENARIOS = (
+    "agent_view",
+    "agent_view_judge",
+    "agent_view_judge2",
+    "agent_view_judge3",
+    "agent_view_judge4",
+    "agent_view_judge5",
+)
 
 from codememory.capture import usage  # noqa: E402
 from codememory.capture.turns import ToolCall, Turn  # noqa: E402
