@@ -67,6 +67,7 @@ from codememory.text.usage_cues import (
     memory_terms,
     new_terms,
     prohibitions,
+    said_in_words,
     said_without_commit_messages,
     term_in,
 )
@@ -335,7 +336,7 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         found = {
             mid: hits
             for mid, (terms, _) in cues.items()
-            if (hits := _hits(terms, action, low, [*known, *held_before(mid)], by_id[mid], at))
+            if (hits := _hits(terms, action, low, [*known, *held_before(mid)], by_id[mid], at, request))
         }
         for mid in list(unused):
             credited = found.get(mid)
@@ -379,11 +380,15 @@ def final_answer(turn: Turn) -> str:
     return turn.assistant_texts[-1] if turn.assistant_texts else ""
 
 
-def _hits(terms: Sequence[Term], action: Action, low: str, known: list[str], shown: Exposure, at: str) -> list[str]:
+def _hits(
+    terms: Sequence[Term], action: Action, low: str, known: list[str], shown: Exposure, at: str, request: str
+) -> list[str]:
     """The terms of a memory shown before `at` that this action holds (`low`: its text lower-cased) and that
-    `known` (what the edited file held already) does not; a commit form when a commit follows it."""
+    `known` (what the edited file held already) does not, nor the request or the query it was shown for in words
+    (`booking_id` for "booking id": see text.usage_cues.said_in_words); a commit form when a commit follows it."""
     if not _shown_before(shown, at):
         return []
+    asked = (request, shown.context.lower())
     out = []
     for t in terms:
         if t.kind == "commit":
@@ -394,7 +399,11 @@ def _hits(terms: Sequence[Term], action: Action, low: str, known: list[str], sho
             copied = copied_phrase(t.text, action.added, [*known, shown.context]) if action.added else None
             if copied:
                 out.append(f'"{copied}"')
-        elif term_in(t.text, low, lowered=True) and not _seen(t.text, known):
+        elif (
+            term_in(t.text, low, lowered=True)
+            and not _seen(t.text, known)
+            and not any(said_in_words(t.text, text) for text in asked)
+        ):
             out.append(t.text)
     return out
 

@@ -349,6 +349,36 @@ def term_in(term: str, haystack: str, *, lowered: bool = False) -> bool:
     return bool(term) and _bounded(haystack if lowered else haystack.lower(), term.lower())
 
 
+# The words of one identifier: `booking_id`, `bookingId`, `BookingID`, `rate-limit` (a dotted name or a path is
+# more than one name, and is never read as words).
+_IDENTIFIER_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_-]+[A-Za-z0-9]+)*")
+_IDENTIFIER_WORD_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+@functools.lru_cache(maxsize=4096)
+def spelled_out(term: str) -> str | None:
+    """An identifier as prose says it, lower-cased: `booking_id` and `bookingId` are "booking id"; None for a term
+    that is one word, or not one identifier."""
+    if not _IDENTIFIER_RE.fullmatch(term):
+        return None
+    words = _IDENTIFIER_WORD_RE.findall(term)
+    return " ".join(words).lower() if len(words) >= 2 else None
+
+
+def said_in_words(term: str, text: str) -> bool:
+    """Whether `text` (lower-cased) names an identifier in words: "Add cancel_booking/2 (member, booking id)" says
+    `booking_id`. A request that asks for a name in its own words has given the agent that name."""
+    words = spelled_out(term)
+    return words is not None and _spelled_re(words).search(text) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _spelled_re(words: str) -> re.Pattern[str]:
+    """The words of an identifier one after another, apart by spaces, `_` or `-` (not by other punctuation: "a
+    gym: id" does not say `gym_id`), each whole."""
+    return re.compile(r"(?<!\w)" + r"[\s_-]+".join(map(re.escape, words.split())) + r"(?!\w)")
+
+
 def new_terms(terms: Sequence[Term], context: str) -> list[Term]:
     """The terms not already in `context` (the query a memory was shown for: its words were the agent's already)."""
     low = context.lower()
