@@ -146,6 +146,40 @@ def test_a_name_the_turns_own_request_gives_is_not_a_use(store: Store) -> None:
     assert exposure(store, limit)["evidence"] == "edit: UPLOAD_MAX_BYTES"
 
 
+WEBHOOK = "Payment webhooks are delivered at least once: handle each one once, keyed by the `event_id` they carry."
+
+
+@pytest.mark.parametrize(
+    ("request_text", "query"),
+    [
+        ("Add Payments.refund/2 (customer, event id) and a test.", "refund a payment"),
+        ("Keep the event-id of every delivery we handled.", "refund a payment"),
+        ("Add a refund endpoint.", "handle each delivery by its event id"),  # the query it was shown for
+    ],
+)
+def test_a_name_the_request_or_its_query_says_in_words_is_not_a_use(
+    store: Store, request_text: str, query: str
+) -> None:
+    """The request asks for the name in its own words ("event id"): new code that writes `event_id` does as asked,
+    whatever memory also names it."""
+    hook = add(store, WEBHOOK)
+    shown(store, hook, at_query=query)
+    code = "def refund(customer, event_id):\n    ..."
+    capture(store, turn(call("edit", 1, filePath="app/payments.py", oldString="", newString=code), user=request_text))
+    assert exposure(store, hook)["used_at"] is None
+
+
+def test_a_name_no_request_said_in_any_form_is_still_a_use(store: Store) -> None:
+    hook = add(store, WEBHOOK)
+    shown(store, hook, at_query="retried payment webhooks pay twice")
+    code = 'if seen(event["event_id"]):\n    return'
+    edit = call("edit", 1, filePath="app/payments.py", oldString="", newString=code)
+    capture(
+        store, turn(edit, user="A retried webhook paid an order twice (the event identifier was the same). Fix it.")
+    )
+    assert exposure(store, hook)["evidence"] == "edit: event_id"
+
+
 def early_turn(*calls: ToolCall, seq: int = 1, session: str = SESSION) -> Turn:
     """A turn of the session that ended before anything was shown to it (in 2000)."""
     at = "2000-01-01T00:00:00.000Z"
