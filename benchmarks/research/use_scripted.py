@@ -137,6 +137,7 @@ def score(data: Path, all_shown: bool) -> dict[str, Any]:
         "precision": round(right / detected, 3) if detected else None,
         "recall": round(right / true, 3) if true else None,
         "false_alarms": [(k, found[k]) for k, v in truth.items() if k in found and not v],
+        "right_ones": [(k, found[k]) for k, v in truth.items() if k in found and v],
         "misses": [k for k, v in truth.items() if v and k not in found],
     }
 
@@ -146,6 +147,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, nargs="*", default=[DATA / s for s in SCENARIOS])
     parser.add_argument("--all-shown", action="store_true", help="every memory shown at every turn")
     parser.add_argument("--verbose", action="store_true", help="list every false alarm and miss")
+    parser.add_argument("--right", action="store_true", help="with --verbose: list the right detections too")
     args = parser.parse_args()
     totals = [0, 0, 0]
     for data in args.data:
@@ -158,6 +160,8 @@ def main() -> None:
                 print(f"  false alarm {sid} {mid} {by}: {evidence}")
             for sid, mid in got["misses"]:
                 print(f"  miss {sid} {mid}")
+            for (sid, mid), (_, by, evidence) in got["right_ones"] if args.right else ():
+                print(f"  right {sid} {mid} {by}: {evidence}")
     right, detected, true = totals
     print(f"all: right {right} of {detected} detected, {true} truly used: precision {right / max(detected, 1):.3f}, "
           f"recall {right / max(true, 1):.3f}")  # fmt: skip

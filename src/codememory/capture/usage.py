@@ -60,6 +60,7 @@ from codememory.text.usage_cues import (
     MAX_CUE_TERMS,
     MAX_TERMS,
     Action,
+    accounts_of_work,
     Prohibition,
     Term,
     copied_phrase,
@@ -396,7 +397,8 @@ def _hits(
             if subject:
                 out.append(subject)  # the evidence shown: the commit that follows the form
         elif t.kind == "phrase":
-            copied = copied_phrase(t.text, action.added, [*known, shown.context]) if action.added else None
+            written = action.added and not accounts_of_work(action)
+            copied = copied_phrase(t.text, action.added, [*known, shown.context]) if written else None
             if copied:
                 out.append(f'"{copied}"')
         elif (

@@ -188,11 +188,28 @@ def commit_messages(action: Action) -> list[str]:
     return [message for command in action.shell for message in _commit_parts(command)[1] if message.strip()]
 
 
+# A file that records what was changed for its readers (a changelog, release notes): what an edit writes there is
+# the agent's account of its work, as a commit message is.
+_ACCOUNT_FILE_RE = re.compile(
+    r"(?:^|[/\\])(?:change[-_ ]?log|changes|news|history|release[-_ ]?notes|changelogs[/\\][^/\\.]+)"
+    r"(?:\.(?:md|markdown|rst|txt|adoc))?$",
+    re.IGNORECASE,
+)
+
+
+def accounts_of_work(action: Action) -> bool:
+    """Whether an edit writes only into files that account for changes (`CHANGELOG.md`, `RELEASE_NOTES.txt`,
+    `…/changelogs/30500.txt`): its added text restates the work, it does not act on a memory."""
+    return bool(action.edited) and all(_ACCOUNT_FILE_RE.search(path) for path in action.edited)
+
+
 def said_without_commit_messages(action: Action) -> str:
-    """What an action said (its haystack) with its commit messages taken out: a message is the agent's account of
-    its work, not an act on a memory. Only the message arguments go; the rest of the command stays."""
+    """What an action said (its haystack) with its commit messages taken out, and the text it adds to a changelog:
+    a message or an entry is the agent's account of its work, not an act on a memory. Only the message arguments
+    and the added text go; the rest of the command and the edited file's path stay."""
     shell = [(parts[0] if parts[1] else command) for command in action.shell for parts in [_commit_parts(command)]]
-    return "\n".join([*shell, *action.paths, action.added, action.text])
+    added = "" if accounts_of_work(action) else action.added
+    return "\n".join([*shell, *action.paths, added, action.text])
 
 
 # A message given as `-m "$(cat <<'EOF' ... EOF)"` (the form Claude Code writes): the heredoc's body is the message.
