@@ -509,6 +509,36 @@ def test_names_in_a_commit_message_are_not_a_use(store: Store) -> None:
     assert exposure(store, limit)["used_at"] is None
 
 
+@pytest.mark.parametrize(
+    "path", ["CHANGELOG.md", "docs/release-notes.md", "fastlane/metadata/android/en-US/changelogs/412.txt", "NEWS"]
+)
+def test_words_written_into_a_changelog_are_not_a_use(store: Store, path: str) -> None:
+    """A changelog entry is the agent's account of its work, as a commit message is: the memory's words and names
+    in it restate what the turn's edits did."""
+    jobs, limit = add(store, JOBS), add(store, LIMIT)
+    shown(store, jobs, limit, at_query="add the release to the changelog")
+    entry = "- The default --jobs is now the number of logical CPUs minus one, at most 8 (UPLOAD_MAX_BYTES: 25 MB)."
+    capture(store, turn(call("edit", 1, filePath=f"{store.root}/{path}", oldString="", newString=entry)))
+    assert exposure(store, jobs)["used_at"] is None and exposure(store, limit)["used_at"] is None
+
+
+def test_the_same_words_in_code_or_a_changelog_a_memory_names_are_a_use(store: Store) -> None:
+    """The words count where they are written as code or its docs (`src/news.py` is code), and a memory that says
+    where changes are recorded is used by an edit of that file: its path is no account."""
+    jobs = add(store, JOBS)
+    notes = add(store, "Every user-visible change gets a line under Unreleased in CHANGES.rst, in the same commit.")
+    shown(store, jobs, notes, at_query="ship the jobs default")
+    code = '"""The default --jobs: the number of logical CPUs minus one, at most 8."""'
+    capture(store, turn(call("edit", 1, filePath=f"{store.root}/src/news.py", oldString="", newString=code)))
+    assert exposure(store, jobs)["used_by"] == "entity"
+    entry = "- Faster default for --jobs."
+    capture(
+        store,
+        turn(call("edit", 2, filePath=f"{store.root}/CHANGES.rst", oldString="", newString=entry), turn_id="msg_2"),
+    )
+    assert exposure(store, notes)["evidence"] == "edit: CHANGES.rst"
+
+
 CLAUDE_COMMIT = """git add app/api/photos.py && git commit -m "$(cat <<'EOF'
 {message}
 

@@ -3,7 +3,7 @@ and its text as shown."""
 
 from __future__ import annotations
 
-from codememory.text.usage_cues import MAX_TERMS, memory_terms, said_in_words, spelled_out
+from codememory.text.usage_cues import MAX_TERMS, Action, accounts_of_work, memory_terms, said_in_words, spelled_out
 
 
 def test_commit_forms_and_the_phrase_never_push_out_a_memorys_names() -> None:
@@ -33,3 +33,14 @@ def test_a_text_says_an_identifier_in_words_only_word_after_word() -> None:
     assert not said_in_words("event_id", "the event identifier")  # another word
     assert not said_in_words("event_id", "on each event: id first")  # punctuation between them
     assert not said_in_words("refund", "refund it")  # one word is no identifier's spelling
+
+
+def test_changelogs_and_release_notes_are_accounts_of_work_code_is_not() -> None:
+    def edits(path: str) -> Action:
+        return Action("edit", paths=(path,), edited=(path,), added="x")
+
+    accounts = ["CHANGELOG.md", "/r/CHANGES.rst", "docs/release-notes.md", "NEWS", "store/changelogs/30500.txt"]
+    code = ["src/news.py", "lib/history.ex", "app/changelog_view.py", "changelogs/build.py", "README.md"]
+    assert all(accounts_of_work(edits(p)) for p in accounts)
+    assert not any(accounts_of_work(edits(p)) for p in code)
+    assert not accounts_of_work(Action("bash", shell=("echo x >> CHANGELOG.md",)))  # not an edit it can read
