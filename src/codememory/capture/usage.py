@@ -12,7 +12,8 @@ never scanned twice, and it costs no model call. Signals, the first of each per 
   a command, a version or a value: text/usage_cues.py) that neither the query it was shown for, nor the request of
   the turn making the call, nor the session's earlier turns that ended before the memory was shown (their tool
   calls and the start of what each returned: store/session_seen.py) already held — what the agent was doing
-  anyway, was asked to, or had met in the project already is no evidence.
+  anyway, was asked to, or had met in the project already is no evidence. The request and the query also give a
+  name they say in words ("booking id" gives `booking_id`: text/own_words.said_in_words).
   For a read the call's path counts, for an edit its path and the text it adds (not the text it replaces), for a shell
   call its command, for other tools their arguments; never a tool's output. A call that only looks (a read, a
   listing, a search, a shell command that only shows: text/shell_lines.looks_only) counts only once the same turn
@@ -22,7 +23,8 @@ never scanned twice, and it costs no model call. Signals, the first of each per 
   an edit's file already held (in the text it replaces, or in the file as a read earlier in the turn showed it):
   new code that reuses the file's own names writes in the code's words, not the memory's.
   A commit whose subject follows a memory's commit form (`fix(scope): …`, text/usage_cues.py) uses it; the other
-  words of a commit message do not (the message is the agent's account of what it did: its edits are the evidence).
+  words of a commit message do not (the message is the agent's account of what it did: its edits are the evidence),
+  nor what an edit writes into a changelog or release notes (text/own_words.accounts_of_work; the path counts).
   A term two shown memories hold goes to the one that explains the call better (holds all of the call's terms the
   other holds, and more); two that explain it as well are both credited;
 - **answered**: a look that found the memory's term was never acted on in the turn, but the turn's final answer
@@ -54,13 +56,13 @@ from codememory.store.database import Database
 from codememory.store.session_seen import MAX_SEEN_TOKENS, TOKENS_MARK
 from codememory.store.usage import Exposure, Outcome, Shown
 from codememory.text.answer_cues import states_the_memory
+from codememory.text.own_words import accounts_of_work, said_in_words
 from codememory.text.privacy import scrub_start
 from codememory.text.shell_lines import looks_only
 from codememory.text.usage_cues import (
     MAX_CUE_TERMS,
     MAX_TERMS,
     Action,
-    accounts_of_work,
     Prohibition,
     Term,
     copied_phrase,
@@ -68,7 +70,6 @@ from codememory.text.usage_cues import (
     memory_terms,
     new_terms,
     prohibitions,
-    said_in_words,
     said_without_commit_messages,
     term_in,
 )
@@ -386,7 +387,7 @@ def _hits(
 ) -> list[str]:
     """The terms of a memory shown before `at` that this action holds (`low`: its text lower-cased) and that
     `known` (what the edited file held already) does not, nor the request or the query it was shown for in words
-    (`booking_id` for "booking id": see text.usage_cues.said_in_words); a commit form when a commit follows it."""
+    (`booking_id` for "booking id": see text.own_words.said_in_words); a commit form when a commit follows it."""
     if not _shown_before(shown, at):
         return []
     asked = (request, shown.context.lower())
@@ -397,7 +398,7 @@ def _hits(
             if subject:
                 out.append(subject)  # the evidence shown: the commit that follows the form
         elif t.kind == "phrase":
-            written = action.added and not accounts_of_work(action)
+            written = action.added and not accounts_of_work(action.edited)
             copied = copied_phrase(t.text, action.added, [*known, shown.context]) if written else None
             if copied:
                 out.append(f'"{copied}"')

@@ -49,6 +49,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from codememory.text.own_words import accounts_of_work
 from codememory.text.shell_lines import SEGMENT_RE, installs, program_words, runs, shell_words
 
 MIN_TERM_CHARS = 4
@@ -188,27 +189,12 @@ def commit_messages(action: Action) -> list[str]:
     return [message for command in action.shell for message in _commit_parts(command)[1] if message.strip()]
 
 
-# A file that records what was changed for its readers (a changelog, release notes): what an edit writes there is
-# the agent's account of its work, as a commit message is.
-_ACCOUNT_FILE_RE = re.compile(
-    r"(?:^|[/\\])(?:change[-_ ]?log|changes|news|history|release[-_ ]?notes|changelogs[/\\][^/\\.]+)"
-    r"(?:\.(?:md|markdown|rst|txt|adoc))?$",
-    re.IGNORECASE,
-)
-
-
-def accounts_of_work(action: Action) -> bool:
-    """Whether an edit writes only into files that account for changes (`CHANGELOG.md`, `RELEASE_NOTES.txt`,
-    `…/changelogs/30500.txt`): its added text restates the work, it does not act on a memory."""
-    return bool(action.edited) and all(_ACCOUNT_FILE_RE.search(path) for path in action.edited)
-
-
 def said_without_commit_messages(action: Action) -> str:
     """What an action said (its haystack) with its commit messages taken out, and the text it adds to a changelog:
     a message or an entry is the agent's account of its work, not an act on a memory. Only the message arguments
     and the added text go; the rest of the command and the edited file's path stay."""
     shell = [(parts[0] if parts[1] else command) for command in action.shell for parts in [_commit_parts(command)]]
-    added = "" if accounts_of_work(action) else action.added
+    added = "" if accounts_of_work(action.edited) else action.added
     return "\n".join([*shell, *action.paths, added, action.text])
 
 
@@ -364,36 +350,6 @@ def _bounded(haystack: str, needle: str) -> bool:
 def term_in(term: str, haystack: str, *, lowered: bool = False) -> bool:
     """Whether `term` occurs whole in a text, case ignored (`lowered`: the text is lower-cased already)."""
     return bool(term) and _bounded(haystack if lowered else haystack.lower(), term.lower())
-
-
-# The words of one identifier: `booking_id`, `bookingId`, `BookingID`, `rate-limit` (a dotted name or a path is
-# more than one name, and is never read as words).
-_IDENTIFIER_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_-]+[A-Za-z0-9]+)*")
-_IDENTIFIER_WORD_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-
-
-@functools.lru_cache(maxsize=4096)
-def spelled_out(term: str) -> str | None:
-    """An identifier as prose says it, lower-cased: `booking_id` and `bookingId` are "booking id"; None for a term
-    that is one word, or not one identifier."""
-    if not _IDENTIFIER_RE.fullmatch(term):
-        return None
-    words = _IDENTIFIER_WORD_RE.findall(term)
-    return " ".join(words).lower() if len(words) >= 2 else None
-
-
-def said_in_words(term: str, text: str) -> bool:
-    """Whether `text` (lower-cased) names an identifier in words: "Add cancel_booking/2 (member, booking id)" says
-    `booking_id`. A request that asks for a name in its own words has given the agent that name."""
-    words = spelled_out(term)
-    return words is not None and _spelled_re(words).search(text) is not None
-
-
-@functools.lru_cache(maxsize=4096)
-def _spelled_re(words: str) -> re.Pattern[str]:
-    """The words of an identifier one after another, apart by spaces, `_` or `-` (not by other punctuation: "a
-    gym: id" does not say `gym_id`), each whole."""
-    return re.compile(r"(?<!\w)" + r"[\s_-]+".join(map(re.escape, words.split())) + r"(?!\w)")
 
 
 def new_terms(terms: Sequence[Term], context: str) -> list[Term]:
