@@ -624,6 +624,40 @@ def test_words_the_request_or_the_file_had_or_too_few_are_no_copy(store: Store, 
     assert exposure(store, jobs)["used_at"] is None
 
 
+FLAGS = "Retired feature flags stay in the flags file with enabled: false (old app versions still parse them)."
+RETRY = "Workers that call the payment provider carry @retry_on_timeout: a slow answer is retried, not failed."
+
+
+@pytest.mark.parametrize(
+    ("memory", "path", "added", "evidence"),
+    [
+        (FLAGS, "config/flags.yml", "legacy_checkout:\n  enabled: false\n", "edit: enabled: false"),
+        (RETRY, "lib/workers/charge.ex", "  @retry_on_timeout true\n  use Worker", "edit: @retry_on_timeout"),
+    ],
+)
+def test_an_edit_that_sets_the_memorys_switch_or_attribute_uses_it(
+    store: Store, memory: str, path: str, added: str, evidence: str
+) -> None:
+    mid = add(store, memory)
+    shown(store, mid, at_query="retire the legacy checkout")
+    capture(store, turn(call("edit", 1, filePath=f"{store.root}/{path}", oldString="", newString=added)))
+    assert exposure(store, mid)["evidence"] == evidence
+
+
+@pytest.mark.parametrize(
+    ("memory", "path", "added"),
+    [
+        (FLAGS, "config/flags.yml", "legacy_checkout:\n  enabled: true\n"),  # the other value
+        (RETRY, "lib/workers/charge.ex", "  @retry_on_failure true\n  use Worker"),  # another attribute
+    ],
+)
+def test_another_value_or_attribute_is_not_a_use(store: Store, memory: str, path: str, added: str) -> None:
+    mid = add(store, memory)
+    shown(store, mid, at_query="retire the legacy checkout")
+    capture(store, turn(call("edit", 1, filePath=f"{store.root}/{path}", oldString="", newString=added)))
+    assert exposure(store, mid)["used_at"] is None
+
+
 # ---------------------------------------------------------------------------- a term two memories hold
 WALK = "The ignore crate's WalkBuilder skips hidden files; build it with a filter_entry that skips .git and .brisk."
 WATCH = "`brisk watch` re-runs on input changes only, so writes into .brisk/ and .git/ never retrigger it."

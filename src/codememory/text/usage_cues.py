@@ -72,9 +72,13 @@ _SUBJECT_FORM_RE = re.compile(r"([a-z][a-z0-9-]{1,20})(\([^()\s]{1,40}\))?!?:\s"
 
 _BACKTICK_RE = re.compile(r"`([^`\n]{1,120})`")
 # The shapes a memory's text shows on its own, in one pass (the first alternative that matches at a place wins, so
-# `leeway=60` is a setting, not a number): a setting, a call with literal arguments, a coded word, a number.
+# `leeway=60` is a setting, not a number): a setting, a switch (`concurrently: true`, `deprecated: true`: an option
+# turned on or off as YAML, Elixir, Ruby or JavaScript write it), an attribute (`@disable_ddl_transaction`), a call
+# with literal arguments, a coded word, a number.
 _SHAPES_RE = re.compile(
     r"(?P<setting>(?<![\w.])[A-Za-z_][\w.]*=(?:\d+|[\w.-]{2,}))"
+    r"|(?P<switch>(?<![\w.])[a-z_]\w*: ?(?:true|false)(?!\w))"
+    r"|(?P<attribute>(?<![\w@])@[A-Za-z_]\w*)"
     r"|(?P<call>(?<![\w.])[A-Za-z_][\w.]*\([\w.,'\"=-]{1,30}\))"
     r"|(?P<word>(?<![\w./-])[A-Za-z]\w*(?:[-+]\w+)+)"
     r"|(?P<number>(?<![\w.])\d(?:[\d_]*\d)?(?:\.\d+)*(?!\w))"
@@ -321,7 +325,8 @@ def memory_terms(text: str, entities: Iterable[tuple[str, str]] = ()) -> list[Te
         found.append(Term(m.group(1).strip(), "span"))
     for m in _SHAPES_RE.finditer(text):
         kind = m.lastgroup or "word"
-        found.append(Term(m.group(0).rstrip("."), "setting" if kind == "call" else kind))
+        kind = {"call": "setting", "switch": "setting", "attribute": "symbol"}.get(kind, kind)
+        found.append(Term(m.group(0).rstrip("."), kind))
     forms = commit_forms(text)
     out: dict[str, Term] = {form.text.lower(): form for form in forms}  # `fix:` is a commit form, not a span too
     for term in found:
