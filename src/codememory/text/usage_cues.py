@@ -5,7 +5,8 @@ forbids. Pure text rules, no model; codememory.capture.usage applies them to wha
 thing an agent copies into a tool call when it acts on the memory: the memory's file, identifier and error entities
 (text/entities.py; a dotted name also by its last part: `Image.MAX_IMAGE_PIXELS` gives `MAX_IMAGE_PIXELS`), its
 `code spans`, specific numbers (`4326`, `250_000_000`; not a year, a power of two or a round number), versions
-(`2.3.0`), settings (`leeway=60`), calls with literal arguments (`problem(422)`) and coded words (`utf-8-sig`,
+(`2.3.0`), settings (`leeway=60`), switches (`concurrently: true`, `deprecated: true`), attributes
+(`@disable_ddl_transaction`), calls with literal arguments (`problem(422)`) and coded words (`utf-8-sig`,
 `problem+json`). A term must look like code (a separator, a digit, a hump, an error name): a plain word such as
 `Query` is everywhere. Matching ignores case and wants the term whole: `4326` is not in `43260`, `app/jobs.py` is
 in `/home/me/app/jobs.py`.
