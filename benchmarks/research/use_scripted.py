@@ -36,7 +36,7 @@ SCENARIOS = (
     "agent_view_judge5",
 )
 
-from codememory.capture import usage  # noqa: E402
+from codememory.capture import exposure_cues, usage  # noqa: E402
 from codememory.capture.turns import ToolCall, Turn  # noqa: E402
 from codememory.service.project_store import Store  # noqa: E402
 from codememory.store.usage import Shown  # noqa: E402
@@ -86,7 +86,7 @@ def score(data: Path, all_shown: bool) -> dict[str, Any]:
                         kind="hud",
                         memories=[Shown(m) for m in shown],
                         context=t["user"],
-                        cues_of=lambda ids, ctx: usage.exposure_cues(db, ids, ctx),
+                        cues_of=lambda ids, ctx: exposure_cues.exposure_cues(db, ids, ctx),
                     )
                     for m in shown:
                         truth.setdefault((sid, m), False)

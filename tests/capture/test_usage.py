@@ -422,6 +422,52 @@ def test_an_answer_that_does_not_state_the_memory_is_no_use(store: Store, questi
     assert exposure(store, dedup)["used_at"] is None
 
 
+MAILER = (
+    "Outgoing mail goes through the smtp_relay adapter set in config/app.toml; bounce_webhook_secret rotates monthly."
+)
+OTHERS_OF_APP_TOML = [
+    "The log level is set in config/app.toml.",
+    "config/app.toml holds the feature flags.",
+    "Timeouts live in config/app.toml under [http].",
+    "config/app.toml is read once at boot.",
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "used"),
+    [
+        ("Through the smtp_relay adapter; its bounce_webhook_secret rotates monthly.", True),  # two of its values
+        ("Through the smtp_relay adapter, set in config/app.toml.", False),  # one value and the common file
+        ("The file sets the log level and the feature flags.", False),  # the file, not the memory
+    ],
+)
+def test_a_look_at_a_file_many_memories_name_can_be_the_look_behind_an_answer(
+    store: Store, answer: str, used: bool
+) -> None:
+    """config/app.toml is named by too many memories to say which one a read of it used, but a turn that reads it
+    and answers in one memory's values read it for that memory; an edit of it is still no one's use."""
+    mailer = add(store, MAILER)
+    for text in OTHERS_OF_APP_TOML:
+        add(store, text)
+    shown(store, mailer, at_query="how is mail sent?")
+    read = call("read", 1, filePath=f"{store.root}/config/app.toml")
+    capture(store, turn(read, texts=(answer,), user="By the way, how do we send mail?"))
+    got = exposure(store, mailer)
+    assert (got["used_by"] == "answered") is used
+    if used:
+        assert got["evidence"].startswith("read: config/app.toml; the answer states smtp_relay")
+
+
+def test_an_edit_of_a_file_many_memories_name_is_no_use(store: Store) -> None:
+    mailer = add(store, MAILER)
+    for text in OTHERS_OF_APP_TOML:
+        add(store, text)
+    shown(store, mailer, at_query="raise the http timeout")
+    edit = call("edit", 1, filePath=f"{store.root}/config/app.toml", oldString="timeout = 5", newString="timeout = 9")
+    capture(store, turn(edit, texts=("Raised it.",), user="Raise the http timeout to 9 s."))
+    assert exposure(store, mailer)["used_at"] is None
+
+
 def test_an_answer_stating_a_memory_nothing_looked_up_is_no_use(store: Store) -> None:
     """Without a look at what the memory names, an answer in its words may be the agent's own account of its
     work: the answer decides only a look the turn made."""

@@ -60,6 +60,7 @@ PHRASE_WORDS = 6  # a run of the memory's words this long, copied into what an e
 MIN_PHRASE_CONTENT = 3  # of them not function words ("is the number of the" is anyone's)
 MAX_PHRASE_CHARS = 1000  # of a memory's text kept as its phrase cue
 MAX_CUE_TERMS = MAX_TERMS + MAX_COMMIT_FORMS + 1  # a memory's terms, its commit forms and its phrase
+PLACE = "place"  # a file many memories name: kept with a memory's terms, never evidence on its own
 _PHRASE_WORD_RE = re.compile(r"[a-z0-9]+(?:[._'-][a-z0-9]+)*")
 _FUNCTION_WORDS = frozenset(
     "a an the of to in on at is are was be by for with and or as it its this that from not no so if then than".split()
