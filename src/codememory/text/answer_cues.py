@@ -19,7 +19,7 @@ import functools
 from collections.abc import Sequence
 
 from codememory.core.lazy_pattern import lazy_pattern
-from codememory.text.usage_cues import Term, term_in
+from codememory.text.usage_cues import PLACE, Term, term_in
 
 MIN_STATED = 2  # distinct values of the memory an answer must state: one shared name can be anyone's
 MAX_ANSWER_CHARS = 20_000  # of an answer read
@@ -52,7 +52,7 @@ def stated_values(terms: Sequence[Term], answer: str, known: Sequence[str]) -> l
     for t in terms:
         if t.kind == "phrase":
             values += prose_values(t.text)
-        elif t.kind != "commit":  # a commit form is followed by a commit, not stated
+        elif t.kind not in ("commit", PLACE):  # a commit form is followed, not stated; a place is many memories'
             values.append(t.text)
     hits: list[str] = []
     for value in dict.fromkeys(values):
