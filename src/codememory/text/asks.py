@@ -16,6 +16,8 @@ query asks for nothing in particular.
 
 from __future__ import annotations
 
+import re
+
 from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.model import DEFAULT_CATEGORY
 from codememory.text.query import STOPWORDS, words
@@ -92,13 +94,13 @@ def category_fit(asked: frozenset[str] | None, category: str | None) -> float:
 # both answers to a "who" question a name or role, where 10 of 11 "who" questions nothing answered were asked;
 # "where" read as asking for a path alone lost answers that name a place ("lives in the 1Password vault 'Mobile'").
 # "Why" (a reason: 35 of 69 answers) and "how do I" (a command: 36 of 56) were read too loosely to use.
-_NUMBER_ASKED_RE = re.compile(
+_NUMBER_ASKED_RE = lazy_pattern(
     r"\bhow\s+(?:many|much|long|big|large|often|old|fast|far|high|low|small)\b|\b(?:what|which)\s+(?:\w+\s+)?"
     r"(?:version|port|size|limit|timeout|ttl|threshold|number|percentage|rate|interval|count|max|maximum|minimum)\b"
 )
-_PLACE_ASKED_RE = re.compile(r"^where\b|\b(?:which|what)\s+(?:\w+\s+)?(?:file|folder|directory|dir|module|path)s?\b")
-_PERSON_ASKED_RE = re.compile(r"^(?:who|whom|whose)\b")
-_NUMBER_HELD_RE = re.compile(
+_PLACE_ASKED_RE = lazy_pattern(r"^where\b|\b(?:which|what)\s+(?:\w+\s+)?(?:file|folder|directory|dir|module|path)s?\b")
+_PERSON_ASKED_RE = lazy_pattern(r"^(?:who|whom|whose)\b")
+_NUMBER_HELD_RE = lazy_pattern(
     r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|thirty|hundred|thousand|dozen|"
     r"once|twice|daily|weekly|nightly|hourly|monthly)\b",
     re.IGNORECASE,
@@ -107,9 +109,9 @@ _NUMBER_HELD_RE = re.compile(
 _NAME = r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+\b"
 # A place: a path, a file name, a code span, or a name or acronym that does not open a sentence (LaunchDarkly,
 # MinIO, S3).
-_PLACE_HELD_RE = re.compile(r"\w/|/\w|\b\w+\.[a-z]{1,5}\b|`|(?<![.!?]\s)(?<!^)\b[A-Z][A-Za-z0-9]+")
+_PLACE_HELD_RE = lazy_pattern(r"\w/|/\w|\b\w+\.[a-z]{1,5}\b|`|(?<![.!?]\s)(?<!^)\b[A-Z][A-Za-z0-9]+")
 # A name, a handle, or a word for a role or a way of reaching one.
-_PERSON_HELD_RE = re.compile(
+_PERSON_HELD_RE = lazy_pattern(
     rf"{_NAME}|@\w|\b(?:team|owner|owns|lead|on-?call|maintainer|admin|engineer|"
     r"manager|ops|devops|sre|support|designer|reviewer|person|people|someone|channel|pager|paged|alerts?|"
     r"responsible|contact|approv\w*)\b"
