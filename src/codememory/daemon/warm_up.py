@@ -1,5 +1,6 @@
 """Load what the first agent request would otherwise wait for: the embedding model and each recent project's
-vector snapshot, once, right after the daemon starts.
+vector snapshot, once, right after the daemon starts, and read the store's files into the page cache in one
+sequential background pass (a request meanwhile answers from keywords rather than wait for the vectors).
 
 The OpenCode plugin gives `/retrieve` a few hundred milliseconds before it treats the daemon as down; a cold
 first call (the model loading, the vectors read from the store) can take seconds on a busy machine, so the
@@ -10,11 +11,17 @@ sees"). A search through the store does all of it the way a request would.
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from codememory.core import page_cache, safe_files
 from codememory.core.project import db_path
 from codememory.daemon.state import DaemonState
 from codememory.errors import CodememoryError
+
+if TYPE_CHECKING:
+    from codememory.service.project_store import Store
 
 log = logging.getLogger("codememory.daemon")
 
@@ -27,6 +34,14 @@ def _used_at(root: Path) -> float | None:
         return db_path(root).stat().st_mtime
     except OSError:
         return None
+
+
+def read_ahead(store: Store, root: Path) -> None:
+    """Queue the store's files for one sequential background read into the page cache (core/page_cache.py): the
+    vector index first (a request skips the vectors until they are in), then the database. At 100k memories they
+    are about 500 MB, which random faults took tens of seconds to bring in, and one pass a few."""
+    store.semantic.read_ahead()
+    page_cache.read_ahead([lambda: safe_files.open_fd(db_path(root), os.O_RDONLY)])
 
 
 class WarmUp:
@@ -50,6 +65,7 @@ class WarmUp:
                 return
             try:
                 with state.stores.use(root) as store:
+                    read_ahead(store, root)
                     if store.semantic.configured:
                         store.search("codememory warm-up", limit=1)
                         loaded = store.semantic.embedder() is not None and store.semantic.reason is None
