@@ -75,8 +75,6 @@ class _Reader:
 
     def submit(self, opened: list[int]) -> Pass:
         work = Pass(opened)
-        for fd in opened:  # the kernel starts on every file now, the thread then waits for the data in order
-            _advise_will_need(fd)
         self._queue.put(work)
         with self._lock:
             if self._thread is None or not self._thread.is_alive():
@@ -97,6 +95,8 @@ class _Reader:
                         return
                 continue
             try:
+                for fd in work.opened:  # the kernel starts on every file of the pass, then each is waited for in turn
+                    _advise_will_need(fd)  # (here, not in the caller: asking for hundreds of MB can block a while)
                 for fd in work.opened:
                     work.bytes_read += _read_through(fd, view)
             except Exception:  # the pass is only an optimisation: searches fault in what it could not read
