@@ -53,6 +53,14 @@ def rss_kib(pid: int) -> dict[str, int]:
     return out
 
 
+def disk_reads(pid: int) -> dict[str, int]:
+    """The process's major page faults (pages of a mapped file brought in from disk while a thread waited) and the
+    bytes it has read from disk so far (/proc/<pid>/stat and /proc/<pid>/io)."""
+    stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    io = dict(line.split(": ") for line in Path(f"/proc/{pid}/io").read_text().splitlines())
+    return {"major_faults": int(stat[9]), "read_bytes": int(io["read_bytes"])}
+
+
 class Daemon:
     def __init__(self, name: str, extra_env: dict[str, str], project: Path | None = None) -> None:
         base = WORK / f"daemon-{name}"
@@ -161,7 +169,9 @@ def retrieve_arm(
             {"query_expansion": phrases, "entities": entities, "project_root": str(project)}
             for phrases, entities in make_requests(WARMUP + calls, rng, used)
         ]
+        reads = [disk_reads(daemon.proc.pid)]
         first_ms, first = daemon.call("POST", "/retrieve", bodies[0])  # opens the store (and loads the model)
+        reads.append(disk_reads(daemon.proc.pid))
         early: list[tuple[float, str | None]] = []  # the calls right after the first (a cold page cache shows here)
         for body in bodies[1:WARMUP]:
             ms, res = daemon.call("POST", "/retrieve", body)
@@ -173,6 +183,7 @@ def retrieve_arm(
             fresh.append(ms)
             degraded += bool(res["degraded"])
             returned += len(res["memories"])
+        reads.append(disk_reads(daemon.proc.pid))
         next_calls = early[:EARLY_CALLS]
         reasons: dict[str, int] = {}
         for _, reason in next_calls:
@@ -198,6 +209,9 @@ def retrieve_arm(
             "next_calls": summary([ms for ms, _ in next_calls]),
             "next_calls_degraded": reasons,
             "page_cache_at_start": page_cache_at_start,
+            # from the daemon's start to the first answer, and over the calls after it to the end of the fresh ones
+            "disk_reads_to_first_answer": reads[1],
+            "disk_reads_after_first_answer": {k: reads[2][k] - reads[1][k] for k in reads[1]},
             "retrieve_fresh": summary(fresh),
             "retrieve_cached": summary(cached),
             "retrieve_new_connection": summary(new_conn),

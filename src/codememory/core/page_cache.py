@@ -60,8 +60,11 @@ class Pass:
     """One queued read-ahead: `done` is set once every file was read through (or could not be)."""
 
     opened: list[int]  # descriptors, closed by the reader
+    # leave out a file whose sampled pages are all cached (no copying at a warm start); not after a probe found the
+    # files out: that probe had the kernel read around the pages it sampled, so they are in while the rest is not
+    skip_cached: bool
     done: threading.Event = field(default_factory=threading.Event)
-    bytes_read: int = 0
+    bytes_read: int = 0  # of the files not already in the cache (those are left alone)
 
 
 class _Reader:
@@ -73,8 +76,8 @@ class _Reader:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
-    def submit(self, opened: list[int]) -> Pass:
-        work = Pass(opened)
+    def submit(self, opened: list[int], skip_cached: bool) -> Pass:
+        work = Pass(opened, skip_cached)
         self._queue.put(work)
         with self._lock:
             if self._thread is None or not self._thread.is_alive():
@@ -98,7 +101,8 @@ class _Reader:
                 for fd in work.opened:  # the kernel starts on every file of the pass, then each is waited for in turn
                     _advise_will_need(fd)  # (here, not in the caller: asking for hundreds of MB can block a while)
                 for fd in work.opened:
-                    work.bytes_read += _read_through(fd, view)
+                    if not (work.skip_cached and resident_share(fd, os.fstat(fd).st_size) == 1.0):
+                        work.bytes_read += _read_through(fd, view)
             except Exception:  # the pass is only an optimisation: searches fault in what it could not read
                 log.exception("read-ahead failed")
             finally:
@@ -130,11 +134,11 @@ def _read_through(fd: int, view: memoryview) -> int:
 _READER = _Reader()
 
 
-def read_ahead(open_files: Sequence[Callable[[], int]]) -> Pass:
+def read_ahead(open_files: Sequence[Callable[[], int]], *, skip_cached: bool = False) -> Pass:
     """Read these files into the page cache in the background, in this order; each opener returns a descriptor
-    (an opener that fails is skipped)."""
+    (an opener that fails is skipped). `skip_cached`: see `Pass`."""
     opened = []
     for opener in open_files:
         with contextlib.suppress(OSError, ValueError):
             opened.append(opener())
-    return _READER.submit(opened)
+    return _READER.submit(opened, skip_cached)

@@ -41,7 +41,7 @@ def read_ahead(store: Store, root: Path) -> None:
     vector index first (a request skips the vectors until they are in), then the database. At 100k memories they
     are about 500 MB, which random faults took tens of seconds to bring in, and one pass a few."""
     store.semantic.read_ahead()
-    page_cache.read_ahead([lambda: safe_files.open_fd(db_path(root), os.O_RDONLY)])
+    page_cache.read_ahead([lambda: safe_files.open_fd(db_path(root), os.O_RDONLY)], skip_cached=True)
 
 
 class WarmUp:

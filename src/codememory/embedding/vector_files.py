@@ -243,9 +243,10 @@ class VectorFiles:
             shares.append(share)
         return min(shares) if shares else None
 
-    def read_ahead(self, meta: Meta) -> page_cache.Pass:
+    def read_ahead(self, meta: Meta, *, skip_cached: bool) -> page_cache.Pass:
         """Read the files a search uses into the page cache in one sequential background pass."""
-        return page_cache.read_ahead([functools.partial(self._open_read, name) for name in self._used_files(meta)])
+        openers = [functools.partial(self._open_read, name) for name in self._used_files(meta)]
+        return page_cache.read_ahead(openers, skip_cached=skip_cached)
 
     def _open_read(self, name: str) -> int:
         return safe_files.open_fd(self._path(name), os.O_RDONLY)

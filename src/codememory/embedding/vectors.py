@@ -301,13 +301,14 @@ class VectorIndex:
         return True
 
     # ------------------------------------------------------------ page cache
-    def read_ahead(self) -> Pass | None:
+    def read_ahead(self, *, known_out: bool = False) -> Pass | None:
         """Start reading the index's files into the page cache in one sequential background pass (the daemon, when
-        it warms a store): a search then finds them in memory instead of faulting them in a page at a time."""
+        it warms a store): a search then finds them in memory instead of faulting them in a page at a time. A file
+        already in is left alone, unless `known_out` (a probe just found the files out)."""
         meta = self._disk_meta()
         if meta is None or self.files is None:
             return None
-        self._reading = self.files.read_ahead(meta)
+        self._reading = self.files.read_ahead(meta, skip_cached=not known_out)
         return self._reading
 
     @property
@@ -334,7 +335,7 @@ class VectorIndex:
         if share is None or share >= _RESIDENT_ENOUGH:
             self._found_in_memory_at = now
             return True
-        self.read_ahead()
+        self.read_ahead(known_out=True)
         return False
 
     def _disk_meta(self) -> Meta | None:
