@@ -11,6 +11,10 @@ with its own XDG state folder; the "no model" arm sets CODEMEMORY_EMBEDDING_PROV
 the store's setting. Requests are the proactive-retrieval requests of bench_retrieval.py (2-3 fresh phrases
 and 1-2 entities each), sent over one keep-alive connection as the OpenCode plugin does; the same requests
 are then sent again (query vectors cached), and 50 more over a new connection each (the urllib client).
+
+`--evict` pushes the store's files out of the page cache before each arm's daemon starts (as a reboot or other work
+would): the first call and the 60 after it then show what a cold start costs, with the daemon's major page faults
+and disk reads before and after its first answer. `--src` runs the daemons from another tree's sources.
 """
 
 from __future__ import annotations

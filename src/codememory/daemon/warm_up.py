@@ -21,6 +21,7 @@ from codememory.daemon.state import DaemonState
 from codememory.errors import CodememoryError
 
 if TYPE_CHECKING:
+    from codememory.core.page_cache import Pass
     from codememory.service.project_store import Store
 
 log = logging.getLogger("codememory.daemon")
@@ -36,16 +37,20 @@ def _used_at(root: Path) -> float | None:
         return None
 
 
-def read_ahead(store: Store, root: Path) -> None:
+def read_ahead(store: Store, root: Path) -> Pass | None:
     """Queue the store's files for one sequential background read into the page cache (core/page_cache.py): the
     vector index first (a request skips the vectors until they are in), then the database. At 100k memories they
-    are about 500 MB, which random faults took tens of seconds to bring in, and one pass a few."""
-    store.semantic.read_ahead()
+    are about 500 MB, which random faults took tens of seconds to bring in, and one pass a few. Returns the
+    vectors' pass (None: no vector index)."""
+    vectors = store.semantic.read_ahead()
     page_cache.read_ahead([lambda: safe_files.open_fd(db_path(root), os.O_RDONLY)], skip_cached=True)
+    return vectors
 
 
 class WarmUp:
-    """A task that does its work on the first poll only."""
+    """A task that does its work on the first poll only: for each recent store, the model loaded and the files
+    queued for reading (holding the store briefly), then, once its vectors are in, a search that opens the index
+    (the store is not held while the disk is read: a request meanwhile answers from keywords)."""
 
     def __init__(self) -> None:
         self.done = False
@@ -60,15 +65,27 @@ class WarmUp:
             state.health.record_error(exc, "warm-up")
             return
         recent = sorted(((when, root) for root in roots if (when := _used_at(root)) is not None), reverse=True)
+        reading: list[tuple[Path, Pass | None]] = []
         for _when, root in recent[:MAX_PROJECTS]:
             if state.stop_event.is_set():
                 return
             try:
                 with state.stores.use(root) as store:
-                    read_ahead(store, root)
                     if store.semantic.configured:
-                        store.search("codememory warm-up", limit=1)
+                        store.semantic.embed_query("codememory warm-up")  # the model, loaded once for all
                         loaded = store.semantic.embedder() is not None and store.semantic.reason is None
                         state.health.note_embedding(loaded, loaded, store.config.embedding.provider)
+                        reading.append((root, read_ahead(store, root)))
+                    else:
+                        read_ahead(store, root)
             except Exception as exc:  # a project that cannot be warmed is warmed by its first request instead
+                log.warning("warm-up of %s failed: %s", root, exc)
+        for root, work in reading:
+            while work is not None and not work.done.wait(0.5):
+                if state.stop_event.is_set():
+                    return
+            try:
+                with state.stores.use(root) as store:
+                    store.search("codememory warm-up", limit=1)  # maps the index and its graph, now in memory
+            except Exception as exc:
                 log.warning("warm-up of %s failed: %s", root, exc)
