@@ -1,5 +1,5 @@
 """Load what the first agent request would otherwise wait for: the embedding model and each recent project's
-vector snapshot, once, right after the daemon starts, and read the store's files into the page cache in one
+vector snapshot, once, right after the daemon starts, and read the vector index's files into the page cache in one
 sequential background pass (a request meanwhile answers from keywords rather than wait for the vectors).
 
 The OpenCode plugin gives `/retrieve` a few hundred milliseconds before it treats the daemon as down; a cold
@@ -11,11 +11,9 @@ sees"). A search through the store does all of it the way a request would.
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from codememory.core import page_cache, safe_files
 from codememory.core.project import db_path
 from codememory.daemon.state import DaemonState
 from codememory.errors import CodememoryError
@@ -37,14 +35,14 @@ def _used_at(root: Path) -> float | None:
         return None
 
 
-def read_ahead(store: Store, root: Path) -> Pass | None:
-    """Queue the store's files for one sequential background read into the page cache (core/page_cache.py): the
-    vector index first (a request skips the vectors until they are in), then the database. At 100k memories they
-    are about 500 MB, which random faults took tens of seconds to bring in, and one pass a few. Returns the
-    vectors' pass (None: no vector index)."""
-    vectors = store.semantic.read_ahead()
-    page_cache.read_ahead([lambda: safe_files.open_fd(db_path(root), os.O_RDONLY)], skip_cached=True)
-    return vectors
+def read_ahead(store: Store) -> Pass | None:
+    """Queue the store's vector index for one sequential background read into the page cache (core/page_cache.py;
+    a request skips the vectors until they are in). At 100k memories it is about 270 MB, which random faults took
+    seconds to bring in, and one pass a fraction of that. None: no vector index.
+
+    Not the database: this process must never open and close a descriptor of a SQLite file itself, since closing
+    any descriptor of a file drops every POSIX lock the process holds on it, SQLite's included."""
+    return store.semantic.read_ahead()
 
 
 class WarmUp:
@@ -75,9 +73,7 @@ class WarmUp:
                         store.semantic.embed_query("codememory warm-up")  # the model, loaded once for all
                         loaded = store.semantic.embedder() is not None and store.semantic.reason is None
                         state.health.note_embedding(loaded, loaded, store.config.embedding.provider)
-                        reading.append((root, read_ahead(store, root)))
-                    else:
-                        read_ahead(store, root)
+                        reading.append((root, read_ahead(store)))
             except Exception as exc:  # a project that cannot be warmed is warmed by its first request instead
                 log.warning("warm-up of %s failed: %s", root, exc)
         for root, work in reading:
