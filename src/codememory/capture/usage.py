@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from codememory.capture.turns import ToolCall, Turn
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.model import ID_RE
 from codememory.store.database import Database
 from codememory.store.session_seen import MAX_SEEN_TOKENS, TOKENS_MARK
@@ -79,9 +80,9 @@ MAX_SEEN_CALL_CHARS = 1000  # of a call's arguments, and of its output, kept for
 MIN_COMMON = 3  # an entity more memories than max(this, memories / COMMON_SHARE) name is not distinctive
 COMMON_SHARE = 200
 
-_ID_RE = re.compile(r"\bmem_[0-9a-f]{8}\b")
-_FETCH_RE = re.compile(r"(?:^|[_.])memory_get$")
-_SEARCH_RE = re.compile(r"(?:^|[_.])memory_(?:search|retrieve)$")
+_ID_RE = lazy_pattern(r"\bmem_[0-9a-f]{8}\b")
+_FETCH_RE = lazy_pattern(r"(?:^|[_.])memory_get$")
+_SEARCH_RE = lazy_pattern(r"(?:^|[_.])memory_(?:search|retrieve)$")
 _SHELL_TOOLS = {"bash", "shell", "run_shell_command", "exec_command", "local_shell", "shell_command", "terminal"}
 _EDIT_TOOLS = {"edit", "write", "multiedit", "apply_patch", "patch", "write_file", "replace", "create", "str_replace"}
 _EDIT_TOOLS |= {"notebookedit", "edit_file", "create_file"}
@@ -91,8 +92,8 @@ _LOOK_TOOLS |= {"notebookread", "webfetch", "websearch", "web_fetch", "google_we
 _PATH_KEYS = ("filePath", "file_path", "path", "notebook_path", "absolute_path", "target_file")
 _NEW_KEYS = ("newString", "new_string", "content", "new_source", "file_text", "new_str")
 _OLD_KEYS = ("oldString", "old_string", "old_str")
-_PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Add|Update) File: (.+)$", re.MULTILINE)
-_OUTPUT_WORD_RE = re.compile(r"[\w.][\w./-]*")
+_PATCH_FILE_RE = lazy_pattern(r"^\*\*\* (?:Add|Update) File: (.+)$", re.MULTILINE)
+_OUTPUT_WORD_RE = lazy_pattern(r"[\w.][\w./-]*")
 
 
 @dataclass

@@ -26,12 +26,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from codememory.capture.turns import SessionInfo, Todo, Turn
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.extract.answers import resolved_answers
 from codememory.extract.candidate import ACCEPTED, USER, Candidate
 from codememory.extract.candidate import scrubbed as scrub
-from codememory.extract.clean import without_asides
+from codememory.extract.clean import tidy, without_asides
 from codememory.extract.dialogue import agreed_recommendations, proposal_rejections, same_choice_once
 from codememory.extract.gotchas import gotcha_candidates
+from codememory.extract.ledger import settled_drops
 from codememory.extract.reported import caution_lessons, finding_lessons, reported_bug_lessons, with_findings
 from codememory.extract.rules import UNRESOLVED_START_RE, named_subject
 from codememory.extract.speakers import ToolText, attribute
@@ -67,6 +69,13 @@ def heuristic_candidates(
     settled = exchange.settled | agreed.settled | answers.settled
     resolved = [*exchange.candidates, *agreed.candidates]
     resolved += [c for c in answers.candidates if not any(c.seq == r.seq for r in resolved)]
+    # a choice taken back across turns is one memory (what replaces it, what it replaced, why): what the exchange
+    # rules made of the same sentences gives way to it
+    ledger = settled_drops(turns)
+    # a reply the exchange rules already read as turning something down keeps their memory
+    drops = [c for c in ledger.candidates if not any(r.seq == c.seq and r.rule == "rejected" for r in resolved)]
+    resolved = [c for c in resolved if not _inside_ledger(c, drops, ledger.used)] + drops
+    settled |= {(seq, tidy(text)) for seq, text in ledger.used}
     said = [
         c
         for c in statement_candidates(turns)
@@ -100,7 +109,7 @@ def heuristic_candidates(
     return near_duplicates_once(contained_once(unique(same_choice_once(attribute(out, turns)))))
 
 
-_REPORTED_NOTE_RE = re.compile(r"\s*\((?:reported:.*)\)\s*$")
+_REPORTED_NOTE_RE = lazy_pattern(r"\s*\((?:reported:.*)\)\s*$")
 
 
 def fixes_in_their_lessons(candidates: Sequence[Candidate], resolved: Sequence[Candidate]) -> list[Candidate]:
@@ -147,6 +156,20 @@ def _restated(candidate: Candidate, resolved: Sequence[Candidate]) -> bool:
     return False
 
 
+def _inside_ledger(candidate: Candidate, made: Sequence[Candidate], used: frozenset[tuple[int, str]]) -> bool:
+    """A memory of the same turn whose words are mostly those of a ledger memory or of the sentences it took in."""
+    if candidate.category == "todo":
+        return False
+    words = _content_words(candidate.text)
+    for m in made:
+        if m.seq != candidate.seq or not words:
+            continue
+        theirs = _content_words(m.text).union(*(_content_words(t) for seq, t in used if seq == m.seq))
+        if len(words & theirs) >= RESTATED_SHARE * 1.5 * len(words):
+            return True
+    return False
+
+
 def _restates_todo(candidate: Candidate, todos: Sequence[Candidate]) -> bool:
     words = _content_words(candidate.text)
     return any(
@@ -163,7 +186,7 @@ def _taken(candidate: Candidate, taken: frozenset[tuple[int, str]]) -> bool:
     )
 
 
-_FAILURE_NOTE_RE = re.compile(r"\s*\((?:`[^`]*` failed with|reported:).*\)\s*$")
+_FAILURE_NOTE_RE = lazy_pattern(r"\s*\((?:`[^`]*` failed with|reported:).*\)\s*$")
 _CONTENT_STOP = frozenset(
     "the and for with from that this then than they them their there into onto over also just only when what which "
     "have has had was were are is be been being it its not but can could would should will need needs".split()

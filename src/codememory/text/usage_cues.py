@@ -49,6 +49,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.text.shell_lines import SEGMENT_RE, installs, program_words, runs, shell_words
 
 MIN_TERM_CHARS = 4
@@ -58,48 +59,48 @@ PHRASE_WORDS = 6  # a run of the memory's words this long, copied into what an e
 MIN_PHRASE_CONTENT = 3  # of them not function words ("is the number of the" is anyone's)
 MAX_PHRASE_CHARS = 1000  # of a memory's text kept as its phrase cue
 MAX_CUE_TERMS = MAX_TERMS + MAX_COMMIT_FORMS + 1  # a memory's terms, its commit forms and its phrase
-_PHRASE_WORD_RE = re.compile(r"[a-z0-9]+(?:[._'-][a-z0-9]+)*")
+_PHRASE_WORD_RE = lazy_pattern(r"[a-z0-9]+(?:[._'-][a-z0-9]+)*")
 _FUNCTION_WORDS = frozenset(
     "a an the of to in on at is are was be by for with and or as it its this that from not no so if then than".split()
 )
 
 # A commit subject's form given by example: a lower-case type, an optional (scope), then a colon that ends the
 # example (what follows is `...`, a list's comma, a closing bracket or backtick), not a colon opening prose.
-_COMMIT_FORM_RE = re.compile(r"(?<![\w./-])([a-z][a-z0-9-]{1,20})(\([\w./-]{1,30}\))?!?:(?=[,;)`]|\s*(?:\.\.\.|…))")
-_COMMIT_WORD_RE = re.compile(r"\bcommit", re.IGNORECASE)
-_SUBJECT_FORM_RE = re.compile(r"([a-z][a-z0-9-]{1,20})(\([^()\s]{1,40}\))?!?:\s")
+_COMMIT_FORM_RE = lazy_pattern(r"(?<![\w./-])([a-z][a-z0-9-]{1,20})(\([\w./-]{1,30}\))?!?:(?=[,;)`]|\s*(?:\.\.\.|…))")
+_COMMIT_WORD_RE = lazy_pattern(r"\bcommit", re.IGNORECASE)
+_SUBJECT_FORM_RE = lazy_pattern(r"([a-z][a-z0-9-]{1,20})(\([^()\s]{1,40}\))?!?:\s")
 
-_BACKTICK_RE = re.compile(r"`([^`\n]{1,120})`")
+_BACKTICK_RE = lazy_pattern(r"`([^`\n]{1,120})`")
 # The shapes a memory's text shows on its own, in one pass (the first alternative that matches at a place wins, so
 # `leeway=60` is a setting, not a number): a setting, a call with literal arguments, a coded word, a number.
-_SHAPES_RE = re.compile(
+_SHAPES_RE = lazy_pattern(
     r"(?P<setting>(?<![\w.])[A-Za-z_][\w.]*=(?:\d+|[\w.-]{2,}))"
     r"|(?P<call>(?<![\w.])[A-Za-z_][\w.]*\([\w.,'\"=-]{1,30}\))"
     r"|(?P<word>(?<![\w./-])[A-Za-z]\w*(?:[-+]\w+)+)"
     r"|(?P<number>(?<![\w.])\d(?:[\d_]*\d)?(?:\.\d+)*(?!\w))"
 )
-_HUMP_RE = re.compile(r"[a-z0-9][A-Z]")
-_PASCAL_PART_RE = re.compile(r"[A-Z][a-z]+")
-_YEAR_RE = re.compile(r"(?:19|20)\d\d")
-_WORD_RE = re.compile(r"\w")
+_HUMP_RE = lazy_pattern(r"[a-z0-9][A-Z]")
+_PASCAL_PART_RE = lazy_pattern(r"[A-Z][a-z]+")
+_YEAR_RE = lazy_pattern(r"(?:19|20)\d\d")
+_WORD_RE = lazy_pattern(r"\w")
 
 # Clauses: split at sentence ends, semicolons, colons, dashes and before ", use"/", prefer" (code spans protected).
-_CLAUSE_RE = re.compile(r"(?<=[.!?;:])\s+|\s+[—–]\s+|\s+-\s+|\n+|,\s+(?=(?:use|prefer|instead|but)\b)", re.IGNORECASE)
-_PRE_CUES = re.compile(
+_CLAUSE_RE = lazy_pattern(r"(?<=[.!?;:])\s+|\s+[—–]\s+|\s+-\s+|\n+|,\s+(?=(?:use|prefer|instead|but)\b)", re.IGNORECASE)
+_PRE_CUES = lazy_pattern(
     r"\b(?:never|don't|do not|doesn't|does not|must not|mustn't|should not|shouldn't|avoid(?:s|ing)?|rejected"
     r"|instead of|rather than)\b|,\s*not\b",
     re.IGNORECASE,
 )
-_POST_CUES = re.compile(
+_POST_CUES = lazy_pattern(
     r"\b(?:is|are) (?:not allowed|not accepted|forbidden|banned)\b|\bfails? review\b", re.IGNORECASE
 )
-_NO_CUE = re.compile(r"^\s*no\s+", re.IGNORECASE)
-_RUN_VERB_RE = re.compile(r"\b(?:run|runs|running|call|calls|execute|invoke)\s+(`[^`]+`|[A-Za-z][\w./-]*)")
-_RUN_BEFORE_RE = re.compile(r"\b(?:run|runs|running|call|calls|execute|invoke)\s+$")
-_PATH_VERB_RE = re.compile(r"\b(?:edit|modify|change|touch|write|delete|commit)\b", re.IGNORECASE)
-_STOP_AFTER = re.compile(r"\b(?:use|uses|prefer|but|so|because)\b", re.IGNORECASE)
+_NO_CUE = lazy_pattern(r"^\s*no\s+", re.IGNORECASE)
+_RUN_VERB_RE = lazy_pattern(r"\b(?:run|runs|running|call|calls|execute|invoke)\s+(`[^`]+`|[A-Za-z][\w./-]*)")
+_RUN_BEFORE_RE = lazy_pattern(r"\b(?:run|runs|running|call|calls|execute|invoke)\s+$")
+_PATH_VERB_RE = lazy_pattern(r"\b(?:edit|modify|change|touch|write|delete|commit)\b", re.IGNORECASE)
+_STOP_AFTER = lazy_pattern(r"\b(?:use|uses|prefer|but|so|because)\b", re.IGNORECASE)
 _PLACEHOLDER = "\x00{}\x00"
-_PLACEHOLDER_RE = re.compile(r"\x00(\d+)\x00")
+_PLACEHOLDER_RE = lazy_pattern(r"\x00(\d+)\x00")
 
 
 @dataclass(frozen=True)
@@ -196,15 +197,15 @@ def said_without_commit_messages(action: Action) -> str:
 
 
 # A message given as `-m "$(cat <<'EOF' ... EOF)"` (the form Claude Code writes): the heredoc's body is the message.
-_HEREDOC_MESSAGE_RE = re.compile(
+_HEREDOC_MESSAGE_RE = lazy_pattern(
     r"""(?P<flag>(?<!\S)(?:-[a-zA-Z]*m|--message=?))[ \t]*(?P<q>["']?)\$\([ \t]*cat[ \t]*<<-?[ \t]*(?P<d>['"]?)"""
     r"""(?P<tag>\w+)(?P=d)[^\n]*\n(?P<body>.*?)\n[ \t]*(?P=tag)[ \t]*\n\s*\)(?P=q)""",
     re.DOTALL,
 )
 _HELD = "\x00{}\x00"
-_HELD_RE = re.compile(r"\x00(\d+)\x00")
-_MESSAGE_FLAG_RE = re.compile(r"-[a-zA-Z]*m|--message")  # `-m`, `-am`, `-sam`
-_ATTACHED_MESSAGE_RE = re.compile(r"-[a-zA-Z]*?m(.+)|--message=(.*)", re.DOTALL)  # `-m"msg"`, `--message=msg`
+_HELD_RE = lazy_pattern(r"\x00(\d+)\x00")
+_MESSAGE_FLAG_RE = lazy_pattern(r"-[a-zA-Z]*m|--message")  # `-m`, `-am`, `-sam`
+_ATTACHED_MESSAGE_RE = lazy_pattern(r"-[a-zA-Z]*?m(.+)|--message=(.*)", re.DOTALL)  # `-m"msg"`, `--message=msg`
 
 
 @functools.lru_cache(maxsize=256)
@@ -427,11 +428,11 @@ def _kind(thing: str, found: str, part: str) -> str:
     return "code"
 
 
-_SUBJECT_END_RE = re.compile(r"\s(?:is|are|was|were)\s", re.IGNORECASE)
-_ALTERNATIVE_RE = re.compile(r"instead of|rather than|,\s*not|rejected", re.IGNORECASE)
+_SUBJECT_END_RE = lazy_pattern(r"\s(?:is|are|was|were)\s", re.IGNORECASE)
+_ALTERNATIVE_RE = lazy_pattern(r"instead of|rather than|,\s*not|rejected", re.IGNORECASE)
 
 
-_ANY_CUE_RE = re.compile(
+_ANY_CUE_RE = lazy_pattern(
     r"never|n't|\bnot\b|avoid|rejected|instead of|rather than|forbidden|banned|review|(?:^|[.;:]\s*)no\s", re.IGNORECASE
 )
 
