@@ -21,6 +21,7 @@ from codememory.text.query import STOPWORDS, words
 
 MIN_WORDS = 2  # content words a part needs to stand alone
 MAX_PARTS = 6  # the first ones: a long paste is not a list of asks
+CUT_INSIDE_BRACKETS = False  # True: cut inside brackets too, as before (for measuring)
 _SENTENCE_RE = re.compile(r"(?<=[.!?])[\"')\]]*\s+|[;\n]+|:\s+|\s+[-–—]+\s+")
 _CLAUSE_RE = re.compile(
     r",?\s+(?:and then|and|but|then|as well as|over|instead of|rather than|versus|vs\.?|the way|like)\s+|,\s+",
@@ -36,6 +37,8 @@ def content_words(text: str) -> list[str]:
 
 def _cut(text: str, pattern: re.Pattern[str]) -> list[str]:
     """`text` cut at the matches of `pattern` that are outside brackets (round or square)."""
+    if CUT_INSIDE_BRACKETS:
+        return pattern.split(text)
     pieces: list[str] = []
     at = depth = 0
     scanned = 0
