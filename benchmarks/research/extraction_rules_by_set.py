@@ -25,8 +25,8 @@ sys.path.insert(0, str(HERE.parent))
 
 import extraction_learn as learn  # noqa: E402
 
-RELEASED = ["blind_judge", "blind_judge2", "blind_judge3", "blind_judge4", "blind_judge5", "main", "heldout",
-            "heldout2", "blind_a", "blind_b"]  # fmt: skip
+RELEASED = ["blind_judge", "blind_judge2", "blind_judge3", "blind_judge4", "blind_judge5", "blind_judge6", "main",
+            "heldout", "heldout2", "blind_a", "blind_b"]  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:

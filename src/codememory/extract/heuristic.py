@@ -29,9 +29,10 @@ from codememory.capture.turns import SessionInfo, Todo, Turn
 from codememory.extract.answers import resolved_answers
 from codememory.extract.candidate import ACCEPTED, USER, Candidate
 from codememory.extract.candidate import scrubbed as scrub
-from codememory.extract.clean import without_asides
+from codememory.extract.clean import tidy, without_asides
 from codememory.extract.dialogue import agreed_recommendations, proposal_rejections, same_choice_once
 from codememory.extract.gotchas import gotcha_candidates
+from codememory.extract.ledger import settled_drops
 from codememory.extract.reported import caution_lessons, finding_lessons, reported_bug_lessons, with_findings
 from codememory.extract.rules import UNRESOLVED_START_RE, named_subject
 from codememory.extract.speakers import ToolText, attribute
@@ -67,6 +68,13 @@ def heuristic_candidates(
     settled = exchange.settled | agreed.settled | answers.settled
     resolved = [*exchange.candidates, *agreed.candidates]
     resolved += [c for c in answers.candidates if not any(c.seq == r.seq for r in resolved)]
+    # a choice taken back across turns is one memory (what replaces it, what it replaced, why): what the exchange
+    # rules made of the same sentences gives way to it
+    ledger = settled_drops(turns)
+    # a reply the exchange rules already read as turning something down keeps their memory
+    drops = [c for c in ledger.candidates if not any(r.seq == c.seq and r.rule == "rejected" for r in resolved)]
+    resolved = [c for c in resolved if not _inside_ledger(c, drops, ledger.used)] + drops
+    settled |= {(seq, tidy(text)) for seq, text in ledger.used}
     said = [
         c
         for c in statement_candidates(turns)
@@ -143,6 +151,20 @@ def _restated(candidate: Candidate, resolved: Sequence[Candidate]) -> bool:
             and words
             and len(words & _content_words(r.text)) >= RESTATED_SHARE * 1.5 * len(words)
         ):
+            return True
+    return False
+
+
+def _inside_ledger(candidate: Candidate, made: Sequence[Candidate], used: frozenset[tuple[int, str]]) -> bool:
+    """A memory of the same turn whose words are mostly those of a ledger memory or of the sentences it took in."""
+    if candidate.category == "todo":
+        return False
+    words = _content_words(candidate.text)
+    for m in made:
+        if m.seq != candidate.seq or not words:
+            continue
+        theirs = _content_words(m.text).union(*(_content_words(t) for seq, t in used if seq == m.seq))
+        if len(words & theirs) >= RESTATED_SHARE * 1.5 * len(words):
             return True
     return False
 
