@@ -47,6 +47,7 @@ EXAMPLES = {
     "tests/test_x.py",
     "tests/a.py",
     "auth.py",
+    "CHANGELOG.md",  # a user's request to edit their project's changelog (text/written.py, docs/search.md)
     # a tool's name in the vocabulary of technical entities, not a file
     "coverage.py",
 }
