@@ -41,7 +41,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from bench_core import log, machine, pct  # noqa: E402
-from codememory.capture import usage  # noqa: E402
+from codememory.capture import exposure_cues, usage  # noqa: E402
 from codememory.capture.daily_log import MEMORY_DIR, DailyLog  # noqa: E402
 from codememory.capture.opencode import write_turn  # noqa: E402
 from codememory.capture.turns import SessionInfo, ToolCall, Turn  # noqa: E402
@@ -61,7 +61,7 @@ def cold() -> None:
     this checkout has: the script also runs against older trees)."""
     from codememory.text import usage_cues
 
-    usage._text_cues.cache_clear()
+    exposure_cues._text_cues.cache_clear()
     for name in ("_phrase_words", "_added_words", "_added_grams"):
         cached = getattr(usage_cues, name, None)
         if cached is not None:
@@ -132,7 +132,7 @@ def question(
     exposures = store.db.session_exposures(session)
     richest = max(exposures, key=lambda e: len(kept(e.cues)), default=None)  # the one the read looks up
     said = [t for e in [richest, *rng.sample(exposures, min(1, len(exposures)))] if e for t in kept(e.cues)]
-    found = usage._cues(store.db, others)
+    found = exposure_cues.memory_cues(store.db, others)
     noise = [c.terms[0].text for c in found.values() if c.terms and c.terms[0].kind != "phrase"]
     first = said[0] if said else "main.py"
     calls = (

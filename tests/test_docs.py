@@ -47,7 +47,10 @@ EXAMPLES = {
     "tests/test_x.py",
     "tests/a.py",
     "auth.py",
-    "CHANGELOG.md",  # a user's request to edit their project's changelog (text/written.py, docs/search.md)
+    # a user's project's changelog and release notes, and a module named like one (use detection's account rule)
+    "CHANGELOG.md",
+    "release-notes.md",
+    "news.py",
     # a tool's name in the vocabulary of technical entities, not a file
     "coverage.py",
 }

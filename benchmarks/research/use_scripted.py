@@ -27,9 +27,16 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent / "data"
-SCENARIOS = ("agent_view", "agent_view_judge", "agent_view_judge2", "agent_view_judge3", "agent_view_judge4")
+SCENARIOS = (
+    "agent_view",
+    "agent_view_judge",
+    "agent_view_judge2",
+    "agent_view_judge3",
+    "agent_view_judge4",
+    "agent_view_judge5",
+)
 
-from codememory.capture import usage  # noqa: E402
+from codememory.capture import exposure_cues, usage  # noqa: E402
 from codememory.capture.turns import ToolCall, Turn  # noqa: E402
 from codememory.service.project_store import Store  # noqa: E402
 from codememory.store.usage import Shown  # noqa: E402
@@ -79,7 +86,7 @@ def score(data: Path, all_shown: bool) -> dict[str, Any]:
                         kind="hud",
                         memories=[Shown(m) for m in shown],
                         context=t["user"],
-                        cues_of=lambda ids, ctx: usage.exposure_cues(db, ids, ctx),
+                        cues_of=lambda ids, ctx: exposure_cues.exposure_cues(db, ids, ctx),
                     )
                     for m in shown:
                         truth.setdefault((sid, m), False)
@@ -130,6 +137,7 @@ def score(data: Path, all_shown: bool) -> dict[str, Any]:
         "precision": round(right / detected, 3) if detected else None,
         "recall": round(right / true, 3) if true else None,
         "false_alarms": [(k, found[k]) for k, v in truth.items() if k in found and not v],
+        "right_ones": [(k, found[k]) for k, v in truth.items() if k in found and v],
         "misses": [k for k, v in truth.items() if v and k not in found],
     }
 
@@ -139,6 +147,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, nargs="*", default=[DATA / s for s in SCENARIOS])
     parser.add_argument("--all-shown", action="store_true", help="every memory shown at every turn")
     parser.add_argument("--verbose", action="store_true", help="list every false alarm and miss")
+    parser.add_argument("--right", action="store_true", help="with --verbose: list the right detections too")
     args = parser.parse_args()
     totals = [0, 0, 0]
     for data in args.data:
@@ -151,6 +160,8 @@ def main() -> None:
                 print(f"  false alarm {sid} {mid} {by}: {evidence}")
             for sid, mid in got["misses"]:
                 print(f"  miss {sid} {mid}")
+            for (sid, mid), (_, by, evidence) in got["right_ones"] if args.right else ():
+                print(f"  right {sid} {mid} {by}: {evidence}")
     right, detected, true = totals
     print(f"all: right {right} of {detected} detected, {true} truly used: precision {right / max(detected, 1):.3f}, "
           f"recall {right / max(true, 1):.3f}")  # fmt: skip

@@ -146,6 +146,40 @@ def test_a_name_the_turns_own_request_gives_is_not_a_use(store: Store) -> None:
     assert exposure(store, limit)["evidence"] == "edit: UPLOAD_MAX_BYTES"
 
 
+WEBHOOK = "Payment webhooks are delivered at least once: handle each one once, keyed by the `event_id` they carry."
+
+
+@pytest.mark.parametrize(
+    ("request_text", "query"),
+    [
+        ("Add Payments.refund/2 (customer, event id) and a test.", "refund a payment"),
+        ("Keep the event-id of every delivery we handled.", "refund a payment"),
+        ("Add a refund endpoint.", "handle each delivery by its event id"),  # the query it was shown for
+    ],
+)
+def test_a_name_the_request_or_its_query_says_in_words_is_not_a_use(
+    store: Store, request_text: str, query: str
+) -> None:
+    """The request asks for the name in its own words ("event id"): new code that writes `event_id` does as asked,
+    whatever memory also names it."""
+    hook = add(store, WEBHOOK)
+    shown(store, hook, at_query=query)
+    code = "def refund(customer, event_id):\n    ..."
+    capture(store, turn(call("edit", 1, filePath="app/payments.py", oldString="", newString=code), user=request_text))
+    assert exposure(store, hook)["used_at"] is None
+
+
+def test_a_name_no_request_said_in_any_form_is_still_a_use(store: Store) -> None:
+    hook = add(store, WEBHOOK)
+    shown(store, hook, at_query="retried payment webhooks pay twice")
+    code = 'if seen(event["event_id"]):\n    return'
+    edit = call("edit", 1, filePath="app/payments.py", oldString="", newString=code)
+    capture(
+        store, turn(edit, user="A retried webhook paid an order twice (the event identifier was the same). Fix it.")
+    )
+    assert exposure(store, hook)["evidence"] == "edit: event_id"
+
+
 def early_turn(*calls: ToolCall, seq: int = 1, session: str = SESSION) -> Turn:
     """A turn of the session that ended before anything was shown to it (in 2000)."""
     at = "2000-01-01T00:00:00.000Z"
@@ -388,6 +422,52 @@ def test_an_answer_that_does_not_state_the_memory_is_no_use(store: Store, questi
     assert exposure(store, dedup)["used_at"] is None
 
 
+MAILER = (
+    "Outgoing mail goes through the smtp_relay adapter set in config/app.toml; bounce_webhook_secret rotates monthly."
+)
+OTHERS_OF_APP_TOML = [
+    "The log level is set in config/app.toml.",
+    "config/app.toml holds the feature flags.",
+    "Timeouts live in config/app.toml under [http].",
+    "config/app.toml is read once at boot.",
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "used"),
+    [
+        ("Through the smtp_relay adapter; its bounce_webhook_secret rotates monthly.", True),  # two of its values
+        ("Through the smtp_relay adapter, set in config/app.toml.", False),  # one value and the common file
+        ("The file sets the log level and the feature flags.", False),  # the file, not the memory
+    ],
+)
+def test_a_look_at_a_file_many_memories_name_can_be_the_look_behind_an_answer(
+    store: Store, answer: str, used: bool
+) -> None:
+    """config/app.toml is named by too many memories to say which one a read of it used, but a turn that reads it
+    and answers in one memory's values read it for that memory; an edit of it is still no one's use."""
+    mailer = add(store, MAILER)
+    for text in OTHERS_OF_APP_TOML:
+        add(store, text)
+    shown(store, mailer, at_query="how is mail sent?")
+    read = call("read", 1, filePath=f"{store.root}/config/app.toml")
+    capture(store, turn(read, texts=(answer,), user="By the way, how do we send mail?"))
+    got = exposure(store, mailer)
+    assert (got["used_by"] == "answered") is used
+    if used:
+        assert got["evidence"].startswith("read: config/app.toml; the answer states smtp_relay")
+
+
+def test_an_edit_of_a_file_many_memories_name_is_no_use(store: Store) -> None:
+    mailer = add(store, MAILER)
+    for text in OTHERS_OF_APP_TOML:
+        add(store, text)
+    shown(store, mailer, at_query="raise the http timeout")
+    edit = call("edit", 1, filePath=f"{store.root}/config/app.toml", oldString="timeout = 5", newString="timeout = 9")
+    capture(store, turn(edit, texts=("Raised it.",), user="Raise the http timeout to 9 s."))
+    assert exposure(store, mailer)["used_at"] is None
+
+
 def test_an_answer_stating_a_memory_nothing_looked_up_is_no_use(store: Store) -> None:
     """Without a look at what the memory names, an answer in its words may be the agent's own account of its
     work: the answer decides only a look the turn made."""
@@ -475,6 +555,36 @@ def test_names_in_a_commit_message_are_not_a_use(store: Store) -> None:
     assert exposure(store, limit)["used_at"] is None
 
 
+@pytest.mark.parametrize(
+    "path", ["CHANGELOG.md", "docs/release-notes.md", "fastlane/metadata/android/en-US/changelogs/412.txt", "NEWS"]
+)
+def test_words_written_into_a_changelog_are_not_a_use(store: Store, path: str) -> None:
+    """A changelog entry is the agent's account of its work, as a commit message is: the memory's words and names
+    in it restate what the turn's edits did."""
+    jobs, limit = add(store, JOBS), add(store, LIMIT)
+    shown(store, jobs, limit, at_query="add the release to the changelog")
+    entry = "- The default --jobs is now the number of logical CPUs minus one, at most 8 (UPLOAD_MAX_BYTES: 25 MB)."
+    capture(store, turn(call("edit", 1, filePath=f"{store.root}/{path}", oldString="", newString=entry)))
+    assert exposure(store, jobs)["used_at"] is None and exposure(store, limit)["used_at"] is None
+
+
+def test_the_same_words_in_code_or_a_changelog_a_memory_names_are_a_use(store: Store) -> None:
+    """The words count where they are written as code or its docs (`src/news.py` is code), and a memory that says
+    where changes are recorded is used by an edit of that file: its path is no account."""
+    jobs = add(store, JOBS)
+    notes = add(store, "Every user-visible change gets a line under Unreleased in CHANGES.rst, in the same commit.")
+    shown(store, jobs, notes, at_query="ship the jobs default")
+    code = '"""The default --jobs: the number of logical CPUs minus one, at most 8."""'
+    capture(store, turn(call("edit", 1, filePath=f"{store.root}/src/news.py", oldString="", newString=code)))
+    assert exposure(store, jobs)["used_by"] == "entity"
+    entry = "- Faster default for --jobs."
+    capture(
+        store,
+        turn(call("edit", 2, filePath=f"{store.root}/CHANGES.rst", oldString="", newString=entry), turn_id="msg_2"),
+    )
+    assert exposure(store, notes)["evidence"] == "edit: CHANGES.rst"
+
+
 CLAUDE_COMMIT = """git add app/api/photos.py && git commit -m "$(cat <<'EOF'
 {message}
 
@@ -558,6 +668,40 @@ def test_words_the_request_or_the_file_had_or_too_few_are_no_copy(store: Store, 
     shown(store, jobs, at_query=query)
     capture(store, turn(help_edit(1, new, old)))
     assert exposure(store, jobs)["used_at"] is None
+
+
+FLAGS = "Retired feature flags stay in the flags file with enabled: false (old app versions still parse them)."
+RETRY = "Workers that call the payment provider carry @retry_on_timeout: a slow answer is retried, not failed."
+
+
+@pytest.mark.parametrize(
+    ("memory", "path", "added", "evidence"),
+    [
+        (FLAGS, "config/flags.yml", "legacy_checkout:\n  enabled: false\n", "edit: enabled: false"),
+        (RETRY, "lib/workers/charge.ex", "  @retry_on_timeout true\n  use Worker", "edit: @retry_on_timeout"),
+    ],
+)
+def test_an_edit_that_sets_the_memorys_switch_or_attribute_uses_it(
+    store: Store, memory: str, path: str, added: str, evidence: str
+) -> None:
+    mid = add(store, memory)
+    shown(store, mid, at_query="retire the legacy checkout")
+    capture(store, turn(call("edit", 1, filePath=f"{store.root}/{path}", oldString="", newString=added)))
+    assert exposure(store, mid)["evidence"] == evidence
+
+
+@pytest.mark.parametrize(
+    ("memory", "path", "added"),
+    [
+        (FLAGS, "config/flags.yml", "legacy_checkout:\n  enabled: true\n"),  # the other value
+        (RETRY, "lib/workers/charge.ex", "  @retry_on_failure true\n  use Worker"),  # another attribute
+    ],
+)
+def test_another_value_or_attribute_is_not_a_use(store: Store, memory: str, path: str, added: str) -> None:
+    mid = add(store, memory)
+    shown(store, mid, at_query="retire the legacy checkout")
+    capture(store, turn(call("edit", 1, filePath=f"{store.root}/{path}", oldString="", newString=added)))
+    assert exposure(store, mid)["used_at"] is None
 
 
 # ---------------------------------------------------------------------------- a term two memories hold

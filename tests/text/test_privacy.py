@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -223,3 +224,33 @@ def test_the_quick_check_never_skips_a_text_a_stage_would_change() -> None:
         changed += full != text
     assert changed >= len(CORPUS)  # the windows hold secrets too: the check had something to let through
     assert all(not privacy._nothing_to_redact(t) for kind, _, t in CORPUS if kind != "private")  # scrub_private's
+
+
+def test_the_quick_check_reads_each_patterns_leading_literal_as_the_regex_parser_does() -> None:
+    """The gate that skips texts holding nothing secret-like reads the literal each pattern starts with off its
+    source (so that a search compiles only the patterns whose literal its text holds): for every pattern the
+    scrubber runs, that is exactly what Python's own regex parser says."""
+    import re._constants as sre_constants  # type: ignore[import-not-found]
+    import re._parser as sre_parser  # type: ignore[import-not-found]
+
+    from codememory.text import privacy
+    from codememory.text.privacy_context import rule_patterns
+
+    def parsed_literal(pattern: re.Pattern[str]) -> str:
+        lead = []
+        for op, arg in sre_parser.parse(pattern.pattern, pattern.flags):
+            if op is not sre_constants.LITERAL or pattern.flags & re.IGNORECASE:
+                break
+            lead.append(chr(arg))
+        return "".join(lead)
+
+    on_text, on_lower = rule_patterns()
+    patterns = [p for _, p in privacy._TOKENS] + on_text + [privacy._CANDIDATE_RE] + on_lower + privacy._ASSIGN_HINT_RES
+    assert len(patterns) > 60
+    assert {p.pattern: privacy._leading_literal(p) for p in patterns} == {
+        p.pattern: parsed_literal(p) for p in patterns
+    }
+    assert sum(1 for p in patterns if privacy._leading_literal(p)) > 50  # the gate skips on literals, not on nothing
+    odd = [r"ab|cd", r"(?:ab)c", r"ab*c", r"a\.b+c", r"x[|]y", r"\d+ab", r"ab{2}", r"a\-b\sc"]
+    for source in odd:  # never more than the parser says (less only costs the gate a pattern tried in vain)
+        assert parsed_literal(re.compile(source)).startswith(privacy._leading_literal(re.compile(source))), source

@@ -33,6 +33,7 @@ from codememory.capture.jsonl_reader import (
     output_text,
     strip_injected,
 )
+from codememory.core.lazy_pattern import lazy_pattern
 
 SOURCE = "claude-code"
 # tools whose input names a file they write
@@ -46,10 +47,10 @@ _LOCAL_OUTPUT = (
     "<bash-stdout",
     "<bash-stderr",
 )
-_COMMAND_RE = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.DOTALL)
-_ARGS_RE = re.compile(r"<command-args>\s*(.*?)\s*</command-args>", re.DOTALL)
-_EXIT_RE = re.compile(r"(?:Error: )?Exit code (-?\d+)")
-_BASH_INPUT_RE = re.compile(r"<bash-input>\s*(.*?)\s*</bash-input>", re.DOTALL)
+_COMMAND_RE = lazy_pattern(r"<command-name>\s*(.*?)\s*</command-name>", re.DOTALL)
+_ARGS_RE = lazy_pattern(r"<command-args>\s*(.*?)\s*</command-args>", re.DOTALL)
+_EXIT_RE = lazy_pattern(r"(?:Error: )?Exit code (-?\d+)")
+_BASH_INPUT_RE = lazy_pattern(r"<bash-input>\s*(.*?)\s*</bash-input>", re.DOTALL)
 
 
 def prompt_text(content: Any) -> str:

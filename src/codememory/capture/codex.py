@@ -38,6 +38,7 @@ from codememory.capture.jsonl_reader import (
     strip_injected,
 )
 from codememory.capture.turns import exit_status
+from codememory.core.lazy_pattern import lazy_pattern
 
 SOURCE = "codex"
 _CODEX_CONTEXT = (
@@ -49,9 +50,9 @@ _CODEX_CONTEXT = (
     "# agents.md instructions",
     "<permissions instructions",
 )
-_UUID_RE = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
-PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
-_EXIT_RE = re.compile(r"(?:Process exited with code|Exit code:)\s*(-?\d+)")
+_UUID_RE = lazy_pattern(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
+PATCH_FILE_RE = lazy_pattern(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
+_EXIT_RE = lazy_pattern(r"(?:Process exited with code|Exit code:)\s*(-?\d+)")
 _SHELL_WRITERS = frozenset({"tee", "touch"})
 
 

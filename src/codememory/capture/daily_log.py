@@ -26,7 +26,6 @@ write of an O_APPEND file descriptor and fsynced.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -35,12 +34,13 @@ from codememory.assistants import REGISTRY
 from codememory.capture.turns import SessionInfo, ToolCall, Turn, project_path
 from codememory.core import safe_files
 from codememory.core.dates import from_iso
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.safe_text import printable_line
 from codememory.text.privacy import scrub
 
 MEMORY_DIR = "memory"
 MAX_LOG_BYTES = 64_000_000  # one day's log; anchors past this are not seen (a replay may then repeat an entry)
-ANCHOR_RE = re.compile(r"<!--\s*session:(\S+)\s+turn:(\S+?)(?:\s+[^>]*?)?\s*-->")
+ANCHOR_RE = lazy_pattern(r"<!--\s*session:(\S+)\s+turn:(\S+?)(?:\s+[^>]*?)?\s*-->")
 USER_CHARS = 300
 ANSWER_CHARS = 400
 TOOL_ARG_CHARS = 80
@@ -64,7 +64,7 @@ _ARG_KEYS = (
     "name",
 )
 _PATH_KEYS = frozenset({"filePath", "file_path", "notebook_path", "path"})
-_SPACE_RE = re.compile(r"\s+")
+_SPACE_RE = lazy_pattern(r"\s+")
 
 
 def local_time(iso: str) -> datetime:

@@ -24,15 +24,16 @@ from typing import Any
 
 from codememory.capture.codex import shell_written
 from codememory.capture.jsonl_reader import Call, Line, ReadState, TranscriptFormat, TurnBuilder, iso, strip_injected
+from codememory.core.lazy_pattern import lazy_pattern
 
 SOURCE = "gemini"
 WRITING_TOOLS = frozenset({"write_file", "replace"})  # their args name the file in `file_path`
 SHELL_TOOLS = frozenset({"run_shell_command"})
 MESSAGE_TYPES = ("user", "gemini", "info", "error", "warning")
-_HOOK_CONTEXT_RE = re.compile(r"<hook_context>.*?(?:</hook_context>|\Z)", re.DOTALL)
+_HOOK_CONTEXT_RE = lazy_pattern(r"<hook_context>.*?(?:</hook_context>|\Z)", re.DOTALL)
 _SETUP = ("<session_context>",)
-_EXIT_RE = re.compile(r"^Exit Code:\s*(-?\d+)\s*$", re.MULTILINE)
-_UUID_PREFIX_RE = re.compile(r"^session-.+-([0-9a-f]{8})$")
+_EXIT_RE = lazy_pattern(r"^Exit Code:\s*(-?\d+)\s*$", re.MULTILINE)
+_UUID_PREFIX_RE = lazy_pattern(r"^session-.+-([0-9a-f]{8})$")
 
 
 def parts_text(content: Any) -> str:

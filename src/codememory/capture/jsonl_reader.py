@@ -23,17 +23,18 @@ from typing import Any, NamedTuple, Protocol
 from codememory.capture.turns import SessionInfo, Todo, ToolCall, Turn, project_path
 from codememory.core.bounded_input import TRANSCRIPT_LINE_MAX_BYTES, TRANSCRIPT_READ_MAX_BYTES, decode, valid_json_text
 from codememory.core.dates import canonical_iso, to_iso
+from codememory.core.lazy_pattern import lazy_pattern
 
 # Blocks an assistant wraps around context it adds to a prompt (hook output, reminders, our own
 # `<developer_context>` for OpenCode); an unclosed one runs to the end of the text.
 _INJECTED_TAGS = ("system-reminder", "user-prompt-submit-hook", "session-start-hook", "developer_context")
-_INJECTED_RE = re.compile(
+_INJECTED_RE = lazy_pattern(
     r"<(" + "|".join(_INJECTED_TAGS) + r")\b[^>]*>.*?(?:</\1>|\Z)",
     re.DOTALL | re.IGNORECASE,
 )
 # hooks/dispatch.py starts every context it injects with one of these (the heading in versions before the tag)
 OUR_CONTEXT_PREFIX = ("<project_memory>", "## codememory:")
-_SPACE_RE = re.compile(r"[ \t]+\n")
+_SPACE_RE = lazy_pattern(r"[ \t]+\n")
 _SKIP_CHUNK = 1 << 20
 
 

@@ -28,13 +28,14 @@ from typing import Any
 
 from codememory.capture.turns import ToolCall, Turn, exit_status, project_path, shell_status
 from codememory.core.dates import to_iso
+from codememory.core.lazy_pattern import lazy_pattern
 
 SOURCE = "opencode"
 # finish reasons after which OpenCode's loop runs another model step
 CONTINUING_FINISH = frozenset({"tool-calls", "unknown"})
 # tools whose `filePath` input is a file they change
 WRITING_TOOLS = frozenset({"write", "edit", "multiedit"})
-_DEVELOPER_CONTEXT_RE = re.compile(r"<developer_context\b[^>]*>.*?(?:</developer_context>|\Z)", re.DOTALL | re.I)
+_DEVELOPER_CONTEXT_RE = lazy_pattern(r"<developer_context\b[^>]*>.*?(?:</developer_context>|\Z)", re.DOTALL | re.I)
 
 
 @dataclass

@@ -12,7 +12,8 @@ never scanned twice, and it costs no model call. Signals, the first of each per 
   a command, a version or a value: text/usage_cues.py) that neither the query it was shown for, nor the request of
   the turn making the call, nor the session's earlier turns that ended before the memory was shown (their tool
   calls and the start of what each returned: store/session_seen.py) already held — what the agent was doing
-  anyway, was asked to, or had met in the project already is no evidence.
+  anyway, was asked to, or had met in the project already is no evidence. The request and the query also give a
+  name they say in words ("booking id" gives `booking_id`: text/own_words.said_in_words).
   For a read the call's path counts, for an edit its path and the text it adds (not the text it replaces), for a shell
   call its command, for other tools their arguments; never a tool's output. A call that only looks (a read, a
   listing, a search, a shell command that only shows: text/shell_lines.looks_only) counts only once the same turn
@@ -22,51 +23,54 @@ never scanned twice, and it costs no model call. Signals, the first of each per 
   an edit's file already held (in the text it replaces, or in the file as a read earlier in the turn showed it):
   new code that reuses the file's own names writes in the code's words, not the memory's.
   A commit whose subject follows a memory's commit form (`fix(scope): …`, text/usage_cues.py) uses it; the other
-  words of a commit message do not (the message is the agent's account of what it did: its edits are the evidence).
+  words of a commit message do not (the message is the agent's account of what it did: its edits are the evidence),
+  nor what an edit writes into a changelog or release notes (text/own_words.accounts_of_work; the path counts).
   A term two shown memories hold goes to the one that explains the call better (holds all of the call's terms the
   other holds, and more); two that explain it as well are both credited;
 - **answered**: a look that found the memory's term was never acted on in the turn, but the turn's final answer
   (what the assistant said after its last tool call) states at least two more of the memory's values that neither
   the question nor the query it was shown for held (text/answer_cues.py): it was read to answer a question.
-  Dated at the look. An answer in a memory's words with no look behind it counts for nothing;
+  Dated at the look. The look may also be at a file the memory names that too many memories name to be one of its
+  terms (a place: `config/config.exs`), since the answer says which memory it was read for. An answer in a
+  memory's words with no look behind it counts for nothing;
 - **contradicted**: a tool call did what the memory forbids (the rule set in text/usage_cues.py: `pytest` run bare
   where the memory says never);
 - **ignored**: none of these, which is what a shown memory is until one comes.
 
 A distinctive term must also be rare in the store: a name more than `max(3, memories / 200)` memories mention says
-nothing about which of them was acted on. A `memory_search` or `memory_retrieve` call shows the agent the memories
-in its result: they become exposures of the session (kind "search", its query as their context) from that call on.
+nothing about which of them was acted on (capture/exposure_cues.py). A `memory_search` or `memory_retrieve` call
+shows the agent the memories in its result: they become exposures of the session (kind "search", its query as
+their context) from that call on.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from codememory.capture.exposure_cues import exposure_cues, kept_cues, memory_cues
 from codememory.capture.turns import ToolCall, Turn
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.model import ID_RE
 from codememory.store.database import Database
 from codememory.store.session_seen import MAX_SEEN_TOKENS, TOKENS_MARK
 from codememory.store.usage import Exposure, Outcome, Shown
 from codememory.text.answer_cues import states_the_memory
+from codememory.text.own_words import accounts_of_work, said_in_words
 from codememory.text.privacy import scrub_start
 from codememory.text.shell_lines import looks_only
 from codememory.text.usage_cues import (
-    MAX_CUE_TERMS,
-    MAX_TERMS,
+    PLACE,
     Action,
     Prohibition,
     Term,
     copied_phrase,
     follows_commit_form,
-    memory_terms,
     new_terms,
-    prohibitions,
     said_without_commit_messages,
     term_in,
 )
@@ -76,12 +80,10 @@ MAX_ACTION_CHARS = 20_000  # of one tool call's arguments read
 MAX_SEARCH_IDS = 20  # memory ids taken from one search result
 MAX_READ_CHARS = 100_000  # of a read's output kept: the file as the agent saw it before editing it
 MAX_SEEN_CALL_CHARS = 1000  # of a call's arguments, and of its output, kept for the session's later turns
-MIN_COMMON = 3  # an entity more memories than max(this, memories / COMMON_SHARE) name is not distinctive
-COMMON_SHARE = 200
 
-_ID_RE = re.compile(r"\bmem_[0-9a-f]{8}\b")
-_FETCH_RE = re.compile(r"(?:^|[_.])memory_get$")
-_SEARCH_RE = re.compile(r"(?:^|[_.])memory_(?:search|retrieve)$")
+_ID_RE = lazy_pattern(r"\bmem_[0-9a-f]{8}\b")
+_FETCH_RE = lazy_pattern(r"(?:^|[_.])memory_get$")
+_SEARCH_RE = lazy_pattern(r"(?:^|[_.])memory_(?:search|retrieve)$")
 _SHELL_TOOLS = {"bash", "shell", "run_shell_command", "exec_command", "local_shell", "shell_command", "terminal"}
 _EDIT_TOOLS = {"edit", "write", "multiedit", "apply_patch", "patch", "write_file", "replace", "create", "str_replace"}
 _EDIT_TOOLS |= {"notebookedit", "edit_file", "create_file"}
@@ -91,8 +93,8 @@ _LOOK_TOOLS |= {"notebookread", "webfetch", "websearch", "web_fetch", "google_we
 _PATH_KEYS = ("filePath", "file_path", "path", "notebook_path", "absolute_path", "target_file")
 _NEW_KEYS = ("newString", "new_string", "content", "new_source", "file_text", "new_str")
 _OLD_KEYS = ("oldString", "old_string", "old_str")
-_PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Add|Update) File: (.+)$", re.MULTILINE)
-_OUTPUT_WORD_RE = re.compile(r"[\w.][\w./-]*")
+_PATCH_FILE_RE = lazy_pattern(r"^\*\*\* (?:Add|Update) File: (.+)$", re.MULTILINE)
+_OUTPUT_WORD_RE = lazy_pattern(r"[\w.][\w./-]*")
 
 
 @dataclass
@@ -173,58 +175,6 @@ def action_of(call: ToolCall) -> Action:
     return Action(call.tool, paths=tuple(paths), text="\n".join(texts), look=name in _LOOK_TOOLS)
 
 
-# ------------------------------------------------------------------------------------------- cues
-@dataclass(frozen=True)
-class Cues:
-    terms: tuple[Term, ...]
-    rules: tuple[Prohibition, ...]
-
-
-@functools.lru_cache(maxsize=4096)
-def _text_cues(text: str, entities: tuple[tuple[str, str], ...]) -> Cues:
-    return Cues(tuple(memory_terms(text, entities)), tuple(prohibitions(text)))
-
-
-def _cues(db: Database, memory_ids: Iterable[str]) -> dict[str, Cues]:
-    """The cues of these memories (those that still exist), their common entities left out."""
-    found = db.memory_texts(list(memory_ids))
-    if not found:
-        return {}
-    cap = max(MIN_COMMON, db.count_all() // COMMON_SHARE)
-    counts = db.entities_with_counts([pk for pk, _ in found.values()], cap)
-    out: dict[str, Cues] = {}
-    for mid, (pk, text) in found.items():
-        entities = tuple((name, kind) for name, kind, n in counts.get(pk, []) if n <= cap)
-        out[mid] = _text_cues(text, entities)
-    return out
-
-
-def exposure_cues(db: Database, memory_ids: Sequence[str], context: str) -> dict[str, str]:
-    """The cues kept with a memory's exposure when it is first shown to a session (store.usage's `cues_of`), as
-    JSON: its terms the query it was shown for did not hold already, and its rules. Each turn of the session reads
-    them back instead of parsing every shown memory again (a hook process starts with no cache)."""
-    out: dict[str, str] = {}
-    for mid, cue in _cues(db, memory_ids).items():
-        terms = [[t.text, t.kind] for t in new_terms(cue.terms, context)]
-        rules = [[r.thing, r.kind, r.clause] for r in cue.rules]
-        out[mid] = json.dumps({"terms": terms, "rules": rules}, ensure_ascii=False, separators=(",", ":"))
-    return out
-
-
-def _kept_cues(exposure: Exposure) -> tuple[list[Term], list[Prohibition]] | None:
-    """An exposure's kept cues (see exposure_cues), or None when it has none or they do not read back (the store is
-    untrusted input: anything of the wrong shape is computed again instead)."""
-    if not exposure.cues:
-        return None
-    try:
-        data = json.loads(exposure.cues)
-        terms = [Term(t, k) for t, k in data["terms"] if isinstance(t, str) and t and isinstance(k, str)]
-        rules = [Prohibition(t, k, c) for t, k, c in data["rules"] if all(isinstance(v, str) for v in (t, k, c))]
-    except (ValueError, TypeError, KeyError):
-        return None
-    return terms[:MAX_CUE_TERMS], rules[:MAX_TERMS]
-
-
 # ------------------------------------------------------------------------------------------ turns
 def _at(call: ToolCall, turn: Turn) -> str:
     return call.started_at or turn.ended_at or turn.started_at
@@ -270,9 +220,11 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         return seen
     # Per exposure, once: the terms the query it was shown for did not hold already, and the rules it states (kept
     # with the exposure when it was shown; parsed here for older rows and those a use created).
-    kept = {mid: k for mid in open_ids if (k := _kept_cues(by_id[mid])) is not None}
+    kept = {mid: k for mid in open_ids if (k := kept_cues(by_id[mid])) is not None}
     missing = [mid for mid in open_ids if mid not in kept]
-    parsed = {mid: (new_terms(c.terms, by_id[mid].context), list(c.rules)) for mid, c in _cues(db, missing).items()}
+    parsed = {
+        mid: (new_terms(c.terms, by_id[mid].context), list(c.rules)) for mid, c in memory_cues(db, missing).items()
+    }
     cues = {**kept, **parsed}
     unused = {mid: terms for mid, (terms, _) in cues.items() if mid not in used}
     rules = {mid: stated for mid, (_, stated) in cues.items() if stated and mid not in contradicted}
@@ -309,6 +261,7 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
     # listed to answer a question (the version in go.mod, the JDK the CI workflow sets up) is looked up, not acted
     # on, however well a shown memory names it; read and then changed, it is where the memory said to go.
     looked: dict[str, tuple[str, str, list[str]]] = {}  # when, the evidence, the terms the look found
+    places: dict[str, tuple[str, str, list[str]]] = {}  # the same for looks at a memory's common file only
     for call in turn.tool_calls:
         name = call.tool.lower()
         if _SEARCH_RE.search(name) or _FETCH_RE.search(name):
@@ -335,8 +288,10 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         found = {
             mid: hits
             for mid, (terms, _) in cues.items()
-            if (hits := _hits(terms, action, low, [*known, *held_before(mid)], by_id[mid], at))
+            if (hits := _hits(terms, action, low, [*known, *held_before(mid)], by_id[mid], at, request))
         }
+        if action.look:
+            _looked_at_places(cues, unused, found, action, at, places)
         for mid in list(unused):
             credited = found.get(mid)
             if credited and not _explained_better(mid, found, cues):
@@ -359,7 +314,7 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
     # Looks the turn never acted on: a memory read to answer a question is used when the answer states it, beyond
     # what the look found (the look says where the agent went, the answer what it took from there) and the question.
     answer = final_answer(turn)
-    for mid, (then, evidence, found_by_look) in looked.items() if answer else ():
+    for mid, (then, evidence, found_by_look) in {**places, **looked}.items() if answer else ():
         known = [turn.user_text, by_id[mid].context, *found_by_look, *held_before(mid)]
         if mid not in used and (told := states_the_memory(cues[mid][0], answer, known)):
             use(mid, "answered", then, f"{evidence}; the answer states {', '.join(told[:3])}")
@@ -379,24 +334,55 @@ def final_answer(turn: Turn) -> str:
     return turn.assistant_texts[-1] if turn.assistant_texts else ""
 
 
-def _hits(terms: Sequence[Term], action: Action, low: str, known: list[str], shown: Exposure, at: str) -> list[str]:
+def _hits(
+    terms: Sequence[Term], action: Action, low: str, known: list[str], shown: Exposure, at: str, request: str
+) -> list[str]:
     """The terms of a memory shown before `at` that this action holds (`low`: its text lower-cased) and that
-    `known` (what the edited file held already) does not; a commit form when a commit follows it."""
+    `known` (what the edited file held already) does not, nor the request or the query it was shown for in words
+    (`booking_id` for "booking id": see text.own_words.said_in_words); a commit form when a commit follows it."""
     if not _shown_before(shown, at):
         return []
+    asked = (request, shown.context.lower())
     out = []
     for t in terms:
+        if t.kind == PLACE:
+            continue  # no evidence of this memory (capture/exposure_cues.py); only a look behind an answer
         if t.kind == "commit":
             subject = follows_commit_form(t.text, action)
             if subject:
                 out.append(subject)  # the evidence shown: the commit that follows the form
         elif t.kind == "phrase":
-            copied = copied_phrase(t.text, action.added, [*known, shown.context]) if action.added else None
+            written = action.added and not accounts_of_work(action.edited)
+            copied = copied_phrase(t.text, action.added, [*known, shown.context]) if written else None
             if copied:
                 out.append(f'"{copied}"')
-        elif term_in(t.text, low, lowered=True) and not _seen(t.text, known):
+        elif (
+            term_in(t.text, low, lowered=True)
+            and not _seen(t.text, known)
+            and not any(said_in_words(t.text, text) for text in asked)
+        ):
             out.append(t.text)
     return out
+
+
+def _looked_at_places(
+    cues: Mapping[str, tuple[list[Term], list[Prohibition]]],
+    unused: Mapping[str, list[Term]],
+    found: Mapping[str, list[str]],
+    action: Action,
+    at: str,
+    places: dict[str, tuple[str, str, list[str]]],
+) -> None:
+    """Remember a look at a file a memory names that many memories name (a place: capture/exposure_cues.py), for a
+    memory nothing else in the call was found for: if the turn only answers and the answer states the memory, this
+    is the look."""
+    where = "\n".join(action.paths).lower()
+    for mid in unused:
+        if mid in found or mid in places:
+            continue
+        hit = next((t.text for t in cues[mid][0] if t.kind == PLACE and term_in(t.text, where, lowered=True)), None)
+        if hit:
+            places[mid] = (at, f"{action.tool}: {hit}", [hit])
 
 
 def _runs_as_told(terms: Sequence[Term], credited: Sequence[str], action: Action) -> bool:
@@ -419,7 +405,7 @@ def _explained_better(
     def covered(of: set[str], by: str) -> set[str]:
         """The terms of `of` that `by` holds, by its hits in this call or its cues."""
         theirs = {h.lower() for h in found.get(by, [])}
-        text = "\n".join(t.text for t in cues.get(by, ([], []))[0]).lower()
+        text = "\n".join(t.text for t in cues.get(by, ([], []))[0] if t.kind != PLACE).lower()
         return {h for h in of if h in theirs or term_in(h, text, lowered=True)}
 
     for other in found.keys() - {mid}:

@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from codememory.cli.render import dump_json
+from codememory.core.lazy_pattern import lazy_pattern
 
 if TYPE_CHECKING:
     from codememory.core.config import LLMConfig
     from codememory.extract.capture_and_extract import PassReport
 
 _UNITS = {"": 1, "s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
-_DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|min|h|d)?\s*$", re.IGNORECASE)
+_DURATION_RE = lazy_pattern(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|min|h|d)?\s*$", re.IGNORECASE)
 
 
 def parse_duration(text: str) -> float:

@@ -23,6 +23,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import IO, Any, ParamSpec, TypeVar
 
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.model import MAX_TEXT
 from codememory.errors import InvalidInput
 
@@ -99,10 +100,10 @@ def decode(data: bytes) -> str:
 
 # A JSON string escape: a surrogate pair, a lone surrogate, or any other escape (consumed so that `\\ud800`,
 # an escaped backslash and the letters ud800, is not mistaken for one).
-_JSON_ESCAPE_RE = re.compile(
+_JSON_ESCAPE_RE = lazy_pattern(
     r"\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u[dD][89a-fA-F][0-9a-fA-F]{2}|.)", re.DOTALL
 )
-_SURROGATE_ESCAPE_RE = re.compile(r"\\u[dD][89a-fA-F]", re.ASCII)
+_SURROGATE_ESCAPE_RE = lazy_pattern(r"\\u[dD][89a-fA-F]", re.ASCII)
 
 
 def _fix_escape(match: re.Match[str]) -> str:

@@ -6,9 +6,9 @@ lexicographically in SQL and survives export/import unchanged.
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime, timedelta
 
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.errors import InvalidInput
 
 _UNITS = {
@@ -41,9 +41,9 @@ _NUMBER_WORDS = {
 }
 _AMOUNT = r"(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve)"
 _UNIT = r"(minute|min|hour|h|day|d|week|w|month|year|y)s?"
-_IN_RE = re.compile(rf"^(?:in\s+)?{_AMOUNT}\s*{_UNIT}(?:\s+from\s+now)?$")
-_AGO_RE = re.compile(rf"^{_AMOUNT}\s*{_UNIT}\s+ago$")
-_NEXT_LAST_RE = re.compile(r"^(next|last|this)\s+(hour|day|week|month|year)$")
+_IN_RE = lazy_pattern(rf"^(?:in\s+)?{_AMOUNT}\s*{_UNIT}(?:\s+from\s+now)?$")
+_AGO_RE = lazy_pattern(rf"^{_AMOUNT}\s*{_UNIT}\s+ago$")
+_NEXT_LAST_RE = lazy_pattern(r"^(next|last|this)\s+(hour|day|week|month|year)$")
 
 
 def now_utc() -> datetime:
@@ -74,7 +74,7 @@ def from_iso(text: str) -> datetime:
     return dt.astimezone(UTC)
 
 
-_CANONICAL_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+_CANONICAL_RE = lazy_pattern(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 
 
 def canonical_iso(text: str) -> str:

@@ -9,11 +9,12 @@ folder (a ref with `..` or an absolute path is refused)."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-_SHA_RE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-_REF_RE = re.compile(r"refs/[A-Za-z0-9._/+@-]{1,240}")
+from codememory.core.lazy_pattern import lazy_pattern
+
+_SHA_RE = lazy_pattern(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_REF_RE = lazy_pattern(r"refs/[A-Za-z0-9._/+@-]{1,240}")
 _MAX_READ = 64 * 1024  # HEAD, a ref, the gitdir pointer; packed-refs is read in full below
 _MAX_PACKED = 32 * 1024 * 1024
 _MAX_DEPTH = 40  # folders walked up from the project to find .git

@@ -7,13 +7,13 @@ that arrived with a repository carries another machine's id, or none, and nobody
 from __future__ import annotations
 
 import os
-import re
 from contextlib import suppress
 
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.paths import state_dir
 from codememory.core.private_file import write_private
 
-_ID_RE = re.compile(r"[0-9a-f]{32}")
+_ID_RE = lazy_pattern(r"[0-9a-f]{32}")
 _cached: dict[str, str] = {}
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.provenance import Provenance
 from codememory.errors import InvalidInput
 
@@ -23,14 +23,14 @@ CATEGORIES = (
     "todo",
     "note",
 )
-ID_RE = re.compile(r"^mem_[0-9a-f]{8}$")
-_TAG_SPACE_RE = re.compile(r"\s+")
+ID_RE = lazy_pattern(r"^mem_[0-9a-f]{8}$")
+_TAG_SPACE_RE = lazy_pattern(r"\s+")
 
 
 # Where a memory sits in the session it came from, read from its `source` (documented in docs/search.md):
 # "D3:14" (LoCoMo-style <session>:<turn>) or "session:ses_abc turn:14" / "session=ses_abc message=14".
-_SOURCE_TURN_RE = re.compile(r"^(?P<session>[^\s:]+):(?P<turn>\d+)$")
-_SOURCE_SESSION_RE = re.compile(r"\bsession[:=](?P<session>\S+)(?:\s+(?:turn|message|msg)[:=](?P<turn>\d+))?")
+_SOURCE_TURN_RE = lazy_pattern(r"^(?P<session>[^\s:]+):(?P<turn>\d+)$")
+_SOURCE_SESSION_RE = lazy_pattern(r"\bsession[:=](?P<session>\S+)(?:\s+(?:turn|message|msg)[:=](?P<turn>\d+))?")
 
 
 def session_position(source: str | None) -> tuple[str | None, int | None]:

@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.result import Result
 
 ORIGINS = ("local", "git", "committed", "import", "remote")
@@ -41,14 +42,14 @@ SPEAKERS = ("user", "assistant_accepted", "observed", "assistant")
 BY_CHARS = 120
 
 # Who said an extracted memory, as extraction records it in the memory's source ("... said_by:user").
-_SAID_BY_RE = re.compile(r"\bsaid_by:(?P<who>[a-z_]+)\b")
+_SAID_BY_RE = lazy_pattern(r"\bsaid_by:(?P<who>[a-z_]+)\b")
 # An assistant or MCP client name as a label may show it; anything else is "an agent".
-_AGENT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}")
+_AGENT_RE = lazy_pattern(r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}")
 # What is shown of a git author: an address, or failing that a plain name.
-_EMAIL_RE = re.compile(r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}")
-_NAME_RE = re.compile(r"[^\W\d_][\w .'-]{0,59}", re.UNICODE)
-_FILE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._ -]{0,79}")
-_PROJECT_RE = re.compile(r"[A-Za-z0-9_.@+-]{1,80}")
+_EMAIL_RE = lazy_pattern(r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}")
+_NAME_RE = lazy_pattern(r"[^\W\d_][\w .'-]{0,59}", re.UNICODE)
+_FILE_RE = lazy_pattern(r"[A-Za-z0-9][A-Za-z0-9._ -]{0,79}")
+_PROJECT_RE = lazy_pattern(r"[A-Za-z0-9_.@+-]{1,80}")
 
 _SPOKEN = {
     "user": "said by the user",

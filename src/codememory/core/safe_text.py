@@ -19,7 +19,7 @@ neutralised).
 
 from __future__ import annotations
 
-import re
+from codememory.core.lazy_pattern import lazy_pattern
 
 ELLIPSIS = "..."
 
@@ -37,7 +37,7 @@ INVISIBLE = (
     "\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb"
     "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
 )
-INVISIBLE_RE = re.compile(f"[{INVISIBLE}]")
+INVISIBLE_RE = lazy_pattern(f"[{INVISIBLE}]")
 
 
 def without_invisible(text: str) -> str:

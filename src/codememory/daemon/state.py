@@ -4,7 +4,6 @@ index and the embedding model stay in memory between requests, which is why the 
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from codememory import __version__
 from codememory.core.config import CONFIG_NAME, Config
 from codememory.core.dates import now_iso
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.paths import config_dir
 from codememory.core.project import STORE_DIR, db_path
 from codememory.core.trust import trust_path
@@ -33,7 +33,7 @@ MAX_OPEN_STORES = 32
 Task = Callable[["DaemonState"], object]
 
 # Absolute paths (POSIX, ~/, Windows drive) inside an error message: /health must not reveal them.
-_PATH_RE = re.compile(r"(?<![\w.~-])(?:~|[A-Za-z]:)?[/\\][^\s'\"`,;:()<>\[\]{}]+")
+_PATH_RE = lazy_pattern(r"(?<![\w.~-])(?:~|[A-Za-z]:)?[/\\][^\s'\"`,;:()<>\[\]{}]+")
 
 
 def public_error(exc: BaseException, where: str | None = None) -> str:

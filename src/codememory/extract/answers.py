@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from itertools import pairwise, takewhile
 
 from codememory.capture.turns import Turn
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.extract.candidate import ACCEPTED, USER, Candidate, entity_names
 from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, strip_stray_quotes, tidy
@@ -47,7 +48,7 @@ MAX_SETTLING_WORDS = 9  # a pick or an agreement is short; a longer sentence sta
 MAX_REASON_SENTENCES = 2
 SHORT_LEAD = 3  # "Options:", "Two ways out:": a lead that names nothing
 OWN_WORDS = 5  # a pick said in at least this many words is kept in the user's words
-_AGREE_RE = re.compile(
+_AGREE_RE = lazy_pattern(
     r"^\W*(?:ok(?:ay)?|k|yes|yeah|yep|yup|ja|jep|sim|si|sure|fine|great|perfect|agreed|right|alright|cool|nice|good|"
     r"love\s+it|sounds?\s+(?:good|great|fine|right|reasonable|perfect)|makes\s+sense|works\s+for\s+me|that\s+works|"
     r"lgtm|ship\s+it|(?:let'?s|please)?\s*(?:do|go\s+with|go\s+for|use|try)\s+(?:that|it|this|them|both)|"
@@ -60,7 +61,7 @@ _ORDINALS = {
     "third": 2, "3rd": 2, "three": 2, "3": 2, "c": 2,
     "fourth": 3, "4th": 3, "four": 3, "4": 3, "d": 3,
 }  # fmt: skip
-_ORDINAL_RE = re.compile(
+_ORDINAL_RE = lazy_pattern(
     r"\b(?:the\s+)?(?P<o>first|second|third|fourth|1st|2nd|3rd|4th|former|latter|last)\b(?:\s+(?:one|option|approach|"
     r"way|choice|variant|idea|suggestion))?"
     r"|\b(?:option|number|nr\.?|#)\s*(?P<n>[1-4a-d]|one|two|three|four)\b"
@@ -68,87 +69,91 @@ _ORDINAL_RE = re.compile(
     r"|^\W*\(?(?P<letter>[a-dA-D])\)?[.!]?\s*$|^\W*\(?(?P<bare>[1-4])\)?(?:[.:)]|$|\s)",
     re.IGNORECASE,
 )
-_LEAD_FILLER_RE = re.compile(
+_LEAD_FILLER_RE = lazy_pattern(
     r"^\W*(?:(?:ok(?:ay)?|but|and|also|so|well|please|oh|ah|sure|right|hmm+|hm|then|now)\b[\s,.!:;\u2014-]*)+",
     re.IGNORECASE,
 )
 # "no," / "nah." at the start: the answer, not part of what follows ("no docker on the runner" keeps its "no")
-_NO_LEAD_RE = re.compile(
+_NO_LEAD_RE = lazy_pattern(
     r"^\W*(?:no|nope|nah|nay|not\s+really|not\s+that)(?:\s*[,.!:;\u2014-]+\s*|\s*$)", re.IGNORECASE
 )
 # a refusal that stands alone, after any hedge: "But honestly no.", "nah, …", "let's not." (not "no fancy theme")
-_BARE_NO_RE = re.compile(
+_BARE_NO_RE = lazy_pattern(
     r"^\W*(?:(?:but|honestly|frankly|tbh|to\s+be\s+honest|sorry|actually|hmm+|well)\b[\s,.!]*)*"
     r"(?:no|nope|nah|not\s+really|not\s+for\s+(?:me|us|now)|let'?s\s+not|rather\s+not|i\s+don'?t\s+think\s+so)"
     r"(?:\s*[,.!:;\u2014-]|\s*$)",
     re.IGNORECASE,
 )
-_ERRAND_RE = re.compile(
+_ERRAND_RE = lazy_pattern(
     r"^\W*(?:commit|push|ship|deploy|merge|go|thanks?|thank\s+you|cheers|danke)\b[\w\s]{0,20}[.!]?$"
     r"|^\W*(?:everything|all|the\s+rest)\s+else\b[\w\s,]{0,20}[.!]?$",
     re.I,
 )
 # how a suggestion is introduced, not what it is: "One more idea while we're at it: restic supports compression"
-_IDEA_LEAD_RE = re.compile(
+_IDEA_LEAD_RE = lazy_pattern(
     r"^(?:one\s+more|another|an?\s+other|a\s+small|a\s+last)\s+(?:idea|thing|suggestion|option)\b[^:]{0,40}:\s*", re.I
 )
 # how a recommendation is put, not what it is: "I'd suggest moving the app to Laravel", "I'd suggest we move the app
 # to Laravel", "I'd recommend Laravel for the app"
-_RECOMMEND_LEAD_RE = re.compile(
+_RECOMMEND_LEAD_RE = lazy_pattern(
     r"^(?:i'?d|i\s+would|we'?d|i)\s+(?:(?:strongly|really)\s+)?(?:suggest|recommend|propose)\s+(?:that\s+)?"
     r"(?:(?:we|you)\s+(?=\w+\s+\w))?(?=\w)|^my\s+suggestion\s+is\s+(?:to\s+)?",
     re.I,
 )
-_PICK_VERB_RE = re.compile(
+_PICK_VERB_RE = lazy_pattern(
     r"\b(?:it\s+is|then|please|it\s+be|for\s+me|sounds?\s+good|is\s+(?:fine|good|ok|right|better)|i\s+think|i\s+guess|"
     r"i'?d\s+say|works)\b",
     re.IGNORECASE,
 )
-_NEW_TOPIC_RE = re.compile(
+_NEW_TOPIC_RE = lazy_pattern(
     r"^\W*(?:other\s+thing|also|next|btw|by\s+the\s+way|another|now|one\s+more|and\s+(?:also|another)|then)\b",
     re.IGNORECASE,
 )
-_REPORT_RE = re.compile(
+_REPORT_RE = lazy_pattern(
     r"\b(?:error|fails?|failed|failing|crash\w*|broken|white|empty|stuck|hangs?|log\s+says|doesn'?t\s+work|"
     r"not\s+working|still\s+(?:shows?|get)|bug)\b",
     re.IGNORECASE,
 )
-_OWN_ACTION_RE = re.compile(
+_OWN_ACTION_RE = lazy_pattern(
     r"^\W*(?:yes,?\s+)?(?:(?:he|she|they)\s+(?:has|have|is|are)|i(?:'ll|\s+will|\s+can|'m\s+going\s+to|\s+do|\s+did|\s+make|"
     r"\s+run))\b",
     re.IGNORECASE,
 )
 # a todo of the user's, not a settlement: "the restore test is still on my list, don't let me forget it"
-_LATER_RE = re.compile(
+_LATER_RE = lazy_pattern(
     r"\b(?:on\s+(?:my|the|your)\s+list|let\s+me\s+forget|remind\s+me|later|next\s+time|not\s+now|some\s*day|"
     r"(?:as|a|the)\s+todo)\b",
     re.I,
 )
 # "and how to build.": a topic named, nothing settled
-_BARE_TOPIC_RE = re.compile(
+_BARE_TOPIC_RE = lazy_pattern(
     r"^\W*(?:and\s+|also\s+|but\s+)?(?:how|what|why|where|when|which)\s+(?:to|do|does|did|is|are|was|were|about|if)\b",
     re.IGNORECASE,
 )  # also a question typed without its question mark: "What do you mean with the teleport thing though, …"
 # "write it somewhere", "do that later": a short errand about "it" says nothing of its own
-_PRONOUN_ERRAND_RE = re.compile(r"^\W*(?:and\s+|also\s+|then\s+)?\w+\s+(?:it|that|this|them)(?:\s+\w+)?\W*$", re.I)
+_PRONOUN_ERRAND_RE = lazy_pattern(r"^\W*(?:and\s+|also\s+|then\s+)?\w+\s+(?:it|that|this|them)(?:\s+\w+)?\W*$", re.I)
 # what happened before, told as background: "we scaled the workers to 2 replicas last week"
-_STORY_RE = re.compile(r"\b(?:last\s+(?:week|night|month|year|time|friday|monday)|yesterday|\w+\s+ago)\b", re.I)
+_STORY_RE = lazy_pattern(r"\b(?:last\s+(?:week|night|month|year|time|friday|monday)|yesterday|\w+\s+ago)\b", re.I)
 _PRAISE = frozenset(content_words("sounds perfect great good nice love makes sense totally wow cool awesome excellent"))
-_PUT_OFF_RE = re.compile(r"^\W*(?:later|not\s+(?:now|yet|today)|maybe\s+later|some\s*day|next\s+(?:time|week))\b", re.I)
-_WONT_WORK_RE = re.compile(r"\b(?:won'?t|will\s+not|doesn'?t|does\s+not|can'?t|cannot|wouldn'?t)\s+work\b", re.I)
-_WHICH_RE = re.compile(r"^\W*(?:which|what)\b", re.IGNORECASE)
-_NAMED_THING_RE = re.compile(r"\b[A-Za-z]+[-.]?\d+(?:\.\d+)*\b|\b\d+(?:\.\d+)+\b|\b[A-Z][a-z]*[A-Z]\w*\b")
-_ORDINAL_LEAD_RE = re.compile(r"^\W*\(?[1-9a-d][.)]\s+(?=\S)", re.IGNORECASE)
-_NAME_FIRST_RE = re.compile(
+_PUT_OFF_RE = lazy_pattern(
+    r"^\W*(?:later|not\s+(?:now|yet|today)|maybe\s+later|some\s*day|next\s+(?:time|week))\b", re.I
+)
+_WONT_WORK_RE = lazy_pattern(r"\b(?:won'?t|will\s+not|doesn'?t|does\s+not|can'?t|cannot|wouldn'?t)\s+work\b", re.I)
+_WHICH_RE = lazy_pattern(r"^\W*(?:which|what)\b", re.IGNORECASE)
+_NAMED_THING_RE = lazy_pattern(r"\b[A-Za-z]+[-.]?\d+(?:\.\d+)*\b|\b\d+(?:\.\d+)+\b|\b[A-Z][a-z]*[A-Z]\w*\b")
+_ORDINAL_LEAD_RE = lazy_pattern(r"^\W*\(?[1-9a-d][.)]\s+(?=\S)", re.IGNORECASE)
+_NAME_FIRST_RE = lazy_pattern(
     r"^(?!\(?[1-9a-d][.)]\s)[\w.+#-]+(?:\s+[\w.+#-]+)?\s*(?:,|:|\.\s|\s[\u2014\u2013-]\s)", re.IGNORECASE
 )
-_PICKS_RE = re.compile(r"\b(?:instead|rather\s+than|over|not)\b", re.IGNORECASE)
-_SKIP_LINE_RE = re.compile(r"^\s*(?:>|```|~~~|\t| {4}|[A-Z]/\w+\s*\(|\$ |at\s+\S+\s+\()")
-_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=\S)")
-_PICK_THEN_SAID_RE = re.compile(
+_PICKS_RE = lazy_pattern(r"\b(?:instead|rather\s+than|over|not)\b", re.IGNORECASE)
+_SKIP_LINE_RE = lazy_pattern(r"^\s*(?:>|```|~~~|\t| {4}|[A-Z]/\w+\s*\(|\$ |at\s+\S+\s+\()")
+_SPLIT_RE = lazy_pattern(r"(?<=[.!?])\s+(?=\S)")
+_PICK_THEN_SAID_RE = lazy_pattern(
     r"^(?P<pick>\(?[1-4a-d][.)])\s+(?P<rest>(?:yes|yeah|yep|ok(?:ay)?|sure|definitely|obviously)\b[\s,.!]*\S.*)$", re.I
 )
-_NO_SPLIT_AFTER_RE = re.compile(r"(?:^\W*\(?[1-4a-d][.)]|\b(?:e\.g|i\.e|etc|vs|approx|incl|nr|no|ca|z\.b|d\.h))$", re.I)
+_NO_SPLIT_AFTER_RE = lazy_pattern(
+    r"(?:^\W*\(?[1-4a-d][.)]|\b(?:e\.g|i\.e|etc|vs|approx|incl|nr|no|ca|z\.b|d\.h))$", re.I
+)
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import re
 
+from codememory.core.lazy_pattern import lazy_pattern
+
 _QUOTE_PAIRS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019"}
 _OPENING = "\"'\u201c\u2018"
 _CLOSING = "\"'\u201d\u2019"
-_FILLER_RE = re.compile(
+_FILLER_RE = lazy_pattern(
     r"^(?:ok(?:ay)?(?:\s+so)?|so|also|and|but|alright|all\s+right|right|great|cool|nice|sure|well|yes|yeah|yep|"
     r"good|perfect|fine|thanks|thank\s+you|hmm+|hm|actually|anyway|note|fyi|btw|one\s+more\s+thing|important|"
     r"got\s+it|sounds\s+good|makes\s+sense|understood|agreed|hey|hi|please|now|then|in\s+that\s+case|"
@@ -20,10 +22,10 @@ _FILLER_RE = re.compile(
     re.IGNORECASE,
 )
 # A trailing "then" / ", please" adds nothing once the sentence stands alone ("let's stay with sqlite3 then").
-_TRAILING_FILLER_RE = re.compile(r"(?:,?\s+(?:then|please|instead|i\s+think|i\s+guess))+(?=[.!]?$)", re.IGNORECASE)
-_EMPHASIS_RE = re.compile(r"\*\*|(?<!\w)__|__(?!\w)")  # "SLA_Priority__mdt" keeps its underscores
-_SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(*\u201c])")
-_CLAUSE_END_RE = re.compile(r"[;,:\u2014]\s+")
+_TRAILING_FILLER_RE = lazy_pattern(r"(?:,?\s+(?:then|please|instead|i\s+think|i\s+guess))+(?=[.!]?$)", re.IGNORECASE)
+_EMPHASIS_RE = lazy_pattern(r"\*\*|(?<!\w)__|__(?!\w)")  # "SLA_Priority__mdt" keeps its underscores
+_SENTENCE_END_RE = lazy_pattern(r"(?<=[.!?])\s+(?=[A-Z`\"'(*\u201c])")
+_CLAUSE_END_RE = lazy_pattern(r"[;,:\u2014]\s+")
 
 MAX_MEMORY_CHARS = 360
 
@@ -113,12 +115,12 @@ def clip(text: str, limit: int = MAX_MEMORY_CHARS) -> str:
     return head[: max(cut, 1)].rstrip(" ,;:") + "\u2026"
 
 
-_ASIDE_RE = re.compile(r"\s*\((?P<x>[^()]{12,200})\)")
-_TECHNICAL_RE = re.compile(r"[`/_\\@=<>{}\[\]#$%]|\d|\b[a-z]+[A-Z]\w*|\.\w")
+_ASIDE_RE = lazy_pattern(r"\s*\((?P<x>[^()]{12,200})\)")
+_TECHNICAL_RE = lazy_pattern(r"[`/_\\@=<>{}\[\]#$%]|\d|\b[a-z]+[A-Z]\w*|\.\w")
 MIN_ASIDE_WORDS = 4
-_ASIDE_PART_RE = re.compile(r"\s+and\s+|;\s+|,\s+(?:and\s+|but\s+)?")
+_ASIDE_PART_RE = lazy_pattern(r"\s+and\s+|;\s+|,\s+(?:and\s+|but\s+)?")
 # a part that bounds something is substance even without a technical word: "(never on Fridays, …)"
-_BOUND_WORD_RE = re.compile(r"\b(?:not|never|no|only|always|must|cannot|can'?t|won'?t|don'?t|off[- ]limits)\b", re.I)
+_BOUND_WORD_RE = lazy_pattern(r"\b(?:not|never|no|only|always|must|cannot|can'?t|won'?t|don'?t|off[- ]limits)\b", re.I)
 
 
 def without_asides(text: str) -> str:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from codememory.capture.turns import ToolCall, Turn
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.text.privacy import scrub
 from codememory.text.tokens import CHARS_PER_TOKEN, estimate_tokens
 
@@ -74,7 +75,7 @@ TODO_TOOLS = frozenset(
 TASK_TOOLS = frozenset({"task", "agent"})
 
 _PATH_KEYS = ("filePath", "file_path", "path", "filename", "target_file", "file", "notebook_path")
-_ERROR_LINE_RE = re.compile(
+_ERROR_LINE_RE = lazy_pattern(
     r"^\s*(?:E\s+)?(?P<line>"
     r"(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Failure)\b.*"  # ImportError: ..., pkg.FooError
     r"|(?:error|fatal|panic)(?:\[\w+\])?:.*"  # error: ..., error[E0425]: ..., fatal: ...
@@ -82,17 +83,17 @@ _ERROR_LINE_RE = re.compile(
     r")$",
     re.IGNORECASE | re.MULTILINE,
 )
-_EXCEPTION_RE = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)\b")
-_SUMMARY_RE = re.compile(
+_EXCEPTION_RE = lazy_pattern(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)\b")
+_SUMMARY_RE = lazy_pattern(
     r"\b\d+ (?:passed|failed|failing|passing|errors?|skipped|tests?)\b(?:[,;]? \d+ (?:passed|failed|failing|"
     r"passing|errors?|skipped|warnings?|deselected|xfailed|xpassed)\b)*",
     re.IGNORECASE,
 )
-_EXIT_RE = re.compile(
+_EXIT_RE = lazy_pattern(
     r"(?:exit(?:ed)?(?: with)?(?: (?:code|status))?|return(?:ed)? code|exit_code)\s*[:=]?\s*(-?\d+)", re.IGNORECASE
 )
-_FAIL_WORDS_RE = re.compile(r"\b(?:failed|failing|errors?)\b", re.IGNORECASE)
-_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_FAIL_WORDS_RE = lazy_pattern(r"\b(?:failed|failing|errors?)\b", re.IGNORECASE)
+_ANSI_RE = lazy_pattern(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 def _clip_lines(text: str, limit: int = _SCAN_CHARS) -> str:

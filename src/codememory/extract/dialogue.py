@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from codememory.capture.turns import Turn
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.extract.candidate import ACCEPTED, ASSISTANT, USER, Candidate, entity_names, spoken
 from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, tidy
 from codememory.extract.rules import HYPOTHETICAL_RE, PRONOUN_OBJECT_RE, classify, is_consequence
 from codememory.extract.statements import SENTENCE_SPLIT_RE, prose_units
 
-_PROPOSAL_RE = re.compile(
+_PROPOSAL_RE = lazy_pattern(
     r"\b(?:should|shall|could|can|do)\s+(?:we|i|you)\s+(?:just\s+)?(?:use|switch\s+to|go\s+with|add|try|adopt|"
     r"move\s+to|migrate\s+to|pull\s+in|bring\s+in|introduce|depend\s+on)\s+(?P<x>[^?,]+?)"
     r"(?:\s+(?:instead|here|now|too|as\s+well|for\s+(?:this|that|it|the\s+\w+)))*\s*\?"
@@ -36,20 +37,22 @@ _PROPOSAL_RE = re.compile(
     r"|^(?:is|would)\s+(?P<x5>[^?,]{3,50}?)\s+(?:be\s+)?worth\s+(?:it|\w+ing)\b[^?]*\?",
     re.IGNORECASE,
 )
-_NO_RE = re.compile(
+_NO_RE = lazy_pattern(
     r"^(?:i'?d\s+rather\s+not|i\s+would\s+rather\s+not|i\s+wouldn'?t|no\b|nope\b|not\s+(?:really|here|now|yet|"
     r"worth\s+it)|probably\s+not|better\s+not|i'?d\s+(?:avoid|skip|stay\s+with|keep|stick\s+with|not)|"
     r"i\s+(?:don'?t|do\s+not)\s+think\s+(?:so|we\s+should|it'?s\s+worth)|i'?d\s+recommend\s+against|let'?s\s+not)\b",
     re.IGNORECASE,
 )
-_REASON_WORDS_RE = re.compile(r"\b(?:would|is|are|adds?|needs?|requires?|has|have|only|covers?|because|since)\b", re.I)
+_REASON_WORDS_RE = lazy_pattern(
+    r"\b(?:would|is|are|adds?|needs?|requires?|has|have|only|covers?|because|since)\b", re.I
+)
 MAX_REASON_SENTENCES = 2
 MIN_SHARED_ENTITIES = 2
 MAX_OPTION_WORDS = 5
 MAX_SUGGESTED_WORDS = 8
 
 
-_RECOMMEND_RE = re.compile(
+_RECOMMEND_RE = lazy_pattern(
     r"^(?:i'?d|i\s+would|we'?d|i\s+suggest|i\s+recommend|my\s+suggestion\s+is(?:\s+to)?|i'?d\s+recommend)\s+"
     r"(?:just\s+)?(?:use|using|go\s+with|pick|choose|start\s+with|stick\s+with|keep)\b",
     re.IGNORECASE,

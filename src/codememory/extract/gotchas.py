@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from codememory.capture.turns import Turn
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.extract.candidate import ASSISTANT, OBSERVED, Candidate, entity_names
 from codememory.extract.clean import clip, tidy
 from codememory.extract.compress import ToolOutcome, analyze_tool
@@ -44,7 +45,7 @@ _TWO_WORD = frozenset(
     {"npm", "yarn", "pnpm", "bun", "cargo", "go", "make", "dotnet", "mvn", "gradle", "./gradlew", "git", "docker",
      "kubectl", "deno", "mix", "bundle", "rake", "just", "task", "nox", "tox", "terraform", "helm", "swift"}
 )  # fmt: skip
-_ENV_ASSIGN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_ENV_ASSIGN_RE = lazy_pattern(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def command_key(command: str) -> str:
@@ -74,7 +75,7 @@ def command_key(command: str) -> str:
     return head
 
 
-_CAUSE_RE = re.compile(
+_CAUSE_RE = lazy_pattern(
     r"\b(?:because|since|the\s+(?:problem|issue|cause|bug|error|failure|reason)\s+(?:was|is|here\s+is)|caused\s+by|"
     r"turns?\s+out|root\s+cause|(?:is|are)\s+per[- ]\w+|only\s+(?:works|exists|applies|lives|runs)|"
     r"(?:doesn'?t|does\s+not|don'?t|do\s+not|can'?t|cannot|won'?t|isn'?t|aren'?t)\s+(?:support|exist|persist|"
@@ -89,7 +90,7 @@ _CAUSE_RE = re.compile(
     r"(?:was|were)\s+created\s+before|released\s+(?:at|on|when)|only\s+(?:for|in|on|at))\b",
     re.IGNORECASE,
 )
-_FIX_RE = re.compile(
+_FIX_RE = lazy_pattern(
     r"\b(?:the\s+fix\s+(?:is|was)|to\s+fix\s+(?:this|it)|fixed\s+(?:it\s+|this\s+)?by|(?:the\s+)?solution\s+(?:is|was)|"
     r"i(?:'ll|'ve|\s+will|\s+have)?\s+(?:changed|switched|made|moved|added|pinned|set|updated|replaced|shared|"
     r"passed|reused)|(?:so|now)\s+(?:the|it|we|each|all|both|i)\b|instead\b|share|reuse|pin|use\s+a\s+single|"
@@ -97,19 +98,19 @@ _FIX_RE = re.compile(
     r"\b(?:i|we)(?:'ll|\s+will)\s+(?!(?:run|check|look|read|try|rerun|re-run|see)\b)\w+)",
     re.IGNORECASE,
 )
-_SLIP_RE = re.compile(
+_SLIP_RE = lazy_pattern(
     r"\bas\s+(?:it\s+)?(?:should|expected|intended)\b|\b(?:fails?|failed)\s+(?:as\s+)?(?:expected|on\s+purpose)\b|"
     r"\b(?:forgot|typo|misspel\w*|my\s+mistake|oops|i\s+missed|missing\s+import|wrong\s+(?:path|name|directory)|"
     r"didn'?t\s+import|not\s+imported|i\s+left\s+out|accidentally)\b",
     re.IGNORECASE,
 )
-_NARRATION_RE = re.compile(
+_NARRATION_RE = lazy_pattern(
     r"^(?:let\s+me|i(?:'ll|\s+will)\s+(?:run|check|look|read|try|rerun|re-run)|now\s+let|running|checking|"
     r"all\s+\d+|\d+\s+tests?|tests?\s+(?:pass|passed)|done|files?\s+(?:changed|touched|edited|modified)|changed\s+files?|"
     r"builds?\s+(?:cleanly|fine|green)|all\s+green|works\s+now|fixed\b|committed)\b",
     re.IGNORECASE,
 )
-_STRONG_CAUSE_RE = re.compile(
+_STRONG_CAUSE_RE = lazy_pattern(
     r"\b(?:the\s+(?:problem|issue|cause|bug)\s+(?:was|is)|turns?\s+out|root\s+cause|caused\s+by|"
     r"fails?\s+because|failed\s+because)\b",
     re.IGNORECASE,
@@ -232,12 +233,12 @@ def _best_explanation(span: Sequence[Turn], clues: set[str], used: set[str], rig
 
 
 # a cause that ends on what it is about: "`float()` can't read that.", "the old parser never handled it."
-_DANGLING_END_RE = re.compile(r"\b(?:that|this|it|them|those|these)\W*$", re.IGNORECASE)
+_DANGLING_END_RE = lazy_pattern(r"\b(?:that|this|it|them|those|these)\W*$", re.IGNORECASE)
 # "My mistake:" / "Oops," before a sentence: the admission, not what went wrong
-_ADMISSION_LEAD_RE = re.compile(r"^\W*(?:my\s+mistake|my\s+bad|oops|whoops)\b\W*", re.IGNORECASE)
+_ADMISSION_LEAD_RE = lazy_pattern(r"^\W*(?:my\s+mistake|my\s+bad|oops|whoops)\b\W*", re.IGNORECASE)
 MIN_FIX_WORDS = 12
 # a test that still expects what was just changed on purpose: the fix is the test, and nothing was learned
-_STALE_TEST_RE = re.compile(
+_STALE_TEST_RE = lazy_pattern(
     r"\b(?:old|existing|previous)\s+(?:\w+\s+)?(?:tests?|assertions?|snapshots?)\s+(?:still\s+)?expect\w*\b"
     r"|\b(?:tests?|assertions?|snapshots?)\s+still\s+expects?\b"
     r"|\bupdat\w*\s+(?:the\s+|that\s+|this\s+)?(?:old\s+)?(?:tests?|assertions?|snapshots?|expected\s+\w+)\b",
@@ -299,12 +300,12 @@ def _said(raw: str) -> tuple[str, ...]:
     return tuple(tidy(s) for s in sentences(without_summaries(scrub(raw))))
 
 
-_SUMMARY_RE = re.compile(
+_SUMMARY_RE = lazy_pattern(
     r"^\W*(?:done|summary|committed|fixed|finished|all\s+\d+\s+tests|tests?\s+(?:pass|green)|builds?\s+cleanly|"
     r"what'?s\s+(?:there|in)|changes)\b",
     re.IGNORECASE,
 )
-_LIST_ITEM_RE = re.compile(r"^\s*(?:[-*+\u2022]|\d{1,2}[.)])\s+")
+_LIST_ITEM_RE = lazy_pattern(r"^\s*(?:[-*+\u2022]|\d{1,2}[.)])\s+")
 
 
 def without_summaries(text: str) -> str:
@@ -352,8 +353,8 @@ def _cause_score(s: str, clues: set[str], *, after: bool = False) -> int:
     return shared + (3 if strong else 1)
 
 
-_CODE_SPAN_RE = re.compile(r"`[^`]*`")
-_WEAK_CAUSE_RE = re.compile(
+_CODE_SPAN_RE = lazy_pattern(r"`[^`]*`")
+_WEAK_CAUSE_RE = lazy_pattern(
     r"\bbut\b|\b(?:has|have)\s+to\b|\bmust\b|\bonly\s+lets?\b|^[^:]{3,40}:\s|\bmaps?\b|\bexpects?\b|"
     r"\b(?:caught|found)\s+a\s+(?:real\s+)?bug\b|\bwas\s+\w+ed\s+(?:on|for|in)\s+every\b",
     re.IGNORECASE,
@@ -361,7 +362,7 @@ _WEAK_CAUSE_RE = re.compile(
 
 
 # right after the failing call, a consequence or a fix is enough of a cue: "… cuts off, so 19,99 became 19,98. Fix: …"
-_AFTER_CUE_RE = re.compile(r",\s*so\s+\w+|\bhence\b|\bthat'?s\s+why\b|\bfix\s*:|\binstead\s+of\b", re.IGNORECASE)
+_AFTER_CUE_RE = lazy_pattern(r",\s*so\s+\w+|\bhence\b|\bthat'?s\s+why\b|\bfix\s*:|\binstead\s+of\b", re.IGNORECASE)
 _CLUE_STOP = frozenset(
     "the and for with from that this error errors failed fails failure line file none true false test tests "
     "which there their these those would could should about after before other never always".split()
@@ -397,7 +398,7 @@ def _stem(word: str) -> str:
     return word[:5] if len(word) >= 5 else word.removesuffix("s") if len(word) > 3 else word
 
 
-_ERROR_NAME_RE = re.compile(
+_ERROR_NAME_RE = lazy_pattern(
     r"^\W*(?:E\s+)?(?P<name>(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Failure|Warning|Exit|Interrupt)\b"
     r"|(?:error|warning)\[[\w-]+\]|npm\s+ERR!\s+code\s+[A-Z][\w-]*|E[A-Z]{2,}[A-Z_]*|ERR_[A-Z_]+|"
     r"panic|segmentation\s+fault|fatal|FAILED|killed)",

@@ -26,6 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from codememory.capture.turns import SessionInfo, Todo, Turn
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.extract.answers import resolved_answers
 from codememory.extract.candidate import ACCEPTED, USER, Candidate
 from codememory.extract.candidate import scrubbed as scrub
@@ -108,7 +109,7 @@ def heuristic_candidates(
     return near_duplicates_once(contained_once(unique(same_choice_once(attribute(out, turns)))))
 
 
-_REPORTED_NOTE_RE = re.compile(r"\s*\((?:reported:.*)\)\s*$")
+_REPORTED_NOTE_RE = lazy_pattern(r"\s*\((?:reported:.*)\)\s*$")
 
 
 def fixes_in_their_lessons(candidates: Sequence[Candidate], resolved: Sequence[Candidate]) -> list[Candidate]:
@@ -185,7 +186,7 @@ def _taken(candidate: Candidate, taken: frozenset[tuple[int, str]]) -> bool:
     )
 
 
-_FAILURE_NOTE_RE = re.compile(r"\s*\((?:`[^`]*` failed with|reported:).*\)\s*$")
+_FAILURE_NOTE_RE = lazy_pattern(r"\s*\((?:`[^`]*` failed with|reported:).*\)\s*$")
 _CONTENT_STOP = frozenset(
     "the and for with from that this then than they them their there into onto over also just only when what which "
     "have has had was were are is be been being it its not but can could would should will need needs".split()

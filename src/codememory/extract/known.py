@@ -9,6 +9,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.extract.compress import shorten
 from codememory.store.database import Database
 from codememory.store.filters import Filters
@@ -17,7 +18,7 @@ from codememory.text.tokens import estimate_tokens
 
 MAX_CANDIDATES = 1000  # the newest live memories ranked for a prompt (a store rarely holds more worth showing)
 MEMORY_CHARS = 240
-_WORD_RE = re.compile(r"[a-z0-9_][a-z0-9_.+#-]*[a-z0-9_+#]", re.IGNORECASE)
+_WORD_RE = lazy_pattern(r"[a-z0-9_][a-z0-9_.+#-]*[a-z0-9_+#]", re.IGNORECASE)
 # Words every coding transcript shares: they say nothing about which memory is relevant.
 _COMMON = frozenset(
     "the and for with that this from have has was were are not but you your use used using can will should "

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from codememory.capture.turns import Turn
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.extract.candidate import USER, Candidate, entity_names
 from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, tidy
@@ -37,26 +38,26 @@ MIN_REASON_WORDS = 4
 SHORT_REPLACEMENT_WORDS = 3  # "csv." right after "no xlsx.": what it is replaced with
 
 # a user's numbered plan item: "5. deploy to Netlify"
-_PLAN_ITEM_RE = re.compile(r"^\s*(?P<n>\d{1,2})[.)]\s+(?P<x>\S.*)$")
+_PLAN_ITEM_RE = lazy_pattern(r"^\s*(?P<n>\d{1,2})[.)]\s+(?P<x>\S.*)$")
 # "change of plan for 2:", "change to item 2 of the plan.", "item 6." (a plan item of this span, by its number)
-_PLAN_REF_RE = re.compile(
+_PLAN_REF_RE = lazy_pattern(
     r"\b(?:change\s+(?:of|to|in|on)\s+(?:the\s+)?(?:plan|item)s?\s*(?:for|on|to|of|in|at)?\s*(?:item\s+|point\s+|step\s+|#)?"
     r"|(?:item|point|step)\s+#?)(?P<n>\d{1,2})\b(?:\s+of\s+the\s+plan)?[\s:,.\u2014\u2013-]*",
     re.IGNORECASE,
 )
 # the message says the plan changes: what it drops was on the table even when an earlier session laid it out
-_PLAN_CHANGE_RE = re.compile(
+_PLAN_CHANGE_RE = lazy_pattern(
     r"\bchange\s+(?:of|to|in|on)\s+(?:the\s+)?(?:plan|item|step|point)s?\b|^\W*(?:item|point|step)\s+#?\d{1,2}\b",
     re.IGNORECASE,
 )
 # "no emojis in commit messages", "no prints anywhere": a standing rule, not a thing taken back
-_RULE_SCOPE_RE = re.compile(r"\b(?:in|on|for|anywhere|ever|everywhere|at\s+all)\b", re.IGNORECASE)
-_LEAD_RE = re.compile(
+_RULE_SCOPE_RE = lazy_pattern(r"\b(?:in|on|for|anywhere|ever|everywhere|at\s+all)\b", re.IGNORECASE)
+_LEAD_RE = lazy_pattern(
     r"^\W*(?:(?:hm+|ok(?:ay)?|k|ugh|and|but|so|actually|wait|oh|well|also|then|sorry|yes|yeah|ya)\b[\s,.!:;\u2014-]*)+",
     re.IGNORECASE,
 )
 # the thing taken back, named after the word that takes it back
-_DROP_RE = re.compile(
+_DROP_RE = lazy_pattern(
     r"^(?:no(?:\s+more)?|not|scratch|drop|forget|remove|without|(?:please\s+)?(?:don'?t|do\s+not)\s+"
     r"(?:turn\s+on|use|add|do|enable|switch\s+to|go\s+with|put\s+in))\s+(?:the\s+|a\s+|an\s+|any\s+)?"
     r"(?P<x>[\w`./+#-]+(?:\s+[\w`./+#-]+){0,4}?)\s*(?:[.,;:!\u2014\u2013]|\s-\s|$)"
@@ -64,11 +65,11 @@ _DROP_RE = re.compile(
     re.IGNORECASE,
 )
 # a refusal that names nothing: it takes back the offer just made
-_BARE_NO_RE = re.compile(
+_BARE_NO_RE = lazy_pattern(
     r"^(?:no|nope|nah|no\s+thanks?|no,?\s+thank\s+you|not\s+(?:now|needed|for\s+now)|let'?s\s+not|rather\s+not)\W*$",
     re.IGNORECASE,
 )
-_TRAILING_NO_RE = re.compile(
+_TRAILING_NO_RE = lazy_pattern(
     r"[,;\u2014\u2013-]\s*(?:so\s+)?(?:no\s+thanks?|no,?\s+thank\s+you|thanks,?\s+but\s+no)\W*$", re.IGNORECASE
 )
 _NOT_A_THING = frozenset(
@@ -78,7 +79,7 @@ _NOT_A_THING = frozenset(
 )
 # what the assistant puts on the table in passing: "would you like me to move the data to Postgres …?", "I could
 # move storage to InfluxDB …", "We could add Puppeteer …", "The easiest route would be to call exiftool …"
-_OFFER_RE = re.compile(
+_OFFER_RE = lazy_pattern(
     r"\b(?:would\s+you\s+like\s+me\s+to|(?:do\s+you\s+)?want\s+me\s+to|shall\s+i|should\s+i|i\s+could|we\s+could|"
     r"you\s+could|i\s+can\s+(?=(?:switch|move|add|set\s+up|use)\b)|"
     r"(?:easiest|simplest|quickest|usual|obvious|quick)\s+(?:route|way|option|fix|choice|answer)\s+(?:would\s+be|is)"
@@ -86,14 +87,14 @@ _OFFER_RE = re.compile(
     re.IGNORECASE,
 )
 # what the user's other sentences do: say why (a statement), or say what to do instead (an instruction)
-_INSTRUCTION_RE = re.compile(
+_INSTRUCTION_RE = lazy_pattern(
     r"^(?:just\s+|please\s+|then\s+|only\s+)?(?:use|make|keep|go|write|put|send|do|switch|move|fix|store|save|add|"
     r"rsync|let'?s|stay|stick|read|print|show|set|mark|leave|hide|copy|run|open|build|compute|calculate|round|"
     r"i'?ll\s+(?:just\s+)?\w+)\b"
     r"|\binstead\b|->|\u2192",
     re.IGNORECASE,
 )
-_ERRAND_RE = re.compile(
+_ERRAND_RE = lazy_pattern(
     r"^\W*(?:commit|push|ship|deploy|merge|go|thanks?|thank\s+you|cheers|danke|good|great|perfect|ok(?:ay)?|k)\b"
     r"[\w\s]{0,20}[.!]?$"
     # a deferral opens or closes the sentence ("next week we need …, not now"); "years later" is a reason
@@ -101,20 +102,20 @@ _ERRAND_RE = re.compile(
     r"|\b(?:later|next\s+time|not\s+now|next\s+week|tomorrow)\W*$",
     re.IGNORECASE,
 )
-_NEW_TOPIC_RE = re.compile(
+_NEW_TOPIC_RE = lazy_pattern(
     r"^\W*(?:other\s+thing|also|next|btw|by\s+the\s+way|another|one\s+more|and\s+(?:also|another)|oh,?\s+and|"
     r"quick\s+question|while\s+you'?re)\b",
     re.IGNORECASE,
 )
-_INSTEAD_RE = re.compile(r"\s+instead\b(?=\s*[,.;:]|\s*$)", re.IGNORECASE)
-_DEFERRAL_RE = re.compile(r"\b(?:later|next\s+time|not\s+now|next\s+week|tomorrow|some\s*day)\b", re.I)
+_INSTEAD_RE = lazy_pattern(r"\s+instead\b(?=\s*[,.;:]|\s*$)", re.IGNORECASE)
+_DEFERRAL_RE = lazy_pattern(r"\b(?:later|next\s+time|not\s+now|next\s+week|tomorrow|some\s*day)\b", re.I)
 SHORT_DEFERRAL_WORDS = 8
 # "Amazing, it builds!": how the user feels about what was done, no reason for anything
-_PRAISE_RE = re.compile(
+_PRAISE_RE = lazy_pattern(
     r"^\W*(?:amazing|awesome|wow|nice|cool|great|perfect|brilliant|lovely|love\s+it|excellent|yay)\b[^.!?]{0,30}[.!]*$",
     re.IGNORECASE,
 )
-_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=\S)")
+_SPLIT_RE = lazy_pattern(r"(?<=[.!?])\s+(?=\S)")
 
 
 @dataclass(frozen=True)
@@ -304,11 +305,11 @@ def _says_something(sentence: str) -> bool:
 
 
 # a pick of something else offered, not a reason: "The second one.", "option b"
-_PICK_RE = re.compile(
+_PICK_RE = lazy_pattern(
     r"^\W*(?:the\s+)?(?:first|second|third|last|other|latter|former)\s+(?:one|option)\b|^\W*option\s+\w\b", re.I
 )
 # where an offer stops naming the thing and starts selling it: "… to Postgres so the coach can reach it"
-_PURPOSE_RE = re.compile(r"\s+(?:so\s+(?:that\s+)?|because\s+|since\s+|and\s+you'?d\b|which\s+)|:\s")
+_PURPOSE_RE = lazy_pattern(r"\s+(?:so\s+(?:that\s+)?|because\s+|since\s+|and\s+you'?d\b|which\s+)|:\s")
 _ACKS = frozenset(content_words("you right you're right true fair point agreed makes sense"))
 _GERUNDS = {"set": "setting", "put": "putting", "run": "running", "get": "getting", "stop": "stopping"}
 

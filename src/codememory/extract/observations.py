@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from codememory.core.lazy_pattern import lazy_pattern
+
 # A value as data sentinels are written: a negative number, a zero (0, 0.0, 0:00.0), all nines (9999), or a quoted
 # or code-marked token (`-1`, 'do', "N/A"), NaN, null, empty. A plain count ("3 failing tests") is not one.
 _LITERAL = (
@@ -20,21 +22,21 @@ _LITERAL = (
 )
 # words before a number that make it a label rather than a value ("option 2 means", "step 3 means")
 _NOT_A_VALUE = r"(?<!\boption\s)(?<!\bstep\s)(?<!\bpoint\s)(?<!\bitem\s)(?<!\bphase\s)(?<!\bversion\s)(?<!\bplan\s)"
-_MEANING_RE = re.compile(
+_MEANING_RE = lazy_pattern(
     rf"{_NOT_A_VALUE}{_LITERAL}(?:\s+(?!(?:and|or|but|so|then|which)\b)[\w-]+){{0,4}}?\s+"
     r"(?:means?|meant|stands?\s+for|is\s+(?:the|a|its|their)\s+(?:\w+\s+)?(?:sentinel|placeholder|marker|"
     r"missing[- ]value\s+code|code\s+for|flag\s+for))\b",
     re.IGNORECASE,
 )
 # "returns -1 when the chip isn't ready", "logs -999 whenever the probe reads open"
-_SENTINEL_RE = re.compile(
+_SENTINEL_RE = lazy_pattern(
     r"\b(?:returns?|logs?|writes?|reports?|records?|puts?|gives?|sends?)\s+"
     r"(?:[-\u2212]\d+(?:\.\d+)?|0(?:\.0+)?|`[^`\s]{1,20}`|NaN|null)(?![\w.])"
     r"(?:\s+[\w-]+){0,3}?\s+(?:when|whenever|if|once)\b",
     re.IGNORECASE,
 )
 _ENCODING = r"(?:utf-?8|utf-?16|latin-?1|iso-?8859(?:-\d+)?|windows-?125\d|cp-?125\d|ascii|mac\s?roman)"
-_ENCODING_RE = re.compile(
+_ENCODING_RE = lazy_pattern(
     rf"\b(?:is|are|'s|'re|in)\s+{_ENCODING}\b[^.;]{{0,40}}?\bnot\s+(?:in\s+)?{_ENCODING}\b"
     rf"|\b(?:isn'?t|is\s+not|aren'?t|are\s+not|not)\s+{_ENCODING}\b[,;:]?\s*(?:it'?s|they'?re|but|it\s+is)\s+"
     rf"(?:actually\s+|really\s+)?{_ENCODING}\b",
@@ -49,7 +51,7 @@ def states_an_observation(sentence: str) -> bool:
     return bool(_MEANING_RE.search(sentence) or _SENTINEL_RE.search(sentence) or _ENCODING_RE.search(sentence))
 
 
-_VALUE_RE = re.compile(_LITERAL, re.IGNORECASE)
+_VALUE_RE = lazy_pattern(_LITERAL, re.IGNORECASE)
 
 
 def contradicts(reply: str, observation: str) -> bool:

@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.extract.clean import tidy
 from codememory.extract.rules import PRONOUN_SUBJECT_RE, REASON_RE
 from codememory.extract.speakers import not_the_speakers
@@ -27,13 +28,13 @@ from codememory.extract.statements import SENTENCE_SPLIT_RE, prose_units
 
 MAX_ITEM_WORDS = 90
 MAX_REASONS = 2
-_ITEM_RE = re.compile(
+_ITEM_RE = lazy_pattern(
     r"^\s*(?:[-*+\u2022]|\d{1,2}[.)]|\(\d\)|\(?[a-d]\)|[a-dA-D]\.(?=\s)|option\s+(?:[a-d1-4]|one|two|three)\s*[:.)\u2014-])\s+(?P<x>\S.*)$",
     re.IGNORECASE,
 )
-_HEAD_SPLIT_RE = re.compile(r"\s+[\u2014\u2013]\s+|\s+-\s+|:\s+|\.\s+|\s+\(|,\s+(?:which|since|because|but|so)\b")
-_BOLD_HEAD_RE = re.compile(r"^\s*(?:\*\*|__)(?P<h>[^*_]{2,80})(?:\*\*|__)")
-_OPTIONS_LEAD_RE = re.compile(
+_HEAD_SPLIT_RE = lazy_pattern(r"\s+[\u2014\u2013]\s+|\s+-\s+|:\s+|\.\s+|\s+\(|,\s+(?:which|since|because|but|so)\b")
+_BOLD_HEAD_RE = lazy_pattern(r"^\s*(?:\*\*|__)(?P<h>[^*_]{2,80})(?:\*\*|__)")
+_OPTIONS_LEAD_RE = lazy_pattern(
     r"\b(?:options?|ways?|approaches|alternatives|choices|possibilities|either|candidates|variants|realistic)\b"
     r"|\bwhich\s+(?:one|do\s+you)"
     # a question the list answers: "Where should the fix live?"
@@ -42,20 +43,20 @@ _OPTIONS_LEAD_RE = re.compile(
     r"|^\W*(?:two|three|four|2|3|4)\W*$",
     re.IGNORECASE,
 )
-_PLAN_LEAD_RE = re.compile(
+_PLAN_LEAD_RE = lazy_pattern(
     r"\b(?:proposal|plan|suggest(?:ion)?|here'?s\s+what|what\s+i'?d|i'?d\s+\w+|i\s+(?:will|would)|i'?ll|steps?|"
     r"changes?|set\s+(?:it|this)\s+up|fix(?:es)?)\b",
     re.IGNORECASE,
 )
-_FINDINGS_LEAD_RE = re.compile(
+_FINDINGS_LEAD_RE = lazy_pattern(
     r"\b(?:problems?|causes?|issues?|bugs?|culprits?|mistakes?)\b"
     r"|\b(?:noticed|found|spotted|saw)\b[^.:]{0,30}\bthings?\b",  # "While reading the code I noticed two more things:"
     re.IGNORECASE,
 )
 # what makes a proposal worth doing now: "Should I set it up as a service? Right now it only runs while …"
-_WHY_NOW_RE = re.compile(r"^(?:right\s+now|currently|at\s+the\s+moment|otherwise|today|as\s+it\s+is)\b", re.I)
-_LEAD_SUBJECT_RE = re.compile(r"^(?P<s>[\w`.:/-]+(?:\s+[\w`.:/-]+){0,3}?)\s+(?:has|have|is|are|had|was|were)\b", re.I)
-_RECOMMEND_RE = re.compile(
+_WHY_NOW_RE = lazy_pattern(r"^(?:right\s+now|currently|at\s+the\s+moment|otherwise|today|as\s+it\s+is)\b", re.I)
+_LEAD_SUBJECT_RE = lazy_pattern(r"^(?P<s>[\w`.:/-]+(?:\s+[\w`.:/-]+){0,3}?)\s+(?:has|have|is|are|had|was|were)\b", re.I)
+_RECOMMEND_RE = lazy_pattern(
     r"\b(?:i'?d|i\s+would|we'?d|i)\s+(?:go\s+with|go\s+for|pick|choose|take|recommend|suggest|lean\s+(?:towards?|to)|"
     r"vote\s+for|do|use|start\s+with|stick\s+with|keep|prefer)\s+(?P<x>[^.;!?]+)"
     # "I'd write a partitioned dataset: …", "I'd add a release profile": a recommendation with what to build
@@ -66,9 +67,9 @@ _RECOMMEND_RE = re.compile(
     r"|^(?:suggestion|proposal|recommendation)\s*:\s*(?P<x3>[^.;!?]+)",
     re.IGNORECASE,
 )
-_PICKED_ORDINAL_RE = re.compile(r"^(?:option\s+|number\s+|#)?(?P<n>[1-4]|one|two|three|four|[a-d])\b", re.IGNORECASE)
+_PICKED_ORDINAL_RE = lazy_pattern(r"^(?:option\s+|number\s+|#)?(?P<n>[1-4]|one|two|three|four|[a-d])\b", re.IGNORECASE)
 _WORD_ORDINALS = {"one": 0, "two": 1, "three": 2, "four": 3, "a": 0, "b": 1, "c": 2, "d": 3}
-_PROPOSAL_RE = re.compile(
+_PROPOSAL_RE = lazy_pattern(
     r"^(?:so,?\s+|then\s+)?(?:(?:do\s+you\s+)?want\s+me\s+to|shall\s+i|should\s+i|shall\s+we|should\s+we|(?:would|do)\s+"
     r"you\s+like\s+me\s+to|ok(?:ay)?\s+(?:if|to)\s+i|can\s+i|may\s+i)\s+(?P<x>[^?]{3,200}?)\s*\?"
     r"|^(?P<ok>(?:(?:is\s+(?:that|this)\s+)?(?:ok(?:ay)?|good|fine|alright)(?:\s+(?:like\s+(?:that|this)|with\s+(?:that|this|"
@@ -77,7 +78,7 @@ _PROPOSAL_RE = re.compile(
     r"(?:go|proceed|do\s+\w+(?:\s+\w+)?)|(?:shall|should)\s+i\s+go\s+ahead\s+with\s+[^?]{1,80}))\s*\?",
     re.IGNORECASE,
 )
-_SUGGESTION_RE = re.compile(
+_SUGGESTION_RE = lazy_pattern(
     r"\b(?:would|could|might)\s+(?:be\s+)?(?:much\s+|a\s+lot\s+|far\s+)?(?:make\s+(?:that|this|it)\s+)?(?:better|"
     r"cleaner|simpler|faster|more\s+\w+|nicer|safer|easier|squeeze|help|speed|save|fix|avoid)\b"
     r"|^(?:an?\s+|one\s+|my\s+)?idea\b[^:]{0,60}:\s*\S"  # "Idea for keeping the notebooks reviewable: nbstripout …"
@@ -86,20 +87,20 @@ _SUGGESTION_RE = re.compile(
     r"packages|tools|services|a\s+(?:library|package|tool|service))\b",
     re.IGNORECASE,
 )
-_PRONOUN_RE = re.compile(r"\b(?:it|that|this|them|those|these|one)\b", re.IGNORECASE)
-_QUESTION_LEAD_RE = re.compile(
+_PRONOUN_RE = lazy_pattern(r"\b(?:it|that|this|them|those|these|one)\b", re.IGNORECASE)
+_QUESTION_LEAD_RE = lazy_pattern(
     r"^(?:(?:do\s+you\s+)?(?:want|prefer)(?:\s+me\s+to)?|would\s+you\s+(?:rather|prefer|like)(?:\s+me\s+to)?|"
     r"(?:does|do|did|will|would|should|shall|can)\s+(?:he|she|they|you|we|i|it|the\s+\w+)\s+(?:want|prefer|need|like)?|"
     r"should\s+(?:i|we|it|they|the\s+\w+|\w+)|shall\s+(?:i|we)|do\s+we\s+(?:want|need)|which\s+(?:do\s+you\s+"
     r"(?:want|prefer)|one)|is\s+it|are\s+they)\s*",
     re.IGNORECASE,
 )
-_LABEL_RE = re.compile(
+_LABEL_RE = lazy_pattern(
     r"^(?:suggestion|proposal|recommendation|my\s+suggestion|idea|(?:the\s+)?(?:fix|change|approach)\s+i'?d\s+"
     r"(?:propose|suggest|recommend))\s*:\s*",
     re.IGNORECASE,
 )
-_SUMMARY_LEAD_RE = re.compile(r"^(?:done|summary|committed|what'?s\s+there|changes|tests?|fixed|added)\b", re.I)
+_SUMMARY_LEAD_RE = lazy_pattern(r"^(?:done|summary|committed|what'?s\s+there|changes|tests?|fixed|added)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -296,8 +297,8 @@ def _topic(before: list[str], lead: str) -> str:
     return tidy(first) if first and len(first.split()) <= MAX_TOPIC_WORDS and not _ITEM_RE.match(first) else ""
 
 
-_OPTION_JOIN_RE = re.compile(r"^(?:or|either|and)\s+(?=\S)", re.I)
-_CLAUSE_END_RE = re.compile(
+_OPTION_JOIN_RE = lazy_pattern(r"^(?:or|either|and)\s+(?=\S)", re.I)
+_CLAUSE_END_RE = lazy_pattern(
     r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)(?<!\bca)\.\s+"
     r"|;\s+|:\s+|\s+[\u2014\u2013]\s+|\s+-\s+|,\s+(?:which|since|because|but|so)\b"
 )

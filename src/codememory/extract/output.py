@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.errors import InvalidOutput
 
 MAX_MEMORY_CHARS = 500  # the prompt asks for one sentence of at most 300
@@ -68,7 +69,7 @@ def answer_schema() -> dict[str, Any]:
     return ExtractionOutput.model_json_schema()
 
 
-_FENCE_RE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.DOTALL)
+_FENCE_RE = lazy_pattern(r"```[a-zA-Z]*\s*\n?(.*?)```", re.DOTALL)
 
 
 def _good(value: Any) -> bool:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.errors import PromptFileError
 
 PROMPTS_DIR = Path(__file__).parent / "prompts"
@@ -16,7 +16,7 @@ PROMPT_FILES = {
     "extraction_repair": "extraction_repair.txt",
     "compression_system": "compression_system.txt",
 }
-_PLACEHOLDER_RE = re.compile(r"\{(\w+)\}")
+_PLACEHOLDER_RE = lazy_pattern(r"\{(\w+)\}")
 
 
 def fill(template: str, **values: str) -> str:

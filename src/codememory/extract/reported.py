@@ -12,6 +12,7 @@ from collections.abc import Collection, Sequence
 from itertools import takewhile
 
 from codememory.capture.turns import Turn
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.extract.candidate import ASSISTANT, Candidate, entity_names
 from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, tidy
@@ -20,7 +21,7 @@ from codememory.extract.rules import UNRESOLVED_START_RE, named_subject
 from codememory.extract.speakers import ToolText, relays_a_source
 from codememory.extract.statements import classify, sentences
 
-_BUG_REPORT_RE = re.compile(
+_BUG_REPORT_RE = lazy_pattern(
     r"^(?:one\s+|a\s+|another\s+|found\s+a\s+|new\s+)?(?:bug|problem|issue|regression)\s*[:!]"
     r"|\b(?:shows?\s+up|appears?|runs?|fires?|gets?\s+sent|is\s+sent|(?:is|are)\s+(?:listed|shown|counted))\s+twice\b"
     r"|\bis\s+broken\b|\b(?:doesn'?t|does\s+not|don'?t|no\s+longer|won'?t|can'?t|isn'?t|aren'?t)\s+(?:work|show|appear|"
@@ -33,29 +34,31 @@ _BUG_REPORT_RE = re.compile(
     r"|\bcomes?\s+out\s+(?:as|wrong|garbled|empty)\b|\b(?:garbled|mangled|mojibake)\b",
     re.IGNORECASE,
 )
-_PASTED_ERROR_RE = re.compile(
+_PASTED_ERROR_RE = lazy_pattern(
     r"^\s*(?:[\w.]*(?:Error|Exception)\b|Fatal\b|FATAL\b|ERROR\b|E/\w+|Traceback\b|panic:|Can'?t\s+locate\b|"
     r"[\w.-]+\.(?:service|py|js|ts|go|rs|rb|pl|php):?\s.*(?:error|failed|FAILURE)\b)",
     re.MULTILINE,
 )
-_PASTED_LINE_RE = re.compile(r"^.*(?:Error|Exception|error|failed|FAILURE|Fatal|fatal|Can'?t|cannot)\b.*$", re.M)
-_NARRATION_RE = re.compile(
+_PASTED_LINE_RE = lazy_pattern(r"^.*(?:Error|Exception|error|failed|FAILURE|Fatal|fatal|Can'?t|cannot)\b.*$", re.M)
+_NARRATION_RE = lazy_pattern(
     r"^(?:let\s+me|i'?ll\s+(?:check|look|read|run)|checking|looking|reading|running|now\s+(?:i|let)|first,?\s+i|"
     r"fixed|done|added|committed|updated|rewr(?:ote|iting)|all\s+\d+|\d+\s+tests?|tests?\s+(?:pass|green)|still\s+open|"
     r"to\s+(?:check|verify|test|run|try|see))\b",
     re.I,
 )
-_THATS_THE_CAUSE_RE = re.compile(r"^(?:that|this|it)(?:'s|\s+is|\s+was)\s+(?!why\b|not\b|fine\b|ok\b|expected\b)", re.I)
-_THATS_WHY_RE = re.compile(r"^(?:that|this)(?:'s|\s+is)\s+why\b", re.IGNORECASE)
-_PIECE_RE = re.compile(r"(?:^|(?<=[a-z0-9)][.!])\s+)(?=\S)")
+_THATS_THE_CAUSE_RE = lazy_pattern(
+    r"^(?:that|this|it)(?:'s|\s+is|\s+was)\s+(?!why\b|not\b|fine\b|ok\b|expected\b)", re.I
+)
+_THATS_WHY_RE = lazy_pattern(r"^(?:that|this)(?:'s|\s+is)\s+why\b", re.IGNORECASE)
+_PIECE_RE = lazy_pattern(r"(?:^|(?<=[a-z0-9)][.!])\s+)(?=\S)")
 MAX_REPORT_CHARS = 120
 MAX_REPORT_WORDS = 35
 # a sentence that lays out options explains nothing yet ("Two ways to fix: a) … b) …")
-_OFFERING_RE = re.compile(
+_OFFERING_RE = lazy_pattern(
     r"\b(?:two|three|four|a\s+few|several|some)\s+(?:ways|options|approaches|fixes|possibilities)\b|^options?\b", re.I
 )
 # a rule, a reminder or a story from before is not a problem to explain now
-_NOT_A_REPORT_RE = re.compile(
+_NOT_A_REPORT_RE = lazy_pattern(
     r"^\W*(?:reminder|note|fyi|rule|house\s+rules?|for\s+the\s+record|last\s+(?:year|month|time)|once|in\s+another|"
     r"years?\s+ago|back\s+then|always|never|please|make\s+sure)\b",
     re.IGNORECASE,
@@ -106,7 +109,7 @@ def reported_bug_lessons(turns: Sequence[Turn], taken: Collection[str] = ()) -> 
 
 
 # "…, so each tab is its own entry": the consequence that explains what the user saw
-_CONSEQUENCE_RE = re.compile(r",\s*so\s+(?!(?:far|i|we|let'?s|now)\b)\w+", re.IGNORECASE)
+_CONSEQUENCE_RE = lazy_pattern(r",\s*so\s+(?!(?:far|i|we|let'?s|now)\b)\w+", re.IGNORECASE)
 
 
 def _score(s: str, clues: set[str]) -> int:
@@ -152,12 +155,12 @@ def _report(user_text: str) -> str | None:
 
 
 # "Stop, don't apply this.", "Careful again:", "Heads-up:": the assistant warning about what a tool just showed
-_CAUTION_RE = re.compile(
+_CAUTION_RE = lazy_pattern(
     r"^\W*(?:stop[,!.]\s+(?:don'?t|do\s+not)\b[^.:!]*[.:!]|careful(?:\s+again|\s+here)?\s*[:!,]|watch\s+out\s*[:!,]|"
     r"heads[- ]up\s*[:!,]|warning\s*[:!]|gotcha\s*:)\s*",
     re.IGNORECASE,
 )
-_CAUSE_WORDS_RE = re.compile(
+_CAUSE_WORDS_RE = lazy_pattern(
     r"\b(?:because|since|so\s+|forces?|would|changes?|means|treats?|wipes?|breaks?|destroys?|recreates?|loses?)\b", re.I
 )
 MAX_CAUTION_SENTENCES = 3
@@ -193,7 +196,7 @@ def caution_lessons(turns: Sequence[Turn], taken: Collection[str] = ()) -> list[
 
 # "Found it.", "That's the cause.", "Here's the problem:": the assistant announcing that what follows is the cause
 # it found by reading the code, the data or a tool's output
-_FINDING_RE = re.compile(
+_FINDING_RE = lazy_pattern(
     r"^\W*(?:found\s+it|that'?s\s+(?:the\s+(?:cause|culprit|problem|bug|issue)|what'?s\s+(?:going\s+on|"
     r"happening))|here'?s\s+(?:the\s+)?(?:problem|cause|culprit|bug|issue|what'?s\s+(?:going\s+on|happening))|"
     r"there\s+it\s+is|mystery\s+solved|that\s+explains\s+it)\s*[.!:]\s*",

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.extract.clean import tidy
 from codememory.extract.fact_phrasings import (
     ASIDE_RE,
@@ -79,23 +80,25 @@ _PRONOUN = (
     r"(?:it|that|this|these|those|them|they|one|ones|both|either|neither|whichever|yours|your\s+\w+|option\s*\w*|"
     r"the\s+(?:first|second|third|last|former|latter|other|above|below)(?:\s+\w+)?)"
 )
-PRONOUN_OBJECT_RE = re.compile(
+PRONOUN_OBJECT_RE = lazy_pattern(
     rf"^\s*{_PRONOUN}\s*(?:[.,;!]|$|\s+(?:one|approach|option|instead|then|for now|too|as well)\b)", re.I
 )
-PRONOUN_SUBJECT_RE = re.compile(
+PRONOUN_SUBJECT_RE = lazy_pattern(
     r"^(?:it|that|this|these|those|they|he|she)\b(?!\s+(?:project|repo|repository|codebase|module|package|file|"
     r"function|class|service|app|library|team|api|endpoint|table|test))",
     re.IGNORECASE,
 )
 # A memory opening on a pronoun with its verb ("It is one more package …", "That's what the code does …") names
 # nothing a later session could resolve.
-UNRESOLVED_START_RE = re.compile(
+UNRESOLVED_START_RE = lazy_pattern(
     r"^(?:TODO:\s*)?(?:it|that|this|these|those|they)(?:'s|'re|\s+(?:is|was|are|were|has|had|would|will|can|could|"
     r"should|only|also|just|does|did|means|makes|works|needs|breaks|fails|keeps))\b",
     re.IGNORECASE,
 )
 # "It's `to_datetime(date_format=…)`: that keyword …" names its subject right after the pronoun
-_NAMED_AFTER_RE = re.compile(r"^(?:it|that|this)(?:'s|\s+is|\s+was)\s+(?=`[^`]+`\s*[:,(\u2014\u2013-])", re.IGNORECASE)
+_NAMED_AFTER_RE = lazy_pattern(
+    r"^(?:it|that|this)(?:'s|\s+is|\s+was)\s+(?=`[^`]+`\s*[:,(\u2014\u2013-])", re.IGNORECASE
+)
 
 
 def named_subject(text: str) -> str:
@@ -103,12 +106,12 @@ def named_subject(text: str) -> str:
     return _NAMED_AFTER_RE.sub("", text, count=1)
 
 
-_QUESTION_START_RE = re.compile(
+_QUESTION_START_RE = lazy_pattern(
     r"^(?:what|why|how|which|who|where|when|should|shall|could|can|would|will|do|does|did|is|are|was|were|"
     r"have|has|any\s+(?:idea|thoughts))\b[^.!]*$",
     re.IGNORECASE,
 )
-HYPOTHETICAL_RE = re.compile(
+HYPOTHETICAL_RE = lazy_pattern(
     r"^(?:if|what if|suppose|supposing|imagine|assuming|in case|unless|whether|perhaps|maybe|once)\b"
     r"|\b(?:could|might|maybe|perhaps|probably|possibly|not sure|unsure|wonder(?:ing)?|hypothetical(?:ly)?|"
     r"alternatively|in theory|what if|or should|should\s+(?:we|i)|either way|"
@@ -117,12 +120,12 @@ HYPOTHETICAL_RE = re.compile(
     r"for\s+example|e\.g\.|such\s+as)\b",
     re.IGNORECASE,
 )
-OPEN_DECISION_RE = re.compile(
+OPEN_DECISION_RE = lazy_pattern(
     r"\b(?:haven'?t|have not|hasn'?t|didn'?t|did not|not yet|undecided|not decided|still deciding|"
     r"not going (?:to|with)|won'?t|wasn'?t)\b",
     re.IGNORECASE,
 )
-_NARRATION_RE = re.compile(
+_NARRATION_RE = lazy_pattern(
     r"^(?:let\s+me|i(?:'ll|\s+will|'m\s+going\s+to|\s+am\s+going\s+to)\s+(?:now\s+)?(?:run|check|read|look|"
     r"start|open|try|create|add|write|update|fix|verify|test|search|install|first|then|also)|now\s+i|next,?\s+i|"
     r"first,?\s+i|running|checking|reading|looking|done|here'?s|here\s+is|i(?:'ve|\s+have)\s+(?:added|updated|"
@@ -142,7 +145,7 @@ def usable(sentence: str) -> bool:
 
 
 # -------------------------------------------------------------------------------------- decisions
-_REASON_RE = re.compile(
+_REASON_RE = lazy_pattern(
     r"\b(?:because|since|so\s+that|given\s+that|due\s+to|as\s+(?:it|they|the|we|this|that)\b|which\s+(?:keeps|"
     r"avoids|means)|to\s+(?:keep|avoid|stay|remain)\b)|,\s*so\s+(?!far\b)",
     re.IGNORECASE,
@@ -155,21 +158,21 @@ _CHOICE_VERB = (
     # "I'm rewriting it with window functions instead", "replacing it with a systemd timer"
     r"(?:(?:re)?writ(?:e|ing)|replac(?:e|ing))\s+(?:it|this|that|them|the\s+[\w-]+(?:\s+[\w-]+)?)\s+(?:with|using))"
 )
-_CHOICE_VERBS_RE = re.compile(rf"\b{_CHOICE_VERB}\b", re.IGNORECASE)
+_CHOICE_VERBS_RE = lazy_pattern(rf"\b{_CHOICE_VERB}\b", re.IGNORECASE)
 # "X instead of Y", "X rather than Y", "X over Y", "X, not Y": the rejected option is a noun phrase, or a gerund of
 # taking something on ("rather than adding python-slugify"), never a step ("instead of guessing").
-_CONTRAST_RE = re.compile(
+_CONTRAST_RE = lazy_pattern(
     r"(?:\binstead\s+of|\brather\s+than|\bover|,\s*not)\s+(?!(?:guessing|reading|checking|running|looking|trying|"
     r"waiting|doing|writing|asking|editing|opening|searching|hard-?coding\s+it|that|this|it)\b)(?P<y>[^,.;!?]{2,80})",
     re.IGNORECASE,
 )
-_INSTEAD_END_RE = re.compile(r"\s(?P<y>instead)\s*(?:[:.;,!\u2014\u2013]|$)", re.IGNORECASE)
-_CONTRAST_LEAD_RE = re.compile(
+_INSTEAD_END_RE = lazy_pattern(r"\s(?P<y>instead)\s*(?:[:.;,!\u2014\u2013]|$)", re.IGNORECASE)
+_CONTRAST_LEAD_RE = lazy_pattern(
     r"^(?:instead\s+of|rather\s+than)\s+(?!(?:guessing|reading|checking|running|looking|trying|waiting|doing|"
     r"asking|editing|opening|searching)\b)[^,]+,\s*(?:we|let'?s|i|use|just|go)\b",
     re.IGNORECASE,
 )
-_EXPLICIT_DECISION_RE = re.compile(
+_EXPLICIT_DECISION_RE = lazy_pattern(
     r"\b(?:(?:we|i)(?:'ve|\s+have)?\s+(?:finally\s+)?decided\s+(?:to|on|that)|decided\s+to\s+go\s+with|"
     r"(?:the\s+)?decision(?:\s+is)?\s*:|we(?:'ve|\s+have)?\s+agreed\s+(?:to|on|that)|agreed\s*:|"
     r"(?:we|i)(?:'ve|\s+have)?\s+(?:settled\s+on|opted\s+for|chosen|chose|picked|went\s+with|gone\s+with)|"
@@ -178,33 +181,35 @@ _EXPLICIT_DECISION_RE = re.compile(
     r"(?:we|i)\s+(?:switched|moved|migrated)\s+(?:\w+\s+)?to)\s+(?P<x>[^.;!?]+)",
     re.IGNORECASE,
 )
-_LETS_RE = re.compile(
+_LETS_RE = lazy_pattern(
     r"\b(?:let'?s|let\s+us|we(?:'ll|\s+will|\s+should|\s+must|\s+need\s+to)|go)\s+(?:just\s+)?(?:keep\s+)?"
     r"(?:use|go\s+with|stick\s+with|stay\s+with|switch\s+(?:\w+\s+){0,3}?to|keep\s+using|move\s+to|migrate\s+to|"
     r"adopt|pick|choose)\s+(?P<x>[^.;!?]+)",
     re.IGNORECASE,
 )
-_IMPERATIVE_USE_RE = re.compile(
+_IMPERATIVE_USE_RE = lazy_pattern(
     r"^(?:just\s+)?(?:use|go\s+with|stick\s+with|stay\s+with|switch\s+to|keep\s+using)\s+(?P<x>[^.;!?]+)"
     # "Move money to int64 cents, floats and money don't mix.": a change of approach with why, not an errand
     r"|^(?:(?:and|so|then)\s+)?(?:move|switch|migrate|convert|change)\s+(?:the\s+|our\s+|all\s+)?[\w-]+(?:\s+[\w-]+)?\s+"
     r"(?:to|over\s+to|into)\s+(?P<x2>[^,.;!?]+),\s*(?!(?:then|and\s+then|after\s+that|please|thanks)\b)\w+[^.;!?]*\s\w+",
     re.IGNORECASE,
 )
-_FIRST_PERSON_CHOICE_RE = re.compile(
+_FIRST_PERSON_CHOICE_RE = lazy_pattern(
     rf"\b(?:i|we)(?:'ll|\s+will|'m\s+going\s+to|\s+am\s+going\s+to|'re\s+going\s+to|\s+are\s+going\s+to|'d|'m|\s+am|'re|"
     rf"\s+are)?\s+"
     rf"(?:just\s+)?(?:\w+(?:\s+[\w.@/'-]+){{1,4}}\s+and\s+)?{_CHOICE_VERB}\s+(?P<x>[^.;!?]+)",
     re.IGNORECASE,
 )
 # an instruction: a verb, then what it acts on ("Lock the class row instead", "Cache each page instead")
-_IMPERATIVE_OBJECT_RE = re.compile(
+_IMPERATIVE_OBJECT_RE = lazy_pattern(
     r"^(?:(?:ok(?:ay)?|so|then|just|hm+|no)[,.!]?\s+)*(?!(?:i|we|you|it|they|he|she|this|that|there|what|why|how|"
     r"which|who|when|where|is|are|was|were|do|does|did|can|could|should|would|will)\b)[a-z]+\s+"
     r"(?:the|a|an|each|every|all|our|my|its|their)\s",
     re.IGNORECASE,
 )
-_STEP_RE = re.compile(r"^\S+(?:\s+\S+){0,3}\s+to\s+(?:find|see|check|look|read|search|get|inspect|debug|print|list)\b")
+_STEP_RE = lazy_pattern(
+    r"^\S+(?:\s+\S+){0,3}\s+to\s+(?:find|see|check|look|read|search|get|inspect|debug|print|list)\b"
+)
 
 # -------------------------------------------------------------------------------------- rejections
 _JUDGEMENT = (
@@ -214,7 +219,7 @@ _JUDGEMENT = (
     r"the\s+wrong\s+(?:signal|choice|tool|fit|metric|approach|layer|place|trigger)|a\s+(?:bad|poor)\s+fit|"
     r"not\s+a\s+(?:good\s+)?fit)"
 )
-_REJECT_RE = re.compile(
+_REJECT_RE = lazy_pattern(
     r"(?:^|\b(?:we|you|please|so|and|but|i)\s+)(?:don'?t|do\s+not|stop|no\s+longer)\s+(?:want\s+(?:to\s+)?)?"
     r"(?:use|using|add|adding|introduce|pull\s+in|depend\s+on|rely\s+on|go\s+with|need|install)\s+(?P<y>[^,.;!?]+)"
     r"|(?:^|\b(?:we|you|please|should|must|let'?s|always|i)\s+)avoid(?:ed)?\s+(?P<y2>[^,.;!?]+)"
@@ -244,7 +249,7 @@ _NOT_VERBS = (
     r"said|asked|told|wanted|meant|mentioned|claimed|agreed|requested"
 )
 _DONT_NOT = r"worry|know|think|mind|bother|care|see|understand|get|remember|need|have|want|like|feel|seem|forget|let"
-_CONVENTION_RE = re.compile(
+_CONVENTION_RE = lazy_pattern(
     rf"(?:^|[,:]\s*|\b(?:we|you|should|must|please|to|and|then|but|i\s+want\s+you\s+to|make\s+sure\s+to|"
     rf"remember\s+to)\s+)"
     rf"(?:always|never)\s+(?!(?:{_NOT_VERBS})\b)\w+"
@@ -269,11 +274,11 @@ _CONVENTION_RE = re.compile(
     r"them)\b)\w+",
     re.IGNORECASE,
 )
-_ASSISTANT_CONVENTION_RE = re.compile(
+_ASSISTANT_CONVENTION_RE = lazy_pattern(
     r"\b(?:the|this|our)\s+(?:project'?s?|repo(?:sitory)?'?s?|codebase'?s?)\s+convention\s+is\b|\bby\s+convention\b",
     re.IGNORECASE,
 )
-PREFERENCE_RE = re.compile(
+PREFERENCE_RE = lazy_pattern(
     r"^(?:personally,?\s+)?i(?:'d|\s+would)?\s+(?:really\s+|much\s+)?(?:prefer|rather|like\s+it\s+when|like\s+to|"
     r"always\s+want|want\s+you\s+to\s+always|want\s+you\s+to\s+never|hate\s+it\s+when|don'?t\s+like)\b"
     r"|^my\s+preference\s+is\b",
@@ -284,13 +289,13 @@ PREFERENCE_RE = re.compile(
 # (the patterns are in extract/phrasings.py)
 
 # "The usual random_password resource would leave …": after a decision, the alternative it was chosen over.
-COUNTERFACTUAL_RE = re.compile(
+COUNTERFACTUAL_RE = lazy_pattern(
     r"^(?:the\s+|a\s+|an\s+)?(?:usual|default|obvious|standard|common|naive|simpler|plain|classic|traditional|"
     r"built-in|alternative|other)\s+[^,]{2,60}?\s+(?:would|could)\s+(?!be\s+(?:fine|better|great|ideal|nice|good)\b)\w+",
     re.IGNORECASE,
 )
 # A caveat: "no need for a GradScaler with bf16; that's only for fp16".
-_CAVEAT_RE = re.compile(
+_CAVEAT_RE = lazy_pattern(
     r"\b(?:no\s+need\s+for|(?:doesn'?t|don'?t)\s+need)\s+(?:a\s+|an\s+|the\s+)?[\w.-]+[^.]*\b(?:only\s+(?:needed\s+|"
     r"required\s+)?(?:for|with|when|on)|only\s+(?:matters|applies))\s+(?!(?:now|the\s+moment|testing|this\s+test)\b)\w+",
     re.IGNORECASE,
@@ -406,7 +411,7 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
     return []
 
 
-_REASON_CLAUSE_RE = re.compile(
+_REASON_CLAUSE_RE = lazy_pattern(
     r"(?::\s|\s(?:because|since|so\s+that|given\s+that)\b|,\s*so\s|(?<=\w),\s*but\s+(?:it|that|this|they)\s)",
     re.IGNORECASE,
 )
@@ -467,7 +472,7 @@ def is_reason(sentence: str) -> bool:
     return bool(_REASON_LEAD_RE.match(tidy(sentence)))
 
 
-_REASON_LEAD_RE = re.compile(
+_REASON_LEAD_RE = lazy_pattern(
     r"^(?:because|since|that\s+way|this\s+way|otherwise|the\s+reason\s+is|"
     r"it(?:'s|\s+is)?\s+(?:keeps|avoids|means|adds|pulls|needs|would|doesn'?t|does\s+not|only|has|is\s+(?:faster|"
     r"simpler|smaller|lighter|overkill|too))|(?:that|this)\s+(?:keeps|avoids|means)|"

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from codememory.capture.turns import Turn
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.extract.candidate import ACCEPTED, ASSISTANT, OBSERVED, USER, Candidate, spoken
 from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.observations import contradicts
@@ -39,7 +40,7 @@ MIN_COPIED_SENTENCE = 5  # a shorter sentence is a copy only when the whole of i
 # "no" that agrees or leaves the choice to the assistant opens no objection: "no problem, go ahead", "honestly no idea,
 # your call", "no strong opinion, you pick"
 _NO_BUT_FINE = r"(?!\s+(?:problems?|worries|rush|idea|clue|preference|objections?|complaints?|(?:strong\s+)?opinion)\b)"
-_OBJECTION_RE = re.compile(
+_OBJECTION_RE = lazy_pattern(
     rf"^\W*(?:no\b{_NO_BUT_FINE}|nope\b|nah\b|nay\b|not\s+(?:that|this|like\s+that|really|quite|yet|now|so\s+fast)\b|"
     r"(?:please\s+)?(?:don'?t|do\s+not)\b|wait\b|hold\s+on\b|stop\b|revert\b|undo\b|roll\s+(?:it|that)\s+back\b|"
     r"let'?s\s+not\b|i'?d\s+rather\b|i\s+would\s+rather\b|rather\s+not\b|i\s+(?:don'?t|do\s+not)\s+(?:want|like|"
@@ -48,13 +49,13 @@ _OBJECTION_RE = re.compile(
     re.IGNORECASE,
 )
 # a hedge before the refusal: "hmm, no", "actually, let's not", "But honestly no.", "to be honest, nah"
-_SECOND_THOUGHT_RE = re.compile(
+_SECOND_THOUGHT_RE = lazy_pattern(
     r"^\W*(?:hmm+|actually|on\s+second\s+thought|but|honestly|frankly|tbh|to\s+be\s+honest|sorry)\b[,.\s]+"
     r"(?P<rest>.+)",
     re.I | re.S,
 )
 # the topic named first, then turned down: "Compression: nah.", "the cache? no, …", "Redis — let's not"
-_TOPIC_THEN_NO_RE = re.compile(
+_TOPIC_THEN_NO_RE = lazy_pattern(
     r"^\W*[\w.+/-]+(?:\s+[\w.+/-]+){0,2}\s*(?:[:?\u2014\u2013]|\s-)\s+"
     r"(?P<rest>(?:no|nope|nah|not\s+now|let'?s\s+not|rather\s+not)\b.*)",
     re.I | re.S,
@@ -85,7 +86,7 @@ def next_user_text(turns: Sequence[Turn], seq: int) -> str | None:
 
 
 # ------------------------------------------------------------------------------- not the speaker's
-_ABOUT_USER_RE = re.compile(
+_ABOUT_USER_RE = lazy_pattern(
     r"\b(?:the\s+user|you|the\s+developer|the\s+owner|the\s+maintainers?)\s+(?:has\s+|have\s+|had\s+)?"
     r"(?:already\s+|explicitly\s+|previously\s+|earlier\s+)?(?:approved|allowed|authori[sz]ed|agreed|confirmed|said|"
     r"told|asked|wanted|wants|prefers?|preferred|decided|requested|instructed|okayed|ok'?d|signed\s+off|mentioned|"
@@ -105,7 +106,7 @@ _SOURCE = (
     r"wiki|notice|banner|header|footer|note|description|tool|script|test|response|result|server|api|repo|"
     r"repository|md|instructions?)"
 )
-_RELAY_RE = re.compile(
+_RELAY_RE = lazy_pattern(
     rf"\b{_SOURCE}\s+(?:says?|said|claims?|claimed|tells?|told|instructs?|instructed|insists?|recommends?|"
     r"recommended|suggests?|suggested|warns?|warned|mentions?|mentioned|asks?\s+(?:you|us|agents?|ai|the\s+"
     r"(?:agent|assistant|model)))\b"
@@ -116,7 +117,7 @@ _RELAY_RE = re.compile(
     r"|\b(?:it|they)\s+(?:says?|claims?|instructs?|tells?)\s*:",
     re.IGNORECASE,
 )
-_WORD_RE = re.compile(r"[a-z0-9][a-z0-9_'./-]*")
+_WORD_RE = lazy_pattern(r"[a-z0-9][a-z0-9_'./-]*")
 
 
 def claims_about_user(sentence: str) -> bool:
@@ -226,7 +227,7 @@ def attribute(candidates: Sequence[Candidate], turns: Sequence[Turn]) -> list[Ca
 
 # What an assistant's statement must never carry into memory unless the user said it: weakening security or
 # history, running code fetched from elsewhere, skipping checks. An agent that read a hostile page may repeat it.
-_RISKY_RE = re.compile(
+_RISKY_RE = lazy_pattern(
     r"\b(?:curl|wget)\b[^|;]*\|\s*(?:ba|z)?sh\b|\b(?:disabl\w*|skip\w*|turn\w*\s+off|bypass\w*|ignor\w*)\s+(?:the\s+|all\s+)?"
     r"(?:tls|ssl|certificate|cert|https?|signature|checksum|2fa|mfa|auth(?:entication)?)\b|\bverify\s*=\s*false\b|"
     r"--no-verify\b|\bforce[- ]push(?:es|ing)?\b|\bpush\s+(?:-f|--force)\b|"
@@ -243,7 +244,7 @@ def risky(text: str) -> bool:
 
 # the user handing over someone else's words: "here is what the hosting FAQ says, pasted:", "the client wrote:",
 # "copied from their docs:", "I get this when I start it:"
-_PASTE_INTRO_RE = re.compile(
+_PASTE_INTRO_RE = lazy_pattern(
     r"(?:\b(?:pasted|copied|quoting|verbatim)\b|\b(?:says?|said|wrote|writes|reads|states|printed|prints|shows?|"
     r"showed|outputs?)\b|\b(?:get|got|see|saw)\s+(?:this|these|that|the\s+following)\b)[^:]{0,60}:\s*$",
     re.IGNORECASE,

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import re
 
+from codememory.core.lazy_pattern import lazy_pattern
+
 # Standing rules not phrased always/never (the user's only).
-SETTLED_RE = re.compile(
+SETTLED_RE = lazy_pattern(
     r"\b(?:is|are|'s|stays?)\s+(?:not\s+up\s+for\s+(?:discussion|debate|negotiation)|non-?negotiable|not\s+negotiable|"
     r"set\s+in\s+stone|a\s+hard\s+(?:requirement|constraint|limit))\b",
     re.IGNORECASE,
 )
-RULE_HEADING_RE = re.compile(r"\brules?\b[^:.?]{0,30}:\s*\S|\brules?\s+apply\b", re.IGNORECASE)
-DEONTIC_RE = re.compile(
+RULE_HEADING_RE = lazy_pattern(r"\brules?\b[^:.?]{0,30}:\s*\S|\brules?\s+apply\b", re.IGNORECASE)
+DEONTIC_RE = lazy_pattern(
     r"\b(?:nothing|nobody|no\s+one|no-one)\b[^.;:!?]{0,40}?\b(?:should|may|must|can)\s+ever\b"
     r"|\b(?:nobody|no\s+one|no-one)\s+(?:ever\s+)?(?:runs?|pushes|commits|deploys|merges|edits|touches|applies|calls|"
     r"imports|writes|uses|should|may|must|gets\s+to|is\s+allowed)\b"
@@ -49,7 +51,7 @@ DEONTIC_RE = re.compile(
     re.IGNORECASE,
 )
 # What the pipeline enforces: "ci runs clippy -D warnings", "CI checks formatting with ruff --check".
-CI_ENFORCES_RE = re.compile(
+CI_ENFORCES_RE = lazy_pattern(
     r"(?:^|[\u2014\u2013;:]\s*|\s-\s)(?:and\s+|also\s+)?(?:our\s+|the\s+)?(?:ci|pipeline|pre-commit(?:\s+hook)?|github\s+actions|"
     r"the\s+build)\s+"
     r"(?:always\s+)?(?:runs?|enforces?|checks?|requires?)\s+`?[\w.-]+`?(?:\s+[\w.=`-]+){0,4}?\s+`?(?:--?[A-Za-z][\w=-]*)"
@@ -62,7 +64,7 @@ CI_ENFORCES_RE = re.compile(
 # The way a thing must be, with the alternative it is not: "bands sorted by frequency, 160m first, not alphabetical",
 # "splits as m:ss.t please, not seconds", "pinned to a full commit SHA, not a tag". Not a deferral ("next week, not
 # now", "not for today"), a hedge ("not quite", "not sure"), a person ("for Ole, not you") or an aside in brackets.
-NOT_THE_OTHER_RE = re.compile(
+NOT_THE_OTHER_RE = lazy_pattern(
     # a choice between named options ("We decided: sqlite3, not SQLAlchemy") is a decision, read as one elsewhere
     r"^(?!.*\b(?:decid\w*|chose|chosen|choose|pick(?:ed)?|go(?:ing)?\s+with|rather\s+than|instead)\b)(?!.*[()])(?=(?:\S+\s+){3,})[^?]*,\s*not\s+(?!(?:now|yet|today|tonight|tomorrow|quite|really|sure|me|you|him|"
     r"her|us|them|mine|yours|that|this|it|so|too|much|just|only|even|bad|great|ideal|anymore|again|exactly|"
@@ -74,7 +76,7 @@ NOT_THE_OTHER_RE = re.compile(
 # The way a thing is done, with the practice it follows: "cm first and the inches in brackets, that's how everyone
 # writes it", "date as dd.mm.yyyy, that's how the cards are printed". A story is no practice ("that's how we found
 # the bug", "that's what killed it"): the practice is said in the present.
-FOLLOWS_PRACTICE_RE = re.compile(
+FOLLOWS_PRACTICE_RE = lazy_pattern(
     r"^(?!.*[()])(?=(?:\S+\s+){2,}\S+\s*,)[^?]*,\s*(?:that'?s|that\s+is|this\s+is)\s+how\s+"
     r"(?!(?:i|we|you|it|they|he|she)\s+(?:\w+ed|found|got|knew|saw|made|lost|broke|ran|went|came|did|had|heard|"
     r"left|took)\b)[\w' -]+?\s+(?!\w+ed\b)\w+(?:\s+\w+)?\W*$",
@@ -84,18 +86,18 @@ FOLLOWS_PRACTICE_RE = re.compile(
 # locale", "their import takes semicolons and dates like 03.04.2024". Two traits of a data format in a short sentence
 # that reports no trouble ("the csv opens in excel with garbage umlauts" is a problem, not a wish) and tells no
 # story ("I exported the csv last night").
-_FORMAT_TRAIT_RE = re.compile(
+_FORMAT_TRAIT_RE = lazy_pattern(
     r"\b(?:csv|tsv|json|xml|ya?ml|semicolons?|tabs?|utf-?8|bom|latin-?1|windows-1252|cp1252|crlf|"
     r"decimal\s+(?:comma|point)|dd\.mm\.yyyy|yyyy-mm-dd|iso\s?8601|24h|24-hour|locale|excel|(?:comma|tab)[- ]separated|"
     r"byte\s+order\s+mark|dates?\s+like\s+\d)\b",
     re.IGNORECASE,
 )
-_TROUBLE_RE = re.compile(
+_TROUBLE_RE = lazy_pattern(
     r"\b(?:fail\w*|error\w*|crash\w*|broke\w*|garbage|weird|wrong|mess(?:ed)?|garbled|mojibake|"
     r"(?:does|do|did|is|are|was|were|can|could|wo)n'?t|not\s+working|instead\s+of|turned\s+into|came\s+out)\b",
     re.IGNORECASE,
 )
-_STORY_RE = re.compile(
+_STORY_RE = lazy_pattern(
     r"^\W*(?:i|we|he|she|they)\s+(?:\w+ed|sent|got|made|found|ran|did|had|took|went|saw)\b"
     r"|\b(?:yesterday|last\s+(?:night|week|month|year|time)|ago)\b",
     re.IGNORECASE,
@@ -126,7 +128,7 @@ _NOT_A_SOURCE = (
 # (an atomic group; the item ends where its comma is, whichever reading matched), or a list of n such items is 2^n
 # tries before a line without the bound fails.
 _LIST_ITEM = rf"(?>(?:{_ITEM}\s+only|only\s+{_ITEM}|no\s+{_NOT_A_BOUND}{_ITEM}|{_ITEM})(?=\s*,))"
-TERSE_BOUNDS_RE = re.compile(
+TERSE_BOUNDS_RE = lazy_pattern(
     rf"^(?!(?:ok|okay|k|yes|yeah|yep|sure|thanks|thank|great|cool|fine|good|nice|perfect|right|well|hi|hey)\b)"
     rf"(?:and\s+|but\s+|also\s+)?(?:{_NOT_A_SOURCE}[\w-]+(?:\s+[\w-]+)?:\s*)?"
     rf"{_LIST_ITEM}"
@@ -139,7 +141,7 @@ TERSE_BOUNDS_RE = re.compile(
 # A terse list can also say what happened rather than what is wanted: "checked the logs, no errors", "deployed to
 # staging, no issues so far", "ran it again, no difference". A report starts with what was done (a verb in the past
 # with what it was done to) or ends on how things stand so far; it bounds nothing.
-TERSE_REPORT_RE = re.compile(
+TERSE_REPORT_RE = lazy_pattern(
     r"^(?:and\s+|but\s+|also\s+|so\s+)?(?:(?:re)?(?:ran|tried|got|saw|did|went|made|found|gave|took)\s"
     r"|\w+ed\s+(?:it|them|this|that|the|a|an|my|our|again|locally|everything|all|both|twice)\b)"
     r"|\bno\s+[\w-]+(?:\s+[\w-]+)?\s+(?:so\s+far|yet|anymore|any\s+more|this\s+time)\b",

@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 
 from codememory.capture.turns import Turn
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.extract.candidate import ASSISTANT, USER, Candidate, entity_names, spoken
 from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, tidy, unquote_message
@@ -35,15 +36,15 @@ __all__ = ["classify", "prose_units", "remember_candidates", "sentences", "state
 _ASSISTANT_TODO_TAIL = 3  # an assistant's "still need to" counts only in the span's last turns
 
 # ----------------------------------------------------------------------------------------- prose
-_FENCE_RE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
-_SKIP_LINE_RE = re.compile(
+_FENCE_RE = lazy_pattern(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
+_SKIP_LINE_RE = lazy_pattern(
     r"^(?:>|\t| {4}|\s*(?:\$ |>>>|E {2,}|File \"|Traceback|at \S+ \(|\[\d{1,2}:\d{2}|\d{4}-\d{2}-\d{2}[ T]\d{2}:"
     r"|(?:def|class|import|from \S+ import|const|let|var|function|return|public|private|#include)\b)"
     r"|.*(?:[;{]|\)\s*:)\s*$)"
 )
-_BULLET_RE = re.compile(r"^\s*(?:[-*+\u2022]|\d{1,2}[.)])\s+")
-_HEADING_RE = re.compile(r"^\s*#{1,6}\s+")
-SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])[\"'\u201d]?\s+(?=[A-Z`\"'(*\u201c])")
+_BULLET_RE = lazy_pattern(r"^\s*(?:[-*+\u2022]|\d{1,2}[.)])\s+")
+_HEADING_RE = lazy_pattern(r"^\s*#{1,6}\s+")
+SENTENCE_SPLIT_RE = lazy_pattern(r"(?<=[.!?])[\"'\u201d]?\s+(?=[A-Z`\"'(*\u201c])")
 
 
 def prose_units(text: str) -> list[str]:
@@ -69,8 +70,8 @@ def prose_units(text: str) -> list[str]:
     return [u for u in units if u]
 
 
-_USER_SPLIT_RE = re.compile(r"(?<=[.!?])[\"'\u201d]?\s+(?=[\w`\"'(*\u201c])")
-_NO_SPLIT_AFTER_RE = re.compile(
+_USER_SPLIT_RE = lazy_pattern(r"(?<=[.!?])[\"'\u201d]?\s+(?=[\w`\"'(*\u201c])")
+_NO_SPLIT_AFTER_RE = lazy_pattern(
     r"(?:\b(?:e\.g|i\.e|etc|vs|approx|incl|nr|no|ca|z\.b|d\.h|mr|dr|st)|\d|\b[a-z])\.$", re.I
 )
 
@@ -110,7 +111,7 @@ _IMPORTANCE = {
 }
 REMEMBER_IMPORTANCE = 0.8
 _CHOICES = ("decision", "rejected")
-_BAN_LIST_RE = re.compile(r"^\W*no\s+[^,.]+(?:,\s*|\s+and\s+)no\s+", re.IGNORECASE)
+_BAN_LIST_RE = lazy_pattern(r"^\W*no\s+[^,.]+(?:,\s*|\s+and\s+)no\s+", re.IGNORECASE)
 _RULES = ("convention", "preference")
 
 
@@ -211,10 +212,10 @@ def message_statements(raw: Sequence[str], role: str, tool_text: ToolText | None
 
 # a short rule whose object is a bare pronoun ("Don't spend my B2 money on them.") names nothing on its own
 # ("keep it dependency-free" is about the project: "it" counts only after a preposition, "depend on it")
-_PRONOUN_OBJECT_RE = re.compile(
+_PRONOUN_OBJECT_RE = lazy_pattern(
     r"\b(?:them|those|these)\b(?!\s*(?:'s|is|was|are)\b)|\b(?:on|to|with|for|in|of|from|into|about)\s+it\b", re.I
 )
-_PRONOUN_LEAD_RE = re.compile(r"^\W*(?:it|they|those|these|that|this)(?:'s|'re|\s)", re.IGNORECASE)
+_PRONOUN_LEAD_RE = lazy_pattern(r"^\W*(?:it|they|those|these|that|this)(?:'s|'re|\s)", re.IGNORECASE)
 SHORT_RULE_WORDS = 8
 MAX_REFERENT_SENTENCES = 2
 
@@ -244,7 +245,7 @@ def _resolve_pronoun_objects(raw: Sequence[str], found: list[Statement | None], 
 
 
 # "the Scala version is not up for discussion" after "Spark 3.5.0 on EMR 7.0, Scala 2.12.": which version it is
-_THE_VERSION_RE = re.compile(r"\bthe\s+(?P<name>[A-Za-z][\w.+-]*)\s+version\b", re.IGNORECASE)
+_THE_VERSION_RE = lazy_pattern(r"\bthe\s+(?P<name>[A-Za-z][\w.+-]*)\s+version\b", re.IGNORECASE)
 
 
 def _resolve_named_versions(raw: Sequence[str], found: list[Statement | None], parts: list[list[int]]) -> None:
@@ -263,10 +264,10 @@ def _resolve_named_versions(raw: Sequence[str], found: list[Statement | None], p
             parts[j] = []
 
 
-_EXPLAINS_RE = re.compile(
+_EXPLAINS_RE = lazy_pattern(
     r"\b(?:so|because|since|would|could\s+never|can'?t|cannot|won'?t|never|otherwise|which\s+means|means)\b", re.I
 )
-_NAME_RE = re.compile(r"[A-Za-z][\w.:/-]*[A-Z0-9_.:/-][\w.:/-]*|[a-z]{5,}")
+_NAME_RE = lazy_pattern(r"[A-Za-z][\w.:/-]*[A-Z0-9_.:/-][\w.:/-]*|[a-z]{5,}")
 
 
 def _explains(sentence: str, choice: str) -> bool:

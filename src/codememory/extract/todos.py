@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from codememory.capture.turns import Todo, ToolCall, Turn
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.extract.candidate import ASSISTANT, USER, Candidate, entity_names
 from codememory.extract.clean import clip, tidy
 from codememory.extract.compress import tool_kind
@@ -25,11 +26,11 @@ TEXT_IMPORTANCE = {"user": 0.6, "assistant": 0.5}
 _OPEN = ("pending",)
 _CLOSED = ("completed", "cancelled", "done", "canceled")
 
-TODO_LINE_RE = re.compile(
+TODO_LINE_RE = lazy_pattern(
     r"^\s*(?:[-*+]\s+)?(?:TODO|FIXME|[Tt]odo)\b(?:\(\w+\))?\s*(?::|\s[\-\u2013])\s*(?P<x>\S.{3,})$", re.M
 )
-_USER_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=\S)")
-_TODO_RE = re.compile(
+_USER_SPLIT_RE = lazy_pattern(r"(?<=[.!?])\s+(?=\S)")
+_TODO_RE = lazy_pattern(
     r"\b(?:(?:we|i|you)\s+)?still\s+(?:need|needs|have|has)\s+to\s+\w+"
     r"|\b(?:remaining\s+work|next\s+steps?|left\s+to\s+do|still\s+to\s+do(?:\s+\w+)?|not\s+done\s+yet|"
     r"follow[- ]ups?|for\s+later|later|"
@@ -52,7 +53,7 @@ _STOP = frozenset(
 
 
 # "Two things remain open: A, and B": one todo per item; "Both are on the todo list: …" repeats the list.
-_ENUMERATION_RE = re.compile(
+_ENUMERATION_RE = lazy_pattern(
     r"^(?:(?:two|three|four|five|a\s+few|some|several|\d)\s+(?:things?|items?|follow[- ]ups?|todos?|points?|tasks?)"
     r"\s+(?:still\s+)?(?:remain|are|is)\s+(?:still\s+)?(?:open|left|pending|outstanding|to\s+do|unfinished)|"
     r"(?:still\s+open|(?:left|still)\s+to\s+do|remaining\s+work|open\s+items?|follow[- ]ups?|for\s+next\s+time)"
@@ -60,7 +61,7 @@ _ENUMERATION_RE = re.compile(
     r"(?P<items>.+)$",
     re.IGNORECASE,
 )
-_ITEM_SPLIT_RE = re.compile(r"[,;]\s+and\s+", re.IGNORECASE)  # a ";" alone often goes on about the same item
+_ITEM_SPLIT_RE = lazy_pattern(r"[,;]\s+and\s+", re.IGNORECASE)  # a ";" alone often goes on about the same item
 MIN_ITEM_WORDS = 3
 
 
@@ -75,14 +76,14 @@ def enumerated_todos(sentence: str) -> list[str]:
 
 
 # Put off for later: "grafana on the nas at some point, not now", "partial import: later", "skip for now".
-_DEFERRED_RE = re.compile(
+_DEFERRED_RE = lazy_pattern(
     r"(?:[,:;]\s*(?:but\s+)?later|(?:[,:;]\s*|\s+[\u2014\u2013-]\s+|\s+)(?:but\s+)?(?:not\s+(?:now|today|yet|this\s+time|for\s+now)|next\s+(?:week|"
     r"time|sprint|session|month)|some\s*day|at\s+some\s+point|eventually|another\s+day|for\s+later|for\s+now|"
     r"maybe\s+later))\b[\s.!,]*(?:maybe|please|though)?[.!]?$",
     re.IGNORECASE,
 )
 # "note it", "put it on the list", "write it down", "don't let me forget": the sentence before is the todo.
-_NOTE_IT_RE = re.compile(
+_NOTE_IT_RE = lazy_pattern(
     r"^\W*(?:(?:please|and|then|so)\s+)*(?:(?:note|write|jot)\s+(?:it|that|this)(?:\s+down|\s+somewhere)?|put\s+(?:it|that|"
     r"this)\s+(?:on|in|to)\s+(?:the|my|your|a)\s+(?:list|todo|todos|notes)|add\s+(?:it|that|this)\s+to\s+the\s+(?:list|todo|"
     r"todos)|(?:don'?t|do\s+not)\s+let\s+(?:me|us)\s+forget(?:\s+(?:it|that|this))?|not\s+(?:now|today)|later|skip\s+(?:it\s+)?"
@@ -166,7 +167,7 @@ def agent_todos(turns: Sequence[Turn], todos: Iterable[Todo]) -> list[Todo]:
     return tasks[0] if tasks is not None else []
 
 
-_TASK_CREATED_RE = re.compile(r"\bTask\s+#(?P<id>\w+)\s+created\b", re.IGNORECASE)
+_TASK_CREATED_RE = lazy_pattern(r"\bTask\s+#(?P<id>\w+)\s+created\b", re.IGNORECASE)
 _TASK_STATUS = {"pending": "pending", "in_progress": "in_progress", "completed": "completed", "deleted": "cancelled"}
 
 

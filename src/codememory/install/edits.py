@@ -15,6 +15,7 @@ from typing import Any
 
 from codememory.assistants import REGISTRY
 from codememory.assistants.spec import SERVER_NAME, McpJson
+from codememory.core.lazy_pattern import lazy_pattern
 
 JsonDoc = dict[str, Any]
 
@@ -57,7 +58,7 @@ class Skipped:
 # Ours: `codememory-hook <assistant> <event>` (by name, or by an absolute path from older installs) and, from older
 # installs still, the full CLI's `codememory hook ...`: any name or alias of a registered assistant.
 _NAMES = "|".join(sorted((re.escape(n) for a in REGISTRY for n in a.names), key=len, reverse=True))
-_OUR_HOOK = re.compile(rf"codememory(-hook)?(\.exe)?['\"]?\s+(hook\s+)?({_NAMES})\s")
+_OUR_HOOK = lazy_pattern(rf"codememory(-hook)?(\.exe)?['\"]?\s+(hook\s+)?({_NAMES})\s")
 COMMAND_KEYS = ("command", "bash", "powershell")  # where an assistant's hook entry keeps its command
 
 

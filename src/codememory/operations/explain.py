@@ -170,7 +170,7 @@ def record_injection(
         framing_tokens=framing_tokens,
     )
     if session_id:  # without a session nothing can be seen of what followed: no exposure (capture/usage.py)
-        from codememory.capture.usage import exposure_cues
+        from codememory.capture.exposure_cues import exposure_cues
         from codememory.store.usage import Shown
 
         store.db.record_shown(

@@ -19,16 +19,17 @@ a memory once more. Only the standard library is imported: this is loaded by the
 
 from __future__ import annotations
 
-import re
 from typing import Any
+
+from codememory.core.lazy_pattern import lazy_pattern
 
 VERSION = 1
 MAX_LINES = 1000  # lines remembered per session; past it, the oldest are forgotten (and could be shown again)
 MAX_BYTES = 200_000  # the state file; MAX_LINES entries take ~45 bytes each
 START_LAST = "start:last"
 START_HINT = "start:hint"
-_KEY_RE = re.compile(r"mem_[0-9a-f]{8}|start:(?:last|hint)")
-_DIGEST_RE = re.compile(r"[0-9a-f]{16}")
+_KEY_RE = lazy_pattern(r"mem_[0-9a-f]{8}|start:(?:last|hint)")
+_DIGEST_RE = lazy_pattern(r"[0-9a-f]{16}")
 
 
 def digest(line: str) -> str:

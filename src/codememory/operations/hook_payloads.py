@@ -8,8 +8,9 @@ import re
 from typing import Any
 
 from codememory.assistants.spec import Payload
+from codememory.core.lazy_pattern import lazy_pattern
 
-_PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
+_PATCH_FILE_RE = lazy_pattern(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
 
 
 def prompt_text(payload: dict[str, Any], fields: Payload) -> str:

@@ -21,12 +21,12 @@ never listed as never used nor offered for archiving (going against it lists it 
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from codememory.core.dates import now_iso, parse_when, to_iso
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.result import Result
 from codememory.store.usage import SIGNALS
 from codememory.text.context_render import one_line
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 TEXT_CHARS = 120
 DEFAULT_LIMIT = 10  # rows per list in the text and markdown forms (--json has every memory in `memories`)
-_DURATION_RE = re.compile(r"\d+\s*[a-z]+")
+_DURATION_RE = lazy_pattern(r"\d+\s*[a-z]+")
 
 
 @dataclass

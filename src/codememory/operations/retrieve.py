@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from codememory.core.result import OMIT_NONE
-from codememory.remote.org_search import RemoteStatus
+from codememory.remote.org_results import RemoteStatus
 from codememory.retrieval.proactive import DEFAULT_MAX_MEMORIES, DEFAULT_MAX_NEW, RetrievedMemory, RetrieveResult
 
 if TYPE_CHECKING:

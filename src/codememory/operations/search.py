@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from codememory.core.result import OMIT_NONE, Result
-from codememory.remote.org_search import RemoteHit, RemoteStatus
+from codememory.remote.org_results import RemoteHit, RemoteStatus
 from codememory.retrieval.decision import nothing_found
 from codememory.retrieval.search import DEFAULT_THRESHOLD, SearchResult
 from codememory.retrieval.why import why_text

@@ -17,7 +17,6 @@ by its anchor), else from the summary stored when it was captured; `origin` says
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from codememory.capture.daily_log import ANCHOR_RE, MEMORY_DIR
 from codememory.capture.opencode_db import OpenCodeDB
 from codememory.capture.opencode_turns import SOURCE as OPENCODE
 from codememory.core import safe_files
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.model import ID_RE, session_position
 from codememory.core.project import STORE_DIR, store_dir
 from codememory.core.result import Result
@@ -39,9 +39,9 @@ from codememory.text.privacy import scrub
 
 DEFAULT_MAX_TURNS = 10
 MAX_REFERENCE = 500
-_SOURCE_NAME_RE = re.compile(r"^\s*(?P<source>[A-Za-z][\w.-]*)\s+session[:=]")
-_SESSION_ID_RE = re.compile(r"^[^\s<>]+$")
-_HEADING_RE = re.compile(r"^#{1,6}\s")
+_SOURCE_NAME_RE = lazy_pattern(r"^\s*(?P<source>[A-Za-z][\w.-]*)\s+session[:=]")
+_SESSION_ID_RE = lazy_pattern(r"^[^\s<>]+$")
+_HEADING_RE = lazy_pattern(r"^#{1,6}\s")
 
 
 # What the MCP tool and the daemon endpoint take as a reference (one definition for both schemas).
@@ -199,7 +199,7 @@ def captured_turns(tables: CaptureTables, ref: Reference) -> list[CapturedTurn]:
 
 
 # ------------------------------------------------------------------------- transcripts
-_LOG_PATH_RE = re.compile(rf"^{MEMORY_DIR}/[A-Za-z0-9][A-Za-z0-9_.-]{{0,200}}\.md$")
+_LOG_PATH_RE = lazy_pattern(rf"^{MEMORY_DIR}/[A-Za-z0-9][A-Za-z0-9_.-]{{0,200}}\.md$")
 MAX_LOG_READ = 64_000_000
 
 

@@ -25,13 +25,13 @@ import hashlib
 import json
 import logging
 import os
-import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from codememory.core.config import RemoteConfig
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.errors import InvalidInput, RemoteUnavailable
 from codememory.text.privacy import scrub_message
 
@@ -76,7 +76,7 @@ OUTPUT_FIELDS = [
     "session",
     "seq",
 ]
-_LITERAL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@/+#-]{0,199}")
+_LITERAL_RE = lazy_pattern(r"[A-Za-z0-9][A-Za-z0-9_.:@/+#-]{0,199}")
 
 
 def literal(value: str, what: str) -> str:

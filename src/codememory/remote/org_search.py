@@ -14,19 +14,17 @@ refuses, the local results come back alone and `RemoteStatus.error` says why."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from codememory.core.bounded_input import check_query
 from codememory.core.dates import now_utc
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.model import CATEGORIES, ID_RE, MAX_TEXT, normalize_tag, validate_category
-from codememory.core.provenance import Provenance, remote_provenance
-from codememory.core.result import Result
 from codememory.errors import CodememoryError, InvalidInput
 from codememory.remote import org_fusion
 from codememory.remote.milvus import POOL, connect, display_uri, literal
+from codememory.remote.org_results import RemoteHit, RemoteStatus
 from codememory.remote.records import project_name
 from codememory.retrieval.search import embedding_text
 from codememory.text.privacy import scrub
@@ -36,45 +34,7 @@ if TYPE_CHECKING:
     from codememory.service.project_store import Store
 
 T = TypeVar("T")
-_NAME_RE = re.compile(r"[^A-Za-z0-9_.@+-]+")
-
-
-@dataclass
-class RemoteStatus(Result):
-    """What the organisation's Milvus contributed to a search, or why it could not."""
-
-    remote: str  # the server (without credentials) or Milvus Lite file
-    collection: str
-    ok: bool
-    hits: int  # remote results in the merged answer
-    mode: str  # "hybrid" (dense + BM25 fused in Milvus) or "bm25" (no usable query vector)
-    error: str | None = None
-    note: str | None = None  # why the query ran as "bm25"
-
-
-@dataclass
-class RemoteHit:
-    """A memory of another project, from the remote (fields cleaned of whatever the row held)."""
-
-    project: str
-    id: str
-    text: str
-    category: str
-    importance: float
-    tags: list[str]
-    created_at: str
-    source: str | None
-    score: float  # the ranker's (local fusion, RRF or weighted): comparable only within one answer
-    rank: int
-
-    @property
-    def origin(self) -> str:
-        return f"remote:{self.project}"
-
-    @property
-    def provenance(self) -> Provenance:
-        """Another project's memory: never written here, so never ranked or trusted on its own claims."""
-        return remote_provenance(self.project)
+_NAME_RE = lazy_pattern(r"[^A-Za-z0-9_.@+-]+")
 
 
 def _clean(row: dict[str, Any], rank: int) -> RemoteHit | None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from codememory import __version__
 from codememory.core.dates import now_iso
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.model import Memory, session_position
 from codememory.remote.milvus import MAX_ENTITIES, MAX_TAGS, is_literal
 from codememory.text.privacy import scrub, scrub_label
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 PERSONAL_TAGS = frozenset({"personal", "private"})
 BATCH = 1000
-_NAME_RE = re.compile(r"[^A-Za-z0-9_.@+-]+")
+_NAME_RE = lazy_pattern(r"[^A-Za-z0-9_.@+-]+")
 
 
 def project_name(configured: str, root: Path) -> str:

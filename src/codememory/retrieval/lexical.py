@@ -4,6 +4,7 @@ index, corrections from the store's vocabulary with rapidfuzz). See `search` for
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -200,8 +201,13 @@ def fuzzy_matches(
 
     rows = db.rank_rows(sorted(candidates))
     out: list[tuple[float, int, dict[str, Any]]] = []
+    terms = _folded_terms(all_terms(node))
+
+    def closest(word: str, doc_words: set[str]) -> tuple[str, float, Any] | None:
+        return rf_process.extractOne(word, doc_words, scorer=rf_fuzz.ratio)
+
     for pk, row in rows.items():
-        per_term = _term_similarities(all_terms(node), row.text)
+        per_term = _term_similarities(terms, row.text, closest)
         similarity = _evaluate(node, per_term, threshold)
         if similarity is None or similarity == _NEUTRAL:
             continue
@@ -242,31 +248,33 @@ def _evaluate(node: Node, sims: dict[str, tuple[float, str]], threshold: float) 
     return _NEUTRAL if all(r == _NEUTRAL for r in results) else None
 
 
-def _term_similarities(terms: list[Term], text: str) -> dict[str, tuple[float, str]]:
-    """Best match of each query term in the text: 1.0 the word(s), 0.9 a literal substring, else the
-    mean edit-distance ratio of its words to the closest words of the text."""
-    from rapidfuzz import fuzz as rf_fuzz
-    from rapidfuzz import process as rf_process
+def _folded_terms(terms: list[Term]) -> list[tuple[str, str, list[str]]]:
+    """Each term's text, folded needle and words: the same for every candidate, so worked out once per query."""
+    return [(term.text, fold(term.text).strip(), words(term.text)) for term in terms]
 
+
+def _term_similarities(
+    terms: list[tuple[str, str, list[str]]],
+    text: str,
+    closest: Callable[[str, set[str]], tuple[str, float, Any] | None],
+) -> dict[str, tuple[float, str]]:
+    """Best match of each query term (`_folded_terms`) in the text: 1.0 the word(s), 0.9 a literal substring, else
+    the mean edit-distance ratio of its words to the closest words of the text (`closest`: rapidfuzz's)."""
     folded = fold(text)
     doc_words = set(words(text))
     out: dict[str, tuple[float, str]] = {}
-    for term in terms:
-        needle = fold(term.text).strip()
-        term_words = words(term.text)
+    for term_text, needle, term_words in terms:
         if term_words and all(w in doc_words for w in term_words) and (len(term_words) == 1 or needle in folded):
-            out[term.text] = (1.0, "word")
+            out[term_text] = (1.0, "word")
         elif len(needle) >= 3 and needle in folded:
-            out[term.text] = (0.9, "substring")
+            out[term_text] = (0.9, "substring")
         elif term_words and doc_words:
             scores, matched = [], []
             for w in term_words:
-                found = (
-                    (w, 100.0, None) if w in doc_words else rf_process.extractOne(w, doc_words, scorer=rf_fuzz.ratio)
-                )
+                found = (w, 100.0, None) if w in doc_words else closest(w, doc_words)
                 scores.append(found[1] / 100 if found else 0.0)
                 matched.append(found[0] if found else "?")
-            out[term.text] = (sum(scores) / len(scores), "typo:" + ",".join(matched))
+            out[term_text] = (sum(scores) / len(scores), "typo:" + ",".join(matched))
         else:
-            out[term.text] = (0.0, "none")
+            out[term_text] = (0.0, "none")
     return out

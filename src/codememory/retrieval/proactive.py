@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from codememory.core.bounded_input import check_query
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.config import ContextConfig
 from codememory.core.result import OMIT_NONE, Result
 from codememory.errors import InvalidInput
@@ -121,7 +122,7 @@ LOOKUPS_NEED_NO_MEMORY = True
 # pending still gets them, and a later step that opens the file a to-do names still does (retrieval/step.py).
 # Off: a to-do is judged like any memory (measuring).
 NO_UNASKED_TODOS = True
-_ASKS_FOR_TODOS_RE = re.compile(
+_ASKS_FOR_TODOS_RE = lazy_pattern(
     r"\b(?:todos?|to-?dos?|to\s+do|backlog|pending|planned|left\s+to\s+do)\b", re.IGNORECASE
 )
 

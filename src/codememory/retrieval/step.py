@@ -23,12 +23,12 @@ is string work on the call's arguments plus one trigram-index lookup per needle.
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.store.database import Database
 from codememory.store.filters import Filters
 from codememory.text.query import fold
@@ -51,9 +51,9 @@ ROUTINE_COMMANDS: dict[str, frozenset[str] | None] = {
 }
 # Path-valued arguments of tool calls (OpenCode's and Claude Code's names).
 PATH_ARGS = ("filePath", "file_path", "path", "notebook_path")
-_SEGMENT_RE = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
-_PATHISH_RE = re.compile(r"^(?:\.{0,2}/)?[\w@.-]+(?:/[\w@.*-]+)+/?$|^[\w@-]+\.[A-Za-z][A-Za-z0-9]{0,7}$")
-_CODE_SPAN_RE = re.compile(r"`([^`\n]{2,200})`")
+_SEGMENT_RE = lazy_pattern(r"\s*(?:&&|\|\||;|\|)\s*")
+_PATHISH_RE = lazy_pattern(r"^(?:\.{0,2}/)?[\w@.-]+(?:/[\w@.*-]+)+/?$|^[\w@-]+\.[A-Za-z][A-Za-z0-9]{0,7}$")
+_CODE_SPAN_RE = lazy_pattern(r"`([^`\n]{2,200})`")
 COMMAND_WORDS = 3  # a prescribed command matches a call that starts with the same first words (at most this many)
 MIN_NEEDLE = 5  # a shorter file name is in too many memories by chance
 MAX_NEEDLE = 200  # a longer path is asked for by its end (the trigram index's cost grows with the needle)

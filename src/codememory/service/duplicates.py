@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import re
 
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.store.database import Database
 from codememory.store.filters import Filters
 from codememory.text.query import words
 
-_NUMBER_RE = re.compile(r"\d+(?:[.,:]\d+)*")
+_NUMBER_RE = lazy_pattern(r"\d+(?:[.,:]\d+)*")
 _FILLERS = frozenset({"should", "please", "just", "also", "really", "then", "now", "here", "so"})
 _NEGATIONS = frozenset({"not", "no", "never", "nor", "without", "don", "doesn", "isn", "aren", "won", "t", "nt"})
 

@@ -15,18 +15,18 @@ hex. Git's own variables that could point it at another repository (GIT_DIR, ...
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.errors import GitError
 
 GIT_TIMEOUT_S = 120.0
 MAX_SUBJECT = 300
-_SHA_RE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-_SYMBOL_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*")
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+_SHA_RE = lazy_pattern(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_SYMBOL_RE = lazy_pattern(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*")
+_CONTROL_RE = lazy_pattern(r"[\x00-\x1f\x7f\u2028\u2029]")
 _DROP_ENV = (
     "GIT_DIR",
     "GIT_WORK_TREE",

@@ -3,12 +3,12 @@ filters and retrieval take them."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.text.privacy import scrub
 
-_IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]{1,63}")
+_IDENTIFIER_RE = lazy_pattern(r"[A-Za-z_][A-Za-z0-9_.:-]{1,63}")
 
 
 def entity_names(entity: str | Sequence[str] | None) -> list[str]:

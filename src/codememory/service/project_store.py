@@ -7,7 +7,7 @@ import os
 import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from codememory.core import safe_files
 from codememory.core.bounded_input import text_arguments
@@ -37,12 +37,9 @@ from codememory.retrieval.search import search as run_search
 from codememory.retrieval.step import Step
 from codememory.service.auto_links import LINK_POOL, links_to_make
 from codememory.service.duplicates import meaning_duplicate, text_duplicate
-from codememory.service.entity_backfill import fill_pending_entities
 from codememory.service.filters import DateLike, memory_filters, when
 from codememory.service.memory_entities import entities_in, entity_names
 from codememory.service.provenance_check import check_store_origin
-from codememory.service.remap import Remapper, parse_remaps
-from codememory.service.remember_notes import remember_notes
 from codememory.service.results import (
     AddResult,
     EntityName,
@@ -56,19 +53,14 @@ from codememory.service.share_files import is_shared_project, write_share_gitign
 from codememory.service.sharing import Sharing, SyncReport
 from codememory.service.store_embedding import EmbeddingAccess
 from codememory.service.store_sessions import SessionAccess
-from codememory.service.transfer import (
-    EntityTiming,
-    ImportProgress,
-    export_memories,
-    import_memories,
-    read_pending_entities,
-)
-from codememory.sessions.service import Sessions
 from codememory.store.database import Database
 from codememory.store.filters import SORT_COLUMNS, Filters
-from codememory.store.sessions import SessionTables
 from codememory.text.memory_fields import clean_label, clean_name, clean_tags, clean_text
 from codememory.text.privacy import scrub
+
+# Import and export (with the entity pass and the path remapping) load when they run: every command opens a store.
+if TYPE_CHECKING:
+    from codememory.service.transfer import EntityTiming, ImportProgress
 
 __all__ = ["AddResult", "DateLike", "ImportReport", "Store", "open_store"]
 
@@ -97,7 +89,6 @@ class Store(EmbeddingAccess, SessionAccess):
         db.usage_half_life_days = max(0.0, self.config.usefulness.half_life_days)
         db.usage_weight = min(1.0, max(0.0, self.config.usefulness.weight))
         self.semantic = Semantic(db, self.config, store_dir(root) / "cache")
-        self.sessions = Sessions(SessionTables(db), root)
         self.sharing = Sharing(root, db, self.config)
         self.follow_error: str | None = None  # why the text form could not be followed on open (the store works on)
         self.followed: SyncReport | None = None  # what following the text form applied since the store was opened
@@ -373,6 +364,8 @@ class Store(EmbeddingAccess, SessionAccess):
         whole line) and REMEMBER_SCAN_MAX_NOTES notes are taken; a note too long for a memory, or one
         `add` refuses, is skipped. Each of these is told to `on_warning` in one line; the other notes
         are stored all the same."""
+        from codememory.service.remember_notes import remember_notes
+
         return remember_notes(self.add, text, entered_by=entered_by, source=source, on_warning=on_warning)
 
     # ------------------------------------------------------------------- reads
@@ -547,6 +540,9 @@ class Store(EmbeddingAccess, SessionAccess):
     def export(self, dest: str | os.PathLike[str] | IO[str], *, remap: Sequence[str] = ()) -> int:
         """Write every memory as JSON Lines to a path ('-' for stdout) or an open text file. `remap`: "OLD=NEW"
         project paths rewritten in each memory's text and source."""
+        from codememory.service.remap import Remapper, parse_remaps
+        from codememory.service.transfer import export_memories
+
         return export_memories(self.db, dest, Remapper(parse_remaps(remap)))
 
     def import_(
@@ -571,6 +567,9 @@ class Store(EmbeddingAccess, SessionAccess):
         an import of up to one batch (5,000) and leaves a larger one to a serving daemon; "later" leaves them all.
         Memories left are marked for `fill_pending_entities` (the daemon runs it; until then entity filters and
         counts miss those memories, and `entities_of` reads theirs from the text)."""
+        from codememory.service.remap import Remapper, parse_remaps
+        from codememory.service.transfer import import_memories, read_pending_entities
+
         report = import_memories(
             self.db,
             self.semantic,
@@ -591,6 +590,8 @@ class Store(EmbeddingAccess, SessionAccess):
     ) -> int:
         """Read the entities of up to `limit` (None: all) memories an import left without them, in `workers`
         processes; returns how many."""
+        from codememory.service.entity_backfill import fill_pending_entities
+
         return fill_pending_entities(self.db, limit, progress, workers=workers)
 
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
 from codememory.core.dates import now_iso
@@ -96,6 +95,8 @@ def adopt(root: Path, db: Database, home: str) -> int:
     if relative is None or not db.count_all() or not is_tracked(root, relative):
         db.set_meta("home", home)
         return 0
+    import tempfile  # only here, once per store file: every command opens a store, and tempfile costs ~4 ms to load
+
     with tempfile.TemporaryDirectory(prefix="codememory-committed-") as folder:
         copy = Path(folder) / "memory.db"
         came = memory_ids_in(copy) if committed_copy(root, relative, copy) else None

@@ -25,11 +25,11 @@ from typing import Any
 
 from codememory.core.bounded_input import valid_json_text
 from codememory.core.dates import canonical_iso
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.model import ID_RE, Memory
 from codememory.core.provenance import Provenance
 from codememory.errors import InvalidInput
 from codememory.service.memory_entities import entities_in
-from codememory.service.transfer import _links, memory_from_dict
 from codememory.store.shared import SharedMemory
 from codememory.text.privacy import scrub_message
 
@@ -39,8 +39,8 @@ MAX_FILE_BYTES = 128 * 1024  # a memory's text is at most 10,000 characters
 MAX_ENTITIES = 100
 MAX_LINKS = 100
 MAX_LABEL = 1000
-FILE_RE = re.compile(r"^mem_[0-9a-f]{8}\.json$")
-_CONFLICT_RE = re.compile(r"^(<{7}|={7}|>{7}|\|{7})(\s|$)", re.MULTILINE)
+FILE_RE = lazy_pattern(r"^mem_[0-9a-f]{8}\.json$")
+_CONFLICT_RE = lazy_pattern(r"^(<{7}|={7}|>{7}|\|{7})(\s|$)", re.MULTILINE)
 # Kept in the store only: how often this clone showed a memory is nobody else's business (and would conflict), and
 # where it came from is this clone's own knowledge (a file that said so would only be making a claim).
 _LOCAL_KEYS = ("access_count", "last_accessed_at", "provenance")
@@ -171,6 +171,8 @@ def parse_file(data: bytes, memory_id: str) -> ParsedFile:
         for key in ("entered_by", "source"):
             if isinstance(obj.get(key), str) and len(obj[key]) > MAX_LABEL:
                 raise InvalidInput(f"{key} is longer than {MAX_LABEL} characters")
+        from codememory.service.transfer import _links, memory_from_dict  # the record checks import uses too
+
         mem, _ = memory_from_dict({k: v for k, v in obj.items() if k not in _LOCAL_KEYS})
         mem.provenance = Provenance("git")  # whoever committed it, which only git can tell (service/sharing.py)
         names = obj.get("entities") or []

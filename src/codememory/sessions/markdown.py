@@ -12,15 +12,16 @@ from pathlib import Path
 from codememory.core import safe_files
 from codememory.core.bounded_input import SESSION_MARKDOWN_MAX_BYTES, decode, size_text
 from codememory.core.dates import to_iso
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.errors import InvalidInput
 from codememory.sessions.git import CHANGE_TYPES
 from codememory.store.sessions import SessionRecord, SessionRow
 
 STATUSES = ("open", "frozen", "closed")
 NONE = "_None._"
-SESSION_ID_RE = re.compile(r"^\d{4}-\d{2}-\d{2}_\d{2}-\d{2}_[a-z0-9]+(?:-[a-z0-9]+)*_[a-z0-9]+(?:-[a-z0-9]+)*$")
-MARKDOWN_NAME_RE = re.compile(r"^sessions/[A-Za-z0-9][A-Za-z0-9_.-]{0,200}\.md$")
-_SECTION_SPLIT = re.compile(r"\n\n---\n\n(?=## )")
+SESSION_ID_RE = lazy_pattern(r"^\d{4}-\d{2}-\d{2}_\d{2}-\d{2}_[a-z0-9]+(?:-[a-z0-9]+)*_[a-z0-9]+(?:-[a-z0-9]+)*$")
+MARKDOWN_NAME_RE = lazy_pattern(r"^sessions/[A-Za-z0-9][A-Za-z0-9_.-]{0,200}\.md$")
+_SECTION_SPLIT = lazy_pattern(r"\n\n---\n\n(?=## )")
 _FRONT_KEYS = (
     "session_id",
     "tool",
@@ -191,7 +192,7 @@ def parse(text: str, markdown_path: str) -> SessionRecord:
     return record
 
 
-MARKDOWN_NAME_RE = re.compile(r"^sessions/[A-Za-z0-9][A-Za-z0-9_.-]{0,200}\.md$")
+MARKDOWN_NAME_RE = lazy_pattern(r"^sessions/[A-Za-z0-9][A-Za-z0-9_.-]{0,200}\.md$")
 
 
 def markdown_path_of(row: SessionRow) -> str:

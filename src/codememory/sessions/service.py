@@ -20,6 +20,7 @@ from typing import Any
 from codememory.core import safe_files
 from codememory.core.bounded_input import PLAN_HEADER_MAX_BYTES, check_query, decode, read_upto
 from codememory.core.dates import now_utc, to_iso
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.project import store_dir
 from codememory.errors import InvalidInput, NotFound, UnsafePath
 from codememory.sessions.filters import extract_filters
@@ -45,7 +46,7 @@ MAX_SLUG_WORDS = 4
 # characters a stored session id may have (store/rows.py) and any file system's name limit.
 MAX_SLUG_CHARS = 80
 MAX_TOOL_CHARS = 40
-_URL_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+_URL_RE = lazy_pattern(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 _WEIGHT_LABEL = {"goal": "goal", "todos": "todos", "file_paths": "files", "decisions": "decisions"}
 
 

@@ -11,9 +11,9 @@ what it keeps.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.model import CATEGORIES, DEFAULT_IMPORTANCE, ID_RE, MAX_TEXT, Memory
 from codememory.core.provenance import stored_provenance
 from codememory.core.safe_text import printable_line
@@ -24,11 +24,11 @@ MAX_CONTENT = 100_000  # a session chunk, a goal, a captured turn's summary
 MAX_PATH = 400
 _WARNINGS_SHOWN = 5
 
-_STAMP_RE = re.compile(r"[ -~]{1,40}")  # printable ASCII: no newline, no control character
-_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+-]{0,199}")  # session ids, tools, slugs, sources, turn ids
-_SESSION_MD_RE = re.compile(r"sessions/[^/\\\x00-\x1f\x7f]{1,200}\.md")
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029]")
-_TAG_RE = re.compile(r"[^\s\x00-\x1f\x7f]{1,100}")
+_STAMP_RE = lazy_pattern(r"[ -~]{1,40}")  # printable ASCII: no newline, no control character
+_NAME_RE = lazy_pattern(r"[A-Za-z0-9][A-Za-z0-9_.:@+-]{0,199}")  # session ids, tools, slugs, sources, turn ids
+_SESSION_MD_RE = lazy_pattern(r"sessions/[^/\\\x00-\x1f\x7f]{1,200}\.md")
+_CONTROL_RE = lazy_pattern(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029]")
+_TAG_RE = lazy_pattern(r"[^\s\x00-\x1f\x7f]{1,100}")
 
 _HEX8 = "[0-9a-f]" * 8
 VALID_MEMORY_SQL = (

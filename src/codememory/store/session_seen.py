@@ -5,9 +5,9 @@ showed as keyed digests only, and only the newest rows are kept."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.store.connection import StoreConnection
 from codememory.store.rows import is_stamp, is_text
 from codememory.text.privacy import scrub_start
@@ -18,7 +18,7 @@ MAX_SEEN_ROWS = 2_000  # turns kept over all sessions; past it the oldest go
 MAX_SEEN_TOKEN_CHARS = 8_000  # of one turn's output digests kept
 MAX_SEEN_TOKENS = MAX_SEEN_TOKEN_CHARS // 13  # digests of a turn kept whole (twelve hex digits and a space each)
 TOKENS_MARK = "\n\x00"  # between a row's text and its output digests
-_DIGEST_RE = re.compile(r"[0-9a-f]{12}")
+_DIGEST_RE = lazy_pattern(r"[0-9a-f]{12}")
 
 
 class SessionSeenRows(StoreConnection):

@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.store.connection import StoreConnection, chunks
 from codememory.store.filters import Filters
 from codememory.store.rows import MAX_LABEL, is_label, is_memory_id, is_stamp
@@ -16,7 +16,7 @@ from codememory.store.rows import MAX_LABEL, is_label, is_memory_id, is_stamp
 STALE_KINDS = ("deleted", "renamed", "symbol_removed")
 # What the check looks at: the entity types text.entities gives paths and code names.
 CHECKED_TYPES = ("file", "identifier")
-_SHA_RE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_SHA_RE = lazy_pattern(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def is_sha(value: object) -> bool:

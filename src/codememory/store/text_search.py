@@ -3,12 +3,12 @@ and the vocabulary of stored words that typo correction draws from."""
 
 from __future__ import annotations
 
-import re
 import sqlite3
 import threading
 import time
 from collections.abc import Sequence
 
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.store.connection import StoreConnection, chunks
 from codememory.store.filters import Filters
 from codememory.store.keyword_prefetch import BM25_PASS, KeywordPrefetch
@@ -16,12 +16,12 @@ from codememory.text.query import words
 
 SUBSTRING_SCAN = 5_000
 VOCABULARY_MAX_AGE = 600.0  # seconds before a changed store's vocabulary is read whole again
-_VOCABULARY_WORD = re.compile(r"(?=.*[a-z])[^\x00-\x20\x7f]{3,100}")
+_VOCABULARY_WORD = lazy_pattern(r"(?=.*[a-z])[^\x00-\x20\x7f]{3,100}")
 _SUBSET_SCAN = 2_000
 # A BM25 pass over a smaller index takes about a millisecond: not worth a thread and a second connection.
 _PREFETCH_FROM = 5_000
 _SUBSET_BY_TEXT = 500  # at most this many memories: their texts indexed apart (fts_subset)
-_TOKENIZE_RE = re.compile(r"tokenize\s*=\s*'([^']*)'")
+_TOKENIZE_RE = lazy_pattern(r"tokenize\s*=\s*'([^']*)'")
 
 
 class TextSearch(StoreConnection):

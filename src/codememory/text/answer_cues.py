@@ -16,10 +16,10 @@ value inside another one stated (`make test` in `make test-db`) counts once.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Sequence
 
-from codememory.text.usage_cues import Term, term_in
+from codememory.core.lazy_pattern import lazy_pattern
+from codememory.text.usage_cues import PLACE, Term, term_in
 
 MIN_STATED = 2  # distinct values of the memory an answer must state: one shared name can be anyone's
 MAX_ANSWER_CHARS = 20_000  # of an answer read
@@ -28,8 +28,8 @@ MAX_VALUES = 12  # times and quoted literals taken from one memory
 # A time of day (`05:30`, not a part of `12:05:30` or of a ratio in a longer run), and a quoted literal: its quotes
 # not inside a word (`operator's` opens nothing), three to sixty characters, at least one of them not a letter or a
 # space, or more than one word (a lone quoted word such as 'ebike' is a word).
-_CLOCK_RE = re.compile(r"(?<![\w:.])(?:[01]?\d|2[0-3]):[0-5]\d(?![\w:])")
-_QUOTED_RE = re.compile(r"""(?<!\w)(['"])([^'"\n]{3,60})\1(?!\w)""")
+_CLOCK_RE = lazy_pattern(r"(?<![\w:.])(?:[01]?\d|2[0-3]):[0-5]\d(?![\w:])")
+_QUOTED_RE = lazy_pattern(r"""(?<!\w)(['"])([^'"\n]{3,60})\1(?!\w)""")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -52,7 +52,7 @@ def stated_values(terms: Sequence[Term], answer: str, known: Sequence[str]) -> l
     for t in terms:
         if t.kind == "phrase":
             values += prose_values(t.text)
-        elif t.kind != "commit":  # a commit form is followed by a commit, not stated
+        elif t.kind not in ("commit", PLACE):  # a commit form is followed, not stated; a place is many memories'
             values.append(t.text)
     hits: list[str] = []
     for value in dict.fromkeys(values):

@@ -16,20 +16,19 @@ query asks for nothing in particular.
 
 from __future__ import annotations
 
-import re
-
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.model import DEFAULT_CATEGORY
 from codememory.text.query import STOPWORDS, words
 
 # "why can't / doesn't / won't ..." asks about a limit, which a gotcha states as often as a decision: plain "why".
-_WHY_NOT_RE = re.compile(
+_WHY_NOT_RE = lazy_pattern(
     r"^why\s+(?:not|no|(?:do|did)\s+we\s+not"
     r"|(?:do|did|are|is|was|were|should|have|has)n'?t)\b"
 )
-_WHY_RE = re.compile(r"^why\b")
-_HOW_DO_RE = re.compile(r"^(?:how\s+(?:do|can|should|would|could|shall)\s+(?:i|we|you|one)|how\s+to)\b")
+_WHY_RE = lazy_pattern(r"^why\b")
+_HOW_DO_RE = lazy_pattern(r"^(?:how\s+(?:do|can|should|would|could|shall)\s+(?:i|we|you|one)|how\s+to)\b")
 # A query opening with one of these asks a question (or names something), so it is no statement of a symptom.
-_QUESTION_START_RE = re.compile(
+_QUESTION_START_RE = lazy_pattern(
     r"^(?:what|which|where|when|who|whom|whose|why|how|is|are|was|were|do|does|did|can|could|should|would|will|shall"
     r"|may|might|has|have|had|any|list|show|find)\b"
 )
@@ -37,7 +36,7 @@ SYMPTOM_WORDS = 4  # content words a statement needs to describe a symptom rathe
 # A symptom says what goes wrong; without such a word a statement of four words is a keyword lookup ("redis cache
 # eviction policy config"), however long.
 # (Words naming a setting as often as a fault, "timeout", "limit", "null", are left out.)
-_FAILURE_RE = re.compile(
+_FAILURE_RE = lazy_pattern(
     r"\b(?:never|not|no|nothing|doesn'?t|don'?t|won'?t|can'?t|cannot|isn'?t|aren'?t|didn'?t|fails?|failed|failing"
     r"|\w*errors?|\w*exceptions?|nan|unexpected|broken|breaks?|wrong|keeps?|slow|lags?|ignores?|locked"
     r"|too\s+(?:many|much|high|low|slow|long|big|large|small)|missing|duplicated?|twice|stuck|instead|still|again|already|silently|unable"

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import re
 
+from codememory.core.lazy_pattern import lazy_pattern
+
 # A verb of change, a word saying the old state is gone ("now", "no longer", "instead of", "(was 15 minutes)"), a
 # "from <old> to <new>" with a number in the new value, a "new best", or "since <year>". Each was read off notes that
 # update an earlier one. Left out, because most notes using them are no update of another: "removed", "added",
 # "dropped" (a request dropped from a queue), "renamed" and "instead of" (fixed a flaky test by waiting instead of
 # sleeping). Ranking also asks that the two notes share a rare word or number (retrieval/hybrid.py).
-_CHANGE_RE = re.compile(
+_CHANGE_RE = lazy_pattern(
     r"""\b(?:
         (?:changed|switched|moved|migrated|replaced|upgraded|downgraded|bumped|raised|lowered|increased|decreased
            |reduced|extended|shortened|swapped|superseded|reverted)\b
@@ -37,9 +39,9 @@ def states_change(text: str) -> bool:
 # A token: what whitespace, brackets, quotes and list punctuation leave. One holding a slash is a path (but "5/min" is
 # a rate), one ending in a short letters-only extension a file name ("Node.js"): both say where
 # something lives, and two notes naming the same file need not be about the same setting.
-_TOKEN_RE = re.compile(r"""[^\s,;()\[\]{}"'`<>]+""")
-_FILE_NAME_RE = re.compile(r"[A-Za-z_][\w-]*(?:\.[\w-]+)*\.[A-Za-z]{1,5}")
-_WORD_RE = re.compile(r"\w+")
+_TOKEN_RE = lazy_pattern(r"""[^\s,;()\[\]{}"'`<>]+""")
+_FILE_NAME_RE = lazy_pattern(r"[A-Za-z_][\w-]*(?:\.[\w-]+)*\.[A-Za-z]{1,5}")
+_WORD_RE = lazy_pattern(r"\w+")
 
 
 def subject_words(text: str) -> set[str]:

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import re
 
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.text.query import STOPWORDS, words
 
 MIN_WORDS = 2  # content words a part needs to stand alone
 MAX_PARTS = 6  # the first ones: a long paste is not a list of asks
 CUT_INSIDE_BRACKETS = False  # True: cut inside brackets too, as before (for measuring)
-_SENTENCE_RE = re.compile(r"(?<=[.!?])[\"')\]]*\s+|[;\n]+|:\s+|\s+[-–—]+\s+")
-_CLAUSE_RE = re.compile(
+_SENTENCE_RE = lazy_pattern(r"(?<=[.!?])[\"')\]]*\s+|[;\n]+|:\s+|\s+[-–—]+\s+")
+_CLAUSE_RE = lazy_pattern(
     r",?\s+(?:and then|and|but|then|as well as|over|instead of|rather than|versus|vs\.?|the way|like)\s+|,\s+",
     re.IGNORECASE,
 )

@@ -40,6 +40,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.model import ID_RE
 from codememory.core.safe_text import INVISIBLE, without_invisible
 
@@ -55,15 +56,15 @@ FIELD_CHARS = 300  # a goal, a title, a source
 SUBJECT_CHARS = 80  # a path or symbol in a staleness note
 NOTE_CHARS = 240
 ORIGIN_CHARS = 120  # a provenance label: "from git, by <address>"
-_BRACKETS_RE = re.compile(r"[\[\]]")
+_BRACKETS_RE = lazy_pattern(r"[\[\]]")
 
 # Whitespace, C0/DEL/C1 controls and Unicode line breaks: one space (the plugin's SPACE_RE is the same class).
-_SPACE_RE = re.compile("[\x00-\x20\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+")
-_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # inside a line of a multi-line block
+_SPACE_RE = lazy_pattern("[\x00-\x20\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+")
+_CONTROL_RE = lazy_pattern("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # inside a line of a multi-line block
 # What may stand between `<` and a tag name and still read as a tag: blanks, controls and invisible characters
 # (the callers remove the invisible ones first; neutralise_tags alone still sees through them).
 _GAP = "[\x00-\x20\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000" + INVISIBLE + "]*"
-_TAG_START_RE = re.compile(
+_TAG_START_RE = lazy_pattern(
     "<(?="
     + _GAP
     + r"(?:[/!?|]|developer|project_memory|codememory|system|user|assistant|human|instruction|tool|function|im_))",
@@ -124,7 +125,7 @@ def memory_line(
     return f"- `{memory_id}`" + (f" [{label}]" if label else "") + f" {body}{note}"
 
 
-_HEX_RE = re.compile(r"[0-9a-f]{7,64}")
+_HEX_RE = lazy_pattern(r"[0-9a-f]{7,64}")
 
 
 def _code(value: object) -> str:

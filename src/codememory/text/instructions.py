@@ -36,13 +36,15 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from codememory.core.lazy_pattern import lazy_pattern
+
 # Default-ignorable and format characters (soft hyphen, zero-width, combining grapheme joiner, bidi controls...):
 # removed before matching, as an agent's tokenizer would read past them.
-_INVISIBLE_RE = re.compile(
+_INVISIBLE_RE = lazy_pattern(
     "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
     "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]"
 )
-_BLANKS_RE = re.compile(r"\s+")
+_BLANKS_RE = lazy_pattern(r"\s+")
 
 _AI = r"(?:ai|a\.i\.|llms?|language\s+models?|coding\s+(?:agents?|assistants?)|agents?|assistants?|bots?|models?)"
 _NAMES = r"(?:claude|codex|copilot|cursor|gemini|chatgpt|gpt|opencode|aider)"
@@ -54,7 +56,7 @@ _DO_NOT = r"(?:do\s+not|don'?t|never)"
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "override",
-        re.compile(
+        lazy_pattern(
             rf"\b(?:ignore|disregard|forget|override|bypass)\s+{_ASIDE}{_PREVIOUS}\s+{_RULES}\b"
             rf"|\b(?:ignore|disregard|forget|override|bypass)\s+{_ASIDE}(?:instructions?|prompts?|guidelines?)\b"
             r"|\b(?:ignore|disregard|forget)\s+(?:everything|all)\s+(?:you|above|before|else|that)\b"
@@ -64,7 +66,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "addressed to agents",
-        re.compile(
+        lazy_pattern(
             rf"\b(?:if|when)\s+you\s+are\s+(?:an?\s+|the\s+)?(?:{_AI}|{_NAMES})\b"
             r"|\bas\s+an?\s+(?:ai|llm|language\s+model)\b"
             rf"|\b(?:note|message|instructions?|attention)\s+(?:to|for)\s+(?:the\s+|all\s+|any\s+)?(?:{_AI}|{_NAMES})\b"
@@ -78,7 +80,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "secrecy",
-        re.compile(
+        lazy_pattern(
             rf"\b{_DO_NOT}\s+(?:tell|inform|mention|show|reveal|alert|notify|ask)\b[^.]{{0,30}}\buser\b"
             r"|\bwithout\s+(?:asking|telling|informing|notifying|confirming\s+with)\s+(?:the\s+)?(?:user|anyone|them)\b"
             rf"|\b{_DO_NOT}\s+ask\s+(?:the\s+user\s+)?(?:for\s+)?(?:confirmation|permission|approval)\b"
@@ -87,7 +89,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "shell pipe",
-        re.compile(
+        lazy_pattern(
             r"\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^|]{0,300}\|\s*(?:sudo\s+)?"
             r"(?:ba|z|da|k|fi)?sh\b"
             r"|\b(?:curl|wget|iwr|irm)\b[^|]{0,300}\|\s*(?:python3?|perl|ruby|node|iex|invoke-expression)\b"
@@ -97,7 +99,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "command",
-        re.compile(
+        lazy_pattern(
             r"(?:^|[.!?:;]\s+)(?:please\s+|always\s+|first,?\s+|now\s+|then\s+|also\s+|immediately\s+|"
             r"(?:you\s+)?(?:must|should|need\s+to|have\s+to)\s+(?:always\s+)?|make\s+sure\s+(?:to|you)\s+|"
             r"be\s+sure\s+to\s+|remember\s+to\s+|don'?t\s+forget\s+to\s+|before\s+(?:anything|doing\s+anything|"
@@ -109,11 +111,11 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "tool call",
-        re.compile(r"\b(?:call|invoke|trigger)\s+(?:the\s+)?[\w.-]{1,40}\s+tool\b|\bmemory_(?:forget|store)\b"),
+        lazy_pattern(r"\b(?:call|invoke|trigger)\s+(?:the\s+)?[\w.-]{1,40}\s+tool\b|\bmemory_(?:forget|store)\b"),
     ),
     (
         "send data",
-        re.compile(
+        lazy_pattern(
             r"\b(?:send|post|upload|exfiltrate|forward|email|paste|transmit)\b.{0,80}?\bto\s+"
             r"(?:https?://|ftp://|\S+@\S+\.\w+|[\w-]+\.(?:com|net|org|io|xyz|ru|cn|site|app)\b)",
         ),

@@ -19,18 +19,19 @@ from __future__ import annotations
 
 import re
 
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.text.asks import states_a_fault
 from codememory.text.named import named_files
 
-_COUNT_OR_LIST_RE = re.compile(r"^(?:how\s+many|count|list|show(?:\s+me)?)\b", re.IGNORECASE)
-_READ_FROM_FILE_RE = re.compile(r"^(?:what|which|is|are|does|do)\b", re.IGNORECASE)
+_COUNT_OR_LIST_RE = lazy_pattern(r"^(?:how\s+many|count|list|show(?:\s+me)?)\b", re.IGNORECASE)
+_READ_FROM_FILE_RE = lazy_pattern(r"^(?:what|which|is|are|does|do)\b", re.IGNORECASE)
 # asks more than a look: a reason, a way, a caution, a judgement
-_MORE_THAN_A_LOOK_RE = re.compile(
+_MORE_THAN_A_LOOK_RE = lazy_pattern(
     r"\b(?:why|how\s+(?:do|can|should|would|to)|should|safe|careful|watch\s+out|gotchas?|pitfalls?|problems?|issues?"
     r"|bugs?|wrong|best|better|recommend\w*|instead)\b",
     re.IGNORECASE,
 )
-_SENTENCE_END_RE = re.compile(r"[.!?]\s+\S")
+_SENTENCE_END_RE = lazy_pattern(r"[.!?]\s+\S")
 
 
 def answered_by_looking(request: str) -> bool:

@@ -27,29 +27,30 @@ from __future__ import annotations
 
 import re
 
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.text.asks import states_a_fault
 from codememory.text.query import STOPWORDS, words
 
-_SPAN_RE = re.compile(r"`([^`\s]{1,200})`")
-_TAG_RE = re.compile(r"<([A-Za-z][\w:.-]{0,100})>")
-_TOKEN_RE = re.compile(r"[^\s`'\"(),;!?<>\[\]{}]+")
+_SPAN_RE = lazy_pattern(r"`([^`\s]{1,200})`")
+_TAG_RE = lazy_pattern(r"<([A-Za-z][\w:.-]{0,100})>")
+_TOKEN_RE = lazy_pattern(r"[^\s`'\"(),;!?<>\[\]{}]+")
 # a path (two parts or more joined by slashes, or a folder written with its trailing slash)
-_PATH_RE = re.compile(r"^(?:\.{0,2}/)?[\w@.-]+(?:/[\w@.*-]+)+/?$|^[\w@.-]+/$")
+_PATH_RE = lazy_pattern(r"^(?:\.{0,2}/)?[\w@.-]+(?:/[\w@.*-]+)+/?$|^[\w@.-]+/$")
 # a file name: a word, a dot, an extension starting with a letter (not `e.g`, `i.e`, a version or a sentence end)
-_FILE_RE = re.compile(r"^[\w@-]*\w\.[A-Za-z][A-Za-z0-9]{0,7}$")
-_QUALIFIED_RE = re.compile(r"^[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)+$")
-_SNAKE_RE = re.compile(r"^[A-Za-z]\w*_\w+$")
-_LOWER_CAMEL_RE = re.compile(r"^[a-z]+[A-Z]\w*$")
+_FILE_RE = lazy_pattern(r"^[\w@-]*\w\.[A-Za-z][A-Za-z0-9]{0,7}$")
+_QUALIFIED_RE = lazy_pattern(r"^[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)+$")
+_SNAKE_RE = lazy_pattern(r"^[A-Za-z]\w*_\w+$")
+_LOWER_CAMEL_RE = lazy_pattern(r"^[a-z]+[A-Z]\w*$")
 _NOT_FILES = frozenset({"e.g", "i.e", "etc.", "vs."})
 # written like an identifier or a file, but a product a memory speaks about as such: one lower-case letter before a
 # capitalised word (iOS, iPhone, eBay; an identifier such as `xPos` goes too: it only shows a memory more), an
 # operating system (macOS, watchOS), a framework named with its extension (Node.js, Vue.js, ASP.NET)
-_PRODUCT_RE = re.compile(r"^(?:[a-z](?:[A-Z][a-z]*)+|[a-z]+OS|[A-Z]\w*\.(?:js|NET))$")
+_PRODUCT_RE = lazy_pattern(r"^(?:[a-z](?:[A-Z][a-z]*)+|[a-z]+OS|[A-Z]\w*\.(?:js|NET))$")
 # longer than any name: a pasted blob (a log line, a rule of underscores) is no name, and the patterns above need
 # not look at it (the identifier one backtracks over a long run of underscores)
 _MAX_NAME = 200
 # asks what is wrong with the named thing or what to watch for when working on it (besides a word of failure)
-_ABOUT_THE_THING_RE = re.compile(
+_ABOUT_THE_THING_RE = lazy_pattern(
     r"^\W*why\b|\b(?:know|careful|watch\s+out|beware|gotchas?|pitfalls?|caveats?|problems?|issues?|trouble|bugs?"
     r"|throws?|threw|quirks?|surprises?|dangerous|safe|risky?)\b",
     re.IGNORECASE,

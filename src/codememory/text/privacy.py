@@ -76,14 +76,15 @@ import re
 from collections import Counter
 from typing import Any
 
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.safe_text import printable_line
 from codememory.text.privacy_context import STAND_INS, lower, redact_context, redacted, rule_patterns, val
 
 __all__ = ["redact_secrets", "scrub", "scrub_json", "scrub_label", "scrub_message", "scrub_private"]
 
-_TAG_RE = re.compile(r"<\s*(/?)\s*private\s*>", re.IGNORECASE)
+_TAG_RE = lazy_pattern(r"<\s*(/?)\s*private\s*>", re.IGNORECASE)
 
-_PRIVATE_KEY_RE = re.compile(
+_PRIVATE_KEY_RE = lazy_pattern(
     r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
     re.DOTALL,
 )
@@ -97,7 +98,7 @@ def _lit(prefix: str, before: str = "A-Za-z0-9_-") -> str:
 
 _E = r"(?![A-Za-z0-9_-])"  # a token ends at a boundary
 _TOKENS: list[tuple[str, re.Pattern[str]]] = [
-    (kind, re.compile(pattern))
+    (kind, lazy_pattern(pattern))
     for kind, pattern in [
         ("anthropic", rf"{_lit('sk-ant-')}[A-Za-z0-9_-]{{20,}}"),
         ("openai", rf"{_lit('sk-')}(?:proj-|svcacct-|admin-)?(?=[A-Za-z_-]*[0-9])[A-Za-z0-9_-]{{20,}}"),
@@ -124,23 +125,23 @@ _TOKENS: list[tuple[str, re.Pattern[str]]] = [
 # A quote escaped n times (\\" inside a JSON string, \\\\\\" inside one inside another) stands in as the
 # character U+0080+n (U+E000+n when the text holds C1 controls) while the patterns run, so they see it as
 # one quote character.
-_ESCAPED_QUOTE_RE = re.compile(r'(\\{1,15})"')
-_C1_RE = re.compile("[\x80-\x9f]")
-_STAND_IN_RES = {0x80: re.compile("[\x81-\x8f]"), 0xE000: re.compile("[\ue001-\ue00f]")}
+_ESCAPED_QUOTE_RE = lazy_pattern(r'(\\{1,15})"')
+_C1_RE = lazy_pattern("[\x80-\x9f]")
+_STAND_IN_RES = {0x80: lazy_pattern("[\x81-\x8f]"), 0xE000: lazy_pattern("[\ue001-\ue00f]")}
 
 # Key-named values: found from the key's hint word (on the lower-cased text), then the key is read back to
 # its start and the value read after the separator. `==`, `!=`, `::` are not separators.
 # One literal each (seven quick scans cost less than one scan for seven words); the rest of the key is
 # bounded so that a long run of key characters costs a bounded scan per hint word in it.
 _ASSIGN_HINT_RES = [
-    re.compile(rf"{hint}[a-z0-9_.-]{{0,80}}(?P<q>['\"`{STAND_INS}]?)[ \t]*(?::=|=>|:(?!:)|=(?!=))[ \t]*")
+    lazy_pattern(rf"{hint}[a-z0-9_.-]{{0,80}}(?P<q>['\"`{STAND_INS}]?)[ \t]*(?::=|=>|:(?!:)|=(?!=))[ \t]*")
     for hint in ("pass", "pwd", "secret", "token", "key", "auth", "credential")
 ]
-_VALUE_RE = re.compile(val())
-_TYPE_RE = re.compile(r"[A-Za-z_][\w.]*(?:\[[\w., |]*\])?")
-_DEFAULT_RE = re.compile(r"(?:[ \t]*\|[ \t]*[A-Za-z_][\w.]*(?:\[[\w., |]*\])?)*[ \t]*=(?![=>])[ \t]*" + val())
+_VALUE_RE = lazy_pattern(val())
+_TYPE_RE = lazy_pattern(r"[A-Za-z_][\w.]*(?:\[[\w., |]*\])?")
+_DEFAULT_RE = lazy_pattern(r"(?:[ \t]*\|[ \t]*[A-Za-z_][\w.]*(?:\[[\w., |]*\])?)*[ \t]*=(?![=>])[ \t]*" + val())
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
-_KEY_WORD_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_KEY_WORD_RE = lazy_pattern(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _SECRET_WORDS = {"password", "passwd", "pwd", "passphrase", "secret", "token", "auth", "credential", "credentials"}
 _SECRET_WORDS |= {"apikey", "secrets", "pat"}
 _SECRET_ENDINGS = ("password", "passwd", "passphrase", "secret", "token")
@@ -155,11 +156,11 @@ _NOT_SECRET_WORDS = {
     "command", "cmd", "helper", "policy",
 }  # fmt: skip
 
-_CANDIDATE_RE = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{32,}")
-_KEEP_RE = re.compile(
+_CANDIDATE_RE = lazy_pattern(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/=_-]{32,}")
+_KEEP_RE = lazy_pattern(
     r"(?:[0-9a-fA-F]{40}|[0-9a-fA-F]{64}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
 )
-_PATH_SEGMENT_RE = re.compile(r"[A-Za-z]?[a-z0-9_.-]*")
+_PATH_SEGMENT_RE = lazy_pattern(r"[A-Za-z]?[a-z0-9_.-]*")
 
 
 def scrub_private(text: str) -> str:
@@ -267,7 +268,7 @@ def _redact_assignments(text: str) -> str:
     return "".join(out) + text[done:] if out else text
 
 
-REDACTION_RE = re.compile(r"\[REDACTED:[a-z_]+\]")
+REDACTION_RE = lazy_pattern(r"\[REDACTED:[a-z_]+\]")
 
 
 def without_redactions(text: str) -> str:
@@ -284,17 +285,62 @@ def redact_secrets(text: str) -> str:
     return _redact(text)
 
 
-def _leading_literal(pattern: re.Pattern[str]) -> str:
-    """The characters every match of `pattern` starts with ("" if none)."""
-    import re._constants as sre_constants  # type: ignore[import-not-found]  # the standard library's own parser
-    import re._parser as sre_parser  # type: ignore[import-not-found]
+_METACHARACTERS = frozenset(".^$*+?{}[]()|")
 
+
+def _leading_literal(pattern: re.Pattern[str]) -> str:
+    """The characters every match of `pattern` starts with ("" if none), read off its source without compiling it
+    (a search compiles only the patterns whose literal its text holds; see `core.lazy_pattern`). It may say less
+    than the regex parser would (a shorter literal only makes the gate try a pattern more often), never more:
+    it stops at the first character that is not plainly literal, at a repeat, and says "" for a pattern that
+    ignores case or alternates at its top level."""
+    source = pattern.pattern
+    if pattern.flags & (re.IGNORECASE | re.VERBOSE) or _alternates_at_top(source):
+        return ""
     lead: list[str] = []
-    for op, arg in sre_parser.parse(pattern.pattern, pattern.flags):
-        if op is not sre_constants.LITERAL or pattern.flags & re.IGNORECASE:
+    at = 0
+    while at < len(source):
+        char = source[at]
+        if char == "\\":
+            char = source[at + 1 : at + 2]
+            if not char or char.isalnum() or char == "_":  # a class, an anchor, a reference or a code: not literal
+                break
+            at += 1
+        elif char in _METACHARACTERS:
             break
-        lead.append(chr(arg))
+        at += 1
+        if source[at : at + 1] in ("*", "+", "?", "{"):  # repeated or optional: the parser stops here too
+            break
+        lead.append(char)
     return "".join(lead)
+
+
+def _alternates_at_top(source: str) -> bool:
+    """Whether a `|` outside every group and character class splits the pattern."""
+    depth = 0
+    in_class = False
+    at = 0
+    while at < len(source):
+        char = source[at]
+        if char == "\\":
+            at += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            if source[at + 1 : at + 2] == "^":
+                at += 1
+            if source[at + 1 : at + 2] == "]":  # a `]` first in a class is literal
+                at += 1
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            return True
+        at += 1
+    return False
 
 
 class _Gate:
@@ -378,14 +424,14 @@ def scrub_start(text: str, limit: int) -> str:
     return scrub(text[:limit])
 
 
-_LABEL_TOKEN_RE = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{8,}(?![A-Za-z0-9])")
+_LABEL_TOKEN_RE = lazy_pattern(r"(?<![A-Za-z0-9])[A-Za-z0-9]{8,}(?![A-Za-z0-9])")
 
 
 def _class(ch: str) -> int:
     return 0 if ch.isdigit() else 1 if ch.isupper() else 2
 
 
-_HEX_RE = re.compile(r"[0-9a-f]+|[0-9A-F]+")
+_HEX_RE = lazy_pattern(r"[0-9a-f]+|[0-9A-F]+")
 
 
 def _random_token(token: str) -> bool:
@@ -419,8 +465,8 @@ def scrub_json(value: Any) -> Any:
     return value
 
 
-_LONG_ARG_RE = re.compile(r"[^\s'\"(),;]{41,}")
-_PATHLIKE_RE = re.compile(r"(?:~|\.{1,2})?/[^=]*|[A-Za-z]:\\[^=]*")
+_LONG_ARG_RE = lazy_pattern(r"[^\s'\"(),;]{41,}")
+_PATHLIKE_RE = lazy_pattern(r"(?:~|\.{1,2})?/[^=]*|[A-Za-z]:\\[^=]*")
 
 
 def scrub_message(message: object, limit: int = 2000) -> str:

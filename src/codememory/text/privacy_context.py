@@ -38,6 +38,8 @@ import string
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from codememory.core.lazy_pattern import lazy_pattern
+
 # Escaped quotes stand in as one character each while the patterns run (see privacy.redact_secrets):
 # U+0081… (C1 controls, which keep a Latin-1 text compact and fast) or U+E001… when the text holds C1s.
 STAND_INS = "\x81-\x8f\ue001-\ue00f"
@@ -64,15 +66,15 @@ def val(stops: str = ",;") -> str:
 # ------------------------------------------------------------------------------------ which values stay
 _LITERALS = {"true", "false", "null", "none", "nil", "undefined", "required", "optional", "str", "string", "bool"}
 _LITERALS |= {"int", "bytes", "any", "secretstr", "redacted", "number", "boolean", "object"}
-_CODE_RE = re.compile(r"[A-Za-z_][\w.]*[(\[]|(?:self|os|process|env|config|settings|cls|this|args|opts)\.")
-_PLACEHOLDER_RE = re.compile(r"[$<{%]|\*{3}|x{3}|\.\.\.|…|\[REDACTED", re.IGNORECASE)
-_WHOLE_PLACEHOLDER_RE = re.compile(  # where a value is surely a secret, only a whole placeholder stays
+_CODE_RE = lazy_pattern(r"[A-Za-z_][\w.]*[(\[]|(?:self|os|process|env|config|settings|cls|this|args|opts)\.")
+_PLACEHOLDER_RE = lazy_pattern(r"[$<{%]|\*{3}|x{3}|\.\.\.|…|\[REDACTED", re.IGNORECASE)
+_WHOLE_PLACEHOLDER_RE = lazy_pattern(  # where a value is surely a secret, only a whole placeholder stays
     r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_][A-Za-z0-9_]*%|<[^<>]*>?|\{[^{}]*\}?|\*+|x{3,}|\.\.\.|…|\[REDACTED:[a-z_]+\]?",
     re.IGNORECASE,
 )
-_PATH_RE = re.compile(r"(?:~|\.{1,2})?(?:/[A-Z]?+[a-z0-9_.-]*+)+/?")  # possessive: no backtracking
+_PATH_RE = lazy_pattern(r"(?:~|\.{1,2})?(?:/[A-Z]?+[a-z0-9_.-]*+)+/?")  # possessive: no backtracking
 # code that refers to the secret instead of holding it: `args.password`, `self.token`, `token=token`
-_REFERENCE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+|[a-z_][a-z0-9_]*")
+_REFERENCE_RE = lazy_pattern(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+|[a-z_][a-z0-9_]*")
 _FUNCTION_WORDS = set(
     """a an the this that these those it its is are was were be been to of in on at for with by from as and or
     not no see use what which where how when if then your my our their""".split()
@@ -176,17 +178,17 @@ _PROSE_OBJECT = r"(?:[ \t]+(?:for|of|to|on|at)(?:[ \t]+[\w.@:/-]{1,64}){1,3}?)?"
 
 def _cli(command: str, flag: str) -> _Rule:
     """`command …` then, in the same shell command, `flag` and its value."""
-    return _Rule(re.compile(rf"{command}{_CLI}{flag}{_CLI_VAL}"))
+    return _Rule(lazy_pattern(rf"{command}{_CLI}{flag}{_CLI_VAL}"))
 
 
 _RULES = [
     _Rule(
-        re.compile(rf"://[^\s:/@{_Q}<>]{{0,256}}:(?P<val>[^\s/?#{_Q}<>]{{1,256}})@"),
+        lazy_pattern(rf"://[^\s:/@{_Q}<>]{{0,256}}:(?P<val>[^\s/?#{_Q}<>]{{1,256}})@"),
         kind="url_password",
         boundary=False,
     ),
     _Rule(
-        re.compile(
+        lazy_pattern(
             rf"authorization[{_Q}]?[ \t]*[:=][ \t]*[{_Q}]?(?:(?:{_SCHEMES})[ \t]+)?"
             rf"(?!(?:{_SCHEMES})\b)(?P<val>[^\s{_Q},;]+)"
         ),
@@ -194,11 +196,11 @@ _RULES = [
         kind="authorization",
         check="value",  # code stays: `{"Authorization": self.token}`, `Bearer ${token}`
     ),
-    _Rule(re.compile(r"bearer[ \t]+(?P<val>[a-z0-9._~+/=-]{8,})"), True, "bearer", "token"),
-    _Rule(re.compile(rf"cookie[{_Q}]?[ \t]*:[ \t]*[{_Q}]?(?P<val>[^\n{_Q}]+)"), True, "cookie", "header"),
+    _Rule(lazy_pattern(r"bearer[ \t]+(?P<val>[a-z0-9._~+/=-]{8,})"), True, "bearer", "token"),
+    _Rule(lazy_pattern(rf"cookie[{_Q}]?[ \t]*:[ \t]*[{_Q}]?(?P<val>[^\n{_Q}]+)"), True, "cookie", "header"),
     *[_cli(rf"{cmd}[\w-]*", r"-p(?:[ \t]+(?!-))?") for cmd in ("mysql", "mariadb", "mycli")],
-    _Rule(re.compile(rf"sshpass(?:[ \t]+-[efdP][ \t]*\S+|[ \t]+-v)*[ \t]+-p[ \t]*{_CLI_VAL}")),
-    _Rule(re.compile(rf"login(?<=[A-Za-z0-9]{{2}} login){_CLI}-p[ \t]*{_CLI_VAL}"), check="value", boundary=False),
+    _Rule(lazy_pattern(rf"sshpass(?:[ \t]+-[efdP][ \t]*\S+|[ \t]+-v)*[ \t]+-p[ \t]*{_CLI_VAL}")),
+    _Rule(lazy_pattern(rf"login(?<=[A-Za-z0-9]{{2}} login){_CLI}-p[ \t]*{_CLI_VAL}"), check="value", boundary=False),
     _cli("redis-cli", r"-a[ \t]+"),
     *[  # curl and wget anywhere; httpie's `http`/`https` and xh only as a command, not in every URL
         _cli(cmd, rf"(?:-u|-U|-a|--user|--proxy-user|--auth)(?:[ \t]+|=)?[{_Q}]?[^\s:{_Q}]*:")
@@ -207,12 +209,12 @@ _RULES = [
     _cli("zip", r"-P[ \t]+"),
     _cli("unzip", r"-P[ \t]+"),
     _cli("7z[a-z]?", "-p"),
-    _Rule(re.compile(rf"-pass(?:in|out)?[ \t]+pass:{_CLI_VAL}"), boundary=False),
+    _Rule(lazy_pattern(rf"-pass(?:in|out)?[ \t]+pass:{_CLI_VAL}"), boundary=False),
     _cli("ldap[a-z]+", r"-w[ \t]+"),
     *[_cli(cmd, r"-P[ \t]*") for cmd in ("sqlcmd", "bcp", "osql")],
     _cli("mongo[a-z]*", r"-p[ \t]+"),
     _Rule(
-        re.compile(
+        lazy_pattern(
             rf"--(?P<key>[a-z0-9-]{{0,40}}(?:pass|pwd|secret|token|key|auth|credential)[a-z0-9-]{{0,40}})"
             rf"[ \t]+(?!-){_CLI_VAL}"
         ),
@@ -220,16 +222,18 @@ _RULES = [
         check="named",
         boundary=False,
     ),
-    _Rule(re.compile(rf"password[ \t]+{val('')}"), on_lower=True, check="netrc"),
+    _Rule(lazy_pattern(rf"password[ \t]+{val('')}"), on_lower=True, check="netrc"),
     _Rule(
         # closed on its line, or cut off at the end of the text (then one word)
-        re.compile(rf"<(?P<key>[A-Za-z_][\w.:-]{{0,60}})>(?P<val>[^<\s{_Q}][^<\n]{{0,499}}(?=</(?P=key)>)|[^<\s]+\Z)"),
+        lazy_pattern(
+            rf"<(?P<key>[A-Za-z_][\w.:-]{{0,60}})>(?P<val>[^<\s{_Q}][^<\n]{{0,499}}(?=</(?P=key)>)|[^<\s]+\Z)"
+        ),
         check="named",
         boundary=False,
     ),
     *[  # prose, one noun (a literal first) at a time
         _Rule(
-            re.compile(rf"{noun}s?{_PROSE_OBJECT}{_VERBS}{_FILLERS}[ \t]*:?[ \t]+" + val("")),
+            lazy_pattern(rf"{noun}s?{_PROSE_OBJECT}{_VERBS}{_FILLERS}[ \t]*:?[ \t]+" + val("")),
             on_lower=True,
             check="prose",
         )
@@ -237,24 +241,26 @@ _RULES = [
     ],
     *[  # prose with a clause first: "the password for prod is in 1password, it is PW" (bounded: one sentence)
         _Rule(
-            re.compile(rf"{noun}s?[^.\n;]{{0,120}}?,[ \t]*(?:it|which)(?:'s|[ \t]+(?:is|was))[ \t]*:?[ \t]+" + val("")),
+            lazy_pattern(
+                rf"{noun}s?[^.\n;]{{0,120}}?,[ \t]*(?:it|which)(?:'s|[ \t]+(?:is|was))[ \t]*:?[ \t]+" + val("")
+            ),
             on_lower=True,
             check="prose",
         )
         for noun in _PROSE_NOUNS
     ],
-    _Rule(re.compile(rf"pass[ \t]*[:=][ \t]*{val()}"), on_lower=True, check="credential"),  # `pass` alone as a key
-    _Rule(re.compile(rf"pwd[ \t]+{val()}"), on_lower=True, check="abbreviation"),
+    _Rule(lazy_pattern(rf"pass[ \t]*[:=][ \t]*{val()}"), on_lower=True, check="credential"),  # `pass` alone as a key
+    _Rule(lazy_pattern(rf"pwd[ \t]+{val()}"), on_lower=True, check="abbreviation"),
     *[  # "login with admin / PW", "log in as deploy/PW", "sign in: ops / PW"
         _Rule(
-            re.compile(rf"{verb}[ \t]?in{_LOGIN_USER}[ \t]*/[ \t]*{val(',;/')}"),
+            lazy_pattern(rf"{verb}[ \t]?in{_LOGIN_USER}[ \t]*/[ \t]*{val(',;/')}"),
             on_lower=True,
             check="login",
         )
         for verb in ("log", "sign")
     ],
 ]
-_NETRC_HEAD_RE = re.compile(  # what comes before `password` in a .netrc entry on one line
+_NETRC_HEAD_RE = lazy_pattern(  # what comes before `password` in a .netrc entry on one line
     r"(?:(?:^|[ \t])(?:machine[ \t]+\S+|default)|(?:^|[ \t])login[ \t]+\S+)(?:[ \t]+(?:login|account)[ \t]+\S+)*[ \t]+$"
 )
 _HEADER_LEADS = ("", "<", ">", "-h", "--header", "set-")
@@ -323,7 +329,7 @@ _CHECKS: dict[str, _Check] = {
 }
 
 
-_LINE_BREAK_RE = re.compile(rf"\n|\\n|[{_Q}]")  # a line ends at a newline, an escaped one, or a quote
+_LINE_BREAK_RE = lazy_pattern(rf"\n|\\n|[{_Q}]")  # a line ends at a newline, an escaped one, or a quote
 
 
 def _netrc_line(m: re.Match[str], text: str, low: str) -> bool:

@@ -12,10 +12,11 @@ operator) is searched as plain words instead of raising; its exclusions still ap
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from codememory.core.lazy_pattern import lazy_pattern
 
 MAX_TERMS = 64
 # The most words one query's phrases hold in all (a "quoted phrase", or a chunk such as `a.b.c` that the index splits
@@ -39,13 +40,13 @@ _MONTHS = {
         "January February March April May June July August September October November December".split(), start=1
     )
 }
-_MONTH_RE = re.compile(r"\b(" + "|".join(_MONTHS) + r")\b")
-_YEAR_RE = re.compile(r"\b(19\d\d|20\d\d)\b")
+_MONTH_RE = lazy_pattern(r"\b(" + "|".join(_MONTHS) + r")\b")
+_YEAR_RE = lazy_pattern(r"\b(19\d\d|20\d\d)\b")
 MAX_DEPTH = 16
 _OPERATORS = {"AND", "OR", "NOT"}
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_WORD_RE = re.compile(r"\w+")
-_FTS_TOKEN_RE = re.compile(r"[^\W_]+")  # what FTS5's unicode61 tokenizer counts as a word: letters and digits
+_CONTROL_RE = lazy_pattern(r"[\x00-\x08\x0b-\x1f\x7f]")
+_WORD_RE = lazy_pattern(r"\w+")
+_FTS_TOKEN_RE = lazy_pattern(r"[^\W_]+")  # what FTS5's unicode61 tokenizer counts as a word: letters and digits
 
 
 @dataclass(frozen=True)

@@ -16,25 +16,26 @@ from datetime import UTC, datetime, timedelta
 
 from codememory.core.bounded_input import REMEMBER_NOTE_MAX_CHARS
 from codememory.core.dates import now_utc
+from codememory.core.lazy_pattern import lazy_pattern
 
-_MARKER_RE = re.compile(r"\*Remember\*", re.IGNORECASE)
-_SPACE_RE = re.compile(r"\s*")
-_BLANK_LINE_RE = re.compile(r"\n[^\S\n]*\n")  # a newline, spaces or tabs only, a newline
+_MARKER_RE = lazy_pattern(r"\*Remember\*", re.IGNORECASE)
+_SPACE_RE = lazy_pattern(r"\s*")
+_BLANK_LINE_RE = lazy_pattern(r"\n[^\S\n]*\n")  # a newline, spaces or tabs only, a newline
 
 _TECH_TAGS = {
-    "docker": re.compile(r"docker|container|compose", re.I),
-    "kubernetes": re.compile(r"k8s|kubernetes|kubectl", re.I),
-    "git": re.compile(r"\bgit\b|github|gitlab", re.I),
-    "nodejs": re.compile(r"node\.?js|\bnpm\b|\byarn\b", re.I),
-    "postgresql": re.compile(r"postgres|postgresql", re.I),
-    "nixos": re.compile(r"\bnix\b|nixos|flake", re.I),
-    "python": re.compile(r"\bpython\b|\bpip\b|pytest|\bvenv\b", re.I),
-    "typescript": re.compile(r"typescript|\btsc\b|\.tsx?\b", re.I),
+    "docker": lazy_pattern(r"docker|container|compose", re.I),
+    "kubernetes": lazy_pattern(r"k8s|kubernetes|kubectl", re.I),
+    "git": lazy_pattern(r"\bgit\b|github|gitlab", re.I),
+    "nodejs": lazy_pattern(r"node\.?js|\bnpm\b|\byarn\b", re.I),
+    "postgresql": lazy_pattern(r"postgres|postgresql", re.I),
+    "nixos": lazy_pattern(r"\bnix\b|nixos|flake", re.I),
+    "python": lazy_pattern(r"\bpython\b|\bpip\b|pytest|\bvenv\b", re.I),
+    "typescript": lazy_pattern(r"typescript|\btsc\b|\.tsx?\b", re.I),
 }
 _TOPIC_TAGS = {
-    "troubleshooting": re.compile(r"error|bug|fix", re.I),
-    "performance": re.compile(r"performance|optimi[sz]e", re.I),
-    "security": re.compile(r"security|vulnerab", re.I),
+    "troubleshooting": lazy_pattern(r"error|bug|fix", re.I),
+    "performance": lazy_pattern(r"performance|optimi[sz]e", re.I),
+    "security": lazy_pattern(r"security|vulnerab", re.I),
 }
 _MONTHS = {
     m: i

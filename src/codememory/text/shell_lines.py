@@ -11,6 +11,8 @@ import re
 import shlex
 from collections.abc import Sequence
 
+from codememory.core.lazy_pattern import lazy_pattern
+
 # Programs that run another one: the command they run is what a command prohibition is checked against.
 _RUNNERS = {"sudo", "env", "npx", "pnpx", "bunx", "exec", "time", "nohup"}
 _RUNNER_PAIRS = {("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("pdm", "run"), ("hatch", "run")}
@@ -25,7 +27,7 @@ def shell_words(segment: str) -> list[str]:
         return segment.split()
 
 
-SEGMENT_RE = re.compile(r"&&|\|\||[;|\n]")
+SEGMENT_RE = lazy_pattern(r"&&|\|\||[;|\n]")
 
 
 def program_words(tokens: list[str]) -> list[str]:
@@ -86,12 +88,12 @@ _ACTING_OPTIONS = {
     "find": frozenset("-delete -exec -execdir -ok -okdir -fprint -fprint0 -fprintf -fls".split()),
     "fd": frozenset("-x --exec -X --exec-batch".split()),
 }
-_IN_PLACE_RE = re.compile(r"-[A-Za-z]*i|--in-place")  # sed's -i, -i.bak, -Ei, --in-place=.bak
+_IN_PLACE_RE = lazy_pattern(r"-[A-Za-z]*i|--in-place")  # sed's -i, -i.bak, -Ei, --in-place=.bak
 # a redirection to a file (not `2>&1`, not /dev/null), once quoted text is gone: `grep '->' x` writes nothing
-_WRITES_FILE_RE = re.compile(r">>?\s*(?!&|/dev/null\b)\S")
-_QUOTED_RE = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
+_WRITES_FILE_RE = lazy_pattern(r">>?\s*(?!&|/dev/null\b)\S")
+_QUOTED_RE = lazy_pattern(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
 # `$(...)` and backticks run what they hold; `<(...)` too
-_SUBSTITUTION_RE = re.compile(r"[$<]\(([^()]*)\)|`([^`]*)`")
+_SUBSTITUTION_RE = lazy_pattern(r"[$<]\(([^()]*)\)|`([^`]*)`")
 
 
 def looks_only(command: str) -> bool:

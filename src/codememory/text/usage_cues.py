@@ -5,7 +5,8 @@ forbids. Pure text rules, no model; codememory.capture.usage applies them to wha
 thing an agent copies into a tool call when it acts on the memory: the memory's file, identifier and error entities
 (text/entities.py; a dotted name also by its last part: `Image.MAX_IMAGE_PIXELS` gives `MAX_IMAGE_PIXELS`), its
 `code spans`, specific numbers (`4326`, `250_000_000`; not a year, a power of two or a round number), versions
-(`2.3.0`), settings (`leeway=60`), calls with literal arguments (`problem(422)`) and coded words (`utf-8-sig`,
+(`2.3.0`), settings (`leeway=60`), switches (`concurrently: true`, `deprecated: true`), attributes
+(`@disable_ddl_transaction`), calls with literal arguments (`problem(422)`) and coded words (`utf-8-sig`,
 `problem+json`). A term must look like code (a separator, a digit, a hump, an error name): a plain word such as
 `Query` is everywhere. Matching ignores case and wants the term whole: `4326` is not in `43260`, `app/jobs.py` is
 in `/home/me/app/jobs.py`.
@@ -49,6 +50,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from codememory.core.lazy_pattern import lazy_pattern
+from codememory.text.own_words import accounts_of_work
 from codememory.text.shell_lines import SEGMENT_RE, installs, program_words, runs, shell_words
 
 MIN_TERM_CHARS = 4
@@ -58,48 +61,53 @@ PHRASE_WORDS = 6  # a run of the memory's words this long, copied into what an e
 MIN_PHRASE_CONTENT = 3  # of them not function words ("is the number of the" is anyone's)
 MAX_PHRASE_CHARS = 1000  # of a memory's text kept as its phrase cue
 MAX_CUE_TERMS = MAX_TERMS + MAX_COMMIT_FORMS + 1  # a memory's terms, its commit forms and its phrase
-_PHRASE_WORD_RE = re.compile(r"[a-z0-9]+(?:[._'-][a-z0-9]+)*")
+PLACE = "place"  # a file many memories name: kept with a memory's terms, never evidence on its own
+_PHRASE_WORD_RE = lazy_pattern(r"[a-z0-9]+(?:[._'-][a-z0-9]+)*")
 _FUNCTION_WORDS = frozenset(
     "a an the of to in on at is are was be by for with and or as it its this that from not no so if then than".split()
 )
 
 # A commit subject's form given by example: a lower-case type, an optional (scope), then a colon that ends the
 # example (what follows is `...`, a list's comma, a closing bracket or backtick), not a colon opening prose.
-_COMMIT_FORM_RE = re.compile(r"(?<![\w./-])([a-z][a-z0-9-]{1,20})(\([\w./-]{1,30}\))?!?:(?=[,;)`]|\s*(?:\.\.\.|…))")
-_COMMIT_WORD_RE = re.compile(r"\bcommit", re.IGNORECASE)
-_SUBJECT_FORM_RE = re.compile(r"([a-z][a-z0-9-]{1,20})(\([^()\s]{1,40}\))?!?:\s")
+_COMMIT_FORM_RE = lazy_pattern(r"(?<![\w./-])([a-z][a-z0-9-]{1,20})(\([\w./-]{1,30}\))?!?:(?=[,;)`]|\s*(?:\.\.\.|…))")
+_COMMIT_WORD_RE = lazy_pattern(r"\bcommit", re.IGNORECASE)
+_SUBJECT_FORM_RE = lazy_pattern(r"([a-z][a-z0-9-]{1,20})(\([^()\s]{1,40}\))?!?:\s")
 
-_BACKTICK_RE = re.compile(r"`([^`\n]{1,120})`")
+_BACKTICK_RE = lazy_pattern(r"`([^`\n]{1,120})`")
 # The shapes a memory's text shows on its own, in one pass (the first alternative that matches at a place wins, so
-# `leeway=60` is a setting, not a number): a setting, a call with literal arguments, a coded word, a number.
-_SHAPES_RE = re.compile(
+# `leeway=60` is a setting, not a number): a setting, a switch (`concurrently: true`, `deprecated: true`: an option
+# turned on or off as YAML, Elixir, Ruby or JavaScript write it), an attribute (`@disable_ddl_transaction`), a call
+# with literal arguments, a coded word, a number.
+_SHAPES_RE = lazy_pattern(
     r"(?P<setting>(?<![\w.])[A-Za-z_][\w.]*=(?:\d+|[\w.-]{2,}))"
+    r"|(?P<switch>(?<![\w.])[a-z_]\w*: ?(?:true|false)(?!\w))"
+    r"|(?P<attribute>(?<![\w@])@[A-Za-z_]\w*)"
     r"|(?P<call>(?<![\w.])[A-Za-z_][\w.]*\([\w.,'\"=-]{1,30}\))"
     r"|(?P<word>(?<![\w./-])[A-Za-z]\w*(?:[-+]\w+)+)"
     r"|(?P<number>(?<![\w.])\d(?:[\d_]*\d)?(?:\.\d+)*(?!\w))"
 )
-_HUMP_RE = re.compile(r"[a-z0-9][A-Z]")
-_PASCAL_PART_RE = re.compile(r"[A-Z][a-z]+")
-_YEAR_RE = re.compile(r"(?:19|20)\d\d")
-_WORD_RE = re.compile(r"\w")
+_HUMP_RE = lazy_pattern(r"[a-z0-9][A-Z]")
+_PASCAL_PART_RE = lazy_pattern(r"[A-Z][a-z]+")
+_YEAR_RE = lazy_pattern(r"(?:19|20)\d\d")
+_WORD_RE = lazy_pattern(r"\w")
 
 # Clauses: split at sentence ends, semicolons, colons, dashes and before ", use"/", prefer" (code spans protected).
-_CLAUSE_RE = re.compile(r"(?<=[.!?;:])\s+|\s+[—–]\s+|\s+-\s+|\n+|,\s+(?=(?:use|prefer|instead|but)\b)", re.IGNORECASE)
-_PRE_CUES = re.compile(
+_CLAUSE_RE = lazy_pattern(r"(?<=[.!?;:])\s+|\s+[—–]\s+|\s+-\s+|\n+|,\s+(?=(?:use|prefer|instead|but)\b)", re.IGNORECASE)
+_PRE_CUES = lazy_pattern(
     r"\b(?:never|don't|do not|doesn't|does not|must not|mustn't|should not|shouldn't|avoid(?:s|ing)?|rejected"
     r"|instead of|rather than)\b|,\s*not\b",
     re.IGNORECASE,
 )
-_POST_CUES = re.compile(
+_POST_CUES = lazy_pattern(
     r"\b(?:is|are) (?:not allowed|not accepted|forbidden|banned)\b|\bfails? review\b", re.IGNORECASE
 )
-_NO_CUE = re.compile(r"^\s*no\s+", re.IGNORECASE)
-_RUN_VERB_RE = re.compile(r"\b(?:run|runs|running|call|calls|execute|invoke)\s+(`[^`]+`|[A-Za-z][\w./-]*)")
-_RUN_BEFORE_RE = re.compile(r"\b(?:run|runs|running|call|calls|execute|invoke)\s+$")
-_PATH_VERB_RE = re.compile(r"\b(?:edit|modify|change|touch|write|delete|commit)\b", re.IGNORECASE)
-_STOP_AFTER = re.compile(r"\b(?:use|uses|prefer|but|so|because)\b", re.IGNORECASE)
+_NO_CUE = lazy_pattern(r"^\s*no\s+", re.IGNORECASE)
+_RUN_VERB_RE = lazy_pattern(r"\b(?:run|runs|running|call|calls|execute|invoke)\s+(`[^`]+`|[A-Za-z][\w./-]*)")
+_RUN_BEFORE_RE = lazy_pattern(r"\b(?:run|runs|running|call|calls|execute|invoke)\s+$")
+_PATH_VERB_RE = lazy_pattern(r"\b(?:edit|modify|change|touch|write|delete|commit)\b", re.IGNORECASE)
+_STOP_AFTER = lazy_pattern(r"\b(?:use|uses|prefer|but|so|because)\b", re.IGNORECASE)
 _PLACEHOLDER = "\x00{}\x00"
-_PLACEHOLDER_RE = re.compile(r"\x00(\d+)\x00")
+_PLACEHOLDER_RE = lazy_pattern(r"\x00(\d+)\x00")
 
 
 @dataclass(frozen=True)
@@ -189,22 +197,24 @@ def commit_messages(action: Action) -> list[str]:
 
 
 def said_without_commit_messages(action: Action) -> str:
-    """What an action said (its haystack) with its commit messages taken out: a message is the agent's account of
-    its work, not an act on a memory. Only the message arguments go; the rest of the command stays."""
+    """What an action said (its haystack) with its commit messages taken out, and the text it adds to a changelog:
+    a message or an entry is the agent's account of its work, not an act on a memory. Only the message arguments
+    and the added text go; the rest of the command and the edited file's path stay."""
     shell = [(parts[0] if parts[1] else command) for command in action.shell for parts in [_commit_parts(command)]]
-    return "\n".join([*shell, *action.paths, action.added, action.text])
+    added = "" if accounts_of_work(action.edited) else action.added
+    return "\n".join([*shell, *action.paths, added, action.text])
 
 
 # A message given as `-m "$(cat <<'EOF' ... EOF)"` (the form Claude Code writes): the heredoc's body is the message.
-_HEREDOC_MESSAGE_RE = re.compile(
+_HEREDOC_MESSAGE_RE = lazy_pattern(
     r"""(?P<flag>(?<!\S)(?:-[a-zA-Z]*m|--message=?))[ \t]*(?P<q>["']?)\$\([ \t]*cat[ \t]*<<-?[ \t]*(?P<d>['"]?)"""
     r"""(?P<tag>\w+)(?P=d)[^\n]*\n(?P<body>.*?)\n[ \t]*(?P=tag)[ \t]*\n\s*\)(?P=q)""",
     re.DOTALL,
 )
 _HELD = "\x00{}\x00"
-_HELD_RE = re.compile(r"\x00(\d+)\x00")
-_MESSAGE_FLAG_RE = re.compile(r"-[a-zA-Z]*m|--message")  # `-m`, `-am`, `-sam`
-_ATTACHED_MESSAGE_RE = re.compile(r"-[a-zA-Z]*?m(.+)|--message=(.*)", re.DOTALL)  # `-m"msg"`, `--message=msg`
+_HELD_RE = lazy_pattern(r"\x00(\d+)\x00")
+_MESSAGE_FLAG_RE = lazy_pattern(r"-[a-zA-Z]*m|--message")  # `-m`, `-am`, `-sam`
+_ATTACHED_MESSAGE_RE = lazy_pattern(r"-[a-zA-Z]*?m(.+)|--message=(.*)", re.DOTALL)  # `-m"msg"`, `--message=msg`
 
 
 @functools.lru_cache(maxsize=256)
@@ -318,7 +328,8 @@ def memory_terms(text: str, entities: Iterable[tuple[str, str]] = ()) -> list[Te
         found.append(Term(m.group(1).strip(), "span"))
     for m in _SHAPES_RE.finditer(text):
         kind = m.lastgroup or "word"
-        found.append(Term(m.group(0).rstrip("."), "setting" if kind == "call" else kind))
+        kind = {"call": "setting", "switch": "setting", "attribute": "symbol"}.get(kind, kind)
+        found.append(Term(m.group(0).rstrip("."), kind))
     forms = commit_forms(text)
     out: dict[str, Term] = {form.text.lower(): form for form in forms}  # `fix:` is a commit form, not a span too
     for term in found:
@@ -427,11 +438,11 @@ def _kind(thing: str, found: str, part: str) -> str:
     return "code"
 
 
-_SUBJECT_END_RE = re.compile(r"\s(?:is|are|was|were)\s", re.IGNORECASE)
-_ALTERNATIVE_RE = re.compile(r"instead of|rather than|,\s*not|rejected", re.IGNORECASE)
+_SUBJECT_END_RE = lazy_pattern(r"\s(?:is|are|was|were)\s", re.IGNORECASE)
+_ALTERNATIVE_RE = lazy_pattern(r"instead of|rather than|,\s*not|rejected", re.IGNORECASE)
 
 
-_ANY_CUE_RE = re.compile(
+_ANY_CUE_RE = lazy_pattern(
     r"never|n't|\bnot\b|avoid|rejected|instead of|rather than|forbidden|banned|review|(?:^|[.;:]\s*)no\s", re.IGNORECASE
 )
 

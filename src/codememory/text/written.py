@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 
+from codememory.core.lazy_pattern import lazy_pattern
+
 # a quotation: single or double quotes (straight or curly) around at most a long sentence, not spanning lines
 _QUOTED = r"""(?:'[^'\n]{1,300}'|"[^"\n]{1,300}"|‘[^’\n]{1,300}’|“[^”\n]{1,300}”)"""
 # words of one clause: no sentence end (a dot inside a file name such as CHANGELOG.md is no end)
@@ -26,11 +28,11 @@ _BEFORE = (
     rf"\b(?:replace|rename|change)\b{_CLAUSE}\b(?:with|to|into)\s+",
     rf"\b(?:add|append|insert|put)\b{_CLAUSE}\b(?:line|entry|note|sentence|comment|paragraph|bullet)\b{_CLAUSE}:\s*",
 )
-_WRITTEN_BEFORE = [re.compile(rf"(?:{before})({_QUOTED})", re.IGNORECASE) for before in _BEFORE]
+_WRITTEN_BEFORE = [lazy_pattern(rf"(?:{before})({_QUOTED})", re.IGNORECASE) for before in _BEFORE]
 # a quotation right before "instead of" is the text being replaced ... or the new text: either way, written
-_WRITTEN_AFTER_RE = re.compile(rf"({_QUOTED})(?=\s*,?\s*(?:instead\s+of|rather\s+than)\b)", re.IGNORECASE)
+_WRITTEN_AFTER_RE = lazy_pattern(rf"({_QUOTED})(?=\s*,?\s*(?:instead\s+of|rather\s+than)\b)", re.IGNORECASE)
 # a request given in quotes as a whole (as some callers pass the user's text) is no quotation inside it
-_WHOLE_RE = re.compile(r"""^\s*(["'“‘])(.*)(["'”’])\s*$""", re.DOTALL)
+_WHOLE_RE = lazy_pattern(r"""^\s*(["'“‘])(.*)(["'”’])\s*$""", re.DOTALL)
 
 
 def without_text_to_write(request: str) -> str:

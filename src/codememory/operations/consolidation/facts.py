@@ -9,14 +9,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.model import Memory
 from codememory.text.query import STOPWORDS
 
-_NUMBER_RE = re.compile(r"(?<![A-Za-z_])v?\d+(?:[.,:]\d+)*")
-_PATH_RE = re.compile(
+_NUMBER_RE = lazy_pattern(r"(?<![A-Za-z_])v?\d+(?:[.,:]\d+)*")
+_PATH_RE = lazy_pattern(
     r"(?:[\w.-]+/)+[\w.-]+|\b[\w-]+\.(?:py|ts|tsx|js|jsx|json|toml|ya?ml|md|txt|sql|rs|go|java|rb|sh|cfg|ini|lock|env)\b"
 )
-_WORD_RE = re.compile(r"[a-z][a-z0-9_]*")
+_WORD_RE = lazy_pattern(r"[a-z][a-z0-9_]*")
 # The pieces of "don't", "isn't", ... are words of their own after tokenising on \w.
 NEGATIONS = frozenset(
     "not no never nor without avoid stop cannot don doesn didn isn aren wasn weren won shouldn mustn".split()
