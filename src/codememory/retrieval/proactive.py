@@ -47,8 +47,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from codememory.core.bounded_input import check_query
-from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.config import ContextConfig
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.result import OMIT_NONE, Result
 from codememory.errors import InvalidInput
 from codememory.retrieval.decision import Bars, best_likelihood
