@@ -11,6 +11,10 @@ with its own XDG state folder; the "no model" arm sets CODEMEMORY_EMBEDDING_PROV
 the store's setting. Requests are the proactive-retrieval requests of bench_retrieval.py (2-3 fresh phrases
 and 1-2 entities each), sent over one keep-alive connection as the OpenCode plugin does; the same requests
 are then sent again (query vectors cached), and 50 more over a new connection each (the urllib client).
+
+`--evict` pushes the store's files out of the page cache before each arm's daemon starts (as a reboot or other work
+would): the first call and the 60 after it then show what a cold start costs, with the daemon's major page faults
+and disk reads before and after its first answer. `--src` runs the daemons from another tree's sources.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from codememory.daemon.client import Client
 HERE = Path(__file__).resolve().parent
 WORK = HERE / ".work" / "daemon"
 WARMUP = 5
+EARLY_CALLS = 60  # the calls after the first reported on their own ("next calls")
 START_DEADLINE = 120.0
 
 
@@ -50,6 +55,14 @@ def rss_kib(pid: int) -> dict[str, int]:
         if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
             out[key] = int(value.split()[0])
     return out
+
+
+def disk_reads(pid: int) -> dict[str, int]:
+    """The process's major page faults (pages of a mapped file brought in from disk while a thread waited) and the
+    bytes it has read from disk so far (/proc/<pid>/stat and /proc/<pid>/io)."""
+    stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    io = dict(line.split(": ") for line in Path(f"/proc/{pid}/io").read_text().splitlines())
+    return {"major_faults": int(stat[9]), "read_bytes": int(io["read_bytes"])}
 
 
 class Daemon:
@@ -115,7 +128,42 @@ class Daemon:
         self.out.close()
 
 
-def retrieve_arm(name: str, extra_env: dict[str, str], project: Path, calls: int, seed: int) -> dict[str, Any]:
+def store_files(project: Path) -> list[Path]:
+    return sorted(p for p in (project / ".codememory").rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def evict(project: Path) -> dict[str, float | None]:
+    """Push the store's files out of the page cache (written pages are flushed first: only clean pages can be
+    dropped) and return the share of each large file's pages still cached, sampled (core/page_cache.py)."""
+    for path in store_files(project):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+    return cached_shares(project)
+
+
+def cached_shares(project: Path) -> dict[str, float | None]:
+    from codememory.core.page_cache import resident_share
+
+    out: dict[str, float | None] = {}
+    for path in store_files(project):
+        if path.stat().st_size >= 1 << 20:
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                out[path.name] = resident_share(fd, os.fstat(fd).st_size)
+            finally:
+                os.close(fd)
+    return out
+
+
+def retrieve_arm(
+    name: str, extra_env: dict[str, str], project: Path, calls: int, seed: int, cold: bool = False
+) -> dict[str, Any]:
+    page_cache_at_start = evict(project) if cold else cached_shares(project)
+    log(f"[{name}] page cache at start: {page_cache_at_start}")
     daemon = Daemon(name, extra_env, project)
     try:
         idle_start = rss_kib(daemon.proc.pid)
@@ -125,15 +173,26 @@ def retrieve_arm(name: str, extra_env: dict[str, str], project: Path, calls: int
             {"query_expansion": phrases, "entities": entities, "project_root": str(project)}
             for phrases, entities in make_requests(WARMUP + calls, rng, used)
         ]
+        reads = [disk_reads(daemon.proc.pid)]
         first_ms, first = daemon.call("POST", "/retrieve", bodies[0])  # opens the store (and loads the model)
+        reads.append(disk_reads(daemon.proc.pid))
+        early: list[tuple[float, str | None]] = []  # the calls right after the first (a cold page cache shows here)
         for body in bodies[1:WARMUP]:
-            daemon.call("POST", "/retrieve", body)
+            ms, res = daemon.call("POST", "/retrieve", body)
+            early.append((ms, res["degraded_reason"]))
         fresh, degraded, returned = [], 0, 0
         for body in bodies[WARMUP:]:
             ms, res = daemon.call("POST", "/retrieve", body)
+            early.append((ms, res["degraded_reason"]))
             fresh.append(ms)
             degraded += bool(res["degraded"])
             returned += len(res["memories"])
+        reads.append(disk_reads(daemon.proc.pid))
+        next_calls = early[:EARLY_CALLS]
+        reasons: dict[str, int] = {}
+        for _, reason in next_calls:
+            if reason:
+                reasons[reason] = reasons.get(reason, 0) + 1
         cached = [daemon.call("POST", "/retrieve", body)[0] for body in bodies[WARMUP:]]
         health = [daemon.call("GET", "/health")[0] for _ in range(calls)]
         client = Client(port=daemon.port, token=daemon.token, timeout=300)
@@ -151,6 +210,12 @@ def retrieve_arm(name: str, extra_env: dict[str, str], project: Path, calls: int
             "start_s": round(daemon.start_s, 3),
             "first_call_ms": round(first_ms, 1),
             "first_call_degraded_reason": first.get("degraded_reason"),
+            "next_calls": summary([ms for ms, _ in next_calls]),
+            "next_calls_degraded": reasons,
+            "page_cache_at_start": page_cache_at_start,
+            # from the daemon's start to the first answer, and over the calls after it to the end of the fresh ones
+            "disk_reads_to_first_answer": reads[1],
+            "disk_reads_after_first_answer": {k: reads[2][k] - reads[1][k] for k in reads[1]},
             "retrieve_fresh": summary(fresh),
             "retrieve_cached": summary(cached),
             "retrieve_new_connection": summary(new_conn),
@@ -235,15 +300,16 @@ def markdown(results: dict[str, Any]) -> str:
         "connection unless noted; ms)",
         "",
         "| arm | p50 | p95 | mean | cached phrases p50 / p95 | new connection p50 / p95 | first call |"
-        " `GET /health` p50 | RSS idle at start | RSS idle after | degraded |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        " next 60 p50 / p95 | `GET /health` p50 | RSS idle at start | RSS idle after | degraded |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for arm in results["arms"]:
         f, c, nc, h = arm["retrieve_fresh"], arm["retrieve_cached"], arm["retrieve_new_connection"], arm["health"]
         rows.append(
             f"| {arm['arm']} | {f['p50_ms']:.1f} | {f['p95_ms']:.1f} | {f['mean_ms']:.1f} | "
             f"{c['p50_ms']:.1f} / {c['p95_ms']:.1f} | {nc['p50_ms']:.1f} / {nc['p95_ms']:.1f} | "
-            f"{arm['first_call_ms']:.0f} | {h['p50_ms']:.2f} | {arm['rss_idle_start_mib']:.0f} MiB | "
+            f"{arm['first_call_ms']:.0f} | {arm['next_calls']['p50_ms']:.1f} / {arm['next_calls']['p95_ms']:.1f} | "
+            f"{h['p50_ms']:.2f} | {arm['rss_idle_start_mib']:.0f} MiB | "
             f"{arm['rss_idle_after_mib']:.0f} MiB | {arm['degraded_calls']}/{f['n']} |"
         )
     return "\n".join(rows)
@@ -264,6 +330,14 @@ def main() -> None:
         "daemons at once, requests alternating; needs --project and --base-project",
     )
     parser.add_argument("--base-project", type=Path, help="the base daemon's own copy of --project's store")
+    parser.add_argument(
+        "--evict",
+        action="store_true",
+        help="push the store's files out of the page cache before each arm's daemon starts (a cold start; the "
+        "store's files must be writable by you, to flush them first)",
+    )
+    parser.add_argument("--src", type=Path, help="run the daemons from another tree's src/ (e.g. `git archive`)")
+    parser.add_argument("--model-only", action="store_true", help="only the default model's arm")
     args = parser.parse_args()
     if args.base_src is not None:
         if args.project is None or args.base_project is None:
@@ -290,13 +364,31 @@ def main() -> None:
     with store:
         held = store.count()
     log(f"[store] {held:,} memories" + ("" if info["reused"] else f", import + embedding {info['import_embed_s']} s"))
-    arms = [
-        retrieve_arm(
-            "no model (keywords + entities)", {"CODEMEMORY_EMBEDDING_PROVIDER": "none"}, project, args.calls, 1
-        ),
-        retrieve_arm("default model (hybrid)", {}, project, args.calls, 2),
-    ]
-    results = {"memories": held, "calls": args.calls, "store": info, "arms": arms, "machine": machine()}
+    src = {"PYTHONPATH": str(args.src.resolve())} if args.src is not None else {}
+    arms = (
+        []
+        if args.model_only
+        else [
+            retrieve_arm(
+                "no model (keywords + entities)",
+                {"CODEMEMORY_EMBEDDING_PROVIDER": "none", **src},
+                project,
+                args.calls,
+                1,
+                args.evict,
+            )
+        ]
+    )
+    arms.append(retrieve_arm("default model (hybrid)", src, project, args.calls, 2, args.evict))
+    results = {
+        "memories": held,
+        "calls": args.calls,
+        "store": info,
+        "arms": arms,
+        "machine": machine(),
+        "page_cache": "evicted before each arm" if args.evict else "as found",
+        "src": str(args.src) if args.src else "this tree",
+    }
     print(markdown(results))
     if args.out:
         Path(args.out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

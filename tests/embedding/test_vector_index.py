@@ -25,6 +25,7 @@ from codememory.embedding.vector_files import VectorFiles
 from codememory.embedding.vectors import VectorIndex, from_blob, to_blob
 from codememory.store.database import Database
 from codememory.store.migrations import apply
+from support.page_cache import cached_share, evict
 
 MODEL = "random-unit-vectors"
 DIM = 384
@@ -308,3 +309,27 @@ def test_a_whole_hybrid_search_past_the_graph_neither_builds_nor_scans(
         result = store.search("memory number 1234 about topic 10", touch=False, show_held_back=True)
         assert result.hits and {h.memory.id for h in result.hits} <= {m.id for m in store.db.get_by_pks(live).values()}
         assert index.stats["full_scans"] == before["full_scans"] and index.last_method == "ann"
+
+
+def test_an_index_out_of_the_page_cache_is_read_back_in_one_pass_before_searches_use_it(
+    indexed: tuple[Store, Path, npt.NDArray[np.float32]],
+) -> None:
+    store, cache, vectors = indexed
+    used = sorted(p for p in (cache / "vectors").iterdir() if p.suffix in (".vec", ".pks", ".usearch"))
+    assert {p.suffix for p in used} == {".vec", ".pks", ".usearch"}
+    evict(used)
+    index = VectorIndex(store.db, MODEL, cache, ann_threshold=100)
+    assert index.in_memory() is False  # sampled and found out: a pass is reading the files in
+    work = index.reading
+    assert work is not None and work.done.wait(60)
+    assert [cached_share(p) for p in used] == [1.0] * len(used)
+    assert index.in_memory() is True and index.reading is None
+    # warming (the daemon, when it opens a store) starts the same pass without being asked by a search
+    evict(used)
+    warm = index.read_ahead()
+    assert warm is not None and warm.done.wait(60)
+    assert [cached_share(p) for p in used] == [1.0] * len(used)
+    assert index.in_memory() is True
+    found = index.search(vectors[7], 5, store.filters())
+    assert found[0][0] == store.db.conn.execute("SELECT pk FROM memories ORDER BY pk LIMIT 1 OFFSET 7").fetchone()[0]
+    assert index.last_method == "ann"

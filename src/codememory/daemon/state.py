@@ -179,7 +179,9 @@ class StorePool:
                         stale.append(self._entries.pop(root))
                         raise
                 if entry is None:
-                    entry = _Entry(Store.open(root), signature)
+                    store = Store.open(root)
+                    store.semantic.wait_for_disk = False  # an agent waits on the answer: never on a disk read
+                    entry = _Entry(store, signature)
                     self._entries[root] = entry
                     while len(self._entries) > self.max_open:
                         oldest = min((r for r in self._entries if r != root), key=lambda r: self._entries[r].last_used)

@@ -1,5 +1,6 @@
 """Load what the first agent request would otherwise wait for: the embedding model and each recent project's
-vector snapshot, once, right after the daemon starts.
+vector snapshot, once, right after the daemon starts, and read the vector index's files into the page cache in one
+sequential background pass (a request meanwhile answers from keywords rather than wait for the vectors).
 
 The OpenCode plugin gives `/retrieve` a few hundred milliseconds before it treats the daemon as down; a cold
 first call (the model loading, the vectors read from the store) can take seconds on a busy machine, so the
@@ -11,10 +12,15 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from codememory.core.project import db_path
 from codememory.daemon.state import DaemonState
 from codememory.errors import CodememoryError
+
+if TYPE_CHECKING:
+    from codememory.core.page_cache import Pass
+    from codememory.service.project_store import Store
 
 log = logging.getLogger("codememory.daemon")
 
@@ -29,8 +35,20 @@ def _used_at(root: Path) -> float | None:
         return None
 
 
+def read_ahead(store: Store) -> Pass | None:
+    """Queue the store's vector index for one sequential background read into the page cache (core/page_cache.py;
+    a request skips the vectors until they are in). At 100k memories it is about 270 MB, which random faults took
+    seconds to bring in, and one pass a fraction of that. None: no vector index.
+
+    Not the database: this process must never open and close a descriptor of a SQLite file itself, since closing
+    any descriptor of a file drops every POSIX lock the process holds on it, SQLite's included."""
+    return store.semantic.read_ahead()
+
+
 class WarmUp:
-    """A task that does its work on the first poll only."""
+    """A task that does its work on the first poll only: for each recent store, the model loaded and the files
+    queued for reading (holding the store briefly), then, once its vectors are in, a search that opens the index
+    (the store is not held while the disk is read: a request meanwhile answers from keywords)."""
 
     def __init__(self) -> None:
         self.done = False
@@ -45,14 +63,25 @@ class WarmUp:
             state.health.record_error(exc, "warm-up")
             return
         recent = sorted(((when, root) for root in roots if (when := _used_at(root)) is not None), reverse=True)
+        reading: list[tuple[Path, Pass | None]] = []
         for _when, root in recent[:MAX_PROJECTS]:
             if state.stop_event.is_set():
                 return
             try:
                 with state.stores.use(root) as store:
                     if store.semantic.configured:
-                        store.search("codememory warm-up", limit=1)
+                        store.semantic.embed_query("codememory warm-up")  # the model, loaded once for all
                         loaded = store.semantic.embedder() is not None and store.semantic.reason is None
                         state.health.note_embedding(loaded, loaded, store.config.embedding.provider)
+                        reading.append((root, read_ahead(store)))
             except Exception as exc:  # a project that cannot be warmed is warmed by its first request instead
+                log.warning("warm-up of %s failed: %s", root, exc)
+        for root, work in reading:
+            while work is not None and not work.done.wait(0.5):
+                if state.stop_event.is_set():
+                    return
+            try:
+                with state.stores.use(root) as store:
+                    store.search("codememory warm-up", limit=1)  # maps the index and its graph, now in memory
+            except Exception as exc:
                 log.warning("warm-up of %s failed: %s", root, exc)

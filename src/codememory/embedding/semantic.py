@@ -20,8 +20,12 @@ NOT_CONFIGURED = (
     "no embedding model configured ([embedding] provider in ~/.config/codememory/config.toml, or in a "
     "trusted .codememory/config.toml)"
 )
+# Why an answer came from keywords alone although a model is loaded: the vector index's files were out of the page
+# cache, and a caller that must answer fast (the daemon) does not wait while a background pass reads them in.
+VECTORS_LOADING = "the vector index is being read into memory from disk: answered from keywords alone meanwhile"
 
 if TYPE_CHECKING:
+    from codememory.core.page_cache import Pass
     from codememory.embedding import Embedder
     from codememory.embedding.base import Vectors
     from codememory.embedding.vectors import VectorIndex
@@ -46,6 +50,9 @@ class Semantic:
             None  # (the store's change counters, memories without a vector)
         )
         self.reason: str | None = None
+        # False in the daemon: a search whose vectors are out of the page cache answers from keywords (VECTORS_LOADING)
+        # instead of waiting seconds for random reads from disk; a command waits, it wants the whole answer
+        self.wait_for_disk = True
 
     @property
     def configured(self) -> bool:
@@ -112,6 +119,19 @@ class Semantic:
 
             self._index = VectorIndex(self.db, emb.name, self.cache_dir, self.config.search.ann_threshold)
         return self._index
+
+    def vectors_ready(self) -> bool:
+        """Whether a search may use the vectors now: always when it waits for the disk, else only while the index's
+        files are in the page cache (when they are not, reading them in starts in the background)."""
+        if self.wait_for_disk:
+            return True
+        index = self.index()
+        return index is None or index.in_memory()
+
+    def read_ahead(self) -> Pass | None:
+        """Read the vector index's files into the page cache in the background (the daemon's warm-up)."""
+        index = self.index() if self.configured else None
+        return index.read_ahead() if index is not None else None
 
     def neighbours(self, vector: Vectors, k: int, filters: Filters) -> list[tuple[int, float]]:
         index = self.index()

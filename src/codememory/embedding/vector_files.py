@@ -20,6 +20,7 @@ before use; its contents are numbers, never code.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import mmap
@@ -33,7 +34,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from codememory.core import safe_files
+from codememory.core import page_cache, safe_files
 from codememory.errors import UnsafePath
 
 Matrix = npt.NDArray[np.float32]
@@ -198,6 +199,11 @@ class VectorFiles:
         try:
             fd = safe_files.open_fd(self._path(meta.ann_file), os.O_RDONLY)
             try:
+                # the view walks every node once to find where each one starts: out of the page cache, that walk
+                # is a fault per page unless the kernel is asked for the whole file first
+                advise = getattr(os, "posix_fadvise", None)
+                if advise is not None:
+                    advise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
                 buf = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
             finally:
                 os.close(fd)
@@ -209,6 +215,41 @@ class VectorFiles:
         if index is None or index.ndim != meta.dim or len(index) > meta.ann_rows:
             return None
         return index, buf
+
+    def _used_files(self, meta: Meta) -> list[str]:
+        """The files a search reads, in the order a process opening them touches them (the graph's view walks it
+        whole; the row keys are read whole; the rows only where the graph lands)."""
+        vec_name, pks_name = self._rows_names(meta.generation)
+        names = [vec_name, pks_name] if meta.rows else []
+        if meta.ann_file and meta.ann_file.startswith(self.base + ".") and "/" not in meta.ann_file:
+            names.insert(0, meta.ann_file)
+        return names
+
+    def resident_share(self, meta: Meta) -> float | None:
+        """The smallest share of pages the page cache holds over the files a search reads (sampled, without
+        reading from disk); None when this system cannot tell or there is nothing to read."""
+        shares = []
+        for name in self._used_files(meta):
+            try:
+                fd = safe_files.open_fd(self._path(name), os.O_RDONLY)
+            except (OSError, UnsafePath):
+                continue
+            try:
+                share = page_cache.resident_share(fd, os.fstat(fd).st_size)
+            finally:
+                os.close(fd)
+            if share is None:
+                return None
+            shares.append(share)
+        return min(shares) if shares else None
+
+    def read_ahead(self, meta: Meta, *, skip_cached: bool) -> page_cache.Pass:
+        """Read the files a search uses into the page cache in one sequential background pass."""
+        openers = [functools.partial(self._open_read, name) for name in self._used_files(meta)]
+        return page_cache.read_ahead(openers, skip_cached=skip_cached)
+
+    def _open_read(self, name: str) -> int:
+        return safe_files.open_fd(self._path(name), os.O_RDONLY)
 
     def load_ann(self, meta: Meta) -> Any:
         """A modifiable copy of the ANN graph (for extending it), or None."""

@@ -15,6 +15,7 @@ ships sources only).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -24,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from codememory.core.blas_threads import one_blas_thread
+from codememory.core.page_cache import Pass
 from codememory.embedding.vector_files import Keys, Mapped, Matrix, Meta, VectorFiles
 from codememory.store.database import Database
 from codememory.store.filters import Filters
@@ -38,6 +40,8 @@ FOLD_MIN = 1_000  # rows written after the graph before the background maintenan
 _COMPACT_SHARE = 0.25  # rows of forgotten or re-embedded memories in the files before they are rewritten
 _COMPACT_MIN_ROWS = 256
 _BATCH = 20_000
+_RESIDENT_ENOUGH = 0.9  # sampled pages in the page cache for a search to read the index's files without waiting
+_PROBE_EVERY = 1.0  # seconds a probe that found them in memory is trusted (a probe opens three files: ~0.3 ms)
 
 
 def to_blob(vector: npt.ArrayLike) -> bytes:
@@ -140,6 +144,8 @@ class VectorIndex:
         # twice (with and without the tool phrases), and the graph answers both with mostly the same memories
         self._live_seen: tuple[tuple[Any, ...], dict[int, bool]] = ((), {})
         self.last_method = "none"
+        self._reading: Pass | None = None  # the background pass reading the files into the page cache
+        self._found_in_memory_at = -_PROBE_EVERY
         # What happened, for tests and benchmarks to observe (never read by the search itself).
         self.stats = {"rows_read": 0, "rows_appended": 0, "ann_builds": 0, "ann_extends": 0, "full_scans": 0}
 
@@ -293,6 +299,52 @@ class VectorIndex:
         self._meta, self._mapped = new, mapped
         self.stats["rows_appended"] += len(pks)
         return True
+
+    # ------------------------------------------------------------ page cache
+    def read_ahead(self, *, known_out: bool = False) -> Pass | None:
+        """Start reading the index's files into the page cache in one sequential background pass (the daemon, when
+        it warms a store): a search then finds them in memory instead of faulting them in a page at a time. A file
+        already in is left alone, unless `known_out` (a probe just found the files out)."""
+        meta = self._disk_meta()
+        if meta is None or self.files is None:
+            return None
+        self._reading = self.files.read_ahead(meta, skip_cached=not known_out)
+        return self._reading
+
+    @property
+    def reading(self) -> Pass | None:
+        """The read-ahead pass started last (None: none since it ended and was seen to end)."""
+        return self._reading
+
+    def in_memory(self) -> bool:
+        """Whether a search now would find the index's files in the page cache. When sampling their pages shows
+        that it would not, a background pass reads them in (seconds at 100k memories, where the faults of one
+        search took seconds each) and this answers False until the pass is over; where the system cannot tell,
+        True."""
+        if self.files is None:
+            return True
+        if self._reading is not None:
+            if not self._reading.done.is_set():
+                return False
+            self._reading = None
+        now = time.monotonic()
+        if now - self._found_in_memory_at < _PROBE_EVERY:
+            return True
+        meta = self._disk_meta()
+        share = self.files.resident_share(meta) if meta is not None else None
+        if share is None or share >= _RESIDENT_ENOUGH:
+            self._found_in_memory_at = now
+            return True
+        self.read_ahead(known_out=True)
+        return False
+
+    def _disk_meta(self) -> Meta | None:
+        """The files' meta: the one held while the file is unchanged, else read again."""
+        if self.files is None:
+            return None
+        if self._meta is not None and self.files.meta_stamp() == self._stamp:
+            return self._meta
+        return self.files.read_meta()
 
     # ----------------------------------------------------------------- search
     @one_blas_thread()

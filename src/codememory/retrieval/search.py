@@ -27,7 +27,7 @@ from codememory.core.bounded_input import check_query
 from codememory.core.dates import now_utc
 from codememory.core.model import Memory
 from codememory.core.result import FLATTEN, OMIT_NONE, Result, json_key
-from codememory.embedding.semantic import NOT_CONFIGURED
+from codememory.embedding.semantic import NOT_CONFIGURED, VECTORS_LOADING
 from codememory.errors import InvalidInput
 from codememory.retrieval.decision import Bars, decide
 from codememory.retrieval.fusion import LEXICAL_POOL
@@ -249,11 +249,12 @@ def _rank(
         db.prefetch_fts(parsed.keyword_fts(), LEXICAL_POOL)  # runs while the query is embedded
     gap = semantic.coverage_gap()  # first: a small gap it fills is ranked in this very search
     qvec = semantic.embed_query(embedding_text(parsed))
-    if qvec is None:
+    if qvec is None or not semantic.vectors_ready():
+        reason = semantic.reason if qvec is None else VECTORS_LOADING
         if strict:
-            return Ranking(strict, False, fuzzy_used, "lexical", semantic.reason, parsed)
+            return Ranking(strict, False, fuzzy_used, "lexical", reason, parsed)
         order, more, fuzzy_used = keyword_ranking(db, parsed, filters, want, fuzzy, threshold, now)
-        return Ranking(order, more, fuzzy_used, "lexical", semantic.reason, parsed)
+        return Ranking(order, more, fuzzy_used, "lexical", reason, parsed)
     order, more, fuzzy_used = hybrid_ranking(db, parsed, filters, want, fuzzy, threshold, semantic, [qvec], now, mode)
     if strict:
         seen = {pk for _, pk, _, _ in strict}
@@ -275,6 +276,9 @@ def rank_phrases(
         db.prefetch_fts(parsed.keyword_fts(), LEXICAL_POOL)  # runs while the phrases are embedded
         gap = semantic.coverage_gap()  # first: a small gap it fills is ranked in this very call
         qvecs = semantic.embed_queries(phrases) or []  # one model call for those not embedded before
+    loading = bool(qvecs) and semantic is not None and not semantic.vectors_ready()
+    if loading:
+        qvecs = []
     if not qvecs:
         # Keywords only: any content word counts (ORed, BM25-ranked); an AND of every word of several
         # phrases would almost never match.
@@ -283,7 +287,7 @@ def rank_phrases(
         order, more, fuzzy_used = lexical_ranking(
             db, parsed, filters, want, typo, DEFAULT_THRESHOLD, now, parsed.keyword_fts()
         )
-        reason = (semantic.reason if semantic is not None else None) or NOT_CONFIGURED
+        reason = VECTORS_LOADING if loading else (semantic.reason if semantic is not None else None) or NOT_CONFIGURED
         ranking = Ranking(order, more, fuzzy_used, "lexical", reason, parsed)
         return _decided(ranking, db, relevance_bars(None, inject=inject), each)
     assert semantic is not None  # vectors exist only with a working embedder

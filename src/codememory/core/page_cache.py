@@ -1,0 +1,144 @@
+"""Whether a file's pages are in the operating system's page cache, and reading files into it in one sequential pass.
+
+A large store's vector files and graph (hundreds of MB at 100k memories) are memory-mapped or read a row at a
+time. When the page cache does not hold them (the machine was rebooted, or other work pushed them out), a search
+reads them by random page faults: one request took seconds while thousands of scattered pages came from disk.
+Read sequentially in one pass, the same bytes take a fraction of that. So:
+
+- `resident_share` samples a file's pages with `preadv(RWF_NOWAIT)`, which answers from the cache or fails at once
+  instead of going to disk (Linux 4.14+; it needs no ownership of the file, unlike `mincore` on a file mapping).
+  Elsewhere it answers None (unknown), and callers treat the file as in memory, as before. For a page it does not
+  hold, the kernel starts reading around it (a readahead window): probing a file out of the cache begins to bring
+  it in, so the second probe of a file may already find what the first did not.
+- `read_ahead` queues files for one background thread that asks the kernel for them (`posix_fadvise(WILLNEED)`)
+  and then reads them through in large chunks, so the caller can tell when the pass is over (`Pass.done`).
+
+Reading through the cache uses no memory of the process: the chunks go to one reused buffer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import queue
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+log = logging.getLogger("codememory")
+
+PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+_SAMPLES = 64  # pages probed per file: enough to tell "mostly in memory" from "mostly not", about 0.1 ms
+_CHUNK = 4 << 20
+_NOWAIT = getattr(os, "RWF_NOWAIT", None)
+
+
+def resident_share(fd: int, size: int, samples: int = _SAMPLES) -> float | None:
+    """The share of `samples` pages spread evenly over the first `size` bytes that the page cache holds, or None
+    when this system cannot tell without reading from disk."""
+    if _NOWAIT is None or not hasattr(os, "preadv"):
+        return None
+    pages = max(1, -(-size // PAGE))
+    step = max(1, pages // samples)
+    probed = held = 0
+    buf = bytearray(1)  # one byte is enough: the call fails unless the whole page is cached
+    for page in range(0, pages, step):
+        probed += 1
+        try:
+            os.preadv(fd, [buf], page * PAGE, _NOWAIT)
+            held += 1
+        except BlockingIOError:
+            pass
+        except OSError:  # not supported by this file system (or not a regular file): unknown
+            return None
+    return held / probed if probed else None
+
+
+@dataclass
+class Pass:
+    """One queued read-ahead: `done` is set once every file was read through (or could not be)."""
+
+    opened: list[int]  # descriptors, closed by the reader
+    # leave out a file whose sampled pages are all cached (no copying at a warm start); not after a probe found the
+    # files out: that probe had the kernel read around the pages it sampled, so they are in while the rest is not
+    skip_cached: bool
+    done: threading.Event = field(default_factory=threading.Event)
+    bytes_read: int = 0  # of the files not already in the cache (those are left alone)
+
+
+class _Reader:
+    """The one thread that reads queued files, one after another (two passes at once would make the disk seek
+    between them)."""
+
+    def __init__(self) -> None:
+        self._queue: queue.Queue[Pass] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, opened: list[int], skip_cached: bool) -> Pass:
+        work = Pass(opened, skip_cached)
+        self._queue.put(work)
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="codememory-read-ahead", daemon=True)
+                self._thread.start()
+        return work
+
+    def _run(self) -> None:
+        buf = bytearray(_CHUNK)
+        view = memoryview(buf)
+        while True:
+            try:
+                work = self._queue.get(timeout=5.0)
+            except queue.Empty:
+                with self._lock:  # quit when idle; `submit` starts a new thread when needed
+                    if self._queue.empty():
+                        self._thread = None
+                        return
+                continue
+            try:
+                for fd in work.opened:  # the kernel starts on every file of the pass, then each is waited for in turn
+                    _advise_will_need(fd)  # (here, not in the caller: asking for hundreds of MB can block a while)
+                for fd in work.opened:
+                    if not (work.skip_cached and resident_share(fd, os.fstat(fd).st_size) == 1.0):
+                        work.bytes_read += _read_through(fd, view)
+            except Exception:  # the pass is only an optimisation: searches fault in what it could not read
+                log.exception("read-ahead failed")
+            finally:
+                for fd in work.opened:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+                work.done.set()
+
+
+def _advise_will_need(fd: int) -> None:
+    advise = getattr(os, "posix_fadvise", None)
+    if advise is not None:
+        with contextlib.suppress(OSError):
+            advise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
+
+
+def _read_through(fd: int, view: memoryview) -> int:
+    offset = 0
+    while True:
+        try:
+            n = os.preadv(fd, [view], offset)
+        except OSError:
+            return offset
+        if n <= 0:
+            return offset
+        offset += n
+
+
+_READER = _Reader()
+
+
+def read_ahead(open_files: Sequence[Callable[[], int]], *, skip_cached: bool = False) -> Pass:
+    """Read these files into the page cache in the background, in this order; each opener returns a descriptor
+    (an opener that fails is skipped). `skip_cached`: see `Pass`."""
+    opened = []
+    for opener in open_files:
+        with contextlib.suppress(OSError, ValueError):
+            opened.append(opener())
+    return _READER.submit(opened, skip_cached)
