@@ -31,6 +31,8 @@ MEMORIES = (
     "Alembic migrations live in db/migrations; run them before the integration tests",
 )
 CHORE = "Rename the file notes.txt to NOTES.md, nothing else."
+# a chore whose only words the store holds are the text it hands over to be written (a memory's own words)
+WRITE_CHORE = "In NOTES.md, write 'Deploys go out on Tuesdays after the billing batch finishes' at the top."
 NEEDS_MEMORY = "Which HTTP client should the webhook worker use for its outbound calls?"
 # two asks; the memory answers the second only (asked as a whole, the request holds it back)
 TWO_PARTS = "Add a healthcheck endpoint to the admin app, then check which HTTP client the webhook worker uses."
@@ -77,6 +79,10 @@ def test_a_step_needing_nothing_gets_no_hud_block_and_one_needing_a_memory_gets_
         [
             Reply(tool_calls=[ToolCallSpec("bash", {"command": "mv notes.txt NOTES.md", "description": "rename"})]),
             Reply("Renamed notes.txt to NOTES.md."),
+            Reply(
+                tool_calls=[ToolCallSpec("bash", {"command": "sed -i '1i Deploys' NOTES.md", "description": "edit"})]
+            ),
+            Reply("Added the line at the top of NOTES.md."),
             Reply("httpx: the webhook worker needs HTTP/2, which requests cannot do."),
             Reply("Added /healthz to the admin app; the webhook worker uses httpx."),
         ]
@@ -84,6 +90,8 @@ def test_a_step_needing_nothing_gets_no_hud_block_and_one_needing_a_memory_gets_
     with opencode_session(tmp_path, monkeypatch, project, script, MEMORIES) as (oc, llm, ids):
         chore = oc.run(project, CHORE, timeout=300)
         chore_calls = len(llm.requests)
+        oc.run(project, WRITE_CHORE, timeout=300)
+        write_calls = len(llm.requests)
         oc.run(project, NEEDS_MEMORY, timeout=300)
         answer_calls = len(llm.requests)
         oc.run(project, TWO_PARTS, timeout=300)
@@ -97,7 +105,11 @@ def test_a_step_needing_nothing_gets_no_hud_block_and_one_needing_a_memory_gets_
     assert len(chore_views) >= 2  # the tool call and the answer after it
     for view in chore_views:
         assert view.hud == [] and view.cold == [], (view.hud_ids(), view.cold_ids())
-    answer_views = views(requests[chore_calls:answer_calls])
+    write_views = views(requests[chore_calls:write_calls])
+    assert len(write_views) >= 2  # the edit and the answer after it
+    for view in write_views:  # the memory's words are the text to write, not what the chore is about
+        assert view.hud == [], view.hud_ids()
+    answer_views = views(requests[write_calls:answer_calls])
     assert answer_views and ids[MEMORIES[0]] in answer_views[0].hud_ids()
     assert set(answer_views[0].hud_ids()) <= {ids[MEMORIES[0]]}  # and nothing unrelated beside it
     two_part_views = views(requests[answer_calls:])
@@ -109,11 +121,14 @@ GOTCHA = "reports/render.py draws with Helvetica, which is Latin-1 only: Polish 
 UNRELATED_REQUEST = "Put the customer's city on its own line under the street on the invoice."
 # names the file the gotcha is about, and asks what the file itself answers
 NAMING_REQUEST = "How many lines does reports/render.py have?"
+# names the file the gotcha is about, and says what goes wrong with it
+FAULT_REQUEST = "Polish letters come out wrong in the invoices reports/render.py draws. Fix it."
 
 
 def test_a_step_opening_the_file_a_gotcha_is_about_gets_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The agent opening the file a gotcha names gets the gotcha; not when the user named the file and asked what
-    it says (the file answers that): then neither the request nor the step calls for the gotcha."""
+    it says (the file answers that): then neither the request nor the step calls for the gotcha. A request that
+    names the file and says what goes wrong with it gets the gotcha at once."""
     project = make_git_project(tmp_path / "billing")
     (project / "reports").mkdir()
     (project / "reports" / "render.py").write_text("def render(invoice):\n    return invoice.street\n", "utf-8")
@@ -125,12 +140,15 @@ def test_a_step_opening_the_file_a_gotcha_is_about_gets_it(tmp_path: Path, monke
             Reply("The city goes on its own line in reports/render.py."),
             Reply(tool_calls=[read]),
             Reply("reports/render.py has 2 lines."),
+            Reply("It needs a Unicode font instead of Helvetica."),
         ]
     )
     with opencode_session(tmp_path, monkeypatch, project, script, (GOTCHA, *MEMORIES)) as (oc, llm, ids):
         done = oc.run(project, UNRELATED_REQUEST, timeout=300)
         first_calls = len(llm.requests)
         named = oc.run(project, NAMING_REQUEST, timeout=300)
+        named_calls = len(llm.requests)
+        fault = oc.run(project, FAULT_REQUEST, timeout=300)
     requests = list(llm.requests)
     gotcha = ids[GOTCHA]
     assert done.returncode == 0 and named.returncode == 0, done.stderr + named.stderr
@@ -139,10 +157,13 @@ def test_a_step_opening_the_file_a_gotcha_is_about_gets_it(tmp_path: Path, monke
     assert gotcha not in views[0].hud_ids()  # the request's words alone do not call for it
     assert views[1].hud_ids() == [gotcha]  # the agent has just opened the file the gotcha is about
     assert gotcha not in views[2].hud_ids()  # git status touches no file: nothing calls for it any more
-    named_views = [opencode_view(b) for b in requests[first_calls:] if not is_title_request(b)]
+    named_views = [opencode_view(b) for b in requests[first_calls:named_calls] if not is_title_request(b)]
     assert len(named_views) == 2  # before the read, after it
     for view in named_views:
         assert view.hud == [], view.hud_ids()
+    assert fault.returncode == 0, fault.stderr
+    fault_views = [opencode_view(b) for b in requests[named_calls:] if not is_title_request(b)]
+    assert len(fault_views) == 1 and gotcha in fault_views[0].hud_ids()  # the request names the gotcha's file
 
 
 WORKER_GOTCHA = "hooks/sender.py is imported by the cron container too: nothing at its module level may open a socket"

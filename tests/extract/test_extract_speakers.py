@@ -6,6 +6,9 @@ the extraction benchmark's sets)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from codememory.capture.turns import ToolCall
@@ -226,3 +229,16 @@ def test_a_rule_the_assistant_restates_from_a_file_it_read_is_not_stored() -> No
     assert found(first, turn(2, "ok, go on")) == []
     # the same words with no file behind them are the assistant's, accepted
     assert found(turn(1, "Open the PR.", (said,)), turn(2, "ok, go on")) == [("convention", "assistant_accepted", said)]
+
+
+def test_a_long_dotted_run_in_tool_text_is_read_in_linear_time() -> None:
+    # A file name is read from where its run of name characters starts; started from every dot of a `1.1.1…` run,
+    # 20k characters of it took 34 s and 100k (this test) minutes, inside extraction of untrusted tool text.
+    code = (
+        "import sys\n"
+        "from codememory.extract.speakers import relays_a_source\n"
+        "print(relays_a_source(sys.argv[1]), relays_a_source('see ./CONTRIBUTING.md says to rebase first'))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, "1." * 50_000], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True"]

@@ -98,3 +98,14 @@ def test_ids_the_context_already_carries_are_never_returned(project: Path, ids: 
     got = [names[m.id] for m in result.memories]
     assert "files" in got and "httpx" not in got
     assert not {"httpx", "files"} & {names[m.id] for m in both.memories}
+
+
+def test_a_todo_is_shown_unasked_only_to_a_request_about_what_is_left_to_do(project: Path) -> None:
+    # the same words; only a request that speaks of to-dos calls for one (work still to be done is no constraint on
+    # the task at hand)
+    with Store.open(project) as store:
+        todo = store.add("Rename the billing cron job before the March release", category="todo").memory.id
+        task = store.retrieve(["rename the billing cron job before the March release"])
+        asked = store.retrieve(["what is still to do on the billing cron job before the March release?"])
+    assert [m.id for m in task.memories] == []
+    assert [m.id for m in asked.memories] == [todo]

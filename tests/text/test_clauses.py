@@ -50,3 +50,15 @@ def test_a_long_paste_gives_only_the_first_parts() -> None:
     text = " ".join(f"Sentence number {i} talks about topic{i}." for i in range(20))
     parts = request_parts(text)
     assert len(parts) == MAX_PARTS and parts[0] == "Sentence number 0 talks about topic0"
+
+
+def test_a_bracketed_list_is_never_cut_into_parts() -> None:
+    parts = request_parts(
+        "Members should be able to cancel a booking themselves. Add Bookings.cancel_booking/2 (member, booking id) "
+        "and a test for it."
+    )
+    assert "booking id)" not in parts and "Add Bookings.cancel_booking/2 (member" not in parts
+    assert "Add Bookings.cancel_booking/2 (member, booking id)" in parts
+    # a sentence end inside brackets ("e.g.") does not end the sentence either
+    parts = request_parts("Keep a note per medication (e.g. 'take with food'). Add a notes column to medications.")
+    assert "Keep a note per medication (e.g. 'take with food')" in parts

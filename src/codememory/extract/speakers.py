@@ -112,7 +112,9 @@ _RELAY_RE = lazy_pattern(
     r"(?:agent|assistant|model)))\b"
     rf"|\b{_SOURCE}\s+(?:states?|stated|reads?|notes?|wants?|explains?)\s*(?::|that\b|[\"'\u201c])"
     r"|^\W*(?:according\s+to|per|as\s+(?:stated|described|noted|written|documented)\s+in)\s+\S+"
-    r"|\b[\w./-]+\.(?:md|txt|rst|html?|json|ya?ml|toml|cfg|ini|adoc)`?\s+(?:says?|said|states?|claims?|tells?|"
+    # a file name starts where its run of name characters starts: from every dot of a long `1.1.1…` run a search
+    # would otherwise rescan the rest of the run (minutes for 20k characters of untrusted tool text)
+    r"|(?<![\w./-])[\w./-]+\.(?:md|txt|rst|html?|json|ya?ml|toml|cfg|ini|adoc)`?\s+(?:says?|said|states?|claims?|tells?|"
     r"instructs?|recommends?|requires?|asks?|wants?)\b"
     r"|\b(?:it|they)\s+(?:says?|claims?|instructs?|tells?)\s*:",
     re.IGNORECASE,

@@ -40,6 +40,7 @@ plugin's does for the turn.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -47,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from codememory.core.bounded_input import check_query
 from codememory.core.config import ContextConfig
+from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.result import OMIT_NONE, Result
 from codememory.errors import InvalidInput
 from codememory.retrieval.decision import Bars, best_likelihood
@@ -58,9 +60,11 @@ from codememory.retrieval.why import add_matches, ranked_why
 from codememory.store.database import Database
 from codememory.store.filters import Filters
 from codememory.text.clauses import request_parts
+from codememory.text.lookups import answered_by_looking
 from codememory.text.named import held_names, only_names
 from codememory.text.query import parse_query, words
 from codememory.text.tokens import memory_tokens
+from codememory.text.written import without_text_to_write
 
 if TYPE_CHECKING:
     from codememory.embedding.semantic import Semantic
@@ -103,6 +107,24 @@ QUIET_STEP_LIKELIHOOD = 0.0
 # text/named.py) is not one the request calls for: "which chi version is in go.mod?" is answered by go.mod, not by
 # the memory saying which Go version go.mod pins. Off: such a memory is judged on its likelihood alone (measuring).
 NAMES_ARE_NOT_ENOUGH = True
+# The text a request hands over to be written ("say 'chases overdue invoices' instead of 'chases late payments'",
+# "add a line …: '…'", "fix the typo 'seperately'") is no evidence of what the request is about (text/written.py): its
+# words found a late-payment memory for a README edit. Off: the request's words all count, as before (measuring).
+TEXT_TO_WRITE_IS_NO_EVIDENCE = True
+# A request the project's files answer by looking (a count, a listing, a value read from a file it names:
+# text/lookups.py) calls for no memory: "How many staging models are there?" got the two memories about staging
+# models, "Which Python version does pyproject.toml require?" the one saying uv edits pyproject.toml. Off: such a
+# request is judged on its words like any other (measuring).
+LOOKUPS_NEED_NO_MEMORY = True
+# A to-do (work still to be done: category "todo") is not what a request's first call shows unasked: in the labelled
+# scenarios one of eleven to-dos was ever needed, while "TODO: GeoPackage export …" was shown for a GeoJSON option and
+# "TODO: move the poller to GBFS 3.0 …" for a new GBFS feed. A request that speaks of to-dos, the backlog or what is
+# pending still gets them, and a later step that opens the file a to-do names still does (retrieval/step.py).
+# Off: a to-do is judged like any memory (measuring).
+NO_UNASKED_TODOS = True
+_ASKS_FOR_TODOS_RE = lazy_pattern(
+    r"\b(?:todos?|to-?dos?|to\s+do|backlog|pending|planned|left\s+to\s+do)\b", re.IGNORECASE
+)
 
 
 @dataclass
@@ -289,6 +311,9 @@ def retrieve(
     moved: dict[int, Factor] = {}
     degraded_reason: str | None = None
     phrases = [q.strip() for q in req.query_expansion if q.strip()][:MAX_PHRASES]
+    if TEXT_TO_WRITE_IS_NO_EVIDENCE:  # the request's quoted new text is what to write, not what it is about
+        n = min(req.request_phrases, len(phrases))
+        phrases = [*(without_text_to_write(p) for p in phrases[:n]), *phrases[n:]]
     pinned_pks = dict(db.get_pk_map(req.pinned_memory_ids)) if req.pinned_memory_ids else {}
     excluded = {pk for _, pk in db.get_pk_map(req.exclude_memory_ids)} if req.exclude_memory_ids else set()
     window = 4 * req.max_memories
@@ -339,6 +364,15 @@ def retrieve(
             cand.score += ENTITY_WEIGHT * count / len(entity_names)
             cand.why["score"] = round(cand.score, 4)
             cand.why["entities"] = [n for n, _ in names_of.get(pk, []) if n in entity_names]
+    if LOOKUPS_NEED_NO_MEMORY and request_text and answered_by_looking(" ".join(request_text)):
+        asked_for.clear()  # the request calls for no memory; what a later step touches still may
+        if req.step is None:
+            found.clear()
+    if NO_UNASKED_TODOS and req.step is None and found and not _ASKS_FOR_TODOS_RE.search(" ".join(request_text)):
+        rows_of = db.get_by_pks(list(found))
+        for pk in [pk for pk, mem in rows_of.items() if mem.category == "todo"]:
+            found.pop(pk)
+            asked_for.discard(pk)
     if NAMES_ARE_NOT_ENOUGH and request_text:
         # not the request's: it leaves what the request's words alone brought (at a turn's first call, everything;
         # later, _follow_turn drops it unless the step touches it; after a failed call its error lines may vouch)

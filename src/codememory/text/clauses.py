@@ -7,8 +7,10 @@ so evidence computed over the whole prompt alone holds back exactly the memories
 (retrieval/proactive.py asks for each part as well).
 
 A part is cut at sentence ends, semicolons, colons, dashes and line breaks, then at commas and at a coordinating
-"and"/"but"/"then"; a fragment with fewer than MIN_WORDS content words ("Fix it.", "Next:", "In README.md") is no
-part of its own: a single word is not an ask, and alone it would match any memory that happens to hold it.
+"and"/"but"/"then", never inside brackets: "Add Bookings.cancel_booking/2 (member, booking id)" is one ask, and its
+argument list alone ("booking id") matched every memory that logs or keys anything by booking id. A fragment with
+fewer than MIN_WORDS content words ("Fix it.", "Next:", "In README.md") is no part of its own: a single word is not
+an ask, and alone it would match any memory that happens to hold it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from codememory.text.query import STOPWORDS, words
 
 MIN_WORDS = 2  # content words a part needs to stand alone
 MAX_PARTS = 6  # the first ones: a long paste is not a list of asks
+CUT_INSIDE_BRACKETS = False  # True: cut inside brackets too, as before (for measuring)
 _SENTENCE_RE = lazy_pattern(r"(?<=[.!?])[\"')\]]*\s+|[;\n]+|:\s+|\s+[-–—]+\s+")
 _CLAUSE_RE = lazy_pattern(
     r",?\s+(?:and then|and|but|then|as well as|over|instead of|rather than|versus|vs\.?|the way|like)\s+|,\s+",
@@ -33,14 +36,34 @@ def content_words(text: str) -> list[str]:
     return [t for t in text.split() if any(w not in STOPWORDS and not w.isdigit() for w in words(t))]
 
 
+def _cut(text: str, pattern: re.Pattern[str]) -> list[str]:
+    """`text` cut at the matches of `pattern` that are outside brackets (round or square)."""
+    if CUT_INSIDE_BRACKETS:
+        return pattern.split(text)
+    pieces: list[str] = []
+    at = depth = 0
+    scanned = 0
+    for m in pattern.finditer(text):
+        for c in text[scanned : m.start()]:
+            depth += (c in "([") - (c in ")]")
+        if depth <= 0:
+            pieces.append(text[at : m.start()])
+            at = m.end()
+        for c in m.group(0):  # a sentence end may close a bracket: "(see the README.) Then"
+            depth += (c in "([") - (c in ")]")
+        scanned = m.end()
+    pieces.append(text[at:])
+    return pieces
+
+
 def request_parts(text: str) -> list[str]:
     """The request's parts that carry an ask of their own, in order; [] when it has only one (the whole is it)."""
     parts: list[str] = []
-    for sentence in _SENTENCE_RE.split(text):
+    for sentence in _cut(text, _SENTENCE_RE):
         sentence = sentence.strip(" \t\"'`.")
         if len(content_words(sentence)) < MIN_WORDS:
             continue
-        clauses = [c.strip(" \t\"'`.") for c in _CLAUSE_RE.split(sentence)]
+        clauses = [c.strip(" \t\"'`.") for c in _cut(sentence, _CLAUSE_RE)]
         kept = [c for c in clauses if len(content_words(c)) >= MIN_WORDS]
         parts.append(sentence)
         parts.extend(kept)  # a clause without the qualifiers around it is a part too ("choose httpx")

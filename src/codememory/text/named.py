@@ -71,6 +71,18 @@ def named_words(request: str) -> frozenset[str]:
     return frozenset(w for name in names for w in words(name))
 
 
+def named_files(request: str) -> list[str]:
+    """The files and paths the request names (`go.mod`, `dbt/dbt_project.yml`, `fastlane/`), in order."""
+    out: list[str] = []
+    for token in _TOKEN_RE.findall(request):
+        token = token.rstrip(".:")
+        if len(token) > _MAX_NAME or token.lower() in _NOT_FILES or not any(c.isalpha() for c in token):
+            continue
+        if not _PRODUCT_RE.match(token) and (_PATH_RE.match(token) or _FILE_RE.match(token)):
+            out.append(token)
+    return out
+
+
 def held_names(request: str) -> frozenset[str]:
     """The words of the names a memory must share more than with the request (named_words), none when the request
     asks what is wrong with the named thing or what to watch for: then being about the thing is being about it."""

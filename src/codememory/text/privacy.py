@@ -293,9 +293,10 @@ def _leading_literal(pattern: re.Pattern[str]) -> str:
     (a search compiles only the patterns whose literal its text holds; see `core.lazy_pattern`). It may say less
     than the regex parser would (a shorter literal only makes the gate try a pattern more often), never more:
     it stops at the first character that is not plainly literal, at a repeat, and says "" for a pattern that
-    ignores case or alternates at its top level."""
+    ignores case, holds a comment (`ab(?#…)?` makes the `b` optional, and a comment may hold a `(` or `|`) or
+    alternates at its top level."""
     source = pattern.pattern
-    if pattern.flags & (re.IGNORECASE | re.VERBOSE) or _alternates_at_top(source):
+    if pattern.flags & (re.IGNORECASE | re.VERBOSE) or "(?#" in source or _alternates_at_top(source):
         return ""
     lead: list[str] = []
     at = 0
