@@ -458,6 +458,20 @@ def test_a_look_at_a_file_many_memories_name_can_be_the_look_behind_an_answer(
         assert got["evidence"].startswith("read: config/app.toml; the answer states smtp_relay")
 
 
+def test_an_answer_that_restates_what_the_common_file_showed_is_no_use(store: Store) -> None:
+    """A look at a place is no evidence of which memory was read: when the file itself showed the values the answer
+    states, the answer took them from the file (a tool's output), not from the memory."""
+    mailer = add(store, MAILER)
+    for text in OTHERS_OF_APP_TOML:
+        add(store, text)
+    shown(store, mailer, at_query="how is mail sent?")
+    content = '[mail]\nadapter = "smtp_relay"\n# bounce_webhook_secret rotates monthly\n'
+    read = call("read", 1, output=content, filePath=f"{store.root}/config/app.toml")
+    answer = "Through the smtp_relay adapter; its bounce_webhook_secret rotates monthly."
+    capture(store, turn(read, texts=(answer,), user="By the way, how do we send mail?"))
+    assert exposure(store, mailer)["used_at"] is None
+
+
 def test_an_edit_of_a_file_many_memories_name_is_no_use(store: Store) -> None:
     mailer = add(store, MAILER)
     for text in OTHERS_OF_APP_TOML:

@@ -291,7 +291,7 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
             if (hits := _hits(terms, action, low, [*known, *held_before(mid)], by_id[mid], at, request))
         }
         if action.look:
-            _looked_at_places(cues, unused, found, action, at, places)
+            _looked_at_places(cues, unused, found, action, at, call.output[:MAX_READ_CHARS], places)
         for mid in list(unused):
             credited = found.get(mid)
             if credited and not _explained_better(mid, found, cues):
@@ -371,18 +371,22 @@ def _looked_at_places(
     found: Mapping[str, list[str]],
     action: Action,
     at: str,
+    output: str,
     places: dict[str, tuple[str, str, list[str]]],
 ) -> None:
     """Remember a look at a file a memory names that many memories name (a place: capture/exposure_cues.py), for a
     memory nothing else in the call was found for: if the turn only answers and the answer states the memory, this
-    is the look."""
+    is the look. What the look showed (`output`) is kept with it as known: a look at a place says nothing of which
+    memory it was for, so a value the file itself showed is the file's, not evidence the memory was read."""
     where = "\n".join(action.paths).lower()
     for mid in unused:
-        if mid in found or mid in places:
+        if mid in found:
             continue
         hit = next((t.text for t in cues[mid][0] if t.kind == PLACE and term_in(t.text, where, lowered=True)), None)
-        if hit:
-            places[mid] = (at, f"{action.tool}: {hit}", [hit])
+        if hit and mid in places:
+            places[mid][2].append(output)  # a later look there: what it showed is known too
+        elif hit:
+            places[mid] = (at, f"{action.tool}: {hit}", [hit, output])
 
 
 def _runs_as_told(terms: Sequence[Term], credited: Sequence[str], action: Action) -> bool:
