@@ -815,6 +815,24 @@ def test_doing_what_the_memory_prescribes_is_no_contradiction(store: Store) -> N
     assert "sep=," in exposure(store, sep)["contradiction"]
 
 
+@pytest.mark.parametrize(
+    ("memory", "added"),
+    [
+        ("Don't add @skip_ci to the workflows: the release job needs every check.", "  @skip_ci\n  job: build"),
+        (SEP, 'out.write("sep=,\\n")'),
+    ],
+)
+def test_doing_what_the_memory_forbids_is_no_use_of_it(store: Store, memory: str, added: str) -> None:
+    """The forbidden thing is one of the memory's terms, but a call that does it went against the memory: a
+    contradiction, never also a use that would raise the memory's usefulness for being disobeyed."""
+    mid = add(store, memory)
+    shown(store, mid, at_query="update the exports")
+    capture(store, turn(call("edit", 1, filePath="app/export.py", oldString="", newString=added)))
+    got = exposure(store, mid)
+    assert got["contradicted_at"] is not None and got["used_at"] is None
+    assert store.db.usefulness([mid], "2099-01-02T00:00:00.000Z")[mid].used_total == 0
+
+
 # --------------------------------------------------------------------------------------------- ignored
 def test_a_memory_shown_in_sessions_that_never_use_it_is_ignored_there(store: Store) -> None:
     limit = add(store, LIMIT)

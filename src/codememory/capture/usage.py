@@ -294,7 +294,10 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
             _looked_at_places(cues, unused, found, action, at, call.output[:MAX_READ_CHARS], places)
         for mid in list(unused):
             credited = found.get(mid)
-            if credited and not _explained_better(mid, found, cues):
+            # A call that does what the memory forbids holds its terms (the forbidden thing is one) but went
+            # against it: that is a contradiction (below), never also a use that would raise the memory.
+            forbidden = credited and any(rule_violation(rule, action) for rule in cues[mid][1])
+            if credited and not forbidden and not _explained_better(mid, found, cues):
                 if action.look and not _runs_as_told(cues[mid][0], credited, action):
                     looked.setdefault(mid, (at, f"{call.tool}: {', '.join(credited[:3])}", credited))
                 else:
