@@ -833,6 +833,19 @@ def test_doing_what_the_memory_forbids_is_no_use_of_it(store: Store, memory: str
     assert store.db.usefulness([mid], "2099-01-02T00:00:00.000Z")[mid].used_total == 0
 
 
+def test_a_changelog_entry_naming_what_the_memory_forbids_is_no_contradiction(store: Store) -> None:
+    """A changelog entry is the agent's account of its work (it is no use either): "no longer writes a `sep=,`
+    line" records that the memory was heeded, it does not write the line."""
+    sep = add(store, SEP)
+    shown(store, sep, at_query="fix the CSV export")
+    entry = "- CSV exports no longer start with a `sep=,` line (Excel showed it as data)."
+    capture(store, turn(call("edit", 1, filePath=f"{store.root}/CHANGELOG.md", oldString="", newString=entry)))
+    assert exposure(store, sep)["contradicted_at"] is None
+    code = 'out.write("sep=,\\n")'
+    capture(store, turn(call("edit", 2, filePath="app/export.py", oldString="", newString=code), turn_id="m2"))
+    assert "sep=," in exposure(store, sep)["contradiction"]  # the same words written as code still are
+
+
 # --------------------------------------------------------------------------------------------- ignored
 def test_a_memory_shown_in_sessions_that_never_use_it_is_ignored_there(store: Store) -> None:
     limit = add(store, LIMIT)
