@@ -833,6 +833,16 @@ def test_doing_what_the_memory_forbids_is_no_use_of_it(store: Store, memory: str
     assert store.db.usefulness([mid], "2099-01-02T00:00:00.000Z")[mid].used_total == 0
 
 
+def test_the_memorys_other_terms_in_a_call_that_names_what_it_forbids_still_use_it(store: Store) -> None:
+    """Only the forbidden thing is taken out of the call's hits: an edit of the file the memory names, mapping the
+    error it says never to leak, does as the memory says however the rule reads the error's name."""
+    errors = add(store, "Errors crossing the API boundary are mapped in app/api/errors.py; never leak `TimeoutError`.")
+    shown(store, errors, at_query="the upstream call hangs")
+    code = "    except TimeoutError:\n        return problem(504)"
+    capture(store, turn(call("edit", 1, filePath="app/api/errors.py", oldString="", newString=code)))
+    assert exposure(store, errors)["evidence"] == "edit: app/api/errors.py"
+
+
 def test_a_changelog_entry_naming_what_the_memory_forbids_is_no_contradiction(store: Store) -> None:
     """A changelog entry is the agent's account of its work (it is no use either): "no longer writes a `sep=,`
     line" records that the memory was heeded, it does not write the line."""

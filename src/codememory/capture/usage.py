@@ -293,11 +293,8 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         if action.look:
             _looked_at_places(cues, unused, found, action, at, call.output[:MAX_READ_CHARS], places)
         for mid in list(unused):
-            credited = found.get(mid)
-            # A call that does what the memory forbids holds its terms (the forbidden thing is one) but went
-            # against it: that is a contradiction (below), never also a use that would raise the memory.
-            forbidden = credited and any(rule_violation(rule, action) for rule in cues[mid][1])
-            if credited and not forbidden and not _explained_better(mid, found, cues):
+            credited = _not_forbidden(found.get(mid, []), cues[mid][1], action)
+            if credited and not _explained_better(mid, found, cues):
                 if action.look and not _runs_as_told(cues[mid][0], credited, action):
                     looked.setdefault(mid, (at, f"{call.tool}: {', '.join(credited[:3])}", credited))
                 else:
@@ -366,6 +363,18 @@ def _hits(
         ):
             out.append(t.text)
     return out
+
+
+def _not_forbidden(hits: list[str], rules: Sequence[Prohibition], action: Action) -> list[str]:
+    """The hits that are not what the memory forbids and the action does: doing it goes against the memory (a
+    contradiction), it is never also a use that would raise the memory. Its other terms in the call still count
+    (a rule read coarsely, "never leak `TimeoutError`" by an edit that maps it, must not cost the use)."""
+    if not hits or not rules:
+        return hits
+    broken = [r.thing.lower() for r in rules if rule_violation(r, action)]
+    return [
+        h for h in hits if not any(term_in(b, h.lower(), lowered=True) or term_in(h, b, lowered=True) for b in broken)
+    ]
 
 
 def _looked_at_places(
