@@ -472,6 +472,21 @@ def test_an_answer_that_restates_what_the_common_file_showed_is_no_use(store: St
     assert exposure(store, mailer)["used_at"] is None
 
 
+def test_a_look_at_a_common_file_before_the_memory_was_shown_is_not_the_look_behind_the_answer(store: Store) -> None:
+    """As for any look: one made before the session was shown the memory cannot have been made for it (a use
+    dated at it would precede the memory's showing)."""
+    mailer = add(store, MAILER)
+    for text in OTHERS_OF_APP_TOML:
+        add(store, text)
+    read = call("read", 1, filePath=f"{store.root}/config/app.toml")
+    result = json.dumps({"results": [{"id": mailer, "text": MAILER}]})
+    search = call("memory_search", 2, output=result, query="mail")
+    answer = "Through the smtp_relay adapter; its bounce_webhook_secret rotates monthly."
+    capture(store, turn(read, search, texts=(answer,), user="By the way, how do we send mail?"))
+    got = exposure(store, mailer)
+    assert got["used_at"] is None or got["used_at"] >= got["first_shown_at"]
+
+
 def test_an_edit_of_a_file_many_memories_name_is_no_use(store: Store) -> None:
     mailer = add(store, MAILER)
     for text in OTHERS_OF_APP_TOML:

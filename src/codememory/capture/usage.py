@@ -291,7 +291,7 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
             if (hits := _hits(terms, action, low, [*known, *held_before(mid)], by_id[mid], at, request))
         }
         if action.look:
-            _looked_at_places(cues, unused, found, action, at, call.output[:MAX_READ_CHARS], places)
+            _looked_at_places(cues, unused, by_id, found, action, at, call.output[:MAX_READ_CHARS], places)
         for mid in list(unused):
             credited = _not_forbidden(found.get(mid, []), cues[mid][1], action)
             if credited and not _explained_better(mid, found, cues):
@@ -380,6 +380,7 @@ def _not_forbidden(hits: list[str], rules: Sequence[Prohibition], action: Action
 def _looked_at_places(
     cues: Mapping[str, tuple[list[Term], list[Prohibition]]],
     unused: Mapping[str, list[Term]],
+    shown: Mapping[str, Exposure],
     found: Mapping[str, list[str]],
     action: Action,
     at: str,
@@ -387,12 +388,13 @@ def _looked_at_places(
     places: dict[str, tuple[str, str, list[str]]],
 ) -> None:
     """Remember a look at a file a memory names that many memories name (a place: capture/exposure_cues.py), for a
-    memory nothing else in the call was found for: if the turn only answers and the answer states the memory, this
-    is the look. What the look showed (`output`) is kept with it as known: a look at a place says nothing of which
-    memory it was for, so a value the file itself showed is the file's, not evidence the memory was read."""
+    memory shown before it that nothing else in the call was found for: if the turn only answers and the answer
+    states the memory, this is the look. What the look showed (`output`) is kept with it as known: a look at a
+    place says nothing of which memory it was for, so a value the file itself showed is the file's, not evidence
+    the memory was read."""
     where = "\n".join(action.paths).lower()
     for mid in unused:
-        if mid in found:
+        if mid in found or not _shown_before(shown[mid], at):
             continue
         hit = next((t.text for t in cues[mid][0] if t.kind == PLACE and term_in(t.text, where, lowered=True)), None)
         if hit and mid in places:
