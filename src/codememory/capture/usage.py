@@ -34,7 +34,8 @@ never scanned twice, and it costs no model call. Signals, the first of each per 
   terms (a place: `config/config.exs`), since the answer says which memory it was read for. An answer in a
   memory's words with no look behind it counts for nothing;
 - **contradicted**: a tool call did what the memory forbids (the rule set in text/usage_cues.py: `pytest` run bare
-  where the memory says never);
+  where the memory says never); the forbidden thing in that call is then no evidence of a use (its other terms
+  still are), and text added to a changelog contradicts nothing, as it uses nothing;
 - **ignored**: none of these, which is what a shown memory is until one comes.
 
 A distinctive term must also be rare in the store: a name more than `max(3, memories / 200)` memories mention says
