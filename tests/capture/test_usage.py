@@ -458,6 +458,35 @@ def test_a_look_at_a_file_many_memories_name_can_be_the_look_behind_an_answer(
         assert got["evidence"].startswith("read: config/app.toml; the answer states smtp_relay")
 
 
+def test_an_answer_that_restates_what_the_common_file_showed_is_no_use(store: Store) -> None:
+    """A look at a place is no evidence of which memory was read: when the file itself showed the values the answer
+    states, the answer took them from the file (a tool's output), not from the memory."""
+    mailer = add(store, MAILER)
+    for text in OTHERS_OF_APP_TOML:
+        add(store, text)
+    shown(store, mailer, at_query="how is mail sent?")
+    content = '[mail]\nadapter = "smtp_relay"\n# bounce_webhook_secret rotates monthly\n'
+    read = call("read", 1, output=content, filePath=f"{store.root}/config/app.toml")
+    answer = "Through the smtp_relay adapter; its bounce_webhook_secret rotates monthly."
+    capture(store, turn(read, texts=(answer,), user="By the way, how do we send mail?"))
+    assert exposure(store, mailer)["used_at"] is None
+
+
+def test_a_look_at_a_common_file_before_the_memory_was_shown_is_not_the_look_behind_the_answer(store: Store) -> None:
+    """As for any look: one made before the session was shown the memory cannot have been made for it (a use
+    dated at it would precede the memory's showing)."""
+    mailer = add(store, MAILER)
+    for text in OTHERS_OF_APP_TOML:
+        add(store, text)
+    read = call("read", 1, filePath=f"{store.root}/config/app.toml")
+    result = json.dumps({"results": [{"id": mailer, "text": MAILER}]})
+    search = call("memory_search", 2, output=result, query="mail")
+    answer = "Through the smtp_relay adapter; its bounce_webhook_secret rotates monthly."
+    capture(store, turn(read, search, texts=(answer,), user="By the way, how do we send mail?"))
+    got = exposure(store, mailer)
+    assert got["used_at"] is None or got["used_at"] >= got["first_shown_at"]
+
+
 def test_an_edit_of_a_file_many_memories_name_is_no_use(store: Store) -> None:
     mailer = add(store, MAILER)
     for text in OTHERS_OF_APP_TOML:
@@ -799,6 +828,47 @@ def test_doing_what_the_memory_prescribes_is_no_contradiction(store: Store) -> N
         turn(call("edit", 3, filePath="app/export.py", oldString="a", newString='out.write("sep=,\\n")'), turn_id="m3"),
     )
     assert "sep=," in exposure(store, sep)["contradiction"]
+
+
+@pytest.mark.parametrize(
+    ("memory", "added"),
+    [
+        ("Don't add @skip_ci to the workflows: the release job needs every check.", "  @skip_ci\n  job: build"),
+        (SEP, 'out.write("sep=,\\n")'),
+    ],
+)
+def test_doing_what_the_memory_forbids_is_no_use_of_it(store: Store, memory: str, added: str) -> None:
+    """The forbidden thing is one of the memory's terms, but a call that does it went against the memory: a
+    contradiction, never also a use that would raise the memory's usefulness for being disobeyed."""
+    mid = add(store, memory)
+    shown(store, mid, at_query="update the exports")
+    capture(store, turn(call("edit", 1, filePath="app/export.py", oldString="", newString=added)))
+    got = exposure(store, mid)
+    assert got["contradicted_at"] is not None and got["used_at"] is None
+    assert store.db.usefulness([mid], "2099-01-02T00:00:00.000Z")[mid].used_total == 0
+
+
+def test_the_memorys_other_terms_in_a_call_that_names_what_it_forbids_still_use_it(store: Store) -> None:
+    """Only the forbidden thing is taken out of the call's hits: an edit of the file the memory names, mapping the
+    error it says never to leak, does as the memory says however the rule reads the error's name."""
+    errors = add(store, "Errors crossing the API boundary are mapped in app/api/errors.py; never leak `TimeoutError`.")
+    shown(store, errors, at_query="the upstream call hangs")
+    code = "    except TimeoutError:\n        return problem(504)"
+    capture(store, turn(call("edit", 1, filePath="app/api/errors.py", oldString="", newString=code)))
+    assert exposure(store, errors)["evidence"] == "edit: app/api/errors.py"
+
+
+def test_a_changelog_entry_naming_what_the_memory_forbids_is_no_contradiction(store: Store) -> None:
+    """A changelog entry is the agent's account of its work (it is no use either): "no longer writes a `sep=,`
+    line" records that the memory was heeded, it does not write the line."""
+    sep = add(store, SEP)
+    shown(store, sep, at_query="fix the CSV export")
+    entry = "- CSV exports no longer start with a `sep=,` line (Excel showed it as data)."
+    capture(store, turn(call("edit", 1, filePath=f"{store.root}/CHANGELOG.md", oldString="", newString=entry)))
+    assert exposure(store, sep)["contradicted_at"] is None
+    code = 'out.write("sep=,\\n")'
+    capture(store, turn(call("edit", 2, filePath="app/export.py", oldString="", newString=code), turn_id="m2"))
+    assert "sep=," in exposure(store, sep)["contradiction"]  # the same words written as code still are
 
 
 # --------------------------------------------------------------------------------------------- ignored

@@ -13,6 +13,15 @@ def test_an_identifier_is_spelled_out_in_its_words() -> None:
     assert [spelled_out(t) for t in ("refund", "app/payments.py", "Payments.refund", "x")] == [None] * 4
 
 
+def test_a_name_too_long_for_prose_is_never_spelled_out() -> None:
+    """A memory's term is untrusted: one of thousands of words would be searched for word by word in every request
+    (the text's length times its words), and no request says such a name in words."""
+    assert spelled_out("max_upload_bytes_per_request_for_photo_api") == "max upload bytes per request for photo api"
+    assert spelled_out("-".join(["a"] * 5000) + "-b") is None
+    assert spelled_out("a_b_c_d_e_f_g_h_i") is None
+    assert not said_in_words("-".join(["a"] * 5000) + "-b", "a " * 10_000)
+
+
 def test_a_text_says_an_identifier_in_words_only_word_after_word() -> None:
     assert said_in_words("event_id", "add payments.refund/2 (customer, event id)")
     assert said_in_words("event_id", "keep the event-id of each delivery")

@@ -34,7 +34,8 @@ never scanned twice, and it costs no model call. Signals, the first of each per 
   terms (a place: `config/config.exs`), since the answer says which memory it was read for. An answer in a
   memory's words with no look behind it counts for nothing;
 - **contradicted**: a tool call did what the memory forbids (the rule set in text/usage_cues.py: `pytest` run bare
-  where the memory says never);
+  where the memory says never); the forbidden thing in that call is then no evidence of a use (its other terms
+  still are), and text added to a changelog contradicts nothing, as it uses nothing;
 - **ignored**: none of these, which is what a shown memory is until one comes.
 
 A distinctive term must also be rare in the store: a name more than `max(3, memories / 200)` memories mention says
@@ -291,9 +292,9 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
             if (hits := _hits(terms, action, low, [*known, *held_before(mid)], by_id[mid], at, request))
         }
         if action.look:
-            _looked_at_places(cues, unused, found, action, at, places)
+            _looked_at_places(cues, unused, by_id, found, action, at, call.output[:MAX_READ_CHARS], places)
         for mid in list(unused):
-            credited = found.get(mid)
+            credited = _not_forbidden(found.get(mid, []), cues[mid][1], action)
             if credited and not _explained_better(mid, found, cues):
                 if action.look and not _runs_as_told(cues[mid][0], credited, action):
                     looked.setdefault(mid, (at, f"{call.tool}: {', '.join(credited[:3])}", credited))
@@ -365,24 +366,42 @@ def _hits(
     return out
 
 
+def _not_forbidden(hits: list[str], rules: Sequence[Prohibition], action: Action) -> list[str]:
+    """The hits that are not what the memory forbids and the action does: doing it goes against the memory (a
+    contradiction), it is never also a use that would raise the memory. Its other terms in the call still count
+    (a rule read coarsely, "never leak `TimeoutError`" by an edit that maps it, must not cost the use)."""
+    if not hits or not rules:
+        return hits
+    broken = [r.thing.lower() for r in rules if rule_violation(r, action)]
+    return [
+        h for h in hits if not any(term_in(b, h.lower(), lowered=True) or term_in(h, b, lowered=True) for b in broken)
+    ]
+
+
 def _looked_at_places(
     cues: Mapping[str, tuple[list[Term], list[Prohibition]]],
     unused: Mapping[str, list[Term]],
+    shown: Mapping[str, Exposure],
     found: Mapping[str, list[str]],
     action: Action,
     at: str,
+    output: str,
     places: dict[str, tuple[str, str, list[str]]],
 ) -> None:
     """Remember a look at a file a memory names that many memories name (a place: capture/exposure_cues.py), for a
-    memory nothing else in the call was found for: if the turn only answers and the answer states the memory, this
-    is the look."""
+    memory shown before it that nothing else in the call was found for: if the turn only answers and the answer
+    states the memory, this is the look. What the look showed (`output`) is kept with it as known: a look at a
+    place says nothing of which memory it was for, so a value the file itself showed is the file's, not evidence
+    the memory was read."""
     where = "\n".join(action.paths).lower()
     for mid in unused:
-        if mid in found or mid in places:
+        if mid in found or not _shown_before(shown[mid], at):
             continue
         hit = next((t.text for t in cues[mid][0] if t.kind == PLACE and term_in(t.text, where, lowered=True)), None)
-        if hit:
-            places[mid] = (at, f"{action.tool}: {hit}", [hit])
+        if hit and mid in places:
+            places[mid][2].append(output)  # a later look there: what it showed is known too
+        elif hit:
+            places[mid] = (at, f"{action.tool}: {hit}", [hit, output])
 
 
 def _runs_as_told(terms: Sequence[Term], credited: Sequence[str], action: Action) -> bool:

@@ -15,6 +15,10 @@ from codememory.core.lazy_pattern import lazy_pattern
 # more than one name, and is never read as words).
 _IDENTIFIER_RE = lazy_pattern(r"[A-Za-z][A-Za-z0-9]*(?:[_-]+[A-Za-z0-9]+)*")
 _IDENTIFIER_WORD_RE = lazy_pattern(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+# Prose spells out a name of a few words; a longer one is never said in words, and its pattern (one part a word)
+# would cost the length of the text times its words on every search.
+MAX_SPELLED_WORDS = 8
+MAX_SPELLED_CHARS = 120
 
 # A file that records what was changed for its readers (a changelog, release notes): what an edit writes there is
 # the agent's account of its work, as a commit message is. Only a document's extension: `news.py` is code.
@@ -29,10 +33,10 @@ _ACCOUNT_FILE_RE = lazy_pattern(
 def spelled_out(term: str) -> str | None:
     """An identifier as prose says it, lower-cased: `booking_id` and `bookingId` are "booking id"; None for a term
     that is one word, or not one identifier."""
-    if not _IDENTIFIER_RE.fullmatch(term):
+    if len(term) > MAX_SPELLED_CHARS or not _IDENTIFIER_RE.fullmatch(term):
         return None
     words = _IDENTIFIER_WORD_RE.findall(term)
-    return " ".join(words).lower() if len(words) >= 2 else None
+    return " ".join(words).lower() if 2 <= len(words) <= MAX_SPELLED_WORDS else None
 
 
 def said_in_words(term: str, text: str) -> bool:

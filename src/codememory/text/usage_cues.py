@@ -481,7 +481,8 @@ def warns(text: str) -> bool:
 
 
 def violation(rule: Prohibition, action: Action) -> str | None:
-    """What in the action goes against the rule (evidence), or None."""
+    """What in the action goes against the rule (evidence), or None. Text added to a changelog is the agent's
+    account of its work (`said_without_commit_messages`): "no longer writes `sep=,`" records the rule heeded."""
     if rule.kind == "command":
         for command in action.shell:
             if runs(command, rule.thing):
@@ -495,12 +496,13 @@ def violation(rule: Prohibition, action: Action) -> str | None:
     for command in action.shell:
         if installs(command, rule.thing):
             return command
+    added = "" if accounts_of_work(action.edited) else action.added
     if rule.kind == "package":
         name = re.escape(rule.thing.replace("-", "_"))
         imports = re.compile(rf"^\s*(?:import|from)\s+{name}\b|require\(['\"]{re.escape(rule.thing)}['\"]\)", re.M)
-        found = imports.search(action.added)
+        found = imports.search(added)
         return found.group(0).strip()[:200] if found else None
-    if action.added and _bounded(action.added, rule.thing):
-        line = next((ln for ln in action.added.splitlines() if rule.thing in ln), rule.thing)
+    if added and _bounded(added, rule.thing):
+        line = next((ln for ln in added.splitlines() if rule.thing in ln), rule.thing)
         return line.strip()[:200]
     return None
