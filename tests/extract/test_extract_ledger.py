@@ -257,3 +257,13 @@ def test_long_lines_are_read_in_linear_time() -> None:
     root = Path(__file__).resolve().parents[2]
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=root)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_no_to_an_offer_to_commit_is_not_a_choice_turned_down() -> None:
+    turns = [
+        turn(
+            1, "fix the failing date test", ("Fixed the timezone in the test; all 48 pass. Should I commit and push?",)
+        ),
+        turn(2, "no. I want to read the diff first before anything goes out.", ("Ok.",)),
+    ]
+    assert settled_drops(turns).candidates == []

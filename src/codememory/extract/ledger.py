@@ -112,6 +112,11 @@ _NEW_TOPIC_RE = lazy_pattern(
 _INSTEAD_RE = lazy_pattern(r"\s+instead\b(?=\s*[,.;:]|\s*$)", re.IGNORECASE)
 _DEFERRAL_RE = lazy_pattern(r"\b(?:later|next\s+time|not\s+now|next\s+week|tomorrow|some\s*day)\b", re.I)
 SHORT_DEFERRAL_WORDS = 8
+_OFFERED_ERRAND_RE = re.compile(
+    r"^(?:commit|push|merge|ship|tag|release)(?:\s+(?:and|it|this|that|them|now|everything|the\s+changes?|"
+    r"commit|push|merge|ship|tag|release))*$",
+    re.IGNORECASE,
+)
 # "Amazing, it builds!": how the user feels about what was done, no reason for anything
 _PRAISE_RE = lazy_pattern(
     r"^\W*(?:amazing|awesome|wow|nice|cool|great|perfect|brilliant|lovely|love\s+it|excellent|yay)\b[^.!?]{0,30}[.!]*$",
@@ -272,7 +277,9 @@ def _dropped(
         return old, sentence, _clause_after(plain, m)
     if offers and offers[-1] and (_BARE_NO_RE.match(plain) or _TRAILING_NO_RE.search(plain)):
         reason = _TRAILING_NO_RE.sub("", plain) if _TRAILING_NO_RE.search(plain) else ""
-        return _offer_subject(offers[-1]), sentence, reason
+        subject = _offer_subject(offers[-1])
+        # "Should I commit and push?" "no, I want to read the diff first": not yet, not a choice turned down
+        return None if _OFFERED_ERRAND_RE.match(subject) else (subject, sentence, reason)
     return None
 
 
