@@ -267,3 +267,32 @@ def test_a_no_to_an_offer_to_commit_is_not_a_choice_turned_down() -> None:
         turn(2, "no. I want to read the diff first before anything goes out.", ("Ok.",)),
     ]
     assert settled_drops(turns).candidates == []
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "no tests fail now. the flaky one was the timezone in the fixture, good catch.",  # a report
+        "without a cache the page is slow, keep it. the menu has 400 items and loads them all.",  # a condition
+    ],
+)
+def test_a_clause_after_no_or_without_is_not_a_thing_taken_back(message: str) -> None:
+    done = turn(
+        1, "fix the flaky tests and the slow menu page", ("Fixed the date fixture. I added a cache for the menu.",)
+    )
+    assert settled_drops([done, turn(2, message, ("Ok.",))]).candidates == []
+
+
+def test_a_bare_no_after_an_offer_and_a_question_about_it_still_turns_it_down() -> None:
+    turns = [
+        turn(
+            1,
+            "the kiosk page loads slowly",
+            ("I shrank the image. I could add webpack and bundle the three scripts. Sound good?",),
+        ),
+        turn(2, "no. nobody here knows webpack and the kiosk only runs on the intranet.", ("Ok.",)),
+    ]
+    assert [c.text for c in settled_drops(turns).candidates] == [
+        "Turned down: add webpack and bundle the three scripts. Nobody here knows webpack and the kiosk only runs on "
+        "the intranet."
+    ]

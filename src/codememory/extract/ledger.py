@@ -74,6 +74,13 @@ _BARE_NO_RE = lazy_pattern(
 _TRAILING_NO_RE = lazy_pattern(
     r"[,;\u2014\u2013-]\s*(?:so\s+)?(?:no\s+thanks?|no,?\s+thank\s+you|thanks,?\s+but\s+no)\W*$", re.IGNORECASE
 )
+# a verb in what follows the drop word makes it a clause, a report or a condition, not a thing: "no tests fail
+# now", "without a cache the page is slow"
+_CLAUSE_RE = re.compile(
+    r"\b(?:is|are|was|were|be|been|has|have|had|does|do|did|will|would|can|could|should|fails?|failed|breaks?|"
+    r"broke|happens?|happened|goes|went|gets?|got)\b",
+    re.IGNORECASE,
+)
 _NOT_A_THING = frozenset(
     "it that this them those these thanks thank problem problems worries worry need idea rush way wait clue doubt "
     "more change changes sorry said say asked ask want wanted need sure really yet quite bad too you we i he she they "
@@ -112,6 +119,13 @@ _NEW_TOPIC_RE = lazy_pattern(
 _INSTEAD_RE = lazy_pattern(r"\s+instead\b(?=\s*[,.;:]|\s*$)", re.IGNORECASE)
 _DEFERRAL_RE = lazy_pattern(r"\b(?:later|next\s+time|not\s+now|next\s+week|tomorrow|some\s*day)\b", re.I)
 SHORT_DEFERRAL_WORDS = 8
+# a question after an offer that asks about the offer: "… Sound good?", "Thoughts?", "What do you think?"
+_POINTS_BACK_RE = re.compile(
+    r"^\W*(?:sounds?\s+(?:good|ok(?:ay)?|fine|right)|ok(?:ay)?|thoughts|what\s+do\s+you\s+(?:think|say)|"
+    r"does\s+(?:that|this)\s+(?:work|sound)|makes?\s+sense|is\s+(?:that|this)\s+(?:ok(?:ay)?|fine|alright)|"
+    r"want\s+(?:that|this|it|me\s+to)|interested|should\s+i|shall\s+i|yes|right|agreed|any\s+objections?)\b",
+    re.IGNORECASE,
+)
 _OFFERED_ERRAND_RE = re.compile(
     r"^(?:commit|push|merge|ship|tag|release)(?:\s+(?:and|it|this|that|them|now|everything|the\s+changes?|"
     r"commit|push|merge|ship|tag|release))*$",
@@ -189,7 +203,7 @@ def _offers(before: Turn) -> list[str]:
                 elif re.match(r"^\W*(?:want\s+(?:that|this|it)|interested|should\s+i|shall\s+i)\W*\?", s, re.I) and i:
                     # "… graphs of each firing for free. Want that?": the offer is the sentence before
                     out.append(sentences[i - 1].strip().rstrip(".?!"))
-                elif s.rstrip().endswith("?") and out:
+                elif s.rstrip().endswith("?") and out and not _POINTS_BACK_RE.match(s):
                     out.append("")
     return out
 
@@ -296,6 +310,7 @@ def _names_a_thing(m: re.Match[str]) -> bool:
         and thing.lower().split()[0] not in _NOT_A_THING
         and len(thing.split()) <= MAX_DROP_WORDS
         and not _RULE_SCOPE_RE.search(thing)
+        and not _CLAUSE_RE.search(thing)
         and content_words(thing)
     )
 
