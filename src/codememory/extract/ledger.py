@@ -76,7 +76,7 @@ _TRAILING_NO_RE = lazy_pattern(
 )
 # a verb in what follows the drop word makes it a clause, a report or a condition, not a thing: "no tests fail
 # now", "without a cache the page is slow"
-_CLAUSE_RE = re.compile(
+_CLAUSE_RE = lazy_pattern(
     r"\b(?:is|are|was|were|be|been|has|have|had|does|do|did|will|would|can|could|should|fails?|failed|breaks?|"
     r"broke|happens?|happened|goes|went|gets?|got)\b",
     re.IGNORECASE,
@@ -120,13 +120,13 @@ _INSTEAD_RE = lazy_pattern(r"\s+instead\b(?=\s*[,.;:]|\s*$)", re.IGNORECASE)
 _DEFERRAL_RE = lazy_pattern(r"\b(?:later|next\s+time|not\s+now|next\s+week|tomorrow|some\s*day)\b", re.I)
 SHORT_DEFERRAL_WORDS = 8
 # a question after an offer that asks about the offer: "… Sound good?", "Thoughts?", "What do you think?"
-_POINTS_BACK_RE = re.compile(
+_POINTS_BACK_RE = lazy_pattern(
     r"^\W*(?:sounds?\s+(?:good|ok(?:ay)?|fine|right)|ok(?:ay)?|thoughts|what\s+do\s+you\s+(?:think|say)|"
     r"does\s+(?:that|this)\s+(?:work|sound)|makes?\s+sense|is\s+(?:that|this)\s+(?:ok(?:ay)?|fine|alright)|"
     r"want\s+(?:that|this|it|me\s+to)|interested|should\s+i|shall\s+i|yes|right|agreed|any\s+objections?)\b",
     re.IGNORECASE,
 )
-_OFFERED_ERRAND_RE = re.compile(
+_OFFERED_ERRAND_RE = lazy_pattern(
     r"^(?:commit|push|merge|ship|tag|release)(?:\s+(?:and|it|this|that|them|now|everything|the\s+changes?|"
     r"commit|push|merge|ship|tag|release))*$",
     re.IGNORECASE,
