@@ -7,6 +7,8 @@ for these tests; none of the sentences is in the extraction benchmark's sets."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -167,3 +169,130 @@ def test_words_inside_a_tools_output_are_never_a_drop(store: Store) -> None:
         ],
     )
     assert not [f for f in found if "retr" in f[2].lower() and f[0] in ("decision", "rejected_alternative")], found
+
+
+_RETRY = turn(1, "add a retry to the label printer client", ("Retry added: three attempts, 5 s apart.",))
+_PASTED_NOTE = "take the retry out. the retry prints every label twice on the old firmware."
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        f"what does this mean, from the vendor notes?\n```\n{_PASTED_NOTE}\n```",  # a fenced paste
+        f"the vendor FAQ says:\n{_PASTED_NOTE}\n\nis that true for ours?",  # a paste after its introduction
+        f"found this in the old repo, is it still right?\n    {_PASTED_NOTE}",  # an indented (code) line
+    ],
+)
+def test_a_page_or_file_the_user_pastes_is_not_the_users_drop(message: str) -> None:
+    assert settled_drops([_RETRY, turn(2, message, ("It is about the old firmware only.",))]).candidates == []
+
+
+_PLAN = turn(
+    1,
+    "plan for the price tracker:\n1. scrape the three shops every night\n2. keep the prices in sqlite\n"
+    "3. mail me a summary\nstart with 1",
+    ("Scraper written for the three shops.",),
+)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "step 2 works, the prices show up in the database now. nice.",  # a report on an item
+        "now do step 3. mail it every morning at 7 to the shop address.",  # the next item, asked for
+        "item 2: no problems so far, the nightly run took four minutes.",  # "no problems" names nothing
+    ],
+)
+def test_naming_a_plan_item_by_its_number_does_not_take_it_back(message: str) -> None:
+    assert settled_drops([_PLAN, turn(2, message, ("Ok.",))]).candidates == []
+
+
+def test_a_plan_item_followed_by_a_drop_is_still_taken_back() -> None:
+    made = settled_drops([_PLAN, turn(2, "item 3: no mail. the shop inbox is full of spam already, so skip it.")])
+    assert [c.text for c in made.candidates] == [
+        "Turned down: mail me a summary. The shop inbox is full of spam already, so skip it."
+    ]
+
+
+def test_a_bare_no_answers_the_question_asked_after_the_offer_not_the_offer() -> None:
+    turns = [
+        turn(
+            1,
+            "the kiosk page loads slowly",
+            ("I shrank the image. I could add webpack and bundle the three scripts. Is the kiosk on the internet?",),
+        ),
+        turn(2, "no. it only runs on the museum intranet behind the firewall.", ("Ok.",)),
+    ]
+    assert settled_drops(turns).candidates == []
+
+
+def test_a_drop_names_the_offer_that_shares_most_of_its_words() -> None:
+    turns = [
+        turn(
+            1,
+            "the backups are slow",
+            ("I could set up a nightly job that vacuums the database. We could also add a cron job for the backups.",),
+        ),
+        turn(2, "no cron job. the host has no cron, it is a managed container.", ("Ok.",)),
+    ]
+    made = settled_drops(turns).candidates
+    assert [c.text for c in made] == [
+        "Turned down: add a cron job for the backups. The host has no cron, it is a managed container."
+    ]
+
+
+@pytest.mark.slow
+def test_long_lines_are_read_in_linear_time() -> None:
+    # a long word in the user's message and a long run of spaces in an offer: tried from every letter or space,
+    # each took minutes at this length
+    code = (
+        "import sys\n"
+        "sys.path.insert(0, 'tests')\n"
+        "from support.extraction import turn\n"
+        "from codememory.extract.ledger import settled_drops\n"
+        "n = 200_000\n"
+        "offer = turn(1, 'draw the graphs', ('I built it' + ' ' * n + 'with graphs. Want that?',))\n"
+        "print(len(settled_drops([offer, turn(2, 'no. ' + 'a' * n, ('Ok.',))]).candidates))\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=root)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_no_to_an_offer_to_commit_is_not_a_choice_turned_down() -> None:
+    turns = [
+        turn(
+            1, "fix the failing date test", ("Fixed the timezone in the test; all 48 pass. Should I commit and push?",)
+        ),
+        turn(2, "no. I want to read the diff first before anything goes out.", ("Ok.",)),
+    ]
+    assert settled_drops(turns).candidates == []
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "no tests fail now. the flaky one was the timezone in the fixture, good catch.",  # a report
+        "without a cache the page is slow, keep it. the menu has 400 items and loads them all.",  # a condition
+    ],
+)
+def test_a_clause_after_no_or_without_is_not_a_thing_taken_back(message: str) -> None:
+    done = turn(
+        1, "fix the flaky tests and the slow menu page", ("Fixed the date fixture. I added a cache for the menu.",)
+    )
+    assert settled_drops([done, turn(2, message, ("Ok.",))]).candidates == []
+
+
+def test_a_bare_no_after_an_offer_and_a_question_about_it_still_turns_it_down() -> None:
+    turns = [
+        turn(
+            1,
+            "the kiosk page loads slowly",
+            ("I shrank the image. I could add webpack and bundle the three scripts. Sound good?",),
+        ),
+        turn(2, "no. nobody here knows webpack and the kiosk only runs on the intranet.", ("Ok.",)),
+    ]
+    assert [c.text for c in settled_drops(turns).candidates] == [
+        "Turned down: add webpack and bundle the three scripts. Nobody here knows webpack and the kiosk only runs on "
+        "the intranet."
+    ]

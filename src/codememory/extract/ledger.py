@@ -28,6 +28,8 @@ from codememory.extract.candidate import USER, Candidate, entity_names
 from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, tidy
 from codememory.extract.offers import content_words
+from codememory.extract.speakers import without_pasted
+from codememory.extract.statements import _FENCE_RE as FENCE_RE
 from codememory.extract.statements import SENTENCE_SPLIT_RE, prose_units
 
 MAX_REASON_SENTENCES = 2  # after the drop
@@ -47,7 +49,7 @@ _PLAN_REF_RE = lazy_pattern(
 )
 # the message says the plan changes: what it drops was on the table even when an earlier session laid it out
 _PLAN_CHANGE_RE = lazy_pattern(
-    r"\bchange\s+(?:of|to|in|on)\s+(?:the\s+)?(?:plan|item|step|point)s?\b|^\W*(?:item|point|step)\s+#?\d{1,2}\b",
+    r"\bchange\s+(?:of|to|in|on)\s+(?:the\s+)?(?:plan|item|step|point)s?\b|^\W*(?:item|point|step)\s+#?\d{1,2}\W*$",
     re.IGNORECASE,
 )
 # "no emojis in commit messages", "no prints anywhere": a standing rule, not a thing taken back
@@ -71,6 +73,13 @@ _BARE_NO_RE = lazy_pattern(
 )
 _TRAILING_NO_RE = lazy_pattern(
     r"[,;\u2014\u2013-]\s*(?:so\s+)?(?:no\s+thanks?|no,?\s+thank\s+you|thanks,?\s+but\s+no)\W*$", re.IGNORECASE
+)
+# a verb in what follows the drop word makes it a clause, a report or a condition, not a thing: "no tests fail
+# now", "without a cache the page is slow"
+_CLAUSE_RE = lazy_pattern(
+    r"\b(?:is|are|was|were|be|been|has|have|had|does|do|did|will|would|can|could|should|fails?|failed|breaks?|"
+    r"broke|happens?|happened|goes|went|gets?|got)\b",
+    re.IGNORECASE,
 )
 _NOT_A_THING = frozenset(
     "it that this them those these thanks thank problem problems worries worry need idea rush way wait clue doubt "
@@ -110,6 +119,18 @@ _NEW_TOPIC_RE = lazy_pattern(
 _INSTEAD_RE = lazy_pattern(r"\s+instead\b(?=\s*[,.;:]|\s*$)", re.IGNORECASE)
 _DEFERRAL_RE = lazy_pattern(r"\b(?:later|next\s+time|not\s+now|next\s+week|tomorrow|some\s*day)\b", re.I)
 SHORT_DEFERRAL_WORDS = 8
+# a question after an offer that asks about the offer: "… Sound good?", "Thoughts?", "What do you think?"
+_POINTS_BACK_RE = lazy_pattern(
+    r"^\W*(?:sounds?\s+(?:good|ok(?:ay)?|fine|right)|ok(?:ay)?|thoughts|what\s+do\s+you\s+(?:think|say)|"
+    r"does\s+(?:that|this)\s+(?:work|sound)|makes?\s+sense|is\s+(?:that|this)\s+(?:ok(?:ay)?|fine|alright)|"
+    r"want\s+(?:that|this|it|me\s+to)|interested|should\s+i|shall\s+i|yes|right|agreed|any\s+objections?)\b",
+    re.IGNORECASE,
+)
+_OFFERED_ERRAND_RE = lazy_pattern(
+    r"^(?:commit|push|merge|ship|tag|release)(?:\s+(?:and|it|this|that|them|now|everything|the\s+changes?|"
+    r"commit|push|merge|ship|tag|release))*$",
+    re.IGNORECASE,
+)
 # "Amazing, it builds!": how the user feels about what was done, no reason for anything
 _PRAISE_RE = lazy_pattern(
     r"^\W*(?:amazing|awesome|wow|nice|cool|great|perfect|brilliant|lovely|love\s+it|excellent|yay)\b[^.!?]{0,30}[.!]*$",
@@ -132,7 +153,8 @@ def settled_drops(turns: Sequence[Turn]) -> Ledger:
     out: list[Candidate] = []
     used: set[tuple[int, str]] = set()
     for n, turn in enumerate(turns):
-        user = scrub(turn.user_text)
+        # a page, a file or an output the user pastes (after "the FAQ says:", in a fence) is not the user's words
+        user = FENCE_RE.sub("\n", without_pasted(scrub(turn.user_text)))
         said = _sentences(user)
         offers = _offers(turns[n - 1]) if n else []
         # the first message of a span has nothing on the table yet (a plan of an earlier session is not in it)
@@ -156,17 +178,21 @@ def settled_drops(turns: Sequence[Turn]) -> Ledger:
 def _sentences(user_text: str) -> list[str]:
     """The user's message as typed, sentence by sentence, lines kept apart; quoted and pasted lines left out."""
     out: list[str] = []
-    for line in user_text.strip().strip("\"'").splitlines():
-        line = line.strip()
-        if not line or re.match(r"^(?:>|```|\s{4}|\$ |\d{1,2}[.)]\s)", line) or re.search(r"\w+\[\d+\]:", line):
+    for raw in user_text.strip().strip("\"'").splitlines():
+        line = raw.strip()
+        # an indented line is code, whatever it says; "\w\[" not "\w+\[": one letter decides, and "\w+" tried
+        # from every letter of a long word is quadratic
+        indented = raw.startswith(("\t", "    "))
+        if not line or indented or re.match(r"^(?:>|```|\$ |\d{1,2}[.)]\s)", line) or re.search(r"\w\[\d+\]:", line):
             continue
         out += [" ".join(p.split()) for p in _SPLIT_RE.split(line) if p.strip()]
     return out
 
 
 def _offers(before: Turn) -> list[str]:
-    """What the assistant's answer offered in any of its texts, each as the words of the offer."""
-    out = []
+    """What the assistant's answer offered in any of its texts, each as the words of the offer; "" for a question
+    asked after the last offer (a bare "no" answers that question, not the offer)."""
+    out: list[str] = []
     for text in before.assistant_texts:
         for unit in prose_units(scrub(text)):
             sentences = [s for s in SENTENCE_SPLIT_RE.split(unit) if s.strip()]
@@ -177,6 +203,8 @@ def _offers(before: Turn) -> list[str]:
                 elif re.match(r"^\W*(?:want\s+(?:that|this|it)|interested|should\s+i|shall\s+i)\W*\?", s, re.I) and i:
                     # "… graphs of each firing for free. Want that?": the offer is the sentence before
                     out.append(sentences[i - 1].strip().rstrip(".?!"))
+                elif s.rstrip().endswith("?") and out and not _POINTS_BACK_RE.match(s):
+                    out.append("")
     return out
 
 
@@ -244,29 +272,47 @@ def _dropped(
     if ref and item:
         after = _plain(plain[ref.end() :])
         m = _DROP_RE.match(after)
+        # "step 2 works", "now do step 3": naming an item is not taking it back; "change of plan for 3", "item 6."
+        # on its own, or "item 6: no PDF export" is
+        alone = ref.start() == 0 and not re.search(r"\w", after)
+        if not (changed or alone or (m and _names_a_thing(m))):
+            return None
         reason = _clause_after(after, m) if m else after
         return _lower_first(item.rstrip(".")), sentence, reason
     if (m := _DROP_RE.match(plain)) is not None:
-        thing = (m.group("x") or m.group("x2") or "").strip("` ")
-        thing = re.sub(r"(?:\s+(?:please|either|too|anymore|any\s+more))*[.!]*$", "", thing, flags=re.I)
+        thing = _thing(m)
         words = content_words(thing)
-        if (
-            not thing
-            or thing.lower().split()[0] in _NOT_A_THING
-            or len(thing.split()) > MAX_DROP_WORDS
-            or _RULE_SCOPE_RE.search(thing)
-            or not words
-            or not (changed or words & on_table)
-        ):
+        if not _names_a_thing(m) or not (changed or words & on_table):
             return None
-        # the way it was put on the table, when an offer of the answer before names it
-        offered = next((o for o in offers if words & content_words(o)), None)
+        # the way it was put on the table, when an offer of the answer before names it: the one that names most of it
+        named = [(len(words & content_words(o)), -i, o) for i, o in enumerate(offers)]
+        offered = max((x for x in named if x[0]), default=(0, 0, None))[2]
         old = _offer_subject(offered) if offered else thing
         return old, sentence, _clause_after(plain, m)
-    if offers and (_BARE_NO_RE.match(plain) or _TRAILING_NO_RE.search(plain)):
+    if offers and offers[-1] and (_BARE_NO_RE.match(plain) or _TRAILING_NO_RE.search(plain)):
         reason = _TRAILING_NO_RE.sub("", plain) if _TRAILING_NO_RE.search(plain) else ""
-        return _offer_subject(offers[-1]), sentence, reason
+        subject = _offer_subject(offers[-1])
+        # "Should I commit and push?" "no, I want to read the diff first": not yet, not a choice turned down
+        return None if _OFFERED_ERRAND_RE.match(subject) else (subject, sentence, reason)
     return None
+
+
+def _thing(m: re.Match[str]) -> str:
+    thing = (m.group("x") or m.group("x2") or "").strip("` ")
+    return re.sub(r"(?:\s+(?:please|either|too|anymore|any\s+more))*[.!]*$", "", thing, flags=re.I)
+
+
+def _names_a_thing(m: re.Match[str]) -> bool:
+    """A drop's object is a thing: not "no problem", not a standing rule ("no prints anywhere"), not a story."""
+    thing = _thing(m)
+    return bool(
+        thing
+        and thing.lower().split()[0] not in _NOT_A_THING
+        and len(thing.split()) <= MAX_DROP_WORDS
+        and not _RULE_SCOPE_RE.search(thing)
+        and not _CLAUSE_RE.search(thing)
+        and content_words(thing)
+    )
 
 
 def _clause_after(text: str, m: re.Match[str]) -> str:
@@ -309,7 +355,8 @@ _PICK_RE = lazy_pattern(
     r"^\W*(?:the\s+)?(?:first|second|third|last|other|latter|former)\s+(?:one|option)\b|^\W*option\s+\w\b", re.I
 )
 # where an offer stops naming the thing and starts selling it: "… to Postgres so the coach can reach it"
-_PURPOSE_RE = lazy_pattern(r"\s+(?:so\s+(?:that\s+)?|because\s+|since\s+|and\s+you'?d\b|which\s+)|:\s")
+# (from the start of a run of spaces only: tried from each of them, a long run is quadratic)
+_PURPOSE_RE = lazy_pattern(r"(?<!\s)\s+(?:so\s+(?:that\s+)?|because\s+|since\s+|and\s+you'?d\b|which\s+)|:\s")
 _ACKS = frozenset(content_words("you right you're right true fair point agreed makes sense"))
 _GERUNDS = {"set": "setting", "put": "putting", "run": "running", "get": "getting", "stop": "stopping"}
 
