@@ -135,13 +135,10 @@ def store_files(project: Path) -> list[Path]:
 def evict(project: Path) -> dict[str, float | None]:
     """Push the store's files out of the page cache (written pages are flushed first: only clean pages can be
     dropped) and return the share of each large file's pages still cached, sampled (core/page_cache.py)."""
+    from codememory.core.page_cache import drop
+
     for path in store_files(project):
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        finally:
-            os.close(fd)
+        drop(path)
     return cached_shares(project)
 
 

@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from codememory.core.page_cache import drop
+
 PAGE = mmap.PAGESIZE
 
 
@@ -43,14 +45,8 @@ def cached_share(path: Path) -> float:
 
 def evict(paths: list[Path]) -> None:
     """Flush and drop the files' pages, as memory pressure would (skips where they stay cached)."""
-    if not hasattr(os, "posix_fadvise"):
-        pytest.skip("no posix_fadvise here: files cannot be pushed out of the page cache")
     for path in paths:
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        finally:
-            os.close(fd)
+        if not drop(path):
+            pytest.skip("no posix_fadvise here: files cannot be pushed out of the page cache")
         if cached_share(path) > 0.1:
             pytest.skip("this file system kept the pages after POSIX_FADV_DONTNEED (or another process maps them)")
