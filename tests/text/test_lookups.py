@@ -36,6 +36,12 @@ def test_a_count_a_listing_or_a_value_read_from_a_named_file_is_a_look(request_t
         "Which version does pyproject.toml pin, and why?",
         "List the migration files. Then add one for the notes column.",  # asks more than a look
         "Add a notes column to medications.",
+        "How many retries does the webhook get?",  # a setting a memory may state (text/asks.py), not a count
+        "Show me what we decided about retries",  # what was decided, agreed or allowed is what a memory holds
+        "List the reasons we chose Postgres over MySQL",
+        "Show me the rule for naming branches",
+        "Is it OK to edit migrations/0003.py?",
+        "Which port does docker-compose.yml expose for redis, and what must I avoid?",
     ],
 )
 def test_a_question_a_memory_may_answer_is_no_look(request_text: str) -> None:

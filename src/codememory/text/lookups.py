@@ -24,11 +24,16 @@ from codememory.text.asks import states_a_fault
 from codememory.text.named import named_files
 
 _COUNT_OR_LIST_RE = lazy_pattern(r"^(?:how\s+many|count|list|show(?:\s+me)?)\b", re.IGNORECASE)
+# "how many" counts what there is ("how many staging models are there?"); "how many retries does the webhook get?"
+# asks for a setting, which a memory may state (text/asks.py asked_value) as well as a file the request names
+_COUNT_OF_WHAT_THERE_IS_RE = lazy_pattern(r"\b(?:are\s+there|is\s+there|exist|do\s+we\s+have)\b", re.IGNORECASE)
 _READ_FROM_FILE_RE = lazy_pattern(r"^(?:what|which|is|are|does|do)\b", re.IGNORECASE)
 # asks more than a look: a reason, a way, a caution, a judgement
 _MORE_THAN_A_LOOK_RE = lazy_pattern(
     r"\b(?:why|how\s+(?:do|can|should|would|to)|should|safe|careful|watch\s+out|gotchas?|pitfalls?|problems?|issues?"
-    r"|bugs?|wrong|best|better|recommend\w*|instead)\b",
+    r"|bugs?|wrong|best|better|recommend\w*|instead"
+    # what was decided or agreed, and whether something is allowed: what a memory holds, not a file
+    r"|decid\w*|decisions?|reasons?|chose|chosen|rules?|conventions?|agreed|avoid|ok|okay|allowed|must)\b",
     re.IGNORECASE,
 )
 _SENTENCE_END_RE = lazy_pattern(r"[.!?]\s+\S")
@@ -41,6 +46,8 @@ def answered_by_looking(request: str) -> bool:
         return False
     if states_a_fault(text):
         return False
+    if re.match(r"^how\s+many\b", text, re.IGNORECASE):
+        return bool(_COUNT_OF_WHAT_THERE_IS_RE.search(text) or named_files(text))
     if _COUNT_OR_LIST_RE.match(text) and not re.match(r"^show\s+(?:me\s+)?how\b", text, re.IGNORECASE):
         return True
     return bool(_READ_FROM_FILE_RE.match(text) and named_files(text))
