@@ -37,6 +37,9 @@ def test_the_quoted_text_to_write_is_taken_out(request_text: str, about: str) ->
         "Some Android users get 401 'token not yet valid' right after logging in. Investigate and fix.",
         "In TodayViewModel.kt, rename the parameter `m` of onTaken to `medication`.",
         "Why did we choose httpx over requests?",
+        # what is shown instead of what should be, and a question why, quote what went wrong
+        "A customer says her invoice PDF shows 'Wroc?aw' instead of 'Wrocław'. Fix it.",
+        "Why does the header read 'Wroc?aw' instead of 'Wrocław'?",
     ],
 )
 def test_quoted_errors_code_spans_and_plain_requests_stay(request_text: str) -> None:

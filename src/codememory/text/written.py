@@ -8,7 +8,9 @@ fees or the GBFS poller matched them and was put in front of a one-line README e
 another matter ("fails with 400 'No signatures found …'", "her invoice PDF shows 'Wroc?aw'"): it is what went
 wrong, and exactly what a memory may explain. So only a quotation the request's own wording marks as text to write
 is taken out: one right after "say", "write", "read", "typo", "instead of" or "with"/"to" in a replace or rename,
-one right before "instead of", and one after the colon of "add a line/entry/note …:". A backquoted `code span` is
+one right before or after "instead of" in a request that edits ("say", "write", "use", "change" …: "shows 'Wroc?aw'
+instead of 'Wrocław'" is a symptom), and one after the colon of "add a line/entry/note …:"; nothing in a question
+why, whose quotations say what went wrong. A backquoted `code span` is
 never taken out: it names a command or an identifier (text/named.py).
 """
 
@@ -24,13 +26,23 @@ _QUOTED = r"""(?:'[^'\n]{1,300}'|"[^"\n]{1,300}"|‘[^’\n]{1,300}’|“[^”\
 _CLAUSE = r"(?:[^.;!?\n]|\.(?=\S)){0,80}?"
 # the wording before a quotation that makes it text to write (each looked for on its own: they may overlap)
 _BEFORE = (
-    r"\b(?:say|write|read|spell|typo|misspelling|instead\s+of|rather\s+than|replace|change|rename)\s*:?\s*",
+    r"\b(?:say|write|read|spell|typo|misspelling|replace|change|rename)\s*:?\s*",
     rf"\b(?:replace|rename|change)\b{_CLAUSE}\b(?:with|to|into)\s+",
     rf"\b(?:add|append|insert|put)\b{_CLAUSE}\b(?:line|entry|note|sentence|comment|paragraph|bullet)\b{_CLAUSE}:\s*",
 )
 _WRITTEN_BEFORE = [lazy_pattern(rf"(?:{before})({_QUOTED})", re.IGNORECASE) for before in _BEFORE]
 # a quotation right before "instead of" is the text being replaced ... or the new text: either way, written
 _WRITTEN_AFTER_RE = lazy_pattern(rf"({_QUOTED})(?=\s*,?\s*(?:instead\s+of|rather\s+than)\b)", re.IGNORECASE)
+# "instead of" names text to write only in a request that edits something: "her invoice PDF shows 'Wroc?aw' instead
+# of 'Wrocław'" is what went wrong
+_INSTEAD_BEFORE_RE = lazy_pattern(rf"\b(?:instead\s+of|rather\s+than)\s*:?\s*({_QUOTED})", re.IGNORECASE)
+_EDITS_RE = lazy_pattern(
+    r"\b(?:say|write|read|spell|typo|misspelling|replace|change|rename|use|put|make|reword|word|edit|update"
+    r"|add|append|insert)\b",
+    re.IGNORECASE,
+)
+# a question why quotes what went wrong ("why does the header read 'Wroc?aw'?"): a memory may explain it
+_WHY_RE = lazy_pattern(r"\bwhy\b", re.IGNORECASE)
 # a request given in quotes as a whole (as some callers pass the user's text) is no quotation inside it
 _WHOLE_RE = lazy_pattern(r"""^\s*(["'“‘])(.*)(["'”’])\s*$""", re.DOTALL)
 
@@ -39,8 +51,11 @@ def without_text_to_write(request: str) -> str:
     """The request with the quotations it asks the agent to write taken out (unchanged when there are none)."""
     whole = _WHOLE_RE.match(request)
     inner = whole.group(2) if whole and "\n" not in request.strip() and _balanced(whole.group(2)) else request
+    if _WHY_RE.search(inner):
+        return request
     spans: list[tuple[int, int]] = []
-    for pattern in (*_WRITTEN_BEFORE, _WRITTEN_AFTER_RE):
+    instead = (_INSTEAD_BEFORE_RE, _WRITTEN_AFTER_RE) if _EDITS_RE.search(inner) else ()
+    for pattern in (*_WRITTEN_BEFORE, *instead):
         spans += [m.span(1) for m in pattern.finditer(inner)]
     if not spans:
         return request
