@@ -7,11 +7,11 @@ agent needs to know for the edit, yet they are most of the request's distinctive
 fees or the GBFS poller matched them and was put in front of a one-line README edit. A quoted error message is
 another matter ("fails with 400 'No signatures found …'", "her invoice PDF shows 'Wroc?aw'"): it is what went
 wrong, and exactly what a memory may explain. So only a quotation the request's own wording marks as text to write
-is taken out: one right after "say", "write", "read", "typo", "instead of" or "with"/"to" in a replace or rename,
-one right before or after "instead of" in a request that edits ("say", "write", "use", "change" …: "shows 'Wroc?aw'
+is taken out: one right after "say", "write", "read", "typo" or "with"/"to" in a replace or rename, one right
+before or after "instead of" in a request that edits ("say", "write", "use", "change" …: "shows 'Wroc?aw'
 instead of 'Wrocław'" is a symptom), and one after the colon of "add a line/entry/note …:"; nothing in a question
-why, whose quotations say what went wrong. A backquoted `code span` is
-never taken out: it names a command or an identifier (text/named.py).
+why, whose quotations say what went wrong. A backquoted `code span` is never taken out: it names a command or an
+identifier (text/named.py).
 """
 
 from __future__ import annotations
