@@ -242,3 +242,15 @@ def test_retrieve_without_a_model_uses_any_keyword(store: Store) -> None:
     assert result.degraded and result.memories[0].why["retriever"] == "lexical"
     # a step sharing one word with it is not enough to put it in front of the agent
     assert store.retrieve(["raise the connection limit"]).memories == []
+
+
+def test_a_memory_holding_every_word_of_a_question_for_a_value_is_not_held_back(store: Store) -> None:
+    # the question asks for a number (text/asks.py asked_value); the memory holding none is held back for it unless it
+    # holds every word of the question: a memory holding your words comes first (retrieval/search.py with_asked_value)
+    every_word = add(store, "The payment webhook does not use a retries limit of its own: Stripe decides")
+    some_words = add(store, "The payment webhook retries a failed delivery 3 times, with a limit of 10 seconds each")
+    add(store, "Uploads are capped at 20 MB by the API gateway")
+    found = ids(store.search("What retries limit does the payment webhook use?"))
+    assert every_word in found and some_words in found
+    # one holding only some of the words and no number is still held back
+    assert ids(store.search("What retries limit does the payment webhook use for refunds?")) == [some_words]

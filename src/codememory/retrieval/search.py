@@ -175,7 +175,8 @@ def query_unknown_share(db: Database, parsed: ParsedQuery, phrases: list[ParsedQ
 
 def with_asked_value(db: Database, query: str, order: Ranked) -> Ranked:
     """The entries with a lower likelihood (evidence.without_value) where the question asks for a number, a place or a
-    person (text/asks.py) and the memory holds none; their explain says what they lack (`lacks`)."""
+    person (text/asks.py) and the memory holds none; their explain says what they lack (`lacks`). A memory holding
+    every word of the question is left as it is."""
     from codememory.retrieval.evidence import without_value
     from codememory.text.asks import asked_value, holds_value
 
@@ -187,7 +188,9 @@ def with_asked_value(db: Database, query: str, order: Ranked) -> Ranked:
     out: Ranked = []
     for score, pk, match, explain in order:
         text = texts.get(pk)
-        if text is None or explain.get("likelihood") is None or holds_value(kind, text):
+        # a memory holding every word of the question comes first (a keyword hit), whatever value it holds or not
+        whole = match == "exact" or (explain.get("coverage") or 0.0) >= 1.0
+        if text is None or explain.get("likelihood") is None or whole or holds_value(kind, text):
             out.append((score, pk, match, explain))
             continue
         lowered: dict[str, Any] = {
