@@ -62,3 +62,16 @@ def test_a_bracketed_list_is_never_cut_into_parts() -> None:
     # a sentence end inside brackets ("e.g.") does not end the sentence either
     parts = request_parts("Keep a note per medication (e.g. 'take with food'). Add a notes column to medications.")
     assert "Keep a note per medication (e.g. 'take with food')" in parts
+
+
+def test_a_bracket_never_closed_does_not_stop_the_cutting() -> None:
+    # ":(" or "(see the README" left open is no bracketed list: the asks after it are parts as before
+    parts = request_parts(
+        "The export is slow :( Fix the GeoJSON export timeout. Then add a GeoPackage download option."
+    )
+    assert "Then add a GeoPackage download option" in parts
+    parts = request_parts("Fix the GeoJSON export timeout (see the README. Then add a GeoPackage download option.")
+    assert "Then add a GeoPackage download option" in parts
+    # a stray closing bracket ("1)" numbering) does not open one either
+    parts = request_parts("1) fix the GeoJSON export timeout 2) add a GeoPackage option (zip, shp). Then update docs.")
+    assert "add a GeoPackage option (zip" not in parts

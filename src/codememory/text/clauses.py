@@ -37,23 +37,37 @@ def content_words(text: str) -> list[str]:
 
 
 def _cut(text: str, pattern: re.Pattern[str]) -> list[str]:
-    """`text` cut at the matches of `pattern` that are outside brackets (round or square)."""
+    """`text` cut at the matches of `pattern` that are outside brackets (round or square). Only a bracket closed
+    later encloses anything: ":(" or "(see the README" left open, or a stray "1)", stops no cut after it."""
     if CUT_INSIDE_BRACKETS:
         return pattern.split(text)
+    inside = _inside_brackets(text)
     pieces: list[str] = []
-    at = depth = 0
-    scanned = 0
+    at = 0
     for m in pattern.finditer(text):
-        for c in text[scanned : m.start()]:
-            depth += (c in "([") - (c in ")]")
-        if depth <= 0:
+        if not inside[m.start()]:
             pieces.append(text[at : m.start()])
             at = m.end()
-        for c in m.group(0):  # a sentence end may close a bracket: "(see the README.) Then"
-            depth += (c in "([") - (c in ")]")
-        scanned = m.end()
     pieces.append(text[at:])
     return pieces
+
+
+def _inside_brackets(text: str) -> list[bool]:
+    """For each position, whether it lies after the opening and up to the closing bracket of a pair (a sentence end
+    may close one: "(see the README.) Then" is not cut before the ")")."""
+    depth = [0] * (len(text) + 1)
+    open_at: list[int] = []
+    for i, c in enumerate(text):
+        if c in "([":
+            open_at.append(i)
+        elif c in ")]" and open_at:
+            depth[open_at.pop() + 1] += 1
+            depth[i + 1] -= 1
+    inside, level = [], 0
+    for step in depth:
+        level += step
+        inside.append(level > 0)
+    return inside
 
 
 def request_parts(text: str) -> list[str]:
