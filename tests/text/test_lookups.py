@@ -28,6 +28,8 @@ def test_a_count_a_listing_or_a_value_read_from_a_named_file_is_a_look(request_t
     "request_text",
     [
         "Which Stripe API version are we pinned to?",  # names no file: the memory may hold the answer
+        "Which tool manages the dependencies in pyproject.toml?",  # what the project chose, not a value the file states
+        "What caps the connection pool in config/db.toml?",
         "Which JDK does the CI workflow set up?",
         "Why does app/db.py lock up?",
         "Is it safe to bump the version in mix.exs?",

@@ -28,6 +28,11 @@ _COUNT_OR_LIST_RE = lazy_pattern(r"^(?:how\s+many|count|list|show(?:\s+me)?)\b",
 # asks for a setting, which a memory may state (text/asks.py asked_value) as well as a file the request names
 _COUNT_OF_WHAT_THERE_IS_RE = lazy_pattern(r"\b(?:are\s+there|is\s+there|exist|do\s+we\s+have)\b", re.IGNORECASE)
 _READ_FROM_FILE_RE = lazy_pattern(r"^(?:what|which|is|are|does|do)\b", re.IGNORECASE)
+# what a file states as a value (a version, a setting's value, a port): "which tool manages the dependencies in
+# pyproject.toml?" asks what the project chose, which a memory may say better than the file
+_A_STATED_VALUE_RE = lazy_pattern(
+    r"\b(?:versions?|set\s+to|values?|ports?|numbers?|require[sd]?|empty|exists?|defined|listed)\b", re.IGNORECASE
+)
 # asks more than a look: a reason, a way, a caution, a judgement
 _MORE_THAN_A_LOOK_RE = lazy_pattern(
     r"\b(?:why|how\s+(?:do|can|should|would|to)|should|safe|careful|watch\s+out|gotchas?|pitfalls?|problems?|issues?"
@@ -50,4 +55,4 @@ def answered_by_looking(request: str) -> bool:
         return bool(_COUNT_OF_WHAT_THERE_IS_RE.search(text) or named_files(text))
     if _COUNT_OR_LIST_RE.match(text) and not re.match(r"^show\s+(?:me\s+)?how\b", text, re.IGNORECASE):
         return True
-    return bool(_READ_FROM_FILE_RE.match(text) and named_files(text))
+    return bool(_READ_FROM_FILE_RE.match(text) and named_files(text) and _A_STATED_VALUE_RE.search(text))
