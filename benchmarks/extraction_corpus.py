@@ -55,6 +55,7 @@ SETS |= {
         "blind_judge5",
         "blind_judge6",
         "blind_judge7",
+        "blind_judge8",
         "planted",
     )
 }
