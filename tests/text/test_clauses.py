@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from codememory.text.clauses import MAX_PARTS, request_parts
@@ -75,3 +78,13 @@ def test_a_bracket_never_closed_does_not_stop_the_cutting() -> None:
     # a stray closing bracket ("1)" numbering) does not open one either
     parts = request_parts("1) fix the GeoJSON export timeout 2) add a GeoPackage option (zip, shp). Then update docs.")
     assert "add a GeoPackage option (zip" not in parts
+
+
+def test_long_whitespace_runs_are_cut_in_linear_time() -> None:
+    # A cut starting with whitespace was tried from every space of a run and scanned the rest of it each time: 8,000
+    # spaces took 11 s and 100k (this test) would take hours, inside the request parts of any prompt or tool text.
+    code = "import sys\nfrom codememory.text.clauses import request_parts\nprint(request_parts(sys.argv[1]))\n"
+    text = "choose httpx for calls" + " " * 100_000 + "- keep ruff for lint, and never black"
+    done = subprocess.run([sys.executable, "-c", code, text], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "keep ruff for lint" in done.stdout and "never black" in done.stdout
