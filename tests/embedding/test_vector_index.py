@@ -333,3 +333,22 @@ def test_an_index_out_of_the_page_cache_is_read_back_in_one_pass_before_searches
     found = index.search(vectors[7], 5, store.filters())
     assert found[0][0] == store.db.conn.execute("SELECT pk FROM memories ORDER BY pk LIMIT 1 OFFSET 7").fetchone()[0]
     assert index.last_method == "ann"
+
+
+def test_files_the_cache_cannot_keep_are_read_once_and_then_faulted_in_not_read_again_and_again(
+    indexed: tuple[Store, Path, npt.NDArray[np.float32]],
+) -> None:
+    """Under memory pressure the files are pushed out again as soon as a pass has read them: a probe after the pass
+    must not start another pass and answer from keywords again (every request would be degraded while the daemon
+    reads the whole index again and again); searches fault in what they need, as without a read-ahead."""
+    store, cache, vectors = indexed
+    used = sorted(p for p in (cache / "vectors").iterdir() if p.suffix in (".vec", ".pks", ".usearch"))
+    evict(used)
+    index = VectorIndex(store.db, MODEL, cache, ann_threshold=100)
+    assert index.in_memory() is False
+    work = index.reading
+    assert work is not None and work.done.wait(60)
+    evict(used)  # out again before any search used them
+    assert index.in_memory() is True  # the pass is over: the vectors are used, faulted in where they are out
+    assert index.reading is None  # and nothing is read through again
+    assert index.search(vectors[3], 1, store.filters())[0][1] == pytest.approx(1.0, abs=1e-3)

@@ -42,6 +42,9 @@ _COMPACT_MIN_ROWS = 256
 _BATCH = 20_000
 _RESIDENT_ENOUGH = 0.9  # sampled pages in the page cache for a search to read the index's files without waiting
 _PROBE_EVERY = 1.0  # seconds a probe that found them in memory is trusted (a probe opens three files: ~0.3 ms)
+# seconds the files count as in memory once a pass has read them through, whatever a probe says: when the cache
+# cannot keep them (memory pressure), every probe would start another pass and every answer would be keywords alone
+_TRUSTED_AFTER_PASS = 60.0
 
 
 def to_blob(vector: npt.ArrayLike) -> bytes:
@@ -145,7 +148,7 @@ class VectorIndex:
         self._live_seen: tuple[tuple[Any, ...], dict[int, bool]] = ((), {})
         self.last_method = "none"
         self._reading: Pass | None = None  # the background pass reading the files into the page cache
-        self._found_in_memory_at = -_PROBE_EVERY
+        self._trusted_until = 0.0  # monotonic time until which the files count as in memory without a probe
         # What happened, for tests and benchmarks to observe (never read by the search itself).
         self.stats = {"rows_read": 0, "rows_appended": 0, "ann_builds": 0, "ann_extends": 0, "full_scans": 0}
 
@@ -319,21 +322,25 @@ class VectorIndex:
     def in_memory(self) -> bool:
         """Whether a search now would find the index's files in the page cache. When sampling their pages shows
         that it would not, a background pass reads them in (seconds at 100k memories, where the faults of one
-        search took seconds each) and this answers False until the pass is over; where the system cannot tell,
-        True."""
+        search took seconds each) and this answers False until the pass is over, then True for a while whatever a
+        probe says (the daemon is never degraded for longer than one pass at a time); where the system cannot
+        tell, True."""
         if self.files is None:
             return True
+        now = time.monotonic()
         if self._reading is not None:
             if not self._reading.done.is_set():
                 return False
             self._reading = None
-        now = time.monotonic()
-        if now - self._found_in_memory_at < _PROBE_EVERY:
+            # read through just now: if they are out again already, the cache cannot keep them, and searches fault
+            # in what they need (as without a read-ahead) rather than wait for a pass that would be pushed out too
+            self._trusted_until = now + _TRUSTED_AFTER_PASS
+        if now < self._trusted_until:
             return True
         meta = self._disk_meta()
         share = self.files.resident_share(meta) if meta is not None else None
         if share is None or share >= _RESIDENT_ENOUGH:
-            self._found_in_memory_at = now
+            self._trusted_until = now + _PROBE_EVERY
             return True
         self.read_ahead(known_out=True)
         return False
