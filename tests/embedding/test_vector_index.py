@@ -352,3 +352,23 @@ def test_files_the_cache_cannot_keep_are_read_once_and_then_faulted_in_not_read_
     assert index.in_memory() is True  # the pass is over: the vectors are used, faulted in where they are out
     assert index.reading is None  # and nothing is read through again
     assert index.search(vectors[3], 1, store.filters())[0][1] == pytest.approx(1.0, abs=1e-3)
+
+
+def test_a_read_ahead_reads_no_further_than_the_meta_says_whatever_the_files_length(
+    indexed: tuple[Store, Path, npt.NDArray[np.float32]],
+) -> None:
+    """The folder is untrusted (it may be committed with the project): a row file longer than its meta says (a
+    crashed writer's leftovers, or a huge sparse file planted there) is probed and read only as far as the rows
+    the meta counts, never whole (while a pass runs, the daemon answers from keywords)."""
+    store, cache, vectors = indexed
+    used = sorted(p for p in (cache / "vectors").iterdir() if p.suffix in (".vec", ".pks", ".usearch"))
+    sizes = sum(p.stat().st_size for p in used)
+    rows = next(p for p in used if p.suffix == ".vec")
+    os.truncate(rows, rows.stat().st_size + (64 << 20))  # 64 MiB of holes after the rows
+    evict(used)
+    index = VectorIndex(store.db, MODEL, cache, ann_threshold=100)
+    assert index.in_memory() is False
+    work = index.reading
+    assert work is not None and work.done.wait(60)
+    assert work.bytes_read == sizes
+    assert index.search(vectors[5], 1, store.filters())[0][1] == pytest.approx(1.0, abs=1e-3)
