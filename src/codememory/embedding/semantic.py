@@ -186,9 +186,13 @@ class Semantic:
         return self._missing[1]
 
     def maintenance(self, *, force: bool = False) -> Callable[[], bool] | None:
-        """The vector index's pending upkeep as a job needing no lock on the store (VectorIndex.maintenance)."""
+        """The vector index's pending upkeep as a job needing no lock on the store (VectorIndex.maintenance). None
+        while the index's files are out of the page cache and this does not wait for the disk (the daemon): finding
+        what is due maps the index, which would fault it in a page at a time while the caller holds the store."""
         index = self.index() if self.configured else None
-        return index.maintenance(force=force) if index is not None else None
+        if index is None or not self.vectors_ready():
+            return None
+        return index.maintenance(force=force)
 
     def maintain(self, *, force: bool = True) -> bool:
         """Bring the vector index up to date here and now (bulk commands, once their vectors are written)."""
