@@ -6,7 +6,8 @@ says why and callers fall back to lexical + fuzzy search, marking their results 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -127,6 +128,16 @@ class Semantic:
             return True
         index = self.index()
         return index is None or index.in_memory()
+
+    @contextlib.contextmanager
+    def waiting_for_disk(self) -> Iterator[None]:
+        """Within the block, searches wait for the disk whatever `wait_for_disk` says: a command the daemon runs
+        for the CLI, whose user wants the whole answer (the caller holds the store: no other thread sees it)."""
+        before, self.wait_for_disk = self.wait_for_disk, True
+        try:
+            yield
+        finally:
+            self.wait_for_disk = before
 
     def read_ahead(self) -> Pass | None:
         """Read the vector index's files into the page cache in the background (the daemon's warm-up)."""
