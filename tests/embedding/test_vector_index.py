@@ -372,3 +372,22 @@ def test_a_read_ahead_reads_no_further_than_the_meta_says_whatever_the_files_len
     assert work is not None and work.done.wait(60)
     assert work.bytes_read == sizes
     assert index.search(vectors[5], 1, store.filters())[0][1] == pytest.approx(1.0, abs=1e-3)
+
+
+def test_a_read_ahead_never_reads_through_a_link_out_of_the_folder(
+    indexed: tuple[Store, Path, npt.NDArray[np.float32]], tmp_path: Path
+) -> None:
+    """A cloned project's cache folder may hold links: the probe and the read-ahead open nothing through them (the
+    file a link points at stays out of the page cache), and nothing fails."""
+    store, cache, _ = indexed
+    folder = cache / "vectors"
+    rows = next(p for p in folder.iterdir() if p.suffix == ".vec")
+    outside = tmp_path / "outside.bin"
+    rows.rename(outside)
+    rows.symlink_to(outside)
+    evict([outside])
+    index = VectorIndex(store.db, MODEL, cache, ann_threshold=100)
+    index.in_memory()
+    work = index.reading or index.read_ahead(known_out=True)
+    assert work is not None and work.done.wait(60)
+    assert cached_share(outside) < 0.1
