@@ -22,7 +22,8 @@ import pytest
 
 from codememory import Store
 from codememory.embedding.vector_files import VectorFiles
-from codememory.embedding.vectors import VectorIndex, from_blob, to_blob
+from codememory.embedding.vector_rows import from_blob, to_blob
+from codememory.embedding.vectors import VectorIndex
 from codememory.store.database import Database
 from codememory.store.migrations import apply
 from support.page_cache import cached_share, evict

@@ -161,7 +161,7 @@ class Semantic:
         emb = self.embedder()
         if emb is None:
             return
-        from codememory.embedding.vectors import to_blob
+        from codememory.embedding.vector_rows import to_blob
 
         self.db.save_embeddings(
             emb.name,
