@@ -10,8 +10,9 @@ Read sequentially in one pass, the same bytes take a fraction of that. So:
   Elsewhere it answers None (unknown), and callers treat the file as in memory, as before. For a page it does not
   hold, the kernel starts reading around it (a readahead window): probing a file out of the cache begins to bring
   it in, so the second probe of a file may already find what the first did not.
-- `read_ahead` queues files for one background thread that asks the kernel for them (`posix_fadvise(WILLNEED)`)
-  and then reads them through in large chunks, so the caller can tell when the pass is over (`Pass.done`). Each
+- `read_ahead` queues files for one background thread that asks the kernel for them (`posix_fadvise(WILLNEED)`,
+  which Linux caps at its readahead maximum, a few MiB a file: a head start) and then reads them through in large
+  chunks, so the caller can tell when the pass is over (`Pass.done`). Each
   file is read up to the length its caller knows it uses: the files may come from an untrusted folder, and a
   file longer than that (a crashed writer's leftovers, or a huge sparse one) must not be read whole.
 

@@ -204,7 +204,9 @@ class VectorFiles:
             fd = safe_files.open_fd(self._path(meta.ann_file), os.O_RDONLY)
             try:
                 # the view walks every node once to find where each one starts: out of the page cache, that walk
-                # is a fault per page unless the kernel is asked for the whole file first
+                # is a fault per page. WILLNEED is a head start only (Linux reads at most its readahead maximum
+                # however much is asked: 8 MiB of a 64 MiB file, measured); the daemon maps the graph only once a
+                # read-ahead pass (core/page_cache.py) has read it through
                 advise = getattr(os, "posix_fadvise", None)
                 if advise is not None:
                     advise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
