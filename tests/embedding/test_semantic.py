@@ -358,6 +358,28 @@ def test_the_daemons_upkeep_never_maps_an_index_out_of_the_page_cache_while_it_h
         assert index.seq > 0  # in memory now: the upkeep takes the index in
 
 
+def test_the_daemons_upkeep_never_reads_an_idle_stores_index_back_into_the_page_cache(
+    tmp_path: Path, embedding_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index already mapped costs the upkeep nothing while nothing changed, in memory or not: the upkeep must not
+    probe it and read it all back each time memory pressure pushes an idle store's files out (only a search of the
+    store does that)."""
+    monkeypatch.setenv("CODEMEMORY_SEARCH_ANN_THRESHOLD", "2")  # a graph over every row: the rows are read by pread,
+    # never through the mapping, so their pages can be pushed out while the index is open
+    with make_store(tmp_path, provider="ollama", model="letters", base_url=embedding_server) as st:
+        for text in ("zebra crossing near the depot", "deploys happen on tuesdays", "postgres pool size is twenty"):
+            assert st.add(text).embedded
+        assert st.semantic.maintain()  # the graph
+        assert st.search("zebra", mode="semantic").mode == "semantic"  # maps the index (waiting, as a command does)
+        index = st.semantic.index()
+        assert index is not None and index.seq > 0 and index.last_method == "ann"
+        rows = [p for p in (tmp_path / ".codememory" / "cache" / "vectors").iterdir() if p.suffix == ".vec"]
+        evict(rows)
+        st.semantic.wait_for_disk = False  # as in the daemon
+        assert st.semantic.maintenance() is None  # nothing due
+        assert index.reading is None  # and nothing read
+
+
 def test_unreachable_embedding_server_degrades(tmp_path: Path) -> None:
     with make_store(tmp_path, provider="ollama", model="nomic-embed-text", base_url="http://127.0.0.1:9") as st:
         added = st.add("deploys happen on tuesdays")

@@ -197,11 +197,13 @@ class Semantic:
         return self._missing[1]
 
     def maintenance(self, *, force: bool = False) -> Callable[[], bool] | None:
-        """The vector index's pending upkeep as a job needing no lock on the store (VectorIndex.maintenance). None
-        while the index's files are out of the page cache and this does not wait for the disk (the daemon): finding
-        what is due maps the index, which would fault it in a page at a time while the caller holds the store."""
+        """The vector index's pending upkeep as a job needing no lock on the store (VectorIndex.maintenance). When
+        this does not wait for the disk (the daemon), None while an index not yet mapped has its files out of the
+        page cache: finding what is due maps it, which would fault it in a page at a time while the caller holds
+        the store. An index mapped already is not probed: looking again reads only what changed, and a probe of an
+        idle store would read its files back each time memory pressure pushed them out."""
         index = self.index() if self.configured else None
-        if index is None or not self.vectors_ready():
+        if index is None or not (self.wait_for_disk or index.mapped or index.in_memory()):
             return None
         return index.maintenance(force=force)
 

@@ -239,6 +239,11 @@ class VectorIndex:
         return self._reading
 
     @property
+    def mapped(self) -> bool:
+        """Whether the index has its files mapped (a look at the table and the files then reads only what changed)."""
+        return self._meta is not None
+
+    @property
     def reading(self) -> Pass | None:
         """The read-ahead pass started last (None: none since it ended and was seen to end)."""
         return self._reading
