@@ -9,6 +9,7 @@ Seeded random unit vectors stand in for a model's (the index is what is tested, 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 import subprocess
@@ -392,3 +393,22 @@ def test_a_read_ahead_never_reads_through_a_link_out_of_the_folder(
     work = index.reading or index.read_ahead(known_out=True)
     assert work is not None and work.done.wait(60)
     assert cached_share(outside) < 0.1
+
+
+def test_a_meta_claiming_absurd_sizes_is_read_as_far_as_the_files_go_and_nothing_fails(
+    indexed: tuple[Store, Path, npt.NDArray[np.float32]], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The meta is untrusted too: row counts no file could hold (past what an offset can say) make the read-ahead
+    read the files as far as they go, with no error logged, and the search rebuilds from the table."""
+    store, cache, vectors = indexed
+    meta_path = VectorFiles(cache, MODEL).meta_path
+    meta = json.loads(meta_path.read_text())
+    meta.update(rows=10**17, ann_rows=10**17)
+    meta_path.write_text(json.dumps(meta))
+    used = sorted(p for p in (cache / "vectors").iterdir() if p.suffix in (".vec", ".pks", ".usearch"))
+    index = VectorIndex(store.db, MODEL, cache, ann_threshold=100)
+    work = index.read_ahead(known_out=True)
+    assert work is not None and work.done.wait(60)
+    assert work.bytes_read == sum(p.stat().st_size for p in used)
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert index.search(vectors[9], 1, store.filters())[0][1] == pytest.approx(1.0, abs=1e-3)

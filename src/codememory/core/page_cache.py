@@ -101,10 +101,13 @@ class _Reader:
                         return
                 continue
             try:
-                for fd, length in work.opened:  # the kernel starts on every file, then each is waited for in turn
-                    _advise_will_need(fd, length)  # (here, not in the caller: asking for much can block a while)
-                for fd, length in work.opened:
-                    size = os.fstat(fd).st_size if length is None else min(length, os.fstat(fd).st_size)
+                # the bytes to read: no more than the file holds (a length from an untrusted file may be absurd)
+                sizes = [
+                    (fd, os.fstat(fd).st_size if n is None else min(n, os.fstat(fd).st_size)) for fd, n in work.opened
+                ]
+                for fd, size in sizes:  # the kernel starts on every file, then each is waited for in turn
+                    _advise_will_need(fd, size)  # (here, not in the caller: asking for much can block a while)
+                for fd, size in sizes:
                     if not (work.skip_cached and resident_share(fd, size) == 1.0):
                         work.bytes_read += _read_through(fd, view, size)
             except Exception:  # the pass is only an optimisation: searches fault in what it could not read
@@ -131,11 +134,11 @@ def drop(path: str | os.PathLike[str]) -> bool:
     return True
 
 
-def _advise_will_need(fd: int, length: int | None) -> None:
+def _advise_will_need(fd: int, size: int) -> None:
     advise = getattr(os, "posix_fadvise", None)
-    if advise is not None:
+    if advise is not None and size:
         with contextlib.suppress(OSError):
-            advise(fd, 0, length or 0, os.POSIX_FADV_WILLNEED)
+            advise(fd, 0, size, os.POSIX_FADV_WILLNEED)
 
 
 def _read_through(fd: int, view: memoryview, size: int) -> int:
