@@ -62,7 +62,7 @@ def pooled(pool: npt.NDArray[np.float32], start: int, count: int) -> npt.NDArray
 def load_into(store: Store, model: str, pool: npt.NDArray[np.float32], *, only_missing: bool = True) -> int:
     """Give the store's memories (those without a vector from `model`, or all) a pooled vector, stored as the store
     stores vectors. Returns how many."""
-    from codememory.embedding.vectors import to_blob
+    from codememory.embedding.vector_rows import to_blob
 
     db = store.db
     done = 0

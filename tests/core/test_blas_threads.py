@@ -137,7 +137,8 @@ from pathlib import Path
 import numpy as np  # first, as a program embedding codememory may do
 from codememory import Store
 from codememory.core.blas_threads import blas_threads
-from codememory.embedding.vectors import VectorIndex, to_blob
+from codememory.embedding.vector_rows import to_blob
+from codememory.embedding.vectors import VectorIndex
 
 store = Store.init(Path(sys.argv[1]))[0]
 dump = Path(sys.argv[1]) / "bulk.jsonl"

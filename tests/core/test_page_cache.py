@@ -41,7 +41,7 @@ def test_a_file_pushed_out_is_seen_out_and_a_pass_reads_it_back(tmp_path: Path) 
     if share is None:
         pytest.skip("this system cannot tell what the page cache holds (no RWF_NOWAIT)")
     assert share < 0.1
-    work = read_ahead([lambda: os.open(path, os.O_RDONLY)])
+    work = read_ahead([(lambda: os.open(path, os.O_RDONLY), None)])
     assert work.done.wait(60)
     assert cached_share(path) == 1.0
 
@@ -50,7 +50,8 @@ def test_a_file_that_cannot_be_opened_is_skipped_and_the_pass_ends(tmp_path: Pat
     present = tmp_path / "present.bin"
     present.write_bytes(b"x" * SIZE)
     evict([present])
-    work = read_ahead([lambda: os.open(tmp_path / "missing.bin", os.O_RDONLY), lambda: os.open(present, os.O_RDONLY)])
+    missing = tmp_path / "missing.bin"
+    work = read_ahead([(lambda: os.open(missing, os.O_RDONLY), None), (lambda: os.open(present, os.O_RDONLY), None)])
     assert work.done.wait(60)
     assert cached_share(present) == 1.0
 
@@ -62,6 +63,6 @@ def test_a_file_in_the_cache_is_seen_in_and_not_read_again(tmp_path: Path) -> No
     if share is None:
         pytest.skip("this system cannot tell what the page cache holds (no RWF_NOWAIT)")
     assert share == 1.0
-    work = read_ahead([lambda: os.open(path, os.O_RDONLY)], skip_cached=True)
+    work = read_ahead([(lambda: os.open(path, os.O_RDONLY), None)], skip_cached=True)
     assert work.done.wait(60)
     assert work.bytes_read == 0

@@ -75,3 +75,26 @@ def test_a_request_while_the_vectors_are_out_of_memory_answers_from_keywords_and
         assert [cached_share(p) for p in vectors] == [1.0] * len(vectors)
     finally:
         daemon.terminate()
+
+
+def test_a_cli_search_the_daemon_runs_waits_for_vectors_out_of_memory(tmp_path: Path) -> None:
+    """`codememory search` handed to the daemon (POST /cli/search) is a command: its user wants the whole answer,
+    as when the CLI searches itself (docs/search.md: commands wait for the disk), not keywords alone while the
+    vector files are read back in."""
+    env = isolated_env(tmp_path, CODEMEMORY_EMBEDDING_PROVIDER=None)  # the default model, as installed
+    daemon = spawn(env)  # no project registered yet: the warm-up opens no store
+    try:
+        wait_for("a first round of tasks", lambda: daemon.client().health()["tasks_last_run_at"])
+        project = tmp_path / "proj"
+        make_project(env, project, "Use httpx for outbound HTTP calls in the webhook worker")
+        codememory(env, "--project", project, "search", "webhook")  # in the CLI's process: writes the vector files
+        vectors = sorted(p for p in (project / ".codememory" / "cache" / "vectors").iterdir() if p.suffix == ".vec")
+        assert vectors
+        evict(vectors)
+        answer = daemon.client(timeout=60).request(
+            "POST", "/cli/search", {"project_root": str(project), "query": "which HTTP client for webhooks"}
+        )
+        assert answer.status == 200, answer.data
+        assert (answer.data["degraded"], answer.data["degraded_reason"], answer.data["mode"]) == (False, None, "hybrid")
+    finally:
+        daemon.terminate()

@@ -21,6 +21,7 @@ from codememory.cli.main import cli
 from codememory.core.trust import read_project_file, trust
 from codememory.embedding.vectors import VectorIndex
 from codememory.service.results import MemoryLink, NewLink
+from support.page_cache import evict
 
 MINILM = "all-MiniLM-L6-v2"
 
@@ -329,6 +330,54 @@ def test_asymmetric_prefixes_reach_the_model(tmp_path: Path, embedding_server: s
         st.search("zebras", mode="semantic")
     assert "search_document: zebra crossing" in _EmbeddingServer.inputs
     assert "search_query: zebras" in _EmbeddingServer.inputs
+
+
+def test_the_daemons_upkeep_never_maps_an_index_out_of_the_page_cache_while_it_holds_the_store(
+    tmp_path: Path, embedding_server: str
+) -> None:
+    """The daemon's upkeep looks at each open store's vector index while it holds the store: mapping an index whose
+    files are out of the page cache (the graph walked, the keys read whole) would fault them in a page at a time
+    while a request waits for the store. It leaves the index alone until the read-ahead pass has brought them in,
+    as the daemon's searches do."""
+    with make_store(tmp_path, provider="ollama", model="letters", base_url=embedding_server) as first:
+        for text in ("zebra crossing near the depot", "deploys happen on tuesdays", "postgres pool size is twenty"):
+            assert first.add(text).embedded
+        first.search("zebra")  # writes the index's files
+    del first  # its index maps the files (closing a store leaves that to the collector): mapped pages stay cached
+    used = [p for p in (tmp_path / ".codememory" / "cache" / "vectors").iterdir() if p.suffix in (".vec", ".pks")]
+    assert len(used) == 2
+    evict(used)
+    with Store.open(tmp_path) as st:
+        st.semantic.wait_for_disk = False  # as in the daemon
+        assert st.semantic.maintenance() is None
+        index = st.semantic.index()
+        assert index is not None and index.seq == 0  # nothing mapped or read
+        work = index.reading
+        assert work is not None and work.done.wait(60)
+        st.semantic.maintenance()
+        assert index.seq > 0  # in memory now: the upkeep takes the index in
+
+
+def test_the_daemons_upkeep_never_reads_an_idle_stores_index_back_into_the_page_cache(
+    tmp_path: Path, embedding_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index already mapped costs the upkeep nothing while nothing changed, in memory or not: the upkeep must not
+    probe it and read it all back each time memory pressure pushes an idle store's files out (only a search of the
+    store does that)."""
+    monkeypatch.setenv("CODEMEMORY_SEARCH_ANN_THRESHOLD", "2")  # a graph over every row: the rows are read by pread,
+    # never through the mapping, so their pages can be pushed out while the index is open
+    with make_store(tmp_path, provider="ollama", model="letters", base_url=embedding_server) as st:
+        for text in ("zebra crossing near the depot", "deploys happen on tuesdays", "postgres pool size is twenty"):
+            assert st.add(text).embedded
+        assert st.semantic.maintain()  # the graph
+        assert st.search("zebra", mode="semantic").mode == "semantic"  # maps the index (waiting, as a command does)
+        index = st.semantic.index()
+        assert index is not None and index.seq > 0 and index.last_method == "ann"
+        rows = [p for p in (tmp_path / ".codememory" / "cache" / "vectors").iterdir() if p.suffix == ".vec"]
+        evict(rows)
+        st.semantic.wait_for_disk = False  # as in the daemon
+        assert st.semantic.maintenance() is None  # nothing due
+        assert index.reading is None  # and nothing read
 
 
 def test_unreachable_embedding_server_degrades(tmp_path: Path) -> None:

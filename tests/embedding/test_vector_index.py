@@ -9,6 +9,7 @@ Seeded random unit vectors stand in for a model's (the index is what is tested, 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 import subprocess
@@ -22,7 +23,8 @@ import pytest
 
 from codememory import Store
 from codememory.embedding.vector_files import VectorFiles
-from codememory.embedding.vectors import VectorIndex, from_blob, to_blob
+from codememory.embedding.vector_rows import from_blob, to_blob
+from codememory.embedding.vectors import VectorIndex
 from codememory.store.database import Database
 from codememory.store.migrations import apply
 from support.page_cache import cached_share, evict
@@ -333,3 +335,80 @@ def test_an_index_out_of_the_page_cache_is_read_back_in_one_pass_before_searches
     found = index.search(vectors[7], 5, store.filters())
     assert found[0][0] == store.db.conn.execute("SELECT pk FROM memories ORDER BY pk LIMIT 1 OFFSET 7").fetchone()[0]
     assert index.last_method == "ann"
+
+
+def test_files_the_cache_cannot_keep_are_read_once_and_then_faulted_in_not_read_again_and_again(
+    indexed: tuple[Store, Path, npt.NDArray[np.float32]],
+) -> None:
+    """Under memory pressure the files are pushed out again as soon as a pass has read them: a probe after the pass
+    must not start another pass and answer from keywords again (every request would be degraded while the daemon
+    reads the whole index again and again); searches fault in what they need, as without a read-ahead."""
+    store, cache, vectors = indexed
+    used = sorted(p for p in (cache / "vectors").iterdir() if p.suffix in (".vec", ".pks", ".usearch"))
+    evict(used)
+    index = VectorIndex(store.db, MODEL, cache, ann_threshold=100)
+    assert index.in_memory() is False
+    work = index.reading
+    assert work is not None and work.done.wait(60)
+    evict(used)  # out again before any search used them
+    assert index.in_memory() is True  # the pass is over: the vectors are used, faulted in where they are out
+    assert index.reading is None  # and nothing is read through again
+    assert index.search(vectors[3], 1, store.filters())[0][1] == pytest.approx(1.0, abs=1e-3)
+
+
+def test_a_read_ahead_reads_no_further_than_the_meta_says_whatever_the_files_length(
+    indexed: tuple[Store, Path, npt.NDArray[np.float32]],
+) -> None:
+    """The folder is untrusted (it may be committed with the project): a row file longer than its meta says (a
+    crashed writer's leftovers, or a huge sparse file planted there) is probed and read only as far as the rows
+    the meta counts, never whole (while a pass runs, the daemon answers from keywords)."""
+    store, cache, vectors = indexed
+    used = sorted(p for p in (cache / "vectors").iterdir() if p.suffix in (".vec", ".pks", ".usearch"))
+    sizes = sum(p.stat().st_size for p in used)
+    rows = next(p for p in used if p.suffix == ".vec")
+    os.truncate(rows, rows.stat().st_size + (64 << 20))  # 64 MiB of holes after the rows
+    evict(used)
+    index = VectorIndex(store.db, MODEL, cache, ann_threshold=100)
+    assert index.in_memory() is False
+    work = index.reading
+    assert work is not None and work.done.wait(60)
+    assert work.bytes_read == sizes
+    assert index.search(vectors[5], 1, store.filters())[0][1] == pytest.approx(1.0, abs=1e-3)
+
+
+def test_a_read_ahead_never_reads_through_a_link_out_of_the_folder(
+    indexed: tuple[Store, Path, npt.NDArray[np.float32]], tmp_path: Path
+) -> None:
+    """A cloned project's cache folder may hold links: the probe and the read-ahead open nothing through them (the
+    file a link points at stays out of the page cache), and nothing fails."""
+    store, cache, _ = indexed
+    folder = cache / "vectors"
+    rows = next(p for p in folder.iterdir() if p.suffix == ".vec")
+    outside = tmp_path / "outside.bin"
+    rows.rename(outside)
+    rows.symlink_to(outside)
+    evict([outside])
+    index = VectorIndex(store.db, MODEL, cache, ann_threshold=100)
+    index.in_memory()
+    work = index.reading or index.read_ahead(known_out=True)
+    assert work is not None and work.done.wait(60)
+    assert cached_share(outside) < 0.1
+
+
+def test_a_meta_claiming_absurd_sizes_is_read_as_far_as_the_files_go_and_nothing_fails(
+    indexed: tuple[Store, Path, npt.NDArray[np.float32]], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The meta is untrusted too: row counts no file could hold (past what an offset can say) make the read-ahead
+    read the files as far as they go, with no error logged, and the search rebuilds from the table."""
+    store, cache, vectors = indexed
+    meta_path = VectorFiles(cache, MODEL).meta_path
+    meta = json.loads(meta_path.read_text())
+    meta.update(rows=10**17, ann_rows=10**17)
+    meta_path.write_text(json.dumps(meta))
+    used = sorted(p for p in (cache / "vectors").iterdir() if p.suffix in (".vec", ".pks", ".usearch"))
+    index = VectorIndex(store.db, MODEL, cache, ann_threshold=100)
+    work = index.read_ahead(known_out=True)
+    assert work is not None and work.done.wait(60)
+    assert work.bytes_read == sum(p.stat().st_size for p in used)
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert index.search(vectors[9], 1, store.filters())[0][1] == pytest.approx(1.0, abs=1e-3)

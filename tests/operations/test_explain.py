@@ -321,7 +321,7 @@ def test_with_an_embedding_model_cosine_is_the_meaning_similarity(tmp_path: Path
     hit = next(m for m in inj["memories"] if m["id"] == ids[0])
     assert hit["parts"]["retriever"] == "hybrid" and hit["parts"]["fused"] is not None
 
-    from codememory.embedding.vectors import from_blob
+    from codememory.embedding.vector_rows import from_blob
 
     with Store.open(project) as store:
         semantic = store.semantic

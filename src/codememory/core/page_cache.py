@@ -10,8 +10,11 @@ Read sequentially in one pass, the same bytes take a fraction of that. So:
   Elsewhere it answers None (unknown), and callers treat the file as in memory, as before. For a page it does not
   hold, the kernel starts reading around it (a readahead window): probing a file out of the cache begins to bring
   it in, so the second probe of a file may already find what the first did not.
-- `read_ahead` queues files for one background thread that asks the kernel for them (`posix_fadvise(WILLNEED)`)
-  and then reads them through in large chunks, so the caller can tell when the pass is over (`Pass.done`).
+- `read_ahead` queues files for one background thread that asks the kernel for them (`posix_fadvise(WILLNEED)`,
+  which Linux caps at its readahead maximum, a few MiB a file: a head start) and then reads them through in large
+  chunks, so the caller can tell when the pass is over (`Pass.done`). Each
+  file is read up to the length its caller knows it uses: the files may come from an untrusted folder, and a
+  file longer than that (a crashed writer's leftovers, or a huge sparse one) must not be read whole.
 
 Reading through the cache uses no memory of the process: the chunks go to one reused buffer.
 """
@@ -59,7 +62,7 @@ def resident_share(fd: int, size: int, samples: int = _SAMPLES) -> float | None:
 class Pass:
     """One queued read-ahead: `done` is set once every file was read through (or could not be)."""
 
-    opened: list[int]  # descriptors, closed by the reader
+    opened: list[tuple[int, int | None]]  # descriptors (closed by the reader) and the bytes to read (None: all)
     # leave out a file whose sampled pages are all cached (no copying at a warm start); not after a probe found the
     # files out: that probe had the kernel read around the pages it sampled, so they are in while the rest is not
     skip_cached: bool
@@ -76,7 +79,7 @@ class _Reader:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
-    def submit(self, opened: list[int], skip_cached: bool) -> Pass:
+    def submit(self, opened: list[tuple[int, int | None]], skip_cached: bool) -> Pass:
         work = Pass(opened, skip_cached)
         self._queue.put(work)
         with self._lock:
@@ -98,15 +101,19 @@ class _Reader:
                         return
                 continue
             try:
-                for fd in work.opened:  # the kernel starts on every file of the pass, then each is waited for in turn
-                    _advise_will_need(fd)  # (here, not in the caller: asking for hundreds of MB can block a while)
-                for fd in work.opened:
-                    if not (work.skip_cached and resident_share(fd, os.fstat(fd).st_size) == 1.0):
-                        work.bytes_read += _read_through(fd, view)
+                # the bytes to read: no more than the file holds (a length from an untrusted file may be absurd)
+                sizes = [
+                    (fd, os.fstat(fd).st_size if n is None else min(n, os.fstat(fd).st_size)) for fd, n in work.opened
+                ]
+                for fd, size in sizes:  # the kernel starts on every file, then each is waited for in turn
+                    _advise_will_need(fd, size)  # (here, not in the caller: asking for much can block a while)
+                for fd, size in sizes:
+                    if not (work.skip_cached and resident_share(fd, size) == 1.0):
+                        work.bytes_read += _read_through(fd, view, size)
             except Exception:  # the pass is only an optimisation: searches fault in what it could not read
                 log.exception("read-ahead failed")
             finally:
-                for fd in work.opened:
+                for fd, _length in work.opened:
                     with contextlib.suppress(OSError):
                         os.close(fd)
                 work.done.set()
@@ -127,33 +134,36 @@ def drop(path: str | os.PathLike[str]) -> bool:
     return True
 
 
-def _advise_will_need(fd: int) -> None:
+def _advise_will_need(fd: int, size: int) -> None:
     advise = getattr(os, "posix_fadvise", None)
-    if advise is not None:
+    if advise is not None and size:
         with contextlib.suppress(OSError):
-            advise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
+            advise(fd, 0, size, os.POSIX_FADV_WILLNEED)
 
 
-def _read_through(fd: int, view: memoryview) -> int:
+def _read_through(fd: int, view: memoryview, size: int) -> int:
+    """Read the first `size` bytes (fewer if the file is shorter); returns how many were read."""
     offset = 0
-    while True:
+    while offset < size:
         try:
-            n = os.preadv(fd, [view], offset)
+            n = os.preadv(fd, [view[: min(len(view), size - offset)]], offset)
         except OSError:
             return offset
         if n <= 0:
             return offset
         offset += n
+    return offset
 
 
 _READER = _Reader()
 
 
-def read_ahead(open_files: Sequence[Callable[[], int]], *, skip_cached: bool = False) -> Pass:
-    """Read these files into the page cache in the background, in this order; each opener returns a descriptor
-    (an opener that fails is skipped). `skip_cached`: see `Pass`."""
-    opened = []
-    for opener in open_files:
+def read_ahead(files: Sequence[tuple[Callable[[], int], int | None]], *, skip_cached: bool = False) -> Pass:
+    """Read these files into the page cache in the background, in this order: (an opener returning a descriptor,
+    the bytes of the file to read, None for all of it); an opener that fails is skipped. `skip_cached`: see
+    `Pass`."""
+    opened: list[tuple[int, int | None]] = []
+    for opener, length in files:
         with contextlib.suppress(OSError, ValueError):
-            opened.append(opener())
+            opened.append((opener(), length))
     return _READER.submit(opened, skip_cached)

@@ -81,7 +81,8 @@ def create_router(state: DaemonState) -> APIRouter:
         options = body.model_dump(exclude={"project_root", "query"})
         with state.stores.use(state.project_root(body.project_root)) as store:
             store.follow()  # memory files a `git pull` brought, as the CLI's own open would apply them
-            return search(store, body.query, **options).to_dict()
+            with store.semantic.waiting_for_disk():  # a command: the whole answer, as the CLI's own search gives
+                return search(store, body.query, **options).to_dict()
 
     @router.post("/store")
     def cli_store(body: CliStoreBody) -> dict[str, Any]:

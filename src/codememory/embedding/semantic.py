@@ -6,7 +6,8 @@ says why and callers fall back to lexical + fuzzy search, marking their results 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -128,6 +129,16 @@ class Semantic:
         index = self.index()
         return index is None or index.in_memory()
 
+    @contextlib.contextmanager
+    def waiting_for_disk(self) -> Iterator[None]:
+        """Within the block, searches wait for the disk whatever `wait_for_disk` says: a command the daemon runs
+        for the CLI, whose user wants the whole answer (the caller holds the store: no other thread sees it)."""
+        before, self.wait_for_disk = self.wait_for_disk, True
+        try:
+            yield
+        finally:
+            self.wait_for_disk = before
+
     def read_ahead(self) -> Pass | None:
         """Read the vector index's files into the page cache in the background (the daemon's warm-up)."""
         index = self.index() if self.configured else None
@@ -150,7 +161,7 @@ class Semantic:
         emb = self.embedder()
         if emb is None:
             return
-        from codememory.embedding.vectors import to_blob
+        from codememory.embedding.vector_rows import to_blob
 
         self.db.save_embeddings(
             emb.name,
@@ -186,9 +197,15 @@ class Semantic:
         return self._missing[1]
 
     def maintenance(self, *, force: bool = False) -> Callable[[], bool] | None:
-        """The vector index's pending upkeep as a job needing no lock on the store (VectorIndex.maintenance)."""
+        """The vector index's pending upkeep as a job needing no lock on the store (VectorIndex.maintenance). When
+        this does not wait for the disk (the daemon), None while an index not yet mapped has its files out of the
+        page cache: finding what is due maps it, which would fault it in a page at a time while the caller holds
+        the store. An index mapped already is not probed: looking again reads only what changed, and a probe of an
+        idle store would read its files back each time memory pressure pushed them out."""
         index = self.index() if self.configured else None
-        return index.maintenance(force=force) if index is not None else None
+        if index is None or not (self.wait_for_disk or index.mapped or index.in_memory()):
+            return None
+        return index.maintenance(force=force)
 
     def maintain(self, *, force: bool = True) -> bool:
         """Bring the vector index up to date here and now (bulk commands, once their vectors are written)."""

@@ -42,6 +42,10 @@ Keys = npt.NDArray[np.int64]
 _MAX_META = 100_000
 _RECENT_ROWS = 2048  # rows (1.5 KB each at 384 dimensions) a mapping keeps after reading them: 3 MB
 _FORMAT = 1
+# The most bytes per row a graph file may take (usearch, half-precision vectors and 16 links a node: about
+# 2 * dim + 150): a search's read-ahead reads no further, whatever the file's length (the folder is untrusted).
+_ANN_ROW_BYTES = 4096
+_ANN_HEADER_BYTES = 1 << 16
 
 
 def slug(model: str) -> str:
@@ -200,7 +204,9 @@ class VectorFiles:
             fd = safe_files.open_fd(self._path(meta.ann_file), os.O_RDONLY)
             try:
                 # the view walks every node once to find where each one starts: out of the page cache, that walk
-                # is a fault per page unless the kernel is asked for the whole file first
+                # is a fault per page. WILLNEED is a head start only (Linux reads at most its readahead maximum
+                # however much is asked: 8 MiB of a 64 MiB file, measured); the daemon maps the graph only once a
+                # read-ahead pass (core/page_cache.py) has read it through
                 advise = getattr(os, "posix_fadvise", None)
                 if advise is not None:
                     advise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
@@ -216,26 +222,27 @@ class VectorFiles:
             return None
         return index, buf
 
-    def _used_files(self, meta: Meta) -> list[str]:
-        """The files a search reads, in the order a process opening them touches them (the graph's view walks it
-        whole; the row keys are read whole; the rows only where the graph lands)."""
+    def _used_files(self, meta: Meta) -> list[tuple[str, int]]:
+        """The files a search reads and how many of their bytes, in the order a process opening them touches them
+        (the graph's view walks it whole; the row keys are read whole; the rows only where the graph lands). The
+        lengths are the meta's, not the files': bytes after them are never used."""
         vec_name, pks_name = self._rows_names(meta.generation)
-        names = [vec_name, pks_name] if meta.rows else []
+        used = [(vec_name, meta.rows * meta.dim * 4), (pks_name, meta.rows * 8)] if meta.rows else []
         if meta.ann_file and meta.ann_file.startswith(self.base + ".") and "/" not in meta.ann_file:
-            names.insert(0, meta.ann_file)
-        return names
+            used.insert(0, (meta.ann_file, meta.ann_rows * (2 * meta.dim + _ANN_ROW_BYTES) + _ANN_HEADER_BYTES))
+        return used
 
     def resident_share(self, meta: Meta) -> float | None:
         """The smallest share of pages the page cache holds over the files a search reads (sampled, without
         reading from disk); None when this system cannot tell or there is nothing to read."""
         shares = []
-        for name in self._used_files(meta):
+        for name, length in self._used_files(meta):
             try:
                 fd = safe_files.open_fd(self._path(name), os.O_RDONLY)
             except (OSError, UnsafePath):
                 continue
             try:
-                share = page_cache.resident_share(fd, os.fstat(fd).st_size)
+                share = page_cache.resident_share(fd, min(length, os.fstat(fd).st_size))
             finally:
                 os.close(fd)
             if share is None:
@@ -245,8 +252,8 @@ class VectorFiles:
 
     def read_ahead(self, meta: Meta, *, skip_cached: bool) -> page_cache.Pass:
         """Read the files a search uses into the page cache in one sequential background pass."""
-        openers = [functools.partial(self._open_read, name) for name in self._used_files(meta)]
-        return page_cache.read_ahead(openers, skip_cached=skip_cached)
+        files = [(functools.partial(self._open_read, name), length) for name, length in self._used_files(meta)]
+        return page_cache.read_ahead(files, skip_cached=skip_cached)
 
     def _open_read(self, name: str) -> int:
         return safe_files.open_fd(self._path(name), os.O_RDONLY)

@@ -16,7 +16,7 @@ ships sources only).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ import numpy.typing as npt
 from codememory.core.blas_threads import one_blas_thread
 from codememory.core.page_cache import Pass
 from codememory.embedding.vector_files import Keys, Mapped, Matrix, Meta, VectorFiles
+from codememory.embedding.vector_rows import Positions, decode_rows
 from codememory.store.database import Database
 from codememory.store.filters import Filters
 
@@ -42,83 +43,9 @@ _COMPACT_MIN_ROWS = 256
 _BATCH = 20_000
 _RESIDENT_ENOUGH = 0.9  # sampled pages in the page cache for a search to read the index's files without waiting
 _PROBE_EVERY = 1.0  # seconds a probe that found them in memory is trusted (a probe opens three files: ~0.3 ms)
-
-
-def to_blob(vector: npt.ArrayLike) -> bytes:
-    """How a vector is stored: float16 (half the bytes; a cosine moves by about 1e-4)."""
-    return np.asarray(vector, dtype="<f2").tobytes()
-
-
-def from_blob(blob: bytes, dim: int) -> Matrix:
-    """A stored vector as float32: float16 bytes, or float32 ones written before vectors were stored in half."""
-    if len(blob) == 2 * dim:
-        return np.frombuffer(blob, dtype="<f2").astype(np.float32)
-    return np.frombuffer(blob, dtype="<f4", count=dim).astype(np.float32)
-
-
-def _decode_rows(rows: list[tuple[int, int, int, bytes]], dim: int) -> tuple[Keys, Keys, Matrix]:
-    """(pks, seqs, float32 matrix) of table rows with `dim` values (a row of another size is left out)."""
-    half = [r for r in rows if r[2] == dim and len(r[3]) == 2 * dim]
-    full = [r for r in rows if r[2] == dim and len(r[3]) == 4 * dim]
-    if full and half:  # rows of both kinds (written before and after vectors were halved): keep the table's order
-        kept = sorted(half + full, key=lambda r: r[1])
-        matrix = np.vstack([from_blob(r[3], dim) for r in kept]) if kept else np.zeros((0, dim), np.float32)
-    else:
-        kept = half or full
-        dtype = "<f2" if half else "<f4"
-        matrix = np.frombuffer(b"".join(r[3] for r in kept), dtype=dtype).reshape(len(kept), dim).astype(np.float32)
-    pks = np.fromiter((r[0] for r in kept), dtype=np.int64, count=len(kept))
-    seqs = np.fromiter((r[1] for r in kept), dtype=np.int64, count=len(kept))
-    return pks, seqs, matrix
-
-
-class _Positions:
-    """Memory row key -> the row holding its latest vector (a memory embedded again is appended again)."""
-
-    def __init__(self) -> None:
-        self.n = 0  # rows covered
-        self._built = 0
-        self._keys: Keys = np.zeros(0, np.int64)  # sorted, unique
-        self._rows: npt.NDArray[np.int64] = np.zeros(0, np.int64)
-        self._tail: dict[int, int] = {}  # rows after the sorted part
-
-    def update(self, pks: Keys) -> None:
-        if len(pks) < self.n or len(self._tail) + len(pks) - self.n > max(20_000, self._built // 8):
-            order = np.argsort(pks, kind="stable")
-            ordered = pks[order]
-            last = np.ones(len(ordered), dtype=bool)
-            last[:-1] = ordered[1:] != ordered[:-1]
-            self._keys, self._rows = ordered[last], order[last].astype(np.int64)
-            self._tail, self._built = {}, len(pks)
-        else:
-            for i, pk in enumerate(pks[self.n :].tolist(), start=self.n):
-                self._tail[pk] = i
-        self.n = len(pks)
-
-    def rows(self, pks: Iterable[int]) -> npt.NDArray[np.int64]:
-        """Each key's row, -1 for a key with no vector."""
-        wanted = np.fromiter(pks, dtype=np.int64)
-        out = np.full(len(wanted), -1, dtype=np.int64)
-        if len(self._keys) and len(wanted):
-            at = np.minimum(np.searchsorted(self._keys, wanted), len(self._keys) - 1)
-            hit = self._keys[at] == wanted
-            out[hit] = self._rows[at[hit]]
-        if self._tail:
-            for i, pk in enumerate(wanted.tolist()):
-                row = self._tail.get(pk)
-                if row is not None:
-                    out[i] = row
-        return out
-
-    def distinct(self) -> int:
-        """How many memories have a vector among the rows."""
-        if not self._tail:
-            return len(self._keys)
-        tail = np.fromiter(self._tail, dtype=np.int64, count=len(self._tail))
-        if not len(self._keys):
-            return len(tail)
-        at = np.minimum(np.searchsorted(self._keys, tail), len(self._keys) - 1)
-        return len(self._keys) + int((self._keys[at] != tail).sum())
+# seconds the files count as in memory once a pass has read them through, whatever a probe says: when the cache
+# cannot keep them (memory pressure), every probe would start another pass and every answer would be keywords alone
+_TRUSTED_AFTER_PASS = 60.0
 
 
 class VectorIndex:
@@ -138,14 +65,14 @@ class VectorIndex:
         self._extra_seqs: Keys = np.zeros(0, np.int64)
         self._extra: Matrix | None = None
         self._dim: int | None = None
-        self._positions = _Positions()
+        self._positions = Positions()
         self._scans: dict[bytes, Matrix] = {}  # recent queries' similarity to every row (exact mode)
         # which memories passed the filters, while the store is unchanged: a retrieval ranks its request's phrases
         # twice (with and without the tool phrases), and the graph answers both with mostly the same memories
         self._live_seen: tuple[tuple[Any, ...], dict[int, bool]] = ((), {})
         self.last_method = "none"
         self._reading: Pass | None = None  # the background pass reading the files into the page cache
-        self._found_in_memory_at = -_PROBE_EVERY
+        self._trusted_until = 0.0  # monotonic time until which the files count as in memory without a probe
         # What happened, for tests and benchmarks to observe (never read by the search itself).
         self.stats = {"rows_read": 0, "rows_appended": 0, "ann_builds": 0, "ann_extends": 0, "full_scans": 0}
 
@@ -211,7 +138,7 @@ class VectorIndex:
         self._meta = self._mapped = self._ann = self._ann_buf = self._extra = None
         self._extra_pks = np.zeros(0, np.int64)
         self._extra_seqs = np.zeros(0, np.int64)
-        self._positions = _Positions()
+        self._positions = Positions()
         self._scans.clear()
         self._stamp = None
 
@@ -232,7 +159,7 @@ class VectorIndex:
         opened = self.files.open_ann(meta)
         self._ann, self._ann_buf = opened if opened else (None, None)
         if self._meta is None or meta.generation != self._meta.generation:
-            self._positions = _Positions()
+            self._positions = Positions()
         self._meta, self._mapped, self._dim = meta, mapped, meta.dim
         keep = self._extra_seqs > meta.seq  # rows we held in memory that the files now have
         self._extra_pks, self._extra_seqs = self._extra_pks[keep], self._extra_seqs[keep]
@@ -255,7 +182,7 @@ class VectorIndex:
     def _catch_up(self) -> None:
         for rows in self.db.vector_batches(self.model, self.seq, _BATCH):
             dim = self._dim or rows[0][2]
-            pks, seqs, matrix = _decode_rows(rows, dim)
+            pks, seqs, matrix = decode_rows(rows, dim)
             if not len(pks):
                 continue
             self._dim = dim
@@ -293,7 +220,7 @@ class VectorIndex:
         if mapped is None:
             return False
         if self._meta is None:
-            self._positions = _Positions()
+            self._positions = Positions()
             opened = self.files.open_ann(new)
             self._ann, self._ann_buf = opened if opened else (None, None)
         self._meta, self._mapped = new, mapped
@@ -312,6 +239,11 @@ class VectorIndex:
         return self._reading
 
     @property
+    def mapped(self) -> bool:
+        """Whether the index has its files mapped (a look at the table and the files then reads only what changed)."""
+        return self._meta is not None
+
+    @property
     def reading(self) -> Pass | None:
         """The read-ahead pass started last (None: none since it ended and was seen to end)."""
         return self._reading
@@ -319,21 +251,25 @@ class VectorIndex:
     def in_memory(self) -> bool:
         """Whether a search now would find the index's files in the page cache. When sampling their pages shows
         that it would not, a background pass reads them in (seconds at 100k memories, where the faults of one
-        search took seconds each) and this answers False until the pass is over; where the system cannot tell,
-        True."""
+        search took seconds each) and this answers False until the pass is over, then True for a while whatever a
+        probe says (the daemon is never degraded for longer than one pass at a time); where the system cannot
+        tell, True."""
         if self.files is None:
             return True
+        now = time.monotonic()
         if self._reading is not None:
             if not self._reading.done.is_set():
                 return False
             self._reading = None
-        now = time.monotonic()
-        if now - self._found_in_memory_at < _PROBE_EVERY:
+            # read through just now: if they are out again already, the cache cannot keep them, and searches fault
+            # in what they need (as without a read-ahead) rather than wait for a pass that would be pushed out too
+            self._trusted_until = now + _TRUSTED_AFTER_PASS
+        if now < self._trusted_until:
             return True
         meta = self._disk_meta()
         share = self.files.resident_share(meta) if meta is not None else None
         if share is None or share >= _RESIDENT_ENOUGH:
-            self._found_in_memory_at = now
+            self._trusted_until = now + _PROBE_EVERY
             return True
         self.read_ahead(known_out=True)
         return False
@@ -543,7 +479,7 @@ def _compact(files: VectorFiles, meta: Meta, db_path: Path) -> Meta:
         new = Meta(meta.model, meta.dim, meta.generation + 1, 0, 0, 0, meta.ann_file, 0, meta.ann_seq)
         files.start_generation(new)
         for rows in db.vector_batches(meta.model, 0, _BATCH):
-            pks, seqs, matrix = _decode_rows(rows, meta.dim)
+            pks, seqs, matrix = decode_rows(rows, meta.dim)
             if not len(pks):
                 continue
             files.append_rows(new, pks, matrix)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from codememory.core.result import Result
-from codememory.embedding.vectors import from_blob
+from codememory.embedding.vector_rows import from_blob
 from codememory.errors import RemoteUnavailable
 from codememory.remote import cursor as cursors
 from codememory.remote.milvus import connect, display_uri

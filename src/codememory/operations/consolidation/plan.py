@@ -90,7 +90,7 @@ def _edges(store: Store, facts: list[Fact], plan: Plan) -> tuple[list[tuple[int,
         return list(lexical_edges(facts)), 1.01
     import numpy as np
 
-    from codememory.embedding.vectors import from_blob
+    from codememory.embedding.vector_rows import from_blob
 
     blobs = store.db.vectors_for(model, [f.pk for f in facts])
     have = [i for i, f in enumerate(facts) if f.pk in blobs]
