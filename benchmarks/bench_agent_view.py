@@ -98,6 +98,18 @@ def run_cm(env: dict[str, str], cwd: Path, *args: str, timeout: float = 300) -> 
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
+def session_ledger(env: dict[str, str], cwd: Path, session_id: str) -> dict[str, Any]:
+    """What `explain` recorded for a session; a session the hooks added nothing to has no ledger (explain says so
+    and exits 1), which is a result here, not a failure."""
+    args = ["explain", "--last", "1000", "--session", session_id, "--json"]
+    done = subprocess.run([str(CODEMEMORY), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    if done.returncode != 0 and "no injections recorded" in done.stderr:
+        return {"injections": []}
+    if done.returncode != 0:
+        sys.exit(f"codememory {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-3000:]}{done.stdout[-2000:]}")
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
 def make_project(root: Path, env: dict[str, str]) -> Path:
     """The scenario's source files as a git repository with one commit."""
     for rel, text in json.loads((DATA / "project.json").read_text(encoding="utf-8")).items():
@@ -557,7 +569,7 @@ def run_claude(scenario: dict[str, Any], capture: bool, warm: bool, passes: int 
     use = use_detection(steps.calls, sessions, project)
     dump(base / "requests.jsonl", steps.calls)
     for sess in sessions:
-        ledger = run_cm(env, project, "explain", "--last", "1000", "--session", str(sess["session_id"]))
+        ledger = session_ledger(env, project, str(sess["session_id"]))
         sess["ledger"] = [
             {"kind": i.get("kind"), "ids": [m.get("id") for m in i.get("memories", [])]}
             for i in ledger.get("injections", [])
