@@ -77,7 +77,10 @@ def main() -> None:
                 env = {**os.environ, "PYTHONPATH": sources[name], "CODEMEMORY_EMBEDDING_PROVIDER": "none"}
                 env["CODEMEMORY_DAEMON_PORT"] = "1"
                 out = subprocess.run(
-                    [sys.executable, "-c", CODE, str(project), str(source), args.entities], capture_output=True, text=True, env=env
+                    [sys.executable, "-c", CODE, str(project), str(source), args.entities],
+                    capture_output=True,
+                    text=True,
+                    env=env,
                 )
                 if out.returncode:
                     sys.exit(out.stderr[-2000:])
