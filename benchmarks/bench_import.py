@@ -31,7 +31,9 @@ CODE = (
     "import sys, time\nfrom codememory import Store\ns, _ = Store.init(sys.argv[1])\n"
     # the import alone: a version that can leave the entities to the pass after it is asked to (its default reads
     # them before it returns)
+    # (`--entities now`: the default, entities read before the import returns, as `bench_core.py` times it)
     "import inspect\nlater = {'entities': 'later'} if 'entities' in inspect.signature(s.import_).parameters else {}\n"
+    "later = {} if sys.argv[3] == 'now' else later\n"
     # CPU time of the import: this process (the writer) and its worker processes, reaped when the import returns
     "import resource\ndef cpu(who):\n    u = resource.getrusage(who)\n    return u.ru_utime + u.ru_stime\n"
     "me, kids = cpu(resource.RUSAGE_SELF), cpu(resource.RUSAGE_CHILDREN)\n"
@@ -49,6 +51,13 @@ def main() -> None:
     parser.add_argument("--base-src", required=True, type=Path)
     parser.add_argument("--size", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--entities",
+        choices=("later", "now"),
+        default="later",
+        help="later: the import alone, then the entity pass timed apart; now: the default import (entities read "
+        "before it returns), the whole of it timed",
+    )
     args = parser.parse_args()
     source = HERE / ".work" / f"import-{args.size}.jsonl"
     if not source.exists():
@@ -68,7 +77,10 @@ def main() -> None:
                 env = {**os.environ, "PYTHONPATH": sources[name], "CODEMEMORY_EMBEDDING_PROVIDER": "none"}
                 env["CODEMEMORY_DAEMON_PORT"] = "1"
                 out = subprocess.run(
-                    [sys.executable, "-c", CODE, str(project), str(source)], capture_output=True, text=True, env=env
+                    [sys.executable, "-c", CODE, str(project), str(source), args.entities],
+                    capture_output=True,
+                    text=True,
+                    env=env,
                 )
                 if out.returncode:
                     sys.exit(out.stderr[-2000:])
@@ -93,6 +105,7 @@ def main() -> None:
             "cpu_us_workers": round(statistics.median(k for _, k in cpu[name]) / args.size * 1e6, 1),
             "cpu_us_total": round(statistics.median(w + k for w, k in cpu[name]) / args.size * 1e6, 1),
         }
+    result["entities"] = args.entities
     result["speedup"] = round(statistics.median(seconds["base"]) / statistics.median(seconds["branch"]), 2)
     result["load"] = load
     print(json.dumps(result, indent=2))

@@ -52,3 +52,25 @@ def test_the_words_an_update_shares_leave_out_paths_and_file_names() -> None:
     assert (answer & parser) - {"in"} == set()  # nothing but a stop word in common: no update of each other
     assert {"5", "min", "hammer", "ets"} <= subject_words("Hammer (ETS backend): login 5/min per IP")  # a rate
     assert "js" not in subject_words("Node.js 18.x") and "18" in subject_words("Node.js 18.x")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "NO LONGER pinned.",
+        "Deploys are manual anymore? no: any more manual deploys are blocked.",
+        "Since 2023 the cache is warm.",
+        "ſince 2023 the cache is warm.",  # long s: the pattern ignores case, and it matches "s"
+        "Moved FROM nginx TO caddy2.",
+        "Known issue: the snowflake loader was 3 hours late.",
+        "I know the company uses many tools.",
+        "Bumped pydantic; since then nothing.",
+        "Pool size went from ten to twenty.",
+        "",
+    ],
+)
+def test_the_literal_check_before_the_pattern_decides_as_the_pattern_alone(text: str) -> None:
+    """A text holding none of the literals every match holds skips the pattern: never with another answer."""
+    from codememory.text.changes import _CHANGE_RE
+
+    assert states_change(text) == (_CHANGE_RE.search(text) is not None)

@@ -19,7 +19,7 @@ class EmbeddingBackfill:
             try:
                 with state.stores.use(root) as store:
                     model = store.semantic.model
-                    if model is None or not store.db.count_needing_embedding(model):
+                    if model is None or not store.semantic.count_needing(model):
                         continue
                     done = store.semantic.backfill(BATCH)
                     if done:

@@ -26,6 +26,7 @@ from codememory.core.worker_pool import cores, in_order
 from codememory.embedding.semantic import Semantic
 from codememory.errors import InvalidInput
 from codememory.service.entity_backfill import fill_pending_entities
+from codememory.service.memory_entities import entities_in
 from codememory.service.remap import Remapper
 from codememory.service.results import ImportReport, LineError
 from codememory.store.database import Database
@@ -227,20 +228,24 @@ def import_memories(
     # Whatever the lines say of where they came from: they came from this file (or, with `own`, from the user).
     name = Path(src).name if isinstance(src, (str, os.PathLike)) else None
     origin = Provenance(by="user") if own else Provenance("import", import_by(name), now_iso())
+    # Read now, each text's entities are read where it is parsed and scrubbed, in the same visit (the workers' for a
+    # large import): no second pass reading every text back from the store and sending it to workers again.
+    read = _Reading(remap, not origin.trusted, entities == "now")
     if isinstance(src, str) and src == "-":
-        report, new_pks = _import_stream(db, lines(sys.stdin, "standard input"), skip_invalid, remap, progress, origin)
+        report, new_pks = _import_stream(db, lines(sys.stdin, "standard input"), skip_invalid, read, progress, origin)
     elif isinstance(src, (str, os.PathLike)):
         try:
             with open(src, "rb") as fh:
-                report, new_pks = _import_stream(db, lines(fh, str(src)), skip_invalid, remap, progress, origin)
+                report, new_pks = _import_stream(db, lines(fh, str(src)), skip_invalid, read, progress, origin)
         except FileNotFoundError:
             raise InvalidInput(f"no such file: {src}") from None
         except OSError as exc:
             raise InvalidInput(f"cannot read {src}: {exc.strerror}") from None
     else:
-        report, new_pks = _import_stream(db, lines(src, "the input"), skip_invalid, remap, progress, origin)
-    if entities == "now":  # everything pending, not only this import's: an earlier pass may have been cut short
-        read_pending_entities(db, progress)
+        report, new_pks = _import_stream(db, lines(src, "the input"), skip_invalid, read, progress, origin)
+    if entities == "now":  # anything still pending (an earlier pass cut short); this import's are read already
+        if db.has_entities_pending():
+            read_pending_entities(db, progress)
     elif entities == "auto" and report.added <= IMPORT_BATCH:  # a small one at once
         read_pending_entities(db, progress, report.added)
     _embed_new(semantic, new_pks, progress)
@@ -264,17 +269,28 @@ class _Aborted(Exception):
 
 
 # One memory as a worker sends it: (id, whether the line gave the id, its row but the provenance columns
-# (store/memories.memory_row), its tags, whether it reads like instructions). Plain tuples: the writing process
-# unpickled Memory objects at a fifth of its time per memory.
-_Row = tuple[str, bool, tuple[Any, ...], list[str], bool]
+# (store/memories.memory_row), its tags, whether it reads like instructions, its entities when they are read with
+# the import (else None: marked pending)). Plain tuples: the writing process unpickled Memory objects at a fifth of
+# its time per memory.
+_Row = tuple[str, bool, tuple[Any, ...], list[str], bool, list[tuple[str, str]] | None]
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """What is done to each line where it is read: `remap`, the instruction check (`check`: the file is not the
+    user's own) and the entities (`entities`: read with the import)."""
+
+    remap: Remapper | None
+    check: bool
+    entities: bool
 
 
 @dataclass
 class _Prepared:
     """One batch with all the work that needs no store, done once per text (in a worker process for a large
-    import): parsed and scrubbed, its rows built, and whether each memory reads like instructions (only asked for
-    when the file is not the user's own). Entities are not read here: they are the pass after the import's
-    commit."""
+    import): parsed and scrubbed, its rows built, whether each memory reads like instructions (only asked for
+    when the file is not the user's own) and, for an import that reads them now, its entities (else they are the
+    pass after the import's commit)."""
 
     rows: list[_Row]
     errors: list[LineError]
@@ -282,18 +298,23 @@ class _Prepared:
     last_line: int  # the number of the batch's last line
 
 
-def _prepare(lines: list[str | LineTooLong], remap: Remapper | None, first: int, check: bool) -> _Prepared:
-    parsed = parse_jsonl(lines, remap, first)
-    rows = [
-        (m.id, m.id in parsed.id_given, memory_row(m), m.tags, check and is_instruction_like(m.text))
+def _prepare(lines: list[str | LineTooLong], read: _Reading, first: int) -> _Prepared:
+    parsed = parse_jsonl(lines, read.remap, first)
+    rows: list[_Row] = [
+        (
+            m.id,
+            m.id in parsed.id_given,
+            memory_row(m),
+            m.tags,
+            read.check and is_instruction_like(m.text),
+            entities_in(m.text) if read.entities else None,
+        )
         for m in parsed.memories
     ]
     return _Prepared(rows, parsed.errors, parsed.links, first + len(lines) - 1)
 
 
-def _prepared(
-    lines: Iterator[str | LineTooLong], remap: Remapper | None, check: bool
-) -> Iterator[tuple[int, _Prepared]]:
+def _prepared(lines: Iterator[str | LineTooLong], read: _Reading) -> Iterator[tuple[int, _Prepared]]:
     """(lines read so far, prepared batch), in file order. A file of more than one batch is prepared by a pool of
     processes, one per core, while this one writes the batches before them to the store."""
     first = 1
@@ -302,7 +323,7 @@ def _prepared(
     workers = cores()
     if not following or workers < 2:
         while batch:
-            prepared = _prepare(batch, remap, first, check)
+            prepared = _prepare(batch, read, first)
             first += len(batch)
             yield prepared.last_line, prepared
             batch, following = following, list(itertools.islice(lines, IMPORT_BATCH))
@@ -311,7 +332,7 @@ def _prepared(
     def calls() -> Iterator[tuple[Any, ...]]:
         start = first
         for chunk in itertools.chain((batch, following), iter(lambda: list(itertools.islice(lines, IMPORT_BATCH)), [])):
-            yield chunk, remap, start, check
+            yield chunk, read, start
             start += len(chunk)
 
     for prepared in in_order(_prepare, calls(), workers):
@@ -322,7 +343,7 @@ def _import_stream(
     db: Database,
     lines: Iterator[str | LineTooLong],
     skip_invalid: bool,
-    remap: Remapper | None,
+    read: _Reading,
     progress: ImportProgress | None,
     origin: Provenance,
 ) -> tuple[ImportReport, list[int]]:
@@ -336,20 +357,25 @@ def _import_stream(
     waiting = provenance_row(replace(origin, review="pending"))  # from elsewhere and reading like instructions
     try:
         with db.bulk_load():
-            for read, prepared in _prepared(lines, remap, not origin.trusted):
+            for done, prepared in _prepared(lines, read):
                 report.invalid += prepared.errors
                 if report.invalid and not skip_invalid:
                     continue  # nothing will be imported: read on only to report every invalid line
                 fresh = _fresh(db, prepared.rows, seen, seen_texts, now, report)
                 added = db.insert_rows(
-                    [((*row, *(waiting if waits else provenance)), tags) for row, tags, waits in fresh]
+                    [((*row, *(waiting if waits else provenance)), tags) for row, tags, waits, _ in fresh]
                 )
                 report.added += len(added)
-                db.mark_entities_pending(added)  # with the rows: a crash after the commit leaves them marked
+                if read.entities:  # with the rows, in the import's transaction
+                    db.add_entities(
+                        [(pk, found or []) for pk, (*_, found) in zip(added, fresh, strict=True)], unmark=False
+                    )
+                else:
+                    db.mark_entities_pending(added)  # with the rows: a crash after the commit leaves them marked
                 new_pks += added
                 links += prepared.links
                 if progress is not None:
-                    progress("read", read, None)
+                    progress("read", done, None)
             if report.invalid and not skip_invalid:
                 raise _Aborted
             _import_links(db, links)
@@ -362,12 +388,12 @@ def _import_stream(
 
 def _fresh(
     db: Database, rows: list[_Row], seen: set[str], seen_texts: set[str], now: str, report: ImportReport
-) -> list[tuple[tuple[Any, ...], list[str], bool]]:
-    """(row, tags, reads like instructions) of the batch's memories that are new: not in the store, not earlier in
-    the file (by id, or by text for a record without an id)."""
+) -> list[tuple[tuple[Any, ...], list[str], bool, list[tuple[str, str]] | None]]:
+    """(row, tags, reads like instructions, entities) of the batch's memories that are new: not in the store, not
+    earlier in the file (by id, or by text for a record without an id)."""
     existing = db.existing_ids([r[0] for r in rows])
-    fresh: list[tuple[tuple[Any, ...], list[str], bool]] = []
-    for memory_id, given, row, tags, waits in rows:
+    fresh: list[tuple[tuple[Any, ...], list[str], bool, list[tuple[str, str]] | None]] = []
+    for memory_id, given, row, tags, waits, found in rows:
         if memory_id in existing or memory_id in seen:
             report.skipped_existing += 1
             continue
@@ -378,7 +404,7 @@ def _fresh(
                 continue
             seen_texts.add(key)
         seen.add(memory_id)
-        fresh.append((row, tags, waits))
+        fresh.append((row, tags, waits, found))
     return fresh
 
 

@@ -30,13 +30,14 @@ class EntityRows(StoreConnection):
                     [(pk, name) for name, _ in entities],
                 )
 
-    def add_entities(self, items: Sequence[tuple[int, Sequence[tuple[str, str]]]]) -> None:
+    def add_entities(self, items: Sequence[tuple[int, Sequence[tuple[str, str]]]], *, unmark: bool = True) -> None:
         """items: (memory pk, [(entity name, type)]) for memories that have none yet (just inserted, or pending):
         two statements for the whole batch instead of three per memory; their pending marks go in the same
-        transaction."""
+        transaction (`unmark`: False for rows inserted in this transaction, which were never marked)."""
         pairs = [(pk, name) for pk, entities in items for name, _ in entities]
         with self.transaction():
-            self.conn.executemany("DELETE FROM entities_pending WHERE memory_pk = ?", [(pk,) for pk, _ in items])
+            if unmark:
+                self.conn.executemany("DELETE FROM entities_pending WHERE memory_pk = ?", [(pk,) for pk, _ in items])
             if not pairs:
                 return
             self.conn.executemany(
