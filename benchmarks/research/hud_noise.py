@@ -1,6 +1,6 @@
 """Where the HUD's unneeded memories come from: every memory a real OpenCode run put in front of a step, by stage.
 
-    python benchmarks/research/hud_noise.py RUN:DATA [RUN:DATA ...]
+    python benchmarks/research/hud_noise.py [--calls=N] RUN:DATA[:FINISHED] [RUN:DATA ...]
 
 Each RUN is a `bench_agent_view.py --only opencode --work W` run's folder W (its results.json and the plugin's trace
 under opencode/), DATA its scenario. For every labelled model call, each memory the call carries from codememory
@@ -16,12 +16,16 @@ labels) or not:
   folder, a pin kept, or the request's words).
 
 Also printed: the steps that need nothing and carry something, by the stage that put the first memory there, and
-the same counts by the kind of call the step follows (the turn's first call, a routine look, a read, an edit …).
+the same counts by the kind of call the step follows (the turn's first call, a routine look, a read, an edit …), and
+each run's figures as bench_agent_view.py scores them. A run still going is read as far as it got (`--calls=N`: only
+the first N calls of each run, to compare it with a finished one; FINISHED: a finished run of the same scenario
+whose requests.jsonl says which scripted steps were called).
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -43,7 +47,18 @@ def follows(steps: list[dict[str, Any]], i: int) -> str:
     return ("routine " if step.routine else "") + call["tool"]
 
 
-def analyse(run: Path, data: Path, stages: Counter[tuple[str, bool]], blanks: Counter[str], kinds: Any) -> None:
+def analyse(
+    run: Path,
+    data: Path,
+    stages: Counter[tuple[str, bool]],
+    blanks: Counter[str],
+    kinds: Any,
+    limit: int | None = None,
+    order: Path | None = None,
+) -> dict[str, Any]:
+    """Counts the run's calls (its first `limit` only, to compare a run still going with a finished one) into the
+    tallies, and returns its figures as bench_agent_view.py scores a call: precision of what the call carries (cold
+    start, turn's block, HUD), recall of its labels, the share of steps needing nothing that carry nothing."""
     trace = [json.loads(line) for line in (run / "opencode" / "plugin-trace.jsonl").read_text().splitlines() if line]
     traced: list[tuple[dict[str, Any], list[str]]] = []
     cold: list[str] = []
@@ -55,7 +70,8 @@ def analyse(run: Path, data: Path, stages: Counter[tuple[str, bool]], blanks: Co
             cold = []
     scenario = json.loads((data / "steps.json").read_text())
     recorded = run / "opencode" / "requests.jsonl"
-    if recorded.exists():
+    recorded = recorded if recorded.exists() or order is None else order / "opencode" / "requests.jsonl"
+    if recorded.exists():  # a run still going is paired as another run of the scenario called its steps (`order`)
         at = [c["at"] for c in map(json.loads, recorded.read_text().splitlines()) if c.get("at")]
     else:  # a run still going: its calls so far, in the scenario's order
         at = [
@@ -66,7 +82,8 @@ def analyse(run: Path, data: Path, stages: Counter[tuple[str, bool]], blanks: Co
         ]
     if len(traced) != len(at):
         print(f"{run}: {len(traced)} traced calls for {len(at)} scripted ones; paired in order (a partial run?)")
-    for (t, cold_ids), (s, ti, i) in zip(traced, at, strict=False):
+    precisions, recalls, nothing, blank = [], [], 0, 0
+    for (t, cold_ids), (s, ti, i) in list(zip(traced, at, strict=False))[:limit]:
         steps = scenario["sessions"][s]["turns"][ti]["steps"]
         need = set(steps[i].get("relevant") or [])
         earlier = {m for x in steps[:i] for m in x.get("relevant") or []}
@@ -89,6 +106,14 @@ def analyse(run: Path, data: Path, stages: Counter[tuple[str, bool]], blanks: Co
                 stage += ":earlier" if mid in earlier else ":later" if mid in later else ":never"
             stages[(stage, mid in need)] += 1
             first_stage = first_stage or stage
+        carried = {*cold_ids, *turn_ids, *surfaced}
+        if carried:
+            precisions.append(len(carried & need) / len(carried))
+        if need:
+            recalls.append(len(carried & need) / len(need))
+        else:
+            nothing += 1
+            blank += not carried
         kind = follows(steps, i)
         kinds[kind]["steps"] += 1
         kinds[kind]["need"] += bool(need)
@@ -96,15 +121,25 @@ def analyse(run: Path, data: Path, stages: Counter[tuple[str, bool]], blanks: Co
             blanks[first_stage or "blank"] += 1
             kinds[kind]["nothing"] += 1
             kinds[kind]["nothing_blank"] += first_stage is None
+    return {
+        "run": str(run),
+        "calls": min(len(traced), len(at), limit or len(at)),
+        "precision": round(statistics.fmean(precisions), 3) if precisions else None,
+        "recall": round(statistics.fmean(recalls), 3) if recalls else None,
+        "nothing_blank": round(blank / nothing, 3) if nothing else None,
+    }
 
 
 def main() -> None:
     stages: Counter[tuple[str, bool]] = Counter()
     blanks: Counter[str] = Counter()
     kinds: Any = defaultdict(Counter)
-    for arg in sys.argv[1:]:
-        run, _, data = arg.partition(":")
-        analyse(Path(run), Path(data), stages, blanks, kinds)
+    args = sys.argv[1:]
+    limit = int(args.pop(0).removeprefix("--calls=")) if args and args[0].startswith("--calls=") else None
+    for arg in args:
+        run, data, *order = arg.split(":")
+        figures = analyse(Path(run), Path(data), stages, blanks, kinds, limit, Path(order[0]) if order else None)
+        print(json.dumps(figures))
     print("stage                      needed  unneeded")
     for stage in sorted({s for s, _ in stages}):
         print(f"{stage:26} {stages[(stage, True)]:6}  {stages[(stage, False)]:8}")
