@@ -30,6 +30,7 @@ function resolveConfig(options = {}, env = process.env) {
     tokenBudget: int(o.tokenBudget, 1200, 1, 1e5),
     callBudgetTokens: optionalInt(o.callBudgetTokens, 0, 1e6),
     hud: o.hud !== false,
+    turnBlockFirstCall: o.turnBlockFirstCall !== false,
     orgMemory: o.orgMemory === true,
     orgTimeoutMs: int(o.orgTimeoutMs, 2e3, 10, 6e4),
     coldStart: o.coldStart !== false,
@@ -728,7 +729,7 @@ function createCall(deps) {
       const answer2 = got2.answer;
       const kept = answer2?.text ? answer2.shown : [];
       session.turn = { request: request2, text: answer2?.text ?? null, memories: kept, tokens: answer2?.text ? answer2.tokens : 0 };
-      const now2 = figures.cold ? fitBlock(kept.filter((m) => !coldIds.includes(m.id)), formatHud, budget.left(figures.cold)) : answer2;
+      const now2 = !config.turnBlockFirstCall ? null : figures.cold ? fitBlock(kept.filter((m) => !coldIds.includes(m.id)), formatHud, budget.left(figures.cold)) : answer2;
       const shown = now2?.text ? now2.shown.map((m) => m.id) : [];
       if (now2?.text) insertTurnBlock(messages, sessionID, now2.text);
       figures.turn = now2?.text ? now2.tokens : 0;
