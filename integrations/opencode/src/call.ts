@@ -159,15 +159,18 @@ export function createCall(deps: Deps): (input: unknown, output: { messages?: Wi
       if ("error" in got || (got.skipped && got.skipped.startsWith("derive failed")))
         return done({ ...figures, ...got, ...extra() }) // planned again at the turn's next call
       const answer = got.answer
-      const kept = answer?.text ? answer.shown : []
-      session.turn = { request, text: answer?.text ?? null, memories: kept, tokens: answer?.text ? answer.tokens : 0 }
+      // the block holds the request's first `turnBlockMemories` (config.ts): it is carried to every call of the turn
+      const all = answer?.text ? answer.shown : []
+      const kept = all.slice(0, config.turnBlockMemories)
+      const block = kept.length === all.length ? answer : fitBlock(kept, formatHud, budget.left())
+      session.turn = { request, text: block?.text ?? null, memories: kept, tokens: block?.text ? block.tokens : 0 }
       // whenever there is a cold-start block (memories or only the last session's hand-off), it is counted
       // off (a what-if): planned here, shown from the turn's second call on
       const now = !config.turnBlockFirstCall
         ? null
         : figures.cold
           ? fitBlock(kept.filter((m) => !coldIds.includes(m.id)), formatHud, budget.left(figures.cold))
-          : answer
+          : block
       const shown = now?.text ? now.shown.map((m) => m.id) : []
       if (now?.text) insertTurnBlock(messages, sessionID, now.text)
       figures.turn = now?.text ? now.tokens : 0

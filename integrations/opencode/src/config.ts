@@ -62,6 +62,13 @@ export interface Config {
    */
   turnBlockFirstCall: boolean
   /**
+   * memories in the turn's block (the request's first ones; the HUD of a later call has its own maxNew). The block is
+   * carried to every call of its turn, so each memory in it is counted at every step: replayed on three scenarios
+   * (benchmarks/research/hud_policy.py, `top2`), two instead of up to three raised precision on all three at equal
+   * recall on two (benchmarks/README.md, "the turn's first call").
+   */
+  turnBlockMemories: number
+  /**
    * also ask the organisation's memory (the daemon's `[remote]` Milvus) for the HUD: its memories come after the
    * project's, each line saying which project it is from. Off by default: it adds a network query to every call.
    */
@@ -153,6 +160,7 @@ export function resolveConfig(options: Record<string, unknown> | undefined = {},
     callBudgetTokens: optionalInt(o.callBudgetTokens, 0, 1_000_000),
     hud: o.hud !== false,
     turnBlockFirstCall: o.turnBlockFirstCall !== false,
+    turnBlockMemories: int(o.turnBlockMemories, 2, 1, 50),
     orgMemory: o.orgMemory === true,
     orgTimeoutMs: int(o.orgTimeoutMs, 2000, 10, 60_000),
     coldStart: o.coldStart !== false,
