@@ -159,9 +159,11 @@ export function createCall(deps: Deps): (input: unknown, output: { messages?: Wi
       if ("error" in got || (got.skipped && got.skipped.startsWith("derive failed")))
         return done({ ...figures, ...got, ...extra() }) // planned again at the turn's next call
       const answer = got.answer
-      // the block holds the request's first `turnBlockMemories` (config.ts): it is carried to every call of the turn
+      // the block adds the request's first `turnBlockMemories` (config.ts) to what the cold-start block shows: it is
+      // carried to every call of the turn (the cold start's memories with it, that block being this call's only)
       const all = answer?.text ? answer.shown : []
-      const kept = all.slice(0, config.turnBlockMemories)
+      let added = 0
+      const kept = all.filter((m) => coldIds.includes(m.id) || added++ < config.turnBlockMemories)
       const block = kept.length === all.length ? answer : fitBlock(kept, formatHud, budget.left())
       session.turn = { request, text: block?.text ?? null, memories: kept, tokens: block?.text ? block.tokens : 0 }
       // whenever there is a cold-start block (memories or only the last session's hand-off), it is counted

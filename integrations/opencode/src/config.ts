@@ -62,10 +62,10 @@ export interface Config {
    */
   turnBlockFirstCall: boolean
   /**
-   * memories in the turn's block (the request's first ones; the HUD of a later call has its own maxNew). The block is
-   * carried to every call of its turn, so each memory in it is counted at every step: replayed on three scenarios
-   * (benchmarks/research/hud_policy.py, `top2`), two instead of up to three raised precision on all three at equal
-   * recall on two (benchmarks/README.md, "the turn's first call").
+   * memories the turn's block adds to the cold-start block's (the request's first ones; a later call's HUD has its own
+   * maxNew). The block is carried to every call of its turn, so each memory in it is counted at every step: replayed
+   * on three scenarios (benchmarks/research/hud_policy.py, `top2`), two instead of up to three raised precision on all
+   * three at equal recall on two (benchmarks/README.md, "the turn's first call").
    */
   turnBlockMemories: number
   /**

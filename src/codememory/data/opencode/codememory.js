@@ -729,7 +729,8 @@ function createCall(deps) {
         return done({ ...figures, ...got2, ...extra() });
       const answer2 = got2.answer;
       const all = answer2?.text ? answer2.shown : [];
-      const kept = all.slice(0, config.turnBlockMemories);
+      let added = 0;
+      const kept = all.filter((m) => coldIds.includes(m.id) || added++ < config.turnBlockMemories);
       const block = kept.length === all.length ? answer2 : fitBlock(kept, formatHud, budget.left());
       session.turn = { request: request2, text: block?.text ?? null, memories: kept, tokens: block?.text ? block.tokens : 0 };
       const now2 = !config.turnBlockFirstCall ? null : figures.cold ? fitBlock(kept.filter((m) => !coldIds.includes(m.id)), formatHud, budget.left(figures.cold)) : block;
