@@ -57,15 +57,15 @@ export interface Config {
    * show the turn's block at the turn's first call (on by default). Off, the block is planned there and shown from
    * the turn's second call on: that call (no tool call yet) is mostly the agent looking around (`git status`, `ls`,
    * the file the user named), which in the labelled scenarios needed a memory in 45 of 142 turns. Measured with each
-   * scenario left out (benchmarks/README.md, "the turn's first call"), off raised the share of steps needing nothing
-   * left blank on one scenario and lost recall on all three: not the default.
+   * scenario left out (benchmarks/README.md, "where the unneeded memories come from"), off raised the share of steps
+   * needing nothing left blank on one scenario and lost recall on all three: not the default.
    */
   turnBlockFirstCall: boolean
   /**
    * memories the turn's block adds to the cold-start block's (the request's first ones; a later call's HUD has its own
    * maxNew). The block is carried to every call of its turn, so each memory in it is counted at every step: replayed
    * on three scenarios (benchmarks/research/hud_policy.py, `top2`), two instead of up to three raised precision on all
-   * three at equal recall on two (benchmarks/README.md, "the turn's first call").
+   * three at equal recall on two (benchmarks/README.md, "where the unneeded memories come from").
    */
   turnBlockMemories: number
   /**
