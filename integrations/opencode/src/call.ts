@@ -4,7 +4,8 @@
  * cold-start.ts); on a turn's first call the turn's block, the memories the request calls for, put right after the
  * user's message and put back there at every later call of the turn (this call's copy only: OpenCode saves none of
  * it, so the next request starts without it); and on a later call the HUD, only what the call's own step brings that
- * the turn does not carry (a memory about the file it touched or the command it ran), appended at the tail. All
+ * the turn does not carry (a memory about the file it touched or the command it ran), appended at the tail.
+ * The turn's first call shows the block too unless `turnBlockFirstCall` is off (a what-if: see config.ts). All
  * within the call's budget (budget.ts): the plugin's tool definitions first, the cold-start block next, the turn's
  * block, the HUD gets what is left; no block shows a memory the call already carries. Fail-open: whatever the daemon
  * does, the call goes on (with less or no memory).
@@ -158,10 +159,20 @@ export function createCall(deps: Deps): (input: unknown, output: { messages?: Wi
       if ("error" in got || (got.skipped && got.skipped.startsWith("derive failed")))
         return done({ ...figures, ...got, ...extra() }) // planned again at the turn's next call
       const answer = got.answer
-      const kept = answer?.text ? answer.shown : []
-      session.turn = { request, text: answer?.text ?? null, memories: kept, tokens: answer?.text ? answer.tokens : 0 }
+      // the block adds the request's first `turnBlockMemories` (config.ts) to what the cold-start block shows: it is
+      // carried to every call of the turn (the cold start's memories with it, that block being this call's only)
+      const all = answer?.text ? answer.shown : []
+      let added = 0
+      const kept = all.filter((m) => coldIds.includes(m.id) || added++ < config.turnBlockMemories)
+      const block = kept.length === all.length ? answer : fitBlock(kept, formatHud, budget.left())
+      session.turn = { request, text: block?.text ?? null, memories: kept, tokens: block?.text ? block.tokens : 0 }
       // whenever there is a cold-start block (memories or only the last session's hand-off), it is counted
-      const now = figures.cold ? fitBlock(kept.filter((m) => !coldIds.includes(m.id)), formatHud, budget.left(figures.cold)) : answer
+      // off (a what-if): planned here, shown from the turn's second call on
+      const now = !config.turnBlockFirstCall
+        ? null
+        : figures.cold
+          ? fitBlock(kept.filter((m) => !coldIds.includes(m.id)), formatHud, budget.left(figures.cold))
+          : block
       const shown = now?.text ? now.shown.map((m) => m.id) : []
       if (now?.text) insertTurnBlock(messages, sessionID, now.text)
       figures.turn = now?.text ? now.tokens : 0

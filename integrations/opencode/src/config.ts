@@ -54,6 +54,21 @@ export interface Config {
   /** inject the per-call HUD */
   hud: boolean
   /**
+   * show the turn's block at the turn's first call (on by default). Off, the block is planned there and shown from
+   * the turn's second call on: that call (no tool call yet) is mostly the agent looking around (`git status`, `ls`,
+   * the file the user named), which in the labelled scenarios needed a memory in 45 of 142 turns. Measured with each
+   * scenario left out (benchmarks/README.md, "where the unneeded memories come from"), off raised the share of steps
+   * needing nothing left blank on one scenario and lost recall on all three: not the default.
+   */
+  turnBlockFirstCall: boolean
+  /**
+   * memories the turn's block adds to the cold-start block's (the request's first ones; a later call's HUD has its own
+   * maxNew). The block is carried to every call of its turn, so each memory in it is counted at every step: replayed
+   * on three scenarios (benchmarks/research/hud_policy.py, `top2`), two instead of up to three raised precision on all
+   * three at equal recall on two (benchmarks/README.md, "where the unneeded memories come from").
+   */
+  turnBlockMemories: number
+  /**
    * also ask the organisation's memory (the daemon's `[remote]` Milvus) for the HUD: its memories come after the
    * project's, each line saying which project it is from. Off by default: it adds a network query to every call.
    */
@@ -144,6 +159,8 @@ export function resolveConfig(options: Record<string, unknown> | undefined = {},
     tokenBudget: int(o.tokenBudget, 1200, 1, 100_000),
     callBudgetTokens: optionalInt(o.callBudgetTokens, 0, 1_000_000),
     hud: o.hud !== false,
+    turnBlockFirstCall: o.turnBlockFirstCall !== false,
+    turnBlockMemories: int(o.turnBlockMemories, 2, 1, 50),
     orgMemory: o.orgMemory === true,
     orgTimeoutMs: int(o.orgTimeoutMs, 2000, 10, 60_000),
     coldStart: o.coldStart !== false,

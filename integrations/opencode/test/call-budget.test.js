@@ -33,7 +33,7 @@ const toolPart = (name, input, output) => ({ type: "tool", tool: name, callID: `
  */
 async function plugin(routes, options = {}) {
   const d = await fakeDaemon(routes)
-  const hooks = await createHooks({ directory: "/repo" }, { stateDir: d.state, rawEvents: false, tools: false, ...options }, { log: () => {} })
+  const hooks = await createHooks({ directory: "/repo" }, { stateDir: d.state, rawEvents: false, tools: false, turnBlockMemories: 50, ...options }, { log: () => {} })
   await hooks._state.ready
   const call = async (messages) => {
     const out = { messages: structuredClone(messages) }

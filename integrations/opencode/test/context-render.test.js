@@ -121,7 +121,7 @@ test("through the hooks: a daemon answering hostile memories gets them injected 
     const state = mkdtempSync(join(tmpdir(), "cm-hostile-"))
     writeFileSync(join(state, "token"), "t\n")
     writeFileSync(join(state, "daemon.json"), JSON.stringify({ pid: 1, host: "127.0.0.1", port: server.address().port }))
-    const hooks = await createHooks({ directory: "/repo" }, { stateDir: state, tools: false, rawEvents: false }, { log: () => {} })
+    const hooks = await createHooks({ directory: "/repo" }, { stateDir: state, tools: false, rawEvents: false, turnBlockMemories: 50 }, { log: () => {} })
     await hooks._state.ready
     const user = { info: { id: "msg_u1", sessionID: SES, role: "user" }, parts: [{ type: "text", text: "deploy with httpx" }] }
     const output = { messages: [user] }

@@ -81,7 +81,7 @@ test("the query stays bounded for a long session: the request's phrases and 4 of
 test("through the hooks: /retrieve and /memory/recent get the clamped limits and a bounded query; the turn's block shows what came back", async () => {
   const d = await fakeDaemon({ "/retrieve": { memories: MEMORIES }, "/memory/recent": { memories: MEMORIES.slice(0, 1), total: 40 } })
   try {
-    const options = { stateDir: d.state, tools: false, rawEvents: false, maxMemories: 80, maxNew: 0, tokenBudget: 64, coldStartLimit: 0, coldStartTokens: 1e9, toolWindow: 50 }
+    const options = { stateDir: d.state, tools: false, rawEvents: false, maxMemories: 80, maxNew: 0, tokenBudget: 64, coldStartLimit: 0, coldStartTokens: 1e9, toolWindow: 50, turnBlockMemories: 50 }
     const hooks = await createHooks({ directory: "/repo" }, options, { log: () => {} })
     await hooks._state.ready
     // The session's first call (no answer of the model yet): the cold-start block, then the HUD.

@@ -302,6 +302,44 @@ test("a turn's first call: the request's block right after the user's message, p
   }
 })
 
+test("the turn's block holds the request's first two memories (turnBlockMemories), at every call of the turn", async () => {
+  const more = [MEM, { ...MEM, id: "mem_0000abce", text: "Second" }, { ...MEM, id: "mem_0000abcf", text: "Third" }]
+  const d = await fakeDaemon({ memories: more })
+  try {
+    const { hooks } = await hooksFor(d, { coldStart: false })
+    const block = (out) => out.find((m) => m.info.id === TURN_MESSAGE_ID).parts[0].text
+    for (const text of [block(await transform(hooks, [CONVERSATION[0]])), block(await transform(hooks, CONVERSATION))]) {
+      assert.match(text, /mem_0000abcd[\s\S]*mem_0000abce/)
+      assert.doesNotMatch(text, /mem_0000abcf/)
+    }
+    d.requests.length = 0
+    const wide = await hooksFor(d, { coldStart: false, turnBlockMemories: 3 })
+    assert.match(block(await transform(wide.hooks, [CONVERSATION[0]])), /mem_0000abcf/)
+  } finally {
+    await d.close()
+  }
+})
+
+test("turnBlockFirstCall off: the turn's first call shows no block; planned there, shown from the second call on", async () => {
+  const d = await fakeDaemon({ memories: [MEM] })
+  try {
+    const { hooks } = await hooksFor(d, { coldStart: false, turnBlockFirstCall: false })
+    const out = await transform(hooks, [CONVERSATION[0]])
+    assert.equal(out.length, 1) // the agent's first look around (no tool call yet) carries nothing
+    const first = d.requests.filter((r) => r.path === "/retrieve")
+    assert.equal(first.length, 1) // ... but the request was asked: the block is planned
+    assert.equal(first[0].body.step, undefined)
+    const later = await transform(hooks, CONVERSATION)
+    assert.deepEqual(later.map((m) => m.info.id), [CONVERSATION[0].info.id, TURN_MESSAGE_ID, CONVERSATION[1].info.id])
+    assert.match(later[1].parts[0].text, /mem_0000abcd/)
+    const second = d.requests.filter((r) => r.path === "/retrieve")[1].body
+    assert.equal(second.request_carried, true)
+    assert.deepEqual(second.exclude_memory_ids, ["mem_0000abcd"]) // the block's memories are not asked for again
+  } finally {
+    await d.close()
+  }
+})
+
 test("a later call's HUD: appended at the tail, only what the turn does not carry", async () => {
   const OTHER = { ...MEM, id: "mem_0000beef", text: "Run pytest with -p no:cacheprovider in CI." }
   const d = await fakeDaemon({ memories: [MEM] })

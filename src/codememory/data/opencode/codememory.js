@@ -30,6 +30,8 @@ function resolveConfig(options = {}, env = process.env) {
     tokenBudget: int(o.tokenBudget, 1200, 1, 1e5),
     callBudgetTokens: optionalInt(o.callBudgetTokens, 0, 1e6),
     hud: o.hud !== false,
+    turnBlockFirstCall: o.turnBlockFirstCall !== false,
+    turnBlockMemories: int(o.turnBlockMemories, 2, 1, 50),
     orgMemory: o.orgMemory === true,
     orgTimeoutMs: int(o.orgTimeoutMs, 2e3, 10, 6e4),
     coldStart: o.coldStart !== false,
@@ -726,9 +728,12 @@ function createCall(deps) {
       if ("error" in got2 || got2.skipped && got2.skipped.startsWith("derive failed"))
         return done({ ...figures, ...got2, ...extra() });
       const answer2 = got2.answer;
-      const kept = answer2?.text ? answer2.shown : [];
-      session.turn = { request: request2, text: answer2?.text ?? null, memories: kept, tokens: answer2?.text ? answer2.tokens : 0 };
-      const now2 = figures.cold ? fitBlock(kept.filter((m) => !coldIds.includes(m.id)), formatHud, budget.left(figures.cold)) : answer2;
+      const all = answer2?.text ? answer2.shown : [];
+      let added = 0;
+      const kept = all.filter((m) => coldIds.includes(m.id) || added++ < config.turnBlockMemories);
+      const block = kept.length === all.length ? answer2 : fitBlock(kept, formatHud, budget.left());
+      session.turn = { request: request2, text: block?.text ?? null, memories: kept, tokens: block?.text ? block.tokens : 0 };
+      const now2 = !config.turnBlockFirstCall ? null : figures.cold ? fitBlock(kept.filter((m) => !coldIds.includes(m.id)), formatHud, budget.left(figures.cold)) : block;
       const shown = now2?.text ? now2.shown.map((m) => m.id) : [];
       if (now2?.text) insertTurnBlock(messages, sessionID, now2.text);
       figures.turn = now2?.text ? now2.tokens : 0;
