@@ -59,6 +59,7 @@ def test_a_behaviour_asked_for_in_general_with_a_value_is_the_users_rule(store: 
         "2025-03-01 as the start date is fine",  # approving a proposal
         "maybe store the durations as seconds, 3600 per hour?",  # a hedge and a question
         "the summary table shows durations as hh:mm right now",  # how things stand at the moment
+        "put on the list: every export as .ods too",  # work put off: a todo
     ],
 )
 def test_the_same_values_in_work_questions_trouble_and_reports_are_no_rule(store: Store, user: str) -> None:

@@ -67,6 +67,12 @@ _REPORT_RE = lazy_pattern(
     r"|\b(?:is|are|'s)\s+(?:fine|ok(?:ay)?|good|great|perfect)\b",  # approving what was proposed
     re.IGNORECASE,
 )
+# Work put off ("put on the list: a :MarklistClear command", "later: a --date option") is a todo, not a rule
+_DEFERRED_RE = lazy_pattern(
+    r"\bon\s+(?:the|my|your|our)\s+(?:list|todo(?:\s+list)?)\b|\btodo\b|\blater\b|\bat\s+some\s+point\b|"
+    r"\bnext\s+time\b|\beventually\b|\bsome\s*day\b",
+    re.IGNORECASE,
+)
 # A behaviour asked for in general: a default, a mapping, "X as Y"
 _GENERAL_RULE_RE = lazy_pattern(
     r"\bby\s+default\b|\s(?:->|=>|\u2192)\s|^(?:(?:and|also|but)\s+)?[\w\s]{2,30}\s+as\s+\S",
@@ -102,7 +108,13 @@ def states_a_valued_rule(sentence: str) -> bool:
     s = sentence.strip()
     if not MIN_WORDS <= len(s.split()) <= MAX_WORDS or not values(s):
         return False
-    if _QUESTION_RE.search(s) or _TROUBLE_RE.search(s) or _REQUEST_RE.search(s) or _REPORT_RE.search(s):
+    if (
+        _QUESTION_RE.search(s)
+        or _TROUBLE_RE.search(s)
+        or _REQUEST_RE.search(s)
+        or _REPORT_RE.search(s)
+        or _DEFERRED_RE.search(s)
+    ):
         return False
     if _GENERAL_RULE_RE.search(s):
         return True
