@@ -65,6 +65,7 @@ from codememory.extract.standing_rules import (
     names_a_format,
     terse_bounds,
 )
+from codememory.extract.stated_values import states_a_valued_rule
 
 
 @dataclass(frozen=True)
@@ -408,6 +409,9 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
         if VERSION_RE.search(s) and CONSTRAINT_RE.search(s):
             return [Statement(s, "convention", "convention", reason)]  # the assistant restating a constraint
         return [Statement(s, "fact", "fact")]
+    if user and states_a_valued_rule(s):
+        # no phrasing above caught it: a behaviour asked for in general, with a value (a format, a default, a flag)
+        return [Statement(s, "convention", "convention", reason)]
     return []
 
 

@@ -1,0 +1,71 @@
+"""A user's rule said with a concrete value and no always/never ("durations as hh:mm", "overwrite nothing by
+default, --force to replace"), stored as the user's convention; the same values in a request for one piece of work,
+a question, a report of trouble or of what happened, or the assistant's narration are no rule. Stored through the
+rules into a real store, as `codememory capture` stores them. Sentences written for these tests; none is in the
+extraction benchmark's sets."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from codememory import Store
+from codememory.extract import extract_session
+from support.extraction import SESSION, stored_memories, turn
+
+DONE = "Done: the exporter is written."
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    (tmp_path / "logbook").mkdir()
+    s, _ = Store.init(tmp_path / "logbook")
+    yield s
+    s.close()
+
+
+def stored(store: Store, user: str, assistant: str = DONE) -> list[tuple[str, str, str]]:
+    extract_session(store, SESSION, [turn(1, user, (assistant,))], provider=None)
+    return [(m["category"], m["source"].rsplit("said_by:", 1)[-1], m["text"]) for m in stored_memories(store)]
+
+
+@pytest.mark.parametrize(
+    ("user", "value"),
+    [
+        ("durations as hh:mm in the summary table.", "hh:mm"),
+        ("overwrite nothing by default, --force to replace an existing export", "--force"),
+        ("GPS points closer than 5 m -> merge them into one", "-> merge"),
+        ("save every export to exports/YYYY-MM-DD_logbook.csv", "YYYY-MM-DD"),
+        ("Round all distances to 0.1 km in the printout.", "0.1 km"),
+    ],
+)
+def test_a_behaviour_asked_for_in_general_with_a_value_is_the_users_rule(store: Store, user: str, value: str) -> None:
+    found = stored(store, user)
+    assert len(found) == 1, found
+    category, who, text = found[0]
+    assert category == "convention" and who == "user" and value in text
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
+        "add a `logbook stats` command that prints the totals",  # one piece of work
+        "while you're in there, rename tracks.py to gpx_tracks.py",  # one piece of work after a lead-in
+        "Can you export it as hh:mm?",  # a question
+        "the export as CSV fails with a UnicodeDecodeError on row 212",  # trouble
+        "I exported it as YYYY-MM-DD last night and it opened fine",  # a report of what happened
+        "2025-03-01 as the start date is fine",  # approving a proposal
+        "maybe store the durations as seconds, 3600 per hour?",  # a hedge and a question
+        "the summary table shows durations as hh:mm right now",  # how things stand at the moment
+        "put on the list: every export as .ods too",  # work put off: a todo
+    ],
+)
+def test_the_same_values_in_work_questions_trouble_and_reports_are_no_rule(store: Store, user: str) -> None:
+    assert not [f for f in stored(store, user) if f[0] == "convention"]
+
+
+def test_the_assistant_saying_it_is_no_rule_of_the_users(store: Store) -> None:
+    found = stored(store, "ok, go ahead.", "Durations as hh:mm in the summary table, by default.")
+    assert not [f for f in found if f[0] == "convention" and f[1] == "user"], found
