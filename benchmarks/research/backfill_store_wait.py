@@ -44,7 +44,7 @@ def main() -> None:
         waits: list[float] = []
         done = threading.Event()
 
-        def probe() -> None:
+        def probe(done: threading.Event = done, waits: list[float] = waits) -> None:
             while not done.is_set():
                 t0 = time.perf_counter()
                 with state.stores.use(project):
