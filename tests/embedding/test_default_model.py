@@ -13,7 +13,7 @@ import pytest
 
 from codememory.embedding.relevance import background_sentences
 from conftest import Invoke
-from support.daemon import isolated_env, make_project, spawn, state_of, wait_for
+from support.daemon import codememory, isolated_env, make_project, spawn, state_of, wait_for
 
 MEMORIES = [
     ("Use httpx, not requests: we need HTTP/2", "decision"),
@@ -243,6 +243,15 @@ def test_the_daemon_embeds_memories_stored_while_the_model_was_off(tmp_path: Pat
     try:
         wait_for(
             "the daemon to embed every memory",
+            lambda: cli_json(on, "--project", root, "stats")["embeddings"]["coverage"] == 1.0,
+            timeout=120,
+        )
+        # stored while it runs, by a process without the model: its count (made apart from the store's connection)
+        # sees the new memories once they are written, and they are embedded too
+        for i in range(3):
+            codememory(env, "--project", root, "store", f"Cron job {i} rotates the audit logs at {i + 1} am", "--quiet")
+        wait_for(
+            "the daemon to embed the memories stored since",
             lambda: cli_json(on, "--project", root, "stats")["embeddings"]["coverage"] == 1.0,
             timeout=120,
         )

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from codememory import Store
 from codememory.core.dates import now_iso
+from codememory.store.embeddings import count_needing_apart
 
 MODEL = "some-model"
 
@@ -28,3 +29,24 @@ def test_the_count_is_kept_until_a_memory_changes_and_a_touch_does_not_move_it(t
         store.edit(first, text="Use httpx (HTTP/2, async) for outbound HTTP calls in the webhook worker")
         assert store.semantic.count_needing(MODEL) == 2
         assert len(counts) == 3  # a text changed: counted again
+
+
+def test_counted_apart_on_a_connection_of_its_own_right_after_writes_and_beside_an_open_write(tmp_path: Path) -> None:
+    """The daemon counts on a read-only connection of its own, outside the store's lock: the count is the store's
+    own, for the counters it reports, and it runs while the store's connection is busy writing."""
+    with Store.init(tmp_path)[0] as store:
+        store.add("Use httpx for outbound HTTP calls in the webhook worker")
+        on_store: list[str] = []
+        store.db.conn.set_trace_callback(lambda sql: on_store.append(sql) if "LEFT JOIN embeddings" in sql else None)
+        assert count_needing_apart(store.db.path, MODEL) == (store.db.change_counters(), 1)
+        store.add("The Postgres connection pool holds 20 connections in production")
+        counters, count = count_needing_apart(store.db.path, MODEL)
+        assert (counters, count) == (store.db.change_counters(), 2)
+        store.semantic.remember_needing(MODEL, counters, count)
+        assert store.semantic.needing_if_known(MODEL) == 2
+        with store.db.transaction():  # a request writing meanwhile: the count neither waits nor sees it
+            store.add("Deploys go out on Tuesdays after the standup")
+            assert count_needing_apart(store.db.path, MODEL) == (counters, 2)
+        assert store.semantic.needing_if_known(MODEL) is None  # committed: the kept count no longer holds
+        assert count_needing_apart(store.db.path, MODEL)[1] == 3 == store.semantic.count_needing(MODEL)
+        assert len(on_store) == 1  # only the last, in-process count ran on the store's connection

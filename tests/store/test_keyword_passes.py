@@ -92,6 +92,9 @@ def test_a_bm25_pass_started_ahead_is_the_one_the_store_gives(tmp_path: Path) ->
         db = store.db
         filters = store.filters()
         expected = db.fts_search('"cache" OR "retry"', filters, 30)
+        assert not store.semantic.configured and store.search("cache retry").hits
+        # with no model there is nothing to overlap a pass ahead with: the search runs its own and starts no thread
+        assert not [t for t in threading.enumerate() if t.name.startswith("codememory-bm25")]
         statements: list[str] = []
         db.conn.set_trace_callback(statements.append)
         db.prefetch_fts('"cache" OR "retry"', 30)

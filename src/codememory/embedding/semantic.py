@@ -202,15 +202,26 @@ class Semantic:
 
     def count_needing(self, model: str) -> int:
         """`count_needing_embedding`, counted again only after a memory's text or a vector changed (the store's two
-        counters), or NEEDING_RECOUNT_S after the last count (a row a repair made valid without touching its text).
-        The daemon asks it at every poll of every project: the count joins every memory to its vector and checks
-        each row, 0.6 s of a core every 10 s at 100k memories, which requests on two cores waited behind."""
-        key = self.db.change_counters()
-        now = time.monotonic()
+        counters), or NEEDING_RECOUNT_S after the last count (a row a repair made valid without touching its text)."""
+        known = self.needing_if_known(model)
+        if known is None:
+            known = self.db.count_needing_embedding(model)
+            self.remember_needing(model, self.db.change_counters(), known)
+        return known
+
+    def needing_if_known(self, model: str) -> int | None:
+        """The last count of memories needing a vector from `model` while it still holds (neither counter moved, and
+        counted less than NEEDING_RECOUNT_S ago), else None. The daemon asks it at every poll of every project and
+        counts apart when None (store.embeddings.count_needing_apart): the count joins every memory to its vector,
+        0.6 s of a core at 100k memories, which requests to the store waited behind on its own connection."""
         known = self._needing
-        if known is None or known[:2] != (key, model) or now - known[2] > NEEDING_RECOUNT_S:
-            known = self._needing = (key, model, now, self.db.count_needing_embedding(model))
-        return known[3]
+        if known is None or known[:2] != (self.db.change_counters(), model):
+            return None
+        return known[3] if time.monotonic() - known[2] <= NEEDING_RECOUNT_S else None
+
+    def remember_needing(self, model: str, counters: tuple[int, int], count: int) -> None:
+        """A count made of the state the store's `counters` describe (here or on another connection)."""
+        self._needing = (counters, model, time.monotonic(), count)
 
     def maintenance(self, *, force: bool = False) -> Callable[[], bool] | None:
         """The vector index's pending upkeep as a job needing no lock on the store (VectorIndex.maintenance). When

@@ -278,7 +278,7 @@ def _rank(
         if len(strict) >= want or parsed.negated:
             reason = None if semantic.configured else NOT_CONFIGURED
             return Ranking(strict, more, fuzzy_used, "lexical", reason, parsed)
-    if mode == "hybrid":
+    if mode == "hybrid" and semantic.configured:  # with no model nothing is embedded: the pass would run alone
         db.prefetch_fts(parsed.keyword_fts(), LEXICAL_POOL)  # runs while the query is embedded
     gap = semantic.coverage_gap()  # first: a small gap it fills is ranked in this very search
     qvec = semantic.embed_query(embedding_text(parsed))
