@@ -301,7 +301,7 @@ def test_opencodes_read_envelope_is_not_what_the_file_held(store: Store) -> None
     shown(store, limit, timestamps, at_query="add a GeoJSON option to the export")
     path = f"{store.root}/app/api/photos.py"
     source = "writer.writerow([obs.id, obs.observed_at.isoformat()])\n"
-    envelope = f"<path>{path}</path>\n<type>file</type>\n<content>\n1: {source}\n(End of file - total 1 lines)\n</content>"
+    envelope = f"<path>{path}</path>\n<type>file</type>\n<content>\n1: {source}\n(End of file)\n</content>"
     geojson = '"properties": {"observed_at": obs.observed_at.isoformat()}\n'
     read = replace(call("read", 1, output=envelope, filePath=path), started_at="2000-01-01T00:00:00.000Z")
     capture(store, turn(read, call("edit", 2, filePath=path, oldString=source, newString=source + geojson)))
