@@ -6,6 +6,10 @@ transcripts and handed to `capture.usage.observe_turn` in order, as capture did.
 
     .venv/bin/python benchmarks/research/use_replay.py --results /tmp/run.json [--work DIR] [--data DIR] [--verbose]
 
+`--request-context` replays a run recorded before an exposure's context was only the request's phrases (the
+query's tool phrases, the agent's own recent calls, left out: operations/explain.py `asked`): each exposure's
+context keeps only the phrases found in the session's user messages.
+
 `--work` is the run's work folder (default benchmarks/.work/agent_view); `--results` its results JSON (the
 sessions of each pass); `--data` the run's scenario (default data/agent_view). The run's requests.jsonl (the
 steps each request answered) is read from the work folder.
@@ -71,7 +75,24 @@ def scripted_calls(requests: Path) -> list[dict[str, Any]]:
     return out
 
 
-def replay(assistant: str, work: Path, sessions: list[dict[str, Any]], save: Path | None = None) -> dict[str, Any]:
+def request_only(conn: sqlite3.Connection, asked_by_session: dict[str, str]) -> None:
+    """Each exposure's context cut to the phrases its session's user messages hold (see --request-context)."""
+    from codememory.text.privacy import scrub
+
+    rows = conn.execute("SELECT rowid, session_id, context FROM memory_exposures WHERE context != ''").fetchall()
+    for rowid, session_id, context in rows:
+        said = " ".join(scrub(asked_by_session.get(session_id, "")).split())
+        kept = [p for p in context.split("\n") if " ".join(p.split()).rstrip("…")[:80] in said]
+        conn.execute("UPDATE memory_exposures SET context = ? WHERE rowid = ?", ("\n".join(kept), rowid))
+
+
+def replay(
+    assistant: str,
+    work: Path,
+    sessions: list[dict[str, Any]],
+    save: Path | None = None,
+    request_context: bool = False,
+) -> dict[str, Any]:
     base = work / assistant
     calls = scripted_calls(base / "requests.jsonl")
     with tempfile.TemporaryDirectory() as tmp:
@@ -81,6 +102,14 @@ def replay(assistant: str, work: Path, sessions: list[dict[str, Any]], save: Pat
         conn = sqlite3.connect(project / ".codememory" / "memory.db")
         conn.execute(CLEAR)
         conn.execute(CLEAR_RECORDS)
+        if request_context:
+            asked = {
+                str(sess["session_id"]): " ".join(
+                    t.user_text for t in turns_of(assistant, base / "home", str(sess["session_id"]))
+                )
+                for sess in sessions
+            }
+            request_only(conn, asked)
         conn.commit()
         conn.close()
         db = Database.open(project / ".codememory" / "memory.db")
@@ -103,6 +132,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=bench.DATA, help="the run's scenario (default: %(default)s)")
     parser.add_argument("--verbose", action="store_true", help="list every false alarm and miss")
     parser.add_argument("--only-pass", type=int, help="score the sessions of this pass only (0: the first)")
+    parser.add_argument("--request-context", action="store_true", help="exposure contexts: the request's phrases")
     parser.add_argument("--save", type=Path, help="keep each assistant's replayed store here (<assistant>-memory.db)")
     args = parser.parse_args()
     results = json.loads(args.results.read_text(encoding="utf-8"))
@@ -111,7 +141,7 @@ def main() -> None:
         if assistant not in results or not (args.work / assistant / "requests.jsonl").exists():
             continue
         sessions = [s for s in results[assistant]["sessions"] if args.only_pass in (None, s["pass"])]
-        use = replay(assistant, args.work, sessions, args.save)
+        use = replay(assistant, args.work, sessions, args.save, args.request_context)
         keys = ("pairs", "true_uses", "predicted_uses", "true_positives", "precision", "recall")
         print(assistant, {k: use[k] for k in keys}, use["by_signal"], use["scenario_memories_only"])
         if args.verbose:
