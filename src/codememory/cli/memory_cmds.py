@@ -68,12 +68,12 @@ def store_cmd(
     if text is not None and file is not None:
         raise InvalidInput("give the text either as an argument or with --file, not both")
     if file is not None:
-        text = read_file_text(file, STORE_INPUT_MAX_BYTES, str(file))
+        text = read_file_text(file, STORE_INPUT_MAX_BYTES, str(file), text_only=True)
     elif text is None:
         if sys.stdin is None or sys.stdin.isatty():
             raise InvalidInput("no text given: pass it as an argument, with --file, or on standard input")
         # `echo text | codememory store`: the newline that ends the piped line is not part of the memory.
-        text = read_all_text(sys.stdin, STORE_INPUT_MAX_BYTES, "standard input").rstrip("\r\n")
+        text = read_all_text(sys.stdin, STORE_INPUT_MAX_BYTES, "standard input", text_only=True).rstrip("\r\n")
     opts["supersedes"] = list(opts["supersedes"])
     result = handed_off(ctx, "/cli/store", {"text": text, **opts})
     if result is None:
