@@ -26,7 +26,8 @@ def _memory_count(cm: Invoke) -> int:
 
 
 def test_store_refuses_a_random_file_an_executable_and_binary_standard_input(cm: Invoke, tmp_path: Path) -> None:
-    for name, data in (("random.bin", _random_bytes(1500)), ("a.out", _elf_like(3000)), ("big.bin", _elf_like(200_000))):
+    binaries = {"random.bin": _random_bytes(1500), "a.out": _elf_like(3000), "big.bin": _elf_like(200_000)}
+    for name, data in binaries.items():
         path = tmp_path / name
         path.write_bytes(data)
         assert_error(cm("store", "--file", path), f"{path} is binary data, not text", code=2)

@@ -75,7 +75,7 @@ def store_cmd(
         # `echo text | codememory store`: the newline that ends the piped line is not part of the memory.
         text = read_all_text(sys.stdin, STORE_INPUT_MAX_BYTES, "standard input", text_only=True).rstrip("\r\n")
     opts["supersedes"] = list(opts["supersedes"])
-    result = handed_off(ctx, "/cli/store", {"text": text, **opts})
+    result = handed_off(ctx, "/cli/store", {"text": text, **opts}, write=True)
     if result is None:
         from codememory.operations.store_memory import store_memory
 

@@ -62,6 +62,7 @@ class _Progress:
         if self.shown:
             click.echo("", err=True)
 
+
 SKIPPED_SHOWN = 5  # invalid lines named one by one on stderr; the rest are counted (all of them in --json)
 
 
@@ -104,7 +105,8 @@ def import_cmd(
     for err in report.invalid[:SKIPPED_SHOWN]:
         click.echo(f"skipped {err}", err=True)
     if len(report.invalid) > SKIPPED_SHOWN:
-        click.echo(f"skipped {len(report.invalid) - SKIPPED_SHOWN:,} more invalid lines (--json lists them all)", err=True)
+        more = len(report.invalid) - SKIPPED_SHOWN
+        click.echo(f"skipped {more:,} more invalid lines (--json lists them all)", err=True)
     click.echo(
         f"Imported {report.added} memories ({report.skipped_existing} already present"
         + (f", {len(report.invalid)} invalid lines skipped)" if report.invalid else ")")
