@@ -255,6 +255,7 @@ ERROR_CASES: list[tuple[str, dict[str, Any], str]] = [
     ("memory_search", {"query": "x", "tags": "a,b"}, "tags: Input should be a valid list (got 'a,b')"),
     ("memory_search", {"query": "x", "after": "not a date"}, "after: cannot understand date 'not a date'"),
     ("memory_search", {"limit": 3}, "query: required"),
+    ("memory_search", {"query": "  "}, "the query is empty"),  # the CLI's usage error, not "Nothing relevant found"
     ("memory_retrieve", {"query_expansion": []}, "give at least one query_expansion phrase or entity"),
     ("memory_retrieve", {"query_expansion": ["x"], "max_memories": 0}, "max_memories: Input should be greater"),
     ("memory_retrieve", {"query_expansion": ["x"], "pinned_memory_ids": ["nope"]}, "'nope' is not a memory id"),

@@ -109,10 +109,9 @@ def search(
       codememory search --remote "payment retries" --category decision
     """
     text = query_text(query)
-    if not text.strip():
-        raise InvalidInput("the query is empty: give the words to search for (see `codememory search --help`)")
-    from codememory.core.bounded_input import check_query
+    from codememory.core.bounded_input import check_query, require_query
 
+    require_query(text, " (see `codememory search --help`)")
     check_query(text)  # here, before a daemon, the organisation's remote or other projects are asked
     if remote or remote_projects:
         _search_remote(ctx, text, mode, limit, offset, global_, remote_projects, as_json, filter_args(kwargs))

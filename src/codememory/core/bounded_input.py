@@ -60,6 +60,16 @@ def size_text(n: int) -> str:
     return f"{n:,} bytes"
 
 
+EMPTY_QUERY = "the query is empty: give the words to search for"
+
+
+def require_query(query: str, hint: str = "") -> None:
+    """InvalidInput for a blank query, the same line from the CLI and MCP (a blank search is a mistake to report,
+    not a search that found nothing)."""
+    if not query.strip():
+        raise InvalidInput(EMPTY_QUERY + hint)
+
+
 def check_query(query: str, what: str = "query") -> None:
     """InvalidInput for a query longer than QUERY_MAX_CHARS: a search is a few words, or a sentence or two; a
     longer one is a paste, and the keyword and typo passes' work grows with its length."""
