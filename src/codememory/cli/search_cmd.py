@@ -163,7 +163,7 @@ def _print_result(
     if not hits:
         from codememory.retrieval.decision import nothing_found
 
-        click.echo(nothing_found(held_back, "--all shows them"), err=True)
+        click.echo(nothing_found(held_back, "--all lists them anyway"), err=True)
         return
     for memory, row in hits:
         click.echo(render.hit_text(memory, row["match"], bool(row.get("held_back"))))
