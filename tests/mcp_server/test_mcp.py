@@ -187,7 +187,7 @@ def test_store_search_get_retrieve_forget_round_trip(console_script: Path, proje
     get = out["get"]
     assert get["missing"] == ["mem_00000000"]
     [record] = get["memories"]  # asked twice, returned once
-    assert set(record) == MEMORY_KEYS | {"links", "entities", "staleness", "usefulness"}
+    assert set(record) == MEMORY_KEYS | {"links", "entities", "staleness", "usefulness", "personal"}
     assert record["id"] == first and record["links"] == []
     assert {"name": "httpx", "type": "library"} in record["entities"]
     assert record["access_count"] == 3  # the duplicate store, the search and this get each count as an access

@@ -103,6 +103,8 @@ def memory_detail(detail: MemoryDetail) -> str:
         ("accessed", f"{mem.access_count} times, last {mem.last_accessed_at or 'never'}"),
         ("archived", "yes" if mem.archived else "no"),
     ]
+    if detail.personal:
+        rows.append(("personal", "yes: stays on this machine, never in the shared text form"))
     if mem.provenance.at:
         rows.append(("arrived", mem.provenance.at))
     if mem.provenance.review:
