@@ -256,3 +256,10 @@ def test_show_marks_a_personal_memory_and_share_status_counts_it_in_the_singular
     assert ok_json(cm("show", shared, "--json"))["personal"] is False
     assert "personal:" in ok(cm("show", personal)).stdout and "personal:" not in ok(cm("show", shared)).stdout
     assert "1 personal memory stays on this machine." in ok(cm("share", "status")).stdout
+
+
+def test_link_prints_json_with_json(cm: Invoke) -> None:
+    first = ok(cm("store", "-q", "the API listens on port 8000")).stdout.strip()
+    second = ok(cm("store", "-q", "the API listens on port 8080 since the proxy moved")).stdout.strip()
+    linked = ok_json(cm("link", second, first, "--type", "supersedes", "--json"))
+    assert linked == {"from": second, "type": "supersedes", "to": first}

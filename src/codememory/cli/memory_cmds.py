@@ -188,13 +188,17 @@ def show(ctx: click.Context, ids: tuple[str, ...], markdown: bool, as_json: bool
     required=True,
     help="How FROM_ID relates to TO_ID (supersedes also retires TO_ID from search).",
 )
+@json_option
 @click.pass_context
-def link(ctx: click.Context, from_id: str, to_id: str, link_type: str) -> None:
+def link(ctx: click.Context, from_id: str, to_id: str, link_type: str, as_json: bool) -> None:
     """Record how one memory relates to another."""
     from codememory.operations.link import link as link_memories
 
-    link_memories(open_store(ctx), from_id, to_id, link_type)
-    click.echo(f"{from_id} {link_type} {to_id}")
+    linked = link_memories(open_store(ctx), from_id, to_id, link_type)
+    if as_json:
+        render.dump_json(linked.to_dict())
+    else:
+        click.echo(f"{from_id} {link_type} {to_id}")
 
 
 # ------------------------------------------------------------- forget / archive
