@@ -30,7 +30,7 @@ from support.cli import (
 # --------------------------------------------------------------------------------------- list
 def test_list_default_newest_first_with_json_totals(sortable: Invoke) -> None:
     data = ok_json(sortable("list", "--json"))
-    assert set(data) == {"count", "total", "memories"}
+    assert set(data) == {"count", "total", "memories", "personal"}
     assert (data["count"], data["total"]) == (3, 3)
     assert [m["id"] for m in data["memories"]] == [C, B, A]
     assert set(data["memories"][0]) == MEMORY_KEYS
@@ -256,6 +256,11 @@ def test_show_marks_a_personal_memory_and_share_status_counts_it_in_the_singular
     assert ok_json(cm("show", shared, "--json"))["personal"] is False
     assert "personal:" in ok(cm("show", personal)).stdout and "personal:" not in ok(cm("show", shared)).stdout
     assert "1 personal memory stays on this machine." in ok(cm("share", "status")).stdout
+    assert ok_json(cm("list", "--json"))["personal"] == [personal]
+    lines = ok(cm("list")).stdout.splitlines()
+    assert "personal" in next(x for x in lines if personal in x) and "personal" not in next(
+        x for x in lines if shared in x
+    )
 
 
 def test_link_prints_json_with_json(cm: Invoke) -> None:

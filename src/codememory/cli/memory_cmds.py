@@ -153,8 +153,9 @@ def list_cmd(
     elif not listed.memories:
         click.echo("No memories.", err=True)
     else:
+        personal = set(listed.personal)
         for mem in listed.memories:
-            click.echo(render.memory_text(mem))
+            click.echo(render.memory_text(mem, personal=mem.id in personal))
     if filters.get("entity"):
         render.note_entities_pending(store, None)
 

@@ -63,8 +63,9 @@ def _indent(text: str, width: int = 4) -> str:
     return quoted(text, " " * width)
 
 
-def memory_text(mem: Memory) -> str:
-    return memory_header(mem) + "\n" + _indent(mem.text)
+def memory_text(mem: Memory, *, personal: bool = False) -> str:
+    """A listed memory: its header line (with "personal" when it stays out of the shared text form), its text."""
+    return memory_header(mem, click.style("personal", fg="blue") if personal else "") + "\n" + _indent(mem.text)
 
 
 def memory_from_dict(data: dict[str, Any]) -> Memory:
