@@ -166,7 +166,8 @@ def _print_result(
         click.echo(nothing_found(held_back, "--all lists them anyway"), err=True)
         return
     for memory, row in hits:
-        click.echo(render.hit_text(memory, row["match"], bool(row.get("held_back"))))
+        stale = (row.get("explain") or {}).get("stale")
+        click.echo(render.hit_text(memory, row["match"], bool(row.get("held_back")), stale))
         if explain:
             from codememory.retrieval.why import why_text
 

@@ -44,8 +44,6 @@ _ERROR_RE = LazyPattern(
     r"|E[A-Z][A-Z0-9_]{2,}|ERR_[A-Z0-9_]+|SIG[A-Z0-9]{3,}|ORA-\d{5}"
     r"|OOMKilled|CrashLoopBackOff|ImagePullBackOff|ErrImagePull|[Ss]egfault|[Ss]egmentation fault)\b"
 )
-# A literal every _ERROR_RE match holds (one per alternative): a text with none of them (most) is not scanned.
-_ERROR_HINT_RE = LazyPattern(r"E[A-Z]|Error|Exception|Warning|SIG|ORA-|OOMKilled|BackOff|ErrImage|egfault|egmentation")
 _HTTP_PHRASES = (
     "Bad Request|Unauthorized|Payment Required|Forbidden|Not Found|Method Not Allowed|Not Acceptable"
     "|Request Timeout|Conflict|Gone|Length Required|Precondition Failed|Payload Too Large|Content Too Large"
@@ -58,8 +56,6 @@ _HTTP_STATUS_RE = LazyPattern(
     rf"\b(?:HTTP(?:/[\d.]+)?|status(?:\s+code)?)\s*:?\s*([45]\d\d)\b|\b([45]\d\d)\s+(?:{_HTTP_PHRASES})\b",
     re.IGNORECASE,
 )
-# Every HTTP status match holds a 4xx or 5xx number: a text without one (most) is not scanned for the phrases.
-_HTTP_CODE_RE = LazyPattern(r"[45]\d\d")
 _HTTP_NAME_RE = LazyPattern(r"(?:http|status)(?:\s*code)?\s*:?\s*([1-5]\d\d)")
 
 _PATH_RE = LazyPattern(
@@ -123,14 +119,13 @@ def _mask(text: str, spans: list[tuple[int, int]]) -> str:
 
 def _find_errors(work: str, found: list[_Found]) -> str:
     spans: list[tuple[int, int]] = []
-    if _HTTP_CODE_RE.search(work):
-        for match in _HTTP_STATUS_RE.finditer(work):
-            found.append((0, match.start(), f"http {match.group(1) or match.group(2)}", "error"))
-            spans.append(match.span())
+    for match in _HTTP_STATUS_RE.finditer(work):
+        found.append((0, match.start(), f"http {match.group(1) or match.group(2)}", "error"))
+        spans.append(match.span())
     if spans:
         work = _mask(work, spans)
         spans = []
-    for match in _ERROR_RE.finditer(work) if _ERROR_HINT_RE.search(work) else ():
+    for match in _ERROR_RE.finditer(work):
         name = match.group()
         if _valid_error(name):
             found.append((0, match.start(), name, "error"))
@@ -381,10 +376,9 @@ def _find_identifiers(text: str, work: str, vocab: Vocabulary, found: list[_Foun
             found.append((0, position, term.canonical, term.type))
         # else a call such as next(it) or make([]int, 3): a builtin, neither the tool nor a useful identifier
 
-    # Each scan only where its literal is: most texts hold no "--" and no backtick (each scan a few µs a text).
-    for match in _FLAG_RE.finditer(work) if "--" in work else ():
+    for match in _FLAG_RE.finditer(work):
         found.append((2, match.start(), match.group(), "identifier"))
-    for match in _BACKTICK_RE.finditer(text) if "`" in text else ():
+    for match in _BACKTICK_RE.finditer(text):
         if work[match.start(1) : match.end(1)] != match.group(1):  # partly claimed already: `make test`
             continue
         stripped = match.group(1).strip()
