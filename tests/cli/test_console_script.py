@@ -127,3 +127,30 @@ def test_script_output_into_closed_pipe(console_script: Path, project: Path, tmp
     assert first.startswith(b"mem_")
     assert "Traceback" not in stderr and "Exception ignored" not in stderr, stderr
     assert proc.returncode == 0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("daemon", "status"), ("daemon", "status", "--json"), ("list",), ("share", "status"), ("stats",), ("--help",)],
+)
+def test_script_output_into_a_pipe_nobody_reads_ends_quietly_for_every_kind_of_command(
+    console_script: Path, project: Path, args: tuple[str, ...]
+) -> None:
+    """`codememory daemon status | head -1` printed "codememory: error: Broken pipe" and exited 1 (the daemon
+    group took the closed pipe for an OSError of its state folder); every group ends quietly, exit 0."""
+    assert run_script(console_script, "--project", project, "store", "the pool holds 20").returncode == 0
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first line is written
+    env = {k: v for k, v in os.environ.items() if k != "CODEMEMORY_PROJECT"}
+    try:
+        done = subprocess.run(
+            [str(console_script), "--project", str(project), *args],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            env=env,
+        )
+    finally:
+        os.close(write_end)
+    assert done.stderr == "" and done.returncode == 0, (done.returncode, done.stderr)

@@ -132,3 +132,58 @@ def test_a_query_over_the_cap_is_refused_before_the_daemon_and_one_at_the_cap_is
     at_cap = json.loads(ok(run(env, "--project", project, "search", "a" * QUERY_MAX_CHARS, "--json")))
     assert at_cap["results"] == []
     assert open_stores(daemon) == 1  # the daemon answered it
+
+
+def test_a_store_the_daemon_is_slow_to_answer_is_waited_for_not_done_twice(tmp_path: Path) -> None:
+    """A user trial: an 8.8k-character store with the daemon busy embedding it took 38 s, the CLI having given up
+    after 10 s and loaded the model to embed and store the text itself, then reporting the daemon's copy as "Already
+    stored". A daemon (here a real HTTP server on 127.0.0.1 that answers /cli/store after 12 s) is waited for."""
+    import http.server
+    import os
+    import threading
+
+    from codememory.cli.daemon_handoff import TIMEOUT_SECONDS
+
+    env = _env(tmp_path)
+    project = tmp_path / "shop"
+    project.mkdir()
+    ok(run(dict(env, CODEMEMORY_HOOK_NO_DAEMON="1"), "--project", project, "init", "--assistants", "none"))
+    answer = {
+        "created": True,
+        "duplicate_of": None,
+        "duplicate_reason": None,
+        "embedded": True,
+        "links": [],
+        "memory": {"id": "mem_5107da11"},
+    }
+    asked = []
+
+    class SlowDaemon(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            asked.append(self.path)
+            threading.Event().wait(TIMEOUT_SECONDS + 2)  # the daemon embedding a long text on a busy machine
+            body = json.dumps(answer).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), SlowDaemon)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    state = Path(env["XDG_STATE_HOME"]) / "codememory"
+    state.mkdir(parents=True, exist_ok=True)
+    (state / "daemon.json").write_text(json.dumps({"port": server.server_address[1], "pid": os.getpid()}))
+    (state / "token").write_text("t0ken")
+    try:
+        done = run(env, "--project", project, "store", "a long note " * 800)
+    finally:
+        server.shutdown()
+    assert asked == ["/cli/store"]
+    assert done.returncode == 0 and done.stdout == "Stored mem_5107da11\n", done
+    assert "waiting for the daemon" in done.stderr
+    alone = dict(env, CODEMEMORY_HOOK_NO_DAEMON="1")
+    assert json.loads(ok(run(alone, "--project", project, "list", "--json")))["total"] == 0  # not stored here too

@@ -57,3 +57,11 @@ def test_every_command_option_is_documented(invoke: Invoke) -> None:
 def test_unknown_command(invoke: Invoke) -> None:
     result = invoke("frobnicate")
     assert result.exit_code == 2 and "Traceback" not in result.output
+
+
+def test_the_agent_guide_does_not_promise_that_every_word_must_match(invoke: Invoke) -> None:
+    """It said a plain query of two words meant "all words must match (implicit AND)", while search goes on to
+    memories with some of the words or the same meaning (docs/search.md): an agent would read a partial hit as
+    a match of every word."""
+    guide = ok(invoke("--agent-context")).stdout
+    assert "implicit AND" not in guide and '"partial"' in guide and '"semantic"' in guide

@@ -112,3 +112,24 @@ def test_the_table_parser_reads_what_it_checks() -> None:
     assert ("sessions", "list") in {path for cell, _ in table_rows() for path in row_commands(cell)}
     help_ = "Usage: x\n\nOptions:\n  -q, --quiet        Only the id.\n  --fuzzy / --no-fuzzy  Typos.\n"
     assert listed_options(help_) == {"-q", "--quiet", "--fuzzy", "--no-fuzzy"}
+
+
+def test_every_option_a_command_takes_is_in_its_row(invoke: Invoke) -> None:
+    """The other direction: an option added to a command reaches the table (a user trial found `init --assistants`
+    without gemini and copilot and `search` without `--all`, `--mode`, `--entity`, `--include-superseded`). A flag's
+    `--no-` form, `-h`/`--help` and `--json` (the page says once that every command printing results takes it) need
+    no mention; one of an option's names is enough."""
+    mentioned: dict[tuple[str, ...], set[str]] = {}
+    for cell, description in table_rows():
+        for path in row_commands(cell):  # a path in two rows (the global options) is documented by both
+            mentioned.setdefault(path, set()).update(row_options(cell) | row_options(description))
+    missing = []
+    for path, documented in mentioned.items():
+        for line in section(help_text(invoke, path), "Options:"):
+            declaration = line.strip().split("  ", 1)[0]
+            names = {m.group(1) for m in _OPTION.finditer(declaration)} if declaration.startswith("-") else set()
+            names -= {"-h", "--help", "--json"}
+            names = {n for n in names if not n.startswith("--no-") or n.replace("--no-", "--") not in names}
+            if names and not names & documented:
+                missing.append(f"{' '.join(path)}: {' / '.join(sorted(names))}")
+    assert missing == [], "options missing from docs/commands.md's table:\n" + "\n".join(missing)

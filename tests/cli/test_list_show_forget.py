@@ -30,7 +30,7 @@ from support.cli import (
 # --------------------------------------------------------------------------------------- list
 def test_list_default_newest_first_with_json_totals(sortable: Invoke) -> None:
     data = ok_json(sortable("list", "--json"))
-    assert set(data) == {"count", "total", "memories"}
+    assert set(data) == {"count", "total", "memories", "personal"}
     assert (data["count"], data["total"]) == (3, 3)
     assert [m["id"] for m in data["memories"]] == [C, B, A]
     assert set(data["memories"][0]) == MEMORY_KEYS
@@ -116,7 +116,7 @@ def test_show_updates_access_count(cm: Invoke) -> None:
     second = show(cm, mid)
     assert (first["access_count"], second["access_count"]) == (1, 2)
     assert second["last_accessed_at"] >= first["last_accessed_at"]
-    assert set(first) == MEMORY_KEYS | {"links", "entities", "staleness", "usefulness"}
+    assert set(first) == MEMORY_KEYS | {"links", "entities", "staleness", "usefulness", "personal"}
 
 
 def test_show_plain_markdown_and_several_ids(cm: Invoke) -> None:
@@ -245,3 +245,26 @@ def test_prune_before_also_deletes_old_memories(cm: Invoke, prunable: tuple[str,
     assert data["dry_run"] is False and data["count"] == 3
     assert all_ids(cm) == {prunable[2]}
     assert_error(cm("prune", "--before", "whenever-ish"), "whenever-ish", code=2)
+
+
+def test_show_marks_a_personal_memory_and_share_status_counts_it_in_the_singular(cm: Invoke) -> None:
+    """A user trial: neither `show` nor its JSON said a memory was personal, and `share status` said "1 personal
+    memories"."""
+    personal = ok(cm("store", "-q", "--personal", "my editor is helix")).stdout.strip()
+    shared = ok(cm("store", "-q", "--shared", "the API listens on port 8000")).stdout.strip()
+    assert ok_json(cm("show", personal, "--json"))["personal"] is True
+    assert ok_json(cm("show", shared, "--json"))["personal"] is False
+    assert "personal:" in ok(cm("show", personal)).stdout and "personal:" not in ok(cm("show", shared)).stdout
+    assert "1 personal memory stays on this machine." in ok(cm("share", "status")).stdout
+    assert ok_json(cm("list", "--json"))["personal"] == [personal]
+    lines = ok(cm("list")).stdout.splitlines()
+    assert "personal" in next(x for x in lines if personal in x) and "personal" not in next(
+        x for x in lines if shared in x
+    )
+
+
+def test_link_prints_json_with_json(cm: Invoke) -> None:
+    first = ok(cm("store", "-q", "the API listens on port 8000")).stdout.strip()
+    second = ok(cm("store", "-q", "the API listens on port 8080 since the proxy moved")).stdout.strip()
+    linked = ok_json(cm("link", second, first, "--type", "supersedes", "--json"))
+    assert linked == {"from": second, "type": "supersedes", "to": first}

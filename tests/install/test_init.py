@@ -388,3 +388,18 @@ def test_rerun_replaces_the_full_cli_hook_of_an_older_install(invoke: Invoke, en
     hooks = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]
     commands = [h["command"] for event in ("UserPromptSubmit", "Stop") for g in hooks[event] for h in g["hooks"]]
     assert commands == [f"{HOOK} claude UserPromptSubmit", f"{HOOK} claude Stop"]
+
+
+def test_uninstall_counts_the_files_of_assistants_never_set_up_instead_of_listing_them(
+    invoke: Invoke, env: dict[str, Path]
+) -> None:
+    """A user trial: `init --uninstall` printed 18 "unchanged ... (not present)" lines around the 3 it removed."""
+    project = env["project"]
+    run(invoke, project, "--assistants", "claude", "--json")
+    done = invoke("--project", project, "init", "--uninstall", "--no-global")
+    assert done.exit_code == 0, done.output
+    assert "not present" not in done.stdout
+    assert [line.split()[1] for line in done.stdout.splitlines() if line.split()[0] == "claude"] == ["removed"] * 3
+    assert done.stdout.splitlines()[-1].startswith("  nothing of codememory's in ")
+    steps = run(invoke, project, "--uninstall", "--no-global", "--json")["steps"]
+    assert any(s["reason"] == "not present" for s in steps)  # --json still has every step

@@ -187,7 +187,7 @@ def test_store_search_get_retrieve_forget_round_trip(console_script: Path, proje
     get = out["get"]
     assert get["missing"] == ["mem_00000000"]
     [record] = get["memories"]  # asked twice, returned once
-    assert set(record) == MEMORY_KEYS | {"links", "entities", "staleness", "usefulness"}
+    assert set(record) == MEMORY_KEYS | {"links", "entities", "staleness", "usefulness", "personal"}
     assert record["id"] == first and record["links"] == []
     assert {"name": "httpx", "type": "library"} in record["entities"]
     assert record["access_count"] == 3  # the duplicate store, the search and this get each count as an access
@@ -255,6 +255,7 @@ ERROR_CASES: list[tuple[str, dict[str, Any], str]] = [
     ("memory_search", {"query": "x", "tags": "a,b"}, "tags: Input should be a valid list (got 'a,b')"),
     ("memory_search", {"query": "x", "after": "not a date"}, "after: cannot understand date 'not a date'"),
     ("memory_search", {"limit": 3}, "query: required"),
+    ("memory_search", {"query": "  "}, "the query is empty"),  # the CLI's usage error, not "Nothing relevant found"
     ("memory_retrieve", {"query_expansion": []}, "give at least one query_expansion phrase or entity"),
     ("memory_retrieve", {"query_expansion": ["x"], "max_memories": 0}, "max_memories: Input should be greater"),
     ("memory_retrieve", {"query_expansion": ["x"], "pinned_memory_ids": ["nope"]}, "'nope' is not a memory id"),

@@ -52,6 +52,7 @@ from codememory.operations.get import MemoryDetail, Records
 from codememory.operations.global_search import GlobalResult, GlobalSessionSearch
 from codememory.operations.hygiene_runs import HygieneRuns
 from codememory.operations.import_history import HistoryImport, PastSession
+from codememory.operations.link import Linked
 from codememory.operations.listing import MemoryList
 from codememory.operations.projects import Projects
 from codememory.operations.publish import DeleteProjectResult, PublishResult
@@ -299,6 +300,7 @@ CLI_CASES: dict[str, Any] = {
     "daemon uninstall": ServiceRemoved,
     "viewer": ViewerLink,
     "edit": MemoryDetail,
+    "link": Linked,
     "share on": ShareReport,
     "share off": ShareReport,
     "share status": ShareReport,
@@ -348,8 +350,7 @@ def test_the_cli_prints_the_typed_results(cm: Invoke, project: Path, tmp_path: P
     expect("search", "search", "postgres pool")
     assert expect("search --global", "search", "--global", "httpx")["results"]
     expect("list", "list")
-    ok = cm("link", pool["id"], newer["memory"]["id"], "--type", "contextualizes")
-    assert ok.exit_code == 0, ok.output
+    expect("link", "link", pool["id"], newer["memory"]["id"], "--type", "contextualizes")
     assert expect("show", "show", pool["id"])["links"]
     expect("show (several)", "show", pool["id"], newer["memory"]["id"])
     gone = expect("store", "store", "A memory stored by mistake")["memory"]["id"]

@@ -232,6 +232,7 @@ def test_other_sources_fall_back_to_the_daily_log_then_to_the_summary(cm: Invoke
 USER_MISTAKES = [
     (["mem_00000000"], 1, "no memory with id mem_00000000"),
     (["ses_nope"], 1, "no captured turn for session ses_nope in this project"),
+    (["mem_nope"], 2, "not a memory id (expected mem_ and 8 hex digits): mem_nope"),  # as show and forget say
     (["ses_nope", "--turn", "3"], 1, "no captured turn for session ses_nope turn 3"),
     (["two words"], 2, "not a memory id (mem_ and 8 hex digits), a daily-log anchor"),
     (["ses_abc", "--turn", "0"], 2, "turn numbers start at 1"),

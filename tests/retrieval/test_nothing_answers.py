@@ -53,7 +53,9 @@ def test_mcp_memory_search_returns_nothing_for_what_the_memory_does_not_cover(tm
         assert found["degraded"] is False
         # the agent is told why, as the CLI tells a person: nothing was likely relevant, and how much was held back
         assert found["held_back"] >= 1, found
-        assert found["note"] == f"Nothing relevant found ({found['held_back']} held back as unlikely to be relevant)."
+        n = found["held_back"]
+        memories = "memory" if n == 1 else "memories"
+        assert found["note"] == f"Nothing relevant found: none of the {n} {memories} compared was close enough."
     assert [r["id"] for r in answered["results"]][:1] == [ids[0]]
     assert "note" not in answered and 0 <= answered["held_back"] <= len(MEMORIES) - len(answered["results"])
 

@@ -496,12 +496,15 @@ def test_lone_surrogates_in_daemon_requests_are_replaced(tmp_path: Path) -> None
         statuses = {path: client.request("POST", path, body) for path, body in requests}
         assert {path: answer.status for path, answer in statuses.items()} == {
             "/memory/search": 200,
-            "/memory/transcript": 404,  # a clean "no captured turn for session mem_\ufffd"
+            "/memory/transcript": 400,  # a clean "not a memory id ...: mem_\ufffd"
             "/retrieve": 200,
             "/hook": 200,
             "/api/raw-events": 200,
         }, {path: answer.data for path, answer in statuses.items()}
-        assert statuses["/memory/transcript"].data["error"] == "no captured turn for session mem_\ufffd in this project"
+        assert (
+            statuses["/memory/transcript"].data["error"]
+            == "not a memory id (expected mem_ and 8 hex digits): mem_\ufffd"
+        )
         assert "queue \ufffd depth is 50" in statuses["/hook"].data["output"]
     finally:
         d.terminate()

@@ -551,3 +551,24 @@ def test_a_lock_held_past_the_busy_timeout_is_one_clear_error(project: Path) -> 
     refused = translate(syntax.value, db_file(project), 30.0)  # not about the file: SQLite's words, no advice
     assert type(refused) is StoreFailed
     assert str(refused) == 'the store could not be used: near "SELEC": syntax error'
+
+
+def test_repair_leaves_one_backup_file_holding_what_the_old_wal_held(project: Path, invoke: Invoke) -> None:
+    """A user trial found -wal/-shm files beside every backup: the old store's WAL is folded into its backup."""
+    with Store.open(project) as store:
+        store.add("Use httpx for HTTP calls")
+    # a process that died while writing: its frames still in the WAL (the files copied while it had them open)
+    writer = sqlite3.connect(db_file(project))
+    writer.execute("PRAGMA wal_autocheckpoint = 0")
+    writer.execute("UPDATE memories SET text = 'Pin ruff in CI'")
+    writer.commit()
+    crashed = {p: p.read_bytes() for p in db_file(project).parent.glob("memory.db*")}
+    writer.close()
+    for path, data in crashed.items():
+        path.write_bytes(data)
+    assert any(p.name.endswith("-wal") for p in db_file(project).parent.iterdir())
+    report = repair_json(invoke, project)
+    backups = sorted(p.name for p in db_file(project).parent.iterdir() if ".bak-" in p.name)
+    assert backups == [Path(report["backup"]).name]
+    with closing(sqlite3.connect(f"file:{report['backup']}?mode=ro", uri=True)) as old:
+        assert [r[0] for r in old.execute("SELECT text FROM memories")] == ["Pin ruff in CI"]

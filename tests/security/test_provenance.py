@@ -239,7 +239,7 @@ def test_review_lets_an_accepted_instruction_in_and_keeps_a_rejected_one_out(tea
     local = team["bobs"][0]
     result = invoke_cli("--project", root, "review", "accept", local, "mem_00000000")
     assert result.exit_code == 1 and "Traceback" not in result.output + result.stderr
-    assert local in result.stderr and "no memory with id mem_00000000" in result.stderr
+    assert local in result.stderr and "codememory: error: no memory with id mem_00000000" in result.stderr
 
     # a pull that changes an accepted memory's text asks again
     mallory = root.parent / "mallory"

@@ -249,3 +249,17 @@ def test_suggested_text_replaces_whole_paths_only() -> None:
     text = "see src/a.py, ./src/a.py and lib/src/a.py or src/a.pyc"
     assert suggested_text(text, [mark]) == "see src/b.py, ./src/b.py and lib/src/a.py or src/a.pyc"
     assert suggested_text("nothing here", [mark]) is None
+
+
+def test_cli_search_marks_a_stale_memory_in_text_and_json(repo: Path, cm: Invoke) -> None:
+    """A user trial: the README says stale memories are marked, `show` did, `search` listed one without a word."""
+    with Store.open(repo) as store:
+        stale = store.add("src/legacy/csv_export.py writes the nightly CSV for finance").memory
+    git(repo, "rm", "-q", "src/legacy/csv_export.py")
+    gone_in = commit(repo, "drop the CSV export")
+    cm("stale")
+    note = f"may be stale: `src/legacy/csv_export.py` deleted in {gone_in[:7]}"
+    text = cm("search", "nightly CSV finance", "--mode", "lexical").stdout
+    assert stale.id in text and f"({note})" in text
+    found = json.loads(cm("search", "nightly CSV finance", "--mode", "lexical", "--json").stdout)
+    assert found["results"][0]["explain"]["stale"] == note

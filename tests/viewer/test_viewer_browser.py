@@ -164,6 +164,8 @@ def test_every_page_in_a_real_browser(world: dict[str, Any], browser: Any) -> No
     # no LLM is the default, not a fault: said plainly, not listed in red with what is degraded
     assert "LLM" not in page.inner_text("#degraded")
     assert "the default" in page.inner_text("#llm-none")
+    # a capture that never ran is said plainly, not as "— behind, last run never"
+    assert page.inner_text("#capture-never") == "capture has not run yet"
     assert page.evaluate("getComputedStyle(document.querySelector('#llm-none')).color") != "rgb(180, 35, 24)"  # --bad
     # the browser's own request for an icon is answered: no 401 (nor a log line) on every page
     assert refused == [], refused

@@ -25,6 +25,11 @@ from codememory.core.project import find_project_root, store_dir
 # A search or store takes milliseconds in a warm daemon; one that takes this long is stuck behind a long task on
 # the same store, and this process does it faster itself.
 TIMEOUT_SECONDS = 10.0
+# A store is a write: once the daemon has it, this process must not store it again (it paid for loading the model and
+# embedding the text a second time, and then reported the daemon's copy as "Already stored"). A long text on a busy
+# machine takes the daemon's embedder tens of seconds; it gets this long, with a line on stderr while it waits.
+WRITE_ANSWER_SECONDS = 300.0
+WAIT_NOTE_AFTER_SECONDS = 3.0
 _CONFIG_FILE = "config.toml"  # core.config.CONFIG_NAME, read only when the project has one
 
 
@@ -41,15 +46,34 @@ def _settings_from_environment() -> bool:
     return any(name.startswith(sections) for name in names)
 
 
-def handed_off(ctx: click.Context, path: str, request: dict[str, Any]) -> dict[str, Any] | None:
-    """The daemon's answer to `request` for this command's project, or None: do the work here."""
+def handed_off(ctx: click.Context, path: str, request: dict[str, Any], *, write: bool = False) -> dict[str, Any] | None:
+    """The daemon's answer to `request` for this command's project, or None: do the work here. `write`: once
+    sent, the request is waited for (WRITE_ANSWER_SECONDS) rather than redone here after TIMEOUT_SECONDS."""
     if _settings_from_environment():
         return None
     root = find_project_root((ctx.obj or {}).get("project"))
-    answer = post_json(path, {"project_root": str(root), **request}, TIMEOUT_SECONDS)
+    answer = post_json(
+        path,
+        {"project_root": str(root), **request},
+        TIMEOUT_SECONDS,
+        answer_timeout=WRITE_ANSWER_SECONDS if write else None,
+        waiting=_WaitNote() if write else None,
+    )
     if answer is not None:
         _warn_about_project_settings(root)
     return answer
+
+
+class _WaitNote:
+    """One line on stderr once the daemon has taken WAIT_NOTE_AFTER_SECONDS (a long text being embedded)."""
+
+    def __init__(self) -> None:
+        self.shown = False
+
+    def __call__(self, seconds: float) -> None:
+        if not self.shown and seconds >= WAIT_NOTE_AFTER_SECONDS:
+            self.shown = True
+            click.echo("waiting for the daemon to embed and store the text...", err=True)
 
 
 def _warn_about_project_settings(root: Path) -> None:

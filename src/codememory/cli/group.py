@@ -5,7 +5,6 @@ command is asked for, so `codememory --version` and a single command do not impo
 from __future__ import annotations
 
 import importlib
-import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,7 +15,8 @@ from codememory.text.scrubbed_click import CommandGroup
 
 
 class CliGroup(CommandGroup):
-    """Turns user-caused errors into one line on stderr and a non-zero exit, never a traceback. Every
+    """Turns user-caused errors into one line on stderr and a non-zero exit, never a traceback (a closed standard
+    output, `codememory list | head -1`, into a quiet exit 0: `CommandGroup`). Every
     message that may echo an argument (click's usage errors, ours) is scrubbed first: an argument can be
     a pasted key or password (`privacy.scrub_message`)."""
 
@@ -25,14 +25,6 @@ class CliGroup(CommandGroup):
         # which SQLite, the markdown files and JSON output cannot take. It becomes U+FFFD here, once,
         # for every command (bounded_input explains why replace rather than refuse).
         return super().parse_args(ctx, [valid_text(a) for a in args])
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)  # an error of the tree: its line on stderr, its exit code
-        except BrokenPipeError:
-            sys.stderr.close()  # e.g. `codememory list | head`
-            ctx.exit(0)
-        return None
 
 
 class LazyCliGroup(CliGroup):

@@ -124,8 +124,15 @@ def init(
             click.echo(f"codememory store already exists at {store_path}")
     elif not chosen:
         click.echo("No assistants selected.")
+    # Files that hold nothing of ours (assistants never set up, with --uninstall) are counted, not listed one by
+    # one: 18 "unchanged (not present)" lines hid the few that were removed. --json keeps every step.
+    absent = [s for s in steps if s.action == "unchanged" and s.reason == "not present"]
     for s in steps:
-        click.echo(f"  {s.assistant:<10} {s.action:<9} {s.file}" + (f"  ({s.reason})" if s.reason else ""))
+        if s not in absent:
+            click.echo(f"  {s.assistant:<10} {s.action:<9} {s.file}" + (f"  ({s.reason})" if s.reason else ""))
+    if absent:
+        names = ", ".join(dict.fromkeys(s.assistant for s in absent))
+        click.echo(f"  nothing of codememory's in {len(absent)} other files ({names})")
     for warning in warnings:
         click.echo(f"warning: {warning}", err=True)
     if not uninstall and not chosen and assistants is None:

@@ -68,14 +68,14 @@ def store_cmd(
     if text is not None and file is not None:
         raise InvalidInput("give the text either as an argument or with --file, not both")
     if file is not None:
-        text = read_file_text(file, STORE_INPUT_MAX_BYTES, str(file))
+        text = read_file_text(file, STORE_INPUT_MAX_BYTES, str(file), text_only=True)
     elif text is None:
         if sys.stdin is None or sys.stdin.isatty():
             raise InvalidInput("no text given: pass it as an argument, with --file, or on standard input")
         # `echo text | codememory store`: the newline that ends the piped line is not part of the memory.
-        text = read_all_text(sys.stdin, STORE_INPUT_MAX_BYTES, "standard input").rstrip("\r\n")
+        text = read_all_text(sys.stdin, STORE_INPUT_MAX_BYTES, "standard input", text_only=True).rstrip("\r\n")
     opts["supersedes"] = list(opts["supersedes"])
-    result = handed_off(ctx, "/cli/store", {"text": text, **opts})
+    result = handed_off(ctx, "/cli/store", {"text": text, **opts}, write=True)
     if result is None:
         from codememory.operations.store_memory import store_memory
 
@@ -153,8 +153,9 @@ def list_cmd(
     elif not listed.memories:
         click.echo("No memories.", err=True)
     else:
+        personal = set(listed.personal)
         for mem in listed.memories:
-            click.echo(render.memory_text(mem))
+            click.echo(render.memory_text(mem, personal=mem.id in personal))
     if filters.get("entity"):
         render.note_entities_pending(store, None)
 
@@ -188,13 +189,17 @@ def show(ctx: click.Context, ids: tuple[str, ...], markdown: bool, as_json: bool
     required=True,
     help="How FROM_ID relates to TO_ID (supersedes also retires TO_ID from search).",
 )
+@json_option
 @click.pass_context
-def link(ctx: click.Context, from_id: str, to_id: str, link_type: str) -> None:
+def link(ctx: click.Context, from_id: str, to_id: str, link_type: str, as_json: bool) -> None:
     """Record how one memory relates to another."""
     from codememory.operations.link import link as link_memories
 
-    link_memories(open_store(ctx), from_id, to_id, link_type)
-    click.echo(f"{from_id} {link_type} {to_id}")
+    linked = link_memories(open_store(ctx), from_id, to_id, link_type)
+    if as_json:
+        render.dump_json(linked.to_dict())
+    else:
+        click.echo(f"{from_id} {link_type} {to_id}")
 
 
 # ------------------------------------------------------------- forget / archive

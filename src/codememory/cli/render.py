@@ -63,8 +63,9 @@ def _indent(text: str, width: int = 4) -> str:
     return quoted(text, " " * width)
 
 
-def memory_text(mem: Memory) -> str:
-    return memory_header(mem) + "\n" + _indent(mem.text)
+def memory_text(mem: Memory, *, personal: bool = False) -> str:
+    """A listed memory: its header line (with "personal" when it stays out of the shared text form), its text."""
+    return memory_header(mem, click.style("personal", fg="blue") if personal else "") + "\n" + _indent(mem.text)
 
 
 def memory_from_dict(data: dict[str, Any]) -> Memory:
@@ -78,13 +79,15 @@ def memory_from_dict(data: dict[str, Any]) -> Memory:
     return Memory(**values, provenance=provenance_from_dict(data.get("provenance")))
 
 
-def hit_text(memory: Memory, match: str, held_back: bool = False) -> str:
+def hit_text(memory: Memory, match: str, held_back: bool = False, stale: str | None = None) -> str:
     """A search hit: the memory's header line (marked when only a typo-tolerant match found it, or when the relevance
-    decision held it back and `--all` asked for it), then its text."""
+    decision held it back and `--all` asked for it), then its text, then its "may be stale: ..." note when a
+    staleness check marked it (as `show` and the blocks agents get say it)."""
     marks = [click.style("fuzzy", fg="yellow")] if match == "fuzzy" else []
     if held_back:
         marks.append(click.style("held back: unlikely to be relevant", fg="red"))
-    return memory_header(memory, " ".join(marks)) + "\n" + _indent(memory.text)
+    note = "\n" + _indent(click.style(f"({stale})", fg="yellow")) if stale else ""
+    return memory_header(memory, " ".join(marks)) + "\n" + _indent(memory.text) + note
 
 
 def memory_detail(detail: MemoryDetail) -> str:
@@ -103,6 +106,8 @@ def memory_detail(detail: MemoryDetail) -> str:
         ("accessed", f"{mem.access_count} times, last {mem.last_accessed_at or 'never'}"),
         ("archived", "yes" if mem.archived else "no"),
     ]
+    if detail.personal:
+        rows.append(("personal", "yes: stays on this machine, never in the shared text form"))
     if mem.provenance.at:
         rows.append(("arrived", mem.provenance.at))
     if mem.provenance.review:

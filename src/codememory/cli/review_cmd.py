@@ -9,7 +9,9 @@ from codememory.cli import render
 from codememory.cli.group import CliGroup
 from codememory.cli.options import json_option, open_store
 from codememory.core.provenance import REVIEW_STATES
+from codememory.errors import NotFound
 from codememory.text.context_render import one_line, quoted
+from codememory.text.scrubbed_click import error_line
 
 
 @click.group(cls=CliGroup, invoke_without_command=True)
@@ -87,7 +89,7 @@ def _answer(ctx: click.Context, ids: tuple[str, ...], accept: bool, as_json: boo
         if done.written_here:
             click.echo(f"Written here, nothing to review: {', '.join(done.written_here)}", err=True)
         if done.unknown:
-            click.echo(f"codememory: no memory with id {', '.join(done.unknown)}", err=True)
+            click.echo(error_line(NotFound(f"no memory with id {', '.join(done.unknown)}")), err=True)
     if done.unknown or (done.written_here and not done.done):
         ctx.exit(1)
 

@@ -109,10 +109,9 @@ def search(
       codememory search --remote "payment retries" --category decision
     """
     text = query_text(query)
-    if not text.strip():
-        raise InvalidInput("the query is empty: give the words to search for (see `codememory search --help`)")
-    from codememory.core.bounded_input import check_query
+    from codememory.core.bounded_input import check_query, require_query
 
+    require_query(text, " (see `codememory search --help`)")
     check_query(text)  # here, before a daemon, the organisation's remote or other projects are asked
     if remote or remote_projects:
         _search_remote(ctx, text, mode, limit, offset, global_, remote_projects, as_json, filter_args(kwargs))
@@ -164,10 +163,11 @@ def _print_result(
     if not hits:
         from codememory.retrieval.decision import nothing_found
 
-        click.echo(nothing_found(held_back, "--all shows them"), err=True)
+        click.echo(nothing_found(held_back, "--all lists them anyway"), err=True)
         return
     for memory, row in hits:
-        click.echo(render.hit_text(memory, row["match"], bool(row.get("held_back"))))
+        stale = (row.get("explain") or {}).get("stale")
+        click.echo(render.hit_text(memory, row["match"], bool(row.get("held_back")), stale))
         if explain:
             from codememory.retrieval.why import why_text
 

@@ -71,10 +71,12 @@ def _print(report: ShareReport, as_json: bool) -> None:
         click.echo(f"Sharing {report.action}.")
     click.echo(f"Sharing is {state} for {printable_line(report.project)}.")
     click.echo(
-        f"{report.folder}: {report.files} memory files; {report.personal} personal memories stay on this machine."
+        f"{report.folder}: {_count(report.files, 'memory file')}; "
+        f"{_count(report.personal, 'personal memory', 'personal memories')} "
+        f"{'stays' if report.personal == 1 else 'stay'} on this machine."
     )
     if report.written:
-        click.echo(f"Wrote {report.written} memory files: commit {report.folder} and .codememory/.gitignore.")
+        click.echo(f"Wrote {_count(report.written, 'memory file')}: commit {report.folder} and .codememory/.gitignore.")
     if report.gitignore in ("written", "unchanged"):
         click.echo(f".codememory/.gitignore {report.gitignore}: memory.db, WAL, caches and logs stay out of git.")
     for skipped in report.skipped:
@@ -117,3 +119,8 @@ def _print_sync(report: SyncReport) -> None:
     )
     for skipped in report.skipped:
         click.echo(f"skipped {printable_line(skipped.file)}: {printable_line(skipped.error)}", err=True)
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    """'1 memory file', '2 memory files'."""
+    return f"{n} {one if n == 1 else many or one + 's'}"

@@ -63,6 +63,9 @@ class _Progress:
             click.echo("", err=True)
 
 
+SKIPPED_SHOWN = 5  # invalid lines named one by one on stderr; the rest are counted (all of them in --json)
+
+
 @click.command("import")
 @click.argument("file")
 @click.option("--skip-invalid", is_flag=True, help="Import the valid lines even if some are invalid.")
@@ -99,8 +102,11 @@ def import_cmd(
     if as_json:
         render.dump_json(report.to_dict())
         return
-    for err in report.invalid:
+    for err in report.invalid[:SKIPPED_SHOWN]:
         click.echo(f"skipped {err}", err=True)
+    if len(report.invalid) > SKIPPED_SHOWN:
+        more = len(report.invalid) - SKIPPED_SHOWN
+        click.echo(f"skipped {more:,} more invalid lines (--json lists them all)", err=True)
     click.echo(
         f"Imported {report.added} memories ({report.skipped_existing} already present"
         + (f", {len(report.invalid)} invalid lines skipped)" if report.invalid else ")")

@@ -11,7 +11,10 @@ text enters (command-line arguments, which Python decodes with `surrogateescape`
 files; hook JSON; MCP tool arguments; the Python API). Replacing rather than refusing, because most of
 this text comes from agents and transcripts: one stray byte must not lose a whole note or stop a hook,
 and U+FFFD keeps the damage visible at its place. Nothing downstream (SQLite, markdown files, JSON
-output) ever sees a string it cannot encode.
+output) ever sees a string it cannot encode. Two exceptions refuse instead: a value chosen as a whole to be
+stored (`store --file`, `store` from standard input) that holds a NUL byte or is not UTF-8, and any memory
+text that is mostly control or replacement characters (`core.model.validate_text`): binary data is not a
+memory.
 
 Standard library only: the hook entry point imports this on every prompt.
 """
@@ -55,6 +58,16 @@ def size_text(n: int) -> str:
         if n >= unit and n % unit == 0:
             return f"{n // unit:,} {name}"
     return f"{n:,} bytes"
+
+
+EMPTY_QUERY = "the query is empty: give the words to search for"
+
+
+def require_query(query: str, hint: str = "") -> None:
+    """InvalidInput for a blank query, the same line from the CLI and MCP (a blank search is a mistake to report,
+    not a search that found nothing)."""
+    if not query.strip():
+        raise InvalidInput(EMPTY_QUERY + hint)
 
 
 def check_query(query: str, what: str = "query") -> None:
@@ -179,20 +192,45 @@ def read_text_upto(stream: IO[Any], cap: int, *, whole_lines: bool = False) -> t
     return valid_text(text), len(text), more
 
 
-def read_all_text(stream: IO[Any], cap: int, what: str) -> str:
-    """All of a stream as valid text; InvalidInput naming `what` when it is over `cap` bytes."""
-    text, _size, more = read_text_upto(stream, cap)
+def read_all_text(stream: IO[Any], cap: int, what: str, *, text_only: bool = False) -> str:
+    """All of a stream as valid text; InvalidInput naming `what` when it is over `cap` bytes. `text_only`: also
+    InvalidInput when the bytes are not UTF-8 text (`require_utf8_text`)."""
+    raw = binary(stream) if text_only else None
+    if raw is None:
+        text, _size, more = read_text_upto(stream, cap)
+    else:
+        data, more = read_upto(raw, cap)
+        if not more:
+            require_utf8_text(data, what)
+        text = decode(data)
     if more:
         raise InvalidInput(f"{what} is over the {size_text(cap)} limit")
     return text
 
 
-def read_file_text(path: Any, cap: int, what: str) -> str:
+def require_utf8_text(data: bytes, what: str) -> None:
+    """InvalidInput when `data` holds a NUL byte or is not UTF-8: a whole value someone chose to store (`store
+    --file`, `store` from standard input) that is binary is refused, not kept as replacement characters (a stray
+    byte in a transcript or a hook's JSON is still replaced: that text was not chosen as a whole)."""
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise InvalidInput(f"{what} is binary data, not text (a NUL byte at offset {nul:,})")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(
+            f"{what} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start:,}); "
+            "convert it first, e.g. iconv -f latin1 -t utf-8"
+        ) from None
+
+
+def read_file_text(path: Any, cap: int, what: str, *, text_only: bool = False) -> str:
     """A file's text (valid text, at most `cap` bytes); InvalidInput for a missing, unreadable or oversized
-    file. Reads at most `cap` + 1 bytes whatever the file's size."""
+    file (and with `text_only`, for one that is not UTF-8 text). Reads at most `cap` + 1 bytes whatever the file's
+    size."""
     try:
         with open(path, "rb") as f:
-            return read_all_text(f, cap, what)
+            return read_all_text(f, cap, what, text_only=text_only)
     except FileNotFoundError:
         raise InvalidInput(f"no such file: {path}") from None
     except IsADirectoryError:

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import socket
+import time
+from collections.abc import Callable
 from typing import Any
 
 from codememory.core.env_switches import switched_on
@@ -39,8 +42,18 @@ def daemon_address() -> tuple[int, str] | None:
     return port, token
 
 
-def post_json(path: str, body: dict[str, Any], timeout: float) -> dict[str, Any] | None:
-    """POST `body` to the daemon at `path`; its JSON object answer on 200, else None."""
+def post_json(
+    path: str,
+    body: dict[str, Any],
+    timeout: float,
+    *,
+    answer_timeout: float | None = None,
+    waiting: Callable[[float], None] | None = None,
+) -> dict[str, Any] | None:
+    """POST `body` to the daemon at `path`; its JSON object answer on 200, else None. `timeout` bounds the
+    connection and each read; `answer_timeout`, when given, is how long to wait in all for an answer once the
+    request is sent (a write the daemon may be doing, which the caller must not then redo), with `waiting(seconds
+    so far)` called about once a second meanwhile."""
     address = daemon_address()
     if address is None:
         return None
@@ -53,6 +66,9 @@ def post_json(path: str, body: dict[str, Any], timeout: float) -> dict[str, Any]
         )
         with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
             sock.sendall(head.encode() + data)
+            if answer_timeout is not None:
+                _await_answer(sock, answer_timeout, waiting)
+                sock.settimeout(timeout)
             chunks = []
             size = 0
             while chunk := sock.recv(262144):
@@ -69,3 +85,17 @@ def post_json(path: str, body: dict[str, Any], timeout: float) -> dict[str, Any]
     except (OSError, ValueError, UnicodeError, IndexError):
         return None
     return answer if isinstance(answer, dict) else None
+
+
+def _await_answer(sock: socket.socket, answer_timeout: float, waiting: Callable[[float], None] | None) -> None:
+    """Until the first byte of the answer can be read; TimeoutError after `answer_timeout` seconds."""
+    start = time.monotonic()
+    while True:
+        elapsed = time.monotonic() - start
+        if elapsed >= answer_timeout:
+            raise TimeoutError
+        readable, _, _ = select.select([sock], [], [], min(1.0, answer_timeout - elapsed))
+        if readable:
+            return
+        if waiting is not None:
+            waiting(time.monotonic() - start)

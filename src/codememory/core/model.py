@@ -49,7 +49,21 @@ def new_memory_id() -> str:
     return "mem_" + os.urandom(4).hex()  # os.urandom, not secrets: that import costs a hook ~5 ms
 
 
+# Characters that do not occur in text people write: control characters (C0 other than the whitespace ones, DEL,
+# C1: what a binary read as Latin-1 is full of), and the replacement character that stands for an undecodable byte.
+_NOT_TEXT_RE = lazy_pattern(r"[\x00-\x08\x0e-\x1f\x7f-\x9f\ufffd]")
+
+
 def validate_text(text: str) -> str:
+    """The text without NUL characters; InvalidInput when empty, too long, or binary data: more than a fifth of it
+    (and at least 4 characters) control characters or replacement characters, what a binary file decodes to. A
+    few stray ones (a byte that was not UTF-8 in a transcript) pass, kept as they are."""
+    odd = len(_NOT_TEXT_RE.findall(text))
+    if odd >= 4 and odd * 5 > len(text):
+        raise InvalidInput(
+            f"memory text looks like binary data, not text ({odd:,} of its {len(text):,} characters are control "
+            "or undecodable bytes)"
+        )
     text = text.replace("\x00", "")
     if not text.strip():
         raise InvalidInput("memory text is empty")

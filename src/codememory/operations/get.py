@@ -26,6 +26,7 @@ class MemoryDetail(Result):
     relations: Relations = field(metadata=FLATTEN)
     staleness: Staleness
     usefulness: Usefulness  # what agents did with it when shown (operations/usefulness.py)
+    personal: bool = False  # kept out of the team's shared text form (`store --personal`, the [share] settings)
 
 
 @dataclass
@@ -60,5 +61,9 @@ def get_records(store: Store, ids: Iterable[str]) -> Records:
 def detail(store: Store, memory: Memory) -> MemoryDetail:
     """A memory's full record: its links and entities, its staleness and its usefulness."""
     return MemoryDetail(
-        memory, store.relations(memory.id), staleness_of(store, memory.id), detail_usefulness(store, memory.id)
+        memory,
+        store.relations(memory.id),
+        staleness_of(store, memory.id),
+        detail_usefulness(store, memory.id),
+        memory.id in store.db.personal_ids([memory.id]),
     )

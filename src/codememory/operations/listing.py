@@ -14,11 +14,13 @@ if TYPE_CHECKING:
 
 @dataclass
 class MemoryList(Result):
-    """`{count, total, memories}`: `list --json` (count on this page, total matching the filters)."""
+    """`{count, total, memories, personal}`: `list --json` (count on this page, total matching the filters)."""
 
     count: int
     total: int
     memories: list[Memory]
+    # the ids on this page kept out of the shared text form (`store --personal`, the [share] settings)
+    personal: list[str] = field(default_factory=list)
     # with an entity filter (CLI): imported memories whose entities are unread, so not matched by them
     entities_pending: int | None = field(default=None, metadata=OMIT_NONE)
 
@@ -28,4 +30,5 @@ def list_memories(
 ) -> MemoryList:
     """One page of memories (see `Store.list`); `filters` are the store's filters."""
     memories = store.list(sort=sort, order=order, limit=limit, offset=offset, **filters)
-    return MemoryList(len(memories), store.count(**filters), memories)
+    personal = store.db.personal_ids([m.id for m in memories]) if memories else set()
+    return MemoryList(len(memories), store.count(**filters), memories, [m.id for m in memories if m.id in personal])

@@ -163,6 +163,8 @@ def parse_reference(store: Store, reference: str, turn: str | int | None = None)
         raise InvalidInput("--turn / turn goes with a session id; a memory id or an anchor names its turn already")
     if ID_RE.match(text):
         return _from_memory(store, text)
+    if text.startswith("mem_") and not (turn_id or seq):  # meant as a memory id: say so, as show and forget do
+        raise InvalidInput(f"not a memory id (expected mem_ and 8 hex digits): {scrub(text)[:80]}")
     if anchor := ANCHOR_RE.search(text):
         return Reference("anchor", anchor.group(1), turn_id=anchor.group(2))
     if session_ref:

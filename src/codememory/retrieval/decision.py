@@ -80,8 +80,11 @@ def decide(order: list[Entry], bars: Bars, unknown_share: float = 0.0) -> tuple[
 
 def nothing_found(held_back: int, how_to_see: str = "") -> str:
     """What a search that returns nothing says (the CLI on stderr, MCP and the daemon in `note`): that nothing was
-    likely relevant, and how many candidates the relevance decision held back (`how_to_see`: where to see them)."""
+    likely relevant, and how many candidates were compared (`how_to_see`: where to see them anyway). Worded as
+    memories compared, not "held back": with a model every memory is a candidate, and "12 held back" for "who is the
+    CEO?" read as if twelve had nearly matched."""
     if not held_back:
         return "Nothing relevant found."
-    see = f"; {how_to_see}" if how_to_see else ""
-    return f"Nothing relevant found ({held_back} held back as unlikely to be relevant{see})."
+    memories = "memory" if held_back == 1 else "memories"
+    see = f" ({how_to_see})" if how_to_see else ""
+    return f"Nothing relevant found: none of the {held_back} {memories} compared was close enough{see}."

@@ -339,6 +339,12 @@ def _prepared(lines: Iterator[str | LineTooLong], read: _Reading) -> Iterator[tu
         yield prepared.last_line, prepared
 
 
+def _first_errors(report: ImportReport, shown: int = 5) -> str:
+    """The first `shown` invalid lines, and how many more."""
+    first = "; ".join(str(e) for e in report.invalid[:shown])
+    return first + (f" (and {len(report.invalid) - shown:,} more)" if len(report.invalid) > shown else "")
+
+
 def _import_stream(
     db: Database,
     lines: Iterator[str | LineTooLong],
@@ -352,6 +358,7 @@ def _import_stream(
     seen: set[str] = set()
     seen_texts: set[str] = set()
     links: list[tuple[str, str, str, float | None]] = []
+    valid = 0  # lines that held a memory (new or already present)
     now = now_iso()
     provenance = provenance_row(origin)
     waiting = provenance_row(replace(origin, review="pending"))  # from elsewhere and reading like instructions
@@ -359,6 +366,7 @@ def _import_stream(
         with db.bulk_load():
             for done, prepared in _prepared(lines, read):
                 report.invalid += prepared.errors
+                valid += len(prepared.rows)
                 if report.invalid and not skip_invalid:
                     continue  # nothing will be imported: read on only to report every invalid line
                 fresh = _fresh(db, prepared.rows, seen, seen_texts, now, report)
@@ -378,11 +386,17 @@ def _import_stream(
                     progress("read", done, None)
             if report.invalid and not skip_invalid:
                 raise _Aborted
+            if report.invalid and not valid:
+                # --skip-invalid on a file with no memory in it (a binary, the wrong file): not a success
+                raise InvalidInput(
+                    f"nothing imported: none of its {len(report.invalid):,} lines is a memory "
+                    f"({_first_errors(report)}); is it an export of `codememory export`?"
+                )
             _import_links(db, links)
     except _Aborted:
-        shown = "; ".join(str(e) for e in report.invalid[:5])
-        more = f" (and {len(report.invalid) - 5} more)" if len(report.invalid) > 5 else ""
-        raise InvalidInput(f"import aborted, nothing imported: {shown}{more}; fix them or use --skip-invalid") from None
+        raise InvalidInput(
+            f"import aborted, nothing imported: {_first_errors(report)}; fix them or use --skip-invalid"
+        ) from None
     return report, new_pks
 
 

@@ -11,8 +11,9 @@ codememory writes) is rebuilt rather than patched:
   the damaged region is stepped over by probing keys further on, and counted;
 - the new store is built by the migrations in a temporary file, its full-text and session indexes are
   rebuilt from the copied rows, it is checked (PRAGMA quick_check) and swapped in with one rename;
-- the old file is kept beside it as memory.db.bak-<UTC time> (with its -wal/-shm): repair never deletes
-  data. The cached vector index files under cache/vectors/ are removed; they are rebuilt from the table.
+- the old file is kept beside it as memory.db.bak-<UTC time>, what its WAL held checkpointed into it (the
+  -wal/-shm files stay beside it only when that fails): repair never deletes data. The cached vector index
+  files under cache/vectors/ are removed; they are rebuilt from the table.
 """
 
 from __future__ import annotations
@@ -285,6 +286,31 @@ def _swap(path: Path, tmp: Path, backup: Path) -> None:
     if not linked:
         os.replace(path, backup)
     os.replace(tmp, path)
+    _fold_sidecars(backup)
+
+
+def _fold_sidecars(backup: Path) -> None:
+    """The backup as one file: the frames its WAL still holds are checkpointed into it and the -wal/-shm files go
+    (SQLite removes them when the last connection closes a database whose WAL is empty), so that each repair
+    leaves one file, not three. A checkpoint copies pages and runs none of the file's SQL; if it fails (a damaged
+    file), the three files stay as they are, together: nothing is lost."""
+    wal, shm = Path(f"{backup}-wal"), Path(f"{backup}-shm")
+    if not wal.exists() and not shm.exists():
+        return
+    try:
+        conn = sqlite3.connect(f"file:{backup}?mode=rw", uri=True, isolation_level=None)
+        try:
+            conn.execute("PRAGMA trusted_schema = OFF")
+            busy, _frames, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            if busy:
+                return
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return
+    if wal.exists() and wal.stat().st_size == 0:  # a rollback-journal file that had an empty WAL beside it
+        wal.unlink()
+        shm.unlink(missing_ok=True)
 
 
 def _drop_vector_cache(folder: Path) -> None:

@@ -9,6 +9,8 @@ Here, below the entry points, because two of them parse arguments with click: th
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
 
 import click
@@ -55,7 +57,17 @@ def error_line(error: CodememoryError) -> str:
 
 class CommandGroup(ScrubbedGroup):
     """A scrubbed group whose commands end on an error of the tree with its one line on stderr and its exit
-    code."""
+    code, and quietly with exit 0 when the reader of standard output went away (`codememory daemon status | head
+    -1`): here, in the innermost group, before a group's own OSError handling could take it for a failure."""
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except BrokenPipeError:  # `codememory --help | head -1`: the help is printed while parsing
+            end_quietly_on_closed_stdout()
+            raise click.exceptions.Exit(0) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -63,4 +75,18 @@ class CommandGroup(ScrubbedGroup):
         except CodememoryError as exc:
             click.echo(error_line(exc), err=True)
             ctx.exit(exit_code(exc))
+        except BrokenPipeError:
+            end_quietly_on_closed_stdout()
+            ctx.exit(0)
         return None
+
+
+def end_quietly_on_closed_stdout() -> None:
+    """What Python's documentation (signal module, "Note on SIGPIPE") advises: point standard output at /dev/null
+    so that the flush at exit does not fail again and print "Exception ignored ... BrokenPipeError"."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no real file descriptor (a test's captured stream)
+        pass

@@ -54,7 +54,9 @@ async function overviewPage() {
       ["projects open", health.projects_open],
       ["LLM", health.llm ? health.llm_provider : h("span", { id: "llm-none" }, "none: extraction uses its rules (the default; [llm] in your config adds a model)")],
       ["embedder", `${health.embedding.provider} (${health.embedding.loaded ? "loaded" : health.embedding.available === false ? "unavailable" : "not loaded yet"})`],
-      ["capture", `${seconds(health.capture_lag_seconds)} behind, last run ${health.capture_last_run_at || "never"}`],
+      ["capture", health.capture_last_run_at
+        ? `${seconds(health.capture_lag_seconds)} behind, last run ${health.capture_last_run_at}`
+        : h("span", { id: "capture-never" }, "capture has not run yet")],
       ["background tasks", health.tasks_last_run_at || "not run yet"], ["errors", health.errors_total]]),
     h("div", { id: "degraded" }, degraded.length
       ? [h("h2", {}, "Degraded"), h("ul", {}, degraded.map((d) => h("li", { class: "bad" }, d)))]

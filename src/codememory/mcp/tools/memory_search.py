@@ -8,6 +8,7 @@ from mcp.server.fastmcp import FastMCP
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from codememory.core.bounded_input import require_query
 from codememory.mcp.tools.common import READS, DateText, StoreOf, result
 from codememory.operations.search import org_search, recall_search
 
@@ -35,6 +36,7 @@ def register(server: FastMCP[None], store: StoreOf) -> None:
             Field(description='"org": also the organisation\'s shared memory (other projects), when configured.'),
         ] = "project",
     ) -> CallToolResult:
+        require_query(query)
         search = org_search if scope == "org" else recall_search
         found = search(
             store(),
