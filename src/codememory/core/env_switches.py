@@ -17,6 +17,9 @@ NO_CAPTURE = "CODEMEMORY_NO_CAPTURE"  # the daemon neither captures nor extracts
 # `codememory-hook` does nothing: set in the agent CLIs the extractor runs as its summariser (extract/agent_cli.py),
 # so that hooks a CLI still runs there never open, capture or extract the summariser's own session
 NO_HOOKS = "CODEMEMORY_NO_HOOKS"
+# search decides without the second model's opinion even where its weights are installed (retrieval/second_opinion.py):
+# what the decision was before it, for a comparison or a test
+NO_SECOND_MODEL = "CODEMEMORY_NO_SECOND_MODEL"
 _OFF = ("", "0", "false", "no")
 
 

@@ -11,7 +11,7 @@ Setting chosen by bench_precision's objective with each of the eight released pr
 the same on four folds and the best on all (benchmarks/research/second_opinion_study.py; figures in
 benchmarks/README.md, "A second opinion in the light install"). Search only (not what is put into an agent's
 context unasked: not measured there), not explicit query syntax (its matches are what was asked for). Where the
-second model's weights are not installed, nothing changes.
+second model's weights are not installed, or `CODEMEMORY_NO_SECOND_MODEL` is set, nothing changes.
 
 Cost: the query's vector (one short text through six layers) every search; a memory's vector once, the first time
 it is among a query's candidates, kept in the store's embeddings table under the second model's name (recomputed
@@ -66,8 +66,11 @@ def with_second_opinion(db: Database, query: str, order: Ranked) -> Ranked:
     """The entries with the likelihood of every one the second model does not rank among its `TOP` of the first
     `POOL` lowered by `PENALTY`; their explain says where it ranked them (`second_rank`, 0 first). Unchanged when the
     second model is not installed or nothing is decided."""
+    from codememory.core.env_switches import NO_SECOND_MODEL, switched_on
     from codememory.embedding.second_model import NAME, load
 
+    if switched_on(NO_SECOND_MODEL):
+        return order
     decided = [pk for _, pk, _, explain in order[:POOL] if explain.get("likelihood") is not None]
     if not decided:
         return order
