@@ -159,7 +159,7 @@ class WordPiece:
             out.extend(self.pieces(word))
             if len(out) >= max_tokens - 1:
                 break
-        return out[: max_tokens - 1] + [self.sep]
+        return [*out[: max_tokens - 1], self.sep]
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
@@ -168,13 +168,15 @@ def _erf(x: np.ndarray) -> np.ndarray:
     a = np.minimum(np.abs(x), 6.0)
     t = 1.0 / (1.0 + 0.3275911 * a)
     poly = ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t
-    return np.sign(x) * (1.0 - poly * np.exp(-a * a))
+    out: np.ndarray = np.sign(x) * (1.0 - poly * np.exp(-a * a))
+    return out
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
     mean = x.mean(-1, keepdims=True)
     centred = x - mean
-    return centred / np.sqrt((centred * centred).mean(-1, keepdims=True) + _EPS) * weight + bias
+    out: np.ndarray = centred / np.sqrt((centred * centred).mean(-1, keepdims=True) + _EPS) * weight + bias
+    return out
 
 
 class SecondModel:

@@ -13,19 +13,26 @@ benchmarks/README.md, "A second opinion in the light install"). Search only (not
 context unasked: not measured there), not explicit query syntax (its matches are what was asked for). Where the
 second model's weights are not installed, or `CODEMEMORY_NO_SECOND_MODEL` is set, nothing changes.
 
-Cost: the query's vector (one short text through six layers) every search; a memory's vector once, the first time
+Cost: the query's vector (one short text through six layers, about what the default model's query vector costs)
+every search, once a process; a memory's vector once, the first time
 it is among a query's candidates, kept in the store's embeddings table under the second model's name (recomputed
 when its text changes): a store's vectors are written by its searches, not by imports.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import threading
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from codememory.errors import StoreFailed, StoreUnusable
+
 if TYPE_CHECKING:
+    from codememory.embedding.second_model import SecondModel
     from codememory.retrieval.lexical import Ranked
     from codememory.store.database import Database
 
@@ -34,13 +41,34 @@ TOP = 2  # a candidate it places among its first this many keeps its likelihood 
 PENALTY = 0.5  # ... any other loses this in log-odds
 
 
+# The second model's query vectors kept for the process's lifetime (the daemon and MCP server see the same phrases
+# again; an agent's steps repeat what they ask), least recently used leaving first: 1.5 KiB a phrase.
+_QUERIES: OrderedDict[str, np.ndarray] = OrderedDict()
+_QUERY_LOCK = threading.Lock()
+MAX_QUERIES = 1024
+
+
+def query_vector(model: SecondModel, query: str) -> np.ndarray:
+    with _QUERY_LOCK:
+        kept = _QUERIES.get(query)
+        if kept is not None:
+            _QUERIES.move_to_end(query)
+            return kept
+    vector: np.ndarray = model.encode([query])[0]
+    with _QUERY_LOCK:
+        _QUERIES[query] = vector
+        while len(_QUERIES) > MAX_QUERIES:
+            _QUERIES.popitem(last=False)
+    return vector
+
+
 def _lowered(p: float, penalty: float) -> float:
     p = min(max(p, 1e-9), 1 - 1e-9)
     x = math.log(p / (1 - p)) - penalty
     return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
 
 
-def candidate_vectors(db: Database, model: Any, name: str, pks: list[int]) -> dict[int, np.ndarray]:
+def candidate_vectors(db: Database, model: SecondModel, name: str, pks: list[int]) -> dict[int, np.ndarray]:
     """The second model's vectors of these memories: those kept in the store, the rest computed and kept."""
     stale = {pk for pk, _ in db.needing_embedding(name, len(pks), pks)}
     have = {pk: np.frombuffer(blob, np.float32) for pk, (dim, blob) in db.vectors_for(name, pks).items()}
@@ -54,10 +82,9 @@ def candidate_vectors(db: Database, model: Any, name: str, pks: list[int]) -> di
                 (pk, texts[pk], vec.astype(np.float32).tobytes(), int(vec.shape[0]))
                 for pk, vec in zip(todo, vectors, strict=True)
             ]
-            try:
+            # a read-only or busy store: the opinion is still given, only not kept
+            with contextlib.suppress(StoreFailed, StoreUnusable):
                 db.save_embeddings(name, rows)
-            except Exception:  # a read-only or busy store: the opinion is still given, only not kept
-                pass
             have.update(zip(todo, vectors, strict=True))
     return have
 
@@ -80,7 +107,7 @@ def with_second_opinion(db: Database, query: str, order: Ranked) -> Ranked:
     vectors = candidate_vectors(db, model, NAME, decided)
     if not vectors:
         return order
-    qvec = model.encode([query])[0]
+    qvec = query_vector(model, query)
     cosines = {pk: float(vec @ qvec) for pk, vec in vectors.items()}
     rank_of = {pk: i for i, pk in enumerate(sorted(cosines, key=lambda pk: -cosines[pk]))}
     out: Ranked = []
