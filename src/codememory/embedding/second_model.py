@@ -16,7 +16,7 @@ nothing of it is needed beyond the files).
 The tokenizer is BERT's (lower-case, accents stripped, punctuation and CJK characters split, then greedy longest
 WordPiece) written out here rather than the `tokenizers` package: the light install does not have it, and these
 fifty lines give the same ids as the model's own tokenizer on every benchmark text (checked by
-benchmarks/research/minilm_numpy.py and tests/test_second_model.py).
+benchmarks/research/minilm_numpy.py and tests/retrieval/test_second_opinion.py).
 """
 
 from __future__ import annotations

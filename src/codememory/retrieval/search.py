@@ -209,10 +209,10 @@ def _decided(
     if ranking.mode == "lexical":
         everything = with_keyword_likelihood(db, ranking.parsed, everything, phrases)
     if asked is not None and not ranking.parsed.explicit:
-        from codememory.retrieval.second_opinion import with_second_opinion
-
         everything = with_asked_value(db, asked, everything)
         if ranking.mode != "lexical":  # the second opinion was chosen beside the default model's meaning
+            from codememory.retrieval.second_opinion import with_second_opinion  # numpy: loaded for meaning anyway
+
             everything = with_second_opinion(db, asked, everything)
     unknown = query_unknown_share(db, ranking.parsed, phrases) if bars.unknown else 0.0
     kept, held = decide(everything, bars, unknown)
