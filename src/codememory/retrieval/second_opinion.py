@@ -11,7 +11,9 @@ Setting chosen by bench_precision's objective with each of the eight released pr
 the same on four folds and the best on all (benchmarks/research/second_opinion_study.py; figures in
 benchmarks/README.md, "A second opinion in the light install"). Search only (not what is put into an agent's
 context unasked: not measured there), not explicit query syntax (its matches are what was asked for). Where the
-second model's weights are not installed, or `CODEMEMORY_NO_SECOND_MODEL` is set, nothing changes.
+second model's weights are not installed, nothing changes. **Off unless `CODEMEMORY_SECOND_MODEL=1`**: on the
+retrieval guard it lowered LoCoMo-dev hybrid recall@5 0.655 -> 0.630 and the coding set's 0.678 -> 0.663, where many
+memories answer one question and the penalty held back all but the second model's first two.
 
 Cost: the query's vector (one short text through six layers, about what the default model's query vector costs)
 every search, once a process; a memory's vector once, the first time
@@ -93,10 +95,10 @@ def with_second_opinion(db: Database, query: str, order: Ranked) -> Ranked:
     """The entries with the likelihood of every one the second model does not rank among its `TOP` of the first
     `POOL` lowered by `PENALTY`; their explain says where it ranked them (`second_rank`, 0 first). Unchanged when the
     second model is not installed or nothing is decided."""
-    from codememory.core.env_switches import NO_SECOND_MODEL, switched_on
+    from codememory.core.env_switches import SECOND_MODEL, switched_on
     from codememory.embedding.second_model import NAME, load
 
-    if switched_on(NO_SECOND_MODEL):
+    if not switched_on(SECOND_MODEL):
         return order
     decided = [pk for _, pk, _, explain in order[:POOL] if explain.get("likelihood") is not None]
     if not decided:
