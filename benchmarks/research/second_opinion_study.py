@@ -133,6 +133,9 @@ def _sig(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
 
 
+ONLY_LIKELIHOOD = False  # --only-likelihood: the shift moves the likelihood, not the background likelihood
+
+
 def returned(row: dict[str, Any], shift: Callable[[str], float] | None = None) -> list[str]:
     """The decision re-run on the recorded inputs, each candidate's log-odds moved by `shift(key)`."""
     from codememory.retrieval.decision import decide
@@ -147,7 +150,8 @@ def returned(row: dict[str, Any], shift: Callable[[str], float] | None = None) -
         for name in ("likelihood", "background_likelihood"):
             p = explain.get(name)
             if p is not None:
-                e[name] = p if d == 0.0 else _sig(_logit(p) + d)
+                moved = name == "likelihood" or not ONLY_LIKELIHOOD
+                e[name] = p if d == 0.0 or not moved else _sig(_logit(p) + d)
         order.append((0.0, i, "", e))
     kept, _ = decide(order, bars, row["share"])
     return [row["ranked"][e[1]][0] for e in kept[: bp.LIMIT]]
@@ -447,7 +451,10 @@ def main() -> None:
     parser.add_argument("--cost", action="store_true", help="time the second model against a search")
     parser.add_argument("--opinion", default="minilm", help="minilm (recorded), sparse_dot, sparse_cos or e5swap")
     parser.add_argument("--family", default="", help="only the variants whose name starts with this (and shipped)")
+    parser.add_argument("--only-likelihood", action="store_true", help="leave the background likelihood as it is")
     args = parser.parse_args()
+    global ONLY_LIKELIHOOD
+    ONLY_LIKELIHOOD = args.only_likelihood
     if args.cost:
         cost()
         return
