@@ -291,39 +291,6 @@ def test_an_edit_reusing_a_name_its_file_already_had_is_not_a_use(store: Store) 
     assert exposure(store, timestamps)["evidence"] == "edit: observed_at"
 
 
-def test_opencodes_read_envelope_is_not_what_the_file_held(store: Store) -> None:
-    """OpenCode's read answers `<path>…</path><type>file</type><content>…</content>`: the path it names is not a
-    name the file held (an edit of the file a memory names is a use, as with Claude Code's bare Read output), while
-    a name in the content still is the code's own. The read here comes before the memory is shown (OpenCode's HUD
-    shows memories for the file the agent just opened), so the edit alone is the evidence."""
-    limit = add(store, LIMIT)
-    timestamps = add(store, "Timestamps are stored in UTC; observed_at from the phone carries the device's offset.")
-    shown(store, limit, timestamps, at_query="add a GeoJSON option to the export")
-    path = f"{store.root}/app/api/photos.py"
-    source = "writer.writerow([obs.id, obs.observed_at.isoformat()])\n"
-    envelope = f"<path>{path}</path>\n<type>file</type>\n<content>\n1: {source}\n(End of file)\n</content>"
-    geojson = '"properties": {"observed_at": obs.observed_at.isoformat()}\n'
-    read = replace(call("read", 1, output=envelope, filePath=path), started_at="2000-01-01T00:00:00.000Z")
-    capture(store, turn(read, call("edit", 2, filePath=path, oldString=source, newString=source + geojson)))
-    assert exposure(store, limit)["evidence"] == "edit: app/api/photos.py"  # the read came before it was shown
-    assert exposure(store, timestamps)["used_at"] is None
-
-
-def test_the_agents_own_tool_phrases_in_the_query_are_not_what_it_was_asked(store: Store) -> None:
-    """OpenCode's plugin asks with the request and the agent's recent calls ("read …/photos.py"); only the request
-    is what the memory was shown for. The file the agent had just read, then edited as the memory says, is a use,
-    as it is when a Claude Code hook shows the memory with the prompt alone."""
-    limit = add(store, LIMIT)
-    path = f"{store.root}/app/api/photos.py"
-    request = "uploads of phone videos fail"
-    memories = [{"id": limit, "text": LIMIT, "why": {}}]
-    query = [request, f"read {path}"]
-    record_injection(store, kind="hud", memories=memories, query=query, session_id=SESSION, asked=query[:1])
-    assert store.db.session_exposures(SESSION)[0].context == request
-    capture(store, turn(call("edit", 1, filePath=path, oldString="A", newString="B"), user=request))
-    assert "app/api/photos.py" in exposure(store, limit)["evidence"]
-
-
 def test_a_file_read_then_acted_on_in_the_turn_is_a_use(store: Store) -> None:
     """A look (a read, a listing, a search) finds the file the memory names; the turn then acts (an edit, a
     command that changes something): the memory said where to go, and the use is dated at the look."""

@@ -218,22 +218,6 @@ def tool_call(part: dict[str, Any]) -> ToolCall:
     )
 
 
-# OpenCode's read tool answers with the file in an envelope that names it: `<path>/abs/file.py</path>
-# <type>file</type><content>1: …</content>`. Claude Code's Read answers with the numbered lines alone.
-_READ_ENVELOPE_RE = lazy_pattern(
-    r"\A\s*<path>[^<\n]*</path>\s*(?:<type>[^<\n]*</type>\s*)?<content>\n?(.*?)(?:</content>\s*)?\Z", re.S
-)
-
-
-def read_file_text(output: str) -> str:
-    """The file as a read tool's output showed it: OpenCode's envelope (see above) taken off, any other output as
-    it is. Use detection reads it as what the file held before the agent edited it (capture/usage.py): with the
-    envelope, the file's own path was "in the file", so an edit of the file a memory names never counted for
-    OpenCode while the same edit counted for Claude Code."""
-    m = _READ_ENVELOPE_RE.match(output)
-    return m.group(1) if m else output
-
-
 def _started(time: object) -> str | None:
     """A tool part's `state.time.start` (milliseconds) as an ISO stamp."""
     return ms_to_iso(time.get("start")) if isinstance(time, dict) else None

@@ -54,7 +54,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from codememory.capture.exposure_cues import exposure_cues, kept_cues, memory_cues
-from codememory.capture.opencode_turns import read_file_text
 from codememory.capture.turns import ToolCall, Turn
 from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.model import ID_RE
@@ -311,8 +310,8 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
                     seen.outcomes.append(Outcome(mid, "contradicted", at, f"{rule.clause} | {call.tool}: {done}"))
                     break
         if call.output and action.paths and not action.edited and not action.shell and not action.text:
-            for path in action.paths:  # a read: the file as the agent saw it (not the envelope that names it)
-                read[path] = read_file_text(call.output[:MAX_READ_CHARS]).lower()
+            for path in action.paths:  # a read: the file as the agent saw it
+                read[path] = call.output[:MAX_READ_CHARS].lower()
     # Looks the turn never acted on: a memory read to answer a question is used when the answer states it, beyond
     # what the look found (the look says where the agent went, the answer what it took from there) and the question.
     answer = final_answer(turn)

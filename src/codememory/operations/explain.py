@@ -138,18 +138,10 @@ def record_injection(
     block: str | None = None,
     framing_tokens: int | None = None,
     keep: int | None = None,
-    asked: Sequence[str] | None = None,
 ) -> int | None:
     """Append what was injected (each memory a mapping with id, text, why and, for a rendered `block`, category)
     to the store's ledger; `query` keeps the phrases retrieval used (the first MAX_PHRASES). Nothing is recorded
     for an empty list (returns None); else returns the row id.
-
-    `asked`: the phrases of `query` that are the user's request (None: all of it), kept with the session's
-    exposures as what the memories were shown for. Use detection (capture/usage.py) reads a memory's terms the
-    request already held as the user's, no evidence of a use; the rest of a query is the agent's own recent tool
-    calls (OpenCode's plugin asks with them), which are the agent's doing, not the user's words: counted as known,
-    they hid the very edit a memory led to whenever the memory came up because the agent had just read that file,
-    something a prompt-time hook (Claude Code) never sees.
 
     Tokens: with `block` (the text injected, rendered here: a hook's), a memory costs its rendered line
     (codememory.text.context_render.memory_line) and the framing is the rest of the block; without, a memory
@@ -180,9 +172,6 @@ def record_injection(
     if session_id:  # without a session nothing can be seen of what followed: no exposure (capture/usage.py)
         from codememory.capture.exposure_cues import exposure_cues
         from codememory.store.usage import Shown
-
-        if asked is not None:
-            phrases = "\n".join([q.strip() for q in asked if q.strip()][:MAX_PHRASES])
 
         store.db.record_shown(
             at=at,
@@ -226,10 +215,9 @@ class Recorder:
         degraded_reason: str | None = None,
         block: str | None = None,
         framing_tokens: int | None = None,
-        asked: Sequence[str] | None = None,
     ) -> None:
         """See `record_injection`: `block` is the rendered text when the caller injects it as is (a hook), else
-        `framing_tokens` what the caller adds around the memories, if it says; `asked` the request's phrases."""
+        `framing_tokens` what the caller adds around the memories, if it says."""
         try:
             record_injection(
                 store,
@@ -242,7 +230,6 @@ class Recorder:
                 degraded_reason=degraded_reason,
                 block=block,
                 framing_tokens=framing_tokens,
-                asked=asked,
             )
         except Exception as exc:
             self.on_error(exc)

@@ -101,7 +101,6 @@ def retrieve(
             query=query_expansion,
             degraded=result.degraded,
             degraded_reason=result.degraded_reason,
-            asked=query_expansion[: max(0, request_phrases)],  # the rest: the agent's own tool calls
         )
     return result
 
