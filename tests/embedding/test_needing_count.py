@@ -50,3 +50,15 @@ def test_counted_apart_on_a_connection_of_its_own_right_after_writes_and_beside_
         assert store.semantic.needing_if_known(MODEL) is None  # committed: the kept count no longer holds
         assert count_needing_apart(store.db.path, MODEL)[1] == 3 == store.semantic.count_needing(MODEL)
         assert len(on_store) == 1  # only the last, in-process count ran on the store's connection
+
+
+def test_vectors_dropped_for_another_model_are_counted_again(tmp_path: Path) -> None:
+    """`codememory embed` run with another model drops this model's vectors (drop_other_embeddings): a daemon that
+    still embeds with this one must see them needed again, not keep its count of none for NEEDING_RECOUNT_S."""
+    with Store.init(tmp_path)[0] as store:
+        store.add("Use httpx for outbound HTTP calls in the webhook worker")
+        [(pk, text)] = store.db.needing_embedding(MODEL, 10)
+        store.db.save_embeddings(MODEL, [(pk, text, b"\0" * 16, 4)])
+        assert store.semantic.count_needing(MODEL) == 0
+        store.db.drop_other_embeddings("another-model")
+        assert store.semantic.count_needing(MODEL) == 1

@@ -69,3 +69,29 @@ def test_the_same_values_in_work_questions_trouble_and_reports_are_no_rule(store
 def test_the_assistant_saying_it_is_no_rule_of_the_users(store: Store) -> None:
     found = stored(store, "ok, go ahead.", "Durations as hh:mm in the summary table, by default.")
     assert not [f for f in found if f[0] == "convention" and f[1] == "user"], found
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
+        "Copy all the files to /tmp/backup",
+        "Delete all rows older than 30 days from the staging table",
+        "Run all the tests with --maxfail=1",
+        "Check every file in src/ for lines over 120 chars",
+    ],
+)
+def test_a_one_off_operation_on_every_item_is_no_rule(store: Store, user: str) -> None:
+    """Work on the project as it is now ("copy all the files …") is done once: carried into later sessions as the
+    user's convention it would be done again (a deletion too)."""
+    assert not [f for f in stored(store, user) if f[0] == "convention"]
+
+
+def test_a_terminal_session_pasted_into_the_message_is_not_the_users_words(store: Store) -> None:
+    """The lines from a shell prompt ("$ ls -l") up to the next blank line are a command and its output, which
+    read like mappings ("bin -> /usr/bin") or "X as Y" ("started as pid 4242"): not what the user says."""
+    pasted = "$ ls -l /\nlrwxrwxrwx 1 root root 7 Jan  1 bin -> /usr/bin\nworker started as pid 4242\n\n"
+    pasted += "durations as hh:mm in the summary table."
+    found = stored(store, pasted)
+    assert [text for category, _, text in found if category == "convention"] == [
+        "Durations as hh:mm in the summary table."
+    ], found

@@ -164,6 +164,9 @@ export function createCall(deps: Deps): (input: unknown, output: { messages?: Wi
       const all = answer?.text ? answer.shown : []
       let added = 0
       const kept = all.filter((m) => coldIds.includes(m.id) || added++ < config.turnBlockMemories)
+      // only these are shown: a pin lets a memory through the next call's HUD under a lenient bar and beyond maxNew,
+      // which would bring back at the turn's second call what the cap just left out
+      sessions.pin(sessionID, kept)
       const block = kept.length === all.length ? answer : fitBlock(kept, formatHud, budget.left())
       session.turn = { request, text: block?.text ?? null, memories: kept, tokens: block?.text ? block.tokens : 0 }
       // whenever there is a cold-start block (memories or only the last session's hand-off), it is counted

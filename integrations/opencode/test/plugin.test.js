@@ -320,6 +320,21 @@ test("the turn's block holds the request's first two memories (turnBlockMemories
   }
 })
 
+test("a memory the turn's block leaves out (turnBlockMemories) is not pinned: the next call's HUD judges it as new", async () => {
+  const more = [MEM, { ...MEM, id: "mem_0000abce", text: "Second" }, { ...MEM, id: "mem_0000abcf", text: "Third" }]
+  const d = await fakeDaemon({ memories: more })
+  try {
+    const { hooks } = await hooksFor(d, { coldStart: false })
+    await transform(hooks, [CONVERSATION[0]])
+    await transform(hooks, CONVERSATION)
+    const later = d.requests.filter((r) => r.path === "/retrieve")[1].body
+    // a pin keeps a memory the agent was shown under a lenient bar and beyond maxNew: the third was never shown
+    assert.ok(!later.pinned_memory_ids.includes("mem_0000abcf"), JSON.stringify(later.pinned_memory_ids))
+  } finally {
+    await d.close()
+  }
+})
+
 test("turnBlockFirstCall off: the turn's first call shows no block; planned there, shown from the second call on", async () => {
   const d = await fakeDaemon({ memories: [MEM] })
   try {

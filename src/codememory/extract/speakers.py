@@ -253,14 +253,24 @@ _PASTE_INTRO_RE = lazy_pattern(
 )
 
 
+# a shell prompt opening a line: "$ ls -l", "user@host:~/app$ make"
+_PROMPT_RE = lazy_pattern(r"^\s*(?:[\w.-]+@[\w.-]+(?::\S*)?\s*)?\$\s+\S")
+
+
 def without_pasted(text: str) -> str:
     """A user's message without the text it hands over as someone else's: the lines after an introduction that ends
     in a colon ("the vendor's FAQ says:"), up to the next blank line (the first block, when a blank line follows
-    the introduction). A page, a file or an output pasted into the message is not what the user says."""
+    the introduction), and a terminal session, from a line opening on a shell prompt ("$ ls -l") to the next blank
+    line. A page, a file or an output pasted into the message is not what the user says ("bin -> /usr/bin" and
+    "started as pid 4242" read like the user's mappings)."""
     lines = text.splitlines()
     out: list[str] = []
     pasting = started = False
     for line in lines:
+        if not pasting and _PROMPT_RE.match(line):
+            pasting = started = True
+            out.append("")
+            continue
         if pasting:
             if line.strip():
                 started = True

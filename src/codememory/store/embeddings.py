@@ -129,8 +129,12 @@ class EmbeddingRows(StoreConnection):
             c.execute("UPDATE counters SET value = ? WHERE name = 'embedding_seq'", (seq,))
 
     def drop_other_embeddings(self, model: str) -> None:
+        """Drop every other model's vectors. When any went, a sequence number is spent with no vector: another
+        process still embedding with one of those models keys its counts on the counters (Semantic.count_needing,
+        kept until they move) and must count its memories as needing a vector again."""
         with self.transaction():
-            self.conn.execute("DELETE FROM embeddings WHERE model != ?", (model,))
+            if self.conn.execute("DELETE FROM embeddings WHERE model != ?", (model,)).rowcount:
+                self.conn.execute("UPDATE counters SET value = value + 1 WHERE name = 'embedding_seq'")
 
     def embedding_counter(self) -> int:
         """The highest sequence number ever given to a vector (any model): unchanged, no vector was written. One

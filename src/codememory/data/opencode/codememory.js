@@ -731,6 +731,7 @@ function createCall(deps) {
       const all = answer2?.text ? answer2.shown : [];
       let added = 0;
       const kept = all.filter((m) => coldIds.includes(m.id) || added++ < config.turnBlockMemories);
+      sessions.pin(sessionID, kept);
       const block = kept.length === all.length ? answer2 : fitBlock(kept, formatHud, budget.left());
       session.turn = { request: request2, text: block?.text ?? null, memories: kept, tokens: block?.text ? block.tokens : 0 };
       const now2 = !config.turnBlockFirstCall ? null : figures.cold ? fitBlock(kept.filter((m) => !coldIds.includes(m.id)), formatHud, budget.left(figures.cold)) : block;
