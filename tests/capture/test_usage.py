@@ -324,6 +324,21 @@ def test_the_agents_own_tool_phrases_in_the_query_are_not_what_it_was_asked(stor
     assert "app/api/photos.py" in exposure(store, limit)["evidence"]
 
 
+def test_the_request_is_counted_among_the_phrases_retrieval_used(store: Store) -> None:
+    """A blank phrase ahead of the request (a caller's empty first line) is no phrase to retrieval, which counts
+    `request_phrases` among the others: the exposure keeps the request it answered, not the blank."""
+    from codememory.operations.explain import Recorder
+    from codememory.operations.retrieve import retrieve
+
+    add(store, LIMIT)
+    request = "raise the photo size limit"
+    errors: list[Exception] = []
+    recorder = Recorder("opencode", SESSION, errors.append)
+    found = retrieve(store, ["", request, "read app/api/photos.py"], recorder=recorder, request_phrases=1)
+    assert found.memories and not errors
+    assert store.db.session_exposures(SESSION)[0].context == request
+
+
 def test_a_file_read_then_acted_on_in_the_turn_is_a_use(store: Store) -> None:
     """A look (a read, a listing, a search) finds the file the memory names; the turn then acts (an edit, a
     command that changes something): the memory said where to go, and the use is dated at the look."""

@@ -101,7 +101,8 @@ def retrieve(
             query=query_expansion,
             degraded=result.degraded,
             degraded_reason=result.degraded_reason,
-            asked=query_expansion[: max(0, request_phrases)],  # the rest: the agent's own tool calls
+            # the rest: the agent's own tool calls; counted as retrieval counts them, among the non-blank phrases
+            asked=[q for q in query_expansion if q.strip()][: max(0, request_phrases)],
         )
     return result
 
