@@ -73,3 +73,19 @@ def test_import_skip_invalid_fails_when_no_line_is_a_memory(cm: Invoke, tmp_path
     path.write_bytes(_elf_like(200_000).replace(b"libc", b"\nlibc"))
     assert_error(cm("import", path, "--skip-invalid"), "nothing imported: none of its", code=2)
     assert _memory_count(cm) == 0
+
+
+def test_text_coloured_by_a_terminal_is_text(cm: Invoke) -> None:
+    """`pytest --color=yes | codememory store`: each dot of the progress line in its escape sequences. The escape
+    character that starts a terminal sequence is no sign of binary data, however many of them the text holds."""
+    progress = "tests/test_pool.py " + "\x1b[1m\x1b[32m.\x1b[m" * 40 + " [100%]\nthe pool test passes again"
+    ok(cm("store", input=progress.encode()))
+    assert _memory_count(cm) == 1
+
+
+def test_a_windows_1252_file_is_refused_with_the_conversion_that_keeps_its_quotes(cm: Invoke, tmp_path: Path) -> None:
+    """Curly quotes are bytes 0x93/0x94 in Windows-1252, C1 control characters in Latin-1: the conversion the
+    message names must be from Windows-1252 (a superset of Latin-1's printable characters)."""
+    path = tmp_path / "notes.txt"
+    path.write_bytes("the \u201cpool\u201d holds 20".encode("cp1252"))
+    assert_error(cm("store", "--file", path), "byte 0x93 at offset 4); convert it first, e.g. iconv -f cp1252", code=2)

@@ -218,9 +218,11 @@ def require_utf8_text(data: bytes, what: str) -> None:
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
+        # cp1252, not latin1: Windows' files hold curly quotes and dashes at 0x80-0x9f, which Latin-1 reads as
+        # control characters; Latin-1's printable characters are the same bytes in cp1252
         raise InvalidInput(
             f"{what} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start:,}); "
-            "convert it first, e.g. iconv -f latin1 -t utf-8"
+            "convert it first, e.g. iconv -f cp1252 -t utf-8"
         ) from None
 
 
