@@ -89,3 +89,18 @@ def test_a_windows_1252_file_is_refused_with_the_conversion_that_keeps_its_quote
     path = tmp_path / "notes.txt"
     path.write_bytes("the \u201cpool\u201d holds 20".encode("cp1252"))
     assert_error(cm("store", "--file", path), "byte 0x93 at offset 4); convert it first, e.g. iconv -f cp1252", code=2)
+
+
+def test_a_utf8_byte_order_mark_is_no_part_of_a_memory_or_an_import(cm: Invoke, tmp_path: Path) -> None:
+    """Windows editors and PowerShell 5 (`Out-File -Encoding utf8`) start a UTF-8 file with EF BB BF: it marks the
+    encoding, it is not text. A stored note kept an invisible U+FEFF ahead of its first word, and an import of such
+    a file was aborted on its first line ("Unexpected UTF-8 BOM")."""
+    note = tmp_path / "note.txt"
+    note.write_bytes(b"\xef\xbb\xbfthe pool holds 20 connections")
+    ok(cm("store", "--file", note))
+    ok(cm("store", input=b"\xef\xbb\xbfretries back off to 30 s\n"))
+    lines = tmp_path / "notes.jsonl"
+    lines.write_bytes(b"\xef\xbb\xbf" + json.dumps({"text": "the cache holds 500 entries"}).encode() + b"\n")
+    assert "Imported 1 memories" in ok(cm("import", lines)).stdout
+    texts = sorted(m["text"] for m in ok_json(cm("list", "--json"))["memories"])
+    assert texts == ["retries back off to 30 s", "the cache holds 500 entries", "the pool holds 20 connections"]

@@ -106,6 +106,10 @@ def valid_deep(value: Any) -> Any:
     return value
 
 
+# What Windows editors and PowerShell 5 put ahead of a UTF-8 file: it marks the encoding and is none of the text.
+BYTE_ORDER_MARK = "\ufeff"
+
+
 def decode(data: bytes) -> str:
     """Bytes read from outside as text: UTF-8, anything else U+FFFD."""
     return data.decode("utf-8", "replace")
@@ -205,7 +209,7 @@ def read_all_text(stream: IO[Any], cap: int, what: str, *, text_only: bool = Fal
         text = decode(data)
     if more:
         raise InvalidInput(f"{what} is over the {size_text(cap)} limit")
-    return text
+    return text.removeprefix(BYTE_ORDER_MARK)
 
 
 def require_utf8_text(data: bytes, what: str) -> None:
@@ -258,6 +262,7 @@ def capped_lines(stream: IO[Any], line_cap: int, total_cap: int, what: str) -> I
     bytes have been read."""
     raw = binary(stream)
     total = 0
+    first = True
     while True:
         line: bytes | str = raw.readline(line_cap + 1) if raw is not None else stream.readline(line_cap + 1)
         if not line:
@@ -277,4 +282,6 @@ def capped_lines(stream: IO[Any], line_cap: int, total_cap: int, what: str) -> I
         if too_long:
             yield LineTooLong(size, line_cap)
         else:
-            yield decode(line) if isinstance(line, bytes) else valid_text(line)
+            text = decode(line) if isinstance(line, bytes) else valid_text(line)
+            yield text.removeprefix(BYTE_ORDER_MARK) if first else text
+        first = False
