@@ -104,3 +104,12 @@ def test_a_utf8_byte_order_mark_is_no_part_of_a_memory_or_an_import(cm: Invoke, 
     assert "Imported 1 memories" in ok(cm("import", lines)).stdout
     texts = sorted(m["text"] for m in ok_json(cm("list", "--json"))["memories"])
     assert texts == ["retries back off to 30 s", "the cache holds 500 entries", "the pool holds 20 connections"]
+
+
+def test_a_utf16_file_is_named_as_such_not_as_binary_data(cm: Invoke, tmp_path: Path) -> None:
+    """Windows PowerShell 5 writes `echo note > note.txt` as UTF-16 with its byte order mark: text, with a NUL byte
+    in every other place, which the refusal called binary data."""
+    path = tmp_path / "note.txt"
+    path.write_bytes("the pool holds 20\r\n".encode("utf-16"))
+    assert_error(cm("store", "--file", path), "is UTF-16 text, not UTF-8; convert it first", code=2)
+    assert _memory_count(cm) == 0

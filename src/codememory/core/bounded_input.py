@@ -216,6 +216,8 @@ def require_utf8_text(data: bytes, what: str) -> None:
     """InvalidInput when `data` holds a NUL byte or is not UTF-8: a whole value someone chose to store (`store
     --file`, `store` from standard input) that is binary is refused, not kept as replacement characters (a stray
     byte in a transcript or a hook's JSON is still replaced: that text was not chosen as a whole)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # PowerShell 5's `>` and Notepad's "Unicode": NUL every other byte
+        raise InvalidInput(f"{what} is UTF-16 text, not UTF-8; convert it first, e.g. iconv -f utf-16 -t utf-8")
     nul = data.find(b"\x00")
     if nul >= 0:
         raise InvalidInput(f"{what} is binary data, not text (a NUL byte at offset {nul:,})")
