@@ -73,3 +73,43 @@ def test_import_skip_invalid_fails_when_no_line_is_a_memory(cm: Invoke, tmp_path
     path.write_bytes(_elf_like(200_000).replace(b"libc", b"\nlibc"))
     assert_error(cm("import", path, "--skip-invalid"), "nothing imported: none of its", code=2)
     assert _memory_count(cm) == 0
+
+
+def test_text_coloured_by_a_terminal_is_text(cm: Invoke) -> None:
+    """`pytest --color=yes | codememory store`: each dot of the progress line in its escape sequences. The escape
+    character that starts a terminal sequence is no sign of binary data, however many of them the text holds."""
+    progress = "tests/test_pool.py " + "\x1b[1m\x1b[32m.\x1b[m" * 40 + " [100%]\nthe pool test passes again"
+    ok(cm("store", input=progress.encode()))
+    assert _memory_count(cm) == 1
+
+
+def test_a_windows_1252_file_is_refused_with_the_conversion_that_keeps_its_quotes(cm: Invoke, tmp_path: Path) -> None:
+    """Curly quotes are bytes 0x93/0x94 in Windows-1252, C1 control characters in Latin-1: the conversion the
+    message names must be from Windows-1252 (a superset of Latin-1's printable characters)."""
+    path = tmp_path / "notes.txt"
+    path.write_bytes("the \u201cpool\u201d holds 20".encode("cp1252"))
+    assert_error(cm("store", "--file", path), "byte 0x93 at offset 4); convert it first, e.g. iconv -f cp1252", code=2)
+
+
+def test_a_utf8_byte_order_mark_is_no_part_of_a_memory_or_an_import(cm: Invoke, tmp_path: Path) -> None:
+    """Windows editors and PowerShell 5 (`Out-File -Encoding utf8`) start a UTF-8 file with EF BB BF: it marks the
+    encoding, it is not text. A stored note kept an invisible U+FEFF ahead of its first word, and an import of such
+    a file was aborted on its first line ("Unexpected UTF-8 BOM")."""
+    note = tmp_path / "note.txt"
+    note.write_bytes(b"\xef\xbb\xbfthe pool holds 20 connections")
+    ok(cm("store", "--file", note))
+    ok(cm("store", input=b"\xef\xbb\xbfretries back off to 30 s\n"))
+    lines = tmp_path / "notes.jsonl"
+    lines.write_bytes(b"\xef\xbb\xbf" + json.dumps({"text": "the cache holds 500 entries"}).encode() + b"\n")
+    assert "Imported 1 memories" in ok(cm("import", lines)).stdout
+    texts = sorted(m["text"] for m in ok_json(cm("list", "--json"))["memories"])
+    assert texts == ["retries back off to 30 s", "the cache holds 500 entries", "the pool holds 20 connections"]
+
+
+def test_a_utf16_file_is_named_as_such_not_as_binary_data(cm: Invoke, tmp_path: Path) -> None:
+    """Windows PowerShell 5 writes `echo note > note.txt` as UTF-16 with its byte order mark: text, with a NUL byte
+    in every other place, which the refusal called binary data."""
+    path = tmp_path / "note.txt"
+    path.write_bytes("the pool holds 20\r\n".encode("utf-16"))
+    assert_error(cm("store", "--file", path), "is UTF-16 text, not UTF-8; convert it first", code=2)
+    assert _memory_count(cm) == 0

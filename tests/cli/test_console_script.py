@@ -154,3 +154,34 @@ def test_script_output_into_a_pipe_nobody_reads_ends_quietly_for_every_kind_of_c
     finally:
         os.close(write_end)
     assert done.stderr == "" and done.returncode == 0, (done.returncode, done.stderr)
+
+
+@pytest.mark.slow
+def test_an_import_whose_progress_nobody_reads_is_still_done(
+    console_script: Path, project: Path, tmp_path: Path
+) -> None:
+    """`codememory import big.jsonl 2>&1 | head -c 5`: the progress line on standard error met the closed pipe in
+    the middle of the import, which was rolled back, and the command still exited 0. Progress is best effort; the
+    import is done (a file large enough to take more than the second after which progress is shown)."""
+    lines = 20_000
+    path = tmp_path / "big.jsonl"
+    path.write_text(
+        "".join(json.dumps({"text": f"note {i}: the cache holds {i * 3} entries"}) + "\n" for i in range(lines))
+    )
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # whoever read standard error is gone before the first progress line
+    env = {k: v for k, v in os.environ.items() if k != "CODEMEMORY_PROJECT"}
+    try:
+        done = subprocess.run(
+            [str(console_script), "--project", str(project), "import", str(path)],
+            stdout=subprocess.PIPE,
+            stderr=write_end,
+            text=True,
+            timeout=300,
+            env=env,
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 0 and f"Imported {lines} memories" in done.stdout, done
+    listed = run_script(console_script, "--project", project, "list", "--json")
+    assert json.loads(listed.stdout)["total"] == lines

@@ -187,3 +187,27 @@ def test_a_store_the_daemon_is_slow_to_answer_is_waited_for_not_done_twice(tmp_p
     assert "waiting for the daemon" in done.stderr
     alone = dict(env, CODEMEMORY_HOOK_NO_DAEMON="1")
     assert json.loads(ok(run(alone, "--project", project, "list", "--json")))["total"] == 0  # not stored here too
+
+
+def test_a_store_is_not_waited_for_by_a_daemon_that_answers_nothing_at_all(tmp_path: Path) -> None:
+    """A daemon that is stopped or hung still has its port taken by the kernel: the request is sent and no answer
+    comes, nor to /health. The CLI waited the five minutes a slow embedding gets; it stores the text itself once
+    /health does not answer either (the run's 120 s limit is well under those five minutes)."""
+    import os
+    import socket
+
+    env = _env(tmp_path)
+    project = tmp_path / "shop"
+    project.mkdir()
+    ok(run(dict(env, CODEMEMORY_HOOK_NO_DAEMON="1"), "--project", project, "init", "--assistants", "none"))
+    with socket.socket() as hung:  # listens, never accepts: what a stopped daemon's port is
+        hung.bind(("127.0.0.1", 0))
+        hung.listen(8)
+        state = Path(env["XDG_STATE_HOME"]) / "codememory"
+        state.mkdir(parents=True, exist_ok=True)
+        (state / "daemon.json").write_text(json.dumps({"port": hung.getsockname()[1], "pid": os.getpid()}))
+        (state / "token").write_text("t0ken")
+        done = run(env, "--project", project, "store", "the pool holds 20 connections")
+    assert done.returncode == 0 and done.stdout.startswith("Stored mem_"), done
+    alone = dict(env, CODEMEMORY_HOOK_NO_DAEMON="1")
+    assert json.loads(ok(run(alone, "--project", project, "list", "--json")))["total"] == 1

@@ -8,6 +8,7 @@ import click
 
 from codememory.cli import render
 from codememory.cli.options import json_option, open_store
+from codememory.cli.progress_output import progress_note
 from codememory.errors import InvalidInput
 from codememory.text.context_render import FIELD_CHARS, one_line, quoted
 
@@ -78,7 +79,7 @@ def consolidate(
             "back."
         )
         return
-    progress = None if as_json else (lambda line: click.echo(line, err=True))
+    progress = None if as_json else progress_note
     report = ops.consolidate(store, dry_run=dry_run, use_model=not no_model, progress=progress, never_used=never_used)
     if as_json:
         render.dump_json(report.to_dict())

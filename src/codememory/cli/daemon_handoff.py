@@ -19,6 +19,7 @@ from typing import Any
 
 import click
 
+from codememory.cli.progress_output import progress_note
 from codememory.core.loopback import post_json
 from codememory.core.project import find_project_root, store_dir
 
@@ -73,7 +74,7 @@ class _WaitNote:
     def __call__(self, seconds: float) -> None:
         if not self.shown and seconds >= WAIT_NOTE_AFTER_SECONDS:
             self.shown = True
-            click.echo("waiting for the daemon to embed and store the text...", err=True)
+            progress_note("waiting for the daemon to embed and store the text...")
 
 
 def _warn_about_project_settings(root: Path) -> None:

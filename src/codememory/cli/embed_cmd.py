@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from codememory.cli import render
 from codememory.cli.options import json_option, open_store
+from codememory.cli.progress_output import progress_stream
 from codememory.operations.embed import backlog
 from codememory.operations.embed import embed as embed_store
 
@@ -22,7 +21,7 @@ def embed(ctx: click.Context, as_json: bool) -> None:
     if as_json or todo == 0:
         done = embed_store(store)
     else:
-        with click.progressbar(length=todo, label=f"Embedding with {model}", file=sys.stderr) as bar:
+        with click.progressbar(length=todo, label=f"Embedding with {model}", file=progress_stream()) as bar:
             last = [0]
 
             def advance(done: int, _total: int) -> None:

@@ -3,13 +3,13 @@ there (thin over codememory.operations.publish)."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click
 
 from codememory.cli import render
 from codememory.cli.options import json_option, open_store
+from codememory.cli.progress_output import progress_stream
 
 
 @click.command()
@@ -59,7 +59,7 @@ def publish(ctx: click.Context, dry_run: bool, delete: bool, remote_project: str
 
         def advance(done: int, total: int) -> None:
             if not bars and total:
-                bars.append(click.progressbar(length=total, label="Publishing", file=sys.stderr))
+                bars.append(click.progressbar(length=total, label="Publishing", file=progress_stream()))
                 bars[0].__enter__()
             if bars:
                 bars[0].update(done - bars[0].pos)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from codememory.cli.progress_output import progress_note
 from codememory.cli.render import dump_json
 from codememory.core.project import db_path, find_project_root
 
@@ -20,7 +21,7 @@ PROGRESS_EVERY = 5_000
 
 def _progress(table: str, done: int, total: int | None) -> None:
     if total is None or total >= PROGRESS_FROM:
-        click.echo(f"repair: {table} {done:,}/{'?' if total is None else f'{total:,}'} rows read", err=True)
+        progress_note(f"repair: {table} {done:,}/{'?' if total is None else f'{total:,}'} rows read")
 
 
 def _text(report: RepairReport) -> str:

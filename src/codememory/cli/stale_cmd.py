@@ -6,6 +6,7 @@ import click
 
 from codememory.cli import render
 from codememory.cli.options import json_option, open_store
+from codememory.cli.progress_output import progress_note
 from codememory.text.context_render import one_line
 
 
@@ -39,7 +40,7 @@ def stale(ctx: click.Context, fix: bool, as_json: bool) -> None:
 
     def progress(line: str) -> None:
         if not as_json:
-            click.echo(line + " ...", err=True)
+            progress_note(line + " ...")
 
     report = check_stale(open_store(ctx), fix=fix, progress=progress)
     if as_json:

@@ -10,6 +10,7 @@ import click
 
 from codememory.cli import render
 from codememory.cli.options import json_option, open_store
+from codememory.cli.progress_output import progress_note
 from codememory.operations.transfer import export_file, import_file
 
 if TYPE_CHECKING:
@@ -56,11 +57,11 @@ class _Progress:
             what = f"read the entities of {done:,} of {total or done:,} memories"
         else:
             what = f"embedded {done:,} of {total or done:,} memories"
-        click.echo(f"\r{what}   ", nl=False, err=True)
+        progress_note(f"\r{what}   ", nl=False)
 
     def close(self) -> None:
         if self.shown:
-            click.echo("", err=True)
+            progress_note("")
 
 
 SKIPPED_SHOWN = 5  # invalid lines named one by one on stderr; the rest are counted (all of them in --json)

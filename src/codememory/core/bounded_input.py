@@ -106,6 +106,10 @@ def valid_deep(value: Any) -> Any:
     return value
 
 
+# What Windows editors and PowerShell 5 put ahead of a UTF-8 file: it marks the encoding and is none of the text.
+BYTE_ORDER_MARK = "\ufeff"
+
+
 def decode(data: bytes) -> str:
     """Bytes read from outside as text: UTF-8, anything else U+FFFD."""
     return data.decode("utf-8", "replace")
@@ -205,22 +209,26 @@ def read_all_text(stream: IO[Any], cap: int, what: str, *, text_only: bool = Fal
         text = decode(data)
     if more:
         raise InvalidInput(f"{what} is over the {size_text(cap)} limit")
-    return text
+    return text.removeprefix(BYTE_ORDER_MARK)
 
 
 def require_utf8_text(data: bytes, what: str) -> None:
     """InvalidInput when `data` holds a NUL byte or is not UTF-8: a whole value someone chose to store (`store
     --file`, `store` from standard input) that is binary is refused, not kept as replacement characters (a stray
     byte in a transcript or a hook's JSON is still replaced: that text was not chosen as a whole)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # PowerShell 5's `>` and Notepad's "Unicode": NUL every other byte
+        raise InvalidInput(f"{what} is UTF-16 text, not UTF-8; convert it first, e.g. iconv -f utf-16 -t utf-8")
     nul = data.find(b"\x00")
     if nul >= 0:
         raise InvalidInput(f"{what} is binary data, not text (a NUL byte at offset {nul:,})")
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
+        # cp1252, not latin1: Windows' files hold curly quotes and dashes at 0x80-0x9f, which Latin-1 reads as
+        # control characters; Latin-1's printable characters are the same bytes in cp1252
         raise InvalidInput(
             f"{what} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start:,}); "
-            "convert it first, e.g. iconv -f latin1 -t utf-8"
+            "convert it first, e.g. iconv -f cp1252 -t utf-8"
         ) from None
 
 
@@ -256,6 +264,7 @@ def capped_lines(stream: IO[Any], line_cap: int, total_cap: int, what: str) -> I
     bytes have been read."""
     raw = binary(stream)
     total = 0
+    first = True
     while True:
         line: bytes | str = raw.readline(line_cap + 1) if raw is not None else stream.readline(line_cap + 1)
         if not line:
@@ -275,4 +284,6 @@ def capped_lines(stream: IO[Any], line_cap: int, total_cap: int, what: str) -> I
         if too_long:
             yield LineTooLong(size, line_cap)
         else:
-            yield decode(line) if isinstance(line, bytes) else valid_text(line)
+            text = decode(line) if isinstance(line, bytes) else valid_text(line)
+            yield text.removeprefix(BYTE_ORDER_MARK) if first else text
+        first = False

@@ -53,7 +53,8 @@ def post_json(
     """POST `body` to the daemon at `path`; its JSON object answer on 200, else None. `timeout` bounds the
     connection and each read; `answer_timeout`, when given, is how long to wait in all for an answer once the
     request is sent (a write the daemon may be doing, which the caller must not then redo), with `waiting(seconds
-    so far)` called about once a second meanwhile."""
+    so far)` called about once a second meanwhile, and for as long as the daemon answers its /health every `timeout`
+    seconds: a daemon that is stopped or hung (the kernel still takes connections to its port) is not waited for."""
     address = daemon_address()
     if address is None:
         return None
@@ -67,7 +68,7 @@ def post_json(
         with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
             sock.sendall(head.encode() + data)
             if answer_timeout is not None:
-                _await_answer(sock, answer_timeout, waiting)
+                _await_answer(sock, answer_timeout, waiting, lambda: _answers_health(port, timeout), timeout)
                 sock.settimeout(timeout)
             chunks = []
             size = 0
@@ -87,13 +88,39 @@ def post_json(
     return answer if isinstance(answer, dict) else None
 
 
-def _await_answer(sock: socket.socket, answer_timeout: float, waiting: Callable[[float], None] | None) -> None:
-    """Until the first byte of the answer can be read; TimeoutError after `answer_timeout` seconds."""
+HEALTH_PROBE_SECONDS = 5.0  # a daemon that is up answers /health in milliseconds, even while it embeds a long text
+
+
+def _answers_health(port: int, timeout: float) -> bool:
+    """Whether the daemon at `port` starts answering `GET /health` (open: no token) in HEALTH_PROBE_SECONDS."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=min(timeout, HEALTH_PROBE_SECONDS)) as sock:
+            sock.sendall(f"GET /health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode())
+            return bool(sock.recv(1))
+    except OSError:
+        return False
+
+
+def _await_answer(
+    sock: socket.socket,
+    answer_timeout: float,
+    waiting: Callable[[float], None] | None,
+    alive: Callable[[], bool],
+    check_every: float,
+) -> None:
+    """Until the first byte of the answer can be read; TimeoutError after `answer_timeout` seconds, or as soon as
+    `alive()`, asked every `check_every` seconds, says the daemon is no longer answering at all."""
     start = time.monotonic()
+    checked = start
     while True:
-        elapsed = time.monotonic() - start
+        now = time.monotonic()
+        elapsed = now - start
         if elapsed >= answer_timeout:
             raise TimeoutError
+        if now - checked >= check_every:
+            if not alive():
+                raise TimeoutError
+            checked = time.monotonic()
         readable, _, _ = select.select([sock], [], [], min(1.0, answer_timeout - elapsed))
         if readable:
             return

@@ -51,7 +51,9 @@ def new_memory_id() -> str:
 
 # Characters that do not occur in text people write: control characters (C0 other than the whitespace ones, DEL,
 # C1: what a binary read as Latin-1 is full of), and the replacement character that stands for an undecodable byte.
-_NOT_TEXT_RE = lazy_pattern(r"[\x00-\x08\x0e-\x1f\x7f-\x9f\ufffd]")
+# Not the escape character that starts a terminal's control sequence (colour, `ESC[1m`): output piped from a terminal
+# with colour on is text, and a coloured progress line holds one such escape for every two or three characters.
+_NOT_TEXT_RE = lazy_pattern(r"[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f-\x9f\ufffd]|\x1b(?!\[[0-?]*[ -/]*[@-~])")
 
 
 def validate_text(text: str) -> str:
