@@ -1,4 +1,4 @@
-# ruff: noqa: E501
+# ruff: noqa: E501, W291
 """Build the agent-view judge7 scenario: memories.jsonl, project.json and steps.json.
 
 One made-up project, `kelpie` (Zephyr RTOS firmware in C for a LoRaWAN harbour water-level gauge on an
@@ -51,8 +51,6 @@ FIRST, LAST = datetime(2025, 3, 3, 9, 0, tzinfo=UTC), datetime(2026, 10, 28, 16,
 
 def mem_id(key: str) -> str:
     return "mem_" + hashlib.sha1(f"agent_view:{key}".encode()).hexdigest()[:8]
-
-
 
 
 # ------------------------------------------------------------------------------------------- memories
@@ -1235,7 +1233,6 @@ def bash(command: str, description: str, *relevant: str, note: str = "", uses: t
     call("bash", {"command": command, "description": description}, *relevant, note=note, uses=uses)
 
 
-
 # Session 1: temperature compensation of the ultrasonic distance, a log line, a commit.
 session("temp-compensation")
 user(
@@ -1831,7 +1828,6 @@ bash(
     note="count",
 )
 answer("23 commits since 1 November, on `main`.")
-
 
 
 # ------------------------------------------------------------------------------------------- output
