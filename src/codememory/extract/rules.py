@@ -54,7 +54,7 @@ from codememory.extract.phrasings import (
     UNFIT_RE,
     VERDICT_RE,
 )
-from codememory.extract.speakers import relays_a_source
+from codememory.extract.speakers import relays_a_source, risky
 from codememory.extract.standing_rules import (
     CI_ENFORCES_RE,
     DEONTIC_RE,
@@ -409,8 +409,9 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
         if VERSION_RE.search(s) and CONSTRAINT_RE.search(s):
             return [Statement(s, "convention", "convention", reason)]  # the assistant restating a constraint
         return [Statement(s, "fact", "fact")]
-    if user and states_a_valued_rule(s):
-        # no phrasing above caught it: a behaviour asked for in general, with a value (a format, a default, a flag)
+    if user and states_a_valued_rule(s) and not risky(s):
+        # no phrasing above caught it: a behaviour asked for in general, with a value (a format, a default, a flag);
+        # a last-resort reading never keeps text that would weaken security (often pasted, not the user's own rule)
         return [Statement(s, "convention", "convention", reason)]
     return []
 
