@@ -354,6 +354,37 @@ def variants(rows: list[dict[str, Any]]) -> dict[str, Callable[[dict[str, Any]],
                         return shift
 
                     out[f"pool {pool} second rank >= {top} penalty {pen} kind {kind_pen}"] = make_pool
+    # issue 24: milder forms, to pass the retrieval guard (LoCoMo, coding: many memories answer one question): pool 10,
+    # a smaller penalty or top 3, the penalty only on candidates that do not hold all the query's words (`all_words`)
+    # or match by meaning only, or only when the second model's best cosine in the pool is low (nothing it believes in)
+    for top in (2, 3):
+        for pen in (0.25, 0.5, 1.0):
+            for spare in ("none", "all_words", "semantic_only"):
+                for below in (None, 0.35, 0.4, 0.45, 0.5):
+
+                    def make_gated(
+                        r: dict[str, Any],
+                        top: int = top,
+                        pen: float = pen,
+                        spare: str = spare,
+                        below: float | None = below,
+                    ) -> Any:
+                        ranked = r["ranked"][:10]
+                        keys = [k for k, _, _ in ranked]
+                        order = sorted(keys, key=lambda k: -r["second"].get(k, -1.0))
+                        rank_of = {k: i for i, k in enumerate(order)}
+                        best = max((r["second"].get(k, -1.0) for k in keys), default=-1.0)
+                        spared = {
+                            k
+                            for k, e, match in ranked
+                            if (spare == "all_words" and e.get("all_words"))
+                            or (spare == "semantic_only" and match != "semantic")
+                        }
+                        if below is not None and best >= below:
+                            return lambda k: 0.0
+                        return lambda k: -pen if rank_of.get(k, 10) >= top and k not in spared else 0.0
+
+                    out[f"gated top {top} penalty {pen} spare {spare} below {below}"] = make_gated
     return out
 
 
