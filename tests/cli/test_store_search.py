@@ -59,7 +59,18 @@ def test_store_from_file(cm: Invoke, tmp_path: Path) -> None:
     note = tmp_path / "note.md"
     note.write_text("Line one about ünïcode\nLine two\n", encoding="utf-8")
     out = ok(cm("store", "--file", note, "--quiet")).stdout.strip()
-    assert show(cm, out)["text"] == "Line one about ünïcode\nLine two\n"
+    assert show(cm, out)["text"] == "Line one about ünïcode\nLine two"
+
+
+def test_the_same_note_from_a_file_and_from_stdin_is_one_memory(cm: Invoke, tmp_path: Path) -> None:
+    """A file's final newline (and trailing blanks) is stripped as piped text's is, so the two dedup."""
+    note = tmp_path / "note.md"
+    note.write_text("Deploys go through the staging cluster first\n\n  \n", encoding="utf-8")
+    first = ok_json(cm("store", "--file", note, "--json"))
+    assert first["created"] is True
+    assert first["memory"]["text"] == "Deploys go through the staging cluster first"
+    again = ok_json(cm("store", "--json", input="Deploys go through the staging cluster first \r\n"))
+    assert again["created"] is False and again["duplicate_of"] == first["memory"]["id"]
 
 
 def test_store_from_stdin(cm: Invoke) -> None:

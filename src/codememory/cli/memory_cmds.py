@@ -67,13 +67,14 @@ def store_cmd(
     """
     if text is not None and file is not None:
         raise InvalidInput("give the text either as an argument or with --file, not both")
+    # The white space and newlines that end a file or piped text (`echo text | codememory store`, an editor's
+    # final newline) are not part of the memory: the same note stored from a file and from a pipe is one memory.
     if file is not None:
-        text = read_file_text(file, STORE_INPUT_MAX_BYTES, str(file), text_only=True)
+        text = read_file_text(file, STORE_INPUT_MAX_BYTES, str(file), text_only=True).rstrip()
     elif text is None:
         if sys.stdin is None or sys.stdin.isatty():
             raise InvalidInput("no text given: pass it as an argument, with --file, or on standard input")
-        # `echo text | codememory store`: the newline that ends the piped line is not part of the memory.
-        text = read_all_text(sys.stdin, STORE_INPUT_MAX_BYTES, "standard input", text_only=True).rstrip("\r\n")
+        text = read_all_text(sys.stdin, STORE_INPUT_MAX_BYTES, "standard input", text_only=True).rstrip()
     opts["supersedes"] = list(opts["supersedes"])
     result = handed_off(ctx, "/cli/store", {"text": text, **opts}, write=True)
     if result is None:
