@@ -124,8 +124,8 @@ def run_script(*args: Any, stdin: str = "", cwd: Path | None = None) -> subproce
     )
 
 
-def repair_json(invoke: Invoke, project: Path) -> dict[str, Any]:
-    result = invoke("--project", project, "repair", "--json")
+def repair_json(invoke: Invoke, project: Path, *args: str) -> dict[str, Any]:
+    result = invoke("--project", project, "repair", "--json", *args)
     assert result.exit_code == 0, result.output
     assert "Traceback" not in result.output
     report: dict[str, Any] = json.loads(result.stdout)
@@ -478,7 +478,7 @@ def test_the_daemon_answers_a_tampered_store_with_one_clear_error(tmp_path: Path
         d.terminate()
 
 
-def test_repair_of_a_healthy_store_changes_nothing_a_user_can_see(project: Path, invoke: Invoke) -> None:
+def test_a_forced_repair_of_a_healthy_store_changes_nothing_a_user_can_see(project: Path, invoke: Invoke) -> None:
     with Store.open(project) as store:
         first = store.add("Use httpx for HTTP calls", tags="http,python", category="decision").memory
         second = store.add("Requests is not used any more", tags="http", supersedes=[first.id]).memory
@@ -488,21 +488,23 @@ def test_repair_of_a_healthy_store_changes_nothing_a_user_can_see(project: Path,
     export_before = invoke("--project", project, "export", "-").stdout
     sessions_before = json.loads(invoke("--project", project, "sessions", "list", "--json").stdout)["sessions"]
     assert len(sessions_before) == 1
-    report = repair_json(invoke, project)
+    report = repair_json(invoke, project, "--force")
+    assert report["healthy"] is True and report["rebuilt"] is True
     assert report["memories"] == {"kept": 3, "skipped": 0, "unreadable": 0}
-    assert all(t["skipped"] == 0 and t["unreadable"] == 0 for t in report["tables"])
+    assert all(t["skipped"] == 0 and t["unreadable"] == 0 and t["corrected"] == 0 for t in report["tables"])
     assert invoke("--project", project, "export", "-").stdout == export_before
     assert json.loads(invoke("--project", project, "sessions", "list", "--json").stdout)["sessions"] == sessions_before
     found = json.loads(invoke("--project", project, "sessions", "search", "http client", "--json").stdout)
     assert [r["session_id"] for r in found["results"]] == [sessions_before[0]["session_id"]]
-    text = invoke("--project", project, "repair")
+    text = invoke("--project", project, "repair", "--force")
     assert text.exit_code == 0 and "Memories: 3 kept, 0 skipped." in text.stdout and "bak-" in text.stdout
+    assert "found nothing to repair (rebuilt because of --force)" in text.stdout
 
 
 def test_repair_reports_progress_on_large_stores(project: Path) -> None:
     seed(project, [f"bulk memory {n}" for n in range(120)])
     seen: list[tuple[str, int, int | None]] = []
-    report = repair(db_file(project), progress=lambda *a: seen.append(a), progress_every=50)
+    report = repair(db_file(project), force=True, progress=lambda *a: seen.append(a), progress_every=50)
     assert report.table("memories").kept == 120
     memories = [s for s in seen if s[0] == "memories"]
     assert memories == [("memories", 50, 120), ("memories", 100, 120), ("memories", 120, 120)]

@@ -24,9 +24,30 @@ def _progress(table: str, done: int, total: int | None) -> None:
         progress_note(f"repair: {table} {done:,}/{'?' if total is None else f'{total:,}'} rows read")
 
 
+def _healthy_text(report: RepairReport) -> str:
+    memories = report.table("memories").kept
+    lines = [
+        f"The store {report.store} is healthy: its schema, its pages, its full-text indexes and its {memories:,} "
+        "memories (and every other row) passed every check repair makes. Nothing was changed and no backup made.",
+        "Run `codememory repair --force` to rebuild it anyway.",
+    ]
+    if report.from_memory_files:
+        lines.append(
+            f"It took {report.from_memory_files:,} memories from the shared memory files (.codememory/memories/)."
+        )
+    return "\n".join(lines)
+
+
 def _text(report: RepairReport) -> str:
+    if not report.rebuilt:
+        return _healthy_text(report)
     memories = report.table("memories")
     lines = [f"Rebuilt {report.store} from the data it held."]
+    if report.problems:
+        lines.append("It needed repair:")
+        lines += [f"  - {problem}" for problem in report.problems]
+    else:
+        lines.append("Its checks found nothing to repair (rebuilt because of --force).")
     shared = report.from_memory_files
     if not report.readable and shared:
         lines.append(
@@ -73,9 +94,10 @@ def _follow_memory_files(root: Path) -> int:
 
 
 @click.command("repair")
+@click.option("--force", is_flag=True, help="Rebuild the store even when its checks find nothing to repair.")
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @click.pass_context
-def repair_cmd(ctx: click.Context, as_json: bool) -> None:
+def repair_cmd(ctx: click.Context, force: bool, as_json: bool) -> None:
     """Rebuild a clean store from the data of a damaged or tampered one.
 
     Use it when a command says the store is corrupt, or holds a trigger, view, table or index codememory
@@ -85,16 +107,21 @@ def repair_cmd(ctx: click.Context, as_json: bool) -> None:
     store is built by the migrations, its search indexes are rebuilt, and it replaces the old one in one
     rename; the old file is kept as memory.db.bak-<time> beside it (repair never deletes data).
 
+    A healthy store is left as it is, with no backup: the schema is exactly codememory's, SQLite's integrity
+    check and the full-text indexes' own checks pass, and every row would be copied unchanged. Then repair says
+    so and changes nothing; `--force` rebuilds it anyway.
+
     Stop the daemon and agents first: writes made to the old store during the repair stay in the backup.
 
     \b
-    JSON keys: store, backup, readable, problem, from_memory_files, memories {kept, skipped, unreadable},
-    tables [{table, kept, skipped, unreadable, note}], examples.
+    JSON keys: store, healthy, rebuilt, problems [why it needs repair], backup (null when not rebuilt),
+    readable, problem, from_memory_files, memories {kept, skipped, unreadable},
+    tables [{table, kept, skipped, unreadable, corrected, note}], examples.
     """
     from codememory.store.repair import repair
 
     root = find_project_root(ctx.obj["project"])
-    report = repair(db_path(root), progress=_progress, progress_every=PROGRESS_EVERY)
+    report = repair(db_path(root), force=force, progress=_progress, progress_every=PROGRESS_EVERY)
     report.from_memory_files = _follow_memory_files(root)
     if as_json:
         dump_json(report.to_dict())

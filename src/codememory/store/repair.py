@@ -58,23 +58,31 @@ class TableReport(Result):
     kept: int = 0
     skipped: int = 0  # rows read but refused (invalid values, duplicates, orphans)
     unreadable: int = 0  # damaged regions stepped over (each may hide one or more rows)
+    corrected: int = 0  # rows kept with values the store would not read as stored (dropped to their defaults)
     note: str | None = None  # why the table was not read at all
 
 
 @dataclass
 class RepairReport(Result):
-    """`codememory repair --json`: the rebuilt store, its backup, and what became of each table's rows
+    """`codememory repair --json`: whether the store needed repair (`problems`: what its checks found), the
+    rebuilt store and its backup (None when nothing was rebuilt), and what became of each table's rows
     (`memories`: the memories table's counts, repeated at the top)."""
 
-    COMPUTED: ClassVar[dict[str, Any]] = {"memories": dict[str, int]}
+    COMPUTED: ClassVar[dict[str, Any]] = {"memories": dict[str, int], "healthy": bool}
 
     store: str
-    backup: str
+    backup: str | None
+    rebuilt: bool = False  # False: the store was healthy and left as it was (no --force)
+    problems: list[str] = field(default_factory=list)  # why it needs repair; [] for a healthy store
     tables: list[TableReport] = field(default_factory=list)
     examples: list[str] = field(default_factory=list)  # the first skipped rows and why
     readable: bool = True  # False: the old file could not be read as a database (no table was read)
     problem: str | None = None  # what made the old file unreadable
     from_memory_files: int = 0  # memories the new store took from the shared text form (.codememory/memories/)
+
+    @property
+    def healthy(self) -> bool:
+        return not self.problems
 
     def table(self, name: str) -> TableReport:
         return next(t for t in self.tables if t.table == name)
@@ -83,6 +91,9 @@ class RepairReport(Result):
         memories = self.table("memories")
         return {
             "store": self.store,
+            "healthy": self.healthy,
+            "rebuilt": self.rebuilt,
+            "problems": list(self.problems),
             "backup": self.backup,
             "readable": self.readable,
             "problem": self.problem,
@@ -91,6 +102,25 @@ class RepairReport(Result):
             "tables": [t.to_dict() for t in self.tables],
             "examples": list(self.examples),
         }
+
+    def table_problems(self) -> list[str]:
+        """What the copy of the rows found that a rebuild would change (skip, step over or correct)."""
+        problems = []
+        for t in self.tables:
+            found = [
+                f"{count:,} {what}"
+                for count, what in (
+                    (t.skipped, "invalid rows"),
+                    (t.unreadable, "damaged regions"),
+                    (t.corrected, "rows with invalid values"),
+                )
+                if count
+            ]
+            if t.note and (t.note != "not in the old store" or t.table == "memories"):
+                found.append(t.note)
+            if found:
+                problems.append(f"{t.table}: {', '.join(found)}")
+        return problems
 
     def skip(self, report: TableReport, key: Any, why: str) -> None:
         report.skipped += 1
@@ -133,6 +163,9 @@ def _copy(
     columns = list(spec.checks)
     exprs = [quote(c) if c in present else "NULL" for c in columns]  # an older store may lack later columns
     written = columns + list(spec.computed)
+    stored = [c for c in spec.computed if c in present]  # values the new store computes: compared, not copied
+    exprs += [quote(c) for c in stored]
+    compared = [c for c in written if c in present]
     insert = (
         f"INSERT INTO {quote(spec.table)}({', '.join(map(quote, written))}) VALUES ({', '.join('?' * len(written))})"
     )
@@ -145,8 +178,9 @@ def _copy(
             if progress is not None and seen % every == 0:
                 progress(spec.table, seen, total)
             key = raw[0] if keys == 1 else raw[:keys]
-            row = dict(zip(columns, raw[keys:], strict=True))
+            row = dict(zip(columns, raw[keys : keys + len(columns)], strict=True))
             row.update(dict.fromkeys(spec.computed))
+            old = {**row, **dict(zip(stored, raw[keys + len(columns) :], strict=True))}
             bad = next((c for c, check in spec.checks.items() if not check(row[c])), None)
             problem = f"invalid {bad}" if bad else (spec.fix(row) if spec.fix else None)
             if problem:
@@ -161,22 +195,30 @@ def _copy(
                 report.skip(table, key, str(exc))
                 continue
             table.kept += 1
+            if any(_differs(old[c], row[c]) for c in compared):
+                table.corrected += 1
     except sqlite3.DatabaseError as exc:
         table.note = f"unreadable ({escape(str(exc), 100)})"
     if progress is not None and seen >= every and seen % every:
         progress(spec.table, seen, total)
 
 
-def _finish(db: Database) -> None:
-    """Indexes and counters the copied rows need: full-text (memories, sessions) and sequence counters."""
+def _differs(old: Any, new: Any) -> bool:
+    """Whether repair changed a stored value (1 and 1.0 are the same value; a value of another type is not)."""
+    return old != new or (type(old) is not type(new) and not {type(old), type(new)} <= {int, float})
+
+
+def _finish(db: Database) -> int:
+    """Indexes and counters the copied rows need: full-text (memories, sessions) and sequence counters. How many
+    embedding rows were dropped for want of their vector (or vectors for want of their row)."""
     c = db.conn
     with db.transaction():
         for fts in ("memories_fts", "memories_trigram", "memories_words"):
             c.execute(f"INSERT INTO {fts}({fts}) VALUES ('rebuild')")
         c.execute("UPDATE counters SET value = value + 1 WHERE name = 'text_version'")
         # A vector needs its row and a row its vector (from a damaged or older store either may be missing).
-        c.execute("DELETE FROM embedding_vectors WHERE seq NOT IN (SELECT seq FROM embeddings)")
-        c.execute("DELETE FROM embeddings WHERE seq NOT IN (SELECT seq FROM embedding_vectors)")
+        orphans = c.execute("DELETE FROM embedding_vectors WHERE seq NOT IN (SELECT seq FROM embeddings)").rowcount
+        orphans += c.execute("DELETE FROM embeddings WHERE seq NOT IN (SELECT seq FROM embedding_vectors)").rowcount
         c.execute(
             "UPDATE counters SET value = (SELECT COALESCE(MAX(seq), 0) FROM embeddings) WHERE name = 'embedding_seq'"
         )
@@ -184,6 +226,7 @@ def _finish(db: Database) -> None:
     check = c.execute("PRAGMA quick_check").fetchone()[0]
     if check != "ok":
         raise StoreUnusable(f"the rebuilt store failed its own check ({check}); the old store was left in place")
+    return orphans
 
 
 def _made_here(src: sqlite3.Connection, objects: dict[str, tuple[str, str]]) -> bool:
@@ -210,15 +253,18 @@ def backup_name(path: Path, stamp: str | None = None) -> Path:
     return candidate
 
 
-def repair(path: Path, *, progress: Progress | None = None, progress_every: int = 5000) -> RepairReport:
-    """Rebuild the store at `path` from its readable, valid rows; keep the old file as a backup."""
+def repair(
+    path: Path, *, force: bool = False, progress: Progress | None = None, progress_every: int = 5000
+) -> RepairReport:
+    """Rebuild the store at `path` from its readable, valid rows and keep the old file as a backup, when its
+    checks find something to repair (or `force`); a healthy store is left as it is, with no backup."""
     try:
-        return _repair(path, progress, progress_every)
+        return _repair(path, force, progress, progress_every)
     except sqlite3.Error as exc:  # the new file failing, or the old one where no single row is at stake
         raise translate(exc, path, BUSY_TIMEOUT_S) from exc
 
 
-def _repair(path: Path, progress: Progress | None, progress_every: int) -> RepairReport:
+def _repair(path: Path, force: bool, progress: Progress | None, progress_every: int) -> RepairReport:
     if path.is_symlink():
         raise InvalidInput(f"{path} is a symbolic link; codememory does not follow links in .codememory/: remove it")
     if not path.is_file():
@@ -228,8 +274,7 @@ def _repair(path: Path, progress: Progress | None, progress_every: int) -> Repai
     backup = backup_name(path)
     report = RepairReport(store=str(path), backup=str(backup))
     tmp = path.with_name(f"{path.name}.repair-{os.getpid()}.tmp")
-    for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
-        leftover.unlink(missing_ok=True)
+    _remove_database(tmp)
     from codememory.core.safe_files import check_sqlite_files
 
     check_sqlite_files(path)  # SQLite would follow a committed link at the database or its journal files
@@ -253,20 +298,45 @@ def _repair(path: Path, progress: Progress | None, progress_every: int) -> Repai
                     _copy(src, db.conn, spec, objects, report, progress, progress_every)
             if version >= PROVENANCE_VERSION and not _made_here(src, objects):
                 # Another machine's store (committed, copied): its rows' origins are its claims, not ours.
+                # Not a reason to repair: opening such a store sorts its origins out itself (provenance_check).
                 pending = [pk for pk, text in db.texts() if is_instruction_like(text)]
                 db.mark_committed(None, now_iso(), pending, None)
-            _finish(db)
+            orphans = _finish(db)
         finally:
             db.close()
+        # The checks run on the rebuilt copy's findings, so a healthy store costs as much time as a repair, never
+        # a backup: the copy is discarded and the store left as it was.
+        report.problems = _problems(src, path, version, report, orphans)
     except BaseException:
-        for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
-            leftover.unlink(missing_ok=True)
+        _remove_database(tmp)
         raise
     finally:
         src.close()
+    if report.healthy and not force:
+        _remove_database(tmp)
+        report.backup = None
+        return report
+    report.rebuilt = True
     _swap(path, tmp, backup)
     _drop_vector_cache(path.parent / "cache" / "vectors")
     return report
+
+
+def _remove_database(path: Path) -> None:
+    for leftover in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        leftover.unlink(missing_ok=True)
+
+
+def _problems(src: sqlite3.Connection, path: Path, version: int, report: RepairReport, orphans: int) -> list[str]:
+    """Why the store needs repair (repair_checks.py says what is checked); [] when nothing does."""
+    if not report.readable:
+        return [f"the file cannot be read as a database ({report.problem})"]
+    from codememory.store.repair_checks import file_problems
+
+    problems = file_problems(src, path, version) + report.table_problems()
+    if orphans:
+        problems.append(f"embeddings: {orphans:,} rows without their vector (or vectors without their row)")
+    return problems
 
 
 def _swap(path: Path, tmp: Path, backup: Path) -> None:
