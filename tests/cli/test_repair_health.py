@@ -83,19 +83,19 @@ DAMAGE = [
     pytest.param(
         ["UPDATE memories SET category = 'gossip' WHERE text LIKE 'Pin ruff%'"],
         ["export", "-"],
-        "memories: 1 invalid rows",
+        "memories: invalid rows: 1",
         id="a-row-the-store-skips",
     ),
     pytest.param(
         ["INSERT INTO tags(name) VALUES ('two words')", "INSERT INTO memory_tags SELECT 1, max(id) FROM tags"],
         ["export", "-"],
-        "tags: 1 invalid rows",
+        "tags: invalid rows: 1",
         id="a-tag-the-store-drops",
     ),
     pytest.param(
         ["UPDATE memories SET importance = 7 WHERE text LIKE 'Pin ruff%'"],
         None,  # read as the default importance, silently: still not what the store holds
-        "memories: 1 rows with invalid values",
+        "memories: rows with invalid values: 1",
         id="a-value-the-store-reads-as-its-default",
     ),
     pytest.param(

@@ -27,8 +27,9 @@ def _progress(table: str, done: int, total: int | None) -> None:
 def _healthy_text(report: RepairReport) -> str:
     memories = report.table("memories").kept
     lines = [
-        f"The store {report.store} is healthy: its schema, its pages, its full-text indexes and its {memories:,} "
-        "memories (and every other row) passed every check repair makes. Nothing was changed and no backup made.",
+        f"The store {report.store} is healthy: its schema, its pages, its full-text indexes and its rows "
+        f"({memories:,} {'memory' if memories == 1 else 'memories'}) passed every check repair makes. "
+        "Nothing was changed and no backup made.",
         "Run `codememory repair --force` to rebuild it anyway.",
     ]
     if report.from_memory_files:

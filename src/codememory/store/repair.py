@@ -108,7 +108,7 @@ class RepairReport(Result):
         problems = []
         for t in self.tables:
             found = [
-                f"{count:,} {what}"
+                f"{what}: {count:,}"
                 for count, what in (
                     (t.skipped, "invalid rows"),
                     (t.unreadable, "damaged regions"),
@@ -335,7 +335,7 @@ def _problems(src: sqlite3.Connection, path: Path, version: int, report: RepairR
 
     problems = file_problems(src, path, version) + report.table_problems()
     if orphans:
-        problems.append(f"embeddings: {orphans:,} rows without their vector (or vectors without their row)")
+        problems.append(f"embeddings: rows without their vector (or vectors without their row): {orphans:,}")
     return problems
 
 
