@@ -302,18 +302,18 @@ test("a turn's first call: the request's block right after the user's message, p
   }
 })
 
-test("the turn's block holds the request's first two memories (turnBlockMemories), at every call of the turn", async () => {
+test("the turn's block holds the request's first turnBlockMemories memories, at every call of the turn", async () => {
   const more = [MEM, { ...MEM, id: "mem_0000abce", text: "Second" }, { ...MEM, id: "mem_0000abcf", text: "Third" }]
   const d = await fakeDaemon({ memories: more })
   try {
-    const { hooks } = await hooksFor(d, { coldStart: false })
+    const { hooks } = await hooksFor(d, { coldStart: false, turnBlockMemories: 2 })
     const block = (out) => out.find((m) => m.info.id === TURN_MESSAGE_ID).parts[0].text
     for (const text of [block(await transform(hooks, [CONVERSATION[0]])), block(await transform(hooks, CONVERSATION))]) {
       assert.match(text, /mem_0000abcd[\s\S]*mem_0000abce/)
       assert.doesNotMatch(text, /mem_0000abcf/)
     }
     d.requests.length = 0
-    const wide = await hooksFor(d, { coldStart: false, turnBlockMemories: 3 })
+    const wide = await hooksFor(d, { coldStart: false }) // the default: three
     assert.match(block(await transform(wide.hooks, [CONVERSATION[0]])), /mem_0000abcf/)
   } finally {
     await d.close()
@@ -324,7 +324,7 @@ test("a memory the turn's block leaves out (turnBlockMemories) is not pinned: th
   const more = [MEM, { ...MEM, id: "mem_0000abce", text: "Second" }, { ...MEM, id: "mem_0000abcf", text: "Third" }]
   const d = await fakeDaemon({ memories: more })
   try {
-    const { hooks } = await hooksFor(d, { coldStart: false })
+    const { hooks } = await hooksFor(d, { coldStart: false, turnBlockMemories: 2 })
     await transform(hooks, [CONVERSATION[0]])
     await transform(hooks, CONVERSATION)
     const later = d.requests.filter((r) => r.path === "/retrieve")[1].body
