@@ -73,10 +73,21 @@ def _lowered(p: float, penalty: float) -> float:
     return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
 
 
+def _readable(blob: bytes) -> np.ndarray | None:
+    """A kept vector, or None (computed again) when it is not one of the second model's: the store is not ours to
+    trust, and a torn or foreign blob made the cosine raise inside search."""
+    from codememory.embedding.second_model import WIDTH
+
+    if not isinstance(blob, bytes) or len(blob) != 4 * WIDTH:
+        return None
+    vec = np.frombuffer(blob, "<f4")
+    return vec if bool(np.isfinite(vec).all()) else None
+
+
 def candidate_vectors(db: Database, model: SecondModel, name: str, pks: list[int]) -> dict[int, np.ndarray]:
     """The second model's vectors of these memories: those kept in the store, the rest computed and kept."""
     stale = {pk for pk, _ in db.needing_embedding(name, len(pks), pks)}
-    have = {pk: np.frombuffer(blob, np.float32) for pk, (dim, blob) in db.vectors_for(name, pks).items()}
+    have = {pk: vec for pk, (_, blob) in db.vectors_for(name, pks).items() if (vec := _readable(blob)) is not None}
     missing = [pk for pk in pks if pk not in have or pk in stale]
     if missing:
         texts = dict(db.texts(f"m.pk IN ({','.join('?' * len(missing))})", missing))
