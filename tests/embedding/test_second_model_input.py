@@ -122,3 +122,19 @@ def test_a_long_text_is_read_only_as_far_as_its_tokens() -> None:
     tokenizer.ids(long)
     assert time.perf_counter() - started < 50 * once + 0.05
     assert tokenizer.ids("x" * 1_000_000) == [101, 100, 102]  # one word past 100 characters: [UNK]
+
+
+@needs_model
+def test_the_query_vector_cache_keeps_no_query_text_whole() -> None:
+    """The daemon's per-process cache is bounded in entries and in what each keeps: a query of megabytes is kept
+    under its 256 token ids (all the model reads), and gives the vector its first tokens give."""
+    from codememory.embedding.second_model import load
+    from codememory.retrieval import second_opinion
+
+    model = load()
+    assert model is not None
+    long = "deploy the config " * 300_000
+    vector = second_opinion.query_vector(model, long)
+    assert all(not isinstance(key, str) or len(key) < 10_000 for key in second_opinion._QUERIES)
+    assert sum(len(key) for key in second_opinion._QUERIES) <= MAX_TOKENS * len(second_opinion._QUERIES)
+    assert float(vector @ model.encode(["deploy the config " * 100])[0]) > 0.9999

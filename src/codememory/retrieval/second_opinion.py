@@ -47,21 +47,24 @@ LOWERED = ("likelihood",)
 
 
 # The second model's query vectors kept for the process's lifetime (the daemon and MCP server see the same phrases
-# again; an agent's steps repeat what they ask), least recently used leaving first: 1.5 KiB a phrase.
-_QUERIES: OrderedDict[str, np.ndarray] = OrderedDict()
+# again; an agent's steps repeat what they ask), least recently used leaving first: 1.5 KiB a phrase. Kept under the
+# query's token ids, at most the model's 256, not its text: a query of megabytes would otherwise be kept whole, 1024
+# times over (the model reads no further than those tokens, so the vector is the same).
+_QUERIES: OrderedDict[tuple[int, ...], np.ndarray] = OrderedDict()
 _QUERY_LOCK = threading.Lock()
 MAX_QUERIES = 1024
 
 
 def query_vector(model: SecondModel, query: str) -> np.ndarray:
+    key = tuple(model.tokenizer.ids(query))
     with _QUERY_LOCK:
-        kept = _QUERIES.get(query)
+        kept = _QUERIES.get(key)
         if kept is not None:
-            _QUERIES.move_to_end(query)
+            _QUERIES.move_to_end(key)
             return kept
     vector: np.ndarray = model.encode([query])[0]
     with _QUERY_LOCK:
-        _QUERIES[query] = vector
+        _QUERIES[key] = vector
         while len(_QUERIES) > MAX_QUERIES:
             _QUERIES.popitem(last=False)
     return vector
