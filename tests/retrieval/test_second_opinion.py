@@ -84,3 +84,25 @@ def test_the_second_model_gives_the_sentence_vectors_of_its_reference() -> None:
     assert ids[0] == 101 and ids[-1] == 102
     assert [model.tokenizer.vocab.get(w) for w in ("cafe", ",", "naive", "!")] == ids[1:-1]
     assert NAME.startswith("numpy:")
+
+
+@pytest.mark.slow
+@pytest.mark.default_model
+def test_a_damaged_second_vector_in_the_store_is_computed_again_not_a_traceback(cm: Invoke, project: Path) -> None:
+    """The store is untrusted: a second-model vector of another length (or not finite) is recomputed, as a missing
+    one is; it made `vec @ qvec` raise inside search."""
+    import sqlite3
+
+    memories = {m["key"]: m["text"] for m in json.loads(PROJECT.read_text())["memories"]}
+    for text in memories.values():
+        assert cm("store", text, "--json").exit_code == 0
+    query = "how do I deploy config changes to the Pi?"
+    before = _texts(_search(cm, query))
+    (db_file,) = [p for p in (project / ".codememory").rglob("*.db") if p.stat().st_size]
+    with sqlite3.connect(db_file) as conn:
+        seqs = [s for (s,) in conn.execute("SELECT seq FROM embeddings WHERE model = ?", (NAME,))]
+        assert len(seqs) >= 3
+        damaged = [b"\0\0\0", b"\0" * 4 * 383, b"\xff\xff\xff\x7f" * 384]  # a torn float, 383 wide, NaN
+        for seq, blob in zip(seqs, damaged, strict=False):
+            conn.execute("UPDATE embedding_vectors SET vector = ? WHERE seq = ?", (blob, seq))
+    assert _texts(_search(cm, query)) == before

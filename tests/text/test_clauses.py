@@ -88,3 +88,22 @@ def test_long_whitespace_runs_are_cut_in_linear_time() -> None:
     done = subprocess.run([sys.executable, "-c", code, text], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "keep ruff for lint" in done.stdout and "never black" in done.stdout
+
+
+def test_an_indented_dash_after_a_line_break_is_cut_as_before_the_linear_time_fix() -> None:
+    # "(?<!\s)" let no dash cut start in the indentation after a line break (the break was already cut), so the item
+    # kept its dash and a "— then …" line gave one part more; these are the parts from before that change
+    assert request_parts("Fix the flaky login test;\n  — then update the deploy docs for staging") == [
+        "Fix the flaky login test",
+        "then update the deploy docs for staging",
+    ]
+    assert request_parts("Please:\n\t- bump numpy version pin\n\t- rerun benchmark suite") == [
+        "- bump numpy version pin",
+        "rerun benchmark suite",
+    ]
+    # and stays linear where line breaks and blanks alternate
+    code = "import sys\nfrom codememory.text.clauses import request_parts\nprint(request_parts(sys.argv[1]))\n"
+    text = "choose httpx for calls" + "\n " * 50_000 + "- keep ruff for lint, and never black"
+    done = subprocess.run([sys.executable, "-c", code, text], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "keep ruff for lint" in done.stdout

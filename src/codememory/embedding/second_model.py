@@ -22,12 +22,13 @@ benchmarks/research/minilm_numpy.py and tests/retrieval/test_second_opinion.py).
 from __future__ import annotations
 
 import json
+import math
 import struct
 import threading
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -64,25 +65,55 @@ def load() -> SecondModel | None:
             if folder is not None:
                 try:
                     model = SecondModel(folder)
-                except (OSError, ValueError, KeyError):  # a damaged or foreign file: no second opinion
+                except (OSError, ValueError, KeyError, IndexError):  # a damaged or foreign file: no second opinion
                     model = None
             _LOADED["model"] = model
         return _LOADED["model"]
 
 
+MAX_HEADER = 100_000_000  # the safetensors library's own bound on a header's length
+
+
 def read_safetensors(path: Path) -> dict[str, np.ndarray]:
     """The float32 tensors of a safetensors file, mapped, not read: an 8-byte little-endian header length, a JSON
-    header naming each tensor's dtype, shape and byte range, then the bytes (the format's whole definition)."""
+    header naming each tensor's dtype, shape and byte range, then the bytes (the format's whole definition).
+
+    The file is not ours to trust (a damaged download, another package in its place): whatever its header says, a
+    malformed one is a ValueError (which `load` turns into no second opinion), never another exception, and no
+    tensor is made from bytes outside the file's data or of a size its shape does not give."""
     raw = np.memmap(path, dtype=np.uint8, mode="r")
+    if raw.shape[0] < 8:
+        raise ValueError(f"{path}: too short for a safetensors file")
     (n,) = struct.unpack("<Q", bytes(raw[:8]))
-    header = json.loads(bytes(raw[8 : 8 + n]))
+    if n > min(MAX_HEADER, raw.shape[0] - 8):
+        raise ValueError(f"{path}: header length {n} past the file's end")
+    try:
+        header = json.loads(bytes(raw[8 : 8 + n]))
+    except RecursionError as e:  # a deeply nested header
+        raise ValueError(f"{path}: unreadable header") from e
+    if not isinstance(header, dict):
+        raise ValueError(f"{path}: the header is not an object")
+    data = raw[8 + n :]
     tensors = {}
     for name, info in header.items():
-        if name == "__metadata__" or info.get("dtype") != "F32":
+        if name == "__metadata__":
             continue
-        start, end = info["data_offsets"]
-        tensors[name] = np.frombuffer(raw[8 + n + start : 8 + n + end], dtype="<f4").reshape(info["shape"])
+        if not isinstance(info, dict):
+            raise ValueError(f"{path}: tensor {name!r} is not described by an object")
+        if info.get("dtype") != "F32":
+            continue
+        offsets, shape = info.get("data_offsets"), info.get("shape")
+        if not (_ints(offsets) and len(offsets) == 2 and _ints(shape)):
+            raise ValueError(f"{path}: tensor {name!r} has no valid offsets or shape")
+        start, end = offsets
+        if not 0 <= start <= end <= data.shape[0] or end - start != 4 * math.prod(shape):
+            raise ValueError(f"{path}: tensor {name!r} lies outside the file or does not fill its shape")
+        tensors[name] = np.frombuffer(data[start:end], dtype="<f4").reshape(shape)
     return tensors
+
+
+def _ints(value: object) -> TypeGuard[list[int]]:
+    return isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value)
 
 
 def _is_punctuation(ch: str, cp: int, category: str) -> bool:
@@ -101,6 +132,26 @@ def _is_cjk(cp: int) -> bool:
     )
 
 
+_LONGEST_WORD = 100  # BERT's max_input_chars_per_word: a longer word is [UNK]
+# accents (after NFD), format, private-use and surrogate characters: dropped, as there; unassigned ones are kept
+# (the model's tokenizer has newer Unicode tables, where many are letters)
+_DROPPED = frozenset(("Mn", "Cf", "Co", "Cs"))
+_BLOCK = 4096  # characters normalised at a time
+
+
+def _blocks(text: str) -> Iterator[str]:
+    """The text in pieces of about `_BLOCK` characters, each ending before a space where one is near, so that NFD
+    of a piece is NFD of its part of the whole (a combining mark stays with its base character)."""
+    start = 0
+    while start < len(text):
+        end = start + _BLOCK
+        if end < len(text):
+            space = text.find(" ", end, end + _BLOCK)
+            end = space if space >= 0 else end
+        yield text[start:end]
+        start = end
+
+
 class WordPiece:
     """BERT's uncased tokenizer: text → token ids with [CLS] … [SEP]."""
 
@@ -110,31 +161,35 @@ class WordPiece:
         self.cls, self.sep, self.unk = self.vocab["[CLS]"], self.vocab["[SEP]"], self.vocab["[UNK]"]
 
     @staticmethod
-    def words(text: str) -> list[str]:
-        words: list[str] = []
+    def words(text: str) -> Iterator[str]:
+        """The text's words as the model's own tokenizer (`tokenizers`' BertNormalizer and BertPreTokenizer) cuts
+        them: control and format characters (zero-width space, soft hyphen, NUL) dropped, not cut at; accents
+        stripped after NFD, then each character lower-cased alone (as there: 'ΣΑΣ' keeps its last sigma σ).
+        Lazy, a block at a time, so a caller that has its tokens stops paying for the rest of a long text; a word
+        past 100 characters is one [UNK] whatever its length, so it is not kept whole either."""
         current: list[str] = []
-        for ch in unicodedata.normalize("NFD", text.lower()):
-            category = unicodedata.category(ch)
-            if category == "Mn":  # accents stripped
-                continue
-            cp = ord(ch)
-            if ch.isspace() or cp in (0, 0xFFFD) or (category.startswith("C") and ch not in "\t\n\r"):
-                if current:
-                    words.append("".join(current))
-                    current = []
-            elif _is_punctuation(ch, cp, category) or _is_cjk(cp):
-                if current:
-                    words.append("".join(current))
-                    current = []
-                words.append(ch)
-            else:
-                current.append(ch)
+        for block in _blocks(text):
+            for ch in unicodedata.normalize("NFD", block):
+                cp = ord(ch)
+                category = unicodedata.category(ch)
+                if category in _DROPPED or cp in (0, 0xFFFD) or (category == "Cc" and ch not in "\t\n\r"):
+                    continue  # accents stripped, control characters dropped
+                if ch.isspace():
+                    if current:
+                        yield "".join(current)
+                        current = []
+                elif _is_punctuation(ch, cp, category) or _is_cjk(cp):
+                    if current:
+                        yield "".join(current)
+                        current = []
+                    yield ch.lower()
+                elif len(current) <= _LONGEST_WORD:
+                    current.append(ch.lower())
         if current:
-            words.append("".join(current))
-        return words
+            yield "".join(current)
 
     def pieces(self, word: str) -> list[int]:
-        if len(word) > 100:
+        if len(word) > _LONGEST_WORD:
             return [self.unk]
         out: list[int] = []
         start = 0
@@ -196,6 +251,25 @@ class SecondModel:
         for i in range(LAYERS):
             p = f"encoder.layer.{i}."
             self.layers.append({name: w[p + key] for name, key in _LAYER_KEYS.items()})
+        self._check_shapes()
+
+    def _check_shapes(self) -> None:
+        """A file whose tensors do not have this model's shapes is refused here, not by a failing search later."""
+        if not (
+            self.words.ndim == 2
+            and self.words.shape[1] == WIDTH
+            and self.words.shape[0] > max(self.tokenizer.vocab.values())
+            and self.positions.ndim == 2
+            and self.positions.shape[0] >= MAX_TOKENS
+            and self.positions.shape[1] == WIDTH
+            and self.token_type.shape == (WIDTH,)
+            and all(n.shape == (WIDTH,) for n in self.norm)
+        ):
+            raise ValueError("the second model's embeddings do not have all-MiniLM-L6-v2's shapes")
+        for layer in self.layers:
+            for name, tensor in layer.items():
+                if tensor.shape != _LAYER_SHAPES[name]:
+                    raise ValueError(f"the second model's {name} is {tensor.shape}, not {_LAYER_SHAPES[name]}")
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -247,4 +321,12 @@ _LAYER_KEYS = {
     "out_b": "output.dense.bias",
     "n2": "output.LayerNorm.weight",
     "n2_b": "output.LayerNorm.bias",
+}
+_INNER = 4 * WIDTH
+_LAYER_SHAPES: dict[str, tuple[int, ...]] = {
+    **{name: (WIDTH, WIDTH) for name in ("q", "k", "v", "o")},
+    **{name: (WIDTH,) for name in ("q_b", "k_b", "v_b", "o_b", "n1", "n1_b", "out_b", "n2", "n2_b")},
+    "i": (_INNER, WIDTH),
+    "i_b": (_INNER,),
+    "out": (WIDTH, _INNER),
 }

@@ -230,7 +230,7 @@ def attribute(candidates: Sequence[Candidate], turns: Sequence[Turn]) -> list[Ca
 # What an assistant's statement must never carry into memory unless the user said it: weakening security or
 # history, running code fetched from elsewhere, skipping checks. An agent that read a hostile page may repeat it.
 _RISKY_RE = lazy_pattern(
-    r"\b(?:curl|wget)\b[^|;]*\|\s*(?:ba|z)?sh\b|\b(?:disabl\w*|skip\w*|turn\w*\s+off|bypass\w*|ignor\w*)\s+(?:the\s+|all\s+)?"
+    r"\b(?:disabl\w*|skip\w*|turn\w*\s+off|bypass\w*|ignor\w*)\s+(?:the\s+|all\s+)?"
     r"(?:tls|ssl|certificate|cert|https?|signature|checksum|2fa|mfa|auth(?:entication)?)\b|\bverify\s*=\s*false\b|"
     r"--no-verify\b|\bforce[- ]push(?:es|ing)?\b|\bpush\s+(?:-f|--force)\b|"
     r"\bignore\s+(?:all\s+|any\s+)?(?:previous|prior|earlier|above)\s+instructions\b|\bchmod\s+777\b|"
@@ -239,9 +239,25 @@ _RISKY_RE = lazy_pattern(
 )
 
 
+# and fetched code piped into a shell ("curl … | sh"): a fetcher in the command before a pipe whose next command is a
+# shell. Read command by command (split at "|" and ";"), not as one pattern: "curl[^|;]*\|" was tried from every
+# "curl" of a text and scanned the rest of it each time (8,000 of them took 0.7 s, quadratic).
+_COMMANDS_RE = lazy_pattern(r"([|;])")
+_FETCHER_RE = lazy_pattern(r"\b(?:curl|wget)\b", re.IGNORECASE)
+_SHELL_RE = lazy_pattern(r"\s*(?:ba|z)?sh\b", re.IGNORECASE)
+
+
 def risky(text: str) -> bool:
-    """A statement that would weaken security or skip checks (see _RISKY_RE)."""
-    return bool(_RISKY_RE.search(text))
+    """A statement that would weaken security or skip checks (see _RISKY_RE), or run fetched code."""
+    if _RISKY_RE.search(text):
+        return True
+    if "|" not in text:
+        return False
+    pieces = _COMMANDS_RE.split(text)  # command, separator, command, …
+    return any(
+        pieces[i + 1] == "|" and _SHELL_RE.match(pieces[i + 2]) and _FETCHER_RE.search(pieces[i])
+        for i in range(0, len(pieces) - 2, 2)
+    )
 
 
 # the user handing over someone else's words: "here is what the hosting FAQ says, pasted:", "the client wrote:",

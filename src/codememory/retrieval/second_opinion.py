@@ -47,21 +47,24 @@ LOWERED = ("likelihood",)
 
 
 # The second model's query vectors kept for the process's lifetime (the daemon and MCP server see the same phrases
-# again; an agent's steps repeat what they ask), least recently used leaving first: 1.5 KiB a phrase.
-_QUERIES: OrderedDict[str, np.ndarray] = OrderedDict()
+# again; an agent's steps repeat what they ask), least recently used leaving first: 1.5 KiB a phrase. Kept under the
+# query's token ids, at most the model's 256, not its text: a query of megabytes would otherwise be kept whole, 1024
+# times over (the model reads no further than those tokens, so the vector is the same).
+_QUERIES: OrderedDict[tuple[int, ...], np.ndarray] = OrderedDict()
 _QUERY_LOCK = threading.Lock()
 MAX_QUERIES = 1024
 
 
 def query_vector(model: SecondModel, query: str) -> np.ndarray:
+    key = tuple(model.tokenizer.ids(query))
     with _QUERY_LOCK:
-        kept = _QUERIES.get(query)
+        kept = _QUERIES.get(key)
         if kept is not None:
-            _QUERIES.move_to_end(query)
+            _QUERIES.move_to_end(key)
             return kept
     vector: np.ndarray = model.encode([query])[0]
     with _QUERY_LOCK:
-        _QUERIES[query] = vector
+        _QUERIES[key] = vector
         while len(_QUERIES) > MAX_QUERIES:
             _QUERIES.popitem(last=False)
     return vector
@@ -73,10 +76,21 @@ def _lowered(p: float, penalty: float) -> float:
     return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
 
 
+def _readable(blob: bytes) -> np.ndarray | None:
+    """A kept vector, or None (computed again) when it is not one of the second model's: the store is not ours to
+    trust, and a torn or foreign blob made the cosine raise inside search."""
+    from codememory.embedding.second_model import WIDTH
+
+    if not isinstance(blob, bytes) or len(blob) != 4 * WIDTH:
+        return None
+    vec = np.frombuffer(blob, "<f4")
+    return vec if bool(np.isfinite(vec).all()) else None
+
+
 def candidate_vectors(db: Database, model: SecondModel, name: str, pks: list[int]) -> dict[int, np.ndarray]:
     """The second model's vectors of these memories: those kept in the store, the rest computed and kept."""
     stale = {pk for pk, _ in db.needing_embedding(name, len(pks), pks)}
-    have = {pk: np.frombuffer(blob, np.float32) for pk, (dim, blob) in db.vectors_for(name, pks).items()}
+    have = {pk: vec for pk, (_, blob) in db.vectors_for(name, pks).items() if (vec := _readable(blob)) is not None}
     missing = [pk for pk in pks if pk not in have or pk in stale]
     if missing:
         texts = dict(db.texts(f"m.pk IN ({','.join('?' * len(missing))})", missing))

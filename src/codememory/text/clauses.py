@@ -24,8 +24,10 @@ MIN_WORDS = 2  # content words a part needs to stand alone
 MAX_PARTS = 6  # the first ones: a long paste is not a list of asks
 CUT_INSIDE_BRACKETS = False  # True: cut inside brackets too, as before (for measuring)
 # A cut that starts with whitespace starts only where the run does ((?<!\s)): tried from every space of a long run,
-# each try scanned the rest of it (8,000 spaces took 11 s).
-_SENTENCE_RE = lazy_pattern(r"(?<=[.!?])[\"')\]]*\s+|[;\n]+|:\s+|(?<!\s)\s+[-–—]+\s+")
+# each try scanned the rest of it (8,000 spaces took 11 s). A line break takes the indented dash after it along
+# ("\n  - item"): the run after it no longer starts a cut of its own, and the item kept its dash (a "— then …" line
+# one part more).
+_SENTENCE_RE = lazy_pattern(r"(?<=[.!?])[\"')\]]*\s+|[;\n]+(?:[^\S\n]+[-–—]+\s+)?|:\s+|(?<!\s)\s+[-–—]+\s+")
 _CLAUSE_RE = lazy_pattern(
     r"(?:,|(?<!\s))\s+(?:and then|and|but|then|as well as|over|instead of|rather than|versus|vs\.?|the way|like)\s+"
     r"|,\s+",
