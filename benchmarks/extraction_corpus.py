@@ -56,6 +56,7 @@ SETS |= {
         "blind_judge6",
         "blind_judge7",
         "blind_judge8",
+        "blind_judge9",
         "planted",
     )
 }
