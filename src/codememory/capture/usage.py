@@ -50,7 +50,7 @@ import functools
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from codememory.capture.exposure_cues import exposure_cues, kept_cues, memory_cues
@@ -151,6 +151,7 @@ def action_of(call: ToolCall) -> Action:
     if name in _EDIT_TOOLS:
         added: list[str] = []
         replaced: list[str] = []
+        removed: list[str] = []
         raw_edits = args.get("edits")
         edits: list[Any] = raw_edits if isinstance(raw_edits, list) else [args]
         for edit in edits:
@@ -160,15 +161,18 @@ def action_of(call: ToolCall) -> Action:
             old = next((edit[k] for k in _OLD_KEYS if isinstance(edit.get(k), str)), "")
             added.append(_added(new[:MAX_ACTION_CHARS], old[:MAX_ACTION_CHARS]))
             replaced.append(old[:MAX_ACTION_CHARS])
+            removed.append(_added(old[:MAX_ACTION_CHARS], new[:MAX_ACTION_CHARS]))
         patch = next((args[k] for k in ("input", "patch") if isinstance(args.get(k), str)), "")
         if patch:
             paths += _PATCH_FILE_RE.findall(patch)
             lines = patch.splitlines()
             added.append("\n".join(ln[1:] for ln in lines if ln.startswith("+") and not ln.startswith("++")))
             replaced.append("\n".join(ln[1:] for ln in lines if ln.startswith("-") and not ln.startswith("--")))
+            removed.append(_added(replaced[-1], added[-1]))
         text = "\n".join(a for a in added if a)[:MAX_ACTION_CHARS]
         gone = "\n".join(r for r in replaced if r)[:MAX_ACTION_CHARS]
-        return Action(call.tool, paths=tuple(paths), edited=tuple(paths), added=text, replaced=gone)
+        out = "\n".join(r for r in removed if r)[:MAX_ACTION_CHARS]
+        return Action(call.tool, paths=tuple(paths), edited=tuple(paths), added=text, replaced=gone, removed=out)
     if name in _READ_TOOLS:
         return Action(call.tool, paths=tuple(paths), look=True)
     texts: list[str] = []
@@ -258,6 +262,7 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         return texts
 
     read: dict[str, str] = {}  # what a read earlier in the turn showed of a file (lower-cased), by its path
+    this_turn: list[tuple[str, str]] = []  # the turn's calls so far: when, what each held (lower-cased)
     # Uses a look found (a read, a listing, a search), kept only once the turn goes on to act: a file read or
     # listed to answer a question (the version in go.mod, the JDK the CI workflow sets up) is looked up, not acted
     # on, however well a shown memory names it; read and then changed, it is where the memory said to go.
@@ -275,7 +280,9 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
                     use(mid, "entity", then, evidence)
             looked.clear()
         said = action.haystack()
-        low = said_without_commit_messages(action).lower()
+        # An edit uses a memory by what it writes: the file's path says only where the edit went, and a memory
+        # naming that file is shown to every session that opens it, whatever the edit is for.
+        low = said_without_commit_messages(replace(action, paths=()) if action.edited else action).lower()
         for mid in set(_ID_RE.findall(said)) & set(by_id) - used:
             if _shown_before(by_id[mid], at):
                 use(mid, "cited", at, f"{call.tool} names {mid}")
@@ -284,13 +291,28 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         # name the turn's own request gives: the user asked for it, whatever memory also names it.
         known = [request, action.replaced.lower()] if action.replaced else [request]
         known += [read[path] for path in action.edited if path in read]
+
+        def before_shown(mid: str) -> list[str]:
+            """What this turn's calls made before the memory was shown held: the agent was there already (the read
+            that made OpenCode's HUD show a memory naming the file it read)."""
+            first = by_id[mid].first_shown_at
+            return [text for when, text in this_turn if when < first]
+
         # Every shown memory's terms in this call, those already used too: a term several memories share is
         # credited to the one the call matches best (see _explained_better).
         found = {
             mid: hits
             for mid, (terms, _) in cues.items()
-            if (hits := _hits(terms, action, low, [*known, *held_before(mid)], by_id[mid], at, request))
+            if (
+                hits := _hits(
+                    terms, action, low, [*known, *held_before(mid), *before_shown(mid)], by_id[mid], at, request
+                )
+            )
         }
+        if action.edited and action.removed:
+            for mid, removed in _removes(cues, unused, action).items():
+                if _shown_before(by_id[mid], at):
+                    found.setdefault(mid, []).extend(removed)
         if action.look:
             _looked_at_places(cues, unused, by_id, found, action, at, call.output[:MAX_READ_CHARS], places)
         for mid in list(unused):
@@ -309,6 +331,7 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
                     del rules[mid]
                     seen.outcomes.append(Outcome(mid, "contradicted", at, f"{rule.clause} | {call.tool}: {done}"))
                     break
+        this_turn.append((at, said.lower()))
         if call.output and action.paths and not action.edited and not action.shell and not action.text:
             for path in action.paths:  # a read: the file as the agent saw it
                 read[path] = call.output[:MAX_READ_CHARS].lower()
@@ -344,6 +367,10 @@ def _hits(
     if not _shown_before(shown, at):
         return []
     asked = (request, shown.context.lower())
+    if action.edited and accounts_of_work(action.edited) and _states_only_places(terms):
+        # What a changelog entry says is the agent's account, never evidence; a memory that says only which file
+        # the account goes in ("a line in CHANGES.rst") is applied by writing there, and by nothing else.
+        low = "\n".join([low, *action.edited]).lower()
     out = []
     for t in terms:
         if t.kind == PLACE:
@@ -363,6 +390,29 @@ def _hits(
             and not any(said_in_words(t.text, text) for text in asked)
         ):
             out.append(t.text)
+    return out
+
+
+def _states_only_places(terms: Sequence[Term]) -> bool:
+    """Whether the only things a memory states that an edit could write are files (`CHANGES.rst` for "every change
+    gets a line in CHANGES.rst")."""
+    said = [t for t in terms if t.kind not in ("phrase", "commit", PLACE)]
+    return bool(said) and all(t.kind == "path" for t in said)
+
+
+def _removes(
+    cues: Mapping[str, tuple[list[Term], list[Prohibition]]], unused: Mapping[str, list[Term]], action: Action
+) -> dict[str, list[str]]:
+    """The memories whose forbidden code (`sep=,`, a rejected package) this edit takes out: in the lines it removes,
+    not in those it writes. Removing what a memory says to avoid applies it as much as writing its value."""
+    gone = action.removed.lower()
+    out: dict[str, list[str]] = {}
+    for mid in unused:
+        for rule in cues[mid][1]:
+            thing = rule.thing
+            taken_out = term_in(thing, gone, lowered=True) and not term_in(thing, action.added)
+            if rule.kind in ("code", "package") and taken_out:
+                out.setdefault(mid, []).append(f"removes {thing}")
     return out
 
 
