@@ -15,8 +15,9 @@ import pytest
 from codememory.capture.daily_log import MEMORY_DIR, DailyLog
 from codememory.capture.hook_transcripts import capture_transcript
 from codememory.capture.opencode import write_turn
+from codememory.capture.tool_actions import action_of
 from codememory.capture.turns import SessionInfo, ToolCall, Turn
-from codememory.capture.usage import action_of, observe_turn
+from codememory.capture.usage import observe_turn
 from codememory.core.project import store_dir
 from codememory.operations.explain import record_injection
 from codememory.service.project_store import Store

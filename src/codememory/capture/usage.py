@@ -11,11 +11,16 @@ never scanned twice, and it costs no model call. Signals, the first of each per 
 - **entity**: a tool call made after the memory was shown holds one of its distinctive terms (a path, a code name,
   a command, a version or a value: text/usage_cues.py) that neither the query it was shown for, nor the request of
   the turn making the call, nor the session's earlier turns that ended before the memory was shown (their tool
-  calls and the start of what each returned: store/session_seen.py) already held — what the agent was doing
-  anyway, was asked to, or had met in the project already is no evidence. The request and the query also give a
-  name they say in words ("booking id" gives `booking_id`: text/own_words.said_in_words).
-  For a read the call's path counts, for an edit its path and the text it adds (not the text it replaces), for a shell
-  call its command, for other tools their arguments; never a tool's output. A call that only looks (a read, a
+  calls and the start of what each returned: store/session_seen.py), nor this turn's calls made before it was shown
+  already held — what the agent was doing anyway, was asked to, or had met in the project already is no evidence.
+  The request and the query also give a name they say in words ("booking id" gives `booking_id`:
+  text/own_words.said_in_words).
+  For a read the call's path counts, for a shell call its command, for other tools their arguments; never a tool's
+  output. An edit counts by what it applies of the memory: the text it adds (not the text it replaces), or taking
+  out what the memory forbids (`sep=,` in the lines it removes and not in those it writes); the path of the file it
+  edits is no evidence (a memory naming a file is shown to sessions that open it for every reason they edit it),
+  but for a changelog memory that names nothing else (its entries are no evidence, so the file is all it states).
+  A call that only looks (a read, a
   listing, a search, a shell command that only shows: text/shell_lines.looks_only) counts only once the same turn
   acts after it (an edit, a command that changes or runs something): read to answer a question, a file was looked
   up, not acted on (unless the answer states the memory: **answered**). A lookup command a memory gives as a
@@ -24,7 +29,7 @@ never scanned twice, and it costs no model call. Signals, the first of each per 
   new code that reuses the file's own names writes in the code's words, not the memory's.
   A commit whose subject follows a memory's commit form (`fix(scope): …`, text/usage_cues.py) uses it; the other
   words of a commit message do not (the message is the agent's account of what it did: its edits are the evidence),
-  nor what an edit writes into a changelog or release notes (text/own_words.accounts_of_work; the path counts).
+  nor what an edit writes into a changelog or release notes (text/own_words.accounts_of_work).
   A term two shown memories hold goes to the one that explains the call better (holds all of the call's terms the
   other holds, and more); two that explain it as well are both credited;
 - **answered**: a look that found the memory's term was never acted on in the turn, but the turn's final answer
@@ -48,12 +53,12 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from codememory.capture.exposure_cues import exposure_cues, kept_cues, memory_cues
+from codememory.capture.tool_actions import MAX_ACTION_CHARS, action_of
 from codememory.capture.turns import ToolCall, Turn
 from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.model import ID_RE
@@ -63,7 +68,6 @@ from codememory.store.usage import Exposure, Outcome, Shown
 from codememory.text.answer_cues import states_the_memory
 from codememory.text.own_words import accounts_of_work, said_in_words
 from codememory.text.privacy import scrub_start
-from codememory.text.shell_lines import looks_only
 from codememory.text.usage_cues import (
     PLACE,
     Action,
@@ -77,7 +81,6 @@ from codememory.text.usage_cues import (
 )
 from codememory.text.usage_cues import violation as rule_violation
 
-MAX_ACTION_CHARS = 20_000  # of one tool call's arguments read
 MAX_SEARCH_IDS = 20  # memory ids taken from one search result
 MAX_READ_CHARS = 100_000  # of a read's output kept: the file as the agent saw it before editing it
 MAX_SEEN_CALL_CHARS = 1000  # of a call's arguments, and of its output, kept for the session's later turns
@@ -85,16 +88,6 @@ MAX_SEEN_CALL_CHARS = 1000  # of a call's arguments, and of its output, kept for
 _ID_RE = lazy_pattern(r"\bmem_[0-9a-f]{8}\b")
 _FETCH_RE = lazy_pattern(r"(?:^|[_.])memory_get$")
 _SEARCH_RE = lazy_pattern(r"(?:^|[_.])memory_(?:search|retrieve)$")
-_SHELL_TOOLS = {"bash", "shell", "run_shell_command", "exec_command", "local_shell", "shell_command", "terminal"}
-_EDIT_TOOLS = {"edit", "write", "multiedit", "apply_patch", "patch", "write_file", "replace", "create", "str_replace"}
-_EDIT_TOOLS |= {"notebookedit", "edit_file", "create_file"}
-_READ_TOOLS = {"read", "read_file", "view", "read_many_files", "cat", "open"}
-_LOOK_TOOLS = {"grep", "glob", "list", "ls", "find", "search_file_content", "list_directory", "codebase_search"}
-_LOOK_TOOLS |= {"notebookread", "webfetch", "websearch", "web_fetch", "google_web_search"}  # pages looked up
-_PATH_KEYS = ("filePath", "file_path", "path", "notebook_path", "absolute_path", "target_file")
-_NEW_KEYS = ("newString", "new_string", "content", "new_source", "file_text", "new_str")
-_OLD_KEYS = ("oldString", "old_string", "old_str")
-_PATCH_FILE_RE = lazy_pattern(r"^\*\*\* (?:Add|Update) File: (.+)$", re.MULTILINE)
 _OUTPUT_WORD_RE = lazy_pattern(r"[\w.][\w./-]*")
 
 
@@ -104,80 +97,6 @@ class Observed:
 
     searched: list[str] = field(default_factory=list)  # shown by a search call in this turn
     outcomes: list[Outcome] = field(default_factory=list)
-
-
-# ------------------------------------------------------------------------------------- tool calls
-def _strings(value: Any, out: list[str], budget: int) -> int:
-    """Every string in a JSON value, depth first, up to `budget` characters."""
-    if budget <= 0:
-        return budget
-    if isinstance(value, str):
-        out.append(value[:budget])
-        return budget - len(out[-1])
-    if isinstance(value, Mapping):
-        for item in value.values():
-            budget = _strings(item, out, budget)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            budget = _strings(item, out, budget)
-    return budget
-
-
-def _added(new: str, old: str) -> str:
-    """The lines of `new` that `old` does not have (what an edit adds)."""
-    before = {line.strip() for line in old.splitlines()}
-    return "\n".join(line for line in new.splitlines() if line.strip() not in before)
-
-
-def _command(value: Any) -> str:
-    if isinstance(value, list):
-        return " ".join(str(v) for v in value if isinstance(v, str))[:MAX_ACTION_CHARS]
-    return value[:MAX_ACTION_CHARS] if isinstance(value, str) else ""
-
-
-def action_of(call: ToolCall) -> Action:
-    """A tool call as the rules read it (see text.usage_cues.Action)."""
-    name = call.tool.lower().rsplit("__", 1)[-1]
-    args = call.input
-    paths = [args[k] for k in _PATH_KEYS if isinstance(args.get(k), str) and args[k]]
-    if name in _SHELL_TOOLS or (isinstance(args.get("command"), str | list) and not paths):
-        raw = args.get("command") or args.get("cmd")
-        command = _command(raw)
-        # Codex writes ["bash", "-lc", "<line>"]: whether it only looks is a question about the line it runs
-        line = command
-        if isinstance(raw, list) and len(raw) == 3 and raw[1] in ("-c", "-lc") and isinstance(raw[2], str):
-            line = raw[2]
-        return Action(call.tool, shell=(command,) if command else (), look=bool(command) and looks_only(line))
-    if name in _EDIT_TOOLS:
-        added: list[str] = []
-        replaced: list[str] = []
-        removed: list[str] = []
-        raw_edits = args.get("edits")
-        edits: list[Any] = raw_edits if isinstance(raw_edits, list) else [args]
-        for edit in edits:
-            if not isinstance(edit, Mapping):
-                continue
-            new = next((edit[k] for k in _NEW_KEYS if isinstance(edit.get(k), str)), "")
-            old = next((edit[k] for k in _OLD_KEYS if isinstance(edit.get(k), str)), "")
-            added.append(_added(new[:MAX_ACTION_CHARS], old[:MAX_ACTION_CHARS]))
-            replaced.append(old[:MAX_ACTION_CHARS])
-            removed.append(_added(old[:MAX_ACTION_CHARS], new[:MAX_ACTION_CHARS]))
-        patch = next((args[k] for k in ("input", "patch") if isinstance(args.get(k), str)), "")
-        if patch:
-            paths += _PATCH_FILE_RE.findall(patch)
-            lines = patch.splitlines()
-            added.append("\n".join(ln[1:] for ln in lines if ln.startswith("+") and not ln.startswith("++")))
-            replaced.append("\n".join(ln[1:] for ln in lines if ln.startswith("-") and not ln.startswith("--")))
-            removed.append(_added(replaced[-1], added[-1]))
-        text = "\n".join(a for a in added if a)[:MAX_ACTION_CHARS]
-        gone = "\n".join(r for r in replaced if r)[:MAX_ACTION_CHARS]
-        out = "\n".join(r for r in removed if r)[:MAX_ACTION_CHARS]
-        return Action(call.tool, paths=tuple(paths), edited=tuple(paths), added=text, replaced=gone, removed=out)
-    if name in _READ_TOOLS:
-        return Action(call.tool, paths=tuple(paths), look=True)
-    texts: list[str] = []
-    _strings(args, texts, MAX_ACTION_CHARS)
-    return Action(call.tool, paths=tuple(paths), text="\n".join(texts), look=name in _LOOK_TOOLS)
 
 
 # ------------------------------------------------------------------------------------------ turns
