@@ -15,8 +15,9 @@ import pytest
 from codememory.capture.daily_log import MEMORY_DIR, DailyLog
 from codememory.capture.hook_transcripts import capture_transcript
 from codememory.capture.opencode import write_turn
+from codememory.capture.tool_actions import action_of
 from codememory.capture.turns import SessionInfo, ToolCall, Turn
-from codememory.capture.usage import action_of, observe_turn
+from codememory.capture.usage import observe_turn
 from codememory.core.project import store_dir
 from codememory.operations.explain import record_injection
 from codememory.service.project_store import Store
@@ -106,14 +107,62 @@ def test_cues_that_do_not_read_back_are_computed_again(store: Store) -> None:
 
 
 # ------------------------------------------------------------------------------------------- entity
-def test_a_memorys_path_or_name_in_a_later_edit_is_a_use(store: Store) -> None:
+def test_a_memorys_name_written_by_a_later_edit_is_a_use(store: Store) -> None:
     limit = add(store, LIMIT)
     shown(store, limit)
-    capture(store, turn(call("edit", 1, filePath=f"{store.root}/app/api/photos.py", oldString="A", newString="B")))
+    edit = call("edit", 1, filePath=f"{store.root}/app/api/upload.py", oldString="A", newString="UPLOAD_MAX_BYTES")
+    capture(store, turn(edit))
     got = exposure(store, limit)
-    assert got["used_by"] == "entity" and "app/api/photos.py" in got["evidence"]
+    assert got["used_by"] == "entity" and "UPLOAD_MAX_BYTES" in got["evidence"]
     record = store.db.usefulness([limit], "2099-01-01T00:00:10.000Z")[limit]
     assert (record.shown_total, record.used_total) == (1, 1)
+
+
+def test_an_edit_applies_a_memory_only_by_what_it_writes_not_by_the_file_it_edits(store: Store) -> None:
+    """The memory names the file; an edit of that file for another reason (its own text, none of the memory's
+    values) is no use of it: OpenCode shows a memory naming a file once the agent opens that file, whatever the
+    edit that follows is for. The same file edited to write the memory's value uses it."""
+    limit = add(store, LIMIT)
+    shown(store, limit, at_query="tidy the photo handler")
+    path = f"{store.root}/app/api/photos.py"
+    capture(store, turn(call("edit", 1, filePath=path, oldString="def f(x):", newString="def f(x: int):")))
+    assert exposure(store, limit)["used_at"] is None
+    capture(
+        store, turn(call("edit", 2, filePath=path, oldString="10 *", newString="UPLOAD_MAX_BYTES = 25 *"), turn_id="m2")
+    )
+    assert exposure(store, limit)["evidence"] == "edit: UPLOAD_MAX_BYTES"
+
+
+def test_an_edit_that_takes_out_what_the_memory_forbids_uses_it(store: Store) -> None:
+    sep = add(store, SEP)
+    shown(store, sep, at_query="fix the CSV export header")
+    old, new = 'out.write("sep=,\\n")\nwriter.writerow(header)', "writer.writerow(header)"
+    capture(store, turn(call("edit", 1, filePath="app/export.py", oldString=old, newString=new)))
+    got = exposure(store, sep)
+    assert got["used_by"] == "entity" and got["evidence"] == "edit: removes sep=," and got["contradicted_at"] is None
+
+
+def test_an_edit_that_keeps_or_never_had_what_the_memory_forbids_does_not_use_it(store: Store) -> None:
+    sep = add(store, SEP)
+    shown(store, sep, at_query="fix the CSV export header")
+    kept = 'out.write("sep=,\\n")\nwriter.writerow(header)'
+    capture(store, turn(call("edit", 1, filePath="app/export.py", oldString=kept, newString=kept + "\nflush()")))
+    capture(store, turn(call("edit", 2, filePath="app/export.py", oldString="a = 1", newString="a = 2"), turn_id="m2"))
+    assert exposure(store, sep)["used_at"] is None
+
+
+def test_a_file_the_turn_had_opened_before_the_memory_was_shown_is_not_a_use(store: Store) -> None:
+    """OpenCode's HUD shows a memory naming the file the agent has just read: that read, and a later look at or
+    command on the same file, were the agent's own way, not the memory's. A call after the showing that reaches
+    something new of the memory still counts."""
+    limit = add(store, LIMIT)
+    shown(store, limit, at_query="tidy the handler")  # shown now, after the read made in 1999
+    early = ToolCall("read", "c0", "completed", {"filePath": "app/api/photos.py"}, started_at="1999-01-01T00:00:00Z")
+    calls = (call("read", 3, filePath="app/api/photos.py"), call("bash", 4, command="ruff check app/api/photos.py"))
+    capture(store, turn(early, *calls, user="tidy the handler"))
+    assert exposure(store, limit)["used_at"] is None
+    capture(store, turn(call("bash", 5, command="grep -rn UPLOAD_MAX_BYTES . && make"), turn_id="m2"))
+    assert exposure(store, limit)["evidence"] == "bash: UPLOAD_MAX_BYTES"
 
 
 def test_what_the_agent_was_asked_already_or_only_read_in_output_is_not_a_use(store: Store) -> None:
@@ -229,8 +278,9 @@ def test_what_the_session_did_after_the_memory_was_shown_is_still_evidence(store
     shown(store, limit)
     capture(store, later(call("read", 1, output="MAX = 10", filePath="app/api/photos.py"), seq=1))
     assert exposure(store, limit)["used_at"] is None  # a look, not acted on
-    capture(store, later(call("edit", 1, filePath="app/api/photos.py", oldString="MAX = 10", newString="MAX = 25")))
-    assert exposure(store, limit)["evidence"] == "edit: app/api/photos.py"
+    edit = call("edit", 1, filePath="app/api/photos.py", oldString="MAX = 10", newString="UPLOAD_MAX_BYTES = 25")
+    capture(store, later(edit))
+    assert exposure(store, limit)["evidence"] == "edit: UPLOAD_MAX_BYTES"
 
 
 def test_an_edit_uses_what_it_adds_not_what_it_replaces(store: Store) -> None:
@@ -749,9 +799,10 @@ def test_a_term_two_shown_memories_hold_goes_to_the_one_that_explains_the_call(s
 
 def test_two_memories_that_explain_a_call_as_well_are_both_used(store: Store) -> None:
     walker = add(store, "Task inputs are walked in src/inputs.rs by collect_inputs.")
-    order = add(store, "src/inputs.rs sorts the paths before hashing them.")
+    order = add(store, "collect_inputs sorts the paths before hashing them.")
     shown(store, walker, order, at_query="dotfiles are not task inputs")
-    capture(store, turn(call("edit", 1, filePath=f"{store.root}/src/inputs.rs", oldString="x", newString="y")))
+    edit = call("edit", 1, filePath=f"{store.root}/src/lib.rs", oldString="x", newString="collect_inputs(root)")
+    capture(store, turn(edit))
     assert exposure(store, walker)["used_by"] == exposure(store, order)["used_by"] == "entity"
 
 
@@ -782,7 +833,7 @@ def test_ids_in_a_search_result_are_shown_not_cited(store: Store) -> None:
     capture(store, turn(call("memory_search", 1, output=result, query="photo limit")))
     got = exposure(store, limit)
     assert got["kind"] == "search" and got["used_at"] is None
-    edit = call("edit", 2, filePath="app/api/photos.py", oldString="1", newString="2")
+    edit = call("edit", 2, filePath="app/api/photos.py", oldString="1", newString="UPLOAD_MAX_BYTES = 2")
     capture(store, turn(edit, turn_id="m2"))  # ...then acted on
     assert exposure(store, limit)["used_by"] == "entity"
 
@@ -851,11 +902,14 @@ def test_doing_what_the_memory_forbids_is_no_use_of_it(store: Store, memory: str
 def test_the_memorys_other_terms_in_a_call_that_names_what_it_forbids_still_use_it(store: Store) -> None:
     """Only the forbidden thing is taken out of the call's hits: an edit of the file the memory names, mapping the
     error it says never to leak, does as the memory says however the rule reads the error's name."""
-    errors = add(store, "Errors crossing the API boundary are mapped in app/api/errors.py; never leak `TimeoutError`.")
+    errors = add(
+        store,
+        "Errors crossing the API boundary are mapped in API_ERRORS (app/api/errors.py); never leak `TimeoutError`.",
+    )
     shown(store, errors, at_query="the upstream call hangs")
-    code = "    except TimeoutError:\n        return problem(504)"
+    code = "API_ERRORS[TimeoutError] = 504"
     capture(store, turn(call("edit", 1, filePath="app/api/errors.py", oldString="", newString=code)))
-    assert exposure(store, errors)["evidence"] == "edit: app/api/errors.py"
+    assert exposure(store, errors)["evidence"] == "edit: API_ERRORS"
 
 
 def test_a_changelog_entry_naming_what_the_memory_forbids_is_no_contradiction(store: Store) -> None:
@@ -916,7 +970,8 @@ def test_a_claude_code_transcript_captured_by_the_hooks_records_the_use(store: S
         {"type": "assistant", "uuid": "a1", "sessionId": session, "timestamp": "2099-01-01T00:00:01.000Z",
          "message": {"id": "m1", "role": "assistant", "stop_reason": "tool_use", "content": [
              {"type": "tool_use", "id": "t1", "name": "Edit", "input": {
-                 "file_path": f"{store.root}/app/api/photos.py", "old_string": "10", "new_string": "25"}}]}},
+                 "file_path": f"{store.root}/app/api/photos.py", "old_string": "10",
+                 "new_string": "UPLOAD_MAX_BYTES = 25"}}]}},
         {"type": "user", "uuid": "u2", "sessionId": session, "timestamp": "2099-01-01T00:00:02.000Z",
          "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}},
         {"type": "assistant", "uuid": "a2", "sessionId": session, "timestamp": "2099-01-01T00:00:03.000Z",

@@ -11,11 +11,16 @@ never scanned twice, and it costs no model call. Signals, the first of each per 
 - **entity**: a tool call made after the memory was shown holds one of its distinctive terms (a path, a code name,
   a command, a version or a value: text/usage_cues.py) that neither the query it was shown for, nor the request of
   the turn making the call, nor the session's earlier turns that ended before the memory was shown (their tool
-  calls and the start of what each returned: store/session_seen.py) already held — what the agent was doing
-  anyway, was asked to, or had met in the project already is no evidence. The request and the query also give a
-  name they say in words ("booking id" gives `booking_id`: text/own_words.said_in_words).
-  For a read the call's path counts, for an edit its path and the text it adds (not the text it replaces), for a shell
-  call its command, for other tools their arguments; never a tool's output. A call that only looks (a read, a
+  calls and the start of what each returned: store/session_seen.py), nor this turn's calls made before it was shown
+  already held — what the agent was doing anyway, was asked to, or had met in the project already is no evidence.
+  The request and the query also give a name they say in words ("booking id" gives `booking_id`:
+  text/own_words.said_in_words).
+  For a read the call's path counts, for a shell call its command, for other tools their arguments; never a tool's
+  output. An edit counts by what it applies of the memory: the text it adds (not the text it replaces), or taking
+  out what the memory forbids (`sep=,` in the lines it removes and not in those it writes); the path of the file it
+  edits is no evidence (a memory naming a file is shown to sessions that open it for every reason they edit it),
+  but for a changelog memory that names nothing else (its entries are no evidence, so the file is all it states).
+  A call that only looks (a read, a
   listing, a search, a shell command that only shows: text/shell_lines.looks_only) counts only once the same turn
   acts after it (an edit, a command that changes or runs something): read to answer a question, a file was looked
   up, not acted on (unless the answer states the memory: **answered**). A lookup command a memory gives as a
@@ -24,7 +29,7 @@ never scanned twice, and it costs no model call. Signals, the first of each per 
   new code that reuses the file's own names writes in the code's words, not the memory's.
   A commit whose subject follows a memory's commit form (`fix(scope): …`, text/usage_cues.py) uses it; the other
   words of a commit message do not (the message is the agent's account of what it did: its edits are the evidence),
-  nor what an edit writes into a changelog or release notes (text/own_words.accounts_of_work; the path counts).
+  nor what an edit writes into a changelog or release notes (text/own_words.accounts_of_work).
   A term two shown memories hold goes to the one that explains the call better (holds all of the call's terms the
   other holds, and more); two that explain it as well are both credited;
 - **answered**: a look that found the memory's term was never acted on in the turn, but the turn's final answer
@@ -48,12 +53,12 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from codememory.capture.exposure_cues import exposure_cues, kept_cues, memory_cues
+from codememory.capture.tool_actions import MAX_ACTION_CHARS, action_of
 from codememory.capture.turns import ToolCall, Turn
 from codememory.core.lazy_pattern import lazy_pattern
 from codememory.core.model import ID_RE
@@ -63,7 +68,6 @@ from codememory.store.usage import Exposure, Outcome, Shown
 from codememory.text.answer_cues import states_the_memory
 from codememory.text.own_words import accounts_of_work, said_in_words
 from codememory.text.privacy import scrub_start
-from codememory.text.shell_lines import looks_only
 from codememory.text.usage_cues import (
     PLACE,
     Action,
@@ -77,7 +81,6 @@ from codememory.text.usage_cues import (
 )
 from codememory.text.usage_cues import violation as rule_violation
 
-MAX_ACTION_CHARS = 20_000  # of one tool call's arguments read
 MAX_SEARCH_IDS = 20  # memory ids taken from one search result
 MAX_READ_CHARS = 100_000  # of a read's output kept: the file as the agent saw it before editing it
 MAX_SEEN_CALL_CHARS = 1000  # of a call's arguments, and of its output, kept for the session's later turns
@@ -85,16 +88,6 @@ MAX_SEEN_CALL_CHARS = 1000  # of a call's arguments, and of its output, kept for
 _ID_RE = lazy_pattern(r"\bmem_[0-9a-f]{8}\b")
 _FETCH_RE = lazy_pattern(r"(?:^|[_.])memory_get$")
 _SEARCH_RE = lazy_pattern(r"(?:^|[_.])memory_(?:search|retrieve)$")
-_SHELL_TOOLS = {"bash", "shell", "run_shell_command", "exec_command", "local_shell", "shell_command", "terminal"}
-_EDIT_TOOLS = {"edit", "write", "multiedit", "apply_patch", "patch", "write_file", "replace", "create", "str_replace"}
-_EDIT_TOOLS |= {"notebookedit", "edit_file", "create_file"}
-_READ_TOOLS = {"read", "read_file", "view", "read_many_files", "cat", "open"}
-_LOOK_TOOLS = {"grep", "glob", "list", "ls", "find", "search_file_content", "list_directory", "codebase_search"}
-_LOOK_TOOLS |= {"notebookread", "webfetch", "websearch", "web_fetch", "google_web_search"}  # pages looked up
-_PATH_KEYS = ("filePath", "file_path", "path", "notebook_path", "absolute_path", "target_file")
-_NEW_KEYS = ("newString", "new_string", "content", "new_source", "file_text", "new_str")
-_OLD_KEYS = ("oldString", "old_string", "old_str")
-_PATCH_FILE_RE = lazy_pattern(r"^\*\*\* (?:Add|Update) File: (.+)$", re.MULTILINE)
 _OUTPUT_WORD_RE = lazy_pattern(r"[\w.][\w./-]*")
 
 
@@ -104,76 +97,6 @@ class Observed:
 
     searched: list[str] = field(default_factory=list)  # shown by a search call in this turn
     outcomes: list[Outcome] = field(default_factory=list)
-
-
-# ------------------------------------------------------------------------------------- tool calls
-def _strings(value: Any, out: list[str], budget: int) -> int:
-    """Every string in a JSON value, depth first, up to `budget` characters."""
-    if budget <= 0:
-        return budget
-    if isinstance(value, str):
-        out.append(value[:budget])
-        return budget - len(out[-1])
-    if isinstance(value, Mapping):
-        for item in value.values():
-            budget = _strings(item, out, budget)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            budget = _strings(item, out, budget)
-    return budget
-
-
-def _added(new: str, old: str) -> str:
-    """The lines of `new` that `old` does not have (what an edit adds)."""
-    before = {line.strip() for line in old.splitlines()}
-    return "\n".join(line for line in new.splitlines() if line.strip() not in before)
-
-
-def _command(value: Any) -> str:
-    if isinstance(value, list):
-        return " ".join(str(v) for v in value if isinstance(v, str))[:MAX_ACTION_CHARS]
-    return value[:MAX_ACTION_CHARS] if isinstance(value, str) else ""
-
-
-def action_of(call: ToolCall) -> Action:
-    """A tool call as the rules read it (see text.usage_cues.Action)."""
-    name = call.tool.lower().rsplit("__", 1)[-1]
-    args = call.input
-    paths = [args[k] for k in _PATH_KEYS if isinstance(args.get(k), str) and args[k]]
-    if name in _SHELL_TOOLS or (isinstance(args.get("command"), str | list) and not paths):
-        raw = args.get("command") or args.get("cmd")
-        command = _command(raw)
-        # Codex writes ["bash", "-lc", "<line>"]: whether it only looks is a question about the line it runs
-        line = command
-        if isinstance(raw, list) and len(raw) == 3 and raw[1] in ("-c", "-lc") and isinstance(raw[2], str):
-            line = raw[2]
-        return Action(call.tool, shell=(command,) if command else (), look=bool(command) and looks_only(line))
-    if name in _EDIT_TOOLS:
-        added: list[str] = []
-        replaced: list[str] = []
-        raw_edits = args.get("edits")
-        edits: list[Any] = raw_edits if isinstance(raw_edits, list) else [args]
-        for edit in edits:
-            if not isinstance(edit, Mapping):
-                continue
-            new = next((edit[k] for k in _NEW_KEYS if isinstance(edit.get(k), str)), "")
-            old = next((edit[k] for k in _OLD_KEYS if isinstance(edit.get(k), str)), "")
-            added.append(_added(new[:MAX_ACTION_CHARS], old[:MAX_ACTION_CHARS]))
-            replaced.append(old[:MAX_ACTION_CHARS])
-        patch = next((args[k] for k in ("input", "patch") if isinstance(args.get(k), str)), "")
-        if patch:
-            paths += _PATCH_FILE_RE.findall(patch)
-            lines = patch.splitlines()
-            added.append("\n".join(ln[1:] for ln in lines if ln.startswith("+") and not ln.startswith("++")))
-            replaced.append("\n".join(ln[1:] for ln in lines if ln.startswith("-") and not ln.startswith("--")))
-        text = "\n".join(a for a in added if a)[:MAX_ACTION_CHARS]
-        gone = "\n".join(r for r in replaced if r)[:MAX_ACTION_CHARS]
-        return Action(call.tool, paths=tuple(paths), edited=tuple(paths), added=text, replaced=gone)
-    if name in _READ_TOOLS:
-        return Action(call.tool, paths=tuple(paths), look=True)
-    texts: list[str] = []
-    _strings(args, texts, MAX_ACTION_CHARS)
-    return Action(call.tool, paths=tuple(paths), text="\n".join(texts), look=name in _LOOK_TOOLS)
 
 
 # ------------------------------------------------------------------------------------------ turns
@@ -258,6 +181,7 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         return texts
 
     read: dict[str, str] = {}  # what a read earlier in the turn showed of a file (lower-cased), by its path
+    this_turn: list[tuple[str, str]] = []  # the turn's calls so far: when, what each held (lower-cased)
     # Uses a look found (a read, a listing, a search), kept only once the turn goes on to act: a file read or
     # listed to answer a question (the version in go.mod, the JDK the CI workflow sets up) is looked up, not acted
     # on, however well a shown memory names it; read and then changed, it is where the memory said to go.
@@ -275,7 +199,9 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
                     use(mid, "entity", then, evidence)
             looked.clear()
         said = action.haystack()
-        low = said_without_commit_messages(action).lower()
+        # An edit uses a memory by what it writes: the file's path says only where the edit went, and a memory
+        # naming that file is shown to every session that opens it, whatever the edit is for.
+        low = said_without_commit_messages(replace(action, paths=()) if action.edited else action).lower()
         for mid in set(_ID_RE.findall(said)) & set(by_id) - used:
             if _shown_before(by_id[mid], at):
                 use(mid, "cited", at, f"{call.tool} names {mid}")
@@ -284,13 +210,28 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         # name the turn's own request gives: the user asked for it, whatever memory also names it.
         known = [request, action.replaced.lower()] if action.replaced else [request]
         known += [read[path] for path in action.edited if path in read]
+
+        def before_shown(mid: str) -> list[str]:
+            """What this turn's calls made before the memory was shown held: the agent was there already (the read
+            that made OpenCode's HUD show a memory naming the file it read)."""
+            first = by_id[mid].first_shown_at
+            return [text for when, text in this_turn if when < first]
+
         # Every shown memory's terms in this call, those already used too: a term several memories share is
         # credited to the one the call matches best (see _explained_better).
         found = {
             mid: hits
             for mid, (terms, _) in cues.items()
-            if (hits := _hits(terms, action, low, [*known, *held_before(mid)], by_id[mid], at, request))
+            if (
+                hits := _hits(
+                    terms, action, low, [*known, *held_before(mid), *before_shown(mid)], by_id[mid], at, request
+                )
+            )
         }
+        if action.edited and action.removed:
+            for mid, removed in _removes(cues, unused, action).items():
+                if _shown_before(by_id[mid], at):
+                    found.setdefault(mid, []).extend(removed)
         if action.look:
             _looked_at_places(cues, unused, by_id, found, action, at, call.output[:MAX_READ_CHARS], places)
         for mid in list(unused):
@@ -309,6 +250,7 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
                     del rules[mid]
                     seen.outcomes.append(Outcome(mid, "contradicted", at, f"{rule.clause} | {call.tool}: {done}"))
                     break
+        this_turn.append((at, said.lower()))
         if call.output and action.paths and not action.edited and not action.shell and not action.text:
             for path in action.paths:  # a read: the file as the agent saw it
                 read[path] = call.output[:MAX_READ_CHARS].lower()
@@ -344,6 +286,10 @@ def _hits(
     if not _shown_before(shown, at):
         return []
     asked = (request, shown.context.lower())
+    if action.edited and accounts_of_work(action.edited) and _states_only_places(terms):
+        # What a changelog entry says is the agent's account, never evidence; a memory that says only which file
+        # the account goes in ("a line in CHANGES.rst") is applied by writing there, and by nothing else.
+        low = "\n".join([low, *action.edited]).lower()
     out = []
     for t in terms:
         if t.kind == PLACE:
@@ -363,6 +309,29 @@ def _hits(
             and not any(said_in_words(t.text, text) for text in asked)
         ):
             out.append(t.text)
+    return out
+
+
+def _states_only_places(terms: Sequence[Term]) -> bool:
+    """Whether the only things a memory states that an edit could write are files (`CHANGES.rst` for "every change
+    gets a line in CHANGES.rst")."""
+    said = [t for t in terms if t.kind not in ("phrase", "commit", PLACE)]
+    return bool(said) and all(t.kind == "path" for t in said)
+
+
+def _removes(
+    cues: Mapping[str, tuple[list[Term], list[Prohibition]]], unused: Mapping[str, list[Term]], action: Action
+) -> dict[str, list[str]]:
+    """The memories whose forbidden code (`sep=,`, a rejected package) this edit takes out: in the lines it removes,
+    not in those it writes. Removing what a memory says to avoid applies it as much as writing its value."""
+    gone = action.removed.lower()
+    out: dict[str, list[str]] = {}
+    for mid in unused:
+        for rule in cues[mid][1]:
+            thing = rule.thing
+            taken_out = term_in(thing, gone, lowered=True) and not term_in(thing, action.added)
+            if rule.kind in ("code", "package") and taken_out:
+                out.setdefault(mid, []).append(f"removes {thing}")
     return out
 
 

@@ -135,6 +135,7 @@ class Action:
     added: str = ""
     text: str = ""
     replaced: str = ""  # the text an edit replaced: a name it held already is not what the edit adds
+    removed: str = ""  # the lines of `replaced` the edit does not write again (what it takes out)
     look: bool = False  # it only looked (a read, a listing, a search, a read-only command): shell_lines.looks_only
 
     def haystack(self) -> str:
