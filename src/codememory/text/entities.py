@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from codememory.text.entity_ambiguity import accepted
 from codememory.text.entity_vocabulary import LazyPattern, Vocabulary, entity_words, vocabulary
 
-__all__ = ["Entity", "extract_entities", "normalize_entity_name"]
+__all__ = ["Entity", "entity_pairs", "extract_entities", "normalize_entity_name"]
 
 
 @dataclass(frozen=True)
@@ -429,6 +429,12 @@ def _code_like(word: str) -> bool:
 
 def extract_entities(text: str, *, limit: int = 20) -> list[Entity]:
     """Technical entities in text, most salient first, deduplicated by name, without any LLM."""
+    return [Entity(name, kind) for name, kind in entity_pairs(text, limit=limit)]
+
+
+def entity_pairs(text: str, *, limit: int = 20) -> list[tuple[str, str]]:
+    """`extract_entities` as (name, type) pairs: what the store writes, without an object made per entity (an
+    import reads the entities of every memory it adds)."""
     if limit <= 0 or not text or text.isspace():
         return []
     vocab = vocabulary()
@@ -444,13 +450,13 @@ def extract_entities(text: str, *, limit: int = 20) -> list[Entity]:
     work = _find_terms(text, work, vocab, found)
     _find_identifiers(text, work, vocab, found)
     found.sort(key=lambda item: (item[0], item[1]))
-    entities: list[Entity] = []
+    entities: list[tuple[str, str]] = []
     seen: set[str] = set()
     for _group, _position, name, kind in found:
         if name in seen or not name:
             continue
         seen.add(name)
-        entities.append(Entity(name, kind))
+        entities.append((name, kind))
         if len(entities) >= limit:
             break
     return entities

@@ -142,6 +142,8 @@ _NEEDED: dict[str, list[str]] = {
 
 def normalised(text: str) -> str:
     """The text as the detector reads it: compatibility-folded, invisible characters removed, blanks collapsed."""
+    if text.isascii():  # NFKC leaves ASCII as it is, and every invisible character is outside it
+        return _BLANKS_RE.sub(" ", text).strip().lower()
     folded = unicodedata.normalize("NFKC", text)
     return _BLANKS_RE.sub(" ", _INVISIBLE_RE.sub("", folded)).strip().lower()
 
