@@ -139,7 +139,8 @@ def main() -> None:
                 if before[name][table] != rows:
                     differ += 1
                     old = before[name][table]
-                    first = next((i for i, (a, b) in enumerate(zip(old, rows)) if a != b), min(len(old), len(rows)))
+                    pairs = enumerate(zip(old, rows, strict=False))
+                    first = next((i for i, (a, b) in pairs if a != b), min(len(old), len(rows)))
                     print(f"{name}.{table} differs: {len(old)} rows before, {len(rows)} now; first at {first}")
         print("identical" if not differ else f"{differ} tables differ")
         sys.exit(1 if differ else 0)

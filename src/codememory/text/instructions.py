@@ -33,10 +33,12 @@ so spacing tricks (`ig\u00adnore`, a line break in the middle) do not hide a phr
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
 from codememory.core.lazy_pattern import lazy_pattern
+from codememory.core.literal_scan import LiteralScan
 
 # Default-ignorable and format characters (soft hyphen, zero-width, combining grapheme joiner, bidi controls...):
 # removed before matching, as an agent's tokenizer would read past them.
@@ -148,11 +150,23 @@ def normalised(text: str) -> str:
     return _BLANKS_RE.sub(" ", _INVISIBLE_RE.sub("", folded)).strip().lower()
 
 
+@functools.cache
+def _needles() -> tuple[LiteralScan, list[frozenset[str]]]:
+    """Every needed substring in one scanner, and the reasons each one lets through."""
+    needles = sorted({needle for needed in _NEEDED.values() for needle in needed})
+    return LiteralScan(needles), [frozenset(r for r, needed in _NEEDED.items() if n in needed) for n in needles]
+
+
 def instruction_reason(text: str) -> str | None:
     """Why `text` reads like instructions to an agent (one of the reasons in the module docstring), or None."""
     plain = normalised(text[:20_000])
+    scan, reasons_of = _needles()
+    found = scan.found(plain)  # every needle in one pass (asked one by one, 70 of them took 10 µs a text)
+    if not found:
+        return None
+    possible = frozenset().union(*(reasons_of[i] for i in found))
     for reason, pattern in _PATTERNS:
-        if any(map(plain.__contains__, _NEEDED[reason])) and pattern.search(plain):  # no generator: per text
+        if reason in possible and pattern.search(plain):
             return reason
     return None
 
