@@ -46,7 +46,6 @@ _INVISIBLE_RE = lazy_pattern(
     "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
     "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]"
 )
-_BLANKS_RE = lazy_pattern(r"\s+")
 
 _AI = r"(?:ai|a\.i\.|llms?|language\s+models?|coding\s+(?:agents?|assistants?)|agents?|assistants?|bots?|models?)"
 _NAMES = r"(?:claude|codex|copilot|cursor|gemini|chatgpt|gpt|opencode|aider)"
@@ -144,10 +143,11 @@ _NEEDED: dict[str, list[str]] = {
 
 def normalised(text: str) -> str:
     """The text as the detector reads it: compatibility-folded, invisible characters removed, blanks collapsed."""
-    if text.isascii():  # NFKC leaves ASCII as it is, and every invisible character is outside it
-        return _BLANKS_RE.sub(" ", text).strip().lower()
-    folded = unicodedata.normalize("NFKC", text)
-    return _BLANKS_RE.sub(" ", _INVISIBLE_RE.sub("", folded)).strip().lower()
+    # NFKC leaves ASCII as it is, and every invisible character is outside it. Blanks: `str.split` splits on exactly
+    # the characters `\s` matches (str.isspace), so joining its words is the `\s+` -> " " of a stripped text.
+    if not text.isascii():
+        text = _INVISIBLE_RE.sub("", unicodedata.normalize("NFKC", text))
+    return " ".join(text.split()).lower()
 
 
 @functools.cache
