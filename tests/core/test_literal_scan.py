@@ -14,8 +14,25 @@ LITERALS = ["ai", "aider", "a.i.", "run", "rm -", "://", "http", "sk-", "sk-ant-
 
 def _texts() -> list[str]:
     rng = random.Random(30)
-    pieces = [*LITERALS, "Aider", "RUN", "ht", "tp", " ", "\n", "x", "ß", "e\u0301", "\u200b", "🎉", "日", "本", "-"]
-    texts = ["", "a", "aider", "aidera.i.aide", "sk-ant-sk-", "https://x", "日本語の🎉x", "e\u0301é"]
+    pieces = [
+        *LITERALS,
+        "\udc80",
+        "Aider",
+        "RUN",
+        "ht",
+        "tp",
+        " ",
+        "\n",
+        "x",
+        "ß",
+        "e\u0301",
+        "\u200b",
+        "🎉",
+        "日",
+        "本",
+        "-",
+    ]
+    texts = ["", "a", "aider", "aidera.i.aide", "sk-ant-sk-", "https://x", "日本語の🎉x", "e\u0301é", "ai\ud800run"]
     texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 40))) for _ in range(3_000)]
     return texts
 

@@ -271,6 +271,10 @@ def test_the_quick_check_agrees_with_the_stages_around_unicode_paths_and_urls() 
             f"see https://example.com/{text.replace(' ', '/')} and src/app/{i}.py",
             json.dumps({"note": text}, ensure_ascii=False),
             json.dumps(json.dumps({"note": text})),
+            f"\ud800 {text} \udcff",  # lone surrogates (a transcript's escapes): scanned the slow way, same answer
         ]
     for text in texts + wrapped:
         assert privacy._redact(text) == privacy._redact_stages(text), text
+    password = "hunter2hunter2"
+    scrubbed = privacy.scrub(f"\ud800 DB_PASSWORD={password}")
+    assert scrubbed.startswith("\ud800 DB_PASSWORD=") and password not in scrubbed  # redacted, not failed closed

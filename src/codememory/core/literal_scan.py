@@ -35,8 +35,10 @@ class LiteralScan:
 
     def found(self, text: str) -> set[int]:
         """The indexes (in `literals`) of the literals that occur in `text`."""
-        return {index for index, _, _ in self._compiled().find_matches_as_indexes(text, overlapping=True)}
+        try:
+            return {index for index, _, _ in self._compiled().find_matches_as_indexes(text, overlapping=True)}
+        except UnicodeEncodeError:  # a lone surrogate (a transcript's "\ud800" escape): the scanner reads UTF-8
+            return {index for index, literal in enumerate(self.literals) if literal in text}
 
     def found_in_each(self, texts: Sequence[str]) -> list[set[int]]:
-        find = self._compiled().find_matches_as_indexes
-        return [{index for index, _, _ in find(text, overlapping=True)} for text in texts]
+        return [self.found(text) for text in texts]
