@@ -46,6 +46,19 @@ def test_it_finds_exactly_the_literals_each_text_holds() -> None:
     assert sum(map(len, expected)) > 3_000  # most texts hold several, nested and overlapping ones among them
 
 
+def test_a_long_text_is_read_in_windows_without_losing_an_occurrence_across_their_edges() -> None:
+    from codememory.core.literal_scan import WINDOW
+
+    scan = LiteralScan(LITERALS)
+    for literal in LITERALS:
+        for cut in range(1, len(literal)):  # the literal straddles the first or the second window's edge
+            for edge in (WINDOW, 2 * WINDOW):
+                text = "." * (edge - cut) + literal + "." * WINDOW
+                assert scan.found(text) == {i for i, lit in enumerate(LITERALS) if lit in text}, (literal, cut)
+    many = "A<" * (3 * WINDOW)  # every other character a literal: read window by window
+    assert scan.found(many) == {LITERALS.index("A")}
+
+
 def test_an_empty_literal_is_refused() -> None:
     with pytest.raises(ValueError):
         LiteralScan(["a", ""])

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+WINDOW = 1 << 16  # characters scanned at a time
+
 
 class LiteralScan:
     """The literals (non-empty strings) found in a text, every occurrence counted, overlapping ones too ("ai"
@@ -35,6 +37,17 @@ class LiteralScan:
 
     def found(self, text: str) -> set[int]:
         """The indexes (in `literals`) of the literals that occur in `text`."""
+        if len(text) <= WINDOW:
+            return self._found(text)
+        # The scanner returns every occurrence as a list: a long text full of a short literal ("A", "<") is read in
+        # windows, each overlapping the next by a literal's length, so that no occurrence is cut and memory stays flat.
+        overlap = max(map(len, self.literals)) - 1
+        found: set[int] = set()
+        for start in range(0, len(text), WINDOW):
+            found |= self._found(text[start : start + WINDOW + overlap])
+        return found
+
+    def _found(self, text: str) -> set[int]:
         try:
             return {index for index, _, _ in self._compiled().find_matches_as_indexes(text, overlapping=True)}
         except UnicodeEncodeError:  # a lone surrogate (a transcript's "\ud800" escape): the scanner reads UTF-8
