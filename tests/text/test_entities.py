@@ -444,3 +444,27 @@ def test_word_list_parser_rejects_unknown_missing_and_orphan_entries() -> None:
         entity_vocabulary.parse_entity_words("[strict]\ngo\n")
     with pytest.raises(ValueError, match="before any"):
         entity_vocabulary.parse_entity_words("go\n[strict]\n")
+
+
+def test_path_verdicts_kept_per_process_give_what_judging_each_anew_gives() -> None:
+    """The path stage keeps what each candidate comes to (text/entities.py `_paths`): texts whose candidates were
+    judged before give the same entities as with nothing kept, whatever surrounds the candidate (a call after it,
+    brackets, a line number, a URL, non-ASCII text)."""
+    import random
+
+    from codememory.text import entities
+
+    pieces = [
+        "src/app/main.py", "src/app/main.py:42", "[src/x.py]", "res.json()", "Cargo.toml", "go.mod", "./scripts/test",
+        "node.js", "http/2", "1.2.3", "and/or", "Dockerfile", "backoff.", "é/日本.py", "https://x.io/a/b.py",
+        "~/.config/app.toml", ".env.local", "app/[slug]/page.tsx", "tests/test_x.py#L3-L9", "v2/api", "README.md(",
+        "the", "fix", "in", "CartService.checkout()", "—", "🎉", "\n",
+    ]  # fmt: skip
+    rng = random.Random(11)
+    texts = [" ".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) for _ in range(1_500)]
+    fresh = []
+    for text in texts:
+        entities._paths = (None, {})  # nothing kept: every candidate judged anew
+        fresh.append(extract_entities(text))
+    assert [extract_entities(text) for text in texts] == fresh  # now kept from the texts before
+    assert len(entities._paths[1]) > 20

@@ -100,3 +100,24 @@ def test_the_substring_filter_never_changes_the_verdict() -> None:
     differ = [t for t in texts if instruction_reason(t) != unfiltered_reason(t)]
     assert differ == []
     assert sum(1 for t in texts if unfiltered_reason(t)) > len(FLAGGED)  # the corpus holds flagged text beyond the list
+
+
+def test_normalised_text_is_the_regex_collapse_of_blanks() -> None:
+    """`normalised` joins the text's words (`str.split`) instead of collapsing `\\s+` with a regex and skips NFKC for
+    ASCII: the same text as the regex way, for every whitespace character Python knows and around invisible and
+    compatibility characters."""
+    import re
+    import sys
+    import unicodedata
+
+    from codememory.text.instructions import _INVISIBLE_RE, normalised
+
+    def by_regex(text: str) -> str:
+        folded = unicodedata.normalize("NFKC", text)
+        return re.sub(r"\s+", " ", _INVISIBLE_RE.sub("", folded)).strip().lower()
+
+    blanks = [chr(c) for c in range(sys.maxunicode + 1) if re.match(r"\s", chr(c))]
+    pieces = ["Ignore", "ALL", "previous", "ﬁle", "Ｒｕｎ", "ig\u00adnore", "\u200b", "é", "e\u0301", "x", "日本"]
+    texts = [f"{a}{b}run{c}{a}" for a in blanks for b in pieces for c in blanks[:4]]
+    texts += ["", "   ", "\u200b", "plain ascii  text\twith\n\nblanks ", "ＡＢＣ　ｄｅｆ"]
+    assert [normalised(t) for t in texts] == [by_regex(t) for t in texts]

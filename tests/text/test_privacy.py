@@ -255,3 +255,26 @@ def test_the_quick_check_reads_each_patterns_leading_literal_as_the_regex_parser
     odd += [r"ab(?#(|)|cd", r"ab(?#x)*c"]  # a comment is skipped: what follows it quantifies the `b`
     for source in odd:  # never more than the parser says (less only costs the gate a pattern tried in vain)
         assert parsed_literal(re.compile(source)).startswith(privacy._leading_literal(re.compile(source))), source
+
+
+def test_the_quick_check_agrees_with_the_stages_around_unicode_paths_and_urls() -> None:
+    """The gate finds its literals in one pass over the text (core/literal_scan.py, offsets in characters): secrets
+    next to non-ASCII text, inside URLs and paths, and escaped JSON quotes give what the stages alone give."""
+    from codememory.text import privacy
+
+    texts = [t for _, _, t in CORPUS]
+    wrapped: list[str] = []
+    for i, text in enumerate(texts):
+        wrapped += [
+            f"日本語のメモ 🎉 {text} — fin",
+            f"e\u0301t\u00e9: {text}\u200b",
+            f"see https://example.com/{text.replace(' ', '/')} and src/app/{i}.py",
+            json.dumps({"note": text}, ensure_ascii=False),
+            json.dumps(json.dumps({"note": text})),
+            f"\ud800 {text} \udcff",  # lone surrogates (a transcript's escapes): scanned the slow way, same answer
+        ]
+    for text in texts + wrapped:
+        assert privacy._redact(text) == privacy._redact_stages(text), text
+    password = "hunter2hunter2"
+    scrubbed = privacy.scrub(f"\ud800 DB_PASSWORD={password}")
+    assert scrubbed.startswith("\ud800 DB_PASSWORD=") and password not in scrubbed  # redacted, not failed closed

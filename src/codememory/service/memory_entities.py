@@ -24,11 +24,12 @@ def entity_names(entity: str | Sequence[str] | None) -> list[str]:
 def entities_in(text: str, given: Sequence[str] = ()) -> list[tuple[str, str]]:
     """(name, type) of the entities in the text, then of the `given` names: a given name is kept when the
     extractor recognises it, or when it is one identifier-like word (`CartService`, `retry_policy`)."""
-    from codememory.text.entities import (
-        extract_entities,  # its regexes and vocabulary load only when memories are written
+    from codememory.text.entities import (  # its regexes and vocabulary load only when memories are written
+        entity_pairs,
+        extract_entities,
     )
 
-    found = {e.name: e.type for e in extract_entities(text)}
+    found = dict(entity_pairs(text))
     for raw in given:
         name = scrub(str(raw)).strip()
         if not name or len(name) > 100 or "[REDACTED" in name:

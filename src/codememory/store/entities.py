@@ -40,13 +40,22 @@ class EntityRows(StoreConnection):
                 self.conn.executemany("DELETE FROM entities_pending WHERE memory_pk = ?", [(pk,) for pk, _ in items])
             if not pairs:
                 return
+            named = {name: (name, kind) for _, entities in items for name, kind in entities}
             self.conn.executemany(
-                "INSERT INTO entities(name, type) VALUES (?, ?) ON CONFLICT(name) DO NOTHING",
-                list({name: (name, kind) for _, entities in items for name, kind in entities}.values()),
+                "INSERT INTO entities(name, type) VALUES (?, ?) ON CONFLICT(name) DO NOTHING", list(named.values())
             )
+            # Each name's id read once for the batch (a few hundred names for thousands of links), then the links
+            # written as plain values: a sub-select per link was the largest statement of an import's writer.
+            ids: dict[str, int] = {}
+            for chunk in chunks(list(named)):
+                ids.update(
+                    self.conn.execute(
+                        f"SELECT name, id FROM entities WHERE name IN ({','.join('?' * len(chunk))})", chunk
+                    ).fetchall()
+                )
             self.conn.executemany(
-                "INSERT OR IGNORE INTO memory_entities(memory_pk, entity_id) SELECT ?, id FROM entities WHERE name = ?",
-                pairs,
+                "INSERT OR IGNORE INTO memory_entities(memory_pk, entity_id) VALUES (?, ?)",
+                [(pk, ids[name]) for pk, name in pairs],
             )
 
     # ------------------------------------------------------------------ entities not extracted yet

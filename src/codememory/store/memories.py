@@ -117,11 +117,11 @@ class MemoryRows(StoreConnection):
     def bulk_load(self) -> Iterator[None]:
         """One write transaction for many `insert_rows` calls (an import). The full-text indexes keep up to
         _FTS_BULK_HASH_BYTES of pending terms each meanwhile. Into a store that held no memories, the secondary
-        indexes of `memories` the load does not read are dropped and built again at its end from the finished
-        table, instead of row by row. All of it inside the one transaction, settings put back too: an error or a
-        crash leaves the store as it was, and no other connection ever sees an index missing. The text is indexed
-        batch by batch, not once at the end: an import's worker processes prepare the next batches meanwhile,
-        where at the end this process would index alone."""
+        indexes of `memories` and of the entity links that the load does not read are dropped and built again at
+        its end from the finished tables, instead of row by row. All of it inside the one transaction, settings put
+        back too: an error or a crash leaves the store as it was, and no other connection ever sees an index
+        missing. The text is indexed batch by batch, not once at the end: an import's worker processes prepare the
+        next batches meanwhile, where at the end this process would index alone."""
         with self.transaction():
             before = {t: self._fts_hash_bytes(t) for t in _FTS_TABLES}
             for table in _FTS_TABLES:
@@ -135,11 +135,11 @@ class MemoryRows(StoreConnection):
                 self._set_fts_hash_bytes(table, value)
 
     def _drop_secondary_indexes(self) -> list[str]:
-        """Drop the indexes of `memories` that a bulk load does not read (the id's and any other that is a
-        constraint stay, and the text hash's, which finds duplicate texts meanwhile); returns the statements that
-        create them again."""
+        """Drop the indexes of `memories` and `memory_entities` that a bulk load does not read (the id's and any
+        other that is a constraint stay, and the text hash's, which finds duplicate texts meanwhile); returns the
+        statements that create them again."""
         rows = self.conn.execute(
-            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'memories' "
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('memories', 'memory_entities') "
             "AND sql IS NOT NULL AND sql NOT LIKE 'CREATE UNIQUE%' "
             f"AND name NOT IN ({','.join('?' * len(_BULK_KEPT_INDEXES))})",
             _BULK_KEPT_INDEXES,

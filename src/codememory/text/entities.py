@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from codememory.text.entity_ambiguity import accepted
 from codememory.text.entity_vocabulary import LazyPattern, Vocabulary, entity_words, vocabulary
 
-__all__ = ["Entity", "extract_entities", "normalize_entity_name"]
+__all__ = ["Entity", "entity_pairs", "extract_entities", "normalize_entity_name"]
 
 
 @dataclass(frozen=True)
@@ -192,29 +192,47 @@ def _strip_brackets(candidate: str, start: int) -> tuple[str, int]:
     return candidate, start
 
 
+# What a path candidate, as the path pattern matched it, comes to: None (not a path), else where the path starts in
+# it, its length, its name and the term its file name implies. It depends on nothing but the matched text (and the
+# vocabulary), and the same files come back on thousands of memories of an import: each is judged once per process.
+_PathVerdict = tuple[int, int, str, tuple[str, str] | None] | None
+_paths: tuple[Vocabulary | None, dict[tuple[str, str | None], _PathVerdict]] = (None, {})
+
+
+def _path_verdict(matched: str, line: str | None, vocab: Vocabulary) -> _PathVerdict:
+    raw = matched[: -len(line)] if line else matched
+    if "/" not in raw and "." not in raw and raw.lower() not in entity_words().special_files:
+        return None
+    if not line:
+        raw = raw.rstrip(".-+@")
+    candidate, offset = _strip_brackets(raw, 0)
+    if not candidate or not _is_path(candidate, vocab):
+        return None
+    name = _clean_path(candidate)
+    implied = _IMPLIED_BY_FILE.get(name.rsplit("/", 1)[-1].lower())
+    term = None if implied is None else vocab.aliases[implied]
+    return offset, len(candidate), name, None if term is None else (term.canonical, term.type)
+
+
 def _find_files(text: str, work: str, vocab: Vocabulary, found: list[_Found]) -> str:
+    global _paths
+    if _paths[0] is not vocab or len(_paths[1]) > _PLAIN_MAX:
+        _paths = (vocab, {})
+    verdicts = _paths[1]
     spans: list[tuple[int, int]] = []
     for match in _PATH_RE.finditer(work):
-        raw = match.group()
-        line = match.group("line")
-        if line:
-            raw = raw[: -len(line)]
-        if "/" not in raw and "." not in raw and raw.lower() not in entity_words().special_files:
+        key = (match.group(), match.group("line"))
+        verdict = verdicts[key] if key in verdicts else verdicts.setdefault(key, _path_verdict(*key, vocab))
+        if verdict is None:
             continue
-        if not line:
-            raw = raw.rstrip(".-+@")
-        candidate, start = _strip_brackets(raw, match.start())
-        if not candidate or text[start + len(candidate) : start + len(candidate) + 1] == "(":  # res.json()
+        offset, length, name, implied = verdict
+        start = match.start() + offset
+        if text[start + length : start + length + 1] == "(":  # res.json()
             continue
-        if not _is_path(candidate, vocab):
-            continue
-        name = _clean_path(candidate)
         found.append((1, start, name, "file"))
         spans.append((match.start(), match.end()))
-        implied = _IMPLIED_BY_FILE.get(name.rsplit("/", 1)[-1].lower())
         if implied is not None:
-            term = vocab.aliases[implied]
-            found.append((0, start, term.canonical, term.type))
+            found.append((0, start, *implied))
     return _mask(work, spans)
 
 
@@ -429,6 +447,12 @@ def _code_like(word: str) -> bool:
 
 def extract_entities(text: str, *, limit: int = 20) -> list[Entity]:
     """Technical entities in text, most salient first, deduplicated by name, without any LLM."""
+    return [Entity(name, kind) for name, kind in entity_pairs(text, limit=limit)]
+
+
+def entity_pairs(text: str, *, limit: int = 20) -> list[tuple[str, str]]:
+    """`extract_entities` as (name, type) pairs: what the store writes, without an object made per entity (an
+    import reads the entities of every memory it adds)."""
     if limit <= 0 or not text or text.isspace():
         return []
     vocab = vocabulary()
@@ -444,13 +468,13 @@ def extract_entities(text: str, *, limit: int = 20) -> list[Entity]:
     work = _find_terms(text, work, vocab, found)
     _find_identifiers(text, work, vocab, found)
     found.sort(key=lambda item: (item[0], item[1]))
-    entities: list[Entity] = []
+    entities: list[tuple[str, str]] = []
     seen: set[str] = set()
     for _group, _position, name, kind in found:
         if name in seen or not name:
             continue
         seen.add(name)
-        entities.append(Entity(name, kind))
+        entities.append((name, kind))
         if len(entities) >= limit:
             break
     return entities

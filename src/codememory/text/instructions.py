@@ -33,10 +33,12 @@ so spacing tricks (`ig\u00adnore`, a line break in the middle) do not hide a phr
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
 from codememory.core.lazy_pattern import lazy_pattern
+from codememory.core.literal_scan import LiteralScan
 
 # Default-ignorable and format characters (soft hyphen, zero-width, combining grapheme joiner, bidi controls...):
 # removed before matching, as an agent's tokenizer would read past them.
@@ -44,7 +46,6 @@ _INVISIBLE_RE = lazy_pattern(
     "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
     "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]"
 )
-_BLANKS_RE = lazy_pattern(r"\s+")
 
 _AI = r"(?:ai|a\.i\.|llms?|language\s+models?|coding\s+(?:agents?|assistants?)|agents?|assistants?|bots?|models?)"
 _NAMES = r"(?:claude|codex|copilot|cursor|gemini|chatgpt|gpt|opencode|aider)"
@@ -142,15 +143,30 @@ _NEEDED: dict[str, list[str]] = {
 
 def normalised(text: str) -> str:
     """The text as the detector reads it: compatibility-folded, invisible characters removed, blanks collapsed."""
-    folded = unicodedata.normalize("NFKC", text)
-    return _BLANKS_RE.sub(" ", _INVISIBLE_RE.sub("", folded)).strip().lower()
+    # NFKC leaves ASCII as it is, and every invisible character is outside it. Blanks: `str.split` splits on exactly
+    # the characters `\s` matches (str.isspace), so joining its words is the `\s+` -> " " of a stripped text.
+    if not text.isascii():
+        text = _INVISIBLE_RE.sub("", unicodedata.normalize("NFKC", text))
+    return " ".join(text.split()).lower()
+
+
+@functools.cache
+def _needles() -> tuple[LiteralScan, list[frozenset[str]]]:
+    """Every needed substring in one scanner, and the reasons each one lets through."""
+    needles = sorted({needle for needed in _NEEDED.values() for needle in needed})
+    return LiteralScan(needles), [frozenset(r for r, needed in _NEEDED.items() if n in needed) for n in needles]
 
 
 def instruction_reason(text: str) -> str | None:
     """Why `text` reads like instructions to an agent (one of the reasons in the module docstring), or None."""
     plain = normalised(text[:20_000])
+    scan, reasons_of = _needles()
+    found = scan.found(plain)  # every needle in one pass (asked one by one, 70 of them took 10 µs a text)
+    if not found:
+        return None
+    possible = frozenset().union(*(reasons_of[i] for i in found))
     for reason, pattern in _PATTERNS:
-        if any(map(plain.__contains__, _NEEDED[reason])) and pattern.search(plain):  # no generator: per text
+        if reason in possible and pattern.search(plain):
             return reason
     return None
 

@@ -16,7 +16,10 @@ from codememory.text.privacy import scrub, scrub_label
 
 def clean_text(text: str) -> str:
     """The text scrubbed; InvalidInput when nothing is left or it is too long."""
-    cleaned = scrub(validate_text(text))
+    valid = validate_text(text)
+    cleaned = scrub(valid)
+    if cleaned is valid:  # nothing was taken out (most texts): checked already, and checking is idempotent
+        return valid
     if not cleaned.strip():
         raise InvalidInput("memory text is empty after removing private spans and secrets")
     return validate_text(cleaned)  # a redaction marker can be longer than the secret it replaces
