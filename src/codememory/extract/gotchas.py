@@ -23,6 +23,7 @@ from codememory.extract.compress import ToolOutcome, analyze_tool
 from codememory.extract.rules import UNRESOLVED_START_RE, classify
 from codememory.extract.speakers import ToolText, relays_a_source
 from codememory.extract.statements import sentences
+from codememory.text.mood import asks, logged, states
 from codememory.text.privacy import scrub
 
 GOTCHA_IMPORTANCE = 0.7
@@ -116,6 +117,14 @@ _STRONG_CAUSE_RE = lazy_pattern(
     re.IGNORECASE,
 )
 MAX_EXPLANATION = 2
+
+
+def _not_stated(s: str) -> bool:
+    """A sentence that explains nothing by its form: a question, a narration of the assistant's steps ("Reading
+    CONTRIBUTING.md first, and the check fails for now"), a printed line (text.mood), or a report of work done."""
+    return not states(s) or bool(_NARRATION_RE.match(s))
+
+
 # commands that look rather than change: never the fix
 _LOOKING = ("ls", "cat", "head", "tail", "grep", "rg", "find", "echo", "pwd", "which", "sed", "wc", "tree", "less")
 
@@ -254,7 +263,7 @@ def _said_before_the_fix(right_after: Sequence[str], used: set[str], tool_text: 
     kept: list[str] = []
     for raw in right_after:
         for s in _said(raw):
-            if not s or s in used or s.endswith("?") or _NARRATION_RE.match(s):
+            if not s or s in used or _not_stated(s):
                 continue
             if relays_a_source(s) or tool_text.copies(s):
                 continue
@@ -278,10 +287,7 @@ def _unadmitted(s: str) -> str:
 def cause_sentence(s: str, *, cue: bool = True) -> bool:
     """A sentence that states why something went wrong without a failure's words to check it against (a cause
     cue such as "because", "so each", "turns out", unless `cue` is False), not a decision or a slip."""
-    return bool(
-        (not cue or _CAUSE_RE.search(s))
-        and not (s.endswith("?") or _SLIP_RE.search(s) or _NARRATION_RE.match(s) or _states_something(s))
-    )
+    return bool((not cue or _CAUSE_RE.search(s)) and not (_not_stated(s) or _SLIP_RE.search(s) or _states_something(s)))
 
 
 def follow_up(s: str) -> bool:
@@ -290,7 +296,7 @@ def follow_up(s: str) -> bool:
 
 def _is_follow_up(s: str) -> bool:
     """A sentence that goes on explaining (not narration, a question or a test result)."""
-    return len(s.split()) >= 5 and not (s.endswith("?") or _SLIP_RE.search(s) or _NARRATION_RE.match(s))
+    return len(s.split()) >= 5 and not (_not_stated(s) or _SLIP_RE.search(s))
 
 
 @lru_cache(maxsize=512)
@@ -330,14 +336,16 @@ def _states_something(sentence: str) -> bool:
 
 
 def _is_fix(s: str) -> bool:
-    return bool(_FIX_RE.search(s)) and not (s.endswith("?") or _SLIP_RE.search(s) or _NARRATION_RE.match(s))
+    # the fix is often told as the step that makes it ("I'm sharing one connection now"): a step that changes
+    # something may be the fix, one that only looks may not
+    return bool(_FIX_RE.search(s)) and not (asks(s) or logged(s) or _NARRATION_RE.match(s) or _SLIP_RE.search(s))
 
 
 def _cause_score(s: str, clues: set[str], *, after: bool = False) -> int:
     """How well a sentence explains the failure: 0 when it does not; more for a stated cause and for each word
     of the failure it names. A weak cue ("but", "has to", "X: Y") needs two of those words, or one when the
     sentence came right after the failing call (`after`), which also scores more."""
-    if s.endswith("?") or _SLIP_RE.search(s) or _NARRATION_RE.match(s):
+    if _not_stated(s) or _SLIP_RE.search(s):
         return 0
     strong = bool(_STRONG_CAUSE_RE.search(s))
     cue = strong or bool(_CAUSE_RE.search(s))
