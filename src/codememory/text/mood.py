@@ -30,9 +30,11 @@ _LEAD = (
 # wh-word before an auxiliary ("why does it …", "what about …"), or an offer ("want me to …", "shall I …")
 _SUBJECT = r"(?:i|we|you|it|they|he|she|this|that|these|those|there|everything|anything|anyone|someone)"
 _AUX = r"(?:do|does|did|can|could|should|shall|would|will|is|are|was|were|have|has|had|may|might|must)(?:n'?t)?"
+# before a noun subject, not "do" or "have": "Do the migration first." and "Have the script log it." command
+_AUX_BEFORE_NOUN = r"(?:does|did|can|could|should|shall|would|will|is|are|was|were|has|may|might)(?:n'?t)?"
 _QUESTION_FORM_RE = lazy_pattern(
-    _LEAD + rf"(?:{_AUX}\s+{_SUBJECT}\b(?!\s*[,:])"
-    rf"|(?:what|why|how|which|where|when|who|whom|whose)\s+(?:{_AUX}|about|if|else)\b"
+    _LEAD + rf"(?:{_AUX}\s+{_SUBJECT}\b(?!\s*[,:])|{_AUX_BEFORE_NOUN}\s+(?:the|a|an|our|my|your|its|their)\s+\w"
+    rf"|(?:what|why|how|which|where|when|who|whom|whose)\s+(?:{_AUX}|about|if|else)\b(?!\s+why\b)"
     r"|(?:do\s+you\s+)?want\s+me\s+to\b|any\s+(?:idea|ideas|thoughts|reason|chance)\b|wdyt\b)",
     re.IGNORECASE,
 )
