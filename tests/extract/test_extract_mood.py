@@ -28,6 +28,8 @@ NOT_QUESTIONS = [
     "When the queue is empty the worker sleeps for a minute.",
     "Which is why the tokens expire after an hour.",
     "How we release: tag, then the pipeline publishes.",
+    "Do it with the provider's default labels, not one resource at a time.",  # "do" + object: a command
+    "Have it retry twice before giving up.",
 ]
 
 

@@ -23,7 +23,7 @@ from codememory.extract.compress import ToolOutcome, analyze_tool
 from codememory.extract.rules import UNRESOLVED_START_RE, classify
 from codememory.extract.speakers import ToolText, relays_a_source
 from codememory.extract.statements import sentences
-from codememory.text.mood import asks, logged, states
+from codememory.text.mood import asks, logged, narration, states
 from codememory.text.privacy import scrub
 
 GOTCHA_IMPORTANCE = 0.7
@@ -175,6 +175,11 @@ def gotcha_candidates(turns: Sequence[Turn], root: str | None = None) -> list[Ca
             # the error's own text, repeated ("hint: every agent must …"), is the tool's, planted or not
             tool_text = tool_text or ToolText.of(turns)
             explanation = [s for s in explanation if not (relays_a_source(s) or tool_text.copies(s))]
+        # a lesson says what fixed it: said, or seen (a change made after the failure); a failure explained and
+        # left as it was ("the check fails on its own for now") taught nothing yet
+        unfixed = success is None and not any(_is_fix(s) for s in explanation) and not _changed_after(calls, i)
+        if explanation and unfixed:
+            explanation = []
         if not explanation and success is not None:
             tool_text = tool_text or ToolText.of(turns)
             explanation = _said_before_the_fix(right_after, used_sentences, tool_text)
@@ -187,6 +192,22 @@ def gotcha_candidates(turns: Sequence[Turn], root: str | None = None) -> list[Ca
             if fix:
                 out.append(_command_fix(calls[last_failure][2], fix, calls[success][1]))
     return out
+
+
+def _changed_after(calls: Sequence[tuple[int, Turn, ToolOutcome]], i: int) -> bool:
+    """Whether anything was changed after the i-th call, in its turn or the next: a file written or edited, or a
+    command run that does more than look."""
+    turn_index = calls[i][0]
+    for later_index, _turn, later in calls[i + 1 :]:
+        if later_index > turn_index + 1:
+            break
+        if later.failed:
+            continue
+        if later.kind in ("write", "edit") or (
+            later.kind == "shell" and later.target and command_key(later.target) not in _LOOKING
+        ):
+            return True
+    return False
 
 
 def _output(calls: Sequence[tuple[int, Turn, ToolOutcome]], i: int) -> str:
@@ -296,7 +317,11 @@ def follow_up(s: str) -> bool:
 
 def _is_follow_up(s: str) -> bool:
     """A sentence that goes on explaining (not narration, a question or a test result)."""
-    return len(s.split()) >= 5 and not (_not_stated(s) or _SLIP_RE.search(s))
+    # after the cause, the step that fixes it is told as a step ("Renaming the class to match the file."): only a
+    # question, a printed line or the plan of a look is no follow-up
+    return len(s.split()) >= 5 and not (
+        asks(s) or logged(s) or narration(s) == "plan" or _NARRATION_RE.match(s) or _SLIP_RE.search(s)
+    )
 
 
 @lru_cache(maxsize=512)

@@ -33,7 +33,9 @@ _AUX = r"(?:do|does|did|can|could|should|shall|would|will|is|are|was|were|have|h
 # before a noun subject, not "do" or "have": "Do the migration first." and "Have the script log it." command
 _AUX_BEFORE_NOUN = r"(?:does|did|can|could|should|shall|would|will|is|are|was|were|has|may|might)(?:n'?t)?"
 _QUESTION_FORM_RE = lazy_pattern(
-    _LEAD + rf"(?:{_AUX}\s+{_SUBJECT}\b(?!\s*[,:])|{_AUX_BEFORE_NOUN}\s+(?:the|a|an|our|my|your|its|their)\s+\w"
+    # "Do it with …", "Have this one log …" command: "do" and "have" before an object pronoun are no question
+    _LEAD + rf"(?:(?!(?:do|have)\s+(?:it|this|that|these|those)\b){_AUX}\s+{_SUBJECT}\b(?!\s*[,:])"
+    rf"|{_AUX_BEFORE_NOUN}\s+(?:the|a|an|our|my|your|its|their)\s+\w"
     rf"|(?:what|why|how|which|where|when|who|whom|whose)\s+(?:{_AUX}|about|if|else)\b(?!\s+why\b)"
     r"|(?:do\s+you\s+)?want\s+me\s+to\b|any\s+(?:idea|ideas|thoughts|reason|chance)\b|wdyt\b)",
     re.IGNORECASE,
