@@ -11,7 +11,7 @@ from codememory.extract.gotchas import gotcha_candidates
 from codememory.extract.heuristic import heuristic_candidates, in_a_memory_s_mood
 from codememory.extract.rules import classify
 from codememory.text.mood import asks, logged, mood, narration
-from support.extraction import bash, turn
+from support.extraction import bash, edit, turn
 
 QUESTIONS = [
     "Should we pin the protobuf version",  # no "?": the form asks
@@ -156,3 +156,24 @@ def test_a_failure_explained_is_still_a_lesson() -> None:
 def test_every_memory_opens_on_a_statement(text: str, category: str, said_by: str, kept: bool) -> None:
     candidate = Candidate(text, category, 0.5, 1, (), rule=category, said_by=said_by)
     assert in_a_memory_s_mood(candidate) is kept
+
+
+CAUSE = "The report job reads the config before the vault is unsealed, because the unit has no ordering on vault."
+VAULT_FAIL = "Error: config key db.password is empty\nexit status 1\n"
+
+
+def test_a_lesson_says_what_fixed_it_said_done_or_seen_passing() -> None:
+    failing = bash("./report.sh", VAULT_FAIL, "error")
+    fix_said = f"{CAUSE} I'll add After=vault.service to the unit so it waits for the unseal."
+    assert gotcha_candidates([turn(1, "Run the report.", (fix_said,), (failing,))])
+    # the fix done: a file changed after the failure, or the same command passing later
+    done = (failing, edit("deploy/report.service"))
+    assert gotcha_candidates([turn(1, "Run the report.", (CAUSE,), done)])
+    passed = (failing, bash("systemctl restart vault-unseal"), bash("./report.sh", "report written"))
+    assert gotcha_candidates([turn(1, "Run the report.", (CAUSE,), passed)])
+
+
+def test_a_failure_explained_and_left_as_it_was_is_no_lesson() -> None:
+    failing = bash("./report.sh", VAULT_FAIL, "error")
+    looked = (failing, bash("cat deploy/report.service"))  # looking changes nothing
+    assert gotcha_candidates([turn(1, "Run the report.", (CAUSE,), looked)]) == []
