@@ -10,7 +10,7 @@ from codememory.extract.candidate import ASSISTANT, USER, Candidate
 from codememory.extract.gotchas import gotcha_candidates
 from codememory.extract.heuristic import heuristic_candidates, in_a_memory_s_mood
 from codememory.extract.rules import classify
-from codememory.text.mood import asks, logged, mood, narration
+from codememory.text.mood import asks, conjectures, logged, mood, narration
 from support.extraction import bash, edit, turn
 
 QUESTIONS = [
@@ -177,3 +177,24 @@ def test_a_failure_explained_and_left_as_it_was_is_no_lesson() -> None:
     failing = bash("./report.sh", VAULT_FAIL, "error")
     looked = (failing, bash("cat deploy/report.service"))  # looking changes nothing
     assert gotcha_candidates([turn(1, "Run the report.", (CAUSE,), looked)]) == []
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "No clue who set that flag, the previous admin must have turned it on for a demo.",
+        "The nightly job might have skipped the Sunday backup when the disk filled up.",
+    ],
+)
+def test_a_conjecture_about_the_past_is_no_rule(sentence: str) -> None:
+    assert conjectures(sentence)
+    assert classify(sentence, role="user") == []
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["Every release must have a changelog entry.", "Builds must never have debug symbols stripped on staging."],
+)
+def test_an_obligation_to_have_something_is_still_a_rule(sentence: str) -> None:
+    assert not conjectures(sentence)
+    assert classify(sentence, role="user")

@@ -66,7 +66,7 @@ from codememory.extract.standing_rules import (
     terse_bounds,
 )
 from codememory.extract.stated_values import states_a_valued_rule
-from codememory.text.mood import asks, logged, narration
+from codememory.text.mood import asks, conjectures, logged, narration
 
 
 @dataclass(frozen=True)
@@ -375,7 +375,7 @@ def _classified_statement(s: str, sentence: str, *, user: bool) -> list[Statemen
     m = OBVIOUS_BUT_RE.search(s)
     if m and not PRONOUN_OBJECT_RE.match(m.group("y")):
         return [Statement(s, "rejected_alternative", "rejected", True)]  # "would be X, but …" is no hypothesis
-    if hypothetical or GUESS_RE.search(s):
+    if hypothetical or GUESS_RE.search(s) or conjectures(s):
         return []
     reason = bool(_REASON_RE.search(s))
     decision = _decision(s, user=user, reason=reason)

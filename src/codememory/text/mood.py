@@ -140,6 +140,17 @@ def logged(sentence: str) -> bool:
     return bool(_LOG_LINE_RE.match(sentence.strip()))
 
 
+# a conjecture about the past ("my cousin must have copied it from a website", "the job may have run twice"): a
+# guess at what happened, never a rule ("must" here is no obligation) nor a fact
+_CONJECTURE_RE = lazy_pattern(
+    r"\b(?:must|might|may)(?:n'?t|\s+not)?\s+have\s+(?:been|gotten|\w+(?:ed|en|wn|pt|ght|ne))\b", re.IGNORECASE
+)
+
+
+def conjectures(sentence: str) -> bool:
+    return bool(_CONJECTURE_RE.search(sentence))
+
+
 def mood(sentence: str) -> Mood:
     """What a sentence does: asks, narrates, is a printed line, or states (the only mood a memory can have)."""
     if logged(sentence):
@@ -165,4 +176,4 @@ def leads_with_a_statement(text: str) -> bool:
     return not first or states(first)
 
 
-__all__ = ["Mood", "asks", "leads_with_a_statement", "logged", "mood", "narrates", "narration", "states"]
+__all__ = ["Mood", "asks", "conjectures", "leads_with_a_statement", "logged", "mood", "narrates", "narration", "states"]
