@@ -23,7 +23,7 @@ from codememory.extract.compress import ToolOutcome, analyze_tool
 from codememory.extract.rules import UNRESOLVED_START_RE, classify
 from codememory.extract.speakers import ToolText, relays_a_source
 from codememory.extract.statements import sentences
-from codememory.text.mood import asks, logged, narration, states
+from codememory.text.mood import asks, logged, narrates, narration, states
 from codememory.text.privacy import scrub
 
 GOTCHA_IMPORTANCE = 0.7
@@ -284,7 +284,9 @@ def _said_before_the_fix(right_after: Sequence[str], used: set[str], tool_text: 
     kept: list[str] = []
     for raw in right_after:
         for s in _said(raw):
-            if not s or s in used or _not_stated(s):
+            # the step that made it pass is the fix, told as a step ("Switching to `fdiv`."): only a question, a
+            # printed line or a plan says nothing here
+            if not s or s in used or asks(s) or logged(s) or narration(s) == "plan" or _NARRATION_RE.match(s):
                 continue
             if relays_a_source(s) or tool_text.copies(s):
                 continue
@@ -293,7 +295,11 @@ def _said_before_the_fix(right_after: Sequence[str], used: set[str], tool_text: 
                 return []  # "I forgot the import", "the old test expected 2": a slip or a test left behind
             kept.append(s)
     kept = kept[: MAX_EXPLANATION + 1]
-    if sum(len(s.split()) for s in kept) < MIN_FIX_WORDS or all(_FIX_RE.search(s) for s in kept):
+    if (
+        sum(len(s.split()) for s in kept) < MIN_FIX_WORDS
+        or all(_FIX_RE.search(s) for s in kept)
+        or all(narrates(s) for s in kept)
+    ):
         return []  # a step alone ("Adding the import.") says nothing about why
     return kept
 
