@@ -4,6 +4,8 @@ sentences here are written for these tests, not taken from the benchmark sets.""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from codememory.extract.candidate import ASSISTANT, USER, Candidate
@@ -198,3 +200,23 @@ def test_a_conjecture_about_the_past_is_no_rule(sentence: str) -> None:
 def test_an_obligation_to_have_something_is_still_a_rule(sentence: str) -> None:
     assert not conjectures(sentence)
     assert classify(sentence, role="user")
+
+
+def test_the_fix_told_as_a_step_stays_in_the_lesson_and_a_step_alone_is_none() -> None:
+    failing = bash("make check", "FAIL: expected 0.3, got 0.30000000000000004\nmake: *** [check] Error 1", "error")
+    said = (
+        "The totals are summed as binary floats, so three items of 0.1 never compare equal to 0.3 in the check. "
+        "Switching the totals to decimal.Decimal."
+    )
+    passing = bash("make check", "all checks passed")
+
+    def lessons(*texts: str) -> list[str]:
+        # the texts come right after the failing call, before the fix (text_calls: calls before each text)
+        said_after_the_failure = replace(
+            turn(1, "Run the checks.", texts, (failing, edit("totals.py"), passing)), text_calls=(1,) * len(texts)
+        )
+        return [c.text for c in gotcha_candidates([said_after_the_failure])]
+
+    got = lessons(said)
+    assert got and "binary floats" in got[0] and "decimal.Decimal" in got[0], got
+    assert lessons("Switching the totals over to decimal.Decimal in the module and in every one of its callers.") == []
