@@ -205,7 +205,7 @@ def test_an_obligation_to_have_something_is_still_a_rule(sentence: str) -> None:
 def test_the_fix_told_as_a_step_stays_in_the_lesson_and_a_step_alone_is_none() -> None:
     failing = bash("make check", "FAIL: expected 0.3, got 0.30000000000000004\nmake: *** [check] Error 1", "error")
     said = (
-        "The totals are summed as binary floats, so three items of 0.1 never compare equal to 0.3 in the check. "
+        "The totals are summed as binary floats instead of decimals, so 0.1 three times never equals 0.3 in the check. "
         "Switching the totals to decimal.Decimal."
     )
     passing = bash("make check", "all checks passed")
