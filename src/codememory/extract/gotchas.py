@@ -121,7 +121,8 @@ MAX_EXPLANATION = 2
 
 def _not_stated(s: str) -> bool:
     """A sentence that explains nothing by its form: a question, a narration of the assistant's steps ("Reading
-    CONTRIBUTING.md first, and the check fails for now"), a printed line (text.mood), or a report of work done."""
+    the contributing guide first, and the check fails for now"), a printed line (text.mood), or a report of work
+    done."""
     return not states(s) or bool(_NARRATION_RE.match(s))
 
 

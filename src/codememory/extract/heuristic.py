@@ -118,7 +118,7 @@ _STEP_CATEGORIES = frozenset({"gotcha", "fact", "convention", "preference"})
 def in_a_memory_s_mood(candidate: Candidate) -> bool:
     """Whatever rule made a memory, it must open on a statement (text.mood): not on a printed line, not on a
     question with nothing after it, and, from the assistant, not on the plan of its next step ("Now I'll …",
-    "Let me …"); a step under way ("Reading CONTRIBUTING.md first, …", "Adding the retry: …") is no lesson, rule
+    "Let me …"); a step under way ("Reading the contributing guide first, …", "Adding the retry: …") is no lesson, rule
     or fact, though it may name a choice and why. The agent's todos and `*Remember*:` notes are kept as written."""
     if candidate.category == "todo" or candidate.rule == "remember":
         return True

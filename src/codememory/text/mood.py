@@ -2,7 +2,7 @@
 than stating something. Read from its grammatical form, never from its topic, so it holds for any project.
 
 Only a statement can become a memory. A question asks ("Want me to use the csv module", with or without its "?");
-a narration says what the speaker is doing or is about to do ("Reading CONTRIBUTING.md first", "Let me check the
+a narration says what the speaker is doing or is about to do ("Reading the contributing guide first", "Let me check the
 config", "Now I'll rerun the tests", "I'm adding a guard: …"); a log line is a program's output pasted or echoed
 ("2026-03-01 12:00:01 ERROR …", "E   assert 3 == 2", "npm ERR! code ENOENT"). None of them is a decision, a
 rule, a fact or a lesson, whatever else the sentence holds: a lesson says what failed, why and what fixed it, and
@@ -70,7 +70,7 @@ _PLAN_RE = lazy_pattern(
 _STEP_RE = lazy_pattern(
     _LEAD + rf"{_I_AM}\s+(?:now\s+|just\s+|first\s+|also\s+)?[a-z]+ing\b(?!\s+(?:to|with|for)\b)", re.I
 )
-# a sentence that opens on a gerund with no subject: a step under way ("Reading CONTRIBUTING.md first", "Adding
+# a sentence that opens on a gerund with no subject: a step under way ("Reading the contributing guide first", "Adding
 # the retry: …", "Switching to Vitest."), unless the gerund is the subject of a finite verb ("Caching the token
 # saves a round trip", "Storing money as floats loses cents")
 _GERUND_LEAD_RE = lazy_pattern(_LEAD + r"(?P<verb>[A-Za-z][a-z]{2,}ing)\b(?P<rest>.*)$", re.IGNORECASE | re.DOTALL)
