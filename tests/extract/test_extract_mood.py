@@ -24,6 +24,7 @@ QUESTIONS = [
     "Is the staging bucket public?",
     "So, can I drop the legacy column)",
     "The migration runs before the deploy, right",
+    "should invoices be numbered per year",
 ]
 NOT_QUESTIONS = [
     "Do not commit the generated client.",
@@ -32,6 +33,7 @@ NOT_QUESTIONS = [
     "How we release: tag, then the pipeline publishes.",
     "Do it with the provider's default labels, not one resource at a time.",  # "do" + object: a command
     "Have it retry twice before giving up.",
+    "Could not be simpler: one table, one index.",
 ]
 
 

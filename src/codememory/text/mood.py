@@ -36,6 +36,8 @@ _QUESTION_FORM_RE = lazy_pattern(
     # "Do it with …", "Have this one log …" command: "do" and "have" before an object pronoun are no question
     _LEAD + rf"(?:(?!(?:do|have)\s+(?:it|this|that|these|those)\b){_AUX}\s+{_SUBJECT}\b(?!\s*[,:])"
     rf"|{_AUX_BEFORE_NOUN}\s+(?:the|a|an|our|my|your|its|their)\s+\w"
+    # a bare noun subject before the verb: "should prices be stored as cents", "can users get a refund"
+    rf"|{_AUX_BEFORE_NOUN}\s+(?!not\b|never\b|also\b|only\b|just\b)[a-z]\w*\s+(?:be|get|go|run|work|stay|use|have)\b"
     rf"|(?:what|why|how|which|where|when|who|whom|whose)\s+(?:{_AUX}|about|if|else)\b(?!\s+why\b)"
     r"|(?:do\s+you\s+)?want\s+me\s+to\b|any\s+(?:idea|ideas|thoughts|reason|chance)\b|wdyt\b)",
     re.IGNORECASE,
