@@ -68,6 +68,7 @@ def test_a_failure_with_no_kind_of_error_says_its_exit_status_not_the_count(stor
                     "F\nmidnight rollover: local clock off by one hour\n1 failed in 0.02s\nexit code 1",
                     "error",
                 ),
+                edit("tests/helpers.py"),  # the fix: a lesson says what fixed it
             ),
         ),
     )

@@ -463,3 +463,14 @@ def test_provider_from_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
         missing = LLMConfig(provider=kind, **{key: str(tmp_path / f"no-{kind}")})
         with pytest.raises(InvalidInput, match=rf"config llm\.{key}: .* is not an executable on PATH \(install "):
             provider_from_config(missing)
+
+
+def test_a_model_memory_that_asks_or_narrates_is_not_stored(store: Store) -> None:
+    # the model's own words are held to the rules' mood (text.mood): a statement, never a question or a step told
+    asks = memory("should prices be stored as cents", "decision", turn=1)
+    narrates = memory("Now I'll read the models and then run the tests.", "fact", turn=1)
+    with ScriptedLLM(Script([Reply(answer(CENTS, asks, narrates))])) as llm:
+        extract_session(store, SESSION, session_turns(), provider=OpenAICompatible(llm.base_url, "small-model"))
+    texts = {m["text"] for m in stored_memories(store)}
+    assert CENTS["text"] in texts
+    assert asks["text"] not in texts and narrates["text"] not in texts

@@ -229,6 +229,7 @@ def test_a_later_failure_with_other_output_is_its_own_lesson() -> None:
         failed("./deploy.sh staging", LOCK_OUTPUT),
         ok("./wait-for-backup.sh"),
         failed("./deploy.sh staging", MIGRATE_OUTPUT),
+        ok("./migrate.sh staging 0041"),  # a lesson says what fixed it: here, running the skipped migration
     )
     lessons = [text for category, text in found("Deploy it.", *assistant, tools=tools) if category == "gotcha"]
     assert len(lessons) == 2 and "lock" in lessons[0] and "0042" in lessons[1]

@@ -66,8 +66,10 @@ export interface Config {
    * maxNew). The block is carried to every call of its turn, so each memory in it is counted at every step: replayed
    * on three scenarios (benchmarks/research/hud_policy.py, `top2`), two instead of up to three raised precision on all
    * three at equal recall on two (benchmarks/README.md, "where the unneeded memories come from"); on the blind kelpie
-   * scenario two gave precision +0.03 for recall -0.04, and in a real session the user's stated preference lost its
-   * place to a lesser memory (tests/e2e/test_e2e_extraction_speakers.py): three, as before, is the default.
+   * scenario two gave precision +0.03 for recall -0.04. Three was the default again for a while: in a real session
+   * the user's stated preference lost its place to a lesser memory, the assistant's narration next to a failure kept
+   * as a lesson (tests/e2e/test_e2e_extraction_speakers.py); extraction no longer keeps narration (text/mood.py in
+   * the Python package), the preference keeps its place with two, and two is the default.
    */
   turnBlockMemories: number
   /**
@@ -162,7 +164,7 @@ export function resolveConfig(options: Record<string, unknown> | undefined = {},
     callBudgetTokens: optionalInt(o.callBudgetTokens, 0, 1_000_000),
     hud: o.hud !== false,
     turnBlockFirstCall: o.turnBlockFirstCall !== false,
-    turnBlockMemories: int(o.turnBlockMemories, 3, 1, 50),
+    turnBlockMemories: int(o.turnBlockMemories, 2, 1, 50),
     orgMemory: o.orgMemory === true,
     orgTimeoutMs: int(o.orgTimeoutMs, 2000, 10, 60_000),
     coldStart: o.coldStart !== false,

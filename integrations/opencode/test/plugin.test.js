@@ -306,14 +306,14 @@ test("the turn's block holds the request's first turnBlockMemories memories, at 
   const more = [MEM, { ...MEM, id: "mem_0000abce", text: "Second" }, { ...MEM, id: "mem_0000abcf", text: "Third" }]
   const d = await fakeDaemon({ memories: more })
   try {
-    const { hooks } = await hooksFor(d, { coldStart: false, turnBlockMemories: 2 })
+    const { hooks } = await hooksFor(d, { coldStart: false }) // the default: two
     const block = (out) => out.find((m) => m.info.id === TURN_MESSAGE_ID).parts[0].text
     for (const text of [block(await transform(hooks, [CONVERSATION[0]])), block(await transform(hooks, CONVERSATION))]) {
       assert.match(text, /mem_0000abcd[\s\S]*mem_0000abce/)
       assert.doesNotMatch(text, /mem_0000abcf/)
     }
     d.requests.length = 0
-    const wide = await hooksFor(d, { coldStart: false }) // the default: three
+    const wide = await hooksFor(d, { coldStart: false, turnBlockMemories: 3 })
     assert.match(block(await transform(wide.hooks, [CONVERSATION[0]])), /mem_0000abcf/)
   } finally {
     await d.close()

@@ -55,7 +55,7 @@ from codememory.extract.compress import (
     split_windows,
     tool_prompt,
 )
-from codememory.extract.heuristic import explicit_candidates, heuristic_candidates, unique
+from codememory.extract.heuristic import explicit_candidates, heuristic_candidates, in_a_memory_s_mood, unique
 from codememory.extract.known import KnownMemories, known_memories
 from codememory.extract.llm import Provider, compression_provider_from_config
 from codememory.extract.model_speakers import SpeakerCheck
@@ -216,7 +216,10 @@ class Extractor:
                 self._heuristic_span(report, session, span_turns, window_todos, status=None, detail=detail)
                 continue
             span = SpanReport(window.first_seq, window.last_seq, "llm", "ok", detail={"model": provider.model})
-            candidates = answer.candidates + explicit_candidates(span_turns, window_todos)
+            # a model's memory is held to the same mood as the rules' (text.mood): a statement, not a question, a
+            # narration of the assistant's steps or a printed line
+            candidates = [c for c in answer.candidates if in_a_memory_s_mood(c)]
+            candidates += explicit_candidates(span_turns, window_todos)
             self._store(report, span, unique(candidates), span_turns)
             span.dropped += answer.refused
             report.dropped += answer.refused

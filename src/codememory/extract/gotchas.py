@@ -11,7 +11,6 @@ not lessons."""
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -20,61 +19,14 @@ from codememory.core.lazy_pattern import lazy_pattern
 from codememory.extract.candidate import ASSISTANT, OBSERVED, Candidate, entity_names
 from codememory.extract.clean import clip, tidy
 from codememory.extract.compress import ToolOutcome, analyze_tool
+from codememory.extract.failure_fixes import chained_before, changed_after, command_key, commands_between, segment_keys
 from codememory.extract.rules import UNRESOLVED_START_RE, classify
 from codememory.extract.speakers import ToolText, relays_a_source
 from codememory.extract.statements import sentences
+from codememory.text.mood import asks, logged, narrates, narration, states
 from codememory.text.privacy import scrub
 
 GOTCHA_IMPORTANCE = 0.7
-_RUNNER_PREFIXES = (
-    ("uv", "run"),
-    ("poetry", "run"),
-    ("pipenv", "run"),
-    ("hatch", "run"),
-    ("pdm", "run"),
-    ("python", "-m"),
-    ("python3", "-m"),
-    ("npx",),
-    ("bunx",),
-    ("pnpx",),
-    ("sudo",),
-    ("time",),
-    ("exec",),
-)
-_TWO_WORD = frozenset(
-    {"npm", "yarn", "pnpm", "bun", "cargo", "go", "make", "dotnet", "mvn", "gradle", "./gradlew", "git", "docker",
-     "kubectl", "deno", "mix", "bundle", "rake", "just", "task", "nox", "tox", "terraform", "helm", "swift"}
-)  # fmt: skip
-_ENV_ASSIGN_RE = lazy_pattern(r"^[A-Za-z_][A-Za-z0-9_]*=")
-
-
-def command_key(command: str) -> str:
-    """What makes two commands "the same" for gotchas: `cd x && uv run pytest -x tests/a.py` -> `pytest`,
-    `npm run test -- --watch=false` -> `npm run`, `npm test` -> `npm test`."""
-    segment = re.split(r"&&|\|\||;|\|", command)
-    parts = [p.strip() for p in segment if p.strip()]
-    main = next((p for p in parts if not re.match(r"^(?:cd|export|source|\.)\s", p)), parts[0] if parts else "")
-    try:
-        tokens = shlex.split(main)
-    except ValueError:
-        tokens = main.split()
-    while tokens and _ENV_ASSIGN_RE.match(tokens[0]):
-        tokens = tokens[1:]
-    changed = True
-    while changed and tokens:
-        changed = False
-        for prefix in _RUNNER_PREFIXES:
-            if tuple(tokens[: len(prefix)]) == prefix and len(tokens) > len(prefix):
-                tokens = tokens[len(prefix) :]
-                changed = True
-    if not tokens:
-        return ""
-    head = tokens[0].rsplit("/", 1)[-1] if tokens[0].startswith(("/", "~")) else tokens[0]
-    if head in _TWO_WORD and len(tokens) > 1 and not tokens[1].startswith("-"):
-        return f"{head} {tokens[1]}"
-    return head
-
-
 _CAUSE_RE = lazy_pattern(
     r"\b(?:because|since|the\s+(?:problem|issue|cause|bug|error|failure|reason)\s+(?:was|is|here\s+is)|caused\s+by|"
     r"turns?\s+out|root\s+cause|(?:is|are)\s+per[- ]\w+|only\s+(?:works|exists|applies|lives|runs)|"
@@ -116,8 +68,13 @@ _STRONG_CAUSE_RE = lazy_pattern(
     re.IGNORECASE,
 )
 MAX_EXPLANATION = 2
-# commands that look rather than change: never the fix
-_LOOKING = ("ls", "cat", "head", "tail", "grep", "rg", "find", "echo", "pwd", "which", "sed", "wc", "tree", "less")
+
+
+def _not_stated(s: str) -> bool:
+    """A sentence that explains nothing by its form: a question, a narration of the assistant's steps ("Reading
+    the contributing guide first, and the check fails for now"), a printed line (text.mood), or a report of work
+    done."""
+    return not states(s) or bool(_NARRATION_RE.match(s))
 
 
 def _join(items: Sequence[str]) -> str:
@@ -148,7 +105,7 @@ def gotcha_candidates(turns: Sequence[Turn], root: str | None = None) -> list[Ca
             later_index, _later_turn, later = calls[j]
             if later_index > turn_index + 1:
                 break
-            if later.kind != "shell" or key not in _segment_keys(later.target or ""):
+            if later.kind != "shell" or key not in segment_keys(later.target or ""):
                 continue
             if later.failed and _other_problem(_output(calls, i), _output(calls, j)):
                 break  # the first problem was fixed and the command now fails for another reason: its own lesson
@@ -166,6 +123,11 @@ def gotcha_candidates(turns: Sequence[Turn], root: str | None = None) -> list[Ca
             # the error's own text, repeated ("hint: every agent must …"), is the tool's, planted or not
             tool_text = tool_text or ToolText.of(turns)
             explanation = [s for s in explanation if not (relays_a_source(s) or tool_text.copies(s))]
+        # a lesson says what fixed it: said, or seen (a change made after the failure); a failure explained and
+        # left as it was ("the check fails on its own for now") taught nothing yet
+        unfixed = success is None and not any(_is_fix(s) for s in explanation) and not changed_after(calls, i)
+        if explanation and unfixed:
+            explanation = []
         if not explanation and success is not None:
             tool_text = tool_text or ToolText.of(turns)
             explanation = _said_before_the_fix(right_after, used_sentences, tool_text)
@@ -173,8 +135,8 @@ def gotcha_candidates(turns: Sequence[Turn], root: str | None = None) -> list[Ca
             used_sentences.update(explanation)
             out.append(_lesson(failed, explanation, turn))
         elif success is not None:
-            fix = _commands_between(calls[last_failure + 1 : success], key)
-            fix += [c for c in _chained_before(calls[success][2].target or "", key) if c not in fix]
+            fix = commands_between(calls[last_failure + 1 : success], key)
+            fix += [c for c in chained_before(calls[success][2].target or "", key) if c not in fix]
             if fix:
                 out.append(_command_fix(calls[last_failure][2], fix, calls[success][1]))
     return out
@@ -254,7 +216,9 @@ def _said_before_the_fix(right_after: Sequence[str], used: set[str], tool_text: 
     kept: list[str] = []
     for raw in right_after:
         for s in _said(raw):
-            if not s or s in used or s.endswith("?") or _NARRATION_RE.match(s):
+            # the step that made it pass is the fix, told as a step ("Switching to `fdiv`."): only a question, a
+            # printed line or a plan says nothing here
+            if not s or s in used or asks(s) or logged(s) or narration(s) == "plan" or _NARRATION_RE.match(s):
                 continue
             if relays_a_source(s) or tool_text.copies(s):
                 continue
@@ -263,7 +227,11 @@ def _said_before_the_fix(right_after: Sequence[str], used: set[str], tool_text: 
                 return []  # "I forgot the import", "the old test expected 2": a slip or a test left behind
             kept.append(s)
     kept = kept[: MAX_EXPLANATION + 1]
-    if sum(len(s.split()) for s in kept) < MIN_FIX_WORDS or all(_FIX_RE.search(s) for s in kept):
+    if (
+        sum(len(s.split()) for s in kept) < MIN_FIX_WORDS
+        or all(_FIX_RE.search(s) for s in kept)
+        or all(narrates(s) for s in kept)
+    ):
         return []  # a step alone ("Adding the import.") says nothing about why
     return kept
 
@@ -278,10 +246,7 @@ def _unadmitted(s: str) -> str:
 def cause_sentence(s: str, *, cue: bool = True) -> bool:
     """A sentence that states why something went wrong without a failure's words to check it against (a cause
     cue such as "because", "so each", "turns out", unless `cue` is False), not a decision or a slip."""
-    return bool(
-        (not cue or _CAUSE_RE.search(s))
-        and not (s.endswith("?") or _SLIP_RE.search(s) or _NARRATION_RE.match(s) or _states_something(s))
-    )
+    return bool((not cue or _CAUSE_RE.search(s)) and not (_not_stated(s) or _SLIP_RE.search(s) or _states_something(s)))
 
 
 def follow_up(s: str) -> bool:
@@ -290,7 +255,11 @@ def follow_up(s: str) -> bool:
 
 def _is_follow_up(s: str) -> bool:
     """A sentence that goes on explaining (not narration, a question or a test result)."""
-    return len(s.split()) >= 5 and not (s.endswith("?") or _SLIP_RE.search(s) or _NARRATION_RE.match(s))
+    # after the cause, the step that fixes it is told as a step ("Renaming the class to match the file."): only a
+    # question, a printed line or the plan of a look is no follow-up
+    return len(s.split()) >= 5 and not (
+        asks(s) or logged(s) or narration(s) == "plan" or _NARRATION_RE.match(s) or _SLIP_RE.search(s)
+    )
 
 
 @lru_cache(maxsize=512)
@@ -330,14 +299,16 @@ def _states_something(sentence: str) -> bool:
 
 
 def _is_fix(s: str) -> bool:
-    return bool(_FIX_RE.search(s)) and not (s.endswith("?") or _SLIP_RE.search(s) or _NARRATION_RE.match(s))
+    # the fix is often told as the step that makes it ("I'm sharing one connection now"): a step that changes
+    # something may be the fix, one that only looks may not
+    return bool(_FIX_RE.search(s)) and not (asks(s) or logged(s) or _NARRATION_RE.match(s) or _SLIP_RE.search(s))
 
 
 def _cause_score(s: str, clues: set[str], *, after: bool = False) -> int:
     """How well a sentence explains the failure: 0 when it does not; more for a stated cause and for each word
     of the failure it names. A weak cue ("but", "has to", "X: Y") needs two of those words, or one when the
     sentence came right after the failing call (`after`), which also scores more."""
-    if s.endswith("?") or _SLIP_RE.search(s) or _NARRATION_RE.match(s):
+    if _not_stated(s) or _SLIP_RE.search(s):
         return 0
     strong = bool(_STRONG_CAUSE_RE.search(s))
     cue = strong or bool(_CAUSE_RE.search(s))
@@ -434,36 +405,6 @@ def _failure(failed: ToolOutcome, short: bool = False) -> str:
 def _lesson(failed: ToolOutcome, explanation: Sequence[str], turn: Turn) -> Candidate:
     text = clip(f"{' '.join(explanation)} ({_failure(failed, short=True)}.)", 480)
     return Candidate(text, "gotcha", GOTCHA_IMPORTANCE, turn.seq, entity_names(text), rule="lesson", said_by=ASSISTANT)
-
-
-def _commands_between(between: Sequence[tuple[int, Turn, ToolOutcome]], key: str) -> list[str]:
-    commands: list[str] = []
-    for _, _, o in between:
-        if not (o.kind == "shell" and not o.failed and o.target) or o.target in commands:
-            continue
-        if command_key(o.target) not in (key, *_LOOKING) and not o.target.startswith(("git status", "git diff")):
-            commands.append(o.target)
-    return commands
-
-
-def _segments(command: str) -> list[str]:
-    return [p.strip() for p in re.split(r"&&|\|\||;", command) if p.strip()]
-
-
-def _segment_keys(command: str) -> set[str]:
-    return {command_key(p) for p in _segments(command)} | {command_key(command)}
-
-
-def _chained_before(command: str, key: str) -> list[str]:
-    """`golangci-lint cache clean && make lint` -> the fix `golangci-lint cache clean` before `make lint`."""
-    out: list[str] = []
-    for part in _segments(command):
-        k = command_key(part)
-        if k == key:
-            break
-        if k and k not in _LOOKING and not re.match(r"^(?:cd|export|source)\b", part):
-            out.append(part)
-    return out
 
 
 def _short_command(command: str, limit: int = 80) -> str:

@@ -39,6 +39,7 @@ from codememory.extract.rules import UNRESOLVED_START_RE, named_subject
 from codememory.extract.speakers import ToolText, attribute
 from codememory.extract.statements import remember_candidates, statement_candidates
 from codememory.extract.todos import agent_todos, merge_todos
+from codememory.text.mood import asks, logged, narration
 
 
 # ------------------------------------------------------------------------------------- together
@@ -106,7 +107,29 @@ def heuristic_candidates(
     out = [replace(c, text=named) if (named := named_subject(c.text)) != c.text else c for c in out]
     out = [c for c in out if not UNRESOLVED_START_RE.match(c.text)]
     out = [replace(c, text=without_asides(c.text)) if c.said_by == USER else c for c in out]
-    return near_duplicates_once(contained_once(unique(same_choice_once(attribute(out, turns)))))
+    out = [c for c in attribute(out, turns) if in_a_memory_s_mood(c)]
+    return near_duplicates_once(contained_once(unique(same_choice_once(out))))
+
+
+_FIRST_SENTENCE_RE = lazy_pattern(r"(?<=[.!?])[\"'\u201d)]?\s+(?=\S)")
+_STEP_CATEGORIES = frozenset({"gotcha", "fact", "convention", "preference"})
+
+
+def in_a_memory_s_mood(candidate: Candidate) -> bool:
+    """Whatever rule made a memory, it must open on a statement (text.mood): not on a printed line, not on a
+    question with nothing after it, and, from the assistant, not on the plan of its next step ("Now I'll …",
+    "Let me …"); a step under way ("Reading the contributing guide first, …", "Adding the retry: …") is no lesson, rule
+    or fact, though it may name a choice and why. The agent's todos and `*Remember*:` notes are kept as written."""
+    if candidate.category == "todo" or candidate.rule == "remember":
+        return True
+    said = [s for s in _FIRST_SENTENCE_RE.split(candidate.text.strip()) if s.strip()]
+    if not said:
+        return False
+    first = said[0]
+    if logged(first) or (asks(first) and len(said) == 1):
+        return False
+    told = narration(first) if candidate.said_by != USER else None
+    return told is None or (told == "step" and candidate.category not in _STEP_CATEGORIES)
 
 
 _REPORTED_NOTE_RE = lazy_pattern(r"\s*\((?:reported:.*)\)\s*$")

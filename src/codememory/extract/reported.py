@@ -20,6 +20,7 @@ from codememory.extract.gotchas import GOTCHA_IMPORTANCE, cause_sentence, clue_w
 from codememory.extract.rules import UNRESOLVED_START_RE, named_subject
 from codememory.extract.speakers import ToolText, relays_a_source
 from codememory.extract.statements import classify, sentences
+from codememory.text.mood import asks, states
 
 _BUG_REPORT_RE = lazy_pattern(
     r"^(?:one\s+|a\s+|another\s+|found\s+a\s+|new\s+)?(?:bug|problem|issue|regression)\s*[:!]"
@@ -80,7 +81,9 @@ def reported_bug_lessons(turns: Sequence[Turn], taken: Collection[str] = ()) -> 
         for raw in turn.assistant_texts:
             said = [named_subject(tidy(s)) for s in sentences(scrub(raw))]
             for n, s in enumerate(said):
-                if not s or _NARRATION_RE.match(s) or _OFFERING_RE.search(s) or any(_within(s, t) for t in taken):
+                if not s or not states(s) or _NARRATION_RE.match(s) or _OFFERING_RE.search(s):
+                    continue
+                if any(_within(s, t) for t in taken):
                     continue
                 lead: list[str] = []
                 if _THATS_WHY_RE.match(s) and n and not UNRESOLVED_START_RE.match(said[n - 1]):
@@ -178,7 +181,7 @@ def caution_lessons(turns: Sequence[Turn], taken: Collection[str] = ()) -> list[
             if not m:
                 continue
             said = [tidy(s) for s in sentences(text[m.end() :])]
-            ahead = list(takewhile(lambda s: not (_OFFERING_RE.search(s) or s.endswith("?")), said))
+            ahead = list(takewhile(lambda s: not (_OFFERING_RE.search(s) or asks(s)), said))
             kept = [s for s in ahead[:MAX_CAUTION_SENTENCES] if s]
             if not kept:
                 continue
@@ -219,7 +222,7 @@ def finding_lessons(turns: Sequence[Turn], taken: Collection[str] = ()) -> list[
             if not m:
                 continue
             said = [tidy(s) for s in sentences(text[m.end() :])]
-            ahead = list(takewhile(lambda s: not (_OFFERING_RE.search(s) or s.endswith("?")), said))
+            ahead = list(takewhile(lambda s: not (_OFFERING_RE.search(s) or asks(s)), said))
             tool_text = tool_text or ToolText.of(turns)
             # what a file, a page or a tool's output says is theirs, not what the assistant found: an agent that
             # read a planted line repeats it

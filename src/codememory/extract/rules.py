@@ -66,6 +66,7 @@ from codememory.extract.standing_rules import (
     terse_bounds,
 )
 from codememory.extract.stated_values import states_a_valued_rule
+from codememory.text.mood import asks, conjectures, logged, narration
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,8 @@ def usable(sentence: str) -> bool:
         and len(sentence) <= 400
         and not sentence.rstrip(" .").endswith("?")
         and not _QUESTION_START_RE.match(sentence)
+        and not asks(sentence)
+        and not logged(sentence)
     )
 
 
@@ -348,13 +351,31 @@ def _classified(sentence: str, *, role: str) -> list[Statement]:
     if not s or not usable(s) or PRONOUN_SUBJECT_RE.match(s):
         return []
     user = role == "user"
+    # the assistant telling its own steps states nothing ("Let me check …", "Now I'll …", "Reading X first"); a
+    # step under way ("I'm switching the query to …", "Switching to X instead of Y: …") is at most a choice, and
+    # only when it says why or what it is (text.mood); a user's terse "Using UTC everywhere." is an instruction
+    told = None if user else narration(s)
+    if told == "plan":
+        return []
+    if told == "step":
+        said = [st for st in _classified_statement(s, sentence, user=user) if st.rule in ("decision", "rejected")]
+        return said if said and (said[0].has_reason or _SPELLED_OUT_RE.search(s)) else []
+    return _classified_statement(s, sentence, user=user)
+
+
+# a choice told as a step that says what it is after a colon: "I'm switching the query to keyset pagination: the
+# client passes the last row's created_at and id, …"
+_SPELLED_OUT_RE = lazy_pattern(r":\s+(?:\S+\s+){4,}\S")
+
+
+def _classified_statement(s: str, sentence: str, *, user: bool) -> list[Statement]:
     hypothetical = bool(HYPOTHETICAL_RE.search(main_clause(s)))
     if PREFERENCE_RE.match(s):
         return [Statement(s, "preference", "preference")] if user else []
     m = OBVIOUS_BUT_RE.search(s)
     if m and not PRONOUN_OBJECT_RE.match(m.group("y")):
         return [Statement(s, "rejected_alternative", "rejected", True)]  # "would be X, but …" is no hypothesis
-    if hypothetical or GUESS_RE.search(s):
+    if hypothetical or GUESS_RE.search(s) or conjectures(s):
         return []
     reason = bool(_REASON_RE.search(s))
     decision = _decision(s, user=user, reason=reason)

@@ -31,7 +31,7 @@ function resolveConfig(options = {}, env = process.env) {
     callBudgetTokens: optionalInt(o.callBudgetTokens, 0, 1e6),
     hud: o.hud !== false,
     turnBlockFirstCall: o.turnBlockFirstCall !== false,
-    turnBlockMemories: int(o.turnBlockMemories, 3, 1, 50),
+    turnBlockMemories: int(o.turnBlockMemories, 2, 1, 50),
     orgMemory: o.orgMemory === true,
     orgTimeoutMs: int(o.orgTimeoutMs, 2e3, 10, 6e4),
     coldStart: o.coldStart !== false,

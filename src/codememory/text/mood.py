@@ -1,0 +1,181 @@
+"""A sentence's mood: whether it asks, narrates the speaker's own steps, or is a line a program printed, rather
+than stating something. Read from its grammatical form, never from its topic, so it holds for any project.
+
+Only a statement can become a memory. A question asks ("Want me to use the csv module", with or without its "?");
+a narration says what the speaker is doing or is about to do ("Reading the contributing guide first", "Let me check the
+config", "Now I'll rerun the tests", "I'm adding a guard: …"); a log line is a program's output pasted or echoed
+("2026-03-01 12:00:01 ERROR …", "E   assert 3 == 2", "npm ERR! code ENOENT"). None of them is a decision, a
+rule, a fact or a lesson, whatever else the sentence holds: a lesson says what failed, why and what fixed it, and
+"Reading X first, and the check fails for now" says none of that. One home for the concept: the prose rules
+(`extract.rules`), the lessons from failures (`extract.gotchas`, `extract.reported`) and the last check on every
+memory (`extract.heuristic`) all ask here."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from codememory.core.lazy_pattern import lazy_pattern
+
+Mood = Literal["statement", "question", "narration", "log"]
+
+# fillers a sentence may open on before its real start ("Ok, let me …", "So, should we …")
+_LEAD = (
+    r"^\W*(?:(?:ok(?:ay)?|alright|all\s+right|right|so|and|but|also|well|hmm+|great|good|cool|perfect)\b"
+    r"[\s,.!:\u2014-]*)*"
+)
+
+# ------------------------------------------------------------------------------------------- questions
+# a question's form without its "?": an auxiliary before its subject ("do we need …", "should I pin it"), a
+# wh-word before an auxiliary ("why does it …", "what about …"), or an offer ("want me to …", "shall I …")
+_SUBJECT = r"(?:i|we|you|it|they|he|she|this|that|these|those|there|everything|anything|anyone|someone)"
+_AUX = r"(?:do|does|did|can|could|should|shall|would|will|is|are|was|were|have|has|had|may|might|must)(?:n'?t)?"
+# before a noun subject, not "do" or "have": "Do the migration first." and "Have the script log it." command
+_AUX_BEFORE_NOUN = r"(?:does|did|can|could|should|shall|would|will|is|are|was|were|has|may|might)(?:n'?t)?"
+_QUESTION_FORM_RE = lazy_pattern(
+    # "Do it with …", "Have this one log …" command: "do" and "have" before an object pronoun are no question
+    _LEAD + rf"(?:(?!(?:do|have)\s+(?:it|this|that|these|those)\b){_AUX}\s+{_SUBJECT}\b(?!\s*[,:])"
+    rf"|{_AUX_BEFORE_NOUN}\s+(?:the|a|an|our|my|your|its|their)\s+\w"
+    # a bare noun subject before the verb: "should prices be stored as cents", "can users get a refund"
+    rf"|{_AUX_BEFORE_NOUN}\s+(?!not\b|never\b|also\b|only\b|just\b)[a-z]\w*\s+(?:be|get|go|run|work|stay|use|have)\b"
+    rf"|(?:what|why|how|which|where|when|who|whom|whose)\s+(?:{_AUX}|about|if|else)\b(?!\s+why\b)"
+    r"|(?:do\s+you\s+)?want\s+me\s+to\b|any\s+(?:idea|ideas|thoughts|reason|chance)\b|wdyt\b)",
+    re.IGNORECASE,
+)
+_TAG_QUESTION_RE = lazy_pattern(r",\s*(?:right|correct|isn'?t\s+it|don'?t\s+you\s+think)\s*\W*$", re.I)
+_TRAILING_CLOSERS = " \t\"')]*_\u201d\u2019"
+
+
+def asks(sentence: str) -> bool:
+    """A question: it ends on "?" (before any closing quote or bracket), or has a question's form without one."""
+    s = sentence.strip().rstrip(_TRAILING_CLOSERS)
+    return s.endswith("?") or bool(_QUESTION_FORM_RE.match(s) or _TAG_QUESTION_RE.search(s))
+
+
+# ------------------------------------------------------------------------------------------- narration
+# the speaker's own next step or the one under way: "let me", "let's see", a sequencing word before "I'll" /
+# "I'm" ("Now I'll …", "Next, I'm …", "First I'll …"), an intent to look ("I'll check …"), a step in progress
+# ("I'm reading …"), or an agenda ("Next: …")
+_LOOK = (
+    r"(?:run|rerun|re-run|check|read|look|open|try|verify|test|search|inspect|see|grep|list|start|take\s+a\s+look|"
+    r"have\s+a\s+look|dig|investigate|confirm|find|print|debug|reproduce|figure)"
+)
+_I_WILL = r"(?:i(?:'ll|\s+will|'m\s+going\s+to|\s+am\s+going\s+to|'m\s+gonna)|we(?:'ll|\s+will|'re\s+going\s+to))"
+_I_AM = r"(?:i'?m|i\s+am|we'?re|we\s+are)"
+_PLAN_RE = lazy_pattern(
+    _LEAD + r"(?:let\s+me\b|let'?s\s+(?:see|check|look|try|run|start|first|verify|find|figure)\b"
+    rf"|(?:now|next|first|then|after\s+that|meanwhile|first\s+of\s+all)\b[\s,:]*(?:{_I_WILL}|{_I_AM}|let)\b"
+    rf"|{_I_WILL}\s+(?:now\s+|first\s+|quickly\s+|just\s+|also\s+)?{_LOOK}\b"
+    r"|(?:next|first|then|now|next\s+steps?)\s*:)",
+    re.IGNORECASE,
+)
+_STEP_RE = lazy_pattern(
+    _LEAD + rf"{_I_AM}\s+(?:now\s+|just\s+|first\s+|also\s+)?[a-z]+ing\b(?!\s+(?:to|with|for)\b)", re.I
+)
+# a sentence that opens on a gerund with no subject: a step under way ("Reading the contributing guide first", "Adding
+# the retry: …", "Switching to Vitest."), unless the gerund is the subject of a finite verb ("Caching the token
+# saves a round trip", "Storing money as floats loses cents")
+_GERUND_LEAD_RE = lazy_pattern(_LEAD + r"(?P<verb>[A-Za-z][a-z]{2,}ing)\b(?P<rest>.*)$", re.IGNORECASE | re.DOTALL)
+# words ending in -ing that are nouns or adjectives, not a step: "String", "Nothing", "Logging is …"
+_NOT_A_STEP = frozenset(
+    "string nothing something anything everything thing king ring spring morning evening during bring sing wing "
+    "ceiling building setting settings warning warnings padding heading timing pricing billing shipping routing "
+    "spacing wording coming missing existing remaining pending upcoming following outgoing incoming ongoing "
+    "interesting amazing boring annoying confusing surprising tracing logging".split()
+)
+# the first clause's end: a gerund fragment's clause ends here, a gerund subject's finite verb comes before it
+_CLAUSE_END_RE = lazy_pattern(
+    r"[,;:\u2014\u2013]|\s(?:and(?!\s+\w+ing\b)|but|so|then|while|before|after|since|because)\s|\.\s|$"
+)
+_VERB_AFTER_RE = lazy_pattern(r"\s+[a-z]{2,}(?<!s)s\b")
+_ASIDE_RE = lazy_pattern(r"\([^()]*\)|`[^`]*`")
+_FINITE_RE = lazy_pattern(
+    r"\b(?:is|are|was|were|be|been|has|have|had|does|do|did|can|could|will|would|should|must|may|might|shall|"
+    r"isn'?t|aren'?t|wasn'?t|doesn'?t|don'?t|didn'?t|won'?t|can'?t|cannot|makes|breaks|needs|means|keeps|gives|"
+    r"takes|saves|costs|loses|fixes|causes|avoids|helps|works|fails|returns|adds|requires|leads|lets|turns|beats|"
+    r"wins|matters|solves|changes|happens|stops|creates|drops|reads|writes|runs|hides|hits|uses|becomes|seems)\b"
+    r"|\b\w+(?:'s|'re)\b"
+    # a past form not after a determiner ("Partitioning orders by month rejected", not "reading the cached file")
+    r"|(?<!\bthe\s)(?<!\ba\s)(?<!\ban\s)(?<!\bits\s)(?<!\bour\s)(?<!\bthis\s)\b[a-z]{3,}ed\b",
+    re.IGNORECASE,
+)
+
+
+def narrates(sentence: str) -> bool:
+    """Narration of the speaker's own steps: what it is about to do or is doing, never what it learned."""
+    return narration(sentence) is not None
+
+
+def narration(sentence: str) -> Literal["plan", "step"] | None:
+    """Which narration a sentence is: a plan ("Let me check …", "Now I'll …", "Next: …", "I'll run …"), which
+    states nothing at all, or a step under way ("I'm switching the query to …", "Adding the retry: …"), which
+    may still name a choice and why; None for any other sentence."""
+    s = sentence.strip()
+    if _PLAN_RE.match(s):
+        return "plan"
+    if _STEP_RE.match(s):
+        return "step"
+    m = _GERUND_LEAD_RE.match(s)
+    if m is None or m.group("verb").lower() in _NOT_A_STEP:
+        return None
+    rest = _ASIDE_RE.sub("", m.group("rest"))
+    # a gerund right before a verb in -s is the subject ("Accounting wants …", "Logging goes to stderr")
+    if _VERB_AFTER_RE.match(rest):
+        return None
+    first_clause = rest[: _CLAUSE_END_RE.search(rest).start()]  # type: ignore[union-attr]  # `$` always matches
+    return None if _FINITE_RE.search(first_clause) else "step"
+
+
+# ------------------------------------------------------------------------------------------- log lines
+# a line a program printed: a timestamp, a log level, a test runner's verdict, a compiler's location, a prompt
+_LOG_LINE_RE = lazy_pattern(
+    r"^\W{0,2}(?:\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}|\d{1,2}:\d{2}:\d{2}\b|\d{2}/\w{3}/\d{4}:"
+    r"|(?:INFO|WARN|WARNING|ERROR|ERR|DEBUG|TRACE|FATAL|CRITICAL|NOTICE|PANIC)\b(?:\s*[:\]|-]|\s+\[|\s+\S+:)"
+    r"|level=\w+|E\s{2,}\S|npm\s+(?:ERR|WARN)!|(?:error|warning)(?:\[[\w-]+\])?:\s|FAILED\s|PASSED\s|ERROR\s+\S+::"
+    r"|Traceback\s\(|at\s+[\w.$<>]+\s*\(|[\w./\\-]+\.[A-Za-z]{1,5}:\d+(?::\d+)?(?::|\s)|\$\s|>>>\s|#\s\d+\s"
+    r"|\w+(?:\.\w+)*:\s*(?:error|warning|fatal)\b|(?:[\w.-]+=\S+\s+){2,}[\w.-]+=)",
+)
+
+
+def logged(sentence: str) -> bool:
+    """A line a program printed (a log record, a test runner's or compiler's line, a shell prompt)."""
+    return bool(_LOG_LINE_RE.match(sentence.strip()))
+
+
+# a conjecture about the past ("my cousin must have copied it from a website", "the job may have run twice"): a
+# guess at what happened, never a rule ("must" here is no obligation) nor a fact
+_CONJECTURE_RE = lazy_pattern(
+    r"\b(?:must|might|may)(?:n'?t|\s+not)?\s+have\s+(?:been|gotten|\w+(?:ed|en|wn|pt|ght|ne))\b", re.IGNORECASE
+)
+
+
+def conjectures(sentence: str) -> bool:
+    return bool(_CONJECTURE_RE.search(sentence))
+
+
+def mood(sentence: str) -> Mood:
+    """What a sentence does: asks, narrates, is a printed line, or states (the only mood a memory can have)."""
+    if logged(sentence):
+        return "log"
+    if asks(sentence):
+        return "question"
+    if narrates(sentence):
+        return "narration"
+    return "statement"
+
+
+def states(sentence: str) -> bool:
+    return mood(sentence) == "statement"
+
+
+_SPLIT_RE = lazy_pattern(r"(?<=[.!?])[\"'\u201d)]?\s+(?=\S)")
+
+
+def leads_with_a_statement(text: str) -> bool:
+    """A memory's text whose first sentence states something: a memory that opens on a question, a narration or
+    a printed line is none of these kinds, whatever follows it."""
+    first = next((s for s in _SPLIT_RE.split(text.strip()) if s.strip()), "")
+    return not first or states(first)
+
+
+__all__ = ["Mood", "asks", "conjectures", "leads_with_a_statement", "logged", "mood", "narrates", "narration", "states"]
