@@ -82,3 +82,16 @@ def test_without_the_readers_model_the_rules_alone_decide(tmp_path: Path) -> Non
     finally:
         store.close()
     assert "Never rename that." in texts
+
+
+def test_a_kept_candidate_is_stored_with_the_vector_the_reader_read(tmp_path: Path) -> None:
+    """The reader embeds a span's candidates in one batch; `Store.add` then asks for each kept one's vector again and
+    gets the same one (embedding.semantic keeps the last batch), so the veto costs no second model run."""
+    store = Store.open(project(tmp_path))
+    try:
+        batch = store.semantic.embed_documents(DURABLE)
+        again = store.semantic.embed_documents([DURABLE[2]])
+        assert batch is not None and again is not None
+        assert (again[0] == batch[2]).all()
+    finally:
+        store.close()
