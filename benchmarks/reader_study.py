@@ -473,7 +473,6 @@ def choose(kind: str) -> None:
         )
 
 
-
 def session_cost(sets: list[str]) -> None:
     """A session's whole extraction (rules, the veto, Store.add with its embedding, links and dedup) with the veto and
     without it (today), CPU time in one process, alternating per session: each session extracted into a fresh store
@@ -525,6 +524,7 @@ def session_cost(sets: list[str]) -> None:
         f"{count} sessions; whole extraction CPU today {1000 * today / count:.0f} ms/session, with the veto "
         f"{1000 * veto / count:.0f} ms/session; ratio {veto / today:.2f}"
     )
+
 
 # ------------------------------------------------------------------ the weights the package ships
 WEIGHTS = HERE.parent / "src" / "codememory" / "data" / "durable_reader.npy"
