@@ -95,10 +95,11 @@ class Semantic:
         emb = self.embedder()
         if emb is None or not texts:
             return None
-        if all(t in self._recent for t in texts):
+        recent = self._recent  # one dict for the whole check: the daemon's threads may replace it meanwhile
+        if all(t in recent for t in texts):
             import numpy as np
 
-            known: Vectors = np.vstack([self._recent[t] for t in texts])
+            known: Vectors = np.vstack([recent[t] for t in texts])
             return known
         try:
             vectors = emb.embed_documents(texts)
