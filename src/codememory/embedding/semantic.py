@@ -41,6 +41,9 @@ QUERY_EMBED_CHARS = 1_000
 NEEDING_RECOUNT_S = 600.0  # at most this long between two counts of the memories needing a vector (count_needing)
 
 
+RECENT_DOCUMENTS = 256  # vectors kept from the last batch (a span's candidates are a few dozen)
+
+
 class Semantic:
     def __init__(self, db: Database, config: Config, cache_dir: Path | None) -> None:
         self.db = db
@@ -49,6 +52,9 @@ class Semantic:
         self._embedder: Embedder | None = None
         self._index: VectorIndex | None = None
         self._tried = False
+        # the last documents embedded, by text: extraction's reader embeds a span's candidates in one batch
+        # (extract/reader.py) and `Store.add` then asks for each kept one again; the model is not run twice
+        self._recent: dict[str, Vectors] = {}
         self._missing: tuple[tuple[int, int], int] | None = (
             None  # (the store's change counters, memories without a vector)
         )
@@ -89,11 +95,20 @@ class Semantic:
         emb = self.embedder()
         if emb is None or not texts:
             return None
+        recent = self._recent  # one dict for the whole check: the daemon's threads may replace it meanwhile
+        if all(t in recent for t in texts):
+            import numpy as np
+
+            known: Vectors = np.vstack([recent[t] for t in texts])
+            return known
         try:
-            return emb.embed_documents(texts)
+            vectors = emb.embed_documents(texts)
         except EmbedderError as exc:
             self._fail(exc)
             return None
+        if len(texts) > 1:  # a batch is what is asked for again one by one; a single text seldom is
+            self._recent = dict(zip(texts[-RECENT_DOCUMENTS:], vectors[-RECENT_DOCUMENTS:], strict=True))
+        return vectors
 
     def embed_query(self, text: str) -> Vectors | None:
         """A query's vector; kept for the process's lifetime (embedding/query_cache.py): an agent's consecutive

@@ -61,6 +61,7 @@ from codememory.extract.llm import Provider, compression_provider_from_config
 from codememory.extract.model_speakers import SpeakerCheck
 from codememory.extract.output import ExtractionOutput, answer_schema, parse_answer
 from codememory.extract.prompt_templates import Prompts, fill, prompts_folder
+from codememory.extract.reader import without_empty
 from codememory.extract.report import ExtractionReport, SpanReport, overall_status
 from codememory.store.extraction import ExtractionRow, ExtractionTables
 from codememory.text.privacy import scrub
@@ -164,7 +165,8 @@ class Extractor:
         detail: dict[str, Any],
     ) -> None:
         started = now_iso()
-        candidates = heuristic_candidates(turns, session, todos)
+        # the learned reader vetoes the rules' empty candidates (extract.reader); without its model, the rules alone
+        candidates = without_empty(heuristic_candidates(turns, session, todos), self.store.semantic)
         span = SpanReport(turns[0].seq, turns[-1].seq, "heuristic", "ok", detail=dict(detail))
         self._store(report, span, candidates, turns)
         span.status = status or ("ok" if span.created or span.duplicates else "empty")
