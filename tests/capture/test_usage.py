@@ -142,6 +142,17 @@ def test_an_edit_that_takes_out_what_the_memory_forbids_uses_it(store: Store) ->
     assert got["used_by"] == "entity" and got["evidence"] == "edit: removes sep=," and got["contradicted_at"] is None
 
 
+def test_taking_out_what_the_request_names_is_the_users_ask_not_a_use(store: Store) -> None:
+    """The user asked for the `sep=,` line to go: the edit removing it does what the request says, whatever memory
+    also forbids it (as a name the request gives is no evidence when an edit writes it)."""
+    sep = add(store, SEP)
+    shown(store, sep, at_query="fix the CSV export header")
+    old, new = 'out.write("sep=,\\n")\nwriter.writerow(header)', "writer.writerow(header)"
+    edit = call("edit", 1, filePath="app/export.py", oldString=old, newString=new)
+    capture(store, turn(edit, user="drop the sep=, line from the CSV export"))
+    assert exposure(store, sep)["used_at"] is None
+
+
 def test_an_edit_that_keeps_or_never_had_what_the_memory_forbids_does_not_use_it(store: Store) -> None:
     sep = add(store, SEP)
     shown(store, sep, at_query="fix the CSV export header")

@@ -468,3 +468,27 @@ def test_path_verdicts_kept_per_process_give_what_judging_each_anew_gives() -> N
         fresh.append(extract_entities(text))
     assert [extract_entities(text) for text in texts] == fresh  # now kept from the texts before
     assert len(entities._paths[1]) > 20
+
+
+def test_the_kept_path_verdicts_do_not_hold_long_candidates() -> None:
+    """The verdicts are kept by the candidate's text, up to _PLAIN_MAX of them: a long slash-separated token (in an
+    imported memory, anyone's text) must not be kept, or 200k of them would hold gigabytes for the process's life."""
+    import random
+    import tracemalloc
+
+    rng = random.Random(5)
+
+    def long_path() -> str:
+        return "src/" + "/".join("".join(rng.choice("abcdefghij") for _ in range(9)) for _ in range(800)) + ".py"
+
+    texts = [f"see {long_path()} now" for _ in range(100)]
+    extract_entities("warm up src/a.py")
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for text in texts:
+            extract_entities(text)
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept < sum(map(len, texts)) // 10, kept

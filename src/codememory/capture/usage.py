@@ -229,7 +229,7 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
             )
         }
         if action.edited and action.removed:
-            for mid, removed in _removes(cues, unused, action).items():
+            for mid, removed in _removes(cues, unused, action, request, by_id).items():
                 if _shown_before(by_id[mid], at):
                     found.setdefault(mid, []).extend(removed)
         if action.look:
@@ -320,16 +320,22 @@ def _states_only_places(terms: Sequence[Term]) -> bool:
 
 
 def _removes(
-    cues: Mapping[str, tuple[list[Term], list[Prohibition]]], unused: Mapping[str, list[Term]], action: Action
+    cues: Mapping[str, tuple[list[Term], list[Prohibition]]],
+    unused: Mapping[str, list[Term]],
+    action: Action,
+    request: str,
+    by_id: Mapping[str, Exposure],
 ) -> dict[str, list[str]]:
     """The memories whose forbidden code (`sep=,`, a rejected package) this edit takes out: in the lines it removes,
-    not in those it writes. Removing what a memory says to avoid applies it as much as writing its value."""
+    not in those it writes. Removing what a memory says to avoid applies it as much as writing its value; not when
+    the turn's request (lower-cased) or the query the memory was shown for names the thing: the user asked for it."""
     gone = action.removed.lower()
     out: dict[str, list[str]] = {}
     for mid in unused:
         for rule in cues[mid][1]:
             thing = rule.thing
             taken_out = term_in(thing, gone, lowered=True) and not term_in(thing, action.added)
+            taken_out = taken_out and not _seen(thing, [request, by_id[mid].context.lower()])
             if rule.kind in ("code", "package") and taken_out:
                 out.setdefault(mid, []).append(f"removes {thing}")
     return out

@@ -197,6 +197,7 @@ def _strip_brackets(candidate: str, start: int) -> tuple[str, int]:
 # vocabulary), and the same files come back on thousands of memories of an import: each is judged once per process.
 _PathVerdict = tuple[int, int, str, tuple[str, str] | None] | None
 _paths: tuple[Vocabulary | None, dict[tuple[str, str | None], _PathVerdict]] = (None, {})
+_KEPT_PATH_CHARS = 300  # longer candidates (rare) are judged anew each time, never kept
 
 
 def _path_verdict(matched: str, line: str | None, vocab: Vocabulary) -> _PathVerdict:
@@ -222,7 +223,10 @@ def _find_files(text: str, work: str, vocab: Vocabulary, found: list[_Found]) ->
     spans: list[tuple[int, int]] = []
     for match in _PATH_RE.finditer(work):
         key = (match.group(), match.group("line"))
-        verdict = verdicts[key] if key in verdicts else verdicts.setdefault(key, _path_verdict(*key, vocab))
+        if len(key[0]) > _KEPT_PATH_CHARS:  # kept by count: a long one (anyone's token) would hold its text for good
+            verdict = _path_verdict(*key, vocab)
+        else:
+            verdict = verdicts[key] if key in verdicts else verdicts.setdefault(key, _path_verdict(*key, vocab))
         if verdict is None:
             continue
         offset, length, name, implied = verdict
