@@ -12,7 +12,7 @@ from codememory.embedding.e5_small import E5SmallEmbedder
 from codememory.extract import Extractor
 from codememory.extract.candidate import USER, Candidate
 from codememory.extract.heuristic import heuristic_candidates
-from codememory.extract.reader import VETO_BAR, durable_odds, without_empty
+from codememory.extract.reader import VETO_BAR, WEIGHTS_ENV, durable_odds, without_empty
 from codememory.service.project_store import Store
 from support.extraction import SESSION, stored_memories, turn
 
@@ -95,3 +95,27 @@ def test_a_kept_candidate_is_stored_with_the_vector_the_reader_read(tmp_path: Pa
         assert (again[0] == batch[2]).all()
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("weights", ["missing", "empty", "other_shape"])
+def test_unreadable_reader_weights_leave_the_rules_to_decide(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, weights: str
+) -> None:
+    """CODEMEMORY_READER_WEIGHTS naming a file that is not there, empty, or trained for another vector size must not
+    stop extraction: the reader is only a veto, so without it the rules' candidates are stored, as with no model."""
+    import numpy as np
+
+    path = tmp_path / f"{weights}.npy"
+    if weights == "empty":
+        path.write_bytes(b"")
+    elif weights == "other_shape":
+        np.save(path, np.ones((3, 17)))
+    monkeypatch.setenv(WEIGHTS_ENV, str(path))
+    store = Store.open(project(tmp_path))
+    try:
+        Extractor(store).extract_session(SESSION, TURNS)
+        texts = [m["text"] for m in stored_memories(store)]
+    finally:
+        store.close()
+    assert DURABLE[1] in texts
+    assert "Never rename that." in texts

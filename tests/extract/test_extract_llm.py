@@ -474,3 +474,14 @@ def test_a_model_memory_that_asks_or_narrates_is_not_stored(store: Store) -> Non
     texts = {m["text"] for m in stored_memories(store)}
     assert CENTS["text"] in texts
     assert asks["text"] not in texts and narrates["text"] not in texts
+
+
+def test_a_model_memory_worded_as_a_gerund_phrase_is_stored(store: Store) -> None:
+    # a model summarises a convention as a phrase ("Rounding money half-even …"): its own wording, no step under way
+    # of the assistant's; only the plan of a next step ("Now I'll …") tells nothing
+    rounding = memory(
+        "Rounding money half-even in the invoice module, as the accountants require.", "convention", turn=1
+    )
+    with ScriptedLLM(Script([Reply(answer(CENTS, rounding))])) as llm:
+        extract_session(store, SESSION, session_turns(), provider=OpenAICompatible(llm.base_url, "small-model"))
+    assert rounding["text"] in {m["text"] for m in stored_memories(store)}

@@ -220,7 +220,7 @@ class Extractor:
             span = SpanReport(window.first_seq, window.last_seq, "llm", "ok", detail={"model": provider.model})
             # a model's memory is held to the same mood as the rules' (text.mood): a statement, not a question, a
             # narration of the assistant's steps or a printed line
-            candidates = [c for c in answer.candidates if in_a_memory_s_mood(c)]
+            candidates = [c for c in answer.candidates if in_a_memory_s_mood(c, model_written=True)]
             candidates += explicit_candidates(span_turns, window_todos)
             self._store(report, span, unique(candidates), span_turns)
             span.dropped += answer.refused

@@ -115,11 +115,13 @@ _FIRST_SENTENCE_RE = lazy_pattern(r"(?<=[.!?])[\"'\u201d)]?\s+(?=\S)")
 _STEP_CATEGORIES = frozenset({"gotcha", "fact", "convention", "preference"})
 
 
-def in_a_memory_s_mood(candidate: Candidate) -> bool:
+def in_a_memory_s_mood(candidate: Candidate, *, model_written: bool = False) -> bool:
     """Whatever rule made a memory, it must open on a statement (text.mood): not on a printed line, not on a
     question with nothing after it, and, from the assistant, not on the plan of its next step ("Now I'll …",
     "Let me …"); a step under way ("Reading the contributing guide first, …", "Adding the retry: …") is no lesson, rule
-    or fact, though it may name a choice and why. The agent's todos and `*Remember*:` notes are kept as written."""
+    or fact, though it may name a choice and why. The agent's todos and `*Remember*:` notes are kept as written. A
+    model's memory (`model_written`) is its own summary, often a phrase ("Rounding money half-even in …"): there only
+    the plan of a next step tells nothing, a gerund opening is no step under way."""
     if candidate.category == "todo" or candidate.rule == "remember":
         return True
     said = [s for s in _FIRST_SENTENCE_RE.split(candidate.text.strip()) if s.strip()]
@@ -129,6 +131,8 @@ def in_a_memory_s_mood(candidate: Candidate) -> bool:
     if logged(first) or (asks(first) and len(said) == 1):
         return False
     told = narration(first) if candidate.said_by != USER else None
+    if model_written and told == "step":
+        told = None
     return told is None or (told == "step" and candidate.category not in _STEP_CATEGORIES)
 
 

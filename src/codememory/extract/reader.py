@@ -42,11 +42,15 @@ KEPT_RULES = ("remember",)
 WEIGHTS_ENV = "CODEMEMORY_READER_WEIGHTS"
 
 
-@lru_cache(maxsize=1)
 def _weights() -> np.ndarray:
+    return _weights_at(os.environ.get(WEIGHTS_ENV) or None)
+
+
+@lru_cache(maxsize=2)  # by path: a change of the variable is read, not the first file for the process's lifetime
+def _weights_at(path: str | None) -> np.ndarray:
     import numpy as np
 
-    if path := os.environ.get(WEIGHTS_ENV):
+    if path:
         weights: np.ndarray = np.load(path, allow_pickle=False)
         return weights
     with (resources.files("codememory") / "data" / "durable_reader.npy").open("rb") as f:
@@ -72,13 +76,18 @@ def _judged(candidate: Candidate) -> bool:
 
 def without_empty(candidates: Sequence[Candidate], semantic: Semantic) -> list[Candidate]:
     """The candidates the reader does not veto; all of them when the store's embedding model is not the reader's
-    (or none is configured, or it fails)."""
+    (or none is configured, or it fails, or the weights cannot be read)."""
     judged = [c for c in candidates if _judged(c)]
     if not judged or not semantic.configured or semantic.model != READER_SPACE:
         return list(candidates)
     vectors = semantic.embed_documents([c.text for c in judged])
     if vectors is None:
         return list(candidates)
-    odds = durable_odds(vectors, [c.said_by == USER for c in judged])
+    try:
+        odds = durable_odds(vectors, [c.said_by == USER for c in judged])
+    except (OSError, EOFError, ValueError):
+        # weights missing, unreadable or for another vector size (CODEMEMORY_READER_WEIGHTS): the reader is only a
+        # veto, so the rules alone decide rather than the span failing and storing nothing
+        return list(candidates)
     empty = {id(c) for c, p in zip(judged, odds, strict=True) if p < VETO_BAR}
     return [c for c in candidates if id(c) not in empty]

@@ -32,12 +32,17 @@ _SUBJECT = r"(?:i|we|you|it|they|he|she|this|that|these|those|there|everything|a
 _AUX = r"(?:do|does|did|can|could|should|shall|would|will|is|are|was|were|have|has|had|may|might|must)(?:n'?t)?"
 # before a noun subject, not "do" or "have": "Do the migration first." and "Have the script log it." command
 _AUX_BEFORE_NOUN = r"(?:does|did|can|could|should|shall|would|will|is|are|was|were|has|may|might)(?:n'?t)?"
+_NOT_A_NOUN = r"(?:not|never|also|only|just|to|rather|always|still|ever|already|usually|\w+ly)"
 _QUESTION_FORM_RE = lazy_pattern(
     # "Do it with …", "Have this one log …" command: "do" and "have" before an object pronoun are no question
-    _LEAD + rf"(?:(?!(?:do|have)\s+(?:it|this|that|these|those)\b){_AUX}\s+{_SUBJECT}\b(?!\s*[,:])"
+    # "Don't you ever commit …" is an emphatic command
+    _LEAD + rf"(?:(?!(?:do|have)\s+(?:it|this|that|these|those)\b|don'?t\s+you\s+(?:ever|dare)\b)"
+    rf"{_AUX}\s+{_SUBJECT}\b(?!\s*[,:])"
     rf"|{_AUX_BEFORE_NOUN}\s+(?:the|a|an|our|my|your|its|their)\s+\w"
     # a bare noun subject before the verb: "should prices be stored as cents", "can users get a refund"
-    rf"|{_AUX_BEFORE_NOUN}\s+(?!not\b|never\b|also\b|only\b|just\b)[a-z]\w*\s+(?:be|get|go|run|work|stay|use|have)\b"
+    # but not an adverb or "to" where the noun would be: a user's subjectless "Would rather use httpx.", "Has to be
+    # UTC everywhere.", "Should always use pnpm." state a rule
+    rf"|{_AUX_BEFORE_NOUN}\s+(?!{_NOT_A_NOUN}\b)[a-z]\w*\s+(?:be|get|go|run|work|stay|use|have)\b"
     rf"|(?:what|why|how|which|where|when|who|whom|whose)\s+(?:{_AUX}|about|if|else)\b(?!\s+why\b)"
     r"|(?:do\s+you\s+)?want\s+me\s+to\b|any\s+(?:idea|ideas|thoughts|reason|chance)\b|wdyt\b)",
     re.IGNORECASE,
@@ -132,7 +137,7 @@ _LOG_LINE_RE = lazy_pattern(
     r"^\W{0,2}(?:\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}|\d{1,2}:\d{2}:\d{2}\b|\d{2}/\w{3}/\d{4}:"
     r"|(?:INFO|WARN|WARNING|ERROR|ERR|DEBUG|TRACE|FATAL|CRITICAL|NOTICE|PANIC)\b(?:\s*[:\]|-]|\s+\[|\s+\S+:)"
     r"|level=\w+|E\s{2,}\S|npm\s+(?:ERR|WARN)!|(?:error|warning)(?:\[[\w-]+\])?:\s|FAILED\s|PASSED\s|ERROR\s+\S+::"
-    r"|Traceback\s\(|at\s+[\w.$<>]+\s*\(|[\w./\\-]+\.[A-Za-z]{1,5}:\d+(?::\d+)?(?::|\s)|\$\s|>>>\s|#\s\d+\s"
+    r"|Traceback\s\(|at\s+[\w.$<>]+\s*\([^()]*(?::\d+|Native\sMethod|Unknown\sSource)\)|[\w./\\-]+\.[A-Za-z]{1,5}:\d+(?::\d+)?(?::|\s+-\s)|\$\s|>>>\s|#\s\d+\s"
     r"|\w+(?:\.\w+)*:\s*(?:error|warning|fatal)\b|(?:[\w.-]+=\S+\s+){2,}[\w.-]+=)",
 )
 
