@@ -1,19 +1,24 @@
-"""A second model's opinion in search's relevance decision: candidates it does not put near the top count less.
+"""A second model's opinion in search's relevance decision: whether a query is answered at all.
 
 The decision's evidence (word coverage, the default model's meaning against the background, standout) cannot tell
 a question nothing answers from one its nearest memory answers: the absent question's nearest memories share its
 subject. A second model (embedding/second_model.py: all-MiniLM-L6-v2, other training data, another tokenizer) ranks
-the query's first `POOL` candidates by its own cosine; every candidate it does not place among its first `TOP`
-loses `PENALTY` of log-odds (its likelihood and its likelihood against the background). A real answer is usually
-first for both models; the nearest of unrelated texts is first for one by chance.
+the query's first `POOL` candidates by its own cosine. Its evidence moves each of those candidates' likelihood
+(`second_likelihood`): a candidate it does not place among its first `TOP` loses `PENALTY` log-odds, unless it holds
+every word of the query (a keyword hit is never lowered); the one it places first, at a cosine of at least
+`AGREE_COSINE`, gains `AGREEMENT` (both models agree on it: a paraphrase answer the bar alone held back).
 
-Setting chosen by bench_precision's objective with each of the eight released precision splits left out in turn,
-the same on four folds and the best on all (benchmarks/research/second_opinion_study.py; figures in
-benchmarks/README.md, "A second opinion in the light install"). Search only (not what is put into an agent's
-context unasked: not measured there), not explicit query syntax (its matches are what was asked for). Where the
-second model's weights are not installed, nothing changes. **Off unless `CODEMEMORY_SECOND_MODEL=1`**: on the
-retrieval guard it lowered LoCoMo-dev hybrid recall@5 0.655 -> 0.630 and the coding set's 0.678 -> 0.663, where many
-memories answer one question and the penalty held back all but the second model's first two.
+**The moved likelihoods decide only whether the query is answered** (`decide_with_second_opinion`): answered with
+and without them, the results are today's (the second model holds back no single candidate of an answered query);
+answered only with them, the results are theirs (an agreed paraphrase answer admitted); answered only without them,
+nothing. Session 10's form lowered each candidate's own likelihood and so held back all but the second model's
+first two where many memories answer one question (a conversation log, the coding set): it failed the retrieval
+guard. This form never reorders and never thins an answered query's results. Setting chosen by bench_precision's
+objective with each of the nine released precision splits left out in turn, and checked against the guard replayed
+(benchmarks/research/second_opinion_fit.py; figures in benchmarks/README.md, "The second opinion decides whether a
+query is answered"). Search only (not what is put into an agent's context unasked: not measured there), not
+explicit query syntax (its matches are what was asked for). Where the second model's weights are not installed, or
+with `CODEMEMORY_SECOND_MODEL=0`, nothing changes.
 
 Cost: the query's vector (one short text through six layers, about what the default model's query vector costs)
 every search, once a process; a memory's vector once, the first time
@@ -27,7 +32,7 @@ import contextlib
 import math
 import threading
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -35,15 +40,15 @@ from codememory.errors import StoreFailed, StoreUnusable
 
 if TYPE_CHECKING:
     from codememory.embedding.second_model import SecondModel
+    from codememory.retrieval.decision import Bars
     from codememory.retrieval.lexical import Ranked
     from codememory.store.database import Database
 
 POOL = 10  # the first candidates of the ranking the second model ranks
 TOP = 2  # a candidate it places among its first this many keeps its likelihood ...
-PENALTY = 0.5  # ... any other loses this in log-odds
-# Only the likelihood: the background likelihood keeps a memory through `Bars.strong` where many answer one question
-# (a conversation log). Left out on the precision splits the same as lowering both (benchmarks/README.md).
-LOWERED = ("likelihood",)
+PENALTY = 1.0  # ... any other (not holding every word of the query) loses this in log-odds
+AGREE_COSINE = 0.5  # the one it places first at this cosine or more ...
+AGREEMENT = 2.0  # ... gains this
 
 
 # The second model's query vectors kept for the process's lifetime (the daemon and MCP server see the same phrases
@@ -70,9 +75,9 @@ def query_vector(model: SecondModel, query: str) -> np.ndarray:
     return vector
 
 
-def _lowered(p: float, penalty: float) -> float:
+def _moved(p: float, shift: float) -> float:
     p = min(max(p, 1e-9), 1 - 1e-9)
-    x = math.log(p / (1 - p)) - penalty
+    x = math.log(p / (1 - p)) + shift
     return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
 
 
@@ -108,14 +113,20 @@ def candidate_vectors(db: Database, model: SecondModel, name: str, pks: list[int
     return have
 
 
+def _shift(rank: int, cosine: float, whole: bool) -> float:
+    shift = -PENALTY if rank >= TOP and not whole else 0.0
+    return shift + (AGREEMENT if rank == 0 and cosine >= AGREE_COSINE else 0.0)
+
+
 def with_second_opinion(db: Database, query: str, order: Ranked) -> Ranked:
-    """The entries with the likelihood of every one the second model does not rank among its `TOP` of the first
-    `POOL` lowered by `PENALTY`; their explain says where it ranked them (`second_rank`, 0 first). Unchanged when the
-    second model is not installed or nothing is decided."""
-    from codememory.core.env_switches import SECOND_MODEL, switched_on
+    """The entries, each of the first `POOL` with a likelihood noting where the second model ranks it
+    (`second_rank`, 0 first) and its likelihood moved by that (`second_likelihood`), which
+    `decide_with_second_opinion` reads. Unchanged when the second model is switched off, not installed, or nothing is
+    decided."""
+    from codememory.core.env_switches import SECOND_MODEL, switched_off
     from codememory.embedding.second_model import NAME, load
 
-    if not switched_on(SECOND_MODEL):
+    if switched_off(SECOND_MODEL):
         return order
     decided = [pk for _, pk, _, explain in order[:POOL] if explain.get("likelihood") is not None]
     if not decided:
@@ -131,14 +142,33 @@ def with_second_opinion(db: Database, query: str, order: Ranked) -> Ranked:
     rank_of = {pk: i for i, pk in enumerate(sorted(cosines, key=lambda pk: -cosines[pk]))}
     out: Ranked = []
     for score, pk, match, explain in order:
-        if explain.get("likelihood") is None:
+        if explain.get("likelihood") is None or pk not in rank_of:
             out.append((score, pk, match, explain))
             continue
-        rank = rank_of.get(pk, POOL)
-        noted: dict[str, Any] = {**explain, "second_rank": rank}
-        if rank >= TOP:
-            for name in LOWERED:
-                if explain.get(name) is not None:
-                    noted[name] = _lowered(explain[name], PENALTY)
-        out.append((score, pk, match, noted))
+        # a keyword hit (every word of the query) is never lowered: what was typed is what was asked for
+        whole = match == "exact" or (explain.get("coverage") or 0.0) >= 1.0
+        moved = _moved(explain["likelihood"], _shift(rank_of[pk], cosines[pk], whole))
+        out.append((score, pk, match, {**explain, "second_rank": rank_of[pk], "second_likelihood": moved}))
     return out
+
+
+def decide_with_second_opinion(order: Ranked, bars: Bars, unknown_share: float) -> tuple[Ranked, Ranked]:
+    """(kept, held back), as `decision.decide`, the second model deciding only whether the query is answered:
+    answered with and without its moved likelihoods, today's results; only with them, theirs (a paraphrase both
+    models agree on admitted); only without them, nothing (but what explicit syntax matched, which always stays)."""
+    from codememory.retrieval.decision import decide
+
+    today, held_today = decide(order, bars, unknown_share)
+    if not any("second_likelihood" in e[3] for e in order):
+        return today, held_today
+    moved_order = [
+        (s, pk, m, {**e, "likelihood": e["second_likelihood"]}) if "second_likelihood" in e else (s, pk, m, e)
+        for s, pk, m, e in order
+    ]
+    moved, _ = decide(moved_order, bars, unknown_share)
+    answered_today = any(e[3].get("likelihood") is not None for e in today)
+    answered_moved = any(e[3].get("likelihood") is not None for e in moved)
+    if answered_today and answered_moved:
+        return today, held_today
+    keep = {e[1] for e in moved} if answered_moved else {e[1] for e in today if e[3].get("likelihood") is None}
+    return [e for e in order if e[1] in keep], [e for e in order if e[1] not in keep]
