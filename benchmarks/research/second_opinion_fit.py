@@ -55,9 +55,10 @@ def record_guard(path: Path, sets: str = "locomo,coding") -> None:
     import os
 
     import bench_retrieval as br
+    import codememory.retrieval.decision as decision_module
     import codememory.retrieval.search as search_module
 
-    os.environ.pop("CODEMEMORY_SECOND_MODEL", None)
+    os.environ["CODEMEMORY_SECOND_MODEL"] = "0"  # the decision without it (on by default where installed)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     for key, value in br.MODELS["default"].items():
         os.environ[f"CODEMEMORY_EMBEDDING_{key.upper()}"] = value
@@ -70,6 +71,7 @@ def record_guard(path: Path, sets: str = "locomo,coding") -> None:
         return decide(order, bars, unknown_share)
 
     search_module.decide = spy  # type: ignore[assignment]
+    decision_module.decide = spy  # type: ignore[assignment]  # search's path beside the second opinion
     second = study.minilm()
     rows: list[dict[str, Any]] = []
     chosen = [*(br.locomo_sets() if "locomo" in sets else []), *(br.coding_sets() if "coding" in sets else [])]
@@ -131,6 +133,7 @@ def pool_features(row: dict[str, Any]) -> dict[str, list[float]]:
             float(rank[k] < 2),
             cos[k] - best,
             float(m == "exact" or (e.get("coverage") or 0.0) >= 1.0),  # a keyword hit: every word of the query
+            float("lacks" in e),  # lowered: it holds no value of the kind the question asks for
         ]
         for k, e, m in pool
     }
@@ -175,7 +178,7 @@ def rank_shift(top: int, down: float, up: float, centre: float) -> Shift:
         return {
             k: f[0]
             - (down if not (f[3] if top == 2 else f[2] if top == 1 else 1.0) and not (SPARE and f[5]) else 0.0)
-            + (up if f[2] and f[1] >= centre else 0.0)
+            + (up if f[2] and f[1] >= centre and not (SPARE and f[6]) else 0.0)
             for k, f in pool_features(row).items()
         }
 
@@ -190,7 +193,9 @@ def hand_shift(w: float, centre: float, down: float, up: float) -> Shift:
 
 
 # ------------------------------------------------------------------------------------------- replay
-SPARE = False  # --spare-keyword-hits: a candidate holding every word of the query is never lowered
+# --spare-keyword-hits: a candidate holding every word of the query is never lowered, and one lacking the kind of
+# value the question asks for gains nothing from agreement (as search does)
+SPARE = False
 GATE_ONLY = False  # --gate-only: the second model decides only whether the query is answered at all
 
 

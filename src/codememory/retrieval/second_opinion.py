@@ -6,7 +6,8 @@ subject. A second model (embedding/second_model.py: all-MiniLM-L6-v2, other trai
 the query's first `POOL` candidates by its own cosine. Its evidence moves each of those candidates' likelihood
 (`second_likelihood`): a candidate it does not place among its first `TOP` loses `PENALTY` log-odds, unless it holds
 every word of the query (a keyword hit is never lowered); the one it places first, at a cosine of at least
-`AGREE_COSINE`, gains `AGREEMENT` (both models agree on it: a paraphrase answer the bar alone held back).
+`AGREE_COSINE`, gains `AGREEMENT` (both models agree on it: a paraphrase answer the bar alone held back), unless it
+lacks the kind of value the question asks for.
 
 **The moved likelihoods decide only whether the query is answered** (`decide_with_second_opinion`): answered with
 and without them, the results are today's (the second model holds back no single candidate of an answered query);
@@ -113,9 +114,12 @@ def candidate_vectors(db: Database, model: SecondModel, name: str, pks: list[int
     return have
 
 
-def _shift(rank: int, cosine: float, whole: bool) -> float:
+def _shift(rank: int, cosine: float, whole: bool, lacks: bool) -> float:
+    """A keyword hit (`whole`: every word of the query) is never lowered: what was typed is what was asked for; a
+    memory lacking the kind of value the question asks for (`lacks`, search.py) gains nothing from agreement: both
+    models find it on the subject, and the question asks for what it does not hold."""
     shift = -PENALTY if rank >= TOP and not whole else 0.0
-    return shift + (AGREEMENT if rank == 0 and cosine >= AGREE_COSINE else 0.0)
+    return shift + (AGREEMENT if rank == 0 and cosine >= AGREE_COSINE and not lacks else 0.0)
 
 
 def with_second_opinion(db: Database, query: str, order: Ranked) -> Ranked:
@@ -145,9 +149,8 @@ def with_second_opinion(db: Database, query: str, order: Ranked) -> Ranked:
         if explain.get("likelihood") is None or pk not in rank_of:
             out.append((score, pk, match, explain))
             continue
-        # a keyword hit (every word of the query) is never lowered: what was typed is what was asked for
         whole = match == "exact" or (explain.get("coverage") or 0.0) >= 1.0
-        moved = _moved(explain["likelihood"], _shift(rank_of[pk], cosines[pk], whole))
+        moved = _moved(explain["likelihood"], _shift(rank_of[pk], cosines[pk], whole, "lacks" in explain))
         out.append((score, pk, match, {**explain, "second_rank": rank_of[pk], "second_likelihood": moved}))
     return out
 
