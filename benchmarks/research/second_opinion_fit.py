@@ -74,7 +74,8 @@ def record_guard(path: Path, sets: str = "locomo,coding") -> None:
     decision_module.decide = spy  # type: ignore[assignment]  # search's path beside the second opinion
     second = study.minilm()
     rows: list[dict[str, Any]] = []
-    chosen = [*(br.locomo_sets() if "locomo" in sets else []), *(br.coding_sets() if "coding" in sets else [])]
+    names = sets.split(",")  # "locomo", "coding" or single stores ("conv-26")
+    chosen = [ds for ds in [*br.locomo_sets(), *br.coding_sets()] if ds.name in names or ds.store_name in names]
     for ds in chosen:
         store, _ = br.build_store(work / ds.store_name, ds.memories_file, True)
         with store:
