@@ -18,8 +18,8 @@ NO_CAPTURE = "CODEMEMORY_NO_CAPTURE"  # the daemon neither captures nor extracts
 # so that hooks a CLI still runs there never open, capture or extract the summariser's own session
 NO_HOOKS = "CODEMEMORY_NO_HOOKS"
 # search asks the second model's opinion where its weights are installed (retrieval/second_opinion.py); on unless
-# set to "0", "false" or "no" (`switched_off`): it only decides whether a query is answered at all, so it passes the
-# retrieval guard (benchmarks/README.md, "The second opinion decides whether a query is answered")
+# set to "0", "false" or "no" (`switched_off`): with its agreement admitting as well as its disagreement holding
+# back, it passes the retrieval guard (benchmarks/README.md, "The second opinion on by default")
 SECOND_MODEL = "CODEMEMORY_SECOND_MODEL"
 _OFF = ("", "0", "false", "no")
 

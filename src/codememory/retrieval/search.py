@@ -208,20 +208,14 @@ def _decided(
     everything = ranking.order
     if ranking.mode == "lexical":
         everything = with_keyword_likelihood(db, ranking.parsed, everything, phrases)
-    second = asked is not None and not ranking.parsed.explicit and ranking.mode != "lexical"
     if asked is not None and not ranking.parsed.explicit:
         everything = with_asked_value(db, asked, everything)
-        if second:  # the second opinion was chosen beside the default model's meaning
+        if ranking.mode != "lexical":  # the second opinion was chosen beside the default model's meaning
             from codememory.retrieval.second_opinion import with_second_opinion  # numpy: loaded for meaning anyway
 
             everything = with_second_opinion(db, asked, everything)
     unknown = query_unknown_share(db, ranking.parsed, phrases) if bars.unknown else 0.0
-    if second:
-        from codememory.retrieval.second_opinion import decide_with_second_opinion
-
-        kept, held = decide_with_second_opinion(everything, bars, unknown)
-    else:
-        kept, held = decide(everything, bars, unknown)
+    kept, held = decide(everything, bars, unknown)
     return replace(ranking, order=kept, held_back=held, ranked=everything)
 
 

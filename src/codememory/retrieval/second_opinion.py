@@ -1,25 +1,24 @@
-"""A second model's opinion in search's relevance decision: whether a query is answered at all.
+"""A second model's opinion in search's relevance decision: both models agreeing admits, disagreement holds back.
 
 The decision's evidence (word coverage, the default model's meaning against the background, standout) cannot tell
 a question nothing answers from one its nearest memory answers: the absent question's nearest memories share its
 subject. A second model (embedding/second_model.py: all-MiniLM-L6-v2, other training data, another tokenizer) ranks
-the query's first `POOL` candidates by its own cosine. Its evidence moves each of those candidates' likelihood
-(`second_likelihood`): a candidate it does not place among its first `TOP` loses `PENALTY` log-odds, unless it holds
-every word of the query (a keyword hit is never lowered); the one it places first, at a cosine of at least
-`AGREE_COSINE`, gains `AGREEMENT` (both models agree on it: a paraphrase answer the bar alone held back), unless it
-lacks the kind of value the question asks for.
+the query's first `POOL` candidates by its own cosine, and that moves each one's likelihood, both ways:
 
-**The moved likelihoods decide only whether the query is answered** (`decide_with_second_opinion`): answered with
-and without them, the results are today's (the second model holds back no single candidate of an answered query);
-answered only with them, the results are theirs (an agreed paraphrase answer admitted); answered only without them,
-nothing. Session 10's form lowered each candidate's own likelihood and so held back all but the second model's
-first two where many memories answer one question (a conversation log, the coding set): it failed the retrieval
-guard. This form never reorders and never thins an answered query's results. Setting chosen by bench_precision's
-objective with each of the nine released precision splits left out in turn, and checked against the guard replayed
-(benchmarks/research/second_opinion_fit.py; figures in benchmarks/README.md, "The second opinion decides whether a
-query is answered"). Search only (not what is put into an agent's context unasked: not measured there), not
-explicit query syntax (its matches are what was asked for). Where the second model's weights are not installed, or
-with `CODEMEMORY_SECOND_MODEL=0`, nothing changes.
+- a candidate it does not place among its first `TOP` loses `PENALTY` log-odds (the nearest of unrelated texts is
+  often the default model's pick alone), unless it holds every word of the query: a keyword hit is never lowered;
+- the one it places first, at a cosine of at least `AGREE_COSINE`, gains `AGREEMENT` (both models agree on it: a
+  paraphrase answer the bar alone held back, "empty squares instead of characters" for a note about tofu boxes),
+  unless it lacks the kind of value the question asks for.
+
+Only the likelihood moves, never the order (the decision keeps the ranking's) nor the background likelihood (which
+keeps a run of answers through `Bars.strong` in a conversation log). Session 10's form only penalised: it held back
+answers where many memories answer one question and failed the retrieval guard; the agreement bonus gives them
+back. Setting chosen by bench_precision's objective with each of the nine released precision splits left out in
+turn, among the forms that pass the retrieval guard replayed (benchmarks/research/second_opinion_fit.py; figures in
+benchmarks/README.md, "The second opinion on by default"). Search only (not what is put into an agent's context
+unasked: not measured there), not explicit query syntax (its matches are what was asked for). Where the second
+model's weights are not installed, or with `CODEMEMORY_SECOND_MODEL=0`, nothing changes.
 
 Cost: the query's vector (one short text through six layers, about what the default model's query vector costs)
 every search, once a process; a memory's vector once, the first time
@@ -41,13 +40,12 @@ from codememory.errors import StoreFailed, StoreUnusable
 
 if TYPE_CHECKING:
     from codememory.embedding.second_model import SecondModel
-    from codememory.retrieval.decision import Bars
     from codememory.retrieval.lexical import Ranked
     from codememory.store.database import Database
 
 POOL = 10  # the first candidates of the ranking the second model ranks
 TOP = 2  # a candidate it places among its first this many keeps its likelihood ...
-PENALTY = 1.0  # ... any other (not holding every word of the query) loses this in log-odds
+PENALTY = 0.5  # ... any other (not holding every word of the query) loses this in log-odds
 AGREE_COSINE = 0.5  # the one it places first at this cosine or more ...
 AGREEMENT = 2.0  # ... gains this
 
@@ -123,10 +121,9 @@ def _shift(rank: int, cosine: float, whole: bool, lacks: bool) -> float:
 
 
 def with_second_opinion(db: Database, query: str, order: Ranked) -> Ranked:
-    """The entries, each of the first `POOL` with a likelihood noting where the second model ranks it
-    (`second_rank`, 0 first) and its likelihood moved by that (`second_likelihood`), which
-    `decide_with_second_opinion` reads. Unchanged when the second model is switched off, not installed, or nothing is
-    decided."""
+    """The entries, each of the first `POOL` with a likelihood moved by the second model's opinion and noting where
+    it ranks it (`second_rank`, 0 first). Unchanged when the second model is switched off, not installed, or nothing
+    is decided."""
     from codememory.core.env_switches import SECOND_MODEL, switched_off
     from codememory.embedding.second_model import NAME, load
 
@@ -151,27 +148,5 @@ def with_second_opinion(db: Database, query: str, order: Ranked) -> Ranked:
             continue
         whole = match == "exact" or (explain.get("coverage") or 0.0) >= 1.0
         moved = _moved(explain["likelihood"], _shift(rank_of[pk], cosines[pk], whole, "lacks" in explain))
-        out.append((score, pk, match, {**explain, "second_rank": rank_of[pk], "second_likelihood": moved}))
+        out.append((score, pk, match, {**explain, "second_rank": rank_of[pk], "likelihood": moved}))
     return out
-
-
-def decide_with_second_opinion(order: Ranked, bars: Bars, unknown_share: float) -> tuple[Ranked, Ranked]:
-    """(kept, held back), as `decision.decide`, the second model deciding only whether the query is answered:
-    answered with and without its moved likelihoods, today's results; only with them, theirs (a paraphrase both
-    models agree on admitted); only without them, nothing (but what explicit syntax matched, which always stays)."""
-    from codememory.retrieval.decision import decide
-
-    today, held_today = decide(order, bars, unknown_share)
-    if not any("second_likelihood" in e[3] for e in order):
-        return today, held_today
-    moved_order = [
-        (s, pk, m, {**e, "likelihood": e["second_likelihood"]}) if "second_likelihood" in e else (s, pk, m, e)
-        for s, pk, m, e in order
-    ]
-    moved, _ = decide(moved_order, bars, unknown_share)
-    answered_today = any(e[3].get("likelihood") is not None for e in today)
-    answered_moved = any(e[3].get("likelihood") is not None for e in moved)
-    if answered_today and answered_moved:
-        return today, held_today
-    keep = {e[1] for e in moved} if answered_moved else {e[1] for e in today if e[3].get("likelihood") is None}
-    return [e for e in order if e[1] in keep], [e for e in order if e[1] not in keep]

@@ -114,7 +114,6 @@ _QUIET = frozenset(
         "coverage",
         "likelihood",
         "background_likelihood",
-        "second_likelihood",
         "all_words",
         "covered",
         "newer_in_tie",
