@@ -15,6 +15,13 @@ both models can also admit a candidate the bar holds back today (a paraphrase an
   background likelihood, which keeps conversation runs through `Bars.strong`, is left as it is). An offset on the
   fitted log-odds is chosen on the training splits with the model.
 - `shift`: the same evidence as a fixed, hand-formed shift: `w · (cosine − c)`, clipped to [−down, +up].
+- `rank` (what search uses, retrieval/second_opinion.py): outside the second model's first one or two of the pool
+  −down; its first at a cosine ≥ c +up (`--spare-keyword-hits`: a keyword hit is never lowered, a candidate lacking
+  the value asked for gains nothing, as search does).
+
+`--gate-only`: the moved likelihoods decide only whether the query is answered; an answered query keeps today's
+results. A setting is chosen by bench_precision's objective on the other splits, among every form and among those
+whose replayed guard passes (LoCoMo-dev ≥ −0.005, coding not lower); the left-out split's figures are the result.
 
 The decision never reorders (retrieval/decision.py keeps the ranking's order): the second model only decides keep or
 hold back, so the guard's `hybrid-order` arm cannot move and `hybrid` (as returned) moves only by what is kept.
