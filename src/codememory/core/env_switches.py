@@ -17,9 +17,9 @@ NO_CAPTURE = "CODEMEMORY_NO_CAPTURE"  # the daemon neither captures nor extracts
 # `codememory-hook` does nothing: set in the agent CLIs the extractor runs as its summariser (extract/agent_cli.py),
 # so that hooks a CLI still runs there never open, capture or extract the summariser's own session
 NO_HOOKS = "CODEMEMORY_NO_HOOKS"
-# search asks the second model's opinion where its weights are installed (retrieval/second_opinion.py). Off by
-# default: it lowered LoCoMo-dev hybrid recall@5 0.655 -> 0.630 and the coding set's 0.678 -> 0.663 (the guard allows
-# 0.005), although it gains on every project-sized precision split (benchmarks/README.md)
+# search asks the second model's opinion where its weights are installed (retrieval/second_opinion.py); on unless
+# set to "0", "false" or "no" (`switched_off`): with its agreement admitting as well as its disagreement holding
+# back, it passes the retrieval guard (benchmarks/README.md, "The second opinion on by default")
 SECOND_MODEL = "CODEMEMORY_SECOND_MODEL"
 _OFF = ("", "0", "false", "no")
 
@@ -27,6 +27,12 @@ _OFF = ("", "0", "false", "no")
 def switched_on(name: str) -> bool:
     """Whether the switch `name` is set to something other than "", "0", "false" or "no"."""
     return os.environ.get(name, "").strip().lower() not in _OFF
+
+
+def switched_off(name: str) -> bool:
+    """Whether the switch `name`, on by default, is set to "0", "false" or "no" (unset or empty: on)."""
+    value = os.environ.get(name, "").strip().lower()
+    return bool(value) and value in _OFF
 
 
 def capture_disabled() -> bool:

