@@ -8,22 +8,16 @@ import json
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from codememory.capture.daily_log import MEMORY_DIR, DailyLog
 from codememory.capture.hook_transcripts import capture_transcript
-from codememory.capture.opencode import write_turn
 from codememory.capture.tool_actions import action_of
-from codememory.capture.turns import SessionInfo, ToolCall, Turn
+from codememory.capture.turns import ToolCall, Turn
 from codememory.capture.usage import observe_turn
-from codememory.core.project import store_dir
-from codememory.operations.explain import record_injection
 from codememory.service.project_store import Store
-from codememory.store.capture import CaptureTables
+from support.usage import SESSION, add, call, capture, exposure, shown, turn
 
-SESSION = "ses_use1"
 LIMIT = "The photo size limit is UPLOAD_MAX_BYTES in app/api/photos.py (10 MB since the 2.0 app)."
 PYTEST = "Never run `pytest` bare: use `scripts/test`, which starts the database first."
 EXPORT = "CSV exports are encoded as utf-8-sig so that Excel reads them as UTF-8."
@@ -34,53 +28,6 @@ SEP = "Do not add a `sep=,` first line to CSV exports: Excel shows it as data."
 def store(project: Path) -> Iterator[Store]:
     with Store.open(project) as opened:
         yield opened
-
-
-def add(store: Store, text: str) -> str:
-    return store.add(text, category="gotcha").memory.id
-
-
-def shown(store: Store, *ids: str, at_query: str = "raise the photo limit to 25 MB", session: str = SESSION) -> None:
-    memories = [{"id": i, "text": store.get(i, touch=False).text, "why": {}} for i in ids]
-    record_injection(store, kind="hud", memories=memories, query=[at_query], session_id=session)
-
-
-def call(tool: str, seq: int = 0, output: str = "", **args: Any) -> ToolCall:
-    return ToolCall(tool, f"call_{seq}_{tool}", "completed", args, output, started_at=f"2099-01-01T00:00:0{seq}.000Z")
-
-
-def turn(
-    *calls: ToolCall,
-    texts: tuple[str, ...] = (),
-    session: str = SESSION,
-    turn_id: str = "msg_1",
-    user: str = "raise the photo limit",
-) -> Turn:
-    return Turn(
-        "opencode",
-        session,
-        turn_id,
-        1,
-        "2099-01-01T00:00:00.000Z",
-        "2099-01-01T00:00:09.000Z",
-        user,
-        assistant_texts=texts,
-        tool_calls=calls,
-        text_calls=(len(calls),) * len(texts),  # the texts come after the calls: the answer
-    )
-
-
-def capture(store: Store, t: Turn) -> None:
-    """The turn recorded as every capture path records one."""
-    info = SessionInfo("opencode", t.session_id, str(store.root), None, t.started_at, t.ended_at or t.started_at)
-    log = DailyLog(store_dir(store.root) / MEMORY_DIR, root=store.root)
-    assert write_turn(CaptureTables(store.db), log, info, t, "2099-01-01T00:00:10.000Z") is not None
-
-
-def exposure(store: Store, memory_id: str, session: str = SESSION) -> dict[str, Any]:
-    found = [e for e in store.db.session_exposures(session) if e.memory_id == memory_id]
-    assert len(found) == 1
-    return found[0].to_dict()
 
 
 # ------------------------------------------------------------------------------------------- cues kept

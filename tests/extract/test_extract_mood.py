@@ -222,3 +222,20 @@ def test_the_fix_told_as_a_step_stays_in_the_lesson_and_a_step_alone_is_none() -
     got = lessons(said)
     assert got and "binary floats" in got[0] and "decimal.Decimal" in got[0], got
     assert lessons("Switching the totals over to decimal.Decimal in the module and in every one of its callers.") == []
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("Could you never touch the generated files, please.", "Never touch the generated files."),
+        ("Can you always run ruff before committing?", "Always run ruff before committing."),
+        ("WARNING: never run migrations on prod without a backup.", "never run migrations on prod"),
+    ],
+)
+def test_a_users_polite_or_prefixed_rule_is_the_users_convention_and_no_one_elses(said: str, kept: str) -> None:
+    mine = heuristic_candidates([turn(1, f"{said}\nThen add the export.", ("Done.",))])
+    assert [(c.category, c.said_by) for c in mine if kept in c.text] == [("convention", USER)]
+    # the same words from the assistant, or in what a tool printed, are not the user's convention
+    told = heuristic_candidates([turn(1, "Add the export.", (said,))])
+    printed = heuristic_candidates([turn(1, "Run the migrations.", ("Ran them.",), (bash("./migrate.sh", said),))])
+    assert not [c for c in [*told, *printed] if c.said_by == USER or c.category == "convention"]

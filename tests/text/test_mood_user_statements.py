@@ -8,7 +8,7 @@ import pytest
 
 from codememory.extract.candidate import USER, Candidate
 from codememory.extract.heuristic import in_a_memory_s_mood
-from codememory.text.mood import asks, logged, mood
+from codememory.text.mood import asks, logged, mood, standing_instruction
 
 USER_STATEMENTS = [
     "Would rather use httpx than requests.",  # a preference with its subject dropped
@@ -47,3 +47,59 @@ def test_a_bare_question_still_asks(sentence: str) -> None:
 )
 def test_a_compiler_location_or_a_stack_frame_is_still_printed(line: str) -> None:
     assert logged(line)
+
+
+STANDING_REQUESTS = [
+    ("Can you always use UTC in the logs.", "always use UTC in the logs"),
+    ("Could you never touch the generated files, please.", "never touch the generated files"),
+    ("Can you always run ruff before committing?", "always run ruff before committing"),
+    ("Ok, would you please make sure the fixtures stay small?", "make sure the fixtures stay small"),
+    ("Will you use tabs in the makefiles from now on?", "use tabs in the makefiles from now on"),
+]
+
+
+@pytest.mark.parametrize(("sentence", "instruction"), STANDING_REQUESTS)
+def test_a_polite_request_for_a_standing_rule_instructs(sentence: str, instruction: str) -> None:
+    assert mood(sentence) == "statement" and not asks(sentence)
+    assert standing_instruction(sentence) == instruction
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "can you check why the build fails?",
+        "could it be the cache?",
+        "Can you check why it never finishes?",  # the rule word belongs to what is asked about
+        "Could you look at the flaky test",
+        "should we always use tabs in the makefiles",  # asks about a rule, sets none
+    ],
+)
+def test_a_real_question_still_asks(sentence: str) -> None:
+    assert asks(sentence) and mood(sentence) == "question"
+    assert standing_instruction(sentence) is None
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "WARNING: never run migrations on prod without a backup.",
+        "warning: dont use sqlite for the tests",
+        "Careful: always pin the terraform provider.",
+        "Note - do not edit the vendored code.",
+    ],
+)
+def test_a_users_own_warning_in_a_log_prefix_states(sentence: str) -> None:
+    assert not logged(sentence) and mood(sentence) == "statement"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "WARNING: 3 tests skipped",
+        "warning: unused variable `x`",
+        "ERROR: connection refused",
+        "2025-10-02 08:14:55 WARN never retry a failed payment",  # a timestamped record is printed, whatever it says
+    ],
+)
+def test_a_printed_warning_is_still_a_log_line(line: str) -> None:
+    assert logged(line) and mood(line) == "log"

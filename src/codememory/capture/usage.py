@@ -57,6 +57,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from codememory.capture.calls_before_shown import CallsBeforeShown
 from codememory.capture.exposure_cues import exposure_cues, kept_cues, memory_cues
 from codememory.capture.tool_actions import MAX_ACTION_CHARS, action_of
 from codememory.capture.turns import ToolCall, Turn
@@ -181,7 +182,7 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         return texts
 
     read: dict[str, str] = {}  # what a read earlier in the turn showed of a file (lower-cased), by its path
-    this_turn: list[tuple[str, str]] = []  # the turn's calls so far: when, what each held (lower-cased)
+    before = CallsBeforeShown()  # the turn's calls so far: what those made before a memory was shown held
     # Uses a look found (a read, a listing, a search), kept only once the turn goes on to act: a file read or
     # listed to answer a question (the version in go.mod, the JDK the CI workflow sets up) is looked up, not acted
     # on, however well a shown memory names it; read and then changed, it is where the memory said to go.
@@ -211,22 +212,12 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         known = [request, action.replaced.lower()] if action.replaced else [request]
         known += [read[path] for path in action.edited if path in read]
 
-        def before_shown(mid: str) -> list[str]:
-            """What this turn's calls made before the memory was shown held: the agent was there already (the read
-            that made OpenCode's HUD show a memory naming the file it read)."""
-            first = by_id[mid].first_shown_at
-            return [text for when, text in this_turn if when < first]
-
         # Every shown memory's terms in this call, those already used too: a term several memories share is
         # credited to the one the call matches best (see _explained_better).
         found = {
             mid: hits
             for mid, (terms, _) in cues.items()
-            if (
-                hits := _hits(
-                    terms, action, low, [*known, *held_before(mid), *before_shown(mid)], by_id[mid], at, request
-                )
-            )
+            if (hits := _hits(terms, action, low, [*known, *held_before(mid)], before, by_id[mid], at, request))
         }
         if action.edited and action.removed:
             for mid, removed in _removes(cues, unused, action, request, by_id).items():
@@ -250,7 +241,7 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
                     del rules[mid]
                     seen.outcomes.append(Outcome(mid, "contradicted", at, f"{rule.clause} | {call.tool}: {done}"))
                     break
-        this_turn.append((at, said.lower()))
+        before.add(at, said.lower())
         if call.output and action.paths and not action.edited and not action.shell and not action.text:
             for path in action.paths:  # a read: the file as the agent saw it
                 read[path] = call.output[:MAX_READ_CHARS].lower()
@@ -278,11 +269,19 @@ def final_answer(turn: Turn) -> str:
 
 
 def _hits(
-    terms: Sequence[Term], action: Action, low: str, known: list[str], shown: Exposure, at: str, request: str
+    terms: Sequence[Term],
+    action: Action,
+    low: str,
+    known: list[str],
+    before: CallsBeforeShown,
+    shown: Exposure,
+    at: str,
+    request: str,
 ) -> list[str]:
     """The terms of a memory shown before `at` that this action holds (`low`: its text lower-cased) and that
-    `known` (what the edited file held already) does not, nor the request or the query it was shown for in words
-    (`booking_id` for "booking id": see text.own_words.said_in_words); a commit form when a commit follows it."""
+    `known` (what the edited file held already) does not, nor a call of the turn made before the memory was shown
+    (`before`), nor the request or the query it was shown for in words (`booking_id` for "booking id": see
+    text.own_words.said_in_words); a commit form when a commit follows it."""
     if not _shown_before(shown, at):
         return []
     asked = (request, shown.context.lower())
@@ -300,12 +299,22 @@ def _hits(
                 out.append(subject)  # the evidence shown: the commit that follows the form
         elif t.kind == "phrase":
             written = action.added and not accounts_of_work(action.edited)
-            copied = copied_phrase(t.text, action.added, [*known, shown.context]) if written else None
+            copied = (
+                copied_phrase(
+                    t.text,
+                    action.added,
+                    [*known, shown.context],
+                    lambda run: before.held(run, shown.first_shown_at, phrase=True),
+                )
+                if written
+                else None
+            )
             if copied:
                 out.append(f'"{copied}"')
         elif (
             term_in(t.text, low, lowered=True)
             and not _seen(t.text, known)
+            and not before.held(t.text.lower(), shown.first_shown_at)
             and not any(said_in_words(t.text, text) for text in asked)
         ):
             out.append(t.text)

@@ -66,7 +66,7 @@ from codememory.extract.standing_rules import (
     terse_bounds,
 )
 from codememory.extract.stated_values import states_a_valued_rule
-from codememory.text.mood import asks, conjectures, logged, narration
+from codememory.text.mood import asks, conjectures, logged, narration, standing_instruction
 
 
 @dataclass(frozen=True)
@@ -347,10 +347,12 @@ def _classify(sentence: str, role: str) -> tuple[Statement, ...]:
 
 
 def _classified(sentence: str, *, role: str) -> list[Statement]:
-    s = tidy(sentence)
+    user = role == "user"
+    # the user's polite request for a standing rule is the rule: "Could you never touch the generated files,
+    # please?" is read (and kept) as "Never touch the generated files."
+    s = tidy((standing_instruction(sentence) if user else None) or sentence)
     if not s or not usable(s) or PRONOUN_SUBJECT_RE.match(s):
         return []
-    user = role == "user"
     # the assistant telling its own steps states nothing ("Let me check …", "Now I'll …", "Reading X first"); a
     # step under way ("I'm switching the query to …", "Switching to X instead of Y: …") is at most a choice, and
     # only when it says why or what it is (text.mood); a user's terse "Using UTC everywhere." is an instruction

@@ -8,7 +8,7 @@ each stage claims so later stages do not see it again:
    signals, Kubernetes pod failures, and HTTP statuses ("429 Too Many Requests", "HTTP 503" -> "http 503").
 3. File paths: `src/auth/oauth.py`, `./scripts/test`, `Cargo.toml`, `.github/workflows/ci.yml`, `Dockerfile`;
    `tests/test_x.py:42` loses its line number. Versions (`1.2.3`), fractions (`2/3`) and prose with a slash
-   (`and/or`, `TCP/IP`) are not paths.
+   (`and/or`, `TCP/IP`) are not paths (`text.entity_paths`).
 4. Vocabulary terms from `data/tech_vocabulary.txt`, looked up token by token in a dict (no big alternation),
    with the ambiguity rule of `entity_ambiguity` for words that are also English (go, make, rest, C).
 5. Identifiers: camelCase, PascalCase with 2+ humps, snake_case, dotted calls (`session.commit()`),
@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 
 from codememory.text.entity_ambiguity import accepted
+from codememory.text.entity_paths import Found, PathVerdicts, clean_path, find_files, looks_like_file, mask
 from codememory.text.entity_vocabulary import LazyPattern, Vocabulary, entity_words, vocabulary
 
 __all__ = ["Entity", "entity_pairs", "extract_entities", "normalize_entity_name"]
@@ -62,29 +63,6 @@ _HTTP_STATUS_RE = LazyPattern(
 _HTTP_CODE_RE = LazyPattern(r"[45]\d\d")
 _HTTP_NAME_RE = LazyPattern(r"(?:http|status)(?:\s*code)?\s*:?\s*([1-5]\d\d)")
 
-_PATH_RE = LazyPattern(
-    r"(?<![\w/.~@\\-])(?=[\w.@+\[\]/~-]*[./]|(?i:dockerfile|containerfile|makefile|gnumakefile|justfile|procfile"
-    r"|gemfile|rakefile|vagrantfile|jenkinsfile|brewfile|pipfile|tiltfile|earthfile|codeowners)\b)"
-    r"(?:~/|\.\.?/|/)?[\w.@+\[\]-]+(?:/[\w.@+\[\]-]+)*/?"
-    r"(?P<line>(?::\d+){1,2}|#L\d+(?:-L?\d+)?)?"
-)
-_LINE_SUFFIX_RE = LazyPattern(r"(?::\d+)+$|#L\d+(?:-L?\d+)?$")
-_EXTENSION_RE = LazyPattern(r"\.([A-Za-z][A-Za-z0-9]{0,11})$")
-_DOTFILE_RE = LazyPattern(
-    r"\.(?:env(?:\.[\w-]+)*|[\w-]*ignore|[\w-]+rc|gitattributes|gitmodules|gitkeep|editorconfig|python-version"
-    r"|node-version|tool-versions|venv|github|gitlab|vscode|idea|devcontainer|husky|circleci|cargo|cursor"
-    r"|cursorrules|windsurfrules|clinerules|aider[\w.-]*|claude|codex|opencode)"
-)
-# Manifests that imply the language or tool they belong to.
-_IMPLIED_BY_FILE = {
-    "go.mod": "go",
-    "go.sum": "go",
-    "cargo.toml": "rust",
-    "cargo.lock": "rust",
-    "makefile": "make",
-    "gnumakefile": "make",
-}
-
 _TOKEN_RE = LazyPattern(r"(?<![\w@#+./-])[@.]?[A-Za-z0-9][\w+#./@-]*")
 _TOKEN_TRAILING = ".-/:@"
 _GAP_RE = LazyPattern(r"[ \t]+")
@@ -101,41 +79,22 @@ _MEMBER_SEPARATOR_RE = LazyPattern(r"\.|::")
 
 # --- Stages ------------------------------------------------------------------------------------------
 
-_Found = tuple[int, int, str, str]  # (group, position, name, type); group 0 terms+errors, 1 files, 2 identifiers
 
-
-def _mask(text: str, spans: list[tuple[int, int]]) -> str:
-    if not spans:
-        return text
-    pieces: list[str] = []
-    last = 0
-    for start, end in sorted(spans):
-        if start < last:
-            start = last
-        if end <= start:
-            continue
-        pieces.append(text[last:start])
-        pieces.append(" " * (end - start))
-        last = end
-    pieces.append(text[last:])
-    return "".join(pieces)
-
-
-def _find_errors(work: str, found: list[_Found]) -> str:
+def _find_errors(work: str, found: list[Found]) -> str:
     spans: list[tuple[int, int]] = []
     if _HTTP_CODE_RE.search(work):
         for match in _HTTP_STATUS_RE.finditer(work):
             found.append((0, match.start(), f"http {match.group(1) or match.group(2)}", "error"))
             spans.append(match.span())
     if spans:
-        work = _mask(work, spans)
+        work = mask(work, spans)
         spans = []
     for match in _ERROR_RE.finditer(work) if _ERROR_HINT_RE.search(work) else ():
         name = match.group()
         if _valid_error(name):
             found.append((0, match.start(), name, "error"))
         spans.append(match.span())
-    return _mask(work, spans)
+    return mask(work, spans)
 
 
 def _valid_error(name: str) -> bool:
@@ -148,108 +107,18 @@ def _valid_error(name: str) -> bool:
     return True
 
 
-def _is_path(candidate: str, vocab: Vocabulary) -> bool:
-    lower = candidate.lower()
-    if lower in vocab.aliases:  # node.js, socket.io, coverage.py, http/2, pub/sub are vocabulary terms
-        return False
-    if not any(char.isalpha() for char in candidate):  # 2/3, 1.2.3, 2024/01/31
-        return False
-    if "/" in candidate:
-        if candidate.startswith(("./", "../", "~/")):
-            return True
-        segments = [segment for segment in candidate.split("/") if segment]
-        if not segments:
-            return False
-        if candidate.startswith("/"):
-            return len(segments) >= 2 or bool(_EXTENSION_RE.search(segments[-1]))
-        if _EXTENSION_RE.search(segments[-1]) or segments[0] in entity_words().path_roots:
-            return True
-        if len(segments) >= 3 and any(("." in s or "_" in s) for s in segments):
-            return True
-        return candidate.endswith("/") and len(segments) >= 2
-    base = lower.split(".", 1)[0] if not lower.startswith(".") else lower
-    lists = entity_words()
-    if base in lists.special_files or lower in lists.known_filenames:
-        return True
-    if lower.startswith("."):
-        return bool(_DOTFILE_RE.fullmatch(lower)) or (
-            lower.count(".") >= 2 and _extension(lower) in lists.known_extensions
-        )
-    return _extension(lower) in lists.known_extensions and not lower.startswith(".")
+_PLAIN_MAX = 200_000
+_paths: tuple[Vocabulary | None, PathVerdicts] = (None, {})  # the path candidates judged in this process
 
 
-def _extension(name: str) -> str:
-    match = _EXTENSION_RE.search(name)
-    return match.group(1) if match else ""
-
-
-def _strip_brackets(candidate: str, start: int) -> tuple[str, int]:
-    """`[src/x.py]` (a Markdown link label) -> `src/x.py`, but `app/[slug]/page.tsx` stays whole."""
-    if candidate.startswith("[") and "]" not in candidate[1:-1]:
-        candidate, start = candidate[1:], start + 1
-    if candidate.endswith("]") and "[" not in candidate:
-        candidate = candidate[:-1]
-    return candidate, start
-
-
-# What a path candidate, as the path pattern matched it, comes to: None (not a path), else where the path starts in
-# it, its length, its name and the term its file name implies. It depends on nothing but the matched text (and the
-# vocabulary), and the same files come back on thousands of memories of an import: each is judged once per process.
-_PathVerdict = tuple[int, int, str, tuple[str, str] | None] | None
-_paths: tuple[Vocabulary | None, dict[tuple[str, str | None], _PathVerdict]] = (None, {})
-_KEPT_PATH_CHARS = 300  # longer candidates (rare) are judged anew each time, never kept
-
-
-def _path_verdict(matched: str, line: str | None, vocab: Vocabulary) -> _PathVerdict:
-    raw = matched[: -len(line)] if line else matched
-    if "/" not in raw and "." not in raw and raw.lower() not in entity_words().special_files:
-        return None
-    if not line:
-        raw = raw.rstrip(".-+@")
-    candidate, offset = _strip_brackets(raw, 0)
-    if not candidate or not _is_path(candidate, vocab):
-        return None
-    name = _clean_path(candidate)
-    implied = _IMPLIED_BY_FILE.get(name.rsplit("/", 1)[-1].lower())
-    term = None if implied is None else vocab.aliases[implied]
-    return offset, len(candidate), name, None if term is None else (term.canonical, term.type)
-
-
-def _find_files(text: str, work: str, vocab: Vocabulary, found: list[_Found]) -> str:
+def _path_verdicts(vocab: Vocabulary) -> PathVerdicts:
+    """What the path candidates seen so far came to (text.entity_paths), for this vocabulary, up to _PLAIN_MAX."""
     global _paths
     if _paths[0] is not vocab or len(_paths[1]) > _PLAIN_MAX:
         _paths = (vocab, {})
-    verdicts = _paths[1]
-    spans: list[tuple[int, int]] = []
-    for match in _PATH_RE.finditer(work):
-        key = (match.group(), match.group("line"))
-        if len(key[0]) > _KEPT_PATH_CHARS:  # kept by count: a long one (anyone's token) would hold its text for good
-            verdict = _path_verdict(*key, vocab)
-        else:
-            verdict = verdicts[key] if key in verdicts else verdicts.setdefault(key, _path_verdict(*key, vocab))
-        if verdict is None:
-            continue
-        offset, length, name, implied = verdict
-        start = match.start() + offset
-        if text[start + length : start + length + 1] == "(":  # res.json()
-            continue
-        found.append((1, start, name, "file"))
-        spans.append((match.start(), match.end()))
-        if implied is not None:
-            found.append((0, start, *implied))
-    return _mask(work, spans)
+    return _paths[1]
 
 
-def _clean_path(path: str) -> str:
-    path = _LINE_SUFFIX_RE.sub("", path.strip().rstrip(".,;:!?)'\"`"))
-    while path.startswith("./"):
-        path = path[2:]
-    if len(path) > 1:
-        path = path.rstrip("/")
-    return path
-
-
-_PLAIN_MAX = 200_000
 _plain: tuple[Vocabulary | None, set[str]] = (None, set())
 
 
@@ -262,7 +131,7 @@ def _plain_tokens(vocab: Vocabulary) -> set[str]:
     return _plain[1]
 
 
-def _find_terms(text: str, work: str, vocab: Vocabulary, found: list[_Found]) -> str:
+def _find_terms(text: str, work: str, vocab: Vocabulary, found: list[Found]) -> str:
     tokens = list(_TOKEN_RE.finditer(work))
     spans: list[tuple[int, int]] = []
     plain = _plain_tokens(vocab)
@@ -305,7 +174,7 @@ def _find_terms(text: str, work: str, vocab: Vocabulary, found: list[_Found]) ->
                 _match_part(text, part.rstrip(_TOKEN_TRAILING), start + offset, vocab, found, spans, whole=part == word)
             offset += len(part) + 1
         index += 1
-    return _mask(work, spans)
+    return mask(work, spans)
 
 
 def _match_phrase(
@@ -314,7 +183,7 @@ def _match_phrase(
     tokens: list[re.Match[str]],
     index: int,
     vocab: Vocabulary,
-    found: list[_Found],
+    found: list[Found],
     spans: list[tuple[int, int]],
 ) -> int:
     words = [tokens[index].group()]
@@ -346,7 +215,7 @@ def _match_part(
     part: str,
     start: int,
     vocab: Vocabulary,
-    found: list[_Found],
+    found: list[Found],
     spans: list[tuple[int, int]],
     *,
     whole: bool,
@@ -393,7 +262,7 @@ def _match_part(
 _plain_words: set[str] = set()  # words `_find_identifiers` passes over by their shape, wherever they stand
 
 
-def _find_identifiers(text: str, work: str, vocab: Vocabulary, found: list[_Found]) -> None:
+def _find_identifiers(text: str, work: str, vocab: Vocabulary, found: list[Found]) -> None:
     def add(position: int, name: str, *, call: bool) -> None:
         key = name.lower()
         term = vocab.lookup(key)
@@ -460,15 +329,15 @@ def entity_pairs(text: str, *, limit: int = 20) -> list[tuple[str, str]]:
     if limit <= 0 or not text or text.isspace():
         return []
     vocab = vocabulary()
-    found: list[_Found] = []
+    found: list[Found] = []
     spans: list[tuple[int, int]] = []
     if "://" in text or "www." in text:
         spans.extend(match.span() for match in _URL_RE.finditer(text))
     if "@" in text:
         spans.extend(match.span() for match in _EMAIL_RE.finditer(text))
-    work = _mask(text, spans)
+    work = mask(text, spans)
     work = _find_errors(work, found)
-    work = _find_files(text, work, vocab, found)
+    work = find_files(text, work, vocab, found, _path_verdicts(vocab))
     work = _find_terms(text, work, vocab, found)
     _find_identifiers(text, work, vocab, found)
     found.sort(key=lambda item: (item[0], item[1]))
@@ -499,21 +368,9 @@ def normalize_entity_name(name: str) -> str:
     if status:
         return f"http {status.group(1)}"
     cleaned = _CALL_SUFFIX_RE.sub("", cleaned)
-    if "/" in cleaned or _looks_like_file(cleaned.rstrip(".,;:!?)")):
-        return _clean_path(cleaned)  # no compact-form lookup: "go.mod" is a file, not "go mod"
+    if "/" in cleaned or looks_like_file(cleaned.rstrip(".,;:!?)")):
+        return clean_path(cleaned)  # no compact-form lookup: "go.mod" is a file, not "go mod"
     term = known.lookup(key)  # compact spellings: "Node JS", "spring-boot"
     if term is not None:
         return term.canonical
     return cleaned.rstrip(".,;:!?")
-
-
-def _looks_like_file(name: str) -> bool:
-    base = _LINE_SUFFIX_RE.sub("", name)
-    lower = base.lower()
-    lists = entity_words()
-    return (
-        lower in lists.known_filenames
-        or lower.split(".", 1)[0] in lists.special_files
-        or bool(_DOTFILE_RE.fullmatch(lower))
-        or _extension(lower) in lists.known_extensions
-    )

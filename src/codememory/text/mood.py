@@ -51,9 +51,32 @@ _TAG_QUESTION_RE = lazy_pattern(r",\s*(?:right|correct|isn'?t\s+it|don'?t\s+you\
 _TRAILING_CLOSERS = " \t\"')]*_\u201d\u2019"
 
 
+# a polite request that sets a standing rule is an instruction, with or without its "?": "Can you always use UTC in
+# the logs.", "Could you never touch the generated files, please?", "Would you make sure to run ruff first?",
+# "Can you use pnpm from now on?". The rule word comes right after "you" (or the request says "from now on" /
+# "going forward" anywhere): "Can you check why it never finishes?" asks about something, it sets nothing.
+_STANDING = r"(?:always|never|every\s+time|each\s+time|from\s+now\s+on|going\s+forward|make\s+sure|be\s+sure)"
+_STANDING_REQUEST_RE = lazy_pattern(
+    _LEAD + r"(?:please\s*,?\s*)?(?:can|could|would|will)\s+you\s+(?:please\s+|just\s+|also\s+|kindly\s+)*"
+    rf"(?:,\s*)?(?=(?:{_STANDING}\b|.*\b(?:from\s+now\s+on|going\s+forward|from\s+here\s+on)\b))"
+    r"(?P<instruction>.*?)(?:\s*,?\s+please)?\s*[?.!]*$",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def standing_instruction(sentence: str) -> str | None:
+    """The instruction a polite request for a standing rule gives, without its frame ("Could you never touch the
+    generated files, please?" gives "never touch the generated files"); None for any other sentence."""
+    m = _STANDING_REQUEST_RE.match(sentence.strip().rstrip(_TRAILING_CLOSERS))
+    return m.group("instruction").strip() if m and m.group("instruction").strip() else None
+
+
 def asks(sentence: str) -> bool:
-    """A question: it ends on "?" (before any closing quote or bracket), or has a question's form without one."""
+    """A question: it ends on "?" (before any closing quote or bracket), or has a question's form without one; not
+    a request that sets a standing rule ("Can you always run ruff before committing?" instructs)."""
     s = sentence.strip().rstrip(_TRAILING_CLOSERS)
+    if _STANDING_REQUEST_RE.match(s):
+        return False
     return s.endswith("?") or bool(_QUESTION_FORM_RE.match(s) or _TAG_QUESTION_RE.search(s))
 
 
@@ -142,9 +165,21 @@ _LOG_LINE_RE = lazy_pattern(
 )
 
 
+# a person's own warning written like a log prefix: the level word, then a rule in prose ("WARNING: never run
+# migrations on prod without a backup.", "warning: dont use sqlite for the tests"). A program's line goes on with
+# what it found ("WARNING: 3 tests skipped", "warning: unused variable `x`"), never with a rule word.
+_WARNED_RULE_RE = lazy_pattern(
+    r"^\W{0,2}(?:warn(?:ing)?|error|caution|careful|note|important|heads[\s-]up)\s*[:!\-\u2014]+\s*"
+    r"(?:never|always|don'?t|dont|do\s+not|make\s+sure|be\s+sure|avoid|remember\s+to)\b",
+    re.IGNORECASE,
+)
+
+
 def logged(sentence: str) -> bool:
-    """A line a program printed (a log record, a test runner's or compiler's line, a shell prompt)."""
-    return bool(_LOG_LINE_RE.match(sentence.strip()))
+    """A line a program printed (a log record, a test runner's or compiler's line, a shell prompt); not a person's
+    warning that only borrows a log level's prefix to state a rule."""
+    s = sentence.strip()
+    return bool(_LOG_LINE_RE.match(s)) and not _WARNED_RULE_RE.match(s)
 
 
 # a conjecture about the past ("my cousin must have copied it from a website", "the job may have run twice"): a
@@ -183,4 +218,15 @@ def leads_with_a_statement(text: str) -> bool:
     return not first or states(first)
 
 
-__all__ = ["Mood", "asks", "conjectures", "leads_with_a_statement", "logged", "mood", "narrates", "narration", "states"]
+__all__ = [
+    "Mood",
+    "asks",
+    "conjectures",
+    "leads_with_a_statement",
+    "logged",
+    "mood",
+    "narrates",
+    "narration",
+    "standing_instruction",
+    "states",
+]

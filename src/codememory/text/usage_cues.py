@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from codememory.core.lazy_pattern import lazy_pattern
@@ -293,11 +293,19 @@ def _added_grams(added: str) -> frozenset[tuple[str, ...]]:
     return frozenset(_grams(_PHRASE_WORD_RE.findall(added.lower())))
 
 
-def copied_phrase(memory: str, added: str, known: Sequence[str]) -> str | None:
+def phrase_text(text: str) -> str:
+    """A text as its words, one blank apart: what a run of a memory's words is looked for in (`copied_phrase`)."""
+    return " ".join(_PHRASE_WORD_RE.findall(text.lower()))
+
+
+def copied_phrase(
+    memory: str, added: str, known: Sequence[str], held_elsewhere: Callable[[str], bool] | None = None
+) -> str | None:
     """A run of the memory's words (see the module docstring) that `added` holds and none of `known` does, or None.
     Cheap for the usual edit, which copies nothing: a memory sharing fewer than four distinct words with it is passed
     over before any run is built, the edit's runs are built once however many memories are checked against
-    it, and `known` (a whole file as read, perhaps) is read only for a run the edit copied."""
+    it, and `known` (a whole file as read, perhaps) is read only for a run the edit copied. `held_elsewhere`: whether
+    a run is in texts the caller keeps as `phrase_text` itself (so that each is read once, not once per edit)."""
     words = _phrase_words(memory)
     shared = _added_words(added).intersection(words)
     if len(shared) < PHRASE_WORDS - 2:  # a run that counts has at least four distinct words, but for oddities
@@ -306,9 +314,9 @@ def copied_phrase(memory: str, added: str, known: Sequence[str]) -> str | None:
     copied = grams & _added_grams(added)
     if not copied:
         return None
-    held = [" ".join(_PHRASE_WORD_RE.findall(text.lower())) for text in known if text]
+    held = [phrase_text(text) for text in known if text]
     for run in sorted(" ".join(g) for g in copied):
-        if not any(_bounded(text, run) for text in held):
+        if not any(_bounded(text, run) for text in held) and not (held_elsewhere and held_elsewhere(run)):
             return run
     return None
 
