@@ -56,6 +56,7 @@ FIRST, LAST = datetime(2025, 1, 13, 8, 30, tzinfo=UTC), datetime(2026, 11, 2, 15
 def mem_id(key: str) -> str:
     return "mem_" + hashlib.sha1(f"agent_view:{key}".encode()).hexdigest()[:8]
 
+
 # ------------------------------------------------------------------------------------------- memories
 MEMS: list[tuple[str, str, float, str, str]] = [
     # key, category, importance, tags, text
@@ -913,7 +914,6 @@ def bash(command: str, description: str, *relevant: str, note: str = "", uses: t
     call("bash", {"command": command, "description": description}, *relevant, note=note, uses=uses)
 
 
-
 # Session 1: the hold countdown, then the Checkout expiry, then two commits.
 session("hold-expiry")
 user(
@@ -1208,7 +1208,10 @@ bash(
     note="commit 2",
     uses=("sd_commit_style",),
 )
-answer("Two commits: `payments: verify raw webhook body, handle events once` and `scans: index scans.ticket_id`.", "sd_commit_style")
+answer(
+    "Two commits: `payments: verify raw webhook body, handle events once` and `scans: index scans.ticket_id`.",
+    "sd_commit_style",
+)
 
 # Session 4: door codes on a show day, then the seat map's row order.
 session("door-codes")
