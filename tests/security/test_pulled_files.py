@@ -23,7 +23,6 @@ from typing import Any
 import pytest
 
 from codememory import Store
-from codememory.embedding.second_model import NAME as SECOND_MODEL
 from conftest import invoke_cli
 from support.daemon import Daemon, isolated_env, make_project, spawn, wait_for
 from support.pulled import memory_file, put, record
@@ -212,13 +211,10 @@ def test_the_daemon_embeds_a_committed_store_once_and_never_its_invalid_rows(tmp
         conn.commit()
 
     def embedded() -> tuple[int, int]:
-        """The search model's vectors: the last sequence number given to one, and how many. The second model's
-        (the daemon's warm-up search keeps its candidates' vectors under that model's name) are not embeddings
-        of the store and are left out."""
         with closing(sqlite3.connect(f"file:{root / '.codememory' / 'memory.db'}?mode=ro", uri=True)) as conn:
-            seq, rows = conn.execute(
-                "SELECT COALESCE(MAX(seq), 0), COUNT(*) FROM embeddings WHERE model != ?", (SECOND_MODEL,)
-            ).fetchone()
+            seq = conn.execute("SELECT value FROM counters WHERE name = 'embedding_seq'").fetchone()[0]
+            # every model's rows: the daemon's warm-up search asks no second opinion, so it keeps no second vectors
+            rows = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
         return int(seq), int(rows)
 
     d: Daemon = spawn(env)

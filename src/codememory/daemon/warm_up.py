@@ -82,13 +82,16 @@ class WarmUp:
                         reading.append((root, read_ahead(store)))
             except Exception as exc:  # a project that cannot be warmed is warmed by its first request instead
                 log.warning("warm-up of %s failed: %s", root, exc)
+        from codememory.retrieval.second_opinion import not_asked
+
         for root, work in reading:
             while work is not None and not work.done.wait(0.5):
                 if state.stop_event.is_set():
                     return
             try:
-                with state.stores.use(root) as store:
-                    store.search("codememory warm-up", limit=1)  # maps the index and its graph, now in memory
+                with state.stores.use(root) as store, not_asked():
+                    # maps the index and its graph, now in memory; counted as no one's access, asking no second opinion
+                    store.search("codememory warm-up", limit=1, touch=False)
                     # what a request's retrieval loads on first use (its modules, word lists), shown to no one
                     store.retrieve(["codememory warm-up"], touch=False)
             except Exception as exc:

@@ -30,9 +30,11 @@ when its text changes): a store's vectors are written by its searches, not by im
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import math
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -49,6 +51,22 @@ TOP = 2  # a candidate it places among its first this many keeps its likelihood 
 PENALTY = 0.5  # ... any other (not holding every word of the query) loses this in log-odds
 AGREE_COSINE = 0.5  # the one it places first at this cosine or more ...
 AGREEMENT = 2.0  # ... gains this
+
+
+# A search the process makes for itself (the daemon's warm-up) asks no opinion: it would load the second model's
+# weights into a daemon that never searches for anyone else (tens of MiB held for good) and keep its candidates'
+# vectors in the store for a query no one asked.
+_UNASKED: contextvars.ContextVar[bool] = contextvars.ContextVar("codememory_second_opinion_unasked", default=False)
+
+
+@contextlib.contextmanager
+def not_asked() -> Iterator[None]:
+    """Searches made inside this block (in this thread) decide without the second opinion."""
+    token = _UNASKED.set(True)
+    try:
+        yield
+    finally:
+        _UNASKED.reset(token)
 
 
 # The second model's query vectors kept for the process's lifetime (the daemon and MCP server see the same phrases
@@ -138,7 +156,7 @@ def with_second_opinion(db: Database, query: str, order: Ranked) -> Ranked:
     from codememory.core.env_switches import SECOND_MODEL, switched_off
     from codememory.embedding.second_model import NAME, load
 
-    if switched_off(SECOND_MODEL):
+    if switched_off(SECOND_MODEL) or _UNASKED.get():
         return order
     decided = [pk for _, pk, _, explain in order[:POOL] if explain.get("likelihood") is not None]
     if not decided:
