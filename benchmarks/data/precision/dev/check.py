@@ -163,22 +163,23 @@ def review(path):
                 print(f"   ? {k} ({s}): {mem[k]}")
 
 
-def main():
+def main(here=HERE):
+    """Validate the split in `here` (this folder, or another split's: every split's check.py runs this one)."""
     if len(sys.argv) == 3 and sys.argv[1] == "--review":
         review(sys.argv[2])
         return
     total_q = Counter()
-    for fn in sorted(os.listdir(HERE)):
+    for fn in sorted(os.listdir(here)):
         if fn.endswith(".json"):
-            _, nm, kinds, cats = check_project(os.path.join(HERE, fn))
+            _, nm, kinds, cats = check_project(os.path.join(here, fn))
             total_q.update(kinds)
             print(f"{fn}: {nm} memories, queries {dict(kinds)} (total {sum(kinds.values())}); categories {dict(cats)}")
     print(f"all queries: {dict(total_q)}, absent share {total_q['absent'] / max(1, sum(total_q.values())):.0%}")
-    lp = os.path.join(HERE, "links.jsonl")
+    lp = os.path.join(here, "links.jsonl")
     if os.path.exists(lp):
         n, c = check_jsonl(lp, {"a", "b", "related", "why"}, v_link)
         print(f"links.jsonl: {n} pairs, related {c[True]}, unrelated {c[False]}")
-    pp = os.path.join(HERE, "paraphrases.jsonl")
+    pp = os.path.join(here, "paraphrases.jsonl")
     if os.path.exists(pp):
         n, c = check_jsonl(pp, {"texts", "same", "why"}, v_para)
         print(f"paraphrases.jsonl: {n} groups, same {c[True]}, different {c[False]}")
