@@ -8,7 +8,7 @@ import os
 import pytest
 
 from codememory.core import loopback
-from codememory.core.env_switches import NO_CAPTURE, capture_disabled, switched_on
+from codememory.core.env_switches import NO_CAPTURE, capture_disabled, switched_off, switched_on
 from codememory.core.paths import state_dir
 
 SWITCH = "CODEMEMORY_TEST_SWITCH"
@@ -24,6 +24,16 @@ def test_values_that_leave_a_switch_off(monkeypatch: pytest.MonkeyPatch, value: 
 def test_any_other_value_turns_it_on(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
     monkeypatch.setenv(SWITCH, value)
     assert switched_on(SWITCH)
+
+
+@pytest.mark.parametrize(
+    ("value", "off"), [("off", True), (" OFF ", True), ("0", True), ("no", True), ("", False), ("1", False)]
+)
+def test_a_switch_on_by_default_is_turned_off_by_off_too(
+    monkeypatch: pytest.MonkeyPatch, value: str, off: bool
+) -> None:
+    monkeypatch.setenv(SWITCH, value)
+    assert switched_off(SWITCH) is off
 
 
 def test_an_unset_switch_is_off(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,7 +3,11 @@ literals a text holds, as `in` would, whatever the text (unicode, overlapping li
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -64,3 +68,21 @@ def test_an_empty_literal_is_refused() -> None:
         LiteralScan(["a", ""])
     with pytest.raises(ValueError):
         LiteralScan([])
+
+
+def test_without_the_scanner_installed_the_answers_are_the_same_and_scrubbing_still_redacts(tmp_path: Path) -> None:
+    """A checkout updated without reinstalling lacks ahocorasick_rs: the scrubber fails closed, so a scanner that
+    raised would have blanked every text."""
+    fake = tmp_path / "ahocorasick_rs"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("raise ImportError('not installed')\n")
+    code = (
+        "from codememory.core.literal_scan import LiteralScan\n"
+        "from codememory.text.privacy import scrub\n"
+        "assert LiteralScan(['ai', 'aider', 'sk-']).found('the aider key sk-1') == {0, 1, 2}\n"
+        "out = scrub('token ghp_abcdefghijklmnopqrstuvwxyz0123456789 then hello world')\n"
+        "assert out == 'token [REDACTED:github] then hello world', out\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr

@@ -30,9 +30,11 @@ def switched_on(name: str) -> bool:
 
 
 def switched_off(name: str) -> bool:
-    """Whether the switch `name`, on by default, is set to "0", "false" or "no" (unset or empty: on)."""
+    """Whether the switch `name`, on by default, is set to "0", "false", "no" or "off" (unset or empty: on). "off"
+    counts here only: a switch on by default is named for what it turns on, so "off" can mean nothing else, where
+    for a CODEMEMORY_NO_… switch it would be ambiguous."""
     value = os.environ.get(name, "").strip().lower()
-    return bool(value) and value in _OFF
+    return bool(value) and value in (*_OFF, "off")
 
 
 def capture_disabled() -> bool:

@@ -50,7 +50,10 @@ class LiteralScan:
     def _found(self, text: str) -> set[int]:
         try:
             return {index for index, _, _ in self._compiled().find_matches_as_indexes(text, overlapping=True)}
-        except UnicodeEncodeError:  # a lone surrogate (a transcript's "\ud800" escape): the scanner reads UTF-8
+        # a lone surrogate (a transcript's "\ud800" escape): the scanner reads UTF-8; or the scanner is not installed
+        # (a checkout updated by `git pull` without reinstalling): the scrubber that asks fails closed, so a missing
+        # speed-up would blank every text it scrubs
+        except (UnicodeEncodeError, ImportError):
             return {index for index, literal in enumerate(self.literals) if literal in text}
 
     def found_in_each(self, texts: Sequence[str]) -> list[set[int]]:
