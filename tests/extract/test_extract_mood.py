@@ -239,3 +239,20 @@ def test_a_users_polite_or_prefixed_rule_is_the_users_convention_and_no_one_else
     told = heuristic_candidates([turn(1, "Add the export.", (said,))])
     printed = heuristic_candidates([turn(1, "Run the migrations.", ("Ran them.",), (bash("./migrate.sh", said),))])
     assert not [c for c in [*told, *printed] if c.said_by == USER or c.category == "convention"]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "kept"),
+    [
+        ("Has to be UTC everywhere in the logs", True),  # chat drops the final period: still a rule
+        ("Should always use pnpm for this repo", True),
+        ("Do the migration first before the deploy", True),
+        ("should we pin the version here", False),
+        ("what does the cache hold after a restart", False),
+        ("is the staging box still on postgres 14?", False),
+    ],
+)
+def test_a_sentence_is_kept_or_asked_by_its_mood_with_or_without_its_final_period(sentence: str, kept: bool) -> None:
+    from codememory.extract.rules import usable
+
+    assert usable(sentence) is kept

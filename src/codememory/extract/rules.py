@@ -108,11 +108,6 @@ def named_subject(text: str) -> str:
     return _NAMED_AFTER_RE.sub("", text, count=1)
 
 
-_QUESTION_START_RE = lazy_pattern(
-    r"^(?:what|why|how|which|who|where|when|should|shall|could|can|would|will|do|does|did|is|are|was|were|"
-    r"have|has|any\s+(?:idea|thoughts))\b[^.!]*$",
-    re.IGNORECASE,
-)
 HYPOTHETICAL_RE = lazy_pattern(
     r"^(?:if|what if|suppose|supposing|imagine|assuming|in case|unless|whether|perhaps|maybe|once)\b"
     r"|\b(?:could|might|maybe|perhaps|probably|possibly|not sure|unsure|wonder(?:ing)?|hypothetical(?:ly)?|"
@@ -138,14 +133,7 @@ _NARRATION_RE = lazy_pattern(
 
 def usable(sentence: str) -> bool:
     words = sentence.split()
-    return (
-        3 <= len(words) <= 60
-        and len(sentence) <= 400
-        and not sentence.rstrip(" .").endswith("?")
-        and not _QUESTION_START_RE.match(sentence)
-        and not asks(sentence)
-        and not logged(sentence)
-    )
+    return 3 <= len(words) <= 60 and len(sentence) <= 400 and not asks(sentence) and not logged(sentence)
 
 
 # -------------------------------------------------------------------------------------- decisions

@@ -208,21 +208,10 @@ def states(sentence: str) -> bool:
     return mood(sentence) == "statement"
 
 
-_SPLIT_RE = lazy_pattern(r"(?<=[.!?])[\"'\u201d)]?\s+(?=\S)")
-
-
-def leads_with_a_statement(text: str) -> bool:
-    """A memory's text whose first sentence states something: a memory that opens on a question, a narration or
-    a printed line is none of these kinds, whatever follows it."""
-    first = next((s for s in _SPLIT_RE.split(text.strip()) if s.strip()), "")
-    return not first or states(first)
-
-
 __all__ = [
     "Mood",
     "asks",
     "conjectures",
-    "leads_with_a_statement",
     "logged",
     "mood",
     "narrates",
