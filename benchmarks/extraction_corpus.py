@@ -57,6 +57,7 @@ SETS |= {
         "blind_judge7",
         "blind_judge8",
         "blind_judge9",
+        "blind_judge10",
         "planted",
     )
 }
