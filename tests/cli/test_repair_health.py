@@ -145,3 +145,21 @@ def test_a_store_that_needs_repair_is_never_called_healthy(
     assert len(backups(project)) == 1
     again = repair_json(invoke, project)  # the rebuilt store is what repair makes: healthy
     assert (again["healthy"], again["rebuilt"], again["problems"]) == (True, False, [])
+
+
+def test_a_store_another_process_holds_locked_is_not_called_damaged_nor_swapped(project: Path, invoke: Invoke) -> None:
+    """FTS5's check writes (rolled back): a writer holding the lock makes it fail with 'database is locked', which
+    says nothing about the index. Called damage, repair swapped the file under the writer: its commit would have
+    landed in the backup."""
+    seed(project)
+    before = dump(project)
+    with closing(sqlite3.connect(db_file(project), isolation_level=None)) as writer:
+        writer.execute("BEGIN IMMEDIATE")
+        writer.execute("UPDATE memories SET importance = 0.2 WHERE text LIKE 'Pin ruff%'")
+        result = invoke("--project", project, "repair", "--json")
+        writer.execute("COMMIT")
+    assert result.exit_code != 0 and "Traceback" not in result.output, result.output
+    assert "locked by another process" in result.output and "try again" in result.output
+    assert backups(project) == [] and not list(db_file(project).parent.glob("*.repair-*"))
+    assert dump(project) != before  # the writer's commit is in the store, not in a backup
+    assert repair_json(invoke, project)["healthy"] is True

@@ -59,6 +59,16 @@ def file_problem(exc: sqlite3.Error, path: Path | str | None, busy_seconds: floa
     return None
 
 
+def lock_or_access(exc: sqlite3.Error, path: Path | str | None, busy_seconds: float) -> StoreUnusable | None:
+    """The StoreBusy or StoreUnusable for an error about the file's lock or permissions, never its contents: a
+    check that called it damage would have repair swap the file under the process that holds it (whose writes
+    would then land in the backup)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int) and code & 0xFF in _BUSY | _DISK:
+        return file_problem(exc, path, busy_seconds)
+    return None
+
+
 def translate(exc: sqlite3.Error, path: Path | str | None, busy_seconds: float) -> CodememoryError:
     """The error of codememory's tree that this sqlite3 error stands for."""
     about_file = file_problem(exc, path, busy_seconds)

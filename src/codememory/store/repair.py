@@ -33,7 +33,7 @@ from codememory.core.result import Result
 from codememory.errors import InvalidInput, StoreNotFound, StoreUnusable, UnsafePath
 from codememory.store.connection import BUSY_TIMEOUT_S
 from codememory.store.database import Database
-from codememory.store.failures import translate
+from codememory.store.failures import lock_or_access, translate
 from codememory.store.migrations import LATEST, MIGRATIONS
 from codememory.store.repair_rules import SPECS, TableSpec
 from codememory.store.rows import escape
@@ -284,6 +284,8 @@ def _repair(path: Path, force: bool, progress: Progress | None, progress_every: 
             version = int(src.execute("PRAGMA user_version").fetchone()[0])
             objects = _tables(src, report)
         except sqlite3.DatabaseError as exc:
+            if (about_access := lock_or_access(exc, path, BUSY_TIMEOUT_S)) is not None:
+                raise about_access from exc
             report.readable, report.problem = False, escape(str(exc), 200)
             version, objects = 0, {}
         if version > LATEST:

@@ -19,11 +19,13 @@ import sqlite3
 from pathlib import Path
 
 from codememory.errors import UnexpectedSchema
+from codememory.store.failures import lock_or_access
 from codememory.store.rows import escape
 from codememory.store.schema import REPAIR_HINT, expected_objects, verify
 
 _FULL_TEXT = ("memories_fts", "memories_trigram", "memories_words", "sessions_fts")
 _INTEGRITY_LINES = 5  # of SQLite's findings, the first few are named
+_BUSY_MS = 5000
 
 
 def file_problems(src: sqlite3.Connection, path: Path, version: int) -> list[str]:
@@ -54,19 +56,27 @@ def _full_text_problems(path: Path, tables: list[str]) -> list[str]:
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, isolation_level=None)
     except sqlite3.Error as exc:
+        _raise_unless_damage(exc, path)
         return [f"its full-text indexes could not be checked ({escape(str(exc), 200)})"]
     try:
         conn.execute("PRAGMA trusted_schema = OFF")
-        conn.execute("PRAGMA busy_timeout = 5000")
+        conn.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
         conn.execute("BEGIN")
         for table in tables:
             try:
                 conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
             except sqlite3.Error as exc:
+                _raise_unless_damage(exc, path)
                 problems.append(f"its full-text index {table} does not match its rows ({escape(str(exc), 200)})")
         conn.execute("ROLLBACK")
     except sqlite3.Error as exc:
+        _raise_unless_damage(exc, path)
         problems.append(f"its full-text indexes could not be checked ({escape(str(exc), 200)})")
     finally:
         conn.close()
     return problems
+
+
+def _raise_unless_damage(exc: sqlite3.Error, path: Path) -> None:
+    if (about_access := lock_or_access(exc, path, _BUSY_MS / 1000)) is not None:
+        raise about_access from exc
