@@ -124,8 +124,10 @@ LOOKUPS_NEED_NO_MEMORY = True
 # Off: a to-do is judged like any memory (measuring).
 NO_UNASKED_TODOS = True
 # The second model's opinion (retrieval/second_opinion.py) of the request's own phrases (the request and its parts)
-# moves each candidate's likelihood before the injection bars decide, as it does for search: a memory only the
-# default model finds near the request loses, one both models place first gains. None: no opinion (measuring).
+# moving each candidate's likelihood before the injection bars decide, as it does for search. None (shipped): no
+# opinion. Measured on the nine agent-view scenarios, each left out (benchmarks/research/hud_why.py), its best forms
+# traded recall for as much precision (left out 0.386 / 0.497 / 0.537 -> 0.402 / 0.474 / 0.541): the turn's first-
+# call noise is memories both models find on the request's subject, for chores and looks. Kept for measuring.
 REQUEST_OPINION: Form | None = None
 _ASKS_FOR_TODOS_RE = lazy_pattern(
     r"\b(?:todos?|to-?dos?|to\s+do|backlog|pending|planned|left\s+to\s+do)\b", re.IGNORECASE

@@ -16,9 +16,11 @@ keeps a run of answers through `Bars.strong` in a conversation log). Session 10'
 answers where many memories answer one question and failed the retrieval guard; the agreement bonus gives them
 back. Setting chosen by bench_precision's objective with each of the nine released precision splits left out in
 turn, among the forms that pass the retrieval guard replayed (benchmarks/research/second_opinion_fit.py; figures in
-benchmarks/README.md, "The second opinion on by default"). Search only (not what is put into an agent's context
-unasked: not measured there), not explicit query syntax (its matches are what was asked for), and only beside the
-default model (`chosen_beside`). Where the second model's weights are not installed, or with
+benchmarks/README.md, "The second opinion on by default"). Search only: what is put into an agent's context unasked
+can ask it of the request's phrases (`Form`, proactive.REQUEST_OPINION), which is off because, measured on the nine
+agent-view scenarios each left out, no form moved the HUD beyond trading recall for as much precision (README,
+"The agent's view, why each step shows what it shows"). Not explicit query syntax (its matches are what was asked
+for), and only beside the default model (`chosen_beside`). Where the second model's weights are not installed, or with
 `CODEMEMORY_SECOND_MODEL=0`, nothing changes.
 
 Cost: the query's vector (one short text through six layers, about what the default model's query vector costs)
