@@ -17,7 +17,14 @@ Arms (`--arms`, comma-separated):
 - `op:TOP:PENALTY:COSINE:AGREEMENT`: the second model's opinion of the request's phrases (proactive.REQUEST_OPINION);
 - `bar:ANSWER:KEEP`: the injection bars' answer and keep bars for the default model;
 - `slots:N`: the turn's block holds N memories besides the cold start's;
+- `quiet:P`, `naming:N`: proactive.QUIET_STEP_LIKELIHOOD, proactive.MAX_NAMING (what a later call's step brings);
+- `nostep`: a later call carries the turn's block only;
+- `retire:edit` / `retire:any`: a block memory naming a file leaves the block once a step edited (touched) that file;
 - `+` joins arms: `op:2:1:0.5:2+slots:1`.
+
+`--synthetic DATA ...` builds the calls from a scenario's steps.json instead of a run's trace (derive.ts's derivation
+ported; no cold start, no pins, no usefulness record) on a fresh store set up as bench_agent_view.py sets one up
+(kept under `--synthetic-work`). `--merge OUT ...` prints the left-out table of earlier outputs.
 
 `--why` prints, per step needing nothing that carries a memory and per labelled memory missed, where it came from
 (cold start, the turn's block, the step's HUD), the phrase kind that found it, and the decision's evidence.
