@@ -83,6 +83,8 @@ def arm(spec: str) -> Any:
                 NO_STEP[0] = True
             elif kind == "retire":  # a block memory naming a file leaves the block once a step edited that file
                 RETIRE[0] = args[0]
+            elif kind in ("gate", "gatereq"):  # MiniLM's cosine to the request's nearest phrase, per memory or best
+                GATE[0], GATE[1] = kind, float(args[0])
             elif kind != "base":
                 sys.exit(f"unknown arm {part}")
         yield slots
@@ -91,6 +93,7 @@ def arm(spec: str) -> Any:
         proactive.QUIET_STEP_LIKELIHOOD, proactive.MAX_NAMING = saved_step
         NO_STEP[0] = False
         RETIRE[0] = ""
+        GATE[0] = ""
 
 
 def load_run(run: Path, data: Path) -> list[Call]:
@@ -309,6 +312,26 @@ def evidence(store: Any, request: dict[str, Any], mid: str) -> dict[str, Any]:
 LATER: dict[tuple[Any, ...], Any] = {}
 NO_STEP = [False]
 RETIRE = [""]
+GATE: list[Any] = ["", 0.0]
+
+
+def second_cosines(store: Any, request: dict[str, Any], ids: list[str]) -> dict[str, float]:
+    """MiniLM's cosine of each memory to the nearest of the request's phrases (the request and its parts)."""
+    import numpy as np
+
+    from codememory.embedding.second_model import NAME, load
+    from codememory.retrieval.proactive import request_parts
+    from codememory.retrieval.second_opinion import candidate_vectors, query_vector
+
+    model = load()
+    n = request.get("request_phrases", 1)
+    asked = [*request["query_expansion"][:n], *request_parts(request["query_expansion"][0])] if n else []
+    if model is None or not asked or not ids:
+        return {}
+    pks = dict(store.db.get_pk_map(ids))
+    vecs = candidate_vectors(store.db, model, NAME, list(pks.values()))
+    q = np.stack([query_vector(model, a) for a in asked])
+    return {i: float((q @ vecs[pk]).max()) for i, pk in pks.items() if pk in vecs}
 
 
 def steps_as_run() -> bool:
@@ -339,7 +362,14 @@ def replay(store: Any, calls: list[Call], slots: int, why: list[dict[str, Any]] 
             res = ask(store, request, exclude, False)
             added = 0
             block = []
-            for m in res.memories:
+            memories = list(res.memories)
+            if GATE[0] and memories:
+                cos = second_cosines(store, request, [m.id for m in memories])
+                if GATE[0] == "gate":
+                    memories = [m for m in memories if cos.get(m.id, 1.0) >= GATE[1]]
+                elif max(cos.values(), default=1.0) < GATE[1]:
+                    memories = []
+            for m in memories:
                 if m.id in cold or added < slots:
                     added += m.id not in cold
                     block.append(m.id)
