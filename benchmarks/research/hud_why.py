@@ -20,6 +20,8 @@ Arms (`--arms`, comma-separated):
 - `quiet:P`, `naming:N`: proactive.QUIET_STEP_LIKELIHOOD, proactive.MAX_NAMING (what a later call's step brings);
 - `nostep`: a later call carries the turn's block only;
 - `retire:edit` / `retire:any`: a block memory naming a file leaves the block once a step edited (touched) that file;
+- `gate:C` / `gatereq:C`: at a turn's first call, a memory whose MiniLM cosine to the request's nearest phrase is
+  under C leaves (the slots fill from the rest) / the block is empty unless its best memory reaches C;
 - `+` joins arms: `op:2:1:0.5:2+slots:1`.
 
 `--synthetic DATA ...` builds the calls from a scenario's steps.json instead of a run's trace (derive.ts's derivation
