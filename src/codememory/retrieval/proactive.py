@@ -68,6 +68,7 @@ from codememory.text.written import without_text_to_write
 
 if TYPE_CHECKING:
     from codememory.embedding.semantic import Semantic
+    from codememory.retrieval.second_opinion import Form
 
 MAX_PHRASES = 8
 PER_PHRASE = 10
@@ -122,6 +123,12 @@ LOOKUPS_NEED_NO_MEMORY = True
 # pending still gets them, and a later step that opens the file a to-do names still does (retrieval/step.py).
 # Off: a to-do is judged like any memory (measuring).
 NO_UNASKED_TODOS = True
+# The second model's opinion (retrieval/second_opinion.py) of the request's own phrases (the request and its parts)
+# moving each candidate's likelihood before the injection bars decide, as it does for search. None (shipped): no
+# opinion. Measured on the nine agent-view scenarios, each left out (benchmarks/research/hud_why.py), its best forms
+# traded recall for as much precision (left out 0.386 / 0.497 / 0.537 -> 0.402 / 0.474 / 0.541): the turn's first-
+# call noise is memories both models find on the request's subject, for chores and looks. Kept for measuring.
+REQUEST_OPINION: Form | None = None
 _ASKS_FOR_TODOS_RE = lazy_pattern(
     r"\b(?:todos?|to-?dos?|to\s+do|backlog|pending|planned|left\s+to\s+do)\b", re.IGNORECASE
 )
@@ -331,13 +338,17 @@ def retrieve(
         if semantic is not None and semantic.configured and len(wider) > len(asked):
             prefetch_phrases(db, wider)  # both keyword passes run while the phrases are embedded
             prefetch_phrases(db, asked)
-        ranking = rank_phrases(db, wider, filters, want=PER_PHRASE * len(wider), semantic=semantic)
+        alone = not (asked and len(wider) > len(asked))  # the request's phrases are all there is
+        opinion = REQUEST_OPINION if asked else None
+        ranking = rank_phrases(
+            db, wider, filters, want=PER_PHRASE * len(wider), semantic=semantic, opinion=opinion if alone else None
+        )
         degraded_reason = ranking.reason
         model = semantic.model if semantic is not None and ranking.mode != "lexical" else None
         bars = relevance_bars(model, inject=True)
         first = None
         if asked and len(wider) > len(asked):
-            first = rank_phrases(db, asked, filters, want=PER_PHRASE * len(asked), semantic=semantic)
+            first = rank_phrases(db, asked, filters, want=PER_PHRASE * len(asked), semantic=semantic, opinion=opinion)
         candidates = [pk for r in (ranking, first) if r is not None for _, pk, _, _ in (r.ranked or r.order)]
         moved = factors(db, candidates, req.session_id)
         sunk = {pk: f.value for pk, f in moved.items() if f.value < 1.0}

@@ -41,6 +41,7 @@ from codememory.text.query import ParsedQuery, parse_query, words
 
 if TYPE_CHECKING:
     from codememory.embedding.semantic import Semantic
+    from codememory.retrieval.second_opinion import Form
 
 DEFAULT_THRESHOLD = 0.7
 
@@ -207,13 +208,20 @@ def _decided(
     phrases: list[ParsedQuery] | None = None,
     asked: str | None = None,
     model: str | None = None,
+    opinion: tuple[list[str], Form] | None = None,
 ) -> Ranking:
     """The ranking with the relevance decision applied: `order` what is shown, `held_back` the rest, `ranked` all.
     `asked`: the question, when what it asks for counts (search's, not what is put into an agent's context);
-    `model`: the vector space that ranked it (the second opinion was chosen beside the default model's)."""
+    `model`: the vector space that ranked it (the second opinion was chosen beside the default model's);
+    `opinion`: the phrases the second model judges and its form, for what is put into an agent's context."""
     everything = ranking.order
     if ranking.mode == "lexical":
         everything = with_keyword_likelihood(db, ranking.parsed, everything, phrases)
+    if opinion is not None and ranking.mode != "lexical" and not ranking.parsed.explicit:
+        from codememory.retrieval.second_opinion import chosen_beside, with_second_opinion
+
+        if chosen_beside(model):
+            everything = with_second_opinion(db, opinion[0], everything, opinion[1])
     if asked is not None and not ranking.parsed.explicit:
         everything = with_asked_value(db, asked, everything)
         if ranking.mode != "lexical":  # numpy: loaded for meaning anyway (a keyword-only search loads neither)
@@ -307,11 +315,19 @@ def _rank(
 
 
 def rank_phrases(
-    db: Database, phrases: list[str], filters: Filters, *, want: int, semantic: Semantic | None, inject: bool = True
+    db: Database,
+    phrases: list[str],
+    filters: Filters,
+    *,
+    want: int,
+    semantic: Semantic | None,
+    inject: bool = True,
+    opinion: Form | None = None,
 ) -> Ranking:
     """One hybrid pass for several phrases describing one need (a query expansion): keywords of all
     phrases ORed, each phrase's vector searched, a memory's cosine its best over the phrases; decided with the
-    injection bars (`inject`, else search's)."""
+    injection bars (`inject`, else search's), the second model's opinion of the phrases in this `opinion` form
+    moving the likelihoods first (None: no opinion)."""
     phrases, parsed = _phrases_query(phrases)
     each = [parse_query(" ".join(words(p))) for p in phrases]
     qvecs = []
@@ -339,7 +355,9 @@ def rank_phrases(
         db, parsed, filters, want, None, DEFAULT_THRESHOLD, semantic, qvecs, now_utc(), "hybrid", each, inject
     )
     ranking = Ranking(order, more, fuzzy_used, "hybrid", gap, parsed)
-    return _decided(ranking, db, relevance_bars(semantic.model, inject=inject, order=order), each)
+    bars = relevance_bars(semantic.model, inject=inject, order=order)
+    judged = (phrases, opinion) if opinion is not None else None
+    return _decided(ranking, db, bars, each, model=semantic.model, opinion=judged)
 
 
 def _phrases_query(phrases: list[str]) -> tuple[list[str], ParsedQuery]:

@@ -5,9 +5,9 @@ a question nothing answers from one its nearest memory answers: the absent quest
 subject. A second model (embedding/second_model.py: all-MiniLM-L6-v2, other training data, another tokenizer) ranks
 the query's first `POOL` candidates by its own cosine, and that moves each one's likelihood, both ways:
 
-- a candidate it does not place among its first `TOP` loses `PENALTY` log-odds (the nearest of unrelated texts is
+- a candidate it does not place among its first `top` loses `penalty` log-odds (the nearest of unrelated texts is
   often the default model's pick alone), unless it holds every word of the query: a keyword hit is never lowered;
-- the one it places first, at a cosine of at least `AGREE_COSINE`, gains `AGREEMENT` (both models agree on it: a
+- the one it places first, at a cosine of at least `agree_cosine`, gains `agreement` (both models agree on it: a
   paraphrase answer the bar alone held back, "empty squares instead of characters" for a note about tofu boxes),
   unless it lacks the kind of value the question asks for.
 
@@ -16,9 +16,11 @@ keeps a run of answers through `Bars.strong` in a conversation log). Session 10'
 answers where many memories answer one question and failed the retrieval guard; the agreement bonus gives them
 back. Setting chosen by bench_precision's objective with each of the nine released precision splits left out in
 turn, among the forms that pass the retrieval guard replayed (benchmarks/research/second_opinion_fit.py; figures in
-benchmarks/README.md, "The second opinion on by default"). Search only (not what is put into an agent's context
-unasked: not measured there), not explicit query syntax (its matches are what was asked for), and only beside the
-default model (`chosen_beside`). Where the second model's weights are not installed, or with
+benchmarks/README.md, "The second opinion on by default"). Search only: what is put into an agent's context unasked
+can ask it of the request's phrases (`Form`, proactive.REQUEST_OPINION), which is off because, measured on the nine
+agent-view scenarios each left out, no form moved the HUD beyond trading recall for as much precision (README,
+"The agent's view, why each step shows what it shows"). Not explicit query syntax (its matches are what was asked
+for), and only beside the default model (`chosen_beside`). Where the second model's weights are not installed, or with
 `CODEMEMORY_SECOND_MODEL=0`, nothing changes.
 
 Cost: the query's vector (one short text through six layers, about what the default model's query vector costs)
@@ -34,7 +36,8 @@ import contextvars
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -47,10 +50,19 @@ if TYPE_CHECKING:
     from codememory.store.database import Database
 
 POOL = 10  # the first candidates of the ranking the second model ranks
-TOP = 2  # a candidate it places among its first this many keeps its likelihood ...
-PENALTY = 0.5  # ... any other (not holding every word of the query) loses this in log-odds
-AGREE_COSINE = 0.5  # the one it places first at this cosine or more ...
-AGREEMENT = 2.0  # ... gains this
+
+
+@dataclass(frozen=True)
+class Form:
+    """How the second model's ranking of the pool moves a candidate's likelihood."""
+
+    top: int = 2  # a candidate it places among its first this many keeps its likelihood ...
+    penalty: float = 0.5  # ... any other (not holding every word of the query) loses this in log-odds
+    agree_cosine: float = 0.5  # the one it places first at this cosine or more ...
+    agreement: float = 2.0  # ... gains this
+
+
+SEARCH = Form()  # search's form (chosen on the precision splits, see above)
 
 
 # A search the process makes for itself (the daemon's warm-up) asks no opinion: it would load the second model's
@@ -141,18 +153,19 @@ def chosen_beside(model: str | None) -> bool:
     return model is not None and model.lower().startswith(DEFAULT_SPACE)
 
 
-def _shift(rank: int, cosine: float, whole: bool, lacks: bool) -> float:
+def _shift(form: Form, rank: int, cosine: float, whole: bool, lacks: bool) -> float:
     """A keyword hit (`whole`: every word of the query) is never lowered: what was typed is what was asked for; a
     memory lacking the kind of value the question asks for (`lacks`, search.py) gains nothing from agreement: both
     models find it on the subject, and the question asks for what it does not hold."""
-    shift = -PENALTY if rank >= TOP and not whole else 0.0
-    return shift + (AGREEMENT if rank == 0 and cosine >= AGREE_COSINE and not lacks else 0.0)
+    shift = -form.penalty if rank >= form.top and not whole else 0.0
+    return shift + (form.agreement if rank == 0 and cosine >= form.agree_cosine and not lacks else 0.0)
 
 
-def with_second_opinion(db: Database, query: str, order: Ranked) -> Ranked:
+def with_second_opinion(db: Database, query: str | Sequence[str], order: Ranked, form: Form = SEARCH) -> Ranked:
     """The entries, each of the first `POOL` with a likelihood moved by the second model's opinion and noting where
-    it ranks it (`second_rank`, 0 first). Unchanged when the second model is switched off, not installed, or nothing
-    is decided."""
+    it ranks it (`second_rank`, 0 first). `query` may be several phrases describing one need (what is put into an
+    agent's context: the request and its parts): a candidate's cosine is then its best over them. Unchanged when the
+    second model is switched off, not installed, or nothing is decided."""
     from codememory.core.env_switches import SECOND_MODEL, switched_off
     from codememory.embedding.second_model import NAME, load
 
@@ -167,8 +180,11 @@ def with_second_opinion(db: Database, query: str, order: Ranked) -> Ranked:
     vectors = candidate_vectors(db, model, NAME, decided)
     if not vectors:
         return order
-    qvec = query_vector(model, query)
-    cosines = {pk: float(vec @ qvec) for pk, vec in vectors.items()}
+    phrases = [query] if isinstance(query, str) else [q for q in query if q.strip()]
+    if not phrases:
+        return order
+    qvecs = np.stack([query_vector(model, q) for q in phrases])
+    cosines = {pk: float((qvecs @ vec).max()) for pk, vec in vectors.items()}
     rank_of = {pk: i for i, pk in enumerate(sorted(cosines, key=lambda pk: -cosines[pk]))}
     out: Ranked = []
     for score, pk, match, explain in order:
@@ -176,6 +192,6 @@ def with_second_opinion(db: Database, query: str, order: Ranked) -> Ranked:
             out.append((score, pk, match, explain))
             continue
         whole = match == "exact" or (explain.get("coverage") or 0.0) >= 1.0
-        moved = _moved(explain["likelihood"], _shift(rank_of[pk], cosines[pk], whole, "lacks" in explain))
+        moved = _moved(explain["likelihood"], _shift(form, rank_of[pk], cosines[pk], whole, "lacks" in explain))
         out.append((score, pk, match, {**explain, "second_rank": rank_of[pk], "likelihood": moved}))
     return out
