@@ -39,7 +39,8 @@ def texts(store: Store) -> list[str]:
         # the correction names the old and the new value: the old one is replaced where the message said it
         (
             "ship it with fly.io, images on quay org crumbs. hmm no, not quay — gitlab registry. quay was down twice.",
-            "ship it with fly.io, images on gitlab registry org crumbs. not quay — gitlab registry. quay was down twice.",
+            "ship it with fly.io, images on gitlab registry org crumbs. not quay — gitlab registry. "
+            "quay was down twice.",
         ),
         # the correction reuses the old clause's subject
         (
@@ -165,9 +166,7 @@ def test_a_later_session_s_change_supersedes_the_earlier_memory(store: Store) ->
 
 
 def test_a_later_session_s_new_amount_restates_the_earlier_memory(store: Store) -> None:
-    extract_session(
-        store, SESSION, [turn(1, "Always mark loaves down after 3 days on the shelf.")], provider=None
-    )
+    extract_session(store, SESSION, [turn(1, "Always mark loaves down after 3 days on the shelf.")], provider=None)
     later = replace(SESSION, session_id="ses_shop2")
     extract_session(
         store,
