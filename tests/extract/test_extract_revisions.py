@@ -244,3 +244,34 @@ def test_a_retold_instruction_is_never_stored(store: Store) -> None:
     found = texts(store)
     assert any("whole cents" in t for t in found), found
     assert not any("csrf" in t.lower() for t in found), found
+
+
+def test_a_switch_flipped_in_a_later_session_retires_the_old_setting(store: Store) -> None:
+    extract_session(
+        store,
+        SESSION,
+        [turn(1, "We keep delivery off because we have no van.")],
+        provider=None,
+    )
+    assert any("delivery off" in t for t in texts(store)), texts(store)
+    later = replace(SESSION, session_id="ses_shop2")
+    extract_session(
+        store,
+        later,
+        [_later(turn(1, "change of plan for 2: delivery on after all, the neighbour lends us his van."), "ses_shop2")],
+        provider=None,
+    )
+    assert not any("delivery off" in t.lower() for t in texts(store)), texts(store)
+
+
+def test_a_switch_named_without_a_change_retires_nothing(store: Store) -> None:
+    extract_session(
+        store, SESSION, [turn(1, "Never turn delivery off on Saturdays, that's our busiest day.")], provider=None
+    )
+    before = texts(store)
+    assert before
+    later = replace(SESSION, session_id="ses_shop2")
+    extract_session(
+        store, later, [_later(turn(1, "the oven light on the left is broken, ignore it"), "ses_shop2")], provider=None
+    )
+    assert all(t in texts(store) for t in before), texts(store)

@@ -161,6 +161,9 @@ _NO_MORE_RE = lazy_pattern(
     r"with|because|since|anymore)\b)[\w-]+){0,2})",
     re.IGNORECASE,
 )
+# a switch flipped: "federation on after all" gives up "federation off"
+_TOGGLE_RE = lazy_pattern(r"\b(?P<slot>[a-z][\w-]{2,})\s+(?P<state>on|off|enabled|disabled)\b", re.IGNORECASE)
+_OPPOSITE = {"on": "off", "off": "on", "enabled": "disabled", "disabled": "enabled"}
 _BARE_NUMBER_RE = lazy_pattern(r"(?<![\w.:,/-])(?P<n>\d+(?:[.,]\d+)?)(?![\w:/]|[.,]\d)")
 _UNITS = {
     "min": "minute", "mins": "minute", "minute": "minute", "minutes": "minute", "m": "minute",
@@ -238,6 +241,8 @@ def _changes(turns: Sequence[Turn]) -> list[_Change]:
                 old = [m.group("old").strip() for m in _NOT_OLD_RE.finditer(s)]
                 if changing:
                     old += [m.group("old").strip() for m in _NO_MORE_RE.finditer(s)]
+                if changing or cue:
+                    old += [f"{m.group('slot')} {_OPPOSITE[m.group('state').lower()]}" for m in _TOGGLE_RE.finditer(s)]
                 if (new and cue) or old:
                     out.append(_Change(t.seq, s, tuple(new) if cue else (), named, tuple(old)))
     return out
