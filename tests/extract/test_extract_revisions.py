@@ -275,3 +275,22 @@ def test_a_switch_named_without_a_change_retires_nothing(store: Store) -> None:
         store, later, [_later(turn(1, "the oven light on the left is broken, ignore it"), "ses_shop2")], provider=None
     )
     assert all(t in texts(store) for t in before), texts(store)
+
+
+def test_a_plain_not_in_a_later_session_retires_nothing(store: Store) -> None:
+    extract_session(
+        store,
+        SESSION,
+        [turn(1, "Always print the lexer's token dump on a parse error, it saves hours.")],
+        provider=None,
+    )
+    before = texts(store)
+    assert before
+    later = replace(SESSION, session_id="ses_shop2")
+    extract_session(
+        store,
+        later,
+        [_later(turn(1, "this time the parse error is in the grammar, not the lexer's token dump."), "ses_shop2")],
+        provider=None,
+    )
+    assert all(t in texts(store) for t in before), texts(store)

@@ -214,6 +214,9 @@ class _Change:
     amounts: tuple[tuple[str, str], ...]  # (number, unit) the sentence sets
     named: frozenset[str]  # every number the sentence names (the old one is often among them: "5 cuts me off")
     old: tuple[str, ...]  # values named as given up (", not a full point")
+    # the sentence says it changes something (a cue, or its message does): without one, ", not a full point" only
+    # corrects what the turn it answers said, and never what earlier sessions stored
+    cued: bool = True
 
 
 def _changes(turns: Sequence[Turn]) -> list[_Change]:
@@ -244,7 +247,7 @@ def _changes(turns: Sequence[Turn]) -> list[_Change]:
                 if changing or cue:
                     old += [f"{m.group('slot')} {_OPPOSITE[m.group('state').lower()]}" for m in _TOGGLE_RE.finditer(s)]
                 if (new and cue) or old:
-                    out.append(_Change(t.seq, s, tuple(new) if cue else (), named, tuple(old)))
+                    out.append(_Change(t.seq, s, tuple(new) if cue else (), named, tuple(old), cue or changing))
     return out
 
 
@@ -266,7 +269,7 @@ def settled_values(candidates: Sequence[Candidate], turns: Sequence[Turn]) -> li
         text: str | None = c.text
         if c.category in _REVISABLE and c.rule != "remember":
             for change in changes:
-                if text is not None and change.seq > c.seq:
+                if text is not None and change.seq > c.seq and (change.cued or change.seq == c.seq + 1):
                     text = revised_text(text, change)
         if text is not None:
             out.append(c if text == c.text else replace(c, text=text))
@@ -286,7 +289,7 @@ class Retired:
 def stored_revisions(memories: Sequence[tuple[str, str, str]], turns: Sequence[Turn]) -> list[Retired]:
     """Which earlier memories (id, text, category), from another session or an earlier span of this one, the span's
     user messages change, and how (see `settled_values`)."""
-    changes = _changes(turns)
+    changes = [c for c in _changes(turns) if c.cued]
     out = []
     for memory_id, text, category in memories if changes else ():
         if category not in _REVISABLE:
@@ -337,7 +340,7 @@ def revise_stored(store: Store, turns: Sequence[Turn], made: Sequence[str]) -> i
     is superseded by its restatement with the new amount; one whose value the user gave up is superseded by the
     span's memory of the change (the one sharing most words with the user's sentence), else archived. Only
     extracted memories are touched, never what someone added by hand. Returns how many were retired."""
-    if not turns or not _changes(turns):
+    if not turns or not any(c.cued for c in _changes(turns)):
         return 0
     recent = store.list(limit=MAX_EARLIER, sort="created", order="desc")
     mine = {t.session_id for t in turns}
