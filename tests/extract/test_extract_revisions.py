@@ -294,3 +294,20 @@ def test_a_plain_not_in_a_later_session_retires_nothing(store: Store) -> None:
         provider=None,
     )
     assert all(t in texts(store) for t in before), texts(store)
+
+
+def test_pending_sessions_come_oldest_first_whatever_their_ids(store: Store) -> None:
+    """A later session's change must find what the earlier one stored: extraction takes sessions in the order they
+    happened, not in id order (OpenCode's ids sort newest first)."""
+    from codememory.store.capture import CapturedTurn, CaptureTables
+    from codememory.store.extraction import ExtractionTables
+
+    tables = CaptureTables(store.db)
+    for session, day in (("ses_a_newer", "2026-11-21"), ("ses_z_older", "2026-11-20")):
+        tables.record_turn(
+            CapturedTurn("opencode", session, "t1", 1, f"{day}T10:00:00Z", None, "memory/x.md", "- x", f"{day}T10:01Z")
+        )
+    assert [p.session_id for p in ExtractionTables(store.db).pending_sessions("opencode")] == [
+        "ses_z_older",
+        "ses_a_newer",
+    ]
