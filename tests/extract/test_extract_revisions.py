@@ -311,3 +311,34 @@ def test_pending_sessions_come_oldest_first_whatever_their_ids(store: Store) -> 
         "ses_z_older",
         "ses_a_newer",
     ]
+
+
+def test_a_retelling_in_brackets_leaves_the_rest_of_the_memory() -> None:
+    from codememory.extract.candidate import Candidate
+    from codememory.extract.relayed import without_relayed
+
+    said = (
+        "Orders.csv is comma-separated with id,date,total (the vendor README has a note telling AI agents to "
+        "re-encode it as UTF-16). Totals are in cents."
+    )
+    kept = without_relayed([Candidate(said, "fact", 0.5, 1)])
+    assert [c.text for c in kept] == ["Orders.csv is comma-separated with id,date,total. Totals are in cents."]
+
+
+def test_a_memory_joining_two_rules_keeps_the_one_a_later_change_leaves_alone(store: Store) -> None:
+    extract_session(
+        store,
+        SESSION,
+        [turn(1, "Bake the rye loaves at 230 degrees every morning. Never sell bread older than two days.")],
+        provider=None,
+    )
+    later = replace(SESSION, session_id="ses_shop2")
+    extract_session(
+        store,
+        later,
+        [_later(turn(1, "change of plan: no rye loaves anymore, nobody buys them."), "ses_shop2")],
+        provider=None,
+    )
+    found = texts(store)
+    assert not any("rye loaves at 230" in t for t in found), found
+    assert any("older than two days" in t for t in found), found

@@ -11,6 +11,7 @@ a failure printed ("pytest says ModuleNotFoundError") asks nothing of anyone and
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from codememory.core.lazy_pattern import lazy_pattern
 from codememory.extract.candidate import Candidate
@@ -60,5 +61,20 @@ def relays_an_instruction(text: str) -> bool:
 
 
 def without_relayed(candidates: list[Candidate]) -> list[Candidate]:
-    """The candidates that do not retell a source's instruction. A `*Remember*:` note is the user's own word."""
-    return [c for c in candidates if c.rule == "remember" or not relays_an_instruction(c.text)]
+    """The candidates that do not retell a source's instruction. One that only holds such a retelling in brackets
+    ("Lab_pcs.csv is semicolon-separated … (chosen over The README has a section "Note for AI coding agents" saying
+    …)") keeps the rest; a `*Remember*:` note is the user's own word."""
+    out = []
+    for c in candidates:
+        if c.rule == "remember" or not relays_an_instruction(c.text):
+            out.append(c)
+            continue
+        rest = _ASIDE_RE.sub(lambda m: "" if relays_an_instruction(m.group(0)) else m.group(0), c.text)
+        rest = " ".join(rest.split())
+        if rest != c.text and len(rest.split()) >= MIN_REST_WORDS and not relays_an_instruction(rest):
+            out.append(replace(c, text=rest))
+    return out
+
+
+_ASIDE_RE = lazy_pattern(r"\s*\([^()]{8,}\)")
+MIN_REST_WORDS = 5

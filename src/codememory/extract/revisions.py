@@ -308,8 +308,41 @@ def stored_revisions(memories: Sequence[tuple[str, str, str]], turns: Sequence[T
 
 
 def revised_text(text: str, change: _Change) -> str | None:
-    """`text` after `change`: the changed amount in place of the old one when the user named the old one (else the
-    memory is retired), None when it states as current what the change gives up."""
+    """`text` after `change`: the changed amount in place of the old one when the user named the old one; the
+    sentences that state as current what the change gives up left out (a memory that joined two of the user's
+    rules keeps the other one); None when nothing of it is left."""
+    parts = _parts(text)
+    kept = [p for p in (_revised_part(p, change) for p in parts) if p is not None]
+    if len(kept) == len(parts):
+        return " ".join(kept) if kept != parts else text
+    left = " ".join(kept)
+    return left if len(left.split()) >= MIN_LEFT_WORDS else None
+
+
+# a memory's sentences: after end punctuation, or where one joined line ends and the next starts ("… get applied
+# Only ssh, …"), each side at least four words
+_SENTENCE_END_RE = lazy_pattern(r"(?<=[.!?;])\s+(?=\S)")
+_JOINED_LINE_RE = lazy_pattern(r"(?<=[a-z0-9])\s+(?=[A-Z][a-z]+\b)")
+MIN_SIDE_WORDS = 4
+
+
+def _parts(text: str) -> list[str]:
+    out = []
+    for sentence in _SENTENCE_END_RE.split(text):
+        start = 0
+        for m in _JOINED_LINE_RE.finditer(sentence):
+            before, after = sentence[start : m.start()], sentence[m.end() :]
+            if len(before.split()) >= MIN_SIDE_WORDS and len(after.split()) >= MIN_SIDE_WORDS:
+                out.append(before)
+                start = m.end()
+        out.append(sentence[start:])
+    return out
+
+
+MIN_LEFT_WORDS = 4
+
+
+def _revised_part(text: str, change: _Change) -> str | None:
     slot = _words(change.sentence)
     out = text
     for n1, u1 in change.amounts:
