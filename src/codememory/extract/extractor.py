@@ -62,7 +62,9 @@ from codememory.extract.model_speakers import SpeakerCheck
 from codememory.extract.output import ExtractionOutput, answer_schema, parse_answer
 from codememory.extract.prompt_templates import Prompts, fill, prompts_folder
 from codememory.extract.reader import without_empty
+from codememory.extract.relayed import without_relayed
 from codememory.extract.report import ExtractionReport, SpanReport, overall_status
+from codememory.extract.revisions import revise_stored
 from codememory.store.extraction import ExtractionRow, ExtractionTables
 from codememory.text.privacy import scrub
 from codememory.text.tokens import estimate_tokens
@@ -168,7 +170,10 @@ class Extractor:
         # the learned reader vetoes the rules' empty candidates (extract.reader); without its model, the rules alone
         candidates = without_empty(heuristic_candidates(turns, session, todos), self.store.semantic)
         span = SpanReport(turns[0].seq, turns[-1].seq, "heuristic", "ok", detail=dict(detail))
+        made = len(report.created_ids)
         self._store(report, span, candidates, turns)
+        # what this span's user changed, stored by an earlier span or session, gives way (extract.revisions)
+        revise_stored(self.store, turns, report.created_ids[made:])
         span.status = status or ("ok" if span.created or span.duplicates else "empty")
         self._record(report, session, span, started)
 
@@ -221,6 +226,7 @@ class Extractor:
             # a model's memory is held to the same mood as the rules' (text.mood): a statement, not a question, a
             # narration of the assistant's steps or a printed line
             candidates = [c for c in answer.candidates if in_a_memory_s_mood(c, model_written=True)]
+            candidates = without_relayed(candidates)  # a source's instruction retold is no memory (extract.relayed)
             candidates += explicit_candidates(span_turns, window_todos)
             self._store(report, span, unique(candidates), span_turns)
             span.dropped += answer.refused

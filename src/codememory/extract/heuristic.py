@@ -34,7 +34,9 @@ from codememory.extract.clean import tidy, without_asides
 from codememory.extract.dialogue import agreed_recommendations, proposal_rejections, same_choice_once
 from codememory.extract.gotchas import gotcha_candidates
 from codememory.extract.ledger import settled_drops
+from codememory.extract.relayed import without_relayed
 from codememory.extract.reported import caution_lessons, finding_lessons, reported_bug_lessons, with_findings
+from codememory.extract.revisions import revised_turns, settled_values
 from codememory.extract.rules import UNRESOLVED_START_RE, named_subject
 from codememory.extract.speakers import ToolText, attribute
 from codememory.extract.statements import remember_candidates, statement_candidates
@@ -60,7 +62,8 @@ def heuristic_candidates(
     turns: Sequence[Turn], session: SessionInfo | None = None, todos: Iterable[Todo] = ()
 ) -> list[Candidate]:
     """Every rule of this module over a span of turns, in turn order, without repeats."""
-    turns = sorted(turns, key=lambda t: t.seq)
+    # each user message as meant: a value taken back in the same breath is gone before any rule reads it
+    turns = revised_turns(sorted(turns, key=lambda t: t.seq))
     if not turns:
         return []
     root = session.project_root if session else None
@@ -108,6 +111,10 @@ def heuristic_candidates(
     out = [c for c in out if not UNRESOLVED_START_RE.match(c.text)]
     out = [replace(c, text=without_asides(c.text)) if c.said_by == USER else c for c in out]
     out = [c for c in attribute(out, turns) if in_a_memory_s_mood(c)]
+    # what a later user message changes is stored as changed: the span's final values, not the ones it passed through
+    out = settled_values(out, turns)
+    # what a file, a page or a tool's output asked for, retold by whoever, is not what the project does
+    out = without_relayed(out)
     return near_duplicates_once(contained_once(unique(same_choice_once(out))))
 
 

@@ -118,12 +118,15 @@ class ExtractionTables:
 
     def pending_sessions(self, source: str) -> list[PendingSession]:
         """Sessions of `source` with captured turns after their last done extraction span, with the
-        status and end of their latest extraction run (a failed run is retried later, not at once)."""
+        status and end of their latest extraction run (a failed run is retried later, not at once). Oldest session
+        first: a later session's change to what an earlier one settled finds it stored (extract.revisions); ids do
+        not tell the order (OpenCode's sort newest first)."""
         done = ",".join("?" * len(DONE_STATUSES))
         rows = self.conn.execute(
             f"""
             WITH captured AS (
-                SELECT session_id, MAX(seq) AS last_seq FROM captured_turns WHERE source = ? GROUP BY session_id
+                SELECT session_id, MAX(seq) AS last_seq, MIN(started_at) AS first_at FROM captured_turns
+                WHERE source = ? GROUP BY session_id
             ), done AS (
                 SELECT session_id, MAX(last_seq) AS last_seq FROM extractions
                 WHERE source = ? AND status IN ({done}) GROUP BY session_id
@@ -134,7 +137,7 @@ class ExtractionTables:
             SELECT c.session_id, c.last_seq, COALESCE(d.last_seq, 0), l.status, l.finished_at
             FROM captured c LEFT JOIN done d USING (session_id) LEFT JOIN latest l USING (session_id)
             WHERE c.last_seq > COALESCE(d.last_seq, 0)
-            ORDER BY c.session_id
+            ORDER BY c.first_at, c.session_id
             """,
             (source, source, *DONE_STATUSES, source),
         ).fetchall()
