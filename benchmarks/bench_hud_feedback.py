@@ -39,9 +39,18 @@ HERE = Path(__file__).resolve().parent
 SETS = ("agent_view", *(f"agent_view_judge{n}" for n in ("", 2, 3, 4, 5, 6, 7, 8)))
 TURN_BLOCK = 2  # the plugin's turnBlockMemories default: what a turn's first answer keeps for the turn
 REPLAY_SESSION = "ses_feedback_replay"  # a session that was shown nothing: every earlier session's record counts
-# (weight, MAX_SINK): weight 0 is "before"; the shipped setting is (1.0, 0.35)
 WITH_STORED = False  # --with-stored: keep what the sessions stored, as a real later pass would have it
-SETTINGS = ((0.0, 0.35), (0.5, 0.35), (1.0, 0.35), (1.0, 0.5), (1.0, 0.65))
+# (weight, MAX_SINK, proactive.ENTITY_ONLY_SINK_BAR): weight 0 is "before"; shipped: (1.0, 0.35, 0.0). An entity
+# bar of 0.87 takes an entity-only candidate out after two sessions shown it and none used it, 0.83 after three.
+SETTINGS = (
+    (0.0, 0.35, 0.0),
+    (0.5, 0.35, 0.0),
+    (1.0, 0.35, 0.0),
+    (1.0, 0.5, 0.0),
+    (1.0, 0.65, 0.0),
+    (1.0, 0.35, 0.87),
+    (1.0, 0.35, 0.83),
+)
 
 
 def load_run(run: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], set[str], dict[str, Any]]:
@@ -260,7 +269,7 @@ def score(shown: list[list[str]], labels: list[list[str] | None]) -> dict[str, A
     }
 
 
-def one_set(run: Path, settings: tuple[tuple[float, float], ...], passes: int) -> dict[str, Any]:
+def one_set(run: Path, settings: tuple[tuple[float, float, float], ...], passes: int) -> dict[str, Any]:
     """Pass 2 asks the run's requests again with the record the live pass left; each later pass with that and what
     the replayed passes before it recorded (Feedback). Each setting starts again from the live pass's store."""
     import sqlite3
@@ -268,7 +277,7 @@ def one_set(run: Path, settings: tuple[tuple[float, float], ...], passes: int) -
     from codememory import Store
     from codememory.capture.opencode_db import OpenCodeDB
     from codememory.core.dates import now_iso
-    from codememory.retrieval import usefulness
+    from codememory.retrieval import proactive, usefulness
 
     trace, calls, scenario_ids, results = load_run(run)
     paired = pair(trace, calls)
@@ -286,7 +295,7 @@ def one_set(run: Path, settings: tuple[tuple[float, float], ...], passes: int) -
     if not snapshot.exists():  # the live pass's store, kept: every setting starts from it
         with sqlite3.connect(db_file) as src, sqlite3.connect(snapshot) as dst:
             src.backup(dst)
-    for weight, sink in settings:
+    for weight, sink, bar in settings:
         with sqlite3.connect(snapshot) as src, sqlite3.connect(db_file) as dst:
             src.backup(dst)
         store = Store.open(project)
@@ -304,6 +313,7 @@ def one_set(run: Path, settings: tuple[tuple[float, float], ...], passes: int) -
                 }
             store.db.usage_weight = weight
             usefulness.MAX_SINK = sink
+            proactive.ENTITY_ONLY_SINK_BAR = bar
             rows = []
             for p_index in range(2, passes + 1):
                 started = time.perf_counter()
@@ -311,13 +321,13 @@ def one_set(run: Path, settings: tuple[tuple[float, float], ...], passes: int) -
                 shown = replay(store, paired, stored, feedback)
                 rows.append({**score(shown, labels), "seconds": round(time.perf_counter() - started, 1),
                              "shown_per_call": shown})  # fmt: skip
-                print(run.name, key(weight, sink), f"pass {p_index}", strip(rows[-1]), flush=True)
+                print(run.name, key(weight, sink, bar), f"pass {p_index}", strip(rows[-1]), flush=True)
                 if weight == 0.0:  # the record ignored: every pass is the same
                     rows += [rows[-1]] * (passes - p_index)
                     break
-            out["settings"][key(weight, sink)] = {"passes": rows, **rows[-1]}
+            out["settings"][key(weight, sink, bar)] = {"passes": rows, **rows[-1]}
         finally:
-            usefulness.MAX_SINK = shipped
+            usefulness.MAX_SINK, proactive.ENTITY_ONLY_SINK_BAR = shipped, 0.0
             store.close()
     with sqlite3.connect(snapshot) as src, sqlite3.connect(db_file) as dst:
         src.backup(dst)  # the run's store as the live pass left it
@@ -341,8 +351,8 @@ def moved(before: list[list[str]], after: list[list[str]], labels: list[list[str
     return out
 
 
-def key(weight: float, sink: float) -> str:
-    return f"weight {weight:g}, sink {sink:g}"
+def key(weight: float, sink: float, bar: float) -> str:
+    return f"weight {weight:g}, sink {sink:g}" + (f", entity bar {bar:g}" if bar else "")
 
 
 def left_out(results: dict[str, dict[str, Any]], before: str) -> dict[str, dict[str, Any]]:
