@@ -268,3 +268,31 @@ def test_a_session_fetching_every_memory_cannot_put_one_in_the_hud_or_lift_it_pa
     found = store.retrieve([QUERY], touch=False).memories
     assert [m.id for m in found] == [answer]  # the unrelated one is still not shown
     assert 1.0 < found[0].why["usefulness"]["factor"] <= 1.0 + MAX_RISE + 1e-9
+
+
+def test_the_entity_only_bar_takes_out_a_name_match_agents_kept_ignoring(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """proactive.ENTITY_ONLY_SINK_BAR (off as shipped): a candidate only the entity retriever found has no likelihood
+    for the record to move, so with the bar on the record decides alone: shown in three sessions and never used, it
+    leaves; the memory the request's words found stays; a warning heeded in those sessions is not counted against."""
+    from codememory.retrieval import proactive
+
+    helper = store.add("The retry helper in app/payments.py wraps every Stripe call").memory.id
+    warning = store.add("Never call `stripe.Charge.create` directly from app/payments.py: use `charge()`.").memory.id
+    template = store.add("The invoice template lives in templates/invoice.html").memory.id
+
+    def shown() -> set[str]:
+        found = store.retrieve(["rename the invoice template"], entities=["app/payments.py"], touch=False)
+        return {m.id for m in found.memories}
+
+    assert shown() == {helper, warning, template}
+    for n in range(3):
+        for memory in (helper, warning, template):
+            show_in(store, memory, f"ses_{n}")
+        use_in(store, f"ses_{n}", "git mv templates/invoice.html templates/invoice_v2.html")
+    assert shown() == {helper, warning, template}  # off as shipped: the record cannot move a name match out
+    monkeypatch.setattr(proactive, "ENTITY_ONLY_SINK_BAR", 0.87)
+    assert shown() == {warning, template}
+    store.db.usage_weight = 0.0  # the record not listened to: nothing leaves
+    assert shown() == {helper, warning, template}
