@@ -39,6 +39,7 @@ HERE = Path(__file__).resolve().parent
 SETS = ("agent_view", *(f"agent_view_judge{n}" for n in ("", 2, 3, 4, 5, 6, 7, 8)))
 TURN_BLOCK = 2  # the plugin's turnBlockMemories default: what a turn's first answer keeps for the turn
 REPLAY_SESSION = "ses_feedback_replay"  # a session that was shown nothing: every earlier session's record counts
+WHY: dict[str, list[dict[str, Any]]] | None = None  # when set: each shown memory's `why`, per showing
 WITH_STORED = False  # --with-stored: keep what the sessions stored, as a real later pass would have it
 # (weight, MAX_SINK, proactive.ENTITY_ONLY_SINK_BAR): weight 0 is "before"; shipped: (1.0, 0.35, 0.0). An entity
 # bar of 0.87 takes an entity-only candidate out after two sessions shown it and none used it, 0.83 after three.
@@ -151,6 +152,9 @@ def _one_call(
         request_carried=bool(request.get("request_carried")),
     )
     answer = [m.id for m in result.memories if m.id not in exclude]
+    if WHY is not None:
+        for m in result.memories:
+            WHY.setdefault(m.id, []).append(m.why)
     if planned:
         # the plugin keeps the cold start's memories and the first TURN_BLOCK others; the cold start shows its own
         kept = [i for i in answer if i not in cold_ids][:TURN_BLOCK]
@@ -318,7 +322,12 @@ def one_set(run: Path, settings: tuple[tuple[float, float, float], ...], passes:
             for p_index in range(2, passes + 1):
                 started = time.perf_counter()
                 feedback = Feedback(store, turns, steps, p_index) if p_index < passes else None
+                global WHY
+                WHY = {} if p_index == passes else None
                 shown = replay(store, paired, stored, feedback)
+                if WHY is not None:
+                    out.setdefault("sunk_but_shown", {})[key(weight, sink, bar)] = sunk_but_shown(WHY)
+                    WHY = None
                 rows.append({**score(shown, labels), "seconds": round(time.perf_counter() - started, 1),
                              "shown_per_call": shown})  # fmt: skip
                 print(run.name, key(weight, sink, bar), f"pass {p_index}", strip(rows[-1]), flush=True)
@@ -334,6 +343,19 @@ def one_set(run: Path, settings: tuple[tuple[float, float, float], ...], passes:
     base = out["settings"][key(*settings[0])]["shown_per_call"]
     for setting in out["settings"].values():
         setting["moved"] = moved(base, setting["shown_per_call"], labels)
+    return out
+
+
+def sunk_but_shown(why: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """The memories the last pass still showed with a factor under 1 (agents kept not using them), and why they
+    stayed: the retriever that found them, their likelihood, their factor."""
+    out = {}
+    for mid, whys in why.items():
+        sunk = [w for w in whys if (w.get("usefulness") or {}).get("factor", 1.0) < 1.0]
+        if sunk:
+            w = sunk[-1]
+            out[mid] = {"times": len(sunk), "retriever": w.get("retriever"), "likelihood": w.get("likelihood"),
+                        "step": w.get("step"), "usefulness": w.get("usefulness")}  # fmt: skip
     return out
 
 
