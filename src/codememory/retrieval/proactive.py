@@ -80,6 +80,10 @@ LEAD_WEIGHT = 1.0
 DEFAULT_MAX_MEMORIES = 4
 DEFAULT_MAX_NEW = 3
 SPLIT_REQUEST = True  # the request's parts are asked for as well (off: the whole request only; for measuring)
+# A candidate with no likelihood of its own (found only by the entity retriever: it names an entity the step names)
+# leaves once its usefulness factor is under this: agents shown it kept ignoring it (0: off, as shipped). Measured
+# with each agent-view set left out in benchmarks/bench_hud_feedback.py; see benchmarks/README.md.
+ENTITY_ONLY_SINK_BAR = 0.0
 PINNED_SLACK = 0.1  # a memory already shown stays while its likelihood is this much under the bars (less flicker)
 # What a memory about the step's own call (its file, folder or command) adds to its score: above any memory found on
 # the request's words alone (those score at most 1, and 1.5 with the entity bonus).
@@ -316,6 +320,7 @@ def retrieve(
     asked_for: set[int] = set()  # what the request's own words found (no tool phrase needed)
     request_likelihood: dict[int, float] = {}  # each candidate's likelihood on the request's own words
     moved: dict[int, Factor] = {}
+    ranked: set[int] = set()  # what the step's words kept at the bars: a likelihood the record moves (_positions)
     degraded_reason: str | None = None
     phrases = [q.strip() for q in req.query_expansion if q.strip()][:MAX_PHRASES]
     if TEXT_TO_WRITE_IS_NO_EVIDENCE:  # the request's quoted new text is what to write, not what it is about
@@ -360,6 +365,7 @@ def retrieve(
                 p = explain.get("likelihood")  # none computed (a ranking without the decision): judged as before
                 request_likelihood[pk] = 1.0 if p is None else float(p)
         asked_for = set(lead)
+        ranked = every.keys() | lead.keys()
         for pk in every.keys() | lead.keys():
             rank_all = 1.0 - every[pk][0] / window if pk in every else 0.0  # rank-based: fused scores are z-scores
             rank_lead = 1.0 - lead[pk][0] / window if pk in lead else 0.0
@@ -407,6 +413,9 @@ def retrieve(
             found[pk].why["score"] = round(found[pk].score, 4)
     # what agents did with it when shown (retrieval/usefulness.py) moves its score too
     moved.update(factors(db, [pk for pk in found if pk not in moved], req.session_id))
+    for pk in [pk for pk in found.keys() & moved.keys() if pk not in ranked and "step" not in found[pk].why]:
+        if moved[pk].value < ENTITY_ONLY_SINK_BAR:  # no likelihood for the record to move: it decides alone
+            found.pop(pk)
     for pk in found.keys() & moved.keys():
         found[pk].score = adjusted(found[pk].score, moved[pk].value)
         found[pk].why["usefulness"] = moved[pk].to_why()
