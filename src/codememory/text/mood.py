@@ -13,11 +13,17 @@ memory (`extract.heuristic`) all ask here."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Literal
 
 from codememory.core.lazy_pattern import lazy_pattern
 
 Mood = Literal["statement", "question", "narration", "log"]
+
+# Every rule that reads a sentence asks its mood first (the prose rules, the lessons' explanations, the reported
+# problems, the last check on each memory): 6 to 10 times a sentence. The three readings are cached on the
+# sentence's text, bounded, so each is read once however many rules ask; they are pure functions of the text.
+_CACHED = 4096
 
 # fillers a sentence may open on before its real start ("Ok, let me …", "So, should we …")
 _LEAD = (
@@ -71,6 +77,7 @@ def standing_instruction(sentence: str) -> str | None:
     return m.group("instruction").strip() if m and m.group("instruction").strip() else None
 
 
+@lru_cache(maxsize=_CACHED)
 def asks(sentence: str) -> bool:
     """A question: it ends on "?" (before any closing quote or bracket), or has a question's form without one; not
     a request that sets a standing rule ("Can you always run ruff before committing?" instructs)."""
@@ -134,6 +141,7 @@ def narrates(sentence: str) -> bool:
     return narration(sentence) is not None
 
 
+@lru_cache(maxsize=_CACHED)
 def narration(sentence: str) -> Literal["plan", "step"] | None:
     """Which narration a sentence is: a plan ("Let me check …", "Now I'll …", "Next: …", "I'll run …"), which
     states nothing at all, or a step under way ("I'm switching the query to …", "Adding the retry: …"), which
@@ -152,6 +160,47 @@ def narration(sentence: str) -> Literal["plan", "step"] | None:
         return None
     first_clause = rest[: _CLAUSE_END_RE.search(rest).start()]  # type: ignore[union-attr]  # `$` always matches
     return None if _FINITE_RE.search(first_clause) else "step"
+
+
+# ------------------------------------------------------------------------------------------- work told
+# What the speaker says of its own work, which states nothing a later session could use, in two kinds (one home:
+# the prose rules' facts, the lessons from failures and the reported problems all ask here):
+# - its status: a look it is about to take or taking ("Let me check …", "I'll rerun the tests", "Now I see …",
+#   "Running the suite again", but not "Looking at X: <what it found>"), the work finished ("Done.", "Fixed.",
+#   "Committed.", "Here's the diff") or a check's verdict ("All 12 pass", "3 tests failed", "Tests green",
+#   "Builds cleanly", "Works now", "Still open");
+# - a change it makes or made ("I'll add a guard …", "I've updated the config", "Added the index", "Rewrote the
+#   loader"): no fact about the project, though after a failure it may be the fix, so the two are asked apart.
+_STATUS_RE = lazy_pattern(
+    rf"^(?:let\s+me|{_I_WILL}\s+(?:now\s+|first\s+|then\s+|also\s+)?{_LOOK}|now,?\s+(?:i|let)|(?:next|first),?\s+i"
+    r"|to\s+(?:check|verify|test|run|try|see)"
+    r"|done|fixed|committed|here'?s|here\s+is|still\s+open|all\s+\d+|\d+\s+tests?|tests?\s+(?:pass|passed|green)"
+    r"|builds?\s+(?:cleanly|fine|green)|all\s+green|works\s+now"
+    r"|files?\s+(?:changed|touched|edited|modified)|changed\s+files?)\b",
+    re.IGNORECASE,
+)
+_CHANGE_TOLD_RE = lazy_pattern(
+    rf"^(?:{_I_WILL}\s+(?:now\s+)?(?:create|add|write|update|fix|install|first|then|also)"
+    r"|i(?:'ve|\s+have)\s+(?:added|updated|created|written|fixed|run|made|changed|implemented|refactored)"
+    r"|added|updated|rewr(?:ote|iting))\b",
+    re.IGNORECASE,
+)
+
+
+# a look under way told as a step (text.mood's narration), unless it goes on to say what it found ("Looking at
+# `database.yml`: in test, the queue …"); "Running migrations on the primary locks the table" is a finding
+_LOOK_STEP_RE = lazy_pattern(r"^(?:running|checking|reading|looking)\b(?![^:]*:\s+\S+\s+\S+\s+\S)", re.IGNORECASE)
+
+
+def reports_status(sentence: str) -> bool:
+    """The speaker's status: a look it takes, work finished or a check's verdict (see above)."""
+    s = sentence.strip()
+    return bool(_STATUS_RE.match(s)) or (bool(_LOOK_STEP_RE.match(s)) and narration(s) == "step")
+
+
+def tells_a_change(sentence: str) -> bool:
+    """The speaker telling a change it makes or made ("I've updated the config", "Added the index")."""
+    return bool(_CHANGE_TOLD_RE.match(sentence.strip()))
 
 
 # ------------------------------------------------------------------------------------------- log lines
@@ -175,6 +224,7 @@ _WARNED_RULE_RE = lazy_pattern(
 )
 
 
+@lru_cache(maxsize=_CACHED)
 def logged(sentence: str) -> bool:
     """A line a program printed (a log record, a test runner's or compiler's line, a shell prompt); not a person's
     warning that only borrows a log level's prefix to state a rule."""
@@ -216,6 +266,8 @@ __all__ = [
     "mood",
     "narrates",
     "narration",
+    "reports_status",
     "standing_instruction",
     "states",
+    "tells_a_change",
 ]
