@@ -77,14 +77,52 @@ def standing_instruction(sentence: str) -> str | None:
     return m.group("instruction").strip() if m and m.group("instruction").strip() else None
 
 
+# a condition put in a question's form, then the rule it sets after a comma, with no "?": the inverted conditional
+# ("Should the build fail, don't deploy.", "Is the build red, no merging.") and the non-native "when"/"where" + verb
+# for "on/where …" ("When is friday, no deploy.", "Where is possible, always use the async client."). The clause
+# after the comma is a directive (a prohibition, "always"/"never", an obligation, "make sure"): a question goes on
+# asking there ("When is the release, do you know", "Is it done, or not yet"). Requests and offers ("Can we …",
+# "Could you …, never mind") are no condition: only the auxiliaries that invert a condition ("is", "does", "had",
+# "should", …) and the wh-words of time and place lead one.
+_CONDITION_LEAD = (
+    r"(?:(?:when(?:ever)?|where(?:ever)?)\s+(?:is|are|was|were|does|do|has|have|it'?s)"
+    r"|(?:is|are|was|were|does|do|did|has|have|had|should)\s+(?!you\b))"
+)
+_DIRECTIVE = (
+    r"(?:then\s+)?(?:please\s+)?(?:(?:we|you|i)\s+(?:must|should|have\s+to|need\s+to|never|always|"
+    r"(?:don'?t|do\s+not)\s+(?!(?:know|think|have|need|care|mind|see|get|want|like|remember|understand)\b)))?"
+    r"(?:no\s+(?!(?:idea|clue|problem|worries|way|thanks|rush|doubt|need)\b)\w"
+    r"|never\s+(?!mind\b)\w|always\s+\w|(?:don'?t|dont|do\s+not|must\s+not|mustn'?t)\s+\w|avoid\s+\w"
+    r"|(?:make|be)\s+sure\b|[\w-]+(?:\s+[\w-]+){0,2}\s+(?:must|has\s+to|have\s+to)\s+\w)"
+)
+# the formal "Should X fail, retry it once.": after a "should" condition with a subject other than a person, any
+# command on an object is the rule (a question would ask "Should the import fail?" and stop there)
+_COMMAND_ON_AN_OBJECT = (
+    r"(?!(?:i|we|you|it|they|he|she|this|that|there|the|a|an|or|and|but|so|if|then|what|why|how|which|who|when|"
+    r"where|is|are|was|were|do|does|did|can|could|should|would|will)\b)[a-z]+(?:\s+(?:back|up|out|off|down|over|away))?\s+"
+    r"(?:it|them|the|a|an|each|every|all|our|its|their|this|that|these|those)\b"
+)
+_CONDITIONAL_RULE_RE = lazy_pattern(
+    _LEAD + rf"(?:{_CONDITION_LEAD}\b[^,;:?]{{1,80}},\s*{_DIRECTIVE}"
+    rf"|should\s+(?!(?:i|we|you)\b)[^,;:?]{{1,80}},\s*(?:then\s+)?(?:please\s+)?(?:just\s+)?{_COMMAND_ON_AN_OBJECT})"
+    r"[^?]*$",
+    re.IGNORECASE,
+)
+
+
 @lru_cache(maxsize=_CACHED)
 def asks(sentence: str) -> bool:
     """A question: it ends on "?" (before any closing quote or bracket), or has a question's form without one; not
-    a request that sets a standing rule ("Can you always run ruff before committing?" instructs)."""
+    a request that sets a standing rule ("Can you always run ruff before committing?" instructs) nor a condition in
+    a question's form with the rule it sets ("When is friday, no deploy." means "On Fridays, no deploys")."""
     s = sentence.strip().rstrip(_TRAILING_CLOSERS)
     if _STANDING_REQUEST_RE.match(s):
         return False
-    return s.endswith("?") or bool(_QUESTION_FORM_RE.match(s) or _TAG_QUESTION_RE.search(s))
+    if s.endswith("?"):
+        return True
+    if _CONDITIONAL_RULE_RE.match(s):
+        return False
+    return bool(_QUESTION_FORM_RE.match(s) or _TAG_QUESTION_RE.search(s))
 
 
 # ------------------------------------------------------------------------------------------- narration
