@@ -6,7 +6,7 @@
 The base commit's `src/` is exported with `git archive` into benchmarks/.work/speed/<commit>/. A worker process per
 round and tree (alternating base, this tree, base, …, so a busy machine weighs on both alike) rebuilds the OpenCode
 sessions of the sets from their recordings with that tree's own capture code, then times that tree's
-`heuristic_candidates` on each session, every cache of the extraction modules cleared before each session (a
+`heuristic_candidates` on each session, every cache of the extraction and text modules cleared before each session (a
 session is extracted once in real use). Prints the per-session p50 and the total of each tree and their ratio, in
 wall time and in the process's CPU time (on a shared, loaded machine the CPU time is the steadier of the two).
 """
@@ -50,12 +50,17 @@ def worker(sets: list[str]) -> dict[str, Any]:
 
     sys.path.insert(0, str(HERE))
     import codememory.extract as extract_pkg
+    import codememory.text as text_pkg
     import extraction_corpus as corpus
     from codememory.capture.opencode_db import OpenCodeDB
     from codememory.extract.heuristic import heuristic_candidates
 
     caches = []
-    for info in pkgutil.iter_modules(extract_pkg.__path__, "codememory.extract."):
+    # the text modules' caches too (a sentence's mood is cached there): a warm cache from the round before would
+    # flatter the tree that has one
+    modules = [*pkgutil.iter_modules(extract_pkg.__path__, "codememory.extract.")]
+    modules += pkgutil.iter_modules(text_pkg.__path__, "codememory.text.")
+    for info in modules:
         module = importlib.import_module(info.name)
         caches += [f for f in vars(module).values() if callable(getattr(f, "cache_clear", None))]
     times: list[float] = []

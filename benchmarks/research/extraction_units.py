@@ -205,8 +205,8 @@ def _content(text: str) -> set[str]:
 def open_units(candidates: Sequence[Candidate], turns: Sequence[Turn]) -> list[Unit]:
     """The sentences no rule memory holds that may become memories at all: not a copy of a tool's output, not
     risky, not opening on an unresolved pronoun, and for the assistant not a claim about the user or a relay."""
-    from codememory.extract.rules import UNRESOLVED_START_RE
     from codememory.extract.speakers import ToolText, not_the_speakers, risky
+    from codememory.extract.unresolved_pronouns import UNRESOLVED_START_RE
 
     taken = [(c.seq, _content(c.text)) for c in candidates]
     tool_text = ToolText.of(turns)

@@ -28,6 +28,7 @@ from codememory.capture.turns import Turn
 from codememory.core.lazy_pattern import lazy_pattern
 from codememory.extract.candidate import ACCEPTED, USER, Candidate, entity_names
 from codememory.extract.candidate import scrubbed as scrub
+from codememory.extract.choices import REASON_RE
 from codememory.extract.clean import clip, strip_stray_quotes, tidy
 from codememory.extract.offers import (
     Offer,
@@ -39,9 +40,10 @@ from codememory.extract.offers import (
     option_name,
     proposal_text,
 )
-from codememory.extract.rules import PREFERENCE_RE, PRONOUN_SUBJECT_RE, REASON_RE
+from codememory.extract.rules import PREFERENCE_RE
 from codememory.extract.speakers import objects, without_topic_no
 from codememory.extract.statements import SENTENCE_SPLIT_RE
+from codememory.extract.unresolved_pronouns import PRONOUN_SUBJECT_RE
 
 MAX_REPLY_SENTENCES = 5
 MAX_SETTLING_WORDS = 9  # a pick or an agreement is short; a longer sentence states its own decision

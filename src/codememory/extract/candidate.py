@@ -10,6 +10,16 @@ from codememory.text.privacy import scrub
 
 
 @dataclass(frozen=True)
+class Statement:
+    """What one prose sentence states (`rules.classify`), before it becomes a candidate with its context."""
+
+    text: str
+    category: str  # decision | rejected_alternative | convention | preference | fact
+    rule: str  # decision | rejected | convention | preference | fact
+    has_reason: bool = False
+
+
+@dataclass(frozen=True)
 class Candidate:
     """A memory proposed by an extractor, before the store's dedup."""
 

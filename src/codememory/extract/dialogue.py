@@ -22,8 +22,9 @@ from codememory.core.lazy_pattern import lazy_pattern
 from codememory.extract.candidate import ACCEPTED, ASSISTANT, USER, Candidate, entity_names, spoken
 from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, tidy
-from codememory.extract.rules import HYPOTHETICAL_RE, PRONOUN_OBJECT_RE, classify, is_consequence
+from codememory.extract.rules import HYPOTHETICAL_RE, classify, is_consequence
 from codememory.extract.statements import SENTENCE_SPLIT_RE, prose_units
+from codememory.extract.unresolved_pronouns import PRONOUN_OBJECT_RE
 
 _PROPOSAL_RE = lazy_pattern(
     r"\b(?:should|shall|could|can|do)\s+(?:we|i|you)\s+(?:just\s+)?(?:use|switch\s+to|go\s+with|add|try|adopt|"

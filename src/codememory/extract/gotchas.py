@@ -20,10 +20,11 @@ from codememory.extract.candidate import ASSISTANT, OBSERVED, Candidate, entity_
 from codememory.extract.clean import clip, tidy
 from codememory.extract.compress import ToolOutcome, analyze_tool
 from codememory.extract.failure_fixes import chained_before, changed_after, command_key, commands_between, segment_keys
-from codememory.extract.rules import UNRESOLVED_START_RE, classify
+from codememory.extract.rules import classify
 from codememory.extract.speakers import ToolText, relays_a_source
 from codememory.extract.statements import sentences
-from codememory.text.mood import asks, logged, narrates, narration, states
+from codememory.extract.unresolved_pronouns import UNRESOLVED_START_RE
+from codememory.text.mood import asks, logged, narrates, narration, reports_status, states
 from codememory.text.privacy import scrub
 
 GOTCHA_IMPORTANCE = 0.7
@@ -56,12 +57,6 @@ _SLIP_RE = lazy_pattern(
     r"didn'?t\s+import|not\s+imported|i\s+left\s+out|accidentally)\b",
     re.IGNORECASE,
 )
-_NARRATION_RE = lazy_pattern(
-    r"^(?:let\s+me|i(?:'ll|\s+will)\s+(?:run|check|look|read|try|rerun|re-run)|now\s+let|running|checking|"
-    r"all\s+\d+|\d+\s+tests?|tests?\s+(?:pass|passed)|done|files?\s+(?:changed|touched|edited|modified)|changed\s+files?|"
-    r"builds?\s+(?:cleanly|fine|green)|all\s+green|works\s+now|fixed\b|committed)\b",
-    re.IGNORECASE,
-)
 _STRONG_CAUSE_RE = lazy_pattern(
     r"\b(?:the\s+(?:problem|issue|cause|bug)\s+(?:was|is)|turns?\s+out|root\s+cause|caused\s+by|"
     r"fails?\s+because|failed\s+because)\b",
@@ -74,7 +69,7 @@ def _not_stated(s: str) -> bool:
     """A sentence that explains nothing by its form: a question, a narration of the assistant's steps ("Reading
     the contributing guide first, and the check fails for now"), a printed line (text.mood), or a report of work
     done."""
-    return not states(s) or bool(_NARRATION_RE.match(s))
+    return not states(s) or bool(reports_status(s))
 
 
 def _join(items: Sequence[str]) -> str:
@@ -218,7 +213,7 @@ def _said_before_the_fix(right_after: Sequence[str], used: set[str], tool_text: 
         for s in _said(raw):
             # the step that made it pass is the fix, told as a step ("Switching to `fdiv`."): only a question, a
             # printed line or a plan says nothing here
-            if not s or s in used or asks(s) or logged(s) or narration(s) == "plan" or _NARRATION_RE.match(s):
+            if not s or s in used or asks(s) or logged(s) or narration(s) == "plan" or reports_status(s):
                 continue
             if relays_a_source(s) or tool_text.copies(s):
                 continue
@@ -258,7 +253,7 @@ def _is_follow_up(s: str) -> bool:
     # after the cause, the step that fixes it is told as a step ("Renaming the class to match the file."): only a
     # question, a printed line or the plan of a look is no follow-up
     return len(s.split()) >= 5 and not (
-        asks(s) or logged(s) or narration(s) == "plan" or _NARRATION_RE.match(s) or _SLIP_RE.search(s)
+        asks(s) or logged(s) or narration(s) == "plan" or reports_status(s) or _SLIP_RE.search(s)
     )
 
 
@@ -301,7 +296,7 @@ def _states_something(sentence: str) -> bool:
 def _is_fix(s: str) -> bool:
     # the fix is often told as the step that makes it ("I'm sharing one connection now"): a step that changes
     # something may be the fix, one that only looks may not
-    return bool(_FIX_RE.search(s)) and not (asks(s) or logged(s) or _NARRATION_RE.match(s) or _SLIP_RE.search(s))
+    return bool(_FIX_RE.search(s)) and not (asks(s) or logged(s) or reports_status(s) or _SLIP_RE.search(s))
 
 
 def _cause_score(s: str, clues: set[str], *, after: bool = False) -> int:

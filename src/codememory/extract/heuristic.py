@@ -37,10 +37,10 @@ from codememory.extract.ledger import settled_drops
 from codememory.extract.relayed import without_relayed
 from codememory.extract.reported import caution_lessons, finding_lessons, reported_bug_lessons, with_findings
 from codememory.extract.revisions import revised_turns, settled_values
-from codememory.extract.rules import UNRESOLVED_START_RE, named_subject
 from codememory.extract.speakers import ToolText, attribute
 from codememory.extract.statements import remember_candidates, statement_candidates
 from codememory.extract.todos import agent_todos, merge_todos
+from codememory.extract.unresolved_pronouns import UNRESOLVED_START_RE, named_subject
 from codememory.text.mood import asks, logged, narration
 
 

@@ -21,10 +21,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from codememory.core.lazy_pattern import lazy_pattern
+from codememory.extract.choices import REASON_RE
 from codememory.extract.clean import tidy
-from codememory.extract.rules import PRONOUN_SUBJECT_RE, REASON_RE
 from codememory.extract.speakers import not_the_speakers
 from codememory.extract.statements import SENTENCE_SPLIT_RE, prose_units
+from codememory.extract.unresolved_pronouns import PRONOUN_SUBJECT_RE
 
 MAX_ITEM_WORDS = 90
 MAX_REASONS = 2

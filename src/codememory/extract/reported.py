@@ -17,10 +17,10 @@ from codememory.extract.candidate import ASSISTANT, Candidate, entity_names
 from codememory.extract.candidate import scrubbed as scrub
 from codememory.extract.clean import clip, tidy
 from codememory.extract.gotchas import GOTCHA_IMPORTANCE, cause_sentence, clue_words, follow_up, score_cause
-from codememory.extract.rules import UNRESOLVED_START_RE, named_subject
 from codememory.extract.speakers import ToolText, relays_a_source
 from codememory.extract.statements import classify, sentences
-from codememory.text.mood import asks, states
+from codememory.extract.unresolved_pronouns import UNRESOLVED_START_RE, named_subject
+from codememory.text.mood import asks, reports_status, states, tells_a_change
 
 _BUG_REPORT_RE = lazy_pattern(
     r"^(?:one\s+|a\s+|another\s+|found\s+a\s+|new\s+)?(?:bug|problem|issue|regression)\s*[:!]"
@@ -41,12 +41,6 @@ _PASTED_ERROR_RE = lazy_pattern(
     re.MULTILINE,
 )
 _PASTED_LINE_RE = lazy_pattern(r"^.*(?:Error|Exception|error|failed|FAILURE|Fatal|fatal|Can'?t|cannot)\b.*$", re.M)
-_NARRATION_RE = lazy_pattern(
-    r"^(?:let\s+me|i'?ll\s+(?:check|look|read|run)|checking|looking|reading|running|now\s+(?:i|let)|first,?\s+i|"
-    r"fixed|done|added|committed|updated|rewr(?:ote|iting)|all\s+\d+|\d+\s+tests?|tests?\s+(?:pass|green)|still\s+open|"
-    r"to\s+(?:check|verify|test|run|try|see))\b",
-    re.I,
-)
 _THATS_THE_CAUSE_RE = lazy_pattern(
     r"^(?:that|this|it)(?:'s|\s+is|\s+was)\s+(?!why\b|not\b|fine\b|ok\b|expected\b)", re.I
 )
@@ -81,7 +75,7 @@ def reported_bug_lessons(turns: Sequence[Turn], taken: Collection[str] = ()) -> 
         for raw in turn.assistant_texts:
             said = [named_subject(tidy(s)) for s in sentences(scrub(raw))]
             for n, s in enumerate(said):
-                if not s or not states(s) or _NARRATION_RE.match(s) or _OFFERING_RE.search(s):
+                if not s or not states(s) or reports_status(s) or tells_a_change(s) or _OFFERING_RE.search(s):
                     continue
                 if any(_within(s, t) for t in taken):
                     continue

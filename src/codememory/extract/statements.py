@@ -14,19 +14,12 @@ from collections.abc import Sequence
 
 from codememory.capture.turns import Turn
 from codememory.core.lazy_pattern import lazy_pattern
-from codememory.extract.candidate import ASSISTANT, USER, Candidate, entity_names, spoken
+from codememory.extract.candidate import ASSISTANT, USER, Candidate, Statement, entity_names, spoken
 from codememory.extract.candidate import scrubbed as scrub
+from codememory.extract.choices import COUNTERFACTUAL_RE, REASON_RE, is_reason
 from codememory.extract.clean import clip, tidy, unquote_message
 from codememory.extract.phrasings import WEIGHED_RE
-from codememory.extract.rules import (
-    COUNTERFACTUAL_RE,
-    REASON_RE,
-    Statement,
-    classify,
-    is_consequence,
-    is_reason,
-    usable,
-)
+from codememory.extract.rules import classify, is_consequence, usable
 from codememory.extract.speakers import ToolText, not_the_speakers, without_pasted
 from codememory.extract.todos import text_todos
 from codememory.text.remember import extract_remember_notes, without_remember_notes

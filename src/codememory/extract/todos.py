@@ -17,7 +17,8 @@ from codememory.core.lazy_pattern import lazy_pattern
 from codememory.extract.candidate import ASSISTANT, USER, Candidate, entity_names
 from codememory.extract.clean import clip, tidy
 from codememory.extract.compress import tool_kind
-from codememory.extract.rules import HYPOTHETICAL_RE, PRONOUN_SUBJECT_RE, usable
+from codememory.extract.rules import HYPOTHETICAL_RE, usable
+from codememory.extract.unresolved_pronouns import PRONOUN_SUBJECT_RE
 from codememory.text.privacy import scrub
 
 PRIORITY_IMPORTANCE = {"high": 0.7, "medium": 0.55, "low": 0.4}

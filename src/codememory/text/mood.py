@@ -13,11 +13,17 @@ memory (`extract.heuristic`) all ask here."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Literal
 
 from codememory.core.lazy_pattern import lazy_pattern
 
 Mood = Literal["statement", "question", "narration", "log"]
+
+# Every rule that reads a sentence asks its mood first (the prose rules, the lessons' explanations, the reported
+# problems, the last check on each memory): 6 to 10 times a sentence. The three readings are cached on the
+# sentence's text, bounded, so each is read once however many rules ask; they are pure functions of the text.
+_CACHED = 4096
 
 # fillers a sentence may open on before its real start ("Ok, let me …", "So, should we …")
 _LEAD = (
@@ -71,13 +77,52 @@ def standing_instruction(sentence: str) -> str | None:
     return m.group("instruction").strip() if m and m.group("instruction").strip() else None
 
 
+# a condition put in a question's form, then the rule it sets after a comma, with no "?": the inverted conditional
+# ("Should the build fail, don't deploy.", "Is the build red, no merging.") and the non-native "when"/"where" + verb
+# for "on/where …" ("When is friday, no deploy.", "Where is possible, always use the async client."). The clause
+# after the comma is a directive (a prohibition, "always"/"never", an obligation, "make sure"): a question goes on
+# asking there ("When is the release, do you know", "Is it done, or not yet"). Requests and offers ("Can we …",
+# "Could you …, never mind") are no condition: only the auxiliaries that invert a condition ("is", "does", "had",
+# "should", …) and the wh-words of time and place lead one.
+_CONDITION_LEAD = (
+    r"(?:(?:when(?:ever)?|where(?:ever)?)\s+(?:is|are|was|were|does|do|has|have|it'?s)"
+    r"|(?:is|are|was|were|does|do|did|has|have|had|should)\s+(?!you\b))"
+)
+_DIRECTIVE = (
+    r"(?:then\s+)?(?:please\s+)?(?:(?:we|you|i)\s+(?:must|should|have\s+to|need\s+to|never|always|"
+    r"(?:don'?t|do\s+not)\s+(?!(?:know|think|have|need|care|mind|see|get|want|like|remember|understand)\b)))?"
+    r"(?:no\s+(?!(?:idea|clue|problem|worries|way|thanks|rush|doubt|need)\b)\w"
+    r"|never\s+(?!mind\b)\w|always\s+\w|(?:don'?t|dont|do\s+not|must\s+not|mustn'?t)\s+\w|avoid\s+\w"
+    r"|(?:make|be)\s+sure\b|[\w-]+(?:\s+[\w-]+){0,2}\s+(?:must|has\s+to|have\s+to)\s+\w)"
+)
+# the formal "Should X fail, retry it once.": after a "should" condition with a subject other than a person, any
+# command on an object is the rule (a question would ask "Should the import fail?" and stop there)
+_COMMAND_ON_AN_OBJECT = (
+    r"(?!(?:i|we|you|it|they|he|she|this|that|there|the|a|an|or|and|but|so|if|then|what|why|how|which|who|when|"
+    r"where|is|are|was|were|do|does|did|can|could|should|would|will)\b)[a-z]+(?:\s+(?:back|up|out|off|down|over|away))?\s+"
+    r"(?:it|them|the|a|an|each|every|all|our|its|their|this|that|these|those)\b"
+)
+_CONDITIONAL_RULE_RE = lazy_pattern(
+    _LEAD + rf"(?:{_CONDITION_LEAD}\b[^,;:?]{{1,80}},\s*{_DIRECTIVE}"
+    rf"|should\s+(?!(?:i|we|you)\b)[^,;:?]{{1,80}},\s*(?:then\s+)?(?:please\s+)?(?:just\s+)?{_COMMAND_ON_AN_OBJECT})"
+    r"[^?]*$",
+    re.IGNORECASE,
+)
+
+
+@lru_cache(maxsize=_CACHED)
 def asks(sentence: str) -> bool:
     """A question: it ends on "?" (before any closing quote or bracket), or has a question's form without one; not
-    a request that sets a standing rule ("Can you always run ruff before committing?" instructs)."""
+    a request that sets a standing rule ("Can you always run ruff before committing?" instructs) nor a condition in
+    a question's form with the rule it sets ("When is friday, no deploy." means "On Fridays, no deploys")."""
     s = sentence.strip().rstrip(_TRAILING_CLOSERS)
     if _STANDING_REQUEST_RE.match(s):
         return False
-    return s.endswith("?") or bool(_QUESTION_FORM_RE.match(s) or _TAG_QUESTION_RE.search(s))
+    if s.endswith("?"):
+        return True
+    if _CONDITIONAL_RULE_RE.match(s):
+        return False
+    return bool(_QUESTION_FORM_RE.match(s) or _TAG_QUESTION_RE.search(s))
 
 
 # ------------------------------------------------------------------------------------------- narration
@@ -134,6 +179,7 @@ def narrates(sentence: str) -> bool:
     return narration(sentence) is not None
 
 
+@lru_cache(maxsize=_CACHED)
 def narration(sentence: str) -> Literal["plan", "step"] | None:
     """Which narration a sentence is: a plan ("Let me check …", "Now I'll …", "Next: …", "I'll run …"), which
     states nothing at all, or a step under way ("I'm switching the query to …", "Adding the retry: …"), which
@@ -152,6 +198,47 @@ def narration(sentence: str) -> Literal["plan", "step"] | None:
         return None
     first_clause = rest[: _CLAUSE_END_RE.search(rest).start()]  # type: ignore[union-attr]  # `$` always matches
     return None if _FINITE_RE.search(first_clause) else "step"
+
+
+# ------------------------------------------------------------------------------------------- work told
+# What the speaker says of its own work, which states nothing a later session could use, in two kinds (one home:
+# the prose rules' facts, the lessons from failures and the reported problems all ask here):
+# - its status: a look it is about to take or taking ("Let me check …", "I'll rerun the tests", "Now I see …",
+#   "Running the suite again", but not "Looking at X: <what it found>"), the work finished ("Done.", "Fixed.",
+#   "Committed.", "Here's the diff") or a check's verdict ("All 12 pass", "3 tests failed", "Tests green",
+#   "Builds cleanly", "Works now", "Still open");
+# - a change it makes or made ("I'll add a guard …", "I've updated the config", "Added the index", "Rewrote the
+#   loader"): no fact about the project, though after a failure it may be the fix, so the two are asked apart.
+_STATUS_RE = lazy_pattern(
+    rf"^(?:let\s+me|{_I_WILL}\s+(?:now\s+|first\s+|then\s+|also\s+)?{_LOOK}|now,?\s+(?:i|let)|(?:next|first),?\s+i"
+    r"|to\s+(?:check|verify|test|run|try|see)"
+    r"|done|fixed|committed|here'?s|here\s+is|still\s+open|all\s+\d+|\d+\s+tests?|tests?\s+(?:pass|passed|green)"
+    r"|builds?\s+(?:cleanly|fine|green)|all\s+green|works\s+now"
+    r"|files?\s+(?:changed|touched|edited|modified)|changed\s+files?)\b",
+    re.IGNORECASE,
+)
+_CHANGE_TOLD_RE = lazy_pattern(
+    rf"^(?:{_I_WILL}\s+(?:now\s+)?(?:create|add|write|update|fix|install|first|then|also)"
+    r"|i(?:'ve|\s+have)\s+(?:added|updated|created|written|fixed|run|made|changed|implemented|refactored)"
+    r"|added|updated|rewr(?:ote|iting))\b",
+    re.IGNORECASE,
+)
+
+
+# a look under way told as a step (text.mood's narration), unless it goes on to say what it found ("Looking at
+# `database.yml`: in test, the queue …"); "Running migrations on the primary locks the table" is a finding
+_LOOK_STEP_RE = lazy_pattern(r"^(?:running|checking|reading|looking)\b(?![^:]*:\s+\S+\s+\S+\s+\S)", re.IGNORECASE)
+
+
+def reports_status(sentence: str) -> bool:
+    """The speaker's status: a look it takes, work finished or a check's verdict (see above)."""
+    s = sentence.strip()
+    return bool(_STATUS_RE.match(s)) or (bool(_LOOK_STEP_RE.match(s)) and narration(s) == "step")
+
+
+def tells_a_change(sentence: str) -> bool:
+    """The speaker telling a change it makes or made ("I've updated the config", "Added the index")."""
+    return bool(_CHANGE_TOLD_RE.match(sentence.strip()))
 
 
 # ------------------------------------------------------------------------------------------- log lines
@@ -175,6 +262,7 @@ _WARNED_RULE_RE = lazy_pattern(
 )
 
 
+@lru_cache(maxsize=_CACHED)
 def logged(sentence: str) -> bool:
     """A line a program printed (a log record, a test runner's or compiler's line, a shell prompt); not a person's
     warning that only borrows a log level's prefix to state a rule."""
@@ -216,6 +304,8 @@ __all__ = [
     "mood",
     "narrates",
     "narration",
+    "reports_status",
     "standing_instruction",
     "states",
+    "tells_a_change",
 ]
