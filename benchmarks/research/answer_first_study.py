@@ -11,11 +11,17 @@ hits spared): re-run unchanged, it gives what search returns today.
 applies): nothing returned, and where the answer stood; the answer returned but behind another, and whether the two
 models agree on it; the answer held back; the answer among no candidate.
 
-Without `--causes`, orders of what is kept are judged: the decision keeps what it keeps (the set is the shipped
-one), and the kept candidates are reordered by evidence the ranking does not use: both models' agreement (the
-candidate MiniLM places first of the pool, with the default model's cosine within a margin of the pool's best, moves
-first). A setting is chosen on the other splits by bench_precision's objective and the left-out split's figures are
-the result; with `--guard`, the order's LoCoMo-dev / coding recall@5 as returned (second_opinion_fit's guard rows).
+Without `--causes`, `--family` judges changes on the replay (the shipped decision is "before"; every form is
+judged against it), each setting chosen on the other splits by bench_precision's objective, the left-out split's
+figures the result, and with `--guard` the form's LoCoMo-dev / coding recall@5 as returned (second_opinion_fit's
+guard rows; a form must pass it to be chosen):
+
+- `both` (built, retrieval/second_opinion.py `BOTH_*`): the ranking's first decided candidate, when MiniLM places it
+  first of the pool too, at a cosine ≥ c and ≥ g above its own second, gains u log-odds;
+- `gap`: the same for MiniLM's first wherever the ranking has it;
+- `order`: the kept set reordered, MiniLM's first moved first (when the default model's cosine is near the best);
+- `likelihood`: the kept set reordered by the moved likelihood, past a margin;
+- `gate`: a query-level gate learned by logistic regression on the other splits (admit or drop whole answers).
 """
 
 from __future__ import annotations
@@ -206,18 +212,78 @@ def guard(grows: list[dict[str, Any]], form: Form) -> dict[str, float]:
     return {s: round(float(np.mean(v)), 4) for s, v in out.items()}
 
 
+def learned_gate(rows: list[dict[str, Any]], splits: list[str]) -> None:
+    """A query-level gate learned on the other splits (logistic regression of "answerable" on the best moved
+    log-odds, MiniLM's best cosine of the pool and its margin, whether the ranking's first is MiniLM's first, and
+    whether it lacks the value asked for): a query with nothing returned whose probability reaches `admit` gets
+    MiniLM's (or the ranking's) first; one with something returned under `drop` gets nothing. The thresholds are
+    chosen on the other splits too."""
+    from sklearn.linear_model import LogisticRegression
+
+    def feats(r: dict[str, Any]) -> tuple[list[float], str, str] | None:
+        f = fit.pool_features(r)
+        if not f or r["bars"] is None:
+            return None
+        keys = list(f)
+        top = max(keys, key=lambda k: f[k][1])
+        cos = sorted((v[1] for v in f.values()), reverse=True)
+        margin = cos[0] - cos[1] if len(cos) > 1 else 0.0
+        return [max(SHIPPED(r).values()), cos[0], margin, float(top == keys[0]), f[keys[0]][6]], top, keys[0]
+
+    data = [feats(r) for r in rows]
+
+    def gated(r: dict[str, Any], x: Any, clf: Any, admit: float, drop: float, pick: str) -> list[str]:
+        got = shipped(r)[: bp.LIMIT]
+        if x is None:
+            return got
+        p = clf.predict_proba([x[0]])[0, 1]
+        if got and p < drop:
+            undecided = {k for k, e, _ in r["ranked"] if e.get("likelihood") is None}
+            return [k for k in got if k in undecided]
+        if not got and p >= admit:
+            return [x[1] if pick == "minilm" else x[2]]
+        return got
+
+    grid = [
+        (a, d, w) for a in (0.5, 0.6, 0.7, 0.8, 0.9, 2.0) for d in (-1.0, 0.1, 0.2, 0.3) for w in ("minilm", "first")
+    ]
+    out = []
+    for s in splits:
+        train = [(r, x) for r, x in zip(rows, data, strict=True) if r["split"] != s and x is not None]
+        xs = np.array([x[0] for _, x in train])
+        clf = LogisticRegression(C=1.0, max_iter=1000).fit(xs, np.array([int(bool(r["answers"])) for r, _ in train]))
+
+        def score(t: str, g: tuple[float, float, str], clf: Any = clf) -> tuple[float, float, float, float]:
+            part = [(r, x) for r, x in zip(rows, data, strict=True) if r["split"] == t]
+            return study.figures([r for r, _ in part], [gated(r, x, clf, *g) for r, x in part])
+
+        best = max(grid, key=lambda g: sum(study.objective(score(t, g)) for t in splits if t != s))
+        before = study.figures(
+            [r for r in rows if r["split"] == s], [shipped(r)[: bp.LIMIT] for r in rows if r["split"] == s]
+        )
+        out.append((before, score(s, best)))
+        print(f"| {s} | {study.fmt(before)} | admit {best[0]}, drop {best[1]}, {best[2]} | {study.fmt(out[-1][1])} |")
+    mean = [tuple(float(np.mean([o[i][j] for o in out])) for j in range(4)) for i in (0, 1)]
+    print(f"| mean | {study.fmt(mean[0])} | | {study.fmt(mean[1])} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("rows")
     parser.add_argument("--causes", action="store_true")
     parser.add_argument("--guard", default="")
-    parser.add_argument("--family", default="gap", help="gap (admission) or order (reordering the kept)")
+    parser.add_argument(
+        "--family", default="gap", help="both, gap, gate (admission) or order, likelihood (reordering the kept)"
+    )
     args = parser.parse_args()
     rows = [r for p in args.rows.split(",") for r in pickle.loads(Path(p).read_bytes())]
     if args.causes:
         causes(rows)
         return
     splits = [s for s in SPLITS if any(r["split"] == s for r in rows)]
+    if args.family == "gate":
+        learned_gate(rows, splits)
+        return
     by_split = {s: [r for r in rows if r["split"] == s] for s in splits}
     forms: dict[str, Form] = {"shipped": as_form()}
     if args.family == "order":
