@@ -9,7 +9,13 @@ the query's first `POOL` candidates by its own cosine, and that moves each one's
   often the default model's pick alone), unless it holds every word of the query: a keyword hit is never lowered;
 - the one it places first, at a cosine of at least `agree_cosine`, gains `agreement` (both models agree on it: a
   paraphrase answer the bar alone held back, "empty squares instead of characters" for a note about tofu boxes),
-  unless it lacks the kind of value the question asks for.
+  unless it lacks the kind of value the question asks for;
+- the ranking's first, when the second model places it first too at a lower cosine (`both_cosine`) but clearly
+  ahead of its own second (`both_margin`), gains `both_agreement`: both models' first choice, which it stands out
+  for. The paraphrase answers the bar holds back share few words with their question (the unknown-word raise lifts
+  the bar), and MiniLM's absolute cosine of them is modest ("which engine version is the game built with?" and
+  "Moved the project to Godot 4.3-stable"); the nearest memory of a question nothing answers is more often one of
+  several at about its cosine. Chosen with each released split left out (benchmarks/research/answer_first_study.py).
 
 Only the likelihood moves, never the order (the decision keeps the ranking's) nor the background likelihood (which
 keeps a run of answers through `Bars.strong` in a conversation log). Session 10's form only penalised: it held back
@@ -60,6 +66,9 @@ class Form:
     penalty: float = 0.5  # ... any other (not holding every word of the query) loses this in log-odds
     agree_cosine: float = 0.5  # the one it places first at this cosine or more ...
     agreement: float = 2.0  # ... gains this
+    both_cosine: float = 0.35  # the ranking's first, when it places it first too, at this cosine or more ...
+    both_margin: float = 0.1  # ... and this far above its own second ...
+    both_agreement: float = 3.0  # ... gains this (unless it gained `agreement` already)
 
 
 SEARCH = Form()  # search's form (chosen on the precision splits, see above)
@@ -153,12 +162,17 @@ def chosen_beside(model: str | None) -> bool:
     return model is not None and model.lower().startswith(DEFAULT_SPACE)
 
 
-def _shift(form: Form, rank: int, cosine: float, whole: bool, lacks: bool) -> float:
+def _shift(form: Form, rank: int, cosine: float, whole: bool, lacks: bool, both: bool) -> float:
     """A keyword hit (`whole`: every word of the query) is never lowered: what was typed is what was asked for; a
     memory lacking the kind of value the question asks for (`lacks`, search.py) gains nothing from agreement: both
-    models find it on the subject, and the question asks for what it does not hold."""
+    models find it on the subject, and the question asks for what it does not hold. `both`: the ranking's first, which
+    the second model places first by `form.both_margin` or more."""
     shift = -form.penalty if rank >= form.top and not whole else 0.0
-    return shift + (form.agreement if rank == 0 and cosine >= form.agree_cosine and not lacks else 0.0)
+    if rank != 0 or lacks:
+        return shift
+    if cosine >= form.agree_cosine:
+        return shift + form.agreement
+    return shift + (form.both_agreement if both and cosine >= form.both_cosine else 0.0)
 
 
 def with_second_opinion(db: Database, query: str | Sequence[str], order: Ranked, form: Form = SEARCH) -> Ranked:
@@ -185,13 +199,17 @@ def with_second_opinion(db: Database, query: str | Sequence[str], order: Ranked,
         return order
     qvecs = np.stack([query_vector(model, q) for q in phrases])
     cosines = {pk: float((qvecs @ vec).max()) for pk, vec in vectors.items()}
-    rank_of = {pk: i for i, pk in enumerate(sorted(cosines, key=lambda pk: -cosines[pk]))}
+    ranked = sorted(cosines, key=lambda pk: -cosines[pk])
+    rank_of = {pk: i for i, pk in enumerate(ranked)}
+    # both models' first: the ranking's first decided candidate, which the second model places first and clearly
+    both = ranked[0] == decided[0] and len(ranked) > 1 and cosines[ranked[0]] - cosines[ranked[1]] >= form.both_margin
     out: Ranked = []
     for score, pk, match, explain in order:
         if explain.get("likelihood") is None or pk not in rank_of:
             out.append((score, pk, match, explain))
             continue
         whole = match == "exact" or (explain.get("coverage") or 0.0) >= 1.0
-        moved = _moved(explain["likelihood"], _shift(form, rank_of[pk], cosines[pk], whole, "lacks" in explain))
+        shift = _shift(form, rank_of[pk], cosines[pk], whole, "lacks" in explain, both)
+        moved = _moved(explain["likelihood"], shift)
         out.append((score, pk, match, {**explain, "second_rank": rank_of[pk], "likelihood": moved}))
     return out
