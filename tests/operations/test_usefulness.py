@@ -296,3 +296,22 @@ def test_the_entity_only_bar_takes_out_a_name_match_agents_kept_ignoring(
     assert shown() == {warning, template}
     store.db.usage_weight = 0.0  # the record not listened to: nothing leaves
     assert shown() == {helper, warning, template}
+
+
+def test_a_memory_get_credits_no_more_than_the_tool_serves_and_nothing_when_it_failed(store: Store) -> None:
+    """A transcript's `memory_get` is untrusted: a call the tool refused (an error: more ids than it serves, a
+    validation error) fetched nothing, and a call asking for more ids than memory_get serves (20) cannot have
+    fetched the rest, so a forged or injected call naming every memory credits at most that many."""
+    ids = [store.add(f"Note {n}: the nightly job {n} writes to /var/jobs/{n}.log").memory.id for n in range(25)]
+    failed = ToolCall("codememory_memory_get", "c1", "error", {"ids": ids[:3]}, "",
+                      started_at="2099-01-01T00:00:01.000Z")  # fmt: skip
+    observe_turn(
+        store.db, Turn("opencode", "ses_failed", "t1", 1, "2099-01-01T00:00:00.000Z", None, "x", tool_calls=(failed,))
+    )
+    assert store.db.usefulness(ids, now_iso()) == {}
+    many = ToolCall("codememory_memory_get", "c1", "completed", {"ids": ids + ids}, "",
+                    started_at="2099-01-01T00:00:01.000Z")  # fmt: skip
+    observe_turn(
+        store.db, Turn("opencode", "ses_many", "t1", 1, "2099-01-01T00:00:00.000Z", None, "x", tool_calls=(many,))
+    )
+    assert set(store.db.usefulness(ids, now_iso())) == set(ids[:20])
