@@ -46,8 +46,8 @@ never scanned twice, and it costs no model call. Signals, the first of each per 
 
 A distinctive term must also be rare in the store: a name more than `max(3, memories / 200)` memories mention says
 nothing about which of them was acted on (capture/exposure_cues.py). A `memory_search` or `memory_retrieve` call
-shows the agent the memories in its result: they become exposures of the session (kind "search", its query as
-their context) from that call on.
+shows the agent the memories in its result (its entries' `id` fields, never an id a memory's text names): they become
+exposures of the session (kind "search", its query as their context) from that call on.
 """
 
 from __future__ import annotations
@@ -90,6 +90,10 @@ MAX_READ_CHARS = 100_000  # of a read's output kept: the file as the agent saw i
 MAX_SEEN_CALL_CHARS = 1000  # of a call's arguments, and of its output, kept for the session's later turns
 
 _ID_RE = lazy_pattern(r"\bmem_[0-9a-f]{8}\b")
+# A search result's memories by their "id" field (its JSON, compact or not, whole or cut short), not every id its
+# text holds: a memory's text is untrusted, and the ids it names were not shown (inside a JSON string its quotes are
+# escaped, so it cannot pass for a field)
+_LISTED_ID_RE = lazy_pattern(r'"id"\s*:\s*"(mem_[0-9a-f]{8})"')
 _FETCH_RE = lazy_pattern(r"(?:^|[_.])memory_get$")
 _SEARCH_RE = lazy_pattern(r"(?:^|[_.])memory_(?:search|retrieve)$")
 _OUTPUT_WORD_RE = lazy_pattern(r"[\w.][\w./-]*")
@@ -121,7 +125,7 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         at = _at(call, turn)
         name = call.tool.lower()
         if _SEARCH_RE.search(name) and call.status != "error":
-            ids = list(dict.fromkeys(_ID_RE.findall(call.output)))[:MAX_SEARCH_IDS]
+            ids = list(dict.fromkeys(_LISTED_ID_RE.findall(call.output)))[:MAX_SEARCH_IDS]
             query = " ".join(v for v in call.input.values() if isinstance(v, str))
             fresh = [i for i in ids if i not in by_id]
             if fresh:
