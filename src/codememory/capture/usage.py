@@ -94,8 +94,9 @@ _ID_RE = lazy_pattern(r"\bmem_[0-9a-f]{8}\b")
 # text holds: a memory's text is untrusted, and the ids it names were not shown (inside a JSON string its quotes are
 # escaped, so it cannot pass for a field)
 _LISTED_ID_RE = lazy_pattern(r'"id"\s*:\s*"(mem_[0-9a-f]{8})"')
-_FETCH_RE = lazy_pattern(r"(?:^|[_.])memory_get$")
-_SEARCH_RE = lazy_pattern(r"(?:^|[_.])memory_(?:search|retrieve)$")
+# the tool under any assistant's prefix: `mcp__codememory__`, `codememory_`, `mcp_codememory_`, Copilot's `codememory-`
+_FETCH_RE = lazy_pattern(r"(?:^|[_.-])memory_get$")
+_SEARCH_RE = lazy_pattern(r"(?:^|[_.-])memory_(?:search|retrieve)$")
 _OUTPUT_WORD_RE = lazy_pattern(r"[\w.][\w./-]*")
 
 
