@@ -785,10 +785,15 @@ def test_an_id_the_agent_writes_is_a_citation(store: Store) -> None:
     assert exposure(store, export)["used_at"] is None  # shown beside it, not cited
 
 
-def test_ids_in_a_search_result_are_shown_not_cited(store: Store) -> None:
+# the tools' names as each assistant's transcript gives them (Claude Code and Codex, OpenCode, Gemini, Copilot)
+MCP_NAMES = ["mcp__codememory__{}", "codememory_{}", "mcp_codememory_{}", "codememory-{}"]
+
+
+@pytest.mark.parametrize("name", ["{}", *MCP_NAMES])
+def test_ids_in_a_search_result_are_shown_not_cited(store: Store, name: str) -> None:
     limit = add(store, LIMIT)
     result = json.dumps({"results": [{"id": limit, "text": LIMIT}]})
-    capture(store, turn(call("memory_search", 1, output=result, query="photo limit")))
+    capture(store, turn(call(name.format("memory_search"), 1, output=result, query="photo limit")))
     got = exposure(store, limit)
     assert got["kind"] == "search" and got["used_at"] is None
     edit = call("edit", 2, filePath="app/api/photos.py", oldString="1", newString="UPLOAD_MAX_BYTES = 2")
@@ -796,10 +801,11 @@ def test_ids_in_a_search_result_are_shown_not_cited(store: Store) -> None:
     assert exposure(store, limit)["used_by"] == "entity"
 
 
-def test_memory_get_is_a_fetch_even_of_a_memory_no_injection_showed(store: Store) -> None:
+@pytest.mark.parametrize("name", MCP_NAMES)
+def test_memory_get_is_a_fetch_even_of_a_memory_no_injection_showed(store: Store, name: str) -> None:
     limit, export = add(store, LIMIT), add(store, EXPORT)
     shown(store, export)
-    capture(store, turn(call("mcp__codememory__memory_get", 1, ids=[limit])))
+    capture(store, turn(call(name.format("memory_get"), 1, ids=[limit])))
     got = exposure(store, limit)
     assert (got["kind"], got["used_by"]) == ("fetched", "fetched")
     assert exposure(store, export)["used_at"] is None

@@ -296,3 +296,43 @@ def test_the_entity_only_bar_takes_out_a_name_match_agents_kept_ignoring(
     assert shown() == {warning, template}
     store.db.usage_weight = 0.0  # the record not listened to: nothing leaves
     assert shown() == {helper, warning, template}
+
+
+def test_a_memory_get_credits_no_more_than_the_tool_serves_and_nothing_when_it_failed(store: Store) -> None:
+    """A transcript's `memory_get` is untrusted: a call the tool refused (an error: more ids than it serves, a
+    validation error) fetched nothing, and a call asking for more ids than memory_get serves (20) cannot have
+    fetched the rest, so a forged or injected call naming every memory credits at most that many."""
+    ids = [store.add(f"Note {n}: the nightly job {n} writes to /var/jobs/{n}.log").memory.id for n in range(25)]
+    failed = ToolCall("codememory_memory_get", "c1", "error", {"ids": ids[:3]}, "",
+                      started_at="2099-01-01T00:00:01.000Z")  # fmt: skip
+    observe_turn(
+        store.db, Turn("opencode", "ses_failed", "t1", 1, "2099-01-01T00:00:00.000Z", None, "x", tool_calls=(failed,))
+    )
+    assert store.db.usefulness(ids, now_iso()) == {}
+    many = ToolCall("codememory_memory_get", "c1", "completed", {"ids": ids + ids}, "",
+                    started_at="2099-01-01T00:00:01.000Z")  # fmt: skip
+    observe_turn(
+        store.db, Turn("opencode", "ses_many", "t1", 1, "2099-01-01T00:00:00.000Z", None, "x", tool_calls=(many,))
+    )
+    assert set(store.db.usefulness(ids, now_iso())) == set(ids[:20])
+
+
+@pytest.mark.parametrize("compact", [False, True], ids=["mcp-json", "plugin-json"])
+def test_ids_a_memorys_text_names_in_a_search_result_are_not_shown_to_the_session(store: Store, compact: bool) -> None:
+    """A search result shows the session the memories it lists, not the ids their texts mention: a memory's text is
+    untrusted, and one naming other memories' ids would have made every search that finds it count them as shown
+    (sinking them when ignored) and let a citation of them count as a use."""
+    named = [store.add(f"Note {n}: the nightly job {n} writes to /var/jobs/{n}.log").memory.id for n in range(3)]
+    text = f"Webhook retries are in app/webhooks.py; see also {' '.join(named)}"
+    found = store.add(text).memory.id
+    results = {"results": [{"id": found, "text": text, "category": "fact"}], "more": False}
+    output = json.dumps(results, separators=(",", ":") if compact else None)  # the plugin's JSON.stringify is compact
+    search = ToolCall("codememory_memory_search", "c1", "completed", {"query": "webhook"}, output,
+                      started_at="2099-01-01T00:00:01.000Z")  # fmt: skip
+    observe_turn(
+        store.db,
+        Turn("opencode", "ses_search", "t1", 1, "2099-01-01T00:00:00.000Z", None, "x",
+             assistant_texts=(f"Used: {' '.join(named)}",), tool_calls=(search,)),
+    )  # fmt: skip
+    assert [e.memory_id for e in store.db.session_exposures("ses_search")] == [found]
+    assert set(store.db.usefulness([found, *named], now_iso())) == {found}

@@ -8,6 +8,7 @@ never scanned twice, and it costs no model call. Signals, the first of each per 
 
 - **cited**: the agent wrote the memory's id (in its text, or in a tool call's arguments);
 - **fetched**: a `memory_get` call asked for it (also when no injection showed it: it was then found by search);
+  not a call that failed, and no more ids of one call than the tool serves (`MAX_FETCH_IDS`);
 - **entity**: a tool call made after the memory was shown holds one of its distinctive terms (a path, a code name,
   a command, a version or a value: text/usage_cues.py) that neither the query it was shown for, nor the request of
   the turn making the call, nor the session's earlier turns that ended before the memory was shown (their tool
@@ -45,8 +46,8 @@ never scanned twice, and it costs no model call. Signals, the first of each per 
 
 A distinctive term must also be rare in the store: a name more than `max(3, memories / 200)` memories mention says
 nothing about which of them was acted on (capture/exposure_cues.py). A `memory_search` or `memory_retrieve` call
-shows the agent the memories in its result: they become exposures of the session (kind "search", its query as
-their context) from that call on.
+shows the agent the memories in its result (its entries' `id` fields, never an id a memory's text names): they become
+exposures of the session (kind "search", its query as their context) from that call on.
 """
 
 from __future__ import annotations
@@ -83,12 +84,19 @@ from codememory.text.usage_cues import (
 from codememory.text.usage_cues import violation as rule_violation
 
 MAX_SEARCH_IDS = 20  # memory ids taken from one search result
+MAX_FETCH_IDS = 20  # memory ids one memory_get serves (the MCP tool and /memory/get refuse more): a call naming
+# more, forged or injected, cannot have fetched the rest
 MAX_READ_CHARS = 100_000  # of a read's output kept: the file as the agent saw it before editing it
 MAX_SEEN_CALL_CHARS = 1000  # of a call's arguments, and of its output, kept for the session's later turns
 
 _ID_RE = lazy_pattern(r"\bmem_[0-9a-f]{8}\b")
-_FETCH_RE = lazy_pattern(r"(?:^|[_.])memory_get$")
-_SEARCH_RE = lazy_pattern(r"(?:^|[_.])memory_(?:search|retrieve)$")
+# A search result's memories by their "id" field (its JSON, compact or not, whole or cut short), not every id its
+# text holds: a memory's text is untrusted, and the ids it names were not shown (inside a JSON string its quotes are
+# escaped, so it cannot pass for a field)
+_LISTED_ID_RE = lazy_pattern(r'"id"\s*:\s*"(mem_[0-9a-f]{8})"')
+# the tool under any assistant's prefix: `mcp__codememory__`, `codememory_`, `mcp_codememory_`, Copilot's `codememory-`
+_FETCH_RE = lazy_pattern(r"(?:^|[_.-])memory_get$")
+_SEARCH_RE = lazy_pattern(r"(?:^|[_.-])memory_(?:search|retrieve)$")
 _OUTPUT_WORD_RE = lazy_pattern(r"[\w.][\w./-]*")
 
 
@@ -118,7 +126,7 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
         at = _at(call, turn)
         name = call.tool.lower()
         if _SEARCH_RE.search(name) and call.status != "error":
-            ids = list(dict.fromkeys(_ID_RE.findall(call.output)))[:MAX_SEARCH_IDS]
+            ids = list(dict.fromkeys(_LISTED_ID_RE.findall(call.output)))[:MAX_SEARCH_IDS]
             query = " ".join(v for v in call.input.values() if isinstance(v, str))
             fresh = [i for i in ids if i not in by_id]
             if fresh:
@@ -134,8 +142,8 @@ def observe(db: Database, turn: Turn, exposures: list[Exposure]) -> Observed:
                 for e in db.session_exposures(turn.session_id):
                     by_id.setdefault(e.memory_id, e)
                 seen.searched += fresh
-        elif _FETCH_RE.search(name):
-            for mid in _ids_in(call.input.get("ids") or call.input.get("id")):
+        elif _FETCH_RE.search(name) and call.status != "error":  # a refused call fetched nothing
+            for mid in list(dict.fromkeys(_ids_in(call.input.get("ids") or call.input.get("id"))))[:MAX_FETCH_IDS]:
                 seen.outcomes.append(Outcome(mid, "fetched", at, f"{call.tool} {mid}", shown_kind="fetched"))
     used = {mid for mid, e in by_id.items() if e.used_at is not None}
     used |= {o.memory_id for o in seen.outcomes}  # fetched
