@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from codememory.core.config import UsefulnessConfig
 from codememory.core.dates import now_iso
 from codememory.store.database import Database
 from codememory.store.usage import UsefulnessRow
@@ -69,7 +70,7 @@ def warnings_among(db: Database, memory_ids: Sequence[str]) -> set[str]:
     return {mid for mid, (_, text) in db.memory_texts(memory_ids).items() if warns(text)}
 
 
-def factor(record: UsefulnessRow, weight: float = 1.0, warning: bool = False) -> float:
+def factor(record: UsefulnessRow, weight: float = UsefulnessConfig.weight, warning: bool = False) -> float:
     """The ranking factor of a record (see the module docstring); `warning`: the memory is a warning."""
     record = judged(record, warning)
     rate = min(1.0, use_rate(record))
