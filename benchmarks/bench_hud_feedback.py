@@ -41,8 +41,9 @@ TURN_BLOCK = 2  # the plugin's turnBlockMemories default: what a turn's first an
 REPLAY_SESSION = "ses_feedback_replay"  # a session that was shown nothing: every earlier session's record counts
 WHY: dict[str, list[dict[str, Any]]] | None = None  # when set: each shown memory's `why`, per showing
 WITH_STORED = False  # --with-stored: keep what the sessions stored, as a real later pass would have it
-# (weight, MAX_SINK, proactive.ENTITY_ONLY_SINK_BAR): weight 0 is "before"; shipped: (1.0, 0.35, 0.0). An entity
-# bar of 0.87 takes an entity-only candidate out after two sessions shown it and none used it, 0.83 after three.
+# (weight, MAX_SINK, proactive.ENTITY_ONLY_SINK_BAR): weight 0 is "before"; shipped: (0.5, 0.35, 0.0), until
+# 2026-11-28 (1.0, 0.35, 0.0). At weight 1 an entity bar of 0.87 takes an entity-only candidate out after two
+# sessions shown it and none used it, 0.83 after three.
 SETTINGS = (
     (0.0, 0.35, 0.0),
     (0.5, 0.35, 0.0),

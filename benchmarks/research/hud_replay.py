@@ -16,7 +16,7 @@ carries differ), good for choosing; the figures reported are the real run's.
 
 `--feedback` measures what the usefulness record does to the HUD at equal recall: the run's requests (those of one
 pass with `--pass`; a `--passes` run's store holds the record its passes left) are asked again with the record's
-weight at each of `--weights` (0: the control, ranking that ignores the record; 1: as shipped), under the shipped
+weight at each of `--weights` (0: the control, ranking that ignores the record; 0.5: as shipped), under the shipped
 injection bars scaled by each of `--scales` (answer and keep bars times the scale: one precision-recall curve per
 weight), each asked as a new session would ask it (the record of every earlier session counts: the next pass), and
 without counting an access. Printed: the curves, then each weight's precision interpolated at the control's recall

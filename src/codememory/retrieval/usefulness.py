@@ -9,11 +9,12 @@ long run of them moves it most:
     factor = 1 - MAX_SINK * (NEUTRAL_RATE - rate) / NEUTRAL_RATE        below the neutral rate
            = 1 + MAX_RISE * (rate - NEUTRAL_RATE) / (1 - NEUTRAL_RATE)  above it
 
-so a memory shown and never used goes from 0.91 (one session) to 0.82 (three) towards 0.65, and one used every
-time it is shown rises towards 1.15. `[usefulness] weight` scales the move (0 switches it off). Bounded both
-ways: a strong keyword match is demoted at most to 0.65 of its score, never buried, and a popular memory cannot
-outrank one that answers the question. A contradiction does not move the factor: it flags the memory for review
-(it may be stale, or the agent wrong).
+and `[usefulness] weight` (default 0.5, at most 1; 0 switches it off) scales the move. At the default, a memory shown
+and never used goes from 0.96 (one session) to 0.91 (three) towards 0.825, and one used every time it is shown rises
+towards 1.075 (at weight 1: 0.91, 0.825, towards 0.65 and 1.15). Bounded both ways: a strong keyword match is
+demoted at most to 1 - MAX_SINK * weight of its score, never buried, and a popular memory cannot outrank one that
+answers the question. A contradiction does not move the factor: it flags the memory for review (it may be stale, or
+the agent wrong).
 
 A **warning** (a memory that forbids something use detection can catch being done: text/usage_cues.py `warns`,
 "Rejected declaring `USE_EXACT_ALARM`", "never run `pytest` bare") is heeded by not doing it, which leaves no
@@ -29,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from codememory.core.config import UsefulnessConfig
 from codememory.core.dates import now_iso
 from codememory.store.database import Database
 from codememory.store.usage import UsefulnessRow
@@ -69,7 +71,7 @@ def warnings_among(db: Database, memory_ids: Sequence[str]) -> set[str]:
     return {mid for mid, (_, text) in db.memory_texts(memory_ids).items() if warns(text)}
 
 
-def factor(record: UsefulnessRow, weight: float = 1.0, warning: bool = False) -> float:
+def factor(record: UsefulnessRow, weight: float = UsefulnessConfig.weight, warning: bool = False) -> float:
     """The ranking factor of a record (see the module docstring); `warning`: the memory is a warning."""
     record = judged(record, warning)
     rate = min(1.0, use_rate(record))

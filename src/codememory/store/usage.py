@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from codememory.core.config import UsefulnessConfig
 from codememory.core.dates import from_iso
 from codememory.store.connection import StoreConnection, chunks
 from codememory.store.rows import is_int, is_label, is_memory_id, is_stamp, is_text
@@ -204,7 +205,7 @@ class UsageRows(StoreConnection):
     """Reads and writes of exposures and usefulness records."""
 
     usage_half_life_days: float = HALF_LIFE_DAYS  # the Store sets its configured [usefulness] half_life_days
-    usage_weight: float = 1.0  # [usefulness] weight: how much the record moves ranking (0: not at all)
+    usage_weight: float = UsefulnessConfig.weight  # the Store sets its configured [usefulness] weight (0: not at all)
 
     # ------------------------------------------------------------------ writes
     def record_shown(
