@@ -156,6 +156,21 @@ def test_a_users_paragraph_splits_at_lower_case_sentence_starts_but_not_after_ab
     ]
 
 
+def test_a_title_keeps_its_name_in_the_sentence_but_a_capitalised_sentence_after_etc_still_splits() -> None:
+    assert user_sentences("the reminder text must be approved by Dr. Kowalska first. then send") == [
+        "the reminder text must be approved by Dr. Kowalska first.",
+        "then send",
+    ]
+    assert user_sentences("ask prof. Lindqvist about it. Mr. Osei signs the invoices.") == [
+        "ask prof. Lindqvist about it.",
+        "Mr. Osei signs the invoices.",
+    ]
+    assert user_sentences("logs, traces, etc. The dashboard can wait.") == [
+        "logs, traces, etc.",
+        "The dashboard can wait.",
+    ]
+
+
 @pytest.mark.parametrize(
     ("said", "todo"),
     [

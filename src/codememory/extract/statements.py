@@ -67,14 +67,17 @@ _USER_SPLIT_RE = lazy_pattern(r"(?<=[.!?])[\"'\u201d]?\s+(?=[\w`\"'(*\u201c])")
 _NO_SPLIT_AFTER_RE = lazy_pattern(
     r"(?:\b(?:e\.g|i\.e|etc|vs|approx|incl|nr|no|ca|z\.b|d\.h|mr|dr|st)|\d|\b[a-z])\.$", re.I
 )
+# a title is followed by its name, which is capitalised: "approved by dr. Nowak" is one sentence
+_TITLE_END_RE = lazy_pattern(r"\b(?:mr|mrs|dr|prof)\.$", re.I)  # not "ms": "a few ms. Then"
 
 
 def user_sentences(unit: str) -> list[str]:
     """A user's paragraph in sentences, whatever the case of the next word (terse users write in lower case:
-    "moisture next. raw adc number means nothing to me"), not after an abbreviation, a number or an initial."""
+    "moisture next. raw adc number means nothing to me"), not after an abbreviation, a number or an initial, nor
+    after a title before its name."""
     out: list[str] = []
     for piece in _USER_SPLIT_RE.split(unit):
-        if out and _NO_SPLIT_AFTER_RE.search(out[-1]) and not piece[:1].isupper():
+        if out and (_TITLE_END_RE.search(out[-1]) or (_NO_SPLIT_AFTER_RE.search(out[-1]) and not piece[:1].isupper())):
             out[-1] += " " + piece
         else:
             out.append(piece)
