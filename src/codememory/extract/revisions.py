@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from codememory.capture.turns import Turn
 from codememory.core.lazy_pattern import lazy_pattern
+from codememory.core.provenance import TRUSTED_ORIGIN
 from codememory.extract.candidate import USER, Candidate
 
 if TYPE_CHECKING:
@@ -372,15 +373,22 @@ def revise_stored(store: Store, turns: Sequence[Turn], made: Sequence[str]) -> i
     """Apply the span's changes to what earlier spans and sessions stored: a memory whose amount the user changed
     is superseded by its restatement with the new amount; one whose value the user gave up is superseded by the
     span's memory of the change (the one sharing most words with the user's sentence), else archived. Only
-    extracted memories are touched, never what someone added by hand. Returns how many were retired."""
+    memories extracted here are touched, never what someone added by hand or what git, an import or a
+    committed database brought. Returns how many were retired."""
     if not turns or not any(c.cued for c in _changes(turns)):
         return 0
-    recent = store.list(limit=MAX_EARLIER, sort="created", order="desc")
+    # extracted here, as its provenance (set by the path that stored it) says: entered_by and source are claims a
+    # pulled, imported or committed row makes at will, and a teammate's memory is not the user's to retire
+    recent = store.list(limit=MAX_EARLIER, sort="created", order="desc", origin=TRUSTED_ORIGIN)
     mine = {t.session_id for t in turns}
     earlier = [
         m
         for m in recent
-        if m.id not in made and (m.entered_by or "").startswith("codememory-extract") and _before(m.source, mine, turns)
+        if m.id not in made
+        and m.provenance.trusted
+        and (m.provenance.by or "").startswith("session")
+        and (m.entered_by or "").startswith("codememory-extract")
+        and _before(m.source, mine, turns)
     ]
     made_texts = [(m.id, m.text) for m in recent if m.id in made]
     by_id = {m.id: m for m in earlier}
