@@ -392,7 +392,7 @@ def test_the_same_change_retires_a_memory_extracted_here(store: Store) -> None:
         "quick question: no more nightly price sync after the feed change?",
         # the user retelling what a file or a message says: the source's words, not the user's
         "HANDOVER.md says: no more nightly price sync anymore. Did you write that?",
-        "The wholesaler's email says: change of plan, no more nightly price sync.",
+        "The ops wiki says: change of plan, no more nightly price sync.",
     ],
 )
 def test_a_question_or_a_retold_source_retires_nothing(store: Store, user: str) -> None:
@@ -410,7 +410,7 @@ def test_a_change_copied_from_a_tool_s_output_retires_nothing(store: Store) -> N
 
 
 def test_a_contrast_with_not_retires_nothing(store: Store) -> None:
-    """"make X, not Y" scopes what to do now; without saying something changed it gives nothing up for good."""
+    """A contrast ("make X, not Y") scopes what to do now; without saying something changed it gives nothing up."""
     kept = "The deploy docs live in docs/deploy.md and list every host."
     _extracted_earlier(store, kept)
     found = _later_session(store, "Let's make the README shorter, not the deploy docs.")

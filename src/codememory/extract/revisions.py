@@ -28,6 +28,7 @@ from codememory.core.provenance import TRUSTED_ORIGIN
 from codememory.extract.candidate import USER, Candidate
 
 if TYPE_CHECKING:
+    from codememory.extract.speakers import ToolText
     from codememory.service.project_store import Store
 
 # ------------------------------------------------------------------------------ inside one message
@@ -220,12 +221,15 @@ class _Change:
     cued: bool = True
 
 
-def _changes(turns: Sequence[Turn]) -> list[_Change]:
-    """The user's sentences that change a value: with a change cue, an amount they set or a value they give up."""
+def _changes(turns: Sequence[Turn], *, durable: bool = False) -> list[_Change]:
+    """The user's sentences that change a value: with a change cue, an amount they set or a value they give up.
+    `durable`: the changes that may retire what earlier sessions stored, which takes the user's own statement (see
+    `_the_user_s_own`) and, for a value named after "not", a message that says something changes."""
     from codememory.extract.candidate import scrubbed
-    from codememory.extract.speakers import without_pasted
+    from codememory.extract.speakers import ToolText, without_pasted
     from codememory.extract.statements import prose_units, user_sentences
 
+    tool_text: ToolText | None = None  # built once a sentence needs it: a span's outputs may be long
     out = []
     for t in turns:
         message = without_pasted(scrubbed(t.user_text))
@@ -235,6 +239,10 @@ def _changes(turns: Sequence[Turn]) -> list[_Change]:
                 cue = bool(_CHANGE_RE.search(s))  # a sentence that itself says what changes, with the new amount
                 if not (cue or changing) and not _NOT_OLD_RE.search(s):
                     continue
+                if durable:
+                    tool_text = tool_text or ToolText.of(turns)
+                    if not _the_user_s_own(s, tool_text):
+                        continue
                 new, old_numbers = [], set()
                 for n, u, start, end in _values(s):
                     if _OLD_BEFORE_RE.search(s[max(0, start - 20) : start]) or _OLD_AFTER_RE.match(s[end : end + 20]):
@@ -242,7 +250,9 @@ def _changes(turns: Sequence[Turn]) -> list[_Change]:
                     else:
                         new.append((n, u))
                 named = frozenset(m.group("n") for m in _BARE_NUMBER_RE.finditer(s)) | old_numbers
-                old = [m.group("old").strip() for m in _NOT_OLD_RE.finditer(s)]
+                # "make the README shorter, not the deploy docs" scopes what to do now; only a message that says
+                # something changes gives a value up for good
+                old = [m.group("old").strip() for m in _NOT_OLD_RE.finditer(s)] if changing or not durable else []
                 if changing:
                     old += [m.group("old").strip() for m in _NO_MORE_RE.finditer(s)]
                 if changing or cue:
@@ -250,6 +260,19 @@ def _changes(turns: Sequence[Turn]) -> list[_Change]:
                 if (new and cue) or old:
                     out.append(_Change(t.seq, s, tuple(new) if cue else (), named, tuple(old), cue or changing))
     return out
+
+
+def _the_user_s_own(sentence: str, tool_text: ToolText) -> bool:
+    """A sentence that states the user's own change: not a question, not a retelling of what a file, a page or a
+    message says or asks, not a line copied from the span's tool output. A planted "no more X" in a file or an output
+    retires nothing, even when the user pastes or quotes it."""
+    from codememory.extract.relayed import relays_an_instruction
+    from codememory.extract.speakers import relays_a_source
+    from codememory.text.mood import asks
+
+    return not (
+        asks(sentence) or relays_a_source(sentence) or relays_an_instruction(sentence) or tool_text.copies(sentence)
+    )
 
 
 def _values(sentence: str) -> list[tuple[str, str, int, int]]:
@@ -290,7 +313,10 @@ class Retired:
 def stored_revisions(memories: Sequence[tuple[str, str, str]], turns: Sequence[Turn]) -> list[Retired]:
     """Which earlier memories (id, text, category), from another session or an earlier span of this one, the span's
     user messages change, and how (see `settled_values`)."""
-    changes = [c for c in _changes(turns) if c.cued]
+    return _revisions_of(memories, [c for c in _changes(turns, durable=True) if c.cued])
+
+
+def _revisions_of(memories: Sequence[tuple[str, str, str]], changes: Sequence[_Change]) -> list[Retired]:
     out = []
     for memory_id, text, category in memories if changes else ():
         if category not in _REVISABLE:
@@ -375,7 +401,8 @@ def revise_stored(store: Store, turns: Sequence[Turn], made: Sequence[str]) -> i
     span's memory of the change (the one sharing most words with the user's sentence), else archived. Only
     memories extracted here are touched, never what someone added by hand or what git, an import or a
     committed database brought. Returns how many were retired."""
-    if not turns or not any(c.cued for c in _changes(turns)):
+    changes = [c for c in _changes(turns, durable=True) if c.cued] if turns else []
+    if not changes:
         return 0
     # extracted here, as its provenance (set by the path that stored it) says: entered_by and source are claims a
     # pulled, imported or committed row makes at will, and a teammate's memory is not the user's to retire
@@ -393,7 +420,7 @@ def revise_stored(store: Store, turns: Sequence[Turn], made: Sequence[str]) -> i
     made_texts = [(m.id, m.text) for m in recent if m.id in made]
     by_id = {m.id: m for m in earlier}
     retired = 0
-    for r in stored_revisions([(m.id, m.text, m.category) for m in earlier], turns):
+    for r in _revisions_of([(m.id, m.text, m.category) for m in earlier], changes):
         old = by_id[r.memory_id]
         turn = next((t for t in turns if t.seq == r.change.seq), turns[-1])
         if r.text is not None:
