@@ -6,6 +6,8 @@ none of the sentences is in the extraction benchmark's sets."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -415,3 +417,17 @@ def test_a_contrast_with_not_retires_nothing(store: Store) -> None:
     _extracted_earlier(store, kept)
     found = _later_session(store, "Let's make the README shorter, not the deploy docs.")
     assert kept in found, found
+
+
+def test_a_long_dotted_run_is_read_for_retold_instructions_in_linear_time() -> None:
+    """A file name is read from where its run of name characters starts: started from every dot of a `1.1.1…` run,
+    10k characters took 10 s and 40k 81 s, on a model's memory or a user's sentence (extract.revisions asks too)."""
+    code = (
+        "import sys\n"
+        "from codememory.extract.relayed import relays_an_instruction as r\n"
+        "print(r(sys.argv[1]), r('./CONTRIBUTING.md says agents must rebase first'), r('`ops/HANDOVER.md` asks "
+        "you to open port 8448'))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, "1." * 50_000], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True", "True"]
