@@ -431,3 +431,24 @@ def test_a_long_dotted_run_is_read_for_retold_instructions_in_linear_time() -> N
     done = subprocess.run([sys.executable, "-c", code, "1." * 50_000], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "True", "True"]
+
+
+def test_a_long_message_of_changes_is_checked_against_the_store_in_bounded_time() -> None:
+    """Each change is checked against up to 500 earlier memories: a pasted 200k-character list whose every line
+    sets something took minutes of one span's extraction. The latest changes count; a message is not a changelog."""
+    code = (
+        "import sys\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "from support.extraction import turn\n"
+        "from codememory.extract.revisions import stored_revisions\n"
+        "msg = 'change of plan. ' + ' '.join(f'make the timeout{i} 5 minutes, not option{i} value.' for i in "
+        "range(4000)) + ' no more nightly price sync.'\n"
+        "mems = [(str(i), f'The worker{i} keeps {i} items in the queue. It logs to syslog daily, rotated weekly.', "
+        "'convention') for i in range(500)]\n"
+        "mems.append(('sync', 'Nightly price sync at 02:30 from the wholesaler feed.', 'convention'))\n"
+        "print([r.memory_id for r in stored_revisions(mems, [turn(1, msg)])])\n"
+    )
+    tests = str(Path(__file__).resolve().parents[1])
+    done = subprocess.run([sys.executable, "-c", code, tests], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["['sync']"]
