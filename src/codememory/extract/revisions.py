@@ -313,7 +313,16 @@ class Retired:
 def stored_revisions(memories: Sequence[tuple[str, str, str]], turns: Sequence[Turn]) -> list[Retired]:
     """Which earlier memories (id, text, category), from another session or an earlier span of this one, the span's
     user messages change, and how (see `settled_values`)."""
-    return _revisions_of(memories, [c for c in _changes(turns, durable=True) if c.cued])
+    return _revisions_of(memories, _durable_changes(turns))
+
+
+# the latest changes of a span that are read against earlier memories: each is read against up to MAX_EARLIER of
+# them, and a pasted list whose every line sets something is no list of changes to the project (minutes of work)
+MAX_DURABLE_CHANGES = 32
+
+
+def _durable_changes(turns: Sequence[Turn]) -> list[_Change]:
+    return [c for c in _changes(turns, durable=True) if c.cued][-MAX_DURABLE_CHANGES:]
 
 
 def _revisions_of(memories: Sequence[tuple[str, str, str]], changes: Sequence[_Change]) -> list[Retired]:
@@ -401,7 +410,7 @@ def revise_stored(store: Store, turns: Sequence[Turn], made: Sequence[str]) -> i
     span's memory of the change (the one sharing most words with the user's sentence), else archived. Only
     memories extracted here are touched, never what someone added by hand or what git, an import or a
     committed database brought. Returns how many were retired."""
-    changes = [c for c in _changes(turns, durable=True) if c.cued] if turns else []
+    changes = _durable_changes(turns) if turns else []
     if not changes:
         return 0
     # extracted here, as its provenance (set by the path that stored it) says: entered_by and source are claims a
