@@ -452,3 +452,23 @@ def test_a_long_message_of_changes_is_checked_against_the_store_in_bounded_time(
     done = subprocess.run([sys.executable, "-c", code, tests], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["['sync']"]
+
+
+@pytest.mark.slow
+def test_a_long_message_of_changes_revises_the_span_s_memories_in_bounded_time() -> None:
+    """Every memory of the span was read against every later change: 1000 rules and then 1000 changes took 60 s
+    (1500 minutes); the span's latest changes count."""
+    code = (
+        "import sys\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "from support.extraction import turn\n"
+        "from codememory.extract.heuristic import heuristic_candidates\n"
+        "rules = ' '.join(f'Always keep worker{i} at {i} items in the queue.' for i in range(1500))\n"
+        "msg = 'change of plan. ' + ' '.join(f'make the timeout{i} 5 minutes, not option{i} value.' for i in "
+        "range(1500))\n"
+        "print(len(heuristic_candidates([turn(1, rules), turn(2, msg)])) > 1500)\n"
+    )
+    tests = str(Path(__file__).resolve().parents[1])
+    done = subprocess.run([sys.executable, "-c", code, tests], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True"]
