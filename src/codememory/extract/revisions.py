@@ -282,10 +282,15 @@ def _values(sentence: str) -> list[tuple[str, str, int, int]]:
     return out + [(m.group("n"), "o'clock", m.start(), m.end()) for m in _CLOCK_RE.finditer(sentence)]
 
 
+# the latest changes of a span that are read against its memories or earlier ones (each against up to MAX_EARLIER):
+# a pasted list whose every line sets something is no list of changes to the project, and read whole it took minutes
+MAX_CHANGES = 32
+
+
 def settled_values(candidates: Sequence[Candidate], turns: Sequence[Turn]) -> list[Candidate]:
     """The span's memories as the session left them: an earlier memory whose amount a later user message changes
     states the new amount; one that states as current a value a later user message gives up is dropped."""
-    changes = _changes(turns)
+    changes = _changes(turns)[-MAX_CHANGES:]
     if not changes:
         return list(candidates)
     out: list[Candidate] = []
@@ -316,13 +321,8 @@ def stored_revisions(memories: Sequence[tuple[str, str, str]], turns: Sequence[T
     return _revisions_of(memories, _durable_changes(turns))
 
 
-# the latest changes of a span that are read against earlier memories: each is read against up to MAX_EARLIER of
-# them, and a pasted list whose every line sets something is no list of changes to the project (minutes of work)
-MAX_DURABLE_CHANGES = 32
-
-
 def _durable_changes(turns: Sequence[Turn]) -> list[_Change]:
-    return [c for c in _changes(turns, durable=True) if c.cued][-MAX_DURABLE_CHANGES:]
+    return [c for c in _changes(turns, durable=True) if c.cued][-MAX_CHANGES:]
 
 
 def _revisions_of(memories: Sequence[tuple[str, str, str]], changes: Sequence[_Change]) -> list[Retired]:
