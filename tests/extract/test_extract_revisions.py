@@ -472,3 +472,18 @@ def test_a_long_message_of_changes_revises_the_span_s_memories_in_bounded_time()
     done = subprocess.run([sys.executable, "-c", code, tests], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True"]
+
+
+def test_a_restated_memory_keeps_who_said_the_rest_of_it(store: Store) -> None:
+    """The user changes one amount; the rest of the memory is still what a tool's output showed: restated, it must
+    not become "said by the user" (an agent reads that label as the user's word)."""
+    store.add(
+        "Loaves are marked down after 3 days on the shelf by the till export.",
+        category="fact",
+        entered_by="codememory-extract:heuristic",
+        source="opencode session:ses_shop1 turn:1 said_by:observed",
+    )
+    _later_session(store, "3 days is too long for sourdough, make the markdown 2 days.")
+    restated = [m for m in stored_memories(store) if "after 2 days on the shelf" in m["text"]]
+    assert restated, texts(store)
+    assert all(m["provenance"]["by"] == "session:observed" for m in restated), restated
