@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from codememory.capture.turns import Turn
 from codememory.core.lazy_pattern import lazy_pattern
-from codememory.core.provenance import TRUSTED_ORIGIN
+from codememory.core.provenance import TRUSTED_ORIGIN, said_by, source_said_by
 from codememory.extract.candidate import USER, Candidate
 
 if TYPE_CHECKING:
@@ -439,7 +439,8 @@ def revise_stored(store: Store, turns: Sequence[Turn], made: Sequence[str]) -> i
                 category=old.category,
                 importance=old.importance,
                 entered_by=old.entered_by,
-                source=f"{turn.memory_source} said_by:{USER}",
+                # the user changed one value; the rest is still what its first speaker said, whose label it keeps
+                source=source_said_by(turn.memory_source, said_by(old.source) or USER),
                 check_duplicates=False,
             )
         else:
