@@ -487,3 +487,26 @@ def test_a_restated_memory_keeps_who_said_the_rest_of_it(store: Store) -> None:
     restated = [m for m in stored_memories(store) if "after 2 days on the shelf" in m["text"]]
     assert restated, texts(store)
     assert all(m["provenance"]["by"] == "session:observed" for m in restated), restated
+
+
+@pytest.mark.parametrize(
+    ("kept", "user"),
+    [
+        # a value set now, for something else that shares a word: no old value named, nothing said to be replaced
+        ("Product list cache entries expire after 60 minutes.", "Set the session cache timeout to 5 minutes for now."),
+        ("The test suite must finish within 10 minutes on CI.", "make the build faster, the test suite takes 20 minutes."),
+    ],
+)
+def test_a_new_amount_that_names_no_old_one_retires_nothing(store: Store, kept: str, user: str) -> None:
+    """An earlier session's memory gives way when the user names its value or says the new one replaces something;
+    one word in common with a sentence that sets another amount is no such word."""
+    _extracted_earlier(store, kept)
+    found = _later_session(store, user)
+    assert kept in found, found
+
+
+def test_a_new_amount_said_to_replace_the_old_one_retires_it(store: Store) -> None:
+    old = "Reboot the till every night at 03:00 so updates get applied."
+    _extracted_earlier(store, old)
+    found = _later_session(store, "shut the till down at 18:30 instead, updates can install when it boots.")
+    assert old not in found, found
