@@ -494,7 +494,10 @@ def test_a_restated_memory_keeps_who_said_the_rest_of_it(store: Store) -> None:
     [
         # a value set now, for something else that shares a word: no old value named, nothing said to be replaced
         ("Product list cache entries expire after 60 minutes.", "Set the session cache timeout to 5 minutes for now."),
-        ("The test suite must finish within 10 minutes on CI.", "make the build faster, the test suite takes 20 minutes."),
+        (
+            "The test suite must finish within 10 minutes on CI.",
+            "make the build faster, the test suite takes 20 minutes.",
+        ),
     ],
 )
 def test_a_new_amount_that_names_no_old_one_retires_nothing(store: Store, kept: str, user: str) -> None:

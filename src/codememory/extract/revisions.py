@@ -157,6 +157,11 @@ _MESSAGE_CHANGE_RE = lazy_pattern(
     r"\banymore\b|\bno\s+more\b",
     re.IGNORECASE,
 )
+# a sentence that says its value replaces another ("… at 16:45 instead", "rather", "federation on after all")
+_REPLACES_RE = lazy_pattern(
+    r"\b(?:instead|rather|after\s+all|replac(?:e[ds]?|ing)|switch(?:ed|ing)?\s+to|no\s+longer|anymore)\b",
+    re.IGNORECASE,
+)
 # "no more auto-upgrade", "no reboot at 3": what a changing message drops
 _NO_MORE_RE = lazy_pattern(
     r"(?:^|[:,;]\s*)(?:no\s+more|no\s+longer|no)\s+(?:the\s+|a\s+)?(?P<old>[\w-]+(?:\s+(?!(?:at|on|in|for|from|to|"
@@ -219,6 +224,11 @@ class _Change:
     # the sentence says it changes something (a cue, or its message does): without one, ", not a full point" only
     # corrects what the turn it answers said, and never what earlier sessions stored
     cued: bool = True
+    # a new amount may retire a memory of the same setting that states another one without the user naming it: in
+    # the span always; in what earlier sessions stored only when the user says the new value replaces something
+    # ("instead", "after all", a message that says it changes) — "set the session cache timeout to 5 minutes" is no
+    # word about the product list cache's 60 minutes
+    retires_unnamed: bool = True
 
 
 def _changes(turns: Sequence[Turn], *, durable: bool = False) -> list[_Change]:
@@ -258,7 +268,10 @@ def _changes(turns: Sequence[Turn], *, durable: bool = False) -> list[_Change]:
                 if changing or cue:
                     old += [f"{m.group('slot')} {_OPPOSITE[m.group('state').lower()]}" for m in _TOGGLE_RE.finditer(s)]
                 if (new and cue) or old:
-                    out.append(_Change(t.seq, s, tuple(new) if cue else (), named, tuple(old), cue or changing))
+                    replaces = not durable or changing or bool(_REPLACES_RE.search(s))
+                    out.append(
+                        _Change(t.seq, s, tuple(new) if cue else (), named, tuple(old), cue or changing, replaces)
+                    )
     return out
 
 
@@ -387,7 +400,7 @@ def _revised_part(text: str, change: _Change) -> str | None:
                 continue
             if n0 in change.named:
                 out = out[:start] + n1 + out[start + len(n0) :]
-            elif (_words(out) & slot) - {u1, f"{u1}s"}:
+            elif change.retires_unnamed and (_words(out) & slot) - {u1, f"{u1}s"}:
                 return None  # the same setting, changed, without saying which value it replaces: not restated
     if out != text:
         return out
