@@ -392,6 +392,8 @@ def test_the_same_change_retires_a_memory_extracted_here(store: Store) -> None:
     [
         # a question asks; it changes nothing
         "quick question: no more nightly price sync after the feed change?",
+        # the change word is the question's: the musing after it gives nothing up
+        "do we need the nightly price sync anymore? no price sync at all maybe",
         # the user retelling what a file or a message says: the source's words, not the user's
         "HANDOVER.md says: no more nightly price sync anymore. Did you write that?",
         "The ops wiki says: change of plan, no more nightly price sync.",
