@@ -239,39 +239,40 @@ def _changes(turns: Sequence[Turn], *, durable: bool = False) -> list[_Change]:
     from codememory.extract.speakers import ToolText, without_pasted
     from codememory.extract.statements import prose_units, user_sentences
 
-    tool_text: ToolText | None = None  # built once a sentence needs it: a span's outputs may be long
+    tool_text: ToolText | None = None  # the durable reading only, built once: a span's outputs may be long
     out = []
     for t in turns:
         message = without_pasted(scrubbed(t.user_text))
-        changing = bool(_MESSAGE_CHANGE_RE.search(message))
-        for unit in prose_units(message):
-            for s in user_sentences(unit):
-                cue = bool(_CHANGE_RE.search(s))  # a sentence that itself says what changes, with the new amount
-                if not (cue or changing) and not _NOT_OLD_RE.search(s):
-                    continue
-                if durable:
-                    tool_text = tool_text or ToolText.of(turns)
-                    if not _the_user_s_own(s, tool_text):
-                        continue
-                new, old_numbers = [], set()
-                for n, u, start, end in _values(s):
-                    if _OLD_BEFORE_RE.search(s[max(0, start - 20) : start]) or _OLD_AFTER_RE.match(s[end : end + 20]):
-                        old_numbers.add(n)
-                    else:
-                        new.append((n, u))
-                named = frozenset(m.group("n") for m in _BARE_NUMBER_RE.finditer(s)) | old_numbers
-                # "make the README shorter, not the deploy docs" scopes what to do now; only a message that says
-                # something changes gives a value up for good
-                old = [m.group("old").strip() for m in _NOT_OLD_RE.finditer(s)] if changing or not durable else []
-                if changing:
-                    old += [m.group("old").strip() for m in _NO_MORE_RE.finditer(s)]
-                if changing or cue:
-                    old += [f"{m.group('slot')} {_OPPOSITE[m.group('state').lower()]}" for m in _TOGGLE_RE.finditer(s)]
-                if (new and cue) or old:
-                    replaces = not durable or changing or bool(_REPLACES_RE.search(s))
-                    out.append(
-                        _Change(t.seq, s, tuple(new) if cue else (), named, tuple(old), cue or changing, replaces)
-                    )
+        said = [s for unit in prose_units(message) for s in user_sentences(unit)]
+        if durable:
+            # only the user's own statements, and only they may say the message changes something ("do we need X
+            # anymore?" asks)
+            tool_text = tool_text or ToolText.of(turns)
+            said = [s for s in said if _the_user_s_own(s, tool_text)]
+            changing = any(_MESSAGE_CHANGE_RE.search(s) for s in said)
+        else:
+            changing = bool(_MESSAGE_CHANGE_RE.search(message))
+        for s in said:
+            cue = bool(_CHANGE_RE.search(s))  # a sentence that itself says what changes, with the new amount
+            if not (cue or changing) and not _NOT_OLD_RE.search(s):
+                continue
+            new, old_numbers = [], set()
+            for n, u, start, end in _values(s):
+                if _OLD_BEFORE_RE.search(s[max(0, start - 20) : start]) or _OLD_AFTER_RE.match(s[end : end + 20]):
+                    old_numbers.add(n)
+                else:
+                    new.append((n, u))
+            named = frozenset(m.group("n") for m in _BARE_NUMBER_RE.finditer(s)) | old_numbers
+            # "make the README shorter, not the deploy docs" scopes what to do now; only a message that says
+            # something changes gives a value up for good
+            old = [m.group("old").strip() for m in _NOT_OLD_RE.finditer(s)] if changing or not durable else []
+            if changing:
+                old += [m.group("old").strip() for m in _NO_MORE_RE.finditer(s)]
+            if changing or cue:
+                old += [f"{m.group('slot')} {_OPPOSITE[m.group('state').lower()]}" for m in _TOGGLE_RE.finditer(s)]
+            if (new and cue) or old:
+                replaces = not durable or changing or bool(_REPLACES_RE.search(s))
+                out.append(_Change(t.seq, s, tuple(new) if cue else (), named, tuple(old), cue or changing, replaces))
     return out
 
 
