@@ -13,7 +13,12 @@ Two readings, both structural (who said it, in which order, what the later words
   point, not a full point", "federation on after all") makes every earlier memory of the span that still states the
   old value give way: an amount is replaced by the new one ("due after 28 days"), a toggle or a thing named as the
   old value is dropped. Only the user's later words revise; the assistant's later prose never undoes what the user
-  said, and what a tool printed is never read."""
+  said, and what a tool printed is never read.
+
+What earlier spans and sessions stored gives way to the same changes, held to more (`revise_stored`): only memories
+extracted here (their provenance), only the user's own statements (no question, no retold file or message, no line
+copied from the span's tool output), "not X" only in a message that says something changes, and a new amount that
+names no old one only when the user says it replaces something."""
 
 from __future__ import annotations
 
