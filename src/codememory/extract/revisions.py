@@ -13,7 +13,12 @@ Two readings, both structural (who said it, in which order, what the later words
   point, not a full point", "federation on after all") makes every earlier memory of the span that still states the
   old value give way: an amount is replaced by the new one ("due after 28 days"), a toggle or a thing named as the
   old value is dropped. Only the user's later words revise; the assistant's later prose never undoes what the user
-  said, and what a tool printed is never read."""
+  said, and what a tool printed is never read.
+
+What earlier spans and sessions stored gives way to the same changes, held to more (`revise_stored`): only memories
+extracted here (their provenance), only the user's own statements (no question, no retold file or message, no line
+copied from the span's tool output), "not X" only in a message that says something changes, and a new amount that
+names no old one only when the user says it replaces something."""
 
 from __future__ import annotations
 
@@ -24,9 +29,11 @@ from typing import TYPE_CHECKING
 
 from codememory.capture.turns import Turn
 from codememory.core.lazy_pattern import lazy_pattern
+from codememory.core.provenance import TRUSTED_ORIGIN, said_by, source_said_by
 from codememory.extract.candidate import USER, Candidate
 
 if TYPE_CHECKING:
+    from codememory.extract.speakers import ToolText
     from codememory.service.project_store import Store
 
 # ------------------------------------------------------------------------------ inside one message
@@ -155,6 +162,11 @@ _MESSAGE_CHANGE_RE = lazy_pattern(
     r"\banymore\b|\bno\s+more\b",
     re.IGNORECASE,
 )
+# a sentence that says its value replaces another ("… at 16:45 instead", "rather", "federation on after all")
+_REPLACES_RE = lazy_pattern(
+    r"\b(?:instead|rather|after\s+all|replac(?:e[ds]?|ing)|switch(?:ed|ing)?\s+to|no\s+longer|anymore)\b",
+    re.IGNORECASE,
+)
 # "no more auto-upgrade", "no reboot at 3": what a changing message drops
 _NO_MORE_RE = lazy_pattern(
     r"(?:^|[:,;]\s*)(?:no\s+more|no\s+longer|no)\s+(?:the\s+|a\s+)?(?P<old>[\w-]+(?:\s+(?!(?:at|on|in|for|from|to|"
@@ -217,38 +229,69 @@ class _Change:
     # the sentence says it changes something (a cue, or its message does): without one, ", not a full point" only
     # corrects what the turn it answers said, and never what earlier sessions stored
     cued: bool = True
+    # a new amount may retire a memory of the same setting that states another one without the user naming it: in
+    # the span always; in what earlier sessions stored only when the user says the new value replaces something
+    # ("instead", "after all", a message that says it changes) — "set the session cache timeout to 5 minutes" is no
+    # word about the product list cache's 60 minutes
+    retires_unnamed: bool = True
 
 
-def _changes(turns: Sequence[Turn]) -> list[_Change]:
-    """The user's sentences that change a value: with a change cue, an amount they set or a value they give up."""
+def _changes(turns: Sequence[Turn], *, durable: bool = False) -> list[_Change]:
+    """The user's sentences that change a value: with a change cue, an amount they set or a value they give up.
+    `durable`: the changes that may retire what earlier sessions stored, which takes the user's own statement (see
+    `_the_user_s_own`) and, for a value named after "not", a message that says something changes."""
     from codememory.extract.candidate import scrubbed
-    from codememory.extract.speakers import without_pasted
+    from codememory.extract.speakers import ToolText, without_pasted
     from codememory.extract.statements import prose_units, user_sentences
 
+    tool_text: ToolText | None = None  # the durable reading only, built once: a span's outputs may be long
     out = []
     for t in turns:
         message = without_pasted(scrubbed(t.user_text))
-        changing = bool(_MESSAGE_CHANGE_RE.search(message))
-        for unit in prose_units(message):
-            for s in user_sentences(unit):
-                cue = bool(_CHANGE_RE.search(s))  # a sentence that itself says what changes, with the new amount
-                if not (cue or changing) and not _NOT_OLD_RE.search(s):
-                    continue
-                new, old_numbers = [], set()
-                for n, u, start, end in _values(s):
-                    if _OLD_BEFORE_RE.search(s[max(0, start - 20) : start]) or _OLD_AFTER_RE.match(s[end : end + 20]):
-                        old_numbers.add(n)
-                    else:
-                        new.append((n, u))
-                named = frozenset(m.group("n") for m in _BARE_NUMBER_RE.finditer(s)) | old_numbers
-                old = [m.group("old").strip() for m in _NOT_OLD_RE.finditer(s)]
-                if changing:
-                    old += [m.group("old").strip() for m in _NO_MORE_RE.finditer(s)]
-                if changing or cue:
-                    old += [f"{m.group('slot')} {_OPPOSITE[m.group('state').lower()]}" for m in _TOGGLE_RE.finditer(s)]
-                if (new and cue) or old:
-                    out.append(_Change(t.seq, s, tuple(new) if cue else (), named, tuple(old), cue or changing))
+        said = [s for unit in prose_units(message) for s in user_sentences(unit)]
+        if durable:
+            # only the user's own statements, and only they may say the message changes something ("do we need X
+            # anymore?" asks)
+            tool_text = tool_text or ToolText.of(turns)
+            said = [s for s in said if _the_user_s_own(s, tool_text)]
+            changing = any(_MESSAGE_CHANGE_RE.search(s) for s in said)
+        else:
+            changing = bool(_MESSAGE_CHANGE_RE.search(message))
+        for s in said:
+            cue = bool(_CHANGE_RE.search(s))  # a sentence that itself says what changes, with the new amount
+            if not (cue or changing) and not _NOT_OLD_RE.search(s):
+                continue
+            new, old_numbers = [], set()
+            for n, u, start, end in _values(s):
+                if _OLD_BEFORE_RE.search(s[max(0, start - 20) : start]) or _OLD_AFTER_RE.match(s[end : end + 20]):
+                    old_numbers.add(n)
+                else:
+                    new.append((n, u))
+            named = frozenset(m.group("n") for m in _BARE_NUMBER_RE.finditer(s)) | old_numbers
+            # "make the README shorter, not the deploy docs" scopes what to do now; only a message that says
+            # something changes gives a value up for good
+            old = [m.group("old").strip() for m in _NOT_OLD_RE.finditer(s)] if changing or not durable else []
+            if changing:
+                old += [m.group("old").strip() for m in _NO_MORE_RE.finditer(s)]
+            if changing or cue:
+                old += [f"{m.group('slot')} {_OPPOSITE[m.group('state').lower()]}" for m in _TOGGLE_RE.finditer(s)]
+            if (new and cue) or old:
+                replaces = not durable or changing or bool(_REPLACES_RE.search(s))
+                out.append(_Change(t.seq, s, tuple(new) if cue else (), named, tuple(old), cue or changing, replaces))
     return out
+
+
+def _the_user_s_own(sentence: str, tool_text: ToolText) -> bool:
+    """A sentence that states the user's own change: not a question, not a retelling of what a file, a page or a
+    message says or asks, not a line copied from the span's tool output. A planted "no more X" in a file or an output
+    retires nothing, even when the user pastes or quotes it."""
+    from codememory.extract.relayed import relays_an_instruction
+    from codememory.extract.speakers import relays_a_source
+    from codememory.text.mood import asks
+
+    return not (
+        asks(sentence) or relays_a_source(sentence) or relays_an_instruction(sentence) or tool_text.copies(sentence)
+    )
 
 
 def _values(sentence: str) -> list[tuple[str, str, int, int]]:
@@ -258,10 +301,15 @@ def _values(sentence: str) -> list[tuple[str, str, int, int]]:
     return out + [(m.group("n"), "o'clock", m.start(), m.end()) for m in _CLOCK_RE.finditer(sentence)]
 
 
+# the latest changes of a span that are read against its memories or earlier ones (each against up to MAX_EARLIER):
+# a pasted list whose every line sets something is no list of changes to the project, and read whole it took minutes
+MAX_CHANGES = 32
+
+
 def settled_values(candidates: Sequence[Candidate], turns: Sequence[Turn]) -> list[Candidate]:
     """The span's memories as the session left them: an earlier memory whose amount a later user message changes
     states the new amount; one that states as current a value a later user message gives up is dropped."""
-    changes = _changes(turns)
+    changes = _changes(turns)[-MAX_CHANGES:]
     if not changes:
         return list(candidates)
     out: list[Candidate] = []
@@ -289,7 +337,14 @@ class Retired:
 def stored_revisions(memories: Sequence[tuple[str, str, str]], turns: Sequence[Turn]) -> list[Retired]:
     """Which earlier memories (id, text, category), from another session or an earlier span of this one, the span's
     user messages change, and how (see `settled_values`)."""
-    changes = [c for c in _changes(turns) if c.cued]
+    return _revisions_of(memories, _durable_changes(turns))
+
+
+def _durable_changes(turns: Sequence[Turn]) -> list[_Change]:
+    return [c for c in _changes(turns, durable=True) if c.cued][-MAX_CHANGES:]
+
+
+def _revisions_of(memories: Sequence[tuple[str, str, str]], changes: Sequence[_Change]) -> list[Retired]:
     out = []
     for memory_id, text, category in memories if changes else ():
         if category not in _REVISABLE:
@@ -351,7 +406,7 @@ def _revised_part(text: str, change: _Change) -> str | None:
                 continue
             if n0 in change.named:
                 out = out[:start] + n1 + out[start + len(n0) :]
-            elif (_words(out) & slot) - {u1, f"{u1}s"}:
+            elif change.retires_unnamed and (_words(out) & slot) - {u1, f"{u1}s"}:
                 return None  # the same setting, changed, without saying which value it replaces: not restated
     if out != text:
         return out
@@ -372,20 +427,28 @@ def revise_stored(store: Store, turns: Sequence[Turn], made: Sequence[str]) -> i
     """Apply the span's changes to what earlier spans and sessions stored: a memory whose amount the user changed
     is superseded by its restatement with the new amount; one whose value the user gave up is superseded by the
     span's memory of the change (the one sharing most words with the user's sentence), else archived. Only
-    extracted memories are touched, never what someone added by hand. Returns how many were retired."""
-    if not turns or not any(c.cued for c in _changes(turns)):
+    memories extracted here are touched, never what someone added by hand or what git, an import or a
+    committed database brought. Returns how many were retired."""
+    changes = _durable_changes(turns) if turns else []
+    if not changes:
         return 0
-    recent = store.list(limit=MAX_EARLIER, sort="created", order="desc")
+    # extracted here, as its provenance (set by the path that stored it) says: entered_by and source are claims a
+    # pulled, imported or committed row makes at will, and a teammate's memory is not the user's to retire
+    recent = store.list(limit=MAX_EARLIER, sort="created", order="desc", origin=TRUSTED_ORIGIN)
     mine = {t.session_id for t in turns}
     earlier = [
         m
         for m in recent
-        if m.id not in made and (m.entered_by or "").startswith("codememory-extract") and _before(m.source, mine, turns)
+        if m.id not in made
+        and m.provenance.trusted
+        and (m.provenance.by or "").startswith("session")
+        and (m.entered_by or "").startswith("codememory-extract")
+        and _before(m.source, mine, turns)
     ]
     made_texts = [(m.id, m.text) for m in recent if m.id in made]
     by_id = {m.id: m for m in earlier}
     retired = 0
-    for r in stored_revisions([(m.id, m.text, m.category) for m in earlier], turns):
+    for r in _revisions_of([(m.id, m.text, m.category) for m in earlier], changes):
         old = by_id[r.memory_id]
         turn = next((t for t in turns if t.seq == r.change.seq), turns[-1])
         if r.text is not None:
@@ -395,7 +458,8 @@ def revise_stored(store: Store, turns: Sequence[Turn], made: Sequence[str]) -> i
                 category=old.category,
                 importance=old.importance,
                 entered_by=old.entered_by,
-                source=f"{turn.memory_source} said_by:{USER}",
+                # the user changed one value; the rest is still what its first speaker said, whose label it keeps
+                source=source_said_by(turn.memory_source, said_by(old.source) or USER),
                 check_duplicates=False,
             )
         else:
