@@ -208,7 +208,7 @@ MEMS: list[tuple[str, str, float, str, str]] = [
         "gotcha",
         0.6,
         "room,tests,gradle",
-        "MigrationTest fails with 'Cannot find the schema file in the assets folder. Make sure to include the exported json schemas in your test assets' unless app/build.gradle.kts has sourceSets { getByName(\"androidTest\").assets.srcDir(\"$projectDir/schemas\") }. It got lost when the build moved to the Kotlin DSL.",
+        'MigrationTest fails with \'Cannot find the schema file in the assets folder. Make sure to include the exported json schemas in your test assets\' unless app/build.gradle.kts has sourceSets { getByName("androidTest").assets.srcDir("$projectDir/schemas") }. It got lost when the build moved to the Kotlin DSL.',
     ),
     (
         "pw_datastore",
@@ -1230,12 +1230,25 @@ def bash(command: str, description: str, *relevant: str, note: str = "", uses: t
 
 # Session 1: undo for an accidental counter reset, its test, a device install, a commit.
 session("counter-undo")
-user("long press on minus resets the counter to 0 and ppl hit it by accident and lose their row. add an undo snackbar after a reset pls")
+user(
+    "long press on minus resets the counter to 0 and ppl hit it by accident and lose their row. add an undo snackbar after a reset pls"
+)
 bash("git status --short", "Check the working tree", note="routine")
 bash(f"ls {SRC}/ui {SRC}/ui/counter", "Look at the ui package", note="routine")
 read(f"{SRC}/ui/counter/CounterViewModel.kt", "pw_viewmodel_state", "pw_counter_persist", note="the counter's state")
-read(f"{SRC}/ui/counter/CounterScreen.kt", "pw_viewmodel_state", "pw_snackbar_host", "pw_strings_de", note="the counter screen")
-read(f"{SRC}/ui/AppScaffold.kt", "pw_snackbar_host", note="where the app's snackbar host lives", uses=("pw_snackbar_host",))
+read(
+    f"{SRC}/ui/counter/CounterScreen.kt",
+    "pw_viewmodel_state",
+    "pw_snackbar_host",
+    "pw_strings_de",
+    note="the counter screen",
+)
+read(
+    f"{SRC}/ui/AppScaffold.kt",
+    "pw_snackbar_host",
+    note="where the app's snackbar host lives",
+    uses=("pw_snackbar_host",),
+)
 edit(
     f"{SRC}/ui/counter/CounterViewModel.kt",
     """import kotlinx.coroutines.flow.SharingStarted
@@ -1407,7 +1420,12 @@ answer(
     "pw_counter_persist",
 )
 user("add a unit test for the undo and run the tests. ktlint too")
-read("app/src/test/java/app/purlwise/ui/counter/CounterViewModelTest.kt", "pw_turbine_tests", "pw_main_dispatcher", note="the existing ViewModel tests")
+read(
+    "app/src/test/java/app/purlwise/ui/counter/CounterViewModelTest.kt",
+    "pw_turbine_tests",
+    "pw_main_dispatcher",
+    note="the existing ViewModel tests",
+)
 read("app/src/test/java/app/purlwise/data/db/FakeCounterDao.kt", note="the fake the tests use")
 edit(
     "app/src/test/java/app/purlwise/ui/counter/CounterViewModelTest.kt",
@@ -1441,7 +1459,11 @@ edit(
     "pw_counter_persist",
     note="the undo test, in the file's Turbine style",
 )
-bash("./gradlew :app:testDebugUnitTest --tests 'app.purlwise.ui.counter.CounterViewModelTest'", "Run the ViewModel tests", note="routine")
+bash(
+    "./gradlew :app:testDebugUnitTest --tests 'app.purlwise.ui.counter.CounterViewModelTest'",
+    "Run the ViewModel tests",
+    note="routine",
+)
 bash(
     "./gradlew ktlintCheck detekt lintDebug testDebugUnitTest",
     "Run ktlint and the rest of what CI checks",
@@ -1468,7 +1490,9 @@ bash(
     note="commit",
     uses=("pw_commit_style",),
 )
-answer("Committed on counter-undo: `counter: offer undo after a long-press reset` (body: Refs #231).", "pw_commit_style")
+answer(
+    "Committed on counter-undo: `counter: offer undo after a long-press reset` (body: Refs #231).", "pw_commit_style"
+)
 
 
 # Session 2: notes on counters (schema change), the migration test, then the UI.
@@ -1575,7 +1599,12 @@ edit(
     note="a 4 -> 5 case",
     uses=("pw_migration_test",),
 )
-bash("./gradlew :app:assembleDebug :app:compileDebugUnitTestKotlin -q", "Build; KSP writes the version 5 schema", "pw_schema_json", note="build")
+bash(
+    "./gradlew :app:assembleDebug :app:compileDebugUnitTestKotlin -q",
+    "Build; KSP writes the version 5 schema",
+    "pw_schema_json",
+    note="build",
+)
 bash("git status --short", "See the changed and new files", note="routine")
 answer(
     "Counter has a nullable `notes` column; the database is at version 5 with AutoMigration(4 -> 5) (nullable, so no default "
@@ -1696,7 +1725,11 @@ answer(
 # Session 3: release 3.2.0.
 session("release-3.2.0")
 user("cut 3.2.0 - bump the version + changelog")
-bash("git checkout main && git pull --ff-only && git log --oneline v3.1.4..HEAD", "What went in since 3.1.4", note="routine")
+bash(
+    "git checkout main && git pull --ff-only && git log --oneline v3.1.4..HEAD",
+    "What went in since 3.1.4",
+    note="routine",
+)
 read("app/build.gradle.kts", "pw_version_code", note="the version", uses=("pw_version_code",))
 edit(
     "app/build.gradle.kts",
@@ -1777,7 +1810,13 @@ edit(
     note="keep rules for the new classes",
     uses=("pw_r8_serialization",),
 )
-bash("./gradlew :app:assembleRelease", "Build the minified release", "pw_r8_serialization", "pw_release_signing", note="build")
+bash(
+    "./gradlew :app:assembleRelease",
+    "Build the minified release",
+    "pw_r8_serialization",
+    "pw_release_signing",
+    note="build",
+)
 bash("adb install -r app/build/outputs/apk/release/app-release.apk", "Install the release build", note="routine")
 bash(
     "adb logcat -c && adb shell am start -W -n app.purlwise/.MainActivity && sleep 20 && "
@@ -1802,7 +1841,13 @@ bash(
     note="commit",
     uses=("pw_commit_style",),
 )
-bash("git tag -a v3.2.0 -m 'purlwise 3.2.0'", "Tag the release", "pw_release_tag", note="annotated tag", uses=("pw_release_tag",))
+bash(
+    "git tag -a v3.2.0 -m 'purlwise 3.2.0'",
+    "Tag the release",
+    "pw_release_tag",
+    note="annotated tag",
+    uses=("pw_release_tag",),
+)
 answer(
     "Committed `release: 3.2.0` and tagged v3.2.0 (annotated). Nothing is pushed yet: `git push origin main v3.2.0` starts "
     "release.yml, which builds the bundle and uploads it to the Play internal track.",
@@ -1823,7 +1868,12 @@ call(
     note="what #212 decided",
 )
 read(f"{SRC}/data/sync/SyncWorker.kt", "pw_sync_interval_new", note="the worker and Sync now")
-read(f"{SRC}/PurlwiseApp.kt", "pw_sync_interval_new", "pw_unique_work_update", note="where the periodic sync is scheduled")
+read(
+    f"{SRC}/PurlwiseApp.kt",
+    "pw_sync_interval_new",
+    "pw_unique_work_update",
+    note="where the periodic sync is scheduled",
+)
 edit(
     f"{SRC}/PurlwiseApp.kt",
     """        val request = PeriodicWorkRequestBuilder<SyncWorker>(6, TimeUnit.HOURS)
@@ -1862,7 +1912,10 @@ bash(
     note="commit",
     uses=("pw_commit_style",),
 )
-answer("Diff is just PurlwiseApp.kt. Committed `sync: sync patterns every 12 h on unmetered networks only`, Refs #212 in the body.", "pw_commit_style")
+answer(
+    "Diff is just PurlwiseApp.kt. Committed `sync: sync patterns every 12 h on unmetered networks only`, Refs #212 in the body.",
+    "pw_commit_style",
+)
 
 
 # Session 5: small chores that need no memory at all (every step's `relevant` is empty).
@@ -1892,7 +1945,10 @@ read("gradle.properties", note="look it up")
 answer("-Xmx3g -Dfile.encoding=UTF-8.")
 user("last 5 commits?")
 bash("git log --oneline -5", "Show the last commits", note="look")
-answer("Newest first: `sync: sync patterns every 12 h on unmetered networks only`, then `release: 3.2.0` and the three before it, as printed above.")
+answer(
+    "Newest first: `sync: sync patterns every 12 h on unmetered networks only`, then `release: 3.2.0` and the three before it, as printed above."
+)
+
 
 # ------------------------------------------------------------------------------------------- output
 def memories() -> list[dict[str, Any]]:
