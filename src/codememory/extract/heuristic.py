@@ -39,6 +39,7 @@ from codememory.extract.reported import caution_lessons, finding_lessons, report
 from codememory.extract.revisions import revised_turns, settled_values
 from codememory.extract.speakers import ToolText, attribute
 from codememory.extract.statements import remember_candidates, statement_candidates
+from codememory.extract.todo_lists import without_todo_lists
 from codememory.extract.todos import agent_todos, merge_todos
 from codememory.extract.unresolved_pronouns import UNRESOLVED_START_RE, named_subject
 from codememory.text.mood import asks, logged, narration
@@ -106,6 +107,8 @@ def heuristic_candidates(
     out = fixes_in_their_lessons(out, resolved)
     # one memory per todo: the agent's list and the prose, merged; closed ones dropped
     out += merge_todos(prose_todos, agent_todos(turns, todos), turns[-1].seq)
+    # the sentence that lists those todos is not also part of a choice or a rule
+    out = without_todo_lists(out)
     # a memory never opens on an unresolved "it", "that" or "this"; the user's words lose their chatty asides
     out = [replace(c, text=named) if (named := named_subject(c.text)) != c.text else c for c in out]
     out = [c for c in out if not UNRESOLVED_START_RE.match(c.text)]
