@@ -48,3 +48,22 @@ def test_one_todo_sharing_words_with_a_choice_leaves_the_choice_alone() -> None:
     turns = [turn(1, "We use PostgreSQL 16 for the orders, because the shops already back it up nightly.")]
     found = heuristic_candidates(turns, SESSION, [Todo("Move the orders to PostgreSQL 16", "pending", "low")])
     assert any(c.category != "todo" and "PostgreSQL 16" in c.text for c in found)
+
+
+def test_a_choice_the_agent_turns_into_todos_is_still_a_memory() -> None:
+    """The agent often writes a decision's work down as todos: the choice and its reason ('not cron', 'only on the
+    wifi') outlive the todos, which are dropped once done. Only the sentences after a choice's first can go."""
+    chose = "We use Redis for the session cache and Celery for the nightly report jobs, not cron."
+    did = [
+        Todo("Set up Redis for the session cache", "pending", "medium"),
+        Todo("Move the nightly report jobs to Celery", "pending", "medium"),
+    ]
+    found = heuristic_candidates([turn(1, chose, ("OK, doing that.",))], SESSION, did)
+    assert any(c.category == "decision" and "not cron" in c.text for c in found), found
+    refused = "Don't use Auth0 for the shop logins or a shared PIN: the tablet is only on the shop wifi."
+    undo = [
+        Todo("Remove Auth0 from the shop logins", "pending", "medium"),
+        Todo("Drop the shared PIN on the tablet", "pending", "medium"),
+    ]
+    found = heuristic_candidates([turn(1, refused, ("OK.",))], SESSION, undo)
+    assert any(c.category == "rejected_alternative" and "wifi" in c.text for c in found), found
