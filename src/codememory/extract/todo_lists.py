@@ -26,6 +26,10 @@ MIN_ITEM_WORDS = 2
 # a sentence holding this many of the todos is the list itself
 MIN_LIST_ITEMS = 2
 MIN_LEFT_WORDS = 4  # what is left of a memory once the list is out must still say something
+# a choice, a refusal or a lesson opens on its substance, which the agent often writes down as todos too ("We use
+# Redis for the cache and Celery for the jobs, not cron" beside "Set up Redis…", "Move the jobs to Celery"): the todos
+# are dropped once done, the choice and its reason must outlive them, so only the sentences after its first can go
+_SUBSTANCE_FIRST = frozenset({"decision", "rejected_alternative", "gotcha"})
 
 _TODO_PREFIX_RE = lazy_pattern(r"^\s*(?:todo|to-do)\s*[:\-]\s*")
 
@@ -55,7 +59,8 @@ def without_todo_lists(candidates: Sequence[Candidate]) -> list[Candidate]:
             out.append(c)
             continue
         said = user_sentences(c.text)
-        kept = [s for s in said if not _holds_list(s, items)]
+        first = 1 if c.category in _SUBSTANCE_FIRST else 0
+        kept = said[:first] + [s for s in said[first:] if not _holds_list(s, items)]
         if len(kept) == len(said):
             out.append(c)
         elif len(" ".join(kept).split()) >= MIN_LEFT_WORDS:
