@@ -4,6 +4,8 @@ extraction benchmark's sets."""
 
 from __future__ import annotations
 
+import signal
+
 import pytest
 
 from codememory.extract import heuristic_candidates
@@ -169,6 +171,25 @@ def test_a_title_keeps_its_name_in_the_sentence_but_a_capitalised_sentence_after
         "logs, traces, etc.",
         "The dashboard can wait.",
     ]
+
+
+@pytest.mark.slow
+def test_a_long_chain_of_titles_and_abbreviations_splits_in_bounded_time() -> None:
+    """Each piece after a title or an abbreviation is joined to the sentence before it; the check looked at the whole
+    growing sentence each time, so 300 KB of 'ask Dr. Who ' (untrusted transcript text) took minutes. The alarm is
+    30 s, about a hundred times what both take now."""
+
+    def too_slow(*_: object) -> None:
+        raise TimeoutError("user_sentences took over 30 s: the abbreviation check scans the whole sentence")
+
+    previous = signal.signal(signal.SIGALRM, too_slow)
+    signal.alarm(30)
+    try:
+        assert len(user_sentences("ask Dr. Who " * 25_000)) == 1
+        assert len(user_sentences("e.g. x " * 40_000)) == 1
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.mark.parametrize(
