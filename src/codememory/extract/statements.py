@@ -69,6 +69,7 @@ _NO_SPLIT_AFTER_RE = lazy_pattern(
 )
 # a title is followed by its name, which is capitalised: "approved by dr. Nowak" is one sentence
 _TITLE_END_RE = lazy_pattern(r"\b(?:mr|mrs|dr|prof)\.$", re.I)  # not "ms": "a few ms. Then"
+_ABBREVIATION_TAIL = 12  # longer than "approx." with the character before it, which "\b" looks at
 
 
 def user_sentences(unit: str) -> list[str]:
@@ -77,7 +78,9 @@ def user_sentences(unit: str) -> list[str]:
     after a title before its name."""
     out: list[str] = []
     for piece in _USER_SPLIT_RE.split(unit):
-        if out and (_TITLE_END_RE.search(out[-1]) or (_NO_SPLIT_AFTER_RE.search(out[-1]) and not piece[:1].isupper())):
+        # only the sentence's tail is looked at: a long chain of joined pieces is not scanned again at each join
+        tail = out[-1][-_ABBREVIATION_TAIL:] if out else ""
+        if out and (_TITLE_END_RE.search(tail) or (_NO_SPLIT_AFTER_RE.search(tail) and not piece[:1].isupper())):
             out[-1] += " " + piece
         else:
             out.append(piece)
