@@ -26,10 +26,11 @@ MIN_ITEM_WORDS = 2
 # a sentence holding this many of the todos is the list itself
 MIN_LIST_ITEMS = 2
 MIN_LEFT_WORDS = 4  # what is left of a memory once the list is out must still say something
-# a choice, a refusal or a lesson opens on its substance, which the agent often writes down as todos too ("We use
-# Redis for the cache and Celery for the jobs, not cron" beside "Set up Redis…", "Move the jobs to Celery"): the todos
-# are dropped once done, the choice and its reason must outlive them, so only the sentences after its first can go
-_SUBSTANCE_FIRST = frozenset({"decision", "rejected_alternative", "gotcha"})
+# a choice or a refusal opens on its substance, which the agent often writes down as todos too ("We use Redis for
+# the cache and Celery for the jobs, not cron" beside "Set up Redis…", "Move the jobs to Celery"): the todos are
+# dropped once done, the choice and its reason must outlive them, so only the sentences after its first can go. Not
+# a gotcha: a "reported" one can be the list itself ("Next time: ISRC edit form, export button, deploy to rack-01.")
+_SUBSTANCE_FIRST = frozenset({"decision", "rejected_alternative"})
 
 _TODO_PREFIX_RE = lazy_pattern(r"^\s*(?:todo|to-do)\s*[:\-]\s*")
 
