@@ -30,7 +30,6 @@ MAX_EXPOSURES = 50_000  # rows kept; past it the oldest go (the records keep the
 MAX_CONTEXT_CHARS = 2000  # of the query a memory was first shown for
 MAX_EVIDENCE_CHARS = 300
 MAX_CUES_CHARS = 20_000  # an exposure's cues (a longer value is ignored: they are computed again)
-HALF_LIFE_DAYS = 30.0  # [usefulness] half_life_days
 SIGNALS = ("cited", "fetched", "entity", "answered")
 KINDS = ("hud", "cold_start", "hook_start", "hook_prompt", "search", "fetched")
 
@@ -204,7 +203,7 @@ def _record(row: tuple[Any, ...], now: str, half_life: float) -> UsefulnessRow |
 class UsageRows(StoreConnection):
     """Reads and writes of exposures and usefulness records."""
 
-    usage_half_life_days: float = HALF_LIFE_DAYS  # the Store sets its configured [usefulness] half_life_days
+    usage_half_life_days: float = UsefulnessConfig.half_life_days  # the Store sets its configured value
     usage_weight: float = UsefulnessConfig.weight  # the Store sets its configured [usefulness] weight (0: not at all)
 
     # ------------------------------------------------------------------ writes
